@@ -1,0 +1,8 @@
+#include "commands.hpp"
+
+namespace attn_viz_cli {
+
+void add_commands(CLI::App& app, CommandAction& action) {
+}
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,66 @@
+// Multi-head attention of one layer on the CPU (oneDNN underneath, see onednn_backend.hpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "layer_weights.hpp"
+#include "onednn_backend.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+// Which keys each query may attend to: key j < S is visible to query i unless it is padding,
+// or the layer is causal and j > i.
+struct Visibility {
+    int64_t queries = 0;                // T
+    int64_t keys = 0;                   // S
+    bool causal = false;
+    std::vector<uint8_t> key_excluded;  // [S], 1 = padding key; empty = none excluded
+
+    bool visible(int64_t i, int64_t j) const {
+        return (!causal || j <= i) && (key_excluded.empty() || !key_excluded[static_cast<size_t>(j)]);
+    }
+    // Number of keys query i sees (0 possible with padding: such a row is all zero).
+    int64_t visible_count(int64_t i) const {
+        int64_t n = 0;
+        for (int64_t j = 0; j < keys; ++j) n += visible(i, j);
+        return n;
+    }
+};
+
+struct LayerResult {
+    Visibility visibility;
+    Tensor attention;           // [H, T, S] softmax weights; masked entries and rows with no visible key are 0
+    Tensor logit_margin;        // [H, T] largest minus second-largest scaled score among visible keys (0 if < 2)
+    Tensor context;             // [T, H*d_h] concatenated head outputs A_h V_h, before W_O
+    Tensor output;              // [T, D] the layer output
+    Tensor contribution_norms;  // [H, T] ||(A_h V_h)_t W_O^h||, head h's share of output row t
+    Tensor contribution_gram;   // [H, H] sum_t <c_th, c_tg> of those shares
+};
+
+struct AttentionRequest {
+    const Tensor* input = nullptr;    // x: [T, D], queries (and keys/values without context)
+    const Tensor* context = nullptr;  // c: [S, D] for cross-attention (keys/values), or null
+    std::vector<uint8_t> key_excluded;  // [S] padding mask, 1 = exclude; empty = none
+    bool with_contributions = true;     // fill contribution_norms / contribution_gram
+};
+
+// Runs one layer. Weights are repacked once at construction; oneDNN primitives are created
+// once per shape by the backend and reused across calls.
+class AttentionLayer {
+public:
+    AttentionLayer(OnednnBackend& backend, const LayerWeights& weights);
+    LayerResult run(const AttentionRequest& request);
+    const LayerWeights& weights() const { return weights_; }
+
+private:
+    OnednnBackend& backend_;
+    LayerWeights weights_;
+};
+
+// Rotary position embedding in place.
+// x: [T, n_heads * d_h]; positions 0..T-1 (plus `first_position`).
+void apply_rope(Tensor& x, int64_t n_heads, int64_t d_head, RopeStyle style, double base, int64_t first_position = 0);
+
+}  // namespace attn_viz

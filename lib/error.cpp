@@ -1,0 +1,19 @@
+#include "error.hpp"
+
+namespace attn_viz {
+
+int exit_code(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::usage: return 2;
+        case ErrorKind::bad_input: return 3;
+        case ErrorKind::io: return 4;
+        case ErrorKind::internal: return 5;
+    }
+    return 5;
+}
+
+void fail_input(const std::string& where, const std::string& what) {
+    throw Error(ErrorKind::bad_input, where + ": " + what);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,44 @@
+#include "layer_weights.hpp"
+
+#include "error.hpp"
+
+namespace attn_viz {
+namespace {
+
+void expect_shape(const Tensor& t, std::vector<int64_t> shape, const char* name, const std::string& where,
+                  bool optional) {
+    if (optional && t.empty() && t.shape.empty()) return;
+    if (t.shape != shape)
+        fail_input(where, std::string(name) + " has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
+}
+
+}  // namespace
+
+void validate_layer(const LayerWeights& l, const std::string& where) {
+    if (l.d_model <= 0) fail_input(where, "d_model must be positive");
+    if (l.num_heads <= 0) fail_input(where, "num_heads must be positive");
+    if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0)
+        fail_input(where, "num_kv_heads (" + std::to_string(l.num_kv_heads) + ") must divide num_heads (" +
+                              std::to_string(l.num_heads) + ")");
+    if (l.d_head <= 0) fail_input(where, "head size must be positive");
+    if (l.rope != RopeStyle::none && l.d_head % 2 != 0) fail_input(where, "rotary embedding needs an even head size");
+    const int64_t q = l.num_heads * l.d_head, kv = l.num_kv_heads * l.d_head;
+    expect_shape(l.w_q, {l.d_model, q}, "W_Q", where, false);
+    expect_shape(l.w_k, {l.d_model, kv}, "W_K", where, false);
+    expect_shape(l.w_v, {l.d_model, kv}, "W_V", where, false);
+    expect_shape(l.w_o, {q, l.d_model}, "W_O", where, false);
+    expect_shape(l.b_q, {q}, "b_Q", where, true);
+    expect_shape(l.b_k, {kv}, "b_K", where, true);
+    expect_shape(l.b_v, {kv}, "b_V", where, true);
+    expect_shape(l.b_o, {l.d_model}, "b_O", where, true);
+}
+
+Tensor transposed(const Tensor& m) {
+    const int64_t rows = m.dim(0), cols = m.dim(1);
+    Tensor t({cols, rows});
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) t.data[c * rows + r] = m.data[r * cols + c];
+    return t;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,38 @@
+#include "mapped_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.hpp"
+
+namespace attn_viz {
+
+MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(ErrorKind::io, path_ + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error(ErrorKind::io, path_ + ": not a regular file");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            ::close(fd);
+            throw Error(ErrorKind::io, path_ + ": cannot map: " + std::strerror(errno));
+        }
+        data_ = static_cast<const unsigned char*>(p);
+    }
+    ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+}  // namespace attn_viz

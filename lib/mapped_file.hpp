@@ -1,0 +1,31 @@
+// Read-only memory map of an input file: loaders parse straight from the mapping, so a
+// 400 MB checkpoint is never copied into a std::string first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attn_viz {
+
+class MappedFile {
+public:
+    // Maps the whole file; throws Error(io) naming the path when it cannot be opened.
+    explicit MappedFile(std::string path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const std::string& path() const { return path_; }
+    const unsigned char* data() const { return data_; }
+    size_t size() const { return size_; }
+    std::string_view text() const { return {reinterpret_cast<const char*>(data_), size_}; }
+
+private:
+    std::string path_;
+    const unsigned char* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace attn_viz

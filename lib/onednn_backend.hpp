@@ -1,0 +1,51 @@
+// Every oneDNN call of the project goes through this class (its .cpp is the only file that
+// includes dnnl.hpp), so the oneDNN 2 -> 3 API change touches one file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace attn_viz {
+
+// A batched matrix product  c[b] = scale * a[b] x w[b] (+ bias)  with explicit element strides,
+// so transposed and head-interleaved views need no copies.
+//   a: [batch, m, k], w: [batch, k, n], c: [batch, m, n], bias: [n] broadcast over rows.
+// A batch stride of 0 broadcasts that operand over the batch.
+struct MatmulShape {
+    int64_t batch = 1, m = 0, k = 0, n = 0;
+    int64_t a_strides[3] = {0, 0, 0};  // batch, row, column
+    int64_t w_strides[3] = {0, 0, 0};
+    int64_t c_strides[3] = {0, 0, 0};
+    float scale = 1.0f;
+    bool has_bias = false;
+    bool operator==(const MatmulShape&) const = default;
+};
+
+// Dense row-major helper: a [m,k] x w [k,n] -> c [m,n].
+MatmulShape dense_matmul(int64_t m, int64_t k, int64_t n);
+
+class OnednnBackend {
+public:
+    // threads <= 0: all cores. Caps oneDNN's ISA below AMX (see docs: SIGILL on this VM).
+    explicit OnednnBackend(int threads = 0);
+    ~OnednnBackend();
+    OnednnBackend(const OnednnBackend&) = delete;
+    OnednnBackend& operator=(const OnednnBackend&) = delete;
+
+    void matmul(const MatmulShape& shape, const float* a, const float* w, const float* bias, float* c);
+
+    // Softmax over the last axis, in place. x: [rows, cols].
+    void softmax_rows(float* x, int64_t rows, int64_t cols);
+
+    // The implementation string oneDNN chose for the last primitive created ("brg:avx512_core", ...).
+    const char* last_impl() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Must run before any other oneDNN call in a process (the backend constructor calls it too).
+void cap_onednn_isa();
+
+}  // namespace attn_viz

@@ -1,0 +1,28 @@
+#include "tensor.hpp"
+
+#include "error.hpp"
+
+namespace attn_viz {
+
+Tensor::Tensor(std::vector<int64_t> shape_) : shape(std::move(shape_)) {
+    data.assign(static_cast<size_t>(element_count(shape)), 0.0f);
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+    constexpr int64_t limit = int64_t{1} << 62;
+    int64_t n = 1;
+    for (int64_t d : shape) {
+        if (d < 0) throw Error(ErrorKind::bad_input, "negative dimension in shape " + shape_string(shape));
+        if (d != 0 && n > limit / d) throw Error(ErrorKind::bad_input, "shape " + shape_string(shape) + " is absurdly large");
+        n *= d;
+    }
+    return n;
+}
+
+}  // namespace attn_viz

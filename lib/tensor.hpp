@@ -1,0 +1,33 @@
+// Dense row-major float32 tensors: the one container the library passes around.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn_viz {
+
+// shape[0] is the slowest-varying axis; data holds product(shape) floats.
+struct Tensor {
+    std::vector<int64_t> shape;
+    std::vector<float> data;
+
+    Tensor() = default;
+    // Allocates product(shape) zero-initialised floats.
+    explicit Tensor(std::vector<int64_t> shape_);
+
+    int rank() const { return static_cast<int>(shape.size()); }
+    int64_t dim(int axis) const { return shape.at(static_cast<size_t>(axis)); }
+    int64_t size() const { return static_cast<int64_t>(data.size()); }
+    bool empty() const { return data.empty(); }
+    float* ptr() { return data.data(); }
+    const float* ptr() const { return data.data(); }
+};
+
+// "[2, 3, 4]"
+std::string shape_string(const std::vector<int64_t>& shape);
+
+// Number of elements of a shape; throws Error on a negative dimension or overflow past 2^62.
+int64_t element_count(const std::vector<int64_t>& shape);
+
+}  // namespace attn_viz

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything attn-viz needs to build, test and benchmark, from Debian's archive.
+# Idempotent: packages already present are not fetched again. Run as root (or with sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libdnnl-dev ocl-icd-opencl-dev          # oneDNN 2.6; its CMake config needs OpenCL
+  libcli11-dev nlohmann-json3-dev libstb-dev doctest-dev
+  libdeflate-dev                          # real deflate for PNG (stb's own is fixed-Huffman only)
+  fonts-dejavu-core                       # DejaVu Sans for labels
+  python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
+)
+if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
+  packages+=(python3-matplotlib libopenblas0-pthread hyperfine)
+fi
+if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *clang* ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
+if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *chromium* ]]; then
+  packages+=(chromium)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: all dependencies present"

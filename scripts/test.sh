@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the whole attn-viz test suite through ctest.
+#   scripts/test.sh              the normal build
+#   scripts/test.sh --sanitize   the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+
+if [[ "${1:-}" == "--sanitize" ]]; then
+  export BUILD_DIR=$root/build-sanitize BUILD_TYPE=RelWithDebInfo
+  "$root/scripts/build.sh" -DATTN_VIZ_SANITIZE=ON
+  # oneDNN's JIT and OpenMP runtime allocate at exit in ways LeakSanitizer reports as leaks.
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+else
+  export BUILD_DIR=$root/build
+  "$root/scripts/build.sh"
+fi
+cd "$BUILD_DIR"
+ctest --output-on-failure -j "$(nproc)"

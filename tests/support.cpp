@@ -1,0 +1,87 @@
+#include "support.hpp"
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace test_support {
+
+std::mt19937_64& rng() {
+    static std::mt19937_64 generator = [] {
+        uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        if (const char* s = std::getenv("ATTN_VIZ_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
+        std::cerr << "test seed: " << seed << " (ATTN_VIZ_TEST_SEED=" << seed << " replays it)\n";
+        return std::mt19937_64(seed);
+    }();
+    return generator;
+}
+
+attn_viz::Tensor random_tensor(std::vector<int64_t> shape, float scale) {
+    attn_viz::Tensor t(std::move(shape));
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    for (float& x : t.data) x = dist(rng());
+    if (!t.data.empty()) t.data[0] = scale * 0.5f;  // never all zero
+    return t;
+}
+
+ScratchDir::ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "attn-viz-test-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+}
+
+CommandResult run_command(const std::string& command_line) {
+    CommandResult result;
+    FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
+    if (!pipe) return result;
+    std::array<char, 4096> buffer{};
+    size_t n;
+    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+    int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
+CommandResult run_attn_viz(const std::string& arguments) {
+    return run_command(std::string("'") + ATTN_VIZ_BINARY + "' " + arguments);
+}
+
+std::string stories260k_dir() {
+    std::filesystem::path dir = std::filesystem::path(ATTN_VIZ_SHARED_DIR) / "models" / "stories260K";
+    if (std::filesystem::exists(dir / "stories260K.bin") && std::filesystem::exists(dir / "tok512.bin"))
+        return dir.string();
+    std::cerr << "skipped: ../shared/models/stories260K is absent; model tests not run\n";
+    return "";
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+double max_abs_diff(const attn_viz::Tensor& a, const attn_viz::Tensor& b) {
+    if (a.shape != b.shape) return INFINITY;
+    double m = 0;
+    for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, std::fabs(double(a.data[i]) - double(b.data[i])));
+    return m;
+}
+
+}  // namespace test_support

@@ -1,0 +1,53 @@
+// Helpers shared by the tests: fresh random data, scratch directories, running the CLI.
+#pragma once
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace test_support {
+
+// A generator seeded from the clock (printed once), so every run draws fresh data;
+// ATTN_VIZ_TEST_SEED=N replays a run.
+std::mt19937_64& rng();
+
+// Uniform in [-scale, scale], never all zero.
+attn_viz::Tensor random_tensor(std::vector<int64_t> shape, float scale = 1.0f);
+
+// A fresh empty directory under the system temp dir, removed when the object dies.
+class ScratchDir {
+public:
+    ScratchDir();
+    ~ScratchDir();
+    const std::filesystem::path& path() const { return path_; }
+    std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+    std::filesystem::path path_;
+};
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line, capturing its output.
+CommandResult run_command(const std::string& command_line);
+
+// Runs the attn-viz binary built alongside the tests with the given arguments.
+CommandResult run_attn_viz(const std::string& arguments);
+
+// ../shared/models/stories260K, or "" when ../shared is absent (the test then prints a
+// skip message and returns).
+std::string stories260k_dir();
+
+void write_text(const std::string& path, const std::string& text);
+std::string read_text(const std::string& path);
+
+// Largest |a - b| over two tensors of equal shape.
+double max_abs_diff(const attn_viz::Tensor& a, const attn_viz::Tensor& b);
+
+}  // namespace test_support
