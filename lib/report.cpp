@@ -29,7 +29,8 @@ Tensor stacked_attention(const std::vector<const LayerResult*>& layers) {
 
 }  // namespace
 
-std::string write_report(OutputDir& out, const ReportInput& in, const ReportOptions& options) {
+std::string write_report(OutputDir& out, const ReportInput& in, const ReportOptions& options, Timings& timings) {
+    Timings::Scope timed(timings, "statistics");
     nlohmann::json heads = nlohmann::json::array();
     nlohmann::json layers = nlohmann::json::array();
     char line[160];

@@ -7,6 +7,7 @@
 
 #include "attention.hpp"
 #include "output_dir.hpp"
+#include "timings.hpp"
 
 namespace attn_viz {
 
@@ -25,6 +26,6 @@ struct ReportInput {
 
 // Writes every output into `out` (staged; the caller commits) and returns the human-readable
 // table of per-head numbers for stdout.
-std::string write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options);
+std::string write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings);
 
 }  // namespace attn_viz
