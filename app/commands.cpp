@@ -4,6 +4,7 @@ namespace attn_viz_cli {
 
 void add_commands(CLI::App& app, CommandAction& action) {
     add_run_command(app, action);
+    add_bench_command(app, action);
 }
 
 }  // namespace attn_viz_cli
