@@ -78,103 +78,104 @@ Tensor columns_of(const Tensor& m, int64_t begin, int64_t count) {
     return part;
 }
 
-// Heads of the presets whose K and V are as wide as Q (no GQA).
-void set_equal_heads(LayerWeights& w, const LayerContext& c, int64_t width) {
+// Query heads and head size from Q's width; as many key/value heads (presets with GQA override).
+void set_equal_heads(LayerWeights& w, const LayerContext& c, int64_t q_width) {
     w.num_heads = c.num_heads();
-    if (width % w.num_heads != 0)
-        fail_input(c.where, "width " + std::to_string(width) + " is not divisible by " + std::to_string(w.num_heads) + " heads");
-    if (c.options.num_kv_heads && *c.options.num_kv_heads != w.num_heads)
-        fail_input(c.where, "layout has as many key/value heads as query heads; --num-kv-heads applies to llama only");
+    if (q_width % w.num_heads != 0)
+        fail_input(c.where, "width " + std::to_string(q_width) + " is not divisible by " + std::to_string(w.num_heads) + " heads");
     w.num_kv_heads = w.num_heads;
-    w.d_head = width / w.num_heads;
+    w.d_head = q_width / w.num_heads;
 }
 
-// in_proj_weight [3D, D] stacking q, k, v in torch's [out, in]; out_proj.weight [D, D].
+// Fused q/k/v projections: torch's in_proj_weight [3D, D] stacks q, k, v rows ([out, in]);
+// GPT-2's Conv1D c_attn [D, 3D] holds their columns already as x W. The fused bias [3D] and the
+// output projection ([out, in] for torch, x W for Conv1D) follow the same orientation.
+struct FusedNames {
+    const char* qkv_weight;
+    const char* qkv_bias;
+    const char* out_weight;
+    const char* out_bias;
+    bool out_in;  // true: torch [out, in]; false: Conv1D [in, out]
+};
+
+LayerWeights build_fused(const LayerContext& c, const FusedNames& n) {
+    const Tensor qkv = c.get(n.qkv_weight, {-1, -1});
+    const int64_t d = n.out_in ? qkv.dim(1) : qkv.dim(0);
+    if ((n.out_in ? qkv.dim(0) : qkv.dim(1)) != 3 * d)
+        fail_input(c.where, "tensor '" + c.base + n.qkv_weight + "' has shape " + shape_string(qkv.shape) + ", expected " +
+                                (n.out_in ? "[3D, D]" : "[D, 3D]"));
+    LayerWeights w;
+    w.d_model = d;
+    set_equal_heads(w, c, d);
+    Tensor* projections[3] = {&w.w_q, &w.w_k, &w.w_v};
+    for (int64_t i = 0; i < 3; ++i)
+        *projections[i] = n.out_in ? transposed(rows_of(qkv, i * d, d)) : columns_of(qkv, i * d, d);
+    const Tensor out = c.get(n.out_weight, {d, d});
+    w.w_o = n.out_in ? transposed(out) : out;
+    if (c.has(n.qkv_bias)) {
+        const Tensor bias = c.get(n.qkv_bias, {3 * d});
+        w.b_q = rows_of(bias, 0, d), w.b_k = rows_of(bias, d, d), w.b_v = rows_of(bias, 2 * d, d);
+    }
+    w.b_o = c.get_optional(n.out_bias, {d});
+    return w;
+}
+
 LayerWeights build_torch_mha(const LayerContext& c) {
-    const Tensor in_proj = c.get("in_proj_weight", {-1, -1});
-    const int64_t d = in_proj.dim(1);
-    if (in_proj.dim(0) != 3 * d)
-        fail_input(c.where, "tensor '" + c.base + "in_proj_weight' has shape " + shape_string(in_proj.shape) + ", expected [3D, D]");
-    LayerWeights w;
-    w.d_model = d;
-    set_equal_heads(w, c, d);
-    w.w_q = transposed(rows_of(in_proj, 0, d));
-    w.w_k = transposed(rows_of(in_proj, d, d));
-    w.w_v = transposed(rows_of(in_proj, 2 * d, d));
-    w.w_o = transposed(c.get("out_proj.weight", {d, d}));
-    if (c.has("in_proj_bias")) {
-        const Tensor bias = c.get("in_proj_bias", {3 * d});
-        w.b_q = rows_of(bias, 0, d), w.b_k = rows_of(bias, d, d), w.b_v = rows_of(bias, 2 * d, d);
-    }
-    w.b_o = c.get_optional("out_proj.bias", {d});
-    return w;
+    return build_fused(c, {"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias", true});
 }
 
-// Separate query/key/value Linear layers ([out, in]) and an output dense layer.
-LayerWeights build_bert(const LayerContext& c) {
-    const Tensor query = c.get("attention.self.query.weight", {-1, -1});
-    const int64_t d = query.dim(1), width = query.dim(0);
-    LayerWeights w;
-    w.d_model = d;
-    set_equal_heads(w, c, width);
-    w.w_q = transposed(query);
-    w.w_k = transposed(c.get("attention.self.key.weight", {width, d}));
-    w.w_v = transposed(c.get("attention.self.value.weight", {width, d}));
-    w.w_o = transposed(c.get("attention.output.dense.weight", {d, width}));
-    w.b_q = c.get_optional("attention.self.query.bias", {width});
-    w.b_k = c.get_optional("attention.self.key.bias", {width});
-    w.b_v = c.get_optional("attention.self.value.bias", {width});
-    w.b_o = c.get_optional("attention.output.dense.bias", {d});
-    return w;
-}
-
-// Conv1D weights are stored [in, out] and used as x W: no transpose; c_attn packs q, k, v columns.
 LayerWeights build_gpt2(const LayerContext& c) {
-    const Tensor qkv = c.get("attn.c_attn.weight", {-1, -1});
-    const int64_t d = qkv.dim(0);
-    if (qkv.dim(1) != 3 * d)
-        fail_input(c.where, "tensor '" + c.base + "attn.c_attn.weight' has shape " + shape_string(qkv.shape) + ", expected [D, 3D]");
-    LayerWeights w;
-    w.d_model = d;
-    set_equal_heads(w, c, d);
-    w.w_q = columns_of(qkv, 0, d), w.w_k = columns_of(qkv, d, d), w.w_v = columns_of(qkv, 2 * d, d);
-    w.w_o = c.get("attn.c_proj.weight", {d, d});
-    if (c.has("attn.c_attn.bias")) {
-        const Tensor bias = c.get("attn.c_attn.bias", {3 * d});
-        w.b_q = rows_of(bias, 0, d), w.b_k = rows_of(bias, d, d), w.b_v = rows_of(bias, 2 * d, d);
-    }
-    w.b_o = c.get_optional("attn.c_proj.bias", {d});
-    return w;
+    return build_fused(c, {"attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias", false});
 }
 
-// q/k/v/o_proj Linear layers ([out, in]); K and V may have fewer heads (GQA); Qwen2 has q/k/v biases.
-LayerWeights build_llama(const LayerContext& c) {
-    const Tensor q = c.get("self_attn.q_proj.weight", {-1, -1});
+// Separate q, k, v and output Linear layers ([out, in], each "<name>.weight" and optional
+// "<name>.bias"). With `grouped_kv` (llama) K and V may have fewer heads than Q (GQA), and the head
+// size is q's width / H; otherwise K and V have as many heads as Q.
+struct SeparateNames {
+    const char* q;
+    const char* k;
+    const char* v;
+    const char* o;
+    bool grouped_kv;
+};
+
+LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
+    const std::string q_name = std::string(n.q) + ".weight", k_name = std::string(n.k) + ".weight";
+    const Tensor q = c.get(q_name, {-1, -1});
     const int64_t d = q.dim(1), q_width = q.dim(0);
     LayerWeights w;
     w.d_model = d;
-    w.num_heads = c.num_heads();
-    if (q_width % w.num_heads != 0)
-        fail_input(c.where, "q_proj has " + std::to_string(q_width) + " outputs, not divisible by " + std::to_string(w.num_heads) + " heads");
-    w.d_head = q_width / w.num_heads;
-    w.num_kv_heads = c.options.num_kv_heads ? *c.options.num_kv_heads : c.config.num_kv_heads ? *c.config.num_kv_heads : w.num_heads;
-    if (w.num_kv_heads <= 0 || w.num_heads % w.num_kv_heads != 0)
-        fail_input(c.where, "key/value heads (" + std::to_string(w.num_kv_heads) + ") must divide the " +
-                                std::to_string(w.num_heads) + " query heads");
+    set_equal_heads(w, c, q_width);
+    if (n.grouped_kv) {
+        w.num_kv_heads = c.options.num_kv_heads ? *c.options.num_kv_heads : c.config.num_kv_heads ? *c.config.num_kv_heads : w.num_heads;
+        if (w.num_kv_heads <= 0 || w.num_heads % w.num_kv_heads != 0)
+            fail_input(c.where, "key/value heads (" + std::to_string(w.num_kv_heads) + ") must divide the " +
+                                    std::to_string(w.num_heads) + " query heads");
+    }
     const int64_t kv_width = w.num_kv_heads * w.d_head;
-    const Tensor k = c.get("self_attn.k_proj.weight", {-1, d});
+    const Tensor k = c.get(k_name, {-1, d});
     if (k.dim(0) != kv_width)
-        fail_input(c.where, "k_proj has " + std::to_string(k.dim(0)) + " outputs, expected " + std::to_string(w.num_kv_heads) +
-                                " key/value heads x " + std::to_string(w.d_head) + " (pass --num-kv-heads)");
+        fail_input(c.where, "tensor '" + c.base + k_name + "' has " + std::to_string(k.dim(0)) + " outputs, expected " +
+                                std::to_string(w.num_kv_heads) + " key/value heads x " + std::to_string(w.d_head) +
+                                (n.grouped_kv ? " (pass --num-kv-heads)" : ""));
     w.w_q = transposed(q);
     w.w_k = transposed(k);
-    w.w_v = transposed(c.get("self_attn.v_proj.weight", {kv_width, d}));
-    w.w_o = transposed(c.get("self_attn.o_proj.weight", {d, q_width}));
-    w.b_q = c.get_optional("self_attn.q_proj.bias", {q_width});
-    w.b_k = c.get_optional("self_attn.k_proj.bias", {kv_width});
-    w.b_v = c.get_optional("self_attn.v_proj.bias", {kv_width});
-    w.b_o = c.get_optional("self_attn.o_proj.bias", {d});
+    w.w_v = transposed(c.get(std::string(n.v) + ".weight", {kv_width, d}));
+    w.w_o = transposed(c.get(std::string(n.o) + ".weight", {d, q_width}));
+    w.b_q = c.get_optional(std::string(n.q) + ".bias", {q_width});
+    w.b_k = c.get_optional(std::string(n.k) + ".bias", {kv_width});
+    w.b_v = c.get_optional(std::string(n.v) + ".bias", {kv_width});
+    w.b_o = c.get_optional(std::string(n.o) + ".bias", {d});
     return w;
+}
+
+LayerWeights build_bert(const LayerContext& c) {
+    return build_separate(c, {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense", false});
+}
+
+// Qwen2 adds q/k/v biases; Llama, Mistral and Qwen2 have none on o_proj (read when present).
+LayerWeights build_llama(const LayerContext& c) {
+    return build_separate(c, {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", true});
 }
 
 const std::vector<Preset>& presets() {
@@ -261,6 +262,9 @@ LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, 
     // Step 2: the preset's tensors, converted to x W.
     const LayerContext context{file, layer_base(*prefix, preset, layer), where, options, config};
     LayerWeights w = preset.build(context);
+    if (options.num_kv_heads && *options.num_kv_heads != w.num_kv_heads)
+        fail_input(where, "--num-kv-heads " + std::to_string(*options.num_kv_heads) + " does not apply: " + layout +
+                              " layers have as many key/value heads as query heads (" + std::to_string(w.num_heads) + ")");
     if (config.d_model && *config.d_model != w.d_model)
         fail_input(where, "tensors have width " + std::to_string(w.d_model) + " but " + config.path + " says " +
                               std::to_string(*config.d_model));

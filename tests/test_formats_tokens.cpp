@@ -1,9 +1,8 @@
 // Token label files (JSON list or one per line) and embeddings inputs (.npy or safetensors).
 #include <doctest/doctest.h>
 
-#include <functional>
-
 #include "error.hpp"
+#include "expect_input_error.hpp"
 #include "npy.hpp"
 #include "safetensors.hpp"
 #include "support.hpp"
@@ -12,20 +11,6 @@
 using namespace attn_viz;
 using namespace test_support;
 
-namespace {
-
-void expect_bad(const std::function<void()>& action, const std::string& file, const std::string& fragment) {
-    try {
-        action();
-        FAIL("accepted bad input: " << fragment);
-    } catch (const Error& e) {
-        CHECK(e.kind() == ErrorKind::bad_input);
-        CHECK_MESSAGE(std::string(e.what()).find(file) != std::string::npos, e.what());
-        CHECK_MESSAGE(std::string(e.what()).find(fragment) != std::string::npos, e.what());
-    }
-}
-
-}  // namespace
 
 TEST_SUITE("formats") {
 
@@ -38,11 +23,11 @@ TEST_CASE("token files: JSON lists and one token per line") {
     write_text(dir / "one.txt", "solo");
     CHECK(read_tokens(dir / "one.txt") == std::vector<std::string>{"solo"});
     write_text(dir / "bad.json", "[\"a\", {\"b\": 1}]");
-    expect_bad([&] { read_tokens(dir / "bad.json"); }, "bad.json", "token 1");
+    expect_input_error([&] { read_tokens(dir / "bad.json"); }, {"bad.json", "token 1"});
     write_text(dir / "bad.json", "[\"a\", ");
-    expect_bad([&] { read_tokens(dir / "bad.json"); }, "bad.json", "not valid JSON");
+    expect_input_error([&] { read_tokens(dir / "bad.json"); }, {"bad.json", "not valid JSON"});
     write_text(dir / "empty.txt", "");
-    expect_bad([&] { read_tokens(dir / "empty.txt"); }, "empty.txt", "no tokens");
+    expect_input_error([&] { read_tokens(dir / "empty.txt"); }, {"empty.txt", "no tokens"});
 }
 
 TEST_CASE("embeddings from .npy and from a safetensors tensor") {
@@ -57,11 +42,11 @@ TEST_CASE("embeddings from .npy and from a safetensors tensor") {
         const Tensor back = read_embeddings(dir / "two.safetensors", "x");
         CHECK(back.shape == x.shape);
         CHECK(back.data == x.data);
-        expect_bad([&] { read_embeddings(dir / "two.safetensors"); }, "two.safetensors", "name the embeddings tensor");
-        expect_bad([&] { read_embeddings(dir / "two.safetensors", "y"); }, "two.safetensors", "no tensor 'y'");
+        expect_input_error([&] { read_embeddings(dir / "two.safetensors"); }, {"two.safetensors", "name the embeddings tensor"});
+        expect_input_error([&] { read_embeddings(dir / "two.safetensors", "y"); }, {"two.safetensors", "no tensor 'y'"});
     }
     write_npy(dir / "v.npy", random_tensor({6}));
-    expect_bad([&] { read_embeddings(dir / "v.npy"); }, "v.npy", "expected [T, D]");
+    expect_input_error([&] { read_embeddings(dir / "v.npy"); }, {"v.npy", "expected [T, D]"});
 }
 
 }  // TEST_SUITE
