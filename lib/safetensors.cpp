@@ -90,6 +90,12 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& whe
     return entry;
 }
 
+// The dtypes converted to and from float32.
+bool is_float_dtype(SafetensorsDtype dtype) {
+    return dtype == SafetensorsDtype::f64 || dtype == SafetensorsDtype::f32 || dtype == SafetensorsDtype::f16 ||
+           dtype == SafetensorsDtype::bf16;
+}
+
 template <typename Convert>
 void convert_elements(const unsigned char* src, size_t element_bytes, std::vector<float>& dst, Convert convert) {
     for (size_t i = 0; i < dst.size(); ++i) dst[i] = convert(src + i * element_bytes);
@@ -169,7 +175,11 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
 Tensor SafetensorsFile::load(const std::string& name) const {
     const SafetensorsEntry& e = entry(name);
     const unsigned char* src = file_->data() + data_start_ + e.begin;
+    if (!is_float_dtype(e.dtype))
+        fail_input(path_ + ": tensor '" + name + "'",
+                   std::string("has dtype ") + safetensors_dtype_name(e.dtype) + "; only F64, F32, F16 and BF16 can be loaded");
     Tensor t(e.shape);  // sizes were checked against the file when it was opened
+    if (t.empty()) return t;
     switch (e.dtype) {
         case SafetensorsDtype::f32: std::memcpy(t.ptr(), src, t.data.size() * 4); break;
         case SafetensorsDtype::f64:
@@ -181,17 +191,14 @@ Tensor SafetensorsFile::load(const std::string& name) const {
         case SafetensorsDtype::bf16:
             convert_elements(src, 2, t.data, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); });
             break;
-        default:
-            fail_input(path_ + ": tensor '" + name + "'",
-                       std::string("has dtype ") + safetensors_dtype_name(e.dtype) + "; only F64, F32, F16 and BF16 can be loaded");
+        default: break;  // refused above
     }
     return t;
 }
 
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        SafetensorsDtype dtype) {
-    if (dtype != SafetensorsDtype::f64 && dtype != SafetensorsDtype::f32 && dtype != SafetensorsDtype::f16 &&
-        dtype != SafetensorsDtype::bf16)
+    if (!is_float_dtype(dtype))
         throw Error(ErrorKind::internal, path + ": write_safetensors supports F64, F32, F16 and BF16 only");
     const uint64_t element_bytes = dtype_info(dtype).bytes;
 
