@@ -152,4 +152,17 @@ std::string Llama2cTokenizer::decode(const std::vector<int>& ids) const {
     return text;
 }
 
+std::vector<std::string> Llama2cTokenizer::labels(const std::vector<int>& ids) const {
+    std::vector<std::string> result;
+    for (int id : ids) {
+        const std::string& text = piece(id);
+        const int byte = byte_of_piece(text);
+        if (id == bos_id) result.push_back("<s>");
+        else if (id == eos_id) result.push_back("</s>");
+        else if (byte >= 0x20 && byte < 0x7f) result.push_back(std::string(1, static_cast<char>(byte)));
+        else result.push_back(text);
+    }
+    return result;
+}
+
 }  // namespace attn_viz

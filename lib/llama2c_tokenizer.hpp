@@ -34,6 +34,10 @@ public:
     // Concatenated decode_piece over `ids` (BOS and EOS print nothing; the first token has no previous).
     std::string decode(const std::vector<int>& ids) const;
 
+    // One short label per token for heatmap axes: BOS "<s>", EOS "</s>", a byte token its byte
+    // when printable ASCII (else its "<0xNN>" piece), any other token its piece as is.
+    std::vector<std::string> labels(const std::vector<int>& ids) const;
+
 private:
     int lookup(const std::string& piece) const;  // -1 when absent
 

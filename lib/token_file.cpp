@@ -1,6 +1,8 @@
 // Reading token labels and input embeddings.
 #include "token_file.hpp"
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -59,6 +61,27 @@ std::vector<std::string> read_tokens(const std::string& path) {
     if (tokens.empty()) fail_input(path, "token file holds no tokens");
     if (tokens.size() > max_tokens) fail_input(path, "token file holds more than 2^20 tokens");
     return tokens;
+}
+
+std::vector<int> parse_token_ids(const std::string& text, const std::string& where) {
+    std::vector<int> ids;
+    size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == ',' || text[i] == ' ') {
+            ++i;
+            continue;
+        }
+        int64_t value = 0;
+        const size_t start = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9' && value <= (int64_t{1} << 31))
+            value = value * 10 + (text[i++] - '0');
+        if (i == start || value > std::numeric_limits<int>::max() ||
+            (i < text.size() && text[i] != ',' && text[i] != ' '))
+            throw Error(ErrorKind::usage, where + ": '" + text + "' is not a list of token ids like 1,403,407");
+        ids.push_back(static_cast<int>(value));
+    }
+    if (ids.empty()) throw Error(ErrorKind::usage, where + ": no token ids given");
+    return ids;
 }
 
 Tensor read_embeddings(const std::string& path, const std::string& tensor_name) {

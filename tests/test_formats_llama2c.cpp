@@ -157,6 +157,7 @@ TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and deco
     CHECK(tokenizer.decode({264, 262}) == " abab");
     CHECK(tokenizer.decode({259, 0x7a + 3, 0xc3 + 3, 0xbc + 3, 266, 2}) == " z\xc3\xbc\xc3\xa9");
     CHECK(tokenizer.decode_piece(1, 0x0a + 3) == "\n");
+    CHECK(tokenizer.labels({1, 264, 0x7a + 3, 0x0a + 3, 262, 2}) == std::vector<std::string>{"<s>", " ab", "z", "<0x0A>", "ab", "</s>"});
     for (const std::string& text : {std::string("ab ba"), std::string("b\xc3\xa9z a"), std::string("aaa bbb ab")})
         CHECK(tokenizer.decode(tokenizer.encode(text, true, false)) == text);
     // A vocabulary without byte tokens cannot encode a missing character.

@@ -30,6 +30,21 @@ TEST_CASE("token files: JSON lists and one token per line") {
     expect_input_error([&] { read_tokens(dir / "empty.txt"); }, {"empty.txt", "no tokens"});
 }
 
+TEST_CASE("token id lists such as --tokens 1,403,407") {
+    CHECK(parse_token_ids("1,403,407", "--tokens") == std::vector<int>{1, 403, 407});
+    CHECK(parse_token_ids(" 5 6,7, 0", "--tokens") == std::vector<int>{5, 6, 7, 0});
+    CHECK(parse_token_ids("2147483647", "--tokens") == std::vector<int>{2147483647});
+    for (const std::string bad : {"", " , ", "1,x", "1,-2", "3.5", "99999999999999999999", "2147483648", "12a"}) {
+        try {
+            parse_token_ids(bad, "--tokens");
+            FAIL("accepted '" << bad << "'");
+        } catch (const Error& e) {
+            CHECK(e.kind() == ErrorKind::usage);
+            CHECK(std::string(e.what()).rfind("--tokens: ", 0) == 0);
+        }
+    }
+}
+
 TEST_CASE("embeddings from .npy and from a safetensors tensor") {
     ScratchDir dir;
     for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{1, 3}, {5, 8}, {7, 1}}) {
