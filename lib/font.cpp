@@ -105,6 +105,14 @@ int Font::line_height(float pixel_height) const {
     return static_cast<int>(std::ceil((info_->ascent - info_->descent) * scale));
 }
 
+int Font::baseline(float pixel_height) const {
+    return static_cast<int>(std::lround(info_->ascent * stbtt_ScaleForPixelHeight(&info_->info, pixel_height)));
+}
+
+float Font::em_size(float pixel_height) const {
+    return stbtt_ScaleForPixelHeight(&info_->info, pixel_height) / stbtt_ScaleForMappingEmToPixels(&info_->info, 1.0f);
+}
+
 std::vector<Font::Glyph> Font::layout(const std::u32string& text, float scale, float pixel_height) const {
     // Advance widths plus kerning; a missing glyph takes a box 0.6 em wide.
     std::vector<Glyph> glyphs;
@@ -138,7 +146,7 @@ TextMask Font::render(std::string_view utf8, float pixel_height) const {
     const auto glyphs = layout(decode_utf8(utf8), scale, pixel_height);
     TextMask mask;
     mask.height = line_height(pixel_height);
-    mask.baseline = static_cast<int>(std::lround(info_->ascent * scale));
+    mask.baseline = baseline(pixel_height);
     mask.width = glyphs.empty() ? 0 : static_cast<int>(std::ceil(glyphs.back().x + glyphs.back().advance)) + 1;
     mask.alpha.assign(static_cast<size_t>(mask.width) * mask.height, 0);
     auto put = [&](int x, int y, int value) {

@@ -45,6 +45,9 @@ public:
     bool has_glyph(char32_t code_point) const;
     int text_width(std::string_view utf8, float pixel_height) const;
     int line_height(float pixel_height) const;
+    int baseline(float pixel_height) const;  // rows from the top of a line to its baseline
+    // The em size (CSS/SVG font-size) whose line is pixel_height tall.
+    float em_size(float pixel_height) const;
     // Glyphs missing from the font are drawn as a box outline.
     TextMask render(std::string_view utf8, float pixel_height) const;
 

@@ -15,6 +15,12 @@ PoolMode parse_pool_mode(const std::string& text) {
     throw Error(ErrorKind::usage, "--pool: unknown mode '" + text + "' (choose mean or max)");
 }
 
+ScaleMode parse_scale_mode(const std::string& text) {
+    if (text == "head") return ScaleMode::head;
+    if (text == "global") return ScaleMode::global;
+    throw Error(ErrorKind::usage, "--scale: unknown mode '" + text + "' (choose head or global)");
+}
+
 namespace {
 
 [[noreturn]] void bad_window(const std::string& text, const std::string& what) {

@@ -46,6 +46,10 @@ struct CellGrid {
 CellGrid build_cell_grid(const float* weights, const Visibility& visibility, const std::optional<CellWindow>& window,
                          int64_t max_rows, int64_t max_cols, PoolMode pool);
 
+// --scale head: each head's map spans its own weight range; global: one range for all heads.
+enum class ScaleMode { head, global };
+ScaleMode parse_scale_mode(const std::string& text);  // throws Error(usage) for anything else
+
 struct ValueRange {
     float vmin = 0.0f;
     float vmax = 1.0f;

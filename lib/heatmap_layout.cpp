@@ -27,8 +27,41 @@ constexpr float label_px = 12.0f;
 constexpr float axis_px = 13.0f;
 constexpr float tick_px = 11.0f;
 
-// Colorbar tick values: 1-2-5 steps on a linear scale, powers of ten on a log scale.
-std::vector<double> tick_values(const ValueScale& scale) {
+struct LabelMaker {
+    const Font& font;
+    const std::vector<std::string>& tokens;
+    bool raw = false;  // show as given, not as tokenizer tokens
+    bool with_index = false;
+
+    std::string text(int64_t index) const {
+        if (tokens.empty()) return std::to_string(index);
+        std::string shown = tokens[static_cast<size_t>(index)];
+        if (!raw) shown = display_token(tokens[static_cast<size_t>(index)]);
+        if (with_index) {
+            std::string prefix(1, '#');
+            prefix += std::to_string(index);
+            prefix += ' ';
+            shown = prefix + shown;
+        }
+        return fit_text(font, shown, label_px, max_label_width);
+    }
+    int widest(int64_t first, int64_t last) const {
+        int widest_px = 0;
+        for (int64_t i = first; i < last; ++i) widest_px = std::max(widest_px, font.text_width(text(i), label_px));
+        return widest_px;
+    }
+};
+
+int64_t pooled_count(int64_t n, int64_t budget) {
+    const int64_t block = (n + budget - 1) / budget;
+    return (n + block - 1) / block;
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::vector<double> axis_ticks(const ValueScale& scale) {
     std::vector<double> values;
     if (scale.log_scale) {
         const double low = scale.log_floor(), high = scale.vmax;
@@ -47,33 +80,6 @@ std::vector<double> tick_values(const ValueScale& scale) {
         values.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
     return values;
 }
-
-struct LabelMaker {
-    const Font& font;
-    const std::vector<std::string>& tokens;
-    bool with_index = false;
-
-    std::string text(int64_t index) const {
-        if (tokens.empty()) return std::to_string(index);
-        std::string shown = display_token(tokens[static_cast<size_t>(index)]);
-        if (with_index) shown = "#" + std::to_string(index) + " " + shown;
-        return fit_text(font, shown, label_px, max_label_width);
-    }
-    int widest(int64_t first, int64_t last) const {
-        int widest_px = 0;
-        for (int64_t i = first; i < last; ++i) widest_px = std::max(widest_px, font.text_width(text(i), label_px));
-        return widest_px;
-    }
-};
-
-int64_t pooled_count(int64_t n, int64_t budget) {
-    const int64_t block = (n + budget - 1) / budget;
-    return (n + block - 1) / block;
-}
-
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 std::string format_tick(double value) {
     char text[32];
@@ -108,14 +114,14 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
     const int tick_line = font.line_height(tick_px);
     const int title_height = style.title.empty() ? 0 : font.line_height(title_px) + 10;
     const ValueScale scale{style.vmin, style.vmax, style.log_scale};
-    const std::vector<double> ticks = tick_values(scale);
+    const std::vector<double> ticks = axis_ticks(scale);
     int tick_text_width = 0;
     for (double v : ticks) tick_text_width = std::max(tick_text_width, font.text_width(format_tick(v), tick_px));
     const int colorbar_area = colorbar_gap + colorbar_width + tick_length + 4 + tick_text_width + 8 + axis_line;
 
     // Step 3: label space, pixel budget, pooling and cell size. Labels get an index prefix when
     // they are thinned out or pooled; that widens them, so settle it in at most two passes.
-    LabelMaker rows_maker{font, query_tokens}, cols_maker{font, key_tokens};
+    LabelMaker rows_maker{font, query_tokens, style.raw_labels}, cols_maker{font, key_tokens, style.raw_labels};
     bool labels = style.labels;
     int budget = 0, cell = 1, left = margin, top = margin + title_height, row_stride = 1, col_stride = 1;
     int64_t rows = 0, cols = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "colormap.hpp"
 #include "font.hpp"
 #include "heatmap_grid.hpp"
 
@@ -23,6 +24,7 @@ struct HeatmapStyle {
     std::optional<CellWindow> window;  // show only queries [q0, q1) x keys [k0, k1)
     std::string title;
     bool labels = true;  // token labels on both axes (--no-labels turns them off)
+    bool raw_labels = false;  // labels shown as given (matrix of heads), not through display_token()
     std::string colorbar_label = "attention weight";
     std::string row_axis_label = "query";
     std::string column_axis_label = "key";
@@ -56,6 +58,9 @@ struct HeatmapLayout {
 HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
                              const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens,
                              const HeatmapStyle& style);
+
+// Tick values for a scale: 1-2-5 steps (about five) on a linear scale, powers of ten on a log one.
+std::vector<double> axis_ticks(const ValueScale& scale);
 
 // "0.25", "1e-03": how tick values are printed.
 std::string format_tick(double value);
