@@ -92,6 +92,7 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
 
     OverviewLayout layout;
     layout.tile_px = std::max(tile_w, tile_h);
+    layout.cell_px = cell;
     const int grid_right = left + n_heads * pitch_x;
     layout.width = std::max(grid_right + colorbar_area + margin, font.text_width(style.title, title_px) + 2 * margin);
     layout.height = std::max(top + n_layers * pitch_y, top + 160) + margin;

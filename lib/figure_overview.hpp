@@ -14,7 +14,8 @@ namespace attn_viz {
 
 struct OverviewLayout {
     int width = 0, height = 0;
-    int tile_px = 0;                  // side of one tile's cell area (cells are square)
+    int tile_px = 0;                  // longer side of one tile's cell area
+    int cell_px = 1;                  // pixels per (pooled) cell, cells are square
     std::vector<int> tile_x, tile_y;  // [L * H] top-left of tile (layer l, head h) at l * H + h
     std::vector<TextPlacement> texts;
 };
