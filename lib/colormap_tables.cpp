@@ -1,7 +1,8 @@
 // The 256-entry perceptual colormap tables (viridis, magma, inferno, plasma), data only.
-// Source: the BIDS/colormap project's colormaps.py by Stefan van der Walt, Nathaniel J. Smith
-// and Juan Nunez-Iglesias (viridis with Eric Firing), dedicated to the public domain under CC0
-// 1.0 (https://github.com/BIDS/colormap). We gratefully credit the authors, as they ask.
+// Source: the BIDS/colormap project's colormaps.py (https://github.com/BIDS/colormap), "New
+// matplotlib colormaps by Nathaniel J. Smith, Stefan van der Walt, and (in the case of viridis)
+// Eric Firing", released under the CC0 public domain dedication. We gratefully credit the
+// authors, as they ask. (matplotlib's _cm_listed.py carries the same numbers.)
 // Each row holds four (r, g, b) triples in [0, 1], entries 0..255 in order.
 #include "colormap_tables.hpp"
 
