@@ -6,6 +6,7 @@
 
 #include "colormap.hpp"
 #include "error.hpp"
+#include "figure_style.hpp"
 #include "heatmap_layout.hpp"
 #include "png_writer.hpp"
 
@@ -13,13 +14,8 @@ namespace attn_viz {
 
 namespace {
 
-constexpr int margin = 24;
+using namespace figure_style;
 constexpr int plot_height = 360;
-constexpr int max_label_width = 140;
-constexpr float title_px = 16.0f;
-constexpr float label_px = 12.0f;
-constexpr float axis_px = 13.0f;
-constexpr float tick_px = 11.0f;
 constexpr Rgb grid_line_color{228, 228, 228};
 
 }  // namespace

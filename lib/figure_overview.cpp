@@ -4,18 +4,18 @@
 #include <algorithm>
 
 #include "error.hpp"
+#include "figure_style.hpp"
 #include "png_writer.hpp"
 
 namespace attn_viz {
 
 namespace {
 
-constexpr int margin = 24;
+using namespace figure_style;
 constexpr int tile_gap = 10;
 constexpr int caption_min_tile = 56;  // tiles at least this big get an "L0 H3" caption
-constexpr float header_px = 13.0f;
-constexpr float caption_px = 11.0f;
-constexpr float title_px = 16.0f;
+constexpr float header_px = axis_px;
+constexpr float caption_px = tick_px;
 
 // "L3", "H7" (built without const char* + string&&, which trips GCC 12's -Wrestrict).
 std::string tagged(char tag, int64_t number) {

@@ -8,24 +8,20 @@
 
 #include "colormap.hpp"
 #include "error.hpp"
+#include "figure_style.hpp"
 #include "token_display.hpp"
 
 namespace attn_viz {
 
 namespace {
 
-constexpr int margin = 24;
-constexpr int label_gap = 6;        // between labels and the grid
-constexpr int max_label_width = 140;
+using namespace figure_style;
+constexpr int label_gap = 6;  // between labels and the grid
 constexpr int max_cell_px = 48;
 constexpr int colorbar_gap = 24;
 constexpr int colorbar_width = 16;
 constexpr int min_colorbar_height = 160;
 constexpr int tick_length = 4;
-constexpr float title_px = 16.0f;
-constexpr float label_px = 12.0f;
-constexpr float axis_px = 13.0f;
-constexpr float tick_px = 11.0f;
 
 struct LabelMaker {
     const Font& font;

@@ -12,6 +12,7 @@
 
 #include "attention.hpp"
 #include "colormap.hpp"
+#include "heatmap_layout.hpp"
 #include "support.hpp"
 
 namespace render_test {
@@ -67,6 +68,17 @@ inline int dark_pixels(const DecodedPng& png, int x, int y, int w, int h) {
             count += (c.r + c.g + c.b) < 3 * 128;
         }
     return count;
+}
+
+// The color write_head_png gives a cell of this value.
+inline attn_viz::Rgb expected_color(const attn_viz::HeatmapStyle& style, float value) {
+    return attn_viz::Colormap::named(style.colormap).at(attn_viz::ValueScale{style.vmin, style.vmax, style.log_scale}.position(value));
+}
+
+// Centre pixel of cell (r, c).
+inline attn_viz::Rgb cell_pixel(const DecodedPng& png, const attn_viz::HeatmapLayout& layout, int64_t r, int64_t c) {
+    return png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + layout.cell_w / 2,
+                  layout.grid_y + static_cast<int>(r) * layout.cell_h + layout.cell_h / 2);
 }
 
 }  // namespace render_test

@@ -136,9 +136,7 @@ TEST_CASE("matrix picture: correlation colors span -1..1 with head labels as giv
         CHECK(layout.row_labels.front().text == "L0 H0");  // spaces kept: not shown as tokens
         for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j < n; ++j) {
-                const Rgb pixel = png.at(layout.grid_x + static_cast<int>(j) * layout.cell_w + layout.cell_w / 2,
-                                         layout.grid_y + static_cast<int>(i) * layout.cell_h + layout.cell_h / 2);
-                CHECK(pixel == Colormap::named("viridis").at((m.data[static_cast<size_t>(i * n + j)] + 1.0) / 2.0));
+                CHECK(cell_pixel(png, layout, i, j) == Colormap::named("viridis").at((m.data[static_cast<size_t>(i * n + j)] + 1.0) / 2.0));
             }
     }
 }
