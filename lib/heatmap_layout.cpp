@@ -97,7 +97,7 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
     if (!key_tokens.empty() && static_cast<int64_t>(key_tokens.size()) != keys)
         fail_input("heatmap", std::to_string(key_tokens.size()) + " key tokens for " + std::to_string(keys) + " keys");
     if (style.max_px < 256) throw Error(ErrorKind::usage, "--max-px: " + std::to_string(style.max_px) + " is too small (at least 256)");
-    Colormap::named(style.colormap);
+    Colormap::named(style.colormap);  // rejects an unknown name before any work
     CellWindow area{0, queries, 0, keys};
     if (style.window) {
         check_cell_window(*style.window, queries, keys);
@@ -184,7 +184,7 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
     layout.colorbar_x = left + grid_w + colorbar_gap;
     layout.colorbar_y = top;
     layout.colorbar_w = colorbar_width;
-    layout.colorbar_h = std::max(grid_h, min_colorbar_height);
+    layout.colorbar_h = std::max(grid_h, std::min(min_colorbar_height, style.max_px - top - margin));
     const int tick_text_x = layout.colorbar_x + colorbar_width + tick_length + 4;
     for (double v : ticks) {
         const int y = layout.colorbar_y + static_cast<int>(std::lround((1.0 - scale.position(static_cast<float>(v))) * (layout.colorbar_h - 1)));
@@ -192,10 +192,11 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
         const std::string text = format_tick(v);
         layout.other_text.push_back({text, tick_text_x, y - tick_line / 2, font.text_width(text, tick_px), tick_line, tick_px});
     }
-    const std::string bar_label = style.colorbar_label + (style.log_scale ? " (log scale)" : "");
+    const std::string bar_label = fit_text(font, style.colorbar_label + (style.log_scale ? " (log scale)" : ""), axis_px,
+                                           std::max(layout.colorbar_h, 40));
     TextPlacement bar_name{bar_label, tick_text_x + tick_text_width + 8, 0, axis_line, font.text_width(bar_label, axis_px),
                            axis_px, TextDirection::upward};
-    bar_name.y = layout.colorbar_y + layout.colorbar_h / 2 - bar_name.height / 2;
+    bar_name.y = layout.colorbar_y + std::max(0, layout.colorbar_h / 2 - bar_name.height / 2);
     layout.other_text.push_back(bar_name);
 
     // Step 7: picture size, and the title fitted into it.

@@ -235,6 +235,23 @@ TEST_CASE("a 10-token map has readable cells and non-overlapping labels with tex
     CHECK(png.at(1, 1) == background_color);
 }
 
+TEST_CASE("--no-labels leaves out token labels and axis names but keeps cells and colorbar") {
+    ScratchDir dir;
+    const Visibility v = square_visibility(6, true);
+    const std::vector<float> w = random_attention(v);
+    HeatmapStyle style;
+    const HeatmapLayout labelled = layout_heatmap(w.data(), v, words(6), words(6), style);
+    style.labels = false;
+    const HeatmapLayout layout = write_head_png(dir / "n.png", w.data(), v, words(6), words(6), style);
+    const DecodedPng png = decode_png(dir / "n.png");
+    CHECK(layout.row_labels.empty());
+    CHECK(layout.column_labels.empty());
+    CHECK(layout.grid_x < labelled.grid_x);
+    CHECK(layout.width < labelled.width);
+    for (int64_t i = 0; i < 6; ++i) CHECK(cell_pixel(png, layout, i, 0) == expected_color(style, w[static_cast<size_t>(i * 6)]));
+    CHECK(dark_pixels(png, 0, layout.grid_y, layout.grid_x - 2, layout.grid_height()) == 0);
+}
+
 TEST_CASE("log scale and global vs per-head scale change the colors as specified") {
     ScratchDir dir;
     const Visibility v = square_visibility(12, false);
