@@ -14,6 +14,7 @@
 #include "figure_overview.hpp"
 #include "html_report.hpp"
 #include "svg_heatmap.hpp"
+#include "token_display.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -254,6 +255,27 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with tables a
 
     const CommandResult broken_dom = run_chromium(dir / "broken.html", "--dump-dom");
     CHECK(broken_dom.output.find("Uncaught") != std::string::npos);
+
+    // Interaction, driven by a script appended to a copy: click the "entropy" header (sort
+    // ascending) and move the mouse over the first canvas's top-left cell.
+    std::string driven = html;
+    driven.insert(driven.rfind("</body>"), R"(<script>
+document.querySelectorAll('th').forEach(function (th) { if (th.textContent === 'entropy') th.click(); });
+var canvas = document.querySelector('canvas'), box = canvas.getBoundingClientRect();
+canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + 1, clientY: box.top + 1}));
+</script>)");
+    write_text(dir / "driven.html", driven);
+    const CommandResult driven_dom = run_chromium(dir / "driven.html", "--dump-dom");
+    CHECK(driven_dom.output.find("<ul id=\"report-errors\"></ul>") != std::string::npos);
+    std::vector<double> entropies;
+    const std::regex row(R"(<tr><td>\d+</td><td>\d+</td><td>([0-9.e+-]+)</td>)");
+    for (auto it = std::sregex_iterator(driven_dom.output.begin(), driven_dom.output.end(), row); it != std::sregex_iterator(); ++it)
+        entropies.push_back(std::stod((*it)[1]));
+    CHECK(entropies.size() == static_cast<size_t>(n_layers * n_heads));
+    CHECK(std::is_sorted(entropies.begin(), entropies.end()));
+    const std::string first_token = display_token(input.query_tokens[0]);
+    CHECK(driven_dom.output.find("query #0 \u201c" + xml_escape(first_token) + "\u201d") != std::string::npos);
+    CHECK(driven_dom.output.find("weight 1</div>") != std::string::npos);  // causal row 0: all on key 0
 
     const CommandResult shot = run_chromium(dir / "report.html", "--screenshot=" + (dir / "shot.png"));
     CHECK(shot.exit_code == 0);
