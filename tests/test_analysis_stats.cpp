@@ -91,7 +91,7 @@ HeadStats reference_stats(const LayerResult& r, int64_t h, const std::vector<int
 void check_close(const HeadStats& got, const HeadStats& want) {
     for (const HeadStatField& f : head_stat_fields()) {
         const double g = got.*f.member, w = want.*f.member;
-        INFO(f.name << ": got " << g << ", want " << w);
+        INFO(std::string(f.name) << ": got " << g << ", want " << w);
         CHECK(std::isnan(g) == std::isnan(w));
         if (std::isnan(w)) continue;
         CHECK(std::abs(g - w) <= 2e-5 * std::max(1.0, std::abs(w)));
