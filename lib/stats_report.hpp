@@ -1,0 +1,27 @@
+// Writing a ModelAnalysis out: stats.json ("attn-viz/stats@1"), heads.csv and pairs.csv, and a
+// short fixed-width table for the terminal. Schemas: docs/analysis.md. NaN is never written:
+// undefined numbers are JSON null and empty CSV fields.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "head_analysis.hpp"
+
+namespace attn_viz {
+
+inline constexpr const char* stats_format = "attn-viz/stats@1";
+
+nlohmann::json stats_json(const ModelAnalysis& analysis);
+
+// Writes DIR/stats.json (each file via a temporary name and a rename). Creates DIR if missing.
+void write_stats_json(const std::string& dir, const ModelAnalysis& analysis);
+
+// Writes DIR/heads.csv (one row per head) and DIR/pairs.csv (one row per pair a < b).
+void write_csv_tables(const std::string& dir, const ModelAnalysis& analysis);
+
+// One line per head: layer, head, label and the main statistics; then the redundant groups.
+std::string stats_table(const ModelAnalysis& analysis);
+
+}  // namespace attn_viz
