@@ -40,7 +40,7 @@ struct OnednnBackend::Impl {
     dnnl::stream stream{engine};
     std::vector<std::pair<MatmulShape, dnnl::matmul>> matmuls;
     std::vector<std::pair<std::pair<int64_t, int64_t>, dnnl::softmax_forward>> softmaxes;
-    std::string last_impl;
+    std::vector<std::string> implementations;
 };
 
 namespace {
@@ -67,7 +67,7 @@ OnednnBackend::OnednnBackend(int threads) {
 
 OnednnBackend::~OnednnBackend() = default;
 
-const char* OnednnBackend::last_impl() const { return impl_->last_impl.c_str(); }
+std::vector<std::string> OnednnBackend::implementations() const { return impl_->implementations; }
 
 void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w, const float* bias, float* c) {
     try {
@@ -85,7 +85,7 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
             if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
             auto desc = s.has_bias ? dnnl::matmul::desc(a_md, w_md, bias_md, c_md) : dnnl::matmul::desc(a_md, w_md, c_md);
             dnnl::matmul::primitive_desc pd(desc, attr, impl_->engine);
-            impl_->last_impl = pd.impl_info_str();
+            impl_->implementations.push_back(pd.impl_info_str());
             impl_->matmuls.emplace_back(s, dnnl::matmul(pd));
             prim = &impl_->matmuls.back().second;
         }
@@ -112,7 +112,7 @@ void OnednnBackend::softmax_rows(float* x, int64_t rows, int64_t cols) {
         if (!prim) {
             dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, /*axis=*/1);
             dnnl::softmax_forward::primitive_desc pd(desc, impl_->engine);
-            impl_->last_impl = pd.impl_info_str();
+            impl_->implementations.push_back(pd.impl_info_str());
             impl_->softmaxes.emplace_back(std::make_pair(rows, cols), dnnl::softmax_forward(pd));
             prim = &impl_->softmaxes.back().second;
         }

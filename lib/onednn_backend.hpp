@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace attn_viz {
 
@@ -37,8 +39,9 @@ public:
     // Softmax over the last axis, in place. x: [rows, cols].
     void softmax_rows(float* x, int64_t rows, int64_t cols);
 
-    // The implementation string oneDNN chose for the last primitive created ("brg:avx512_core", ...).
-    const char* last_impl() const;
+    // The implementation oneDNN chose for each primitive created so far ("brg:avx512_core", ...):
+    // tests check that none is the slow "ref" fallback.
+    std::vector<std::string> implementations() const;
 
 private:
     struct Impl;

@@ -1,0 +1,204 @@
+// One multi-head attention layer, step by step, with every product on oneDNN's matmul.
+// Buffers are head-major so that grouped-query attention is a plain batched product: the G = H/KV
+// query heads sharing key/value head g are contiguous rows [g G T, (g+1) G T) of Q.
+#include "attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "error.hpp"
+
+namespace attn_viz {
+namespace {
+
+// x: [rows, cols] row-major; returns x viewed as [cols/width, rows, width] made contiguous
+// (head-major): out[h, r, d] = x[r, h*width + d].
+Tensor to_head_major(const Tensor& x, int64_t width) {
+    const int64_t rows = x.dim(0), heads = x.dim(1) / width;
+    Tensor out({heads, rows, width});
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t h = 0; h < heads; ++h)
+            std::copy_n(x.ptr() + r * x.dim(1) + h * width, width, out.ptr() + (h * rows + r) * width);
+    return out;
+}
+
+// z: [H, T, d_h] -> [T, H*d_h]
+Tensor from_head_major(const Tensor& z) {
+    const int64_t heads = z.dim(0), rows = z.dim(1), width = z.dim(2);
+    Tensor out({rows, heads * width});
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t r = 0; r < rows; ++r)
+            std::copy_n(z.ptr() + (h * rows + r) * width, width, out.ptr() + r * heads * width + h * width);
+    return out;
+}
+
+// x: [rows, D] ; w: [D, n] ; bias: [n] or empty -> [rows, n]
+Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
+    Tensor y({x.dim(0), w.dim(1)});
+    MatmulShape shape = dense_matmul(x.dim(0), x.dim(1), w.dim(1));
+    shape.has_bias = !bias.empty();
+    backend.matmul(shape, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
+    return y;
+}
+
+// scores: [H, T, S], masked in place with -inf. Returns the logit margin [H, T] (top-1 minus
+// top-2 visible score) and marks rows with no visible key in `empty_rows` [T].
+Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& empty_rows) {
+    const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
+    constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+    Tensor margin({H, T});
+    empty_rows.assign(static_cast<size_t>(T), 0);
+    for (int64_t i = 0; i < T; ++i) empty_rows[static_cast<size_t>(i)] = vis.visible_count(i) == 0;
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < T; ++i) {
+            float* row = scores.ptr() + (h * T + i) * S;
+            if (empty_rows[static_cast<size_t>(i)]) {
+                std::fill_n(row, S, 0.0f);  // softmax of all -inf would be NaN; zeroed after
+                continue;
+            }
+            float top1 = neg_inf, top2 = neg_inf;
+            int64_t seen = 0;
+            for (int64_t j = 0; j < S; ++j) {
+                if (!vis.visible(i, j)) {
+                    row[j] = neg_inf;
+                    continue;
+                }
+                ++seen;
+                if (row[j] > top1) top2 = top1, top1 = row[j];
+                else if (row[j] > top2) top2 = row[j];
+            }
+            margin.data[h * T + i] = seen >= 2 ? top1 - top2 : 0.0f;
+        }
+    return margin;
+}
+
+// context: [T, H*d_h]; w_o: [H*d_h, D]. Fills norms [H, T] with ||c_th|| and gram [H, H] with
+// sum_t <c_th, c_tg>, where c_th = context[t, head h] W_O[head h rows]. Token blocks bound the
+// [H, block, D] buffer to about 64 MB.
+void head_contributions(OnednnBackend& backend, const Tensor& context, const Tensor& w_o, int64_t H,
+                        Tensor& norms, Tensor& gram) {
+    const int64_t T = context.dim(0), HD = context.dim(1), d_h = HD / H, D = w_o.dim(1);
+    norms = Tensor({H, T});
+    gram = Tensor({H, H});
+    const int64_t block = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, H * D), 1, T);
+    Tensor shares({H, block, D});
+    Tensor block_gram({H, H});
+    for (int64_t t0 = 0; t0 < T; t0 += block) {
+        const int64_t rows = std::min(block, T - t0);
+        // Step 1: shares[h] = context[t0:t0+rows, head h] x W_O[head h], all heads in one batched product.
+        MatmulShape s;
+        s.batch = H, s.m = rows, s.k = d_h, s.n = D;
+        s.a_strides[0] = d_h, s.a_strides[1] = HD, s.a_strides[2] = 1;
+        s.w_strides[0] = d_h * D, s.w_strides[1] = D, s.w_strides[2] = 1;
+        s.c_strides[0] = rows * D, s.c_strides[1] = D, s.c_strides[2] = 1;
+        backend.matmul(s, context.ptr() + t0 * HD, w_o.ptr(), nullptr, shares.ptr());
+        // Step 2: the Gram matrix of the heads' shares over this block, as [H, rows*D] x its transpose.
+        MatmulShape g;
+        g.m = H, g.k = rows * D, g.n = H;
+        g.a_strides[0] = H * rows * D, g.a_strides[1] = rows * D, g.a_strides[2] = 1;
+        g.w_strides[0] = H * rows * D, g.w_strides[1] = 1, g.w_strides[2] = rows * D;
+        g.c_strides[0] = H * H, g.c_strides[1] = H, g.c_strides[2] = 1;
+        backend.matmul(g, shares.ptr(), shares.ptr(), nullptr, block_gram.ptr());
+        for (int64_t n = 0; n < H * H; ++n) gram.data[n] += block_gram.data[n];
+        // Step 3: per-token norms.
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < rows; ++t) {
+                const float* c = shares.ptr() + (h * rows + t) * D;
+                double sum = 0;
+                for (int64_t d = 0; d < D; ++d) sum += double(c[d]) * c[d];
+                norms.data[h * T + t0 + t] = static_cast<float>(std::sqrt(sum));
+            }
+    }
+}
+
+}  // namespace
+
+void apply_rope(Tensor& x, int64_t n_heads, int64_t d_head, RopeStyle style, double base, int64_t first_position) {
+    if (style == RopeStyle::none) return;
+    const int64_t T = x.dim(0), width = x.dim(1), half = d_head / 2;
+    for (int64_t t = 0; t < T; ++t) {
+        const double position = static_cast<double>(first_position + t);
+        for (int64_t i = 0; i < half; ++i) {
+            const double angle = position * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d_head));
+            const double c = std::cos(angle), s = std::sin(angle);
+            // Pair (a, b): interleaved (2i, 2i+1); half-split (i, i + d_h/2).
+            const int64_t a = style == RopeStyle::interleaved ? 2 * i : i;
+            const int64_t b = style == RopeStyle::interleaved ? 2 * i + 1 : i + half;
+            for (int64_t h = 0; h < n_heads; ++h) {
+                float* v = x.ptr() + t * width + h * d_head;
+                const double x0 = v[a], x1 = v[b];
+                v[a] = static_cast<float>(x0 * c - x1 * s);
+                v[b] = static_cast<float>(x0 * s + x1 * c);
+            }
+        }
+    }
+}
+
+AttentionLayer::AttentionLayer(OnednnBackend& backend, const LayerWeights& weights)
+    : backend_(backend), weights_(weights) {
+    validate_layer(weights_, "attention layer");
+}
+
+LayerResult AttentionLayer::run(const AttentionRequest& request) {
+    const LayerWeights& w = weights_;
+    const Tensor& x = *request.input;
+    const Tensor& c = request.context ? *request.context : x;
+    const int64_t H = w.num_heads, KV = w.num_kv_heads, G = H / KV, d_h = w.d_head;
+    const int64_t T = x.dim(0), S = c.dim(0);
+    if (x.rank() != 2 || x.dim(1) != w.d_model || c.rank() != 2 || c.dim(1) != w.d_model)
+        throw Error(ErrorKind::bad_input, "input has shape " + shape_string(x.shape) + ", the layer needs [T, " +
+                                              std::to_string(w.d_model) + "]");
+    if (T == 0 || S == 0) throw Error(ErrorKind::bad_input, "input has no tokens");
+    if (!request.key_excluded.empty() && static_cast<int64_t>(request.key_excluded.size()) != S)
+        throw Error(ErrorKind::bad_input, "padding mask has " + std::to_string(request.key_excluded.size()) +
+                                              " entries for " + std::to_string(S) + " keys");
+
+    LayerResult r;
+    r.visibility = {T, S, w.causal && !request.context, request.key_excluded};
+
+    // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V; rotary embedding on Q, K.
+    Tensor q = project(backend_, x, w.w_q, w.b_q);  // [T, H*d_h]
+    Tensor k = project(backend_, c, w.w_k, w.b_k);  // [S, KV*d_h]
+    Tensor v = project(backend_, c, w.w_v, w.b_v);  // [S, KV*d_h]
+    apply_rope(q, H, d_h, w.rope, w.rope_base);
+    apply_rope(k, KV, d_h, w.rope, w.rope_base);
+    const Tensor q_heads = to_head_major(q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
+
+    // Step 2: scaled scores for all heads in one product batched over KV groups:
+    // scores[g] = Q[g] K_g^T / sqrt(d_h), with K_g^T a strided view of K (no transpose copy).
+    r.attention = Tensor({H, T, S});
+    MatmulShape scores;
+    scores.batch = KV, scores.m = G * T, scores.k = d_h, scores.n = S;
+    scores.a_strides[0] = G * T * d_h, scores.a_strides[1] = d_h, scores.a_strides[2] = 1;
+    scores.w_strides[0] = d_h, scores.w_strides[1] = 1, scores.w_strides[2] = KV * d_h;
+    scores.c_strides[0] = G * T * S, scores.c_strides[1] = S, scores.c_strides[2] = 1;
+    scores.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
+    backend_.matmul(scores, q_heads.ptr(), k.ptr(), nullptr, r.attention.ptr());
+
+    // Step 3: mask (-inf above the diagonal and on padding keys, written into the scores so the
+    // kernels stay fast), record each row's logit margin, then softmax over keys in place.
+    std::vector<uint8_t> empty_rows;
+    r.logit_margin = mask_scores(r.attention, r.visibility, empty_rows);
+    backend_.softmax_rows(r.attention.ptr(), H * T, S);
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < T; ++i)
+            if (empty_rows[static_cast<size_t>(i)]) std::fill_n(r.attention.ptr() + (h * T + i) * S, S, 0.0f);
+
+    // Step 4: head outputs Z[g] = P[g] V_g, batched over KV groups, then concatenated per token.
+    Tensor z({H, T, d_h});
+    MatmulShape pv;
+    pv.batch = KV, pv.m = G * T, pv.k = S, pv.n = d_h;
+    pv.a_strides[0] = G * T * S, pv.a_strides[1] = S, pv.a_strides[2] = 1;
+    pv.w_strides[0] = d_h, pv.w_strides[1] = KV * d_h, pv.w_strides[2] = 1;
+    pv.c_strides[0] = G * T * d_h, pv.c_strides[1] = d_h, pv.c_strides[2] = 1;
+    backend_.matmul(pv, r.attention.ptr(), v.ptr(), nullptr, z.ptr());
+    r.context = from_head_major(z);  // [T, H*d_h]
+
+    // Step 5: output projection, and each head's share of it.
+    r.output = project(backend_, r.context, w.w_o, w.b_o);
+    if (request.with_contributions) head_contributions(backend_, r.context, w.w_o, H, r.contribution_norms, r.contribution_gram);
+    return r;
+}
+
+}  // namespace attn_viz
