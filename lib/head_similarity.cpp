@@ -145,11 +145,4 @@ HeadMatrix output_cosine(const std::vector<const LayerResult*>& layers) {
     return cosine;
 }
 
-Tensor attention_correlation(const LayerResult& result) {
-    const HeadMatrix correlation = attention_map_similarities({&result}).correlation;
-    Tensor out({correlation.size, correlation.size});
-    for (size_t n = 0; n < correlation.values.size(); ++n) out.data[n] = static_cast<float>(correlation.values[n]);
-    return out;
-}
-
 }  // namespace attn_viz

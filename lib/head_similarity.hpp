@@ -26,7 +26,4 @@ MapSimilarities attention_map_similarities(const std::vector<const LayerResult*>
 // contribution and layers without a gram: NaN.
 HeadMatrix output_cosine(const std::vector<const LayerResult*>& layers);
 
-// Pearson correlation between one layer's heads: [H, H] (attention_map_similarities' correlation).
-Tensor attention_correlation(const LayerResult& result);
-
 }  // namespace attn_viz

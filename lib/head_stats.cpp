@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "fast_log.hpp"
+#include "head_similarity.hpp"
 #include "parallel_for.hpp"
 
 namespace attn_viz {
@@ -208,6 +209,13 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
         s.induction = induction.value();
     });
     return stats;
+}
+
+Tensor attention_correlation(const LayerResult& result) {
+    const HeadMatrix correlation = attention_map_similarities({&result}).correlation;
+    Tensor out({correlation.size, correlation.size});
+    for (size_t n = 0; n < correlation.values.size(); ++n) out.data[n] = static_cast<float>(correlation.values[n]);
+    return out;
 }
 
 }  // namespace attn_viz

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attention.hpp"
 #include "tensor.hpp"
 
@@ -45,5 +47,10 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 // tokens: [T] or empty. Heads are spread over `threads` std::threads (1 = the calling thread).
 std::vector<HeadStats> compute_head_stats(const LayerResult& result, const std::vector<int64_t>& tokens = {},
                                           int threads = 1);
+
+// Pearson correlation between one layer's heads over the visible entries: [H, H]. A head with
+// constant weights over those entries correlates 0 with others and 1 with itself.
+// (attention_map_similarities in head_similarity.hpp gives this and more across layers.)
+Tensor attention_correlation(const LayerResult& result);
 
 }  // namespace attn_viz

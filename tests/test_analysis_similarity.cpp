@@ -7,6 +7,7 @@
 #include "analysis_fixtures.hpp"
 #include "head_clustering.hpp"
 #include "head_similarity.hpp"
+#include "head_stats.hpp"
 #include "weight_similarity.hpp"
 
 using namespace attn_viz;
