@@ -98,8 +98,7 @@ void write_stats_json(const std::string& dir, const ModelAnalysis& analysis) {
     write_file_atomically((std::filesystem::path(dir) / "stats.json").string(), stats_json(analysis).dump(1) + "\n");
 }
 
-void write_csv_tables(const std::string& dir, const ModelAnalysis& a) {
-    ensure_dir(dir);
+std::string heads_csv(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
     // heads.csv: index,layer,head,label,<statistics>[,<statistic>_std...]
     std::string heads = "index,layer,head,label";
@@ -115,6 +114,11 @@ void write_csv_tables(const std::string& dir, const ModelAnalysis& a) {
             for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads_std[n].*f.member);
         heads += "\n";
     }
+    return heads;
+}
+
+std::string pairs_csv(const ModelAnalysis& a) {
+    const bool corpus = !a.heads_std.empty();
     // pairs.csv: a,b,layer_a,head_a,layer_b,head_b,<metrics>[,<metric>_std...]
     std::string pairs = "a,b,layer_a,head_a,layer_b,head_b";
     for (int m = 0; m < pair_metric_count; ++m) pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m));
@@ -134,8 +138,13 @@ void write_csv_tables(const std::string& dir, const ModelAnalysis& a) {
                     (pairs += ',') += csv_number(a.matrices_std[static_cast<size_t>(m)].at(x, y));
             pairs += "\n";
         }
-    write_file_atomically((std::filesystem::path(dir) / "heads.csv").string(), heads);
-    write_file_atomically((std::filesystem::path(dir) / "pairs.csv").string(), pairs);
+    return pairs;
+}
+
+void write_csv_tables(const std::string& dir, const ModelAnalysis& a) {
+    ensure_dir(dir);
+    write_file_atomically((std::filesystem::path(dir) / "heads.csv").string(), heads_csv(a));
+    write_file_atomically((std::filesystem::path(dir) / "pairs.csv").string(), pairs_csv(a));
 }
 
 std::string stats_table(const ModelAnalysis& a) {

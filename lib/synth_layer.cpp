@@ -118,13 +118,10 @@ PlantedLayer make_planted_layer(const std::vector<std::string>& tokens, uint64_t
     return p;
 }
 
-void write_planted_layer(const std::string& dir, const PlantedLayer& p) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw Error(ErrorKind::io, dir + ": cannot create directory: " + ec.message());
-    const std::filesystem::path base(dir);
-    const std::string weights_path = (base / "weights.json").string(), temporary = weights_path + ".synth-tmp";
+void write_planted_layer(const std::string& weights_path, const std::string& input_path, const PlantedLayer& p) {
+    const std::string temporary = weights_path + ".synth-tmp";
     write_weights_file(temporary, p.weights);
+    std::error_code ec;
     std::filesystem::rename(temporary, weights_path, ec);
     if (ec) throw Error(ErrorKind::io, weights_path + ": cannot rename into place: " + ec.message());
     nlohmann::json embeddings = nlohmann::json::array();
@@ -132,7 +129,7 @@ void write_planted_layer(const std::string& dir, const PlantedLayer& p) {
     for (int64_t i = 0; i < T; ++i)
         embeddings.push_back(std::vector<float>(p.embeddings.data.begin() + i * D, p.embeddings.data.begin() + (i + 1) * D));
     const nlohmann::json input = {{"tokens", p.tokens}, {"embeddings", std::move(embeddings)}};
-    write_file_atomically((base / "input.json").string(), input.dump() + "\n");
+    write_file_atomically(input_path, input.dump() + "\n");
 }
 
 }  // namespace attn_viz

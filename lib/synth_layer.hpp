@@ -27,9 +27,9 @@ std::vector<std::string> planted_demo_tokens();
 // vectors and the value/output weights (the attention patterns do not depend on it).
 PlantedLayer make_planted_layer(const std::vector<std::string>& tokens, uint64_t seed);
 
-// Writes DIR/weights.json (attn-viz/weights@1) and DIR/input.json ({"tokens", "embeddings"}),
-// each atomically; creates DIR.
-void write_planted_layer(const std::string& dir, const PlantedLayer& layer);
+// Writes the weights (attn-viz/weights@1) and the input ({"tokens", "embeddings"}) files, each
+// via a temporary name and a rename.
+void write_planted_layer(const std::string& weights_path, const std::string& input_path, const PlantedLayer& layer);
 
 // Token ids for the duplicate-token and induction scores from token strings: equal strings get
 // equal ids (first occurrence order).

@@ -97,11 +97,11 @@ TEST_CASE("planted heads' statistics equal values computed by hand") {
 TEST_CASE("planted weights and input are written in the loaders' formats") {
     test_support::ScratchDir dir;
     const PlantedLayer p = make_planted_layer(planted_demo_tokens(), 7);
-    write_planted_layer(dir / "demo", p);
-    const LayerWeights back = read_weights_file(dir / "demo/weights.json");
+    write_planted_layer(dir / "weights.json", dir / "input.json", p);
+    const LayerWeights back = read_weights_file(dir / "weights.json");
     CHECK(back.w_q.data == p.weights.w_q.data);
     CHECK(back.w_o.data == p.weights.w_o.data);
-    const auto input = nlohmann::json::parse(test_support::read_text(dir / "demo/input.json"));
+    const auto input = nlohmann::json::parse(test_support::read_text(dir / "input.json"));
     CHECK(input["tokens"] == nlohmann::json(planted_demo_tokens()));
     CHECK(input["embeddings"].size() == 12);
     CHECK(input["embeddings"][3].size() == 48);
