@@ -26,13 +26,13 @@ struct RowPair {
 // p, q: [S], two heads' rows for the same query. Sixteen float lanes so the loop vectorizes.
 // JS divergence per entry: (p+q)/2 [ln 2 + r ln r + (1-r) ln(1-r)] * 2 / ln 2 / 2 with r = p/(p+q),
 // which is exactly 0 for p == q (unlike H(M) - (H(P) + H(Q))/2).
-RowPair compare_rows(const float* p, const float* q, int64_t keys) {
+[[gnu::target_clones("avx512f", "avx2", "default")]] RowPair compare_rows(const float* p, const float* q, int64_t keys) {
     constexpr int lanes = 16;
     constexpr float ln2 = 0.693147180559945f;
     float dot[lanes] = {}, divergence[lanes] = {};
     auto entry = [](float a, float b) {
         const float total = a + b;
-        const float r = a / std::max(total, 1e-30f), s = 1.0f - r;
+        const float r = a / (total + 1e-30f), s = 1.0f - r;  // 0 when both are 0
         return total * (ln2 + r * fast_ln(r) + s * fast_ln(s));
     };
     int64_t j = 0;

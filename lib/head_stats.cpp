@@ -1,6 +1,8 @@
 #include "head_stats.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -27,18 +29,20 @@ struct RowSums {
 };
 
 // row: [S]; query: the row's index i.
-RowSums sum_row(const float* row, int64_t keys, int64_t query) {
+[[gnu::target_clones("avx512f", "avx2", "default")]] RowSums sum_row(const float* row, int64_t keys, int64_t query) {
     constexpr int lanes = 16;
     float entropy[lanes] = {}, maximum[lanes] = {}, distance[lanes] = {}, mass[lanes] = {};
     int64_t j = 0;
-    for (; j + lanes <= keys; j += lanes)
+    for (; j + lanes <= keys; j += lanes) {
+        const float offset = static_cast<float>(query - j);  // |i - j - l| in float: exact below 2^24
         for (int l = 0; l < lanes; ++l) {
             const float a = row[j + l];
             entropy[l] -= a * fast_ln(a);
             maximum[l] = std::max(maximum[l], a);
-            distance[l] += a * static_cast<float>(std::abs(query - (j + l)));
+            distance[l] += a * std::fabs(offset - static_cast<float>(l));
             mass[l] += a;
         }
+    }
     RowSums sums;
     for (; j < keys; ++j) {
         const float a = row[j];
@@ -56,33 +60,52 @@ RowSums sum_row(const float* row, int64_t keys, int64_t query) {
     return sums;
 }
 
-// Fewest of `values` whose sum reaches `target`: the count a descending sort would give, found by
-// quickselect-style partitioning in expected O(n). Reorders `values`.
-int64_t fewest_reaching(std::vector<float>& values, double target) {
-    int64_t low = 0, high = static_cast<int64_t>(values.size()), count = 0;
-    double reached = 0;
-    while (low < high) {
-        const float pivot = values[static_cast<size_t>(low + (high - low) / 2)];
-        float* first = values.data() + low;
-        float* greater_end = std::partition(first, values.data() + high, [pivot](float v) { return v > pivot; });
-        float* equal_end = std::partition(greater_end, values.data() + high, [pivot](float v) { return v == pivot; });
-        double greater_sum = 0;
-        for (const float* p = first; p < greater_end; ++p) greater_sum += *p;
-        if (greater_end > first && reached + greater_sum >= target) {
-            high = greater_end - values.data();  // the answer lies among the larger values
-            continue;
+// The fewest keys of `row` whose weights, largest first, reach mass_fraction of `mass` (the count
+// a descending sort would give), in two branch-free passes: weights are binned by the top bits of
+// their float representation (monotonic for positive floats: 8 bins per octave), the bins are
+// summed from the top, and only the bin where the target is crossed is sorted.
+// Weights below (1 - fraction) mass / S are never needed (all of them together hold less than the
+// share the count may leave out), which bounds the bins to about 8 log2(S / (1 - fraction)).
+// row: [S]
+struct KeyCounter {
+    std::vector<int32_t> bin_of;    // [S] bin per key, 0 = negligible
+    std::vector<int64_t> counts;    // per bin
+    std::vector<double> sums;       // per bin
+    std::vector<float> boundary;    // weights in the crossing bin
+
+    int64_t count(const float* row, int64_t keys, double mass, double maximum) {
+        const double target = mass_fraction * mass;
+        if (!(target > 0)) return 0;
+        const float negligible = static_cast<float>((1.0 - mass_fraction) * mass / static_cast<double>(keys));
+        auto key = [](float v) { return static_cast<int32_t>(std::bit_cast<uint32_t>(v) >> 20); };
+        const int32_t low = key(negligible), bins = key(static_cast<float>(maximum)) - low + 2;
+        counts.assign(static_cast<size_t>(bins), 0);
+        sums.assign(static_cast<size_t>(bins), 0.0);
+        bin_of.resize(static_cast<size_t>(keys));
+        for (int64_t j = 0; j < keys; ++j) {
+            const float v = row[j];
+            const int32_t bin = v >= negligible ? key(v) - low + 1 : 0;
+            bin_of[static_cast<size_t>(j)] = bin;
+            ++counts[static_cast<size_t>(bin)];
+            sums[static_cast<size_t>(bin)] += v;
         }
-        reached += greater_sum;
-        count += greater_end - first;
-        for (const float* p = greater_end; p < equal_end; ++p) {
-            reached += *p;
-            ++count;
-            if (reached >= target) return count;
+        double reached = 0;
+        int64_t taken = 0;
+        int32_t crossing = bins - 1;
+        for (; crossing > 0 && reached + sums[static_cast<size_t>(crossing)] < target; --crossing)
+            reached += sums[static_cast<size_t>(crossing)], taken += counts[static_cast<size_t>(crossing)];
+        if (crossing == 0) return taken;  // only rounding left the target unreached
+        boundary.clear();
+        for (int64_t j = 0; j < keys; ++j)
+            if (bin_of[static_cast<size_t>(j)] == crossing) boundary.push_back(row[j]);
+        std::sort(boundary.begin(), boundary.end(), std::greater<float>());
+        for (float v : boundary) {
+            reached += v, ++taken;
+            if (reached >= target) break;
         }
-        low = equal_end - values.data();
+        return taken;
     }
-    return count;
-}
+};
 
 // For each query i, the earlier positions p < i holding the same token (CSR layout).
 struct EarlierCopies {
@@ -156,7 +179,7 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
     parallel_for(H, threads, [&](int64_t h) {
         Mean entropy, normalized, confidence, distance, previous, next, self, first, keys90, margin, contribution;
         Mean duplicate, induction;
-        std::vector<float> scratch;
+        KeyCounter key_counter;
         for (int64_t i = 0; i < T; ++i) {
             const int64_t visible = seen[static_cast<size_t>(i)];
             if (visible == 0) continue;  // no visible key: left out of every mean
@@ -171,10 +194,7 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
             if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
             if (i < S && vis.visible(i, i)) self.add(row[i]);
             if (vis.visible(i, 0)) first.add(row[0]);
-            scratch.clear();
-            for (int64_t j = 0; j < S; ++j)
-                if (row[j] > 0) scratch.push_back(row[j]);
-            keys90.add(static_cast<double>(fewest_reaching(scratch, mass_fraction * sums.mass)));
+            keys90.add(static_cast<double>(key_counter.count(row, S, sums.mass, sums.maximum)));
             if (r.logit_margin.size() == H * T) margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
             if (with_contributions) contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
             if (!token_scores) continue;
