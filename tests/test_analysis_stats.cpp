@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "analysis_fixtures.hpp"
 #include "error.hpp"
@@ -144,20 +145,16 @@ TEST_CASE("labels follow the documented priority and thresholds are settable by 
     s.induction = NAN, s.previous_token_mass = 0.1, s.next_token_mass = 0.1, s.self_mass = 0.1;
     s.first_token_mass = 0.1, s.normalized_entropy = 0.3, s.mean_distance = 3.5;
     CHECK(label_head(s, t) == "mixed");
-    s.mean_distance = 1.5;
-    CHECK(label_head(s, t) == "local");
-    s.normalized_entropy = 0.9;
-    CHECK(label_head(s, t) == "diffuse");
-    s.first_token_mass = 0.7;
-    CHECK(label_head(s, t) == "sink");
-    s.self_mass = 0.6;
-    CHECK(label_head(s, t) == "self");
-    s.next_token_mass = 0.6;
-    CHECK(label_head(s, t) == "next-token");
-    s.previous_token_mass = 0.55;
-    CHECK(label_head(s, t) == "previous-token");
-    s.induction = 0.45;
-    CHECK(label_head(s, t) == "induction");
+    // Raising statistics one at a time, lowest priority first: each takes over the label.
+    const std::vector<std::tuple<double HeadStats::*, double, const char*>> steps = {
+        {&HeadStats::mean_distance, 1.5, "local"},        {&HeadStats::normalized_entropy, 0.9, "diffuse"},
+        {&HeadStats::first_token_mass, 0.7, "sink"},      {&HeadStats::self_mass, 0.6, "self"},
+        {&HeadStats::next_token_mass, 0.6, "next-token"}, {&HeadStats::previous_token_mass, 0.55, "previous-token"},
+        {&HeadStats::induction, 0.45, "induction"}};
+    for (const auto& [member, value, label] : steps) {
+        s.*member = value;
+        CHECK(label_head(s, t) == label);
+    }
     set_threshold(t, "induction=0.5");
     CHECK(t.induction == 0.5);
     CHECK(label_head(s, t) == "previous-token");
