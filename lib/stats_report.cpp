@@ -12,8 +12,6 @@ namespace attn_viz {
 
 namespace {
 
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
-
 // Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
 std::string csv_number(double x) {
     if (!std::isfinite(x)) return "";
@@ -26,7 +24,7 @@ nlohmann::json matrix_json(const HeadMatrix& m) {
     nlohmann::json rows = nlohmann::json::array();
     for (int64_t a = 0; a < m.size; ++a) {
         nlohmann::json row = nlohmann::json::array();
-        for (int64_t b = 0; b < m.size; ++b) row.push_back(number_or_null(m.at(a, b)));
+        for (int64_t b = 0; b < m.size; ++b) row.push_back(json_number(m.at(a, b)));
         rows.push_back(std::move(row));
     }
     return rows;
@@ -45,6 +43,8 @@ void ensure_dir(const std::string& dir) {
 
 }  // namespace
 
+nlohmann::json json_number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
 nlohmann::json stats_json(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
     nlohmann::json j = {{"format", stats_format},         {"num_layers", a.num_layers},
@@ -58,8 +58,8 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
         head["label"] = a.labels[n];
         nlohmann::json spread = nlohmann::json::object();
         for (const HeadStatField& f : head_stat_fields()) {
-            head[f.name] = number_or_null(a.heads[n].*f.member);
-            if (corpus) spread[f.name] = number_or_null(a.heads_std[n].*f.member);
+            head[f.name] = json_number(a.heads[n].*f.member);
+            if (corpus) spread[f.name] = json_number(a.heads_std[n].*f.member);
         }
         if (corpus) head["std"] = std::move(spread);
         heads.push_back(std::move(head));
@@ -83,7 +83,7 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     for (const auto& [x, y] : a.redundant_pairs) {
         nlohmann::json pair = {{"a", head_ref(a, x)}, {"b", head_ref(a, y)}};
         for (int m = 0; m < pair_metric_count; ++m)
-            pair[pair_metric_name(static_cast<PairMetric>(m))] = number_or_null(a.matrices[static_cast<size_t>(m)].at(x, y));
+            pair[pair_metric_name(static_cast<PairMetric>(m))] = json_number(a.matrices[static_cast<size_t>(m)].at(x, y));
         pairs.push_back(std::move(pair));
     }
     j["redundant_pairs"] = std::move(pairs);

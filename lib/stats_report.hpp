@@ -15,6 +15,9 @@ inline constexpr const char* stats_format = "attn-viz/stats@1";
 
 nlohmann::json stats_json(const ModelAnalysis& analysis);
 
+// A finite number as itself, NaN or infinity as null.
+nlohmann::json json_number(double x);
+
 // Writes DIR/stats.json (each file via a temporary name and a rename). Creates DIR if missing.
 void write_stats_json(const std::string& dir, const ModelAnalysis& analysis);
 

@@ -124,17 +124,19 @@ TEST_CASE("map correlation, cosine and JS distance match a double reference acro
     }
 }
 
-TEST_CASE("identical maps have correlation 1 and JS distance 0; a constant map correlates 0") {
-    LayerResult r = random_layer({3, 11, 11, 3, false, 0.0});
+TEST_CASE("identical maps have correlation 1 and JS distance 0; constant maps correlate 0 with varying ones") {
+    LayerResult r = random_layer({4, 11, 11, 3, false, 0.0});
     std::copy(r.attention.data.begin(), r.attention.data.begin() + 121, r.attention.data.begin() + 121);
-    std::fill(r.attention.data.begin() + 242, r.attention.data.end(), 1.0f / 11);
+    std::fill(r.attention.data.begin() + 242, r.attention.data.end(), 1.0f / 11);  // heads 2 and 3 uniform
     const MapSimilarities m = attention_map_similarities({&r});
     CHECK(m.correlation.at(0, 1) == doctest::Approx(1.0).epsilon(1e-9));
     CHECK(m.js_distance.at(0, 1) == 0.0);
     CHECK(m.correlation.at(0, 2) == 0.0);
+    CHECK(m.correlation.at(2, 3) == 1.0);
+    CHECK(m.js_distance.at(2, 3) == 0.0);
     CHECK(m.correlation.at(2, 2) == 1.0);
     const Tensor kept = attention_correlation(r);
-    CHECK(kept.shape == std::vector<int64_t>{3, 3});
+    CHECK(kept.shape == std::vector<int64_t>{4, 4});
     CHECK(kept.data[1] == doctest::Approx(1.0));
 }
 
