@@ -1,66 +1,241 @@
 #include "head_stats.hpp"
 
+#include <algorithm>
+#include <bit>
+#include <functional>
 #include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "error.hpp"
+#include "fast_log.hpp"
+#include "head_similarity.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 
-std::vector<HeadStats> compute_head_stats(const LayerResult& r) {
-    const Visibility& vis = r.visibility;
-    const int64_t H = r.attention.dim(0), T = vis.queries, S = vis.keys;
-    std::vector<HeadStats> stats(static_cast<size_t>(H));
-    for (int64_t h = 0; h < H; ++h) {
-        double entropy_sum = 0, normalized_sum = 0;
-        int64_t rows = 0;
-        for (int64_t i = 0; i < T; ++i) {
-            const int64_t seen = vis.visible_count(i);
-            if (seen == 0) continue;
-            const float* row = r.attention.ptr() + (h * T + i) * S;
-            double e = 0;
-            for (int64_t j = 0; j < S; ++j)
-                if (row[j] > 0) e -= row[j] * std::log(static_cast<double>(row[j]));
-            entropy_sum += e;
-            normalized_sum += seen > 1 ? e / std::log(static_cast<double>(seen)) : 0.0;
-            ++rows;
+namespace {
+
+constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
+constexpr double mass_fraction = 0.9;  // keys_for_90 counts keys up to this share of a row's mass
+
+// Sums over one attention row in 16 independent float lanes, so the compiler vectorizes the loop
+// without reassociating a single accumulator.
+struct RowSums {
+    double entropy = 0;   // -sum a ln a
+    double maximum = 0;   // max a
+    double distance = 0;  // sum a |i - j|
+    double mass = 0;      // sum a
+};
+
+// row: [S]; query: the row's index i.
+[[gnu::target_clones("avx512f", "avx2", "default")]] RowSums sum_row(const float* row, int64_t keys, int64_t query) {
+    constexpr int lanes = 16;
+    float entropy[lanes] = {}, maximum[lanes] = {}, distance[lanes] = {}, mass[lanes] = {};
+    int64_t j = 0;
+    for (; j + lanes <= keys; j += lanes) {
+        const float offset = static_cast<float>(query - j);  // |i - j - l| in float: exact below 2^24
+        for (int l = 0; l < lanes; ++l) {
+            const float a = row[j + l];
+            entropy[l] -= a * fast_ln(a);
+            maximum[l] = std::max(maximum[l], a);
+            distance[l] += a * std::fabs(offset - static_cast<float>(l));
+            mass[l] += a;
         }
-        if (rows > 0) stats[static_cast<size_t>(h)] = {entropy_sum / rows, normalized_sum / rows};
     }
+    RowSums sums;
+    for (; j < keys; ++j) {
+        const float a = row[j];
+        sums.entropy -= a * fast_ln(a);
+        sums.maximum = std::max<double>(sums.maximum, a);
+        sums.distance += static_cast<double>(a) * static_cast<double>(std::abs(query - j));
+        sums.mass += a;
+    }
+    for (int l = 0; l < lanes; ++l) {
+        sums.entropy += entropy[l];
+        sums.maximum = std::max<double>(sums.maximum, maximum[l]);
+        sums.distance += distance[l];
+        sums.mass += mass[l];
+    }
+    return sums;
+}
+
+// The fewest keys of `row` whose weights, largest first, reach mass_fraction of `mass` (the count
+// a descending sort would give), in two branch-free passes: weights are binned by the top bits of
+// their float representation (monotonic for positive floats: 8 bins per octave), the bins are
+// summed from the top, and only the bin where the target is crossed is sorted.
+// Weights below (1 - fraction) mass / S are never needed (all of them together hold less than the
+// share the count may leave out), which bounds the bins to about 8 log2(S / (1 - fraction)).
+// row: [S]
+struct KeyCounter {
+    std::vector<int32_t> bin_of;    // [S] bin per key, 0 = negligible
+    std::vector<int64_t> counts;    // per bin
+    std::vector<double> sums;       // per bin
+    std::vector<float> boundary;    // weights in the crossing bin
+
+    int64_t count(const float* row, int64_t keys, double mass, double maximum) {
+        const double target = mass_fraction * mass;
+        if (!(target > 0)) return 0;
+        const float negligible = static_cast<float>((1.0 - mass_fraction) * mass / static_cast<double>(keys));
+        auto key = [](float v) { return static_cast<int32_t>(std::bit_cast<uint32_t>(v) >> 20); };
+        const int32_t low = key(negligible), bins = key(static_cast<float>(maximum)) - low + 2;
+        counts.assign(static_cast<size_t>(bins), 0);
+        sums.assign(static_cast<size_t>(bins), 0.0);
+        bin_of.resize(static_cast<size_t>(keys));
+        for (int64_t j = 0; j < keys; ++j) {
+            const float v = row[j];
+            const int32_t bin = v >= negligible ? key(v) - low + 1 : 0;
+            bin_of[static_cast<size_t>(j)] = bin;
+            ++counts[static_cast<size_t>(bin)];
+            sums[static_cast<size_t>(bin)] += v;
+        }
+        double reached = 0;
+        int64_t taken = 0;
+        int32_t crossing = bins - 1;
+        for (; crossing > 0 && reached + sums[static_cast<size_t>(crossing)] < target; --crossing)
+            reached += sums[static_cast<size_t>(crossing)], taken += counts[static_cast<size_t>(crossing)];
+        if (crossing == 0) return taken;  // only rounding left the target unreached
+        boundary.clear();
+        for (int64_t j = 0; j < keys; ++j)
+            if (bin_of[static_cast<size_t>(j)] == crossing) boundary.push_back(row[j]);
+        std::sort(boundary.begin(), boundary.end(), std::greater<float>());
+        for (float v : boundary) {
+            reached += v, ++taken;
+            if (reached >= target) break;
+        }
+        return taken;
+    }
+};
+
+// For each query i, the earlier positions p < i holding the same token (CSR layout).
+struct EarlierCopies {
+    std::vector<int64_t> start;      // [T + 1]
+    std::vector<int64_t> positions;  // concatenated lists
+};
+
+EarlierCopies find_earlier_copies(const std::vector<int64_t>& tokens) {
+    EarlierCopies copies;
+    std::unordered_map<int64_t, std::vector<int64_t>> seen;
+    copies.start.push_back(0);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        std::vector<int64_t>& earlier = seen[tokens[i]];
+        copies.positions.insert(copies.positions.end(), earlier.begin(), earlier.end());
+        copies.start.push_back(static_cast<int64_t>(copies.positions.size()));
+        earlier.push_back(static_cast<int64_t>(i));
+    }
+    return copies;
+}
+
+// A mean that is NaN when nothing was added.
+struct Mean {
+    double sum = 0;
+    int64_t count = 0;
+    void add(double x) { sum += x, ++count; }
+    double value() const { return count > 0 ? sum / static_cast<double>(count) : undefined; }
+};
+
+}  // namespace
+
+const std::array<HeadStatField, head_stat_count>& head_stat_fields() {
+    static const std::array<HeadStatField, head_stat_count> fields = {{
+        {"entropy", &HeadStats::entropy},
+        {"normalized_entropy", &HeadStats::normalized_entropy},
+        {"confidence", &HeadStats::confidence},
+        {"mean_distance", &HeadStats::mean_distance},
+        {"previous_token_mass", &HeadStats::previous_token_mass},
+        {"next_token_mass", &HeadStats::next_token_mass},
+        {"self_mass", &HeadStats::self_mass},
+        {"first_token_mass", &HeadStats::first_token_mass},
+        {"keys_for_90", &HeadStats::keys_for_90},
+        {"logit_margin", &HeadStats::logit_margin},
+        {"contribution", &HeadStats::contribution},
+        {"ablation_importance", &HeadStats::ablation_importance},
+        {"duplicate_token", &HeadStats::duplicate_token},
+        {"induction", &HeadStats::induction},
+    }};
+    return fields;
+}
+
+std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vector<int64_t>& tokens, int threads) {
+    const Visibility& vis = r.visibility;
+    const int64_t H = r.attention.rank() == 3 ? r.attention.dim(0) : 0, T = vis.queries, S = vis.keys;
+    if (H > 0 && (r.attention.dim(1) != T || r.attention.dim(2) != S))
+        throw Error(ErrorKind::internal, "compute_head_stats: attention shape " + shape_string(r.attention.shape) +
+                                             " does not match the visibility's queries/keys");
+    const bool token_scores = !tokens.empty() && static_cast<int64_t>(tokens.size()) == T && S == T;
+    if (!tokens.empty() && static_cast<int64_t>(tokens.size()) != T)
+        fail_input("tokens", std::to_string(tokens.size()) + " token ids for " + std::to_string(T) + " queries");
+
+    // Per-row facts shared by every head: visible key counts and earlier copies of each token.
+    std::vector<int64_t> seen(static_cast<size_t>(T));
+    for (int64_t i = 0; i < T; ++i) seen[static_cast<size_t>(i)] = vis.visible_count(i);
+    const EarlierCopies copies = token_scores ? find_earlier_copies(tokens) : EarlierCopies{};
+    double output_norm = 0;
+    for (float x : r.output.data) output_norm += static_cast<double>(x) * x;
+    output_norm = std::sqrt(output_norm);
+    const bool with_contributions = r.contribution_norms.size() == H * T && r.contribution_gram.size() == H * H;
+
+    std::vector<HeadStats> stats(static_cast<size_t>(H));
+    parallel_for(H, threads, [&](int64_t h) {
+        Mean entropy, normalized, confidence, distance, previous, next, self, first, keys90, margin, contribution;
+        Mean duplicate, induction;
+        KeyCounter key_counter;
+        for (int64_t i = 0; i < T; ++i) {
+            const int64_t visible = seen[static_cast<size_t>(i)];
+            if (visible == 0) continue;  // no visible key: left out of every mean
+            const float* row = r.attention.ptr() + (h * T + i) * S;
+            // One pass for the sums, then the positional entries read directly.
+            const RowSums sums = sum_row(row, S, i);
+            entropy.add(sums.entropy);
+            normalized.add(visible > 1 ? sums.entropy / std::log(static_cast<double>(visible)) : 0.0);
+            confidence.add(sums.maximum);
+            distance.add(sums.distance);
+            if (i >= 1 && i - 1 < S && vis.visible(i, i - 1)) previous.add(row[i - 1]);
+            if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
+            if (i < S && vis.visible(i, i)) self.add(row[i]);
+            if (vis.visible(i, 0)) first.add(row[0]);
+            keys90.add(static_cast<double>(key_counter.count(row, S, sums.mass, sums.maximum)));
+            if (r.logit_margin.size() == H * T) margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
+            if (with_contributions) contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
+            if (!token_scores) continue;
+            // Detection patterns (TransformerLens): duplicate D[i,p] for earlier copies p of token i,
+            // induction D[i,p+1]; only rows with at least one visible target count.
+            double duplicate_mass = 0, induction_mass = 0;
+            bool duplicate_target = false, induction_target = false;
+            for (int64_t n = copies.start[static_cast<size_t>(i)]; n < copies.start[static_cast<size_t>(i) + 1]; ++n) {
+                const int64_t p = copies.positions[static_cast<size_t>(n)];
+                if (vis.visible(i, p)) duplicate_mass += row[p], duplicate_target = true;
+                if (vis.visible(i, p + 1)) induction_mass += row[p + 1], induction_target = true;  // p + 1 <= i
+            }
+            if (duplicate_target) duplicate.add(duplicate_mass);
+            if (induction_target) induction.add(induction_mass);
+        }
+        HeadStats& s = stats[static_cast<size_t>(h)];
+        s.entropy = entropy.value();
+        s.normalized_entropy = normalized.value();
+        s.confidence = confidence.value();
+        s.mean_distance = distance.value();
+        s.previous_token_mass = previous.value();
+        s.next_token_mass = next.value();
+        s.self_mass = self.value();
+        s.first_token_mass = first.value();
+        s.keys_for_90 = keys90.value();
+        s.logit_margin = margin.value();
+        s.contribution = contribution.value();
+        s.ablation_importance = with_contributions && output_norm > 0
+                                    ? std::sqrt(std::max(0.0, static_cast<double>(r.contribution_gram.data[static_cast<size_t>(h * H + h)]))) / output_norm
+                                    : undefined;
+        s.duplicate_token = duplicate.value();
+        s.induction = induction.value();
+    });
     return stats;
 }
 
-Tensor attention_correlation(const LayerResult& r) {
-    const Visibility& vis = r.visibility;
-    const int64_t H = r.attention.dim(0), T = vis.queries, S = vis.keys;
-    // Gather each head's visible entries once, centred.
-    std::vector<std::vector<double>> centred(static_cast<size_t>(H));
-    for (int64_t h = 0; h < H; ++h) {
-        auto& v = centred[static_cast<size_t>(h)];
-        for (int64_t i = 0; i < T; ++i)
-            for (int64_t j = 0; j < S; ++j)
-                if (vis.visible(i, j)) v.push_back(r.attention.data[(h * T + i) * S + j]);
-        double mean = 0;
-        for (double x : v) mean += x;
-        mean /= v.empty() ? 1 : static_cast<double>(v.size());
-        for (double& x : v) x -= mean;
-    }
-    Tensor corr({H, H});
-    std::vector<double> norm(static_cast<size_t>(H));
-    for (int64_t h = 0; h < H; ++h) {
-        double s = 0;
-        for (double x : centred[static_cast<size_t>(h)]) s += x * x;
-        norm[static_cast<size_t>(h)] = std::sqrt(s);
-    }
-    for (int64_t a = 0; a < H; ++a)
-        for (int64_t b = a; b < H; ++b) {
-            double c = a == b ? 1.0 : 0.0;
-            if (a != b && norm[a] > 0 && norm[b] > 0) {
-                double dot = 0;
-                const auto &x = centred[a], &y = centred[b];
-                for (size_t n = 0; n < x.size(); ++n) dot += x[n] * y[n];
-                c = dot / (norm[a] * norm[b]);
-            }
-            corr.data[a * H + b] = corr.data[b * H + a] = static_cast<float>(c);
-        }
-    return corr;
+Tensor attention_correlation(const LayerResult& result) {
+    const HeadMatrix correlation = attention_map_similarities({&result}).correlation;
+    Tensor out({correlation.size, correlation.size});
+    for (size_t n = 0; n < correlation.values.size(); ++n) out.data[n] = static_cast<float>(correlation.values[n]);
+    return out;
 }
 
 }  // namespace attn_viz

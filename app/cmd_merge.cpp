@@ -1,0 +1,61 @@
+// attn-viz merge: combines corpus partial results (attn-viz/partial@1) into one report:
+// stats.json with mean and std per statistic, heads.csv, pairs.csv.
+#include <cstdio>
+#include <memory>
+
+#include "atomic_file.hpp"
+#include "commands.hpp"
+#include "corpus_stats.hpp"
+#include "output_dir.hpp"
+#include "stats_report.hpp"
+
+namespace attn_viz_cli {
+namespace {
+
+struct MergeOptions {
+    std::vector<std::string> partials, thresholds;
+    std::string out, save_partial;
+    bool quiet = false, force = false;
+};
+
+int merge(const MergeOptions& o) {
+    using namespace attn_viz;
+    // Step 1: validate options and every partial before writing anything.
+    LabelThresholds thresholds;
+    for (const std::string& t : o.thresholds) set_threshold(thresholds, t);
+    refuse_overwriting_inputs(o.save_partial, o.partials);
+    CorpusAccumulator corpus;
+    for (const std::string& path : o.partials) corpus.merge(CorpusAccumulator::load_partial(path), path);
+    const ModelAnalysis report = corpus.finish(thresholds);
+
+    // Step 2: stage the outputs, then move them into place together.
+    OutputDir out(o.out, o.force);
+    write_file_atomically(out.file("stats.json"), stats_json(report).dump(1) + "\n");
+    write_file_atomically(out.file("heads.csv"), heads_csv(report));
+    write_file_atomically(out.file("pairs.csv"), pairs_csv(report));
+    if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
+    out.commit();
+    if (!o.quiet) {
+        std::fputs(stats_table(report).c_str(), stdout);
+        std::printf("merged %lld sequences from %zu partial files; wrote %s\n",
+                    static_cast<long long>(corpus.num_sequences()), o.partials.size(), o.out.c_str());
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, CommandAction& action) {
+    auto o = std::make_shared<MergeOptions>();
+    CLI::App* cmd = app.add_subcommand("merge", "Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and "
+                                                "std per statistic), heads.csv and pairs.csv.");
+    cmd->add_option("partials", o->partials, "Partial result files written by a corpus run")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--out", o->out, "Output directory")->required();
+    cmd->add_option("--threshold", o->thresholds, "Override a label/redundancy threshold: name=value (repeatable; see docs)");
+    cmd->add_option("--save-partial", o->save_partial, "Also write the merged partial result here (to merge further)");
+    cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
+    cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
+    cmd->callback([o, &action] { action = [o] { return merge(*o); }; });
+}
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,123 @@
+// CorpusAccumulator's partial-result files ("attn-viz/partial@1"): writing, and reading with
+// validation of every field against the declared layout before anything is allocated from it.
+#include <cmath>
+
+#include "atomic_file.hpp"
+#include "corpus_stats.hpp"
+#include "error.hpp"
+#include "mapped_file.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+constexpr int64_t max_partial_heads = 4096;  // layers x heads accepted from a file
+
+// Moments as three parallel arrays; doubles are written by nlohmann::json in their shortest form
+// that reads back to the same bits, so a save/load round trip is exact.
+nlohmann::json moments_json(const std::vector<RunningMoments>& moments) {
+    nlohmann::json count = nlohmann::json::array(), mean = nlohmann::json::array(), m2 = nlohmann::json::array();
+    for (const RunningMoments& r : moments) count.push_back(r.count), mean.push_back(r.mean), m2.push_back(r.m2);
+    return {{"count", std::move(count)}, {"mean", std::move(mean)}, {"m2", std::move(m2)}};
+}
+
+const nlohmann::json& member(const nlohmann::json& object, const char* name, const std::string& where) {
+    if (!object.is_object() || !object.contains(name)) fail_input(where, std::string("missing \"") + name + "\"");
+    return object.at(name);
+}
+
+int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high, const std::string& where) {
+    const nlohmann::json& v = member(object, name, where);
+    if (!v.is_number_integer() || v.get<int64_t>() < low || v.get<int64_t>() > high)
+        fail_input(where, std::string("\"") + name + "\" must be a whole number in [" + std::to_string(low) + ", " +
+                              std::to_string(high) + "]");
+    return v.get<int64_t>();
+}
+
+std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t expected, int64_t max_count,
+                                         const std::string& where) {
+    const nlohmann::json& count = member(block, "count", where);
+    const nlohmann::json& mean = member(block, "mean", where);
+    const nlohmann::json& m2 = member(block, "m2", where);
+    for (const nlohmann::json* array : {&count, &mean, &m2})
+        if (!array->is_array() || array->size() != expected)
+            fail_input(where, "expected arrays of " + std::to_string(expected) + " numbers");
+    std::vector<RunningMoments> moments(expected);
+    for (size_t k = 0; k < expected; ++k) {
+        const nlohmann::json &c = count[k], &m = mean[k], &s = m2[k];
+        if (!c.is_number_integer() || c.get<int64_t>() < 0 || c.get<int64_t>() > max_count)
+            fail_input(where, "count " + std::to_string(k) + " is not a whole number in [0, num_sequences]");
+        if (!m.is_number() || !s.is_number() || !std::isfinite(m.get<double>()) || !std::isfinite(s.get<double>()) ||
+            s.get<double>() < 0)
+            fail_input(where, "mean/m2 " + std::to_string(k) + " is not a finite number (m2 >= 0)");
+        moments[k] = {c.get<int64_t>(), m.get<double>(), s.get<double>()};
+    }
+    return moments;
+}
+
+}  // namespace
+
+nlohmann::json CorpusAccumulator::partial_json() const {
+    nlohmann::json j = {{"format", partial_format},        {"num_layers", num_layers_},
+                        {"num_heads", num_heads_},         {"causal", causal_},
+                        {"num_sequences", num_sequences_}, {"total_queries", total_queries_},
+                        {"max_queries", max_queries_},     {"max_keys", max_keys_}};
+    nlohmann::json statistics = nlohmann::json::array();
+    for (const HeadStatField& f : head_stat_fields()) statistics.push_back(f.name);
+    j["statistics"] = std::move(statistics);  // the order of each head's block in "heads"
+    j["heads"] = moments_json(heads_);
+    nlohmann::json matrices = nlohmann::json::object();
+    for (int m = 0; m < pair_metric_count; ++m) matrices[pair_metric_name(static_cast<PairMetric>(m))] = moments_json(matrices_[m]);
+    j["matrices"] = std::move(matrices);
+    return j;
+}
+
+CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object() || !j.contains("format") || j["format"] != partial_format)
+        fail_input(where, std::string("not a partial result (\"format\" must be \"") + partial_format + "\")");
+    CorpusAccumulator acc;
+    acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
+    acc.num_heads_ = whole_number(j, "num_heads", 1, max_partial_heads, where);
+    const int64_t N = acc.num_layers_ * acc.num_heads_;
+    if (N > max_partial_heads) fail_input(where, "more than " + std::to_string(max_partial_heads) + " heads in all");
+    const nlohmann::json& causal = member(j, "causal", where);
+    if (!causal.is_boolean()) fail_input(where, "\"causal\" must be true or false");
+    acc.causal_ = causal.get<bool>();
+    constexpr int64_t big = int64_t(1) << 50;
+    acc.num_sequences_ = whole_number(j, "num_sequences", 1, big, where);
+    acc.total_queries_ = whole_number(j, "total_queries", 0, big, where);
+    acc.max_queries_ = whole_number(j, "max_queries", 0, big, where);
+    acc.max_keys_ = whole_number(j, "max_keys", 0, big, where);
+    // The statistics' names must be ours, in our order (a file from another version is refused).
+    const nlohmann::json& statistics = member(j, "statistics", where);
+    bool same_statistics = statistics.is_array() && statistics.size() == head_stat_count;
+    for (int s = 0; same_statistics && s < head_stat_count; ++s) same_statistics = statistics[s] == head_stat_fields()[s].name;
+    if (!same_statistics) fail_input(where, "\"statistics\" does not list this version's per-head statistics");
+    acc.heads_ = read_moments(member(j, "heads", where), static_cast<size_t>(N * head_stat_count), acc.num_sequences_,
+                              where + " heads");
+    const nlohmann::json& matrices = member(j, "matrices", where);
+    for (int m = 0; m < pair_metric_count; ++m) {
+        const char* name = pair_metric_name(static_cast<PairMetric>(m));
+        acc.matrices_[m] = read_moments(member(matrices, name, where), static_cast<size_t>(N * N), acc.num_sequences_,
+                                        where + " " + name);
+    }
+    return acc;
+}
+
+void CorpusAccumulator::save_partial(const std::string& path) const {
+    if (heads_.empty()) throw Error(ErrorKind::internal, path + ": no sequence was accumulated");
+    write_file_atomically(path, partial_json().dump() + "\n");
+}
+
+CorpusAccumulator CorpusAccumulator::load_partial(const std::string& path) {
+    const MappedFile file(path);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(file.text());
+    } catch (const nlohmann::json::exception& e) {
+        fail_input(path, std::string("not valid JSON: ") + e.what());
+    }
+    return from_partial_json(j, path);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,115 @@
+#include "corpus_stats.hpp"
+
+#include <cmath>
+
+#include "error.hpp"
+
+namespace attn_viz {
+
+void RunningMoments::add(double x) {
+    if (std::isnan(x)) return;
+    ++count;
+    const double delta = x - mean;
+    mean += delta / static_cast<double>(count);
+    m2 += delta * (x - mean);
+}
+
+void RunningMoments::merge(const RunningMoments& other) {
+    if (other.count == 0) return;
+    if (count == 0) {
+        *this = other;
+        return;
+    }
+    const double n = static_cast<double>(count + other.count);
+    const double delta = other.mean - mean;
+    mean += delta * static_cast<double>(other.count) / n;
+    m2 += other.m2 + delta * delta * static_cast<double>(count) * static_cast<double>(other.count) / n;
+    count += other.count;
+}
+
+double RunningMoments::mean_or_nan() const { return count > 0 ? mean : std::numeric_limits<double>::quiet_NaN(); }
+
+double RunningMoments::population_std() const {
+    return count > 0 ? std::sqrt(std::max(0.0, m2) / static_cast<double>(count)) : std::numeric_limits<double>::quiet_NaN();
+}
+
+void CorpusAccumulator::check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where) const {
+    if (layers != num_layers_ || heads != num_heads_ || causal != causal_)
+        fail_input(where, std::to_string(layers) + " layers x " + std::to_string(heads) + " heads" +
+                              (causal ? " (causal)" : " (not causal)") + " do not match the corpus so far: " +
+                              std::to_string(num_layers_) + " x " + std::to_string(num_heads_) +
+                              (causal_ ? " (causal)" : " (not causal)"));
+}
+
+void CorpusAccumulator::add(const ModelAnalysis& a) {
+    const int64_t N = a.num_layers * a.num_heads;
+    if (num_sequences_ == 0 && heads_.empty()) {
+        num_layers_ = a.num_layers, num_heads_ = a.num_heads, causal_ = a.causal;
+        heads_.assign(static_cast<size_t>(N * head_stat_count), {});
+        for (auto& m : matrices_) m.assign(static_cast<size_t>(N * N), {});
+    }
+    check_layout(a.num_layers, a.num_heads, a.causal, "sequence " + std::to_string(num_sequences_ + 1));
+    if (static_cast<int64_t>(a.heads.size()) != N)
+        throw Error(ErrorKind::internal, "CorpusAccumulator::add: analysis holds " + std::to_string(a.heads.size()) + " heads");
+    for (int64_t n = 0; n < N; ++n)
+        for (int s = 0; s < head_stat_count; ++s)
+            heads_[static_cast<size_t>(n * head_stat_count + s)].add(a.heads[static_cast<size_t>(n)].*head_stat_fields()[s].member);
+    for (int m = 0; m < pair_metric_count; ++m)
+        for (int64_t k = 0; k < N * N; ++k) matrices_[m][static_cast<size_t>(k)].add(a.matrices[m].values[static_cast<size_t>(k)]);
+    ++num_sequences_;
+    total_queries_ += a.num_queries;
+    max_queries_ = std::max(max_queries_, a.num_queries);
+    max_keys_ = std::max(max_keys_, a.num_keys);
+}
+
+void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string& where) {
+    if (other.heads_.empty()) return;
+    if (heads_.empty()) {
+        *this = other;
+        return;
+    }
+    check_layout(other.num_layers_, other.num_heads_, other.causal_, where);
+    for (size_t k = 0; k < heads_.size(); ++k) heads_[k].merge(other.heads_[k]);
+    for (int m = 0; m < pair_metric_count; ++m)
+        for (size_t k = 0; k < matrices_[m].size(); ++k) matrices_[m][k].merge(other.matrices_[m][k]);
+    num_sequences_ += other.num_sequences_;
+    total_queries_ += other.total_queries_;
+    max_queries_ = std::max(max_queries_, other.max_queries_);
+    max_keys_ = std::max(max_keys_, other.max_keys_);
+}
+
+ModelAnalysis CorpusAccumulator::finish(const LabelThresholds& thresholds) const {
+    ModelAnalysis a;
+    a.num_layers = num_layers_, a.num_heads = num_heads_, a.causal = causal_;
+    a.num_queries = max_queries_, a.num_keys = max_keys_;
+    a.num_sequences = num_sequences_, a.total_queries = total_queries_;
+    const int64_t N = num_layers_ * num_heads_;
+    a.heads.resize(static_cast<size_t>(N));
+    a.heads_std.resize(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+        a.head_ids.push_back({n / std::max<int64_t>(num_heads_, 1), n % std::max<int64_t>(num_heads_, 1)});
+        for (int s = 0; s < head_stat_count; ++s) {
+            const RunningMoments& r = heads_[static_cast<size_t>(n * head_stat_count + s)];
+            a.heads[static_cast<size_t>(n)].*head_stat_fields()[s].member = r.mean_or_nan();
+            a.heads_std[static_cast<size_t>(n)].*head_stat_fields()[s].member = r.population_std();
+        }
+    }
+    for (int m = 0; m < pair_metric_count; ++m) {
+        a.matrices[m] = HeadMatrix(N);
+        a.matrices_std[m] = HeadMatrix(N);
+        for (int64_t k = 0; k < N * N; ++k) {
+            a.matrices[m].values[static_cast<size_t>(k)] = matrices_[m][static_cast<size_t>(k)].mean_or_nan();
+            a.matrices_std[m].values[static_cast<size_t>(k)] = matrices_[m][static_cast<size_t>(k)].population_std();
+        }
+    }
+    derive_labels_and_redundancy(a, thresholds);
+    return a;
+}
+
+size_t CorpusAccumulator::state_bytes() const {
+    size_t bytes = sizeof(*this) + heads_.capacity() * sizeof(RunningMoments);
+    for (const auto& m : matrices_) bytes += m.capacity() * sizeof(RunningMoments);
+    return bytes;
+}
+
+}  // namespace attn_viz

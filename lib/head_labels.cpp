@@ -1,0 +1,56 @@
+#include "head_labels.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "error.hpp"
+
+namespace attn_viz {
+
+std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields() {
+    return {{"induction", &LabelThresholds::induction},
+            {"previous_token", &LabelThresholds::previous_token},
+            {"next_token", &LabelThresholds::next_token},
+            {"self", &LabelThresholds::self},
+            {"sink", &LabelThresholds::sink},
+            {"diffuse", &LabelThresholds::diffuse},
+            {"local_distance", &LabelThresholds::local_distance},
+            {"redundancy_js", &LabelThresholds::redundancy_js},
+            {"top_pairs", &LabelThresholds::top_pairs}};
+}
+
+void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
+    const size_t equals = assignment.find('=');
+    const std::string name = assignment.substr(0, equals);
+    const std::string where = "--threshold " + assignment;
+    if (equals == std::string::npos) throw Error(ErrorKind::usage, where + ": expected name=value");
+    const std::string text = assignment.substr(equals + 1);
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(value))
+        throw Error(ErrorKind::usage, where + ": '" + text + "' is not a finite number");
+    for (const auto& [field_name, member] : threshold_fields())
+        if (name == field_name) {
+            if (name == "top_pairs" && (value < 0 || value != std::floor(value)))
+                throw Error(ErrorKind::usage, where + ": top_pairs must be a whole number >= 0");
+            thresholds.*member = value;
+            return;
+        }
+    std::string known;
+    for (const auto& field : threshold_fields()) known += std::string(known.empty() ? "" : ", ") + field.first;
+    throw Error(ErrorKind::usage, where + ": unknown threshold '" + name + "' (known: " + known + ")");
+}
+
+std::string label_head(const HeadStats& s, const LabelThresholds& t) {
+    // Comparisons with NaN are false, so an undefined statistic never selects its label.
+    if (s.induction >= t.induction) return "induction";
+    if (s.previous_token_mass >= t.previous_token) return "previous-token";
+    if (s.next_token_mass >= t.next_token) return "next-token";
+    if (s.self_mass >= t.self) return "self";
+    if (s.first_token_mass >= t.sink) return "sink";
+    if (s.normalized_entropy >= t.diffuse) return "diffuse";
+    if (s.mean_distance <= t.local_distance) return "local";
+    return "mixed";
+}
+
+}  // namespace attn_viz

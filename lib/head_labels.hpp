@@ -1,0 +1,36 @@
+// A one-word label per head from its statistics (previous-token, next-token, self, sink,
+// induction, diffuse, local, mixed), with documented, overridable thresholds (docs/metrics.md).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "head_stats.hpp"
+
+namespace attn_viz {
+
+struct LabelThresholds {
+    double induction = 0.4;        // induction score >= this: "induction"
+    double previous_token = 0.5;   // previous_token_mass >= this: "previous-token"
+    double next_token = 0.5;       // next_token_mass >= this: "next-token"
+    double self = 0.5;             // self_mass >= this: "self"
+    double sink = 0.5;             // first_token_mass >= this: "sink"
+    double diffuse = 0.8;          // normalized_entropy >= this: "diffuse"
+    double local_distance = 2.0;   // mean_distance <= this: "local"
+    double redundancy_js = 0.2;    // clustering cut: groups merge while average JS distance <= this
+    double top_pairs = 10;         // how many most-redundant pairs to list
+};
+
+// The thresholds' names (as in --threshold name=value and stats.json "thresholds") and members.
+std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields();
+
+// Sets one threshold from "name=value"; throws Error(usage) naming the option on an unknown
+// name, a malformed or non-finite number, or a negative top_pairs.
+void set_threshold(LabelThresholds& thresholds, const std::string& assignment);
+
+// The first rule that holds, in this order: induction, previous-token, next-token, self, sink,
+// diffuse, local; otherwise "mixed". A NaN statistic never satisfies a rule.
+std::string label_head(const HeadStats& stats, const LabelThresholds& thresholds);
+
+}  // namespace attn_viz

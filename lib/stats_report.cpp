@@ -1,0 +1,186 @@
+#include "stats_report.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "atomic_file.hpp"
+#include "error.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+// Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
+std::string csv_number(double x) {
+    if (!std::isfinite(x)) return "";
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+    return std::string(buffer, result.ptr);
+}
+
+nlohmann::json matrix_json(const HeadMatrix& m) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (int64_t a = 0; a < m.size; ++a) {
+        nlohmann::json row = nlohmann::json::array();
+        for (int64_t b = 0; b < m.size; ++b) row.push_back(json_number(m.at(a, b)));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+nlohmann::json head_ref(const ModelAnalysis& a, int64_t index) {
+    const HeadId& id = a.head_ids[static_cast<size_t>(index)];
+    return {{"index", index}, {"layer", id.layer}, {"head", id.head}};
+}
+
+void ensure_dir(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error(ErrorKind::io, dir + ": cannot create directory: " + ec.message());
+}
+
+}  // namespace
+
+nlohmann::json json_number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+nlohmann::json stats_json(const ModelAnalysis& a) {
+    const bool corpus = !a.heads_std.empty();
+    nlohmann::json j = {{"format", stats_format},         {"num_layers", a.num_layers},
+                        {"num_heads", a.num_heads},       {"num_queries", a.num_queries},
+                        {"num_keys", a.num_keys},         {"causal", a.causal},
+                        {"num_sequences", a.num_sequences}, {"total_queries", a.total_queries}};
+    // Per-head statistics (and their std over sequences in corpus mode).
+    nlohmann::json heads = nlohmann::json::array();
+    for (size_t n = 0; n < a.heads.size(); ++n) {
+        nlohmann::json head = head_ref(a, static_cast<int64_t>(n));
+        head["label"] = a.labels[n];
+        nlohmann::json spread = nlohmann::json::object();
+        for (const HeadStatField& f : head_stat_fields()) {
+            head[f.name] = json_number(a.heads[n].*f.member);
+            if (corpus) spread[f.name] = json_number(a.heads_std[n].*f.member);
+        }
+        if (corpus) head["std"] = std::move(spread);
+        heads.push_back(std::move(head));
+    }
+    j["heads"] = std::move(heads);
+    // Pairwise matrices.
+    for (int m = 0; m < pair_metric_count; ++m) {
+        const std::string name = pair_metric_name(static_cast<PairMetric>(m));
+        j[name] = matrix_json(a.matrices[static_cast<size_t>(m)]);
+        if (corpus) j[name + "_std"] = matrix_json(a.matrices_std[static_cast<size_t>(m)]);
+    }
+    // Redundancy.
+    nlohmann::json groups = nlohmann::json::array();
+    for (const auto& group : a.redundant_groups) {
+        nlohmann::json members = nlohmann::json::array();
+        for (int64_t index : group) members.push_back(head_ref(a, index));
+        groups.push_back(std::move(members));
+    }
+    j["redundant_groups"] = std::move(groups);
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& [x, y] : a.redundant_pairs) {
+        nlohmann::json pair = {{"a", head_ref(a, x)}, {"b", head_ref(a, y)}};
+        for (int m = 0; m < pair_metric_count; ++m)
+            pair[pair_metric_name(static_cast<PairMetric>(m))] = json_number(a.matrices[static_cast<size_t>(m)].at(x, y));
+        pairs.push_back(std::move(pair));
+    }
+    j["redundant_pairs"] = std::move(pairs);
+    nlohmann::json thresholds = nlohmann::json::object();
+    for (const auto& [name, member] : threshold_fields()) thresholds[name] = a.thresholds.*member;
+    j["thresholds"] = std::move(thresholds);
+    return j;
+}
+
+void write_stats_json(const std::string& dir, const ModelAnalysis& analysis) {
+    ensure_dir(dir);
+    write_file_atomically((std::filesystem::path(dir) / "stats.json").string(), stats_json(analysis).dump(1) + "\n");
+}
+
+std::string heads_csv(const ModelAnalysis& a) {
+    const bool corpus = !a.heads_std.empty();
+    // heads.csv: index,layer,head,label,<statistics>[,<statistic>_std...]
+    std::string heads = "index,layer,head,label";
+    for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name;
+    if (corpus)
+        for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name + "_std";
+    heads += "\n";
+    for (size_t n = 0; n < a.heads.size(); ++n) {
+        heads += std::to_string(n) + "," + std::to_string(a.head_ids[n].layer) + "," +
+                 std::to_string(a.head_ids[n].head) + "," + a.labels[n];
+        for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads[n].*f.member);
+        if (corpus)
+            for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads_std[n].*f.member);
+        heads += "\n";
+    }
+    return heads;
+}
+
+std::string pairs_csv(const ModelAnalysis& a) {
+    const bool corpus = !a.heads_std.empty();
+    // pairs.csv: a,b,layer_a,head_a,layer_b,head_b,<metrics>[,<metric>_std...]
+    std::string pairs = "a,b,layer_a,head_a,layer_b,head_b";
+    for (int m = 0; m < pair_metric_count; ++m) pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m));
+    if (corpus)
+        for (int m = 0; m < pair_metric_count; ++m)
+            pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m)) + "_std";
+    pairs += "\n";
+    const int64_t N = static_cast<int64_t>(a.heads.size());
+    for (int64_t x = 0; x < N; ++x)
+        for (int64_t y = x + 1; y < N; ++y) {
+            const HeadId &ix = a.head_ids[static_cast<size_t>(x)], &iy = a.head_ids[static_cast<size_t>(y)];
+            pairs += std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(ix.layer) + "," +
+                     std::to_string(ix.head) + "," + std::to_string(iy.layer) + "," + std::to_string(iy.head);
+            for (int m = 0; m < pair_metric_count; ++m) (pairs += ',') += csv_number(a.matrices[static_cast<size_t>(m)].at(x, y));
+            if (corpus)
+                for (int m = 0; m < pair_metric_count; ++m)
+                    (pairs += ',') += csv_number(a.matrices_std[static_cast<size_t>(m)].at(x, y));
+            pairs += "\n";
+        }
+    return pairs;
+}
+
+void write_csv_tables(const std::string& dir, const ModelAnalysis& a) {
+    ensure_dir(dir);
+    write_file_atomically((std::filesystem::path(dir) / "heads.csv").string(), heads_csv(a));
+    write_file_atomically((std::filesystem::path(dir) / "pairs.csv").string(), pairs_csv(a));
+}
+
+std::string stats_table(const ModelAnalysis& a) {
+    auto cell = [](double x, const char* format) {
+        char buffer[32];
+        if (!std::isfinite(x)) return std::string("-");
+        std::snprintf(buffer, sizeof buffer, format, x);
+        return std::string(buffer);
+    };
+    std::string out;
+    char line[256];
+    std::snprintf(line, sizeof line, "%5s %4s %-14s %7s %6s %6s %7s %6s %6s %6s %6s %7s %7s %7s %6s\n", "layer", "head",
+                  "label", "entropy", "norm", "conf", "dist", "prev", "next", "self", "first", "keys90", "margin",
+                  "ablate", "induct");
+    out += line;
+    for (size_t n = 0; n < a.heads.size(); ++n) {
+        const HeadStats& s = a.heads[n];
+        std::snprintf(line, sizeof line, "%5lld %4lld %-14s %7s %6s %6s %7s %6s %6s %6s %6s %7s %7s %7s %6s\n",
+                      static_cast<long long>(a.head_ids[n].layer), static_cast<long long>(a.head_ids[n].head),
+                      a.labels[n].c_str(), cell(s.entropy, "%.3f").c_str(), cell(s.normalized_entropy, "%.3f").c_str(),
+                      cell(s.confidence, "%.3f").c_str(), cell(s.mean_distance, "%.2f").c_str(),
+                      cell(s.previous_token_mass, "%.3f").c_str(), cell(s.next_token_mass, "%.3f").c_str(),
+                      cell(s.self_mass, "%.3f").c_str(), cell(s.first_token_mass, "%.3f").c_str(),
+                      cell(s.keys_for_90, "%.2f").c_str(), cell(s.logit_margin, "%.2f").c_str(),
+                      cell(s.ablation_importance, "%.3f").c_str(), cell(s.induction, "%.3f").c_str());
+        out += line;
+    }
+    for (const auto& group : a.redundant_groups) {
+        out += "redundant:";
+        for (int64_t index : group) {
+            const HeadId& id = a.head_ids[static_cast<size_t>(index)];
+            out += " L" + std::to_string(id.layer) + "H" + std::to_string(id.head);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,78 @@
+// The analysis commands end to end: `attn-viz synth` (and running its output) and `attn-viz merge`.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "analysis_fixtures.hpp"
+#include "corpus_stats.hpp"
+#include "synth_layer.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+// A partial result over `count` random runs of two layers x two heads.
+void write_partial(const std::string& path, int count) {
+    CorpusAccumulator acc;
+    for (int n = 0; n < count; ++n) {
+        const LayerResult a = analysis_fixtures::random_layer({2, 6, 6, 3, true, 0.0});
+        const LayerResult b = analysis_fixtures::random_layer({2, 6, 6, 3, true, 0.0});
+        acc.add(analyze_model({&a, &b}, {}, analysis_fixtures::random_tokens(6, 3), AnalysisOptions{}));
+    }
+    acc.save_partial(path);
+}
+
+}  // namespace
+
+TEST_SUITE("analysis") {
+
+TEST_CASE("attn-viz synth writes a layer that attn-viz run accepts") {
+    ScratchDir dir;
+    CommandResult r = run_attn_viz("synth --out " + (dir / "demo") + " --seed 3");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.output.find("previous-token") != std::string::npos);
+    CHECK(std::filesystem::exists(dir / "demo/weights.json"));
+    r = run_attn_viz("synth --out " + (dir / "short") + " --tokens 'a b a c' -q");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.empty());
+    const auto input = nlohmann::json::parse(read_text(dir / "short/input.json"));
+    CHECK(input["tokens"] == nlohmann::json({"a", "b", "a", "c"}));
+    r = run_attn_viz("run --weights " + (dir / "demo/weights.json") + " --input " + (dir / "demo/input.json") + " --out " +
+                     (dir / "run") + " -q");
+    CHECK(r.exit_code == 0);
+    CHECK(run_attn_viz("synth --out " + (dir / "bad") + " --tokens one").exit_code == 2);
+    CHECK(run_attn_viz("synth").exit_code == 2);
+}
+
+TEST_CASE("attn-viz merge combines partial files into stats.json and CSV tables") {
+    ScratchDir dir;
+    write_partial(dir / "a.json", 3);
+    write_partial(dir / "b.json", 4);
+    CommandResult r = run_attn_viz("merge " + (dir / "a.json") + " " + (dir / "b.json") + " --out " + (dir / "out") +
+                                   " --threshold redundancy_js=0.5 --save-partial " + (dir / "all.json"));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.output.find("merged 7 sequences") != std::string::npos);
+    const auto stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    CHECK(stats["format"] == "attn-viz/stats@1");
+    CHECK(stats["num_sequences"] == 7);
+    CHECK(stats["heads"].size() == 4);
+    CHECK(stats["heads"][3]["std"].contains("entropy"));
+    CHECK(stats["correlation_std"].size() == 4);
+    CHECK(stats["thresholds"]["redundancy_js"] == 0.5);
+    CHECK(std::filesystem::exists(dir / "out/heads.csv"));
+    CHECK(std::filesystem::exists(dir / "out/pairs.csv"));
+    CHECK(CorpusAccumulator::load_partial(dir / "all.json").num_sequences() == 7);
+
+    // Errors: a hostile partial (3), an unknown threshold (2), no partial (2).
+    write_text(dir / "bad.json", "{\"format\": \"attn-viz/partial@1\", \"num_layers\": -1}");
+    r = run_attn_viz("merge " + (dir / "bad.json") + " --out " + (dir / "out2"));
+    CHECK(r.exit_code == 3);
+    CHECK(r.output.find("bad.json") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "out2"));
+    CHECK(run_attn_viz("merge " + (dir / "a.json") + " --out " + (dir / "out3") + " --threshold bogus=1").exit_code == 2);
+    CHECK(run_attn_viz("merge --out " + (dir / "out4")).exit_code == 2);
+}
+
+}

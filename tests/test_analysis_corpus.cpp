@@ -1,0 +1,221 @@
+// Corpus aggregation (running moments, partial files, exact merge) and the report writers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "analysis_fixtures.hpp"
+#include "corpus_stats.hpp"
+#include "error.hpp"
+#include "stats_report.hpp"
+
+using namespace attn_viz;
+using namespace analysis_fixtures;
+
+namespace {
+
+// One random "model run": two layers of three heads sharing one visibility, random T.
+ModelAnalysis random_run(int64_t T, const std::vector<const LayerWeights*>& weights) {
+    LayerResult first = random_layer({3, T, T, 4, true, 0.0});
+    LayerResult second = random_layer({3, T, T, 4, true, 0.0});
+    const std::vector<const LayerResult*> pointers = {&first, &second};
+    return analyze_model(pointers, weights, random_tokens(T, 3), AnalysisOptions{});
+}
+
+LayerWeights random_layer_weights() {
+    LayerWeights w;
+    w.d_model = 6, w.num_heads = 3, w.num_kv_heads = 3, w.d_head = 2;
+    w.w_q = test_support::random_tensor({6, 6});
+    w.w_k = test_support::random_tensor({6, 6});
+    w.w_v = test_support::random_tensor({6, 6});
+    w.w_o = test_support::random_tensor({6, 6});
+    return w;
+}
+
+bool close(double got, double want, double relative) {
+    if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+    return std::abs(got - want) <= relative * std::max(1e-12, std::abs(want));
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+    std::vector<std::string> fields;
+    std::stringstream s(line);
+    std::string field;
+    while (std::getline(s, field, separator)) fields.push_back(field);
+    if (!line.empty() && line.back() == separator) fields.push_back("");
+    return fields;
+}
+
+}  // namespace
+
+TEST_SUITE("analysis") {
+
+TEST_CASE("merging two halves of a corpus equals one pass, and both equal a two-pass reference") {
+    const LayerWeights w0 = random_layer_weights(), w1 = random_layer_weights();
+    std::vector<ModelAnalysis> runs;
+    std::uniform_int_distribution<int64_t> length(1, 12);
+    for (int n = 0; n < 40; ++n) runs.push_back(random_run(length(test_support::rng()), {&w0, &w1}));
+
+    CorpusAccumulator all, first_half, second_half;
+    for (int n = 0; n < 40; ++n) {
+        all.add(runs[n]);
+        (n < 20 ? first_half : second_half).add(runs[n]);
+    }
+    test_support::ScratchDir dir;
+    first_half.save_partial(dir / "a.json");
+    second_half.save_partial(dir / "b.json");
+    CorpusAccumulator merged = CorpusAccumulator::load_partial(dir / "a.json");
+    merged.merge(CorpusAccumulator::load_partial(dir / "b.json"), "b.json");
+    CHECK(merged.num_sequences() == 40);
+
+    const ModelAnalysis one = all.finish(LabelThresholds{}), two = merged.finish(LabelThresholds{});
+    REQUIRE(one.heads.size() == 6);
+    for (size_t h = 0; h < 6; ++h)
+        for (const HeadStatField& f : head_stat_fields()) {
+            // Reference: plain mean and population std over the defined values.
+            std::vector<double> values;
+            for (const ModelAnalysis& run : runs)
+                if (!std::isnan(run.heads[h].*f.member)) values.push_back(run.heads[h].*f.member);
+            double mean = 0, variance = 0;
+            for (double x : values) mean += x / double(values.size());
+            for (double x : values) variance += (x - mean) * (x - mean) / double(values.size());
+            INFO(std::string(f.name) << " head " << h);
+            CHECK(close(two.heads[h].*f.member, one.heads[h].*f.member, 1e-9));
+            CHECK(close(two.heads_std[h].*f.member, one.heads_std[h].*f.member, 1e-9));
+            CHECK(close(one.heads[h].*f.member, values.empty() ? NAN : mean, 1e-9));
+            CHECK(close(one.heads_std[h].*f.member, values.empty() ? NAN : std::sqrt(variance), 1e-6));
+        }
+    for (int m = 0; m < pair_metric_count; ++m)
+        for (size_t k = 0; k < 36; ++k) {
+            INFO(pair_metric_name(static_cast<PairMetric>(m)) << " entry " << k);
+            CHECK(close(two.matrices[m].values[k], one.matrices[m].values[k], 1e-9));
+            CHECK(close(two.matrices_std[m].values[k], one.matrices_std[m].values[k], 1e-9));
+        }
+    CHECK(two.labels == one.labels);
+    CHECK(two.total_queries == one.total_queries);
+}
+
+TEST_CASE("a partial file round-trips exactly and the accumulator's size does not grow with count") {
+    CorpusAccumulator acc;
+    acc.add(random_run(5, {}));
+    const size_t after_one = acc.state_bytes();
+    for (int n = 0; n < 30; ++n) acc.add(random_run(7, {}));
+    CHECK(acc.state_bytes() == after_one);
+    test_support::ScratchDir dir;
+    acc.save_partial(dir / "p.json");
+    const CorpusAccumulator back = CorpusAccumulator::load_partial(dir / "p.json");
+    CHECK(back.partial_json() == acc.partial_json());
+    CHECK(back.num_sequences() == 31);
+}
+
+TEST_CASE("hostile partial files are refused with a message naming the file") {
+    CorpusAccumulator acc;
+    acc.add(random_run(4, {}));
+    const nlohmann::json good = acc.partial_json();
+    test_support::ScratchDir dir;
+    auto expect_bad = [&](const nlohmann::json& j, const std::string& fragment) {
+        test_support::write_text(dir / "bad.json", j.dump());
+        try {
+            CorpusAccumulator::load_partial(dir / "bad.json");
+            FAIL("accepted: " << fragment);
+        } catch (const Error& e) {
+            CHECK(e.kind() == ErrorKind::bad_input);
+            CHECK(std::string(e.what()).find("bad.json") != std::string::npos);
+            CHECK(std::string(e.what()).find(fragment) != std::string::npos);
+        }
+    };
+    nlohmann::json j = good;
+    j["format"] = "attn-viz/stats@1";
+    expect_bad(j, "format");
+    j = good, j.erase("num_heads");
+    expect_bad(j, "num_heads");
+    j = good, j["num_layers"] = 100000;
+    expect_bad(j, "num_layers");
+    j = good, j["num_layers"] = 3;  // arrays no longer match the layout
+    expect_bad(j, "arrays");
+    j = good, j["heads"]["count"][0] = -1;
+    expect_bad(j, "count");
+    j = good, j["heads"]["count"][0] = 99;
+    expect_bad(j, "count");
+    j = good, j["heads"]["mean"][2] = "x";
+    expect_bad(j, "finite");
+    j = good, j["heads"]["m2"][2] = -1.0;
+    expect_bad(j, "m2");
+    j = good, j["matrices"].erase("js_distance");
+    expect_bad(j, "js_distance");
+    j = good, j["statistics"][0] = "something_else";
+    expect_bad(j, "statistics");
+    j = good, j["causal"] = 1;
+    expect_bad(j, "causal");
+    test_support::write_text(dir / "bad.json", "{\"format\": ");
+    CHECK_THROWS_AS(CorpusAccumulator::load_partial(dir / "bad.json"), Error);
+    // A different layout cannot be merged or added.
+    LayerResult one_layer = random_layer({2, 4, 4, 3, true, 0.0});
+    const ModelAnalysis other = analyze_layer(one_layer, nullptr, {}, AnalysisOptions{});
+    CHECK_THROWS_AS(acc.add(other), Error);
+    CorpusAccumulator different;
+    different.add(other);
+    CHECK_THROWS_AS(acc.merge(different, "other.json"), Error);
+}
+
+TEST_CASE("stats.json, heads.csv, pairs.csv and the table carry every head and pair, never NaN") {
+    for (int64_t T : {1, 6}) {
+        const LayerWeights w0 = random_layer_weights(), w1 = random_layer_weights();
+        const ModelAnalysis a = random_run(T, {&w0, &w1});
+        const nlohmann::json j = stats_json(a);
+        CHECK(j["format"] == "attn-viz/stats@1");
+        CHECK(j["num_layers"] == 2);
+        CHECK(j["num_heads"] == 3);
+        CHECK(j["num_queries"] == T);
+        CHECK(j["causal"] == true);
+        REQUIRE(j["heads"].size() == 6);
+        CHECK(j["heads"][4]["layer"] == 1);
+        CHECK(j["heads"][4]["head"] == 1);
+        CHECK(j["heads"][4]["label"] == a.labels[4]);
+        for (const HeadStatField& f : head_stat_fields()) {
+            CHECK(j["heads"][0].contains(f.name));
+            if (std::isnan(a.heads[0].*f.member)) CHECK(j["heads"][0][f.name].is_null());
+            else CHECK(j["heads"][0][f.name].get<double>() == a.heads[0].*f.member);
+        }
+        CHECK(j["heads"][0]["next_token_mass"].is_null());  // causal: no visible next token
+        for (int m = 0; m < pair_metric_count; ++m) {
+            const auto& matrix = j[pair_metric_name(static_cast<PairMetric>(m))];
+            REQUIRE(matrix.size() == 6);
+            CHECK(matrix[5].size() == 6);
+        }
+        CHECK(j["thresholds"]["redundancy_js"] == LabelThresholds{}.redundancy_js);
+        CHECK(j["redundant_pairs"].size() == 10);  // 15 pairs, top 10
+        CHECK(j.dump().find("NaN") == std::string::npos);
+
+        test_support::ScratchDir dir;
+        write_stats_json(dir / "out", a);
+        write_csv_tables(dir / "out", a);
+        CHECK(nlohmann::json::parse(test_support::read_text(dir / "out/stats.json")) == j);
+        std::stringstream heads(test_support::read_text(dir / "out/heads.csv"));
+        std::string line;
+        std::getline(heads, line);
+        const auto header = split(line, ',');
+        CHECK(header.size() == size_t(4 + head_stat_count));
+        int rows = 0;
+        while (std::getline(heads, line)) {
+            const auto fields = split(line, ',');
+            REQUIRE(fields.size() == header.size());
+            CHECK(fields[3] == a.labels[rows]);
+            const std::string& entropy = fields[4];
+            CHECK(std::stod(entropy) == a.heads[rows].entropy);  // shortest round-trip text
+            ++rows;
+        }
+        CHECK(rows == 6);
+        std::stringstream pairs(test_support::read_text(dir / "out/pairs.csv"));
+        std::getline(pairs, line);
+        CHECK(split(line, ',').size() == size_t(6 + pair_metric_count));
+        rows = 0;
+        while (std::getline(pairs, line)) ++rows;
+        CHECK(rows == 15);
+        const std::string table = stats_table(a);
+        for (const std::string& label : a.labels) CHECK(table.find(label) != std::string::npos);
+        CHECK(std::count(table.begin(), table.end(), '\n') == 7 + static_cast<long>(a.redundant_groups.size()));
+    }
+}
+
+}
