@@ -1,12 +1,12 @@
 // attn-viz merge: combines corpus partial results (attn-viz/partial@1) into one report:
-// stats.json with mean and std per statistic, heads.csv, pairs.csv.
+// stats.json with mean and std per statistic, heads.csv, pairs.csv and the head-by-head figures.
 #include <cstdio>
 #include <memory>
 
-#include "atomic_file.hpp"
 #include "commands.hpp"
 #include "corpus_stats.hpp"
 #include "output_dir.hpp"
+#include "report.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz_cli {
@@ -30,9 +30,7 @@ int merge(const MergeOptions& o) {
 
     // Step 2: stage the outputs, then move them into place together.
     OutputDir out(o.out, o.force);
-    write_file_atomically(out.file("stats.json"), stats_json(report).dump(1) + "\n");
-    write_file_atomically(out.file("heads.csv"), heads_csv(report));
-    write_file_atomically(out.file("pairs.csv"), pairs_csv(report));
+    write_analysis_outputs(out, "", report, nlohmann::json::object(), ReportOptions{});
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
     if (!o.quiet) {

@@ -4,6 +4,8 @@
 
 #include "attention.hpp"
 #include "commands.hpp"
+#include "corpus_stats.hpp"
+#include "sequence_stream.hpp"
 #include "error.hpp"
 #include "layer_options.hpp"
 #include "report_options.hpp"
@@ -20,7 +22,7 @@ struct RunOptions {
     LayerOptionValues layer_values;
     ReportOptionValues report_values;
     std::vector<std::string> inputs;
-    std::string tokens, input_tensor, context, out;
+    std::string corpus, save_partial, tokens, input_tensor, context, out;
     attn_viz::ReportOptions report;
     bool quiet = false, force = false, timings = false;
 };
@@ -35,14 +37,51 @@ std::string per_sequence(const std::string& path, size_t index) {
                                                                                  : path.substr(0, dot) + suffix + path.substr(dot);
 }
 
+// Corpus mode: every sequence through the layer and the analysis, one at a time, into running
+// moments; memory does not depend on the number of sequences.
+std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weights, attn_viz::AttentionLayer& layer,
+                       attn_viz::OutputDir& out, attn_viz::Timings& timings, double& flops) {
+    using namespace attn_viz;
+    SequenceStream stream(o.corpus, weights.d_model);
+    CorpusAccumulator corpus;
+    AnalysisOptions options;
+    options.thresholds = o.report.thresholds;
+    options.threads = resolve_threads(o.report.threads);
+    SequenceInput sequence;
+    std::string where;
+    while (true) {
+        {
+            Timings::Scope t(timings, "load");
+            if (!stream.next(sequence, where)) break;
+        }
+        AttentionRequest request;
+        request.input = &sequence.embeddings;
+        request.key_excluded = sequence.key_excluded;
+        LayerResult result;
+        {
+            Timings::Scope t(timings, "attention");
+            result = layer.run(request);
+        }
+        flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
+                                 weights.num_kv_heads, weights.d_head, true);
+        Timings::Scope t(timings, "statistics");
+        corpus.add(analyze_layer(result, &weights, {}, options));
+    }
+    if (corpus.num_sequences() == 0) fail_input(o.corpus, "holds no sequences");
+    const ModelAnalysis report = corpus.finish(o.report.thresholds);
+    write_analysis_outputs(out, "", report, nlohmann::json::object(), o.report);
+    if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
+    return stats_table(report) + std::to_string(corpus.num_sequences()) + " sequences from " + o.corpus + "\n";
+}
+
 int run(RunOptions& o) {
     using namespace attn_viz;
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values);
     const bool batch = o.inputs.size() > 1;
     std::vector<std::string> input_files = o.inputs;
-    input_files.insert(input_files.end(), {o.layer.path, o.context, o.tokens});
-    for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output})
+    input_files.insert(input_files.end(), {o.layer.path, o.context, o.tokens, o.corpus});
+    for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output, &o.save_partial})
         refuse_overwriting_inputs(*dump, input_files);
 
     // Step 1: read and validate every input before anything is written.
@@ -65,6 +104,7 @@ int run(RunOptions& o) {
     AttentionLayer layer(backend, weights);
     std::string tables;
     double flops = 0;
+    if (!o.corpus.empty()) tables = run_corpus(o, weights, layer, out, timings, flops);
     for (size_t n = 0; n < inputs.size(); ++n) {
         const SequenceInput& keys = o.context.empty() ? inputs[n] : context;
         AttentionRequest request;
@@ -114,7 +154,13 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     cmd->add_option("--input", o->inputs,
                     "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
                     ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
-        ->required()->check(CLI::ExistingFile);
+        ->check(CLI::ExistingFile);
+    auto* corpus = cmd->add_option("--inputs", o->corpus,
+                                   "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
+                                   "every statistic is aggregated (mean and std per head) with memory independent of their number")
+                       ->check(CLI::ExistingPath);
+    cmd->add_option("--save-partial", o->save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
+        ->needs(corpus);
     cmd->add_option("--tokens", o->tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
         ->check(CLI::ExistingFile);
     cmd->add_option("--input-tensor", o->input_tensor, "Name of the embeddings tensor in a .safetensors input");
@@ -130,7 +176,13 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
     cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
     cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
-    cmd->callback([o, &action] { action = [o] { return run(*o); }; });
+    cmd->callback([o, &action] {
+        if (o->inputs.empty() == o->corpus.empty()) throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
+        if (!o->corpus.empty() && (!o->context.empty() || !o->report.dump_attention.empty() || !o->report.dump_output.empty() ||
+                                   o->report.html || !o->report.svg.empty()))
+            throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: --context, --dump-*, --html and --svg need --input");
+        action = [o] { return run(*o); };
+    });
 }
 
 }  // namespace attn_viz_cli

@@ -105,26 +105,27 @@ void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOpti
     }
 }
 
-// overview.png, correlation.png, js_distance.png, entropy.png.
-void write_figures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a) {
-    std::vector<const Tensor*> maps;
-    std::vector<int64_t> numbers;
-    for (size_t l = 0; l < in.layers.size(); ++l) maps.push_back(&in.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
-    write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale);
+}  // namespace
+
+void write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& a, const nlohmann::json& extra,
+                            const ReportOptions& o) {
+    nlohmann::json stats = stats_json(a);
+    stats.update(extra);
+    write_file_bytes(out.file(folder + "stats.json"), stats.dump(2) + "\n");
+    write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
+    write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
 
     std::vector<std::string> names;
     std::vector<double> entropy;
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
         names.push_back(head_name(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
-    write_matrix_png(out.file(in.folder + "correlation.png"), to_tensor(a.matrix(PairMetric::correlation)), names,
+    write_matrix_png(out.file(folder + "correlation.png"), to_tensor(a.matrix(PairMetric::correlation)), names,
                      "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px);
-    write_matrix_png(out.file(in.folder + "js_distance.png"), to_tensor(a.matrix(PairMetric::js_distance)), names,
+    write_matrix_png(out.file(folder + "js_distance.png"), to_tensor(a.matrix(PairMetric::js_distance)), names,
                      "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px);
-    write_bar_chart_png(out.file(in.folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
+    write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
 }
-
-}  // namespace
 
 int resolve_threads(int requested) {
     return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -134,30 +135,31 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     const int threads = resolve_threads(o.threads);
     // Step 1: every statistic, label and head-by-head matrix.
     ModelAnalysis analysis;
-    nlohmann::json stats;
     {
         Timings::Scope t(timings, "statistics");
         AnalysisOptions options;
         options.thresholds = o.thresholds;
         options.threads = threads;
         analysis = analyze_model(in.layers, in.weights, in.token_ids, options);
-        stats = stats_json(analysis);
-        stats["tokens"] = in.query_tokens;
-        if (in.key_tokens != in.query_tokens) stats["key_tokens"] = in.key_tokens;
-        write_file_bytes(out.file(in.folder + "stats.json"), stats.dump(2) + "\n");
-        write_file_bytes(out.file(in.folder + "heads.csv"), heads_csv(analysis));
-        write_file_bytes(out.file(in.folder + "pairs.csv"), pairs_csv(analysis));
     }
-    // Step 2: pictures.
+    nlohmann::json extra = {{"tokens", in.query_tokens}};
+    if (in.key_tokens != in.query_tokens) extra["key_tokens"] = in.key_tokens;
+    // Step 2: files and pictures.
     {
         Timings::Scope t(timings, "pictures");
+        write_analysis_outputs(out, in.folder, analysis, extra, o);
         write_head_pictures(out, in, o, analysis, threads);
-        write_figures(out, in, o, analysis);
+        std::vector<const Tensor*> maps;
+        std::vector<int64_t> numbers;
+        for (size_t l = 0; l < in.layers.size(); ++l)
+            maps.push_back(&in.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
+        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale);
         if (o.html) {
+            nlohmann::json stats = stats_json(analysis);
+            stats.update(extra);
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
-            for (size_t l = 0; l < in.layers.size(); ++l)
-                html.layers.push_back(&in.layers[l]->attention), html.layer_numbers.push_back(static_cast<int64_t>(l));
+            html.layers = maps, html.layer_numbers = numbers;
             html.visibility = in.layers.front()->visibility;
             html.stats = stats;
             html.style = o.style;

@@ -39,6 +39,12 @@ struct ReportInput {
 // Writes every output into `out` (staged; the caller commits) and returns the analysis.
 ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings);
 
+// The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
+// heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.
+// Used by write_report, by corpus runs and by `attn-viz merge`.
+void write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& analysis,
+                            const nlohmann::json& extra, const ReportOptions& options);
+
 // Threads to use for `requested` (0 = all cores).
 int resolve_threads(int requested);
 
