@@ -1,11 +1,21 @@
 // attn-viz against PyTorch's torch.nn.MultiheadAttention (scripts/reference.py, Debian's python3-torch).
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "npy.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
+
+namespace {
+
+int heads_of(const std::string& args) {
+    return std::stoi(args.substr(args.find("--heads ") + 8));
+}
+
+}  // namespace
 
 TEST_SUITE("python") {
 
@@ -36,6 +46,17 @@ TEST_CASE("per-head weights and output match torch.nn.MultiheadAttention") {
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         CHECK(max_abs_diff(read_npy(dir / "a.npy"), read_npy(dir / "expected_attention.npy")) < 1e-5);
         CHECK(max_abs_diff(read_npy(dir / "o.npy"), read_npy(dir / "expected_output.npy")) < 1e-5);
+
+        // The same module read straight from its state_dict with --layout torch-mha.
+        const bool causal = std::string(c.args).find("--causal") != std::string::npos;
+        CommandResult st = run_attn_viz("run -q --weights " + (dir / "mha.safetensors") + " --layout torch-mha --num-heads " +
+                                        std::to_string(heads_of(c.args)) + (causal ? " --causal" : "") + " --input " +
+                                        (dir / "input.json") + (c.cross ? " --context " + (dir / "context.json") : std::string()) +
+                                        " --out " + (dir / "out2") + " --dump-attention " + (dir / "a2.npy") + " --dump-output " +
+                                        (dir / "o2.npy"));
+        REQUIRE_MESSAGE(st.exit_code == 0, st.output);
+        CHECK(max_abs_diff(read_npy(dir / "a2.npy"), read_npy(dir / "expected_attention.npy")) < 1e-5);
+        CHECK(max_abs_diff(read_npy(dir / "o2.npy"), read_npy(dir / "expected_output.npy")) < 1e-5);
     }
 }
 

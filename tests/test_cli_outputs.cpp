@@ -1,0 +1,109 @@
+// The run directory's layout and the commands built on the library: pictures, HTML, SVG,
+// batches, corpus mode with merge, and the planted-heads sample.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "cli_fixtures.hpp"
+#include "npy.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string run_args(const ScratchDir& dir, const std::string& out) {
+    return "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / out);
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("a run directory holds a PNG per head, the figures, stats.json, CSV tables, and on request SVG and HTML") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 12, 3, 6, true);
+    CommandResult r = run_attn_viz(run_args(dir, "out") + " --html --svg 2 --colormap magma --log-scale --scale global");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    for (const char* f : {"head_00.png", "head_01.png", "head_02.png", "head_02.svg", "overview.png", "correlation.png",
+                          "js_distance.png", "entropy.png", "stats.json", "heads.csv", "pairs.csv", "report.html"})
+        CHECK_MESSAGE(fs::is_regular_file(dir / ("out/" + std::string(f))), f);
+    CHECK(!fs::exists(dir / "out/head_03.png"));
+    const std::string csv = read_text(dir / "out/heads.csv");
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);  // header + 3 heads
+    CHECK(run_attn_viz(run_args(dir, "bad") + " --svg 7").exit_code == 2);
+    CHECK(run_attn_viz(run_args(dir, "bad") + " --window 5:1,0:2").exit_code == 2);
+    CHECK(!fs::exists(dir / "bad"));
+}
+
+TEST_CASE("several --input files are a batch: one folder and one dump per sequence") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 5);
+    fs::copy_file(dir / "x.json", dir / "y.json");
+    CommandResult r = run_attn_viz(run_args(dir, "out") + " --input " + (dir / "y.json") + " --dump-attention " + (dir / "a.npy"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(fs::exists(dir / "out/seq_00/head_01.png"));
+    CHECK(fs::exists(dir / "out/seq_01/stats.json"));
+    // The same sequence twice gives the same maps.
+    CHECK(max_abs_diff(read_npy(dir / "a.seq_00.npy"), read_npy(dir / "a.seq_01.npy")) == 0.0);
+}
+
+TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial results") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 12, 3, 4);
+    std::string all, first, second;
+    for (int n = 0; n < 12; ++n) {
+        const int64_t T = 2 + static_cast<int64_t>(rng()() % 9);
+        Tensor x = random_tensor({T, 12});
+        nlohmann::json rows = nlohmann::json::array();
+        for (int64_t t = 0; t < T; ++t) rows.push_back(std::vector<float>(x.data.begin() + t * 12, x.data.begin() + (t + 1) * 12));
+        const std::string line = nlohmann::json{{"embeddings", rows}}.dump() + "\n";
+        all += line;
+        (n < 5 ? first : second) += line;
+    }
+    write_text(dir / "all.jsonl", all);
+    write_text(dir / "a.jsonl", "\n" + first);  // a blank line is skipped
+    write_text(dir / "b.jsonl", second);
+    const std::string w = " --weights " + (dir / "w.json");
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all")).exit_code == 0);
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "a.jsonl") + " --out " + (dir / "ra") + " --save-partial " +
+                         (dir / "pa.json")).exit_code == 0);
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rb") + " --save-partial " +
+                         (dir / "pb.json")).exit_code == 0);
+    REQUIRE(run_attn_viz("merge -q " + (dir / "pa.json") + " " + (dir / "pb.json") + " --out " + (dir / "merged")).exit_code == 0);
+    const nlohmann::json one = nlohmann::json::parse(read_text(dir / "all/stats.json"));
+    const nlohmann::json merged = nlohmann::json::parse(read_text(dir / "merged/stats.json"));
+    CHECK(one["num_sequences"] == 12);
+    REQUIRE(one["heads"].size() == merged["heads"].size());
+    for (size_t h = 0; h < one["heads"].size(); ++h)
+        for (const auto& [key, value] : one["heads"][h].items())
+            if (value.is_number_float())
+                CHECK(std::fabs(value.get<double>() - merged["heads"][h][key].get<double>()) <= 1e-9 * std::fabs(value.get<double>()) + 1e-300);
+    CHECK(fs::exists(dir / "merged/correlation.png"));
+
+    write_text(dir / "broken.jsonl", first + "{\"embeddings\": [[1, 2]]}\n");
+    CommandResult bad = run_attn_viz("run -q" + w + " --inputs " + (dir / "broken.jsonl") + " --out " + (dir / "broken"));
+    CHECK(bad.exit_code == 3);
+    CHECK(bad.output.find("broken.jsonl:6") != std::string::npos);
+    CHECK(!fs::exists(dir / "broken"));
+}
+
+TEST_CASE("the demo sample's planted heads are labelled as planted") {
+    ScratchDir dir;
+    CommandResult r = run_attn_viz("run -q --weights " ATTN_VIZ_SOURCE_DIR "/data/demo/weights.json --input " ATTN_VIZ_SOURCE_DIR
+                                   "/data/demo/input.json --out " + (dir / "out"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    const char* planted[] = {"previous-token", "sink", "diffuse", "self", "next-token", "next-token"};
+    REQUIRE(stats["heads"].size() == 6);
+    for (size_t h = 0; h < 6; ++h) CHECK(stats["heads"][h]["label"] == planted[h]);
+    CHECK(stats["correlation"][4][5].get<double>() == doctest::Approx(1.0).epsilon(1e-6));
+    REQUIRE(stats["redundant_groups"].size() == 1);
+    CHECK(stats["redundant_groups"][0].size() == 2);
+    CHECK(stats["redundant_groups"][0][0]["head"] == 4);
+    CHECK(stats["redundant_groups"][0][1]["head"] == 5);
+}
+
+}
