@@ -12,17 +12,6 @@
 namespace attn_viz {
 namespace {
 
-// x: [rows, cols] row-major; returns x viewed as [cols/width, rows, width] made contiguous
-// (head-major): out[h, r, d] = x[r, h*width + d].
-Tensor to_head_major(const Tensor& x, int64_t width) {
-    const int64_t rows = x.dim(0), heads = x.dim(1) / width;
-    Tensor out({heads, rows, width});
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t h = 0; h < heads; ++h)
-            std::copy_n(x.ptr() + r * x.dim(1) + h * width, width, out.ptr() + (h * rows + r) * width);
-    return out;
-}
-
 // z: [H, T, d_h] -> [T, H*d_h]
 Tensor from_head_major(const Tensor& z) {
     const int64_t heads = z.dim(0), rows = z.dim(1), width = z.dim(2);
@@ -33,12 +22,28 @@ Tensor from_head_major(const Tensor& z) {
     return out;
 }
 
-// x: [rows, D] ; w: [D, n] ; bias: [n] or empty -> [rows, n]
+// x: [rows, D]; w: [D, n] -> [rows, n] (+ bias [n] when given)
 Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
     Tensor y({x.dim(0), w.dim(1)});
     MatmulShape shape = dense_matmul(x.dim(0), x.dim(1), w.dim(1));
     shape.has_bias = !bias.empty();
     backend.matmul(shape, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
+    return y;
+}
+
+// x: [rows, D]; w: [D, heads*d_h] (head h = columns [h d_h, (h+1) d_h)); bias: [heads*d_h] or
+// empty -> [heads, rows, d_h], head-major, in one product batched over heads with x broadcast
+// and w read through a strided view (no repacking).
+Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias, int64_t d_h) {
+    const int64_t rows = x.dim(0), D = x.dim(1), heads = w.dim(1) / d_h;
+    Tensor y({heads, rows, d_h});
+    MatmulShape s;
+    s.batch = heads, s.m = rows, s.k = D, s.n = d_h;
+    s.a_strides[0] = 0, s.a_strides[1] = D, s.a_strides[2] = 1;
+    s.w_strides[0] = d_h, s.w_strides[1] = heads * d_h, s.w_strides[2] = 1;
+    s.c_strides[0] = rows * d_h, s.c_strides[1] = d_h, s.c_strides[2] = 1;
+    s.has_bias = s.bias_per_batch = !bias.empty();
+    backend.matmul(s, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
     return y;
 }
 
@@ -50,6 +55,7 @@ Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& 
     Tensor margin({H, T});
     empty_rows.assign(static_cast<size_t>(T), 0);
     for (int64_t i = 0; i < T; ++i) empty_rows[static_cast<size_t>(i)] = vis.visible_count(i) == 0;
+    const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
     for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < T; ++i) {
             float* row = scores.ptr() + (h * T + i) * S;
@@ -57,18 +63,19 @@ Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& 
                 std::fill_n(row, S, 0.0f);  // softmax of all -inf would be NaN; zeroed after
                 continue;
             }
+            // Keys [0, limit) may be visible; the causal mask hides the rest of the row.
+            const int64_t limit = vis.causal ? std::min(i + 1, S) : S;
+            std::fill(row + limit, row + S, neg_inf);
+            if (excluded)
+                for (int64_t j = 0; j < limit; ++j)
+                    if (excluded[j]) row[j] = neg_inf;
             float top1 = neg_inf, top2 = neg_inf;
-            int64_t seen = 0;
-            for (int64_t j = 0; j < S; ++j) {
-                if (!vis.visible(i, j)) {
-                    row[j] = neg_inf;
-                    continue;
-                }
-                ++seen;
-                if (row[j] > top1) top2 = top1, top1 = row[j];
-                else if (row[j] > top2) top2 = row[j];
+            for (int64_t j = 0; j < limit; ++j) {
+                const float v = row[j];
+                top2 = std::max(top2, std::min(top1, v));
+                top1 = std::max(top1, v);
             }
-            margin.data[h * T + i] = seen >= 2 ? top1 - top2 : 0.0f;
+            margin.data[h * T + i] = top2 > neg_inf ? top1 - top2 : 0.0f;
         }
     return margin;
 }
@@ -114,10 +121,10 @@ void head_contributions(OnednnBackend& backend, const Tensor& context, const Ten
 
 }  // namespace
 
-void apply_rope(Tensor& x, int64_t n_heads, int64_t d_head, RopeStyle style, double base, int64_t first_position) {
+void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position) {
     if (style == RopeStyle::none) return;
-    const int64_t T = x.dim(0), width = x.dim(1), half = d_head / 2;
-    for (int64_t t = 0; t < T; ++t) {
+    const int64_t heads = x.dim(0), rows = x.dim(1), d_head = x.dim(2), half = d_head / 2;
+    for (int64_t t = 0; t < rows; ++t) {
         const double position = static_cast<double>(first_position + t);
         for (int64_t i = 0; i < half; ++i) {
             const double angle = position * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d_head));
@@ -125,8 +132,8 @@ void apply_rope(Tensor& x, int64_t n_heads, int64_t d_head, RopeStyle style, dou
             // Pair (a, b): interleaved (2i, 2i+1); half-split (i, i + d_h/2).
             const int64_t a = style == RopeStyle::interleaved ? 2 * i : i;
             const int64_t b = style == RopeStyle::interleaved ? 2 * i + 1 : i + half;
-            for (int64_t h = 0; h < n_heads; ++h) {
-                float* v = x.ptr() + t * width + h * d_head;
+            for (int64_t h = 0; h < heads; ++h) {
+                float* v = x.ptr() + (h * rows + t) * d_head;
                 const double x0 = v[a], x1 = v[b];
                 v[a] = static_cast<float>(x0 * c - x1 * s);
                 v[b] = static_cast<float>(x0 * s + x1 * c);
@@ -157,24 +164,24 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     LayerResult r;
     r.visibility = {T, S, w.causal && !request.context, request.key_excluded};
 
-    // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V; rotary embedding on Q, K.
-    Tensor q = project(backend_, x, w.w_q, w.b_q);  // [T, H*d_h]
-    Tensor k = project(backend_, c, w.w_k, w.b_k);  // [S, KV*d_h]
-    Tensor v = project(backend_, c, w.w_v, w.b_v);  // [S, KV*d_h]
-    apply_rope(q, H, d_h, w.rope, w.rope_base);
-    apply_rope(k, KV, d_h, w.rope, w.rope_base);
-    const Tensor q_heads = to_head_major(q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
+    // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V, each one product
+    // batched over heads that writes head-major [heads, rows, d_h]; rotary embedding on Q and K.
+    Tensor q = project_heads(backend_, x, w.w_q, w.b_q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
+    Tensor k = project_heads(backend_, c, w.w_k, w.b_k, d_h);  // [KV, S, d_h]
+    const Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
+    apply_rope(q, w.rope, w.rope_base);
+    apply_rope(k, w.rope, w.rope_base);
 
     // Step 2: scaled scores for all heads in one product batched over KV groups:
-    // scores[g] = Q[g] K_g^T / sqrt(d_h), with K_g^T a strided view of K (no transpose copy).
+    // scores[g] = Q[g] K_g^T / sqrt(d_h), with K_g^T a transposed view of K (no copy).
     r.attention = Tensor({H, T, S});
     MatmulShape scores;
     scores.batch = KV, scores.m = G * T, scores.k = d_h, scores.n = S;
     scores.a_strides[0] = G * T * d_h, scores.a_strides[1] = d_h, scores.a_strides[2] = 1;
-    scores.w_strides[0] = d_h, scores.w_strides[1] = 1, scores.w_strides[2] = KV * d_h;
+    scores.w_strides[0] = S * d_h, scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
     scores.c_strides[0] = G * T * S, scores.c_strides[1] = S, scores.c_strides[2] = 1;
     scores.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
-    backend_.matmul(scores, q_heads.ptr(), k.ptr(), nullptr, r.attention.ptr());
+    backend_.matmul(scores, q.ptr(), k.ptr(), nullptr, r.attention.ptr());
 
     // Step 3: mask (-inf above the diagonal and on padding keys, written into the scores so the
     // kernels stay fast), record each row's logit margin, then softmax over keys in place.
@@ -190,7 +197,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     MatmulShape pv;
     pv.batch = KV, pv.m = G * T, pv.k = S, pv.n = d_h;
     pv.a_strides[0] = G * T * S, pv.a_strides[1] = S, pv.a_strides[2] = 1;
-    pv.w_strides[0] = d_h, pv.w_strides[1] = KV * d_h, pv.w_strides[2] = 1;
+    pv.w_strides[0] = S * d_h, pv.w_strides[1] = d_h, pv.w_strides[2] = 1;
     pv.c_strides[0] = G * T * d_h, pv.c_strides[1] = d_h, pv.c_strides[2] = 1;
     backend_.matmul(pv, r.attention.ptr(), v.ptr(), nullptr, z.ptr());
     r.context = from_head_major(z);  // [T, H*d_h]

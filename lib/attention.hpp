@@ -60,7 +60,7 @@ private:
 };
 
 // Rotary position embedding in place.
-// x: [T, n_heads * d_h]; positions 0..T-1 (plus `first_position`).
-void apply_rope(Tensor& x, int64_t n_heads, int64_t d_head, RopeStyle style, double base, int64_t first_position = 0);
+// x: [heads, T, d_h] (head-major); positions 0..T-1 (plus `first_position`).
+void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position = 0);
 
 }  // namespace attn_viz

@@ -11,7 +11,8 @@ namespace attn_viz {
 
 // A batched matrix product  c[b] = scale * a[b] x w[b] (+ bias)  with explicit element strides,
 // so transposed and head-interleaved views need no copies.
-//   a: [batch, m, k], w: [batch, k, n], c: [batch, m, n], bias: [n] broadcast over rows.
+//   a: [batch, m, k], w: [batch, k, n], c: [batch, m, n],
+//   bias: [n] broadcast over batches and rows, or with bias_per_batch [batch, n] (rows only).
 // A batch stride of 0 broadcasts that operand over the batch.
 struct MatmulShape {
     int64_t batch = 1, m = 0, k = 0, n = 0;
@@ -20,6 +21,7 @@ struct MatmulShape {
     int64_t c_strides[3] = {0, 0, 0};
     float scale = 1.0f;
     bool has_bias = false;
+    bool bias_per_batch = false;
     bool operator==(const MatmulShape&) const = default;
 };
 
