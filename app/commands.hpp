@@ -12,6 +12,7 @@ namespace attn_viz_cli {
 using CommandAction = std::function<int()>;
 
 void add_run_command(CLI::App& app, CommandAction& action);
+void add_bench_command(CLI::App& app, CommandAction& action);
 
 // Adds every subcommand (app/commands.cpp lists them).
 void add_commands(CLI::App& app, CommandAction& action);

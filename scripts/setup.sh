@@ -10,6 +10,7 @@ packages=(
   libdeflate-dev                          # real deflate for PNG (stb's own is fixed-Huffman only)
   fonts-dejavu-core                       # DejaVu Sans for labels
   python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
+  chromium                                # headless: the render tests open report.html in it
 )
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
   packages+=(python3-matplotlib libopenblas0-pthread hyperfine)

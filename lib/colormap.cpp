@@ -1,0 +1,84 @@
+// Colormap lookup and the weight -> color position mapping (see colormap.hpp).
+#include "colormap.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "colormap_tables.hpp"
+#include "error.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+uint8_t to_byte(double unit) {
+    return static_cast<uint8_t>(std::lround(std::clamp(unit, 0.0, 1.0) * 255.0));
+}
+
+}  // namespace
+
+const std::vector<std::string>& Colormap::names() {
+    static const std::vector<std::string> all = {"viridis", "magma", "inferno", "plasma", "gray"};
+    return all;
+}
+
+Colormap Colormap::named(const std::string& name) {
+    Colormap map;
+    map.name_ = name;
+    const float* table = nullptr;
+    if (name == "viridis") table = viridis_table;
+    else if (name == "magma") table = magma_table;
+    else if (name == "inferno") table = inferno_table;
+    else if (name == "plasma") table = plasma_table;
+    else if (name != "gray") {
+        std::string choices;
+        for (const auto& n : names()) choices += (choices.empty() ? "" : ", ") + n;
+        throw Error(ErrorKind::usage, "--colormap: unknown colormap '" + name + "' (choose " + choices + ")");
+    }
+    for (int i = 0; i < 256; ++i) {
+        if (table) {
+            map.entries_[static_cast<size_t>(i)] = {to_byte(table[3 * i]), to_byte(table[3 * i + 1]), to_byte(table[3 * i + 2])};
+        } else {
+            const auto level = static_cast<uint8_t>(i);
+            map.entries_[static_cast<size_t>(i)] = {level, level, level};
+        }
+    }
+    return map;
+}
+
+Rgb Colormap::at(double position) const {
+    if (!(position > 0.0)) return entries_[0];
+    const auto index = std::min<long>(255, std::lround(position * 255.0));
+    return entries_[static_cast<size_t>(index)];
+}
+
+double ValueScale::log_floor() const {
+    const double top = std::max<double>(vmax, 1e-30);
+    return std::max<double>(vmin, top * 1e-4);
+}
+
+double ValueScale::position(float value) const {
+    if (std::isnan(value)) return 0.0;
+    double t = 0.0;
+    if (log_scale) {
+        const double low = std::log10(log_floor());
+        const double high = std::log10(std::max<double>(vmax, 1e-30));
+        if (high <= low) return value >= vmax ? 1.0 : 0.0;
+        t = (std::log10(std::max<double>(value, log_floor())) - low) / (high - low);
+    } else {
+        if (vmax <= vmin) return value >= vmax ? 1.0 : 0.0;
+        t = (static_cast<double>(value) - vmin) / (static_cast<double>(vmax) - vmin);
+    }
+    return std::clamp(t, 0.0, 1.0);
+}
+
+double ValueScale::value_at(double position) const {
+    if (log_scale) {
+        const double low = std::log10(log_floor());
+        const double high = std::log10(std::max<double>(vmax, 1e-30));
+        return std::pow(10.0, low + position * (high - low));
+    }
+    return vmin + position * (static_cast<double>(vmax) - vmin);
+}
+
+}  // namespace attn_viz

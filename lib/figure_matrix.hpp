@@ -1,0 +1,18 @@
+// Head-by-head matrices (correlation, Jensen-Shannon divergence) as labelled heatmaps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heatmap_layout.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+// matrix: [N, N]; labels: N names ("L0 H3"), shown as given on both axes.
+// Colors span [vmin, vmax] (correlation: -1, 1); value_label names the colorbar.
+HeatmapLayout write_matrix_png(const std::string& path, const Tensor& matrix, const std::vector<std::string>& labels,
+                               const std::string& title, const std::string& colormap, float vmin, float vmax,
+                               const std::string& value_label, int max_px = 1600);
+
+}  // namespace attn_viz

@@ -1,0 +1,35 @@
+// The overview sheet: every head of every layer as a small labelled tile in one PNG, like
+// BertViz's model view (rows = layers, columns = heads).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "heatmap_layout.hpp"
+#include "raster_image.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+struct OverviewLayout {
+    int width = 0, height = 0;
+    int tile_px = 0;                  // longer side of one tile's cell area
+    int cell_px = 1;                  // pixels per (pooled) cell, cells are square
+    std::vector<int> tile_x, tile_y;  // [L * H] top-left of tile (layer l, head h) at l * H + h
+    std::vector<TextPlacement> texts;
+};
+
+// layers: one [H, T, S] tensor per layer, all the same shape; layer_numbers names the rows
+// ("L<n>"; empty = 0, 1, ...). Tiles are pooled with style.pool; colors use style.colormap and
+// style.log_scale, with each tile's own range (ScaleMode::head) or [style.vmin, style.vmax]
+// (ScaleMode::global). style.max_px bounds the sheet when tiles can stay at least 8 px.
+RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
+                            const Visibility& visibility, const HeatmapStyle& style, ScaleMode scale,
+                            OverviewLayout* layout_out = nullptr);
+
+OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,
+                                  const std::vector<int64_t>& layer_numbers, const Visibility& visibility,
+                                  const HeatmapStyle& style, ScaleMode scale);
+
+}  // namespace attn_viz

@@ -1,0 +1,213 @@
+// UTF-8 decoding and stb_truetype text rasterisation (see font.hpp).
+#include "font.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "error.hpp"
+
+#define STBTT_STATIC
+#define STB_TRUETYPE_IMPLEMENTATION
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include <stb_truetype.h>
+#pragma GCC diagnostic pop
+
+namespace attn_viz {
+
+namespace {
+
+constexpr char32_t replacement_character = 0xFFFD;
+
+}  // namespace
+
+std::u32string decode_utf8(std::string_view text) {
+    std::u32string out;
+    size_t i = 0;
+    while (i < text.size()) {
+        const auto lead = static_cast<unsigned char>(text[i]);
+        int length = 0;
+        char32_t code = 0;
+        char32_t minimum = 0;
+        if (lead < 0x80) { length = 1; code = lead; }
+        else if ((lead & 0xE0) == 0xC0) { length = 2; code = lead & 0x1F; minimum = 0x80; }
+        else if ((lead & 0xF0) == 0xE0) { length = 3; code = lead & 0x0F; minimum = 0x800; }
+        else if ((lead & 0xF8) == 0xF0) { length = 4; code = lead & 0x07; minimum = 0x10000; }
+        bool valid = length > 0 && i + static_cast<size_t>(length) <= text.size();
+        for (int k = 1; valid && k < length; ++k) {
+            const auto next = static_cast<unsigned char>(text[i + static_cast<size_t>(k)]);
+            valid = (next & 0xC0) == 0x80;
+            code = (code << 6) | (next & 0x3F);
+        }
+        valid = valid && code >= minimum && code <= 0x10FFFF && !(code >= 0xD800 && code <= 0xDFFF);
+        if (valid) {
+            out.push_back(code);
+            i += static_cast<size_t>(length);
+        } else {
+            out.push_back(replacement_character);
+            i += 1;
+        }
+    }
+    return out;
+}
+
+std::string encode_utf8(char32_t c) {
+    std::string out;
+    if (c < 0x80) {
+        out += static_cast<char>(c);
+    } else if (c < 0x800) {
+        out += static_cast<char>(0xC0 | (c >> 6));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        out += static_cast<char>(0xE0 | (c >> 12));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (c >> 18));
+        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+    return out;
+}
+
+struct Font::Info {
+    stbtt_fontinfo info;
+    int ascent = 0, descent = 0, line_gap = 0;
+};
+
+Font::Font(const std::string& path) : info_(std::make_unique<Info>()) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw Error(ErrorKind::io, path + ": font not found (install the Debian package fonts-dejavu-core)");
+    bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const int offset = bytes_.empty() ? -1 : stbtt_GetFontOffsetForIndex(bytes_.data(), 0);
+    if (offset < 0 || !stbtt_InitFont(&info_->info, bytes_.data(), offset))
+        throw Error(ErrorKind::io, path + ": not a TrueType font (reinstall the Debian package fonts-dejavu-core)");
+    stbtt_GetFontVMetrics(&info_->info, &info_->ascent, &info_->descent, &info_->line_gap);
+}
+
+Font::~Font() = default;
+
+const Font& Font::default_font() {
+    static const Font font(ATTN_VIZ_FONT_PATH);
+    return font;
+}
+
+bool Font::has_glyph(char32_t code_point) const {
+    return stbtt_FindGlyphIndex(&info_->info, static_cast<int>(code_point)) != 0;
+}
+
+int Font::line_height(float pixel_height) const {
+    const float scale = stbtt_ScaleForPixelHeight(&info_->info, pixel_height);
+    return static_cast<int>(std::ceil((info_->ascent - info_->descent) * scale));
+}
+
+int Font::baseline(float pixel_height) const {
+    return static_cast<int>(std::lround(info_->ascent * stbtt_ScaleForPixelHeight(&info_->info, pixel_height)));
+}
+
+float Font::em_size(float pixel_height) const {
+    return stbtt_ScaleForPixelHeight(&info_->info, pixel_height) / stbtt_ScaleForMappingEmToPixels(&info_->info, 1.0f);
+}
+
+std::vector<Font::Glyph> Font::layout(const std::u32string& text, float scale, float pixel_height) const {
+    // Advance widths plus kerning; a missing glyph takes a box 0.6 em wide.
+    std::vector<Glyph> glyphs;
+    float x = 0.0f;
+    int previous = 0;
+    for (char32_t c : text) {
+        const int index = stbtt_FindGlyphIndex(&info_->info, static_cast<int>(c));
+        float advance = 0.6f * pixel_height;
+        if (index != 0) {
+            int advance_units = 0, bearing = 0;
+            stbtt_GetGlyphHMetrics(&info_->info, index, &advance_units, &bearing);
+            advance = advance_units * scale;
+            if (previous != 0) x += stbtt_GetGlyphKernAdvance(&info_->info, previous, index) * scale;
+        }
+        glyphs.push_back({index, x, advance});
+        x += advance;
+        previous = index;
+    }
+    return glyphs;
+}
+
+int Font::text_width(std::string_view utf8, float pixel_height) const {
+    const float scale = stbtt_ScaleForPixelHeight(&info_->info, pixel_height);
+    const auto glyphs = layout(decode_utf8(utf8), scale, pixel_height);
+    if (glyphs.empty()) return 0;
+    return static_cast<int>(std::ceil(glyphs.back().x + glyphs.back().advance));
+}
+
+TextMask Font::render(std::string_view utf8, float pixel_height) const {
+    const float scale = stbtt_ScaleForPixelHeight(&info_->info, pixel_height);
+    const auto glyphs = layout(decode_utf8(utf8), scale, pixel_height);
+    TextMask mask;
+    mask.height = line_height(pixel_height);
+    mask.baseline = baseline(pixel_height);
+    mask.width = glyphs.empty() ? 0 : static_cast<int>(std::ceil(glyphs.back().x + glyphs.back().advance)) + 1;
+    mask.alpha.assign(static_cast<size_t>(mask.width) * mask.height, 0);
+    auto put = [&](int x, int y, int value) {
+        if (x < 0 || y < 0 || x >= mask.width || y >= mask.height) return;
+        uint8_t& cell = mask.alpha[static_cast<size_t>(y) * mask.width + x];
+        cell = static_cast<uint8_t>(std::max<int>(cell, value));
+    };
+    std::vector<unsigned char> bitmap;
+    for (const Glyph& g : glyphs) {
+        if (g.glyph_index == 0) {
+            // Box outline for a character the font lacks.
+            const int x0 = static_cast<int>(g.x) + 1, x1 = static_cast<int>(g.x + g.advance) - 2;
+            const int y0 = mask.baseline - static_cast<int>(0.7f * pixel_height), y1 = mask.baseline - 1;
+            for (int x = x0; x <= x1; ++x) { put(x, y0, 255); put(x, y1, 255); }
+            for (int y = y0; y <= y1; ++y) { put(x0, y, 255); put(x1, y, 255); }
+            continue;
+        }
+        const float shift = g.x - std::floor(g.x);
+        int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+        stbtt_GetGlyphBitmapBoxSubpixel(&info_->info, g.glyph_index, scale, scale, shift, 0, &x0, &y0, &x1, &y1);
+        const int w = x1 - x0, h = y1 - y0;
+        if (w <= 0 || h <= 0) continue;
+        bitmap.assign(static_cast<size_t>(w) * h, 0);
+        stbtt_MakeGlyphBitmapSubpixel(&info_->info, bitmap.data(), w, h, w, scale, scale, shift, 0, g.glyph_index);
+        const int origin_x = static_cast<int>(std::floor(g.x)) + x0, origin_y = mask.baseline + y0;
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) put(origin_x + x, origin_y + y, bitmap[static_cast<size_t>(y) * w + x]);
+    }
+    return mask;
+}
+
+void draw_text_mask(RasterImage& image, const TextMask& mask, int x, int y, Rgb color, TextDirection direction) {
+    for (int my = 0; my < mask.height; ++my) {
+        for (int mx = 0; mx < mask.width; ++mx) {
+            const int alpha = mask.alpha[static_cast<size_t>(my) * mask.width + mx];
+            if (alpha == 0) continue;
+            if (direction == TextDirection::horizontal)
+                image.blend_pixel(x + mx, y + my, color, alpha);
+            else  // rotated counter-clockwise: mask column -> image row from the bottom up
+                image.blend_pixel(x + my, y + mask.width - 1 - mx, color, alpha);
+        }
+    }
+}
+
+void draw_placed_text(RasterImage& image, const TextPlacement& placement, Rgb color) {
+    const TextMask mask = Font::default_font().render(placement.text, placement.pixel_height);
+    draw_text_mask(image, mask, placement.x, placement.y, color, placement.direction);
+}
+
+std::string fit_text(const Font& font, const std::string& text, float pixel_height, int max_width) {
+    if (font.text_width(text, pixel_height) <= max_width) return text;
+    std::u32string points = decode_utf8(text);
+    if (points.size() > 96) points.resize(96);  // no label is wider than this many characters
+    while (!points.empty()) {
+        points.pop_back();
+        std::string candidate;
+        for (char32_t c : points) candidate += encode_utf8(c);
+        candidate += "\u2026";
+        if (font.text_width(candidate, pixel_height) <= max_width) return candidate;
+    }
+    return "\u2026";
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,57 @@
+// Rasterises a heatmap layout (see heatmap.hpp).
+#include "heatmap.hpp"
+
+#include "png_writer.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+constexpr Rgb frame_color{110, 110, 110};
+
+void draw_cells(RasterImage& image, const HeatmapLayout& layout, const Colormap& colormap, const ValueScale& scale) {
+    const CellGrid& cells = layout.cells;
+    for (int64_t r = 0; r < cells.rows; ++r) {
+        for (int64_t c = 0; c < cells.cols; ++c) {
+            const int x = layout.grid_x + static_cast<int>(c) * layout.cell_w;
+            const int y = layout.grid_y + static_cast<int>(r) * layout.cell_h;
+            if (cells.is_masked(r, c)) image.fill_mask_hatch(x, y, layout.cell_w, layout.cell_h);
+            else image.fill_rect(x, y, layout.cell_w, layout.cell_h, colormap.at(scale.position(cells.value(r, c))));
+        }
+    }
+    image.stroke_rect(layout.grid_x - 1, layout.grid_y - 1, layout.grid_width() + 2, layout.grid_height() + 2, frame_color);
+}
+
+void draw_colorbar(RasterImage& image, const HeatmapLayout& layout, const Colormap& colormap) {
+    // Top row is the top of the scale; each row takes the entry for its height.
+    for (int y = 0; y < layout.colorbar_h; ++y) {
+        const double position = layout.colorbar_h > 1 ? 1.0 - static_cast<double>(y) / (layout.colorbar_h - 1) : 1.0;
+        image.fill_rect(layout.colorbar_x, layout.colorbar_y + y, layout.colorbar_w, 1, colormap.at(position));
+    }
+    image.stroke_rect(layout.colorbar_x - 1, layout.colorbar_y - 1, layout.colorbar_w + 2, layout.colorbar_h + 2, frame_color);
+    for (const ColorbarTick& tick : layout.ticks)
+        image.fill_rect(layout.colorbar_x + layout.colorbar_w, tick.y, 4, 1, text_color);
+}
+
+}  // namespace
+
+RasterImage render_heatmap(const HeatmapLayout& layout, const HeatmapStyle& style) {
+    RasterImage image(layout.width, layout.height);
+    const Colormap colormap = Colormap::named(style.colormap);
+    draw_cells(image, layout, colormap, ValueScale{style.vmin, style.vmax, style.log_scale});
+    draw_colorbar(image, layout, colormap);
+    if (!layout.title.text.empty()) draw_placed_text(image, layout.title);
+    for (const auto* group : {&layout.row_labels, &layout.column_labels, &layout.other_text})
+        for (const TextPlacement& text : *group) draw_placed_text(image, text);
+    return image;
+}
+
+HeatmapLayout write_head_png(const std::string& path, const float* weights, const Visibility& visibility,
+                             const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens,
+                             const HeatmapStyle& style) {
+    HeatmapLayout layout = layout_heatmap(weights, visibility, query_tokens, key_tokens, style);
+    write_png(path, render_heatmap(layout, style));
+    return layout;
+}
+
+}  // namespace attn_viz

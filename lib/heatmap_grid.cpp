@@ -1,0 +1,136 @@
+// Windowing and pooling of one head's weights into display cells (see heatmap_grid.hpp).
+#include "heatmap_grid.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "error.hpp"
+
+namespace attn_viz {
+
+PoolMode parse_pool_mode(const std::string& text) {
+    if (text == "mean") return PoolMode::mean;
+    if (text == "max") return PoolMode::max;
+    throw Error(ErrorKind::usage, "--pool: unknown mode '" + text + "' (choose mean or max)");
+}
+
+ScaleMode parse_scale_mode(const std::string& text) {
+    if (text == "head") return ScaleMode::head;
+    if (text == "global") return ScaleMode::global;
+    throw Error(ErrorKind::usage, "--scale: unknown mode '" + text + "' (choose head or global)");
+}
+
+namespace {
+
+[[noreturn]] void bad_window(const std::string& text, const std::string& what) {
+    throw Error(ErrorKind::usage, "--window '" + text + "': " + what);
+}
+
+// "a:b" -> {a, b}
+std::pair<int64_t, int64_t> parse_range(const std::string& whole, const std::string& part, const char* axis) {
+    const size_t colon = part.find(':');
+    if (colon == std::string::npos) bad_window(whole, std::string("expected q0:q1,k0:k1, the ") + axis + " range has no ':'");
+    auto number = [&](const std::string& digits) {
+        int64_t value = 0;
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
+            bad_window(whole, std::string("the ") + axis + " range needs two non-negative integers, got '" + part + "'");
+        return value;
+    };
+    const int64_t first = number(part.substr(0, colon)), last = number(part.substr(colon + 1));
+    if (first >= last) bad_window(whole, std::string("the ") + axis + " range " + part + " is empty (need start < end)");
+    return {first, last};
+}
+
+// Block edges for n tokens starting at `first` in at most max_cells blocks.
+std::vector<int64_t> block_edges(int64_t first, int64_t n, int64_t max_cells) {
+    const int64_t block = (n + std::max<int64_t>(max_cells, 1) - 1) / std::max<int64_t>(max_cells, 1);
+    std::vector<int64_t> edges;
+    for (int64_t at = 0; at < n; at += block) edges.push_back(first + at);
+    edges.push_back(first + n);
+    return edges;
+}
+
+}  // namespace
+
+CellWindow parse_cell_window(const std::string& text) {
+    const size_t comma = text.find(',');
+    if (comma == std::string::npos) bad_window(text, "expected q0:q1,k0:k1 (query range, comma, key range)");
+    const auto [q0, q1] = parse_range(text, text.substr(0, comma), "query");
+    const auto [k0, k1] = parse_range(text, text.substr(comma + 1), "key");
+    return {q0, q1, k0, k1};
+}
+
+void check_cell_window(const CellWindow& window, int64_t queries, int64_t keys) {
+    const std::string text = std::to_string(window.q0) + ":" + std::to_string(window.q1) + "," +
+                             std::to_string(window.k0) + ":" + std::to_string(window.k1);
+    if (window.q1 > queries) bad_window(text, "query range ends past the " + std::to_string(queries) + " queries");
+    if (window.k1 > keys) bad_window(text, "key range ends past the " + std::to_string(keys) + " keys");
+}
+
+bool CellGrid::pooled() const {
+    return row_edges.back() - row_edges.front() > rows || col_edges.back() - col_edges.front() > cols;
+}
+
+CellGrid build_cell_grid(const float* weights, const Visibility& visibility, const std::optional<CellWindow>& window,
+                         int64_t max_rows, int64_t max_cols, PoolMode pool) {
+    // Step 1: the rectangle to show, whole map unless windowed.
+    const int64_t keys = visibility.keys;
+    CellWindow area{0, visibility.queries, 0, keys};
+    if (window) {
+        check_cell_window(*window, visibility.queries, keys);
+        area = *window;
+    }
+    // Step 2: block boundaries on each axis.
+    CellGrid grid;
+    grid.row_edges = block_edges(area.q0, area.q1 - area.q0, max_rows);
+    grid.col_edges = block_edges(area.k0, area.k1 - area.k0, max_cols);
+    grid.rows = static_cast<int64_t>(grid.row_edges.size()) - 1;
+    grid.cols = static_cast<int64_t>(grid.col_edges.size()) - 1;
+    grid.values.assign(static_cast<size_t>(grid.rows * grid.cols), 0.0f);
+    grid.masked.assign(static_cast<size_t>(grid.rows * grid.cols), 1);
+    // Step 3: pool each block over its visible entries, one pass over the weights.
+    std::vector<double> sums(static_cast<size_t>(grid.cols));
+    std::vector<float> maxima(static_cast<size_t>(grid.cols));
+    std::vector<int64_t> counts(static_cast<size_t>(grid.cols));
+    for (int64_t r = 0; r < grid.rows; ++r) {
+        std::fill(sums.begin(), sums.end(), 0.0);
+        std::fill(maxima.begin(), maxima.end(), -std::numeric_limits<float>::infinity());
+        std::fill(counts.begin(), counts.end(), 0);
+        for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i) {
+            const float* row = weights + i * keys;
+            for (int64_t c = 0; c < grid.cols; ++c) {
+                for (int64_t j = grid.col_edges[static_cast<size_t>(c)]; j < grid.col_edges[static_cast<size_t>(c + 1)]; ++j) {
+                    if (!visibility.visible(i, j)) continue;
+                    sums[static_cast<size_t>(c)] += row[j];
+                    maxima[static_cast<size_t>(c)] = std::max(maxima[static_cast<size_t>(c)], row[j]);
+                    ++counts[static_cast<size_t>(c)];
+                }
+            }
+        }
+        for (int64_t c = 0; c < grid.cols; ++c) {
+            if (counts[static_cast<size_t>(c)] == 0) continue;
+            const size_t at = static_cast<size_t>(r * grid.cols + c);
+            grid.masked[at] = 0;
+            grid.values[at] = pool == PoolMode::mean
+                                  ? static_cast<float>(sums[static_cast<size_t>(c)] / counts[static_cast<size_t>(c)])
+                                  : maxima[static_cast<size_t>(c)];
+        }
+    }
+    return grid;
+}
+
+ValueRange visible_value_range(const float* weights, const Visibility& visibility) {
+    float low = std::numeric_limits<float>::infinity(), high = -low;
+    for (int64_t i = 0; i < visibility.queries; ++i)
+        for (int64_t j = 0; j < visibility.keys; ++j)
+            if (visibility.visible(i, j)) {
+                low = std::min(low, weights[i * visibility.keys + j]);
+                high = std::max(high, weights[i * visibility.keys + j]);
+            }
+    if (low > high) return {};
+    return {low, high};
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,168 @@
+// llama2.c tokenizer loading, encoding and decoding.
+#include "llama2c_tokenizer.hpp"
+
+#include <cstring>
+
+#include "error.hpp"
+#include "mapped_file.hpp"
+
+namespace attn_viz {
+namespace {
+
+constexpr int max_piece_bytes = 1 << 16;
+constexpr int64_t max_vocab = 1 << 22;
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The byte of a "<0xNN>" piece (as run.c's sscanf("<0x%02hhX>") reads it: one or two hex digits), or -1.
+int byte_of_piece(const std::string& piece) {
+    if (piece.size() < 4 || piece.compare(0, 3, "<0x") != 0) return -1;
+    int value = hex_digit(piece[3]);
+    if (value < 0) return -1;
+    if (piece.size() > 4 && hex_digit(piece[4]) >= 0) value = value * 16 + hex_digit(piece[4]);
+    return value;
+}
+
+}  // namespace
+
+Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_vocab_size) : path_(path) {
+    MappedFile file(path);
+    const unsigned char* bytes = file.data();
+    const size_t size = file.size();
+
+    // Step 1: max_token_length, then records (float score, int32 length, bytes) until the end.
+    if (size < 4) fail_input(path, "too short for a llama2.c tokenizer");
+    int32_t max_length = 0;
+    std::memcpy(&max_length, bytes, 4);
+    if (max_length <= 0 || max_length > max_piece_bytes)
+        fail_input(path, "max_token_length " + std::to_string(max_length) + " is outside 1.." + std::to_string(max_piece_bytes));
+    max_token_length_ = max_length;
+    size_t at = 4;
+    while (at < size) {
+        const std::string where = path + ": token " + std::to_string(pieces_.size());
+        if (size - at < 8) fail_input(where, "record is truncated");
+        float score = 0;
+        int32_t length = 0;
+        std::memcpy(&score, bytes + at, 4);
+        std::memcpy(&length, bytes + at + 4, 4);
+        at += 8;
+        if (length < 0 || length > max_length)
+            fail_input(where, "length " + std::to_string(length) + " is outside 0..max_token_length " + std::to_string(max_length));
+        if (static_cast<size_t>(length) > size - at) fail_input(where, "piece runs past the end of the file (truncated)");
+        if (static_cast<int64_t>(pieces_.size()) >= max_vocab) fail_input(path, "more than 2^22 tokens");
+        pieces_.emplace_back(reinterpret_cast<const char*>(bytes + at), static_cast<size_t>(length));
+        scores_.push_back(score);
+        at += static_cast<size_t>(length);
+    }
+
+    // Step 2: the vocabulary must be what the model expects.
+    if (pieces_.empty()) fail_input(path, "holds no tokens");
+    if (expected_vocab_size > 0 && static_cast<int64_t>(pieces_.size()) != expected_vocab_size)
+        fail_input(path, "holds " + std::to_string(pieces_.size()) + " tokens but the model's vocabulary has " +
+                             std::to_string(expected_vocab_size));
+    for (size_t id = 0; id < pieces_.size(); ++id) ids_.emplace(pieces_[id], static_cast<int>(id));
+}
+
+const std::string& Llama2cTokenizer::piece(int id) const {
+    if (id < 0 || id >= vocab_size())
+        fail_input(path_, "token id " + std::to_string(id) + " is outside the vocabulary (0.." + std::to_string(vocab_size() - 1) + ")");
+    return pieces_[static_cast<size_t>(id)];
+}
+
+int Llama2cTokenizer::lookup(const std::string& piece) const {
+    auto it = ids_.find(piece);
+    return it == ids_.end() ? -1 : it->second;
+}
+
+std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, bool eos) const {
+    std::vector<int> tokens;
+    if (bos) tokens.push_back(bos_id);
+
+    // Step 1: the dummy prefix (SentencePiece's add_dummy_prefix) when there is any text.
+    if (!text.empty()) {
+        const int space = lookup(" ");
+        if (space < 0) fail_input(path_, "vocabulary has no \" \" piece for the dummy prefix");
+        tokens.push_back(space);
+    }
+
+    // Step 2: one token per UTF-8 code point (at most 4 bytes, as run.c groups them), else its bytes.
+    std::string code_point;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if ((c & 0xC0) != 0x80) code_point.clear();
+        code_point += static_cast<char>(c);
+        const bool continues = i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80;
+        if (continues && code_point.size() < 4) continue;
+        const int id = lookup(code_point);
+        if (id >= 0) {
+            tokens.push_back(id);
+        } else {
+            for (unsigned char byte : code_point) {  // byte fallback: <0x00> is token 3
+                const int byte_id = byte + 3;
+                if (byte_id >= vocab_size())
+                    fail_input(path_, "vocabulary of " + std::to_string(vocab_size()) + " tokens has no byte token for byte " +
+                                          std::to_string(byte) + " of the text");
+                tokens.push_back(byte_id);
+            }
+        }
+        code_point.clear();
+    }
+
+    // Step 3: repeatedly merge the adjacent pair whose concatenation is the best-scoring piece
+    // (the first such pair on ties), until no pair is a piece. Like run.c, BOS takes part.
+    while (true) {
+        float best_score = -1e10f;
+        int best_id = -1;
+        size_t best_index = 0;
+        for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+            const int id = lookup(pieces_[static_cast<size_t>(tokens[i])] + pieces_[static_cast<size_t>(tokens[i + 1])]);
+            if (id >= 0 && scores_[static_cast<size_t>(id)] > best_score) {
+                best_score = scores_[static_cast<size_t>(id)];
+                best_id = id;
+                best_index = i;
+            }
+        }
+        if (best_id < 0) break;
+        tokens[best_index] = best_id;
+        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_index) + 1);
+    }
+    if (eos) tokens.push_back(eos_id);
+    return tokens;
+}
+
+std::string Llama2cTokenizer::decode_piece(int prev, int id) const {
+    const std::string& text = piece(id);
+    const int byte = byte_of_piece(text);
+    if (byte >= 0) return std::string(1, static_cast<char>(byte));
+    if (prev == bos_id && !text.empty() && text[0] == ' ') return text.substr(1);
+    return text;
+}
+
+std::string Llama2cTokenizer::decode(const std::vector<int>& ids) const {
+    std::string text;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] == bos_id || ids[i] == eos_id) continue;
+        text += decode_piece(i > 0 ? ids[i - 1] : -1, ids[i]);
+    }
+    return text;
+}
+
+std::vector<std::string> Llama2cTokenizer::labels(const std::vector<int>& ids) const {
+    std::vector<std::string> result;
+    for (int id : ids) {
+        const std::string& text = piece(id);
+        const int byte = byte_of_piece(text);
+        if (id == bos_id) result.push_back("<s>");
+        else if (id == eos_id) result.push_back("</s>");
+        else if (byte >= 0x20 && byte < 0x7f) result.push_back(std::string(1, static_cast<char>(byte)));
+        else result.push_back(text);
+    }
+    return result;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,51 @@
+// llama2.c's tokenizer.bin (a SentencePiece BPE vocabulary with scores) and its encoder and
+// decoder, matching run.c's encode()/decode(): dummy-prefix space, UTF-8 code points with
+// <0xNN> byte fallback, then greedy highest-score merges.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace attn_viz {
+
+class Llama2cTokenizer {
+public:
+    static constexpr int bos_id = 1;
+    static constexpr int eos_id = 2;
+
+    // Reads every record of the file; `expected_vocab_size` > 0 (the model's vocab) must match
+    // the count. Validates lengths against the file; throws Error(bad_input) naming it.
+    explicit Llama2cTokenizer(const std::string& path, int64_t expected_vocab_size = 0);
+
+    int vocab_size() const { return static_cast<int>(pieces_.size()); }
+    // The raw piece of a token ("<0x0A>" for byte tokens); throws Error(bad_input) when out of range.
+    const std::string& piece(int id) const;
+    float score(int id) const { return scores_.at(static_cast<size_t>(id)); }
+
+    // Token ids of `text`, optionally with BOS first and EOS last. Throws Error(bad_input) when
+    // the vocabulary lacks the " " prefix piece or a needed byte token.
+    std::vector<int> encode(const std::string& text, bool bos, bool eos) const;
+
+    // The text of token `id` following token `prev`: byte tokens become their byte, and a piece
+    // right after BOS loses its leading space.
+    std::string decode_piece(int prev, int id) const;
+
+    // Concatenated decode_piece over `ids` (BOS and EOS print nothing; the first token has no previous).
+    std::string decode(const std::vector<int>& ids) const;
+
+    // One short label per token for heatmap axes: BOS "<s>", EOS "</s>", a byte token its byte
+    // when printable ASCII (else its "<0xNN>" piece), any other token its piece as is.
+    std::vector<std::string> labels(const std::vector<int>& ids) const;
+
+private:
+    int lookup(const std::string& piece) const;  // -1 when absent
+
+    std::string path_;
+    std::vector<std::string> pieces_;
+    std::vector<float> scores_;
+    std::unordered_map<std::string, int> ids_;  // first id of each piece
+    int max_token_length_ = 0;
+};
+
+}  // namespace attn_viz

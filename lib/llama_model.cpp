@@ -1,0 +1,119 @@
+// The whole-model forward pass of a Llama-style decoder and greedy decoding.
+#include "llama_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "error.hpp"
+#include "llama2c_tokenizer.hpp"
+
+namespace attn_viz {
+namespace {
+
+constexpr double rms_epsilon = 1e-5;
+
+// x: [T, D]; weight: [D] -> x_t / sqrt(mean(x_t^2) + eps) * weight, row by row.
+Tensor rms_norm(const Tensor& x, const Tensor& weight) {
+    const int64_t T = x.dim(0), D = x.dim(1);
+    Tensor y({T, D});
+    for (int64_t t = 0; t < T; ++t) {
+        const float* row = x.ptr() + t * D;
+        double sum = 0;
+        for (int64_t i = 0; i < D; ++i) sum += double(row[i]) * row[i];
+        const double scale = 1.0 / std::sqrt(sum / static_cast<double>(D) + rms_epsilon);
+        for (int64_t i = 0; i < D; ++i) y.data[t * D + i] = static_cast<float>(row[i] * scale * weight.data[i]);
+    }
+    return y;
+}
+
+// x: [m, k]; w: [k, n] -> [m, n] on oneDNN.
+Tensor matmul(OnednnBackend& backend, const Tensor& x, const Tensor& w) {
+    Tensor y({x.dim(0), w.dim(1)});
+    backend.matmul(dense_matmul(x.dim(0), x.dim(1), w.dim(1)), x.ptr(), w.ptr(), nullptr, y.ptr());
+    return y;
+}
+
+void add_in_place(Tensor& x, const Tensor& delta) {
+    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += delta.data[i];
+}
+
+// x: [T, D] -> w2(silu(x w1) * (x w3)): [T, D]
+Tensor swiglu(OnednnBackend& backend, const Tensor& x, const LlamaBlockWeights& block) {
+    Tensor gate = matmul(backend, x, block.w1);  // [T, F]
+    const Tensor up = matmul(backend, x, block.w3);
+    for (size_t i = 0; i < gate.data.size(); ++i) {
+        const float g = gate.data[i];
+        gate.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
+    }
+    return matmul(backend, gate, block.w2);
+}
+
+}  // namespace
+
+LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(backend), weights_(std::move(weights)) {
+    for (const LlamaBlockWeights& block : weights_.layers)
+        attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
+}
+
+ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions) {
+    const Llama2cConfig& c = weights_.config;
+    const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim;
+    if (T == 0) fail_input("tokens", "no tokens to run");
+    if (T > c.seq_len)
+        fail_input("tokens", std::to_string(T) + " tokens exceed the model's sequence length " + std::to_string(c.seq_len));
+
+    // Step 1: embeddings of the tokens.
+    ModelRun run;
+    run.tokens = tokens;
+    Tensor x({T, D});
+    for (int64_t t = 0; t < T; ++t) {
+        const int id = tokens[static_cast<size_t>(t)];
+        if (id < 0 || id >= c.vocab_size)
+            fail_input("tokens", "token " + std::to_string(t) + " is id " + std::to_string(id) + ", outside the vocabulary (0.." +
+                                     std::to_string(c.vocab_size - 1) + ")");
+        std::copy_n(weights_.token_embedding.ptr() + id * D, D, x.ptr() + t * D);
+    }
+
+    // Step 2: each block adds its attention output, then its feed-forward output, to the residual stream.
+    for (size_t l = 0; l < weights_.layers.size(); ++l) {
+        const LlamaBlockWeights& block = weights_.layers[l];
+        const Tensor normed = rms_norm(x, block.rms_attention);
+        AttentionRequest request;
+        request.input = &normed;
+        request.with_contributions = with_contributions;
+        run.layers.push_back(attention_[l]->run(request));
+        add_in_place(x, run.layers.back().output);
+        add_in_place(x, swiglu(backend_, rms_norm(x, block.rms_ffn), block));
+    }
+
+    // Step 3: final norm and the classifier.
+    run.logits = matmul(backend_, rms_norm(x, weights_.rms_final), weights_.classifier);
+    return run;
+}
+
+std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps) {
+    if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
+    const int64_t seq_len = model.weights().config.seq_len, vocab = model.weights().config.vocab_size;
+    if (static_cast<int64_t>(prompt.size()) > seq_len)
+        fail_input("prompt", std::to_string(prompt.size()) + " tokens exceed the model's sequence length " + std::to_string(seq_len));
+    const int64_t length = std::min<int64_t>(seq_len, static_cast<int64_t>(prompt.size()) + std::max(steps, 0));
+
+    // Every step runs the full forward over one fixed length: positions past the current one hold
+    // filler ids that the causal mask hides from earlier positions, so the logits at the current
+    // position are exact while oneDNN reuses one set of primitives instead of compiling a new
+    // shape per step.
+    std::vector<int> sequence = prompt;
+    std::vector<int> padded(static_cast<size_t>(length), prompt.back());
+    std::copy(prompt.begin(), prompt.end(), padded.begin());
+    while (static_cast<int64_t>(sequence.size()) < length) {
+        const ModelRun run = model.run(padded, false);
+        const float* row = run.logits.ptr() + (static_cast<int64_t>(sequence.size()) - 1) * vocab;
+        const int next = static_cast<int>(std::max_element(row, row + vocab) - row);
+        if (next == Llama2cTokenizer::bos_id) break;
+        padded[sequence.size()] = next;
+        sequence.push_back(next);
+    }
+    return sequence;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,104 @@
+// A double-precision Llama forward written like llama2.c's run.c forward(): one position at a
+// time with a key/value cache. The oneDNN whole-model path (lib/llama_model.cpp) is checked
+// against it; it shares no code with the library.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "llama2c_checkpoint.hpp"
+
+namespace test_support {
+
+using attn_viz::Llama2cConfig;
+using attn_viz::LlamaBlockWeights;
+using attn_viz::LlamaWeights;
+using attn_viz::Tensor;
+
+struct ReferenceRun {
+    std::vector<std::vector<double>> attention;  // per layer, [H, T, T]
+    std::vector<double> logits;                  // [T, V]
+};
+
+// rms_norm(x) * weight with llama2.c's eps.
+inline std::vector<double> reference_rms_norm(const std::vector<double>& x, const Tensor& weight) {
+    double sum = 0;
+    for (double v : x) sum += v * v;
+    const double scale = 1.0 / std::sqrt(sum / static_cast<double>(x.size()) + 1e-5);
+    std::vector<double> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * scale * weight.data[i];
+    return y;
+}
+
+// x: [k]; w: [k, n] (x W) -> [n]
+inline std::vector<double> reference_times(const std::vector<double>& x, const Tensor& w) {
+    const int64_t k = w.dim(0), n = w.dim(1);
+    std::vector<double> y(static_cast<size_t>(n), 0.0);
+    for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j) y[j] += x[i] * w.data[i * n + j];
+    return y;
+}
+
+// llama2.c's forward() in double: one position at a time with a key/value cache, RoPE from
+// per-dimension frequencies, query head h reading KV head h / (H / KV).
+inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<int>& tokens) {
+    const Llama2cConfig& c = w.config;
+    const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim, H = c.n_heads, hs = D / H;
+    const int64_t kv_width = c.n_kv_heads * hs, kv_mul = H / c.n_kv_heads;
+    ReferenceRun run;
+    run.attention.assign(static_cast<size_t>(c.n_layers), std::vector<double>(static_cast<size_t>(H * T * T), 0.0));
+    run.logits.resize(static_cast<size_t>(T * c.vocab_size));
+    std::vector<std::vector<std::vector<double>>> key_cache(static_cast<size_t>(c.n_layers)), value_cache(key_cache);
+    for (int64_t pos = 0; pos < T; ++pos) {
+        std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D, w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
+        for (int64_t l = 0; l < c.n_layers; ++l) {
+            const LlamaBlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const std::vector<double> xb = reference_rms_norm(x, b.rms_attention);
+            std::vector<double> q = reference_times(xb, b.attention.w_q), k = reference_times(xb, b.attention.w_k);
+            for (int64_t i = 0; i < D; i += 2) {
+                const double freq = 1.0 / std::pow(10000.0, static_cast<double>(i % hs) / static_cast<double>(hs));
+                const double fcr = std::cos(pos * freq), fci = std::sin(pos * freq);
+                for (std::vector<double>* v : {&q, &k}) {
+                    if (v == &k && i >= kv_width) continue;
+                    const double v0 = (*v)[i], v1 = (*v)[i + 1];
+                    (*v)[i] = v0 * fcr - v1 * fci;
+                    (*v)[i + 1] = v0 * fci + v1 * fcr;
+                }
+            }
+            key_cache[l].push_back(k);
+            value_cache[l].push_back(reference_times(xb, b.attention.w_v));
+            std::vector<double> heads(static_cast<size_t>(D), 0.0);
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t kv_offset = (h / kv_mul) * hs;
+                std::vector<double> att(static_cast<size_t>(pos + 1));
+                double max_score = -INFINITY, total = 0;
+                for (int64_t t = 0; t <= pos; ++t) {
+                    double score = 0;
+                    for (int64_t i = 0; i < hs; ++i) score += q[h * hs + i] * key_cache[l][t][kv_offset + i];
+                    att[t] = score / std::sqrt(static_cast<double>(hs));
+                    max_score = std::max(max_score, att[t]);
+                }
+                for (double& a : att) total += (a = std::exp(a - max_score));
+                for (int64_t t = 0; t <= pos; ++t) {
+                    att[t] /= total;
+                    run.attention[l][(h * T + pos) * T + t] = att[t];
+                    for (int64_t i = 0; i < hs; ++i) heads[h * hs + i] += att[t] * value_cache[l][t][kv_offset + i];
+                }
+            }
+            const std::vector<double> attended = reference_times(heads, b.attention.w_o);
+            for (int64_t i = 0; i < D; ++i) x[i] += attended[i];
+            const std::vector<double> xf = reference_rms_norm(x, b.rms_ffn);
+            std::vector<double> gate = reference_times(xf, b.w1);
+            const std::vector<double> up = reference_times(xf, b.w3);
+            for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
+            const std::vector<double> down = reference_times(gate, b.w2);
+            for (int64_t i = 0; i < D; ++i) x[i] += down[i];
+        }
+        const std::vector<double> logits = reference_times(reference_rms_norm(x, w.rms_final), w.classifier);
+        std::copy(logits.begin(), logits.end(), run.logits.begin() + pos * c.vocab_size);
+    }
+    return run;
+}
+
+}  // namespace test_support

@@ -1,0 +1,196 @@
+// llama2.c checkpoints and tokenizers written here from random data: loading, conventions
+// (x W, shared or separate classifier), the encoder on a hand-made vocabulary, hostile files.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "error.hpp"
+#include "expect_input_error.hpp"
+#include "llama2c_checkpoint.hpp"
+#include "llama2c_tokenizer.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+struct Header { int32_t dim, hidden, layers, heads, kv_heads, vocab, seq_len; };
+
+template <typename T>
+void append(std::string& bytes, const T& value) {
+    bytes.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+void append_tensor(std::string& bytes, const Tensor& t) {
+    bytes.append(reinterpret_cast<const char*>(t.ptr()), t.data.size() * 4);
+}
+
+// A checkpoint of random arrays in file order; `arrays` receives them (matrices stored [out, in]).
+std::string checkpoint_bytes(const Header& h, std::vector<Tensor>& arrays) {
+    const int64_t d = h.dim, f = h.hidden, layers = h.layers, head = h.dim / h.heads, kv = h.kv_heads * head;
+    const int64_t vocab = std::abs(h.vocab);
+    arrays = {random_tensor({vocab, d}),         random_tensor({layers, d}),    random_tensor({layers, d, d}),
+              random_tensor({layers, kv, d}),    random_tensor({layers, kv, d}), random_tensor({layers, d, d}),
+              random_tensor({layers, d}),        random_tensor({layers, f, d}), random_tensor({layers, d, f}),
+              random_tensor({layers, f, d}),     random_tensor({d}),            random_tensor({h.seq_len, head})};
+    if (h.vocab < 0) arrays.push_back(random_tensor({vocab, d}));
+    std::string bytes;
+    append(bytes, h);
+    for (const Tensor& t : arrays) append_tensor(bytes, t);
+    return bytes;
+}
+
+// Matrix `index` of a stacked [layers, rows, cols] array.
+Tensor layer_matrix(const Tensor& stacked, int64_t index) {
+    const int64_t rows = stacked.dim(1), cols = stacked.dim(2);
+    Tensor m({rows, cols});
+    std::copy_n(stacked.ptr() + index * rows * cols, rows * cols, m.ptr());
+    return m;
+}
+
+// A tokenizer file: max_token_length, then (score, length, bytes) records.
+std::string tokenizer_bytes(const std::vector<std::pair<std::string, float>>& pieces, int32_t max_length) {
+    std::string bytes;
+    append(bytes, max_length);
+    for (const auto& [piece, score] : pieces) {
+        append(bytes, score);
+        append(bytes, static_cast<int32_t>(piece.size()));
+        bytes += piece;
+    }
+    return bytes;
+}
+
+// <unk>, BOS, EOS, the 256 byte tokens, then `extra`.
+std::vector<std::pair<std::string, float>> vocabulary_with_bytes(const std::vector<std::pair<std::string, float>>& extra) {
+    std::vector<std::pair<std::string, float>> pieces = {{"<unk>", 0}, {"\n<s>\n", 0}, {"\n</s>\n", 0}};
+    const char* hex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) pieces.push_back({std::string("<0x") + hex[b / 16] + hex[b % 16] + ">", 0});
+    pieces.insert(pieces.end(), extra.begin(), extra.end());
+    return pieces;
+}
+
+}  // namespace
+
+TEST_SUITE("formats") {
+
+TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate classifiers") {
+    ScratchDir dir;
+    for (Header h : {Header{16, 24, 2, 4, 2, 40, 8}, Header{8, 12, 1, 1, 1, -7, 3}, Header{12, 5, 3, 6, 6, 9, 1}}) {
+        INFO("dim " << h.dim << " heads " << h.heads << " kv " << h.kv_heads << " vocab " << h.vocab);
+        std::vector<Tensor> arrays;
+        write_text(dir / "m.bin", checkpoint_bytes(h, arrays));
+        const LlamaWeights w = read_llama2c_checkpoint(dir / "m.bin");
+        CHECK(w.config.vocab_size == std::abs(h.vocab));
+        CHECK(w.config.shared_classifier == (h.vocab > 0));
+        CHECK(w.token_embedding.data == arrays[0].data);
+        CHECK(w.rms_final.data == arrays[10].data);
+        CHECK(w.classifier.data == transposed(h.vocab > 0 ? arrays[0] : arrays[12]).data);
+        REQUIRE(static_cast<int>(w.layers.size()) == h.layers);
+        for (int64_t l = 0; l < h.layers; ++l) {
+            const LlamaBlockWeights& b = w.layers[static_cast<size_t>(l)];
+            CHECK(b.attention.num_heads == h.heads);
+            CHECK(b.attention.num_kv_heads == h.kv_heads);
+            CHECK(b.attention.d_head == h.dim / h.heads);
+            CHECK(b.attention.causal);
+            CHECK(b.attention.rope == RopeStyle::interleaved);
+            CHECK(b.attention.rope_base == 10000.0);
+            CHECK(b.attention.w_q.data == transposed(layer_matrix(arrays[2], l)).data);
+            CHECK(b.attention.w_k.data == transposed(layer_matrix(arrays[3], l)).data);
+            CHECK(b.attention.w_v.data == transposed(layer_matrix(arrays[4], l)).data);
+            CHECK(b.attention.w_o.data == transposed(layer_matrix(arrays[5], l)).data);
+            CHECK(b.w1.data == transposed(layer_matrix(arrays[7], l)).data);
+            CHECK(b.w2.data == transposed(layer_matrix(arrays[8], l)).data);
+            CHECK(b.w3.data == transposed(layer_matrix(arrays[9], l)).data);
+            CHECK(b.w1.shape == std::vector<int64_t>{h.dim, h.hidden});
+            CHECK(std::equal(b.rms_attention.data.begin(), b.rms_attention.data.end(), arrays[1].data.begin() + l * h.dim));
+            CHECK(std::equal(b.rms_ffn.data.begin(), b.rms_ffn.data.end(), arrays[6].data.begin() + l * h.dim));
+        }
+    }
+}
+
+TEST_CASE("llama2.c checkpoints: hostile headers and sizes are refused before allocating") {
+    ScratchDir dir;
+    std::vector<Tensor> arrays;
+    const std::string good = checkpoint_bytes({16, 24, 2, 4, 2, 40, 8}, arrays);
+    const std::string path = dir / "bad.bin";
+    auto expect_header_rejected = [&](Header h, const std::string& fragment) {
+        std::string bytes = good;
+        std::memcpy(bytes.data(), &h, sizeof h);
+        write_text(path, bytes);
+        expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", fragment});
+    };
+    write_text(path, good.substr(0, good.size() - 4));
+    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", "truncated"});
+    write_text(path, good + "xxxx");
+    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", "needs"});
+    write_text(path, good.substr(0, 20));
+    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", "too short"});
+    expect_header_rejected({1 << 30, 24, 2, 4, 2, 40, 8}, "dim");
+    expect_header_rejected({32768, 131072, 1024, 4, 2, 1 << 20, 8}, "truncated");  // huge but in bounds
+    expect_header_rejected({16, 24, -2, 4, 2, 40, 8}, "n_layers");
+    expect_header_rejected({16, 24, 2, 0, 2, 40, 8}, "n_heads");
+    expect_header_rejected({16, 24, 2, 3, 1, 40, 8}, "not divisible by n_heads");
+    expect_header_rejected({16, 24, 2, 4, 3, 40, 8}, "not divisible by n_kv_heads");
+    expect_header_rejected({16, 24, 2, 4, 8, 40, 8}, "n_kv_heads");
+    expect_header_rejected({12, 24, 2, 4, 2, 40, 8}, "odd");
+    expect_header_rejected({16, 24, 2, 4, 2, 0, 8}, "vocab_size");
+    expect_header_rejected({0x616b3432, 1, 0, 0, 0, 0, 0}, "version 1/2");
+}
+
+TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and decoding") {
+    ScratchDir dir;
+    // Ids: 259 " ", 260 "a", 261 "b", 262 "ab" (3), 263 " a" (1), 264 " ab" (2), 265 "ba" (3), 266 "é".
+    const auto pieces = vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}, {" a", 1}, {" ab", 2}, {"ba", 3},
+                                               {"\xc3\xa9", -1}});
+    write_text(dir / "tok.bin", tokenizer_bytes(pieces, 6));
+    const Llama2cTokenizer tokenizer(dir / "tok.bin", 267);
+    // " abab": " a"(1) loses to the first "ab"(3), whose tie with "ba"(3) goes to the leftmost
+    // pair; then the second "ab", then " ab"(2): [" ab", "ab"].
+    CHECK(tokenizer.encode("abab", false, false) == std::vector<int>{264, 262});
+    CHECK(tokenizer.encode("abab", true, true) == std::vector<int>{1, 264, 262, 2});
+    // " aba": "ab" and "ba" tie at 3; the leftmost wins, then " ab" (2): [" ab", "a"], not [" a", "ba"].
+    CHECK(tokenizer.encode("aba", false, false) == std::vector<int>{264, 260});
+    // 'z' (0x7a) and 'ü' (c3 bc) are not pieces: bytes + 3; 'é' is one.
+    CHECK(tokenizer.encode("z\xc3\xbc\xc3\xa9", false, false) == std::vector<int>{259, 0x7a + 3, 0xc3 + 3, 0xbc + 3, 266});
+    CHECK(tokenizer.decode({1, 264, 262}) == "abab");
+    CHECK(tokenizer.decode({264, 262}) == " abab");
+    CHECK(tokenizer.decode({259, 0x7a + 3, 0xc3 + 3, 0xbc + 3, 266, 2}) == " z\xc3\xbc\xc3\xa9");
+    CHECK(tokenizer.decode_piece(1, 0x0a + 3) == "\n");
+    CHECK(tokenizer.labels({1, 264, 0x7a + 3, 0x0a + 3, 262, 2}) == std::vector<std::string>{"<s>", " ab", "z", "<0x0A>", "ab", "</s>"});
+    for (const std::string& text : {std::string("ab ba"), std::string("b\xc3\xa9z a"), std::string("aaa bbb ab")})
+        CHECK(tokenizer.decode(tokenizer.encode(text, true, false)) == text);
+    // A vocabulary without byte tokens cannot encode a missing character.
+    write_text(dir / "small.bin", tokenizer_bytes({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {" ", 0}, {"a", 0}}, 5));
+    const Llama2cTokenizer small(dir / "small.bin");
+    CHECK(small.vocab_size() == 5);
+    CHECK(small.encode("a a", false, false) == std::vector<int>{3, 4, 3, 4});
+    expect_input_error([&] { small.encode("q", false, false); }, {"small.bin", "no byte token"});
+}
+
+TEST_CASE("llama2.c tokenizer: truncated and absurd files are refused") {
+    ScratchDir dir;
+    const std::string good = tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"hello", 1}}), 6);
+    const std::string path = dir / "tok.bin";
+    auto expect_rejected = [&](const std::string& bytes, const std::string& fragment, int64_t vocab = 0) {
+        write_text(path, bytes);
+        expect_input_error([&] { Llama2cTokenizer tokenizer(path, vocab); }, {"tok.bin", fragment});
+    };
+    expect_rejected(good.substr(0, good.size() - 2), "truncated");
+    expect_rejected(good.substr(0, good.size() - 9), "truncated");
+    expect_rejected(good, "model's vocabulary has 512", 512);
+    expect_rejected(std::string("\x01\x00", 2), "too short");
+    expect_rejected(std::string("\x00\x00\x00\x00", 4), "max_token_length");
+    expect_rejected(std::string("\xff\xff\xff\x7f", 4), "max_token_length");
+    expect_rejected(std::string("\x06\x00\x00\x00", 4), "no tokens");
+    std::string negative = tokenizer_bytes({{"<unk>", 0}}, 6);
+    const int32_t minus_one = -1;
+    std::memcpy(negative.data() + 8, &minus_one, 4);
+    expect_rejected(negative, "length -1");
+    expect_rejected(tokenizer_bytes({{"<unk>", 0}, {"toolongpiece", 0}}, 6), "token 1");
+    write_text(path, good);
+    CHECK(Llama2cTokenizer(path, 261).vocab_size() == 261);
+    CHECK_THROWS_AS(Llama2cTokenizer(dir / "missing.bin"), Error);
+}
+
+}  // TEST_SUITE
