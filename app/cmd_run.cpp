@@ -1,71 +1,103 @@
-// attn-viz run: one attention layer, end to end.
+// attn-viz run: one attention layer on one sequence (or a batch of them), end to end.
 #include <cstdio>
 #include <memory>
 
 #include "attention.hpp"
 #include "commands.hpp"
 #include "error.hpp"
-#include "input_file.hpp"
+#include "layer_options.hpp"
+#include "report_options.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
+#include "stats_report.hpp"
 #include "timings.hpp"
-#include "weights_file.hpp"
 
 namespace attn_viz_cli {
 namespace {
 
 struct RunOptions {
-    std::string weights, input, context, out;
+    attn_viz::LayerSource layer;
+    LayerOptionValues layer_values;
+    ReportOptionValues report_values;
+    std::vector<std::string> inputs;
+    std::string tokens, input_tensor, context, out;
     attn_viz::ReportOptions report;
     bool quiet = false, force = false, timings = false;
 };
 
-int run(const RunOptions& o) {
+// "a.npy" -> "a.seq_03.npy": one dump per sequence of a batch.
+std::string per_sequence(const std::string& path, size_t index) {
+    if (path.empty()) return path;
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".seq_%02zu", index);
+    const size_t dot = path.rfind('.');
+    return dot == std::string::npos || path.find('/', dot) != std::string::npos ? path + suffix
+                                                                                 : path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+int run(RunOptions& o) {
     using namespace attn_viz;
-    // Step 1: read and validate every input before anything is written.
+    resolve_layer_options(o.layer, o.layer_values);
+    resolve_report_options(o.report, o.report_values);
+    const bool batch = o.inputs.size() > 1;
+    std::vector<std::string> input_files = o.inputs;
+    input_files.insert(input_files.end(), {o.layer.path, o.context, o.tokens});
     for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output})
-        refuse_overwriting_inputs(*dump, {o.weights, o.input, o.context});
+        refuse_overwriting_inputs(*dump, input_files);
+
+    // Step 1: read and validate every input before anything is written.
     Timings timings;
     OutputDir out(o.out, o.force);
     LayerWeights weights;
-    SequenceInput input, context;
+    std::vector<SequenceInput> inputs;
+    SequenceInput context;
     {
         Timings::Scope t(timings, "load");
-        weights = read_weights_file(o.weights);
-        input = read_input_file(o.input, weights.d_model);
-        if (!o.context.empty()) context = read_input_file(o.context, weights.d_model);
+        weights = load_layer_weights(o.layer);
+        for (const std::string& path : o.inputs) inputs.push_back(load_sequence({path, o.tokens, o.input_tensor}, weights.d_model));
+        if (!o.context.empty()) context = load_sequence({o.context, "", ""}, weights.d_model);
     }
-    const SequenceInput& keys = o.context.empty() ? input : context;
 
-    // Step 2: the layer on oneDNN (the first run of a shape includes JIT code generation).
+    // Step 2: each sequence through the layer on oneDNN (primitives are reused across sequences
+    // of one length; the first run of a shape includes JIT code generation), then its pictures,
+    // statistics and dumps, staged; at the end everything moves into place together.
     OnednnBackend backend(o.report.threads);
     AttentionLayer layer(backend, weights);
-    AttentionRequest request;
-    request.input = &input.embeddings;
-    request.context = o.context.empty() ? nullptr : &context.embeddings;
-    request.key_excluded = keys.key_excluded;
-    LayerResult result;
-    {
-        Timings::Scope t(timings, "attention");
-        result = layer.run(request);
+    std::string tables;
+    double flops = 0;
+    for (size_t n = 0; n < inputs.size(); ++n) {
+        const SequenceInput& keys = o.context.empty() ? inputs[n] : context;
+        AttentionRequest request;
+        request.input = &inputs[n].embeddings;
+        request.context = o.context.empty() ? nullptr : &context.embeddings;
+        request.key_excluded = keys.key_excluded;
+        LayerResult result;
+        {
+            Timings::Scope t(timings, "attention");
+            result = layer.run(request);
+        }
+        flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
+                                 weights.num_kv_heads, weights.d_head, true);
+        ReportOptions report = o.report;
+        report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
+        report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;
+        ReportInput in{{&result}, {&weights}, inputs[n].tokens, keys.tokens, false, ""};
+        if (batch) in.folder = per_sequence("seq", n).substr(4) + "/";
+        const std::string table = stats_table(write_report(out, in, report, timings));
+        tables += batch ? "sequence " + std::to_string(n) + " (" + in.folder + ")\n" + table : table;
     }
-
-    // Step 3: pictures, statistics and dumps, staged, then moved into place together.
-    const std::string table = write_report(out, {{&result}, input.tokens, keys.tokens, false}, o.report, timings);
     {
         Timings::Scope t(timings, "commit");
         out.commit();
     }
     if (!o.quiet) {
-        std::fputs(table.c_str(), stdout);
+        std::fputs(tables.c_str(), stdout);
         std::printf("wrote %s\n", o.out.c_str());
     }
-    if (o.timings) {
-        const int64_t T = result.visibility.queries, S = result.visibility.keys;
-        const double flops = attention_flops(T, S, weights.d_model, weights.num_heads, weights.num_kv_heads, weights.d_head, true);
-        std::fprintf(stderr, "timings:\n%s  attention rate %.1f GFLOP/s (%.3f GFLOP)\n",
-                     timings.table().c_str(), flops / timings.seconds("attention") * 1e-9, flops * 1e-9);
-    }
+    std::fflush(stdout);
+    if (o.timings)
+        std::fprintf(stderr, "timings:\n%s  attention rate %.1f GFLOP/s (%.3f GFLOP)\n", timings.table().c_str(),
+                     flops / timings.seconds("attention") * 1e-9, flops * 1e-9);
     return 0;
 }
 
@@ -74,20 +106,28 @@ int run(const RunOptions& o) {
 void add_run_command(CLI::App& app, CommandAction& action) {
     auto o = std::make_shared<RunOptions>();
     CLI::App* cmd = app.add_subcommand("run", "Run one multi-head attention layer on a sequence and write a heatmap per head, "
-                                              "stats.json and optional dumps.");
-    cmd->add_option("--weights", o->weights, "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file})")
+                                              "statistics (stats.json, CSV) and optional dumps.");
+    cmd->add_option("--weights", o->layer.path,
+                    "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), or a .safetensors "
+                    "checkpoint with --layout")
         ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o->input, "Input sequence JSON: {\"tokens\": [...], \"embeddings\": [[...]] or {\"npy\": file}}")
+    cmd->add_option("--input", o->inputs,
+                    "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
+                    ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
         ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--context", o->context, "Cross-attention: keys and values come from this sequence (same format as --input); "
-                                             "maps are T x S. Its attention_mask masks keys")
+    cmd->add_option("--tokens", o->tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--input-tensor", o->input_tensor, "Name of the embeddings tensor in a .safetensors input");
+    cmd->add_option("--context", o->context, "Cross-attention: keys and values come from this sequence (same formats as "
+                                             "--input); maps are T x S. Its attention_mask masks keys")
         ->check(CLI::ExistingFile);
     cmd->add_option("--out", o->out, "Output directory (created; a previous run's files there are replaced)")->required();
-    cmd->add_option("--dump-attention", o->report.dump_attention, "Also write the attention weights as float32 .npy [H, T, T]");
+    cmd->add_option("--dump-attention", o->report.dump_attention,
+                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
     cmd->add_option("--dump-output", o->report.dump_output, "Also write the layer output as float32 .npy [T, D]");
-    cmd->add_option("--threads", o->report.threads, "Threads for oneDNN, PNG encoding and statistics (default: all cores)")
-        ->check(CLI::Range(0, 1024));
-    cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, write) on stderr");
+    add_layer_options(cmd, o->layer, o->layer_values);
+    add_report_options(cmd, o->report, o->report_values);
+    cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
     cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
     cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
     cmd->callback([o, &action] { action = [o] { return run(*o); }; });

@@ -1,20 +1,23 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <thread>
 
 #include "error.hpp"
-#include "head_stats.hpp"
+#include "figure_bar_chart.hpp"
+#include "figure_matrix.hpp"
+#include "figure_overview.hpp"
+#include "heatmap.hpp"
+#include "html_report.hpp"
 #include "npy.hpp"
+#include "parallel_for.hpp"
+#include "png_writer.hpp"
+#include "stats_report.hpp"
+#include "svg_heatmap.hpp"
 
 namespace attn_viz {
 namespace {
-
-void write_json(const std::string& path, const nlohmann::json& doc) {
-    std::ofstream out(path);
-    out << doc.dump(2) << '\n';
-    if (!out.flush()) throw Error(ErrorKind::io, path + ": write failed (disk full?)");
-}
 
 // [L, H, T, S] (or [H, T, S] for one layer) gathered from the layers.
 Tensor stacked_attention(const std::vector<const LayerResult*>& layers) {
@@ -27,46 +30,148 @@ Tensor stacked_attention(const std::vector<const LayerResult*>& layers) {
     return all;
 }
 
+std::string two_digits(int64_t n) {
+    char s[24];
+    std::snprintf(s, sizeof s, "%02lld", static_cast<long long>(n));
+    return s;
+}
+
+// "H3" for one layer, "L1H3" for a model: the labels of head-by-head matrices and charts.
+std::string head_name(const ModelAnalysis& a, int64_t index) {
+    const HeadId& id = a.head_ids[static_cast<size_t>(index)];
+    return (a.num_layers > 1 ? "L" + std::to_string(id.layer) : "") + "H" + std::to_string(id.head);
+}
+
+Tensor to_tensor(const HeadMatrix& m) {
+    Tensor t({m.size, m.size});
+    std::transform(m.values.begin(), m.values.end(), t.data.begin(), [](double v) { return static_cast<float>(v); });
+    return t;
+}
+
+// Per-head PNGs (and the optional SVG), encoded on `threads` threads: oneDNN is not running now.
+void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads) {
+    const int64_t H = a.num_heads;
+    const Visibility& vis = in.layers.front()->visibility;
+    ValueRange global{1, 0};
+    if (o.scale == ScaleMode::global)
+        for (const LayerResult* r : in.layers)
+            for (int64_t h = 0; h < H; ++h) {
+                const ValueRange v = visible_value_range(r->attention.ptr() + h * vis.queries * vis.keys, vis);
+                global.vmin = std::min(global.vmin, v.vmin), global.vmax = std::max(global.vmax, v.vmax);
+            }
+    // File names are chosen up front: OutputDir is not thread-safe.
+    std::vector<std::string> paths;
+    for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n) {
+        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+        paths.push_back(out.file(in.folder + (in.layer_folders ? "layer_" + two_digits(id.layer) + "/" : "") + "head_" +
+                                 two_digits(id.head) + ".png"));
+    }
+    auto style_for = [&](int64_t n, const float* weights) {
+        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+        HeatmapStyle style = o.style;
+        const ValueRange range = o.scale == ScaleMode::global ? global : visible_value_range(weights, vis);
+        style.vmin = range.vmin, style.vmax = range.vmax;
+        char title[200];
+        std::snprintf(title, sizeof title, "%shead %lld - %s - entropy %.2f nats",
+                      in.layer_folders ? ("layer " + std::to_string(id.layer) + " ").c_str() : "",
+                      static_cast<long long>(id.head), a.labels[static_cast<size_t>(n)].c_str(), a.heads[static_cast<size_t>(n)].entropy);
+        style.title = title;
+        return style;
+    };
+    auto weights_of = [&](int64_t n) {
+        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+        return in.layers[static_cast<size_t>(id.layer)]->attention.ptr() + id.head * vis.queries * vis.keys;
+    };
+    parallel_for(static_cast<int64_t>(paths.size()), threads, [&](int64_t n) {
+        write_head_png(paths[static_cast<size_t>(n)], weights_of(n), vis, in.query_tokens, in.key_tokens, style_for(n, weights_of(n)));
+    });
+    if (!o.svg.empty()) {
+        // "3" = head 3 of layer 0; "2:3" = layer 2, head 3.
+        const size_t colon = o.svg.find(':');
+        int64_t layer = 0, head = 0;
+        try {
+            layer = colon == std::string::npos ? 0 : std::stoll(o.svg.substr(0, colon));
+            head = std::stoll(colon == std::string::npos ? o.svg : o.svg.substr(colon + 1));
+        } catch (const std::exception&) {
+            throw Error(ErrorKind::usage, "--svg '" + o.svg + "': expected HEAD or LAYER:HEAD");
+        }
+        if (layer < 0 || layer >= a.num_layers || head < 0 || head >= H)
+            throw Error(ErrorKind::usage, "--svg '" + o.svg + "': no such head (" + std::to_string(a.num_layers) + " layers of " +
+                                              std::to_string(H) + " heads)");
+        const int64_t n = layer * H + head;
+        write_head_svg(out.file(in.folder + (in.layer_folders ? "layer_" + two_digits(layer) + "/" : "") + "head_" +
+                                two_digits(head) + ".svg"),
+                       weights_of(n), vis, in.query_tokens, in.key_tokens, style_for(n, weights_of(n)));
+    }
+}
+
+// overview.png, correlation.png, js_distance.png, entropy.png.
+void write_figures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a) {
+    std::vector<const Tensor*> maps;
+    std::vector<int64_t> numbers;
+    for (size_t l = 0; l < in.layers.size(); ++l) maps.push_back(&in.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
+    write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale);
+
+    std::vector<std::string> names;
+    std::vector<double> entropy;
+    for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
+        names.push_back(head_name(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
+    write_matrix_png(out.file(in.folder + "correlation.png"), to_tensor(a.matrix(PairMetric::correlation)), names,
+                     "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px);
+    write_matrix_png(out.file(in.folder + "js_distance.png"), to_tensor(a.matrix(PairMetric::js_distance)), names,
+                     "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px);
+    write_bar_chart_png(out.file(in.folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
+                        "entropy (nats)", o.style.max_px);
+}
+
 }  // namespace
 
-std::string write_report(OutputDir& out, const ReportInput& in, const ReportOptions& options, Timings& timings) {
-    Timings::Scope timed(timings, "statistics");
-    nlohmann::json heads = nlohmann::json::array();
-    nlohmann::json layers = nlohmann::json::array();
-    char line[160];
-    std::string table = "layer head  entropy  normalized\n";
-    for (size_t l = 0; l < in.layers.size(); ++l) {
-        const LayerResult& r = *in.layers[l];
-        const std::vector<HeadStats> stats = compute_head_stats(r);
-        const Tensor corr = attention_correlation(r);
-        const int64_t H = r.attention.dim(0);
-        nlohmann::json correlation = nlohmann::json::array();
-        for (int64_t a = 0; a < H; ++a)
-            correlation.push_back(std::vector<float>(corr.data.begin() + a * H, corr.data.begin() + (a + 1) * H));
-        for (int64_t h = 0; h < H; ++h) {
-            const HeadStats& s = stats[static_cast<size_t>(h)];
-            heads.push_back({{"layer", l}, {"head", h}, {"entropy", s.entropy}, {"normalized_entropy", s.normalized_entropy}});
-            std::snprintf(line, sizeof line, "%5zu %4lld %8.4f %11.4f\n", l, static_cast<long long>(h), s.entropy, s.normalized_entropy);
-            table += line;
-        }
-        layers.push_back({{"layer", l}, {"correlation", correlation}});
-    }
-    const LayerResult& first = *in.layers.front();
-    nlohmann::json doc = {{"format", "attn-viz/stats@1"},
-                          {"num_layers", in.layers.size()},
-                          {"num_heads", first.attention.dim(0)},
-                          {"num_queries", first.visibility.queries},
-                          {"num_keys", first.visibility.keys},
-                          {"causal", first.visibility.causal},
-                          {"tokens", in.query_tokens},
-                          {"heads", heads},
-                          {"layers", layers}};
-    if (in.layers.size() == 1) doc["correlation"] = layers[0]["correlation"];
-    write_json(out.file("stats.json"), doc);
+int resolve_threads(int requested) {
+    return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
-    if (!options.dump_attention.empty()) write_npy(out.external_file(options.dump_attention), stacked_attention(in.layers));
-    if (!options.dump_output.empty()) write_npy(out.external_file(options.dump_output), in.layers.back()->output);
-    return table;
+ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings) {
+    const int threads = resolve_threads(o.threads);
+    // Step 1: every statistic, label and head-by-head matrix.
+    ModelAnalysis analysis;
+    nlohmann::json stats;
+    {
+        Timings::Scope t(timings, "statistics");
+        AnalysisOptions options;
+        options.thresholds = o.thresholds;
+        options.threads = threads;
+        analysis = analyze_model(in.layers, in.weights, in.token_ids, options);
+        stats = stats_json(analysis);
+        stats["tokens"] = in.query_tokens;
+        if (in.key_tokens != in.query_tokens) stats["key_tokens"] = in.key_tokens;
+        write_file_bytes(out.file(in.folder + "stats.json"), stats.dump(2) + "\n");
+        write_file_bytes(out.file(in.folder + "heads.csv"), heads_csv(analysis));
+        write_file_bytes(out.file(in.folder + "pairs.csv"), pairs_csv(analysis));
+    }
+    // Step 2: pictures.
+    {
+        Timings::Scope t(timings, "pictures");
+        write_head_pictures(out, in, o, analysis, threads);
+        write_figures(out, in, o, analysis);
+        if (o.html) {
+            HtmlReportInput html;
+            html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
+            for (size_t l = 0; l < in.layers.size(); ++l)
+                html.layers.push_back(&in.layers[l]->attention), html.layer_numbers.push_back(static_cast<int64_t>(l));
+            html.visibility = in.layers.front()->visibility;
+            html.stats = stats;
+            html.style = o.style;
+            html.scale = o.scale;
+            write_html_report(out.file(in.folder + "report.html"), html);
+        }
+    }
+    // Step 3: raw arrays for scripts.
+    {
+        Timings::Scope t(timings, "dumps");
+        if (!o.dump_attention.empty()) write_npy(out.external_file(o.dump_attention), stacked_attention(in.layers));
+        if (!o.dump_output.empty()) write_npy(out.external_file(o.dump_output), in.layers.back()->output);
+    }
+    return analysis;
 }
 
 }  // namespace attn_viz
