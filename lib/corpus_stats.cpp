@@ -1,6 +1,8 @@
 #include "corpus_stats.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "error.hpp"
 

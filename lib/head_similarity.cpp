@@ -46,11 +46,30 @@ struct RowPair {
     return sums;
 }
 
+// One head's row with itself: sum p^2 and sum p (no divergence, which is 0).
+struct RowSelf {
+    double square = 0;
+    double mass = 0;
+};
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] RowSelf sum_self_row(const float* p, int64_t keys) {
+    constexpr int lanes = 16;
+    float square[lanes] = {}, mass[lanes] = {};
+    int64_t j = 0;
+    for (; j + lanes <= keys; j += lanes)
+        for (int l = 0; l < lanes; ++l) square[l] += p[j + l] * p[j + l], mass[l] += p[j + l];
+    RowSelf sums;
+    for (; j < keys; ++j) sums.square += static_cast<double>(p[j]) * p[j], sums.mass += p[j];
+    for (int l = 0; l < lanes; ++l) sums.square += square[l], sums.mass += mass[l];
+    return sums;
+}
+
 // Every head's map over the rows that count, from layers sharing one visibility.
 struct MapSet {
     std::vector<const float*> heads;  // each [T, S]
     std::vector<int64_t> rows;        // rows with at least one visible key
     int64_t keys = 0;                 // S
+    bool causal = false;              // keys past the diagonal are zero in every map
     double visible_entries = 0;       // sum over rows of visible keys
 };
 
@@ -66,6 +85,7 @@ void collect_maps(MapSet& maps, const std::vector<const LayerResult*>& layers, c
     }
     if (!maps.rows.empty() || maps.keys != 0) return;
     maps.keys = S;
+    maps.causal = vis.causal;
     for (int64_t i = 0; i < T; ++i) {
         const int64_t seen = vis.visible_count(i);
         if (seen > 0) maps.rows.push_back(i);
@@ -85,24 +105,28 @@ PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& 
     PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
     parallel_for(N, threads, [&](int64_t a) {
         const float* map_a = maps.heads[static_cast<size_t>(a)];
-        double head_mass = 0;
-        for (int64_t i : maps.rows)
-            for (int64_t j = 0; j < S; ++j) head_mass += map_a[i * S + j];
-        sums.mass[static_cast<size_t>(a)] = head_mass;
         constexpr size_t block = 8;
         for (size_t first = 0; first < maps.rows.size(); first += block) {
             const size_t last = std::min(maps.rows.size(), first + block);
             for (int64_t b : partners[static_cast<size_t>(a)]) {
                 const float* map_b = maps.heads[static_cast<size_t>(b)];
-                double pair_dot = 0, pair_distance = 0;
+                double pair_dot = 0, pair_distance = 0, head_mass = 0;
                 for (size_t n = first; n < last; ++n) {
                     const int64_t i = maps.rows[n];
-                    const RowPair row = compare_rows(map_a + i * S, map_b + i * S, S);
-                    pair_dot += row.dot;
-                    pair_distance += a == b ? 0.0 : std::sqrt(std::clamp(row.divergence, 0.0, 1.0));
+                    const int64_t row_end = maps.causal ? std::min(S, i + 1) : S;  // zeros past the diagonal
+                    if (a == b) {
+                        const RowSelf row = sum_self_row(map_a + i * S, row_end);
+                        pair_dot += row.square;
+                        head_mass += row.mass;
+                    } else {
+                        const RowPair row = compare_rows(map_a + i * S, map_b + i * S, row_end);
+                        pair_dot += row.dot;
+                        pair_distance += std::sqrt(std::clamp(row.divergence, 0.0, 1.0));
+                    }
                 }
                 sums.dot.at(a, b) += pair_dot;
                 sums.distance.at(a, b) += pair_distance;
+                sums.mass[static_cast<size_t>(a)] += head_mass;
             }
         }
     });

@@ -185,7 +185,9 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
             if (visible == 0) continue;  // no visible key: left out of every mean
             const float* row = r.attention.ptr() + (h * T + i) * S;
             // One pass for the sums, then the positional entries read directly.
-            const RowSums sums = sum_row(row, S, i);
+            // Keys past the diagonal of a causal map are zero: the sums stop there.
+            const int64_t row_end = vis.causal ? std::min(S, i + 1) : S;
+            const RowSums sums = sum_row(row, row_end, i);
             entropy.add(sums.entropy);
             normalized.add(visible > 1 ? sums.entropy / std::log(static_cast<double>(visible)) : 0.0);
             confidence.add(sums.maximum);
@@ -194,7 +196,7 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
             if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
             if (i < S && vis.visible(i, i)) self.add(row[i]);
             if (vis.visible(i, 0)) first.add(row[0]);
-            keys90.add(static_cast<double>(key_counter.count(row, S, sums.mass, sums.maximum)));
+            keys90.add(static_cast<double>(key_counter.count(row, row_end, sums.mass, sums.maximum)));
             if (r.logit_margin.size() == H * T) margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
             if (with_contributions) contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
             if (!token_scores) continue;

@@ -40,8 +40,9 @@ struct HeadStatField {
 inline constexpr int head_stat_count = 14;
 const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 
-// Token ids of the sequence for the duplicate-token and induction scores. Both scores are NaN when
-// `tokens` is empty or the layer is cross-attention (keys are not the query sequence).
+// Token ids of the sequence for the duplicate-token and induction scores: pass them only for
+// self-attention (keys are the query sequence). Both scores are NaN when `tokens` is empty, when
+// S != T, or when no token repeats.
 // result.attention: [H, T, S]; result.logit_margin: [H, T]; result.contribution_norms: [H, T]
 // (empty: contribution and ablation_importance are NaN); result.output: [T, D].
 // tokens: [T] or empty. Heads are spread over `threads` std::threads (1 = the calling thread).

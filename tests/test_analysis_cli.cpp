@@ -1,6 +1,7 @@
 // The analysis commands end to end: `attn-viz synth` (and running its output) and `attn-viz merge`.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis_fixtures.hpp"
@@ -61,8 +62,11 @@ TEST_CASE("attn-viz merge combines partial files into stats.json and CSV tables"
     CHECK(stats["heads"][3]["std"].contains("entropy"));
     CHECK(stats["correlation_std"].size() == 4);
     CHECK(stats["thresholds"]["redundancy_js"] == 0.5);
-    CHECK(std::filesystem::exists(dir / "out/heads.csv"));
-    CHECK(std::filesystem::exists(dir / "out/pairs.csv"));
+    const std::string heads = read_text(dir / "out/heads.csv"), pairs = read_text(dir / "out/pairs.csv");
+    CHECK(heads.substr(0, heads.find('\n')).find(",induction,entropy_std,") != std::string::npos);
+    CHECK(std::count(heads.begin(), heads.end(), '\n') == 5);  // header + 4 heads
+    CHECK(pairs.substr(0, pairs.find('\n')).find("weight_ov_cosine,correlation_std") != std::string::npos);
+    CHECK(std::count(pairs.begin(), pairs.end(), '\n') == 7);  // header + 6 pairs
     CHECK(CorpusAccumulator::load_partial(dir / "all.json").num_sequences() == 7);
 
     // Errors: a hostile partial (3), an unknown threshold (2), no partial (2).
