@@ -71,6 +71,12 @@ int run_model(ModelOptions& o) {
     in.query_tokens = in.key_tokens = tokenizer->labels(ids);
     in.layer_folders = true;
     in.token_ids.assign(ids.begin(), ids.end());
+    WeightSimilarities weight_similarity;
+    {
+        Timings::Scope t(timings, "weights");
+        weight_similarity = weight_similarities(in.weights, false, backend);
+    }
+    in.weight_similarity = &weight_similarity;
     const ModelAnalysis analysis = write_report(out, in, o.report, timings);
 
     std::string continuation;

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "corpus_stats.hpp"
 #include "sequence_stream.hpp"
+#include "synth_layer.hpp"
 #include "error.hpp"
 #include "layer_options.hpp"
 #include "report_options.hpp"
@@ -40,13 +41,15 @@ std::string per_sequence(const std::string& path, size_t index) {
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running
 // moments; memory does not depend on the number of sequences.
 std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weights, attn_viz::AttentionLayer& layer,
-                       attn_viz::OutputDir& out, attn_viz::Timings& timings, double& flops) {
+                       const attn_viz::WeightSimilarities& weight_similarity, attn_viz::OutputDir& out,
+                       attn_viz::Timings& timings, double& flops) {
     using namespace attn_viz;
     SequenceStream stream(o.corpus, weights.d_model);
     CorpusAccumulator corpus;
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
     options.threads = resolve_threads(o.report.threads);
+    options.weight_similarity = &weight_similarity;
     SequenceInput sequence;
     std::string where;
     while (true) {
@@ -65,7 +68,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
         flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
                                  weights.num_kv_heads, weights.d_head, true);
         Timings::Scope t(timings, "statistics");
-        corpus.add(analyze_layer(result, &weights, {}, options));
+        corpus.add(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options));
     }
     if (corpus.num_sequences() == 0) fail_input(o.corpus, "holds no sequences");
     const ModelAnalysis report = corpus.finish(o.report.thresholds);
@@ -102,9 +105,14 @@ int run(RunOptions& o) {
     // statistics and dumps, staged; at the end everything moves into place together.
     OnednnBackend backend(o.report.threads);
     AttentionLayer layer(backend, weights);
+    WeightSimilarities weight_similarity;
+    {
+        Timings::Scope t(timings, "weights");
+        weight_similarity = weight_similarities({&weights}, false, backend);
+    }
     std::string tables;
     double flops = 0;
-    if (!o.corpus.empty()) tables = run_corpus(o, weights, layer, out, timings, flops);
+    if (!o.corpus.empty()) tables = run_corpus(o, weights, layer, weight_similarity, out, timings, flops);
     for (size_t n = 0; n < inputs.size(); ++n) {
         const SequenceInput& keys = o.context.empty() ? inputs[n] : context;
         AttentionRequest request;
@@ -122,6 +130,8 @@ int run(RunOptions& o) {
         report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
         report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;
         ReportInput in{{&result}, {&weights}, inputs[n].tokens, keys.tokens, false, ""};
+        if (o.context.empty()) in.token_ids = token_ids_from_labels(inputs[n].tokens);
+        in.weight_similarity = &weight_similarity;
         if (batch) in.folder = per_sequence("seq", n).substr(4) + "/";
         const std::string table = stats_table(write_report(out, in, report, timings));
         tables += batch ? "sequence " + std::to_string(n) + " (" + in.folder + ")\n" + table : table;

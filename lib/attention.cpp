@@ -33,7 +33,8 @@ Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const T
 
 // x: [rows, D]; w: [D, heads*d_h] (head h = columns [h d_h, (h+1) d_h)); bias: [heads*d_h] or
 // empty -> [heads, rows, d_h], head-major, in one product batched over heads with x broadcast
-// and w read through a strided view (no repacking).
+// and w read through a strided view (no repacking). The bias is added in a pass of its own: as a
+// per-head matmul bias it would send oneDNN to its reference kernel.
 Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias, int64_t d_h) {
     const int64_t rows = x.dim(0), D = x.dim(1), heads = w.dim(1) / d_h;
     Tensor y({heads, rows, d_h});
@@ -42,8 +43,14 @@ Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, c
     s.a_strides[0] = 0, s.a_strides[1] = D, s.a_strides[2] = 1;
     s.w_strides[0] = d_h, s.w_strides[1] = heads * d_h, s.w_strides[2] = 1;
     s.c_strides[0] = rows * d_h, s.c_strides[1] = d_h, s.c_strides[2] = 1;
-    s.has_bias = s.bias_per_batch = !bias.empty();
-    backend.matmul(s, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
+    backend.matmul(s, x.ptr(), w.ptr(), nullptr, y.ptr());
+    if (!bias.empty())
+        for (int64_t h = 0; h < heads; ++h)
+            for (int64_t r = 0; r < rows; ++r) {
+                float* out = y.ptr() + (h * rows + r) * d_h;
+                const float* b = bias.ptr() + h * d_h;
+                for (int64_t d = 0; d < d_h; ++d) out[d] += b[d];
+            }
     return y;
 }
 
@@ -80,12 +87,11 @@ Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& 
     return margin;
 }
 
-// context: [T, H*d_h]; w_o: [H*d_h, D]. Fills norms [H, T] with ||c_th|| and gram [H, H] with
-// sum_t <c_th, c_tg>, where c_th = context[t, head h] W_O[head h rows]. Token blocks bound the
-// [H, block, D] buffer to about 64 MB.
-void head_contributions(OnednnBackend& backend, const Tensor& context, const Tensor& w_o, int64_t H,
-                        Tensor& norms, Tensor& gram) {
-    const int64_t T = context.dim(0), HD = context.dim(1), d_h = HD / H, D = w_o.dim(1);
+// z: [H, T, d_h] head outputs (head-major); w_o: [H*d_h, D]. Fills norms [H, T] with ||c_th|| and
+// gram [H, H] with sum_t <c_th, c_tg>, where c_th = z[h, t] W_O[head h rows]. Token blocks bound
+// the [H, block, D] buffer to about 64 MB.
+void head_contributions(OnednnBackend& backend, const Tensor& z, const Tensor& w_o, Tensor& norms, Tensor& gram) {
+    const int64_t H = z.dim(0), T = z.dim(1), d_h = z.dim(2), D = w_o.dim(1);
     norms = Tensor({H, T});
     gram = Tensor({H, H});
     const int64_t block = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, H * D), 1, T);
@@ -93,13 +99,13 @@ void head_contributions(OnednnBackend& backend, const Tensor& context, const Ten
     Tensor block_gram({H, H});
     for (int64_t t0 = 0; t0 < T; t0 += block) {
         const int64_t rows = std::min(block, T - t0);
-        // Step 1: shares[h] = context[t0:t0+rows, head h] x W_O[head h], all heads in one batched product.
+        // Step 1: shares[h] = z[h, t0:t0+rows] x W_O[head h], all heads in one batched product.
         MatmulShape s;
         s.batch = H, s.m = rows, s.k = d_h, s.n = D;
-        s.a_strides[0] = d_h, s.a_strides[1] = HD, s.a_strides[2] = 1;
+        s.a_strides[0] = T * d_h, s.a_strides[1] = d_h, s.a_strides[2] = 1;
         s.w_strides[0] = d_h * D, s.w_strides[1] = D, s.w_strides[2] = 1;
         s.c_strides[0] = rows * D, s.c_strides[1] = D, s.c_strides[2] = 1;
-        backend.matmul(s, context.ptr() + t0 * HD, w_o.ptr(), nullptr, shares.ptr());
+        backend.matmul(s, z.ptr() + t0 * d_h, w_o.ptr(), nullptr, shares.ptr());
         // Step 2: the Gram matrix of the heads' shares over this block, as [H, rows*D] x its transpose.
         MatmulShape g;
         g.m = H, g.k = rows * D, g.n = H;
@@ -204,7 +210,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
 
     // Step 5: output projection, and each head's share of it.
     r.output = project(backend_, r.context, w.w_o, w.b_o);
-    if (request.with_contributions) head_contributions(backend_, r.context, w.w_o, H, r.contribution_norms, r.contribution_gram);
+    if (request.with_contributions) head_contributions(backend_, z, w.w_o, r.contribution_norms, r.contribution_gram);
     return r;
 }
 

@@ -52,9 +52,15 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
         for (const LayerWeights* w : weights)
             if (!w || w->num_heads != a.num_heads)
                 throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
-        WeightSimilarities ws = weight_similarities(weights, options.weight_similarity_across_layers, options.threads);
-        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = std::move(ws.qk_cosine);
-        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = std::move(ws.ov_cosine);
+        WeightSimilarities computed;
+        if (!options.weight_similarity) {
+            OnednnBackend backend(options.threads);
+            computed = weight_similarities(weights, options.weight_similarity_across_layers, backend);
+        }
+        const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
+        if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
+        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = ws.qk_cosine;
+        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = ws.ov_cosine;
     } else {
         a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
         a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = HeadMatrix(N);

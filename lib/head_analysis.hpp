@@ -13,6 +13,7 @@
 #include "head_matrix.hpp"
 #include "head_stats.hpp"
 #include "layer_weights.hpp"
+#include "weight_similarity.hpp"
 
 namespace attn_viz {
 
@@ -24,7 +25,10 @@ const char* pair_metric_name(PairMetric metric);
 struct AnalysisOptions {
     LabelThresholds thresholds;
     int threads = 1;                            // std::threads for the statistics (never oneDNN's)
-    bool weight_similarity_across_layers = false;  // cost 4 D d_h^2 per pair of heads
+    bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers
+    // The weight-only similarities of `weights`, computed once per run by the caller
+    // (weight_similarities()); when null and weights are given, analyze_model computes them.
+    const WeightSimilarities* weight_similarity = nullptr;
 };
 
 struct HeadId {

@@ -75,7 +75,7 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         const memory::desc a_md = strided_desc(s.batch, s.m, s.k, s.a_strides);
         const memory::desc w_md = strided_desc(s.batch, s.k, s.n, s.w_strides);
         const memory::desc c_md = strided_desc(s.batch, s.m, s.n, s.c_strides);
-        const memory::desc bias_md({s.bias_per_batch ? s.batch : 1, 1, s.n}, memory::data_type::f32, memory::format_tag::abc);
+        const memory::desc bias_md({1, 1, s.n}, memory::data_type::f32, memory::format_tag::abc);
 
         dnnl::matmul* prim = nullptr;
         for (auto& [shape, p] : impl_->matmuls)

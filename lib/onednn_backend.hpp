@@ -11,8 +11,9 @@ namespace attn_viz {
 
 // A batched matrix product  c[b] = scale * a[b] x w[b] (+ bias)  with explicit element strides,
 // so transposed and head-interleaved views need no copies.
-//   a: [batch, m, k], w: [batch, k, n], c: [batch, m, n],
-//   bias: [n] broadcast over batches and rows, or with bias_per_batch [batch, n] (rows only).
+//   a: [batch, m, k], w: [batch, k, n], c: [batch, m, n], bias: [n] broadcast over rows.
+// (A per-batch bias [batch, 1, n] sends oneDNN 2.6 to its reference kernel, 1000x slower: add
+// such biases after the product instead.)
 // A batch stride of 0 broadcasts that operand over the batch.
 struct MatmulShape {
     int64_t batch = 1, m = 0, k = 0, n = 0;
@@ -21,7 +22,6 @@ struct MatmulShape {
     int64_t c_strides[3] = {0, 0, 0};
     float scale = 1.0f;
     bool has_bias = false;
-    bool bias_per_batch = false;
     bool operator==(const MatmulShape&) const = default;
 };
 

@@ -140,6 +140,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         AnalysisOptions options;
         options.thresholds = o.thresholds;
         options.threads = threads;
+        options.weight_similarity = in.weight_similarity;
         analysis = analyze_model(in.layers, in.weights, in.token_ids, options);
     }
     nlohmann::json extra = {{"tokens", in.query_tokens}};

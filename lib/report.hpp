@@ -34,6 +34,7 @@ struct ReportInput {
     bool layer_folders = false;                // layer_00/head_00.png instead of head_00.png
     std::string folder;                        // "" or "seq_01/": where in the run directory
     std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
+    const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
 };
 
 // Writes every output into `out` (staged; the caller commits) and returns the analysis.

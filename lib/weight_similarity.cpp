@@ -2,94 +2,119 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "error.hpp"
-#include "parallel_for.hpp"
 
 namespace attn_viz {
-
 namespace {
 
-// One head's circuits as low-rank factors, each stored transposed ([d_h, D], one row per column
-// of the factor) so that the d_h x d_h Gram blocks are dot products of contiguous rows.
-// QK = left_qk right_qk^T with left = W_Q^h, right = W_K^g; OV = left_ov right_ov^T with
-// left = W_V^g, right = (W_O^h)^T.
-struct HeadFactors {
-    int64_t layer = 0;
-    std::vector<float> left_qk, right_qk, left_ov, right_ov;  // each [d_h, D]
-};
-
-// matrix: [rows, cols]; copies columns [first, first + count) as rows of the result: [count, rows].
-std::vector<float> columns_as_rows(const Tensor& matrix, int64_t first, int64_t count) {
-    const int64_t rows = matrix.dim(0), cols = matrix.dim(1);
-    std::vector<float> out(static_cast<size_t>(count * rows));
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < count; ++c) out[static_cast<size_t>(c * rows + r)] = matrix.data[r * cols + first + c];
+// matrices[l]: [D, n_l] -> their columns side by side, [D, sum n_l] (one matrix is returned as is).
+Tensor columns_side_by_side(const std::vector<const Tensor*>& matrices) {
+    if (matrices.size() == 1) return *matrices[0];
+    const int64_t D = matrices[0]->dim(0);
+    int64_t total = 0;
+    for (const Tensor* m : matrices) total += m->dim(1);
+    Tensor out({D, total});
+    int64_t first = 0;
+    for (const Tensor* m : matrices) {
+        for (int64_t r = 0; r < D; ++r)
+            std::copy_n(m->ptr() + r * m->dim(1), m->dim(1), out.ptr() + r * total + first);
+        first += m->dim(1);
+    }
     return out;
 }
 
-// x, y: [n]. Double accumulation in eight lanes (vectorizes without reassociation).
-double dot(const float* x, const float* y, int64_t n) {
-    double lanes[8] = {};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; ++l) lanes[l] += static_cast<double>(x[i + l]) * y[i + l];
-    double sum = 0;
-    for (; i < n; ++i) sum += static_cast<double>(x[i]) * y[i];
-    for (double lane : lanes) sum += lane;
-    return sum;
+// w: [D, n] -> W^T W: [n, n], the inner products of w's columns, on oneDNN (w^T is a strided view).
+Tensor column_gram(OnednnBackend& backend, const Tensor& w) {
+    const int64_t D = w.dim(0), n = w.dim(1);
+    Tensor gram({n, n});
+    MatmulShape s;
+    s.m = n, s.k = D, s.n = n;
+    s.a_strides[0] = n * D, s.a_strides[1] = 1, s.a_strides[2] = n;
+    s.w_strides[0] = n * D, s.w_strides[1] = n, s.w_strides[2] = 1;
+    s.c_strides[0] = n * n, s.c_strides[1] = n, s.c_strides[2] = 1;
+    backend.matmul(s, w.ptr(), w.ptr(), nullptr, gram.ptr());
+    return gram;
 }
 
-// <A B^T, C E^T>_F = sum((A^T C) .* (B^T E)); a, b, c, e: [r, D] (factor columns as rows).
-double frobenius_inner(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
-                       const std::vector<float>& e, int64_t r, int64_t D) {
+// The Gram matrices of one group of layers (one layer, or all with across_layers), and where each
+// head's d_h columns sit in them.
+struct CircuitGrams {
+    Tensor q, k, v, o;                // [n, n] over the columns of W_Q, W_K, W_V and the rows of W_O
+    std::vector<int64_t> q_col, kv_col;  // per head (of the group): first column of its block
+};
+
+CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeights*>& layers) {
+    std::vector<const Tensor*> q, k, v;
+    std::vector<Tensor> o_transposed;
+    CircuitGrams g;
+    int64_t q_offset = 0, kv_offset = 0;
+    for (const LayerWeights* w : layers) {
+        q.push_back(&w->w_q), k.push_back(&w->w_k), v.push_back(&w->w_v);
+        o_transposed.push_back(transposed(w->w_o));  // W_O's rows as columns: [D, H d_h]
+        const int64_t group = w->num_heads / w->num_kv_heads;
+        for (int64_t h = 0; h < w->num_heads; ++h) {
+            g.q_col.push_back(q_offset + h * w->d_head);
+            g.kv_col.push_back(kv_offset + (h / group) * w->d_head);
+        }
+        q_offset += w->num_heads * w->d_head, kv_offset += w->num_kv_heads * w->d_head;
+    }
+    std::vector<const Tensor*> o;
+    for (const Tensor& t : o_transposed) o.push_back(&t);
+    g.q = column_gram(backend, columns_side_by_side(q));
+    g.k = column_gram(backend, columns_side_by_side(k));
+    g.v = column_gram(backend, columns_side_by_side(v));
+    g.o = column_gram(backend, columns_side_by_side(o));
+    return g;
+}
+
+// sum over the d_h x d_h block pair of (first[a, b] .* second[c, d]): <A_a B_a^T, A_b B_b^T>_F
+// = sum((A_a^T A_b) .* (B_a^T B_b)), both blocks read from Gram matrices.
+double block_inner(const Tensor& first, int64_t row_a, int64_t col_b, const Tensor& second, int64_t row_c, int64_t col_d,
+                   int64_t r) {
+    const int64_t n1 = first.dim(1), n2 = second.dim(1);
     double sum = 0;
     for (int64_t x = 0; x < r; ++x)
         for (int64_t y = 0; y < r; ++y)
-            sum += dot(&a[x * D], &c[y * D], D) * dot(&b[x * D], &e[y * D], D);
+            sum += double(first.data[(row_a + x) * n1 + col_b + y]) * second.data[(row_c + x) * n2 + col_d + y];
     return sum;
 }
 
 }  // namespace
 
 WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& layers, bool across_layers,
-                                       int threads) {
-    // Step 1: every head's factors, layer-major.
-    std::vector<HeadFactors> heads;
-    for (size_t l = 0; l < layers.size(); ++l) {
-        const LayerWeights& w = *layers[l];
-        if (w.d_head != layers[0]->d_head || w.d_model != layers[0]->d_model)
+                                       OnednnBackend& backend) {
+    int64_t N = 0;
+    for (const LayerWeights* w : layers) {
+        if (w->d_head != layers[0]->d_head || w->d_model != layers[0]->d_model)
             throw Error(ErrorKind::internal, "weight_similarities: layers differ in d_model or d_head");
-        const int64_t group = w.num_heads / std::max<int64_t>(w.num_kv_heads, 1);  // query heads per KV head
-        for (int64_t h = 0; h < w.num_heads; ++h) {
-            const int64_t g = h / std::max<int64_t>(group, 1);
-            HeadFactors f;
-            f.layer = static_cast<int64_t>(l);
-            f.left_qk = columns_as_rows(w.w_q, h * w.d_head, w.d_head);
-            f.right_qk = columns_as_rows(w.w_k, g * w.d_head, w.d_head);
-            f.left_ov = columns_as_rows(w.w_v, g * w.d_head, w.d_head);
-            // (W_O^h)^T's columns are W_O^h's rows: rows [h d_h, (h+1) d_h) of w_o, already contiguous.
-            f.right_ov.assign(w.w_o.data.begin() + h * w.d_head * w.d_model,
-                              w.w_o.data.begin() + (h + 1) * w.d_head * w.d_model);
-            heads.push_back(std::move(f));
-        }
+        N += w->num_heads;
     }
-    const int64_t N = static_cast<int64_t>(heads.size());
-    const int64_t r = layers.empty() ? 0 : layers[0]->d_head, D = layers.empty() ? 0 : layers[0]->d_model;
-
-    // Step 2: Frobenius inner products of every pair that is asked for (a <= b), one task per a.
+    const int64_t r = layers.empty() ? 0 : layers[0]->d_head;
     HeadMatrix qk_inner(N), ov_inner(N);
-    parallel_for(N, threads, [&](int64_t a) {
-        const HeadFactors& x = heads[static_cast<size_t>(a)];
-        for (int64_t b = a; b < N; ++b) {
-            const HeadFactors& y = heads[static_cast<size_t>(b)];
-            if (!across_layers && x.layer != y.layer) continue;
-            qk_inner.at(a, b) = frobenius_inner(x.left_qk, x.right_qk, y.left_qk, y.right_qk, r, D);
-            ov_inner.at(a, b) = frobenius_inner(x.left_ov, x.right_ov, y.left_ov, y.right_ov, r, D);
-        }
-    });
+    // Step 1: per group of layers (each layer alone, or all together), its Gram matrices, then
+    // the inner products of every pair of its heads from d_h x d_h blocks.
+    std::vector<std::vector<const LayerWeights*>> groups;
+    if (across_layers) groups.push_back(layers);
+    else
+        for (const LayerWeights* w : layers) groups.push_back({w});
+    int64_t first_head = 0;
+    for (const auto& group : groups) {
+        const CircuitGrams g = grams_for(backend, group);
+        const int64_t n = static_cast<int64_t>(g.q_col.size());
+        for (int64_t a = 0; a < n; ++a)
+            for (int64_t b = a; b < n; ++b) {
+                const size_t ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
+                qk_inner.at(first_head + a, first_head + b) =
+                    block_inner(g.q, g.q_col[ia], g.q_col[ib], g.k, g.kv_col[ia], g.kv_col[ib], r);
+                ov_inner.at(first_head + a, first_head + b) =
+                    block_inner(g.v, g.kv_col[ia], g.kv_col[ib], g.o, g.q_col[ia], g.q_col[ib], r);
+            }
+        first_head += n;
+    }
 
-    // Step 3: cosines (NaN where a circuit is zero or the pair was skipped).
+    // Step 2: cosines (NaN where a circuit is zero or the pair was skipped).
     WeightSimilarities out{HeadMatrix(N), HeadMatrix(N)};
     auto cosine = [](const HeadMatrix& inner, int64_t a, int64_t b) {
         const double norms = std::sqrt(inner.at(a, a) * inner.at(b, b));

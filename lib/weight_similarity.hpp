@@ -7,6 +7,7 @@
 
 #include "head_matrix.hpp"
 #include "layer_weights.hpp"
+#include "onednn_backend.hpp"
 
 namespace attn_viz {
 
@@ -18,8 +19,11 @@ struct WeightSimilarities {
 // layers[l]: one layer's weights (w_q [D, H d_h], w_k/w_v [D, KV d_h], w_o [H d_h, D]), none null,
 // all with the same D and d_h.
 // Heads are numbered layer-major. Pairs in different layers are computed only when
-// `across_layers` is set (cost 4 D d_h^2 per pair), otherwise NaN. Pairs run on `threads` threads.
+// `across_layers` is set, otherwise NaN. The d_h x d_h blocks A_a^T A_b of every pair come from
+// four Gram matrices per layer (W_Q^T W_Q, W_K^T W_K, W_V^T W_V, W_O W_O^T; over all layers'
+// columns at once with `across_layers`), computed on oneDNN: cost 2 D (H d_h)^2 each. The result
+// depends on the weights only: compute it once per run.
 WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& layers, bool across_layers,
-                                       int threads = 1);
+                                       OnednnBackend& backend);
 
 }  // namespace attn_viz

@@ -154,10 +154,11 @@ TEST_CASE("weight circuit cosines match dense D x D products, with grouped KV he
     struct Case {
         int64_t D, H, KV, d_head;
     };
+    OnednnBackend backend(1);
     for (const auto& [D, H, KV, d_head] : std::vector<Case>{{5, 1, 1, 3}, {12, 4, 2, 3}, {9, 3, 3, 2}}) {
         const LayerWeights w0 = random_weights(D, H, KV, d_head), w1 = random_weights(D, H, KV, d_head);
         for (bool across : {false, true}) {
-            const WeightSimilarities s = weight_similarities({&w0, &w1}, across, 2);
+            const WeightSimilarities s = weight_similarities({&w0, &w1}, across, backend);
             for (int64_t a = 0; a < 2 * H; ++a)
                 for (int64_t b = 0; b < 2 * H; ++b) {
                     const LayerWeights& wa = a < H ? w0 : w1;

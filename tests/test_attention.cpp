@@ -117,20 +117,28 @@ TEST_CASE("attention rejects inputs of the wrong width") {
     CHECK_THROWS_AS(layer.run(request), Error);
 }
 
-TEST_CASE("the scores and softmax kernels are oneDNN's fast ones, not the reference fallback") {
-    LayerWeights w = random_layer(64, 4, 4, true, false);
-    Tensor x = random_tensor({33, 64});
-    AttentionRequest request;
-    request.input = &x;
-    OnednnBackend fresh(2);
-    AttentionLayer fresh_layer(fresh, w);
-    request.with_contributions = true;
-    fresh_layer.run(request);
-    const auto impls = fresh.implementations();
-    CHECK(impls.size() >= 6);  // 3 projections, scores, softmax, P.V, output (+ contributions)
-    for (const std::string& impl : impls) {
-        CAPTURE(impl);
-        CHECK(impl.find("ref") == std::string::npos);
+TEST_CASE("every primitive is one of oneDNN's fast kernels, never the reference fallback") {
+    // Biases, GQA, causal masks, RoPE and cross-attention each change the products' shapes.
+    struct Setup {
+        int64_t D, H, KV;
+        bool causal, biases, cross;
+        RopeStyle rope;
+    };
+    for (const Setup& c : {Setup{64, 4, 4, true, true, false, RopeStyle::none}, Setup{64, 8, 2, true, false, false, RopeStyle::interleaved},
+                           Setup{48, 6, 6, false, true, true, RopeStyle::none}}) {
+        LayerWeights w = random_layer(c.D, c.H, c.KV, c.causal, c.biases, c.rope);
+        Tensor x = random_tensor({33, c.D}), context = random_tensor({21, c.D});
+        AttentionRequest request;
+        request.input = &x;
+        request.context = c.cross ? &context : nullptr;
+        OnednnBackend fresh(2);
+        AttentionLayer(fresh, w).run(request);
+        const auto impls = fresh.implementations();
+        CHECK(impls.size() >= 6);  // projections, scores, softmax, P.V, output, head shares
+        for (const std::string& impl : impls) {
+            CAPTURE(impl);
+            CHECK(impl.find("ref") == std::string::npos);
+        }
     }
 }
 
