@@ -8,9 +8,11 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "onednn_backend.hpp"
+#include "output_dir.hpp"
 
 int main(int argc, char** argv) {
     attn_viz::cap_onednn_isa();
+    attn_viz::install_interrupt_cleanup();
 
     CLI::App app{"attn-viz: run multi-head attention with oneDNN, draw every head, and report what each head does.\n"
                  "Exit status: 0 success, 1 threshold exceeded (compare --fail-above), 2 usage, 3 bad input,\n"

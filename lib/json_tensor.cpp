@@ -1,0 +1,118 @@
+#include "json_tensor.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "error.hpp"
+#include "mapped_file.hpp"
+#include "npy.hpp"
+
+namespace attn_viz {
+namespace {
+
+std::string index_string(const std::vector<int64_t>& index) {
+    std::string s;
+    for (int64_t i : index) s += (s.empty() ? "" : ", ") + std::to_string(i);
+    return "[" + s + "]";
+}
+
+// Infers the shape of nested arrays by following the first element at each depth.
+std::vector<int64_t> inferred_shape(const nlohmann::json& value, size_t rank) {
+    std::vector<int64_t> shape;
+    const nlohmann::json* v = &value;
+    for (size_t d = 0; d < rank && v->is_array(); ++d) {
+        shape.push_back(static_cast<int64_t>(v->size()));
+        if (v->empty()) break;
+        v = &(*v)[0];
+    }
+    return shape;
+}
+
+// Copies nested arrays into `out`, checking every row's length against `shape`.
+void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, size_t depth,
+             std::vector<int64_t>& index, float*& out, const std::string& name, const std::string& where) {
+    const std::string here = name + (index.empty() ? "" : " row " + index_string(index));
+    if (!value.is_array()) fail_input(where, here + " is not an array");
+    if (static_cast<int64_t>(value.size()) != shape[depth])
+        fail_input(where, here + " has " + std::to_string(value.size()) + " entries, expected " + std::to_string(shape[depth]));
+    for (size_t i = 0; i < value.size(); ++i) {
+        const nlohmann::json& item = value[i];
+        if (depth + 1 < shape.size()) {
+            index.push_back(static_cast<int64_t>(i));
+            flatten(item, shape, depth + 1, index, out, name, where);
+            index.pop_back();
+            continue;
+        }
+        if (!item.is_number()) {
+            index.push_back(static_cast<int64_t>(i));
+            fail_input(where, name + index_string(index) + " is not a number");
+        }
+        const double d = item.get<double>();
+        if (!std::isfinite(d) || std::fabs(d) > 3.4e38) {
+            index.push_back(static_cast<int64_t>(i));
+            fail_input(where, name + index_string(index) + " is not a finite float32 value");
+        }
+        *out++ = static_cast<float>(d);
+    }
+}
+
+}  // namespace
+
+std::string first_nonfinite(const Tensor& t, const std::string& name) {
+    for (int64_t n = 0; n < t.size(); ++n) {
+        if (std::isfinite(t.data[n])) continue;
+        std::vector<int64_t> index(t.shape.size());
+        int64_t rest = n;
+        for (size_t d = t.shape.size(); d-- > 0;) index[d] = rest % t.shape[d], rest /= t.shape[d];
+        return name + index_string(index);
+    }
+    return "";
+}
+
+Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>& expected, const std::string& name,
+                        const JsonTensorSource& source) {
+    const std::string& where = source.document;
+    Tensor t;
+    if (value.is_object()) {
+        // A reference to a binary file beside the document.
+        if (!value.contains("npy") || !value["npy"].is_string())
+            fail_input(where, name + " must be an array of numbers or {\"npy\": \"file.npy\"}");
+        const std::string file = (std::filesystem::path(source.base_dir) / value["npy"].get<std::string>()).string();
+        try {
+            t = read_npy(file);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::io) throw;
+            fail_input(where, name + " refers to an unreadable file: " + e.what());
+        }
+        if (const std::string bad = first_nonfinite(t, name); !bad.empty())
+            fail_input(file, bad + " is not finite");
+    } else {
+        std::vector<int64_t> shape = inferred_shape(value, expected.size());
+        if (shape.size() != expected.size())
+            fail_input(where, name + " must be a " + std::to_string(expected.size()) + "-dimensional array of numbers");
+        for (size_t d = 0; d < expected.size(); ++d)
+            if (expected[d] >= 0) shape[d] = expected[d];
+        t = Tensor(shape);
+        std::vector<int64_t> index;
+        float* out = t.ptr();
+        flatten(value, shape, 0, index, out, name, where);
+    }
+    if (t.rank() != static_cast<int>(expected.size()))
+        fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + std::to_string(expected.size()) + " dimensions");
+    for (size_t d = 0; d < expected.size(); ++d)
+        if (expected[d] >= 0 && t.shape[d] != expected[d])
+            fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + shape_string(expected) +
+                                  " (-1 = any)");
+    return t;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+    MappedFile file(path);
+    try {
+        return nlohmann::json::parse(file.text());
+    } catch (const nlohmann::json::exception& e) {
+        fail_input(path, std::string("invalid JSON: ") + e.what());
+    }
+}
+
+}  // namespace attn_viz

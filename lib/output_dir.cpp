@@ -1,0 +1,184 @@
+#include "output_dir.hpp"
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attn_viz {
+namespace {
+
+constexpr const char* manifest_name = ".attn-viz-run";  // lists a run's files, one per line
+
+// Paths the signal handler must remove, kept in fixed storage (no allocation in a handler).
+struct PendingPaths {
+    static constexpr int capacity = 16;
+    char paths[capacity][4096] = {};
+    volatile sig_atomic_t used[capacity] = {};
+    std::mutex mutex;
+
+    void add(const std::string& p) {
+        std::lock_guard lock(mutex);
+        for (int i = 0; i < capacity; ++i)
+            if (!used[i] && p.size() < sizeof paths[i]) {
+                std::memcpy(paths[i], p.c_str(), p.size() + 1);
+                used[i] = 1;
+                return;
+            }
+    }
+    void remove(const std::string& p) {
+        std::lock_guard lock(mutex);
+        for (int i = 0; i < capacity; ++i)
+            if (used[i] && p == paths[i]) used[i] = 0;
+    }
+};
+PendingPaths pending;
+
+// Runs in the signal handler: only async-signal-safe calls (fork, execve, waitpid, _exit).
+void remove_pending_and_exit(int) {
+    for (int i = 0; i < PendingPaths::capacity; ++i) {
+        if (!pending.used[i]) continue;
+        pid_t child = fork();
+        if (child == 0) {
+            char rm[] = "/bin/rm", flag[] = "-rf";
+            char* argv[] = {rm, flag, pending.paths[i], nullptr};
+            char* envp[] = {nullptr};
+            execve(rm, argv, envp);
+            _exit(127);
+        }
+        if (child > 0) waitpid(child, nullptr, 0);
+    }
+    _exit(130);
+}
+
+std::set<std::string> read_manifest(const fs::path& dir) {
+    std::set<std::string> files;
+    std::ifstream in(dir / manifest_name);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) files.insert(line);
+    return files;
+}
+
+// Only plain relative paths below the run directory may be listed or removed.
+bool safe_relative(const std::string& p) {
+    const fs::path path(p);
+    if (path.empty() || path.is_absolute()) return false;
+    for (const auto& part : path)
+        if (part == ".." || part == ".") return false;
+    return true;
+}
+
+}  // namespace
+
+void install_interrupt_cleanup() {
+    struct sigaction action {};
+    action.sa_handler = remove_pending_and_exit;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
+    if (dir_.empty()) throw Error(ErrorKind::usage, "--out needs a directory");
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+    std::error_code ec;
+    if (fs::exists(dir_, ec)) {
+        if (!fs::is_directory(dir_, ec)) throw Error(ErrorKind::usage, dir_ + ": exists and is not a directory");
+        if (!force && !fs::exists(fs::path(dir_) / manifest_name) && !fs::is_empty(dir_, ec))
+            throw Error(ErrorKind::usage, dir_ + ": directory is not empty and holds no previous attn-viz run "
+                                                 "(use --force to write into it anyway)");
+    }
+    staging_ = dir_ + ".attn-viz-partial-" + std::to_string(getpid());
+}
+
+OutputDir::~OutputDir() {
+    if (!committed_) discard();
+}
+
+std::string OutputDir::file(const std::string& relative) {
+    if (files_.empty() && !fs::exists(staging_)) {
+        std::error_code ec;
+        fs::create_directories(staging_, ec);
+        if (ec) throw Error(ErrorKind::io, staging_ + ": cannot create: " + ec.message());
+        pending.add(staging_);
+    }
+    const fs::path target = fs::path(staging_) / relative;
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
+    files_.push_back(relative);
+    return target.string();
+}
+
+std::string OutputDir::external_file(const std::string& final_path) {
+    const std::string temp = final_path + ".attn-viz-partial-" + std::to_string(getpid());
+    externals_.emplace_back(temp, final_path);
+    pending.add(temp);
+    return temp;
+}
+
+void OutputDir::commit() {
+    // Step 1: the manifest, so a later run knows which files are its predecessor's.
+    {
+        std::ofstream manifest(file(manifest_name));
+        for (const std::string& f : files_)
+            if (f != manifest_name) manifest << f << '\n';
+        if (!manifest.flush()) throw Error(ErrorKind::io, dir_ + ": cannot write the run manifest (disk full?)");
+    }
+    std::error_code ec;
+    if (!fs::exists(dir_)) {
+        // Step 2a: a new directory appears whole, in one rename.
+        fs::create_directories(fs::absolute(dir_).parent_path(), ec);
+        fs::rename(staging_, dir_, ec);
+        if (ec) throw Error(ErrorKind::io, dir_ + ": cannot move results into place: " + ec.message());
+    } else {
+        // Step 2b: an existing directory: each file is replaced atomically, then files of the
+        // previous run that this one did not write are removed.
+        const std::set<std::string> previous = read_manifest(dir_);
+        for (const std::string& f : files_) {
+            const fs::path to = fs::path(dir_) / f;
+            fs::create_directories(to.parent_path(), ec);
+            fs::rename(fs::path(staging_) / f, to, ec);
+            if (ec) throw Error(ErrorKind::io, to.string() + ": cannot move into place: " + ec.message());
+        }
+        const std::set<std::string> written(files_.begin(), files_.end());
+        for (const std::string& old : previous)
+            if (!written.count(old) && safe_relative(old)) fs::remove(fs::path(dir_) / old, ec);
+        fs::remove_all(staging_, ec);
+    }
+    pending.remove(staging_);
+    // Step 3: files outside the directory.
+    for (const auto& [temp, final_path] : externals_) {
+        fs::rename(temp, final_path, ec);
+        if (ec) throw Error(ErrorKind::io, final_path + ": cannot move into place: " + ec.message());
+        pending.remove(temp);
+    }
+    committed_ = true;
+}
+
+void OutputDir::discard() noexcept {
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+    pending.remove(staging_);
+    for (const auto& [temp, final_path] : externals_) {
+        fs::remove(temp, ec);
+        pending.remove(temp);
+    }
+}
+
+void refuse_overwriting_inputs(const std::string& path, const std::vector<std::string>& inputs) {
+    std::error_code ec;
+    for (const std::string& input : inputs)
+        if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec))
+            throw Error(ErrorKind::usage, path + ": refusing to overwrite an input file");
+}
+
+}  // namespace attn_viz
