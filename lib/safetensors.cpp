@@ -11,6 +11,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "nonfinite.hpp"
 
 namespace attn_viz {
 namespace {
@@ -171,9 +172,11 @@ Tensor SafetensorsFile::load(const std::string& name) const {
     const unsigned char* src = file_->data() + data_start_ + e.begin;
     Tensor t(e.shape);  // sizes were checked against the file when it was opened
     switch (e.dtype) {
-        case SafetensorsDtype::f32: std::memcpy(t.ptr(), src, t.data.size() * 4); break;
+        case SafetensorsDtype::f32:
+            if (!t.empty()) std::memcpy(t.ptr(), src, t.data.size() * 4);  // an empty vector's pointer may be null
+            break;
         case SafetensorsDtype::f64:
-            convert_elements(src, 8, t.data, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return static_cast<float>(d); });
+            convert_elements(src, 8, t.data, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return narrow_to_float(d); });
             break;
         case SafetensorsDtype::f16:
             convert_elements(src, 2, t.data, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_to_float(h); });
@@ -185,6 +188,7 @@ Tensor SafetensorsFile::load(const std::string& name) const {
             fail_input(path_ + ": tensor '" + name + "'",
                        std::string("has dtype ") + safetensors_dtype_name(e.dtype) + "; only F64, F32, F16 and BF16 can be loaded");
     }
+    require_finite(t, name, path_);
     return t;
 }
 
