@@ -6,6 +6,8 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "input_file.hpp"
+#include "memory_budget.hpp"
+#include "nonfinite.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
 #include "timings.hpp"
@@ -15,18 +17,21 @@ namespace attn_viz_cli {
 namespace {
 
 struct RunOptions {
-    std::string weights, input, context, out;
+    std::string weights, input, context, out, max_memory;
     attn_viz::ReportOptions report;
-    bool quiet = false, force = false, timings = false;
+    bool quiet = false, force = false, timings = false, allow_nonfinite = false;
 };
 
 int run(const RunOptions& o) {
     using namespace attn_viz;
     // Step 1: read and validate every input before anything is written.
+    if (!o.max_memory.empty()) set_memory_budget(parse_memory_size(o.max_memory));
+    set_allow_nonfinite(o.allow_nonfinite);
     for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output})
         refuse_overwriting_inputs(*dump, {o.weights, o.input, o.context});
     Timings timings;
     OutputDir out(o.out, o.force);
+    out.protect_inputs({o.weights, o.input, o.context});
     LayerWeights weights;
     SequenceInput input, context;
     {
@@ -36,6 +41,10 @@ int run(const RunOptions& o) {
         if (!o.context.empty()) context = read_input_file(o.context, weights.d_model);
     }
     const SequenceInput& keys = o.context.empty() ? input : context;
+    check_memory(estimate_layer_run_bytes(weights.d_model, weights.num_heads, weights.num_kv_heads, weights.d_head,
+                                          input.embeddings.dim(0), keys.embeddings.dim(0)),
+                 "running the layer on " + std::to_string(input.embeddings.dim(0)) + " x " +
+                     std::to_string(keys.embeddings.dim(0)) + " tokens");
 
     // Step 2: the layer on oneDNN (the first run of a shape includes JIT code generation).
     OnednnBackend backend(o.report.threads);
@@ -48,6 +57,11 @@ int run(const RunOptions& o) {
     {
         Timings::Scope t(timings, "attention");
         result = layer.run(request);
+    }
+    if (const std::vector<std::string> poisoned = poisoned_heads(result); !poisoned.empty()) {
+        std::string names;
+        for (const std::string& head : poisoned) names += (names.empty() ? "" : ", ") + head;
+        std::fprintf(stderr, "attn-viz: warning: non-finite values reach %s\n", names.c_str());
     }
 
     // Step 3: pictures, statistics and dumps, staged, then moved into place together.
@@ -90,6 +104,10 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, write) on stderr");
     cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
     cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
+    cmd->add_option("--max-memory", o->max_memory, "Refuse inputs and runs needing more memory than this (e.g. 8G, 512M, "
+                                                   "1000000 bytes; default 75% of physical memory)");
+    cmd->add_flag("--allow-nonfinite", o->allow_nonfinite, "Load NaN/Inf weights and embeddings instead of refusing them, "
+                                                           "and name the heads they reach on stderr");
     cmd->callback([o, &action] { action = [o] { return run(*o); }; });
 }
 

@@ -1,5 +1,6 @@
 #include "output_dir.hpp"
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -42,8 +43,16 @@ struct PendingPaths {
 };
 PendingPaths pending;
 
+// While commit() moves files into place, an interrupt waits for it to finish.
+std::atomic<bool> committing{false}, interrupt_pending{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
+
 // Runs in the signal handler: only async-signal-safe calls (fork, execve, waitpid, _exit).
 void remove_pending_and_exit(int) {
+    if (committing) {
+        interrupt_pending = true;
+        return;
+    }
     for (int i = 0; i < PendingPaths::capacity; ++i) {
         if (!pending.used[i]) continue;
         pid_t child = fork();
@@ -58,6 +67,19 @@ void remove_pending_and_exit(int) {
     }
     _exit(130);
 }
+
+// For its lifetime, an interrupt is only recorded (any thread may receive it, so blocking the
+// signal in this one would not do); when it ends, a recorded interrupt exits with 130.
+class HeldInterrupts {
+public:
+    HeldInterrupts() { committing = true; }
+    ~HeldInterrupts() {
+        committing = false;
+        if (interrupt_pending) remove_pending_and_exit(0);
+    }
+    HeldInterrupts(const HeldInterrupts&) = delete;
+    HeldInterrupts& operator=(const HeldInterrupts&) = delete;
+};
 
 std::set<std::string> read_manifest(const fs::path& dir) {
     std::set<std::string> files;
@@ -84,6 +106,8 @@ void install_interrupt_cleanup() {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGHUP, &action, nullptr);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
@@ -119,6 +143,10 @@ std::string OutputDir::file(const std::string& relative) {
 }
 
 std::string OutputDir::external_file(const std::string& final_path) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(final_path, ec);
+    if (fs::is_directory(status)) throw Error(ErrorKind::usage, final_path + ": is a directory, expected a file name");
+    if (fs::exists(status) && !fs::is_regular_file(status)) return final_path;  // a device or FIFO: nothing to keep
     const std::string temp = final_path + ".attn-viz-partial-" + std::to_string(getpid());
     externals_.emplace_back(temp, final_path);
     pending.add(temp);
@@ -126,6 +154,9 @@ std::string OutputDir::external_file(const std::string& final_path) {
 }
 
 void OutputDir::commit() {
+    // Step 0: no interrupt from here on (the renames below take microseconds); the signal, if
+    // one comes, is delivered when the guard unblocks it, after everything is in place.
+    const HeldInterrupts held_interrupts;
     // Step 1: the manifest, so a later run knows which files are its predecessor's.
     {
         std::ofstream manifest(file(manifest_name));
@@ -143,6 +174,9 @@ void OutputDir::commit() {
         // Step 2b: an existing directory: each file is replaced atomically, then files of the
         // previous run that this one did not write are removed.
         const std::set<std::string> previous = read_manifest(dir_);
+        for (const std::string& f : files_) refuse_overwriting_inputs((fs::path(dir_) / f).string(), inputs_);
+        for (const std::string& old : previous)
+            if (safe_relative(old)) refuse_overwriting_inputs((fs::path(dir_) / old).string(), inputs_);
         for (const std::string& f : files_) {
             const fs::path to = fs::path(dir_) / f;
             fs::create_directories(to.parent_path(), ec);
