@@ -86,9 +86,9 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     const int64_t count = element_count(shape);
     const size_t available = size - data_start;
     if (static_cast<uint64_t>(count) > available / item_size)
-        fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " +
-                              std::to_string(count * static_cast<int64_t>(item_size)) + " bytes, file has " +
-                              std::to_string(available));
+        fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " + std::to_string(count) +
+                              " values of " + std::to_string(item_size) + " bytes, file has " + std::to_string(available) +
+                              " bytes");
 
     check_memory_elements(static_cast<uint64_t>(count), sizeof(float), where + ": .npy array of shape " + shape_string(shape));
     Tensor t;

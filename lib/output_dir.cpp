@@ -1,13 +1,16 @@
 #include "output_dir.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
-#include <sys/wait.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "error.hpp"
@@ -47,24 +50,44 @@ PendingPaths pending;
 std::atomic<bool> committing{false}, interrupt_pending{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
 
-// Runs in the signal handler: only async-signal-safe calls (fork, execve, waitpid, _exit).
+// Removes `name` (relative to the directory `parent`, or a path with AT_FDCWD) and, if it is a
+// directory, everything below it, with raw system calls only (openat, getdents64, unlinkat,
+// close): it runs in the signal handler, where malloc and fork could deadlock on a lock the
+// interrupted thread holds. Symbolic links are removed, never followed.
+void remove_tree_in_handler(int parent, const char* name, int depth) {
+    if (unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;
+    if (depth > 16) return;
+    const int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(8) char buffer[4096];
+    // Read from the start until a pass finds nothing left (entries shift as they are removed);
+    // bounded, in case something cannot be removed.
+    for (int pass = 0, removed = 1; removed && pass < 64; ++pass) {
+        removed = 0;
+        lseek(dir, 0, SEEK_SET);
+        for (long n; (n = syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0;) {
+            for (long at = 0; at < n;) {
+                const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at);
+                at += entry->d_reclen;
+                const char* child = entry->d_name;
+                if (child[0] == '.' && (child[1] == 0 || (child[1] == '.' && child[2] == 0))) continue;
+                remove_tree_in_handler(dir, child, depth + 1);
+                removed = 1;
+            }
+        }
+    }
+    close(dir);
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+// The SIGINT/SIGTERM/SIGHUP handler: removes every pending staging path, exits 130.
 void remove_pending_and_exit(int) {
     if (committing) {
         interrupt_pending = true;
         return;
     }
-    for (int i = 0; i < PendingPaths::capacity; ++i) {
-        if (!pending.used[i]) continue;
-        pid_t child = fork();
-        if (child == 0) {
-            char rm[] = "/bin/rm", flag[] = "-rf";
-            char* argv[] = {rm, flag, pending.paths[i], nullptr};
-            char* envp[] = {nullptr};
-            execve(rm, argv, envp);
-            _exit(127);
-        }
-        if (child > 0) waitpid(child, nullptr, 0);
-    }
+    for (int i = 0; i < PendingPaths::capacity; ++i)
+        if (pending.used[i]) remove_tree_in_handler(AT_FDCWD, pending.paths[i], 0);
     _exit(130);
 }
 

@@ -96,6 +96,13 @@ TEST_CASE("fuzz_npy finding: an .npy array with no elements loads as an empty te
     check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), cut, "cut.npy"); }, ErrorKind::bad_input, {"cut.npy"});
 }
 
+TEST_CASE("fuzz_npy finding: a float64 shape near 2^62 elements is refused as truncated, without overflow") {
+    // crash-cd8fb8b3...: the message computed count * 8 bytes in int64, which overflowed.
+    const std::string bytes = read_text((regressions_dir / "fuzz_npy/crash-cd8fb8b3549fa415c4b2f6071bf93ae9f16fd528").string());
+    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "wide.npy"); },
+                ErrorKind::bad_input, {"wide.npy: truncated .npy data: shape [2, 1866086, 186666086, 668, 6] needs", "values of 8 bytes"});
+}
+
 TEST_CASE("a float64 .npy or safetensors value beyond float32's range becomes Inf and is refused as non-finite") {
     ScratchDir dir;
     Tensor small = random_tensor({3});
