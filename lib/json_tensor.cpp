@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "memory_budget.hpp"
 #include "nonfinite.hpp"
 #include "npy.hpp"
 
@@ -111,6 +112,7 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
 
 nlohmann::json read_json_file(const std::string& path) {
     MappedFile file(path);
+    check_memory_elements(file.size(), json_bytes_per_text_byte, path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
     try {
         return nlohmann::json::parse(file.text());
     } catch (const nlohmann::json::exception& e) {

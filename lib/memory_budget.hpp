@@ -29,6 +29,10 @@ void check_memory(uint64_t bytes, const std::string& what);
 // check_memory for `count` elements of `element_bytes` each, without overflow.
 void check_memory_elements(uint64_t count, uint64_t element_bytes, const std::string& what);
 
+// Upper bound of the memory a parsed JSON document takes per byte of its text (a number such as
+// "1," becomes a 16-byte value in a vector; nested arrays add their own bookkeeping).
+constexpr uint64_t json_bytes_per_text_byte = 16;
+
 // An upper estimate of the memory one attention layer run needs: weights, Q/K/V, the [H, T, S]
 // attention map, logit margins, context, output and per-head contribution buffers.
 // T queries and S keys (S = T without cross-attention).

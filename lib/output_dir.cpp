@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <set>
 #include <fcntl.h>
+#include <set>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -127,6 +127,7 @@ void install_interrupt_cleanup() {
     struct sigaction action {};
     action.sa_handler = remove_pending_and_exit;
     sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // a signal recorded during commit() must not fail its system calls
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGHUP, &action, nullptr);
@@ -177,8 +178,8 @@ std::string OutputDir::external_file(const std::string& final_path) {
 }
 
 void OutputDir::commit() {
-    // Step 0: no interrupt from here on (the renames below take microseconds); the signal, if
-    // one comes, is delivered when the guard unblocks it, after everything is in place.
+    // Step 0: an interrupt from here on (the renames below take microseconds) is only recorded,
+    // and acted on (exit 130) once everything is in place or commit() has failed.
     const HeldInterrupts held_interrupts;
     // Step 1: the manifest, so a later run knows which files are its predecessor's.
     {

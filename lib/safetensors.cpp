@@ -11,6 +11,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "memory_budget.hpp"
 #include "nonfinite.hpp"
 
 namespace attn_viz {
@@ -117,6 +118,7 @@ SafetensorsFile::SafetensorsFile(std::string path)
     const uint64_t buffer_size = size - data_start_;
 
     // Step 2: parse the JSON header.
+    check_memory_elements(header_len, json_bytes_per_text_byte, path_ + ": parsing the safetensors header");
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(bytes + 8, bytes + data_start_);

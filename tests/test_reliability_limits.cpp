@@ -108,6 +108,19 @@ TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused wi
     check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input, {"w.json", "W_Q has 2 entries, expected 1048576"});
 }
 
+TEST_CASE("a JSON document whose parsed form would exceed the budget is refused before parsing") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 4, 2, 3);
+    const uint64_t size = std::filesystem::file_size(dir / "w.json");
+    {
+        BudgetScope scope(size * json_bytes_per_text_byte);
+        CHECK(read_weights_file(dir / "w.json").d_model == 4);
+    }
+    BudgetScope scope(size * json_bytes_per_text_byte - 1);
+    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
+                {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"});
+}
+
 TEST_CASE("safetensors: a tensor within the file but over the budget is refused when loaded") {
     ScratchDir dir;
     const int64_t n = std::uniform_int_distribution<int64_t>(5, 30)(rng());
@@ -129,14 +142,20 @@ TEST_CASE("estimate_layer_run_bytes covers the attention map and grows with T*S"
 
 TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts one within it") {
     ScratchDir dir;
-    write_layer_fixture(dir, 8, 2, 40);
+    const int64_t T = std::uniform_int_distribution<int64_t>(280, 320)(rng());
+    write_layer_fixture(dir, 8, 2, T);
+    const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
+    // The JSON files themselves fit: the run is what is refused.
+    REQUIRE(std::filesystem::file_size(dir / "x.json") * json_bytes_per_text_byte < estimate - 1);
     const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
-    CommandResult r = run_attn_viz(args + " --max-memory 20K");
+    CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
     CHECK(r.exit_code == 3);
-    CHECK(r.output.find("running the layer on 40 x 40 tokens needs") != std::string::npos);
-    CHECK(r.output.find("memory budget of 20480 bytes (--max-memory)") != std::string::npos);
+    const std::string tokens = std::to_string(T);
+    CHECK(r.output.find("running the layer on " + tokens + " x " + tokens + " tokens needs " + std::to_string(estimate) + " bytes") !=
+          std::string::npos);
+    CHECK(r.output.find("memory budget of " + std::to_string(estimate - 1) + " bytes (--max-memory)") != std::string::npos);
     CHECK(!std::filesystem::exists(dir / "out"));
-    CHECK(run_attn_viz(args + " --max-memory 64M").exit_code == 0);
+    CHECK(run_attn_viz(args + " --max-memory " + std::to_string(estimate)).exit_code == 0);
     r = run_attn_viz(args + " --max-memory lots");
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("\"lots\" is not a size") != std::string::npos);

@@ -187,16 +187,4 @@ TEST_CASE("--force into the inputs' own folder never replaces an input, even one
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "stats.json"});
 }
 
-TEST_CASE("a dump path that is the weights file is refused and leaves it unchanged") {
-    ScratchDir dir;
-    write_layer_fixture(dir, 8, 2, 3);
-    const std::string before = read_text(dir / "w.json");
-    CommandResult r = run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                   (dir / "out") + " --dump-attention " + (dir / "w.json"));
-    CHECK(r.exit_code == 2);
-    CHECK(r.output.find("w.json: refusing to overwrite an input file") != std::string::npos);
-    CHECK(read_text(dir / "w.json") == before);
-    CHECK(!fs::exists(dir / "out"));
-}
-
 }
