@@ -8,7 +8,10 @@
 #include "head_analysis.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "input_limits.hpp"
 #include "llama_model.hpp"
+#include "memory_budget.hpp"
+#include "nonfinite.hpp"
 #include "output_dir.hpp"
 #include "report_options.hpp"
 #include "stats_report.hpp"
@@ -24,11 +27,13 @@ struct ModelOptions {
     int generate = 0;
     attn_viz::ReportOptions report;
     ReportOptionValues report_values;
+    InputLimits limits;
     bool quiet = false, force = false, timings = false;
 };
 
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
+    apply_input_limits(o.limits);
     resolve_report_options(o.report, o.report_values);
     for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output})
         refuse_overwriting_inputs(*dump, {o.checkpoint, o.tokenizer});
@@ -36,6 +41,7 @@ int run_model(ModelOptions& o) {
     // Step 1: the model, the tokenizer and the token ids, all validated before anything is written.
     Timings timings;
     OutputDir out(o.out, o.force);
+    out.protect_inputs({o.checkpoint, o.tokenizer});
     std::unique_ptr<Llama2cTokenizer> tokenizer;
     LlamaWeights weights;
     std::vector<int> ids;
@@ -55,6 +61,11 @@ int run_model(ModelOptions& o) {
         }
     }
 
+    const Llama2cConfig& c = weights.config;
+    check_memory(c.n_layers * estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads,
+                                                       static_cast<int64_t>(ids.size()), static_cast<int64_t>(ids.size())),
+                 "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(ids.size()) + " tokens");
+
     // Step 2: the forward pass on oneDNN.
     OnednnBackend backend(o.report.threads);
     LlamaModel model(backend, std::move(weights));
@@ -63,6 +74,9 @@ int run_model(ModelOptions& o) {
         Timings::Scope t(timings, "forward");
         run = model.run(ids);
     }
+    for (size_t l = 0; l < run.layers.size(); ++l)
+        for (const std::string& head : poisoned_heads(run.layers[l]))
+            std::fprintf(stderr, "attn-viz: warning: non-finite values reach layer %zu %s\n", l, head.c_str());
 
     // Step 3: every layer's pictures and statistics.
     ReportInput in;
@@ -124,6 +138,7 @@ void add_model_command(CLI::App& app, CommandAction& action) {
     cmd->add_option("--dump-attention", o->report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
     cmd->add_option("--dump-output", o->report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
     add_report_options(cmd, o->report, o->report_values);
+    add_input_limit_options(cmd, o->limits);
     cmd->add_flag("--timings", o->timings, "Print the time of each stage on stderr");
     cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
     cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");

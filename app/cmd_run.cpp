@@ -8,7 +8,10 @@
 #include "sequence_stream.hpp"
 #include "synth_layer.hpp"
 #include "error.hpp"
+#include "input_limits.hpp"
 #include "layer_options.hpp"
+#include "memory_budget.hpp"
+#include "nonfinite.hpp"
 #include "report_options.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
@@ -22,6 +25,7 @@ struct RunOptions {
     attn_viz::LayerSource layer;
     LayerOptionValues layer_values;
     ReportOptionValues report_values;
+    InputLimits limits;
     std::vector<std::string> inputs;
     std::string corpus, save_partial, tokens, input_tensor, context, out;
     attn_viz::ReportOptions report;
@@ -36,6 +40,15 @@ std::string per_sequence(const std::string& path, size_t index) {
     const size_t dot = path.rfind('.');
     return dot == std::string::npos || path.find('/', dot) != std::string::npos ? path + suffix
                                                                                  : path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+// With --allow-nonfinite, names the heads NaN/Inf values reach.
+void warn_poisoned_heads(const attn_viz::LayerResult& result, const std::string& prefix) {
+    const std::vector<std::string> poisoned = attn_viz::poisoned_heads(result);
+    if (poisoned.empty()) return;
+    std::string names;
+    for (const std::string& head : poisoned) names += (names.empty() ? "" : ", ") + head;
+    std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", prefix.c_str(), names.c_str());
 }
 
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running
@@ -65,6 +78,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
             Timings::Scope t(timings, "attention");
             result = layer.run(request);
         }
+        warn_poisoned_heads(result, where + ": ");
         flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
                                  weights.num_kv_heads, weights.d_head, true);
         Timings::Scope t(timings, "statistics");
@@ -79,6 +93,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
 
 int run(RunOptions& o) {
     using namespace attn_viz;
+    apply_input_limits(o.limits);
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values);
     const bool batch = o.inputs.size() > 1;
@@ -90,6 +105,7 @@ int run(RunOptions& o) {
     // Step 1: read and validate every input before anything is written.
     Timings timings;
     OutputDir out(o.out, o.force);
+    out.protect_inputs(input_files);
     LayerWeights weights;
     std::vector<SequenceInput> inputs;
     SequenceInput context;
@@ -98,6 +114,13 @@ int run(RunOptions& o) {
         weights = load_layer_weights(o.layer);
         for (const std::string& path : o.inputs) inputs.push_back(load_sequence({path, o.tokens, o.input_tensor}, weights.d_model));
         if (!o.context.empty()) context = load_sequence({o.context, "", ""}, weights.d_model);
+    }
+
+    for (const SequenceInput& input : inputs) {
+        const int64_t S = o.context.empty() ? input.embeddings.dim(0) : context.embeddings.dim(0);
+        check_memory(estimate_layer_run_bytes(weights.d_model, weights.num_heads, weights.num_kv_heads, weights.d_head,
+                                              input.embeddings.dim(0), S),
+                     "running the layer on " + std::to_string(input.embeddings.dim(0)) + " x " + std::to_string(S) + " tokens");
     }
 
     // Step 2: each sequence through the layer on oneDNN (primitives are reused across sequences
@@ -124,6 +147,7 @@ int run(RunOptions& o) {
             Timings::Scope t(timings, "attention");
             result = layer.run(request);
         }
+        warn_poisoned_heads(result, batch ? "sequence " + std::to_string(n) + ": " : "");
         flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
                                  weights.num_kv_heads, weights.d_head, true);
         ReportOptions report = o.report;
@@ -183,6 +207,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     cmd->add_option("--dump-output", o->report.dump_output, "Also write the layer output as float32 .npy [T, D]");
     add_layer_options(cmd, o->layer, o->layer_values);
     add_report_options(cmd, o->report, o->report_values);
+    add_input_limit_options(cmd, o->limits);
     cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
     cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
     cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");

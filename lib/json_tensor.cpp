@@ -5,6 +5,8 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "memory_budget.hpp"
+#include "nonfinite.hpp"
 #include "npy.hpp"
 
 namespace attn_viz {
@@ -28,7 +30,8 @@ std::vector<int64_t> inferred_shape(const nlohmann::json& value, size_t rank) {
     return shape;
 }
 
-// Copies nested arrays into `out`, checking every row's length against `shape`.
+// Copies nested arrays into `out`, checking every row's length against `shape`; with `out` null
+// it only checks (run before allocating, so a short document cannot claim a huge tensor).
 void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, size_t depth,
              std::vector<int64_t>& index, float*& out, const std::string& name, const std::string& where) {
     const std::string here = name + (index.empty() ? "" : " row " + index_string(index));
@@ -48,11 +51,11 @@ void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, siz
             fail_input(where, name + index_string(index) + " is not a number");
         }
         const double d = item.get<double>();
-        if (!std::isfinite(d) || std::fabs(d) > 3.4e38) {
+        if ((!std::isfinite(d) || std::fabs(d) > 3.4e38) && !allow_nonfinite()) {
             index.push_back(static_cast<int64_t>(i));
-            fail_input(where, name + index_string(index) + " is not a finite float32 value");
+            fail_input(where, name + index_string(index) + " is not a finite float32 value (use --allow-nonfinite to load it anyway)");
         }
-        *out++ = static_cast<float>(d);
+        if (out) *out++ = narrow_to_float(d);
     }
 }
 
@@ -84,17 +87,18 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
             if (e.kind() != ErrorKind::io) throw;
             fail_input(where, name + " refers to an unreadable file: " + e.what());
         }
-        if (const std::string bad = first_nonfinite(t, name); !bad.empty())
-            fail_input(file, bad + " is not finite");
+        require_finite(t, name, file);
     } else {
         std::vector<int64_t> shape = inferred_shape(value, expected.size());
         if (shape.size() != expected.size())
             fail_input(where, name + " must be a " + std::to_string(expected.size()) + "-dimensional array of numbers");
         for (size_t d = 0; d < expected.size(); ++d)
             if (expected[d] >= 0) shape[d] = expected[d];
-        t = Tensor(shape);
         std::vector<int64_t> index;
-        float* out = t.ptr();
+        float* out = nullptr;
+        flatten(value, shape, 0, index, out, name, where);  // validate everything first
+        t = Tensor(shape);
+        out = t.ptr();
         flatten(value, shape, 0, index, out, name, where);
     }
     if (t.rank() != static_cast<int>(expected.size()))
@@ -108,6 +112,7 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
 
 nlohmann::json read_json_file(const std::string& path) {
     MappedFile file(path);
+    check_memory_elements(file.size(), json_bytes_per_text_byte, path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
     try {
         return nlohmann::json::parse(file.text());
     } catch (const nlohmann::json::exception& e) {

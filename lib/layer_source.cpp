@@ -1,7 +1,7 @@
 #include "layer_source.hpp"
 
 #include "error.hpp"
-#include "json_tensor.hpp"
+#include "nonfinite.hpp"
 #include "token_file.hpp"
 #include "weights_file.hpp"
 
@@ -38,8 +38,7 @@ SequenceInput load_sequence(const SequenceSource& source, int64_t d_model) {
     if (input.embeddings.rank() != 2 || input.embeddings.dim(1) != d_model || input.embeddings.dim(0) == 0)
         fail_input(source.path, "embeddings have shape " + shape_string(input.embeddings.shape) + ", expected [T, " +
                                     std::to_string(d_model) + "] with T >= 1");
-    if (const std::string bad = first_nonfinite(input.embeddings, "embeddings"); !bad.empty())
-        fail_input(source.path, bad + " is not finite");
+    require_finite(input.embeddings, "embeddings", source.path);
     const int64_t T = input.embeddings.dim(0);
     input.tokens = source.tokens_path.empty() ? index_labels(T) : read_tokens(source.tokens_path);
     if (static_cast<int64_t>(input.tokens.size()) != T)

@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "nonfinite.hpp"
 
 namespace attn_viz {
 namespace {
@@ -44,32 +45,36 @@ Llama2cConfig parse_header(const unsigned char* bytes, size_t size, const std::s
     return c;
 }
 
-// Hands out consecutive float arrays of the file; the total was checked beforehand.
+// Hands out consecutive float arrays of the file; the total was checked beforehand. Each array
+// must be finite unless allow_nonfinite() (named as in llama2.c's run.c, index as stored).
 class ArrayReader {
 public:
-    explicit ArrayReader(const unsigned char* start) : at_(start) {}
+    ArrayReader(const unsigned char* start, const std::string& path) : at_(start), path_(path) {}
     // The next array as a tensor of `shape`.
-    Tensor next(std::vector<int64_t> shape) {
+    Tensor next(std::vector<int64_t> shape, const std::string& name) {
         Tensor t(std::move(shape));
         std::memcpy(t.ptr(), at_, t.data.size() * 4);
         at_ += t.data.size() * 4;
+        require_finite(t, name, path_);
         return t;
     }
     // The next array of stacked [out, in] matrices, one per layer, transposed to x W.
-    std::vector<Tensor> next_per_layer_transposed(int64_t layers, int64_t out, int64_t in) {
+    std::vector<Tensor> next_per_layer_transposed(int64_t layers, int64_t out, int64_t in, const std::string& name) {
         std::vector<Tensor> result;
-        for (int64_t l = 0; l < layers; ++l) result.push_back(transposed(next({out, in})));
+        for (int64_t l = 0; l < layers; ++l) result.push_back(transposed(next({out, in}, layer_name(name, l))));
         return result;
     }
-    std::vector<Tensor> next_per_layer(int64_t layers, int64_t size) {
+    std::vector<Tensor> next_per_layer(int64_t layers, int64_t size, const std::string& name) {
         std::vector<Tensor> result;
-        for (int64_t l = 0; l < layers; ++l) result.push_back(next({size}));
+        for (int64_t l = 0; l < layers; ++l) result.push_back(next({size}, layer_name(name, l)));
         return result;
     }
     void skip(int64_t floats) { at_ += floats * 4; }
 
 private:
+    static std::string layer_name(const std::string& name, int64_t layer) { return "layer " + std::to_string(layer) + " " + name; }
     const unsigned char* at_;
+    const std::string& path_;
 };
 
 }  // namespace
@@ -90,22 +95,22 @@ LlamaWeights read_llama2c_checkpoint(const std::string& path) {
                              std::to_string(expected) + (static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
 
     // Step 2: the arrays in file order.
-    ArrayReader reader(file.data() + header_bytes);
+    ArrayReader reader(file.data() + header_bytes, path);
     LlamaWeights w;
     w.config = c;
-    w.token_embedding = reader.next({c.vocab_size, d});
-    std::vector<Tensor> rms_att = reader.next_per_layer(layers, d);
-    std::vector<Tensor> wq = reader.next_per_layer_transposed(layers, d, d);
-    std::vector<Tensor> wk = reader.next_per_layer_transposed(layers, kv, d);
-    std::vector<Tensor> wv = reader.next_per_layer_transposed(layers, kv, d);
-    std::vector<Tensor> wo = reader.next_per_layer_transposed(layers, d, d);
-    std::vector<Tensor> rms_ffn = reader.next_per_layer(layers, d);
-    std::vector<Tensor> w1 = reader.next_per_layer_transposed(layers, f, d);
-    std::vector<Tensor> w2 = reader.next_per_layer_transposed(layers, d, f);
-    std::vector<Tensor> w3 = reader.next_per_layer_transposed(layers, f, d);
-    w.rms_final = reader.next({d});
+    w.token_embedding = reader.next({c.vocab_size, d}, "token_embedding_table");
+    std::vector<Tensor> rms_att = reader.next_per_layer(layers, d, "rms_att_weight");
+    std::vector<Tensor> wq = reader.next_per_layer_transposed(layers, d, d, "wq");
+    std::vector<Tensor> wk = reader.next_per_layer_transposed(layers, kv, d, "wk");
+    std::vector<Tensor> wv = reader.next_per_layer_transposed(layers, kv, d, "wv");
+    std::vector<Tensor> wo = reader.next_per_layer_transposed(layers, d, d, "wo");
+    std::vector<Tensor> rms_ffn = reader.next_per_layer(layers, d, "rms_ffn_weight");
+    std::vector<Tensor> w1 = reader.next_per_layer_transposed(layers, f, d, "w1");
+    std::vector<Tensor> w2 = reader.next_per_layer_transposed(layers, d, f, "w2");
+    std::vector<Tensor> w3 = reader.next_per_layer_transposed(layers, f, d, "w3");
+    w.rms_final = reader.next({d}, "rms_final_weight");
     reader.skip(c.seq_len * head);  // legacy freq_cis_real and freq_cis_imag, [seq_len, head/2] each
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}));
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}, "wcls"));
 
     // Step 3: one block per layer, attention in LayerWeights' convention.
     for (int64_t l = 0; l < layers; ++l) {

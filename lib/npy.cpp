@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "memory_budget.hpp"
 
 namespace attn_viz {
 namespace {
@@ -85,21 +86,24 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     const int64_t count = element_count(shape);
     const size_t available = size - data_start;
     if (static_cast<uint64_t>(count) > available / item_size)
-        fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " +
-                              std::to_string(count * static_cast<int64_t>(item_size)) + " bytes, file has " +
-                              std::to_string(available));
+        fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " + std::to_string(count) +
+                              " values of " + std::to_string(item_size) + " bytes, file has " + std::to_string(available) +
+                              " bytes");
 
+    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), where + ": .npy array of shape " + shape_string(shape));
     Tensor t;
     t.shape = shape;
     t.data.resize(static_cast<size_t>(count));
     const unsigned char* src = bytes + data_start;
-    if (item_size == 4) {
+    if (count == 0) {
+        // nothing to copy (and memcpy must not see the empty vector's null pointer)
+    } else if (item_size == 4) {
         std::memcpy(t.data.data(), src, static_cast<size_t>(count) * 4);
     } else {
         for (int64_t i = 0; i < count; ++i) {
             double d;
             std::memcpy(&d, src + i * 8, 8);
-            t.data[static_cast<size_t>(i)] = static_cast<float>(d);
+            t.data[static_cast<size_t>(i)] = narrow_to_float(d);
         }
     }
     return t;

@@ -1,12 +1,16 @@
 #include "output_dir.hpp"
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <fcntl.h>
 #include <set>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "error.hpp"
@@ -42,22 +46,63 @@ struct PendingPaths {
 };
 PendingPaths pending;
 
-// Runs in the signal handler: only async-signal-safe calls (fork, execve, waitpid, _exit).
-void remove_pending_and_exit(int) {
-    for (int i = 0; i < PendingPaths::capacity; ++i) {
-        if (!pending.used[i]) continue;
-        pid_t child = fork();
-        if (child == 0) {
-            char rm[] = "/bin/rm", flag[] = "-rf";
-            char* argv[] = {rm, flag, pending.paths[i], nullptr};
-            char* envp[] = {nullptr};
-            execve(rm, argv, envp);
-            _exit(127);
+// While commit() moves files into place, an interrupt waits for it to finish.
+std::atomic<bool> committing{false}, interrupt_pending{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
+
+// Removes `name` (relative to the directory `parent`, or a path with AT_FDCWD) and, if it is a
+// directory, everything below it, with raw system calls only (openat, getdents64, unlinkat,
+// close): it runs in the signal handler, where malloc and fork could deadlock on a lock the
+// interrupted thread holds. Symbolic links are removed, never followed.
+void remove_tree_in_handler(int parent, const char* name, int depth) {
+    if (unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;
+    if (depth > 16) return;
+    const int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(8) char buffer[4096];
+    // Read from the start until a pass finds nothing left (entries shift as they are removed);
+    // bounded, in case something cannot be removed.
+    for (int pass = 0, removed = 1; removed && pass < 64; ++pass) {
+        removed = 0;
+        lseek(dir, 0, SEEK_SET);
+        for (long n; (n = syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0;) {
+            for (long at = 0; at < n;) {
+                const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at);
+                at += entry->d_reclen;
+                const char* child = entry->d_name;
+                if (child[0] == '.' && (child[1] == 0 || (child[1] == '.' && child[2] == 0))) continue;
+                remove_tree_in_handler(dir, child, depth + 1);
+                removed = 1;
+            }
         }
-        if (child > 0) waitpid(child, nullptr, 0);
     }
+    close(dir);
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+// The SIGINT/SIGTERM/SIGHUP handler: removes every pending staging path, exits 130.
+void remove_pending_and_exit(int) {
+    if (committing) {
+        interrupt_pending = true;
+        return;
+    }
+    for (int i = 0; i < PendingPaths::capacity; ++i)
+        if (pending.used[i]) remove_tree_in_handler(AT_FDCWD, pending.paths[i], 0);
     _exit(130);
 }
+
+// For its lifetime, an interrupt is only recorded (any thread may receive it, so blocking the
+// signal in this one would not do); when it ends, a recorded interrupt exits with 130.
+class HeldInterrupts {
+public:
+    HeldInterrupts() { committing = true; }
+    ~HeldInterrupts() {
+        committing = false;
+        if (interrupt_pending) remove_pending_and_exit(0);
+    }
+    HeldInterrupts(const HeldInterrupts&) = delete;
+    HeldInterrupts& operator=(const HeldInterrupts&) = delete;
+};
 
 std::set<std::string> read_manifest(const fs::path& dir) {
     std::set<std::string> files;
@@ -82,8 +127,11 @@ void install_interrupt_cleanup() {
     struct sigaction action {};
     action.sa_handler = remove_pending_and_exit;
     sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // a signal recorded during commit() must not fail its system calls
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGHUP, &action, nullptr);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
@@ -119,6 +167,10 @@ std::string OutputDir::file(const std::string& relative) {
 }
 
 std::string OutputDir::external_file(const std::string& final_path) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(final_path, ec);
+    if (fs::is_directory(status)) throw Error(ErrorKind::usage, final_path + ": is a directory, expected a file name");
+    if (fs::exists(status) && !fs::is_regular_file(status)) return final_path;  // a device or FIFO: nothing to keep
     const std::string temp = final_path + ".attn-viz-partial-" + std::to_string(getpid());
     externals_.emplace_back(temp, final_path);
     pending.add(temp);
@@ -126,6 +178,9 @@ std::string OutputDir::external_file(const std::string& final_path) {
 }
 
 void OutputDir::commit() {
+    // Step 0: an interrupt from here on (the renames below take microseconds) is only recorded,
+    // and acted on (exit 130) once everything is in place or commit() has failed.
+    const HeldInterrupts held_interrupts;
     // Step 1: the manifest, so a later run knows which files are its predecessor's.
     {
         std::ofstream manifest(file(manifest_name));
@@ -143,6 +198,9 @@ void OutputDir::commit() {
         // Step 2b: an existing directory: each file is replaced atomically, then files of the
         // previous run that this one did not write are removed.
         const std::set<std::string> previous = read_manifest(dir_);
+        for (const std::string& f : files_) refuse_overwriting_inputs((fs::path(dir_) / f).string(), inputs_);
+        for (const std::string& old : previous)
+            if (safe_relative(old)) refuse_overwriting_inputs((fs::path(dir_) / old).string(), inputs_);
         for (const std::string& f : files_) {
             const fs::path to = fs::path(dir_) / f;
             fs::create_directories(to.parent_path(), ec);

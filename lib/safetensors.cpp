@@ -11,6 +11,8 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "memory_budget.hpp"
+#include "nonfinite.hpp"
 
 namespace attn_viz {
 namespace {
@@ -122,6 +124,7 @@ SafetensorsFile::SafetensorsFile(std::string path)
     const uint64_t buffer_size = size - data_start_;
 
     // Step 2: parse the JSON header.
+    check_memory_elements(header_len, json_bytes_per_text_byte, path_ + ": parsing the safetensors header");
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(bytes + 8, bytes + data_start_);
@@ -181,9 +184,11 @@ Tensor SafetensorsFile::load(const std::string& name) const {
     Tensor t(e.shape);  // sizes were checked against the file when it was opened
     if (t.empty()) return t;
     switch (e.dtype) {
-        case SafetensorsDtype::f32: std::memcpy(t.ptr(), src, t.data.size() * 4); break;
+        case SafetensorsDtype::f32:
+            if (!t.empty()) std::memcpy(t.ptr(), src, t.data.size() * 4);  // an empty vector's pointer may be null
+            break;
         case SafetensorsDtype::f64:
-            convert_elements(src, 8, t.data, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return static_cast<float>(d); });
+            convert_elements(src, 8, t.data, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return narrow_to_float(d); });
             break;
         case SafetensorsDtype::f16:
             convert_elements(src, 2, t.data, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_to_float(h); });
@@ -193,6 +198,7 @@ Tensor SafetensorsFile::load(const std::string& name) const {
             break;
         default: break;  // refused above
     }
+    require_finite(t, name, path_);
     return t;
 }
 

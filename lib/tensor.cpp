@@ -1,11 +1,14 @@
 #include "tensor.hpp"
 
 #include "error.hpp"
+#include "memory_budget.hpp"
 
 namespace attn_viz {
 
 Tensor::Tensor(std::vector<int64_t> shape_) : shape(std::move(shape_)) {
-    data.assign(static_cast<size_t>(element_count(shape)), 0.0f);
+    const int64_t count = element_count(shape);
+    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), "a tensor of shape " + shape_string(shape));
+    data.assign(static_cast<size_t>(count), 0.0f);
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {

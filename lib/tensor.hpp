@@ -13,7 +13,8 @@ struct Tensor {
     std::vector<float> data;
 
     Tensor() = default;
-    // Allocates product(shape) zero-initialised floats.
+    // Allocates product(shape) zero-initialised floats; refuses (Error bad_input) more than the
+    // memory budget (memory_budget.hpp).
     explicit Tensor(std::vector<int64_t> shape_);
 
     int rank() const { return static_cast<int>(shape.size()); }
@@ -23,6 +24,15 @@ struct Tensor {
     float* ptr() { return data.data(); }
     const float* ptr() const { return data.data(); }
 };
+
+// double to float32, values beyond float32's range becoming +-inf (a plain cast of those is
+// undefined behaviour); NaN stays NaN.
+inline float narrow_to_float(double value) {
+    constexpr double largest = 3.4028234663852886e38;
+    if (value > largest) return __builtin_huge_valf();
+    if (value < -largest) return -__builtin_huge_valf();
+    return static_cast<float>(value);
+}
 
 // "[2, 3, 4]"
 std::string shape_string(const std::vector<int64_t>& shape);

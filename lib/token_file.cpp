@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "nonfinite.hpp"
 #include "npy.hpp"
 #include "safetensors.hpp"
 
@@ -90,6 +91,7 @@ Tensor read_embeddings(const std::string& path, const std::string& tensor_name) 
     if (is_npy) {
         if (!tensor_name.empty()) fail_input(path, "an .npy file holds one array; a tensor name applies to safetensors only");
         x = read_npy(path);
+        require_finite(x, "embeddings", path);
     } else {
         const SafetensorsFile file(path);
         std::string name = tensor_name;

@@ -29,8 +29,7 @@ nlohmann::json tensor_json(const Tensor& t) {
 
 }  // namespace
 
-LayerWeights read_weights_file(const std::string& path) {
-    const nlohmann::json doc = read_json_file(path);
+LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, const std::string& base_dir) {
     if (!doc.is_object()) fail_input(path, "expected a JSON object");
     if (!doc.contains("format")) fail_input(path, std::string("missing key \"format\" (expected \"") + weights_format + "\")");
     if (doc["format"] != weights_format)
@@ -48,7 +47,7 @@ LayerWeights read_weights_file(const std::string& path) {
         w.causal = doc["causal"].get<bool>();
     }
 
-    const JsonTensorSource source{path, std::filesystem::path(path).parent_path().string()};
+    const JsonTensorSource source{path, base_dir};
     const int64_t D = w.d_model;
     auto matrix = [&](const char* key) {
         if (!doc.contains(key)) fail_input(path, std::string("missing key \"") + key + "\"");
@@ -61,6 +60,10 @@ LayerWeights read_weights_file(const std::string& path) {
     w.b_q = bias("b_Q"), w.b_k = bias("b_K"), w.b_v = bias("b_V"), w.b_o = bias("b_O");
     validate_layer(w, path);
     return w;
+}
+
+LayerWeights read_weights_file(const std::string& path) {
+    return parse_weights(read_json_file(path), path, std::filesystem::path(path).parent_path().string());
 }
 
 void write_weights_file(const std::string& path, const LayerWeights& w) {

@@ -1,0 +1,49 @@
+// The non-finite switch, the loaders' check, and which heads NaN/Inf values poison.
+#include "nonfinite.hpp"
+
+#include <atomic>
+#include <cmath>
+
+#include "error.hpp"
+#include "json_tensor.hpp"
+
+namespace attn_viz {
+namespace {
+
+std::atomic<bool> nonfinite_allowed{false};
+
+bool all_finite(const float* values, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+        if (!std::isfinite(values[i])) return false;
+    return true;
+}
+
+}  // namespace
+
+void set_allow_nonfinite(bool allow) { nonfinite_allowed = allow; }
+bool allow_nonfinite() { return nonfinite_allowed; }
+
+void require_finite(const Tensor& t, const std::string& name, const std::string& where) {
+    if (allow_nonfinite()) return;
+    if (const std::string bad = first_nonfinite(t, name); !bad.empty())
+        fail_input(where, bad + " is not finite (use --allow-nonfinite to load it anyway)");
+}
+
+// attention: [H, T, S]; contribution_norms: [H, T]
+std::vector<std::string> poisoned_heads(const LayerResult& result) {
+    std::vector<std::string> heads;
+    if (result.attention.rank() != 3) return heads;
+    const int64_t H = result.attention.dim(0), per_head = result.attention.dim(1) * result.attention.dim(2);
+    const bool has_shares = result.contribution_norms.rank() == 2 && result.contribution_norms.dim(0) == H;
+    for (int64_t h = 0; h < H; ++h) {
+        bool finite = all_finite(result.attention.ptr() + h * per_head, per_head);
+        if (has_shares) {
+            const int64_t T = result.contribution_norms.dim(1);
+            finite = finite && all_finite(result.contribution_norms.ptr() + h * T, T);
+        }
+        if (!finite) heads.push_back("head " + std::to_string(h));
+    }
+    return heads;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,13 @@
+// libFuzzer target: .npy bytes through parse_npy.
+#include "fuzz_support.hpp"
+#include "npy.hpp"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    attn_viz_fuzz::initialize();
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::parse_npy(data, size, "fuzz.npy"));
+    return 0;
+}

@@ -1,0 +1,17 @@
+// libFuzzer target: safetensors files: open (header validation), then load every tensor.
+#include "fuzz_support.hpp"
+#include "safetensors.hpp"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    attn_viz_fuzz::initialize();
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string path = attn_viz_fuzz::write_scratch_file(data, size, "model.safetensors");
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN({
+        const attn_viz::SafetensorsFile file(path);
+        for (const std::string& name : file.names()) ATTN_VIZ_FUZZ_EXPECT_CLEAN(file.load(name));
+    });
+    return 0;
+}

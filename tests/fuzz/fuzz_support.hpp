@@ -1,0 +1,38 @@
+// Shared pieces of the libFuzzer targets: a modest memory budget (so a declared huge shape is
+// refused by check_memory long before libFuzzer's 2 GB RSS limit), and a per-process scratch
+// file for loaders that take a path.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include "error.hpp"
+#include "memory_budget.hpp"
+
+namespace attn_viz_fuzz {
+
+constexpr uint64_t fuzz_memory_budget = uint64_t{256} << 20;
+
+inline void initialize() { attn_viz::set_memory_budget(fuzz_memory_budget); }
+
+// Writes `data` to /tmp/attn-viz-fuzz-<pid>-<name> (overwritten on every call) and returns its path.
+inline std::string write_scratch_file(const uint8_t* data, size_t size, const char* name) {
+    const std::string path = "/tmp/attn-viz-fuzz-" + std::to_string(getpid()) + "-" + name;
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) __builtin_trap();
+    if (size && std::fwrite(data, 1, size, f) != size) __builtin_trap();
+    std::fclose(f);
+    return path;
+}
+
+}  // namespace attn_viz_fuzz
+
+// Every target's input must end in a clean attn_viz::Error or success: anything else (another
+// exception type, a crash, a sanitizer report, a leak) is a finding.
+#define ATTN_VIZ_FUZZ_EXPECT_CLEAN(body) \
+    try {                                \
+        body;                            \
+    } catch (const attn_viz::Error&) {   \
+    }

@@ -1,0 +1,46 @@
+// Helpers shared by the reliability tests: error checks and small hand-built files.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <initializer_list>
+#include <string>
+
+#include "error.hpp"
+#include "support.hpp"
+
+namespace test_support {
+
+// Runs `body`, which must throw attn_viz::Error of `kind` whose message contains every one of
+// `parts`.
+template <typename Body>
+void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts) {
+    try {
+        body();
+        FAIL("no error thrown");
+    } catch (const attn_viz::Error& e) {
+        CHECK(e.kind() == kind);
+        for (const std::string& part : parts) CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
+    }
+}
+
+// A llama2.c version-0 checkpoint: header, then random float32 arrays of the sizes it declares.
+inline std::string llama2c_checkpoint_bytes(int32_t dim, int32_t hidden, int32_t layers, int32_t heads, int32_t kv_heads,
+                                            int32_t vocab, int32_t seq_len) {
+    const int64_t head = dim / heads, kv = kv_heads * head;
+    const int64_t floats = int64_t(vocab) * dim + layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * dim * hidden) + dim +
+                           seq_len * head;
+    const int32_t header[7] = {dim, hidden, layers, heads, kv_heads, vocab, seq_len};
+    std::string bytes(reinterpret_cast<const char*>(header), sizeof header);
+    const attn_viz::Tensor values = random_tensor({floats});
+    bytes.append(reinterpret_cast<const char*>(values.ptr()), size_t(floats) * 4);
+    return bytes;
+}
+
+// Overwrites float `index` (counted after the 28-byte header) of a checkpoint.
+inline void set_checkpoint_float(std::string& bytes, int64_t index, float value) {
+    std::memcpy(bytes.data() + 28 + index * 4, &value, 4);
+}
+
+}  // namespace test_support

@@ -1,0 +1,127 @@
+// Fuzz findings as regression tests: every file in tests/fuzz/regressions/<target>/ (a crash-,
+// leak- or timeout- file scripts/fuzz.sh produced) is fed, byte for byte, to the loader that
+// target exercises; each must end in success or a clean attn_viz::Error. (The sanitized suite,
+// scripts/test.sh --sanitize, is what turns a memory error or undefined behaviour into a failure.)
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "input_file.hpp"
+#include "llama2c_checkpoint.hpp"
+#include "llama2c_tokenizer.hpp"
+#include "npy.hpp"
+#include "reliability_fixtures.hpp"
+#include "safetensors.hpp"
+#include "weights_file.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path regressions_dir = fs::path(ATTN_VIZ_SOURCE_DIR) / "tests/fuzz/regressions";
+
+// What the fuzz target `target` does with `bytes` (see tests/fuzz/fuzz_<target>.cpp).
+void feed_loader(const std::string& target, const std::string& bytes, const ScratchDir& scratch) {
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+    const auto parse_json = [](std::string_view text) { return nlohmann::json::parse(text, nullptr, false); };
+    if (target == "fuzz_npy") {
+        parse_npy(data, bytes.size(), "finding.npy");
+    } else if (target == "fuzz_weights_json") {
+        if (const nlohmann::json doc = parse_json(bytes); !doc.is_discarded()) parse_weights(doc, "finding.json", scratch.path().string());
+    } else if (target == "fuzz_input_json" && !bytes.empty()) {
+        const nlohmann::json doc = parse_json(std::string_view(bytes).substr(1));
+        if (!doc.is_discarded()) parse_sequence(doc, 1 + data[0] % 8, "finding.json", scratch.path().string());
+    } else if (target == "fuzz_corpus_jsonl") {
+        for (size_t start = 0, end; start < bytes.size(); start = end + 1) {
+            end = std::min(bytes.find('\n', start), bytes.size());
+            const nlohmann::json doc = parse_json(std::string_view(bytes).substr(start, end - start));
+            if (!doc.is_discarded()) {
+                try {
+                    parse_sequence(doc, 4, "finding.jsonl", scratch.path().string());
+                } catch (const Error&) {
+                }
+            }
+        }
+    } else if (target == "fuzz_safetensors") {
+        write_text(scratch / "finding.safetensors", bytes);
+        const SafetensorsFile file(scratch / "finding.safetensors");
+        for (const std::string& name : file.names()) {
+            try {
+                file.load(name);
+            } catch (const Error&) {
+            }
+        }
+    } else if (target == "fuzz_llama2c_checkpoint") {
+        write_text(scratch / "finding.bin", bytes);
+        read_llama2c_checkpoint(scratch / "finding.bin");
+    } else if (target == "fuzz_llama2c_tokenizer" && !bytes.empty() && data[0] % 2 == 0) {
+        write_text(scratch / "finding-tokenizer.bin", bytes.substr(1));
+        const Llama2cTokenizer tokenizer(scratch / "finding-tokenizer.bin");
+        tokenizer.decode(tokenizer.encode("The theta abab \xc3\xa9\n", true, true));
+    }
+}
+
+}  // namespace
+
+TEST_SUITE("reliability") {
+
+TEST_CASE("every recorded fuzz finding ends in success or a clean Error") {
+    ScratchDir scratch;
+    int files = 0;
+    for (const auto& target : fs::directory_iterator(regressions_dir))
+        for (const auto& finding : fs::directory_iterator(target.path())) {
+            ++files;
+            CAPTURE(finding.path().string());
+            try {
+                feed_loader(target.path().filename().string(), read_text(finding.path().string()), scratch);
+            } catch (const Error& e) {
+                CHECK(std::string(e.what()).find("finding") != std::string::npos);  // the message names the input
+            }
+        }
+    CHECK(files > 0);
+}
+
+TEST_CASE("fuzz_npy finding: an .npy array with no elements loads as an empty tensor of its shape") {
+    // crash-7b47766d...: shape (0, 5) made parse_npy pass the empty vector's null pointer to memcpy.
+    const std::string bytes = read_text((regressions_dir / "fuzz_npy/crash-7b47766d128d1aa4c77a26c72c2045d37d176854").string());
+    const Tensor t = parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "empty.npy");
+    CHECK(t.shape == std::vector<int64_t>{0, 5});
+    CHECK(t.empty());
+    // Truncating it anywhere is a clean error naming the file.
+    const size_t cut = std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(rng());
+    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), cut, "cut.npy"); }, ErrorKind::bad_input, {"cut.npy"});
+}
+
+TEST_CASE("fuzz_npy finding: a float64 shape near 2^62 elements is refused as truncated, without overflow") {
+    // crash-cd8fb8b3...: the message computed count * 8 bytes in int64, which overflowed.
+    const std::string bytes = read_text((regressions_dir / "fuzz_npy/crash-cd8fb8b3549fa415c4b2f6071bf93ae9f16fd528").string());
+    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "wide.npy"); },
+                ErrorKind::bad_input, {"wide.npy: truncated .npy data: shape [2, 1866086, 186666086, 668, 6] needs", "values of 8 bytes"});
+}
+
+TEST_CASE("a float64 .npy or safetensors value beyond float32's range becomes Inf and is refused as non-finite") {
+    ScratchDir dir;
+    Tensor small = random_tensor({3});
+    // A float64 .npy by hand: 1e300 at a random index.
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(header.size()) + char(0) + header;
+    const int64_t at = std::uniform_int_distribution<int64_t>(0, 2)(rng());
+    for (int64_t i = 0; i < 3; ++i) {
+        const double v = i == at ? -1e300 : double(small.data[size_t(i)]);
+        bytes.append(reinterpret_cast<const char*>(&v), 8);
+    }
+    const Tensor t = parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "big.npy");
+    CHECK(t.data[size_t(at)] == -std::numeric_limits<float>::infinity());
+    write_text(dir / "big.npy", bytes);
+    write_text(dir / "x.json", R"({"embeddings": {"npy": "big.npy"}})");
+    check_error([&] { read_input_file(dir / "x.json", 3); }, ErrorKind::bad_input,
+                {"big.npy", "embeddings[" + std::to_string(at) + "] is not finite"});
+}
+
+}

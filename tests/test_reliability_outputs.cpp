@@ -1,0 +1,191 @@
+// Interrupted and failed runs leave the previous results (or nothing), never a half-written
+// file or a staging directory; a run never overwrites its inputs.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+
+#include "cli_fixtures.hpp"
+#include "npy.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+// Names in `dir` that are not `expected`: staging folders and temporary files show up here.
+std::set<std::string> names_in(const fs::path& dir) {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+    return names;
+}
+
+// Every file below `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = read_text(e.path().string());
+    return files;
+}
+
+// Starts attn-viz with `args` (output discarded) and returns its pid.
+pid_t spawn_attn_viz(const std::vector<std::string>& args) {
+    std::vector<std::string> argv_strings = {ATTN_VIZ_BINARY};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Polls until `ready` holds (true) or 60 s pass (false).
+template <typename Ready>
+bool wait_until(Ready ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+}
+
+bool has_staging(const fs::path& dir) {
+    for (const std::string& name : names_in(dir))
+        if (name.find(".attn-viz-partial-") != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_SUITE("reliability") {
+
+TEST_CASE("SIGINT/SIGTERM while the staging directory exists: exit 130, staging removed, previous results unchanged") {
+    for (int signal_number : {SIGINT, SIGTERM}) {
+        ScratchDir dir;
+        write_layer_fixture(dir, 8, 2, 6);
+        const std::vector<std::string> base = {"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out", dir / "out"};
+        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out") +
+                             " --dump-attention " + (dir / "a.npy")).exit_code == 0);
+        const auto before = snapshot(dir / "out");
+        const std::string dump_before = read_text(dir / "a.npy");
+        // The dump goes to a FIFO nobody reads: the run blocks in open() after staging stats.json,
+        // so the signal lands mid-run, with the staging directory present, every time.
+        REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
+        std::vector<std::string> args = base;
+        for (const std::string& a : {std::string("--dump-attention"), dir / "a.npy", std::string("--dump-output"), dir / "fifo"})
+            args.push_back(a);
+        const pid_t pid = spawn_attn_viz(args);
+        REQUIRE(wait_until([&] { return has_staging(dir.path()); }));
+        kill(pid, signal_number);
+        CHECK(wait_exit_code(pid) == 130);
+        CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out", "a.npy", "fifo"});
+        CHECK(snapshot(dir / "out") == before);
+        CHECK(read_text(dir / "a.npy") == dump_before);
+    }
+}
+
+TEST_CASE("SIGINT in the middle of a large layer (D=256, T=1500): exit 130, nothing half-written") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 256, 4, 1500);
+    fs::create_directories(dir / "out");
+    // A previous run's results, small and quick to make, that the interrupted run would replace.
+    ScratchDir small;
+    write_layer_fixture(small, 8, 2, 3);
+    REQUIRE(run_attn_viz("run -q --weights " + (small / "w.json") + " --input " + (small / "x.json") + " --out " + (dir / "out")).exit_code == 0);
+    const auto before = snapshot(dir / "out");
+    const pid_t pid = spawn_attn_viz({"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out", dir / "out",
+                                      "--dump-attention", dir / "a.npy"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(pid, SIGINT);
+    CHECK(wait_exit_code(pid) == 130);
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out"});
+    CHECK(snapshot(dir / "out") == before);
+}
+
+TEST_CASE("a file size limit (disk full) mid-write: exit 4 with a message, staging removed, previous results unchanged") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 20);
+    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out") +
+                             " --dump-attention " + (dir / "a.npy");
+    REQUIRE(run_attn_viz(args).exit_code == 0);
+    const auto before = snapshot(dir / "out");
+    const std::string dump_before = read_text(dir / "a.npy");
+    // ulimit -f 2: at most 1 KB per file (dash counts 512-byte blocks); the [2, 20, 20] dump (3.2 KB)
+    // cannot be written.
+    // attn-viz ignores SIGXFSZ, so write() fails with EFBIG and the run ends through its I/O error.
+    CommandResult r = run_command("ulimit -f 2; '" ATTN_VIZ_BINARY "' " + args);
+    CHECK(r.exit_code == 4);
+    // The first file over the limit is named (stats.json in the staging folder beside out/).
+    CHECK(r.output.find(dir / "out") != std::string::npos);
+    CHECK(r.output.find("write failed") != std::string::npos);
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out", "a.npy"});
+    CHECK(snapshot(dir / "out") == before);
+    CHECK(read_text(dir / "a.npy") == dump_before);
+}
+
+TEST_CASE("a dump to /dev/full fails with exit 4 and leaves no run directory") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 5);
+    CommandResult r = run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
+                                   (dir / "out") + " --dump-output /dev/full");
+    CHECK(r.exit_code == 4);
+    CHECK(r.output.find("attn-viz: error: /dev/full: write failed") != std::string::npos);
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json"});
+    CHECK(fs::is_character_file("/dev/full"));
+}
+
+TEST_CASE("--out below a regular file is an I/O error (exit 4); a dump path that is a directory is refused (exit 2)") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    const std::string inputs = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json");
+    CommandResult r = run_attn_viz(inputs + " --out " + (dir / "x.json") + "/results");
+    CHECK(r.exit_code == 4);
+    CHECK(r.output.find("cannot create") != std::string::npos);
+    fs::create_directories(dir / "folder");
+    r = run_attn_viz(inputs + " --out " + (dir / "out") + " --dump-attention " + (dir / "folder"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("folder: is a directory") != std::string::npos);
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "folder"});
+}
+
+TEST_CASE("--force into the inputs' own folder never replaces an input, even one named like an output") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    fs::rename(dir / "x.json", dir / "stats.json");
+    const std::string before = read_text(dir / "stats.json");
+    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "stats.json") + " --out " + dir.path().string();
+    CommandResult r = run_attn_viz(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("--force") != std::string::npos);
+    r = run_attn_viz(args + " --force");
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("stats.json: refusing to overwrite an input file") != std::string::npos);
+    CHECK(read_text(dir / "stats.json") == before);
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "stats.json"});
+}
+
+}
