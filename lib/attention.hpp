@@ -46,17 +46,19 @@ struct AttentionRequest {
     bool with_contributions = true;     // fill contribution_norms / contribution_gram
 };
 
-// Runs one layer. Weights are repacked once at construction; oneDNN primitives are created
-// once per shape by the backend and reused across calls.
+// Runs one layer. The weights are used where they are, not copied (a Llama-7B layer's are 256 MB):
+// `weights` and `backend` must outlive the layer. oneDNN primitives are created once per shape by
+// the backend and reused across calls.
 class AttentionLayer {
 public:
     AttentionLayer(OnednnBackend& backend, const LayerWeights& weights);
+    AttentionLayer(OnednnBackend&, LayerWeights&&) = delete;  // would dangle
     LayerResult run(const AttentionRequest& request);
     const LayerWeights& weights() const { return weights_; }
 
 private:
     OnednnBackend& backend_;
-    LayerWeights weights_;
+    const LayerWeights& weights_;
 };
 
 // Rotary position embedding in place.

@@ -9,50 +9,66 @@
 namespace attn_viz {
 namespace {
 
-// matrices[l]: [D, n_l] -> their columns side by side, [D, sum n_l] (one matrix is returned as is).
+// matrices[l]: [rows, n_l] -> their columns side by side, [rows, sum n_l].
 Tensor columns_side_by_side(const std::vector<const Tensor*>& matrices) {
-    if (matrices.size() == 1) return *matrices[0];
-    const int64_t D = matrices[0]->dim(0);
+    const int64_t rows = matrices[0]->dim(0);
     int64_t total = 0;
     for (const Tensor* m : matrices) total += m->dim(1);
-    Tensor out({D, total});
+    Tensor out({rows, total});
     int64_t first = 0;
     for (const Tensor* m : matrices) {
-        for (int64_t r = 0; r < D; ++r)
+        for (int64_t r = 0; r < rows; ++r)
             std::copy_n(m->ptr() + r * m->dim(1), m->dim(1), out.ptr() + r * total + first);
         first += m->dim(1);
     }
     return out;
 }
 
-// w: [D, n] -> W^T W: [n, n], the inner products of w's columns, on oneDNN (w^T is a strided view).
-Tensor column_gram(OnednnBackend& backend, const Tensor& w) {
-    const int64_t D = w.dim(0), n = w.dim(1);
-    Tensor gram({n, n});
+// matrices[l]: [n_l, cols] -> one below the other, [sum n_l, cols].
+Tensor rows_stacked(const std::vector<const Tensor*>& matrices) {
+    int64_t total = 0;
+    for (const Tensor* m : matrices) total += m->dim(0);
+    Tensor out({total, matrices[0]->dim(1)});
+    auto at = out.data.begin();
+    for (const Tensor* m : matrices) at = std::copy(m->data.begin(), m->data.end(), at);
+    return out;
+}
+
+// m: [rows, cols] -> the inner products of its columns (m^T m, [cols, cols]) or, with
+// `of_rows`, of its rows (m m^T, [rows, rows]); on oneDNN, the transpose a strided view.
+Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
+    const int64_t rows = m.dim(0), cols = m.dim(1);
+    const int64_t n = of_rows ? rows : cols, k = of_rows ? cols : rows;
+    Tensor g({n, n});
     MatmulShape s;
-    s.m = n, s.k = D, s.n = n;
-    s.a_strides[0] = n * D, s.a_strides[1] = 1, s.a_strides[2] = n;
-    s.w_strides[0] = n * D, s.w_strides[1] = n, s.w_strides[2] = 1;
+    s.m = n, s.k = k, s.n = n;
+    s.a_strides[0] = rows * cols, s.a_strides[1] = of_rows ? cols : 1, s.a_strides[2] = of_rows ? 1 : cols;
+    s.w_strides[0] = rows * cols, s.w_strides[1] = of_rows ? 1 : cols, s.w_strides[2] = of_rows ? cols : 1;
     s.c_strides[0] = n * n, s.c_strides[1] = n, s.c_strides[2] = 1;
-    backend.matmul(s, w.ptr(), w.ptr(), nullptr, gram.ptr());
-    return gram;
+    backend.matmul(s, m.ptr(), m.ptr(), nullptr, g.ptr());
+    return g;
+}
+
+// The Gram matrix of one group of layers' matrices: used in place for one layer, joined first
+// for several (columns side by side, or rows stacked for W_O).
+Tensor group_gram(OnednnBackend& backend, const std::vector<const Tensor*>& matrices, bool of_rows) {
+    if (matrices.size() == 1) return gram(backend, *matrices[0], of_rows);
+    return gram(backend, of_rows ? rows_stacked(matrices) : columns_side_by_side(matrices), of_rows);
 }
 
 // The Gram matrices of one group of layers (one layer, or all with across_layers), and where each
 // head's d_h columns sit in them.
 struct CircuitGrams {
-    Tensor q, k, v, o;                // [n, n] over the columns of W_Q, W_K, W_V and the rows of W_O
+    Tensor q, k, v, o;                   // over the columns of W_Q, W_K, W_V and the rows of W_O
     std::vector<int64_t> q_col, kv_col;  // per head (of the group): first column of its block
 };
 
 CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeights*>& layers) {
-    std::vector<const Tensor*> q, k, v;
-    std::vector<Tensor> o_transposed;
+    std::vector<const Tensor*> q, k, v, o;
     CircuitGrams g;
     int64_t q_offset = 0, kv_offset = 0;
     for (const LayerWeights* w : layers) {
-        q.push_back(&w->w_q), k.push_back(&w->w_k), v.push_back(&w->w_v);
-        o_transposed.push_back(transposed(w->w_o));  // W_O's rows as columns: [D, H d_h]
+        q.push_back(&w->w_q), k.push_back(&w->w_k), v.push_back(&w->w_v), o.push_back(&w->w_o);
         const int64_t group = w->num_heads / w->num_kv_heads;
         for (int64_t h = 0; h < w->num_heads; ++h) {
             g.q_col.push_back(q_offset + h * w->d_head);
@@ -60,12 +76,10 @@ CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeig
         }
         q_offset += w->num_heads * w->d_head, kv_offset += w->num_kv_heads * w->d_head;
     }
-    std::vector<const Tensor*> o;
-    for (const Tensor& t : o_transposed) o.push_back(&t);
-    g.q = column_gram(backend, columns_side_by_side(q));
-    g.k = column_gram(backend, columns_side_by_side(k));
-    g.v = column_gram(backend, columns_side_by_side(v));
-    g.o = column_gram(backend, columns_side_by_side(o));
+    g.q = group_gram(backend, q, false);
+    g.k = group_gram(backend, k, false);
+    g.v = group_gram(backend, v, false);
+    g.o = group_gram(backend, o, true);
     return g;
 }
 
