@@ -1,27 +1,85 @@
 #!/usr/bin/env bash
-# Benchmarks attn-viz end to end on a BERT-base-sized layer (D=768, H=12, T=512, tensors as .npy):
-# prints the whole-run time (median of N runs) and the attention stage's GFLOP/s.
-#   scripts/bench.sh [RUNS]
+# Benchmarks attn-viz against the Python workflow it replaces, side by side on this machine:
+#   1. oneDNN's f32 matmul rate (the roofline) and the attention pass's GFLOP/s, cold and warm;
+#   2. end to end, attn-viz vs scripts/peer_baseline.py (PyTorch + numpy + matplotlib), producing the
+#      same things (every per-head PNG, entropy, correlation matrix) on three shapes; median of RUNS;
+#   3. a Llama-7B-sized layer (D=4096, H=32, T=4096): time and peak RSS against what it must hold;
+#   4. corpus mode: sequences per second for 1,000 sequences of T=128 on a BERT-base-sized layer.
+# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips part 3)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-runs=${1:-5}
-"$root/scripts/setup.sh" >/dev/null
+runs=${1:-3}
+ATTN_VIZ_SETUP_EXTRA=bench "$root/scripts/setup.sh" >/dev/null
 "$root/scripts/build.sh" >/dev/null
 bin=$root/build/attn-viz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%Y-%m-%d)"
-/usr/bin/python3 "$root/scripts/make_layer.py" --out "$work/layer" --d-model 768 --heads 12 --tokens 512
-times=()
-for ((i = 0; i < runs; i++)); do
-  start=$(date +%s.%N)
-  "$bin" run -q --timings --weights "$work/layer/weights.json" --input "$work/layer/input.json" \
-    --out "$work/out" 2>"$work/timings.txt"
-  end=$(date +%s.%N)
-  times+=("$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')")
+seconds() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# Runs a command RUNS times; prints the median wall time in seconds.
+median_time() {
+  local times=() start end
+  for ((i = 0; i < runs; i++)); do
+    start=$(seconds); "$@" >/dev/null 2>&1; end=$(seconds)
+    times+=("$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')")
+  done
+  printf '%s\n' "${times[@]}" | median
+}
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), \
+$(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1 /proc/loadavg); date: $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "runs per figure: $runs (median)"
+
+echo
+echo "== 1. roofline and attention pass (attn-viz bench) =="
+"$bin" bench --d-model 768 --heads 12 --tokens 512 --repeat 5
+"$bin" bench --d-model 1024 --heads 16 --tokens 2048 --repeat 3 | tail -2
+
+echo
+echo "== 2. end to end: attn-viz run vs the PyTorch + numpy + matplotlib workflow =="
+printf '%-22s %10s %10s %8s\n' shape attn-viz python ratio
+for shape in "512 8 16" "768 12 512" "1024 16 2048"; do
+  read -r D H T <<<"$shape"
+  layer=$work/layer_$T
+  /usr/bin/python3 "$root/scripts/make_layer.py" --out "$layer" --d-model "$D" --heads "$H" --tokens "$T"
+  ours=$(median_time "$bin" run -q --weights "$layer/weights.json" --input "$layer/input.json" --out "$work/ours_$T")
+  peer=$(median_time /usr/bin/python3 "$root/scripts/peer_baseline.py" --weights "$layer/weights.json" \
+    --input "$layer/input.json" --out "$work/peer_$T")
+  printf '%-22s %9.3fs %9.3fs %7.1fx\n' "D=$D H=$H T=$T" "$ours" "$peer" "$(awk -v a="$peer" -v b="$ours" 'BEGIN {print a / b}')"
 done
-median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-printf 'D=768 H=12 T=512: whole run %.1f ms (median of %d)\n' "$(awk -v m="$median" 'BEGIN {print m * 1000}')" "$runs"
-echo "last run's stages:"
-cat "$work/timings.txt"
+echo "attn-viz stages at T=2048 (--timings):"
+"$bin" run -q --timings --weights "$work/layer_2048/weights.json" --input "$work/layer_2048/input.json" --out "$work/ours_2048" 2>&1 | sed 's/^/  /'
+
+if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
+  echo
+  echo "== 3. a Llama-7B-sized layer: D=4096 H=32 T=4096, causal =="
+  /usr/bin/python3 "$root/scripts/make_layer.py" --out "$work/l7b" --d-model 4096 --heads 32 --tokens 4096 --causal
+  /usr/bin/time -f "wall %e s, peak RSS %M KB" -o "$work/time7b" "$bin" run -q --timings \
+    --weights "$work/l7b/weights.json" --input "$work/l7b/input.json" --out "$work/out7b" 2>&1 | sed 's/^/  /'
+  cat "$work/time7b"
+  # What the layer must hold: 4 D^2 weights, x, Q, K, V, context, output (6 T D), one H T^2 map.
+  awk -v rss="$(grep -o '[0-9]* KB' "$work/time7b" | cut -d' ' -f1)" 'BEGIN {
+    need = (4 * 4096 * 4096 + 6 * 4096 * 4096 + 32 * 4096 * 4096) * 4 / 1024;
+    printf "must hold %.0f MB; peak RSS %.0f MB = %.2fx\n", need / 1024, rss / 1024, rss / need }'
+  rm -rf "$work/l7b" "$work/out7b"
+fi
+
+echo
+echo "== 4. corpus mode: 1,000 sequences of T=128, D=768 H=12 =="
+/usr/bin/python3 - "$work/corpus" <<'PY'
+import json, os, sys
+import numpy as np
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(0)
+for i in range(10):  # ten distinct sequences, each referenced 100 times
+    np.save(os.path.join(out, f"x{i}.npy"), rng.standard_normal((128, 768)).astype(np.float32))
+with open(os.path.join(out, "corpus.jsonl"), "w") as f:
+    for n in range(1000):
+        f.write(json.dumps({"embeddings": {"npy": f"x{n % 10}.npy"}}) + "\n")
+PY
+start=$(seconds)
+"$bin" run -q --timings --weights "$work/layer_512/weights.json" --inputs "$work/corpus/corpus.jsonl" --out "$work/corpus_out" 2>&1 | sed 's/^/  /'
+end=$(seconds)
+awk -v a="$start" -v b="$end" 'BEGIN {printf "1000 sequences in %.2f s: %.0f sequences/s\n", b - a, 1000 / (b - a)}'

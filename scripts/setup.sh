@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything attn-viz needs to build, test and benchmark, from Debian's archive.
 # Idempotent: packages already present are not fetched again. Run as root (or with sudo).
+# ATTN_VIZ_SETUP_EXTRA may name extras: "bench" (the Python peer's matplotlib and OpenBLAS,
+# hyperfine, time) and "clang" (clang-14 and its sanitizer/fuzzer runtime, for scripts/fuzz.sh).
 set -euo pipefail
 
 packages=(
@@ -13,13 +15,10 @@ packages=(
   chromium                                # headless: the render tests open report.html in it
 )
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
-  packages+=(python3-matplotlib libopenblas0-pthread hyperfine)
+  packages+=(python3-matplotlib libopenblas0-pthread hyperfine time)
 fi
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *clang* ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
-fi
-if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *chromium* ]]; then
-  packages+=(chromium)
 fi
 
 missing=()
