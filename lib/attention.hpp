@@ -1,6 +1,7 @@
 // Multi-head attention of one layer on the CPU (oneDNN underneath, see onednn_backend.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct Visibility {
     bool visible(int64_t i, int64_t j) const {
         return (!causal || j <= i) && (key_excluded.empty() || !key_excluded[static_cast<size_t>(j)]);
     }
+    // Keys at or past this are hidden from query i by the causal mask: visible keys are those
+    // in [0, visible_end(i)) that are not padding. Lets row loops run over a contiguous range.
+    int64_t visible_end(int64_t i) const { return causal ? std::min(i + 1, keys) : keys; }
     // Number of keys query i sees (0 possible with padding: such a row is all zero).
     int64_t visible_count(int64_t i) const {
         int64_t n = 0;

@@ -98,15 +98,25 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
         std::fill(sums.begin(), sums.end(), 0.0);
         std::fill(maxima.begin(), maxima.end(), -std::numeric_limits<float>::infinity());
         std::fill(counts.begin(), counts.end(), 0);
+        const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
         for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i) {
             const float* row = weights + i * keys;
+            const int64_t end = visibility.visible_end(i);
             for (int64_t c = 0; c < grid.cols; ++c) {
-                for (int64_t j = grid.col_edges[static_cast<size_t>(c)]; j < grid.col_edges[static_cast<size_t>(c + 1)]; ++j) {
-                    if (!visibility.visible(i, j)) continue;
-                    sums[static_cast<size_t>(c)] += row[j];
-                    maxima[static_cast<size_t>(c)] = std::max(maxima[static_cast<size_t>(c)], row[j]);
-                    ++counts[static_cast<size_t>(c)];
+                const int64_t j0 = grid.col_edges[static_cast<size_t>(c)];
+                const int64_t j1 = std::min(grid.col_edges[static_cast<size_t>(c + 1)], end);
+                if (j0 >= j1) break;  // the causal mask hides this block and every one after it
+                float block_sum = 0, block_max = -std::numeric_limits<float>::infinity();
+                int64_t block_count = 0;
+                for (int64_t j = j0; j < j1; ++j) {
+                    if (excluded && excluded[j]) continue;
+                    block_sum += row[j];
+                    block_max = std::max(block_max, row[j]);
+                    ++block_count;
                 }
+                sums[static_cast<size_t>(c)] += block_sum;
+                maxima[static_cast<size_t>(c)] = std::max(maxima[static_cast<size_t>(c)], block_max);
+                counts[static_cast<size_t>(c)] += block_count;
             }
         }
         for (int64_t c = 0; c < grid.cols; ++c) {
@@ -123,12 +133,17 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
 
 ValueRange visible_value_range(const float* weights, const Visibility& visibility) {
     float low = std::numeric_limits<float>::infinity(), high = -low;
-    for (int64_t i = 0; i < visibility.queries; ++i)
-        for (int64_t j = 0; j < visibility.keys; ++j)
-            if (visibility.visible(i, j)) {
-                low = std::min(low, weights[i * visibility.keys + j]);
-                high = std::max(high, weights[i * visibility.keys + j]);
-            }
+    const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
+    for (int64_t i = 0; i < visibility.queries; ++i) {
+        const float* row = weights + i * visibility.keys;
+        const int64_t end = visibility.visible_end(i);
+        if (excluded) {
+            for (int64_t j = 0; j < end; ++j)
+                if (!excluded[j]) low = std::min(low, row[j]), high = std::max(high, row[j]);
+        } else {
+            for (int64_t j = 0; j < end; ++j) low = std::min(low, row[j]), high = std::max(high, row[j]);
+        }
+    }
     if (low > high) return {};
     return {low, high};
 }
