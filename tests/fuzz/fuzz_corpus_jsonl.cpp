@@ -1,12 +1,28 @@
-// libFuzzer target: a JSONL corpus, one sequence per line, read as the corpus reader does: each
-// non-empty line parsed as JSON and passed to parse_sequence (d_model 4). A line that is not JSON
-// is an error for that line only.
-#include <string_view>
-
-#include <nlohmann/json.hpp>
+// libFuzzer target: a JSONL corpus read by the real corpus reader (SequenceStream, d_model 4),
+// sequence after sequence until the end or the first bad line, which must be a clean Error.
+#include <cstdio>
+#include <string>
+#include <unistd.h>
 
 #include "fuzz_support.hpp"
-#include "input_file.hpp"
+#include "sequence_stream.hpp"
+
+namespace {
+
+const std::string& corpus_path() {
+    static const std::string path = "/tmp/attn-viz-fuzz-corpus-" + std::to_string(getpid()) + ".jsonl";
+    return path;
+}
+
+void read_all(const std::string& path) {
+    attn_viz::SequenceStream stream(path, 4);
+    attn_viz::SequenceInput sequence;
+    std::string where;
+    while (stream.next(sequence, where)) {
+    }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     attn_viz_fuzz::initialize();
@@ -14,19 +30,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const std::string_view text(reinterpret_cast<const char*>(data), size);
-    size_t line_number = 0;
-    for (size_t start = 0; start < text.size();) {
-        size_t end = text.find('\n', start);
-        if (end == std::string_view::npos) end = text.size();
-        const std::string_view line = text.substr(start, end - start);
-        start = end + 1;
-        ++line_number;
-        if (line.empty()) continue;
-        const nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (doc.is_discarded()) continue;
-        ATTN_VIZ_FUZZ_EXPECT_CLEAN(
-            attn_viz::parse_sequence(doc, 4, "corpus.jsonl:" + std::to_string(line_number), "/nonexistent-attn-viz-fuzz"));
-    }
+    FILE* f = std::fopen(corpus_path().c_str(), "wb");
+    if (!f) return 0;
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN(read_all(corpus_path()));
     return 0;
 }
