@@ -15,7 +15,7 @@ namespace {
 // z: [H, T, d_h] -> [T, H*d_h]
 Tensor from_head_major(const Tensor& z) {
     const int64_t heads = z.dim(0), rows = z.dim(1), width = z.dim(2);
-    Tensor out({rows, heads * width});
+    Tensor out = Tensor::uninitialized({rows, heads * width});
     for (int64_t h = 0; h < heads; ++h)
         for (int64_t r = 0; r < rows; ++r)
             std::copy_n(z.ptr() + (h * rows + r) * width, width, out.ptr() + r * heads * width + h * width);
@@ -24,7 +24,7 @@ Tensor from_head_major(const Tensor& z) {
 
 // x: [rows, D]; w: [D, n] -> [rows, n] (+ bias [n] when given)
 Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
-    Tensor y({x.dim(0), w.dim(1)});
+    Tensor y = Tensor::uninitialized({x.dim(0), w.dim(1)});
     MatmulShape shape = dense_matmul(x.dim(0), x.dim(1), w.dim(1));
     shape.has_bias = !bias.empty();
     backend.matmul(shape, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
@@ -37,7 +37,7 @@ Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const T
 // per-head matmul bias it would send oneDNN to its reference kernel.
 Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias, int64_t d_h) {
     const int64_t rows = x.dim(0), D = x.dim(1), heads = w.dim(1) / d_h;
-    Tensor y({heads, rows, d_h});
+    Tensor y = Tensor::uninitialized({heads, rows, d_h});
     MatmulShape s;
     s.batch = heads, s.m = rows, s.k = D, s.n = d_h;
     s.a_strides[0] = 0, s.a_strides[1] = D, s.a_strides[2] = 1;
@@ -54,8 +54,24 @@ Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, c
     return y;
 }
 
+// The largest minus the second-largest of row[0, n) (0 when n < 2): two vectorizable passes
+// instead of one branchy one. A repeated maximum gives 0.
+float top_two_gap(const float* row, int64_t n) {
+    if (n < 2) return 0.0f;
+    float top = row[0];
+    for (int64_t j = 1; j < n; ++j) top = std::max(top, row[j]);
+    float second = -std::numeric_limits<float>::infinity();
+    int64_t at_top = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        at_top += row[j] == top;
+        second = std::max(second, row[j] < top ? row[j] : second);
+    }
+    return at_top > 1 ? 0.0f : top - second;
+}
+
 // scores: [H, T, S], masked in place with -inf. Returns the logit margin [H, T] (top-1 minus
-// top-2 visible score) and marks rows with no visible key in `empty_rows` [T].
+// top-2 visible score) and marks rows with no visible key in `empty_rows` [T]. Rows are spread
+// over OpenMP threads (no oneDNN call runs meanwhile).
 Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& empty_rows) {
     const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
     constexpr float neg_inf = -std::numeric_limits<float>::infinity();
@@ -63,27 +79,24 @@ Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& 
     empty_rows.assign(static_cast<size_t>(T), 0);
     for (int64_t i = 0; i < T; ++i) empty_rows[static_cast<size_t>(i)] = vis.visible_count(i) == 0;
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
-    for (int64_t h = 0; h < H; ++h)
-        for (int64_t i = 0; i < T; ++i) {
-            float* row = scores.ptr() + (h * T + i) * S;
-            if (empty_rows[static_cast<size_t>(i)]) {
-                std::fill_n(row, S, 0.0f);  // softmax of all -inf would be NaN; zeroed after
-                continue;
-            }
-            // Keys [0, limit) may be visible; the causal mask hides the rest of the row.
-            const int64_t limit = vis.causal ? std::min(i + 1, S) : S;
-            std::fill(row + limit, row + S, neg_inf);
-            if (excluded)
-                for (int64_t j = 0; j < limit; ++j)
-                    if (excluded[j]) row[j] = neg_inf;
-            float top1 = neg_inf, top2 = neg_inf;
-            for (int64_t j = 0; j < limit; ++j) {
-                const float v = row[j];
-                top2 = std::max(top2, std::min(top1, v));
-                top1 = std::max(top1, v);
-            }
-            margin.data[h * T + i] = top2 > neg_inf ? top1 - top2 : 0.0f;
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < H * T; ++n) {
+        const int64_t i = n % T;
+        float* row = scores.ptr() + n * S;
+        if (empty_rows[static_cast<size_t>(i)]) {
+            std::fill_n(row, S, 0.0f);  // softmax of all -inf would be NaN; zeroed after
+            continue;
         }
+        // Keys [0, limit) may be visible; the causal mask hides the rest of the row. Padding
+        // keys are -inf already when the margin is taken, so they never count as top scores.
+        const int64_t limit = vis.visible_end(i);
+        std::fill(row + limit, row + S, neg_inf);
+        if (excluded)
+            for (int64_t j = 0; j < limit; ++j)
+                if (excluded[j]) row[j] = neg_inf;
+        const float gap = top_two_gap(row, limit);
+        margin.data[n] = std::isfinite(gap) ? gap : 0.0f;  // one visible key among padding: inf - (-inf)
+    }
     return margin;
 }
 
@@ -95,7 +108,7 @@ void head_contributions(OnednnBackend& backend, const Tensor& z, const Tensor& w
     norms = Tensor({H, T});
     gram = Tensor({H, H});
     const int64_t block = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, H * D), 1, T);
-    Tensor shares({H, block, D});
+    Tensor shares = Tensor::uninitialized({H, block, D});
     Tensor block_gram({H, H});
     for (int64_t t0 = 0; t0 < T; t0 += block) {
         const int64_t rows = std::min(block, T - t0);
@@ -180,7 +193,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
 
     // Step 2: scaled scores for all heads in one product batched over KV groups:
     // scores[g] = Q[g] K_g^T / sqrt(d_h), with K_g^T a transposed view of K (no copy).
-    r.attention = Tensor({H, T, S});
+    r.attention = Tensor::uninitialized({H, T, S});
     MatmulShape scores;
     scores.batch = KV, scores.m = G * T, scores.k = d_h, scores.n = S;
     scores.a_strides[0] = G * T * d_h, scores.a_strides[1] = d_h, scores.a_strides[2] = 1;
@@ -199,7 +212,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
             if (empty_rows[static_cast<size_t>(i)]) std::fill_n(r.attention.ptr() + (h * T + i) * S, S, 0.0f);
 
     // Step 4: head outputs Z[g] = P[g] V_g, batched over KV groups, then concatenated per token.
-    Tensor z({H, T, d_h});
+    Tensor z = Tensor::uninitialized({H, T, d_h});
     MatmulShape pv;
     pv.batch = KV, pv.m = G * T, pv.k = S, pv.n = d_h;
     pv.a_strides[0] = G * T * S, pv.a_strides[1] = S, pv.a_strides[2] = 1;

@@ -99,8 +99,8 @@ bool is_float_dtype(SafetensorsDtype dtype) {
 }
 
 template <typename Convert>
-void convert_elements(const unsigned char* src, size_t element_bytes, std::vector<float>& dst, Convert convert) {
-    for (size_t i = 0; i < dst.size(); ++i) dst[i] = convert(src + i * element_bytes);
+void convert_elements(const unsigned char* src, size_t element_bytes, Tensor& tensor, Convert convert) {
+    for (int64_t i = 0; i < tensor.size(); ++i) tensor.data[static_cast<size_t>(i)] = convert(src + i * element_bytes);
 }
 
 }  // namespace
@@ -188,13 +188,13 @@ Tensor SafetensorsFile::load(const std::string& name) const {
             if (!t.empty()) std::memcpy(t.ptr(), src, t.data.size() * 4);  // an empty vector's pointer may be null
             break;
         case SafetensorsDtype::f64:
-            convert_elements(src, 8, t.data, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return narrow_to_float(d); });
+            convert_elements(src, 8, t, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return narrow_to_float(d); });
             break;
         case SafetensorsDtype::f16:
-            convert_elements(src, 2, t.data, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_to_float(h); });
+            convert_elements(src, 2, t, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_to_float(h); });
             break;
         case SafetensorsDtype::bf16:
-            convert_elements(src, 2, t.data, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); });
+            convert_elements(src, 2, t, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); });
             break;
         default: break;  // refused above
     }

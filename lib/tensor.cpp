@@ -1,14 +1,23 @@
 #include "tensor.hpp"
 
+#include <algorithm>
+
 #include "error.hpp"
 #include "memory_budget.hpp"
 
 namespace attn_viz {
 
-Tensor::Tensor(std::vector<int64_t> shape_) : shape(std::move(shape_)) {
+Tensor::Tensor(std::vector<int64_t> shape_) : Tensor(uninitialized(std::move(shape_))) {
+    std::fill(data.begin(), data.end(), 0.0f);
+}
+
+Tensor Tensor::uninitialized(std::vector<int64_t> shape) {
     const int64_t count = element_count(shape);
     check_memory_elements(static_cast<uint64_t>(count), sizeof(float), "a tensor of shape " + shape_string(shape));
-    data.assign(static_cast<size_t>(count), 0.0f);
+    Tensor t;
+    t.shape = std::move(shape);
+    t.data.resize(static_cast<size_t>(count));
+    return t;
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {

@@ -5,17 +5,21 @@
 #include <string>
 #include <vector>
 
+#include "tensor_allocator.hpp"
+
 namespace attn_viz {
 
 // shape[0] is the slowest-varying axis; data holds product(shape) floats.
 struct Tensor {
     std::vector<int64_t> shape;
-    std::vector<float> data;
+    std::vector<float, TensorAllocator<float>> data;
 
     Tensor() = default;
     // Allocates product(shape) zero-initialised floats; refuses (Error bad_input) more than the
     // memory budget (memory_budget.hpp).
     explicit Tensor(std::vector<int64_t> shape_);
+    // The same without zeroing, for a buffer that is about to be overwritten completely.
+    static Tensor uninitialized(std::vector<int64_t> shape);
 
     int rank() const { return static_cast<int>(shape.size()); }
     int64_t dim(int axis) const { return shape.at(static_cast<size_t>(axis)); }
