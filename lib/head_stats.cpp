@@ -233,11 +233,4 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
     return stats;
 }
 
-Tensor attention_correlation(const LayerResult& result) {
-    const HeadMatrix correlation = attention_map_similarities({&result}).correlation;
-    Tensor out({correlation.size, correlation.size});
-    for (size_t n = 0; n < correlation.values.size(); ++n) out.data[n] = static_cast<float>(correlation.values[n]);
-    return out;
-}
-
 }  // namespace attn_viz

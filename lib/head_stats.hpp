@@ -49,10 +49,4 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 std::vector<HeadStats> compute_head_stats(const LayerResult& result, const std::vector<int64_t>& tokens = {},
                                           int threads = 1);
 
-// Pearson correlation between one layer's heads over the visible entries: [H, H]. A head with
-// constant weights over those entries correlates 0 with varying heads and 1 with constant ones
-// (which are then identical: every visible entry is 1 / V).
-// (attention_map_similarities in head_similarity.hpp gives this and more across layers.)
-Tensor attention_correlation(const LayerResult& result);
-
 }  // namespace attn_viz

@@ -3,9 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
-#include "atomic_file.hpp"
 #include "error.hpp"
 
 namespace attn_viz {
@@ -33,12 +31,6 @@ nlohmann::json matrix_json(const HeadMatrix& m) {
 nlohmann::json head_ref(const ModelAnalysis& a, int64_t index) {
     const HeadId& id = a.head_ids[static_cast<size_t>(index)];
     return {{"index", index}, {"layer", id.layer}, {"head", id.head}};
-}
-
-void ensure_dir(const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw Error(ErrorKind::io, dir + ": cannot create directory: " + ec.message());
 }
 
 }  // namespace
@@ -93,11 +85,6 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     return j;
 }
 
-void write_stats_json(const std::string& dir, const ModelAnalysis& analysis) {
-    ensure_dir(dir);
-    write_file_atomically((std::filesystem::path(dir) / "stats.json").string(), stats_json(analysis).dump(1) + "\n");
-}
-
 std::string heads_csv(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
     // heads.csv: index,layer,head,label,<statistics>[,<statistic>_std...]
@@ -139,12 +126,6 @@ std::string pairs_csv(const ModelAnalysis& a) {
             pairs += "\n";
         }
     return pairs;
-}
-
-void write_csv_tables(const std::string& dir, const ModelAnalysis& a) {
-    ensure_dir(dir);
-    write_file_atomically((std::filesystem::path(dir) / "heads.csv").string(), heads_csv(a));
-    write_file_atomically((std::filesystem::path(dir) / "pairs.csv").string(), pairs_csv(a));
 }
 
 std::string stats_table(const ModelAnalysis& a) {

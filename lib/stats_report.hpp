@@ -18,16 +18,10 @@ nlohmann::json stats_json(const ModelAnalysis& analysis);
 // A finite number as itself, NaN or infinity as null.
 nlohmann::json json_number(double x);
 
-// Writes DIR/stats.json (each file via a temporary name and a rename). Creates DIR if missing.
-void write_stats_json(const std::string& dir, const ModelAnalysis& analysis);
-
 // heads.csv (one row per head) and pairs.csv (one row per pair a < b) as text, for writers that
 // stage their files (OutputDir).
 std::string heads_csv(const ModelAnalysis& analysis);
 std::string pairs_csv(const ModelAnalysis& analysis);
-
-// Writes DIR/heads.csv and DIR/pairs.csv (each atomically). Creates DIR if missing.
-void write_csv_tables(const std::string& dir, const ModelAnalysis& analysis);
 
 // One line per head: layer, head, label and the main statistics; then the redundant groups.
 std::string stats_table(const ModelAnalysis& analysis);
