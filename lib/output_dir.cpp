@@ -54,18 +54,30 @@ static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handle
 // directory, everything below it, with raw system calls only (openat, getdents64, unlinkat,
 // close): it runs in the signal handler, where malloc and fork could deadlock on a lock the
 // interrupted thread holds. Symbolic links are removed, never followed.
+void empty_directory_in_handler(int dir, char* buffer, size_t size, int depth);
+
 void remove_tree_in_handler(int parent, const char* name, int depth) {
     if (unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;
     if (depth > 16) return;
     const int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir < 0) return;
     alignas(8) char buffer[4096];
-    // Read from the start until a pass finds nothing left (entries shift as they are removed);
-    // bounded, in case something cannot be removed.
+    // Read from the start until a pass finds nothing left (entries shift as they are removed),
+    // then remove the directory; other threads (PNG encoders) may still be adding files, so an
+    // ENOTEMPTY sends it round again. Bounded, in case something cannot be removed.
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        empty_directory_in_handler(dir, buffer, sizeof buffer, depth);
+        if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) break;
+    }
+    close(dir);
+}
+
+// Removes every entry of the open directory `dir` (see remove_tree_in_handler).
+void empty_directory_in_handler(int dir, char* buffer, size_t size, int depth) {
     for (int pass = 0, removed = 1; removed && pass < 64; ++pass) {
         removed = 0;
         lseek(dir, 0, SEEK_SET);
-        for (long n; (n = syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0;) {
+        for (long n; (n = syscall(SYS_getdents64, dir, buffer, size)) > 0;) {
             for (long at = 0; at < n;) {
                 const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at);
                 at += entry->d_reclen;
@@ -76,8 +88,6 @@ void remove_tree_in_handler(int parent, const char* name, int depth) {
             }
         }
     }
-    close(dir);
-    unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 // The SIGINT/SIGTERM/SIGHUP handler: removes every pending staging path, exits 130.
@@ -153,10 +163,11 @@ OutputDir::~OutputDir() {
 
 std::string OutputDir::file(const std::string& relative) {
     if (files_.empty() && !fs::exists(staging_)) {
+        // Registered before it exists: a signal between creating and registering would leave it.
+        pending.add(staging_);
         std::error_code ec;
         fs::create_directories(staging_, ec);
         if (ec) throw Error(ErrorKind::io, staging_ + ": cannot create: " + ec.message());
-        pending.add(staging_);
     }
     const fs::path target = fs::path(staging_) / relative;
     std::error_code ec;
