@@ -5,7 +5,7 @@
 #include <memory>
 #include <thread>
 
-#include "atomic_file.hpp"
+#include "file_write.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
 #include "error.hpp"

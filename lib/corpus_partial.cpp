@@ -2,7 +2,7 @@
 // validation of every field against the declared layout before anything is allocated from it.
 #include <cmath>
 
-#include "atomic_file.hpp"
+#include "file_write.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "mapped_file.hpp"

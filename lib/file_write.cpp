@@ -1,4 +1,4 @@
-#include "atomic_file.hpp"
+#include "file_write.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,15 +10,23 @@
 
 namespace attn_viz {
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
+void write_file_bytes(const std::string& path, std::string_view bytes) {
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (!file) throw Error(ErrorKind::io, path + ": cannot open for writing: " + std::strerror(errno));
+    const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), file);
+    const int write_errno = errno;
+    const bool closed = std::fclose(file) == 0;
+    if (written != bytes.size() || !closed)
+        throw Error(ErrorKind::io, path + ": write failed: " + std::strerror(written != bytes.size() ? write_errno : errno));
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
     const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-    FILE* file = std::fopen(temporary.c_str(), "wb");
-    if (!file) throw Error(ErrorKind::io, path + ": cannot write: " + std::strerror(errno));
-    const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
-    const int saved_errno = errno;
-    if (std::fclose(file) != 0 || !written) {
+    try {
+        write_file_bytes(temporary, bytes);
+    } catch (const Error&) {
         std::remove(temporary.c_str());
-        throw Error(ErrorKind::io, path + ": write failed: " + std::strerror(written ? errno : saved_errno));
+        throw;
     }
     std::error_code ec;
     std::filesystem::rename(temporary, path, ec);

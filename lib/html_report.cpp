@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "figure_overview.hpp"
 #include "html_report_assets.hpp"
+#include "file_write.hpp"
 #include "png_writer.hpp"
 #include "svg_heatmap.hpp"
 #include "token_display.hpp"

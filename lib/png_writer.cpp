@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "error.hpp"
+#include "file_write.hpp"
 
 namespace {
 
@@ -68,16 +69,6 @@ std::vector<uint8_t> encode_png(const RasterImage& image) {
     std::vector<uint8_t> bytes(png, png + length);
     STBIW_FREE(png);
     return bytes;
-}
-
-void write_file_bytes(const std::string& path, std::string_view bytes) {
-    std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (!file) throw Error(ErrorKind::io, path + ": cannot open for writing: " + std::strerror(errno));
-    const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), file);
-    const int write_errno = errno;
-    const bool closed = std::fclose(file) == 0;
-    if (written != bytes.size() || !closed)
-        throw Error(ErrorKind::io, path + ": write failed: " + std::strerror(written != bytes.size() ? write_errno : errno));
 }
 
 void write_png(const std::string& path, const RasterImage& image) {

@@ -19,7 +19,4 @@ std::vector<uint8_t> encode_png(const RasterImage& image);
 // Writes the PNG to path; throws Error(io, "<path>: ...") when it cannot.
 void write_png(const std::string& path, const RasterImage& image);
 
-// Writes bytes to path; throws Error(io, "<path>: ...") when it cannot (used for SVG/HTML too).
-void write_file_bytes(const std::string& path, std::string_view bytes);
-
 }  // namespace attn_viz

@@ -12,7 +12,7 @@
 #include "html_report.hpp"
 #include "npy.hpp"
 #include "parallel_for.hpp"
-#include "png_writer.hpp"
+#include "file_write.hpp"
 #include "stats_report.hpp"
 #include "svg_heatmap.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "png_writer.hpp"
+#include "file_write.hpp"
 
 namespace attn_viz {
 

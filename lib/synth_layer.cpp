@@ -1,13 +1,12 @@
 #include "synth_layer.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.hpp"
+#include "file_write.hpp"
 #include "error.hpp"
 #include "weights_file.hpp"
 
@@ -119,11 +118,7 @@ PlantedLayer make_planted_layer(const std::vector<std::string>& tokens, uint64_t
 }
 
 void write_planted_layer(const std::string& weights_path, const std::string& input_path, const PlantedLayer& p) {
-    const std::string temporary = weights_path + ".synth-tmp";
-    write_weights_file(temporary, p.weights);
-    std::error_code ec;
-    std::filesystem::rename(temporary, weights_path, ec);
-    if (ec) throw Error(ErrorKind::io, weights_path + ": cannot rename into place: " + ec.message());
+    write_weights_file(weights_path, p.weights);
     nlohmann::json embeddings = nlohmann::json::array();
     const int64_t T = p.embeddings.dim(0), D = p.embeddings.dim(1);
     for (int64_t i = 0; i < T; ++i)

@@ -1,9 +1,9 @@
 #include "weights_file.hpp"
 
 #include <filesystem>
-#include <fstream>
 
 #include "error.hpp"
+#include "file_write.hpp"
 #include "json_tensor.hpp"
 
 namespace attn_viz {
@@ -73,9 +73,7 @@ void write_weights_file(const std::string& path, const LayerWeights& w) {
     const std::pair<const char*, const Tensor*> biases[] = {{"b_Q", &w.b_q}, {"b_K", &w.b_k}, {"b_V", &w.b_v}, {"b_O", &w.b_o}};
     for (const auto& [key, t] : biases)
         if (!t->empty()) doc[key] = tensor_json(*t);
-    std::ofstream out(path);
-    out << doc.dump();
-    if (!out.flush()) throw Error(ErrorKind::io, path + ": write failed");
+    write_file_atomically(path, doc.dump());
 }
 
 }  // namespace attn_viz

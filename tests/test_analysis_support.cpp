@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "atomic_file.hpp"
+#include "file_write.hpp"
 #include "error.hpp"
 #include "parallel_for.hpp"
 #include "support.hpp"
