@@ -32,11 +32,17 @@ struct RunOptions {
     bool quiet = false, force = false, timings = false;
 };
 
+// "seq_03": the name of sequence `index` of a batch.
+std::string sequence_name(size_t index) {
+    char name[32];
+    std::snprintf(name, sizeof name, "seq_%02zu", index);
+    return name;
+}
+
 // "a.npy" -> "a.seq_03.npy": one dump per sequence of a batch.
 std::string per_sequence(const std::string& path, size_t index) {
     if (path.empty()) return path;
-    char suffix[32];
-    std::snprintf(suffix, sizeof suffix, ".seq_%02zu", index);
+    const std::string suffix = "." + sequence_name(index);
     const size_t dot = path.rfind('.');
     return dot == std::string::npos || path.find('/', dot) != std::string::npos ? path + suffix
                                                                                  : path.substr(0, dot) + suffix + path.substr(dot);
@@ -156,7 +162,7 @@ int run(RunOptions& o) {
         ReportInput in{{&result}, {&weights}, inputs[n].tokens, keys.tokens, false, ""};
         if (o.context.empty()) in.token_ids = token_ids_from_labels(inputs[n].tokens);
         in.weight_similarity = &weight_similarity;
-        if (batch) in.folder = per_sequence("seq", n).substr(4) + "/";
+        if (batch) in.folder = sequence_name(n) + "/";
         const std::string table = stats_table(write_report(out, in, report, timings));
         tables += batch ? "sequence " + std::to_string(n) + " (" + in.folder + ")\n" + table : table;
     }

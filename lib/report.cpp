@@ -36,6 +36,11 @@ std::string two_digits(int64_t n) {
     return s;
 }
 
+// Where head (layer, head) of `in` goes: "head_03.png", "layer_01/head_03.svg", under in.folder.
+std::string head_file(const ReportInput& in, int64_t layer, int64_t head, const char* extension) {
+    return in.folder + (in.layer_folders ? "layer_" + two_digits(layer) + "/" : "") + "head_" + two_digits(head) + extension;
+}
+
 // "H3" for one layer, "L1H3" for a model: the labels of head-by-head matrices and charts.
 std::string head_name(const ModelAnalysis& a, int64_t index) {
     const HeadId& id = a.head_ids[static_cast<size_t>(index)];
@@ -63,8 +68,7 @@ void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOpti
     std::vector<std::string> paths;
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n) {
         const HeadId& id = a.head_ids[static_cast<size_t>(n)];
-        paths.push_back(out.file(in.folder + (in.layer_folders ? "layer_" + two_digits(id.layer) + "/" : "") + "head_" +
-                                 two_digits(id.head) + ".png"));
+        paths.push_back(out.file(head_file(in, id.layer, id.head, ".png")));
     }
     auto style_for = [&](int64_t n, const float* weights) {
         const HeadId& id = a.head_ids[static_cast<size_t>(n)];
@@ -99,16 +103,15 @@ void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOpti
             throw Error(ErrorKind::usage, "--svg '" + o.svg + "': no such head (" + std::to_string(a.num_layers) + " layers of " +
                                               std::to_string(H) + " heads)");
         const int64_t n = layer * H + head;
-        write_head_svg(out.file(in.folder + (in.layer_folders ? "layer_" + two_digits(layer) + "/" : "") + "head_" +
-                                two_digits(head) + ".svg"),
+        write_head_svg(out.file(head_file(in, layer, head, ".svg")),
                        weights_of(n), vis, in.query_tokens, in.key_tokens, style_for(n, weights_of(n)));
     }
 }
 
 }  // namespace
 
-void write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& a, const nlohmann::json& extra,
-                            const ReportOptions& o) {
+nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& a,
+                                      const nlohmann::json& extra, const ReportOptions& o) {
     nlohmann::json stats = stats_json(a);
     stats.update(extra);
     write_file_bytes(out.file(folder + "stats.json"), stats.dump(2) + "\n");
@@ -125,6 +128,7 @@ void write_analysis_outputs(OutputDir& out, const std::string& folder, const Mod
                      "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px);
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
+    return stats;
 }
 
 int resolve_threads(int requested) {
@@ -148,7 +152,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     // Step 2: files and pictures.
     {
         Timings::Scope t(timings, "pictures");
-        write_analysis_outputs(out, in.folder, analysis, extra, o);
+        const nlohmann::json stats = write_analysis_outputs(out, in.folder, analysis, extra, o);
         write_head_pictures(out, in, o, analysis, threads);
         std::vector<const Tensor*> maps;
         std::vector<int64_t> numbers;
@@ -156,8 +160,6 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             maps.push_back(&in.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
         write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale);
         if (o.html) {
-            nlohmann::json stats = stats_json(analysis);
-            stats.update(extra);
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
             html.layers = maps, html.layer_numbers = numbers;

@@ -42,8 +42,8 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const Repor
 
 // The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
 // heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.
-// Used by write_report, by corpus runs and by `attn-viz merge`.
-void write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& analysis,
+// Used by write_report, by corpus runs and by `attn-viz merge`. Returns the stats.json document.
+nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& analysis,
                             const nlohmann::json& extra, const ReportOptions& options);
 
 // Threads to use for `requested` (0 = all cores).
