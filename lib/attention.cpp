@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "error.hpp"
+#include "masked_softmax.hpp"
 
 namespace attn_viz {
 namespace {
@@ -32,72 +33,18 @@ Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const T
 }
 
 // x: [rows, D]; w: [D, heads*d_h] (head h = columns [h d_h, (h+1) d_h)); bias: [heads*d_h] or
-// empty -> [heads, rows, d_h], head-major, in one product batched over heads with x broadcast
-// and w read through a strided view (no repacking). The bias is added in a pass of its own: as a
-// per-head matmul bias it would send oneDNN to its reference kernel.
+// empty -> [heads, rows, d_h], head-major. One dense product (bias included), then a transpose:
+// read through a strided per-head view, the same product sends oneDNN 2.6 to gemm:jit, whose
+// first call spends ~25 ms generating code; the dense shape is shared with the output projection.
 Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias, int64_t d_h) {
-    const int64_t rows = x.dim(0), D = x.dim(1), heads = w.dim(1) / d_h;
+    const int64_t rows = x.dim(0), heads = w.dim(1) / d_h;
+    const Tensor token_major = project(backend, x, w, bias);  // [rows, heads*d_h]
     Tensor y = Tensor::uninitialized({heads, rows, d_h});
-    MatmulShape s;
-    s.batch = heads, s.m = rows, s.k = D, s.n = d_h;
-    s.a_strides[0] = 0, s.a_strides[1] = D, s.a_strides[2] = 1;
-    s.w_strides[0] = d_h, s.w_strides[1] = heads * d_h, s.w_strides[2] = 1;
-    s.c_strides[0] = rows * d_h, s.c_strides[1] = d_h, s.c_strides[2] = 1;
-    backend.matmul(s, x.ptr(), w.ptr(), nullptr, y.ptr());
-    if (!bias.empty())
-        for (int64_t h = 0; h < heads; ++h)
-            for (int64_t r = 0; r < rows; ++r) {
-                float* out = y.ptr() + (h * rows + r) * d_h;
-                const float* b = bias.ptr() + h * d_h;
-                for (int64_t d = 0; d < d_h; ++d) out[d] += b[d];
-            }
-    return y;
-}
-
-// The largest minus the second-largest of row[0, n) (0 when n < 2): two vectorizable passes
-// instead of one branchy one. A repeated maximum gives 0.
-float top_two_gap(const float* row, int64_t n) {
-    if (n < 2) return 0.0f;
-    float top = row[0];
-    for (int64_t j = 1; j < n; ++j) top = std::max(top, row[j]);
-    float second = -std::numeric_limits<float>::infinity();
-    int64_t at_top = 0;
-    for (int64_t j = 0; j < n; ++j) {
-        at_top += row[j] == top;
-        second = std::max(second, row[j] < top ? row[j] : second);
-    }
-    return at_top > 1 ? 0.0f : top - second;
-}
-
-// scores: [H, T, S], masked in place with -inf. Returns the logit margin [H, T] (top-1 minus
-// top-2 visible score) and marks rows with no visible key in `empty_rows` [T]. Rows are spread
-// over OpenMP threads (no oneDNN call runs meanwhile).
-Tensor mask_scores(Tensor& scores, const Visibility& vis, std::vector<uint8_t>& empty_rows) {
-    const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
-    constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-    Tensor margin({H, T});
-    empty_rows.assign(static_cast<size_t>(T), 0);
-    for (int64_t i = 0; i < T; ++i) empty_rows[static_cast<size_t>(i)] = vis.visible_count(i) == 0;
-    const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
 #pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < H * T; ++n) {
-        const int64_t i = n % T;
-        float* row = scores.ptr() + n * S;
-        if (empty_rows[static_cast<size_t>(i)]) {
-            std::fill_n(row, S, 0.0f);  // softmax of all -inf would be NaN; zeroed after
-            continue;
-        }
-        // Keys [0, limit) may be visible; the causal mask hides the rest of the row. Padding
-        // keys are -inf already when the margin is taken, so they never count as top scores.
-        const int64_t limit = vis.visible_end(i);
-        std::fill(row + limit, row + S, neg_inf);
-        if (excluded)
-            for (int64_t j = 0; j < limit; ++j)
-                if (excluded[j]) row[j] = neg_inf;
-        const float gap = top_two_gap(row, limit);
-        margin.data[n] = std::isfinite(gap) ? gap : 0.0f;  // one visible key among padding: inf - (-inf)
-    }
-    return margin;
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t r = 0; r < rows; ++r)
+            std::copy_n(token_major.ptr() + r * heads * d_h + h * d_h, d_h, y.ptr() + (h * rows + r) * d_h);
+    return y;
 }
 
 // z: [H, T, d_h] head outputs (head-major); w_o: [H*d_h, D]. Fills norms [H, T] with ||c_th|| and
@@ -109,16 +56,25 @@ void head_contributions(OnednnBackend& backend, const Tensor& z, const Tensor& w
     gram = Tensor({H, H});
     const int64_t block = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, H * D), 1, T);
     Tensor shares = Tensor::uninitialized({H, block, D});
+    Tensor z_block = block < T ? Tensor::uninitialized({H, block, d_h}) : Tensor();
     Tensor block_gram({H, H});
     for (int64_t t0 = 0; t0 < T; t0 += block) {
         const int64_t rows = std::min(block, T - t0);
         // Step 1: shares[h] = z[h, t0:t0+rows] x W_O[head h], all heads in one batched product.
+        // The block's rows are copied together first: read in place (batch stride T d_h), the
+        // product would run on oneDNN's gemm:jit, with ~15 ms of code generation on first use.
+        const float* z_rows = z.ptr();
+        if (block < T) {
+            for (int64_t h = 0; h < H; ++h)
+                std::copy_n(z.ptr() + (h * T + t0) * d_h, rows * d_h, z_block.ptr() + h * rows * d_h);
+            z_rows = z_block.ptr();
+        }
         MatmulShape s;
         s.batch = H, s.m = rows, s.k = d_h, s.n = D;
-        s.a_strides[0] = T * d_h, s.a_strides[1] = d_h, s.a_strides[2] = 1;
+        s.a_strides[0] = rows * d_h, s.a_strides[1] = d_h, s.a_strides[2] = 1;
         s.w_strides[0] = d_h * D, s.w_strides[1] = D, s.w_strides[2] = 1;
         s.c_strides[0] = rows * D, s.c_strides[1] = D, s.c_strides[2] = 1;
-        backend.matmul(s, z.ptr() + t0 * d_h, w_o.ptr(), nullptr, shares.ptr());
+        backend.matmul(s, z_rows, w_o.ptr(), nullptr, shares.ptr());
         // Step 2: the Gram matrix of the heads' shares over this block, as [H, rows*D] x its transpose.
         MatmulShape g;
         g.m = H, g.k = rows * D, g.n = H;
@@ -202,14 +158,9 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     scores.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
     backend_.matmul(scores, q.ptr(), k.ptr(), nullptr, r.attention.ptr());
 
-    // Step 3: mask (-inf above the diagonal and on padding keys, written into the scores so the
-    // kernels stay fast), record each row's logit margin, then softmax over keys in place.
-    std::vector<uint8_t> empty_rows;
-    r.logit_margin = mask_scores(r.attention, r.visibility, empty_rows);
-    backend_.softmax_rows(r.attention.ptr(), H * T, S);
-    for (int64_t h = 0; h < H; ++h)
-        for (int64_t i = 0; i < T; ++i)
-            if (empty_rows[static_cast<size_t>(i)]) std::fill_n(r.attention.ptr() + (h * T + i) * S, S, 0.0f);
+    // Step 3: masks (causal future, padding), each row's logit margin and the softmax over the
+    // visible keys, in one pass over each row.
+    r.logit_margin = masked_softmax(r.attention, r.visibility);
 
     // Step 4: head outputs Z[g] = P[g] V_g, batched over KV groups, then concatenated per token.
     Tensor z = Tensor::uninitialized({H, T, d_h});

@@ -39,7 +39,6 @@ struct OnednnBackend::Impl {
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
     std::vector<std::pair<MatmulShape, dnnl::matmul>> matmuls;
-    std::vector<std::pair<std::pair<int64_t, int64_t>, dnnl::softmax_forward>> softmaxes;
     std::vector<std::string> implementations;
 };
 
@@ -100,27 +99,6 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         impl_->stream.wait();
     } catch (const dnnl::error& e) {
         throw Error(ErrorKind::internal, std::string("oneDNN matmul failed: ") + e.what());
-    }
-}
-
-void OnednnBackend::softmax_rows(float* x, int64_t rows, int64_t cols) {
-    try {
-        const memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
-        dnnl::softmax_forward* prim = nullptr;
-        for (auto& [shape, p] : impl_->softmaxes)
-            if (shape == std::make_pair(rows, cols)) prim = &p;
-        if (!prim) {
-            dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, /*axis=*/1);
-            dnnl::softmax_forward::primitive_desc pd(desc, impl_->engine);
-            impl_->implementations.push_back(pd.impl_info_str());
-            impl_->softmaxes.emplace_back(std::make_pair(rows, cols), dnnl::softmax_forward(pd));
-            prim = &impl_->softmaxes.back().second;
-        }
-        memory mem(md, impl_->engine, x);
-        prim->execute(impl_->stream, {{DNNL_ARG_SRC, mem}, {DNNL_ARG_DST, mem}});
-        impl_->stream.wait();
-    } catch (const dnnl::error& e) {
-        throw Error(ErrorKind::internal, std::string("oneDNN softmax failed: ") + e.what());
     }
 }
 

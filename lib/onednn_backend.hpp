@@ -38,9 +38,6 @@ public:
 
     void matmul(const MatmulShape& shape, const float* a, const float* w, const float* bias, float* c);
 
-    // Softmax over the last axis, in place. x: [rows, cols].
-    void softmax_rows(float* x, int64_t rows, int64_t cols);
-
     // The implementation oneDNN chose for each primitive created so far ("brg:avx512_core", ...):
     // tests check that none is the slow "ref" fallback.
     std::vector<std::string> implementations() const;

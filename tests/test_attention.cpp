@@ -134,10 +134,12 @@ TEST_CASE("every primitive is one of oneDNN's fast kernels, never the reference 
         OnednnBackend fresh(2);
         AttentionLayer(fresh, w).run(request);
         const auto impls = fresh.implementations();
-        CHECK(impls.size() >= 6);  // projections, scores, softmax, P.V, output, head shares
+        CHECK(impls.size() >= 5);  // projections, scores, P.V, head shares and their Gram matrix
         for (const std::string& impl : impls) {
             CAPTURE(impl);
             CHECK(impl.find("ref") == std::string::npos);
+            // gemm:jit is fast once warm, but its first call generates code for ~25 ms.
+            CHECK(impl.find("gemm:jit") == std::string::npos);
         }
     }
 }

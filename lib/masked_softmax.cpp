@@ -1,0 +1,98 @@
+// One pass per row instead of three (mask, margin scan, softmax): at T = 2048 the [H, T, S] map
+// is 268 MB, and each pass over it costs about as much as the score product itself.
+#include "masked_softmax.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "fast_exp.hpp"
+
+namespace attn_viz {
+namespace {
+
+constexpr int lanes = 16;  // independent accumulators, so the loops vectorize without reassociation
+constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+
+struct TopTwo {
+    float top = neg_inf, second = neg_inf;  // second == top when the maximum is repeated
+};
+
+// row: [n]. The two largest values (counting a repeated maximum twice), per lane, then merged.
+[[gnu::target_clones("avx512f", "avx2", "default")]] TopTwo top_two(const float* row, int64_t n) {
+    float top[lanes], second[lanes];
+    std::fill_n(top, lanes, neg_inf);
+    std::fill_n(second, lanes, neg_inf);
+    int64_t j = 0;
+    for (; j + lanes <= n; j += lanes)
+        for (int l = 0; l < lanes; ++l) {
+            const float x = row[j + l];
+            second[l] = std::max(second[l], std::min(top[l], x));
+            top[l] = std::max(top[l], x);
+        }
+    for (; j < n; ++j) {
+        second[0] = std::max(second[0], std::min(top[0], row[j]));
+        top[0] = std::max(top[0], row[j]);
+    }
+    TopTwo best;
+    for (int l = 0; l < lanes; ++l) {
+        best.second = std::max({best.second, second[l], std::min(best.top, top[l])});
+        best.top = std::max(best.top, top[l]);
+    }
+    return best;
+}
+
+// row: [n] -> e^(row - top) in place; returns their sum.
+[[gnu::target_clones("avx512f", "avx2", "default")]] float exponentiate(float* row, int64_t n, float top) {
+    float sum[lanes] = {};
+    int64_t j = 0;
+    for (; j + lanes <= n; j += lanes)
+        for (int l = 0; l < lanes; ++l) {
+            row[j + l] = fast_exp_nonpositive(row[j + l] - top);
+            sum[l] += row[j + l];
+        }
+    for (; j < n; ++j) {
+        row[j] = fast_exp_nonpositive(row[j] - top);
+        sum[0] += row[j];
+    }
+    float total = 0;
+    for (float s : sum) total += s;
+    return total;
+}
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] void scale(float* row, int64_t n, float factor) {
+    for (int64_t j = 0; j < n; ++j) row[j] *= factor;
+}
+
+}  // namespace
+
+Tensor masked_softmax(Tensor& scores, const Visibility& vis) {
+    const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
+    Tensor margin({H, T});
+    const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
+    std::vector<uint8_t> sees_none(static_cast<size_t>(T));
+    for (int64_t i = 0; i < T; ++i) sees_none[static_cast<size_t>(i)] = vis.visible_count(i) == 0;
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < H * T; ++n) {
+        const int64_t i = n % T;
+        float* row = scores.ptr() + n * S;
+        // Step 1: keys [end, S) are the causal future: zero, and left out of everything below.
+        const int64_t end = sees_none[static_cast<size_t>(i)] ? 0 : vis.visible_end(i);
+        std::fill(row + end, row + S, 0.0f);
+        if (end == 0) continue;
+        // Step 2: padding keys get -inf (so e^x = 0 and they are never a top score).
+        if (excluded)
+            for (int64_t j = 0; j < end; ++j)
+                if (excluded[j]) row[j] = neg_inf;
+        // Step 3: the margin, from the two largest scores (one visible key among padding: 0).
+        const TopTwo best = top_two(row, end);
+        const float gap = best.top - best.second;
+        margin.data[n] = end > 1 && std::isfinite(gap) ? gap : 0.0f;
+        // Step 4: softmax = e^(x - max) / sum, the sum taken over what was just written.
+        const float sum = exponentiate(row, end, best.top);
+        scale(row, end, 1.0f / sum);
+    }
+    return margin;
+}
+
+}  // namespace attn_viz
