@@ -89,6 +89,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
                                  weights.num_kv_heads, weights.d_head, true);
         Timings::Scope t(timings, "statistics");
         corpus.add(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options));
+        layer.recycle(std::move(result));
     }
     if (corpus.num_sequences() == 0) fail_input(o.corpus, "holds no sequences");
     const ModelAnalysis report = corpus.finish(o.report.thresholds);
@@ -165,6 +166,7 @@ int run(RunOptions& o) {
         if (batch) in.folder = sequence_name(n) + "/";
         const std::string table = stats_table(write_report(out, in, report, timings));
         tables += batch ? "sequence " + std::to_string(n) + " (" + in.folder + ")\n" + table : table;
+        layer.recycle(std::move(result));
     }
     {
         Timings::Scope t(timings, "commit");

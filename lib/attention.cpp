@@ -122,6 +122,10 @@ AttentionLayer::AttentionLayer(OnednnBackend& backend, const LayerWeights& weigh
     validate_layer(weights_, "attention layer");
 }
 
+void AttentionLayer::recycle(LayerResult&& finished) {
+    if (finished.attention.data.capacity() > spare_map_.data.capacity()) spare_map_ = std::move(finished.attention);
+}
+
 LayerResult AttentionLayer::run(const AttentionRequest& request) {
     const LayerWeights& w = weights_;
     const Tensor& x = *request.input;
@@ -149,7 +153,14 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
 
     // Step 2: scaled scores for all heads in one product batched over KV groups:
     // scores[g] = Q[g] K_g^T / sqrt(d_h), with K_g^T a transposed view of K (no copy).
-    r.attention = Tensor::uninitialized({H, T, S});
+    if (static_cast<int64_t>(spare_map_.data.capacity()) >= H * T * S) {
+        r.attention = std::move(spare_map_);
+        r.attention.shape = {H, T, S};
+        r.attention.data.resize(static_cast<size_t>(H * T * S));  // within capacity: no allocation, no zeroing
+    } else {
+        r.attention = Tensor::uninitialized({H, T, S});
+    }
+    spare_map_ = Tensor();
     MatmulShape scores;
     scores.batch = KV, scores.m = G * T, scores.k = d_h, scores.n = S;
     scores.a_strides[0] = G * T * d_h, scores.a_strides[1] = d_h, scores.a_strides[2] = 1;

@@ -37,11 +37,17 @@ public:
     AttentionLayer(OnednnBackend& backend, const LayerWeights& weights);
     AttentionLayer(OnednnBackend&, LayerWeights&&) = delete;  // would dangle
     LayerResult run(const AttentionRequest& request);
+    // Hands back a result that is no longer needed: the next run writes its attention map into
+    // this one's memory when it is large enough. Batches and corpora pass each sequence's result
+    // back, since first-touch page faults on a fresh [H, T, S] buffer cost about as much as the
+    // score product itself (268 MB at H = 16, T = 2048).
+    void recycle(LayerResult&& finished);
     const LayerWeights& weights() const { return weights_; }
 
 private:
     OnednnBackend& backend_;
     const LayerWeights& weights_;
+    Tensor spare_map_;  // a recycled attention map, or empty
 };
 
 // Rotary position embedding in place.

@@ -108,6 +108,24 @@ TEST_CASE("a query that sees no key gets an all-zero row, never NaN") {
     CHECK(r.visibility.visible_count(0) == 0);
 }
 
+TEST_CASE("a recycled map's memory gives the same results as a fresh buffer, for shorter and longer inputs") {
+    LayerWeights w = random_layer(24, 3, 3, true, true);
+    AttentionLayer layer(backend(), w);
+    for (int64_t T : {9, 5, 13}) {  // 9 allocates, 5 reuses (smaller), 13 allocates again (larger)
+        CAPTURE(T);
+        Tensor x = random_tensor({T, 24});
+        AttentionRequest request;
+        request.input = &x;
+        AttentionLayer fresh_layer(backend(), w);
+        const LayerResult fresh = fresh_layer.run(request);
+        LayerResult reused = layer.run(request);
+        CHECK(reused.attention.shape == std::vector<int64_t>{3, T, T});
+        CHECK(reused.attention.data == fresh.attention.data);  // incl. the exact zeros above the diagonal
+        CHECK(reused.output.data == fresh.output.data);
+        layer.recycle(std::move(reused));
+    }
+}
+
 TEST_CASE("attention rejects inputs of the wrong width") {
     LayerWeights w = random_layer(8, 2, 2, false, false);
     Tensor x = random_tensor({3, 7});
