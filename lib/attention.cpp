@@ -47,53 +47,6 @@ Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, c
     return y;
 }
 
-// z: [H, T, d_h] head outputs (head-major); w_o: [H*d_h, D]. Fills norms [H, T] with ||c_th|| and
-// gram [H, H] with sum_t <c_th, c_tg>, where c_th = z[h, t] W_O[head h rows]. Token blocks bound
-// the [H, block, D] buffer to about 64 MB.
-void head_contributions(OnednnBackend& backend, const Tensor& z, const Tensor& w_o, Tensor& norms, Tensor& gram) {
-    const int64_t H = z.dim(0), T = z.dim(1), d_h = z.dim(2), D = w_o.dim(1);
-    norms = Tensor({H, T});
-    gram = Tensor({H, H});
-    const int64_t block = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, H * D), 1, T);
-    Tensor shares = Tensor::uninitialized({H, block, D});
-    Tensor z_block = block < T ? Tensor::uninitialized({H, block, d_h}) : Tensor();
-    Tensor block_gram({H, H});
-    for (int64_t t0 = 0; t0 < T; t0 += block) {
-        const int64_t rows = std::min(block, T - t0);
-        // Step 1: shares[h] = z[h, t0:t0+rows] x W_O[head h], all heads in one batched product.
-        // The block's rows are copied together first: read in place (batch stride T d_h), the
-        // product would run on oneDNN's gemm:jit, with ~15 ms of code generation on first use.
-        const float* z_rows = z.ptr();
-        if (block < T) {
-            for (int64_t h = 0; h < H; ++h)
-                std::copy_n(z.ptr() + (h * T + t0) * d_h, rows * d_h, z_block.ptr() + h * rows * d_h);
-            z_rows = z_block.ptr();
-        }
-        MatmulShape s;
-        s.batch = H, s.m = rows, s.k = d_h, s.n = D;
-        s.a_strides[0] = rows * d_h, s.a_strides[1] = d_h, s.a_strides[2] = 1;
-        s.w_strides[0] = d_h * D, s.w_strides[1] = D, s.w_strides[2] = 1;
-        s.c_strides[0] = rows * D, s.c_strides[1] = D, s.c_strides[2] = 1;
-        backend.matmul(s, z_rows, w_o.ptr(), nullptr, shares.ptr());
-        // Step 2: the Gram matrix of the heads' shares over this block, as [H, rows*D] x its transpose.
-        MatmulShape g;
-        g.m = H, g.k = rows * D, g.n = H;
-        g.a_strides[0] = H * rows * D, g.a_strides[1] = rows * D, g.a_strides[2] = 1;
-        g.w_strides[0] = H * rows * D, g.w_strides[1] = 1, g.w_strides[2] = rows * D;
-        g.c_strides[0] = H * H, g.c_strides[1] = H, g.c_strides[2] = 1;
-        backend.matmul(g, shares.ptr(), shares.ptr(), nullptr, block_gram.ptr());
-        for (int64_t n = 0; n < H * H; ++n) gram.data[n] += block_gram.data[n];
-        // Step 3: per-token norms.
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t t = 0; t < rows; ++t) {
-                const float* c = shares.ptr() + (h * rows + t) * D;
-                double sum = 0;
-                for (int64_t d = 0; d < D; ++d) sum += double(c[d]) * c[d];
-                norms.data[h * T + t0 + t] = static_cast<float>(std::sqrt(sum));
-            }
-    }
-}
-
 }  // namespace
 
 void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position) {
@@ -185,7 +138,10 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
 
     // Step 5: output projection, and each head's share of it.
     r.output = project(backend_, r.context, w.w_o, w.b_o);
-    if (request.with_contributions) head_contributions(backend_, z, w.w_o, r.contribution_norms, r.contribution_gram);
+    if (request.with_contributions) {
+        if (!output_shares_) output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
+        output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
+    }
     return r;
 }
 

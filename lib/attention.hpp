@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "head_output_shares.hpp"
 #include "layer_weights.hpp"
 #include "onednn_backend.hpp"
 #include "tensor.hpp"
@@ -48,6 +50,7 @@ private:
     OnednnBackend& backend_;
     const LayerWeights& weights_;
     Tensor spare_map_;  // a recycled attention map, or empty
+    std::unique_ptr<HeadOutputShares> output_shares_;  // from W_O, made by the first run that needs it
 };
 
 // Rotary position embedding in place.

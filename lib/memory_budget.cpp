@@ -99,12 +99,12 @@ uint64_t estimate_layer_run_bytes(int64_t d_model, int64_t num_heads, int64_t nu
         return sum;
     };
     // Floats: the weights twice (loaded, and the layer's copy), inputs, Q (twice: projected and
-    // head-major), K, V, the attention map, margins, head outputs twice, output, and the per-head
-    // contribution buffer (bounded to 16M floats by attention.cpp's token blocks).
+    // head-major), K, V, the attention map, margins, head outputs twice, output, and what the
+    // per-head output shares need (head_output_shares.hpp: two [H d_h, H d_h] Grams, z G_hh).
     const uint64_t weights = add({mul({2, D, H, dh}), mul({2, D, KV, dh}), mul({2, H}), mul({2, KV, dh}), D});
     const uint64_t floats = add({mul({2, weights}), mul({t, D}), mul({s, D}), mul({2, t, H, dh}), mul({2, s, KV, dh}),
                                  mul({H, t, s}), mul({2, H, t}), mul({2, t, H, dh}), mul({t, D}),
-                                 std::min<uint64_t>(mul({H, t, D}), uint64_t{16} << 20), mul({H, H})});
+                                 mul({2, H, dh, H, dh}), mul({t, H, dh}), mul({H, H})});
     return saturating_product(floats, 4);
 }
 
