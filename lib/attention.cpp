@@ -13,6 +13,9 @@
 namespace attn_viz {
 namespace {
 
+// Scores per block of query rows (Steps 2-4 of AttentionLayer::run): 2 MB, to stay in cache.
+constexpr int64_t map_block_floats = int64_t{1} << 19;
+
 // z: [H, T, d_h] -> [T, H*d_h]
 Tensor from_head_major(const Tensor& z) {
     const int64_t heads = z.dim(0), rows = z.dim(1), width = z.dim(2);
@@ -75,6 +78,20 @@ AttentionLayer::AttentionLayer(OnednnBackend& backend, const LayerWeights& weigh
     validate_layer(weights_, "attention layer");
 }
 
+Tensor AttentionLayer::take_map_buffer(const std::vector<int64_t>& shape) {
+    const int64_t size = element_count(shape);
+    Tensor map;
+    if (static_cast<int64_t>(spare_map_.data.capacity()) >= size) {
+        map = std::move(spare_map_);
+        map.shape = shape;
+        map.data.resize(static_cast<size_t>(size));  // within capacity: no allocation, no zeroing
+    } else {
+        map = Tensor::uninitialized(shape);
+    }
+    spare_map_ = Tensor();
+    return map;
+}
+
 void AttentionLayer::recycle(LayerResult&& finished) {
     if (finished.attention.data.capacity() > spare_map_.data.capacity()) spare_map_ = std::move(finished.attention);
 }
@@ -104,36 +121,28 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     apply_rope(q, w.rope, w.rope_base);
     apply_rope(k, w.rope, w.rope_base);
 
-    // Step 2: scaled scores for all heads in one product batched over KV groups:
-    // scores[g] = Q[g] K_g^T / sqrt(d_h), with K_g^T a transposed view of K (no copy).
-    if (static_cast<int64_t>(spare_map_.data.capacity()) >= H * T * S) {
-        r.attention = std::move(spare_map_);
-        r.attention.shape = {H, T, S};
-        r.attention.data.resize(static_cast<size_t>(H * T * S));  // within capacity: no allocation, no zeroing
-    } else {
-        r.attention = Tensor::uninitialized({H, T, S});
-    }
-    spare_map_ = Tensor();
-    MatmulShape scores;
-    scores.batch = KV, scores.m = G * T, scores.k = d_h, scores.n = S;
-    scores.a_strides[0] = G * T * d_h, scores.a_strides[1] = d_h, scores.a_strides[2] = 1;
-    scores.w_strides[0] = S * d_h, scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
-    scores.c_strides[0] = G * T * S, scores.c_strides[1] = S, scores.c_strides[2] = 1;
-    scores.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
-    backend_.matmul(scores, q.ptr(), k.ptr(), nullptr, r.attention.ptr());
-
-    // Step 3: masks (causal future, padding), each row's logit margin and the softmax over the
-    // visible keys, in one pass over each row.
-    r.logit_margin = masked_softmax(r.attention, r.visibility);
-
-    // Step 4: head outputs Z[g] = P[g] V_g, batched over KV groups, then concatenated per token.
+    // Steps 2-4 go through the map in blocks of query rows of one KV group (its G heads' rows are
+    // contiguous), so that a block's scores are still in cache when they are masked, normalised
+    // and multiplied by V: the [H, T, S] map is written once and read once here.
+    r.attention = take_map_buffer({H, T, S});
+    r.logit_margin = Tensor({H, T});
     Tensor z = Tensor::uninitialized({H, T, d_h});
-    MatmulShape pv;
-    pv.batch = KV, pv.m = G * T, pv.k = S, pv.n = d_h;
-    pv.a_strides[0] = G * T * S, pv.a_strides[1] = S, pv.a_strides[2] = 1;
-    pv.w_strides[0] = S * d_h, pv.w_strides[1] = d_h, pv.w_strides[2] = 1;
-    pv.c_strides[0] = G * T * d_h, pv.c_strides[1] = d_h, pv.c_strides[2] = 1;
-    backend_.matmul(pv, r.attention.ptr(), v.ptr(), nullptr, z.ptr());
+    const int64_t group_rows = G * T, block = std::clamp<int64_t>(map_block_floats / S, 1, group_rows);
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
+    for (int64_t g = 0; g < KV; ++g)
+        for (int64_t first = 0; first < group_rows; first += block) {
+            const int64_t rows = std::min(block, group_rows - first), row0 = g * group_rows + first;
+            float* map_rows = r.attention.ptr() + row0 * S;
+            // Step 2: scaled scores Q[rows] K_g^T / sqrt(d_h), K_g^T a transposed view of K.
+            MatmulShape scores = dense_matmul(rows, d_h, S);
+            scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
+            scores.scale = scale;
+            backend_.matmul(scores, q.ptr() + row0 * d_h, k.ptr() + g * S * d_h, nullptr, map_rows);
+            // Step 3: masks (causal future, padding), logit margins and the softmax over visible keys.
+            masked_softmax(map_rows, row0, rows, r.visibility, r.logit_margin.ptr() + row0);
+            // Step 4: head outputs Z[rows] = P[rows] V_g.
+            backend_.matmul(dense_matmul(rows, S, d_h), map_rows, v.ptr() + g * S * d_h, nullptr, z.ptr() + row0 * d_h);
+        }
     r.context = from_head_major(z);  // [T, H*d_h]
 
     // Step 5: output projection, and each head's share of it.

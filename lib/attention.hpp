@@ -47,6 +47,9 @@ public:
     const LayerWeights& weights() const { return weights_; }
 
 private:
+    // A [H, T, S] buffer for the next map: the recycled one when it is large enough.
+    Tensor take_map_buffer(const std::vector<int64_t>& shape);
+
     OnednnBackend& backend_;
     const LayerWeights& weights_;
     Tensor spare_map_;  // a recycled attention map, or empty

@@ -66,19 +66,17 @@ struct TopTwo {
 
 }  // namespace
 
-Tensor masked_softmax(Tensor& scores, const Visibility& vis) {
-    const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
-    Tensor margin({H, T});
+void masked_softmax(float* scores, int64_t first, int64_t count, const Visibility& vis, float* margin) {
+    const int64_t T = vis.queries, S = vis.keys;
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
-    std::vector<uint8_t> sees_none(static_cast<size_t>(T));
-    for (int64_t i = 0; i < T; ++i) sees_none[static_cast<size_t>(i)] = vis.visible_count(i) == 0;
 #pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < H * T; ++n) {
-        const int64_t i = n % T;
-        float* row = scores.ptr() + n * S;
+    for (int64_t n = 0; n < count; ++n) {
+        const int64_t i = (first + n) % T;
+        float* row = scores + n * S;
         // Step 1: keys [end, S) are the causal future: zero, and left out of everything below.
-        const int64_t end = sees_none[static_cast<size_t>(i)] ? 0 : vis.visible_end(i);
+        const int64_t end = vis.visible_count(i) == 0 ? 0 : vis.visible_end(i);
         std::fill(row + end, row + S, 0.0f);
+        margin[n] = 0.0f;
         if (end == 0) continue;
         // Step 2: padding keys get -inf (so e^x = 0 and they are never a top score).
         if (excluded)
@@ -87,12 +85,11 @@ Tensor masked_softmax(Tensor& scores, const Visibility& vis) {
         // Step 3: the margin, from the two largest scores (one visible key among padding: 0).
         const TopTwo best = top_two(row, end);
         const float gap = best.top - best.second;
-        margin.data[n] = end > 1 && std::isfinite(gap) ? gap : 0.0f;
+        if (end > 1 && std::isfinite(gap)) margin[n] = gap;
         // Step 4: softmax = e^(x - max) / sum, the sum taken over what was just written.
         const float sum = exponentiate(row, end, best.top);
         scale(row, end, 1.0f / sum);
     }
-    return margin;
 }
 
 }  // namespace attn_viz

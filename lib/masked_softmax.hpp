@@ -6,11 +6,12 @@
 
 namespace attn_viz {
 
-// scores: [H, T, S] scaled scores Q K^T / sqrt(d_h), replaced in place by attention weights:
-// softmax over the keys query i sees (vis), 0 on hidden keys (causal future, padding), and an
-// all-zero row where a query sees no key. Returns the logit margin [H, T]: the largest minus the
+// scores: rows [first, first + count) of an [H, T, S] map of scaled scores Q K^T / sqrt(d_h),
+// flattened to [H*T, S] (row n is query n % T), replaced in place by attention weights: softmax
+// over the keys the query sees (vis), 0 on hidden keys (causal future, padding), and an all-zero
+// row where a query sees no key. margin: [count], each row's logit margin: the largest minus the
 // second-largest visible score (0 with fewer than two visible keys or a tied maximum).
 // Rows are spread over OpenMP threads (no oneDNN call runs meanwhile).
-Tensor masked_softmax(Tensor& scores, const Visibility& vis);
+void masked_softmax(float* scores, int64_t first, int64_t count, const Visibility& vis, float* margin);
 
 }  // namespace attn_viz

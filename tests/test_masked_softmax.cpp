@@ -73,7 +73,11 @@ TEST_CASE("masked_softmax matches a double-precision softmax and margin under ev
         }
         Tensor scores = random_tensor({c.H, c.T, c.S}, c.spread);
         const Tensor original = scores;
-        const Tensor margin = masked_softmax(scores, vis);
+        // In two uneven calls, as attention.cpp does with row blocks.
+        Tensor margin({c.H, c.T});
+        const int64_t split = (c.H * c.T) / 3;
+        masked_softmax(scores.ptr(), 0, split, vis, margin.ptr());
+        masked_softmax(scores.ptr() + split * c.S, split, c.H * c.T - split, vis, margin.ptr() + split);
         double worst = 0, worst_margin = 0;
         for (int64_t h = 0; h < c.H; ++h)
             for (int64_t i = 0; i < c.T; ++i) {
@@ -94,7 +98,8 @@ TEST_CASE("masked_softmax: ties give a zero margin, a query that sees no key an 
     Visibility vis{2, 4, false, {1, 1, 0, 0}};
     Tensor scores({1, 2, 4});
     scores.data = {9.0f, 1.0f, 2.5f, 2.5f, 0.5f, 7.0f, -1.0f, 3.0f};
-    Tensor margin = masked_softmax(scores, vis);
+    Tensor margin({1, 2});
+    masked_softmax(scores.ptr(), 0, 2, vis, margin.ptr());
     CHECK(margin.data[0] == 0.0f);                     // 2.5 twice among the visible keys
     CHECK(margin.data[1] == doctest::Approx(4.0f));    // 3 - (-1); 7 and 0.5 are padding
     CHECK(scores.data[2] == doctest::Approx(0.5f));
@@ -102,7 +107,9 @@ TEST_CASE("masked_softmax: ties give a zero margin, a query that sees no key an 
 
     Visibility none{1, 3, false, {1, 1, 1}};
     Tensor all_hidden = random_tensor({2, 1, 3});
-    masked_softmax(all_hidden, none);
+    float margins[2] = {1, 1};
+    masked_softmax(all_hidden.ptr(), 0, 2, none, margins);
+    CHECK(margins[0] == 0.0f);
     for (float w : all_hidden.data) CHECK(w == 0.0f);
 }
 
@@ -110,7 +117,8 @@ TEST_CASE("masked_softmax: a non-finite score poisons its row instead of vanishi
     Visibility vis{1, 20, false, {}};
     Tensor scores = random_tensor({1, 1, 20});
     scores.data[13] = std::numeric_limits<float>::quiet_NaN();
-    masked_softmax(scores, vis);
+    float margin = 0;
+    masked_softmax(scores.ptr(), 0, 1, vis, &margin);
     CHECK(std::isnan(scores.data[0]));
 }
 
