@@ -98,38 +98,84 @@ struct PairSums {
     std::vector<double> mass;  // per head
 };
 
+// The pairs to sum, flattened: (a, b) with b in partners[a].
+struct PairList {
+    std::vector<int64_t> first, second;
+};
+
+PairList flatten_pairs(const std::vector<std::vector<int64_t>>& partners) {
+    PairList pairs;
+    for (size_t a = 0; a < partners.size(); ++a)
+        for (int64_t b : partners[a]) pairs.first.push_back(static_cast<int64_t>(a)), pairs.second.push_back(b);
+    return pairs;
+}
+
+// Rows per block: all heads' rows of one block together stay within about 1 MB (half an L2).
+int64_t rows_per_block(int64_t heads, int64_t keys) {
+    constexpr int64_t cache_bytes = int64_t{1} << 20;
+    const int64_t bytes_per_row = std::max<int64_t>(1, heads * keys * static_cast<int64_t>(sizeof(float)));
+    return std::clamp<int64_t>(cache_bytes / bytes_per_row, 1, 64);
+}
+
+// Adds the pair (a, b)'s sums over the rows maps.rows[first, last) to dot, distance and (a == b) mass.
+void sum_pair_rows(const MapSet& maps, int64_t a, int64_t b, size_t first, size_t last, double& dot,
+                   double& distance, double& mass) {
+    const int64_t S = maps.keys;
+    const float* map_a = maps.heads[static_cast<size_t>(a)];
+    const float* map_b = maps.heads[static_cast<size_t>(b)];
+    for (size_t n = first; n < last; ++n) {
+        const int64_t i = maps.rows[n];
+        const int64_t row_end = maps.causal ? std::min(S, i + 1) : S;  // zeros past the diagonal
+        if (a == b) {
+            const RowSelf row = sum_self_row(map_a + i * S, row_end);
+            dot += row.square;
+            mass += row.mass;
+        } else {
+            const RowPair row = compare_rows(map_a + i * S, map_b + i * S, row_end);
+            dot += row.dot;
+            distance += std::sqrt(std::clamp(row.divergence, 0.0, 1.0));
+        }
+    }
+}
+
 // partners[a]: the heads b >= a to compare with a, always including a itself (for the norms).
-// One task per a; rows in blocks so head a's rows stay in cache while the partners stream by.
+// Row blocks are the outer loop: every pair is summed on one block's rows while all heads' rows
+// of that block sit in cache, so each map is read from memory once (not once per partner).
+// The blocks are cut into a fixed number of chunks, one task each, with partial sums per chunk
+// added in chunk order: the result does not depend on the thread count.
 PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& partners, int threads) {
-    const int64_t N = static_cast<int64_t>(maps.heads.size()), S = maps.keys;
-    PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
-    parallel_for(N, threads, [&](int64_t a) {
-        const float* map_a = maps.heads[static_cast<size_t>(a)];
-        constexpr size_t block = 8;
-        for (size_t first = 0; first < maps.rows.size(); first += block) {
-            const size_t last = std::min(maps.rows.size(), first + block);
-            for (int64_t b : partners[static_cast<size_t>(a)]) {
-                const float* map_b = maps.heads[static_cast<size_t>(b)];
-                double pair_dot = 0, pair_distance = 0, head_mass = 0;
-                for (size_t n = first; n < last; ++n) {
-                    const int64_t i = maps.rows[n];
-                    const int64_t row_end = maps.causal ? std::min(S, i + 1) : S;  // zeros past the diagonal
-                    if (a == b) {
-                        const RowSelf row = sum_self_row(map_a + i * S, row_end);
-                        pair_dot += row.square;
-                        head_mass += row.mass;
-                    } else {
-                        const RowPair row = compare_rows(map_a + i * S, map_b + i * S, row_end);
-                        pair_dot += row.dot;
-                        pair_distance += std::sqrt(std::clamp(row.divergence, 0.0, 1.0));
-                    }
-                }
-                sums.dot.at(a, b) += pair_dot;
-                sums.distance.at(a, b) += pair_distance;
-                sums.mass[static_cast<size_t>(a)] += head_mass;
-            }
+    const int64_t N = static_cast<int64_t>(maps.heads.size());
+    const PairList pairs = flatten_pairs(partners);
+    const size_t P = pairs.first.size();
+    const int64_t block = rows_per_block(N, maps.keys);
+    const int64_t blocks = (static_cast<int64_t>(maps.rows.size()) + block - 1) / block;
+    constexpr int64_t max_chunks = 64;
+    const int64_t chunks = std::min(blocks, max_chunks);
+
+    // Step 1: per chunk, its blocks one after the other, every pair on each block.
+    std::vector<double> dot(static_cast<size_t>(chunks) * P, 0.0), distance(dot.size(), 0.0), mass(dot.size(), 0.0);
+    parallel_for(chunks, threads, [&](int64_t c) {
+        const int64_t first_block = c * blocks / chunks, last_block = (c + 1) * blocks / chunks;
+        const size_t base = static_cast<size_t>(c) * P;
+        for (int64_t k = first_block; k < last_block; ++k) {
+            const size_t first = static_cast<size_t>(k * block);
+            const size_t last = std::min(maps.rows.size(), first + static_cast<size_t>(block));
+            for (size_t n = 0; n < P; ++n)
+                sum_pair_rows(maps, pairs.first[n], pairs.second[n], first, last, dot[base + n], distance[base + n],
+                              mass[base + n]);
         }
     });
+
+    // Step 2: the chunks' partial sums in chunk order.
+    PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
+    for (int64_t c = 0; c < chunks; ++c)
+        for (size_t n = 0; n < P; ++n) {
+            const size_t at = static_cast<size_t>(c) * P + n;
+            const int64_t a = pairs.first[n], b = pairs.second[n];
+            sums.dot.at(a, b) += dot[at];
+            sums.distance.at(a, b) += distance[at];
+            sums.mass[static_cast<size_t>(a)] += mass[at];
+        }
     return sums;
 }
 
