@@ -30,18 +30,22 @@ struct RowSums {
 // row: [S]; query: the row's index i.
 [[gnu::target_clones("avx512f", "avx2", "default")]] RowSums sum_row(const float* row, int64_t keys, int64_t query) {
     constexpr int lanes = 16;
+    // Key positions per lane, as floats (exact below 2^24): |i - j| written with a lane-invariant
+    // offset kept the compiler from vectorizing the loop.
+    const float position_of_query = static_cast<float>(query);
+    float position[lanes];
+    for (int l = 0; l < lanes; ++l) position[l] = static_cast<float>(l);
     float entropy[lanes] = {}, maximum[lanes] = {}, distance[lanes] = {}, mass[lanes] = {};
     int64_t j = 0;
-    for (; j + lanes <= keys; j += lanes) {
-        const float offset = static_cast<float>(query - j);  // |i - j - l| in float: exact below 2^24
+    for (; j + lanes <= keys; j += lanes)
         for (int l = 0; l < lanes; ++l) {
             const float a = row[j + l];
             entropy[l] -= a * fast_ln(a);
             maximum[l] = std::max(maximum[l], a);
-            distance[l] += a * std::fabs(offset - static_cast<float>(l));
+            distance[l] += a * std::fabs(position_of_query - position[l]);
             mass[l] += a;
+            position[l] += lanes;
         }
-    }
     RowSums sums;
     for (; j < keys; ++j) {
         const float a = row[j];
