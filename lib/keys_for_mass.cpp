@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -21,28 +22,36 @@ struct MassAbove {
     double sum = 0;
 };
 
+// Eight-lane vectors (GCC vector extensions: AVX-512/AVX2 registers or pairs of SSE ones). The
+// auto-vectorizer turned the mixed float/double lane loops into scalar loads and inserts.
+using i32x8 = int32_t __attribute__((vector_size(32)));
+using u32x8 = uint32_t __attribute__((vector_size(32)));
+using f32x8 = float __attribute__((vector_size(32)));
+using f64x4 = double __attribute__((vector_size(32)));
+
 // row: [S]. The comparison is on the bit patterns (ordered like the weights, which are >= 0), so
-// the loop has no floating-point branch and vectorizes: two ways of eight double lanes.
+// the loop is branch-free; sums in double like a sequential walk's, in four accumulators.
 [[gnu::target_clones("avx512f", "avx2", "default")]] MassAbove mass_above(const float* row, int64_t keys, float threshold) {
-    constexpr int lanes = 8, ways = 2;
     const int32_t limit = std::bit_cast<int32_t>(threshold);
-    auto mask = [limit](float v) { return std::bit_cast<int32_t>(v) >= limit ? int32_t{-1} : int32_t{0}; };
-    constexpr int32_t one = std::bit_cast<int32_t>(1.0f);
-    double sum[ways][lanes] = {}, count[ways][lanes] = {};  // counts in double too: one vector type
+    f64x4 sum[4] = {};
+    i32x8 count = {};
     int64_t j = 0;
-    for (; j + ways * lanes <= keys; j += ways * lanes)
-        for (int w = 0; w < ways; ++w)
-            for (int l = 0; l < lanes; ++l) {
-                const float v = row[j + w * lanes + l];
-                const int32_t above = mask(v);
-                sum[w][l] += static_cast<double>(std::bit_cast<float>(std::bit_cast<int32_t>(v) & above));
-                count[w][l] += static_cast<double>(std::bit_cast<float>(one & above));
-            }
+    for (; j + 16 <= keys; j += 16)
+        for (int half = 0; half < 2; ++half) {
+            i32x8 bits;
+            std::memcpy(&bits, row + j + 8 * half, sizeof bits);
+            const i32x8 above = bits >= limit;  // -1 or 0 per lane
+            const f32x8 kept = reinterpret_cast<f32x8>(bits & above);
+            sum[2 * half] += __builtin_convertvector(__builtin_shufflevector(kept, kept, 0, 1, 2, 3), f64x4);
+            sum[2 * half + 1] += __builtin_convertvector(__builtin_shufflevector(kept, kept, 4, 5, 6, 7), f64x4);
+            count -= above;
+        }
     MassAbove out;
     for (; j < keys; ++j)
-        if (mask(row[j])) out.sum += row[j], ++out.count;
-    for (int w = 0; w < ways; ++w)
-        for (int l = 0; l < lanes; ++l) out.sum += sum[w][l], out.count += static_cast<int64_t>(count[w][l]);
+        if (std::bit_cast<int32_t>(row[j]) >= limit) out.sum += row[j], ++out.count;
+    for (const f64x4& part : sum)
+        for (int l = 0; l < 4; ++l) out.sum += part[l];
+    for (int l = 0; l < 8; ++l) out.count += count[l];
     return out;
 }
 
@@ -50,15 +59,18 @@ struct MassAbove {
 // Blocks of sixteen are tested branch-free first; only the few blocks holding one are copied.
 [[gnu::target_clones("avx512f", "avx2", "default")]] void gather_range(const float* row, int64_t keys, uint32_t low,
                                                                       uint32_t width, std::vector<float>& out) {
-    constexpr int lanes = 16;
     auto inside = [=](float v) { return std::bit_cast<uint32_t>(v) - low < width; };
     int64_t j = 0;
-    for (; j + lanes <= keys; j += lanes) {
-        bool any = false;
-        for (int l = 0; l < lanes; ++l) any |= inside(row[j + l]);
-        if (!any) continue;
-        for (int l = 0; l < lanes; ++l)
-            if (inside(row[j + l])) out.push_back(row[j + l]);
+    for (; j + 16 <= keys; j += 16) {
+        u32x8 first, second;
+        std::memcpy(&first, row + j, sizeof first);
+        std::memcpy(&second, row + j + 8, sizeof second);
+        const u32x8 hits = ((first - low) < width) | ((second - low) < width);
+        uint64_t any[4];
+        std::memcpy(any, &hits, sizeof any);
+        if ((any[0] | any[1] | any[2] | any[3]) == 0) continue;
+        for (int64_t k = j; k < j + 16; ++k)
+            if (inside(row[k])) out.push_back(row[k]);
     }
     for (; j < keys; ++j)
         if (inside(row[j])) out.push_back(row[j]);
