@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "error.hpp"
-#include "fast_log.hpp"
+#include "map_row_kernels.hpp"
 #include "parallel_for.hpp"
 
 namespace attn_viz {
@@ -12,57 +12,6 @@ namespace attn_viz {
 namespace {
 
 constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
-
-struct RowPair {
-    double dot = 0;         // sum_j p_j q_j
-    double divergence = 0;  // JS divergence of the two rows, base 2
-};
-
-// p, q: [S], two heads' rows for the same query. Sixteen float lanes so the loop vectorizes.
-// JS divergence per entry: (p+q)/2 [ln 2 + r ln r + (1-r) ln(1-r)] * 2 / ln 2 / 2 with r = p/(p+q),
-// which is exactly 0 for p == q (unlike H(M) - (H(P) + H(Q))/2).
-[[gnu::target_clones("avx512f", "avx2", "default")]] RowPair compare_rows(const float* p, const float* q, int64_t keys) {
-    constexpr int lanes = 16;
-    constexpr float ln2 = 0.693147180559945f;
-    float dot[lanes] = {}, divergence[lanes] = {};
-    auto entry = [](float a, float b) {
-        const float total = a + b;
-        const float r = a / (total + 1e-30f), s = 1.0f - r;  // 0 when both are 0
-        return total * (ln2 + r * fast_ln(r) + s * fast_ln(s));
-    };
-    int64_t j = 0;
-    for (; j + lanes <= keys; j += lanes)
-        for (int l = 0; l < lanes; ++l) {
-            dot[l] += p[j + l] * q[j + l];
-            divergence[l] += entry(p[j + l], q[j + l]);
-        }
-    RowPair sums;
-    for (; j < keys; ++j) {
-        sums.dot += static_cast<double>(p[j]) * q[j];
-        sums.divergence += entry(p[j], q[j]);
-    }
-    for (int l = 0; l < lanes; ++l) sums.dot += dot[l], sums.divergence += divergence[l];
-    sums.divergence /= 2.0 * std::log(2.0);  // mean of the two KL terms, in bits
-    return sums;
-}
-
-// One head's row with itself: sum p^2 and sum p (no divergence, which is 0).
-struct RowSelf {
-    double square = 0;
-    double mass = 0;
-};
-
-[[gnu::target_clones("avx512f", "avx2", "default")]] RowSelf sum_self_row(const float* p, int64_t keys) {
-    constexpr int lanes = 16;
-    float square[lanes] = {}, mass[lanes] = {};
-    int64_t j = 0;
-    for (; j + lanes <= keys; j += lanes)
-        for (int l = 0; l < lanes; ++l) square[l] += p[j + l] * p[j + l], mass[l] += p[j + l];
-    RowSelf sums;
-    for (; j < keys; ++j) sums.square += static_cast<double>(p[j]) * p[j], sums.mass += p[j];
-    for (int l = 0; l < lanes; ++l) sums.square += square[l], sums.mass += mass[l];
-    return sums;
-}
 
 // Every head's map over the rows that count, from layers sharing one visibility.
 struct MapSet {
@@ -98,38 +47,109 @@ struct PairSums {
     std::vector<double> mass;  // per head
 };
 
-// partners[a]: the heads b >= a to compare with a, always including a itself (for the norms).
-// One task per a; rows in blocks so head a's rows stay in cache while the partners stream by.
-PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& partners, int threads) {
+// The pairs to sum, flattened: (a, b) with b in partners[a].
+struct PairList {
+    std::vector<int64_t> first, second;
+};
+
+PairList flatten_pairs(const std::vector<std::vector<int64_t>>& partners) {
+    PairList pairs;
+    for (size_t a = 0; a < partners.size(); ++a)
+        for (int64_t b : partners[a]) pairs.first.push_back(static_cast<int64_t>(a)), pairs.second.push_back(b);
+    return pairs;
+}
+
+// Rows per block: all heads' rows of one block and their x ln x together stay within about
+// 1 MB (the L2 of one core).
+int64_t rows_per_block(int64_t heads, int64_t keys) {
+    constexpr int64_t cache_bytes = int64_t{1} << 20;
+    const int64_t bytes_per_row = std::max<int64_t>(1, 2 * heads * keys * static_cast<int64_t>(sizeof(float)));
+    return std::clamp<int64_t>(cache_bytes / bytes_per_row, 1, 64);
+}
+
+// Divergences below this (bits) are recomputed in the ratio form: the one-log form's absolute
+// error (about 1e-7) would reach the JS distance as 1e-7 / (2 sqrt(divergence)).
+constexpr double small_divergence = 1e-2;
+
+// Per-chunk partial sums, indexed by pair (dot, distance) or head (square, mass).
+struct ChunkSums {
+    std::vector<double> dot, distance;  // [P]
+    std::vector<double> square, mass;   // [N]
+};
+
+// Adds the rows maps.rows[first, last) to `sums`: first every head's own sums and x ln x
+// (p_ln_p: [N, rows in block, S]), then every pair a != b on them.
+void sum_block(const MapSet& maps, const PairList& pairs, size_t first, size_t last, std::vector<float>& p_ln_p,
+               ChunkSums& sums) {
     const int64_t N = static_cast<int64_t>(maps.heads.size()), S = maps.keys;
-    PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
-    parallel_for(N, threads, [&](int64_t a) {
-        const float* map_a = maps.heads[static_cast<size_t>(a)];
-        constexpr size_t block = 8;
-        for (size_t first = 0; first < maps.rows.size(); first += block) {
-            const size_t last = std::min(maps.rows.size(), first + block);
-            for (int64_t b : partners[static_cast<size_t>(a)]) {
-                const float* map_b = maps.heads[static_cast<size_t>(b)];
-                double pair_dot = 0, pair_distance = 0, head_mass = 0;
-                for (size_t n = first; n < last; ++n) {
-                    const int64_t i = maps.rows[n];
-                    const int64_t row_end = maps.causal ? std::min(S, i + 1) : S;  // zeros past the diagonal
-                    if (a == b) {
-                        const RowSelf row = sum_self_row(map_a + i * S, row_end);
-                        pair_dot += row.square;
-                        head_mass += row.mass;
-                    } else {
-                        const RowPair row = compare_rows(map_a + i * S, map_b + i * S, row_end);
-                        pair_dot += row.dot;
-                        pair_distance += std::sqrt(std::clamp(row.divergence, 0.0, 1.0));
-                    }
-                }
-                sums.dot.at(a, b) += pair_dot;
-                sums.distance.at(a, b) += pair_distance;
-                sums.mass[static_cast<size_t>(a)] += head_mass;
-            }
+    const size_t rows = last - first;
+    p_ln_p.resize(static_cast<size_t>(N) * rows * static_cast<size_t>(S));
+    auto row_end = [&](int64_t i) { return maps.causal ? std::min(S, i + 1) : S; };  // zeros past the diagonal
+    auto logs_of = [&](int64_t h, size_t n) {
+        return p_ln_p.data() + (static_cast<size_t>(h) * rows + n) * static_cast<size_t>(S);
+    };
+    for (int64_t h = 0; h < N; ++h)
+        for (size_t n = 0; n < rows; ++n) {
+            const int64_t i = maps.rows[first + n];
+            const RowSelf row = sum_self_row(maps.heads[static_cast<size_t>(h)] + i * S, row_end(i), logs_of(h, n));
+            sums.square[static_cast<size_t>(h)] += row.square;
+            sums.mass[static_cast<size_t>(h)] += row.mass;
+        }
+    for (size_t k = 0; k < pairs.first.size(); ++k) {
+        const int64_t a = pairs.first[k], b = pairs.second[k];
+        if (a == b) continue;
+        for (size_t n = 0; n < rows; ++n) {
+            const int64_t i = maps.rows[first + n];
+            const float* p = maps.heads[static_cast<size_t>(a)] + i * S;
+            const float* q = maps.heads[static_cast<size_t>(b)] + i * S;
+            RowPair row = compare_rows(p, q, logs_of(a, n), logs_of(b, n), row_end(i));
+            if (row.divergence < small_divergence) row.divergence = divergence_by_ratio(p, q, row_end(i));
+            sums.dot[k] += row.dot;
+            sums.distance[k] += std::sqrt(std::clamp(row.divergence, 0.0, 1.0));
+        }
+    }
+}
+
+// partners[a]: the heads b >= a to compare with a, always including a itself (for the norms).
+// Row blocks are the outer loop: every pair is summed on one block's rows while all heads' rows
+// of that block sit in cache, so each map is read from memory once (not once per partner), and
+// each row's x ln x is computed once per head (not once per pair).
+// The blocks are cut into a fixed number of chunks, one task each, with partial sums per chunk
+// added in chunk order: the result does not depend on the thread count.
+PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& partners, int threads) {
+    const int64_t N = static_cast<int64_t>(maps.heads.size());
+    const PairList pairs = flatten_pairs(partners);
+    const size_t P = pairs.first.size();
+    const int64_t block = rows_per_block(N, maps.keys);
+    const int64_t blocks = (static_cast<int64_t>(maps.rows.size()) + block - 1) / block;
+    constexpr int64_t max_chunks = 64;
+    const int64_t chunks = std::min(blocks, max_chunks);
+
+    // Step 1: per chunk, its blocks one after the other.
+    std::vector<ChunkSums> partial(static_cast<size_t>(chunks));
+    parallel_for(chunks, threads, [&](int64_t c) {
+        ChunkSums& sums = partial[static_cast<size_t>(c)];
+        sums.dot.assign(P, 0.0), sums.distance.assign(P, 0.0);
+        sums.square.assign(static_cast<size_t>(N), 0.0), sums.mass.assign(static_cast<size_t>(N), 0.0);
+        std::vector<float> p_ln_p;
+        for (int64_t k = c * blocks / chunks; k < (c + 1) * blocks / chunks; ++k) {
+            const size_t first = static_cast<size_t>(k * block);
+            sum_block(maps, pairs, first, std::min(maps.rows.size(), first + static_cast<size_t>(block)), p_ln_p, sums);
         }
     });
+
+    // Step 2: the chunks' partial sums in chunk order.
+    PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
+    for (const ChunkSums& chunk : partial) {
+        for (size_t k = 0; k < P; ++k) {
+            sums.dot.at(pairs.first[k], pairs.second[k]) += chunk.dot[k];
+            sums.distance.at(pairs.first[k], pairs.second[k]) += chunk.distance[k];
+        }
+        for (int64_t h = 0; h < N; ++h) {
+            sums.dot.at(h, h) += chunk.square[static_cast<size_t>(h)];
+            sums.mass[static_cast<size_t>(h)] += chunk.mass[static_cast<size_t>(h)];
+        }
+    }
     return sums;
 }
 

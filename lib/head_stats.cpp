@@ -1,8 +1,6 @@
 #include "head_stats.hpp"
 
 #include <algorithm>
-#include <bit>
-#include <functional>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -10,6 +8,7 @@
 #include "error.hpp"
 #include "fast_log.hpp"
 #include "head_similarity.hpp"
+#include "keys_for_mass.hpp"
 #include "parallel_for.hpp"
 
 namespace attn_viz {
@@ -31,18 +30,22 @@ struct RowSums {
 // row: [S]; query: the row's index i.
 [[gnu::target_clones("avx512f", "avx2", "default")]] RowSums sum_row(const float* row, int64_t keys, int64_t query) {
     constexpr int lanes = 16;
+    // Key positions per lane, as floats (exact below 2^24): |i - j| written with a lane-invariant
+    // offset kept the compiler from vectorizing the loop.
+    const float position_of_query = static_cast<float>(query);
+    float position[lanes];
+    for (int l = 0; l < lanes; ++l) position[l] = static_cast<float>(l);
     float entropy[lanes] = {}, maximum[lanes] = {}, distance[lanes] = {}, mass[lanes] = {};
     int64_t j = 0;
-    for (; j + lanes <= keys; j += lanes) {
-        const float offset = static_cast<float>(query - j);  // |i - j - l| in float: exact below 2^24
+    for (; j + lanes <= keys; j += lanes)
         for (int l = 0; l < lanes; ++l) {
             const float a = row[j + l];
             entropy[l] -= a * fast_ln(a);
             maximum[l] = std::max(maximum[l], a);
-            distance[l] += a * std::fabs(offset - static_cast<float>(l));
+            distance[l] += a * std::fabs(position_of_query - position[l]);
             mass[l] += a;
+            position[l] += lanes;
         }
-    }
     RowSums sums;
     for (; j < keys; ++j) {
         const float a = row[j];
@@ -59,53 +62,6 @@ struct RowSums {
     }
     return sums;
 }
-
-// The fewest keys of `row` whose weights, largest first, reach mass_fraction of `mass` (the count
-// a descending sort would give), in two branch-free passes: weights are binned by the top bits of
-// their float representation (monotonic for positive floats: 8 bins per octave), the bins are
-// summed from the top, and only the bin where the target is crossed is sorted.
-// Weights below (1 - fraction) mass / S are never needed (all of them together hold less than the
-// share the count may leave out), which bounds the bins to about 8 log2(S / (1 - fraction)).
-// row: [S]
-struct KeyCounter {
-    std::vector<int32_t> bin_of;    // [S] bin per key, 0 = negligible
-    std::vector<int64_t> counts;    // per bin
-    std::vector<double> sums;       // per bin
-    std::vector<float> boundary;    // weights in the crossing bin
-
-    int64_t count(const float* row, int64_t keys, double mass, double maximum) {
-        const double target = mass_fraction * mass;
-        if (!(target > 0)) return 0;
-        const float negligible = static_cast<float>((1.0 - mass_fraction) * mass / static_cast<double>(keys));
-        auto key = [](float v) { return static_cast<int32_t>(std::bit_cast<uint32_t>(v) >> 20); };
-        const int32_t low = key(negligible), bins = key(static_cast<float>(maximum)) - low + 2;
-        counts.assign(static_cast<size_t>(bins), 0);
-        sums.assign(static_cast<size_t>(bins), 0.0);
-        bin_of.resize(static_cast<size_t>(keys));
-        for (int64_t j = 0; j < keys; ++j) {
-            const float v = row[j];
-            const int32_t bin = v >= negligible ? key(v) - low + 1 : 0;
-            bin_of[static_cast<size_t>(j)] = bin;
-            ++counts[static_cast<size_t>(bin)];
-            sums[static_cast<size_t>(bin)] += v;
-        }
-        double reached = 0;
-        int64_t taken = 0;
-        int32_t crossing = bins - 1;
-        for (; crossing > 0 && reached + sums[static_cast<size_t>(crossing)] < target; --crossing)
-            reached += sums[static_cast<size_t>(crossing)], taken += counts[static_cast<size_t>(crossing)];
-        if (crossing == 0) return taken;  // only rounding left the target unreached
-        boundary.clear();
-        for (int64_t j = 0; j < keys; ++j)
-            if (bin_of[static_cast<size_t>(j)] == crossing) boundary.push_back(row[j]);
-        std::sort(boundary.begin(), boundary.end(), std::greater<float>());
-        for (float v : boundary) {
-            reached += v, ++taken;
-            if (reached >= target) break;
-        }
-        return taken;
-    }
-};
 
 // For each query i, the earlier positions p < i holding the same token (CSR layout).
 struct EarlierCopies {
@@ -179,7 +135,7 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
     parallel_for(H, threads, [&](int64_t h) {
         Mean entropy, normalized, confidence, distance, previous, next, self, first, keys90, margin, contribution;
         Mean duplicate, induction;
-        KeyCounter key_counter;
+        KeysForMass keys_for_mass;
         for (int64_t i = 0; i < T; ++i) {
             const int64_t visible = seen[static_cast<size_t>(i)];
             if (visible == 0) continue;  // no visible key: left out of every mean
@@ -196,7 +152,8 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
             if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
             if (i < S && vis.visible(i, i)) self.add(row[i]);
             if (vis.visible(i, 0)) first.add(row[0]);
-            keys90.add(static_cast<double>(key_counter.count(row, row_end, sums.mass, sums.maximum)));
+            keys90.add(static_cast<double>(
+                keys_for_mass.count(row, row_end, sums.mass, static_cast<float>(sums.maximum), mass_fraction)));
             if (r.logit_margin.size() == H * T) margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
             if (with_contributions) contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
             if (!token_scores) continue;

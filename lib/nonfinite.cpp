@@ -1,8 +1,10 @@
 // The non-finite switch, the loaders' check, and which heads NaN/Inf values poison.
 #include "nonfinite.hpp"
 
+#include <algorithm>
 #include <atomic>
-#include <cmath>
+#include <bit>
+#include <cstdint>
 
 #include "error.hpp"
 #include "json_tensor.hpp"
@@ -12,9 +14,18 @@ namespace {
 
 std::atomic<bool> nonfinite_allowed{false};
 
-bool all_finite(const float* values, int64_t count) {
-    for (int64_t i = 0; i < count; ++i)
-        if (!std::isfinite(values[i])) return false;
+// values: [count]. A float is NaN or Inf when its exponent bits are all ones; testing the bits
+// (not std::isfinite) lets the compiler vectorize each block, and a bad value ends the scan at
+// the end of its block.
+[[gnu::target_clones("avx512f", "avx2", "default")]] bool all_finite(const float* values, int64_t count) {
+    constexpr uint32_t exponent_bits = 0x7f800000u;
+    constexpr int64_t block = 1024;
+    for (int64_t start = 0; start < count; start += block) {
+        const int64_t end = std::min(count, start + block);
+        bool bad = false;
+        for (int64_t i = start; i < end; ++i) bad |= (std::bit_cast<uint32_t>(values[i]) & exponent_bits) == exponent_bits;
+        if (bad) return false;
+    }
     return true;
 }
 

@@ -137,6 +137,40 @@ TEST_CASE("identical maps have correlation 1 and JS distance 0; constant maps co
     CHECK(m.correlation.at(2, 2) == 1.0);
 }
 
+TEST_CASE("JS distance of near-duplicate heads matches the double reference (small divergences)") {
+    // Head 1 is head 0 with every weight scaled by 1 + eps u (u uniform in [-1, 1]) and rows
+    // renormalised; head 2 is an exact copy of head 0 and head 3 an unrelated map. Divergences
+    // span about 1e-12 to 1e-3, where the square root amplifies any absolute error.
+    auto& rng = test_support::rng();
+    std::uniform_real_distribution<double> centred(-1.0, 1.0);
+    for (const RandomLayerShape& shape : {RandomLayerShape{4, 67, 67, 3, false, 0.0},
+                                          RandomLayerShape{4, 40, 150, 3, false, 0.1},
+                                          RandomLayerShape{4, 90, 90, 3, true, 0.0}})
+        for (double eps : {1e-1, 1e-2, 1e-3, 1e-4}) {
+            LayerResult r = random_layer(shape);
+            const int64_t T = shape.queries, S = shape.keys;
+            float* head0 = r.attention.data.data();
+            for (int64_t i = 0; i < T; ++i) {
+                float* near = head0 + (T + i) * S;
+                double total = 0;
+                for (int64_t j = 0; j < S; ++j) {
+                    near[j] = static_cast<float>(head0[i * S + j] * (1.0 + eps * centred(rng)));
+                    total += near[j];
+                }
+                for (int64_t j = 0; j < S && total > 0; ++j) near[j] = static_cast<float>(near[j] / total);
+                std::copy(head0 + i * S, head0 + (i + 1) * S, head0 + (2 * T + i) * S);
+            }
+            const MapSimilarities m = attention_map_similarities({&r}, 2);
+            for (int64_t b : {1, 3}) {
+                const PairReference want = reference_pair({&r}, 0, b);
+                INFO("T=" << T << " S=" << S << " causal=" << shape.causal << " eps=" << eps << " pair 0," << b
+                          << ": got " << m.js_distance.at(0, b) << ", want " << want.js_distance);
+                CHECK(std::abs(m.js_distance.at(0, b) - want.js_distance) < 2e-5);
+            }
+            CHECK(m.js_distance.at(0, 2) == 0.0);
+        }
+}
+
 TEST_CASE("output cosine comes from each layer's gram and is undefined across layers") {
     const LayerResult a = random_layer({3, 5, 5, 4, false, 0.0}), b = random_layer({3, 5, 5, 4, false, 0.0});
     const HeadMatrix c = output_cosine({&a, &b});
