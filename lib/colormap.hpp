@@ -22,6 +22,15 @@ inline constexpr Rgb text_color{34, 34, 34};
 inline constexpr Rgb mask_color{226, 226, 226};
 inline constexpr Rgb mask_hatch_color{196, 196, 196};
 
+// PNG pictures draw a colormap at this many evenly spaced entries instead of all 256, so that
+// one picture's colors (map, white, 16 text grays, frame and mask grays) fit a 256-color PNG
+// palette. Neighbouring entries of the perceptual maps differ by about one unit per channel, so
+// the step is invisible.
+inline constexpr int raster_levels = 232;
+
+// position in [0, 1] (clamped; NaN counts as 0) -> its raster level in [0, raster_levels).
+int raster_level(double position);
+
 class Colormap {
 public:
     // "viridis" (default), "magma", "inferno", "plasma", "gray" (black at 0 to white at 1).
@@ -29,14 +38,19 @@ public:
     static Colormap named(const std::string& name);
     static const std::vector<std::string>& names();
 
-    // position in [0, 1] (clamped; NaN counts as 0) -> one of the 256 entries.
+    // position in [0, 1] (clamped; NaN counts as 0) -> one of the 256 entries (SVG, HTML).
     Rgb at(double position) const;
+    // The same position -> one of raster_levels evenly spaced entries (PNG pictures): entry
+    // round(level * 255 / (raster_levels - 1)) for level = round(position * (raster_levels - 1)).
+    // Monotone; its ends are entry(0) and entry(255).
+    Rgb raster_at(double position) const;
     Rgb entry(int index) const { return entries_[static_cast<size_t>(index)]; }
     const std::string& name() const { return name_; }
 
 private:
     std::string name_;
     std::array<Rgb, 256> entries_{};
+    std::array<Rgb, raster_levels> raster_entries_{};  // what raster_at() picks from
 };
 
 // Where a weight falls between vmin and vmax. Log scale colors by log10(weight); its lower end is

@@ -39,7 +39,7 @@ void check_layers(const std::vector<const Tensor*>& layers, const Visibility& vi
 void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const HeatmapStyle& style, ScaleMode scale,
                             const Colormap& colormap, const Font& font) {
     for (int row = 0; row < h; ++row)
-        image.fill_rect(x, y + row, 14, 1, colormap.at(1.0 - static_cast<double>(row) / std::max(h - 1, 1)));
+        image.fill_rect(x, y + row, 14, 1, colormap.raster_at(1.0 - static_cast<double>(row) / std::max(h - 1, 1)));
     image.stroke_rect(x - 1, y - 1, 16, h + 2, Rgb{110, 110, 110});
     const int line = font.line_height(caption_px);
     const std::string top = scale == ScaleMode::global ? format_tick(style.vmax) : "max";
@@ -132,7 +132,7 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
                 for (int64_t c = 0; c < cells.cols; ++c) {
                     const int cx = x + static_cast<int>(c) * cell, cy = y + static_cast<int>(r) * cell;
                     if (cells.is_masked(r, c)) image.fill_rect(cx, cy, cell, cell, mask_color);
-                    else image.fill_rect(cx, cy, cell, cell, colormap.at(value_scale.position(cells.value(r, c))));
+                    else image.fill_rect(cx, cy, cell, cell, colormap.raster_at(value_scale.position(cells.value(r, c))));
                 }
             image.stroke_rect(x - 1, y - 1, tile_w + 2, tile_h + 2, Rgb{160, 160, 160});
         }

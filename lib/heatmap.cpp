@@ -11,12 +11,13 @@ constexpr Rgb frame_color{110, 110, 110};
 
 void draw_cells(RasterImage& image, const HeatmapLayout& layout, const Colormap& colormap, const ValueScale& scale) {
     const CellGrid& cells = layout.cells;
+    LevelPalette levels(image, colormap);
     for (int64_t r = 0; r < cells.rows; ++r) {
         for (int64_t c = 0; c < cells.cols; ++c) {
             const int x = layout.grid_x + static_cast<int>(c) * layout.cell_w;
             const int y = layout.grid_y + static_cast<int>(r) * layout.cell_h;
             if (cells.is_masked(r, c)) image.fill_mask_hatch(x, y, layout.cell_w, layout.cell_h);
-            else image.fill_rect(x, y, layout.cell_w, layout.cell_h, colormap.at(scale.position(cells.value(r, c))));
+            else image.fill_rect_index(x, y, layout.cell_w, layout.cell_h, levels.at(scale.position(cells.value(r, c))));
         }
     }
     image.stroke_rect(layout.grid_x - 1, layout.grid_y - 1, layout.grid_width() + 2, layout.grid_height() + 2, frame_color);
@@ -26,7 +27,7 @@ void draw_colorbar(RasterImage& image, const HeatmapLayout& layout, const Colorm
     // Top row is the top of the scale; each row takes the entry for its height.
     for (int y = 0; y < layout.colorbar_h; ++y) {
         const double position = layout.colorbar_h > 1 ? 1.0 - static_cast<double>(y) / (layout.colorbar_h - 1) : 1.0;
-        image.fill_rect(layout.colorbar_x, layout.colorbar_y + y, layout.colorbar_w, 1, colormap.at(position));
+        image.fill_rect(layout.colorbar_x, layout.colorbar_y + y, layout.colorbar_w, 1, colormap.raster_at(position));
     }
     image.stroke_rect(layout.colorbar_x - 1, layout.colorbar_y - 1, layout.colorbar_w + 2, layout.colorbar_h + 2, frame_color);
     for (const ColorbarTick& tick : layout.ticks)
