@@ -15,13 +15,6 @@ uint8_t to_byte(double unit) {
     return static_cast<uint8_t>(std::lround(std::clamp(unit, 0.0, 1.0) * 255.0));
 }
 
-// position in [0, 1] (clamped, NaN -> 0) -> the nearest of top + 1 evenly spaced steps 0..top.
-// Rounds half up with a cast instead of lround: this runs once per cell of every picture.
-int nearest_step(double position, int top) {
-    if (!(position > 0.0)) return 0;
-    return std::min(top, static_cast<int>(position * top + 0.5));
-}
-
 }  // namespace
 
 const std::vector<std::string>& Colormap::names() {
@@ -58,8 +51,6 @@ Colormap Colormap::named(const std::string& name) {
 Rgb Colormap::at(double position) const {
     return entries_[static_cast<size_t>(nearest_step(position, 255))];
 }
-
-int raster_level(double position) { return nearest_step(position, raster_levels - 1); }
 
 Rgb Colormap::raster_at(double position) const { return raster_entries_[static_cast<size_t>(raster_level(position))]; }
 

@@ -28,8 +28,16 @@ inline constexpr Rgb mask_hatch_color{196, 196, 196};
 // the step is invisible.
 inline constexpr int raster_levels = 232;
 
-// position in [0, 1] (clamped; NaN counts as 0) -> its raster level in [0, raster_levels).
-int raster_level(double position);
+// position in [0, 1] (clamped; NaN counts as 0) -> the nearest of the steps 0, 1, ..., top,
+// halves rounded up (a cast instead of lround: this runs once per cell of a picture).
+inline int nearest_step(double position, int top) {
+    if (!(position > 0.0)) return 0;
+    const int step = static_cast<int>(position * top + 0.5);
+    return step < top ? step : top;
+}
+
+// position -> its raster level in [0, raster_levels).
+inline int raster_level(double position) { return nearest_step(position, raster_levels - 1); }
 
 class Colormap {
 public:

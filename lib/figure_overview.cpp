@@ -122,6 +122,7 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
     // Step 4: tiles, each with its caption.
     LevelPalette levels(image, colormap);
     const uint16_t mask_index = image.color_index(mask_color);
+    std::vector<uint16_t> row_indices(static_cast<size_t>(probe.cols));
     for (int l = 0; l < n_layers; ++l) {
         const int y_row = top + l * pitch_y;
         const std::string name = layer_name(l);
@@ -137,12 +138,12 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
             }
             const CellGrid& cells = tile_cells[static_cast<size_t>(l * n_heads + h)];
             const ValueScale& value_scale = tile_scales[static_cast<size_t>(l * n_heads + h)];
-            for (int64_t r = 0; r < cells.rows; ++r)
-                for (int64_t c = 0; c < cells.cols; ++c) {
-                    const int cx = x + static_cast<int>(c) * cell, cy = y + static_cast<int>(r) * cell;
-                    image.fill_rect_index(cx, cy, cell, cell, cells.is_masked(r, c) ? mask_index
-                                                                                    : levels.at(value_scale.position(cells.value(r, c))));
-                }
+            for (int64_t r = 0; r < cells.rows; ++r) {
+                for (int64_t c = 0; c < cells.cols; ++c)
+                    row_indices[static_cast<size_t>(c)] =
+                        cells.is_masked(r, c) ? mask_index : levels.at(value_scale.position(cells.value(r, c)));
+                image.fill_cell_row(x, y + static_cast<int>(r) * cell, cell, cell, row_indices.data(), static_cast<int>(cells.cols));
+            }
             image.stroke_rect(x - 1, y - 1, tile_w + 2, tile_h + 2, Rgb{160, 160, 160});
         }
     }

@@ -71,6 +71,20 @@ void RasterImage::fill_rect_index(int x, int y, int w, int h, uint16_t index) {
     }
 }
 
+void RasterImage::fill_cell_row(int x, int y, int w, int h, const uint16_t* cell_indices, int n) {
+    const int y0 = std::max(y, 0), y1 = std::min(y + h, height);
+    const int x0 = std::max(x, 0), x1 = std::min(x + n * w, width);
+    if (y0 >= y1 || x0 >= x1 || w <= 0) return;
+    // Step 1: the first visible pixel row, cell by cell.
+    uint16_t* first = indices.data() + static_cast<size_t>(y0) * width;
+    for (int k = 0; k < n; ++k) {
+        const int from = std::max(x + k * w, x0), to = std::min(x + (k + 1) * w, x1);
+        if (from < to) std::fill(first + from, first + to, cell_indices[k]);
+    }
+    // Step 2: the same pixels on the other rows of the cells.
+    for (int yy = y0 + 1; yy < y1; ++yy) std::copy(first + x0, first + x1, indices.data() + static_cast<size_t>(yy) * width + x0);
+}
+
 void RasterImage::fill_rect(int x, int y, int w, int h, Rgb color) {
     if (w <= 0 || h <= 0) return;
     fill_rect_index(x, y, w, h, color_index(color));
@@ -105,12 +119,6 @@ void RasterImage::blend_pixel(int x, int y, Rgb color, int alpha) {
 
 LevelPalette::LevelPalette(RasterImage& image, const Colormap& colormap) : image_(image), colormap_(colormap) {
     indices_.fill(-1);
-}
-
-uint16_t LevelPalette::at(double position) {
-    int32_t& index = indices_[static_cast<size_t>(raster_level(position))];
-    if (index < 0) index = image_.color_index(colormap_.raster_at(position));
-    return static_cast<uint16_t>(index);
 }
 
 }  // namespace attn_viz

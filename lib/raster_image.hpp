@@ -36,6 +36,9 @@ struct RasterImage {
     uint16_t color_index(Rgb color);
     // fill_rect with a color already resolved by color_index(): for loops over many cells.
     void fill_rect_index(int x, int y, int w, int h, uint16_t index);
+    // cell_indices: [n] palette indices. Draws a row of n cells, each w x h pixels, left to right
+    // from (x, y), clipped: one pixel row is written, then copied down (heatmap cell rows).
+    void fill_cell_row(int x, int y, int w, int h, const uint16_t* cell_indices, int n);
 
 private:
     void rehash_colors();
@@ -53,7 +56,11 @@ class LevelPalette {
 public:
     LevelPalette(RasterImage& image, const Colormap& colormap);
     // position in [0, 1] (clamped, NaN -> 0) -> palette index of colormap.raster_at(position).
-    uint16_t at(double position);
+    uint16_t at(double position) {
+        int32_t& index = indices_[static_cast<size_t>(raster_level(position))];
+        if (index < 0) index = image_.color_index(colormap_.raster_at(position));
+        return static_cast<uint16_t>(index);
+    }
 
 private:
     RasterImage& image_;
