@@ -125,6 +125,7 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
     // they are thinned out or pooled; that widens them, so settle it in at most two passes.
     LabelMaker rows_maker{font, query_tokens, area.q0, area.q1, style.raw_labels};
     LabelMaker cols_maker{font, key_tokens, area.k0, area.k1, style.raw_labels};
+    const bool same_labels = area.q0 == area.k0 && area.q1 == area.k1 && query_tokens == key_tokens;  // self-attention
     bool labels = style.labels;
     int budget = 0, cell = 1, left = margin, top = margin + title_height, row_stride = 1, col_stride = 1;
     int64_t rows = 0, cols = 0;
@@ -132,8 +133,9 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
         left = margin;
         top = margin + title_height;
         if (labels) {
-            left += axis_line + 4 + rows_maker.widest() + label_gap;
-            top += axis_line + 4 + cols_maker.widest() + label_gap;
+            const int row_labels_px = rows_maker.widest();
+            left += axis_line + 4 + row_labels_px + label_gap;
+            top += axis_line + 4 + (same_labels ? row_labels_px : cols_maker.widest()) + label_gap;
         }
         budget = std::min(style.max_px - left - colorbar_area - margin, style.max_px - top - margin);
         if (budget < 48 && labels) {
