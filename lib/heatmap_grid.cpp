@@ -94,41 +94,41 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
     // largest weight (max) and its count of visible queries over the block's rows: plain loops
     // over contiguous keys that the compiler vectorizes. Padding keys are skipped afterwards,
     // when the keys are summed into blocks (a key is padding for every query or for none).
+    const bool mean = pool == PoolMode::mean;
     const size_t span = static_cast<size_t>(area.k1 - area.k0);
-    std::vector<double> key_sums(span);
-    std::vector<float> key_maxima(span);
+    std::vector<float> key_pooled(span);  // per key: sum (mean) or maximum (max) over the block's rows
     std::vector<int32_t> key_counts(span);
     const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
     for (int64_t r = 0; r < grid.rows; ++r) {
-        std::fill(key_sums.begin(), key_sums.end(), 0.0);
-        std::fill(key_maxima.begin(), key_maxima.end(), -std::numeric_limits<float>::infinity());
+        std::fill(key_pooled.begin(), key_pooled.end(), mean ? 0.0f : -std::numeric_limits<float>::infinity());
         std::fill(key_counts.begin(), key_counts.end(), 0);
+        float* pooled = key_pooled.data();
+        int32_t* counts = key_counts.data();
         for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i) {
             const float* row = weights + i * keys + area.k0;
             const int64_t seen = std::clamp<int64_t>(visibility.visible_end(i) - area.k0, 0, static_cast<int64_t>(span));
-            if (pool == PoolMode::mean)
-                for (int64_t j = 0; j < seen; ++j) key_sums[static_cast<size_t>(j)] += row[j];
+            if (mean)
+                for (int64_t j = 0; j < seen; ++j) pooled[j] += row[j];
             else
-                for (int64_t j = 0; j < seen; ++j)
-                    key_maxima[static_cast<size_t>(j)] = row[j] > key_maxima[static_cast<size_t>(j)] ? row[j] : key_maxima[static_cast<size_t>(j)];
-            for (int64_t j = 0; j < seen; ++j) ++key_counts[static_cast<size_t>(j)];
+                for (int64_t j = 0; j < seen; ++j) pooled[j] = row[j] > pooled[j] ? row[j] : pooled[j];
+            for (int64_t j = 0; j < seen; ++j) ++counts[j];
         }
-        // Then each block: its keys' totals, maxima and counts, padding keys left out.
+        // Then each block from its keys, padding keys left out.
         for (int64_t c = 0; c < grid.cols; ++c) {
             double sum = 0.0;
             float largest = -std::numeric_limits<float>::infinity();
             int64_t count = 0;
-            for (int64_t j = grid.col_edges[static_cast<size_t>(c)]; j < grid.col_edges[static_cast<size_t>(c + 1)]; ++j) {
-                const size_t k = static_cast<size_t>(j - area.k0);
-                if (excluded && excluded[j]) continue;
-                sum += key_sums[k];
-                largest = std::max(largest, key_maxima[k]);
-                count += key_counts[k];
+            const int64_t j0 = grid.col_edges[static_cast<size_t>(c)] - area.k0, j1 = grid.col_edges[static_cast<size_t>(c + 1)] - area.k0;
+            for (int64_t j = j0; j < j1; ++j) {
+                if (excluded && excluded[area.k0 + j]) continue;
+                sum += pooled[j];
+                largest = std::max(largest, pooled[j]);
+                count += counts[j];
             }
             if (count == 0) continue;
             const size_t at = static_cast<size_t>(r * grid.cols + c);
             grid.masked[at] = 0;
-            grid.values[at] = pool == PoolMode::mean ? static_cast<float>(sum / count) : largest;
+            grid.values[at] = mean ? static_cast<float>(sum / count) : largest;
         }
     }
     return grid;
