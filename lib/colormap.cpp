@@ -59,21 +59,6 @@ double ValueScale::log_floor() const {
     return std::max<double>(vmin, top * 1e-4);
 }
 
-double ValueScale::position(float value) const {
-    if (std::isnan(value)) return 0.0;
-    double t = 0.0;
-    if (log_scale) {
-        const double low = std::log10(log_floor());
-        const double high = std::log10(std::max<double>(vmax, 1e-30));
-        if (high <= low) return value >= vmax ? 1.0 : 0.0;
-        t = (std::log10(std::max<double>(value, log_floor())) - low) / (high - low);
-    } else {
-        if (vmax <= vmin) return value >= vmax ? 1.0 : 0.0;
-        t = (static_cast<double>(value) - vmin) / (static_cast<double>(vmax) - vmin);
-    }
-    return std::clamp(t, 0.0, 1.0);
-}
-
 double ValueScale::value_at(double position) const {
     if (log_scale) {
         const double low = std::log10(log_floor());

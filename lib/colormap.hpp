@@ -2,7 +2,9 @@
 // linear or logarithmic between vmin and vmax.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -68,9 +70,24 @@ struct ValueScale {
     float vmax = 1.0f;
     bool log_scale = false;
 
-    double position(float value) const;   // in [0, 1]
+    double position(float value) const;   // in [0, 1]; inline below: it runs once per cell
     double log_floor() const;             // the lower end actually used by log scale
     double value_at(double position) const;  // inverse of position(), for colorbar ticks
 };
+
+inline double ValueScale::position(float value) const {
+    if (std::isnan(value)) return 0.0;
+    double t = 0.0;
+    if (log_scale) {
+        const double low = std::log10(log_floor());
+        const double high = std::log10(std::max<double>(vmax, 1e-30));
+        if (high <= low) return value >= vmax ? 1.0 : 0.0;
+        t = (std::log10(std::max<double>(value, log_floor())) - low) / (high - low);
+    } else {
+        if (vmax <= vmin) return value >= vmax ? 1.0 : 0.0;
+        t = (static_cast<double>(value) - vmin) / (static_cast<double>(vmax) - vmin);
+    }
+    return std::clamp(t, 0.0, 1.0);
+}
 
 }  // namespace attn_viz

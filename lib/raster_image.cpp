@@ -75,11 +75,15 @@ void RasterImage::fill_cell_row(int x, int y, int w, int h, const uint16_t* cell
     const int y0 = std::max(y, 0), y1 = std::min(y + h, height);
     const int x0 = std::max(x, 0), x1 = std::min(x + n * w, width);
     if (y0 >= y1 || x0 >= x1 || w <= 0) return;
-    // Step 1: the first visible pixel row, cell by cell.
+    // Step 1: the first visible pixel row, cell by cell (1-px cells: a straight copy).
     uint16_t* first = indices.data() + static_cast<size_t>(y0) * width;
-    for (int k = 0; k < n; ++k) {
-        const int from = std::max(x + k * w, x0), to = std::min(x + (k + 1) * w, x1);
-        if (from < to) std::fill(first + from, first + to, cell_indices[k]);
+    if (w == 1) {
+        std::copy(cell_indices + (x0 - x), cell_indices + (x1 - x), first + x0);
+    } else {
+        for (int k = 0; k < n; ++k) {
+            const int from = std::max(x + k * w, x0), to = std::min(x + (k + 1) * w, x1);
+            for (int xx = from; xx < to; ++xx) first[xx] = cell_indices[k];
+        }
     }
     // Step 2: the same pixels on the other rows of the cells.
     for (int yy = y0 + 1; yy < y1; ++yy) std::copy(first + x0, first + x1, indices.data() + static_cast<size_t>(yy) * width + x0);
