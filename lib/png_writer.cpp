@@ -4,6 +4,7 @@
 #include <libdeflate.h>
 
 #include <memory>
+#include <utility>
 #include <string_view>
 
 #include "error.hpp"
@@ -30,13 +31,21 @@ void put_chunk(std::vector<uint8_t>& out, const char (&type)[5], const uint8_t* 
     put_u32(out, libdeflate_crc32(0, out.data() + type_at, size + 4));
 }
 
+// Bytes that are written before being read: no zero-fill (a zeroed megabyte costs its page
+// faults and a memset for nothing).
+struct ByteBuffer {
+    std::unique_ptr<uint8_t[]> bytes;
+    size_t size = 0;
+    explicit ByteBuffer(size_t n) : bytes(new uint8_t[n]), size(n) {}
+};
+
 // The image data before compression: each row is filter byte 0 then the row's pixels, one
 // palette index each (indexed) or three bytes r, g, b (RGB). Returns [height, 1 + width * bytes].
-std::vector<uint8_t> filtered_rows(const RasterImage& image, bool indexed) {
+ByteBuffer filtered_rows(const RasterImage& image, bool indexed) {
     const size_t row_bytes = 1 + static_cast<size_t>(image.width) * (indexed ? 1 : 3);
-    std::vector<uint8_t> rows(row_bytes * static_cast<size_t>(image.height));
+    ByteBuffer rows(row_bytes * static_cast<size_t>(image.height));
     for (int y = 0; y < image.height; ++y) {
-        uint8_t* out = rows.data() + row_bytes * static_cast<size_t>(y);
+        uint8_t* out = rows.bytes.get() + row_bytes * static_cast<size_t>(y);
         const uint16_t* in = image.indices.data() + static_cast<size_t>(y) * image.width;
         *out++ = 0;
         if (indexed) {
@@ -51,16 +60,15 @@ std::vector<uint8_t> filtered_rows(const RasterImage& image, bool indexed) {
     return rows;
 }
 
-// zlib stream of data at compression_level.
-std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& data) {
+// zlib stream of data at compression_level: the buffer and the stream's length in it.
+std::pair<ByteBuffer, size_t> zlib_compress(const ByteBuffer& data) {
     const std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
         libdeflate_alloc_compressor(compression_level), &libdeflate_free_compressor);
     if (!compressor) throw Error(ErrorKind::internal, "png_writer: cannot allocate a libdeflate compressor (out of memory?)");
-    std::vector<uint8_t> out(libdeflate_zlib_compress_bound(compressor.get(), data.size()));
-    const size_t written = libdeflate_zlib_compress(compressor.get(), data.data(), data.size(), out.data(), out.size());
-    if (written == 0) throw Error(ErrorKind::internal, "png_writer: libdeflate could not compress " + std::to_string(data.size()) + " bytes");
-    out.resize(written);
-    return out;
+    ByteBuffer out(libdeflate_zlib_compress_bound(compressor.get(), data.size));
+    const size_t written = libdeflate_zlib_compress(compressor.get(), data.bytes.get(), data.size, out.bytes.get(), out.size);
+    if (written == 0) throw Error(ErrorKind::internal, "png_writer: libdeflate could not compress " + std::to_string(data.size) + " bytes");
+    return {std::move(out), written};
 }
 
 }  // namespace
@@ -84,8 +92,8 @@ std::vector<uint8_t> encode_png(const RasterImage& image) {
         put_chunk(png, "PLTE", palette.data(), palette.size());
     }
     // Step 3: the compressed rows, then the end marker.
-    const std::vector<uint8_t> data = zlib_compress(filtered_rows(image, indexed));
-    put_chunk(png, "IDAT", data.data(), data.size());
+    const auto [data, length] = zlib_compress(filtered_rows(image, indexed));
+    put_chunk(png, "IDAT", data.bytes.get(), length);
     put_chunk(png, "IEND", nullptr, 0);
     return png;
 }
