@@ -85,7 +85,8 @@ inline double ValueScale::position(float value) const {
         t = (std::log10(std::max<double>(value, log_floor())) - low) / (high - low);
     } else {
         if (vmax <= vmin) return value >= vmax ? 1.0 : 0.0;
-        t = (static_cast<double>(value) - vmin) / (static_cast<double>(vmax) - vmin);
+        // times the reciprocal: in a cell loop the compiler hoists it, one division per picture
+        t = (static_cast<double>(value) - vmin) * (1.0 / (static_cast<double>(vmax) - vmin));
     }
     return std::clamp(t, 0.0, 1.0);
 }
