@@ -6,6 +6,9 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <fstream>
 #include <iterator>
 
@@ -235,9 +238,44 @@ void draw_text_mask(RasterImage& image, const TextMask& mask, int x, int y, Rgb 
     }
 }
 
+namespace {
+
+// Masks of the texts drawn lately with the default font, shared by every picture of the process:
+// all head pictures of a run draw the same token labels. Emptied when it holds max_masks.
+class TextMaskCache {
+public:
+    std::shared_ptr<const TextMask> get(const std::string& text, float pixel_height) {
+        std::string key = text;
+        key.append(reinterpret_cast<const char*>(&pixel_height), sizeof pixel_height);
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            const auto found = masks_.find(key);
+            if (found != masks_.end()) return found->second;
+        }
+        // Rendered outside the lock; two threads racing on one text store equal masks.
+        auto mask = std::make_shared<const TextMask>(Font::default_font().render(text, pixel_height));
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (masks_.size() >= max_masks) masks_.clear();
+        masks_.emplace(std::move(key), mask);
+        return mask;
+    }
+
+private:
+    static constexpr size_t max_masks = 8192;  // a few MB of masks at most
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const TextMask>> masks_;
+};
+
+TextMaskCache& text_mask_cache() {
+    static TextMaskCache cache;
+    return cache;
+}
+
+}  // namespace
+
 void draw_placed_text(RasterImage& image, const TextPlacement& placement, Rgb color) {
-    const TextMask mask = Font::default_font().render(placement.text, placement.pixel_height);
-    draw_text_mask(image, mask, placement.x, placement.y, color, placement.direction);
+    const std::shared_ptr<const TextMask> mask = text_mask_cache().get(placement.text, placement.pixel_height);
+    draw_text_mask(image, *mask, placement.x, placement.y, color, placement.direction);
 }
 
 std::string fit_text(const Font& font, const std::string& text, float pixel_height, int max_width) {
