@@ -34,13 +34,13 @@ struct RasterImage {
 
     // The palette index of color, appended when new. Throws Error(internal) past 65535 colors.
     uint16_t color_index(Rgb color);
-    // fill_rect with a color already resolved by color_index(): for loops over many cells.
-    void fill_rect_index(int x, int y, int w, int h, uint16_t index);
     // cell_indices: [n] palette indices. Draws a row of n cells, each w x h pixels, left to right
     // from (x, y), clipped: one pixel row is written, then copied down (heatmap cell rows).
     void fill_cell_row(int x, int y, int w, int h, const uint16_t* cell_indices, int n);
 
 private:
+    // fill_rect with a color already resolved by color_index().
+    void fill_rect_index(int x, int y, int w, int h, uint16_t index);
     void rehash_colors();
 
     // Open-addressing hash from color to palette index + 1 (0 = empty slot), at most half full,

@@ -72,6 +72,29 @@ TEST_CASE("PNG writer: indexed and RGB files decode to exactly the canvas, odd w
     CHECK_THROWS_AS(encode_png(RasterImage(0, 5)), Error);
 }
 
+TEST_CASE("fill_cell_row draws what one fill_rect per cell draws, clipped at every edge") {
+    std::uniform_int_distribution<int> position(-12, 40), size(1, 5), count(1, 14), byte(0, 255);
+    for (int k = 0; k < 300; ++k) {
+        const int x = position(rng()), y = position(rng()), w = k % 3 == 0 ? 1 : size(rng()), h = size(rng()), n = count(rng());
+        CAPTURE(x);
+        CAPTURE(y);
+        CAPTURE(w);
+        CAPTURE(n);
+        RasterImage by_row(31, 23), by_cell(31, 23);
+        std::vector<uint16_t> cells;
+        for (int c = 0; c < n; ++c) {
+            const Rgb color{static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng())), 7};
+            cells.push_back(by_row.color_index(color));
+            by_cell.fill_rect(x + c * w, y, w, h, color);
+        }
+        by_row.fill_cell_row(x, y, w, h, cells.data(), n);
+        int wrong = 0;
+        for (int yy = 0; yy < 23; ++yy)
+            for (int xx = 0; xx < 31; ++xx) wrong += !(by_row.pixel(xx, yy) == by_cell.pixel(xx, yy));
+        CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("text blending uses 16 coverage levels, so text over white adds at most 15 colors") {
     RasterImage image(300, 140);
     draw_placed_text(image, {"The quick brown fox, #120 \u2423jumps", 4, 4, 290, 30, 16.0f});
