@@ -43,33 +43,20 @@ Colormap Colormap::named(const std::string& name) {
             map.entries_[static_cast<size_t>(i)] = {level, level, level};
         }
     }
+    for (int level = 0; level < raster_levels; ++level)
+        map.raster_entries_[static_cast<size_t>(level)] = map.at(static_cast<double>(level) / (raster_levels - 1));
     return map;
 }
 
 Rgb Colormap::at(double position) const {
-    if (!(position > 0.0)) return entries_[0];
-    const auto index = std::min<long>(255, std::lround(position * 255.0));
-    return entries_[static_cast<size_t>(index)];
+    return entries_[static_cast<size_t>(nearest_step(position, 255))];
 }
+
+Rgb Colormap::raster_at(double position) const { return raster_entries_[static_cast<size_t>(raster_level(position))]; }
 
 double ValueScale::log_floor() const {
     const double top = std::max<double>(vmax, 1e-30);
     return std::max<double>(vmin, top * 1e-4);
-}
-
-double ValueScale::position(float value) const {
-    if (std::isnan(value)) return 0.0;
-    double t = 0.0;
-    if (log_scale) {
-        const double low = std::log10(log_floor());
-        const double high = std::log10(std::max<double>(vmax, 1e-30));
-        if (high <= low) return value >= vmax ? 1.0 : 0.0;
-        t = (std::log10(std::max<double>(value, log_floor())) - low) / (high - low);
-    } else {
-        if (vmax <= vmin) return value >= vmax ? 1.0 : 0.0;
-        t = (static_cast<double>(value) - vmin) / (static_cast<double>(vmax) - vmin);
-    }
-    return std::clamp(t, 0.0, 1.0);
 }
 
 double ValueScale::value_at(double position) const {

@@ -2,7 +2,9 @@
 // linear or logarithmic between vmin and vmax.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +24,23 @@ inline constexpr Rgb text_color{34, 34, 34};
 inline constexpr Rgb mask_color{226, 226, 226};
 inline constexpr Rgb mask_hatch_color{196, 196, 196};
 
+// PNG pictures draw a colormap at this many evenly spaced entries instead of all 256, so that
+// one picture's colors (map, white, 16 text grays, frame and mask grays) fit a 256-color PNG
+// palette. Neighbouring entries of the perceptual maps differ by about one unit per channel, so
+// the step is invisible.
+inline constexpr int raster_levels = 232;
+
+// position in [0, 1] (clamped; NaN counts as 0) -> the nearest of the steps 0, 1, ..., top,
+// halves rounded up (a cast instead of lround: this runs once per cell of a picture).
+inline int nearest_step(double position, int top) {
+    if (!(position > 0.0)) return 0;
+    const int step = static_cast<int>(position * top + 0.5);
+    return step < top ? step : top;
+}
+
+// position -> its raster level in [0, raster_levels).
+inline int raster_level(double position) { return nearest_step(position, raster_levels - 1); }
+
 class Colormap {
 public:
     // "viridis" (default), "magma", "inferno", "plasma", "gray" (black at 0 to white at 1).
@@ -29,14 +48,19 @@ public:
     static Colormap named(const std::string& name);
     static const std::vector<std::string>& names();
 
-    // position in [0, 1] (clamped; NaN counts as 0) -> one of the 256 entries.
+    // position in [0, 1] (clamped; NaN counts as 0) -> one of the 256 entries (SVG, HTML).
     Rgb at(double position) const;
+    // The same position -> one of raster_levels evenly spaced entries (PNG pictures): entry
+    // round(level * 255 / (raster_levels - 1)) for level = round(position * (raster_levels - 1)).
+    // Monotone; its ends are entry(0) and entry(255).
+    Rgb raster_at(double position) const;
     Rgb entry(int index) const { return entries_[static_cast<size_t>(index)]; }
     const std::string& name() const { return name_; }
 
 private:
     std::string name_;
     std::array<Rgb, 256> entries_{};
+    std::array<Rgb, raster_levels> raster_entries_{};  // what raster_at() picks from
 };
 
 // Where a weight falls between vmin and vmax. Log scale colors by log10(weight); its lower end is
@@ -46,9 +70,25 @@ struct ValueScale {
     float vmax = 1.0f;
     bool log_scale = false;
 
-    double position(float value) const;   // in [0, 1]
+    double position(float value) const;   // in [0, 1]; inline below: it runs once per cell
     double log_floor() const;             // the lower end actually used by log scale
     double value_at(double position) const;  // inverse of position(), for colorbar ticks
 };
+
+inline double ValueScale::position(float value) const {
+    if (std::isnan(value)) return 0.0;
+    double t = 0.0;
+    if (log_scale) {
+        const double low = std::log10(log_floor());
+        const double high = std::log10(std::max<double>(vmax, 1e-30));
+        if (high <= low) return value >= vmax ? 1.0 : 0.0;
+        t = (std::log10(std::max<double>(value, log_floor())) - low) / (high - low);
+    } else {
+        if (vmax <= vmin) return value >= vmax ? 1.0 : 0.0;
+        // times the reciprocal: in a cell loop the compiler hoists it, one division per picture
+        t = (static_cast<double>(value) - vmin) * (1.0 / (static_cast<double>(vmax) - vmin));
+    }
+    return std::clamp(t, 0.0, 1.0);
+}
 
 }  // namespace attn_viz

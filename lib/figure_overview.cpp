@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "figure_style.hpp"
+#include "parallel_for.hpp"
 #include "png_writer.hpp"
 
 namespace attn_viz {
@@ -39,7 +40,7 @@ void check_layers(const std::vector<const Tensor*>& layers, const Visibility& vi
 void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const HeatmapStyle& style, ScaleMode scale,
                             const Colormap& colormap, const Font& font) {
     for (int row = 0; row < h; ++row)
-        image.fill_rect(x, y + row, 14, 1, colormap.at(1.0 - static_cast<double>(row) / std::max(h - 1, 1)));
+        image.fill_rect(x, y + row, 14, 1, colormap.raster_at(1.0 - static_cast<double>(row) / std::max(h - 1, 1)));
     image.stroke_rect(x - 1, y - 1, 16, h + 2, Rgb{110, 110, 110});
     const int line = font.line_height(caption_px);
     const std::string top = scale == ScaleMode::global ? format_tick(style.vmax) : "max";
@@ -57,7 +58,7 @@ void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const Heatm
 
 RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
                             const Visibility& visibility, const HeatmapStyle& style, ScaleMode scale,
-                            OverviewLayout* layout_out) {
+                            OverviewLayout* layout_out, int threads) {
     // Step 1: sizes. Tiles share one size chosen so the sheet fits style.max_px.
     check_layers(layers, visibility);
     const Colormap colormap = Colormap::named(style.colormap);
@@ -78,10 +79,22 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
     const bool captions = budget >= caption_min_tile;
     const int caption_h = captions ? caption_line + 2 : 0;
 
-    // Step 2: the cells each tile shows (pooled the same way for every head).
-    const Tensor& first = *layers[0];
-    const int64_t per_head = first.dim(1) * first.dim(2);
-    CellGrid probe = build_cell_grid(first.ptr(), visibility, std::nullopt, budget, budget, style.pool);
+    // Step 2: the cells each tile shows (pooled the same way for every head) and its own or the
+    // shared color range, tiles in parallel: each reads a whole [T, S] map. Drawing into the one
+    // canvas stays on this thread.
+    const int64_t per_head = layers[0]->dim(1) * layers[0]->dim(2);
+    std::vector<CellGrid> tile_cells(static_cast<size_t>(n_layers * n_heads));
+    std::vector<ValueScale> tile_scales(tile_cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
+    parallel_for(static_cast<int64_t>(tile_cells.size()), threads, [&](int64_t n) {
+        const float* weights = layers[static_cast<size_t>(n / n_heads)]->ptr() + (n % n_heads) * per_head;
+        if (scale == ScaleMode::head) {
+            const ValueRange range = visible_value_range(weights, visibility);
+            tile_scales[static_cast<size_t>(n)].vmin = range.vmin;
+            tile_scales[static_cast<size_t>(n)].vmax = range.vmax;
+        }
+        tile_cells[static_cast<size_t>(n)] = build_cell_grid(weights, visibility, std::nullopt, budget, budget, style.pool);
+    });
+    const CellGrid& probe = tile_cells.front();
     const int cell = std::max<int>(1, budget / static_cast<int>(std::max(probe.rows, probe.cols)));
     const int tile_w = static_cast<int>(probe.cols) * cell, tile_h = static_cast<int>(probe.rows) * cell;
     const std::string widest_caption = tagged('L', n_layers) + ' ' + tagged('H', n_heads);
@@ -106,14 +119,16 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
         const int w = font.text_width(text, header_px);
         layout.texts.push_back({text, left + h * pitch_x + tile_w / 2 - w / 2, top - header_line - 4, w, header_line, header_px});
     }
-    // Step 4: tiles, each with its caption and its own or the shared color range.
+    // Step 4: tiles, each with its caption.
+    LevelPalette levels(image, colormap);
+    const uint16_t mask_index = image.color_index(mask_color);
+    std::vector<uint16_t> row_indices(static_cast<size_t>(probe.cols));
     for (int l = 0; l < n_layers; ++l) {
         const int y_row = top + l * pitch_y;
         const std::string name = layer_name(l);
         layout.texts.push_back({name, margin, y_row + caption_h + tile_h / 2 - header_line / 2, font.text_width(name, header_px),
                                 header_line, header_px});
         for (int h = 0; h < n_heads; ++h) {
-            const float* weights = layers[static_cast<size_t>(l)]->ptr() + h * per_head;
             const int x = left + h * pitch_x, y = y_row + caption_h;
             layout.tile_x.push_back(x);
             layout.tile_y.push_back(y);
@@ -121,19 +136,14 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
                 const std::string caption = name + ' ' + tagged('H', h);
                 layout.texts.push_back({caption, x, y_row, font.text_width(caption, caption_px), caption_line, caption_px});
             }
-            ValueScale value_scale{style.vmin, style.vmax, style.log_scale};
-            if (scale == ScaleMode::head) {
-                const ValueRange range = visible_value_range(weights, visibility);
-                value_scale.vmin = range.vmin;
-                value_scale.vmax = range.vmax;
+            const CellGrid& cells = tile_cells[static_cast<size_t>(l * n_heads + h)];
+            const ValueScale& value_scale = tile_scales[static_cast<size_t>(l * n_heads + h)];
+            for (int64_t r = 0; r < cells.rows; ++r) {
+                for (int64_t c = 0; c < cells.cols; ++c)
+                    row_indices[static_cast<size_t>(c)] =
+                        cells.is_masked(r, c) ? mask_index : levels.at(value_scale.position(cells.value(r, c)));
+                image.fill_cell_row(x, y + static_cast<int>(r) * cell, cell, cell, row_indices.data(), static_cast<int>(cells.cols));
             }
-            const CellGrid cells = build_cell_grid(weights, visibility, std::nullopt, budget, budget, style.pool);
-            for (int64_t r = 0; r < cells.rows; ++r)
-                for (int64_t c = 0; c < cells.cols; ++c) {
-                    const int cx = x + static_cast<int>(c) * cell, cy = y + static_cast<int>(r) * cell;
-                    if (cells.is_masked(r, c)) image.fill_rect(cx, cy, cell, cell, mask_color);
-                    else image.fill_rect(cx, cy, cell, cell, colormap.at(value_scale.position(cells.value(r, c))));
-                }
             image.stroke_rect(x - 1, y - 1, tile_w + 2, tile_h + 2, Rgb{160, 160, 160});
         }
     }
@@ -146,9 +156,9 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
 
 OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,
                                   const std::vector<int64_t>& layer_numbers, const Visibility& visibility,
-                                  const HeatmapStyle& style, ScaleMode scale) {
+                                  const HeatmapStyle& style, ScaleMode scale, int threads) {
     OverviewLayout layout;
-    write_png(path, render_overview(layers, layer_numbers, visibility, style, scale, &layout));
+    write_png(path, render_overview(layers, layer_numbers, visibility, style, scale, &layout, threads));
     return layout;
 }
 

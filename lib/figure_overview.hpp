@@ -24,12 +24,13 @@ struct OverviewLayout {
 // ("L<n>"; empty = 0, 1, ...). Tiles are pooled with style.pool; colors use style.colormap and
 // style.log_scale, with each tile's own range (ScaleMode::head) or [style.vmin, style.vmax]
 // (ScaleMode::global). style.max_px bounds the sheet when tiles can stay at least 8 px.
+// Tiles are pooled on up to `threads` threads.
 RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
                             const Visibility& visibility, const HeatmapStyle& style, ScaleMode scale,
-                            OverviewLayout* layout_out = nullptr);
+                            OverviewLayout* layout_out = nullptr, int threads = 1);
 
 OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,
                                   const std::vector<int64_t>& layer_numbers, const Visibility& visibility,
-                                  const HeatmapStyle& style, ScaleMode scale);
+                                  const HeatmapStyle& style, ScaleMode scale, int threads = 1);
 
 }  // namespace attn_viz

@@ -2,7 +2,13 @@
 #include "font.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <fstream>
 #include <iterator>
 
@@ -73,9 +79,26 @@ std::string encode_utf8(char32_t c) {
     return out;
 }
 
+namespace {
+
+// Printable ASCII, the bulk of every label, gets its font lookups cached.
+constexpr char32_t first_cached = 0x20, end_cached = 0x7F;
+constexpr size_t cached_count = end_cached - first_cached;
+constexpr int kern_unknown = std::numeric_limits<int>::min();
+
+bool is_cached(char32_t c) { return c >= first_cached && c < end_cached; }
+
+}  // namespace
+
 struct Font::Info {
     stbtt_fontinfo info;
     int ascent = 0, descent = 0, line_gap = 0;
+    // Glyph index and advance (font units) of each printable ASCII character, read at load.
+    std::array<int, cached_count> glyph{}, advance{};
+    // Kerning (font units) of each printable ASCII pair, read on first use (DejaVu kerns through
+    // its GPOS table, whose lookup is slow); kern_unknown until then. Threads that race on a pair
+    // store the same value.
+    std::array<std::atomic<int>, cached_count * cached_count> kern;
 };
 
 Font::Font(const std::string& path) : info_(std::make_unique<Info>()) {
@@ -87,6 +110,12 @@ Font::Font(const std::string& path) : info_(std::make_unique<Info>()) {
     if (offset < 0 || !stbtt_InitFont(&info_->info, bytes_.data(), offset))
         throw Error(ErrorKind::io, path + ": not a TrueType font (reinstall the Debian package fonts-dejavu-core)");
     stbtt_GetFontVMetrics(&info_->info, &info_->ascent, &info_->descent, &info_->line_gap);
+    for (size_t k = 0; k < cached_count; ++k) {
+        info_->glyph[k] = stbtt_FindGlyphIndex(&info_->info, static_cast<int>(first_cached + k));
+        int bearing = 0;
+        stbtt_GetGlyphHMetrics(&info_->info, info_->glyph[k], &info_->advance[k], &bearing);
+    }
+    for (std::atomic<int>& pair : info_->kern) pair.store(kern_unknown, std::memory_order_relaxed);
 }
 
 Font::~Font() = default;
@@ -114,24 +143,42 @@ float Font::em_size(float pixel_height) const {
 }
 
 std::vector<Font::Glyph> Font::layout(const std::u32string& text, float scale, float pixel_height) const {
-    // Advance widths plus kerning; a missing glyph takes a box 0.6 em wide.
+    // Advance widths plus kerning; a missing glyph takes a box 0.6 em wide. Printable ASCII
+    // takes its glyph, advance and kerning from the caches in Info.
     std::vector<Glyph> glyphs;
+    glyphs.reserve(text.size());
     float x = 0.0f;
     int previous = 0;
+    char32_t previous_char = 0;
     for (char32_t c : text) {
-        const int index = stbtt_FindGlyphIndex(&info_->info, static_cast<int>(c));
+        const bool cached = is_cached(c);
+        const int index = cached ? info_->glyph[c - first_cached] : stbtt_FindGlyphIndex(&info_->info, static_cast<int>(c));
         float advance = 0.6f * pixel_height;
         if (index != 0) {
             int advance_units = 0, bearing = 0;
-            stbtt_GetGlyphHMetrics(&info_->info, index, &advance_units, &bearing);
+            if (cached) advance_units = info_->advance[c - first_cached];
+            else stbtt_GetGlyphHMetrics(&info_->info, index, &advance_units, &bearing);
             advance = advance_units * scale;
-            if (previous != 0) x += stbtt_GetGlyphKernAdvance(&info_->info, previous, index) * scale;
+            if (previous != 0) x += kerning(previous_char, previous, c, index) * scale;
         }
         glyphs.push_back({index, x, advance});
         x += advance;
         previous = index;
+        previous_char = c;
     }
     return glyphs;
+}
+
+int Font::kerning(char32_t first_char, int first_glyph, char32_t second_char, int second_glyph) const {
+    if (!is_cached(first_char) || !is_cached(second_char))
+        return stbtt_GetGlyphKernAdvance(&info_->info, first_glyph, second_glyph);
+    std::atomic<int>& pair = info_->kern[(first_char - first_cached) * cached_count + (second_char - first_cached)];
+    int units = pair.load(std::memory_order_relaxed);
+    if (units == kern_unknown) {
+        units = stbtt_GetGlyphKernAdvance(&info_->info, first_glyph, second_glyph);
+        pair.store(units, std::memory_order_relaxed);
+    }
+    return units;
 }
 
 int Font::text_width(std::string_view utf8, float pixel_height) const {
@@ -191,9 +238,44 @@ void draw_text_mask(RasterImage& image, const TextMask& mask, int x, int y, Rgb 
     }
 }
 
+namespace {
+
+// Masks of the texts drawn lately with the default font, shared by every picture of the process:
+// all head pictures of a run draw the same token labels. Emptied when it holds max_masks.
+class TextMaskCache {
+public:
+    std::shared_ptr<const TextMask> get(const std::string& text, float pixel_height) {
+        std::string key = text;
+        key.append(reinterpret_cast<const char*>(&pixel_height), sizeof pixel_height);
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            const auto found = masks_.find(key);
+            if (found != masks_.end()) return found->second;
+        }
+        // Rendered outside the lock; two threads racing on one text store equal masks.
+        auto mask = std::make_shared<const TextMask>(Font::default_font().render(text, pixel_height));
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (masks_.size() >= max_masks) masks_.clear();
+        masks_.emplace(std::move(key), mask);
+        return mask;
+    }
+
+private:
+    static constexpr size_t max_masks = 8192;  // a few MB of masks at most
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const TextMask>> masks_;
+};
+
+TextMaskCache& text_mask_cache() {
+    static TextMaskCache cache;
+    return cache;
+}
+
+}  // namespace
+
 void draw_placed_text(RasterImage& image, const TextPlacement& placement, Rgb color) {
-    const TextMask mask = Font::default_font().render(placement.text, placement.pixel_height);
-    draw_text_mask(image, mask, placement.x, placement.y, color, placement.direction);
+    const std::shared_ptr<const TextMask> mask = text_mask_cache().get(placement.text, placement.pixel_height);
+    draw_text_mask(image, *mask, placement.x, placement.y, color, placement.direction);
 }
 
 std::string fit_text(const Font& font, const std::string& text, float pixel_height, int max_width) {

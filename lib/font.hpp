@@ -58,6 +58,8 @@ private:
         float advance;
     };
     std::vector<Glyph> layout(const std::u32string& text, float scale, float pixel_height) const;
+    // Kerning in font units between two glyphs (of these characters); cached for ASCII pairs.
+    int kerning(char32_t first_char, int first_glyph, char32_t second_char, int second_glyph) const;
 
     std::vector<unsigned char> bytes_;
     struct Info;

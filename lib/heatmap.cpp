@@ -1,6 +1,8 @@
 // Rasterises a heatmap layout (see heatmap.hpp).
 #include "heatmap.hpp"
 
+#include <vector>
+
 #include "png_writer.hpp"
 
 namespace attn_viz {
@@ -10,15 +12,24 @@ namespace {
 constexpr Rgb frame_color{110, 110, 110};
 
 void draw_cells(RasterImage& image, const HeatmapLayout& layout, const Colormap& colormap, const ValueScale& scale) {
+    // Step 1: each cell row in one go, masked cells plain mask gray.
     const CellGrid& cells = layout.cells;
+    LevelPalette levels(image, colormap);
+    const uint16_t mask_index = image.color_index(mask_color);
+    std::vector<uint16_t> row_indices(static_cast<size_t>(cells.cols));
     for (int64_t r = 0; r < cells.rows; ++r) {
-        for (int64_t c = 0; c < cells.cols; ++c) {
-            const int x = layout.grid_x + static_cast<int>(c) * layout.cell_w;
-            const int y = layout.grid_y + static_cast<int>(r) * layout.cell_h;
-            if (cells.is_masked(r, c)) image.fill_mask_hatch(x, y, layout.cell_w, layout.cell_h);
-            else image.fill_rect(x, y, layout.cell_w, layout.cell_h, colormap.at(scale.position(cells.value(r, c))));
-        }
+        for (int64_t c = 0; c < cells.cols; ++c)
+            row_indices[static_cast<size_t>(c)] = cells.is_masked(r, c) ? mask_index : levels.at(scale.position(cells.value(r, c)));
+        image.fill_cell_row(layout.grid_x, layout.grid_y + static_cast<int>(r) * layout.cell_h, layout.cell_w, layout.cell_h,
+                            row_indices.data(), static_cast<int>(cells.cols));
     }
+    // Step 2: the hatch over masked cells (it needs cells of at least 6 px; a no-op below that).
+    if (layout.cell_w >= 6 && layout.cell_h >= 6)
+        for (int64_t r = 0; r < cells.rows; ++r)
+            for (int64_t c = 0; c < cells.cols; ++c)
+                if (cells.is_masked(r, c))
+                    image.fill_mask_hatch(layout.grid_x + static_cast<int>(c) * layout.cell_w,
+                                          layout.grid_y + static_cast<int>(r) * layout.cell_h, layout.cell_w, layout.cell_h);
     image.stroke_rect(layout.grid_x - 1, layout.grid_y - 1, layout.grid_width() + 2, layout.grid_height() + 2, frame_color);
 }
 
@@ -26,7 +37,7 @@ void draw_colorbar(RasterImage& image, const HeatmapLayout& layout, const Colorm
     // Top row is the top of the scale; each row takes the entry for its height.
     for (int y = 0; y < layout.colorbar_h; ++y) {
         const double position = layout.colorbar_h > 1 ? 1.0 - static_cast<double>(y) / (layout.colorbar_h - 1) : 1.0;
-        image.fill_rect(layout.colorbar_x, layout.colorbar_y + y, layout.colorbar_w, 1, colormap.at(position));
+        image.fill_rect(layout.colorbar_x, layout.colorbar_y + y, layout.colorbar_w, 1, colormap.raster_at(position));
     }
     image.stroke_rect(layout.colorbar_x - 1, layout.colorbar_y - 1, layout.colorbar_w + 2, layout.colorbar_h + 2, frame_color);
     for (const ColorbarTick& tick : layout.ticks)

@@ -90,62 +90,97 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
     grid.cols = static_cast<int64_t>(grid.col_edges.size()) - 1;
     grid.values.assign(static_cast<size_t>(grid.rows * grid.cols), 0.0f);
     grid.masked.assign(static_cast<size_t>(grid.rows * grid.cols), 1);
-    // Step 3: pool each block over its visible entries, one pass over the weights.
-    std::vector<double> sums(static_cast<size_t>(grid.cols));
-    std::vector<float> maxima(static_cast<size_t>(grid.cols));
-    std::vector<int64_t> counts(static_cast<size_t>(grid.cols));
+    // Step 3: pool each block row over its visible entries. First each key's total (mean) or
+    // largest weight (max) and its count of visible queries over the block's rows: plain loops
+    // over contiguous keys that the compiler vectorizes. Padding keys are skipped afterwards,
+    // when the keys are summed into blocks (a key is padding for every query or for none).
+    const bool mean = pool == PoolMode::mean;
+    const size_t span = static_cast<size_t>(area.k1 - area.k0);
+    std::vector<float> key_pooled(span);  // per key: sum (mean) or maximum (max) over the block's rows
+    std::vector<int32_t> key_counts(span);
+    const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
     for (int64_t r = 0; r < grid.rows; ++r) {
-        std::fill(sums.begin(), sums.end(), 0.0);
-        std::fill(maxima.begin(), maxima.end(), -std::numeric_limits<float>::infinity());
-        std::fill(counts.begin(), counts.end(), 0);
-        const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
+        std::fill(key_pooled.begin(), key_pooled.end(), mean ? 0.0f : -std::numeric_limits<float>::infinity());
+        std::fill(key_counts.begin(), key_counts.end(), 0);
+        float* pooled = key_pooled.data();
+        int32_t* counts = key_counts.data();
         for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i) {
-            const float* row = weights + i * keys;
-            const int64_t end = visibility.visible_end(i);
-            for (int64_t c = 0; c < grid.cols; ++c) {
-                const int64_t j0 = grid.col_edges[static_cast<size_t>(c)];
-                const int64_t j1 = std::min(grid.col_edges[static_cast<size_t>(c + 1)], end);
-                if (j0 >= j1) break;  // the causal mask hides this block and every one after it
-                float block_sum = 0, block_max = -std::numeric_limits<float>::infinity();
-                int64_t block_count = 0;
-                for (int64_t j = j0; j < j1; ++j) {
-                    if (excluded && excluded[j]) continue;
-                    block_sum += row[j];
-                    block_max = std::max(block_max, row[j]);
-                    ++block_count;
-                }
-                sums[static_cast<size_t>(c)] += block_sum;
-                maxima[static_cast<size_t>(c)] = std::max(maxima[static_cast<size_t>(c)], block_max);
-                counts[static_cast<size_t>(c)] += block_count;
-            }
+            const float* row = weights + i * keys + area.k0;
+            const int64_t seen = std::clamp<int64_t>(visibility.visible_end(i) - area.k0, 0, static_cast<int64_t>(span));
+            if (mean)
+                for (int64_t j = 0; j < seen; ++j) pooled[j] += row[j];
+            else
+                for (int64_t j = 0; j < seen; ++j) pooled[j] = row[j] > pooled[j] ? row[j] : pooled[j];
+            for (int64_t j = 0; j < seen; ++j) ++counts[j];
         }
+        // Then each block from its keys, padding keys left out.
         for (int64_t c = 0; c < grid.cols; ++c) {
-            if (counts[static_cast<size_t>(c)] == 0) continue;
+            double sum = 0.0;
+            float largest = -std::numeric_limits<float>::infinity();
+            int64_t count = 0;
+            const int64_t j0 = grid.col_edges[static_cast<size_t>(c)] - area.k0, j1 = grid.col_edges[static_cast<size_t>(c + 1)] - area.k0;
+            for (int64_t j = j0; j < j1; ++j) {
+                if (excluded && excluded[area.k0 + j]) continue;
+                sum += pooled[j];
+                largest = std::max(largest, pooled[j]);
+                count += counts[j];
+            }
+            if (count == 0) continue;
             const size_t at = static_cast<size_t>(r * grid.cols + c);
             grid.masked[at] = 0;
-            grid.values[at] = pool == PoolMode::mean
-                                  ? static_cast<float>(sums[static_cast<size_t>(c)] / counts[static_cast<size_t>(c)])
-                                  : maxima[static_cast<size_t>(c)];
+            grid.values[at] = mean ? static_cast<float>(sum / count) : largest;
         }
     }
     return grid;
 }
 
+namespace {
+
+// Running minimum and maximum of some floats, kept in `lanes` independent lanes so the compiler
+// turns each step into vector compares and blends. NaNs never replace a bound (as std::min/max).
+struct MinMaxLanes {
+    static constexpr int lanes = 16;
+    float low[lanes], high[lanes];
+
+    MinMaxLanes() {
+        std::fill(low, low + lanes, std::numeric_limits<float>::infinity());
+        std::fill(high, high + lanes, -std::numeric_limits<float>::infinity());
+    }
+    // values: [n]
+    void add(const float* values, int64_t n) {
+        int64_t j = 0;
+        for (; j + lanes <= n; j += lanes)
+            for (int k = 0; k < lanes; ++k) {
+                const float v = values[j + k];
+                low[k] = v < low[k] ? v : low[k];
+                high[k] = v > high[k] ? v : high[k];
+            }
+        for (; j < n; ++j) low[0] = std::min(low[0], values[j]), high[0] = std::max(high[0], values[j]);
+    }
+    void add(float value) { low[0] = std::min(low[0], value), high[0] = std::max(high[0], value); }
+    ValueRange range() const {
+        const float least = *std::min_element(low, low + lanes), most = *std::max_element(high, high + lanes);
+        if (least > most) return {};
+        return {least, most};
+    }
+};
+
+}  // namespace
+
 ValueRange visible_value_range(const float* weights, const Visibility& visibility) {
-    float low = std::numeric_limits<float>::infinity(), high = -low;
+    MinMaxLanes bounds;
     const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
     for (int64_t i = 0; i < visibility.queries; ++i) {
         const float* row = weights + i * visibility.keys;
         const int64_t end = visibility.visible_end(i);
         if (excluded) {
             for (int64_t j = 0; j < end; ++j)
-                if (!excluded[j]) low = std::min(low, row[j]), high = std::max(high, row[j]);
+                if (!excluded[j]) bounds.add(row[j]);
         } else {
-            for (int64_t j = 0; j < end; ++j) low = std::min(low, row[j]), high = std::max(high, row[j]);
+            bounds.add(row, end);
         }
     }
-    if (low > high) return {};
-    return {low, high};
+    return bounds.range();
 }
 
 }  // namespace attn_viz

@@ -26,8 +26,10 @@ constexpr int tick_length = 4;
 struct LabelMaker {
     const Font& font;
     const std::vector<std::string>& tokens;
+    int64_t first = 0, last = 0;  // the labelled tokens [first, last)
     bool raw = false;  // show as given, not as tokenizer tokens
     bool with_index = false;
+    mutable int widest_px[2] = {-1, -1};  // widest() without and with the index prefix, once measured
 
     std::string text(int64_t index) const {
         if (tokens.empty()) return std::to_string(index);
@@ -41,10 +43,14 @@ struct LabelMaker {
         }
         return fit_text(font, shown, label_px, max_label_width);
     }
-    int widest(int64_t first, int64_t last) const {
-        int widest_px = 0;
-        for (int64_t i = first; i < last; ++i) widest_px = std::max(widest_px, font.text_width(text(i), label_px));
-        return widest_px;
+    // Width of the widest label in [first, last): measured once per prefix choice (the layout
+    // passes ask again, and T can be thousands of labels).
+    int widest() const {
+        int& widest = widest_px[with_index ? 1 : 0];
+        if (widest >= 0) return widest;
+        widest = 0;
+        for (int64_t i = first; i < last; ++i) widest = std::max(widest, font.text_width(text(i), label_px));
+        return widest;
     }
 };
 
@@ -117,7 +123,9 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
 
     // Step 3: label space, pixel budget, pooling and cell size. Labels get an index prefix when
     // they are thinned out or pooled; that widens them, so settle it in at most two passes.
-    LabelMaker rows_maker{font, query_tokens, style.raw_labels}, cols_maker{font, key_tokens, style.raw_labels};
+    LabelMaker rows_maker{font, query_tokens, area.q0, area.q1, style.raw_labels};
+    LabelMaker cols_maker{font, key_tokens, area.k0, area.k1, style.raw_labels};
+    const bool same_labels = area.q0 == area.k0 && area.q1 == area.k1 && query_tokens == key_tokens;  // self-attention
     bool labels = style.labels;
     int budget = 0, cell = 1, left = margin, top = margin + title_height, row_stride = 1, col_stride = 1;
     int64_t rows = 0, cols = 0;
@@ -125,8 +133,9 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
         left = margin;
         top = margin + title_height;
         if (labels) {
-            left += axis_line + 4 + rows_maker.widest(area.q0, area.q1) + label_gap;
-            top += axis_line + 4 + cols_maker.widest(area.k0, area.k1) + label_gap;
+            const int row_labels_px = rows_maker.widest();
+            left += axis_line + 4 + row_labels_px + label_gap;
+            top += axis_line + 4 + (same_labels ? row_labels_px : cols_maker.widest()) + label_gap;
         }
         budget = std::min(style.max_px - left - colorbar_area - margin, style.max_px - top - margin);
         if (budget < 48 && labels) {

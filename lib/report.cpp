@@ -158,7 +158,8 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         std::vector<int64_t> numbers;
         for (size_t l = 0; l < in.layers.size(); ++l)
             maps.push_back(&in.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
-        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale);
+        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale,
+                           threads);
         if (o.html) {
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;

@@ -70,9 +70,9 @@ inline int dark_pixels(const DecodedPng& png, int x, int y, int w, int h) {
     return count;
 }
 
-// The color write_head_png gives a cell of this value.
+// The color write_head_png gives a cell of this value: the colormap at raster_levels steps.
 inline attn_viz::Rgb expected_color(const attn_viz::HeatmapStyle& style, float value) {
-    return attn_viz::Colormap::named(style.colormap).at(attn_viz::ValueScale{style.vmin, style.vmax, style.log_scale}.position(value));
+    return attn_viz::Colormap::named(style.colormap).raster_at(attn_viz::ValueScale{style.vmin, style.vmax, style.log_scale}.position(value));
 }
 
 // Centre pixel of cell (r, c).

@@ -104,7 +104,7 @@ TEST_CASE("overview sheet: one labelled tile per layer x head, per-head and glob
                     for (int64_t j = 0; j < t; ++j) {
                         const Rgb pixel = png.at(x0 + static_cast<int>(j) * layout.cell_px + layout.cell_px / 2,
                                                  y0 + static_cast<int>(i) * layout.cell_px + layout.cell_px / 2);
-                        CHECK(pixel == (j <= i ? viridis.at(value_scale.position(w[i * t + j])) : mask_color));
+                        CHECK(pixel == (j <= i ? viridis.raster_at(value_scale.position(w[i * t + j])) : mask_color));
                     }
             }
     }
@@ -137,7 +137,7 @@ TEST_CASE("matrix picture: correlation colors span -1..1 with head labels as giv
         CHECK(layout.row_labels.front().text == "L0 H0");  // spaces kept: not shown as tokens
         for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j < n; ++j) {
-                CHECK(cell_pixel(png, layout, i, j) == Colormap::named("viridis").at((m.data[static_cast<size_t>(i * n + j)] + 1.0) / 2.0));
+                CHECK(cell_pixel(png, layout, i, j) == Colormap::named("viridis").raster_at((m.data[static_cast<size_t>(i * n + j)] + 1.0) / 2.0));
             }
     }
 }

@@ -1,0 +1,152 @@
+// Render suite, part 4: the PNG writer (indexed and RGB files decode to exactly the canvas) and
+// the colormap's quantization to raster_levels entries that keeps pictures indexed.
+#include "render_test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include "error.hpp"
+#include "font.hpp"
+#include "heatmap.hpp"
+#include "png_writer.hpp"
+#include "raster_image.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+using namespace render_test;
+
+namespace {
+
+// PNG bytes -> pixels, with stb_image (an independent decoder).
+DecodedPng decode_bytes(const std::vector<uint8_t>& png) {
+    DecodedPng out;
+    int channels = 0;
+    unsigned char* pixels = stbi_load_from_memory(png.data(), static_cast<int>(png.size()), &out.width, &out.height, &channels, 3);
+    if (!pixels) return {};
+    out.rgb.assign(pixels, pixels + static_cast<size_t>(out.width) * out.height * 3);
+    stbi_image_free(pixels);
+    return out;
+}
+
+// The IHDR color type: 3 = indexed, 2 = RGB.
+int color_type(const std::vector<uint8_t>& png) { return png.size() > 25 ? png[25] : -1; }
+
+// A canvas of random rectangles drawn from `colors` random colors (plus the white fill).
+RasterImage random_canvas(int width, int height, int colors) {
+    std::uniform_int_distribution<int> byte(0, 255), x_at(0, width - 1), y_at(0, height - 1), side(1, 7);
+    std::vector<Rgb> choices;
+    for (int k = 0; k < colors; ++k)
+        choices.push_back({static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng()))});
+    RasterImage image(width, height);
+    for (int k = 0; k < 4 * colors + 20; ++k)
+        image.fill_rect(x_at(rng()), y_at(rng()), side(rng()), side(rng()), choices[static_cast<size_t>(k % colors)]);
+    return image;
+}
+
+void check_round_trip(const RasterImage& image, int expected_type) {
+    const std::vector<uint8_t> png = encode_png(image);
+    CHECK(color_type(png) == expected_type);
+    const DecodedPng decoded = decode_bytes(png);
+    REQUIRE(decoded.width == image.width);
+    REQUIRE(decoded.height == image.height);
+    int wrong = 0;
+    for (int y = 0; y < image.height; ++y)
+        for (int x = 0; x < image.width; ++x) wrong += !(decoded.at(x, y) == image.pixel(x, y));
+    CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_SUITE("render") {
+
+TEST_CASE("PNG writer: indexed and RGB files decode to exactly the canvas, odd widths and 1x1 included") {
+    for (const auto& [width, height] : std::vector<std::pair<int, int>>{{1, 1}, {1, 9}, {7, 1}, {13, 11}, {64, 33}, {301, 97}}) {
+        CAPTURE(width);
+        CAPTURE(height);
+        check_round_trip(RasterImage(width, height, Rgb{12, 200, 99}), 3);
+        check_round_trip(random_canvas(width, height, 40), 3);
+        // More than 256 colors (when the canvas has room for them) falls back to RGB.
+        const RasterImage many = random_canvas(width, height, 400);
+        check_round_trip(many, many.palette.size() > 256 ? 2 : 3);
+    }
+    CHECK(random_canvas(301, 97, 400).palette.size() > 256);  // the RGB path above really ran
+    CHECK_THROWS_AS(encode_png(RasterImage(0, 5)), Error);
+}
+
+TEST_CASE("fill_cell_row draws what one fill_rect per cell draws, clipped at every edge") {
+    std::uniform_int_distribution<int> position(-12, 40), size(1, 5), count(1, 14), byte(0, 255);
+    for (int k = 0; k < 300; ++k) {
+        const int x = position(rng()), y = position(rng()), w = k % 3 == 0 ? 1 : size(rng()), h = size(rng()), n = count(rng());
+        CAPTURE(x);
+        CAPTURE(y);
+        CAPTURE(w);
+        CAPTURE(n);
+        RasterImage by_row(31, 23), by_cell(31, 23);
+        std::vector<uint16_t> cells;
+        for (int c = 0; c < n; ++c) {
+            const Rgb color{static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng())), 7};
+            cells.push_back(by_row.color_index(color));
+            by_cell.fill_rect(x + c * w, y, w, h, color);
+        }
+        by_row.fill_cell_row(x, y, w, h, cells.data(), n);
+        int wrong = 0;
+        for (int yy = 0; yy < 23; ++yy)
+            for (int xx = 0; xx < 31; ++xx) wrong += !(by_row.pixel(xx, yy) == by_cell.pixel(xx, yy));
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("text blending uses 16 coverage levels, so text over white adds at most 15 colors") {
+    RasterImage image(300, 140);
+    draw_placed_text(image, {"The quick brown fox, #120 \u2423jumps", 4, 4, 290, 30, 16.0f});
+    draw_placed_text(image, {"upward", 4, 44, 20, 80, 12.0f, TextDirection::upward});
+    CHECK(image.palette.size() <= 16);
+    CHECK(image.palette.size() >= 8);  // antialiased, not just black and white
+    for (const Rgb& color : image.palette) {
+        CHECK(color.r == color.g);  // grays between text_color and white
+        CHECK(color.r >= text_color.r);
+    }
+}
+
+TEST_CASE("colormap quantization for PNGs: monotone, evenly spaced, ends are the colormap's ends") {
+    for (const std::string& name : Colormap::names()) {
+        CAPTURE(name);
+        const Colormap map = Colormap::named(name);
+        CHECK(map.raster_at(0.0) == map.entry(0));
+        CHECK(map.raster_at(1.0) == map.entry(255));
+        CHECK(map.raster_at(-3.0) == map.entry(0));
+        CHECK(map.raster_at(std::nan("")) == map.entry(0));
+        CHECK(map.raster_at(7.0) == map.entry(255));
+        // Each level is the entry nearest to it, levels step through the table in order.
+        std::uniform_real_distribution<double> unit(0.0, 1.0);
+        for (int k = 0; k < 2000; ++k) {
+            const double position = unit(rng());
+            const long level = std::lround(position * (raster_levels - 1));
+            const long index = std::lround(static_cast<double>(level) * 255.0 / (raster_levels - 1));
+            CHECK(map.raster_at(position) == map.entry(static_cast<int>(index)));
+        }
+        if (name == "gray")  // gray levels show the order directly
+            for (int level = 1; level < raster_levels; ++level)
+                CHECK(map.raster_at(static_cast<double>(level) / (raster_levels - 1)).r >
+                      map.raster_at(static_cast<double>(level - 1) / (raster_levels - 1)).r);
+    }
+}
+
+TEST_CASE("a labelled, masked per-head picture is an indexed PNG") {
+    ScratchDir dir;
+    for (int64_t t : {1, 9, 40}) {
+        const Visibility v = square_visibility(t, true);
+        const std::vector<float> w = random_attention(v);
+        HeatmapStyle style;
+        style.title = "head 3 - previous-token - entropy 0.42 nats";
+        const ValueRange range = visible_value_range(w.data(), v);
+        style.vmin = range.vmin, style.vmax = range.vmax;
+        const HeatmapLayout layout = layout_heatmap(w.data(), v, {}, {}, style);
+        const std::vector<uint8_t> png = encode_png(render_heatmap(layout, style));
+        CHECK(color_type(png) == 3);
+        const DecodedPng decoded = decode_bytes(png);
+        REQUIRE(decoded.width == layout.width);
+        CHECK(cell_pixel(decoded, layout, t - 1, 0) == expected_color(style, w[static_cast<size_t>((t - 1) * t)]));
+    }
+}
+
+}
