@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "error.hpp"
 #include "masked_softmax.hpp"
