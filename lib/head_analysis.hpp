@@ -24,7 +24,7 @@ const char* pair_metric_name(PairMetric metric);
 
 struct AnalysisOptions {
     LabelThresholds thresholds;
-    int threads = 1;                            // std::threads for the statistics (never oneDNN's)
+    int threads = 1;                            // threads for the statistics (parallel_for)
     bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers
     // The weight-only similarities of `weights`, computed once per run by the caller
     // (weight_similarities()); when null and weights are given, analyze_model computes them.

@@ -18,7 +18,7 @@ struct MapSimilarities {
 };
 
 // layers[l]->attention: [H_l, T, S], all with equal T, S and visibility. Pairs of heads are spread
-// over `threads` std::threads; every pair is summed in one fixed order (results do not depend on it).
+// over `threads` threads (parallel_for); every pair is summed in one fixed order (results do not depend on it).
 MapSimilarities attention_map_similarities(const std::vector<const LayerResult*>& layers, int threads = 1);
 
 // The same head in two runs (e.g. two checkpoints of one architecture on one input): head n of

@@ -45,7 +45,7 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 // S != T, or when no token repeats.
 // result.attention: [H, T, S]; result.logit_margin: [H, T]; result.contribution_norms: [H, T]
 // (empty: contribution and ablation_importance are NaN); result.output: [T, D].
-// tokens: [T] or empty. Heads are spread over `threads` std::threads (1 = the calling thread).
+// tokens: [T] or empty. Heads are spread over `threads` threads (parallel_for; 1 = the calling thread).
 std::vector<HeadStats> compute_head_stats(const LayerResult& result, const std::vector<int64_t>& tokens = {},
                                           int threads = 1);
 
