@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "block_inner.hpp"
+
 namespace attn_viz {
 
 HeadOutputShares::HeadOutputShares(OnednnBackend& backend, const Tensor& w_o, int64_t heads)
@@ -43,15 +45,9 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
     // Step 3: gram[a, b] = sum of the (a, b) d_h x d_h blocks of (Z^T Z) .* G.
     gram = Tensor({H, H});
     for (int64_t a = 0; a < H; ++a)
-        for (int64_t b = 0; b < H; ++b) {
-            double sum = 0;
-            for (int64_t x = 0; x < d_h; ++x) {
-                const int64_t row = (a * d_h + x) * width + b * d_h;
-                for (int64_t k = 0; k < d_h; ++k)
-                    sum += static_cast<double>(outputs_gram.data[row + k]) * output_gram_.data[row + k];
-            }
-            gram.data[a * H + b] = static_cast<float>(sum);
-        }
+        for (int64_t b = 0; b < H; ++b)
+            gram.data[a * H + b] =
+                static_cast<float>(block_inner(outputs_gram, a * d_h, b * d_h, output_gram_, a * d_h, b * d_h, d_h));
 }
 
 }  // namespace attn_viz

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "block_inner.hpp"
 #include "error.hpp"
 
 namespace attn_viz {
@@ -81,18 +82,6 @@ CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeig
     g.v = group_gram(backend, v, false);
     g.o = group_gram(backend, o, true);
     return g;
-}
-
-// sum over the d_h x d_h block pair of (first[a, b] .* second[c, d]): <A_a B_a^T, A_b B_b^T>_F
-// = sum((A_a^T A_b) .* (B_a^T B_b)), both blocks read from Gram matrices.
-double block_inner(const Tensor& first, int64_t row_a, int64_t col_b, const Tensor& second, int64_t row_c, int64_t col_d,
-                   int64_t r) {
-    const int64_t n1 = first.dim(1), n2 = second.dim(1);
-    double sum = 0;
-    for (int64_t x = 0; x < r; ++x)
-        for (int64_t y = 0; y < r; ++y)
-            sum += double(first.data[(row_a + x) * n1 + col_b + y]) * second.data[(row_c + x) * n2 + col_d + y];
-    return sum;
 }
 
 }  // namespace
