@@ -12,8 +12,32 @@
 namespace attn_viz {
 namespace {
 
-// Scores per block of query rows (Steps 2-4 of AttentionLayer::run): 2 MB, to stay in cache.
-constexpr int64_t map_block_floats = int64_t{1} << 19;
+// How Steps 2-4 of AttentionLayer::run walk the map: `groups` KV groups of `group_rows` query
+// rows per product, `rows` of them at a time (all of them when groups > 1), each step at most
+// about 2 MB of scores so that it is still in cache for the softmax and P V.
+struct MapSteps {
+    int64_t groups = 1, group_rows = 0, rows = 0;
+};
+
+MapSteps map_steps(int64_t kv_groups, int64_t group_rows, int64_t keys) {
+    constexpr int64_t step_floats = int64_t{1} << 19;
+    MapSteps step{1, group_rows, std::clamp<int64_t>(step_floats / keys, 1, group_rows)};
+    // Whole groups per step when they fit: a divisor of the group count, so every step has one
+    // shape (each new shape costs oneDNN a JIT compilation).
+    for (int64_t groups = std::min(kv_groups, step_floats / std::max<int64_t>(1, group_rows * keys)); groups > 1; --groups)
+        if (kv_groups % groups == 0) return {groups, group_rows, group_rows};
+    return step;
+}
+
+// `batch` products of [m, k] x [k, n] whose a and c operands are consecutive groups of
+// `group_rows` rows (row-major, dense rows); w's strides are left for the caller. One product
+// keeps dense batch strides: with any other, oneDNN 2.6 leaves brgemm for gemm:jit.
+MatmulShape batched_matmul(int64_t batch, int64_t m, int64_t k, int64_t n, int64_t group_rows) {
+    MatmulShape s = dense_matmul(m, k, n);
+    s.batch = batch;
+    if (batch > 1) s.a_strides[0] = group_rows * k, s.c_strides[0] = group_rows * n;
+    return s;
+}
 
 // z: [H, T, d_h] -> [T, H*d_h]
 Tensor from_head_major(const Tensor& z) {
@@ -120,27 +144,30 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     apply_rope(q, w.rope, w.rope_base);
     apply_rope(k, w.rope, w.rope_base);
 
-    // Steps 2-4 go through the map in blocks of query rows of one KV group (its G heads' rows are
-    // contiguous), so that a block's scores are still in cache when they are masked, normalised
-    // and multiplied by V: the [H, T, S] map is written once and read once here.
+    // Steps 2-4 go through the map in steps of about 2 MB, so that a step's scores are still in
+    // cache when they are masked, normalised and multiplied by V: the [H, T, S] map is written
+    // once and read once here. A step is a run of query rows of one KV group (its G heads' rows
+    // are contiguous) or, for short sequences, several whole groups in one batched product.
     r.attention = take_map_buffer({H, T, S});
     r.logit_margin = Tensor({H, T});
     Tensor z = Tensor::uninitialized({H, T, d_h});
-    const int64_t group_rows = G * T, block = std::clamp<int64_t>(map_block_floats / S, 1, group_rows);
+    const MapSteps step = map_steps(KV, G * T, S);
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
-    for (int64_t g = 0; g < KV; ++g)
-        for (int64_t first = 0; first < group_rows; first += block) {
-            const int64_t rows = std::min(block, group_rows - first), row0 = g * group_rows + first;
+    for (int64_t g0 = 0; g0 < KV; g0 += step.groups)
+        for (int64_t first = 0; first < step.group_rows; first += step.rows) {
+            const int64_t rows = std::min(step.rows, step.group_rows - first), row0 = g0 * step.group_rows + first;
             float* map_rows = r.attention.ptr() + row0 * S;
             // Step 2: scaled scores Q[rows] K_g^T / sqrt(d_h), K_g^T a transposed view of K.
-            MatmulShape scores = dense_matmul(rows, d_h, S);
-            scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
+            MatmulShape scores = batched_matmul(step.groups, rows, d_h, S, step.group_rows);
+            scores.w_strides[0] = S * d_h, scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
             scores.scale = scale;
-            backend_.matmul(scores, q.ptr() + row0 * d_h, k.ptr() + g * S * d_h, nullptr, map_rows);
+            backend_.matmul(scores, q.ptr() + row0 * d_h, k.ptr() + g0 * S * d_h, nullptr, map_rows);
             // Step 3: masks (causal future, padding), logit margins and the softmax over visible keys.
-            masked_softmax(map_rows, row0, rows, r.visibility, r.logit_margin.ptr() + row0);
+            masked_softmax(map_rows, row0, step.groups * rows, r.visibility, r.logit_margin.ptr() + row0);
             // Step 4: head outputs Z[rows] = P[rows] V_g.
-            backend_.matmul(dense_matmul(rows, S, d_h), map_rows, v.ptr() + g * S * d_h, nullptr, z.ptr() + row0 * d_h);
+            MatmulShape outputs = batched_matmul(step.groups, rows, S, d_h, step.group_rows);
+            outputs.w_strides[0] = S * d_h;
+            backend_.matmul(outputs, map_rows, v.ptr() + g0 * S * d_h, nullptr, z.ptr() + row0 * d_h);
         }
     r.context = from_head_major(z);  // [T, H*d_h]
 

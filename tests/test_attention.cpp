@@ -140,15 +140,18 @@ TEST_CASE("attention rejects inputs of the wrong width") {
 
 TEST_CASE("every primitive is one of oneDNN's fast kernels, never the reference fallback") {
     // Biases, GQA, causal masks, RoPE and cross-attention each change the products' shapes.
+    // T = 760 makes a KV group's scores larger than one 2 MB step: products over row ranges.
     struct Setup {
-        int64_t D, H, KV;
+        int64_t D, H, KV, T;
         bool causal, biases, cross;
         RopeStyle rope;
     };
-    for (const Setup& c : {Setup{64, 4, 4, true, true, false, RopeStyle::none}, Setup{64, 8, 2, true, false, false, RopeStyle::interleaved},
-                           Setup{48, 6, 6, false, true, true, RopeStyle::none}}) {
+    for (const Setup& c : {Setup{64, 4, 4, 33, true, true, false, RopeStyle::none},
+                           Setup{64, 8, 2, 33, true, false, false, RopeStyle::interleaved},
+                           Setup{48, 6, 6, 33, false, true, true, RopeStyle::none}, Setup{16, 2, 2, 760, true, true, false, RopeStyle::none}}) {
+        CAPTURE(c.T);
         LayerWeights w = random_layer(c.D, c.H, c.KV, c.causal, c.biases, c.rope);
-        Tensor x = random_tensor({33, c.D}), context = random_tensor({21, c.D});
+        Tensor x = random_tensor({c.T, c.D}), context = random_tensor({21, c.D});
         AttentionRequest request;
         request.input = &x;
         request.context = c.cross ? &context : nullptr;
