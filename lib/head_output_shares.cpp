@@ -33,8 +33,7 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
     norms = Tensor::uninitialized({H, T});
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < H * T; ++n) {
-        double square = 0;
-        for (int64_t k = 0; k < d_h; ++k) square += static_cast<double>(y.data[n * d_h + k]) * z.data[n * d_h + k];
+        const double square = dot_in_double(y.ptr() + n * d_h, z.ptr() + n * d_h, d_h);
         norms.data[n] = static_cast<float>(std::sqrt(std::max(square, 0.0)));  // rounding can dip below 0
     }
     // Step 2: the Gram matrix of the outputs, Z^T Z (first operand a transposed view of context).

@@ -1,0 +1,26 @@
+#include "block_inner.hpp"
+
+namespace attn_viz {
+
+// Eight double lanes so the loop vectorizes (a single accumulator may not be reassociated).
+[[gnu::target_clones("avx512f", "avx2", "default")]] double dot_in_double(const float* a, const float* b, int64_t n) {
+    constexpr int lanes = 8;
+    double part[lanes] = {}, sum = 0;
+    int64_t j = 0;
+    for (; j + lanes <= n; j += lanes)
+        for (int l = 0; l < lanes; ++l) part[l] += static_cast<double>(a[j + l]) * b[j + l];
+    for (; j < n; ++j) sum += static_cast<double>(a[j]) * b[j];
+    for (double p : part) sum += p;
+    return sum;
+}
+
+double block_inner(const Tensor& first, int64_t row_a, int64_t col_b, const Tensor& second, int64_t row_c,
+                   int64_t col_d, int64_t r) {
+    const int64_t n1 = first.dim(1), n2 = second.dim(1);
+    double sum = 0;
+    for (int64_t x = 0; x < r; ++x)
+        sum += dot_in_double(first.ptr() + (row_a + x) * n1 + col_b, second.ptr() + (row_c + x) * n2 + col_d, r);
+    return sum;
+}
+
+}  // namespace attn_viz
