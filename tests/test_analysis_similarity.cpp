@@ -140,7 +140,9 @@ TEST_CASE("identical maps have correlation 1 and JS distance 0; constant maps co
 TEST_CASE("JS distance of near-duplicate heads matches the double reference (small divergences)") {
     // Head 1 is head 0 with every weight scaled by 1 + eps u (u uniform in [-1, 1]) and rows
     // renormalised; head 2 is an exact copy of head 0 and head 3 an unrelated map. Divergences
-    // span about 1e-12 to 1e-3, where the square root amplifies any absolute error.
+    // span about 1e-12 to 1e-3, where the square root amplifies any absolute error: float maps
+    // limit the distance to about 2.5e-5 (the worst of 200 runs at eps = 1e-3 and 1e-4), so the
+    // tolerance is 5e-5 (2e-5 failed 15% of runs).
     auto& rng = test_support::rng();
     std::uniform_real_distribution<double> centred(-1.0, 1.0);
     for (const RandomLayerShape& shape : {RandomLayerShape{4, 67, 67, 3, false, 0.0},
@@ -165,7 +167,7 @@ TEST_CASE("JS distance of near-duplicate heads matches the double reference (sma
                 const PairReference want = reference_pair({&r}, 0, b);
                 INFO("T=" << T << " S=" << S << " causal=" << shape.causal << " eps=" << eps << " pair 0," << b
                           << ": got " << m.js_distance.at(0, b) << ", want " << want.js_distance);
-                CHECK(std::abs(m.js_distance.at(0, b) - want.js_distance) < 2e-5);
+                CHECK(std::abs(m.js_distance.at(0, b) - want.js_distance) < 5e-5);
             }
             CHECK(m.js_distance.at(0, 2) == 0.0);
         }
