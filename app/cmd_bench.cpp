@@ -73,7 +73,7 @@ int bench(const BenchOptions& o) {
         const double cold = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         // Warm runs reuse the previous map's memory, as batches and corpora do (AttentionLayer::recycle).
         const double warm = best_time(o.repeat, [&] { layer.recycle(layer.run(request)); });
-        const double flops = attention_flops(o.tokens, o.tokens, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, shares);
+        const double flops = attention_flops(o.tokens, o.tokens, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, shares, o.causal);
         std::printf("attention D=%lld H=%lld KV=%lld T=%lld%s%s: %.2f GFLOP, warm %.2f ms = %.1f GFLOP/s (%.0f%% of matmul), "
                     "cold %.2f ms\n",
                     static_cast<long long>(w.d_model), static_cast<long long>(w.num_heads), static_cast<long long>(w.num_kv_heads),

@@ -57,6 +57,12 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, const std::string&
     std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", prefix.c_str(), names.c_str());
 }
 
+// The products' floating-point operations of one run of the layer, for the GFLOP/s of --timings.
+double layer_flops(const attn_viz::LayerResult& result, const attn_viz::LayerWeights& w) {
+    const attn_viz::Visibility& v = result.visibility;
+    return attn_viz::attention_flops(v.queries, v.keys, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, true, v.causal);
+}
+
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running
 // moments; memory does not depend on the number of sequences.
 std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weights, attn_viz::AttentionLayer& layer,
@@ -85,8 +91,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
             result = layer.run(request);
         }
         warn_poisoned_heads(result, where + ": ");
-        flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
-                                 weights.num_kv_heads, weights.d_head, true);
+        flops += layer_flops(result, weights);
         Timings::Scope t(timings, "statistics");
         corpus.add(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options));
         layer.recycle(std::move(result));
@@ -155,8 +160,7 @@ int run(RunOptions& o) {
             result = layer.run(request);
         }
         warn_poisoned_heads(result, batch ? "sequence " + std::to_string(n) + ": " : "");
-        flops += attention_flops(result.visibility.queries, result.visibility.keys, weights.d_model, weights.num_heads,
-                                 weights.num_kv_heads, weights.d_head, true);
+        flops += layer_flops(result, weights);
         ReportOptions report = o.report;
         report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
         report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "error.hpp"
 #include "masked_softmax.hpp"
@@ -29,9 +30,19 @@ MapSteps map_steps(int64_t kv_groups, int64_t group_rows, int64_t keys) {
     return step;
 }
 
+// rows: [count, from] packed at the start of a [count, to] buffer -> rows of `to` floats, the
+// keys past `from` zero. In place, last row first (a row never moves onto an unread one).
+void spread_rows(float* rows, int64_t count, int64_t from, int64_t to) {
+    for (int64_t n = count - 1; n >= 0; --n) {
+        std::memmove(rows + n * to, rows + n * from, static_cast<size_t>(from) * sizeof(float));
+        std::fill(rows + n * to + from, rows + (n + 1) * to, 0.0f);
+    }
+}
+
 // `batch` products of [m, k] x [k, n] whose a and c operands are consecutive groups of
 // `group_rows` rows (row-major, dense rows); w's strides are left for the caller. One product
-// keeps dense batch strides: with any other, oneDNN 2.6 leaves brgemm for gemm:jit.
+// keeps dense batch strides (so must the caller's w): with any other, oneDNN 2.6 leaves brgemm
+// for gemm:jit.
 MatmulShape batched_matmul(int64_t batch, int64_t m, int64_t k, int64_t n, int64_t group_rows) {
     MatmulShape s = dense_matmul(m, k, n);
     s.batch = batch;
@@ -148,26 +159,35 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     // cache when they are masked, normalised and multiplied by V: the [H, T, S] map is written
     // once and read once here. A step is a run of query rows of one KV group (its G heads' rows
     // are contiguous) or, for short sequences, several whole groups in one batched product.
+    // Under a causal mask a run of rows only sees the keys up to its last row: its products
+    // stop there, rounded up to a quarter of the keys so that only three more shapes need JIT
+    // code (measured: finer steps saved work but cost as much again in code generation).
     r.attention = take_map_buffer({H, T, S});
     r.logit_margin = Tensor({H, T});
     Tensor z = Tensor::uninitialized({H, T, d_h});
     const MapSteps step = map_steps(KV, G * T, S);
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
+    const int64_t key_quantum = (S + 3) / 4;
     for (int64_t g0 = 0; g0 < KV; g0 += step.groups)
         for (int64_t first = 0; first < step.group_rows; first += step.rows) {
             const int64_t rows = std::min(step.rows, step.group_rows - first), row0 = g0 * step.group_rows + first;
+            const int64_t count = step.groups * rows;
+            const int64_t n_keys = std::min(S, (keys_seen(r.visibility, row0, count) + key_quantum - 1) / key_quantum * key_quantum);
+            // The step's rows hold n_keys keys each (dense) until Step 4 has read them.
             float* map_rows = r.attention.ptr() + row0 * S;
-            // Step 2: scaled scores Q[rows] K_g^T / sqrt(d_h), K_g^T a transposed view of K.
-            MatmulShape scores = batched_matmul(step.groups, rows, d_h, S, step.group_rows);
-            scores.w_strides[0] = S * d_h, scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
+            // Step 2: scaled scores Q[rows] K_g[:n_keys]^T / sqrt(d_h), K_g^T a transposed view of K.
+            MatmulShape scores = batched_matmul(step.groups, rows, d_h, n_keys, step.group_rows);
+            scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
+            if (step.groups > 1) scores.w_strides[0] = S * d_h;
             scores.scale = scale;
             backend_.matmul(scores, q.ptr() + row0 * d_h, k.ptr() + g0 * S * d_h, nullptr, map_rows);
             // Step 3: masks (causal future, padding), logit margins and the softmax over visible keys.
-            masked_softmax(map_rows, row0, step.groups * rows, r.visibility, r.logit_margin.ptr() + row0);
-            // Step 4: head outputs Z[rows] = P[rows] V_g.
-            MatmulShape outputs = batched_matmul(step.groups, rows, S, d_h, step.group_rows);
-            outputs.w_strides[0] = S * d_h;
+            masked_softmax(map_rows, row0, count, n_keys, r.visibility, r.logit_margin.ptr() + row0);
+            // Step 4: head outputs Z[rows] = P[rows, :n_keys] V_g[:n_keys].
+            MatmulShape outputs = batched_matmul(step.groups, rows, n_keys, d_h, step.group_rows);
+            if (step.groups > 1) outputs.w_strides[0] = S * d_h;
             backend_.matmul(outputs, map_rows, v.ptr() + g0 * S * d_h, nullptr, z.ptr() + row0 * d_h);
+            if (n_keys < S) spread_rows(map_rows, count, n_keys, S);
         }
     r.context = from_head_major(z);  // [T, H*d_h]
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "error.hpp"
 #include "fast_exp.hpp"
 
 namespace attn_viz {
@@ -66,16 +67,25 @@ struct TopTwo {
 
 }  // namespace
 
-void masked_softmax(float* scores, int64_t first, int64_t count, const Visibility& vis, float* margin) {
-    const int64_t T = vis.queries, S = vis.keys;
+int64_t keys_seen(const Visibility& vis, int64_t first, int64_t count) {
+    int64_t seen = 0;
+    for (int64_t n = first; n < first + count && seen < vis.keys; ++n) seen = std::max(seen, vis.visible_end(n % vis.queries));
+    return seen;
+}
+
+void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_keys, const Visibility& vis, float* margin) {
+    const int64_t T = vis.queries;
+    if (row_keys < keys_seen(vis, first, count) || row_keys > vis.keys)
+        throw Error(ErrorKind::internal, "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
+                                             std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < count; ++n) {
         const int64_t i = (first + n) % T;
-        float* row = scores + n * S;
-        // Step 1: keys [end, S) are the causal future: zero, and left out of everything below.
+        float* row = scores + n * row_keys;
+        // Step 1: keys [end, row_keys) are the causal future: zero, and left out of everything below.
         const int64_t end = vis.visible_count(i) == 0 ? 0 : vis.visible_end(i);
-        std::fill(row + end, row + S, 0.0f);
+        std::fill(row + end, row + row_keys, 0.0f);
         margin[n] = 0.0f;
         if (end == 0) continue;
         // Step 2: padding keys get -inf (so e^x = 0 and they are never a top score).

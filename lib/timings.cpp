@@ -1,5 +1,6 @@
 #include "timings.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace attn_viz {
@@ -29,11 +30,17 @@ std::string Timings::table() const {
     return out;
 }
 
-double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, int64_t d_head, bool shares) {
+double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, int64_t d_head, bool shares,
+                       bool causal) {
     const double projections = 2.0 * T * D * H * d_head + 2.0 * 2.0 * S * D * KV * d_head;
-    const double scores_and_pv = 2.0 * 2.0 * H * T * S * d_head;
+    // Query i sees keys [0, min(i + 1, S)) under a causal mask.
+    const double pairs = causal ? static_cast<double>(std::min(T, S)) * (std::min(T, S) + 1) / 2 +
+                                      static_cast<double>(std::max<int64_t>(T - S, 0)) * S
+                                : static_cast<double>(T) * S;
+    const double scores_and_pv = 2.0 * 2.0 * H * pairs * d_head;
     const double output = 2.0 * T * H * d_head * D;
-    const double share_products = shares ? 2.0 * T * H * d_head * D + 2.0 * H * H * T * D : 0.0;
+    const double width = static_cast<double>(H) * d_head;
+    const double share_products = shares ? 2.0 * T * width * width + 2.0 * T * width * d_head : 0.0;
     return projections + scores_and_pv + output + share_products;
 }
 

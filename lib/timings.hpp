@@ -35,8 +35,10 @@ private:
 };
 
 // Floating-point operations of one attention layer's products (projections, scores, P.V,
-// output projection, and with `shares` each head's share of the output and their Gram matrix),
-// for GFLOP/s figures. T queries, S keys.
-double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, int64_t d_head, bool shares);
+// output projection, and with `shares` what summarises each head's share of the output: Z^T Z
+// and z G_hh, see head_output_shares.hpp), for GFLOP/s figures. T queries, S keys; `causal`
+// counts scores and P.V over the visible pairs only (the products skip most of the rest).
+double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, int64_t d_head, bool shares,
+                       bool causal = false);
 
 }  // namespace attn_viz

@@ -93,6 +93,10 @@ TEST_CASE("attention matches a double-precision reference across shapes and opti
         {"cross-attention T=5, S=9", 5, 9, 12, 3, 3, false, true, false, RopeStyle::none},
         {"cross-attention with padding, S=1", 4, 1, 6, 2, 2, false, true, false, RopeStyle::none},
         {"longer T=70 causal", 70, 0, 48, 6, 6, true, true, false, RopeStyle::none},
+        // Long enough that the map is walked in runs of rows whose products stop near the diagonal.
+        {"causal T=1100, products cut at the diagonal", 1100, 0, 16, 2, 2, true, true, false, RopeStyle::none},
+        {"GQA 4/2 causal T=900, runs across head boundaries", 900, 0, 32, 4, 2, true, false, false, RopeStyle::half_split},
+        {"causal with padding T=800", 800, 0, 12, 1, 1, true, false, true, RopeStyle::none},
     };
     for (const Case& c : cases) check_case(c);
 }

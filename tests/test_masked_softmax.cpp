@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "error.hpp"
 #include "fast_exp.hpp"
 #include "masked_softmax.hpp"
 #include "support.hpp"
@@ -76,8 +77,8 @@ TEST_CASE("masked_softmax matches a double-precision softmax and margin under ev
         // In two uneven calls, as attention.cpp does with row blocks.
         Tensor margin({c.H, c.T});
         const int64_t split = (c.H * c.T) / 3;
-        masked_softmax(scores.ptr(), 0, split, vis, margin.ptr());
-        masked_softmax(scores.ptr() + split * c.S, split, c.H * c.T - split, vis, margin.ptr() + split);
+        masked_softmax(scores.ptr(), 0, split, c.S, vis, margin.ptr());
+        masked_softmax(scores.ptr() + split * c.S, split, c.H * c.T - split, c.S, vis, margin.ptr() + split);
         double worst = 0, worst_margin = 0;
         for (int64_t h = 0; h < c.H; ++h)
             for (int64_t i = 0; i < c.T; ++i) {
@@ -99,7 +100,7 @@ TEST_CASE("masked_softmax: ties give a zero margin, a query that sees no key an 
     Tensor scores({1, 2, 4});
     scores.data = {9.0f, 1.0f, 2.5f, 2.5f, 0.5f, 7.0f, -1.0f, 3.0f};
     Tensor margin({1, 2});
-    masked_softmax(scores.ptr(), 0, 2, vis, margin.ptr());
+    masked_softmax(scores.ptr(), 0, 2, 4, vis, margin.ptr());
     CHECK(margin.data[0] == 0.0f);                     // 2.5 twice among the visible keys
     CHECK(margin.data[1] == doctest::Approx(4.0f));    // 3 - (-1); 7 and 0.5 are padding
     CHECK(scores.data[2] == doctest::Approx(0.5f));
@@ -108,9 +109,29 @@ TEST_CASE("masked_softmax: ties give a zero margin, a query that sees no key an 
     Visibility none{1, 3, false, {1, 1, 1}};
     Tensor all_hidden = random_tensor({2, 1, 3});
     float margins[2] = {1, 1};
-    masked_softmax(all_hidden.ptr(), 0, 2, none, margins);
+    masked_softmax(all_hidden.ptr(), 0, 2, 3, none, margins);
     CHECK(margins[0] == 0.0f);
     for (float w : all_hidden.data) CHECK(w == 0.0f);
+}
+
+TEST_CASE("masked_softmax on causal rows packed to fewer keys than the map has") {
+    const int64_t T = 23, S = 23, first = 5, count = 9, row_keys = 16;  // queries 5..13 see keys up to 14
+    Visibility vis{T, S, true, {}};
+    CHECK(keys_seen(vis, first, count) == 14);
+    CHECK(keys_seen(vis, T - 2, 4) == S);  // rows 21, 22 of one head, then 0, 1 of the next
+    Tensor scores = random_tensor({count, row_keys}, 5.0f);
+    const Tensor original = scores;
+    std::vector<float> margin(count);
+    masked_softmax(scores.ptr(), first, count, row_keys, vis, margin.data());
+    for (int64_t n = 0; n < count; ++n) {
+        std::vector<float> full(S, 0.0f);
+        std::copy_n(original.ptr() + n * row_keys, row_keys, full.begin());
+        const ReferenceRow want = reference_row(full.data(), vis, first + n);
+        CHECK(std::fabs(margin[static_cast<size_t>(n)] - want.margin) < 5e-5);
+        for (int64_t j = 0; j < row_keys; ++j)
+            CHECK(std::fabs(scores.data[n * row_keys + j] - want.weights[static_cast<size_t>(j)]) < 1e-6);
+    }
+    CHECK_THROWS_AS(masked_softmax(scores.ptr(), first, count, 13, vis, margin.data()), Error);  // query 13 sees 14 keys
 }
 
 TEST_CASE("masked_softmax: a non-finite score poisons its row instead of vanishing") {
@@ -118,7 +139,7 @@ TEST_CASE("masked_softmax: a non-finite score poisons its row instead of vanishi
     Tensor scores = random_tensor({1, 1, 20});
     scores.data[13] = std::numeric_limits<float>::quiet_NaN();
     float margin = 0;
-    masked_softmax(scores.ptr(), 0, 1, vis, &margin);
+    masked_softmax(scores.ptr(), 0, 1, 20, vis, &margin);
     CHECK(std::isnan(scores.data[0]));
 }
 
