@@ -1,5 +1,7 @@
 // attn-viz: the command-line front end. Thin: each subcommand lives in app/cmd_*.cpp and calls
 // the library; errors are caught here, once, printed on one line, and mapped to exit codes.
+#include <malloc.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -10,7 +12,23 @@
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
 
+namespace {
+
+// glibc serves blocks above a moving threshold (128 KB at first) with fresh mmap()s and gives the
+// heap's top back to the kernel as soon as it is free, so every picture canvas, PNG buffer and
+// per-sequence tensor of a few MB was page-faulted anew: a third of the page faults of a T = 512
+// run. Blocks up to 32 MB now come from the heap and freed memory stays for the next one
+// (measured at T = 512: 18.8k -> 12.9k page faults, wall ~10% shorter). The attention map and
+// anything else above 32 MB is still mmap()ed and returned when freed.
+void keep_freed_memory_for_reuse() {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    keep_freed_memory_for_reuse();
     attn_viz::cap_onednn_isa();
     attn_viz::install_interrupt_cleanup();
 
