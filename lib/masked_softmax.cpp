@@ -79,12 +79,16 @@ void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_key
         throw Error(ErrorKind::internal, "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
                                              std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
+    // A query sees no key when every key before its causal end is padding: when that end is at
+    // or before the first key that is not padding.
+    int64_t first_unpadded = 0;
+    while (excluded && first_unpadded < vis.keys && excluded[first_unpadded]) ++first_unpadded;
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < count; ++n) {
         const int64_t i = (first + n) % T;
         float* row = scores + n * row_keys;
         // Step 1: keys [end, row_keys) are the causal future: zero, and left out of everything below.
-        const int64_t end = vis.visible_count(i) == 0 ? 0 : vis.visible_end(i);
+        const int64_t end = vis.visible_end(i) > first_unpadded ? vis.visible_end(i) : 0;
         std::fill(row + end, row + row_keys, 0.0f);
         margin[n] = 0.0f;
         if (end == 0) continue;
