@@ -19,8 +19,8 @@ public:
     HeadOutputShares(OnednnBackend& backend, const Tensor& w_o, int64_t heads);
 
     // z: [H, T, d_h] head outputs, head-major; context: [T, H*d_h] the same, token-major.
-    // norms <- [H, T] ||c_th||; gram <- [H, H] sum_t <c_ta, c_tb>.
-    void summarise(OnednnBackend& backend, const Tensor& z, const Tensor& context, Tensor& norms, Tensor& gram) const;
+    // norms <- [H, T] ||c_th||; share_gram <- [H, H] sum_t <c_ta, c_tb>.
+    void summarise(OnednnBackend& backend, const Tensor& z, const Tensor& context, Tensor& norms, Tensor& share_gram) const;
 
 private:
     int64_t heads_ = 0, d_head_ = 0;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "block_inner.hpp"
+#include "gram_matrix.hpp"
 #include "error.hpp"
 
 namespace attn_viz {
@@ -33,21 +33,6 @@ Tensor rows_stacked(const std::vector<const Tensor*>& matrices) {
     auto at = out.data.begin();
     for (const Tensor* m : matrices) at = std::copy(m->data.begin(), m->data.end(), at);
     return out;
-}
-
-// m: [rows, cols] -> the inner products of its columns (m^T m, [cols, cols]) or, with
-// `of_rows`, of its rows (m m^T, [rows, rows]); on oneDNN, the transpose a strided view.
-Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
-    const int64_t rows = m.dim(0), cols = m.dim(1);
-    const int64_t n = of_rows ? rows : cols, k = of_rows ? cols : rows;
-    Tensor g({n, n});
-    MatmulShape s;
-    s.m = n, s.k = k, s.n = n;
-    s.a_strides[0] = rows * cols, s.a_strides[1] = of_rows ? cols : 1, s.a_strides[2] = of_rows ? 1 : cols;
-    s.w_strides[0] = rows * cols, s.w_strides[1] = of_rows ? 1 : cols, s.w_strides[2] = of_rows ? cols : 1;
-    s.c_strides[0] = n * n, s.c_strides[1] = n, s.c_strides[2] = 1;
-    backend.matmul(s, m.ptr(), m.ptr(), nullptr, g.ptr());
-    return g;
 }
 
 // The Gram matrix of one group of layers' matrices: used in place for one layer, joined first

@@ -1,6 +1,19 @@
-#include "block_inner.hpp"
+#include "gram_matrix.hpp"
 
 namespace attn_viz {
+
+Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
+    const int64_t rows = m.dim(0), cols = m.dim(1);
+    const int64_t n = of_rows ? rows : cols, k = of_rows ? cols : rows;
+    Tensor g = Tensor::uninitialized({n, n});
+    MatmulShape s;
+    s.m = n, s.k = k, s.n = n;
+    s.a_strides[0] = rows * cols, s.a_strides[1] = of_rows ? cols : 1, s.a_strides[2] = of_rows ? 1 : cols;
+    s.w_strides[0] = rows * cols, s.w_strides[1] = of_rows ? 1 : cols, s.w_strides[2] = of_rows ? cols : 1;
+    s.c_strides[0] = n * n, s.c_strides[1] = n, s.c_strides[2] = 1;
+    backend.matmul(s, m.ptr(), m.ptr(), nullptr, g.ptr());
+    return g;
+}
 
 // Eight double lanes so the loop vectorizes (a single accumulator may not be reassociated).
 [[gnu::target_clones("avx512f", "avx2", "default")]] double dot_in_double(const float* a, const float* b, int64_t n) {

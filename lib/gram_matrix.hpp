@@ -1,0 +1,26 @@
+// Gram matrices on oneDNN, and the inner products read off them in double: of two float rows,
+// and of two square blocks of two matrices, which is how head-pair similarities come out of
+// Gram matrices: <A_a B_a^T, A_b B_b^T>_F = sum((A_a^T A_b) .* (B_a^T B_b))
+// (weight_similarity.cpp, head_output_shares.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "onednn_backend.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+// m: [rows, cols] -> the inner products of its columns (m^T m, [cols, cols]) or, with
+// `of_rows`, of its rows (m m^T, [rows, rows]); on oneDNN, the transpose a strided view.
+Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows);
+
+// a, b: [n] -> sum a .* b, in double.
+double dot_in_double(const float* a, const float* b, int64_t n);
+
+// first: [n1, m1], second: [n2, m2]. The sum over x, y < r of first[row_a + x, col_b + y] *
+// second[row_c + x, col_d + y], in double.
+double block_inner(const Tensor& first, int64_t row_a, int64_t col_b, const Tensor& second, int64_t row_c,
+                   int64_t col_d, int64_t r);
+
+}  // namespace attn_viz
