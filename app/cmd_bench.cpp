@@ -7,6 +7,8 @@
 #include <memory>
 #include <random>
 
+#include "onednn_backend.hpp"
+#include "layer_cost.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
 #include "timings.hpp"

@@ -5,6 +5,8 @@
 #include <memory>
 #include <thread>
 
+#include "onednn_backend.hpp"
+#include "token_ids.hpp"
 #include "file_write.hpp"
 #include "attention.hpp"
 #include "commands.hpp"

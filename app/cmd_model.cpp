@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "onednn_backend.hpp"
+#include "token_ids.hpp"
+#include "layer_cost.hpp"
 #include "commands.hpp"
 #include "error.hpp"
 #include "head_analysis.hpp"
@@ -11,7 +14,7 @@
 #include "input_limits.hpp"
 #include "llama_model.hpp"
 #include "memory_budget.hpp"
-#include "nonfinite.hpp"
+#include "poisoned_heads.hpp"
 #include "output_dir.hpp"
 #include "report_options.hpp"
 #include "stats_report.hpp"

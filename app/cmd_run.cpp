@@ -2,6 +2,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "onednn_backend.hpp"
+#include "token_ids.hpp"
+#include "layer_cost.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
 #include "corpus_stats.hpp"
@@ -11,7 +14,7 @@
 #include "input_limits.hpp"
 #include "layer_options.hpp"
 #include "memory_budget.hpp"
-#include "nonfinite.hpp"
+#include "poisoned_heads.hpp"
 #include "report_options.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"

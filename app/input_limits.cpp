@@ -1,7 +1,7 @@
 #include "input_limits.hpp"
 
 #include "memory_budget.hpp"
-#include "nonfinite.hpp"
+#include "finite.hpp"
 
 namespace attn_viz_cli {
 

@@ -3,7 +3,7 @@
 # build-fuzz/ and runs each one for SECONDS, one after another, starting from its seed corpus in
 # tests/fuzz/corpus/<target>/. Reports per target the runs made and what it found; findings
 # (crash-*, leak-*, timeout-*, oom-* files) land in build-fuzz/findings/<target>/ and become
-# regression tests in tests/test_reliability_*.cpp.
+# regression tests in tests/formats/test_reliability_fuzz.cpp.
 #   scripts/fuzz.sh SECONDS [TARGET...]     (default 60 seconds, every target)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +12,7 @@ shift || true
 ATTN_VIZ_SETUP_EXTRA="${ATTN_VIZ_SETUP_EXTRA:-} clang" "$root/scripts/setup.sh"
 
 build=$root/build-fuzz
-cmake -S "$root/tests/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$build" -DATTN_VIZ_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j2 >/dev/null
 
 targets=("$@")

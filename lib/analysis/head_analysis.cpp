@@ -1,0 +1,90 @@
+#include "head_analysis.hpp"
+
+#include <random>
+
+#include "error.hpp"
+#include "head_clustering.hpp"
+#include "head_similarity.hpp"
+#include "weight_similarity.hpp"
+
+namespace attn_viz {
+
+const char* pair_metric_name(PairMetric metric) {
+    static const char* const names[pair_metric_count] = {"correlation",   "cosine",           "js_distance",
+                                                         "output_cosine", "weight_qk_cosine", "weight_ov_cosine"};
+    return names[static_cast<int>(metric)];
+}
+
+ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
+                            const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,
+                            const AnalysisOptions& options) {
+    if (layers.empty()) throw Error(ErrorKind::internal, "analyze_model: no layers");
+    const Visibility& vis = layers[0]->visibility;
+    ModelAnalysis a;
+    a.num_layers = static_cast<int64_t>(layers.size());
+    a.num_heads = layers[0]->attention.rank() == 3 ? layers[0]->attention.dim(0) : 0;
+    a.num_queries = vis.queries;
+    a.num_keys = vis.keys;
+    a.causal = vis.causal;
+    a.total_queries = vis.queries;
+
+    // Step 1: per-head statistics, layer by layer.
+    for (int64_t l = 0; l < a.num_layers; ++l) {
+        const LayerResult& layer = *layers[static_cast<size_t>(l)];
+        if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
+            throw Error(ErrorKind::internal, "analyze_model: layer " + std::to_string(l) + " has a different head count");
+        const std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
+        for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
+        a.heads.insert(a.heads.end(), stats.begin(), stats.end());
+    }
+
+    // Step 2: pairwise matrices over all heads.
+    MapSimilarities maps = attention_map_similarities(layers, options.threads);
+    a.matrices[static_cast<size_t>(PairMetric::correlation)] = std::move(maps.correlation);
+    a.matrices[static_cast<size_t>(PairMetric::cosine)] = std::move(maps.cosine);
+    a.matrices[static_cast<size_t>(PairMetric::js_distance)] = std::move(maps.js_distance);
+    a.matrices[static_cast<size_t>(PairMetric::output_cosine)] = output_cosine(layers);
+    const int64_t N = static_cast<int64_t>(a.heads.size());
+    if (!weights.empty()) {
+        if (weights.size() != layers.size())
+            throw Error(ErrorKind::internal, "analyze_model: weights for " + std::to_string(weights.size()) +
+                                                 " layers, results for " + std::to_string(layers.size()));
+        for (const LayerWeights* w : weights)
+            if (!w || w->num_heads != a.num_heads)
+                throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
+        WeightSimilarities computed;
+        if (!options.weight_similarity) {
+            OnednnBackend backend(options.threads);
+            computed = weight_similarities(weights, options.weight_similarity_across_layers, backend);
+        }
+        const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
+        if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
+        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = ws.qk_cosine;
+        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = ws.ov_cosine;
+    } else {
+        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
+        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = HeadMatrix(N);
+    }
+
+    // Step 3: labels and redundancy from the numbers.
+    derive_labels_and_redundancy(a, options.thresholds);
+    return a;
+}
+
+ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights,
+                            const std::vector<int64_t>& tokens, const AnalysisOptions& options) {
+    std::vector<const LayerWeights*> layer_weights;
+    if (weights) layer_weights.push_back(weights);
+    return analyze_model({&result}, layer_weights, tokens, options);
+}
+
+void derive_labels_and_redundancy(ModelAnalysis& a, const LabelThresholds& thresholds) {
+    a.thresholds = thresholds;
+    a.labels.clear();
+    for (const HeadStats& s : a.heads) a.labels.push_back(label_head(s, thresholds));
+    const HeadMatrix& js = a.matrix(PairMetric::js_distance);
+    a.redundant_groups = cluster_heads(js, thresholds.redundancy_js);
+    a.redundant_pairs = closest_pairs(js, static_cast<int64_t>(thresholds.top_pairs));
+}
+
+}  // namespace attn_viz

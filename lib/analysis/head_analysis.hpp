@@ -1,0 +1,77 @@
+// The whole per-head analysis of one run: statistics, labels, pairwise similarity matrices,
+// redundant groups and pairs, over all layers' heads. Writers: stats_report.hpp; corpus
+// aggregation: corpus_stats.hpp. Formulas: docs/metrics.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "head_labels.hpp"
+#include "head_matrix.hpp"
+#include "head_stats.hpp"
+#include "layer_result.hpp"
+#include "layer_weights.hpp"
+#include "weight_similarity.hpp"
+
+namespace attn_viz {
+
+// The pairwise matrices, in the order stats.json and pairs.csv list them.
+enum class PairMetric { correlation, cosine, js_distance, output_cosine, weight_qk_cosine, weight_ov_cosine };
+inline constexpr int pair_metric_count = 6;
+const char* pair_metric_name(PairMetric metric);
+
+struct AnalysisOptions {
+    LabelThresholds thresholds;
+    int threads = 1;                            // threads for the statistics (parallel_for)
+    bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers
+    // The weight-only similarities of `weights`, computed once per run by the caller
+    // (weight_similarities()); when null and weights are given, analyze_model computes them.
+    const WeightSimilarities* weight_similarity = nullptr;
+};
+
+struct HeadId {
+    int64_t layer = 0;
+    int64_t head = 0;
+};
+
+struct ModelAnalysis {
+    int64_t num_layers = 0;
+    int64_t num_heads = 0;       // per layer
+    int64_t num_queries = 0;     // T (corpus: the largest T seen)
+    int64_t num_keys = 0;        // S (corpus: the largest S seen)
+    bool causal = false;
+    int64_t num_sequences = 1;   // > 1 after corpus aggregation
+    int64_t total_queries = 0;   // sum of T over the sequences
+
+    std::vector<HeadId> head_ids;           // N = L * H, layer-major; index = position in stats.json "heads"
+    std::vector<HeadStats> heads;           // [N] (corpus: mean over sequences where defined)
+    std::vector<HeadStats> heads_std;       // [N] population std over sequences; empty for one sequence
+    std::vector<std::string> labels;        // [N]
+    std::array<HeadMatrix, pair_metric_count> matrices;      // [N, N] each, NaN = undefined
+    std::array<HeadMatrix, pair_metric_count> matrices_std;  // corpus only; empty otherwise
+    std::vector<std::vector<int64_t>> redundant_groups;      // head indices
+    std::vector<std::pair<int64_t, int64_t>> redundant_pairs;  // (a, b), most redundant first
+    LabelThresholds thresholds;
+
+    const HeadMatrix& matrix(PairMetric metric) const { return matrices[static_cast<size_t>(metric)]; }
+};
+
+// layers: one LayerResult per layer, same visibility, same head count H (attention [H, T, S]).
+// weights: one per layer (for output/weight similarities), or empty: weight matrices are NaN.
+// tokens: [T] token ids for the duplicate-token/induction scores, or empty.
+ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
+                            const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,
+                            const AnalysisOptions& options);
+
+// One layer: analyze_model({&result}, weights ? {weights} : {}, tokens, options).
+ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights,
+                            const std::vector<int64_t>& tokens, const AnalysisOptions& options);
+
+// Recomputes labels, redundant groups (average linkage on js_distance cut at
+// thresholds.redundancy_js) and redundant pairs (top thresholds.top_pairs by js_distance) from
+// heads, matrices and `thresholds`.
+void derive_labels_and_redundancy(ModelAnalysis& analysis, const LabelThresholds& thresholds);
+
+}  // namespace attn_viz

@@ -1,0 +1,22 @@
+// What one attention layer costs: floating-point operations (for GFLOP/s figures) and memory
+// (checked against the budget before a run).
+#pragma once
+
+#include <cstdint>
+
+namespace attn_viz {
+
+// Floating-point operations of one attention layer's products (projections, scores, P.V,
+// output projection, and with `shares` what summarises each head's share of the output: Z^T Z
+// and z G_hh, see head_output_shares.hpp), for GFLOP/s figures. T queries, S keys; `causal`
+// counts scores and P.V over the visible pairs only (the products skip most of the rest).
+double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, int64_t d_head, bool shares,
+                       bool causal = false);
+
+// An upper estimate of the memory one attention layer run needs: weights, Q/K/V, the [H, T, S]
+// attention map, logit margins, context, output and per-head contribution buffers.
+// T queries and S keys (S = T without cross-attention).
+uint64_t estimate_layer_run_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head, int64_t T,
+                                  int64_t S);
+
+}  // namespace attn_viz

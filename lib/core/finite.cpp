@@ -1,0 +1,54 @@
+// The non-finite switch, the loaders' check and a fast finite scan.
+#include "finite.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "error.hpp"
+
+namespace attn_viz {
+namespace {
+
+std::atomic<bool> nonfinite_allowed{false};
+
+}  // namespace
+
+void set_allow_nonfinite(bool allow) { nonfinite_allowed = allow; }
+bool allow_nonfinite() { return nonfinite_allowed; }
+
+void require_finite(const Tensor& t, const std::string& name, const std::string& where) {
+    if (allow_nonfinite()) return;
+    if (const std::string bad = first_nonfinite(t, name); !bad.empty())
+        fail_input(where, bad + " is not finite (use --allow-nonfinite to load it anyway)");
+}
+
+std::string first_nonfinite(const Tensor& t, const std::string& name) {
+    for (int64_t n = 0; n < t.size(); ++n) {
+        if (std::isfinite(t.data[n])) continue;
+        std::vector<int64_t> index(t.shape.size());
+        int64_t rest = n;
+        for (size_t d = t.shape.size(); d-- > 0;) index[d] = rest % t.shape[d], rest /= t.shape[d];
+        return name + shape_string(index);
+    }
+    return "";
+}
+
+// values: [count]. A float is NaN or Inf when its exponent bits are all ones; testing the bits
+// (not std::isfinite) lets the compiler vectorize each block, and a bad value ends the scan at
+// the end of its block.
+[[gnu::target_clones("avx512f", "avx2", "default")]] bool all_finite(const float* values, int64_t count) {
+    constexpr uint32_t exponent_bits = 0x7f800000u;
+    constexpr int64_t block = 1024;
+    for (int64_t start = 0; start < count; start += block) {
+        const int64_t end = std::min(count, start + block);
+        bool bad = false;
+        for (int64_t i = start; i < end; ++i) bad |= (std::bit_cast<uint32_t>(values[i]) & exponent_bits) == exponent_bits;
+        if (bad) return false;
+    }
+    return true;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,106 @@
+#include "json_tensor.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "error.hpp"
+#include "mapped_file.hpp"
+#include "memory_budget.hpp"
+#include "finite.hpp"
+#include "npy.hpp"
+
+namespace attn_viz {
+namespace {
+
+// Infers the shape of nested arrays by following the first element at each depth.
+std::vector<int64_t> inferred_shape(const nlohmann::json& value, size_t rank) {
+    std::vector<int64_t> shape;
+    const nlohmann::json* v = &value;
+    for (size_t d = 0; d < rank && v->is_array(); ++d) {
+        shape.push_back(static_cast<int64_t>(v->size()));
+        if (v->empty()) break;
+        v = &(*v)[0];
+    }
+    return shape;
+}
+
+// Copies nested arrays into `out`, checking every row's length against `shape`; with `out` null
+// it only checks (run before allocating, so a short document cannot claim a huge tensor).
+void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, size_t depth,
+             std::vector<int64_t>& index, float*& out, const std::string& name, const std::string& where) {
+    const std::string here = name + (index.empty() ? "" : " row " + shape_string(index));
+    if (!value.is_array()) fail_input(where, here + " is not an array");
+    if (static_cast<int64_t>(value.size()) != shape[depth])
+        fail_input(where, here + " has " + std::to_string(value.size()) + " entries, expected " + std::to_string(shape[depth]));
+    for (size_t i = 0; i < value.size(); ++i) {
+        const nlohmann::json& item = value[i];
+        if (depth + 1 < shape.size()) {
+            index.push_back(static_cast<int64_t>(i));
+            flatten(item, shape, depth + 1, index, out, name, where);
+            index.pop_back();
+            continue;
+        }
+        if (!item.is_number()) {
+            index.push_back(static_cast<int64_t>(i));
+            fail_input(where, name + shape_string(index) + " is not a number");
+        }
+        const double d = item.get<double>();
+        if ((!std::isfinite(d) || std::fabs(d) > 3.4e38) && !allow_nonfinite()) {
+            index.push_back(static_cast<int64_t>(i));
+            fail_input(where, name + shape_string(index) + " is not a finite float32 value (use --allow-nonfinite to load it anyway)");
+        }
+        if (out) *out++ = narrow_to_float(d);
+    }
+}
+
+}  // namespace
+
+Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>& expected, const std::string& name,
+                        const JsonTensorSource& source) {
+    const std::string& where = source.document;
+    Tensor t;
+    if (value.is_object()) {
+        // A reference to a binary file beside the document.
+        if (!value.contains("npy") || !value["npy"].is_string())
+            fail_input(where, name + " must be an array of numbers or {\"npy\": \"file.npy\"}");
+        const std::string file = (std::filesystem::path(source.base_dir) / value["npy"].get<std::string>()).string();
+        try {
+            t = read_npy(file);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::io) throw;
+            fail_input(where, name + " refers to an unreadable file: " + e.what());
+        }
+        require_finite(t, name, file);
+    } else {
+        std::vector<int64_t> shape = inferred_shape(value, expected.size());
+        if (shape.size() != expected.size())
+            fail_input(where, name + " must be a " + std::to_string(expected.size()) + "-dimensional array of numbers");
+        for (size_t d = 0; d < expected.size(); ++d)
+            if (expected[d] >= 0) shape[d] = expected[d];
+        std::vector<int64_t> index;
+        float* out = nullptr;
+        flatten(value, shape, 0, index, out, name, where);  // validate everything first
+        t = Tensor(shape);
+        out = t.ptr();
+        flatten(value, shape, 0, index, out, name, where);
+    }
+    if (t.rank() != static_cast<int>(expected.size()))
+        fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + std::to_string(expected.size()) + " dimensions");
+    for (size_t d = 0; d < expected.size(); ++d)
+        if (expected[d] >= 0 && t.shape[d] != expected[d])
+            fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + shape_string(expected) +
+                                  " (-1 = any)");
+    return t;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+    MappedFile file(path);
+    check_memory_elements(file.size(), json_bytes_per_text_byte, path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
+    try {
+        return nlohmann::json::parse(file.text());
+    } catch (const nlohmann::json::exception& e) {
+        fail_input(path, std::string("invalid JSON: ") + e.what());
+    }
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,28 @@
+// Tensors inside JSON documents: either inline nested arrays of numbers, or a reference
+// {"npy": "file.npy"} to a NumPy file beside the JSON document.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+struct JsonTensorSource {
+    std::string document;  // path of the JSON file, for messages
+    std::string base_dir;  // where {"npy": ...} references are resolved
+};
+
+// Reads `value` as a tensor of rank `expected.size()`; dimensions given as -1 are taken from the
+// data, others must match. `name` is the key, for messages ("w.json: W_Q row 3 has 5 numbers,
+// expected 8"). Rejects ragged rows, non-numbers and non-finite values.
+Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>& expected, const std::string& name,
+                        const JsonTensorSource& source);
+
+// Parses a whole JSON file (memory-mapped), with errors naming it.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace attn_viz

@@ -1,0 +1,131 @@
+// Parsing llama2.c "version 0" checkpoints into LlamaWeights.
+#include "llama2c_checkpoint.hpp"
+
+#include <cstring>
+
+#include "error.hpp"
+#include "mapped_file.hpp"
+#include "finite.hpp"
+
+namespace attn_viz {
+namespace {
+
+constexpr int64_t header_bytes = 7 * 4;
+
+// Bounds far above any llama2.c model, low enough that no product below overflows.
+void check_count(int64_t value, int64_t limit, const char* name, const std::string& path) {
+    if (value <= 0 || value > limit)
+        fail_input(path, std::string("llama2.c header field ") + name + " = " + std::to_string(value) + " is outside 1.." +
+                             std::to_string(limit) + " (not a llama2.c version-0 checkpoint?)");
+}
+
+Llama2cConfig parse_header(const unsigned char* bytes, size_t size, const std::string& path) {
+    if (size < static_cast<size_t>(header_bytes)) fail_input(path, "too short for a llama2.c checkpoint header");
+    int32_t fields[7];
+    std::memcpy(fields, bytes, sizeof fields);
+    if (std::memcmp(bytes, "24ka", 4) == 0)  // 0x616b3432 little-endian: llama2.c's newer export formats
+        fail_input(path, "is a llama2.c version 1/2 export; only the legacy version-0 format is supported");
+    Llama2cConfig c;
+    c.dim = fields[0], c.hidden_dim = fields[1], c.n_layers = fields[2], c.n_heads = fields[3];
+    c.n_kv_heads = fields[4], c.vocab_size = fields[5], c.seq_len = fields[6];
+    c.shared_classifier = c.vocab_size > 0;
+    if (c.vocab_size < 0) c.vocab_size = -c.vocab_size;
+    check_count(c.dim, 1 << 15, "dim", path);
+    check_count(c.hidden_dim, 1 << 17, "hidden_dim", path);
+    check_count(c.n_layers, 1 << 10, "n_layers", path);
+    check_count(c.n_heads, c.dim, "n_heads", path);
+    check_count(c.n_kv_heads, c.n_heads, "n_kv_heads", path);
+    check_count(c.vocab_size, 1 << 20, "vocab_size", path);
+    check_count(c.seq_len, 1 << 20, "seq_len", path);
+    if (c.dim % c.n_heads != 0)
+        fail_input(path, "dim " + std::to_string(c.dim) + " is not divisible by n_heads " + std::to_string(c.n_heads));
+    if (c.n_heads % c.n_kv_heads != 0)
+        fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " + std::to_string(c.n_kv_heads));
+    if ((c.dim / c.n_heads) % 2 != 0) fail_input(path, "head size " + std::to_string(c.dim / c.n_heads) + " is odd (RoPE needs pairs)");
+    return c;
+}
+
+// Hands out consecutive float arrays of the file; the total was checked beforehand. Each array
+// must be finite unless allow_nonfinite() (named as in llama2.c's run.c, index as stored).
+class ArrayReader {
+public:
+    ArrayReader(const unsigned char* start, const std::string& path) : at_(start), path_(path) {}
+    // The next array as a tensor of `shape`.
+    Tensor next(std::vector<int64_t> shape, const std::string& name) {
+        Tensor t(std::move(shape));
+        std::memcpy(t.ptr(), at_, t.data.size() * 4);
+        at_ += t.data.size() * 4;
+        require_finite(t, name, path_);
+        return t;
+    }
+    // The next array of stacked [out, in] matrices, one per layer, transposed to x W.
+    std::vector<Tensor> next_per_layer_transposed(int64_t layers, int64_t out, int64_t in, const std::string& name) {
+        std::vector<Tensor> result;
+        for (int64_t l = 0; l < layers; ++l) result.push_back(transposed(next({out, in}, layer_name(name, l))));
+        return result;
+    }
+    std::vector<Tensor> next_per_layer(int64_t layers, int64_t size, const std::string& name) {
+        std::vector<Tensor> result;
+        for (int64_t l = 0; l < layers; ++l) result.push_back(next({size}, layer_name(name, l)));
+        return result;
+    }
+    void skip(int64_t floats) { at_ += floats * 4; }
+
+private:
+    static std::string layer_name(const std::string& name, int64_t layer) { return "layer " + std::to_string(layer) + " " + name; }
+    const unsigned char* at_;
+    const std::string& path_;
+};
+
+}  // namespace
+
+LlamaWeights read_llama2c_checkpoint(const std::string& path) {
+    MappedFile file(path);
+
+    // Step 1: header, then the exact file size the arrays need (bounded counts: no overflow).
+    const Llama2cConfig c = parse_header(file.data(), file.size(), path);
+    const int64_t d = c.dim, f = c.hidden_dim, layers = c.n_layers, head = c.dim / c.n_heads, kv = c.n_kv_heads * head;
+    const int64_t per_layer = 2 * d + d * d + 2 * kv * d + d * d + 3 * d * f;
+    const int64_t floats = c.vocab_size * d + layers * per_layer + d + c.seq_len * head +
+                           (c.shared_classifier ? 0 : c.vocab_size * d);
+    const int64_t expected = header_bytes + 4 * floats;
+    if (static_cast<int64_t>(file.size()) != expected)
+        fail_input(path, "file has " + std::to_string(file.size()) + " bytes but its header (dim " + std::to_string(d) +
+                             ", " + std::to_string(layers) + " layers, vocab " + std::to_string(c.vocab_size) + ") needs " +
+                             std::to_string(expected) + (static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
+
+    // Step 2: the arrays in file order.
+    ArrayReader reader(file.data() + header_bytes, path);
+    LlamaWeights w;
+    w.config = c;
+    w.token_embedding = reader.next({c.vocab_size, d}, "token_embedding_table");
+    std::vector<Tensor> rms_att = reader.next_per_layer(layers, d, "rms_att_weight");
+    std::vector<Tensor> wq = reader.next_per_layer_transposed(layers, d, d, "wq");
+    std::vector<Tensor> wk = reader.next_per_layer_transposed(layers, kv, d, "wk");
+    std::vector<Tensor> wv = reader.next_per_layer_transposed(layers, kv, d, "wv");
+    std::vector<Tensor> wo = reader.next_per_layer_transposed(layers, d, d, "wo");
+    std::vector<Tensor> rms_ffn = reader.next_per_layer(layers, d, "rms_ffn_weight");
+    std::vector<Tensor> w1 = reader.next_per_layer_transposed(layers, f, d, "w1");
+    std::vector<Tensor> w2 = reader.next_per_layer_transposed(layers, d, f, "w2");
+    std::vector<Tensor> w3 = reader.next_per_layer_transposed(layers, f, d, "w3");
+    w.rms_final = reader.next({d}, "rms_final_weight");
+    reader.skip(c.seq_len * head);  // legacy freq_cis_real and freq_cis_imag, [seq_len, head/2] each
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}, "wcls"));
+
+    // Step 3: one block per layer, attention in LayerWeights' convention.
+    for (int64_t l = 0; l < layers; ++l) {
+        const size_t i = static_cast<size_t>(l);
+        LlamaBlockWeights block;
+        LayerWeights& a = block.attention;
+        a.d_model = d, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = head;
+        a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = 10000.0;
+        a.w_q = std::move(wq[i]), a.w_k = std::move(wk[i]), a.w_v = std::move(wv[i]), a.w_o = std::move(wo[i]);
+        validate_layer(a, path + ": layer " + std::to_string(l));
+        block.rms_attention = std::move(rms_att[i]), block.rms_ffn = std::move(rms_ffn[i]);
+        block.w1 = std::move(w1[i]), block.w2 = std::move(w2[i]), block.w3 = std::move(w3[i]);
+        w.layers.push_back(std::move(block));
+    }
+    return w;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,38 @@
+// report.html: one self-contained page (no network: inline CSS/JS, data: images, a
+// Content-Security-Policy that forbids fetching anything) with the overview, every head as a
+// <canvas> heatmap with hover details, and the statistics as sortable tables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "heatmap_layout.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+struct HtmlReportInput {
+    std::string title = "attn-viz report";
+    std::vector<std::string> query_tokens;  // T entries (raw tokenizer strings; shown via display_token)
+    std::vector<std::string> key_tokens;    // S entries
+    std::vector<const Tensor*> layers;      // one [H, T, S] attention tensor per layer
+    std::vector<int64_t> layer_numbers;     // names of the layers ("L<n>"); empty = 0, 1, ...
+    Visibility visibility;
+    // stats.json: every top-level array of objects (e.g. "heads") becomes a sortable table whose
+    // columns are the objects' scalar fields; other top-level scalars are listed above them.
+    nlohmann::json stats = nlohmann::json::object();
+    HeatmapStyle style;  // colormap, log_scale, pool, max_px (overview), vmin/vmax for global scale
+    ScaleMode scale = ScaleMode::head;
+};
+
+// Maps are embedded at full resolution while all of them together hold at most 4M cells
+// (e.g. 12 heads at T = 512); beyond that each is pooled (style.pool) to a common smaller side.
+std::string html_report(const HtmlReportInput& input);
+
+// Writes html_report() to path; throws Error(io, "<path>: ...") when it cannot.
+void write_html_report(const std::string& path, const HtmlReportInput& input);
+
+}  // namespace attn_viz

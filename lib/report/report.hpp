@@ -1,0 +1,52 @@
+// Turns computed layers into a run directory: statistics (stats.json, heads.csv, pairs.csv),
+// per-head heatmaps, overview figures, the HTML report and dumps. Shared by `attn-viz run`
+// (one layer) and `attn-viz model` (every layer, pictures in layer_NN/ folders).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "layer_result.hpp"
+#include "head_analysis.hpp"
+#include "heatmap_grid.hpp"
+#include "heatmap_layout.hpp"
+#include "output_dir.hpp"
+#include "timings.hpp"
+
+namespace attn_viz {
+
+struct ReportOptions {
+    std::string dump_attention;  // .npy path or "": [H, T, S] for one layer, [L, H, T, S] for a model
+    std::string dump_output;     // .npy path or "": the last layer's output [T, D]
+    int threads = 0;             // PNG encoding and statistics threads (0 = all cores)
+    HeatmapStyle style;          // colormap, log scale, pixel budget, pooling, window, labels
+    ScaleMode scale = ScaleMode::head;
+    bool html = false;           // report.html
+    std::string svg;             // "" or the head to also draw as SVG: "3" or, in model mode, "2:3"
+    LabelThresholds thresholds;
+};
+
+struct ReportInput {
+    std::vector<const LayerResult*> layers;    // one for `run`, L for `model`
+    std::vector<const LayerWeights*> weights;  // the same layers' weights (output/weight similarities)
+    std::vector<std::string> query_tokens;     // T labels
+    std::vector<std::string> key_tokens;       // S labels (== query tokens for self-attention)
+    bool layer_folders = false;                // layer_00/head_00.png instead of head_00.png
+    std::string folder;                        // "" or "seq_01/": where in the run directory
+    std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
+    const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
+};
+
+// Writes every output into `out` (staged; the caller commits) and returns the analysis.
+ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings);
+
+// The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
+// heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.
+// Used by write_report, by corpus runs and by `attn-viz merge`. Returns the stats.json document.
+nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& analysis,
+                            const nlohmann::json& extra, const ReportOptions& options);
+
+// Threads to use for `requested` (0 = all cores).
+int resolve_threads(int requested);
+
+}  // namespace attn_viz

@@ -1,0 +1,104 @@
+// The whole-model forward and greedy decoding on small random Llama models (no files needed):
+// oneDNN against the double-precision llama2.c-style reference, several shapes including one
+// head, T = 1 and grouped-query attention.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "onednn_backend.hpp"
+#include "error.hpp"
+#include "llama_model.hpp"
+#include "reference_llama.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+LlamaWeights random_model(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t vocab, int64_t seq_len) {
+    LlamaWeights w;
+    w.config = {dim, hidden, layers, heads, kv_heads, vocab, seq_len, false};
+    const int64_t head = dim / heads, kv = kv_heads * head;
+    const float projection_scale = 1.0f / std::sqrt(static_cast<float>(dim));
+    w.token_embedding = random_tensor({vocab, dim});
+    w.rms_final = random_tensor({dim});
+    w.classifier = random_tensor({dim, vocab});
+    for (int64_t l = 0; l < layers; ++l) {
+        LlamaBlockWeights b;
+        LayerWeights& a = b.attention;
+        a.d_model = dim, a.num_heads = heads, a.num_kv_heads = kv_heads, a.d_head = head;
+        a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = 10000.0;
+        a.w_q = random_tensor({dim, dim}, projection_scale), a.w_k = random_tensor({dim, kv}, projection_scale);
+        a.w_v = random_tensor({dim, kv}, projection_scale), a.w_o = random_tensor({dim, dim}, projection_scale);
+        b.rms_attention = random_tensor({dim}), b.rms_ffn = random_tensor({dim});
+        b.w1 = random_tensor({dim, hidden}, projection_scale), b.w3 = random_tensor({dim, hidden}, projection_scale);
+        b.w2 = random_tensor({hidden, dim}, 1.0f / std::sqrt(static_cast<float>(hidden)));
+        w.layers.push_back(std::move(b));
+    }
+    return w;
+}
+
+double max_difference(const std::vector<double>& reference, const Tensor& actual) {
+    double m = 0;
+    for (size_t i = 0; i < reference.size(); ++i) m = std::max(m, std::fabs(reference[i] - actual.data[i]));
+    return m;
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("whole-model forward matches the double reference on random models") {
+    struct Shape { int64_t dim, hidden, layers, heads, kv_heads, vocab; };
+    OnednnBackend backend;
+    for (Shape s : {Shape{16, 24, 2, 4, 2, 30}, Shape{8, 5, 1, 1, 1, 7}, Shape{12, 20, 3, 6, 1, 11}}) {
+        INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads);
+        LlamaModel model(backend, random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, 16));
+        std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
+        for (int T : {1, 5, 16}) {
+            std::vector<int> tokens(static_cast<size_t>(T));
+            for (int& id : tokens) id = token(rng());
+            const ModelRun run = model.run(tokens);
+            const ReferenceRun reference = reference_forward(model.weights(), tokens);
+            REQUIRE(run.layers.size() == static_cast<size_t>(s.layers));
+            CHECK(run.tokens == tokens);
+            CHECK(max_difference(reference.logits, run.logits) < 1e-4);
+            for (size_t l = 0; l < run.layers.size(); ++l) {
+                CHECK(run.layers[l].attention.shape == std::vector<int64_t>{s.heads, T, T});
+                CHECK(max_difference(reference.attention[l], run.layers[l].attention) < 1e-5);
+                CHECK(run.layers[l].contribution_norms.shape == std::vector<int64_t>{s.heads, T});
+            }
+        }
+        CHECK_THROWS_AS(model.run(std::vector<int>(17, 0)), Error);
+        CHECK_THROWS_AS(model.run({0, static_cast<int>(s.vocab)}), Error);
+        CHECK_THROWS_AS(model.run({-1}), Error);
+    }
+}
+
+TEST_CASE("greedy decoding picks each argmax of the unpadded forward and stops at seq_len") {
+    OnednnBackend backend;
+    LlamaModel model(backend, random_model(16, 24, 2, 4, 2, 30, 10));
+    for (std::vector<int> prompt : {std::vector<int>{3}, std::vector<int>{5, 7, 9}}) {
+        const std::vector<int> sequence = greedy_generate(model, prompt, 5);
+        REQUIRE(sequence.size() >= prompt.size());
+        CHECK(std::equal(prompt.begin(), prompt.end(), sequence.begin()));
+        CHECK(sequence.size() <= prompt.size() + 5);
+        // Each generated token is (up to float ties) the best next token of the reference on its prefix.
+        for (size_t t = prompt.size(); t <= sequence.size() && t < prompt.size() + 5; ++t) {
+            const std::vector<int> prefix(sequence.begin(), sequence.begin() + static_cast<std::ptrdiff_t>(t));
+            const ReferenceRun reference = reference_forward(model.weights(), prefix);
+            const auto row = reference.logits.begin() + static_cast<std::ptrdiff_t>((t - 1) * 30);
+            const double best = *std::max_element(row, row + 30);
+            const int chosen = t < sequence.size() ? sequence[t] : 1;  // a shorter sequence stopped at BOS
+            CHECK(row[chosen] >= best - 1e-4);
+        }
+    }
+    CHECK(greedy_generate(model, {2, 2, 2, 2, 2, 2, 2, 2}, 50).size() <= 10);
+    CHECK(greedy_generate(model, {4}, 0) == std::vector<int>{4});
+    CHECK_THROWS_AS(greedy_generate(model, {}, 3), Error);
+    CHECK_THROWS_AS(greedy_generate(model, std::vector<int>(11, 0), 3), Error);
+}
+
+}  // TEST_SUITE
