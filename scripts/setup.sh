@@ -2,7 +2,8 @@
 # Installs everything attn-viz needs to build, test and benchmark, from Debian's archive.
 # Idempotent: packages already present are not fetched again. Run as root (or with sudo).
 # ATTN_VIZ_SETUP_EXTRA may name extras: "bench" (the Python peer's matplotlib and OpenBLAS,
-# hyperfine, time) and "clang" (clang-14 and its sanitizer/fuzzer runtime, for scripts/fuzz.sh).
+# hyperfine, time) and "clang" (clang-14 with its sanitizer/fuzzer and OpenMP runtimes, for
+# scripts/fuzz.sh, and clang-format-14 for scripts/format_includes.sh).
 set -euo pipefail
 
 packages=(
@@ -18,7 +19,7 @@ if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
   packages+=(python3-matplotlib libopenblas0-pthread hyperfine time)
 fi
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *clang* ]]; then
-  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)
+  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev clang-format-14)
 fi
 
 missing=()
