@@ -54,6 +54,139 @@ void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const Heatm
     }
 }
 
+// "L<n>": the name of layer row l, from layer_numbers when given.
+std::string layer_name(const std::vector<int64_t>& layer_numbers, int l) {
+    return tagged('L', layer_numbers.empty() ? l : layer_numbers[static_cast<size_t>(l)]);
+}
+
+// Where the tiles start and how many cells a tile may have per side, so that the sheet fits
+// style.max_px.
+struct SheetFrame {
+    int header_line = 0, caption_line = 0;
+    int left = 0, top = 0;  // top-left of the first row of tiles (with their captions)
+    int colorbar_area = 0;  // width right of the tiles
+    int budget = 0;         // cells per tile side at most
+    bool captions = false;  // tiles big enough for an "L0 H3" caption
+    int caption_h = 0;      // the captions' height (0 without them)
+};
+
+SheetFrame sheet_frame(const Font& font, const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
+                       const HeatmapStyle& style) {
+    SheetFrame frame;
+    frame.header_line = font.line_height(header_px);
+    frame.caption_line = font.line_height(caption_px);
+    int row_header_w = 0;
+    for (int l = 0; l < n_layers; ++l)
+        row_header_w = std::max(row_header_w, font.text_width(layer_name(layer_numbers, l), header_px));
+    const int title_h = style.title.empty() ? 0 : font.line_height(title_px) + 10;
+    frame.left = margin + row_header_w + 10;
+    frame.top = margin + title_h + frame.header_line + 6;
+    frame.colorbar_area = 24 + 16 + 8 + font.text_width("0.0000", caption_px) + frame.caption_line * 3;
+    const int fit_w = (style.max_px - frame.left - frame.colorbar_area - margin) / n_heads - tile_gap;
+    const int fit_h = (style.max_px - frame.top - margin) / n_layers - tile_gap - frame.caption_line - 2;
+    frame.budget = std::clamp(std::min(fit_w, fit_h), 8, 160);
+    frame.captions = frame.budget >= caption_min_tile;
+    frame.caption_h = frame.captions ? frame.caption_line + 2 : 0;
+    return frame;
+}
+
+// What each tile shows, at l * H + h for layer l, head h: its cells (pooled the same way for
+// every head) and its color range, its own (ScaleMode::head) or the shared one.
+struct Tiles {
+    std::vector<CellGrid> cells;
+    std::vector<ValueScale> scales;
+};
+
+// Tiles in parallel: each reads a whole [T, S] map.
+Tiles pool_tiles(const std::vector<const Tensor*>& layers, const Visibility& visibility, const HeatmapStyle& style,
+                 ScaleMode scale, int budget, int threads) {
+    const int64_t n_heads = layers[0]->dim(0), per_head = layers[0]->dim(1) * layers[0]->dim(2);
+    Tiles tiles;
+    tiles.cells.resize(static_cast<size_t>(static_cast<int64_t>(layers.size()) * n_heads));
+    tiles.scales.assign(tiles.cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
+    parallel_for(static_cast<int64_t>(tiles.cells.size()), threads, [&](int64_t n) {
+        const float* weights = layers[static_cast<size_t>(n / n_heads)]->ptr() + (n % n_heads) * per_head;
+        if (scale == ScaleMode::head) {
+            const ValueRange range = visible_value_range(weights, visibility);
+            tiles.scales[static_cast<size_t>(n)].vmin = range.vmin;
+            tiles.scales[static_cast<size_t>(n)].vmax = range.vmax;
+        }
+        tiles.cells[static_cast<size_t>(n)] = build_cell_grid(weights, visibility, std::nullopt, budget, budget, style.pool);
+    });
+    return tiles;
+}
+
+// One tile's size (all tiles pool alike) and the steps from one tile to the next, room for the
+// widest caption or header included.
+struct TilePitch {
+    int cell = 1, tile_w = 0, tile_h = 0;
+    int x = 0, y = 0;
+};
+
+TilePitch tile_pitch(const CellGrid& cells, const SheetFrame& frame, int n_layers, int n_heads, const Font& font) {
+    TilePitch pitch;
+    pitch.cell = std::max<int>(1, frame.budget / static_cast<int>(std::max(cells.rows, cells.cols)));
+    pitch.tile_w = static_cast<int>(cells.cols) * pitch.cell;
+    pitch.tile_h = static_cast<int>(cells.rows) * pitch.cell;
+    const std::string widest_caption = tagged('L', n_layers) + ' ' + tagged('H', n_heads);
+    const int label_w = frame.captions ? font.text_width(widest_caption, caption_px)
+                                       : font.text_width(tagged('H', n_heads), header_px);
+    pitch.x = std::max(pitch.tile_w, label_w) + tile_gap;
+    pitch.y = pitch.tile_h + frame.caption_h + tile_gap;
+    return pitch;
+}
+
+// The title, "H<h>" above each column, then row by row "L<l>" left of the row and each tile's
+// place and caption.
+void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, const TilePitch& pitch,
+                           const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
+                           const HeatmapStyle& style, const Font& font) {
+    if (!style.title.empty())
+        layout.texts.push_back({style.title, margin, margin, font.text_width(style.title, title_px), font.line_height(title_px), title_px});
+    for (int h = 0; h < n_heads; ++h) {
+        const std::string text = tagged('H', h);
+        const int w = font.text_width(text, header_px);
+        layout.texts.push_back({text, frame.left + h * pitch.x + pitch.tile_w / 2 - w / 2, frame.top - frame.header_line - 4, w,
+                                frame.header_line, header_px});
+    }
+    for (int l = 0; l < n_layers; ++l) {
+        const int y_row = frame.top + l * pitch.y;
+        const std::string name = layer_name(layer_numbers, l);
+        layout.texts.push_back({name, margin, y_row + frame.caption_h + pitch.tile_h / 2 - frame.header_line / 2,
+                                font.text_width(name, header_px), frame.header_line, header_px});
+        for (int h = 0; h < n_heads; ++h) {
+            const int x = frame.left + h * pitch.x, y = y_row + frame.caption_h;
+            layout.tile_x.push_back(x);
+            layout.tile_y.push_back(y);
+            if (frame.captions) {
+                const std::string caption = name + ' ' + tagged('H', h);
+                layout.texts.push_back({caption, x, y_row, font.text_width(caption, caption_px), frame.caption_line, caption_px});
+            }
+        }
+    }
+}
+
+// Every tile at its place: cell rows (masked cells plain mask gray) in a gray frame.
+void draw_tiles(RasterImage& image, const Tiles& tiles, const OverviewLayout& layout, const TilePitch& pitch,
+                const Colormap& colormap) {
+    LevelPalette levels(image, colormap);
+    const uint16_t mask_index = image.color_index(mask_color);
+    std::vector<uint16_t> row_indices(static_cast<size_t>(tiles.cells.front().cols));
+    for (size_t n = 0; n < tiles.cells.size(); ++n) {
+        const CellGrid& cells = tiles.cells[n];
+        const ValueScale& value_scale = tiles.scales[n];
+        const int x = layout.tile_x[n], y = layout.tile_y[n];
+        for (int64_t r = 0; r < cells.rows; ++r) {
+            for (int64_t c = 0; c < cells.cols; ++c)
+                row_indices[static_cast<size_t>(c)] =
+                    cells.is_masked(r, c) ? mask_index : levels.at(value_scale.position(cells.value(r, c)));
+            image.fill_cell_row(x, y + static_cast<int>(r) * pitch.cell, pitch.cell, pitch.cell, row_indices.data(),
+                                static_cast<int>(cells.cols));
+        }
+        image.stroke_rect(x - 1, y - 1, pitch.tile_w + 2, pitch.tile_h + 2, Rgb{160, 160, 160});
+    }
+}
+
 }  // namespace
 
 RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
@@ -64,92 +197,28 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
     const Colormap colormap = Colormap::named(style.colormap);
     const Font& font = Font::default_font();
     const int n_layers = static_cast<int>(layers.size()), n_heads = static_cast<int>(layers[0]->dim(0));
-    auto layer_name = [&](int l) {
-        return tagged('L', layer_numbers.empty() ? l : layer_numbers[static_cast<size_t>(l)]);
-    };
-    const int header_line = font.line_height(header_px), caption_line = font.line_height(caption_px);
-    int row_header_w = 0;
-    for (int l = 0; l < n_layers; ++l) row_header_w = std::max(row_header_w, font.text_width(layer_name(l), header_px));
-    const int title_h = style.title.empty() ? 0 : font.line_height(title_px) + 10;
-    const int left = margin + row_header_w + 10, top = margin + title_h + header_line + 6;
-    const int colorbar_area = 24 + 16 + 8 + font.text_width("0.0000", caption_px) + caption_line * 3;
-    const int fit_w = (style.max_px - left - colorbar_area - margin) / n_heads - tile_gap;
-    const int fit_h = (style.max_px - top - margin) / n_layers - tile_gap - caption_line - 2;
-    const int budget = std::clamp(std::min(fit_w, fit_h), 8, 160);
-    const bool captions = budget >= caption_min_tile;
-    const int caption_h = captions ? caption_line + 2 : 0;
+    const SheetFrame frame = sheet_frame(font, layer_numbers, n_layers, n_heads, style);
 
-    // Step 2: the cells each tile shows (pooled the same way for every head) and its own or the
-    // shared color range, tiles in parallel: each reads a whole [T, S] map. Drawing into the one
-    // canvas stays on this thread.
-    const int64_t per_head = layers[0]->dim(1) * layers[0]->dim(2);
-    std::vector<CellGrid> tile_cells(static_cast<size_t>(n_layers * n_heads));
-    std::vector<ValueScale> tile_scales(tile_cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
-    parallel_for(static_cast<int64_t>(tile_cells.size()), threads, [&](int64_t n) {
-        const float* weights = layers[static_cast<size_t>(n / n_heads)]->ptr() + (n % n_heads) * per_head;
-        if (scale == ScaleMode::head) {
-            const ValueRange range = visible_value_range(weights, visibility);
-            tile_scales[static_cast<size_t>(n)].vmin = range.vmin;
-            tile_scales[static_cast<size_t>(n)].vmax = range.vmax;
-        }
-        tile_cells[static_cast<size_t>(n)] = build_cell_grid(weights, visibility, std::nullopt, budget, budget, style.pool);
-    });
-    const CellGrid& probe = tile_cells.front();
-    const int cell = std::max<int>(1, budget / static_cast<int>(std::max(probe.rows, probe.cols)));
-    const int tile_w = static_cast<int>(probe.cols) * cell, tile_h = static_cast<int>(probe.rows) * cell;
-    const std::string widest_caption = tagged('L', n_layers) + ' ' + tagged('H', n_heads);
-    const int label_w = captions ? font.text_width(widest_caption, caption_px)
-                                 : font.text_width(tagged('H', n_heads), header_px);
-    const int pitch_x = std::max(tile_w, label_w) + tile_gap;
-    const int pitch_y = tile_h + caption_h + tile_gap;
-
+    // Step 2: the cells each tile shows and its color range, tiles in parallel; from them the
+    // tiles' size and the sheet's. Drawing into the one canvas stays on this thread.
+    const Tiles tiles = pool_tiles(layers, visibility, style, scale, frame.budget, threads);
+    const TilePitch pitch = tile_pitch(tiles.cells.front(), frame, n_layers, n_heads, font);
     OverviewLayout layout;
-    layout.tile_px = std::max(tile_w, tile_h);
-    layout.cell_px = cell;
-    const int grid_right = left + n_heads * pitch_x;
-    layout.width = std::max(grid_right + colorbar_area + margin, font.text_width(style.title, title_px) + 2 * margin);
-    layout.height = std::max(top + n_layers * pitch_y, top + 160) + margin;
-    RasterImage image(layout.width, layout.height);
+    layout.tile_px = std::max(pitch.tile_w, pitch.tile_h);
+    layout.cell_px = pitch.cell;
+    const int grid_right = frame.left + n_heads * pitch.x;
+    layout.width = std::max(grid_right + frame.colorbar_area + margin, font.text_width(style.title, title_px) + 2 * margin);
+    layout.height = std::max(frame.top + n_layers * pitch.y, frame.top + 160) + margin;
 
-    // Step 3: headers and title.
-    if (!style.title.empty())
-        layout.texts.push_back({style.title, margin, margin, font.text_width(style.title, title_px), font.line_height(title_px), title_px});
-    for (int h = 0; h < n_heads; ++h) {
-        const std::string text = tagged('H', h);
-        const int w = font.text_width(text, header_px);
-        layout.texts.push_back({text, left + h * pitch_x + tile_w / 2 - w / 2, top - header_line - 4, w, header_line, header_px});
-    }
-    // Step 4: tiles, each with its caption.
-    LevelPalette levels(image, colormap);
-    const uint16_t mask_index = image.color_index(mask_color);
-    std::vector<uint16_t> row_indices(static_cast<size_t>(probe.cols));
-    for (int l = 0; l < n_layers; ++l) {
-        const int y_row = top + l * pitch_y;
-        const std::string name = layer_name(l);
-        layout.texts.push_back({name, margin, y_row + caption_h + tile_h / 2 - header_line / 2, font.text_width(name, header_px),
-                                header_line, header_px});
-        for (int h = 0; h < n_heads; ++h) {
-            const int x = left + h * pitch_x, y = y_row + caption_h;
-            layout.tile_x.push_back(x);
-            layout.tile_y.push_back(y);
-            if (captions) {
-                const std::string caption = name + ' ' + tagged('H', h);
-                layout.texts.push_back({caption, x, y_row, font.text_width(caption, caption_px), caption_line, caption_px});
-            }
-            const CellGrid& cells = tile_cells[static_cast<size_t>(l * n_heads + h)];
-            const ValueScale& value_scale = tile_scales[static_cast<size_t>(l * n_heads + h)];
-            for (int64_t r = 0; r < cells.rows; ++r) {
-                for (int64_t c = 0; c < cells.cols; ++c)
-                    row_indices[static_cast<size_t>(c)] =
-                        cells.is_masked(r, c) ? mask_index : levels.at(value_scale.position(cells.value(r, c)));
-                image.fill_cell_row(x, y + static_cast<int>(r) * cell, cell, cell, row_indices.data(), static_cast<int>(cells.cols));
-            }
-            image.stroke_rect(x - 1, y - 1, tile_w + 2, tile_h + 2, Rgb{160, 160, 160});
-        }
-    }
+    // Step 3: title, headers, captions and where each tile goes.
+    place_tiles_and_texts(layout, frame, pitch, layer_numbers, n_layers, n_heads, style, font);
+
+    // Step 4: tiles, then the text over them, then the colorbar.
+    RasterImage image(layout.width, layout.height);
+    draw_tiles(image, tiles, layout, pitch, colormap);
     for (const TextPlacement& text : layout.texts) draw_placed_text(image, text);
-    draw_overview_colorbar(image, grid_right + 24, top, std::max(160, std::min(n_layers * pitch_y - tile_gap, 320)), style, scale,
-                           colormap, font);
+    draw_overview_colorbar(image, grid_right + 24, frame.top, std::max(160, std::min(n_layers * pitch.y - tile_gap, 320)), style,
+                           scale, colormap, font);
     if (layout_out) *layout_out = layout;
     return image;
 }
