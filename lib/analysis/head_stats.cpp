@@ -90,6 +90,124 @@ struct Mean {
     double value() const { return count > 0 ? sum / static_cast<double>(count) : undefined; }
 };
 
+// Checks the shapes compute_head_stats was given; returns the number of heads H.
+int64_t checked_head_count(const LayerResult& r, const std::vector<int64_t>& tokens) {
+    const Visibility& vis = r.visibility;
+    const int64_t H = r.attention.rank() == 3 ? r.attention.dim(0) : 0, T = vis.queries, S = vis.keys;
+    if (H > 0 && (r.attention.dim(1) != T || r.attention.dim(2) != S))
+        throw Error(ErrorKind::internal, "compute_head_stats: attention shape " + shape_string(r.attention.shape) +
+                                             " does not match the visibility's queries/keys");
+    if (!tokens.empty() && static_cast<int64_t>(tokens.size()) != T)
+        fail_input("tokens", std::to_string(tokens.size()) + " token ids for " + std::to_string(T) + " queries");
+    return H;
+}
+
+// What every head's rows share: visible key counts, earlier copies of each token, the norm of
+// the layer output, and which optional inputs the layer result holds.
+struct SharedFacts {
+    int64_t heads = 0;
+    std::vector<int64_t> seen;  // [T] visible keys of each query
+    bool token_scores = false;  // duplicate-token and induction scores: tokens given, self-attention
+    EarlierCopies copies;       // when token_scores
+    double output_norm = 0;     // ||output||_F
+    bool with_margins = false, with_contributions = false;
+};
+
+SharedFacts shared_facts(const LayerResult& r, const std::vector<int64_t>& tokens, int64_t H) {
+    const Visibility& vis = r.visibility;
+    const int64_t T = vis.queries, S = vis.keys;
+    SharedFacts facts;
+    facts.heads = H;
+    facts.seen.resize(static_cast<size_t>(T));
+    for (int64_t i = 0; i < T; ++i) facts.seen[static_cast<size_t>(i)] = vis.visible_count(i);
+    facts.token_scores = !tokens.empty() && static_cast<int64_t>(tokens.size()) == T && S == T;
+    if (facts.token_scores) facts.copies = find_earlier_copies(tokens);
+    for (float x : r.output.data) facts.output_norm += static_cast<double>(x) * x;
+    facts.output_norm = std::sqrt(facts.output_norm);
+    facts.with_margins = r.logit_margin.size() == H * T;
+    facts.with_contributions = r.contribution_norms.size() == H * T && r.contribution_gram.size() == H * H;
+    return facts;
+}
+
+// One head's running means over its query rows (rows with no visible key are left out of all).
+struct HeadMeans {
+    Mean entropy, normalized, confidence, distance, previous, next, self, first, keys90, margin, contribution;
+    Mean duplicate, induction;
+    KeysForMass keys_for_mass;
+
+    // row: [S] the weights of query i, which sees `visible` keys. One pass for the sums, then
+    // the positional entries read directly. Keys past the diagonal of a causal map are zero:
+    // the sums stop there.
+    void add_row(const float* row, int64_t i, int64_t visible, const Visibility& vis) {
+        const int64_t S = vis.keys;
+        const int64_t row_end = vis.causal ? std::min(S, i + 1) : S;
+        const RowSums sums = sum_row(row, row_end, i);
+        entropy.add(sums.entropy);
+        normalized.add(visible > 1 ? sums.entropy / std::log(static_cast<double>(visible)) : 0.0);
+        confidence.add(sums.maximum);
+        distance.add(sums.distance);
+        if (i >= 1 && i - 1 < S && vis.visible(i, i - 1)) previous.add(row[i - 1]);
+        if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
+        if (i < S && vis.visible(i, i)) self.add(row[i]);
+        if (vis.visible(i, 0)) first.add(row[0]);
+        keys90.add(static_cast<double>(
+            keys_for_mass.count(row, row_end, sums.mass, static_cast<float>(sums.maximum), mass_fraction)));
+    }
+
+    // Detection patterns (TransformerLens): duplicate D[i,p] for earlier copies p of token i,
+    // induction D[i,p+1]; only rows with at least one visible target count.
+    void add_copies(const float* row, int64_t i, const EarlierCopies& copies, const Visibility& vis) {
+        double duplicate_mass = 0, induction_mass = 0;
+        bool duplicate_target = false, induction_target = false;
+        for (int64_t n = copies.start[static_cast<size_t>(i)]; n < copies.start[static_cast<size_t>(i) + 1]; ++n) {
+            const int64_t p = copies.positions[static_cast<size_t>(n)];
+            if (vis.visible(i, p)) duplicate_mass += row[p], duplicate_target = true;
+            if (vis.visible(i, p + 1)) induction_mass += row[p + 1], induction_target = true;  // p + 1 <= i
+        }
+        if (duplicate_target) duplicate.add(duplicate_mass);
+        if (induction_target) induction.add(induction_mass);
+    }
+};
+
+// ||C_h||_F / ||output||_F = sqrt(gram[h,h]) / ||output||_F, NaN without contributions or output.
+double ablation_importance(const LayerResult& r, int64_t h, const SharedFacts& facts) {
+    if (!facts.with_contributions || !(facts.output_norm > 0)) return undefined;
+    const float own_gram = r.contribution_gram.data[static_cast<size_t>(h * facts.heads + h)];
+    return std::sqrt(std::max(0.0, static_cast<double>(own_gram))) / facts.output_norm;
+}
+
+// Head h's statistics: its means over its rows.
+HeadStats head_stats(const LayerResult& r, int64_t h, const SharedFacts& facts) {
+    const Visibility& vis = r.visibility;
+    const int64_t T = vis.queries, S = vis.keys;
+    HeadMeans means;
+    for (int64_t i = 0; i < T; ++i) {
+        const int64_t visible = facts.seen[static_cast<size_t>(i)];
+        if (visible == 0) continue;  // no visible key: left out of every mean
+        const float* row = r.attention.ptr() + (h * T + i) * S;
+        means.add_row(row, i, visible, vis);
+        if (facts.with_margins) means.margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
+        if (facts.with_contributions) means.contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
+        if (facts.token_scores) means.add_copies(row, i, facts.copies, vis);
+    }
+    HeadStats s;
+    s.entropy = means.entropy.value();
+    s.normalized_entropy = means.normalized.value();
+    s.confidence = means.confidence.value();
+    s.mean_distance = means.distance.value();
+    s.previous_token_mass = means.previous.value();
+    s.next_token_mass = means.next.value();
+    s.self_mass = means.self.value();
+    s.first_token_mass = means.first.value();
+    s.keys_for_90 = means.keys90.value();
+    s.logit_margin = means.margin.value();
+    s.contribution = means.contribution.value();
+    s.ablation_importance = ablation_importance(r, h, facts);
+    s.duplicate_token = means.duplicate.value();
+    s.induction = means.induction.value();
+    return s;
+}
+
 }  // namespace
 
 const std::array<HeadStatField, head_stat_count>& head_stat_fields() {
@@ -113,80 +231,15 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields() {
 }
 
 std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vector<int64_t>& tokens, int threads) {
-    const Visibility& vis = r.visibility;
-    const int64_t H = r.attention.rank() == 3 ? r.attention.dim(0) : 0, T = vis.queries, S = vis.keys;
-    if (H > 0 && (r.attention.dim(1) != T || r.attention.dim(2) != S))
-        throw Error(ErrorKind::internal, "compute_head_stats: attention shape " + shape_string(r.attention.shape) +
-                                             " does not match the visibility's queries/keys");
-    const bool token_scores = !tokens.empty() && static_cast<int64_t>(tokens.size()) == T && S == T;
-    if (!tokens.empty() && static_cast<int64_t>(tokens.size()) != T)
-        fail_input("tokens", std::to_string(tokens.size()) + " token ids for " + std::to_string(T) + " queries");
+    // Step 1: check the shapes.
+    const int64_t H = checked_head_count(r, tokens);
 
-    // Per-row facts shared by every head: visible key counts and earlier copies of each token.
-    std::vector<int64_t> seen(static_cast<size_t>(T));
-    for (int64_t i = 0; i < T; ++i) seen[static_cast<size_t>(i)] = vis.visible_count(i);
-    const EarlierCopies copies = token_scores ? find_earlier_copies(tokens) : EarlierCopies{};
-    double output_norm = 0;
-    for (float x : r.output.data) output_norm += static_cast<double>(x) * x;
-    output_norm = std::sqrt(output_norm);
-    const bool with_contributions = r.contribution_norms.size() == H * T && r.contribution_gram.size() == H * H;
+    // Step 2: per-row facts shared by every head.
+    const SharedFacts facts = shared_facts(r, tokens, H);
 
+    // Step 3: each head's means over its rows, heads in parallel.
     std::vector<HeadStats> stats(static_cast<size_t>(H));
-    parallel_for(H, threads, [&](int64_t h) {
-        Mean entropy, normalized, confidence, distance, previous, next, self, first, keys90, margin, contribution;
-        Mean duplicate, induction;
-        KeysForMass keys_for_mass;
-        for (int64_t i = 0; i < T; ++i) {
-            const int64_t visible = seen[static_cast<size_t>(i)];
-            if (visible == 0) continue;  // no visible key: left out of every mean
-            const float* row = r.attention.ptr() + (h * T + i) * S;
-            // One pass for the sums, then the positional entries read directly.
-            // Keys past the diagonal of a causal map are zero: the sums stop there.
-            const int64_t row_end = vis.causal ? std::min(S, i + 1) : S;
-            const RowSums sums = sum_row(row, row_end, i);
-            entropy.add(sums.entropy);
-            normalized.add(visible > 1 ? sums.entropy / std::log(static_cast<double>(visible)) : 0.0);
-            confidence.add(sums.maximum);
-            distance.add(sums.distance);
-            if (i >= 1 && i - 1 < S && vis.visible(i, i - 1)) previous.add(row[i - 1]);
-            if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
-            if (i < S && vis.visible(i, i)) self.add(row[i]);
-            if (vis.visible(i, 0)) first.add(row[0]);
-            keys90.add(static_cast<double>(
-                keys_for_mass.count(row, row_end, sums.mass, static_cast<float>(sums.maximum), mass_fraction)));
-            if (r.logit_margin.size() == H * T) margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
-            if (with_contributions) contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
-            if (!token_scores) continue;
-            // Detection patterns (TransformerLens): duplicate D[i,p] for earlier copies p of token i,
-            // induction D[i,p+1]; only rows with at least one visible target count.
-            double duplicate_mass = 0, induction_mass = 0;
-            bool duplicate_target = false, induction_target = false;
-            for (int64_t n = copies.start[static_cast<size_t>(i)]; n < copies.start[static_cast<size_t>(i) + 1]; ++n) {
-                const int64_t p = copies.positions[static_cast<size_t>(n)];
-                if (vis.visible(i, p)) duplicate_mass += row[p], duplicate_target = true;
-                if (vis.visible(i, p + 1)) induction_mass += row[p + 1], induction_target = true;  // p + 1 <= i
-            }
-            if (duplicate_target) duplicate.add(duplicate_mass);
-            if (induction_target) induction.add(induction_mass);
-        }
-        HeadStats& s = stats[static_cast<size_t>(h)];
-        s.entropy = entropy.value();
-        s.normalized_entropy = normalized.value();
-        s.confidence = confidence.value();
-        s.mean_distance = distance.value();
-        s.previous_token_mass = previous.value();
-        s.next_token_mass = next.value();
-        s.self_mass = self.value();
-        s.first_token_mass = first.value();
-        s.keys_for_90 = keys90.value();
-        s.logit_margin = margin.value();
-        s.contribution = contribution.value();
-        s.ablation_importance = with_contributions && output_norm > 0
-                                    ? std::sqrt(std::max(0.0, static_cast<double>(r.contribution_gram.data[static_cast<size_t>(h * H + h)]))) / output_norm
-                                    : undefined;
-        s.duplicate_token = duplicate.value();
-        s.induction = induction.value();
-    });
+    parallel_for(H, threads, [&](int64_t h) { stats[static_cast<size_t>(h)] = head_stats(r, h, facts); });
     return stats;
 }
 
