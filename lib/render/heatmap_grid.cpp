@@ -73,13 +73,59 @@ bool CellGrid::pooled() const {
     return row_edges.back() - row_edges.front() > rows || col_edges.back() - col_edges.front() > cols;
 }
 
+namespace {
+
+// Per key of the area: the total (mean) or largest weight (max) over query rows [i0, i1) into
+// pooled, and how many of those rows see it into counts, both [k1 - k0]. Plain loops over
+// contiguous keys that the compiler vectorizes; padding keys are counted too (pool_blocks skips
+// them: a key is padding for every query or for none).
+void pool_keys(const float* weights, const Visibility& visibility, const CellWindow& area, int64_t i0, int64_t i1, bool mean,
+               float* pooled, int32_t* counts) {
+    const int64_t span = area.k1 - area.k0;
+    std::fill(pooled, pooled + span, mean ? 0.0f : -std::numeric_limits<float>::infinity());
+    std::fill(counts, counts + span, 0);
+    for (int64_t i = i0; i < i1; ++i) {
+        const float* row = weights + i * visibility.keys + area.k0;
+        const int64_t seen = std::clamp<int64_t>(visibility.visible_end(i) - area.k0, 0, span);
+        if (mean)
+            for (int64_t j = 0; j < seen; ++j) pooled[j] += row[j];
+        else
+            for (int64_t j = 0; j < seen; ++j) pooled[j] = row[j] > pooled[j] ? row[j] : pooled[j];
+        for (int64_t j = 0; j < seen; ++j) ++counts[j];
+    }
+}
+
+// Block row r of the grid from its keys' pool_keys() results, padding keys left out; a block
+// with nothing visible stays masked.
+void pool_blocks(CellGrid& grid, int64_t r, const float* pooled, const int32_t* counts, const Visibility& visibility,
+                 int64_t k0, bool mean) {
+    const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
+    for (int64_t c = 0; c < grid.cols; ++c) {
+        double sum = 0.0;
+        float largest = -std::numeric_limits<float>::infinity();
+        int64_t count = 0;
+        const int64_t j0 = grid.col_edges[static_cast<size_t>(c)] - k0, j1 = grid.col_edges[static_cast<size_t>(c + 1)] - k0;
+        for (int64_t j = j0; j < j1; ++j) {
+            if (excluded && excluded[k0 + j]) continue;
+            sum += pooled[j];
+            largest = std::max(largest, pooled[j]);
+            count += counts[j];
+        }
+        if (count == 0) continue;
+        const size_t at = static_cast<size_t>(r * grid.cols + c);
+        grid.masked[at] = 0;
+        grid.values[at] = mean ? static_cast<float>(sum / count) : largest;
+    }
+}
+
+}  // namespace
+
 CellGrid build_cell_grid(const float* weights, const Visibility& visibility, const std::optional<CellWindow>& window,
                          int64_t max_rows, int64_t max_cols, PoolMode pool) {
     // Step 1: the rectangle to show, whole map unless windowed.
-    const int64_t keys = visibility.keys;
-    CellWindow area{0, visibility.queries, 0, keys};
+    CellWindow area{0, visibility.queries, 0, visibility.keys};
     if (window) {
-        check_cell_window(*window, visibility.queries, keys);
+        check_cell_window(*window, visibility.queries, visibility.keys);
         area = *window;
     }
     // Step 2: block boundaries on each axis.
@@ -90,46 +136,15 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
     grid.cols = static_cast<int64_t>(grid.col_edges.size()) - 1;
     grid.values.assign(static_cast<size_t>(grid.rows * grid.cols), 0.0f);
     grid.masked.assign(static_cast<size_t>(grid.rows * grid.cols), 1);
-    // Step 3: pool each block row over its visible entries. First each key's total (mean) or
-    // largest weight (max) and its count of visible queries over the block's rows: plain loops
-    // over contiguous keys that the compiler vectorizes. Padding keys are skipped afterwards,
-    // when the keys are summed into blocks (a key is padding for every query or for none).
+    // Step 3: pool each block row over its visible entries: first each key over the block's
+    // rows, then each block from its keys.
     const bool mean = pool == PoolMode::mean;
-    const size_t span = static_cast<size_t>(area.k1 - area.k0);
-    std::vector<float> key_pooled(span);  // per key: sum (mean) or maximum (max) over the block's rows
-    std::vector<int32_t> key_counts(span);
-    const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
+    std::vector<float> key_pooled(static_cast<size_t>(area.k1 - area.k0));
+    std::vector<int32_t> key_counts(key_pooled.size());
     for (int64_t r = 0; r < grid.rows; ++r) {
-        std::fill(key_pooled.begin(), key_pooled.end(), mean ? 0.0f : -std::numeric_limits<float>::infinity());
-        std::fill(key_counts.begin(), key_counts.end(), 0);
-        float* pooled = key_pooled.data();
-        int32_t* counts = key_counts.data();
-        for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i) {
-            const float* row = weights + i * keys + area.k0;
-            const int64_t seen = std::clamp<int64_t>(visibility.visible_end(i) - area.k0, 0, static_cast<int64_t>(span));
-            if (mean)
-                for (int64_t j = 0; j < seen; ++j) pooled[j] += row[j];
-            else
-                for (int64_t j = 0; j < seen; ++j) pooled[j] = row[j] > pooled[j] ? row[j] : pooled[j];
-            for (int64_t j = 0; j < seen; ++j) ++counts[j];
-        }
-        // Then each block from its keys, padding keys left out.
-        for (int64_t c = 0; c < grid.cols; ++c) {
-            double sum = 0.0;
-            float largest = -std::numeric_limits<float>::infinity();
-            int64_t count = 0;
-            const int64_t j0 = grid.col_edges[static_cast<size_t>(c)] - area.k0, j1 = grid.col_edges[static_cast<size_t>(c + 1)] - area.k0;
-            for (int64_t j = j0; j < j1; ++j) {
-                if (excluded && excluded[area.k0 + j]) continue;
-                sum += pooled[j];
-                largest = std::max(largest, pooled[j]);
-                count += counts[j];
-            }
-            if (count == 0) continue;
-            const size_t at = static_cast<size_t>(r * grid.cols + c);
-            grid.masked[at] = 0;
-            grid.values[at] = mean ? static_cast<float>(sum / count) : largest;
-        }
+        pool_keys(weights, visibility, area, grid.row_edges[static_cast<size_t>(r)], grid.row_edges[static_cast<size_t>(r + 1)], mean,
+                  key_pooled.data(), key_counts.data());
+        pool_blocks(grid, r, key_pooled.data(), key_counts.data(), visibility, area.k0, mean);
     }
     return grid;
 }
