@@ -53,58 +53,75 @@ Tensor to_tensor(const HeadMatrix& m) {
     return t;
 }
 
-// Per-head PNGs (and the optional SVG), encoded on `threads` threads: oneDNN is not running now.
-void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads) {
-    const int64_t H = a.num_heads;
+// The one color range of every head under --scale global: the extremes of all visible weights.
+ValueRange global_value_range(const ReportInput& in, int64_t heads) {
     const Visibility& vis = in.layers.front()->visibility;
     ValueRange global{1, 0};
-    if (o.scale == ScaleMode::global)
-        for (const LayerResult* r : in.layers)
-            for (int64_t h = 0; h < H; ++h) {
-                const ValueRange v = visible_value_range(r->attention.ptr() + h * vis.queries * vis.keys, vis);
-                global.vmin = std::min(global.vmin, v.vmin), global.vmax = std::max(global.vmax, v.vmax);
-            }
+    for (const LayerResult* r : in.layers)
+        for (int64_t h = 0; h < heads; ++h) {
+            const ValueRange v = visible_value_range(r->attention.ptr() + h * vis.queries * vis.keys, vis);
+            global.vmin = std::min(global.vmin, v.vmin), global.vmax = std::max(global.vmax, v.vmax);
+        }
+    return global;
+}
+
+// Head n's map (in a.head_ids order): weights [T, S].
+const float* head_weights(const ReportInput& in, const ModelAnalysis& a, int64_t n) {
+    const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+    const Visibility& vis = in.layers.front()->visibility;
+    return in.layers[static_cast<size_t>(id.layer)]->attention.ptr() + id.head * vis.queries * vis.keys;
+}
+
+// Head n's picture style: its color range (its own, or `global` under --scale global) and a
+// title with its label and entropy. weights: [T, S] its map.
+HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int64_t n, const float* weights,
+                        ValueRange global) {
+    const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+    HeatmapStyle style = o.style;
+    const ValueRange range = o.scale == ScaleMode::global ? global : visible_value_range(weights, in.layers.front()->visibility);
+    style.vmin = range.vmin, style.vmax = range.vmax;
+    char title[200];
+    std::snprintf(title, sizeof title, "%shead %lld - %s - entropy %.2f nats",
+                  in.layer_folders ? ("layer " + std::to_string(id.layer) + " ").c_str() : "",
+                  static_cast<long long>(id.head), a.labels[static_cast<size_t>(n)].c_str(), a.heads[static_cast<size_t>(n)].entropy);
+    style.title = title;
+    return style;
+}
+
+// The head --svg names: "3" = head 3 of layer 0; "2:3" = layer 2, head 3.
+HeadId svg_head(const std::string& svg, const ModelAnalysis& a) {
+    const size_t colon = svg.find(':');
+    int64_t layer = 0, head = 0;
+    try {
+        layer = colon == std::string::npos ? 0 : std::stoll(svg.substr(0, colon));
+        head = std::stoll(colon == std::string::npos ? svg : svg.substr(colon + 1));
+    } catch (const std::exception&) {
+        throw Error(ErrorKind::usage, "--svg '" + svg + "': expected HEAD or LAYER:HEAD");
+    }
+    if (layer < 0 || layer >= a.num_layers || head < 0 || head >= a.num_heads)
+        throw Error(ErrorKind::usage, "--svg '" + svg + "': no such head (" + std::to_string(a.num_layers) + " layers of " +
+                                          std::to_string(a.num_heads) + " heads)");
+    return {layer, head};
+}
+
+// Per-head PNGs (and the optional SVG), encoded on `threads` threads: oneDNN is not running now.
+void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads) {
+    const Visibility& vis = in.layers.front()->visibility;
+    const ValueRange global = o.scale == ScaleMode::global ? global_value_range(in, a.num_heads) : ValueRange{1, 0};
     // File names are chosen up front: OutputDir is not thread-safe.
     std::vector<std::string> paths;
-    for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n) {
-        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
-        paths.push_back(out.file(head_file(in, id.layer, id.head, ".png")));
-    }
-    auto style_for = [&](int64_t n, const float* weights) {
-        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
-        HeatmapStyle style = o.style;
-        const ValueRange range = o.scale == ScaleMode::global ? global : visible_value_range(weights, vis);
-        style.vmin = range.vmin, style.vmax = range.vmax;
-        char title[200];
-        std::snprintf(title, sizeof title, "%shead %lld - %s - entropy %.2f nats",
-                      in.layer_folders ? ("layer " + std::to_string(id.layer) + " ").c_str() : "",
-                      static_cast<long long>(id.head), a.labels[static_cast<size_t>(n)].c_str(), a.heads[static_cast<size_t>(n)].entropy);
-        style.title = title;
-        return style;
-    };
-    auto weights_of = [&](int64_t n) {
-        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
-        return in.layers[static_cast<size_t>(id.layer)]->attention.ptr() + id.head * vis.queries * vis.keys;
-    };
+    for (const HeadId& id : a.head_ids) paths.push_back(out.file(head_file(in, id.layer, id.head, ".png")));
     parallel_for(static_cast<int64_t>(paths.size()), threads, [&](int64_t n) {
-        write_head_png(paths[static_cast<size_t>(n)], weights_of(n), vis, in.query_tokens, in.key_tokens, style_for(n, weights_of(n)));
+        const float* weights = head_weights(in, a, n);
+        write_head_png(paths[static_cast<size_t>(n)], weights, vis, in.query_tokens, in.key_tokens,
+                       head_style(in, o, a, n, weights, global));
     });
     if (!o.svg.empty()) {
-        // "3" = head 3 of layer 0; "2:3" = layer 2, head 3.
-        const size_t colon = o.svg.find(':');
-        int64_t layer = 0, head = 0;
-        try {
-            layer = colon == std::string::npos ? 0 : std::stoll(o.svg.substr(0, colon));
-            head = std::stoll(colon == std::string::npos ? o.svg : o.svg.substr(colon + 1));
-        } catch (const std::exception&) {
-            throw Error(ErrorKind::usage, "--svg '" + o.svg + "': expected HEAD or LAYER:HEAD");
-        }
-        if (layer < 0 || layer >= a.num_layers || head < 0 || head >= H)
-            throw Error(ErrorKind::usage, "--svg '" + o.svg + "': no such head (" + std::to_string(a.num_layers) + " layers of " +
-                                              std::to_string(H) + " heads)");
-        const int64_t n = layer * H + head;
-        write_head_svg(out.file(head_file(in, layer, head, ".svg")),
-                       weights_of(n), vis, in.query_tokens, in.key_tokens, style_for(n, weights_of(n)));
+        const HeadId id = svg_head(o.svg, a);
+        const int64_t n = id.layer * a.num_heads + id.head;
+        const float* weights = head_weights(in, a, n);
+        write_head_svg(out.file(head_file(in, id.layer, id.head, ".svg")), weights, vis, in.query_tokens, in.key_tokens,
+                       head_style(in, o, a, n, weights, global));
     }
 }
 
