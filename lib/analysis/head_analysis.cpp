@@ -15,6 +15,50 @@ const char* pair_metric_name(PairMetric metric) {
     return names[static_cast<int>(metric)];
 }
 
+namespace {
+
+// Appends every head's statistics to a, layer by layer.
+void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& layers, const std::vector<int64_t>& tokens,
+                    int threads) {
+    for (int64_t l = 0; l < a.num_layers; ++l) {
+        const LayerResult& layer = *layers[static_cast<size_t>(l)];
+        if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
+            throw Error(ErrorKind::internal, "analyze_model: layer " + std::to_string(l) + " has a different head count");
+        const std::vector<HeadStats> stats = compute_head_stats(layer, tokens, threads);
+        for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
+        a.heads.insert(a.heads.end(), stats.begin(), stats.end());
+    }
+}
+
+// The weight-space matrices (Q-K and O-V cosines): options.weight_similarity when given, else
+// computed from the weights; all NaN (undefined) without weights.
+void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights, size_t n_layers,
+                         const AnalysisOptions& options) {
+    const int64_t N = static_cast<int64_t>(a.heads.size());
+    if (weights.empty()) {
+        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
+        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = HeadMatrix(N);
+        return;
+    }
+    if (weights.size() != n_layers)
+        throw Error(ErrorKind::internal, "analyze_model: weights for " + std::to_string(weights.size()) +
+                                             " layers, results for " + std::to_string(n_layers));
+    for (const LayerWeights* w : weights)
+        if (!w || w->num_heads != a.num_heads)
+            throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
+    WeightSimilarities computed;
+    if (!options.weight_similarity) {
+        OnednnBackend backend(options.threads);
+        computed = weight_similarities(weights, options.weight_similarity_across_layers, backend);
+    }
+    const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
+    if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
+    a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = ws.qk_cosine;
+    a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = ws.ov_cosine;
+}
+
+}  // namespace
+
 ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
                             const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,
                             const AnalysisOptions& options) {
@@ -29,42 +73,15 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.total_queries = vis.queries;
 
     // Step 1: per-head statistics, layer by layer.
-    for (int64_t l = 0; l < a.num_layers; ++l) {
-        const LayerResult& layer = *layers[static_cast<size_t>(l)];
-        if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
-            throw Error(ErrorKind::internal, "analyze_model: layer " + std::to_string(l) + " has a different head count");
-        const std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
-        for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
-        a.heads.insert(a.heads.end(), stats.begin(), stats.end());
-    }
+    add_head_stats(a, layers, tokens, options.threads);
 
-    // Step 2: pairwise matrices over all heads.
+    // Step 2: pairwise matrices over all heads: of the maps, of the outputs, of the weights.
     MapSimilarities maps = attention_map_similarities(layers, options.threads);
     a.matrices[static_cast<size_t>(PairMetric::correlation)] = std::move(maps.correlation);
     a.matrices[static_cast<size_t>(PairMetric::cosine)] = std::move(maps.cosine);
     a.matrices[static_cast<size_t>(PairMetric::js_distance)] = std::move(maps.js_distance);
     a.matrices[static_cast<size_t>(PairMetric::output_cosine)] = output_cosine(layers);
-    const int64_t N = static_cast<int64_t>(a.heads.size());
-    if (!weights.empty()) {
-        if (weights.size() != layers.size())
-            throw Error(ErrorKind::internal, "analyze_model: weights for " + std::to_string(weights.size()) +
-                                                 " layers, results for " + std::to_string(layers.size()));
-        for (const LayerWeights* w : weights)
-            if (!w || w->num_heads != a.num_heads)
-                throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
-        WeightSimilarities computed;
-        if (!options.weight_similarity) {
-            OnednnBackend backend(options.threads);
-            computed = weight_similarities(weights, options.weight_similarity_across_layers, backend);
-        }
-        const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
-        if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
-        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = ws.qk_cosine;
-        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = ws.ov_cosine;
-    } else {
-        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
-        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = HeadMatrix(N);
-    }
+    add_weight_matrices(a, weights, layers.size(), options);
 
     // Step 3: labels and redundancy from the numbers.
     derive_labels_and_redundancy(a, options.thresholds);
