@@ -176,7 +176,8 @@ double ablation_importance(const LayerResult& r, int64_t h, const SharedFacts& f
     return std::sqrt(std::max(0.0, static_cast<double>(own_gram))) / facts.output_norm;
 }
 
-// Head h's statistics: its means over its rows.
+// Head h's statistics: its means over its rows. r.attention: [H, T, S]; r.logit_margin and
+// r.contribution_norms: [H, T] when facts say so.
 HeadStats head_stats(const LayerResult& r, int64_t h, const SharedFacts& facts) {
     const Visibility& vis = r.visibility;
     const int64_t T = vis.queries, S = vis.keys;

@@ -97,7 +97,7 @@ struct Tiles {
     std::vector<ValueScale> scales;
 };
 
-// Tiles in parallel: each reads a whole [T, S] map.
+// layers: one [H, T, S] tensor per layer. Tiles in parallel: each reads a whole [T, S] map.
 Tiles pool_tiles(const std::vector<const Tensor*>& layers, const Visibility& visibility, const HeatmapStyle& style,
                  ScaleMode scale, int budget, int threads) {
     const int64_t n_heads = layers[0]->dim(0), per_head = layers[0]->dim(1) * layers[0]->dim(2);

@@ -75,10 +75,10 @@ bool CellGrid::pooled() const {
 
 namespace {
 
-// Per key of the area: the total (mean) or largest weight (max) over query rows [i0, i1) into
-// pooled, and how many of those rows see it into counts, both [k1 - k0]. Plain loops over
-// contiguous keys that the compiler vectorizes; padding keys are counted too (pool_blocks skips
-// them: a key is padding for every query or for none).
+// weights: [T, S] one head. Per key of the area: the total (mean) or largest weight (max) over
+// query rows [i0, i1) into pooled, and how many of those rows see it into counts, both
+// [k1 - k0]. Plain loops over contiguous keys that the compiler vectorizes; padding keys are
+// counted too (pool_blocks skips them: a key is padding for every query or for none).
 void pool_keys(const float* weights, const Visibility& visibility, const CellWindow& area, int64_t i0, int64_t i1, bool mean,
                float* pooled, int32_t* counts) {
     const int64_t span = area.k1 - area.k0;
