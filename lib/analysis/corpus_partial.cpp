@@ -110,7 +110,7 @@ void CorpusAccumulator::save_partial(const std::string& path) const {
 }
 
 CorpusAccumulator CorpusAccumulator::load_partial(const std::string& path) {
-    const MappedFile file(path);
+    const MappedFile file(path, "partial result");
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(file.text());

@@ -8,10 +8,11 @@
 #include <unistd.h>
 
 #include "error.hpp"
+#include "input_files.hpp"
 
 namespace attn_viz {
 
-MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
+MappedFile::MappedFile(std::string path, const std::string& role) : path_(std::move(path)) {
     int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(ErrorKind::io, path_ + ": cannot open: " + std::strerror(errno));
     struct stat st {};
@@ -19,6 +20,7 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
         ::close(fd);
         throw Error(ErrorKind::io, path_ + ": not a regular file");
     }
+    record_input_file(fd, path_, role);
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -1,5 +1,6 @@
 // Read-only memory map of an input file: loaders parse straight from the mapping, so a
-// 400 MB checkpoint is never copied into a std::string first.
+// 400 MB checkpoint is never copied into a std::string first. Every file mapped is recorded as an
+// input of the run (input_files.hpp), so no output can replace it.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +12,9 @@ namespace attn_viz {
 
 class MappedFile {
 public:
-    // Maps the whole file; throws Error(io) naming the path when it cannot be opened.
-    explicit MappedFile(std::string path);
+    // Maps the whole file and records it as an input read as `role` ("weights", ".npy tensor");
+    // throws Error(io) naming the path when it cannot be opened.
+    MappedFile(std::string path, const std::string& role);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;

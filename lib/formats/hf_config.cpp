@@ -30,7 +30,7 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
 }  // namespace
 
 HfConfig read_hf_config(const std::string& config_path) {
-    MappedFile file(config_path);
+    MappedFile file(config_path, "model config");
     if (file.size() > max_config_bytes) fail_input(config_path, "config.json is larger than 16 MB");
     nlohmann::json config;
     try {

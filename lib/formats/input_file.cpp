@@ -46,7 +46,7 @@ SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const s
 }
 
 SequenceInput read_input_file(const std::string& path, int64_t d_model) {
-    return parse_sequence(read_json_file(path), d_model, path, std::filesystem::path(path).parent_path().string());
+    return parse_sequence(read_json_file(path, "input sequence"), d_model, path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace attn_viz

@@ -65,7 +65,7 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
             fail_input(where, name + " must be an array of numbers or {\"npy\": \"file.npy\"}");
         const std::string file = (std::filesystem::path(source.base_dir) / value["npy"].get<std::string>()).string();
         try {
-            t = read_npy(file);
+            t = read_npy(file, "tensor " + name + " of " + where);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::io) throw;
             fail_input(where, name + " refers to an unreadable file: " + e.what());
@@ -93,8 +93,8 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
     return t;
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-    MappedFile file(path);
+nlohmann::json read_json_file(const std::string& path, const std::string& role) {
+    MappedFile file(path, role);
     check_memory_elements(file.size(), json_bytes_per_text_byte, path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
     try {
         return nlohmann::json::parse(file.text());

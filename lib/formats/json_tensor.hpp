@@ -22,7 +22,8 @@ struct JsonTensorSource {
 Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>& expected, const std::string& name,
                         const JsonTensorSource& source);
 
-// Parses a whole JSON file (memory-mapped), with errors naming it.
-nlohmann::json read_json_file(const std::string& path);
+// Parses a whole JSON file (memory-mapped), with errors naming it; the file is recorded as an
+// input read as `role` ("weights", "input sequence").
+nlohmann::json read_json_file(const std::string& path, const std::string& role);
 
 }  // namespace attn_viz

@@ -80,7 +80,7 @@ private:
 }  // namespace
 
 LlamaWeights read_llama2c_checkpoint(const std::string& path) {
-    MappedFile file(path);
+    MappedFile file(path, "llama2.c checkpoint");
 
     // Step 1: header, then the exact file size the arrays need (bounded counts: no overflow).
     const Llama2cConfig c = parse_header(file.data(), file.size(), path);

@@ -31,7 +31,7 @@ int byte_of_piece(const std::string& piece) {
 }  // namespace
 
 Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_vocab_size) : path_(path) {
-    MappedFile file(path);
+    MappedFile file(path, "tokenizer");
     const unsigned char* bytes = file.data();
     const size_t size = file.size();
 

@@ -109,8 +109,8 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     return t;
 }
 
-Tensor read_npy(const std::string& path) {
-    MappedFile file(path);
+Tensor read_npy(const std::string& path, const std::string& role) {
+    MappedFile file(path, role);
     return parse_npy(file.data(), file.size(), path);
 }
 

@@ -8,8 +8,9 @@
 namespace attn_viz {
 
 // Reads an .npy file as float32. Validates magic, header, dtype, order and that the declared
-// shape matches the file's size before allocating; errors name the file.
-Tensor read_npy(const std::string& path);
+// shape matches the file's size before allocating; errors name the file. The file is recorded as
+// an input read as `role` (input_files.hpp).
+Tensor read_npy(const std::string& path, const std::string& role = ".npy tensor");
 
 // Parses .npy bytes already in memory (`where` names them in errors).
 Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& where);

@@ -108,7 +108,7 @@ void convert_elements(const unsigned char* src, size_t element_bytes, Tensor& te
 const char* safetensors_dtype_name(SafetensorsDtype dtype) { return dtype_info(dtype).name; }
 
 SafetensorsFile::SafetensorsFile(std::string path)
-    : path_(std::move(path)), file_(std::make_unique<MappedFile>(path_)) {
+    : path_(std::move(path)), file_(std::make_unique<MappedFile>(path_, "safetensors file")) {
     const unsigned char* bytes = file_->data();
     const uint64_t size = file_->size();
 

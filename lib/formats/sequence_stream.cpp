@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "error.hpp"
+#include "input_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,6 +21,7 @@ SequenceStream::SequenceStream(const std::string& path, int64_t d_model) : d_mod
     }
     jsonl_.open(path);
     if (!jsonl_) throw Error(ErrorKind::io, path + ": cannot open");
+    record_input_file(path, "corpus");
     base_dir_ = fs::path(path).parent_path().string();
 }
 

@@ -52,7 +52,7 @@ std::vector<std::string> parse_token_lines(std::string_view text) {
 }  // namespace
 
 std::vector<std::string> read_tokens(const std::string& path) {
-    MappedFile file(path);
+    MappedFile file(path, "token list");
     if (file.size() > max_token_file_bytes) fail_input(path, "token file is larger than 64 MB");
     const std::string_view text = file.text();
     const size_t first = text.find_first_not_of(" \t\r\n");

@@ -63,7 +63,7 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
 }
 
 LayerWeights read_weights_file(const std::string& path) {
-    return parse_weights(read_json_file(path), path, std::filesystem::path(path).parent_path().string());
+    return parse_weights(read_json_file(path, "weights"), path, std::filesystem::path(path).parent_path().string());
 }
 
 void write_weights_file(const std::string& path, const LayerWeights& w) {

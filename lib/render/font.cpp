@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "error.hpp"
+#include "input_files.hpp"
 #include "utf8.hpp"
 
 #define STBTT_STATIC
@@ -50,6 +51,7 @@ Font::Font(const std::string& path) : info_(std::make_unique<Info>()) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw Error(ErrorKind::io, path + ": font not found (install the Debian package fonts-dejavu-core)");
+    record_input_file(path, "font");
     bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     const int offset = bytes_.empty() ? -1 : stbtt_GetFontOffsetForIndex(bytes_.data(), 0);
     if (offset < 0 || !stbtt_InitFont(&info_->info, bytes_.data(), offset))
