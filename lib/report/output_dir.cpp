@@ -1,19 +1,17 @@
 #include "output_dir.hpp"
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
-#include <dirent.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <fcntl.h>
 #include <set>
-#include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.hpp"
+#include "input_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,126 +20,91 @@ namespace {
 
 constexpr const char* manifest_name = ".attn-viz-run";  // lists a run's files, one per line
 
-// Paths the signal handler must remove, kept in fixed storage (no allocation in a handler).
-struct PendingPaths {
-    static constexpr int capacity = 16;
-    char paths[capacity][4096] = {};
-    volatile sig_atomic_t used[capacity] = {};
-    std::mutex mutex;
-
-    void add(const std::string& p) {
-        std::lock_guard lock(mutex);
-        for (int i = 0; i < capacity; ++i)
-            if (!used[i] && p.size() < sizeof paths[i]) {
-                std::memcpy(paths[i], p.c_str(), p.size() + 1);
-                used[i] = 1;
-                return;
-            }
-    }
-    void remove(const std::string& p) {
-        std::lock_guard lock(mutex);
-        for (int i = 0; i < capacity; ++i)
-            if (used[i] && p == paths[i]) used[i] = 0;
-    }
-};
-PendingPaths pending;
-
-// While commit() moves files into place, an interrupt waits for it to finish.
-std::atomic<bool> committing{false}, interrupt_pending{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
-
-// Removes `name` (relative to the directory `parent`, or a path with AT_FDCWD) and, if it is a
-// directory, everything below it, with raw system calls only (openat, getdents64, unlinkat,
-// close): it runs in the signal handler, where malloc and fork could deadlock on a lock the
-// interrupted thread holds. Symbolic links are removed, never followed.
-void empty_directory_in_handler(int dir, char* buffer, size_t size, int depth);
-
-void remove_tree_in_handler(int parent, const char* name, int depth) {
-    if (unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;
-    if (depth > 16) return;
-    const int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dir < 0) return;
-    alignas(8) char buffer[4096];
-    // Read from the start until a pass finds nothing left (entries shift as they are removed),
-    // then remove the directory; other threads (PNG encoders) may still be adding files, so an
-    // ENOTEMPTY sends it round again. Bounded, in case something cannot be removed.
-    for (int attempt = 0; attempt < 16; ++attempt) {
-        empty_directory_in_handler(dir, buffer, sizeof buffer, depth);
-        if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) break;
-    }
-    close(dir);
+// Refuses (Error usage) when the entry `name` of the open folder `dir_fd` (AT_FDCWD: a path),
+// shown as `shown`, is a file the run reads; `action` is "overwrite" or "remove".
+void refuse_if_input(int dir_fd, const std::string& name, const std::string& shown, const std::string& action) {
+    const std::optional<InputFile> input = input_file_at(dir_fd, name);
+    if (!input) return;
+    throw Error(ErrorKind::usage, shown + ": refusing to " + action + " an input: " + input->path +
+                                      (input->role.empty() ? "" : ", read as " + input->role));
 }
 
-// Removes every entry of the open directory `dir` (see remove_tree_in_handler).
-void empty_directory_in_handler(int dir, char* buffer, size_t size, int depth) {
-    for (int pass = 0, removed = 1; removed && pass < 64; ++pass) {
-        removed = 0;
-        lseek(dir, 0, SEEK_SET);
-        for (long n; (n = syscall(SYS_getdents64, dir, buffer, size)) > 0;) {
-            for (long at = 0; at < n;) {
-                const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at);
-                at += entry->d_reclen;
-                const char* child = entry->d_name;
-                if (child[0] == '.' && (child[1] == 0 || (child[1] == '.' && child[2] == 0))) continue;
-                remove_tree_in_handler(dir, child, depth + 1);
-                removed = 1;
-            }
-        }
-    }
+// "layer_01/head_03.png" -> {"layer_01", "head_03.png"}; "stats.json" -> {"", "stats.json"}.
+std::pair<std::string, std::string> split_folder(const std::string& relative) {
+    const size_t slash = relative.rfind('/');
+    if (slash == std::string::npos) return {"", relative};
+    return {relative.substr(0, slash), relative.substr(slash + 1)};
 }
 
-// The SIGINT/SIGTERM/SIGHUP handler: removes every pending staging path, exits 130.
-void remove_pending_and_exit(int) {
-    if (committing) {
-        interrupt_pending = true;
-        return;
-    }
-    for (int i = 0; i < PendingPaths::capacity; ++i)
-        if (pending.used[i]) remove_tree_in_handler(AT_FDCWD, pending.paths[i], 0);
-    _exit(130);
-}
-
-// For its lifetime, an interrupt is only recorded (any thread may receive it, so blocking the
-// signal in this one would not do); when it ends, a recorded interrupt exits with 130.
-class HeldInterrupts {
-public:
-    HeldInterrupts() { committing = true; }
-    ~HeldInterrupts() {
-        committing = false;
-        if (interrupt_pending) remove_pending_and_exit(0);
-    }
-    HeldInterrupts(const HeldInterrupts&) = delete;
-    HeldInterrupts& operator=(const HeldInterrupts&) = delete;
+enum class Walk {
+    find_to_remove,  // a missing part, a symbolic link or a non-folder: no folder
+    find_to_write,   // a missing part: no folder; a symbolic link or a non-folder: Error(usage)
+    make_to_write,   // as find_to_write, but missing parts are made
 };
 
-std::set<std::string> read_manifest(const fs::path& dir) {
-    std::set<std::string> files;
-    std::ifstream in(dir / manifest_name);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) files.insert(line);
+// The folder `folder` ("", "layer_01", "seq_00/layer_01") below the open folder `root` (named
+// `root_name` in messages), opened one part at a time without following a symbolic link, so that
+// nothing is ever reached outside `root`; an empty UniqueFd when there is no such folder (`walk`).
+UniqueFd open_folder_below(int root, const std::string& root_name, const std::string& folder, Walk walk) {
+    UniqueFd current(openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    size_t start = 0;
+    while (current && start < folder.size()) {
+        const size_t end = std::min(folder.find('/', start), folder.size());
+        const std::string part = folder.substr(start, end - start);
+        const std::string shown = root_name + "/" + folder.substr(0, end);
+        if (walk == Walk::make_to_write && mkdirat(current.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
+            throw Error(ErrorKind::io, shown + ": cannot create: " + std::strerror(errno));
+        UniqueFd next(openat(current.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!next && (errno == ELOOP || errno == ENOTDIR) && walk != Walk::find_to_remove)
+            throw Error(ErrorKind::usage, shown + ": is a symbolic link or not a folder: refusing to write through it");
+        if (!next && walk == Walk::make_to_write) throw Error(ErrorKind::io, shown + ": cannot open: " + std::strerror(errno));
+        current = std::move(next);
+        start = end + 1;
+    }
+    return current;
+}
+
+// The files a previous run listed in its manifest in the open folder `root`, keeping only names
+// attn-viz writes (a hand-edited or planted entry is never acted on).
+std::vector<std::string> read_manifest(int root) {
+    std::vector<std::string> files;
+    const UniqueFd manifest(openat(root, manifest_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!manifest) return files;
+    std::string text;
+    char buffer[65536];
+    for (ssize_t n; (n = read(manifest.get(), buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<size_t>(n));
+    for (size_t start = 0; start < text.size();) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        const std::string line = text.substr(start, end - start);
+        if (is_attn_viz_output_name(line)) files.push_back(line);
+        start = end + 1;
+    }
     return files;
 }
 
-// Only plain relative paths below the run directory may be listed or removed.
-bool safe_relative(const std::string& p) {
-    const fs::path path(p);
-    if (path.empty() || path.is_absolute()) return false;
-    for (const auto& part : path)
-        if (part == ".." || part == ".") return false;
-    return true;
+bool is_regular_file_at(int dir_fd, const std::string& name) {
+    struct stat st {};
+    return fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_folder_at(int dir_fd, const std::string& name) {
+    struct stat st {};
+    return fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
 }  // namespace
 
-void install_interrupt_cleanup() {
-    struct sigaction action {};
-    action.sa_handler = remove_pending_and_exit;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;  // a signal recorded during commit() must not fail its system calls
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGHUP, &action, nullptr);
-    signal(SIGXFSZ, SIG_IGN);
+bool is_attn_viz_output_name(const std::string& relative) {
+    static const std::set<std::string> extensions = {".png", ".svg", ".json", ".csv", ".html"};
+    for (size_t start = 0;;) {
+        const size_t end = relative.find('/', start);
+        const std::string part = relative.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (part.empty() || part[0] == '.' ||
+            part.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+            return false;
+        if (end == std::string::npos) return part.rfind('.') != std::string::npos && extensions.count(part.substr(part.rfind('.')));
+        start = end + 1;
+    }
 }
 
 OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
@@ -154,23 +117,23 @@ OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
             throw Error(ErrorKind::usage, dir_ + ": directory is not empty and holds no previous attn-viz run "
                                                  "(use --force to write into it anyway)");
     }
-    staging_ = dir_ + ".attn-viz-partial-" + std::to_string(getpid());
 }
 
-OutputDir::~OutputDir() {
-    if (!committed_) discard();
-}
+OutputDir::~OutputDir() = default;  // the staging folders remove themselves unless committed
 
 std::string OutputDir::file(const std::string& relative) {
-    if (files_.empty() && !fs::exists(staging_)) {
-        // Registered before it exists: a signal between creating and registering would leave it.
-        pending.add(staging_);
-        std::error_code ec;
-        fs::create_directories(staging_, ec);
-        if (ec) throw Error(ErrorKind::io, staging_ + ": cannot create: " + ec.message());
-    }
-    const fs::path target = fs::path(staging_) / relative;
+    if (relative != manifest_name && !is_attn_viz_output_name(relative))
+        throw Error(ErrorKind::internal, relative + ": not a name attn-viz writes in a run directory");
+    const std::string destination = dir_ + "/" + relative;
+    refuse_if_input(AT_FDCWD, destination, destination, "overwrite");
     std::error_code ec;
+    if (!staging_) {
+        const fs::path parent = fs::path(dir_).parent_path();
+        if (!parent.empty()) fs::create_directories(parent, ec);
+        if (ec) throw Error(ErrorKind::io, parent.string() + ": cannot create: " + ec.message());
+        staging_ = std::make_unique<StagingDir>(dir_);
+    }
+    const fs::path target = fs::path(staging_->path()) / relative;
     fs::create_directories(target.parent_path(), ec);
     if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
     files_.push_back(relative);
@@ -182,10 +145,18 @@ std::string OutputDir::external_file(const std::string& final_path) {
     const fs::file_status status = fs::status(final_path, ec);
     if (fs::is_directory(status)) throw Error(ErrorKind::usage, final_path + ": is a directory, expected a file name");
     if (fs::exists(status) && !fs::is_regular_file(status)) return final_path;  // a device or FIFO: nothing to keep
-    const std::string temp = final_path + ".attn-viz-partial-" + std::to_string(getpid());
-    externals_.emplace_back(temp, final_path);
-    pending.add(temp);
-    return temp;
+    refuse_if_input(AT_FDCWD, final_path, final_path, "overwrite");
+    for (const External& e : externals_)
+        if (e.final_path == final_path) return e.staging->path() + "/" + e.staged_name;
+    const fs::path target(final_path);
+    std::unique_ptr<StagingDir>& staging = external_staging_[target.parent_path().string()];
+    if (!staging) staging = std::make_unique<StagingDir>(final_path);
+    externals_.push_back({final_path, target.filename().string(), staging.get()});
+    return staging->path() + "/" + externals_.back().staged_name;
+}
+
+void OutputDir::protect_inputs(const std::vector<std::string>& inputs) {
+    for (const std::string& input : inputs) record_input_file(input, "");
 }
 
 void OutputDir::commit() {
@@ -199,55 +170,64 @@ void OutputDir::commit() {
             if (f != manifest_name) manifest << f << '\n';
         if (!manifest.flush()) throw Error(ErrorKind::io, dir_ + ": cannot write the run manifest (disk full?)");
     }
+    // Step 2: no destination may be a file the run has read by now; checked before anything moves.
+    for (const External& e : externals_) refuse_if_input(AT_FDCWD, e.final_path, e.final_path, "overwrite");
     std::error_code ec;
     if (!fs::exists(dir_)) {
-        // Step 2a: a new directory appears whole, in one rename.
-        fs::create_directories(fs::absolute(dir_).parent_path(), ec);
-        fs::rename(staging_, dir_, ec);
+        // Step 3a: a new directory appears whole, in one rename.
+        fs::rename(staging_->path(), dir_, ec);
         if (ec) throw Error(ErrorKind::io, dir_ + ": cannot move results into place: " + ec.message());
+        staging_->release();
     } else {
-        // Step 2b: an existing directory: each file is replaced atomically, then files of the
-        // previous run that this one did not write are removed.
-        const std::set<std::string> previous = read_manifest(dir_);
-        for (const std::string& f : files_) refuse_overwriting_inputs((fs::path(dir_) / f).string(), inputs_);
-        for (const std::string& old : previous)
-            if (safe_relative(old)) refuse_overwriting_inputs((fs::path(dir_) / old).string(), inputs_);
-        for (const std::string& f : files_) {
-            const fs::path to = fs::path(dir_) / f;
-            fs::create_directories(to.parent_path(), ec);
-            fs::rename(fs::path(staging_) / f, to, ec);
-            if (ec) throw Error(ErrorKind::io, to.string() + ": cannot move into place: " + ec.message());
-        }
-        const std::set<std::string> written(files_.begin(), files_.end());
-        for (const std::string& old : previous)
-            if (!written.count(old) && safe_relative(old)) fs::remove(fs::path(dir_) / old, ec);
-        fs::remove_all(staging_, ec);
+        move_into_existing_dir();
     }
-    pending.remove(staging_);
-    // Step 3: files outside the directory.
-    for (const auto& [temp, final_path] : externals_) {
-        fs::rename(temp, final_path, ec);
-        if (ec) throw Error(ErrorKind::io, final_path + ": cannot move into place: " + ec.message());
-        pending.remove(temp);
-    }
-    committed_ = true;
+    // Step 4: files outside the directory.
+    for (const External& e : externals_)
+        if (renameat(e.staging->fd(), e.staged_name.c_str(), AT_FDCWD, e.final_path.c_str()) != 0)
+            throw Error(ErrorKind::io, e.final_path + ": cannot move into place: " + std::strerror(errno));
+    for (auto& [folder, staging] : external_staging_) staging->remove();
 }
 
-void OutputDir::discard() noexcept {
-    std::error_code ec;
-    fs::remove_all(staging_, ec);
-    pending.remove(staging_);
-    for (const auto& [temp, final_path] : externals_) {
-        fs::remove(temp, ec);
-        pending.remove(temp);
+// Step 3b of commit(): each file is replaced atomically, then files of the previous run that this
+// one did not write are removed. Every check comes first; nothing is reached through a symbolic
+// link inside the directory.
+void OutputDir::move_into_existing_dir() {
+    const UniqueFd root(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root) throw Error(ErrorKind::io, dir_ + ": cannot open: " + std::strerror(errno));
+    for (const std::string& f : files_) {
+        const auto [folder, name] = split_folder(f);
+        const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::find_to_write);
+        if (!parent) continue;
+        refuse_if_input(parent.get(), name, dir_ + "/" + f, "overwrite");
+        if (is_folder_at(parent.get(), name)) throw Error(ErrorKind::usage, dir_ + "/" + f + ": is a folder, expected a file");
     }
+    const std::set<std::string> written(files_.begin(), files_.end());
+    std::vector<std::string> stale;  // the previous run's files this one does not write again
+    for (const std::string& old : read_manifest(root.get())) {
+        if (written.count(old)) continue;
+        const auto [folder, name] = split_folder(old);
+        const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::find_to_remove);
+        if (!parent || !is_regular_file_at(parent.get(), name)) continue;
+        refuse_if_input(parent.get(), name, dir_ + "/" + old, "remove");
+        stale.push_back(old);
+    }
+    for (const std::string& f : files_) {
+        const auto [folder, name] = split_folder(f);
+        const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::make_to_write);
+        if (renameat(staging_->fd(), f.c_str(), parent.get(), name.c_str()) != 0)
+            throw Error(ErrorKind::io, dir_ + "/" + f + ": cannot move into place: " + std::strerror(errno));
+    }
+    for (const std::string& old : stale) {
+        const auto [folder, name] = split_folder(old);
+        const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::find_to_remove);
+        if (parent && is_regular_file_at(parent.get(), name)) unlinkat(parent.get(), name.c_str(), 0);
+    }
+    staging_->remove();
 }
 
 void refuse_overwriting_inputs(const std::string& path, const std::vector<std::string>& inputs) {
-    std::error_code ec;
-    for (const std::string& input : inputs)
-        if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec))
-            throw Error(ErrorKind::usage, path + ": refusing to overwrite an input file");
+    for (const std::string& input : inputs) record_input_file(input, "");
+    if (!path.empty()) refuse_if_input(AT_FDCWD, path, path, "overwrite");
 }
 
 }  // namespace attn_viz

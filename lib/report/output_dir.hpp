@@ -1,14 +1,21 @@
-// Writing a run's results without ever leaving half of them behind.
+// Writing a run's results without ever leaving half of them behind, and without ever replacing or
+// removing a file the user did not get from attn-viz.
 //
-// Every file of a run is written into a staging directory beside the destination
-// ("DIR.attn-viz-partial-PID"), and files outside it (--dump-attention F.npy) under a temporary
-// name beside their destination. commit() moves everything into place with rename(2); if the run
-// fails, throws or is interrupted (SIGINT, SIGTERM) first, the staging files are removed and the
-// previous results, if any, are left as they were.
+// Every file of a run is written into a staging folder beside the destination (staging_dir.hpp),
+// and files outside it (--dump-attention F.npy) into a staging folder beside theirs. commit()
+// moves everything into place with rename(2); if the run fails, throws or is interrupted (SIGINT,
+// SIGTERM) first, the staging folders are removed and the previous results, if any, are left as
+// they were. No destination may be a file the run reads (input_files.hpp): that is refused
+// (Error usage) when the destination is requested and again, before anything moves, in commit().
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "staging_dir.hpp"
 
 namespace attn_viz {
 
@@ -22,7 +29,8 @@ public:
     OutputDir& operator=(const OutputDir&) = delete;
 
     // Where to write `relative` (e.g. "head_00.png", "layer_01/head_03.png") inside the run
-    // directory; parent folders are created in the staging area.
+    // directory; parent folders are created in the staging area. `relative` must be a name
+    // attn-viz writes (see is_attn_viz_output_name).
     std::string file(const std::string& relative);
 
     // Where to write a file that belongs at `final_path`, outside the run directory. A
@@ -30,12 +38,14 @@ public:
     // directly; an existing directory is refused (Error usage).
     std::string external_file(const std::string& final_path);
 
-    // Files commit() must never replace or remove (the run's inputs): commit() refuses
-    // (Error usage) before moving anything when one of them would be.
-    void protect_inputs(std::vector<std::string> inputs) { inputs_ = std::move(inputs); }
+    // Records `inputs` as files of the run (input_files.hpp) even if it does not read them:
+    // commit() will neither replace nor remove them.
+    void protect_inputs(const std::vector<std::string>& inputs);
 
     // Moves everything into place. Files a previous run left in the directory that this run
-    // did not write again are removed, so the folder always describes one run. An interrupt
+    // did not write again are removed (only names listed in its manifest that attn-viz writes,
+    // regular files reached without following a symbolic link), so the folder always describes
+    // one run. Nothing is written through a symbolic link inside the directory. An interrupt
     // (SIGINT, SIGTERM, SIGHUP) during commit() waits until it is done, then exits with 130, so
     // it never leaves a mix of two runs.
     void commit();
@@ -43,22 +53,26 @@ public:
     const std::string& dir() const { return dir_; }
 
 private:
+    struct External {
+        std::string final_path, staged_name;  // staged_name: inside the staging folder of its folder
+        StagingDir* staging;
+    };
     std::string dir_;
-    std::string staging_;
-    std::vector<std::string> files_;                               // relative paths in staging
-    std::vector<std::pair<std::string, std::string>> externals_;  // temp -> final
-    std::vector<std::string> inputs_;
-    bool committed_ = false;
-    void discard() noexcept;
+    std::unique_ptr<StagingDir> staging_;                               // made by the first file()
+    std::vector<std::string> files_;                                    // relative paths in staging
+    std::map<std::string, std::unique_ptr<StagingDir>> external_staging_;  // by the externals' folder
+    std::vector<External> externals_;
+    void move_into_existing_dir();
 };
 
-// Refuses to write an output at `path` when it is also one of `inputs` (same file on disk).
-void refuse_overwriting_inputs(const std::string& path, const std::vector<std::string>& inputs);
+// Whether `relative` ("stats.json", "layer_01/head_03.png") is a name attn-viz writes in a run
+// directory: folders and a file of letters, digits, '_', '-' and '.', none starting with '.', the
+// file ending in .png, .svg, .json, .csv or .html. A previous run's manifest entry that is not is
+// never removed.
+bool is_attn_viz_output_name(const std::string& relative);
 
-// Installs SIGINT/SIGTERM/SIGHUP handlers that remove every live OutputDir's staging files and
-// exit with status 130, and ignores SIGXFSZ so that exceeding a file size limit (ulimit -f) makes
-// write() fail with EFBIG and the run end through its normal I/O error path (exit 4) instead of
-// being killed with its staging files left behind. Called once by main().
-void install_interrupt_cleanup();
+// Refuses (Error usage) to write an output at `path` when it is one of `inputs` or any other file
+// the run has read (same file on disk).
+void refuse_overwriting_inputs(const std::string& path, const std::vector<std::string>& inputs);
 
 }  // namespace attn_viz

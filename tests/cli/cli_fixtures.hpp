@@ -1,13 +1,28 @@
-// Small valid weights/input files for command-line tests, written with fresh random numbers.
+// Small valid weights/input files for command-line tests, written with fresh random numbers, and
+// helpers to run the tool in the background and see what it left on disk.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <spawn.h>
 #include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "npy.hpp"
 #include "reference_attention.hpp"
 #include "support.hpp"
 #include "weights_file.hpp"
+
+extern char** environ;
 
 namespace test_support {
 
@@ -22,6 +37,86 @@ inline void write_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int
         tokens.push_back(std::string("w").append(std::to_string(t)));
     }
     write_text(dir / "x.json", nlohmann::json{{"tokens", tokens}, {"embeddings", rows}}.dump());
+}
+
+// Writes DIR/w.json (D x D, H heads) whose four matrices are .npy files beside it (wq.npy, wk.npy,
+// wv.npy, wo.npy), and DIR/x.json whose T x D embeddings are DIR/emb.npy.
+inline void write_npy_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int64_t T) {
+    const attn_viz::LayerWeights w = random_layer(D, H, H, false, false);
+    nlohmann::json weights = {{"format", "attn-viz/weights@1"}, {"d_model", D}, {"num_heads", H}};
+    const std::pair<const char*, const attn_viz::Tensor*> matrices[] = {
+        {"W_Q", &w.w_q}, {"W_K", &w.w_k}, {"W_V", &w.w_v}, {"W_O", &w.w_o}};
+    for (const auto& [name, tensor] : matrices) {
+        std::string file = std::string("w") + static_cast<char>(name[2] - 'A' + 'a') + ".npy";  // W_Q -> wq.npy
+        attn_viz::write_npy(dir / file, *tensor);
+        weights[name] = {{"npy", file}};
+    }
+    write_text(dir / "w.json", weights.dump());
+    attn_viz::write_npy(dir / "emb.npy", random_tensor({T, D}));
+    write_text(dir / "x.json", nlohmann::json{{"embeddings", {{"npy", "emb.npy"}}}}.dump());
+}
+
+// Names directly in `dir`: staging folders and temporary files show up here.
+inline std::set<std::string> names_in(const std::filesystem::path& dir) {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
+    return names;
+}
+
+// Everything below `dir`, without following symbolic links: each regular file with its bytes,
+// each symbolic link with its target, each folder as "folder".
+inline std::map<std::string, std::string> snapshot(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::map<std::string, std::string> entries;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        const std::string name = fs::relative(e.path(), dir).string();
+        if (e.is_symlink()) entries[name] = "symbolic link to " + fs::read_symlink(e.path()).string();
+        else if (e.is_directory()) entries[name] = "folder";
+        else entries[name] = "file " + read_text(e.path().string());
+    }
+    return entries;
+}
+
+// Starts attn-viz with `args` (output discarded) and returns its pid.
+inline pid_t spawn_attn_viz(const std::vector<std::string>& args) {
+    std::vector<std::string> argv_strings = {ATTN_VIZ_BINARY};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+}
+
+inline int wait_exit_code(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Polls until `ready` holds (true) or 60 s pass (false).
+template <typename Ready>
+bool wait_until(Ready ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+}
+
+// The staging folders (NAME.attn-viz-partial-...) directly in `dir`.
+inline std::set<std::string> staging_in(const std::filesystem::path& dir) {
+    std::set<std::string> found;
+    for (const std::string& name : names_in(dir))
+        if (name.find(".attn-viz-partial-") != std::string::npos) found.insert(name);
+    return found;
 }
 
 }  // namespace test_support

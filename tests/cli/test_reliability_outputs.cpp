@@ -4,82 +4,16 @@
 
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
 #include <filesystem>
-#include <map>
 #include <set>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <thread>
 
 #include "cli_fixtures.hpp"
-#include "npy.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 namespace fs = std::filesystem;
-
-extern char** environ;
-
-namespace {
-
-// Names in `dir` that are not `expected`: staging folders and temporary files show up here.
-std::set<std::string> names_in(const fs::path& dir) {
-    std::set<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
-    return names;
-}
-
-// Every file below `dir` with its bytes.
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-    std::map<std::string, std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-        if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = read_text(e.path().string());
-    return files;
-}
-
-// Starts attn-viz with `args` (output discarded) and returns its pid.
-pid_t spawn_attn_viz(const std::vector<std::string>& args) {
-    std::vector<std::string> argv_strings = {ATTN_VIZ_BINARY};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& s : argv_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
-}
-
-int wait_exit_code(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Polls until `ready` holds (true) or 60 s pass (false).
-template <typename Ready>
-bool wait_until(Ready ready) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (ready()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return false;
-}
-
-bool has_staging(const fs::path& dir) {
-    for (const std::string& name : names_in(dir))
-        if (name.find(".attn-viz-partial-") != std::string::npos) return true;
-    return false;
-}
-
-}  // namespace
 
 TEST_SUITE("reliability") {
 
@@ -99,7 +33,7 @@ TEST_CASE("SIGINT/SIGTERM while the staging directory exists: exit 130, staging 
         for (const std::string& a : {std::string("--dump-attention"), dir / "a.npy", std::string("--dump-output"), dir / "fifo"})
             args.push_back(a);
         const pid_t pid = spawn_attn_viz(args);
-        REQUIRE(wait_until([&] { return has_staging(dir.path()); }));
+        REQUIRE(wait_until([&] { return !staging_in(dir.path()).empty(); }));
         kill(pid, signal_number);
         CHECK(wait_exit_code(pid) == 130);
         CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out", "a.npy", "fifo"});
@@ -183,7 +117,8 @@ TEST_CASE("--force into the inputs' own folder never replaces an input, even one
     CHECK(r.output.find("--force") != std::string::npos);
     r = run_attn_viz(args + " --force");
     CHECK(r.exit_code == 2);
-    CHECK(r.output.find("stats.json: refusing to overwrite an input file") != std::string::npos);
+    CHECK(r.output.find("stats.json: refusing to overwrite an input: " + (dir / "stats.json") + ", read as input sequence") !=
+          std::string::npos);
     CHECK(read_text(dir / "stats.json") == before);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "stats.json"});
 }
