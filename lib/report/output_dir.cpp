@@ -52,9 +52,15 @@ UniqueFd open_folder_below(int root, const std::string& root_name, const std::st
         const size_t end = std::min(folder.find('/', start), folder.size());
         const std::string part = folder.substr(start, end - start);
         const std::string shown = root_name + "/" + folder.substr(0, end);
-        if (walk == Walk::make_to_write && mkdirat(current.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
-            throw Error(ErrorKind::io, shown + ": cannot create: " + std::strerror(errno));
-        UniqueFd next(openat(current.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        const auto open_part = [&] {
+            return UniqueFd(openat(current.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        };
+        UniqueFd next = open_part();
+        if (!next && errno == ENOENT && walk == Walk::make_to_write) {
+            if (mkdirat(current.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
+                throw Error(ErrorKind::io, shown + ": cannot create: " + std::strerror(errno));
+            next = open_part();
+        }
         if (!next && (errno == ELOOP || errno == ENOTDIR) && walk != Walk::find_to_remove)
             throw Error(ErrorKind::usage, shown + ": is a symbolic link or not a folder: refusing to write through it");
         if (!next && walk == Walk::make_to_write) throw Error(ErrorKind::io, shown + ": cannot open: " + std::strerror(errno));
@@ -98,11 +104,12 @@ bool is_attn_viz_output_name(const std::string& relative) {
     static const std::set<std::string> extensions = {".png", ".svg", ".json", ".csv", ".html"};
     for (size_t start = 0;;) {
         const size_t end = relative.find('/', start);
-        const std::string part = relative.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        const std::string part = relative.substr(start, end - start);  // to the end when there is no '/'
         if (part.empty() || part[0] == '.' ||
             part.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
             return false;
-        if (end == std::string::npos) return part.rfind('.') != std::string::npos && extensions.count(part.substr(part.rfind('.')));
+        const size_t dot = part.rfind('.');
+        if (end == std::string::npos) return dot != std::string::npos && extensions.count(part.substr(dot));
         start = end + 1;
     }
 }

@@ -99,7 +99,7 @@ TEST_CASE("commit() checks again that no destination became an input after it wa
         write_text(out.file("stats.json"), "second run");
         record_input_file(dir / "out/stats.json", "weights");  // read after the file was requested
         check_error([&] { out.commit(); }, ErrorKind::usage,
-                    {dir / "out/stats.json", "refusing to overwrite an input: " + (dir / "out/stats.json") + ", read as weights"});
+                    {"refusing to overwrite an input: " + (dir / "out/stats.json") + ", read as weights"});
     }
     CHECK(snapshot(dir.path()) == before);
 }

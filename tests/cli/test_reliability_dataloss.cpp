@@ -118,7 +118,8 @@ TEST_CASE("corpus mode: a file inside the --inputs folder or referred to by a JS
     fs::create_directories(dir / "corpus");
     for (const char* name : {"a.json", "b.json", "stats.json"}) {
         write_npy(dir / ("corpus/" + std::string(name) + ".npy"), random_tensor({3, 8}));
-        write_text(dir / ("corpus/" + std::string(name)), nlohmann::json{{"embeddings", {{"npy", std::string(name) + ".npy"}}}}.dump());
+        const nlohmann::json sequence = {{"embeddings", {{"npy", std::string(name) + ".npy"}}}};
+        write_text(dir / ("corpus/" + std::string(name)), sequence.dump());
     }
     const std::string run = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus");
     const CommandResult fine = run_attn_viz(run + " --out " + (dir / "out") + " --save-partial " + (dir / "p.json"));
@@ -175,8 +176,9 @@ TEST_CASE("a planted manifest entry never removes a file outside --out or one at
     fs::create_symlink("../victim/stats.json", dir / "out/old.png");
     write_text(dir / "out/notes.txt", "the user's notes");
     std::string manifest = read_text(dir / "out/.attn-viz-run");
-    for (const std::string& entry : {std::string("assets/thesis.tex"), std::string("assets/head_00.png"), std::string("../victim/stats.json"),
-                                     dir / "victim/head_00.png", std::string("notes.txt"), std::string("old.png")})
+    for (const std::string& entry : {std::string("assets/thesis.tex"), std::string("assets/head_00.png"),
+                                     std::string("../victim/stats.json"), dir / "victim/head_00.png", std::string("notes.txt"),
+                                     std::string("old.png")})
         manifest += entry + "\n";
     write_text(dir / "out/.attn-viz-run", manifest);
     const auto victim = snapshot(dir / "victim");
@@ -200,7 +202,8 @@ TEST_CASE("a folder of --out that is a symbolic link is never written through: e
     write_text(dir / "victim/head_00.png", "the victim's picture");
     fs::remove_all(dir / "out/seq_00");
     fs::create_directory_symlink("../victim", dir / "out/seq_00");
-    check_refused_leaving_everything(dir, run, (dir / "out/seq_00") + ": is a symbolic link or not a folder: refusing to write through it");
+    check_refused_leaving_everything(dir, run,
+                                     (dir / "out/seq_00") + ": is a symbolic link or not a folder: refusing to write through it");
 }
 
 TEST_CASE("a run killed with SIGKILL leaves a staging folder that the next run removes; its files never reach the results") {
