@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "output_dir.hpp"
 #include "synth_layer.hpp"
+#include "utf8.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -21,7 +22,7 @@ int synth(const SynthOptions& o) {
     using namespace attn_viz;
     std::vector<std::string> tokens;
     std::istringstream words(o.sentence);
-    for (std::string word; words >> word;) tokens.push_back(word);
+    for (std::string word; words >> word;) tokens.push_back(escape_invalid_utf8(word));
     if (o.sentence.empty()) tokens = planted_demo_tokens();
     const PlantedLayer layer = make_planted_layer(tokens, o.seed);
     OutputDir out(o.out, o.force);

@@ -11,4 +11,10 @@ namespace attn_viz {
 std::u32string decode_utf8(std::string_view text);
 std::string encode_utf8(char32_t code_point);
 
+// Any byte string as valid UTF-8: well-formed sequences are kept as they are and every byte that
+// is not part of one (a stray 0xFF, a truncated or overlong sequence, an encoded surrogate)
+// becomes the four characters "\xNN" (lower-case hex), so it stays visible and distinct.
+// Applied where text from files enters the program (token labels), so every output is valid.
+std::string escape_invalid_utf8(std::string_view bytes);
+
 }  // namespace attn_viz

@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "mapped_file.hpp"
+#include "utf8.hpp"
 
 namespace attn_viz {
 namespace {
@@ -149,7 +150,7 @@ std::string Llama2cTokenizer::decode(const std::vector<int>& ids) const {
         if (ids[i] == bos_id || ids[i] == eos_id) continue;
         text += decode_piece(i > 0 ? ids[i - 1] : -1, ids[i]);
     }
-    return text;
+    return escape_invalid_utf8(text);  // after joining: byte tokens may form one character together
 }
 
 std::vector<std::string> Llama2cTokenizer::labels(const std::vector<int>& ids) const {
@@ -160,7 +161,7 @@ std::vector<std::string> Llama2cTokenizer::labels(const std::vector<int>& ids) c
         if (id == bos_id) result.push_back("<s>");
         else if (id == eos_id) result.push_back("</s>");
         else if (byte >= 0x20 && byte < 0x7f) result.push_back(std::string(1, static_cast<char>(byte)));
-        else result.push_back(text);
+        else result.push_back(escape_invalid_utf8(text));
     }
     return result;
 }

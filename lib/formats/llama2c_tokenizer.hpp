@@ -27,15 +27,17 @@ public:
     // the vocabulary lacks the " " prefix piece or a needed byte token.
     std::vector<int> encode(const std::string& text, bool bos, bool eos) const;
 
-    // The text of token `id` following token `prev`: byte tokens become their byte, and a piece
-    // right after BOS loses its leading space.
+    // The bytes of token `id` following token `prev`: byte tokens become their byte, and a piece
+    // right after BOS loses its leading space. Not necessarily UTF-8 on its own.
     std::string decode_piece(int prev, int id) const;
 
-    // Concatenated decode_piece over `ids` (BOS and EOS print nothing; the first token has no previous).
+    // Concatenated decode_piece over `ids` (BOS and EOS print nothing; the first token has no
+    // previous), with bytes that do not form UTF-8 escaped as "\xNN" (escape_invalid_utf8).
     std::string decode(const std::vector<int>& ids) const;
 
     // One short label per token for heatmap axes: BOS "<s>", EOS "</s>", a byte token its byte
-    // when printable ASCII (else its "<0xNN>" piece), any other token its piece as is.
+    // when printable ASCII (else its "<0xNN>" piece), any other token its piece, with bytes that
+    // are not UTF-8 escaped as "\xNN".
     std::vector<std::string> labels(const std::vector<int>& ids) const;
 
 private:

@@ -8,6 +8,7 @@
 
 #include "file_write.hpp"
 #include "error.hpp"
+#include "json_text.hpp"
 #include "weights_file.hpp"
 
 namespace attn_viz {
@@ -117,7 +118,7 @@ void write_planted_layer(const std::string& weights_path, const std::string& inp
     for (int64_t i = 0; i < T; ++i)
         embeddings.push_back(std::vector<float>(p.embeddings.data.begin() + i * D, p.embeddings.data.begin() + (i + 1) * D));
     const nlohmann::json input = {{"tokens", p.tokens}, {"embeddings", std::move(embeddings)}};
-    write_file_atomically(input_path, input.dump() + "\n");
+    write_file_atomically(input_path, dump_json(input) + "\n");
 }
 
 }  // namespace attn_viz

@@ -10,6 +10,7 @@
 #include "finite.hpp"
 #include "npy.hpp"
 #include "safetensors.hpp"
+#include "utf8.hpp"
 
 namespace attn_viz {
 namespace {
@@ -35,6 +36,8 @@ std::vector<std::string> parse_json_tokens(std::string_view text, const std::str
     return tokens;
 }
 
+// One label per line; bytes that are not UTF-8 (a Latin-1 file, a cut multi-byte character)
+// are kept visible as "\xNN" so that every output stays valid UTF-8.
 std::vector<std::string> parse_token_lines(std::string_view text) {
     std::vector<std::string> tokens;
     size_t start = 0;
@@ -43,7 +46,7 @@ std::vector<std::string> parse_token_lines(std::string_view text) {
         if (end == std::string_view::npos) end = text.size();
         std::string_view line = text.substr(start, end - start);
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        tokens.emplace_back(line);
+        tokens.push_back(escape_invalid_utf8(line));
         start = end + 1;
     }
     return tokens;

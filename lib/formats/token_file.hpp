@@ -11,7 +11,8 @@ namespace attn_viz {
 
 // Token labels. A file whose first non-blank character is '[' is a JSON list of strings (numbers
 // are accepted and printed as text); anything else is one token per line ('\n' or "\r\n"; a final
-// newline does not add an empty token). Throws Error(bad_input) naming the file.
+// newline does not add an empty token), where bytes that are not valid UTF-8 become "\xNN"
+// (escape_invalid_utf8; a JSON list is UTF-8 by definition). Throws Error(bad_input) naming the file.
 std::vector<std::string> read_tokens(const std::string& path);
 
 // Token ids written as "1,403,407" (commas and/or spaces). Throws Error(usage) naming `where`

@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "figure_overview.hpp"
 #include "html_report_assets.hpp"
+#include "json_text.hpp"
 #include "file_write.hpp"
 #include "png_writer.hpp"
 #include "svg_heatmap.hpp"
@@ -114,7 +115,7 @@ std::string report_data(const HtmlReportInput& input, const Colormap& colormap) 
                            {"stats", input.stats}};
     data["colormap"] = colormap_lut(colormap);
     add_maps(data, input, embedded_side(input));
-    std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string json = dump_json(data);
     for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
     return json;
 }

@@ -10,6 +10,7 @@
 #include "figure_overview.hpp"
 #include "heatmap.hpp"
 #include "html_report.hpp"
+#include "json_text.hpp"
 #include "npy.hpp"
 #include "parallel_for.hpp"
 #include "file_write.hpp"
@@ -44,7 +45,9 @@ std::string head_file(const ReportInput& in, int64_t layer, int64_t head, const 
 // "H3" for one layer, "L1H3" for a model: the labels of head-by-head matrices and charts.
 std::string head_name(const ModelAnalysis& a, int64_t index) {
     const HeadId& id = a.head_ids[static_cast<size_t>(index)];
-    return (a.num_layers > 1 ? "L" + std::to_string(id.layer) : "") + "H" + std::to_string(id.head);
+    std::string name;  // appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict here
+    if (a.num_layers > 1) name.append("L").append(std::to_string(id.layer));
+    return name.append("H").append(std::to_string(id.head));
 }
 
 Tensor to_tensor(const HeadMatrix& m) {
@@ -131,7 +134,7 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
                                       const nlohmann::json& extra, const ReportOptions& o) {
     nlohmann::json stats = stats_json(a);
     stats.update(extra);
-    write_file_bytes(out.file(folder + "stats.json"), stats.dump(2) + "\n");
+    write_file_bytes(out.file(folder + "stats.json"), dump_json(stats, 2) + "\n");
     write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
     write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
 

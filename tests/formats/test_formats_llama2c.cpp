@@ -168,6 +168,18 @@ TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and deco
     expect_input_error([&] { small.encode("q", false, false); }, {"small.bin", "no byte token"});
 }
 
+TEST_CASE("llama2.c tokenizer: pieces and byte tokens that are not UTF-8 are shown as \\xNN") {
+    ScratchDir dir;
+    // Ids: 259 a raw 0xFF piece, 260 a piece holding half of "é", 261 "é".
+    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{"\xff", 0}, {"x\xc3", 0}, {"\xc3\xa9", 0}}), 6));
+    const Llama2cTokenizer tokenizer(dir / "tok.bin", 262);
+    CHECK(tokenizer.labels({1, 259, 260, 261, 0xff + 3}) == std::vector<std::string>{"<s>", "\\xff", "x\\xc3", "\xc3\xa9", "<0xFF>"});
+    // Byte tokens that form a character together decode to it; a lone byte is escaped.
+    CHECK(tokenizer.decode({1, 0xc3 + 3, 0xa9 + 3}) == "\xc3\xa9");
+    CHECK(tokenizer.decode({1, 0xc3 + 3, 259, 261}) == "\\xc3\\xff\xc3\xa9");
+    CHECK(tokenizer.decode_piece(1, 0xff + 3) == "\xff");  // the raw byte, for joining
+}
+
 TEST_CASE("llama2.c tokenizer: truncated and absurd files are refused") {
     ScratchDir dir;
     const std::string good = tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"hello", 1}}), 6);

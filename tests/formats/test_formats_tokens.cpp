@@ -30,6 +30,16 @@ TEST_CASE("token files: JSON lists and one token per line") {
     expect_input_error([&] { read_tokens(dir / "empty.txt"); }, {"empty.txt", "no tokens"});
 }
 
+TEST_CASE("token files: bytes that are not UTF-8 become \\xNN, a JSON list with them is refused") {
+    ScratchDir dir;
+    // Stray bytes, a multi-byte character cut short, an overlong '/', valid UTF-8 kept as it is.
+    write_text(dir / "t.txt", "a\xff\xfe" "b\n\xe2\x82\n\xc0\xaf\nok \xe2\x82\xac\n\xe2\x82");
+    CHECK(read_tokens(dir / "t.txt") ==
+          std::vector<std::string>{"a\\xff\\xfeb", "\\xe2\\x82", "\\xc0\\xaf", "ok \xe2\x82\xac", "\\xe2\\x82"});
+    write_text(dir / "t.json", "[\"a\xff\"]");
+    expect_input_error([&] { read_tokens(dir / "t.json"); }, {"t.json", "not valid JSON"});
+}
+
 TEST_CASE("token id lists such as --tokens 1,403,407") {
     CHECK(parse_token_ids("1,403,407", "--tokens") == std::vector<int>{1, 403, 407});
     CHECK(parse_token_ids(" 5 6,7, 0", "--tokens") == std::vector<int>{5, 6, 7, 0});
