@@ -117,7 +117,7 @@ AttentionLayer::AttentionLayer(OnednnBackend& backend, const LayerWeights& weigh
 AttentionLayer::~AttentionLayer() = default;
 
 Tensor AttentionLayer::take_map_buffer(const std::vector<int64_t>& shape) {
-    const int64_t size = element_count(shape);
+    const int64_t size = element_count(shape, "an attention map");
     Tensor map;
     if (static_cast<int64_t>(spare_map_.data.capacity()) >= size) {
         map = std::move(spare_map_);

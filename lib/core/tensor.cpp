@@ -12,7 +12,7 @@ Tensor::Tensor(std::vector<int64_t> shape_) : Tensor(uninitialized(std::move(sha
 }
 
 Tensor Tensor::uninitialized(std::vector<int64_t> shape) {
-    const int64_t count = element_count(shape);
+    const int64_t count = element_count(shape, "a tensor");
     check_memory_elements(static_cast<uint64_t>(count), sizeof(float), "a tensor of shape " + shape_string(shape));
     Tensor t;
     t.shape = std::move(shape);
@@ -26,12 +26,12 @@ std::string shape_string(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-int64_t element_count(const std::vector<int64_t>& shape) {
+int64_t element_count(const std::vector<int64_t>& shape, const std::string& where) {
     constexpr int64_t limit = int64_t{1} << 62;
     int64_t n = 1;
     for (int64_t d : shape) {
-        if (d < 0) throw Error(ErrorKind::bad_input, "negative dimension in shape " + shape_string(shape));
-        if (d != 0 && n > limit / d) throw Error(ErrorKind::bad_input, "shape " + shape_string(shape) + " is absurdly large");
+        if (d < 0) fail_input(where, "negative dimension in shape " + shape_string(shape));
+        if (d != 0 && n > limit / d) fail_input(where, "shape " + shape_string(shape) + " has more than 2^62 elements");
         n *= d;
     }
     return n;

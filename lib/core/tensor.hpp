@@ -41,7 +41,8 @@ inline float narrow_to_float(double value) {
 // "[2, 3, 4]"
 std::string shape_string(const std::vector<int64_t>& shape);
 
-// Number of elements of a shape; throws Error on a negative dimension or overflow past 2^62.
-int64_t element_count(const std::vector<int64_t>& shape);
+// Number of elements of a shape; throws Error(bad_input, "<where>: ...") on a negative dimension
+// or a product past 2^62 (`where` names the file or the tensor the shape comes from).
+int64_t element_count(const std::vector<int64_t>& shape, const std::string& where);
 
 }  // namespace attn_viz

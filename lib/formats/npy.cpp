@@ -83,7 +83,7 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
 
     // Step 3: the data must be exactly what the shape says, checked before allocating.
     const size_t data_start = header_start + header_len;
-    const int64_t count = element_count(shape);
+    const int64_t count = element_count(shape, where);
     const size_t available = size - data_start;
     if (static_cast<uint64_t>(count) > available / item_size)
         fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " + std::to_string(count) +

@@ -66,6 +66,10 @@ TEST_CASE("npy rejects hostile files with a message naming them") {
     std::string fortran = good;
     fortran.replace(fortran.find("False"), 5, "True ");
     expect_bad(fortran, "Fortran");
+    // Dimensions each within range whose product overflows 64 bits.
+    std::string overflow = good;
+    overflow.replace(overflow.find("(4, 4)"), 6, "(1099511627776, 1099511627776, 1099511627776)");
+    expect_bad(overflow, "more than 2^62 elements");
     CHECK_THROWS_AS(read_npy(dir / "missing.npy"), Error);
 }
 
