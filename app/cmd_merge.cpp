@@ -23,7 +23,7 @@ int merge(const MergeOptions& o) {
     // Step 1: validate options and every partial before writing anything.
     LabelThresholds thresholds;
     for (const std::string& t : o.thresholds) set_threshold(thresholds, t);
-    refuse_overwriting_inputs(o.save_partial, o.partials);
+    check_output_files({o.save_partial}, o.partials, o.out);
     CorpusAccumulator corpus;
     for (const std::string& path : o.partials) corpus.merge(CorpusAccumulator::load_partial(path), path);
     const ModelAnalysis report = corpus.finish(thresholds);

@@ -38,8 +38,7 @@ int run_model(ModelOptions& o) {
     using namespace attn_viz;
     apply_input_limits(o.limits);
     resolve_report_options(o.report, o.report_values);
-    for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output})
-        refuse_overwriting_inputs(*dump, {o.checkpoint, o.tokenizer});
+    check_output_files({o.report.dump_attention, o.report.dump_output}, {o.checkpoint, o.tokenizer}, o.out);
 
     // Step 1: the model, the tokenizer and the token ids, all validated before anything is written.
     Timings timings;

@@ -114,8 +114,7 @@ int run(RunOptions& o) {
     const bool batch = o.inputs.size() > 1;
     std::vector<std::string> input_files = o.inputs;
     input_files.insert(input_files.end(), {o.layer.path, o.context, o.tokens, o.corpus});
-    for (const std::string* dump : {&o.report.dump_attention, &o.report.dump_output, &o.save_partial})
-        refuse_overwriting_inputs(*dump, input_files);
+    check_output_files({o.report.dump_attention, o.report.dump_output, o.save_partial}, input_files, o.out);
 
     // Step 1: read and validate every input before anything is written.
     Timings timings;

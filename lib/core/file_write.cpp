@@ -1,29 +1,58 @@
 #include "file_write.hpp"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.hpp"
 
 namespace attn_viz {
 
+namespace {
+
+[[noreturn]] void fail_io(const std::string& path, const std::string& what, int error_number) {
+    throw Error(ErrorKind::io, path + ": " + what + ": " + std::strerror(error_number));
+}
+
+}  // namespace
+
+FileWriter::FileWriter(const std::string& path, std::string name_in_errors)
+    : name_(name_in_errors.empty() ? path : std::move(name_in_errors)) {
+    file_ = std::fopen(path.c_str(), "wb");
+    if (!file_) fail_io(name_, "cannot open for writing", errno);
+}
+
+FileWriter::~FileWriter() {
+    if (file_) std::fclose(file_);
+}
+
+void FileWriter::write(std::string_view bytes) {
+    if (bytes.empty()) return;
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) fail_io(name_, "write failed", errno);
+}
+
+void FileWriter::close() {
+    const bool flushed = std::fflush(file_) == 0;
+    const int flush_errno = errno;
+    const bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!flushed || !closed) fail_io(name_, "write failed", flushed ? errno : flush_errno);
+}
+
 void write_file_bytes(const std::string& path, std::string_view bytes) {
-    std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (!file) throw Error(ErrorKind::io, path + ": cannot open for writing: " + std::strerror(errno));
-    const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), file);
-    const int write_errno = errno;
-    const bool closed = std::fclose(file) == 0;
-    if (written != bytes.size() || !closed)
-        throw Error(ErrorKind::io, path + ": write failed: " + std::strerror(written != bytes.size() ? write_errno : errno));
+    FileWriter file(path);
+    file.write(bytes);
+    file.close();
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
     const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
     try {
-        write_file_bytes(temporary, bytes);
+        FileWriter file(temporary, path);
+        file.write(bytes);
+        file.close();
     } catch (const Error&) {
         std::remove(temporary.c_str());
         throw;
@@ -34,6 +63,21 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
         std::remove(temporary.c_str());
         throw Error(ErrorKind::io, path + ": cannot rename into place: " + ec.message());
     }
+}
+
+void check_file_destination(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw Error(ErrorKind::usage, path + ": is a directory, expected a file name");
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {  // a device or FIFO, written directly
+        if (::access(path.c_str(), W_OK) != 0) fail_io(path, "cannot write", errno);
+        return;
+    }
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    const std::string dir = parent.empty() ? "." : parent.string();
+    if (::stat(dir.c_str(), &st) != 0) fail_io(path, "cannot write in " + dir, errno);
+    if (!S_ISDIR(st.st_mode)) fail_io(path, "cannot write in " + dir, ENOTDIR);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) fail_io(path, "cannot write in " + dir, errno);
 }
 
 }  // namespace attn_viz

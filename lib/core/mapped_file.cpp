@@ -16,17 +16,23 @@ MappedFile::MappedFile(std::string path, const std::string& role) : path_(std::m
     int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(ErrorKind::io, path_ + ": cannot open: " + std::strerror(errno));
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (::fstat(fd, &st) != 0) {
+        const int stat_errno = errno;
         ::close(fd);
-        throw Error(ErrorKind::io, path_ + ": not a regular file");
+        throw Error(ErrorKind::io, path_ + ": cannot read its size: " + std::strerror(stat_errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error(ErrorKind::io, path_ + ": not a regular file (a directory, device or pipe)");
     }
     record_input_file(fd, path_, role);
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
+            const int map_errno = errno;
             ::close(fd);
-            throw Error(ErrorKind::io, path_ + ": cannot map: " + std::strerror(errno));
+            throw Error(ErrorKind::io, path_ + ": cannot map: " + std::strerror(map_errno));
         }
         data_ = static_cast<const unsigned char*>(p);
     }

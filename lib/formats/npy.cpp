@@ -1,9 +1,9 @@
 #include "npy.hpp"
 
 #include <cstring>
-#include <fstream>
 
 #include "error.hpp"
+#include "file_write.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
 
@@ -126,15 +126,13 @@ void write_npy(const std::string& path, const Tensor& tensor) {
     header.append((64 - unpadded % 64) % 64, ' ');
     header += '\n';
 
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error(ErrorKind::io, path + ": cannot open for writing");
-    const unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                                        static_cast<unsigned char>(header.size() & 0xff),
-                                        static_cast<unsigned char>(header.size() >> 8)};
-    out.write(reinterpret_cast<const char*>(preamble), 10);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char*>(tensor.ptr()), static_cast<std::streamsize>(tensor.size() * 4));
-    if (!out.flush()) throw Error(ErrorKind::io, path + ": write failed (disk full?)");
+    FileWriter out(path);
+    const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xff),
+                               static_cast<char>(header.size() >> 8)};
+    out.write({preamble, sizeof preamble});
+    out.write(header);
+    out.write({reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size() * sizeof(float)});
+    out.close();
 }
 
 }  // namespace attn_viz

@@ -5,11 +5,11 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "file_write.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
 #include "finite.hpp"
@@ -220,11 +220,10 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
     header_text.append((8 - header_text.size() % 8) % 8, ' ');
 
     // Step 2: length, header, then each tensor converted to the storage dtype.
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error(ErrorKind::io, path + ": cannot open for writing");
+    FileWriter out(path);
     const uint64_t header_len = header_text.size();
-    out.write(reinterpret_cast<const char*>(&header_len), 8);
-    out.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
+    out.write({reinterpret_cast<const char*>(&header_len), 8});
+    out.write(header_text);
     for (const auto& [name, tensor] : tensors) {
         std::vector<unsigned char> bytes(static_cast<size_t>(tensor.size()) * element_bytes);
         for (size_t i = 0; i < tensor.data.size(); ++i) {
@@ -234,9 +233,9 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
             else if (dtype == SafetensorsDtype::f32) std::memcpy(dst, &v, 4);
             else { const uint16_t h = dtype == SafetensorsDtype::f16 ? float_to_f16(v) : float_to_bf16(v); std::memcpy(dst, &h, 2); }
         }
-        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        out.write({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
     }
-    if (!out.flush()) throw Error(ErrorKind::io, path + ": write failed (disk full?)");
+    out.close();
 }
 
 uint16_t float_to_f16(float value) {

@@ -1,6 +1,8 @@
 #include "sequence_stream.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "error.hpp"
@@ -15,12 +17,13 @@ SequenceStream::SequenceStream(const std::string& path, int64_t d_model) : d_mod
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
             if (entry.is_regular_file() && entry.path().extension() == ".json") files_.push_back(entry.path().string());
+        if (ec) throw Error(ErrorKind::io, path + ": cannot list the folder: " + ec.message());
         std::sort(files_.begin(), files_.end());
         if (files_.empty()) fail_input(path, "folder holds no .json input files");
         return;
     }
     jsonl_.open(path);
-    if (!jsonl_) throw Error(ErrorKind::io, path + ": cannot open");
+    if (!jsonl_) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
     record_input_file(path, "corpus");
     base_dir_ = fs::path(path).parent_path().string();
 }
@@ -46,7 +49,7 @@ bool SequenceStream::next(SequenceInput& out, std::string& where) {
         out = parse_sequence(doc, d_model_, where, base_dir_);
         return true;
     }
-    if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed");
+    if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));
     return false;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "error.hpp"
@@ -149,6 +150,24 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
     return stats;
+}
+
+void check_output_files(const std::vector<std::string>& paths, const std::vector<std::string>& inputs,
+                        const std::string& out_dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path run_dir = fs::weakly_canonical(fs::absolute(out_dir, ec), ec);
+    for (const std::string& path : paths) {
+        if (path.empty()) continue;
+        refuse_overwriting_inputs(path, inputs);
+        const fs::path parent = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
+        const auto [inside, rest] = std::mismatch(run_dir.begin(), run_dir.end(), parent.begin(), parent.end());
+        if (!out_dir.empty() && inside == run_dir.end() && !fs::exists(out_dir, ec)) {
+            const std::string why = ", which is only created when the run succeeds: write it elsewhere or create it first";
+            throw Error(ErrorKind::usage, path + ": is inside the output directory " + out_dir + why);
+        }
+        check_file_destination(path);
+    }
 }
 
 int resolve_threads(int requested) {

@@ -46,6 +46,13 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const Repor
 nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& analysis,
                             const nlohmann::json& extra, const ReportOptions& options);
 
+// Checks every file a run will write outside its directory (dumps, --save-partial; "" = none)
+// before any work: none may be an input (refuse_overwriting_inputs), each must be creatable
+// (check_file_destination), and none may lie inside `out_dir` while that does not exist yet (it
+// only appears when the run succeeds). Throws Error(usage or io) naming the file.
+void check_output_files(const std::vector<std::string>& paths, const std::vector<std::string>& inputs,
+                        const std::string& out_dir);
+
 // Threads to use for `requested` (0 = all cores).
 int resolve_threads(int requested);
 

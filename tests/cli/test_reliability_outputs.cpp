@@ -106,6 +106,44 @@ TEST_CASE("--out below a regular file is an I/O error (exit 4); a dump path that
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "folder"});
 }
 
+TEST_CASE("dump and --save-partial destinations are checked before any work, naming the path and the reason") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "corpus.jsonl", read_text(dir / "x.json") + "\n");
+    write_text(dir / "file.txt", "x");
+    const std::string run = "run -q --weights " + (dir / "w.json") + " --out " + (dir / "out");
+    const std::string one = run + " --input " + (dir / "x.json"), corpus = run + " --inputs " + (dir / "corpus.jsonl");
+    struct Case {
+        std::string args;
+        int exit_code;
+        std::string message;
+    };
+    const Case cases[] = {
+        // A dump inside an --out that does not exist yet: it only appears when the run succeeds.
+        {one + " --dump-attention " + (dir / "out/attn.npy"), 2,
+         dir / "out/attn.npy" + ": is inside the output directory " + (dir / "out") + ", which is only created when the run succeeds"},
+        {one + " --dump-output " + (dir / "missing/y.npy"), 4,
+         dir / "missing/y.npy" + ": cannot write in " + (dir / "missing") + ": No such file or directory"},
+        {one + " --dump-attention " + (dir / "file.txt/a.npy"), 4,
+         dir / "file.txt/a.npy" + ": cannot write in " + (dir / "file.txt") + ": Not a directory"},
+        {corpus + " --save-partial " + (dir / "missing/p.json"), 4,
+         dir / "missing/p.json" + ": cannot write in " + (dir / "missing") + ": No such file or directory"},
+        {"merge " + (dir / "x.json") + " --out " + (dir / "out") + " --save-partial " + (dir / "missing/p.json"), 4,
+         dir / "missing/p.json" + ": cannot write in"},
+    };
+    for (const Case& c : cases) {
+        const CommandResult r = run_attn_viz(c.args);
+        INFO(c.args, "\n", r.output);
+        CHECK(r.exit_code == c.exit_code);
+        CHECK(r.output.rfind("attn-viz: error: " + c.message, 0) == 0);
+        CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "corpus.jsonl", "file.txt"});
+    }
+    // With --out in place, a dump inside it is fine.
+    fs::create_directories(dir / "out");
+    CHECK(run_attn_viz(one + " --dump-attention " + (dir / "out/attn.npy")).exit_code == 0);
+    CHECK(fs::is_regular_file(dir / "out/attn.npy"));
+}
+
 TEST_CASE("--force into the inputs' own folder never replaces an input, even one named like an output") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);

@@ -1,9 +1,13 @@
-// Errors that name the file: element_count's messages.
+// Errors that name the file: element_count's messages, FileWriter's errors (with strerror) and
+// check_file_destination.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
+#include <unistd.h>
 
 #include "error.hpp"
+#include "file_write.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -33,6 +37,48 @@ TEST_CASE("element_count names the file or tensor whose shape is negative or ove
     expect_error([] { element_count({int64_t{1} << 31, int64_t{1} << 31, 4}, "big.npy"); }, ErrorKind::bad_input,
                  {"big.npy: ", "more than 2^62 elements"});
     expect_error([] { element_count({3, -1}, "neg.npy"); }, ErrorKind::bad_input, {"neg.npy: ", "negative dimension"});
+}
+
+TEST_CASE("file write errors name the user's path and say why") {
+    test_support::ScratchDir dir;
+    const std::string missing = dir / "no/such/dir/out.json";
+    expect_error([&] { write_file_bytes(missing, "x"); }, ErrorKind::io,
+                 {missing + ": cannot open for writing: No such file or directory"});
+    // The temporary name stays internal: the message names the file the user asked for.
+    expect_error([&] { write_file_atomically(missing, "x"); }, ErrorKind::io,
+                 {missing + ": cannot open for writing: No such file or directory"});
+    expect_error([] { write_file_bytes("/dev/full", std::string(1 << 16, 'x')); }, ErrorKind::io,
+                 {"/dev/full: write failed: No space left on device"});
+    FileWriter pieces(dir / "pieces.bin");
+    pieces.write("ab");
+    pieces.write("");
+    pieces.write("cd");
+    pieces.close();
+    CHECK(test_support::read_text(dir / "pieces.bin") == "abcd");
+}
+
+TEST_CASE("check_file_destination: refuses a directory, a missing or non-directory parent, before any work") {
+    test_support::ScratchDir dir;
+    test_support::write_text(dir / "file.txt", "x");
+    check_file_destination(dir / "new.npy");   // a new file in an existing directory
+    check_file_destination(dir / "file.txt");  // an existing file is replaced
+    check_file_destination("/dev/null");       // a device is written directly
+    const std::string cwd = std::filesystem::current_path().string();
+    std::filesystem::current_path(dir.path());
+    check_file_destination("relative.npy");  // the current directory
+    std::filesystem::current_path(cwd);
+    expect_error([&] { check_file_destination(dir.path().string()); }, ErrorKind::usage, {"is a directory"});
+    expect_error([&] { check_file_destination(dir / "nodir/a.npy"); }, ErrorKind::io,
+                 {dir / "nodir/a.npy", "cannot write in " + (dir / "nodir") + ": No such file or directory"});
+    expect_error([&] { check_file_destination(dir / "file.txt/a.npy"); }, ErrorKind::io,
+                 {"cannot write in " + (dir / "file.txt") + ": Not a directory"});
+    if (::geteuid() != 0) {  // root may write anywhere
+        std::filesystem::create_directories(dir / "locked");
+        std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+        expect_error([&] { check_file_destination(dir / "locked/a.npy"); }, ErrorKind::io, {"Permission denied"});
+        std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_all);
+    }
+    CHECK(!std::filesystem::exists(dir / "new.npy"));  // only checked, nothing created
 }
 
 }
