@@ -21,11 +21,22 @@ struct MergeOptions {
 int merge(const MergeOptions& o) {
     using namespace attn_viz;
     // Step 1: validate options and every partial before writing anything.
-    LabelThresholds thresholds;
-    for (const std::string& t : o.thresholds) set_threshold(thresholds, t);
+    LabelThresholds checked;
+    for (const std::string& t : o.thresholds) set_threshold(checked, t);
     check_output_files({o.save_partial}, o.partials, o.out);
     CorpusAccumulator corpus;
-    for (const std::string& path : o.partials) corpus.merge(CorpusAccumulator::load_partial(path), path);
+    for (const std::string& path : o.partials) {
+        const CorpusAccumulator partial = CorpusAccumulator::load_partial(path);
+        if (partial.num_fingerprinted() < partial.num_sequences())
+            std::fprintf(stderr, "attn-viz: warning: %s: %lld of its %lld sequences have no fingerprint (an earlier attn-viz "
+                                 "wrote it): sequences counted twice and other weights cannot be detected\n",
+                         path.c_str(), static_cast<long long>(partial.num_sequences() - partial.num_fingerprinted()),
+                         static_cast<long long>(partial.num_sequences()));
+        corpus.merge(partial, path);
+    }
+    // The runs' thresholds (all the same, or merge() refused), then --threshold on top.
+    LabelThresholds thresholds = corpus.thresholds();
+    for (const std::string& t : o.thresholds) set_threshold(thresholds, t);
     const ModelAnalysis report = corpus.finish(thresholds);
 
     // Step 2: stage the outputs, then move them into place together.

@@ -7,6 +7,7 @@
 #include "layer_cost.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
+#include "corpus_fingerprint.hpp"
 #include "corpus_stats.hpp"
 #include "sequence_stream.hpp"
 #include "synth_layer.hpp"
@@ -73,7 +74,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
                        attn_viz::Timings& timings, double& flops) {
     using namespace attn_viz;
     SequenceStream stream(o.corpus, weights.d_model);
-    CorpusAccumulator corpus;
+    CorpusAccumulator corpus(layer_fingerprint(weights), o.report.thresholds);
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
     options.threads = resolve_threads(o.report.threads);
@@ -96,7 +97,8 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
         warn_poisoned_heads(result, where + ": ");
         flops += layer_flops(result, weights);
         Timings::Scope t(timings, "statistics");
-        corpus.add(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options));
+        corpus.add(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options),
+                   sequence_fingerprint(sequence.embeddings, sequence.key_excluded));
         layer.recycle(std::move(result));
     }
     if (corpus.num_sequences() == 0) fail_input(o.corpus, "holds no sequences");

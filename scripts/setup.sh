@@ -11,6 +11,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev          # oneDNN 2.6; its CMake config needs OpenCL
   libcli11-dev nlohmann-json3-dev libstb-dev doctest-dev
   libdeflate-dev                          # real deflate for PNG (stb's own is fixed-Huffman only)
+  libxxhash-dev                           # XXH3 fingerprints of weights and sequences in corpus partials
   fonts-dejavu-core                       # DejaVu Sans for labels
   python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
   chromium                                # headless: the render tests open report.html in it

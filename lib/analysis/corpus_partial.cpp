@@ -5,6 +5,8 @@
 #include "file_write.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
+#include "fingerprint.hpp"
+#include "json_text.hpp"
 #include "mapped_file.hpp"
 
 namespace attn_viz {
@@ -12,6 +14,7 @@ namespace attn_viz {
 namespace {
 
 constexpr int64_t max_partial_heads = 4096;  // layers x heads accepted from a file
+constexpr const char* fingerprint_hash = "xxh3-64";  // how "fingerprints" were computed (core/fingerprint.hpp)
 
 // Moments as three parallel arrays; doubles are written by nlohmann::json in their shortest form
 // that reads back to the same bits, so a save/load round trip is exact.
@@ -55,6 +58,27 @@ std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t exp
     return moments;
 }
 
+uint64_t fingerprint_value(const nlohmann::json& text, const std::string& what, const std::string& where) {
+    const std::optional<uint64_t> value = text.is_string() ? parse_fingerprint_text(text.get<std::string>()) : std::nullopt;
+    if (!value) fail_input(where, what + " is not a fingerprint of 16 hex digits");
+    return *value;
+}
+
+LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& where) {
+    if (!block.is_object() || block.size() != threshold_fields().size())
+        fail_input(where, "\"thresholds\" must hold exactly this version's thresholds");
+    LabelThresholds thresholds;
+    for (const auto& [name, field] : threshold_fields()) {
+        const nlohmann::json& v = member(block, name, where);
+        const double x = v.is_number() ? v.get<double>() : NAN;
+        const bool whole = std::string_view(name) != "top_pairs" || (x >= 0 && x == std::floor(x));
+        if (!std::isfinite(x) || !whole)
+            fail_input(where, std::string("threshold \"") + name + "\" is not a finite number (top_pairs: a whole number >= 0)");
+        thresholds.*field = x;
+    }
+    return thresholds;
+}
+
 }  // namespace
 
 nlohmann::json CorpusAccumulator::partial_json() const {
@@ -69,6 +93,18 @@ nlohmann::json CorpusAccumulator::partial_json() const {
     nlohmann::json matrices = nlohmann::json::object();
     for (int m = 0; m < pair_metric_count; ++m) matrices[pair_metric_name(static_cast<PairMetric>(m))] = moments_json(matrices_[m]);
     j["matrices"] = std::move(matrices);
+    if (thresholds_) {
+        nlohmann::json thresholds = nlohmann::json::object();
+        for (const auto& [name, field] : threshold_fields()) thresholds[name] = (*thresholds_).*field;
+        j["thresholds"] = std::move(thresholds);
+    }
+    if (weights_fingerprint_) {
+        nlohmann::json sequences = nlohmann::json::array();
+        for (const CountedSequence& s : sorted_sequences()) sequences.push_back(fingerprint_text(s.fingerprint));
+        j["fingerprints"] = {{"hash", fingerprint_hash},
+                             {"weights", fingerprint_text(*weights_fingerprint_)},
+                             {"sequences", std::move(sequences)}};
+    }
     return j;
 }
 
@@ -76,6 +112,7 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     if (!j.is_object() || !j.contains("format") || j["format"] != partial_format)
         fail_input(where, std::string("not a partial result (\"format\" must be \"") + partial_format + "\")");
     CorpusAccumulator acc;
+    acc.sources_ = {where};
     acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
     acc.num_heads_ = whole_number(j, "num_heads", 1, max_partial_heads, where);
     const int64_t N = acc.num_layers_ * acc.num_heads_;
@@ -101,12 +138,26 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
         acc.matrices_[m] = read_moments(member(matrices, name, where), static_cast<size_t>(N * N), acc.num_sequences_,
                                         where + " " + name);
     }
+    // Added after the first release of the format: absent from the partials of earlier versions.
+    if (j.contains("thresholds")) acc.thresholds_ = read_thresholds(j["thresholds"], where);
+    if (j.contains("fingerprints")) {
+        const nlohmann::json& fingerprints = j["fingerprints"];
+        if (member(fingerprints, "hash", where) != fingerprint_hash)
+            fail_input(where, std::string("\"fingerprints\" must use the hash \"") + fingerprint_hash + "\"");
+        acc.weights_fingerprint_ = fingerprint_value(member(fingerprints, "weights", where), "\"weights\"", where);
+        const nlohmann::json& sequences = member(fingerprints, "sequences", where);
+        if (!sequences.is_array() || static_cast<int64_t>(sequences.size()) > acc.num_sequences_)
+            fail_input(where, "\"sequences\" must be a list of at most num_sequences fingerprints");
+        acc.sequences_.reserve(sequences.size());
+        for (size_t k = 0; k < sequences.size(); ++k)
+            acc.sequences_.push_back({fingerprint_value(sequences[k], "sequence " + std::to_string(k), where), 0});
+    }
     return acc;
 }
 
 void CorpusAccumulator::save_partial(const std::string& path) const {
     if (heads_.empty()) throw Error(ErrorKind::internal, path + ": no sequence was accumulated");
-    write_file_atomically(path, partial_json().dump() + "\n");
+    write_file_atomically(path, dump_json(partial_json()) + "\n");
 }
 
 CorpusAccumulator CorpusAccumulator::load_partial(const std::string& path) {

@@ -2,11 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "error.hpp"
+#include "fingerprint.hpp"
 
 namespace attn_viz {
+namespace {
+
+std::string threshold_text(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+}
+
+}  // namespace
 
 void RunningMoments::add(double x) {
     if (std::isnan(x)) return;
@@ -35,22 +46,64 @@ double RunningMoments::population_std() const {
     return count > 0 ? std::sqrt(std::max(0.0, m2) / static_cast<double>(count)) : std::numeric_limits<double>::quiet_NaN();
 }
 
-void CorpusAccumulator::check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where) const {
+CorpusAccumulator::CorpusAccumulator(uint64_t weights_fingerprint, const LabelThresholds& thresholds)
+    : weights_fingerprint_(weights_fingerprint), thresholds_(thresholds) {}
+
+void CorpusAccumulator::check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where,
+                                     const std::string& so_far) const {
     if (layers != num_layers_ || heads != num_heads_ || causal != causal_)
         fail_input(where, std::to_string(layers) + " layers x " + std::to_string(heads) + " heads" +
-                              (causal ? " (causal)" : " (not causal)") + " do not match the corpus so far: " +
+                              (causal ? " (causal)" : " (not causal)") + " do not match " + so_far + ": " +
                               std::to_string(num_layers_) + " x " + std::to_string(num_heads_) +
                               (causal_ ? " (causal)" : " (not causal)"));
 }
 
-void CorpusAccumulator::add(const ModelAnalysis& a) {
+const std::vector<CorpusAccumulator::CountedSequence>& CorpusAccumulator::sorted_sequences() const {
+    if (!std::is_sorted(sequences_.begin(), sequences_.end())) std::sort(sequences_.begin(), sequences_.end());
+    return sequences_;
+}
+
+void CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const std::string& where) const {
+    check_layout(other.num_layers_, other.num_heads_, other.causal_, where, sources_.front());
+    if (weights_fingerprint_ && other.weights_fingerprint_ && *weights_fingerprint_ != *other.weights_fingerprint_)
+        fail_input(where, "was computed with other weights (fingerprint " + fingerprint_text(*other.weights_fingerprint_) +
+                              ") than " + sources_[weights_source_] + " (" + fingerprint_text(*weights_fingerprint_) +
+                              "): partials of different layers cannot be merged");
+    if (thresholds_ && other.thresholds_)
+        for (const auto& [name, member] : threshold_fields())
+            if ((*thresholds_).*member != (*other.thresholds_).*member)
+                fail_input(where, std::string("labels heads with ") + name + "=" + threshold_text((*other.thresholds_).*member) +
+                                      ", " + sources_[thresholds_source_] + " with " + name + "=" +
+                                      threshold_text((*thresholds_).*member) + ": partials of runs with different thresholds "
+                                      "cannot be merged");
+    // Both fingerprint lists sorted: walk them together.
+    const std::vector<CountedSequence>& mine = sorted_sequences();
+    const std::vector<CountedSequence>& theirs = other.sorted_sequences();
+    int64_t repeated = 0;
+    const CountedSequence* first_repeated = nullptr;
+    for (size_t i = 0, j = 0; i < mine.size() && j < theirs.size();) {
+        if (mine[i].fingerprint < theirs[j].fingerprint) ++i;
+        else if (theirs[j].fingerprint < mine[i].fingerprint) ++j;
+        else {
+            if (!first_repeated) first_repeated = &mine[i];
+            ++repeated, ++j;
+        }
+    }
+    if (first_repeated)
+        fail_input(where, std::to_string(repeated) + " of its " + std::to_string(other.num_sequences_) +
+                              " sequences are already counted from " + sources_[first_repeated->source] + " (fingerprint " +
+                              fingerprint_text(first_repeated->fingerprint) +
+                              "): the same partial twice, or overlapping corpora, would count them twice");
+}
+
+void CorpusAccumulator::add(const ModelAnalysis& a, uint64_t sequence_fingerprint) {
     const int64_t N = a.num_layers * a.num_heads;
     if (num_sequences_ == 0 && heads_.empty()) {
         num_layers_ = a.num_layers, num_heads_ = a.num_heads, causal_ = a.causal;
         heads_.assign(static_cast<size_t>(N * head_stat_count), {});
         for (auto& m : matrices_) m.assign(static_cast<size_t>(N * N), {});
     }
-    check_layout(a.num_layers, a.num_heads, a.causal, "sequence " + std::to_string(num_sequences_ + 1));
+    check_layout(a.num_layers, a.num_heads, a.causal, "sequence " + std::to_string(num_sequences_ + 1), "the corpus so far");
     if (static_cast<int64_t>(a.heads.size()) != N)
         throw Error(ErrorKind::internal, "CorpusAccumulator::add: analysis holds " + std::to_string(a.heads.size()) + " heads");
     for (int64_t n = 0; n < N; ++n)
@@ -58,6 +111,7 @@ void CorpusAccumulator::add(const ModelAnalysis& a) {
             heads_[static_cast<size_t>(n * head_stat_count + s)].add(a.heads[static_cast<size_t>(n)].*head_stat_fields()[s].member);
     for (int m = 0; m < pair_metric_count; ++m)
         for (int64_t k = 0; k < N * N; ++k) matrices_[m][static_cast<size_t>(k)].add(a.matrices[m].values[static_cast<size_t>(k)]);
+    sequences_.push_back({sequence_fingerprint, 0});
     ++num_sequences_;
     total_queries_ += a.num_queries;
     max_queries_ = std::max(max_queries_, a.num_queries);
@@ -68,9 +122,19 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
     if (other.heads_.empty()) return;
     if (heads_.empty()) {
         *this = other;
+        sources_ = {where};
+        for (CountedSequence& s : sequences_) s.source = 0;
+        weights_source_ = thresholds_source_ = 0;
         return;
     }
-    check_layout(other.num_layers_, other.num_heads_, other.causal_, where);
+    check_mergeable(other, where);
+    const auto source = static_cast<uint32_t>(sources_.size());
+    sources_.push_back(where);
+    if (!weights_fingerprint_ && other.weights_fingerprint_) weights_fingerprint_ = other.weights_fingerprint_, weights_source_ = source;
+    if (!thresholds_ && other.thresholds_) thresholds_ = other.thresholds_, thresholds_source_ = source;
+    const size_t before = sequences_.size();
+    for (const CountedSequence& s : other.sorted_sequences()) sequences_.push_back({s.fingerprint, source});
+    std::inplace_merge(sequences_.begin(), sequences_.begin() + static_cast<std::ptrdiff_t>(before), sequences_.end());
     for (size_t k = 0; k < heads_.size(); ++k) heads_[k].merge(other.heads_[k]);
     for (int m = 0; m < pair_metric_count; ++m)
         for (size_t k = 0; k < matrices_[m].size(); ++k) matrices_[m][k].merge(other.matrices_[m][k]);

@@ -1,11 +1,14 @@
 // Corpus mode: every per-head statistic and every pairwise matrix aggregated over many sequences
 // with running moments (count, mean, sum of squared deviations; Welford, merged with Chan et al.),
 // so memory does not grow with the number of sequences. Partial results are saved as
-// "attn-viz/partial@1" JSON at full double precision and merge exactly (docs/analysis.md).
+// "attn-viz/partial@1" JSON at full double precision and merge exactly (docs/analysis.md), with
+// the fingerprints of the weights and of every sequence, so that merging refuses partials of
+// other weights and sequences counted twice.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,12 +34,23 @@ struct RunningMoments {
 
 class CorpusAccumulator {
 public:
-    // Adds one sequence's analysis. The first fixes the layout (layers, heads, causal); later ones
-    // must match it (Error bad_input otherwise).
-    void add(const ModelAnalysis& sequence);
+    // Empty, to merge partials into: the weights and thresholds become those of the first.
+    CorpusAccumulator() = default;
+    // A corpus run of the layer whose fingerprint is `weights_fingerprint` (layer_fingerprint),
+    // labelling heads with `thresholds`.
+    CorpusAccumulator(uint64_t weights_fingerprint, const LabelThresholds& thresholds);
 
-    // Adds everything another accumulator holds; `where` names it in errors.
-    void merge(const CorpusAccumulator& other, const std::string& where = "partial");
+    // Adds one sequence's analysis and its fingerprint (sequence_fingerprint). The first fixes
+    // the layout (layers, heads, causal); later ones must match it (Error bad_input otherwise).
+    // The same sequence twice within one run counts twice (the corpus holds it twice).
+    void add(const ModelAnalysis& sequence, uint64_t sequence_fingerprint);
+
+    // Adds everything another accumulator holds; `where` names it in errors. Refuses
+    // (Error bad_input, naming `where` and the partial merged before that disagrees) another
+    // layout, other weights, other thresholds, or a sequence already counted here. What a
+    // partial of an earlier version does not record (no fingerprints or thresholds) is not
+    // checked.
+    void merge(const CorpusAccumulator& other, const std::string& where);
 
     // Means, population standard deviations, labels and redundancy of the mean maps.
     ModelAnalysis finish(const LabelThresholds& thresholds) const;
@@ -50,17 +64,38 @@ public:
     static CorpusAccumulator load_partial(const std::string& path);
 
     int64_t num_sequences() const { return num_sequences_; }
-    // Bytes of state held: depends on layers x heads only, never on the number of sequences.
+    // How many of them have a fingerprint: fewer than num_sequences() when partials of an
+    // earlier version were merged in.
+    int64_t num_fingerprinted() const { return static_cast<int64_t>(sequences_.size()); }
+    // The thresholds the runs labelled heads with (defaults when no partial recorded them).
+    LabelThresholds thresholds() const { return thresholds_.value_or(LabelThresholds{}); }
+    // Bytes of the statistics' state: depends on layers x heads only, never on the number of
+    // sequences (the fingerprints add 16 bytes per sequence besides).
     size_t state_bytes() const;
 
 private:
+    // One sequence's fingerprint and the index in sources_ of the partial it came from.
+    struct CountedSequence {
+        uint64_t fingerprint = 0;
+        uint32_t source = 0;
+        bool operator<(const CountedSequence& other) const { return fingerprint < other.fingerprint; }
+    };
+
     int64_t num_layers_ = 0, num_heads_ = 0;
     bool causal_ = false;
     int64_t num_sequences_ = 0, total_queries_ = 0, max_queries_ = 0, max_keys_ = 0;
     std::vector<RunningMoments> heads_;  // [N * head_stat_count], head-major
     std::array<std::vector<RunningMoments>, pair_metric_count> matrices_;  // [N * N] each
+    std::optional<uint64_t> weights_fingerprint_;  // none: partials of an earlier version only
+    std::optional<LabelThresholds> thresholds_;     // likewise
+    mutable std::vector<CountedSequence> sequences_;  // in any order; sorted_sequences() sorts them
+    std::vector<std::string> sources_ = {"this run"};  // names of what was merged, for messages
+    uint32_t weights_source_ = 0, thresholds_source_ = 0;  // which of sources_ set them
 
-    void check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where) const;
+    const std::vector<CountedSequence>& sorted_sequences() const;
+    void check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where,
+                      const std::string& so_far) const;
+    void check_mergeable(const CorpusAccumulator& other, const std::string& where) const;
 };
 
 }  // namespace attn_viz

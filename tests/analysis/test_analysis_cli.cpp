@@ -13,13 +13,14 @@ using namespace test_support;
 
 namespace {
 
-// A partial result over `count` random runs of two layers x two heads.
-void write_partial(const std::string& path, int count) {
-    CorpusAccumulator acc;
+// A partial result over `count` random runs (random sequence fingerprints) of two layers x two
+// heads whose weights have the fingerprint `weights`.
+void write_partial(const std::string& path, int count, uint64_t weights = 1) {
+    CorpusAccumulator acc(weights, LabelThresholds{});
     for (int n = 0; n < count; ++n) {
         const LayerResult a = analysis_fixtures::random_layer({2, 6, 6, 3, true, 0.0});
         const LayerResult b = analysis_fixtures::random_layer({2, 6, 6, 3, true, 0.0});
-        acc.add(analyze_model({&a, &b}, {}, analysis_fixtures::random_tokens(6, 3), AnalysisOptions{}));
+        acc.add(analyze_model({&a, &b}, {}, analysis_fixtures::random_tokens(6, 3), AnalysisOptions{}), rng()());
     }
     acc.save_partial(path);
 }
@@ -77,6 +78,48 @@ TEST_CASE("attn-viz merge combines partial files into stats.json and CSV tables"
     CHECK(!std::filesystem::exists(dir / "out2"));
     CHECK(run_attn_viz("merge " + (dir / "a.json") + " --out " + (dir / "out3") + " --threshold bogus=1").exit_code == 2);
     CHECK(run_attn_viz("merge --out " + (dir / "out4")).exit_code == 2);
+}
+
+TEST_CASE("attn-viz merge refuses sequences counted twice and partials of other weights or thresholds, naming both files") {
+    ScratchDir dir;
+    write_partial(dir / "a.json", 3);
+    write_partial(dir / "b.json", 2);
+    write_partial(dir / "other_weights.json", 2, 2);
+    write_partial(dir / "other_thresholds.json", 2);
+    nlohmann::json thresholds = nlohmann::json::parse(read_text(dir / "other_thresholds.json"));
+    thresholds["thresholds"]["induction"] = 0.25;
+    write_text(dir / "other_thresholds.json", thresholds.dump());
+    REQUIRE(run_attn_viz("merge -q " + (dir / "a.json") + " " + (dir / "b.json") + " --out " + (dir / "ab") +
+                         " --save-partial " + (dir / "ab.json")).exit_code == 0);
+    auto expect_refused = [&](const std::string& first, const std::string& second, const std::string& why) {
+        const CommandResult r = run_attn_viz("merge " + (dir / first) + " " + (dir / second) + " --out " + (dir / "refused"));
+        INFO(r.output);
+        CHECK(r.exit_code == 3);
+        const std::string prefix = "attn-viz: error: " + (dir / second) + ": ";
+        REQUIRE(r.output.find(prefix) == 0);
+        CHECK(r.output.find(dir / first, prefix.size()) != std::string::npos);
+        CHECK(r.output.find(why) != std::string::npos);
+        CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+        CHECK(!std::filesystem::exists(dir / "refused"));
+    };
+    expect_refused("a.json", "a.json", "3 of its 3 sequences are already counted from");
+    expect_refused("b.json", "ab.json", "2 of its 5 sequences are already counted from");
+    expect_refused("a.json", "other_weights.json", "other weights");
+    expect_refused("b.json", "other_thresholds.json", "induction=0.25");
+
+    // A partial of an earlier version (no fingerprints, no thresholds) merges with a warning.
+    nlohmann::json old = nlohmann::json::parse(read_text(dir / "a.json"));
+    old.erase("fingerprints"), old.erase("thresholds");
+    write_text(dir / "old.json", old.dump());
+    const CommandResult r = run_attn_viz("merge " + (dir / "old.json") + " " + (dir / "b.json") + " --out " + (dir / "mixed") +
+                                         " --save-partial " + (dir / "mixed.json"));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("warning: " + (dir / "old.json") + ": 3 of its 3 sequences have no fingerprint") != std::string::npos);
+    CHECK(r.output.find("merged 5 sequences") != std::string::npos);
+    const CorpusAccumulator mixed = CorpusAccumulator::load_partial(dir / "mixed.json");
+    CHECK(mixed.num_sequences() == 5);
+    CHECK(mixed.num_fingerprinted() == 2);
 }
 
 }

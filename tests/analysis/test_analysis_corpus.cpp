@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "analysis_fixtures.hpp"
+#include "corpus_fingerprint.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "stats_report.hpp"
@@ -56,10 +57,12 @@ TEST_CASE("merging two halves of a corpus equals one pass, and both equal a two-
     std::uniform_int_distribution<int64_t> length(1, 12);
     for (int n = 0; n < 40; ++n) runs.push_back(random_run(length(test_support::rng()), {&w0, &w1}));
 
-    CorpusAccumulator all, first_half, second_half;
+    const uint64_t weights = test_support::rng()();
+    CorpusAccumulator all(weights, {}), first_half(weights, {}), second_half(weights, {});
     for (int n = 0; n < 40; ++n) {
-        all.add(runs[n]);
-        (n < 20 ? first_half : second_half).add(runs[n]);
+        const uint64_t sequence = test_support::rng()();
+        all.add(runs[n], sequence);
+        (n < 20 ? first_half : second_half).add(runs[n], sequence);
     }
     test_support::ScratchDir dir;
     first_half.save_partial(dir / "a.json");
@@ -67,6 +70,7 @@ TEST_CASE("merging two halves of a corpus equals one pass, and both equal a two-
     CorpusAccumulator merged = CorpusAccumulator::load_partial(dir / "a.json");
     merged.merge(CorpusAccumulator::load_partial(dir / "b.json"), "b.json");
     CHECK(merged.num_sequences() == 40);
+    CHECK(merged.num_fingerprinted() == 40);
 
     const ModelAnalysis one = all.finish(LabelThresholds{}), two = merged.finish(LabelThresholds{});
     REQUIRE(one.heads.size() == 6);
@@ -96,10 +100,10 @@ TEST_CASE("merging two halves of a corpus equals one pass, and both equal a two-
 }
 
 TEST_CASE("a partial file round-trips exactly and the accumulator's size does not grow with count") {
-    CorpusAccumulator acc;
-    acc.add(random_run(5, {}));
+    CorpusAccumulator acc(7, {});
+    acc.add(random_run(5, {}), 100);
     const size_t after_one = acc.state_bytes();
-    for (int n = 0; n < 30; ++n) acc.add(random_run(7, {}));
+    for (int n = 0; n < 30; ++n) acc.add(random_run(7, {}), 200 + n);
     CHECK(acc.state_bytes() == after_one);
     test_support::ScratchDir dir;
     acc.save_partial(dir / "p.json");
@@ -109,8 +113,8 @@ TEST_CASE("a partial file round-trips exactly and the accumulator's size does no
 }
 
 TEST_CASE("hostile partial files are refused with a message naming the file") {
-    CorpusAccumulator acc;
-    acc.add(random_run(4, {}));
+    CorpusAccumulator acc(7, {});
+    acc.add(random_run(4, {}), 100);
     const nlohmann::json good = acc.partial_json();
     test_support::ScratchDir dir;
     auto expect_bad = [&](const nlohmann::json& j, const std::string& fragment) {
@@ -147,15 +151,114 @@ TEST_CASE("hostile partial files are refused with a message naming the file") {
     expect_bad(j, "statistics");
     j = good, j["causal"] = 1;
     expect_bad(j, "causal");
+    j = good, j["fingerprints"]["hash"] = "fnv1a-64";
+    expect_bad(j, "hash");
+    j = good, j["fingerprints"]["weights"] = "12345";
+    expect_bad(j, "16 hex digits");
+    j = good, j["fingerprints"]["sequences"] = {"0000000000000001", "0000000000000002"};  // one sequence
+    expect_bad(j, "at most num_sequences");
+    j = good, j["fingerprints"]["sequences"][0] = 5;
+    expect_bad(j, "sequence 0");
+    j = good, j["fingerprints"].erase("weights");
+    expect_bad(j, "weights");
+    j = good, j["thresholds"].erase("sink");
+    expect_bad(j, "thresholds");
+    j = good, j["thresholds"]["induction"] = "high";
+    expect_bad(j, "induction");
+    j = good, j["thresholds"]["top_pairs"] = 2.5;
+    expect_bad(j, "top_pairs");
     test_support::write_text(dir / "bad.json", "{\"format\": ");
     CHECK_THROWS_AS(CorpusAccumulator::load_partial(dir / "bad.json"), Error);
     // A different layout cannot be merged or added.
     LayerResult one_layer = random_layer({2, 4, 4, 3, true, 0.0});
     const ModelAnalysis other = analyze_layer(one_layer, nullptr, {}, AnalysisOptions{});
-    CHECK_THROWS_AS(acc.add(other), Error);
-    CorpusAccumulator different;
-    different.add(other);
+    CHECK_THROWS_AS(acc.add(other, 101), Error);
+    CorpusAccumulator different(7, {});
+    different.add(other, 102);
     CHECK_THROWS_AS(acc.merge(different, "other.json"), Error);
+}
+
+TEST_CASE("merge refuses other layouts, weights and thresholds and repeated sequences, naming both sources") {
+    auto partial = [](uint64_t weights, LabelThresholds thresholds, std::vector<uint64_t> sequences) {
+        CorpusAccumulator acc(weights, thresholds);
+        for (uint64_t s : sequences) acc.add(random_run(3, {}), s);
+        return acc;
+    };
+    auto expect_refused = [](CorpusAccumulator& into, const CorpusAccumulator& other, const std::vector<std::string>& fragments) {
+        try {
+            into.merge(other, "second.json");
+            FAIL("merged; expected: " << fragments.front());
+        } catch (const Error& e) {
+            CHECK(e.kind() == ErrorKind::bad_input);
+            CHECK(std::string(e.what()).rfind("second.json: ", 0) == 0);
+            for (const std::string& f : fragments) CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, e.what());
+        }
+    };
+    CorpusAccumulator merged;
+    merged.merge(partial(5, {}, {30, 10, 20}), "first.json");
+    CorpusAccumulator unchanged = merged;
+    expect_refused(merged, partial(5, {}, {40, 20}), {"1 of its 2 sequences are already counted from first.json", "0000000000000014"});
+    expect_refused(merged, partial(6, {}, {40}), {"other weights (fingerprint 0000000000000006) than first.json (0000000000000005)"});
+    LabelThresholds sink;
+    sink.sink = 0.75;
+    expect_refused(merged, partial(5, sink, {40}), {"sink=0.75, first.json with sink=0.5"});
+    LayerResult one_layer = random_layer({3, 4, 4, 4, true, 0.0});
+    CorpusAccumulator other_layout(5, {});
+    other_layout.add(analyze_layer(one_layer, nullptr, {}, AnalysisOptions{}), 40);
+    expect_refused(merged, other_layout, {"1 layers x 3 heads (causal) do not match first.json: 2 x 3 (causal)"});
+    CHECK(merged.partial_json() == unchanged.partial_json());  // a refused merge changes nothing
+
+    // Fine: new sequences of the same weights; later duplicates name the partial that brought them.
+    merged.merge(partial(5, {}, {40, 50}), "second.json");
+    CHECK(merged.num_sequences() == 5);
+    expect_refused(merged, partial(5, {}, {60, 50}), {"already counted from second.json", "0000000000000032"});
+    // The same sequence twice within one run counts twice (the corpus holds it twice).
+    CHECK(partial(5, {}, {70, 70}).num_fingerprinted() == 2);
+    // The fingerprints and thresholds survive a save and a load, sorted.
+    const nlohmann::json saved = merged.partial_json();
+    CHECK(saved["fingerprints"]["hash"] == "xxh3-64");
+    CHECK(saved["fingerprints"]["weights"] == "0000000000000005");
+    CHECK(saved["fingerprints"]["sequences"] ==
+          nlohmann::json({"000000000000000a", "0000000000000014", "000000000000001e", "0000000000000028", "0000000000000032"}));
+    CHECK(saved["thresholds"]["sink"] == 0.5);
+    CHECK(CorpusAccumulator::from_partial_json(saved, "again.json").partial_json() == saved);
+    const CorpusAccumulator with_sink = CorpusAccumulator::from_partial_json(partial(5, sink, {1}).partial_json(), "s.json");
+    CHECK(with_sink.thresholds().sink == 0.75);
+
+    // A partial of an earlier version: nothing to check it against; its sequences have no fingerprint.
+    nlohmann::json old = partial(5, {}, {10, 80}).partial_json();
+    old.erase("fingerprints"), old.erase("thresholds");
+    const CorpusAccumulator loaded_old = CorpusAccumulator::from_partial_json(old, "old.json");
+    CHECK(loaded_old.num_fingerprinted() == 0);
+    CHECK(loaded_old.thresholds().sink == LabelThresholds{}.sink);
+    merged.merge(loaded_old, "old.json");
+    CHECK(merged.num_sequences() == 7);
+    CHECK(merged.num_fingerprinted() == 5);
+    CHECK(!loaded_old.partial_json().contains("fingerprints"));
+}
+
+TEST_CASE("layer and sequence fingerprints change with any value, shape or option, and only with those") {
+    const LayerWeights w = random_layer_weights();
+    CHECK(layer_fingerprint(w) == layer_fingerprint(LayerWeights(w)));
+    for (int change = 0; change < 6; ++change) {
+        LayerWeights v = w;
+        if (change == 0) v.w_k.data[5] = -v.w_k.data[5];
+        if (change == 1) v.b_o = test_support::random_tensor({6});
+        if (change == 2) v.causal = !v.causal;
+        if (change == 3) v.rope = RopeStyle::half_split;
+        if (change == 4) v.rope_base = 500000.0;
+        if (change == 5) v.num_heads = 2, v.num_kv_heads = 2, v.d_head = 3;
+        CHECK_MESSAGE(layer_fingerprint(v) != layer_fingerprint(w), "change " << change);
+    }
+    const Tensor x = test_support::random_tensor({4, 6});
+    const uint64_t plain = sequence_fingerprint(x, {});
+    CHECK(sequence_fingerprint(x, {0, 0, 0, 0}) == plain);  // no mask = nothing excluded
+    CHECK(sequence_fingerprint(x, {0, 0, 1, 0}) != plain);
+    Tensor y = x;
+    y.data[23] = std::nextafter(y.data[23], 10.0f);
+    CHECK(sequence_fingerprint(y, {}) != plain);
+    y = x, y.shape = {2, 12};
+    CHECK(sequence_fingerprint(y, {0, 0}) != plain);
 }
 
 TEST_CASE("stats.json, heads.csv, pairs.csv and the table carry every head and pair, never NaN") {

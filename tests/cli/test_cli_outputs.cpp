@@ -83,6 +83,24 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
                 CHECK(std::fabs(value.get<double>() - merged["heads"][h][key].get<double>()) <= 1e-9 * std::fabs(value.get<double>()) + 1e-300);
     CHECK(fs::exists(dir / "merged/correlation.png"));
 
+    // The same partial twice, overlapping corpora and another layer of the same shape are refused.
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all") + " --save-partial " +
+                         (dir / "pall.json")).exit_code == 0);
+    write_layer_fixture(dir, 12, 3, 4);  // new random weights, same shape
+    REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rc") +
+                         " --save-partial " + (dir / "pc.json")).exit_code == 0);
+    // Each merged after pa.json.
+    const std::pair<std::string, std::string> refusals[] = {{"pa.json", "5 of its 5 sequences are already counted"},
+                                                            {"pall.json", "5 of its 12 sequences are already counted"},
+                                                            {"pc.json", "other weights"}};
+    for (const auto& [second, why] : refusals) {
+        const CommandResult r = run_attn_viz("merge --out " + (dir / "refused") + " " + (dir / "pa.json") + " " + (dir / second));
+        INFO(r.output);
+        CHECK(r.exit_code == 3);
+        CHECK(r.output.find(why) != std::string::npos);
+        CHECK(!fs::exists(dir / "refused"));
+    }
+
     write_text(dir / "broken.jsonl", first + "{\"embeddings\": [[1, 2]]}\n");
     CommandResult bad = run_attn_viz("run -q" + w + " --inputs " + (dir / "broken.jsonl") + " --out " + (dir / "broken"));
     CHECK(bad.exit_code == 3);
