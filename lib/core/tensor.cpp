@@ -11,9 +11,9 @@ Tensor::Tensor(std::vector<int64_t> shape_) : Tensor(uninitialized(std::move(sha
     std::fill(data.begin(), data.end(), 0.0f);
 }
 
-Tensor Tensor::uninitialized(std::vector<int64_t> shape) {
-    const int64_t count = element_count(shape, "a tensor");
-    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), "a tensor of shape " + shape_string(shape));
+Tensor Tensor::uninitialized(std::vector<int64_t> shape, const std::string& what) {
+    const int64_t count = element_count(shape, what);
+    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), what + " of shape " + shape_string(shape));
     Tensor t;
     t.shape = std::move(shape);
     t.data.resize(static_cast<size_t>(count));

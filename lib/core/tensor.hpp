@@ -18,8 +18,10 @@ struct Tensor {
     // Allocates product(shape) zero-initialised floats; refuses (Error bad_input) more than the
     // memory budget (memory_budget.hpp).
     explicit Tensor(std::vector<int64_t> shape_);
-    // The same without zeroing, for a buffer that is about to be overwritten completely.
-    static Tensor uninitialized(std::vector<int64_t> shape);
+    // The same without zeroing, for a buffer that is about to be overwritten completely. `what`
+    // names it in errors: a loader passes "<file>: <tensor>" so that a shape past the memory
+    // budget is reported against the file.
+    static Tensor uninitialized(std::vector<int64_t> shape, const std::string& what = "a tensor");
 
     int rank() const { return static_cast<int>(shape.size()); }
     int64_t dim(int axis) const { return shape.at(static_cast<size_t>(axis)); }

@@ -80,7 +80,7 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
         std::vector<int64_t> index;
         float* out = nullptr;
         flatten(value, shape, 0, index, out, name, where);  // validate everything first
-        t = Tensor(shape);
+        t = Tensor::uninitialized(shape, where + ": " + name);  // every element is written below
         out = t.ptr();
         flatten(value, shape, 0, index, out, name, where);
     }

@@ -52,7 +52,7 @@ public:
     ArrayReader(const unsigned char* start, const std::string& path) : at_(start), path_(path) {}
     // The next array as a tensor of `shape`.
     Tensor next(std::vector<int64_t> shape, const std::string& name) {
-        Tensor t(std::move(shape));
+        Tensor t = Tensor::uninitialized(std::move(shape), path_ + ": " + name);
         std::memcpy(t.ptr(), at_, t.data.size() * 4);
         at_ += t.data.size() * 4;
         require_finite(t, name, path_);

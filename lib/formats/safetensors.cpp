@@ -181,7 +181,8 @@ Tensor SafetensorsFile::load(const std::string& name) const {
     if (!is_float_dtype(e.dtype))
         fail_input(path_ + ": tensor '" + name + "'",
                    std::string("has dtype ") + safetensors_dtype_name(e.dtype) + "; only F64, F32, F16 and BF16 can be loaded");
-    Tensor t(e.shape);  // sizes were checked against the file when it was opened
+    // Sizes were checked against the file when it was opened; every element is written below.
+    Tensor t = Tensor::uninitialized(e.shape, path_ + ": tensor '" + name + "'");
     if (t.empty()) return t;
     switch (e.dtype) {
         case SafetensorsDtype::f32:

@@ -8,6 +8,7 @@
 #include "layer_cost.hpp"
 #include "cli_fixtures.hpp"
 #include "error.hpp"
+#include "json_tensor.hpp"
 #include "memory_budget.hpp"
 #include "npy.hpp"
 #include "reliability_fixtures.hpp"
@@ -130,7 +131,17 @@ TEST_CASE("safetensors: a tensor within the file but over the budget is refused 
     write_safetensors(dir / "m.safetensors", {{"x", random_tensor({n, 3})}});
     const SafetensorsFile file(dir / "m.safetensors");
     BudgetScope scope(uint64_t(n) * 12 - 1);
-    check_error([&] { file.load("x"); }, ErrorKind::bad_input, {"memory budget"});
+    check_error([&] { file.load("x"); }, ErrorKind::bad_input,
+                {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 3]", "memory budget"});
+}
+
+TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and the tensor") {
+    const Tensor t = random_tensor({6, 7});
+    nlohmann::json rows = nlohmann::json::array();
+    for (int64_t r = 0; r < 6; ++r) rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
+    BudgetScope scope(6 * 7 * 4 - 1);
+    check_error([&] { read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", "."}); }, ErrorKind::bad_input,
+                {"w.json: W_Q of shape [6, 7]", "memory budget"});
 }
 
 TEST_CASE("estimate_layer_run_bytes covers the attention map and grows with T*S") {

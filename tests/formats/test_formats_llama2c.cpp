@@ -8,6 +8,7 @@
 #include "expect_input_error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "memory_budget.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -136,6 +137,11 @@ TEST_CASE("llama2.c checkpoints: hostile headers and sizes are refused before al
     expect_header_rejected({12, 24, 2, 4, 2, 40, 8}, "odd");
     expect_header_rejected({16, 24, 2, 4, 2, 0, 8}, "vocab_size");
     expect_header_rejected({0x616b3432, 1, 0, 0, 0, 0, 0}, "version 1/2");
+    // An array within the file but over the memory budget is reported against the file.
+    write_text(path, good);
+    set_memory_budget(40 * 16 * 4 - 1);
+    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"});
+    set_memory_budget(0);
 }
 
 TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and decoding") {
