@@ -152,11 +152,18 @@ TEST_CASE("compare and merge never replace their inputs, even with --force into 
                                      (dir / "cmp/compare.json") + ": refusing to overwrite an input: " +
                                          (dir / "cmp/compare.json") + ", read as weights");
 
+    // Two partials of different sequences (merge refuses one sequence counted twice).
+    nlohmann::json other = nlohmann::json::parse(read_text(dir / "x.json"));
+    for (auto& row : other["embeddings"])
+        for (auto& x : row) x = -x.get<double>();
     write_text(dir / "c.jsonl", read_text(dir / "x.json") + "\n");
+    write_text(dir / "c2.jsonl", other.dump() + "\n");
     fs::create_directories(dir / "merged");
-    for (const std::string& partial : {dir / "merged/stats.json", dir / "p2.json"})
-        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") + " --out " +
-                             (dir / "corpus_out") + " --save-partial " + partial)
+    const std::pair<std::string, std::string> runs[] = {{dir / "c.jsonl", dir / "merged/stats.json"},
+                                                        {dir / "c2.jsonl", dir / "p2.json"}};
+    for (const auto& [corpus, partial] : runs)
+        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + corpus + " --out " + (dir / "corpus_out") +
+                             " --save-partial " + partial)
                     .exit_code == 0);
     check_refused_leaving_everything(dir,
                                      "merge -q " + (dir / "merged/stats.json") + " " + (dir / "p2.json") + " --out " +
