@@ -5,12 +5,12 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.hpp"
+#include "file_write.hpp"
 #include "input_files.hpp"
 
 namespace fs = std::filesystem;
@@ -172,10 +172,12 @@ void OutputDir::commit() {
     const HeldInterrupts held_interrupts;
     // Step 1: the manifest, so a later run knows which files are its predecessor's.
     {
-        std::ofstream manifest(file(manifest_name));
+        std::string manifest;
         for (const std::string& f : files_)
-            if (f != manifest_name) manifest << f << '\n';
-        if (!manifest.flush()) throw Error(ErrorKind::io, dir_ + ": cannot write the run manifest (disk full?)");
+            if (f != manifest_name) manifest += f + '\n';
+        FileWriter writer(file(manifest_name), dir_ + "/" + manifest_name);
+        writer.write(manifest);
+        writer.close();
     }
     // Step 2: no destination may be a file the run has read by now; checked before anything moves.
     for (const External& e : externals_) refuse_if_input(AT_FDCWD, e.final_path, e.final_path, "overwrite");
