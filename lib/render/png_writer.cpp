@@ -1,106 +1,132 @@
-// PNG chunks written by hand around a libdeflate zlib stream (see png_writer.hpp).
+// PNGs through stb_image_write with libdeflate behind its compression hooks (see png_writer.hpp).
 #include "png_writer.hpp"
 
 #include <libdeflate.h>
 
+#include <climits>
+#include <cstdlib>
 #include <memory>
-#include <utility>
 #include <string_view>
 
 #include "error.hpp"
 #include "file_write.hpp"
 
+namespace {
+
+// stb_image_write's STBIW_ZLIB_COMPRESS hook: data[0, data_len) as a zlib stream compressed by
+// libdeflate at `level`, in memory from malloc (stb releases it with free()); the stream's length
+// goes to *out_len. nullptr when memory runs out or the stream does not fit an int.
+unsigned char* libdeflate_zlib_compress_for_stb(unsigned char* data, int data_len, int* out_len, int level) {
+    const std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
+        libdeflate_alloc_compressor(level), &libdeflate_free_compressor);
+    if (!compressor) return nullptr;
+    const size_t bound = libdeflate_zlib_compress_bound(compressor.get(), static_cast<size_t>(data_len));
+    if (bound > INT_MAX) return nullptr;
+    auto* out = static_cast<unsigned char*>(std::malloc(bound));
+    if (!out) return nullptr;
+    const size_t written = libdeflate_zlib_compress(compressor.get(), data, static_cast<size_t>(data_len), out, bound);
+    if (written == 0) {
+        std::free(out);
+        return nullptr;
+    }
+    *out_len = static_cast<int>(written);
+    return out;
+}
+
+}  // namespace
+
+// stb_image_write, compiled here only: static functions and settings (nothing else in the program
+// can change the settings), no stdio (files are written by write_file_bytes).
+#define STB_IMAGE_WRITE_STATIC
+#define STBI_WRITE_NO_STDIO
+#define STBIW_ZLIB_COMPRESS libdeflate_zlib_compress_for_stb
+#define STBIW_CRC32(buffer, len) libdeflate_crc32(0, buffer, static_cast<size_t>(len))
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#include <stb_image_write.h>
+#pragma GCC diagnostic pop
+
 namespace attn_viz {
 
 namespace {
 
-// libdeflate level 1: on indexed heatmaps 40% faster than level 3 for 8% larger files
-// (measured 2026-11-22, see docs/rendering.md).
-constexpr int compression_level = 1;
+// libdeflate's level. With png_row_filter 2 (Up), level 2 took less CPU than level 1 and gave
+// 2-8% smaller files on attn-viz's pictures; level 3 took a little more CPU for files within 5%
+// (measured 2026-11-23, docs/rendering.md).
+constexpr int compression_level = 2;
 
-void put_u32(std::vector<uint8_t>& out, uint32_t value) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(value >> shift));
+// stb reads its settings, process-wide globals, in every encode: they are written once, by the
+// first call (a function-local static is initialised exactly once; concurrent first callers wait
+// for it), before any encoding reads them.
+void configure_stb_once() {
+    static const bool configured = [] {
+        stbi_write_force_png_filter = png_row_filter;
+        stbi_write_png_compression_level = compression_level;  // handed to the hook as its level
+        return true;
+    }();
+    (void)configured;
 }
 
-// Appends one chunk: length, type, data, CRC-32 of type and data.
-void put_chunk(std::vector<uint8_t>& out, const char (&type)[5], const uint8_t* data, size_t size) {
-    put_u32(out, static_cast<uint32_t>(size));
-    const size_t type_at = out.size();
-    out.insert(out.end(), type, type + 4);
-    if (size > 0) out.insert(out.end(), data, data + size);
-    put_u32(out, libdeflate_crc32(0, out.data() + type_at, size + 4));
-}
-
-// Bytes that are written before being read: no zero-fill (a zeroed megabyte costs its page
-// faults and a memset for nothing).
-struct ByteBuffer {
-    std::unique_ptr<uint8_t[]> bytes;
-    size_t size = 0;
-    explicit ByteBuffer(size_t n) : bytes(new uint8_t[n]), size(n) {}
+// The image's pixels as stb_image_write takes them, [height, width, channels] bytes: one gray byte
+// per pixel when every palette color is a gray, else r, g, b.
+struct PixelBytes {
+    std::unique_ptr<uint8_t[]> bytes;  // not zero-filled: every byte is written
+    int channels = 0;
 };
 
-// The image data before compression: each row is filter byte 0 then the row's pixels, one
-// palette index each (indexed) or three bytes r, g, b (RGB). Returns [height, 1 + width * bytes].
-ByteBuffer filtered_rows(const RasterImage& image, bool indexed) {
-    const size_t row_bytes = 1 + static_cast<size_t>(image.width) * (indexed ? 1 : 3);
-    ByteBuffer rows(row_bytes * static_cast<size_t>(image.height));
-    for (int y = 0; y < image.height; ++y) {
-        uint8_t* out = rows.bytes.get() + row_bytes * static_cast<size_t>(y);
-        const uint16_t* in = image.indices.data() + static_cast<size_t>(y) * image.width;
-        *out++ = 0;
-        if (indexed) {
-            for (int x = 0; x < image.width; ++x) out[x] = static_cast<uint8_t>(in[x]);
-        } else {
-            for (int x = 0; x < image.width; ++x) {
-                const Rgb color = image.palette[in[x]];
-                out[3 * x] = color.r, out[3 * x + 1] = color.g, out[3 * x + 2] = color.b;
-            }
+PixelBytes expand_palette(const RasterImage& image) {
+    bool gray = true;
+    for (const Rgb& color : image.palette) gray = gray && color.r == color.g && color.g == color.b;
+    PixelBytes pixels;
+    pixels.channels = gray ? 1 : 3;
+    const size_t count = static_cast<size_t>(image.width) * static_cast<size_t>(image.height);
+    pixels.bytes = std::make_unique_for_overwrite<uint8_t[]>(count * static_cast<size_t>(pixels.channels));
+    uint8_t* out = pixels.bytes.get();
+    const uint16_t* in = image.indices.data();
+    if (gray) {
+        for (size_t i = 0; i < count; ++i) out[i] = image.palette[in[i]].r;
+    } else {
+        for (size_t i = 0; i < count; ++i) {
+            const Rgb color = image.palette[in[i]];
+            out[3 * i] = color.r, out[3 * i + 1] = color.g, out[3 * i + 2] = color.b;
         }
     }
-    return rows;
+    return pixels;
 }
 
-// zlib stream of data at compression_level: the buffer and the stream's length in it.
-std::pair<ByteBuffer, size_t> zlib_compress(const ByteBuffer& data) {
-    const std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
-        libdeflate_alloc_compressor(compression_level), &libdeflate_free_compressor);
-    if (!compressor) throw Error(ErrorKind::internal, "png_writer: cannot allocate a libdeflate compressor (out of memory?)");
-    ByteBuffer out(libdeflate_zlib_compress_bound(compressor.get(), data.size));
-    const size_t written = libdeflate_zlib_compress(compressor.get(), data.bytes.get(), data.size, out.bytes.get(), out.size);
-    if (written == 0) throw Error(ErrorKind::internal, "png_writer: libdeflate could not compress " + std::to_string(data.size) + " bytes");
-    return {std::move(out), written};
+std::string size_text(const RasterImage& image) { return std::to_string(image.width) + "x" + std::to_string(image.height); }
+
+// The PNG in stb's buffer (from malloc) and its length.
+struct StbPng {
+    std::unique_ptr<unsigned char, decltype(&std::free)> bytes{nullptr, &std::free};
+    int length = 0;
+    std::string_view view() const { return {reinterpret_cast<const char*>(bytes.get()), static_cast<size_t>(length)}; }
+};
+
+StbPng encode_with_stb(const RasterImage& image) {
+    if (image.width <= 0 || image.height <= 0) throw Error(ErrorKind::internal, "png_writer: empty image " + size_text(image));
+    // stb sizes its buffers in int: the filtered rows, height x (1 + width x 3) bytes, and the
+    // compressed stream (a little larger at worst) must fit.
+    if ((3 * static_cast<int64_t>(image.width) + 1) * image.height > INT_MAX / 2)
+        throw Error(ErrorKind::internal, "png_writer: image " + size_text(image) + " is too large for stb_image_write");
+    configure_stb_once();
+    const PixelBytes pixels = expand_palette(image);
+    StbPng png;
+    png.bytes.reset(stbi_write_png_to_mem(pixels.bytes.get(), 0, image.width, image.height, pixels.channels, &png.length));
+    if (!png.bytes)
+        throw Error(ErrorKind::internal, "png_writer: stb_image_write could not encode a " + size_text(image) + " image (out of memory?)");
+    return png;
 }
 
 }  // namespace
 
 std::vector<uint8_t> encode_png(const RasterImage& image) {
-    if (image.width <= 0 || image.height <= 0)
-        throw Error(ErrorKind::internal, "png_writer: empty image " + std::to_string(image.width) + "x" +
-                                             std::to_string(image.height));
-    // Step 1: header: size, bit depth 8, color type 3 (indexed) or 2 (RGB), default methods.
-    const bool indexed = image.palette.size() <= 256;
-    std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-    std::vector<uint8_t> header;
-    put_u32(header, static_cast<uint32_t>(image.width));
-    put_u32(header, static_cast<uint32_t>(image.height));
-    header.insert(header.end(), {8, static_cast<uint8_t>(indexed ? 3 : 2), 0, 0, 0});
-    put_chunk(png, "IHDR", header.data(), header.size());
-    // Step 2: the palette, r g b per entry.
-    if (indexed) {
-        std::vector<uint8_t> palette;
-        for (const Rgb& color : image.palette) palette.insert(palette.end(), {color.r, color.g, color.b});
-        put_chunk(png, "PLTE", palette.data(), palette.size());
-    }
-    // Step 3: the compressed rows, then the end marker.
-    const auto [data, length] = zlib_compress(filtered_rows(image, indexed));
-    put_chunk(png, "IDAT", data.bytes.get(), length);
-    put_chunk(png, "IEND", nullptr, 0);
-    return png;
+    const StbPng png = encode_with_stb(image);
+    return std::vector<uint8_t>(png.bytes.get(), png.bytes.get() + png.length);
 }
 
-void write_png(const std::string& path, const RasterImage& image) {
-    const std::vector<uint8_t> png = encode_png(image);
-    write_file_bytes(path, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
-}
+void write_png(const std::string& path, const RasterImage& image) { write_file_bytes(path, encode_with_stb(image).view()); }
 
 }  // namespace attn_viz

@@ -1,6 +1,7 @@
 // A palette-indexed raster canvas and the few drawing primitives the pictures need. Pixels hold
-// indices into a palette of the distinct colors drawn so far, so a picture of at most 256 colors
-// becomes an indexed PNG (1 byte per pixel) without any color counting at encode time.
+// indices into a palette of the distinct colors drawn so far: a heatmap resolves each color once
+// and fills cells with 2-byte indices, and the PNG writer learns from the palette alone whether
+// a picture is all gray before expanding it to gray or RGB bytes.
 #pragma once
 
 #include <array>

@@ -13,6 +13,7 @@
 #include "visibility.hpp"
 #include "colormap.hpp"
 #include "heatmap_layout.hpp"
+#include "raster_image.hpp"
 #include "support.hpp"
 
 namespace render_test {
@@ -35,6 +36,16 @@ inline DecodedPng decode_png(const std::string& path) {
     png.rgb.assign(pixels, pixels + static_cast<size_t>(png.width) * png.height * 3);
     stbi_image_free(pixels);
     return png;
+}
+
+// Pixels of the decoded picture that differ from the canvas it was written from (all of them when
+// the sizes differ).
+inline int64_t differing_pixels(const DecodedPng& png, const attn_viz::RasterImage& image) {
+    if (png.width != image.width || png.height != image.height) return static_cast<int64_t>(image.width) * image.height;
+    int64_t wrong = 0;
+    for (int y = 0; y < image.height; ++y)
+        for (int x = 0; x < image.width; ++x) wrong += !(png.at(x, y) == image.pixel(x, y));
+    return wrong;
 }
 
 // A row-stochastic map over the visible keys (softmax of random scores); masked entries 0.

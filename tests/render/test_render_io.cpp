@@ -15,7 +15,7 @@ using namespace render_test;
 
 TEST_SUITE("render") {
 
-TEST_CASE("PNG writes from 8 threads at once all decode correctly") {
+TEST_CASE("PNG writes from 8 threads at once all decode to exactly their canvas") {
     ScratchDir dir;
     constexpr int n_threads = 8;
     std::vector<std::vector<float>> maps;
@@ -47,6 +47,7 @@ TEST_CASE("PNG writes from 8 threads at once all decode correctly") {
         const DecodedPng png = decode_png(paths[static_cast<size_t>(k)]);
         const HeatmapLayout& layout = layouts[static_cast<size_t>(k)];
         REQUIRE(png.width == layout.width);
+        CHECK(differing_pixels(png, render_heatmap(layout, HeatmapStyle{})) == 0);
         const int64_t t = vis[static_cast<size_t>(k)].queries;
         for (int64_t i = 0; i < t; ++i)
             CHECK(cell_pixel(png, layout, i, 0) == expected_color(HeatmapStyle{}, maps[static_cast<size_t>(k)][static_cast<size_t>(i * t)]));

@@ -1,5 +1,5 @@
-// Render suite, part 4: the PNG writer (indexed and RGB files decode to exactly the canvas) and
-// the colormap's quantization to raster_levels entries that keeps pictures indexed.
+// Render suite, part 4: the PNG writer (RGB and gray files decode to exactly the canvas, every
+// row with the chosen filter) and the colormap's quantization to raster_levels entries.
 #include "render_test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -27,48 +27,87 @@ DecodedPng decode_bytes(const std::vector<uint8_t>& png) {
     return out;
 }
 
-// The IHDR color type: 3 = indexed, 2 = RGB.
-int color_type(const std::vector<uint8_t>& png) { return png.size() > 25 ? png[25] : -1; }
+uint32_t read_u32(const std::vector<uint8_t>& bytes, size_t at) {
+    return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) | bytes[at + 3];
+}
 
-// A canvas of random rectangles drawn from `colors` random colors (plus the white fill).
-RasterImage random_canvas(int width, int height, int colors) {
+// What the chunks say: IHDR's bit depth and color type (0 gray, 2 RGB, 3 indexed), and the IDAT
+// stream inflated by stb_image's zlib decoder: per row, its filter byte then its bytes.
+struct PngChunks {
+    int bit_depth = -1, color_type = -1;
+    std::vector<uint8_t> filtered_rows;
+};
+
+PngChunks read_chunks(const std::vector<uint8_t>& png) {
+    PngChunks out;
+    std::vector<uint8_t> idat;
+    for (size_t at = 8; at + 12 <= png.size();) {
+        const size_t length = read_u32(png, at);
+        const std::string type(png.begin() + static_cast<std::ptrdiff_t>(at + 4), png.begin() + static_cast<std::ptrdiff_t>(at + 8));
+        REQUIRE(at + 12 + length <= png.size());
+        const auto data = png.begin() + static_cast<std::ptrdiff_t>(at + 8);
+        if (type == "IHDR") out.bit_depth = data[8], out.color_type = data[9];
+        if (type == "IDAT") idat.insert(idat.end(), data, data + static_cast<std::ptrdiff_t>(length));
+        at += 12 + length;
+    }
+    int length = 0;
+    char* rows = stbi_zlib_decode_malloc(reinterpret_cast<const char*>(idat.data()), static_cast<int>(idat.size()), &length);
+    REQUIRE(rows != nullptr);
+    out.filtered_rows.assign(rows, rows + length);
+    stbi_image_free(rows);
+    return out;
+}
+
+// A canvas of random rectangles drawn from `colors` random colors (plus the white fill), grays
+// only (r = g = b) when `gray`.
+RasterImage random_canvas(int width, int height, int colors, bool gray = false) {
     std::uniform_int_distribution<int> byte(0, 255), x_at(0, width - 1), y_at(0, height - 1), side(1, 7);
     std::vector<Rgb> choices;
-    for (int k = 0; k < colors; ++k)
-        choices.push_back({static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng()))});
+    for (int k = 0; k < colors; ++k) {
+        const auto r = static_cast<uint8_t>(byte(rng()));
+        choices.push_back(gray ? Rgb{r, r, r} : Rgb{r, static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng()))});
+    }
     RasterImage image(width, height);
     for (int k = 0; k < 4 * colors + 20; ++k)
         image.fill_rect(x_at(rng()), y_at(rng()), side(rng()), side(rng()), choices[static_cast<size_t>(k % colors)]);
     return image;
 }
 
-void check_round_trip(const RasterImage& image, int expected_type) {
+// The written file decodes to exactly the canvas; it is 8-bit gray when every color of the
+// canvas's palette is a gray, else 8-bit RGB, and every row uses png_row_filter.
+void check_round_trip(const RasterImage& image) {
+    const bool gray = std::all_of(image.palette.begin(), image.palette.end(), [](Rgb c) { return c.r == c.g && c.g == c.b; });
     const std::vector<uint8_t> png = encode_png(image);
-    CHECK(color_type(png) == expected_type);
-    const DecodedPng decoded = decode_bytes(png);
-    REQUIRE(decoded.width == image.width);
-    REQUIRE(decoded.height == image.height);
-    int wrong = 0;
-    for (int y = 0; y < image.height; ++y)
-        for (int x = 0; x < image.width; ++x) wrong += !(decoded.at(x, y) == image.pixel(x, y));
-    CHECK(wrong == 0);
+    CHECK(differing_pixels(decode_bytes(png), image) == 0);
+    const PngChunks chunks = read_chunks(png);
+    CHECK(chunks.bit_depth == 8);
+    CHECK(chunks.color_type == (gray ? 0 : 2));
+    const size_t row_bytes = 1 + static_cast<size_t>(image.width) * (gray ? 1 : 3);
+    REQUIRE(chunks.filtered_rows.size() == row_bytes * static_cast<size_t>(image.height));
+    int other_filters = 0;
+    for (int y = 0; y < image.height; ++y) other_filters += chunks.filtered_rows[row_bytes * static_cast<size_t>(y)] != png_row_filter;
+    CHECK(other_filters == 0);
 }
 
 }  // namespace
 
 TEST_SUITE("render") {
 
-TEST_CASE("PNG writer: indexed and RGB files decode to exactly the canvas, odd widths and 1x1 included") {
+TEST_CASE("PNG writer: RGB and gray files decode to exactly the canvas, odd sizes and 1x1 included") {
     for (const auto& [width, height] : std::vector<std::pair<int, int>>{{1, 1}, {1, 9}, {7, 1}, {13, 11}, {64, 33}, {301, 97}}) {
         CAPTURE(width);
         CAPTURE(height);
-        check_round_trip(RasterImage(width, height, Rgb{12, 200, 99}), 3);
-        check_round_trip(random_canvas(width, height, 40), 3);
-        // More than 256 colors (when the canvas has room for them) falls back to RGB.
-        const RasterImage many = random_canvas(width, height, 400);
-        check_round_trip(many, many.palette.size() > 256 ? 2 : 3);
+        check_round_trip(RasterImage(width, height, Rgb{12, 200, 99}));
+        check_round_trip(RasterImage(width, height));  // white: gray
+        check_round_trip(random_canvas(width, height, 40));
+        check_round_trip(random_canvas(width, height, 40, true));
+        check_round_trip(random_canvas(width, height, 400));
     }
-    CHECK(random_canvas(301, 97, 400).palette.size() > 256);  // the RGB path above really ran
+    // One colored pixel among grays makes the whole picture RGB.
+    RasterImage almost_gray = random_canvas(50, 40, 30, true);
+    almost_gray.set_pixel(49, 39, Rgb{10, 11, 10});
+    check_round_trip(almost_gray);
+    CHECK(read_chunks(encode_png(almost_gray)).color_type == 2);
     CHECK_THROWS_AS(encode_png(RasterImage(0, 5)), Error);
 }
 
@@ -131,21 +170,26 @@ TEST_CASE("colormap quantization for PNGs: monotone, evenly spaced, ends are the
     }
 }
 
-TEST_CASE("a labelled, masked per-head picture is an indexed PNG") {
-    ScratchDir dir;
-    for (int64_t t : {1, 9, 40}) {
-        const Visibility v = square_visibility(t, true);
-        const std::vector<float> w = random_attention(v);
-        HeatmapStyle style;
-        style.title = "head 3 - previous-token - entropy 0.42 nats";
-        const ValueRange range = visible_value_range(w.data(), v);
-        style.vmin = range.vmin, style.vmax = range.vmax;
-        const HeatmapLayout layout = layout_heatmap(w.data(), v, {}, {}, style);
-        const std::vector<uint8_t> png = encode_png(render_heatmap(layout, style));
-        CHECK(color_type(png) == 3);
-        const DecodedPng decoded = decode_bytes(png);
-        REQUIRE(decoded.width == layout.width);
-        CHECK(cell_pixel(decoded, layout, t - 1, 0) == expected_color(style, w[static_cast<size_t>((t - 1) * t)]));
+TEST_CASE("labelled, masked per-head pictures decode to exactly their canvas: RGB for viridis, gray for gray") {
+    for (const std::string colormap : {"viridis", "gray"}) {
+        for (int64_t t : {1, 9, 40}) {
+            CAPTURE(colormap);
+            CAPTURE(t);
+            const Visibility v = square_visibility(t, true);
+            const std::vector<float> w = random_attention(v);
+            HeatmapStyle style;
+            style.colormap = colormap;
+            style.title = "head 3 - previous-token - entropy 0.42 nats";
+            const ValueRange range = visible_value_range(w.data(), v);
+            style.vmin = range.vmin, style.vmax = range.vmax;
+            const HeatmapLayout layout = layout_heatmap(w.data(), v, {}, {}, style);
+            const RasterImage image = render_heatmap(layout, style);
+            const std::vector<uint8_t> png = encode_png(image);
+            CHECK(read_chunks(png).color_type == (colormap == "gray" ? 0 : 2));
+            const DecodedPng decoded = decode_bytes(png);
+            CHECK(differing_pixels(decoded, image) == 0);
+            CHECK(cell_pixel(decoded, layout, t - 1, 0) == expected_color(style, w[static_cast<size_t>((t - 1) * t)]));
+        }
     }
 }
 
