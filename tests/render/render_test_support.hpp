@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "visibility.hpp"
 #include "colormap.hpp"
 #include "heatmap_layout.hpp"
 #include "raster_image.hpp"
 #include "support.hpp"
+#include "visibility.hpp"
 
 namespace render_test {
 
