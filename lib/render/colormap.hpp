@@ -25,9 +25,10 @@ inline constexpr Rgb mask_color{226, 226, 226};
 inline constexpr Rgb mask_hatch_color{196, 196, 196};
 
 // PNG pictures draw a colormap at this many evenly spaced entries instead of all 256, so that
-// one picture's colors (map, white, 16 text grays, frame and mask grays) fit a 256-color PNG
-// palette. Neighbouring entries of the perceptual maps differ by about one unit per channel, so
-// the step is invisible.
+// one picture's colors (map, white, 16 text grays, frame and mask grays) fit the 256-entry
+// palette of the canvas (RasterImage draws palette indices; the PNG writer expands them).
+// Neighbouring entries of the perceptual maps differ by about one unit per channel, so the step
+// is invisible.
 inline constexpr int raster_levels = 232;
 
 // position in [0, 1] (clamped; NaN counts as 0) -> the nearest of the steps 0, 1, ..., top,
