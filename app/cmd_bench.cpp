@@ -11,6 +11,7 @@
 #include "layer_cost.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
+#include "output_options.hpp"
 #include "timings.hpp"
 
 namespace attn_viz_cli {
@@ -98,7 +99,7 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
     cmd->add_option("--matmul-size", o->matmul_size, "Side of the square matmul that measures the machine's rate")
         ->capture_default_str()->check(CLI::Range(16, 16384));
     cmd->add_option("--repeat", o->repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
-    cmd->add_option("--threads", o->threads, "oneDNN threads (default: all cores)")->check(CLI::Range(0, 1024));
+    add_threads_option(cmd, o->threads, "oneDNN");
     cmd->add_flag("--causal", o->causal, "Causal mask");
     cmd->callback([o, &action] {
         if (o->d_model % o->heads != 0) throw CLI::ValidationError("--heads", "must divide --d-model");

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "error.hpp"
@@ -13,15 +14,17 @@
 namespace test_support {
 
 // Runs `body`, which must throw attn_viz::Error of `kind` whose message contains every one of
-// `parts`.
+// `parts` (and, when given, that carries `remedy`).
 template <typename Body>
-void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts) {
+void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts,
+                 std::optional<attn_viz::Remedy> remedy = std::nullopt) {
     try {
         body();
         FAIL("no error thrown");
     } catch (const attn_viz::Error& e) {
         CHECK(e.kind() == kind);
         for (const std::string& part : parts) CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
+        if (remedy) CHECK(e.remedy() == *remedy);
     }
 }
 
