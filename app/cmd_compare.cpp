@@ -1,7 +1,6 @@
 // attn-viz compare: two checkpoints of one layer architecture on one input, head by head, with an
 // exit status for CI (--fail-above).
 #include <cstdio>
-#include <memory>
 
 #include "attention.hpp"
 #include "commands.hpp"
@@ -27,6 +26,21 @@ struct CompareOptions {
     int threads = 0;
     OutputOptionValues output;
 };
+
+void declare_options(CLI::App* cmd, CompareOptions& o) {
+    cmd->description("Compare two checkpoints of one layer head by head on one input: labels, statistic changes, and how "
+                     "alike each head's maps are.");
+    cmd->add_option("weights_a", o.weights_a, "First weights file (attn-viz/weights@1)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("weights_b", o.weights_b, "Second weights file, same architecture")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--input", o.input, "Input sequence JSON (as for run)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--fail-metric", o.fail_metric,
+                    "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
+                    "correlation) or a statistic name (absolute change)");
+    add_threshold_option(cmd, o.thresholds);
+    add_threads_option(cmd, o.threads, "oneDNN and statistics");
+    add_output_options(cmd, o.output, {"Also write DIR/compare.json", false, "Print nothing but failures"});
+}
 
 int compare(const CompareOptions& o) {
     using namespace attn_viz;
@@ -69,22 +83,6 @@ int compare(const CompareOptions& o) {
 
 }  // namespace
 
-void add_compare_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<CompareOptions>();
-    CLI::App* cmd = app.add_subcommand("compare", "Compare two checkpoints of one layer head by head on one input: labels, "
-                                                  "statistic changes, and how alike each head's maps are.");
-    cmd->add_option("weights_a", o->weights_a, "First weights file (attn-viz/weights@1)")->required()->check(CLI::ExistingFile);
-    cmd->add_option("weights_b", o->weights_b, "Second weights file, same architecture")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o->input, "Input sequence JSON (as for run)")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--fail-above", o->fail_above, "Exit 1 when any head's --fail-metric exceeds this")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--fail-metric", o->fail_metric,
-                    "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
-                    "correlation) or a statistic name (absolute change)");
-    add_threshold_option(cmd, o->thresholds);
-    add_threads_option(cmd, o->threads, "oneDNN and statistics");
-    add_output_options(cmd, o->output, {"Also write DIR/compare.json", false, "Print nothing but failures"});
-    cmd->callback([o, &action] { action = [o] { return compare(*o); }; });
-}
+void add_compare_command(CLI::App& app, CommandAction& action) { add_command(app, action, "compare", declare_options, compare); }
 
 }  // namespace attn_viz_cli

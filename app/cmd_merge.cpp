@@ -1,7 +1,6 @@
 // attn-viz merge: combines corpus partial results (attn-viz/partial@1) into one report:
 // stats.json with mean and std per statistic, heads.csv, pairs.csv and the head-by-head figures.
 #include <cstdio>
-#include <memory>
 
 #include "commands.hpp"
 #include "corpus_stats.hpp"
@@ -18,6 +17,15 @@ struct MergeOptions {
     std::string save_partial;
     OutputOptionValues output;
 };
+
+void declare_options(CLI::App* cmd, MergeOptions& o) {
+    cmd->description("Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
+                     "heads.csv and pairs.csv.");
+    cmd->add_option("partials", o.partials, "Partial result files written by a corpus run")->required()->check(CLI::ExistingFile);
+    add_output_options(cmd, o.output, {"Output directory"});
+    add_threshold_option(cmd, o.thresholds);
+    cmd->add_option("--save-partial", o.save_partial, "Also write the merged partial result here (to merge further)");
+}
 
 int merge(const MergeOptions& o) {
     using namespace attn_viz;
@@ -53,15 +61,6 @@ int merge(const MergeOptions& o) {
 
 }  // namespace
 
-void add_merge_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<MergeOptions>();
-    CLI::App* cmd = app.add_subcommand("merge", "Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and "
-                                                "std per statistic), heads.csv and pairs.csv.");
-    cmd->add_option("partials", o->partials, "Partial result files written by a corpus run")->required()->check(CLI::ExistingFile);
-    add_output_options(cmd, o->output, {"Output directory"});
-    add_threshold_option(cmd, o->thresholds);
-    cmd->add_option("--save-partial", o->save_partial, "Also write the merged partial result here (to merge further)");
-    cmd->callback([o, &action] { action = [o] { return merge(*o); }; });
-}
+void add_merge_command(CLI::App& app, CommandAction& action) { add_command(app, action, "merge", declare_options, merge); }
 
 }  // namespace attn_viz_cli

@@ -37,6 +37,34 @@ struct ModelOptions {
     bool timings = false;
 };
 
+void declare_options(CLI::App* cmd, ModelOptions& o) {
+    cmd->description("Run a whole Llama-style model (llama2.c checkpoint) over a text and draw and analyse every layer's "
+                     "heads (layer_NN/head_NN.png, stats.json over all heads).");
+    cmd->add_option("--checkpoint", o.checkpoint, "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)")
+        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("--tokenizer", o.tokenizer, "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin)")
+        ->required()->check(CLI::ExistingFile);
+    auto* text = cmd->add_option("--text", o.text, "Text to run (encoded with BOS first, as llama2.c does)");
+    auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
+    auto* induction = cmd->add_option("--induction", o.induction,
+                                      "Induction test: BOS then N random tokens repeated twice; reports duplicate-token and "
+                                      "induction scores for every head")
+                          ->check(CLI::Range(1, 100000));
+    text->excludes(tokens)->excludes(induction);
+    tokens->excludes(induction);
+    cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
+    cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens")->check(CLI::Range(0, 4096));
+    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
+    cmd->add_option("--dump-attention", o.report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
+    cmd->add_option("--dump-output", o.report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
+    add_report_options(cmd, o.report, o.report_values);
+    add_input_limit_options(cmd, o.limit_values);
+    cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
+    cmd->parse_complete_callback([text, tokens, induction] {
+        if (!*text && !*tokens && !*induction) throw CLI::RequiredError("one of --text, --tokens or --induction");
+    });
+}
+
 // The model, its tokenizer and the token ids to run, validated before anything is written.
 struct ModelInputs {
     attn_viz::LlamaWeights weights;
@@ -148,34 +176,6 @@ int run_model(ModelOptions& o) {
 
 }  // namespace
 
-void add_model_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<ModelOptions>();
-    CLI::App* cmd = app.add_subcommand("model", "Run a whole Llama-style model (llama2.c checkpoint) over a text and draw and "
-                                                "analyse every layer's heads (layer_NN/head_NN.png, stats.json over all heads).");
-    cmd->add_option("--checkpoint", o->checkpoint, "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)")
-        ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin)")
-        ->required()->check(CLI::ExistingFile);
-    auto* text = cmd->add_option("--text", o->text, "Text to run (encoded with BOS first, as llama2.c does)");
-    auto* tokens = cmd->add_option("--tokens", o->token_ids, "Token ids instead of text: 1,403,407");
-    auto* induction = cmd->add_option("--induction", o->induction,
-                                      "Induction test: BOS then N random tokens repeated twice; reports duplicate-token and "
-                                      "induction scores for every head")
-                          ->check(CLI::Range(1, 100000));
-    text->excludes(tokens)->excludes(induction);
-    tokens->excludes(induction);
-    cmd->add_option("--seed", o->seed, "Seed of --induction's random tokens")->capture_default_str();
-    cmd->add_option("--generate", o->generate, "Also print the model's greedy continuation of N tokens")->check(CLI::Range(0, 4096));
-    add_output_options(cmd, o->output, {"Output directory (created; a previous run's files there are replaced)"});
-    cmd->add_option("--dump-attention", o->report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
-    cmd->add_option("--dump-output", o->report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
-    add_report_options(cmd, o->report, o->report_values);
-    add_input_limit_options(cmd, o->limit_values);
-    cmd->add_flag("--timings", o->timings, "Print the time of each stage on stderr");
-    cmd->callback([o, &action, text, tokens, induction] {
-        if (!*text && !*tokens && !*induction) throw CLI::RequiredError("one of --text, --tokens or --induction");
-        action = [o] { return run_model(*o); };
-    });
-}
+void add_model_command(CLI::App& app, CommandAction& action) { add_command(app, action, "model", declare_options, run_model); }
 
 }  // namespace attn_viz_cli

@@ -2,7 +2,6 @@
 // load every input, check the run fits the memory budget, run the layer and write the report of
 // each sequence, commit the outputs, print the tables.
 #include <cstdio>
-#include <memory>
 
 #include "attention.hpp"
 #include "commands.hpp"
@@ -38,6 +37,45 @@ struct RunOptions {
     std::string corpus, save_partial, tokens, input_tensor, context;
     bool timings = false;
 };
+
+void declare_options(CLI::App* cmd, RunOptions& o) {
+    cmd->description("Run one multi-head attention layer on a sequence and write a heatmap per head, statistics (stats.json, "
+                     "CSV) and optional dumps.");
+    cmd->add_option("--weights", o.layer.path,
+                    "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), or a .safetensors "
+                    "checkpoint with --layout")
+        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("--input", o.inputs,
+                    "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
+                    ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
+        ->check(CLI::ExistingFile);
+    auto* corpus = cmd->add_option("--inputs", o.corpus,
+                                   "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
+                                   "every statistic is aggregated (mean and std per head) with memory independent of their number")
+                       ->check(CLI::ExistingPath);
+    cmd->add_option("--save-partial", o.save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
+        ->needs(corpus);
+    cmd->add_option("--tokens", o.tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--input-tensor", o.input_tensor, "Name of the embeddings tensor in a .safetensors input");
+    cmd->add_option("--context", o.context, "Cross-attention: keys and values come from this sequence (same formats as "
+                                            "--input); maps are T x S. Its attention_mask masks keys")
+        ->check(CLI::ExistingFile);
+    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
+    cmd->add_option("--dump-attention", o.report.dump_attention,
+                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
+    cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]");
+    add_layer_options(cmd, o.layer, o.layer_values);
+    add_report_options(cmd, o.report, o.report_values);
+    add_input_limit_options(cmd, o.limit_values);
+    cmd->add_flag("--timings", o.timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
+    cmd->parse_complete_callback([&o] {
+        if (o.inputs.empty() == o.corpus.empty()) throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
+        if (!o.corpus.empty() && (!o.context.empty() || !o.report.dump_attention.empty() || !o.report.dump_output.empty() ||
+                                  o.report.html || !o.report_values.svg.empty()))
+            throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: --context, --dump-*, --html and --svg need --input");
+    });
+}
 
 // Everything a run reads (but a corpus, read one sequence at a time), validated before anything
 // is written.
@@ -224,45 +262,6 @@ int run(RunOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<RunOptions>();
-    CLI::App* cmd = app.add_subcommand("run", "Run one multi-head attention layer on a sequence and write a heatmap per head, "
-                                              "statistics (stats.json, CSV) and optional dumps.");
-    cmd->add_option("--weights", o->layer.path,
-                    "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), or a .safetensors "
-                    "checkpoint with --layout")
-        ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o->inputs,
-                    "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
-                    ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
-        ->check(CLI::ExistingFile);
-    auto* corpus = cmd->add_option("--inputs", o->corpus,
-                                   "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
-                                   "every statistic is aggregated (mean and std per head) with memory independent of their number")
-                       ->check(CLI::ExistingPath);
-    cmd->add_option("--save-partial", o->save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
-        ->needs(corpus);
-    cmd->add_option("--tokens", o->tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--input-tensor", o->input_tensor, "Name of the embeddings tensor in a .safetensors input");
-    cmd->add_option("--context", o->context, "Cross-attention: keys and values come from this sequence (same formats as "
-                                             "--input); maps are T x S. Its attention_mask masks keys")
-        ->check(CLI::ExistingFile);
-    add_output_options(cmd, o->output, {"Output directory (created; a previous run's files there are replaced)"});
-    cmd->add_option("--dump-attention", o->report.dump_attention,
-                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
-    cmd->add_option("--dump-output", o->report.dump_output, "Also write the layer output as float32 .npy [T, D]");
-    add_layer_options(cmd, o->layer, o->layer_values);
-    add_report_options(cmd, o->report, o->report_values);
-    add_input_limit_options(cmd, o->limit_values);
-    cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
-    cmd->callback([o, &action] {
-        if (o->inputs.empty() == o->corpus.empty()) throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
-        if (!o->corpus.empty() && (!o->context.empty() || !o->report.dump_attention.empty() || !o->report.dump_output.empty() ||
-                                   o->report.html || !o->report_values.svg.empty()))
-            throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: --context, --dump-*, --html and --svg need --input");
-        action = [o] { return run(*o); };
-    });
-}
+void add_run_command(CLI::App& app, CommandAction& action) { add_command(app, action, "run", declare_options, run); }
 
 }  // namespace attn_viz_cli

@@ -1,7 +1,6 @@
 // attn-viz synth: writes the planted-heads layer (ground truth for the analysis) as a weights
 // file and an input file.
 #include <cstdio>
-#include <memory>
 #include <sstream>
 
 #include "commands.hpp"
@@ -18,6 +17,14 @@ struct SynthOptions {
     uint64_t seed = 1;
     OutputOptionValues output;
 };
+
+void declare_options(CLI::App* cmd, SynthOptions& o) {
+    cmd->description("Write a layer with planted heads (previous-token, sink, uniform, self, two identical next-token heads) "
+                     "and its input: ground truth for the analysis.");
+    add_output_options(cmd, o.output, {"Output directory: weights.json (attn-viz/weights@1) and input.json"});
+    cmd->add_option("--tokens", o.sentence, "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
+    cmd->add_option("--seed", o.seed, "Seed for the content vectors and value/output weights (default 1)");
+}
 
 int synth(const SynthOptions& o) {
     using namespace attn_viz;
@@ -41,14 +48,6 @@ int synth(const SynthOptions& o) {
 
 }  // namespace
 
-void add_synth_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<SynthOptions>();
-    CLI::App* cmd = app.add_subcommand("synth", "Write a layer with planted heads (previous-token, sink, uniform, self, two "
-                                                "identical next-token heads) and its input: ground truth for the analysis.");
-    add_output_options(cmd, o->output, {"Output directory: weights.json (attn-viz/weights@1) and input.json"});
-    cmd->add_option("--tokens", o->sentence, "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
-    cmd->add_option("--seed", o->seed, "Seed for the content vectors and value/output weights (default 1)");
-    cmd->callback([o, &action] { action = [o] { return synth(*o); }; });
-}
+void add_synth_command(CLI::App& app, CommandAction& action) { add_command(app, action, "synth", declare_options, synth); }
 
 }  // namespace attn_viz_cli

@@ -1,10 +1,11 @@
 // The machine's memory, the default budget and the checks loaders and run estimates go through.
 #include "memory_budget.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
-#include <unistd.h>
 
 #include "error.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "error.hpp"
-#include "mapped_file.hpp"
 #include "finite.hpp"
+#include "mapped_file.hpp"
 #include "memory_budget.hpp"
 
 namespace attn_viz {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "layer_result.hpp"
 #include "head_analysis.hpp"
 #include "heatmap_grid.hpp"
 #include "heatmap_layout.hpp"
+#include "layer_result.hpp"
 #include "output_dir.hpp"
 #include "timings.hpp"
 

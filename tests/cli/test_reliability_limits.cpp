@@ -1,15 +1,15 @@
 // The memory budget: sizes parse, every loader refuses a declared shape beyond its LoadLimits'
 // budget or the file before allocating, and the CLI's --max-memory refuses a run whose estimate
 // exceeds it.
-#include <doctest/doctest.h>
-
 #include <cstring>
 #include <fstream>
 
-#include "layer_cost.hpp"
+#include <doctest/doctest.h>
+
 #include "cli_fixtures.hpp"
 #include "error.hpp"
 #include "json_tensor.hpp"
+#include "layer_cost.hpp"
 #include "load_limits.hpp"
 #include "npy.hpp"
 #include "reliability_fixtures.hpp"
@@ -20,13 +20,6 @@ using namespace attn_viz;
 using namespace test_support;
 
 namespace {
-
-// Limits with a budget of `bytes`.
-LoadLimits budget(uint64_t bytes) {
-    LoadLimits limits;
-    limits.memory_budget = bytes;
-    return limits;
-}
 
 // A version-1 .npy header for float32 `shape_text` ("(3, 4)") followed by `data_bytes` bytes.
 std::string npy_bytes(const std::string& shape_text, size_t data_bytes) {
@@ -104,8 +97,8 @@ TEST_CASE(".npy: a shape larger than the file is refused; one within the file bu
     check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(huge.data()), huge.size(), "huge.npy"); },
                 ErrorKind::bad_input, {"huge.npy", "truncated .npy data"});
     const auto* bytes = reinterpret_cast<const unsigned char*>(fits.data());
-    CHECK(parse_npy(bytes, fits.size(), "fits.npy", budget(uint64_t(rows) * 16)).size() == rows * 4);
-    check_error([&] { parse_npy(bytes, fits.size(), "fits.npy", budget(uint64_t(rows) * 16 - 4)); }, ErrorKind::bad_input,
+    CHECK(parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16)).size() == rows * 4);
+    check_error([&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); }, ErrorKind::bad_input,
                 {"fits.npy: .npy array of shape [", "memory budget"});
 }
 
@@ -121,8 +114,8 @@ TEST_CASE("a JSON document whose parsed form would exceed the budget is refused 
     ScratchDir dir;
     write_layer_fixture(dir, 4, 2, 3);
     const uint64_t size = std::filesystem::file_size(dir / "w.json");
-    CHECK(read_weights_file(dir / "w.json", budget(size * json_bytes_per_text_byte)).d_model == 4);
-    check_error([&] { read_weights_file(dir / "w.json", budget(size * json_bytes_per_text_byte - 1)); }, ErrorKind::bad_input,
+    CHECK(read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte)).d_model == 4);
+    check_error([&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); }, ErrorKind::bad_input,
                 {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"});
 }
 
@@ -131,8 +124,8 @@ TEST_CASE("safetensors: a tensor within the file but over the budget is refused 
     const int64_t n = std::uniform_int_distribution<int64_t>(5, 30)(rng());
     // Wide enough that the header's parsing budget (16 bytes per header byte) is far below the tensor's.
     write_safetensors(dir / "m.safetensors", {{"x", random_tensor({n, 300})}});
-    CHECK(SafetensorsFile(dir / "m.safetensors", budget(uint64_t(n) * 1200)).load("x").size() == n * 300);
-    const SafetensorsFile file(dir / "m.safetensors", budget(uint64_t(n) * 1200 - 1));
+    CHECK(SafetensorsFile(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200)).load("x").size() == n * 300);
+    const SafetensorsFile file(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200 - 1));
     check_error([&] { file.load("x"); }, ErrorKind::bad_input,
                 {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 300]", "memory budget"});
 }
@@ -141,8 +134,8 @@ TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and
     const Tensor t = random_tensor({6, 7});
     nlohmann::json rows = nlohmann::json::array();
     for (int64_t r = 0; r < 6; ++r) rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
-    CHECK(read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", budget(6 * 7 * 4)}).size() == 42);
-    check_error([&] { read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", budget(6 * 7 * 4 - 1)}); }, ErrorKind::bad_input,
+    CHECK(read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4)}).size() == 42);
+    check_error([&] { read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)}); }, ErrorKind::bad_input,
                 {"w.json: W_Q of shape [6, 7]", "memory budget"});
 }
 
@@ -177,6 +170,26 @@ TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts o
     r = run_attn_viz(args + " --max-memory lots");
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("\"lots\" is not a size") != std::string::npos);
+}
+
+TEST_CASE("run --inputs checks each corpus sequence's run against --max-memory as it is read") {
+    ScratchDir dir;
+    const int64_t T = std::uniform_int_distribution<int64_t>(450, 490)(rng());
+    write_layer_fixture(dir, 8, 2, T);
+    // The short sequence first: the refusal comes when the long one is read.
+    const std::string long_line = read_text(dir / "x.json");
+    write_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "corpus.jsonl", read_text(dir / "x.json") + "\n" + long_line + "\n");
+    const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
+    REQUIRE(long_line.size() * json_bytes_per_text_byte < estimate - 1);
+    const std::string args = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus.jsonl") + " --out " + (dir / "out");
+    const CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
+    CHECK(r.exit_code == 3);
+    CHECK(r.output.find("running the layer on " + std::to_string(T) + " x " + std::to_string(T) + " tokens needs " +
+                        std::to_string(estimate) + " bytes, more than the memory budget of " + std::to_string(estimate - 1) +
+                        " bytes (--max-memory)") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "out"));
+    CHECK(run_attn_viz(args + " --max-memory " + std::to_string(estimate)).exit_code == 0);
 }
 
 }
