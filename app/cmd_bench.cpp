@@ -1,16 +1,16 @@
 // attn-viz bench: the machine's limit and the attention pass measured side by side in one process,
 // so ratios hold on a noisy shared machine.
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <memory>
 #include <random>
 
-#include "onednn_backend.hpp"
-#include "layer_cost.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
+#include "layer_cost.hpp"
+#include "onednn_backend.hpp"
+#include "output_options.hpp"
 #include "timings.hpp"
 
 namespace attn_viz_cli {
@@ -21,6 +21,24 @@ struct BenchOptions {
     int repeat = 5, threads = 0;
     bool causal = false;
 };
+
+void declare_options(CLI::App* cmd, BenchOptions& o) {
+    cmd->description("Measure this machine's oneDNN f32 matmul rate and one attention layer's pass (cold and warm) side by "
+                     "side, on random data.");
+    cmd->add_option("--d-model", o.d_model, "Model width D")->capture_default_str()->check(CLI::Range(1, 65536));
+    cmd->add_option("--heads", o.heads, "Query heads H (must divide D)")->capture_default_str()->check(CLI::Range(1, 4096));
+    cmd->add_option("--kv-heads", o.kv_heads, "Key/value heads (default: H)")->check(CLI::Range(0, 4096));
+    cmd->add_option("--tokens", o.tokens, "Sequence length T")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--matmul-size", o.matmul_size, "Side of the square matmul that measures the machine's rate")
+        ->capture_default_str()->check(CLI::Range(16, 16384));
+    cmd->add_option("--repeat", o.repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+    add_threads_option(cmd, o.threads, "oneDNN");
+    cmd->add_flag("--causal", o.causal, "Causal mask");
+    cmd->parse_complete_callback([&o] {
+        if (o.d_model % o.heads != 0) throw CLI::ValidationError("--heads", "must divide --d-model");
+        if (o.kv_heads && o.heads % o.kv_heads != 0) throw CLI::ValidationError("--kv-heads", "must divide --heads");
+    });
+}
 
 attn_viz::Tensor random_tensor(std::vector<int64_t> shape, float scale, std::mt19937& rng) {
     attn_viz::Tensor t(std::move(shape));
@@ -87,24 +105,6 @@ int bench(const BenchOptions& o) {
 
 }  // namespace
 
-void add_bench_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<BenchOptions>();
-    CLI::App* cmd = app.add_subcommand("bench", "Measure this machine's oneDNN f32 matmul rate and one attention layer's pass "
-                                                "(cold and warm) side by side, on random data.");
-    cmd->add_option("--d-model", o->d_model, "Model width D")->capture_default_str()->check(CLI::Range(1, 65536));
-    cmd->add_option("--heads", o->heads, "Query heads H (must divide D)")->capture_default_str()->check(CLI::Range(1, 4096));
-    cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (default: H)")->check(CLI::Range(0, 4096));
-    cmd->add_option("--tokens", o->tokens, "Sequence length T")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-    cmd->add_option("--matmul-size", o->matmul_size, "Side of the square matmul that measures the machine's rate")
-        ->capture_default_str()->check(CLI::Range(16, 16384));
-    cmd->add_option("--repeat", o->repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
-    cmd->add_option("--threads", o->threads, "oneDNN threads (default: all cores)")->check(CLI::Range(0, 1024));
-    cmd->add_flag("--causal", o->causal, "Causal mask");
-    cmd->callback([o, &action] {
-        if (o->d_model % o->heads != 0) throw CLI::ValidationError("--heads", "must divide --d-model");
-        if (o->kv_heads && o->heads % o->kv_heads != 0) throw CLI::ValidationError("--kv-heads", "must divide --heads");
-        action = [o] { return bench(*o); };
-    });
-}
+void add_bench_command(CLI::App& app, CommandAction& action) { add_command(app, action, "bench", declare_options, bench); }
 
 }  // namespace attn_viz_cli

@@ -1,44 +1,60 @@
 // attn-viz compare: two checkpoints of one layer architecture on one input, head by head, with an
 // exit status for CI (--fail-above).
 #include <cstdio>
-#include <algorithm>
-#include <memory>
-#include <thread>
 
-#include "onednn_backend.hpp"
-#include "token_ids.hpp"
-#include "file_write.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
 #include "error.hpp"
+#include "file_write.hpp"
 #include "head_compare.hpp"
 #include "input_file.hpp"
+#include "onednn_backend.hpp"
+#include "option_parsing.hpp"
 #include "output_dir.hpp"
-#include "synth_layer.hpp"
+#include "output_options.hpp"
+#include "report.hpp"
+#include "token_ids.hpp"
 #include "weights_file.hpp"
 
 namespace attn_viz_cli {
 namespace {
 
 struct CompareOptions {
-    std::string weights_a, weights_b, input, out, fail_metric = "js_distance";
+    std::string weights_a, weights_b, input, fail_metric = "js_distance";
     std::vector<std::string> thresholds;
     double fail_above = -1;  // < 0: no check
     int threads = 0;
-    bool quiet = false, force = false;
+    OutputOptionValues output;
 };
+
+void declare_options(CLI::App* cmd, CompareOptions& o) {
+    cmd->description("Compare two checkpoints of one layer head by head on one input: labels, statistic changes, and how "
+                     "alike each head's maps are.");
+    cmd->add_option("weights_a", o.weights_a, "First weights file (attn-viz/weights@1)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("weights_b", o.weights_b, "Second weights file, same architecture")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--input", o.input, "Input sequence JSON (as for run)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--fail-metric", o.fail_metric,
+                    "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
+                    "correlation) or a statistic name (absolute change)");
+    add_threshold_option(cmd, o.thresholds);
+    add_threads_option(cmd, o.threads, "oneDNN and statistics");
+    add_output_options(cmd, o.output, {"Also write DIR/compare.json", false, "Print nothing but failures"});
+}
 
 int compare(const CompareOptions& o) {
     using namespace attn_viz;
     // Step 1: options, weights and input, all validated before any work.
     AnalysisOptions options;
-    for (const std::string& t : o.thresholds) set_threshold(options.thresholds, t);
-    options.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    comparison_metric(HeadComparison{}, o.fail_metric);  // an unknown --fail-metric fails here, before any work
-    const LayerWeights a = read_weights_file(o.weights_a), b = read_weights_file(o.weights_b);
+    options.thresholds = parse_thresholds(o.thresholds);
+    options.threads = resolve_threads(o.threads);
+    // An unknown metric fails here, before any work.
+    parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
+    const LoadLimits limits;
+    const LayerWeights a = read_weights_file(o.weights_a, limits), b = read_weights_file(o.weights_b, limits);
     if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads || a.causal != b.causal)
         fail_input(o.weights_b, "a different architecture from " + o.weights_a + " (d_model, heads, KV heads or causal)");
-    const SequenceInput input = read_input_file(o.input, a.d_model);
+    const SequenceInput input = read_input_file(o.input, a.d_model, limits);
 
     // Step 2: both layers on oneDNN (from this thread only), then the comparison.
     OnednnBackend backend(o.threads);
@@ -51,12 +67,12 @@ int compare(const CompareOptions& o) {
     const std::vector<double> metric = comparison_metric(c, o.fail_metric);
 
     // Step 3: report, then the exit status.
-    if (!o.out.empty()) {
-        OutputDir out(o.out, o.force);
+    if (!o.output.out.empty()) {
+        OutputDir out(o.output.out, o.output.force);
         write_file_atomically(out.file("compare.json"), comparison_json(c).dump(1) + "\n");
         out.commit();
     }
-    if (!o.quiet) std::fputs(comparison_table(c).c_str(), stdout);
+    if (!o.output.quiet) std::fputs(comparison_table(c).c_str(), stdout);
     if (o.fail_above < 0) return 0;
     const std::vector<int64_t> failing = heads_above(metric, o.fail_above);
     for (int64_t n : failing)
@@ -67,24 +83,6 @@ int compare(const CompareOptions& o) {
 
 }  // namespace
 
-void add_compare_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<CompareOptions>();
-    CLI::App* cmd = app.add_subcommand("compare", "Compare two checkpoints of one layer head by head on one input: labels, "
-                                                  "statistic changes, and how alike each head's maps are.");
-    cmd->add_option("weights_a", o->weights_a, "First weights file (attn-viz/weights@1)")->required()->check(CLI::ExistingFile);
-    cmd->add_option("weights_b", o->weights_b, "Second weights file, same architecture")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o->input, "Input sequence JSON (as for run)")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--out", o->out, "Also write DIR/compare.json");
-    cmd->add_option("--fail-above", o->fail_above, "Exit 1 when any head's --fail-metric exceeds this")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--fail-metric", o->fail_metric,
-                    "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
-                    "correlation) or a statistic name (absolute change)");
-    cmd->add_option("--threshold", o->thresholds, "Override a label threshold: name=value (repeatable)");
-    cmd->add_option("--threads", o->threads, "Threads for oneDNN and statistics (default: all cores)")->check(CLI::Range(0, 1024));
-    cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
-    cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but failures");
-    cmd->callback([o, &action] { action = [o] { return compare(*o); }; });
-}
+void add_compare_command(CLI::App& app, CommandAction& action) { add_command(app, action, "compare", declare_options, compare); }
 
 }  // namespace attn_viz_cli

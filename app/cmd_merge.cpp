@@ -1,11 +1,11 @@
 // attn-viz merge: combines corpus partial results (attn-viz/partial@1) into one report:
 // stats.json with mean and std per statistic, heads.csv, pairs.csv and the head-by-head figures.
 #include <cstdio>
-#include <memory>
 
 #include "commands.hpp"
 #include "corpus_stats.hpp"
 #include "output_dir.hpp"
+#include "output_options.hpp"
 #include "report.hpp"
 #include "stats_report.hpp"
 
@@ -14,16 +14,24 @@ namespace {
 
 struct MergeOptions {
     std::vector<std::string> partials, thresholds;
-    std::string out, save_partial;
-    bool quiet = false, force = false;
+    std::string save_partial;
+    OutputOptionValues output;
 };
+
+void declare_options(CLI::App* cmd, MergeOptions& o) {
+    cmd->description("Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
+                     "heads.csv and pairs.csv.");
+    cmd->add_option("partials", o.partials, "Partial result files written by a corpus run")->required()->check(CLI::ExistingFile);
+    add_output_options(cmd, o.output, {"Output directory"});
+    add_threshold_option(cmd, o.thresholds);
+    cmd->add_option("--save-partial", o.save_partial, "Also write the merged partial result here (to merge further)");
+}
 
 int merge(const MergeOptions& o) {
     using namespace attn_viz;
     // Step 1: validate options and every partial before writing anything.
-    LabelThresholds checked;
-    for (const std::string& t : o.thresholds) set_threshold(checked, t);
-    check_output_files({o.save_partial}, o.partials, o.out);
+    parse_thresholds(o.thresholds);  // a bad --threshold fails here, before any partial is read
+    check_output_files({o.save_partial}, o.partials, o.output.out);
     CorpusAccumulator corpus;
     for (const std::string& path : o.partials) {
         const CorpusAccumulator partial = CorpusAccumulator::load_partial(path);
@@ -35,36 +43,24 @@ int merge(const MergeOptions& o) {
         corpus.merge(partial, path);
     }
     // The runs' thresholds (all the same, or merge() refused), then --threshold on top.
-    LabelThresholds thresholds = corpus.thresholds();
-    for (const std::string& t : o.thresholds) set_threshold(thresholds, t);
+    const LabelThresholds thresholds = parse_thresholds(o.thresholds, corpus.thresholds());
     const ModelAnalysis report = corpus.finish(thresholds);
 
     // Step 2: stage the outputs, then move them into place together.
-    OutputDir out(o.out, o.force);
+    OutputDir out(o.output.out, o.output.force);
     write_analysis_outputs(out, "", report, nlohmann::json::object(), ReportOptions{});
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
-    if (!o.quiet) {
+    if (!o.output.quiet) {
         std::fputs(stats_table(report).c_str(), stdout);
         std::printf("merged %lld sequences from %zu partial files; wrote %s\n",
-                    static_cast<long long>(corpus.num_sequences()), o.partials.size(), o.out.c_str());
+                    static_cast<long long>(corpus.num_sequences()), o.partials.size(), o.output.out.c_str());
     }
     return 0;
 }
 
 }  // namespace
 
-void add_merge_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<MergeOptions>();
-    CLI::App* cmd = app.add_subcommand("merge", "Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and "
-                                                "std per statistic), heads.csv and pairs.csv.");
-    cmd->add_option("partials", o->partials, "Partial result files written by a corpus run")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--out", o->out, "Output directory")->required();
-    cmd->add_option("--threshold", o->thresholds, "Override a label/redundancy threshold: name=value (repeatable; see docs)");
-    cmd->add_option("--save-partial", o->save_partial, "Also write the merged partial result here (to merge further)");
-    cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
-    cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
-    cmd->callback([o, &action] { action = [o] { return merge(*o); }; });
-}
+void add_merge_command(CLI::App& app, CommandAction& action) { add_command(app, action, "merge", declare_options, merge); }
 
 }  // namespace attn_viz_cli

@@ -1,26 +1,27 @@
-// attn-viz run: one attention layer on one sequence (or a batch of them), end to end.
+// attn-viz run: one attention layer on one sequence (or a batch of them, or a corpus), end to end:
+// load every input, check the run fits the memory budget, run the layer and write the report of
+// each sequence, commit the outputs, print the tables.
 #include <cstdio>
-#include <memory>
 
-#include "onednn_backend.hpp"
-#include "token_ids.hpp"
-#include "layer_cost.hpp"
 #include "attention.hpp"
 #include "commands.hpp"
 #include "corpus_fingerprint.hpp"
 #include "corpus_stats.hpp"
-#include "sequence_stream.hpp"
-#include "synth_layer.hpp"
 #include "error.hpp"
 #include "input_limits.hpp"
+#include "layer_cost.hpp"
 #include "layer_options.hpp"
-#include "memory_budget.hpp"
-#include "poisoned_heads.hpp"
-#include "report_options.hpp"
+#include "onednn_backend.hpp"
 #include "output_dir.hpp"
+#include "output_options.hpp"
+#include "poisoned_heads.hpp"
 #include "report.hpp"
+#include "report_options.hpp"
+#include "run_steps.hpp"
+#include "sequence_stream.hpp"
 #include "stats_report.hpp"
 #include "timings.hpp"
+#include "token_ids.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -28,12 +29,92 @@ namespace {
 struct RunOptions {
     attn_viz::LayerSource layer;
     LayerOptionValues layer_values;
-    ReportOptionValues report_values;
-    InputLimits limits;
-    std::vector<std::string> inputs;
-    std::string corpus, save_partial, tokens, input_tensor, context, out;
     attn_viz::ReportOptions report;
-    bool quiet = false, force = false, timings = false;
+    ReportOptionValues report_values;
+    InputLimitValues limit_values;
+    OutputOptionValues output;
+    std::vector<std::string> inputs;
+    std::string corpus, save_partial, tokens, input_tensor, context;
+    bool timings = false;
+};
+
+void declare_options(CLI::App* cmd, RunOptions& o) {
+    cmd->description("Run one multi-head attention layer on a sequence and write a heatmap per head, statistics (stats.json, "
+                     "CSV) and optional dumps.");
+    cmd->add_option("--weights", o.layer.path,
+                    "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), or a .safetensors "
+                    "checkpoint with --layout")
+        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("--input", o.inputs,
+                    "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
+                    ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
+        ->check(CLI::ExistingFile);
+    auto* corpus = cmd->add_option("--inputs", o.corpus,
+                                   "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
+                                   "every statistic is aggregated (mean and std per head) with memory independent of their number")
+                       ->check(CLI::ExistingPath);
+    cmd->add_option("--save-partial", o.save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
+        ->needs(corpus);
+    cmd->add_option("--tokens", o.tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--input-tensor", o.input_tensor, "Name of the embeddings tensor in a .safetensors input");
+    cmd->add_option("--context", o.context, "Cross-attention: keys and values come from this sequence (same formats as "
+                                            "--input); maps are T x S. Its attention_mask masks keys")
+        ->check(CLI::ExistingFile);
+    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
+    cmd->add_option("--dump-attention", o.report.dump_attention,
+                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
+    cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]");
+    add_layer_options(cmd, o.layer, o.layer_values);
+    add_report_options(cmd, o.report, o.report_values);
+    add_input_limit_options(cmd, o.limit_values);
+    cmd->add_flag("--timings", o.timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
+    cmd->parse_complete_callback([&o] {
+        if (o.inputs.empty() == o.corpus.empty()) throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
+        if (!o.corpus.empty() && (!o.context.empty() || !o.report.dump_attention.empty() || !o.report.dump_output.empty() ||
+                                  o.report.html || !o.report_values.svg.empty()))
+            throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: --context, --dump-*, --html and --svg need --input");
+    });
+}
+
+// Everything a run reads (but a corpus, read one sequence at a time), validated before anything
+// is written.
+struct RunInputs {
+    attn_viz::LayerWeights weights;
+    std::vector<attn_viz::SequenceInput> sequences;
+    attn_viz::SequenceInput context;  // keys and values of cross-attention; empty without --context
+};
+
+// With --allow-nonfinite, names the heads NaN/Inf values reach (`where`: "" or "sequence 3: ").
+void warn_poisoned_heads(const attn_viz::LayerResult& result, const std::string& where) {
+    const std::vector<std::string> poisoned = attn_viz::poisoned_heads(result);
+    if (poisoned.empty()) return;
+    std::string names;
+    for (const std::string& head : poisoned) names += (names.empty() ? "" : ", ") + head;
+    std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", where.c_str(), names.c_str());
+}
+
+// The layer on oneDNN, with what every sequence's report shares.
+struct LayerRunner {
+    const attn_viz::LayerWeights& weights;
+    attn_viz::AttentionLayer& layer;
+    const attn_viz::WeightSimilarities& weight_similarity;
+    attn_viz::Timings& timings;
+    double flops = 0;  // of every layer run so far, for the GFLOP/s of --timings
+
+    // The layer on one request, timed, with the poisoned-heads warning.
+    attn_viz::LayerResult run(const attn_viz::AttentionRequest& request, const std::string& where) {
+        attn_viz::LayerResult result;
+        {
+            attn_viz::Timings::Scope t(timings, "attention");
+            result = layer.run(request);
+        }
+        warn_poisoned_heads(result, where);
+        const attn_viz::Visibility& v = result.visibility;
+        flops += attn_viz::attention_flops(v.queries, v.keys, weights.d_model, weights.num_heads, weights.num_kv_heads,
+                                           weights.d_head, true, v.causal);
+        return result;
+    }
 };
 
 // "seq_03": the name of sequence `index` of a batch.
@@ -52,54 +133,91 @@ std::string per_sequence(const std::string& path, size_t index) {
                                                                                  : path.substr(0, dot) + suffix + path.substr(dot);
 }
 
-// With --allow-nonfinite, names the heads NaN/Inf values reach.
-void warn_poisoned_heads(const attn_viz::LayerResult& result, const std::string& prefix) {
-    const std::vector<std::string> poisoned = attn_viz::poisoned_heads(result);
-    if (poisoned.empty()) return;
-    std::string names;
-    for (const std::string& head : poisoned) names += (names.empty() ? "" : ", ") + head;
-    std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", prefix.c_str(), names.c_str());
+// Every file the run reads: no output may replace one.
+std::vector<std::string> input_paths(const RunOptions& o) {
+    std::vector<std::string> paths = o.inputs;
+    paths.insert(paths.end(), {o.layer.path, o.context, o.tokens, o.corpus});
+    return paths;
 }
 
-// The products' floating-point operations of one run of the layer, for the GFLOP/s of --timings.
-double layer_flops(const attn_viz::LayerResult& result, const attn_viz::LayerWeights& w) {
-    const attn_viz::Visibility& v = result.visibility;
-    return attn_viz::attention_flops(v.queries, v.keys, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, true, v.causal);
+RunInputs load_inputs(const RunOptions& o, const attn_viz::LoadLimits& limits, attn_viz::Timings& timings) {
+    attn_viz::Timings::Scope t(timings, "load");
+    RunInputs in;
+    in.weights = attn_viz::load_layer_weights(o.layer, limits);
+    for (const std::string& path : o.inputs)
+        in.sequences.push_back(attn_viz::load_sequence({path, o.tokens, o.input_tensor}, in.weights.d_model, limits));
+    if (!o.context.empty()) in.context = attn_viz::load_sequence({o.context, "", ""}, in.weights.d_model, limits);
+    return in;
+}
+
+// Refuses (Error bad_input) a layer run on T queries x S keys beyond the memory budget.
+void check_layer_memory(const attn_viz::LayerWeights& w, int64_t T, int64_t S, const attn_viz::LoadLimits& limits) {
+    attn_viz::check_memory(attn_viz::estimate_layer_run_bytes(w.d_model, w.num_heads, w.num_kv_heads, w.d_head, T, S),
+                           limits.memory_budget, "running the layer on " + std::to_string(T) + " x " + std::to_string(S) + " tokens");
+}
+
+void check_run_memory(const RunOptions& o, const RunInputs& in, const attn_viz::LoadLimits& limits) {
+    for (const attn_viz::SequenceInput& sequence : in.sequences) {
+        const int64_t T = sequence.embeddings.dim(0);
+        check_layer_memory(in.weights, T, o.context.empty() ? T : in.context.embeddings.dim(0), limits);
+    }
+}
+
+// Each sequence through the layer, then its pictures, statistics and dumps (staged), a batch's
+// in its own folder seq_NN/. Returns the statistics tables to print.
+std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner, attn_viz::OutputDir& out) {
+    using namespace attn_viz;
+    const bool batch = in.sequences.size() > 1;
+    std::string tables;
+    for (size_t n = 0; n < in.sequences.size(); ++n) {
+        const SequenceInput& queries = in.sequences[n];
+        const SequenceInput& keys = o.context.empty() ? queries : in.context;
+        AttentionRequest request;
+        request.input = &queries.embeddings;
+        request.context = o.context.empty() ? nullptr : &in.context.embeddings;
+        request.key_excluded = keys.key_excluded;
+        LayerResult result = runner.run(request, batch ? "sequence " + std::to_string(n) + ": " : "");
+        ReportOptions report = o.report;
+        report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
+        report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;
+        ReportInput report_input{{&result}, {&in.weights}, queries.tokens, keys.tokens, false, ""};
+        if (o.context.empty()) report_input.token_ids = token_ids_from_labels(queries.tokens);
+        report_input.weight_similarity = &runner.weight_similarity;
+        if (batch) report_input.folder = sequence_name(n) + "/";
+        const std::string table = stats_table(write_report(out, report_input, report, runner.timings));
+        tables += batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" + table : table;
+        runner.layer.recycle(std::move(result));
+    }
+    return tables;
 }
 
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running
-// moments; memory does not depend on the number of sequences.
-std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weights, attn_viz::AttentionLayer& layer,
-                       const attn_viz::WeightSimilarities& weight_similarity, attn_viz::OutputDir& out,
-                       attn_viz::Timings& timings, double& flops) {
+// moments; memory does not depend on the number of sequences. Returns the table to print.
+std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out) {
     using namespace attn_viz;
-    SequenceStream stream(o.corpus, weights.d_model);
-    CorpusAccumulator corpus(layer_fingerprint(weights), o.report.thresholds);
+    SequenceStream stream(o.corpus, runner.weights.d_model, limits);
+    CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
     options.threads = resolve_threads(o.report.threads);
-    options.weight_similarity = &weight_similarity;
+    options.weight_similarity = &runner.weight_similarity;
     SequenceInput sequence;
     std::string where;
     while (true) {
         {
-            Timings::Scope t(timings, "load");
+            Timings::Scope t(runner.timings, "load");
             if (!stream.next(sequence, where)) break;
         }
+        const int64_t T = sequence.embeddings.dim(0);
+        check_layer_memory(runner.weights, T, T, limits);
         AttentionRequest request;
         request.input = &sequence.embeddings;
         request.key_excluded = sequence.key_excluded;
-        LayerResult result;
-        {
-            Timings::Scope t(timings, "attention");
-            result = layer.run(request);
-        }
-        warn_poisoned_heads(result, where + ": ");
-        flops += layer_flops(result, weights);
-        Timings::Scope t(timings, "statistics");
-        corpus.add(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options),
+        LayerResult result = runner.run(request, where + ": ");
+        Timings::Scope t(runner.timings, "statistics");
+        corpus.add(analyze_layer(result, &runner.weights, token_ids_from_labels(sequence.tokens), options),
                    sequence_fingerprint(sequence.embeddings, sequence.key_excluded));
-        layer.recycle(std::move(result));
+        runner.layer.recycle(std::move(result));
     }
     if (corpus.num_sequences() == 0) fail_input(o.corpus, "holds no sequences");
     const ModelAnalysis report = corpus.finish(o.report.thresholds);
@@ -110,130 +228,40 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LayerWeights& weight
 
 int run(RunOptions& o) {
     using namespace attn_viz;
-    apply_input_limits(o.limits);
+    const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values);
-    const bool batch = o.inputs.size() > 1;
-    std::vector<std::string> input_files = o.inputs;
-    input_files.insert(input_files.end(), {o.layer.path, o.context, o.tokens, o.corpus});
-    check_output_files({o.report.dump_attention, o.report.dump_output, o.save_partial}, input_files, o.out);
+    const std::vector<std::string> inputs = input_paths(o);
+    check_output_files({o.report.dump_attention, o.report.dump_output, o.save_partial}, inputs, o.output.out);
 
-    // Step 1: read and validate every input before anything is written.
+    // Step 1: read and validate every input, and the run's size, before anything is written.
     Timings timings;
-    OutputDir out(o.out, o.force);
-    out.protect_inputs(input_files);
-    LayerWeights weights;
-    std::vector<SequenceInput> inputs;
-    SequenceInput context;
-    {
-        Timings::Scope t(timings, "load");
-        weights = load_layer_weights(o.layer);
-        for (const std::string& path : o.inputs) inputs.push_back(load_sequence({path, o.tokens, o.input_tensor}, weights.d_model));
-        if (!o.context.empty()) context = load_sequence({o.context, "", ""}, weights.d_model);
-    }
-
-    for (const SequenceInput& input : inputs) {
-        const int64_t S = o.context.empty() ? input.embeddings.dim(0) : context.embeddings.dim(0);
-        check_memory(estimate_layer_run_bytes(weights.d_model, weights.num_heads, weights.num_kv_heads, weights.d_head,
-                                              input.embeddings.dim(0), S),
-                     "running the layer on " + std::to_string(input.embeddings.dim(0)) + " x " + std::to_string(S) + " tokens");
-    }
+    OutputDir out(o.output.out, o.output.force);
+    out.protect_inputs(inputs);
+    const RunInputs in = load_inputs(o, limits, timings);
+    check_run_memory(o, in, limits);
 
     // Step 2: each sequence through the layer on oneDNN (primitives are reused across sequences
-    // of one length; the first run of a shape includes JIT code generation), then its pictures,
-    // statistics and dumps, staged; at the end everything moves into place together.
+    // of one length; the first run of a shape includes JIT code generation), then its report.
     OnednnBackend backend(o.report.threads);
-    AttentionLayer layer(backend, weights);
+    AttentionLayer layer(backend, in.weights);
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weights");
-        weight_similarity = weight_similarities({&weights}, false, backend);
+        weight_similarity = weight_similarities({&in.weights}, false, backend);
     }
-    std::string tables;
-    double flops = 0;
-    if (!o.corpus.empty()) tables = run_corpus(o, weights, layer, weight_similarity, out, timings, flops);
-    for (size_t n = 0; n < inputs.size(); ++n) {
-        const SequenceInput& keys = o.context.empty() ? inputs[n] : context;
-        AttentionRequest request;
-        request.input = &inputs[n].embeddings;
-        request.context = o.context.empty() ? nullptr : &context.embeddings;
-        request.key_excluded = keys.key_excluded;
-        LayerResult result;
-        {
-            Timings::Scope t(timings, "attention");
-            result = layer.run(request);
-        }
-        warn_poisoned_heads(result, batch ? "sequence " + std::to_string(n) + ": " : "");
-        flops += layer_flops(result, weights);
-        ReportOptions report = o.report;
-        report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
-        report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;
-        ReportInput in{{&result}, {&weights}, inputs[n].tokens, keys.tokens, false, ""};
-        if (o.context.empty()) in.token_ids = token_ids_from_labels(inputs[n].tokens);
-        in.weight_similarity = &weight_similarity;
-        if (batch) in.folder = sequence_name(n) + "/";
-        const std::string table = stats_table(write_report(out, in, report, timings));
-        tables += batch ? "sequence " + std::to_string(n) + " (" + in.folder + ")\n" + table : table;
-        layer.recycle(std::move(result));
-    }
-    {
-        Timings::Scope t(timings, "commit");
-        out.commit();
-    }
-    if (!o.quiet) {
-        std::fputs(tables.c_str(), stdout);
-        std::printf("wrote %s\n", o.out.c_str());
-    }
-    std::fflush(stdout);
-    if (o.timings)
-        std::fprintf(stderr, "timings:\n%s  attention rate %.1f GFLOP/s (%.3f GFLOP)\n", timings.table().c_str(),
-                     flops / timings.seconds("attention") * 1e-9, flops * 1e-9);
+    LayerRunner runner{in.weights, layer, weight_similarity, timings};
+    const std::string tables = o.corpus.empty() ? run_sequences(o, in, runner, out) : run_corpus(o, limits, runner, out);
+
+    // Step 3: everything moves into place together; then what the user asked to see.
+    commit_outputs(out, timings);
+    if (!o.output.quiet) std::printf("%swrote %s\n", tables.c_str(), o.output.out.c_str());
+    if (o.timings) print_timings(timings, attention_rate(timings, runner.flops));
     return 0;
 }
 
 }  // namespace
 
-void add_run_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<RunOptions>();
-    CLI::App* cmd = app.add_subcommand("run", "Run one multi-head attention layer on a sequence and write a heatmap per head, "
-                                              "statistics (stats.json, CSV) and optional dumps.");
-    cmd->add_option("--weights", o->layer.path,
-                    "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), or a .safetensors "
-                    "checkpoint with --layout")
-        ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o->inputs,
-                    "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
-                    ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
-        ->check(CLI::ExistingFile);
-    auto* corpus = cmd->add_option("--inputs", o->corpus,
-                                   "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
-                                   "every statistic is aggregated (mean and std per head) with memory independent of their number")
-                       ->check(CLI::ExistingPath);
-    cmd->add_option("--save-partial", o->save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
-        ->needs(corpus);
-    cmd->add_option("--tokens", o->tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--input-tensor", o->input_tensor, "Name of the embeddings tensor in a .safetensors input");
-    cmd->add_option("--context", o->context, "Cross-attention: keys and values come from this sequence (same formats as "
-                                             "--input); maps are T x S. Its attention_mask masks keys")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--out", o->out, "Output directory (created; a previous run's files there are replaced)")->required();
-    cmd->add_option("--dump-attention", o->report.dump_attention,
-                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
-    cmd->add_option("--dump-output", o->report.dump_output, "Also write the layer output as float32 .npy [T, D]");
-    add_layer_options(cmd, o->layer, o->layer_values);
-    add_report_options(cmd, o->report, o->report_values);
-    add_input_limit_options(cmd, o->limits);
-    cmd->add_flag("--timings", o->timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
-    cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
-    cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
-    cmd->callback([o, &action] {
-        if (o->inputs.empty() == o->corpus.empty()) throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
-        if (!o->corpus.empty() && (!o->context.empty() || !o->report.dump_attention.empty() || !o->report.dump_output.empty() ||
-                                   o->report.html || !o->report.svg.empty()))
-            throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: --context, --dump-*, --html and --svg need --input");
-        action = [o] { return run(*o); };
-    });
-}
+void add_run_command(CLI::App& app, CommandAction& action) { add_command(app, action, "run", declare_options, run); }
 
 }  // namespace attn_viz_cli

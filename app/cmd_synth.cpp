@@ -1,11 +1,11 @@
 // attn-viz synth: writes the planted-heads layer (ground truth for the analysis) as a weights
 // file and an input file.
 #include <cstdio>
-#include <memory>
 #include <sstream>
 
 #include "commands.hpp"
 #include "output_dir.hpp"
+#include "output_options.hpp"
 #include "synth_layer.hpp"
 #include "utf8.hpp"
 
@@ -13,10 +13,18 @@ namespace attn_viz_cli {
 namespace {
 
 struct SynthOptions {
-    std::string out, sentence;
+    std::string sentence;
     uint64_t seed = 1;
-    bool quiet = false, force = false;
+    OutputOptionValues output;
 };
+
+void declare_options(CLI::App* cmd, SynthOptions& o) {
+    cmd->description("Write a layer with planted heads (previous-token, sink, uniform, self, two identical next-token heads) "
+                     "and its input: ground truth for the analysis.");
+    add_output_options(cmd, o.output, {"Output directory: weights.json (attn-viz/weights@1) and input.json"});
+    cmd->add_option("--tokens", o.sentence, "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
+    cmd->add_option("--seed", o.seed, "Seed for the content vectors and value/output weights (default 1)");
+}
 
 int synth(const SynthOptions& o) {
     using namespace attn_viz;
@@ -25,31 +33,21 @@ int synth(const SynthOptions& o) {
     for (std::string word; words >> word;) tokens.push_back(escape_invalid_utf8(word));
     if (o.sentence.empty()) tokens = planted_demo_tokens();
     const PlantedLayer layer = make_planted_layer(tokens, o.seed);
-    OutputDir out(o.out, o.force);
+    OutputDir out(o.output.out, o.output.force);
     write_planted_layer(out.file("weights.json"), out.file("input.json"), layer);
     out.commit();
-    if (!o.quiet) {
+    if (!o.output.quiet) {
         std::printf("planted heads:");
         for (size_t h = 0; h < layer.planted.size(); ++h) std::printf(" %zu=%s", h, layer.planted[h].c_str());
         std::printf(" (heads %lld and %lld identical)\nwrote %s/weights.json and %s/input.json\n",
                     static_cast<long long>(layer.identical_a), static_cast<long long>(layer.identical_b),
-                    o.out.c_str(), o.out.c_str());
+                    o.output.out.c_str(), o.output.out.c_str());
     }
     return 0;
 }
 
 }  // namespace
 
-void add_synth_command(CLI::App& app, CommandAction& action) {
-    auto o = std::make_shared<SynthOptions>();
-    CLI::App* cmd = app.add_subcommand("synth", "Write a layer with planted heads (previous-token, sink, uniform, self, two "
-                                                "identical next-token heads) and its input: ground truth for the analysis.");
-    cmd->add_option("--out", o->out, "Output directory: weights.json (attn-viz/weights@1) and input.json")->required();
-    cmd->add_option("--tokens", o->sentence, "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
-    cmd->add_option("--seed", o->seed, "Seed for the content vectors and value/output weights (default 1)");
-    cmd->add_flag("--force", o->force, "Write into a non-empty directory that holds files of something else");
-    cmd->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
-    cmd->callback([o, &action] { action = [o] { return synth(*o); }; });
-}
+void add_synth_command(CLI::App& app, CommandAction& action) { add_command(app, action, "synth", declare_options, synth); }
 
 }  // namespace attn_viz_cli

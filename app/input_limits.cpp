@@ -1,21 +1,23 @@
 #include "input_limits.hpp"
 
-#include "memory_budget.hpp"
-#include "finite.hpp"
+#include "option_parsing.hpp"
 
 namespace attn_viz_cli {
 
-void add_input_limit_options(CLI::App* cmd, InputLimits& limits) {
-    cmd->add_option("--max-memory", limits.max_memory,
+void add_input_limit_options(CLI::App* cmd, InputLimitValues& values) {
+    cmd->add_option("--max-memory", values.max_memory,
                     "Refuse inputs and runs needing more memory than this (e.g. 8G, 512M, 1000000 bytes; "
                     "default 75% of physical memory)");
-    cmd->add_flag("--allow-nonfinite", limits.allow_nonfinite,
+    cmd->add_flag("--allow-nonfinite", values.allow_nonfinite,
                   "Load NaN/Inf weights and embeddings instead of refusing them, and name the heads they reach on stderr");
 }
 
-void apply_input_limits(const InputLimits& limits) {
-    if (!limits.max_memory.empty()) attn_viz::set_memory_budget(attn_viz::parse_memory_size(limits.max_memory));
-    attn_viz::set_allow_nonfinite(limits.allow_nonfinite);
+attn_viz::LoadLimits load_limits(const InputLimitValues& values) {
+    attn_viz::LoadLimits limits;
+    if (!values.max_memory.empty())
+        limits.memory_budget = parse_option("--max-memory", [&] { return attn_viz::parse_memory_size(values.max_memory); });
+    limits.allow_nonfinite = values.allow_nonfinite;
+    return limits;
 }
 
 }  // namespace attn_viz_cli

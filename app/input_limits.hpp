@@ -1,20 +1,23 @@
-// --max-memory and --allow-nonfinite: how much hostile input a command accepts (run, model).
+// --max-memory and --allow-nonfinite: how much hostile input a command accepts (run, model),
+// turned into the LoadLimits every loader and run estimate is given.
 #pragma once
 
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "load_limits.hpp"
+
 namespace attn_viz_cli {
 
-struct InputLimits {
-    std::string max_memory;
+struct InputLimitValues {
+    std::string max_memory;  // "" = the default budget
     bool allow_nonfinite = false;
 };
 
-void add_input_limit_options(CLI::App* cmd, InputLimits& limits);
+void add_input_limit_options(CLI::App* cmd, InputLimitValues& values);
 
-// Installs the process-wide memory budget and non-finite switch (before any input is read).
-void apply_input_limits(const InputLimits& limits);
+// The limits the options ask for (Error usage on a --max-memory that is not a size).
+attn_viz::LoadLimits load_limits(const InputLimitValues& values);
 
 }  // namespace attn_viz_cli

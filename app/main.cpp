@@ -1,9 +1,11 @@
 // attn-viz: the command-line front end. Thin: each subcommand lives in app/cmd_*.cpp and calls
-// the library; errors are caught here, once, printed on one line, and mapped to exit codes.
+// the library; errors are caught here, once, printed on one line with the option that gets past
+// them (the library never names options), and mapped to exit codes.
 #include <malloc.h>
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -23,6 +25,22 @@ namespace {
 void keep_freed_memory_for_reuse() {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+
+// The option that does what an error's Remedy says, as a hint to append to its message.
+std::string remedy_hint(attn_viz::Remedy remedy) {
+    using attn_viz::Remedy;
+    switch (remedy) {
+        case Remedy::none: return "";
+        case Remedy::allow_nonfinite: return " (use --allow-nonfinite to load it anyway)";
+        case Remedy::raise_memory_budget: return " (--max-memory)";
+        case Remedy::force_output_dir: return " (use --force to write into it anyway)";
+        case Remedy::give_num_heads: return " (pass --num-heads)";
+        case Remedy::give_num_kv_heads: return " (pass --num-kv-heads)";
+        case Remedy::give_layout: return " (pass --layout)";
+        case Remedy::change_layout: return " (pick another --layout or a --prefix)";
+    }
+    return "";
 }
 
 }  // namespace
@@ -51,7 +69,7 @@ int main(int argc, char** argv) {
     try {
         return action ? action() : 0;
     } catch (const attn_viz::Error& e) {
-        std::fprintf(stderr, "attn-viz: error: %s\n", e.what());
+        std::fprintf(stderr, "attn-viz: error: %s%s\n", e.what(), remedy_hint(e.remedy()).c_str());
         return attn_viz::exit_code(e.kind());
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "attn-viz: error: out of memory\n");

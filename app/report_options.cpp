@@ -1,9 +1,30 @@
 #include "report_options.hpp"
 
+#include <charconv>
+
 #include "colormap.hpp"
-#include "head_labels.hpp"
+#include "option_parsing.hpp"
+#include "output_options.hpp"
 
 namespace attn_viz_cli {
+namespace {
+
+// --svg: "3" = head 3 (of layer 0); "2:3" = layer 2, head 3.
+attn_viz::HeadId parse_svg_head(const std::string& text) {
+    const auto number = [&](std::string_view digits) {
+        int64_t value = -1;
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
+            throw attn_viz::Error(attn_viz::ErrorKind::usage, "--svg '" + text + "': expected HEAD or LAYER:HEAD");
+        return value;
+    };
+    const std::string_view whole(text);
+    const size_t colon = whole.find(':');
+    if (colon == std::string_view::npos) return {0, number(whole)};
+    return {number(whole.substr(0, colon)), number(whole.substr(colon + 1))};
+}
+
+}  // namespace
 
 void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionValues& v) {
     cmd->add_option("--colormap", o.style.colormap, "Heatmap colors: viridis, magma, inferno, plasma or gray")
@@ -17,20 +38,19 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
         ->capture_default_str()->check(CLI::IsMember({"mean", "max"}));
     cmd->add_option("--window", v.window, "Draw only queries [q0, q1) x keys [k0, k1) at full resolution: q0:q1,k0:k1");
     cmd->add_flag("--no-labels", v.no_labels, "No token labels on the axes");
-    cmd->add_option("--svg", o.svg, "Also draw one head as SVG (vector, for papers): HEAD, or LAYER:HEAD in model mode");
+    cmd->add_option("--svg", v.svg, "Also draw one head as SVG (vector, for papers): HEAD, or LAYER:HEAD in model mode");
     cmd->add_flag("--html", o.html, "Also write report.html: self-contained, every head with hover, sortable statistics");
-    cmd->add_option("--threshold", v.thresholds,
-                    "Override a labelling threshold, NAME=VALUE (repeatable; names and defaults in docs/metrics.md)");
-    cmd->add_option("--threads", o.threads, "Threads for oneDNN, PNG encoding and statistics (default: all cores)")
-        ->check(CLI::Range(0, 1024));
+    add_threshold_option(cmd, v.thresholds);
+    add_threads_option(cmd, o.threads, "oneDNN, PNG encoding and statistics");
 }
 
 void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues& v) {
-    o.scale = attn_viz::parse_scale_mode(v.scale);
-    o.style.pool = attn_viz::parse_pool_mode(v.pool);
-    if (!v.window.empty()) o.style.window = attn_viz::parse_cell_window(v.window);
+    o.scale = parse_option("--scale", [&] { return attn_viz::parse_scale_mode(v.scale); });
+    o.style.pool = parse_option("--pool", [&] { return attn_viz::parse_pool_mode(v.pool); });
+    if (!v.window.empty()) o.style.window = parse_option("--window", [&] { return attn_viz::parse_cell_window(v.window); });
     o.style.labels = !v.no_labels;
-    for (const std::string& t : v.thresholds) attn_viz::set_threshold(o.thresholds, t);
+    if (!v.svg.empty()) o.svg = parse_svg_head(v.svg);
+    o.thresholds = parse_thresholds(v.thresholds);
 }
 
 }  // namespace attn_viz_cli

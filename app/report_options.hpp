@@ -11,7 +11,7 @@
 namespace attn_viz_cli {
 
 struct ReportOptionValues {
-    std::string scale = "head", pool = "mean", window;
+    std::string scale = "head", pool = "mean", window, svg;
     bool no_labels = false;
     std::vector<std::string> thresholds;  // "name=value"
 };
@@ -20,7 +20,7 @@ struct ReportOptionValues {
 // --threshold and --threads.
 void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& options, ReportOptionValues& values);
 
-// Parses the textual values into `options` (Error(usage) on a bad one).
+// Parses the textual values into `options` (Error(usage) naming the option on a bad one).
 void resolve_report_options(attn_viz::ReportOptions& options, const ReportOptionValues& values);
 
 }  // namespace attn_viz_cli

@@ -1,27 +1,45 @@
 // Helpers shared by the reliability tests: error checks and small hand-built files.
 #pragma once
 
-#include <doctest/doctest.h>
-
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
+#include <doctest/doctest.h>
+
 #include "error.hpp"
+#include "load_limits.hpp"
 #include "support.hpp"
 
 namespace test_support {
 
+// Loader limits with a memory budget of `bytes`.
+inline attn_viz::LoadLimits limits_with_budget(uint64_t bytes) {
+    attn_viz::LoadLimits limits;
+    limits.memory_budget = bytes;
+    return limits;
+}
+
+// Loader limits that let NaN and Inf through.
+inline attn_viz::LoadLimits limits_allowing_nonfinite() {
+    attn_viz::LoadLimits limits;
+    limits.allow_nonfinite = true;
+    return limits;
+}
+
 // Runs `body`, which must throw attn_viz::Error of `kind` whose message contains every one of
-// `parts`.
+// `parts` (and, when given, that carries `remedy`).
 template <typename Body>
-void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts) {
+void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts,
+                 std::optional<attn_viz::Remedy> remedy = std::nullopt) {
     try {
         body();
         FAIL("no error thrown");
     } catch (const attn_viz::Error& e) {
         CHECK(e.kind() == kind);
         for (const std::string& part : parts) CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
+        if (remedy) CHECK(e.remedy() == *remedy);
     }
 }
 

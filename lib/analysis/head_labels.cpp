@@ -22,7 +22,7 @@ std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields(
 void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
     const size_t equals = assignment.find('=');
     const std::string name = assignment.substr(0, equals);
-    const std::string where = "--threshold " + assignment;
+    const std::string where = "threshold '" + assignment + "'";
     if (equals == std::string::npos) throw Error(ErrorKind::usage, where + ": expected name=value");
     const std::string text = assignment.substr(equals + 1);
     char* end = nullptr;
@@ -38,7 +38,7 @@ void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
         }
     std::string known;
     for (const auto& field : threshold_fields()) known += std::string(known.empty() ? "" : ", ") + field.first;
-    throw Error(ErrorKind::usage, where + ": unknown threshold '" + name + "' (known: " + known + ")");
+    throw Error(ErrorKind::usage, where + ": unknown name '" + name + "' (known: " + known + ")");
 }
 
 std::string label_head(const HeadStats& s, const LabelThresholds& t) {

@@ -25,7 +25,7 @@ struct LabelThresholds {
 // The thresholds' names (as in --threshold name=value and stats.json "thresholds") and members.
 std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields();
 
-// Sets one threshold from "name=value"; throws Error(usage) naming the option on an unknown
+// Sets one threshold from "name=value"; throws Error(usage) naming the assignment on an unknown
 // name, a malformed or non-finite number, or a negative top_pairs.
 void set_threshold(LabelThresholds& thresholds, const std::string& assignment);
 

@@ -12,8 +12,8 @@ int exit_code(ErrorKind kind) {
     return 5;
 }
 
-void fail_input(const std::string& where, const std::string& what) {
-    throw Error(ErrorKind::bad_input, where + ": " + what);
+void fail_input(const std::string& where, const std::string& what, Remedy remedy) {
+    throw Error(ErrorKind::bad_input, where + ": " + what, remedy);
 }
 
 }  // namespace attn_viz

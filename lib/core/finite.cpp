@@ -1,8 +1,7 @@
-// The non-finite switch, the loaders' check and a fast finite scan.
+// The loaders' finite check and a fast finite scan.
 #include "finite.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <vector>
@@ -10,19 +9,10 @@
 #include "error.hpp"
 
 namespace attn_viz {
-namespace {
 
-std::atomic<bool> nonfinite_allowed{false};
-
-}  // namespace
-
-void set_allow_nonfinite(bool allow) { nonfinite_allowed = allow; }
-bool allow_nonfinite() { return nonfinite_allowed; }
-
-void require_finite(const Tensor& t, const std::string& name, const std::string& where) {
-    if (allow_nonfinite()) return;
-    if (const std::string bad = first_nonfinite(t, name); !bad.empty())
-        fail_input(where, bad + " is not finite (use --allow-nonfinite to load it anyway)");
+void require_finite(const Tensor& t, const std::string& name, const std::string& where, const LoadLimits& limits) {
+    if (limits.allow_nonfinite) return;
+    if (const std::string bad = first_nonfinite(t, name); !bad.empty()) fail_input(where, bad + " is not finite", Remedy::allow_nonfinite);
 }
 
 std::string first_nonfinite(const Tensor& t, const std::string& name) {

@@ -1,18 +1,16 @@
-// The process-wide memory budget and the checks every large allocation goes through.
+// The machine's memory, the default budget and the checks loaders and run estimates go through.
 #include "memory_budget.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <fstream>
-#include <unistd.h>
 
 #include "error.hpp"
 
 namespace attn_viz {
 namespace {
-
-std::atomic<uint64_t> budget_bytes{0};  // 0 = not set: the default
 
 // cgroup v2 (memory.max) or v1 (memory.limit_in_bytes) limit of this process, or 0 when unlimited.
 uint64_t cgroup_limit() {
@@ -26,23 +24,21 @@ uint64_t cgroup_limit() {
 
 }  // namespace
 
-uint64_t default_memory_budget() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-    uint64_t physical = pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : uint64_t{8} << 30;
-    if (const uint64_t limit = cgroup_limit(); limit > 0) physical = std::min(physical, limit);
-    return physical / 4 * 3;
+uint64_t machine_memory() {
+    static const uint64_t bytes = [] {
+        const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+        uint64_t physical = pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : uint64_t{8} << 30;
+        if (const uint64_t limit = cgroup_limit(); limit > 0) physical = std::min(physical, limit);
+        return physical;
+    }();
+    return bytes;
 }
 
-void set_memory_budget(uint64_t bytes) { budget_bytes = bytes; }
-
-uint64_t memory_budget() {
-    const uint64_t set = budget_bytes;
-    return set ? set : default_memory_budget();
-}
+uint64_t default_memory_budget() { return machine_memory() / 4 * 3; }
 
 uint64_t parse_memory_size(const std::string& text) {
     const auto bad = [&] {
-        return Error(ErrorKind::usage, "--max-memory: \"" + text + "\" is not a size (e.g. 8G, 512M, 1000000)");
+        return Error(ErrorKind::usage, "\"" + text + "\" is not a size (e.g. 8G, 512M, 1000000)");
     };
     // Step 1: the number.
     size_t i = 0;
@@ -67,11 +63,11 @@ uint64_t parse_memory_size(const std::string& text) {
     return value << shift;
 }
 
-void check_memory(uint64_t bytes, const std::string& what) {
-    const uint64_t budget = memory_budget();
+void check_memory(uint64_t bytes, uint64_t budget, const std::string& what) {
     if (bytes > budget)
-        throw Error(ErrorKind::bad_input, what + " needs " + std::to_string(bytes) + " bytes, more than the memory budget of " +
-                                              std::to_string(budget) + " bytes (--max-memory)");
+        throw Error(ErrorKind::bad_input,
+                    what + " needs " + std::to_string(bytes) + " bytes, more than the memory budget of " + std::to_string(budget) + " bytes",
+                    Remedy::raise_memory_budget);
 }
 
 uint64_t saturating_product(uint64_t a, uint64_t b) {
@@ -79,8 +75,8 @@ uint64_t saturating_product(uint64_t a, uint64_t b) {
     return a * b;
 }
 
-void check_memory_elements(uint64_t count, uint64_t element_bytes, const std::string& what) {
-    check_memory(saturating_product(count, element_bytes), what);
+void check_memory_elements(uint64_t count, uint64_t element_bytes, uint64_t budget, const std::string& what) {
+    check_memory(saturating_product(count, element_bytes), budget, what);
 }
 
 }  // namespace attn_viz

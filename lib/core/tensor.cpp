@@ -13,7 +13,10 @@ Tensor::Tensor(std::vector<int64_t> shape_) : Tensor(uninitialized(std::move(sha
 
 Tensor Tensor::uninitialized(std::vector<int64_t> shape, const std::string& what) {
     const int64_t count = element_count(shape, what);
-    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), what + " of shape " + shape_string(shape));
+    const uint64_t bytes = saturating_product(static_cast<uint64_t>(count), sizeof(float));
+    if (bytes > machine_memory())
+        throw Error(ErrorKind::bad_input, what + " of shape " + shape_string(shape) + " needs " + std::to_string(bytes) +
+                                              " bytes, more than this machine's memory of " + std::to_string(machine_memory()) + " bytes");
     Tensor t;
     t.shape = std::move(shape);
     t.data.resize(static_cast<size_t>(count));

@@ -16,11 +16,11 @@ struct Tensor {
 
     Tensor() = default;
     // Allocates product(shape) zero-initialised floats; refuses (Error bad_input) more than the
-    // memory budget (memory_budget.hpp).
+    // machine's memory (a sanity bound: loaders and run estimates check LoadLimits' budget).
     explicit Tensor(std::vector<int64_t> shape_);
     // The same without zeroing, for a buffer that is about to be overwritten completely. `what`
-    // names it in errors: a loader passes "<file>: <tensor>" so that a shape past the memory
-    // budget is reported against the file.
+    // names it in errors: a loader passes "<file>: <tensor>" so that a shape past the machine's
+    // memory is reported against the file.
     static Tensor uninitialized(std::vector<int64_t> shape, const std::string& what = "a tensor");
 
     int rank() const { return static_cast<int>(shape.size()); }

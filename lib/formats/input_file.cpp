@@ -14,11 +14,11 @@ std::vector<std::string> index_labels(int64_t n) {
 }
 
 SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const std::string& where,
-                             const std::string& base_dir) {
+                             const std::string& base_dir, const LoadLimits& limits) {
     if (!doc.is_object()) fail_input(where, "expected a JSON object with \"embeddings\"");
     if (!doc.contains("embeddings")) fail_input(where, "missing key \"embeddings\"");
     SequenceInput input;
-    input.embeddings = read_json_tensor(doc["embeddings"], {-1, d_model}, "embeddings", {where, base_dir});
+    input.embeddings = read_json_tensor(doc["embeddings"], {-1, d_model}, "embeddings", {where, base_dir, limits});
     const int64_t T = input.embeddings.dim(0);
     if (T == 0) fail_input(where, "\"embeddings\" has no rows");
     if (doc.contains("tokens") && !doc["tokens"].is_null()) {
@@ -45,8 +45,9 @@ SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const s
     return input;
 }
 
-SequenceInput read_input_file(const std::string& path, int64_t d_model) {
-    return parse_sequence(read_json_file(path, "input sequence"), d_model, path, std::filesystem::path(path).parent_path().string());
+SequenceInput read_input_file(const std::string& path, int64_t d_model, const LoadLimits& limits) {
+    return parse_sequence(read_json_file(path, "input sequence", limits), d_model, path,
+                          std::filesystem::path(path).parent_path().string(), limits);
 }
 
 }  // namespace attn_viz

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "load_limits.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -19,12 +20,12 @@ struct SequenceInput {
 };
 
 // Reads one sequence whose embeddings must have `d_model` columns.
-SequenceInput read_input_file(const std::string& path, int64_t d_model);
+SequenceInput read_input_file(const std::string& path, int64_t d_model, const LoadLimits& limits = {});
 
 // Parses a sequence from a JSON object already in memory (one line of a JSONL corpus);
 // `where` names it in messages, `base_dir` resolves {"npy": ...} references.
 SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const std::string& where,
-                             const std::string& base_dir);
+                             const std::string& base_dir, const LoadLimits& limits = {});
 
 // "0", "1", ... "n-1"
 std::vector<std::string> index_labels(int64_t n);

@@ -26,8 +26,9 @@ std::vector<int64_t> inferred_shape(const nlohmann::json& value, size_t rank) {
 
 // Copies nested arrays into `out`, checking every row's length against `shape`; with `out` null
 // it only checks (run before allocating, so a short document cannot claim a huge tensor).
-void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, size_t depth,
-             std::vector<int64_t>& index, float*& out, const std::string& name, const std::string& where) {
+void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, size_t depth, std::vector<int64_t>& index,
+             float*& out, const std::string& name, const JsonTensorSource& source) {
+    const std::string& where = source.document;
     const std::string here = name + (index.empty() ? "" : " row " + shape_string(index));
     if (!value.is_array()) fail_input(where, here + " is not an array");
     if (static_cast<int64_t>(value.size()) != shape[depth])
@@ -36,7 +37,7 @@ void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, siz
         const nlohmann::json& item = value[i];
         if (depth + 1 < shape.size()) {
             index.push_back(static_cast<int64_t>(i));
-            flatten(item, shape, depth + 1, index, out, name, where);
+            flatten(item, shape, depth + 1, index, out, name, source);
             index.pop_back();
             continue;
         }
@@ -45,9 +46,9 @@ void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, siz
             fail_input(where, name + shape_string(index) + " is not a number");
         }
         const double d = item.get<double>();
-        if ((!std::isfinite(d) || std::fabs(d) > 3.4e38) && !allow_nonfinite()) {
+        if ((!std::isfinite(d) || std::fabs(d) > 3.4e38) && !source.limits.allow_nonfinite) {
             index.push_back(static_cast<int64_t>(i));
-            fail_input(where, name + shape_string(index) + " is not a finite float32 value (use --allow-nonfinite to load it anyway)");
+            fail_input(where, name + shape_string(index) + " is not a finite float32 value", Remedy::allow_nonfinite);
         }
         if (out) *out++ = narrow_to_float(d);
     }
@@ -65,12 +66,12 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
             fail_input(where, name + " must be an array of numbers or {\"npy\": \"file.npy\"}");
         const std::string file = (std::filesystem::path(source.base_dir) / value["npy"].get<std::string>()).string();
         try {
-            t = read_npy(file, "tensor " + name + " of " + where);
+            t = read_npy(file, source.limits, "tensor " + name + " of " + where);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::io) throw;
             fail_input(where, name + " refers to an unreadable file: " + e.what());
         }
-        require_finite(t, name, file);
+        require_finite(t, name, file, source.limits);
     } else {
         std::vector<int64_t> shape = inferred_shape(value, expected.size());
         if (shape.size() != expected.size())
@@ -79,10 +80,12 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
             if (expected[d] >= 0) shape[d] = expected[d];
         std::vector<int64_t> index;
         float* out = nullptr;
-        flatten(value, shape, 0, index, out, name, where);  // validate everything first
+        flatten(value, shape, 0, index, out, name, source);  // validate everything first
+        check_memory_elements(static_cast<uint64_t>(element_count(shape, where + ": " + name)), sizeof(float),
+                              source.limits.memory_budget, where + ": " + name + " of shape " + shape_string(shape));
         t = Tensor::uninitialized(shape, where + ": " + name);  // every element is written below
         out = t.ptr();
-        flatten(value, shape, 0, index, out, name, where);
+        flatten(value, shape, 0, index, out, name, source);
     }
     if (t.rank() != static_cast<int>(expected.size()))
         fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + std::to_string(expected.size()) + " dimensions");
@@ -93,9 +96,10 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
     return t;
 }
 
-nlohmann::json read_json_file(const std::string& path, const std::string& role) {
+nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits) {
     MappedFile file(path, role);
-    check_memory_elements(file.size(), json_bytes_per_text_byte, path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
+    check_memory_elements(file.size(), json_bytes_per_text_byte, limits.memory_budget,
+                          path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
     try {
         return nlohmann::json::parse(file.text());
     } catch (const nlohmann::json::exception& e) {

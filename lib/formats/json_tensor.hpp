@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "load_limits.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -14,16 +15,19 @@ namespace attn_viz {
 struct JsonTensorSource {
     std::string document;  // path of the JSON file, for messages
     std::string base_dir;  // where {"npy": ...} references are resolved
+    LoadLimits limits;     // for {"npy": ...} files and non-finite values
 };
 
 // Reads `value` as a tensor of rank `expected.size()`; dimensions given as -1 are taken from the
 // data, others must match. `name` is the key, for messages ("w.json: W_Q row 3 has 5 numbers,
-// expected 8"). Rejects ragged rows, non-numbers and non-finite values.
+// expected 8"). Rejects ragged rows, non-numbers and (unless source.limits allow them) non-finite
+// values.
 Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>& expected, const std::string& name,
                         const JsonTensorSource& source);
 
-// Parses a whole JSON file (memory-mapped), with errors naming it; the file is recorded as an
-// input read as `role` ("weights", "input sequence").
-nlohmann::json read_json_file(const std::string& path, const std::string& role);
+// Parses a whole JSON file (memory-mapped), with errors naming it; a file whose parsed form could
+// exceed limits.memory_budget is refused before parsing. The file is recorded as an input read as
+// `role` ("weights", "input sequence").
+nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits = {});
 
 }  // namespace attn_viz

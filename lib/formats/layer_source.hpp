@@ -7,6 +7,7 @@
 #include "input_file.hpp"
 #include "layer_weights.hpp"
 #include "layouts.hpp"
+#include "load_limits.hpp"
 
 namespace attn_viz {
 
@@ -17,8 +18,10 @@ struct LayerSource {
     LayoutOptions options;
 };
 
-// Reads the layer; for attn-viz/weights@1 files, `options.causal` (if set) overrides the file.
-LayerWeights load_layer_weights(const LayerSource& source);
+// Reads the layer within `limits`; for attn-viz/weights@1 files, `options.causal` (if set)
+// overrides the file. A layout is required for a .safetensors file and refused for any other
+// (Error usage).
+LayerWeights load_layer_weights(const LayerSource& source, const LoadLimits& limits = {});
 
 struct SequenceSource {
     std::string path;         // input JSON, or embeddings as .npy / .safetensors [T, D]
@@ -26,7 +29,8 @@ struct SequenceSource {
     std::string tensor_name;  // the safetensors tensor holding the embeddings ("" = its only one)
 };
 
-// Reads one sequence whose embeddings must be [T, d_model].
-SequenceInput load_sequence(const SequenceSource& source, int64_t d_model);
+// Reads one sequence whose embeddings must be [T, d_model], within `limits`. A tokens file and a
+// tensor name apply only to .npy/.safetensors embeddings (Error usage otherwise).
+SequenceInput load_sequence(const SequenceSource& source, int64_t d_model, const LoadLimits& limits = {});
 
 }  // namespace attn_viz

@@ -48,7 +48,8 @@ struct LayerContext {
 
     int64_t num_heads() const {
         if (!options.num_heads && !config.num_heads)
-            fail_input(where, "number of heads unknown: pass --num-heads (or put a config.json with num_attention_heads beside the checkpoint)");
+            fail_input(where, "number of heads unknown: no config.json with num_attention_heads beside the checkpoint",
+                       Remedy::give_num_heads);
         const int64_t heads = options.num_heads ? *options.num_heads : *config.num_heads;
         if (heads <= 0) fail_input(where, "the number of heads must be positive, not " + std::to_string(heads));
         return heads;
@@ -155,9 +156,10 @@ LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
     const int64_t kv_width = w.num_kv_heads * w.d_head;
     const Tensor k = c.get(k_name, {-1, d});
     if (k.dim(0) != kv_width)
-        fail_input(c.where, "tensor '" + c.base + k_name + "' has " + std::to_string(k.dim(0)) + " outputs, expected " +
-                                std::to_string(w.num_kv_heads) + " key/value heads x " + std::to_string(w.d_head) +
-                                (n.grouped_kv ? " (pass --num-kv-heads)" : ""));
+        fail_input(c.where,
+                   "tensor '" + c.base + k_name + "' has " + std::to_string(k.dim(0)) + " outputs, expected " +
+                       std::to_string(w.num_kv_heads) + " key/value heads x " + std::to_string(w.d_head),
+                   n.grouped_kv ? Remedy::give_num_kv_heads : Remedy::none);
     w.w_q = transposed(q);
     w.w_k = transposed(k);
     w.w_v = transposed(c.get(std::string(n.v) + ".weight", {kv_width, d}));
@@ -250,8 +252,8 @@ LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, 
         for (size_t i = 0; i < names.size() && i < 3; ++i) sample += (i ? ", '" : "'") + names[i] + "'";
         fail_input(file.path(), "holds no " + layout + " layer: expected a tensor '" +
                                     layer_base(options.prefix.value_or(preset.default_prefixes.front()), preset, 0) +
-                                    preset.probe + "' (its tensors start " + (sample.empty() ? "<none>" : sample) +
-                                    "; pick another --layout or a prefix)");
+                                    preset.probe + "' (its tensors start " + (sample.empty() ? "<none>" : sample) + ")",
+                   Remedy::change_layout);
     }
     const int layers = count_layers(file, layout, options);
     if (layer < 0 || layer >= layers)
@@ -263,7 +265,7 @@ LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, 
     const LayerContext context{file, layer_base(*prefix, preset, layer), where, options, config};
     LayerWeights w = preset.build(context);
     if (options.num_kv_heads && *options.num_kv_heads != w.num_kv_heads)
-        fail_input(where, "--num-kv-heads " + std::to_string(*options.num_kv_heads) + " does not apply: " + layout +
+        fail_input(where, "a key/value head count of " + std::to_string(*options.num_kv_heads) + " does not apply: " + layout +
                               " layers have as many key/value heads as query heads (" + std::to_string(w.num_heads) + ")");
     if (config.d_model && *config.d_model != w.d_model)
         fail_input(where, "tensors have width " + std::to_string(w.d_model) + " but " + config.path + " says " +
@@ -278,10 +280,10 @@ LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, 
 }
 
 LayerWeights load_layer(const std::string& checkpoint_path, const std::string& layout, int layer,
-                        const LayoutOptions& options) {
+                        const LayoutOptions& options, const LoadLimits& limits) {
     find_preset(layout);  // an unknown layout is a usage error before any file is read
     const HfConfig config = options.config_path.empty() ? find_hf_config_beside(checkpoint_path) : read_hf_config(options.config_path);
-    const SafetensorsFile file(checkpoint_path);
+    const SafetensorsFile file(checkpoint_path, limits);
     return load_layer(file, layout, layer, options, config);
 }
 

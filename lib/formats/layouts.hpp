@@ -12,6 +12,7 @@
 
 #include "hf_config.hpp"
 #include "layer_weights.hpp"
+#include "load_limits.hpp"
 #include "safetensors.hpp"
 
 namespace attn_viz {
@@ -39,11 +40,12 @@ RopeStyle parse_rope_style(const std::string& text);
 // Number of layers of `layout` the file holds (0 when none).
 int count_layers(const SafetensorsFile& file, const std::string& layout, const LayoutOptions& options);
 
-// Loads layer `layer` of a safetensors checkpoint. Throws Error(bad_input) naming the file, the
-// layer and the expected tensor name when a tensor is missing or misshapen, when the layer is out
-// of range (saying how many exist) or when a head count is unknown (saying which option to pass).
+// Loads layer `layer` of a safetensors checkpoint (read within `limits`). Throws Error(bad_input)
+// naming the file, the layer and the expected tensor name when a tensor is missing or misshapen,
+// when the layer is out of range (saying how many exist) or when a head count is unknown (with
+// the Remedy that names it).
 LayerWeights load_layer(const std::string& checkpoint_path, const std::string& layout, int layer,
-                        const LayoutOptions& options);
+                        const LayoutOptions& options, const LoadLimits& limits = {});
 LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, int layer, const LayoutOptions& options,
                         const HfConfig& config);
 

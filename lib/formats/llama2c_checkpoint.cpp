@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include "error.hpp"
-#include "mapped_file.hpp"
 #include "finite.hpp"
+#include "mapped_file.hpp"
+#include "memory_budget.hpp"
 
 namespace attn_viz {
 namespace {
@@ -45,17 +46,21 @@ Llama2cConfig parse_header(const unsigned char* bytes, size_t size, const std::s
     return c;
 }
 
-// Hands out consecutive float arrays of the file; the total was checked beforehand. Each array
-// must be finite unless allow_nonfinite() (named as in llama2.c's run.c, index as stored).
+// Hands out consecutive float arrays of the file; the total was checked against the file
+// beforehand. Each array must fit the memory budget and be finite unless the limits allow others (named as in llama2.c's run.c, index as stored).
 class ArrayReader {
 public:
-    ArrayReader(const unsigned char* start, const std::string& path) : at_(start), path_(path) {}
+    ArrayReader(const unsigned char* start, const std::string& path, const LoadLimits& limits)
+        : at_(start), path_(path), limits_(limits) {}
     // The next array as a tensor of `shape`.
     Tensor next(std::vector<int64_t> shape, const std::string& name) {
-        Tensor t = Tensor::uninitialized(std::move(shape), path_ + ": " + name);
+        const std::string what = path_ + ": " + name;
+        check_memory_elements(static_cast<uint64_t>(element_count(shape, what)), sizeof(float), limits_.memory_budget,
+                              what + " of shape " + shape_string(shape));
+        Tensor t = Tensor::uninitialized(std::move(shape), what);
         std::memcpy(t.ptr(), at_, t.data.size() * 4);
         at_ += t.data.size() * 4;
-        require_finite(t, name, path_);
+        require_finite(t, name, path_, limits_);
         return t;
     }
     // The next array of stacked [out, in] matrices, one per layer, transposed to x W.
@@ -75,11 +80,12 @@ private:
     static std::string layer_name(const std::string& name, int64_t layer) { return "layer " + std::to_string(layer) + " " + name; }
     const unsigned char* at_;
     const std::string& path_;
+    const LoadLimits& limits_;
 };
 
 }  // namespace
 
-LlamaWeights read_llama2c_checkpoint(const std::string& path) {
+LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& limits) {
     MappedFile file(path, "llama2.c checkpoint");
 
     // Step 1: header, then the exact file size the arrays need (bounded counts: no overflow).
@@ -95,7 +101,7 @@ LlamaWeights read_llama2c_checkpoint(const std::string& path) {
                              std::to_string(expected) + (static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
 
     // Step 2: the arrays in file order.
-    ArrayReader reader(file.data() + header_bytes, path);
+    ArrayReader reader(file.data() + header_bytes, path, limits);
     LlamaWeights w;
     w.config = c;
     w.token_embedding = reader.next({c.vocab_size, d}, "token_embedding_table");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "layer_weights.hpp"
+#include "load_limits.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -43,7 +44,8 @@ struct LlamaWeights {
 
 // Validates the header (every count positive and bounded, heads dividing dim, KV heads dividing
 // heads, even head size) and that the file holds exactly the arrays it declares, before
-// allocating. Throws Error(bad_input) naming the file.
-LlamaWeights read_llama2c_checkpoint(const std::string& path);
+// allocating; each array must fit limits.memory_budget and be finite unless the limits allow
+// others. Throws Error(bad_input) naming the file (and the array).
+LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& limits = {});
 
 }  // namespace attn_viz

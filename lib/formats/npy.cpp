@@ -5,7 +5,6 @@
 #include "error.hpp"
 #include "file_write.hpp"
 #include "mapped_file.hpp"
-#include "memory_budget.hpp"
 
 namespace attn_viz {
 namespace {
@@ -51,7 +50,7 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& whe
 
 }  // namespace
 
-Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& where) {
+Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& where, const LoadLimits& limits) {
     // Step 1: magic string, version, header length.
     if (size < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0) fail_input(where, "not a NumPy .npy file (bad magic)");
     const int major = bytes[6];
@@ -90,7 +89,8 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
                               " values of " + std::to_string(item_size) + " bytes, file has " + std::to_string(available) +
                               " bytes");
 
-    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), where + ": .npy array of shape " + shape_string(shape));
+    check_memory_elements(static_cast<uint64_t>(count), sizeof(float), limits.memory_budget,
+                          where + ": .npy array of shape " + shape_string(shape));
     Tensor t;
     t.shape = shape;
     t.data.resize(static_cast<size_t>(count));
@@ -109,9 +109,9 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     return t;
 }
 
-Tensor read_npy(const std::string& path, const std::string& role) {
+Tensor read_npy(const std::string& path, const LoadLimits& limits, const std::string& role) {
     MappedFile file(path, role);
-    return parse_npy(file.data(), file.size(), path);
+    return parse_npy(file.data(), file.size(), path, limits);
 }
 
 void write_npy(const std::string& path, const Tensor& tensor) {

@@ -107,8 +107,8 @@ void convert_elements(const unsigned char* src, size_t element_bytes, Tensor& te
 
 const char* safetensors_dtype_name(SafetensorsDtype dtype) { return dtype_info(dtype).name; }
 
-SafetensorsFile::SafetensorsFile(std::string path)
-    : path_(std::move(path)), file_(std::make_unique<MappedFile>(path_, "safetensors file")) {
+SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
+    : path_(std::move(path)), limits_(limits), file_(std::make_unique<MappedFile>(path_, "safetensors file")) {
     const unsigned char* bytes = file_->data();
     const uint64_t size = file_->size();
 
@@ -124,7 +124,7 @@ SafetensorsFile::SafetensorsFile(std::string path)
     const uint64_t buffer_size = size - data_start_;
 
     // Step 2: parse the JSON header.
-    check_memory_elements(header_len, json_bytes_per_text_byte, path_ + ": parsing the safetensors header");
+    check_memory_elements(header_len, json_bytes_per_text_byte, limits_.memory_budget, path_ + ": parsing the safetensors header");
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(bytes + 8, bytes + data_start_);
@@ -181,8 +181,11 @@ Tensor SafetensorsFile::load(const std::string& name) const {
     if (!is_float_dtype(e.dtype))
         fail_input(path_ + ": tensor '" + name + "'",
                    std::string("has dtype ") + safetensors_dtype_name(e.dtype) + "; only F64, F32, F16 and BF16 can be loaded");
+    const std::string what = path_ + ": tensor '" + name + "'";
+    check_memory_elements(static_cast<uint64_t>(element_count(e.shape, what)), sizeof(float), limits_.memory_budget,
+                          what + " of shape " + shape_string(e.shape));
     // Sizes were checked against the file when it was opened; every element is written below.
-    Tensor t = Tensor::uninitialized(e.shape, path_ + ": tensor '" + name + "'");
+    Tensor t = Tensor::uninitialized(e.shape, what);
     if (t.empty()) return t;
     switch (e.dtype) {
         case SafetensorsDtype::f32:
@@ -199,7 +202,7 @@ Tensor SafetensorsFile::load(const std::string& name) const {
             break;
         default: break;  // refused above
     }
-    require_finite(t, name, path_);
+    require_finite(t, name, path_, limits_);
     return t;
 }
 

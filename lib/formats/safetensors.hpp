@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "load_limits.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -33,8 +34,9 @@ struct SafetensorsEntry {
 class SafetensorsFile {
 public:
     // Maps the file and validates the header against its size (Error(bad_input) naming the file
-    // and the tensor; Error(io) when it cannot be opened). Nothing is converted yet.
-    explicit SafetensorsFile(std::string path);
+    // and the tensor; Error(io) when it cannot be opened). Nothing is converted yet; `limits`
+    // apply to the header and to every load().
+    explicit SafetensorsFile(std::string path, const LoadLimits& limits = {});
     ~SafetensorsFile();
     SafetensorsFile(SafetensorsFile&&) noexcept;
     SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
@@ -47,11 +49,13 @@ public:
     const std::vector<int64_t>& shape(const std::string& name) const { return entry(name).shape; }
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
-    // The tensor converted to float32 (from F64, F32, F16 or BF16); other dtypes are refused.
+    // The tensor converted to float32 (from F64, F32, F16 or BF16); other dtypes, a tensor over
+    // the memory budget and (unless allowed) non-finite values are refused.
     Tensor load(const std::string& name) const;
 
 private:
     std::string path_;
+    LoadLimits limits_;
     std::unique_ptr<MappedFile> file_;
     uint64_t data_start_ = 0;
     std::map<std::string, SafetensorsEntry> entries_;

@@ -7,12 +7,14 @@
 
 #include "error.hpp"
 #include "input_files.hpp"
+#include "memory_budget.hpp"
 
 namespace fs = std::filesystem;
 
 namespace attn_viz {
 
-SequenceStream::SequenceStream(const std::string& path, int64_t d_model) : d_model_(d_model), path_(path) {
+SequenceStream::SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits)
+    : d_model_(d_model), limits_(limits), path_(path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
@@ -32,7 +34,7 @@ bool SequenceStream::next(SequenceInput& out, std::string& where) {
     if (!files_.empty()) {
         if (next_file_ == files_.size()) return false;
         where = files_[next_file_++];
-        out = read_input_file(where, d_model_);
+        out = read_input_file(where, d_model_, limits_);
         return true;
     }
     std::string line;
@@ -40,13 +42,15 @@ bool SequenceStream::next(SequenceInput& out, std::string& where) {
         ++line_number_;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         where = path_ + ":" + std::to_string(line_number_);
+        check_memory_elements(line.size(), json_bytes_per_text_byte, limits_.memory_budget,
+                              where + ": parsing " + std::to_string(line.size()) + " bytes of JSON");
         nlohmann::json doc;
         try {
             doc = nlohmann::json::parse(line);
         } catch (const nlohmann::json::exception& e) {
             fail_input(where, std::string("invalid JSON: ") + e.what());
         }
-        out = parse_sequence(doc, d_model_, where, base_dir_);
+        out = parse_sequence(doc, d_model_, where, base_dir_, limits_);
         return true;
     }
     if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));

@@ -88,15 +88,15 @@ std::vector<int> parse_token_ids(const std::string& text, const std::string& whe
     return ids;
 }
 
-Tensor read_embeddings(const std::string& path, const std::string& tensor_name) {
+Tensor read_embeddings(const std::string& path, const std::string& tensor_name, const LoadLimits& limits) {
     Tensor x;
     const bool is_npy = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
     if (is_npy) {
         if (!tensor_name.empty()) fail_input(path, "an .npy file holds one array; a tensor name applies to safetensors only");
-        x = read_npy(path);
-        require_finite(x, "embeddings", path);
+        x = read_npy(path, limits);
+        require_finite(x, "embeddings", path, limits);
     } else {
-        const SafetensorsFile file(path);
+        const SafetensorsFile file(path, limits);
         std::string name = tensor_name;
         if (name.empty()) {
             const std::vector<std::string> names = file.names();

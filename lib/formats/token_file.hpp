@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "load_limits.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -21,6 +22,6 @@ std::vector<int> parse_token_ids(const std::string& text, const std::string& whe
 
 // Input embeddings x: [T, D]. `.npy` files are read whole; `.safetensors` files give the tensor
 // `tensor_name`, or their only tensor when `tensor_name` is empty.
-Tensor read_embeddings(const std::string& path, const std::string& tensor_name = "");
+Tensor read_embeddings(const std::string& path, const std::string& tensor_name = "", const LoadLimits& limits = {});
 
 }  // namespace attn_viz

@@ -29,7 +29,8 @@ nlohmann::json tensor_json(const Tensor& t) {
 
 }  // namespace
 
-LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, const std::string& base_dir) {
+LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, const std::string& base_dir,
+                           const LoadLimits& limits) {
     if (!doc.is_object()) fail_input(path, "expected a JSON object");
     if (!doc.contains("format")) fail_input(path, std::string("missing key \"format\" (expected \"") + weights_format + "\")");
     if (doc["format"] != weights_format)
@@ -47,7 +48,7 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
         w.causal = doc["causal"].get<bool>();
     }
 
-    const JsonTensorSource source{path, base_dir};
+    const JsonTensorSource source{path, base_dir, limits};
     const int64_t D = w.d_model;
     auto matrix = [&](const char* key) {
         if (!doc.contains(key)) fail_input(path, std::string("missing key \"") + key + "\"");
@@ -62,8 +63,8 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
     return w;
 }
 
-LayerWeights read_weights_file(const std::string& path) {
-    return parse_weights(read_json_file(path, "weights"), path, std::filesystem::path(path).parent_path().string());
+LayerWeights read_weights_file(const std::string& path, const LoadLimits& limits) {
+    return parse_weights(read_json_file(path, "weights", limits), path, std::filesystem::path(path).parent_path().string(), limits);
 }
 
 void write_weights_file(const std::string& path, const LayerWeights& w) {

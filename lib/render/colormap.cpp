@@ -33,7 +33,7 @@ Colormap Colormap::named(const std::string& name) {
     else if (name != "gray") {
         std::string choices;
         for (const auto& n : names()) choices += (choices.empty() ? "" : ", ") + n;
-        throw Error(ErrorKind::usage, "--colormap: unknown colormap '" + name + "' (choose " + choices + ")");
+        throw Error(ErrorKind::usage, "unknown colormap '" + name + "' (choose " + choices + ")");
     }
     for (int i = 0; i < 256; ++i) {
         if (table) {

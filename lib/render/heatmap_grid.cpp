@@ -12,19 +12,19 @@ namespace attn_viz {
 PoolMode parse_pool_mode(const std::string& text) {
     if (text == "mean") return PoolMode::mean;
     if (text == "max") return PoolMode::max;
-    throw Error(ErrorKind::usage, "--pool: unknown mode '" + text + "' (choose mean or max)");
+    throw Error(ErrorKind::usage, "unknown pooling mode '" + text + "' (choose mean or max)");
 }
 
 ScaleMode parse_scale_mode(const std::string& text) {
     if (text == "head") return ScaleMode::head;
     if (text == "global") return ScaleMode::global;
-    throw Error(ErrorKind::usage, "--scale: unknown mode '" + text + "' (choose head or global)");
+    throw Error(ErrorKind::usage, "unknown color scale '" + text + "' (choose head or global)");
 }
 
 namespace {
 
 [[noreturn]] void bad_window(const std::string& text, const std::string& what) {
-    throw Error(ErrorKind::usage, "--window '" + text + "': " + what);
+    throw Error(ErrorKind::usage, "window '" + text + "': " + what);
 }
 
 // "a:b" -> {a, b}

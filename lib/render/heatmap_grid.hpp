@@ -22,7 +22,7 @@ struct CellWindow {
 };
 
 // Parses "q0:q1,k0:k1" (non-negative integers, q0 < q1, k0 < k1); throws Error(usage,
-// "--window '<text>': ...") on anything else.
+// "window '<text>': ...") on anything else.
 CellWindow parse_cell_window(const std::string& text);
 
 // Throws Error(usage) when the window does not fit T queries x S keys.

@@ -110,7 +110,7 @@ CellWindow checked_area(const Visibility& visibility, const std::vector<std::str
         fail_input("heatmap", std::to_string(query_tokens.size()) + " query tokens for " + std::to_string(queries) + " queries");
     if (!key_tokens.empty() && static_cast<int64_t>(key_tokens.size()) != keys)
         fail_input("heatmap", std::to_string(key_tokens.size()) + " key tokens for " + std::to_string(keys) + " keys");
-    if (style.max_px < 256) throw Error(ErrorKind::usage, "--max-px: " + std::to_string(style.max_px) + " is too small (at least 256)");
+    if (style.max_px < 256) throw Error(ErrorKind::usage, "a picture side of " + std::to_string(style.max_px) + " px is too small (at least 256)");
     Colormap::named(style.colormap);  // rejects an unknown name before any work
     CellWindow area{0, queries, 0, keys};
     if (style.window) {

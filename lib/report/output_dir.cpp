@@ -115,14 +115,14 @@ bool is_attn_viz_output_name(const std::string& relative) {
 }
 
 OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
-    if (dir_.empty()) throw Error(ErrorKind::usage, "--out needs a directory");
+    if (dir_.empty()) throw Error(ErrorKind::usage, "the output directory has no name");
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
     std::error_code ec;
     if (fs::exists(dir_, ec)) {
         if (!fs::is_directory(dir_, ec)) throw Error(ErrorKind::usage, dir_ + ": exists and is not a directory");
         if (!force && !fs::exists(fs::path(dir_) / manifest_name) && !fs::is_empty(dir_, ec))
-            throw Error(ErrorKind::usage, dir_ + ": directory is not empty and holds no previous attn-viz run "
-                                                 "(use --force to write into it anyway)");
+            throw Error(ErrorKind::usage, dir_ + ": directory is not empty and holds no previous attn-viz run",
+                        Remedy::force_output_dir);
     }
 }
 

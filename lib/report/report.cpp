@@ -92,20 +92,14 @@ HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const Mod
     return style;
 }
 
-// The head --svg names: "3" = head 3 of layer 0; "2:3" = layer 2, head 3.
-HeadId svg_head(const std::string& svg, const ModelAnalysis& a) {
-    const size_t colon = svg.find(':');
-    int64_t layer = 0, head = 0;
-    try {
-        layer = colon == std::string::npos ? 0 : std::stoll(svg.substr(0, colon));
-        head = std::stoll(colon == std::string::npos ? svg : svg.substr(colon + 1));
-    } catch (const std::exception&) {
-        throw Error(ErrorKind::usage, "--svg '" + svg + "': expected HEAD or LAYER:HEAD");
-    }
-    if (layer < 0 || layer >= a.num_layers || head < 0 || head >= a.num_heads)
-        throw Error(ErrorKind::usage, "--svg '" + svg + "': no such head (" + std::to_string(a.num_layers) + " layers of " +
-                                          std::to_string(a.num_heads) + " heads)");
-    return {layer, head};
+// Throws Error(usage) when the head to draw as SVG is not one of the analysis' heads.
+void check_svg_head(const HeadId& id, const ModelAnalysis& a) {
+    if (id.layer >= 0 && id.layer < a.num_layers && id.head >= 0 && id.head < a.num_heads) return;
+    const std::string heads = std::to_string(a.num_heads) + (a.num_heads == 1 ? " head" : " heads");
+    throw Error(ErrorKind::usage, "svg head " + (id.layer == 0 ? "" : std::to_string(id.layer) + ":") + std::to_string(id.head) +
+                                      " is out of range: " +
+                                      (a.num_layers == 1 ? "the layer has " + heads
+                                                         : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
 }
 
 // Per-head PNGs (and the optional SVG), encoded on `threads` threads: oneDNN is not running now.
@@ -120,8 +114,9 @@ void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOpti
         write_head_png(paths[static_cast<size_t>(n)], weights, vis, in.query_tokens, in.key_tokens,
                        head_style(in, o, a, n, weights, global));
     });
-    if (!o.svg.empty()) {
-        const HeadId id = svg_head(o.svg, a);
+    if (o.svg) {
+        const HeadId id = *o.svg;
+        check_svg_head(id, a);
         const int64_t n = id.layer * a.num_heads + id.head;
         const float* weights = head_weights(in, a, n);
         write_head_svg(out.file(head_file(in, id.layer, id.head, ".svg")), weights, vis, in.query_tokens, in.key_tokens,

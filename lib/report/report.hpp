@@ -3,13 +3,14 @@
 // (one layer) and `attn-viz model` (every layer, pictures in layer_NN/ folders).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "layer_result.hpp"
 #include "head_analysis.hpp"
 #include "heatmap_grid.hpp"
 #include "heatmap_layout.hpp"
+#include "layer_result.hpp"
 #include "output_dir.hpp"
 #include "timings.hpp"
 
@@ -22,7 +23,7 @@ struct ReportOptions {
     HeatmapStyle style;          // colormap, log scale, pixel budget, pooling, window, labels
     ScaleMode scale = ScaleMode::head;
     bool html = false;           // report.html
-    std::string svg;             // "" or the head to also draw as SVG: "3" or, in model mode, "2:3"
+    std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
     LabelThresholds thresholds;
 };
 

@@ -1,15 +1,16 @@
-// The memory budget: sizes parse, every loader refuses a declared shape beyond the budget or the
-// file before allocating, and the CLI's --max-memory refuses a run whose estimate exceeds it.
-#include <doctest/doctest.h>
-
+// The memory budget: sizes parse, every loader refuses a declared shape beyond its LoadLimits'
+// budget or the file before allocating, and the CLI's --max-memory refuses a run whose estimate
+// exceeds it.
 #include <cstring>
 #include <fstream>
 
-#include "layer_cost.hpp"
+#include <doctest/doctest.h>
+
 #include "cli_fixtures.hpp"
 #include "error.hpp"
 #include "json_tensor.hpp"
-#include "memory_budget.hpp"
+#include "layer_cost.hpp"
+#include "load_limits.hpp"
 #include "npy.hpp"
 #include "reliability_fixtures.hpp"
 #include "safetensors.hpp"
@@ -19,12 +20,6 @@ using namespace attn_viz;
 using namespace test_support;
 
 namespace {
-
-// Sets a budget for one test and restores the default afterwards.
-struct BudgetScope {
-    explicit BudgetScope(uint64_t bytes) { set_memory_budget(bytes); }
-    ~BudgetScope() { set_memory_budget(0); }
-};
 
 // A version-1 .npy header for float32 `shape_text` ("(3, 4)") followed by `data_bytes` bytes.
 std::string npy_bytes(const std::string& shape_text, size_t data_bytes) {
@@ -53,40 +48,42 @@ TEST_CASE("parse_memory_size reads bytes and binary suffixes and refuses the res
     CHECK(parse_memory_size(std::to_string(n) + "MB") == n << 20);
     CHECK(parse_memory_size("1T") == uint64_t{1} << 40);
     for (const char* bad : {"", "G", "0", "-5", "5X", "1.5G", "99999999999999999999", "16777216T", "8 G"})
-        check_error([&] { parse_memory_size(bad); }, ErrorKind::usage, {"--max-memory", "is not a size"});
+        check_error([&] { parse_memory_size(bad); }, ErrorKind::usage, {std::string(bad) + "\" is not a size"});
 }
 
-TEST_CASE("the default budget is a fraction of physical memory, and set_memory_budget overrides it") {
+TEST_CASE("the default budget is a fraction of the machine's memory, and LoadLimits start with it") {
     const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+    CHECK(machine_memory() <= physical);
     CHECK(default_memory_budget() > 0);
-    CHECK(default_memory_budget() <= physical);
-    CHECK(memory_budget() == default_memory_budget());
-    {
-        BudgetScope scope(12345);
-        CHECK(memory_budget() == 12345);
-    }
-    CHECK(memory_budget() == default_memory_budget());
+    CHECK(default_memory_budget() < machine_memory());
+    CHECK(LoadLimits{}.memory_budget == default_memory_budget());
+    CHECK(!LoadLimits{}.allow_nonfinite);
 }
 
-TEST_CASE("check_memory names what, the bytes and the budget") {
-    BudgetScope scope(1000);
-    check_memory(1000, "fits exactly");
-    check_error([] { check_memory(1001, "the thing"); }, ErrorKind::bad_input,
-                {"the thing needs 1001 bytes, more than the memory budget of 1000 bytes (--max-memory)"});
-    check_error([] { check_memory_elements(uint64_t{1} << 62, 8, "overflowing"); }, ErrorKind::bad_input,
+TEST_CASE("check_memory names what, the bytes and the budget, and says a larger budget helps") {
+    const uint64_t limit = std::uniform_int_distribution<uint64_t>(1, 100000)(rng());
+    check_memory(limit, limit, "fits exactly");
+    try {
+        check_memory(limit + 1, limit, "the thing");
+        FAIL("accepted more than the budget");
+    } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::bad_input);
+        CHECK(e.remedy() == Remedy::raise_memory_budget);
+        CHECK(std::string(e.what()) == "the thing needs " + std::to_string(limit + 1) + " bytes, more than the memory budget of " +
+                                           std::to_string(limit) + " bytes");
+    }
+    check_error([] { check_memory_elements(uint64_t{1} << 62, 8, 1000, "overflowing"); }, ErrorKind::bad_input,
                 {"overflowing needs 18446744073709551615 bytes"});
 }
 
-TEST_CASE("a Tensor beyond the budget is refused before allocating") {
-    const int64_t rows = std::uniform_int_distribution<int64_t>(2, 40)(rng()), cols = 25;
-    {
-        BudgetScope scope(uint64_t(rows * cols) * 4);
-        CHECK(Tensor({rows, cols}).size() == rows * cols);
-        check_error([&] { Tensor({rows, cols + 1}); }, ErrorKind::bad_input,
-                    {"a tensor of shape [", "more than the memory budget"});
-    }
+TEST_CASE("a Tensor beyond the machine's memory is refused before allocating, whatever the budget") {
+    const int64_t just_over = static_cast<int64_t>(machine_memory() / sizeof(float)) + 1;
+    check_error([&] { Tensor({just_over}); }, ErrorKind::bad_input,
+                {"a tensor of shape [" + std::to_string(just_over) + "]", "more than this machine's memory"});
     // Far beyond any machine: refused, not a bad_alloc.
-    check_error([] { Tensor({int64_t{1} << 20, int64_t{1} << 20, 64}); }, ErrorKind::bad_input, {"memory budget"});
+    check_error([] { Tensor({int64_t{1} << 20, int64_t{1} << 20, 64}); }, ErrorKind::bad_input, {"machine's memory"});
+    const int64_t rows = std::uniform_int_distribution<int64_t>(2, 40)(rng());
+    CHECK(Tensor({rows, 25}).size() == rows * 25);
 }
 
 TEST_CASE(".npy: a shape larger than the file is refused; one within the file but over the budget too") {
@@ -99,9 +96,10 @@ TEST_CASE(".npy: a shape larger than the file is refused; one within the file bu
     const std::string huge = npy_bytes("(1000000000, 1000000)", 64);
     check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(huge.data()), huge.size(), "huge.npy"); },
                 ErrorKind::bad_input, {"huge.npy", "truncated .npy data"});
-    BudgetScope scope(uint64_t(rows) * 16 - 4);
-    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(fits.data()), fits.size(), "fits.npy"); },
-                ErrorKind::bad_input, {"fits.npy: .npy array of shape [", "memory budget"});
+    const auto* bytes = reinterpret_cast<const unsigned char*>(fits.data());
+    CHECK(parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16)).size() == rows * 4);
+    check_error([&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); }, ErrorKind::bad_input,
+                {"fits.npy: .npy array of shape [", "memory budget"});
 }
 
 TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused without allocating D x D") {
@@ -116,31 +114,28 @@ TEST_CASE("a JSON document whose parsed form would exceed the budget is refused 
     ScratchDir dir;
     write_layer_fixture(dir, 4, 2, 3);
     const uint64_t size = std::filesystem::file_size(dir / "w.json");
-    {
-        BudgetScope scope(size * json_bytes_per_text_byte);
-        CHECK(read_weights_file(dir / "w.json").d_model == 4);
-    }
-    BudgetScope scope(size * json_bytes_per_text_byte - 1);
-    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
+    CHECK(read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte)).d_model == 4);
+    check_error([&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); }, ErrorKind::bad_input,
                 {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"});
 }
 
 TEST_CASE("safetensors: a tensor within the file but over the budget is refused when loaded") {
     ScratchDir dir;
     const int64_t n = std::uniform_int_distribution<int64_t>(5, 30)(rng());
-    write_safetensors(dir / "m.safetensors", {{"x", random_tensor({n, 3})}});
-    const SafetensorsFile file(dir / "m.safetensors");
-    BudgetScope scope(uint64_t(n) * 12 - 1);
+    // Wide enough that the header's parsing budget (16 bytes per header byte) is far below the tensor's.
+    write_safetensors(dir / "m.safetensors", {{"x", random_tensor({n, 300})}});
+    CHECK(SafetensorsFile(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200)).load("x").size() == n * 300);
+    const SafetensorsFile file(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200 - 1));
     check_error([&] { file.load("x"); }, ErrorKind::bad_input,
-                {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 3]", "memory budget"});
+                {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 300]", "memory budget"});
 }
 
 TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and the tensor") {
     const Tensor t = random_tensor({6, 7});
     nlohmann::json rows = nlohmann::json::array();
     for (int64_t r = 0; r < 6; ++r) rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
-    BudgetScope scope(6 * 7 * 4 - 1);
-    check_error([&] { read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", "."}); }, ErrorKind::bad_input,
+    CHECK(read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4)}).size() == 42);
+    check_error([&] { read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)}); }, ErrorKind::bad_input,
                 {"w.json: W_Q of shape [6, 7]", "memory budget"});
 }
 
@@ -175,6 +170,26 @@ TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts o
     r = run_attn_viz(args + " --max-memory lots");
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("\"lots\" is not a size") != std::string::npos);
+}
+
+TEST_CASE("run --inputs checks each corpus sequence's run against --max-memory as it is read") {
+    ScratchDir dir;
+    const int64_t T = std::uniform_int_distribution<int64_t>(450, 490)(rng());
+    write_layer_fixture(dir, 8, 2, T);
+    // The short sequence first: the refusal comes when the long one is read.
+    const std::string long_line = read_text(dir / "x.json");
+    write_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "corpus.jsonl", read_text(dir / "x.json") + "\n" + long_line + "\n");
+    const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
+    REQUIRE(long_line.size() * json_bytes_per_text_byte < estimate - 1);
+    const std::string args = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus.jsonl") + " --out " + (dir / "out");
+    const CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
+    CHECK(r.exit_code == 3);
+    CHECK(r.output.find("running the layer on " + std::to_string(T) + " x " + std::to_string(T) + " tokens needs " +
+                        std::to_string(estimate) + " bytes, more than the memory budget of " + std::to_string(estimate - 1) +
+                        " bytes (--max-memory)") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "out"));
+    CHECK(run_attn_viz(args + " --max-memory " + std::to_string(estimate)).exit_code == 0);
 }
 
 }

@@ -1,17 +1,18 @@
 // Non-finite weights and embeddings: refused by default with the tensor's name and the index of
-// the first bad value, loaded with allow_nonfinite, and then reported per poisoned head.
-#include <doctest/doctest.h>
-
+// the first bad value with Remedy::allow_nonfinite, loaded with LoadLimits::allow_nonfinite, and
+// then reported per poisoned head.
 #include <cmath>
 #include <limits>
+
+#include <doctest/doctest.h>
 
 #include "attention.hpp"
 #include "cli_fixtures.hpp"
 #include "llama2c_checkpoint.hpp"
-#include "finite.hpp"
-#include "poisoned_heads.hpp"
+#include "load_limits.hpp"
 #include "npy.hpp"
 #include "onednn_backend.hpp"
+#include "poisoned_heads.hpp"
 #include "reliability_fixtures.hpp"
 #include "safetensors.hpp"
 #include "token_file.hpp"
@@ -23,12 +24,6 @@ namespace {
 
 constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
 constexpr float inf_value = std::numeric_limits<float>::infinity();
-
-// Turns the non-finite switch on for one test.
-struct AllowNonfinite {
-    AllowNonfinite() { set_allow_nonfinite(true); }
-    ~AllowNonfinite() { set_allow_nonfinite(false); }
-};
 
 int64_t random_index(int64_t n) { return std::uniform_int_distribution<int64_t>(0, n - 1)(rng()); }
 
@@ -54,10 +49,9 @@ TEST_CASE("an .npy weight with NaN or Inf is refused naming the file, the tensor
         const int64_t D = 6, row = random_index(D), col = random_index(D);
         write_weights_with_bad_npy(dir, D, 2, row, col, bad);
         check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
-                    {dir / "wk.npy", "W_K[" + std::to_string(row) + ", " + std::to_string(col) + "] is not finite",
-                     "--allow-nonfinite"});
-        AllowNonfinite allow;
-        const LayerWeights w = read_weights_file(dir / "w.json");
+                    {dir / "wk.npy", "W_K[" + std::to_string(row) + ", " + std::to_string(col) + "] is not finite"},
+                    Remedy::allow_nonfinite);
+        const LayerWeights w = read_weights_file(dir / "w.json", limits_allowing_nonfinite());
         CHECK(!std::isfinite(w.w_k.data[size_t(row * D + col)]));
     }
 }
@@ -66,9 +60,9 @@ TEST_CASE("inline JSON numbers beyond float32 are refused unless non-finite valu
     ScratchDir dir;
     write_text(dir / "w.json", R"({"format":"attn-viz/weights@1","d_model":2,"num_heads":1,"W_Q":[[1,2],[3,-1e39]],)"
                                R"("W_K":[[1,0],[0,1]],"W_V":[[1,0],[0,1]],"W_O":[[1,0],[0,1]]})");
-    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input, {"w.json", "W_Q[1, 1] is not a finite float32"});
-    AllowNonfinite allow;
-    CHECK(read_weights_file(dir / "w.json").w_q.data[3] == -inf_value);
+    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input, {"w.json", "W_Q[1, 1] is not a finite float32"},
+                Remedy::allow_nonfinite);
+    CHECK(read_weights_file(dir / "w.json", limits_allowing_nonfinite()).w_q.data[3] == -inf_value);
 }
 
 TEST_CASE("a safetensors tensor with NaN is refused when loaded, naming it and the index") {
@@ -81,9 +75,9 @@ TEST_CASE("a safetensors tensor with NaN is refused when loaded, naming it and t
         const SafetensorsFile file(dir / "m.safetensors");
         CHECK(file.load("fine").size() == 4);
         check_error([&] { file.load("layer.weight"); }, ErrorKind::bad_input,
-                    {dir / "m.safetensors", "layer.weight[" + std::to_string(at / cols) + ", " + std::to_string(at % cols) + "] is not finite"});
-        AllowNonfinite allow;
-        CHECK(std::isnan(file.load("layer.weight").data[size_t(at)]));
+                    {dir / "m.safetensors", "layer.weight[" + std::to_string(at / cols) + ", " + std::to_string(at % cols) + "] is not finite"},
+                    Remedy::allow_nonfinite);
+        CHECK(std::isnan(SafetensorsFile(dir / "m.safetensors", limits_allowing_nonfinite()).load("layer.weight").data[size_t(at)]));
     }
 }
 
@@ -95,6 +89,7 @@ TEST_CASE("embeddings from .npy with Inf are refused") {
     write_npy(dir / "x.npy", x);
     check_error([&] { read_embeddings(dir / "x.npy", ""); }, ErrorKind::bad_input,
                 {"x.npy", "embeddings[" + std::to_string(at / 3) + ", " + std::to_string(at % 3) + "] is not finite"});
+    CHECK(read_embeddings(dir / "x.npy", "", limits_allowing_nonfinite()).data[size_t(at)] == inf_value);
 }
 
 TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the index as stored") {
@@ -107,8 +102,7 @@ TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the ind
     write_text(dir / "m.bin", bytes);
     check_error([&] { read_llama2c_checkpoint(dir / "m.bin"); }, ErrorKind::bad_input,
                 {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"});
-    AllowNonfinite allow;
-    CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin").layers[1].attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
+    CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin", limits_allowing_nonfinite()).layers[1].attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
 }
 
 TEST_CASE("NaN weights of one head poison exactly that head, without crashing the attention path") {

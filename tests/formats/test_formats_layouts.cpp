@@ -109,8 +109,8 @@ void check_layer(const LayerWeights& loaded, const LayerWeights& original, doubl
 
 // load_layer must fail with bad_input mentioning every fragment.
 void expect_load_error(const std::string& path, const std::string& layout, int layer, const LayoutOptions& options,
-                       const std::vector<std::string>& fragments) {
-    expect_input_error([&] { load_layer(path, layout, layer, options); }, fragments);
+                       const std::vector<std::string>& fragments, Remedy remedy = Remedy::none) {
+    expect_input_error([&] { load_layer(path, layout, layer, options); }, fragments, remedy);
 }
 
 struct LayoutCase {
@@ -178,10 +178,11 @@ TEST_CASE("llama layout: grouped-query heads, Qwen2 biases, config.json and opti
         original.b_o = Tensor();  // Llama-family output projections have no bias
         write_safetensors(dir / "model.safetensors", export_llama(original, "model.layers.0."));
         // Without a config the head counts must be given, and a wrong KV count is explained.
-        expect_load_error(dir / "model.safetensors", "llama", 0, {}, {"--num-heads"});
+        expect_load_error(dir / "model.safetensors", "llama", 0, {}, {"number of heads unknown"}, Remedy::give_num_heads);
         LayoutOptions options;
         options.num_heads = dims.h;
-        if (dims.kv != dims.h) expect_load_error(dir / "model.safetensors", "llama", 0, options, {"--num-kv-heads"});
+        if (dims.kv != dims.h)
+            expect_load_error(dir / "model.safetensors", "llama", 0, options, {"key/value heads x"}, Remedy::give_num_kv_heads);
         options.num_kv_heads = dims.kv;
         LayerWeights loaded = load_layer(dir / "model.safetensors", "llama", 0, options);
         check_layer(loaded, original, 0.0);
@@ -229,11 +230,12 @@ TEST_CASE("layout errors name the file, the layer and the expected tensor") {
     options.num_heads = 3;
     expect_load_error(dir / "m.safetensors", "bert", 0, options, {"not divisible by 3 heads"});
     options.num_heads = 2;
-    expect_load_error(dir / "m.safetensors", "gpt2", 0, options, {"holds no gpt2 layer", "h.0.attn.c_attn.weight"});
+    expect_load_error(dir / "m.safetensors", "gpt2", 0, options, {"holds no gpt2 layer", "h.0.attn.c_attn.weight"},
+                      Remedy::change_layout);
     expect_load_error(dir / "m.safetensors", "bert", -1, options, {"out of range", "1 bert layer"});
     LayoutOptions grouped = options;
     grouped.num_kv_heads = 1;
-    expect_load_error(dir / "m.safetensors", "bert", 0, grouped, {"--num-kv-heads 1 does not apply"});
+    expect_load_error(dir / "m.safetensors", "bert", 0, grouped, {"a key/value head count of 1 does not apply"});
     write_text(dir / "config.json", R"({"num_attention_heads": 2, "hidden_size": 16})");
     expect_load_error(dir / "m.safetensors", "bert", 0, {}, {"width 8", "config.json", "16"});
     write_text(dir / "config.json", R"({"num_attention_heads": -2})");

@@ -8,7 +8,7 @@
 #include "expect_input_error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
-#include "memory_budget.hpp"
+#include "load_limits.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -139,9 +139,10 @@ TEST_CASE("llama2.c checkpoints: hostile headers and sizes are refused before al
     expect_header_rejected({0x616b3432, 1, 0, 0, 0, 0, 0}, "version 1/2");
     // An array within the file but over the memory budget is reported against the file.
     write_text(path, good);
-    set_memory_budget(40 * 16 * 4 - 1);
-    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"});
-    set_memory_budget(0);
+    LoadLimits limits;
+    limits.memory_budget = 40 * 16 * 4 - 1;
+    expect_input_error([&] { read_llama2c_checkpoint(path, limits); },
+                       {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and decoding") {

@@ -15,7 +15,7 @@ const std::string& corpus_path() {
 }
 
 void read_all(const std::string& path) {
-    attn_viz::SequenceStream stream(path, 4);
+    attn_viz::SequenceStream stream(path, 4, attn_viz_fuzz::limits());
     attn_viz::SequenceInput sequence;
     std::string where;
     while (stream.next(sequence, where)) {
@@ -23,11 +23,6 @@ void read_all(const std::string& path) {
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    attn_viz_fuzz::initialize();
-    return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FILE* f = std::fopen(corpus_path().c_str(), "wb");

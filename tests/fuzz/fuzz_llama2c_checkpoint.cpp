@@ -2,13 +2,8 @@
 #include "fuzz_support.hpp"
 #include "llama2c_checkpoint.hpp"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    attn_viz_fuzz::initialize();
-    return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string path = attn_viz_fuzz::write_scratch_file(data, size, "model.bin");
-    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::read_llama2c_checkpoint(path));
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::read_llama2c_checkpoint(path, attn_viz_fuzz::limits()));
     return 0;
 }

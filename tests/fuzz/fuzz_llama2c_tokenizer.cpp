@@ -44,7 +44,6 @@ const attn_viz::Llama2cTokenizer& valid_tokenizer() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    attn_viz_fuzz::initialize();
     valid_tokenizer();
     return 0;
 }

@@ -2,12 +2,7 @@
 #include "fuzz_support.hpp"
 #include "npy.hpp"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    attn_viz_fuzz::initialize();
-    return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::parse_npy(data, size, "fuzz.npy"));
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::parse_npy(data, size, "fuzz.npy", attn_viz_fuzz::limits()));
     return 0;
 }

@@ -1,6 +1,6 @@
-// Shared pieces of the libFuzzer targets: a modest memory budget (so a declared huge shape is
-// refused by check_memory long before libFuzzer's 2 GB RSS limit), and a per-process scratch
-// file for loaders that take a path.
+// Shared pieces of the libFuzzer targets: the loaders' limits with a modest memory budget (so a
+// declared huge shape is refused by check_memory long before libFuzzer's 2 GB RSS limit), and a
+// per-process scratch file for loaders that take a path.
 #pragma once
 
 #include <cstdint>
@@ -9,13 +9,18 @@
 #include <unistd.h>
 
 #include "error.hpp"
-#include "memory_budget.hpp"
+#include "load_limits.hpp"
 
 namespace attn_viz_fuzz {
 
 constexpr uint64_t fuzz_memory_budget = uint64_t{256} << 20;
 
-inline void initialize() { attn_viz::set_memory_budget(fuzz_memory_budget); }
+// What every target passes to the loader it fuzzes.
+inline attn_viz::LoadLimits limits() {
+    attn_viz::LoadLimits limits;
+    limits.memory_budget = fuzz_memory_budget;
+    return limits;
+}
 
 // Writes `data` to /tmp/attn-viz-fuzz-<pid>-<name> (overwritten on every call) and returns its path.
 inline std::string write_scratch_file(const uint8_t* data, size_t size, const char* name) {

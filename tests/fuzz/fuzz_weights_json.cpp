@@ -5,14 +5,9 @@
 #include "fuzz_support.hpp"
 #include "weights_file.hpp"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    attn_viz_fuzz::initialize();
-    return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return 0;  // read_json_file turns parse errors into Error(bad_input)
-    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::parse_weights(doc, "fuzz.json", "/nonexistent-attn-viz-fuzz"));
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::parse_weights(doc, "fuzz.json", "/nonexistent-attn-viz-fuzz", attn_viz_fuzz::limits()));
     return 0;
 }

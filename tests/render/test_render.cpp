@@ -117,7 +117,7 @@ TEST_CASE("window, pool and scale options parse or fail clearly") {
             FAIL("accepted " << bad);
         } catch (const Error& e) {
             CHECK(e.kind() == ErrorKind::usage);
-            CHECK(std::string(e.what()).find("--window") != std::string::npos);
+            CHECK(std::string(e.what()).find("window '" + bad + "'") != std::string::npos);
         }
     }
     CHECK_THROWS_AS(check_cell_window(parse_cell_window("0:5,0:3"), 4, 4), Error);

@@ -1,0 +1,29 @@
+#include "output_options.hpp"
+
+#include "option_parsing.hpp"
+
+namespace attn_viz_cli {
+
+void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputHelp& help) {
+    CLI::Option* out = cmd->add_option("--out", values.out, help.out);
+    if (help.out_required) out->required();
+    cmd->add_flag("--force", values.force, "Write into a non-empty directory that holds files of something else");
+    cmd->add_flag("-q,--quiet", values.quiet, help.quiet);
+}
+
+void add_threshold_option(CLI::App* cmd, std::vector<std::string>& assignments) {
+    cmd->add_option("--threshold", assignments,
+                    "Override a label or redundancy threshold, NAME=VALUE (repeatable; names and defaults in docs/metrics.md)");
+}
+
+attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assignments, attn_viz::LabelThresholds base) {
+    for (const std::string& assignment : assignments)
+        parse_option("--threshold", [&] { attn_viz::set_threshold(base, assignment); });
+    return base;
+}
+
+void add_threads_option(CLI::App* cmd, int& threads, const std::string& users) {
+    cmd->add_option("--threads", threads, "Threads for " + users + " (default: all cores)")->check(CLI::Range(0, 1024));
+}
+
+}  // namespace attn_viz_cli

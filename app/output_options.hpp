@@ -1,0 +1,39 @@
+// The options several commands share, declared once: where a command writes and how much it
+// prints (--out, --force, -q/--quiet), and the analysis knobs --threshold and --threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "head_labels.hpp"
+
+namespace attn_viz_cli {
+
+struct OutputOptionValues {
+    std::string out;  // the output directory ("" only where --out is optional)
+    bool force = false, quiet = false;
+};
+
+// How one command describes its output options in --help.
+struct OutputHelp {
+    std::string out;               // what --out holds
+    bool out_required = true;
+    std::string quiet = "Print nothing on success";
+};
+
+// Adds --out, --force and -q/--quiet.
+void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputHelp& help);
+
+// Adds --threshold NAME=VALUE (repeatable).
+void add_threshold_option(CLI::App* cmd, std::vector<std::string>& assignments);
+
+// `base` (by default the default thresholds) with every --threshold assignment applied (Error
+// usage on a bad one).
+attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assignments, attn_viz::LabelThresholds base = {});
+
+// Adds --threads N (0, the default, = all cores); `users` says what runs on them.
+void add_threads_option(CLI::App* cmd, int& threads, const std::string& users);
+
+}  // namespace attn_viz_cli
