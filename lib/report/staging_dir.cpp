@@ -154,15 +154,20 @@ StagingDir::StagingDir(const std::string& destination) {
     // runs' folders cannot be told from live ones and are left alone.)
     flock(parent.get(), LOCK_EX);
     remove_dead_runs_staging(parent.get(), base);
+    // The name is recorded for the interrupt handler before the folder exists: a signal between
+    // mkdir and recording it would otherwise leave the folder behind. (A name that exists already
+    // carries this process's PID, so it can only be a dead run's leftover.)
     std::string name;
     for (int attempt = 0;; ++attempt) {
         name = base + staging_infix + std::to_string(getpid()) + "-" + random_suffix();
+        path_ = (target.parent_path() / name).string();
+        pending.add(path_);
         if (mkdirat(parent.get(), name.c_str(), 0777) == 0) break;
-        if (errno != EEXIST || attempt == 100)
-            throw Error(ErrorKind::io, (target.parent_path() / name).string() + ": cannot create: " + std::strerror(errno));
+        const int mkdir_errno = errno;
+        pending.remove(path_);
+        if (mkdir_errno != EEXIST || attempt == 100)
+            throw Error(ErrorKind::io, path_ + ": cannot create: " + std::strerror(mkdir_errno));
     }
-    path_ = (target.parent_path() / name).string();
-    pending.add(path_);
     fd_ = UniqueFd(openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd_) {
         const int open_errno = errno;

@@ -36,7 +36,11 @@ TEST_CASE("SIGINT/SIGTERM while the staging directory exists: exit 130, staging 
         REQUIRE(wait_until([&] { return !staging_in(dir.path()).empty(); }));
         kill(pid, signal_number);
         CHECK(wait_exit_code(pid) == 130);
-        CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out", "a.npy", "fifo"});
+        const std::set<std::string> names = names_in(dir.path());
+        std::string listed;
+        for (const std::string& name : names) listed += " " + name;
+        INFO("left in the folder:", listed);
+        CHECK(names == std::set<std::string>{"w.json", "x.json", "out", "a.npy", "fifo"});
         CHECK(snapshot(dir / "out") == before);
         CHECK(read_text(dir / "a.npy") == dump_before);
     }
