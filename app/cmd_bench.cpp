@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <random>
+#include <string>
 
 #include "attention.hpp"
 #include "commands.hpp"
@@ -47,6 +49,15 @@ attn_viz::Tensor random_tensor(std::vector<int64_t> shape, float scale, std::mt1
     return t;
 }
 
+// The processor's name from /proc/cpuinfo ("unknown" where there is none, as off Linux).
+std::string cpu_model() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line))
+        if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
+    return "unknown";
+}
+
 // Best of `repeat` timed calls, in seconds, after one untimed warm-up call.
 template <typename F>
 double best_time(int repeat, F&& f) {
@@ -64,6 +75,7 @@ int bench(const BenchOptions& o) {
     using namespace attn_viz;
     std::mt19937 rng(42);
     OnednnBackend backend(o.threads);
+    std::printf("cpu: %s; oneDNN ISA: %s\n", cpu_model().c_str(), effective_isa_name().c_str());
 
     // Step 1: the roofline: a large square f32 matmul.
     const int64_t n = o.matmul_size;

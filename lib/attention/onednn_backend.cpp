@@ -4,6 +4,9 @@
 
 #include <omp.h>
 
+#include <cctype>
+#include <cstdlib>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,14 +28,57 @@ MatmulShape dense_matmul(int64_t m, int64_t k, int64_t n) {
     return s;
 }
 
+namespace {
+
+// oneDNN's ISAs by the names of its ONEDNN_MAX_CPU_ISA values (lower-cased).
+struct NamedIsa {
+    dnnl::cpu_isa isa;
+    const char* name;
+};
+constexpr NamedIsa named_isas[] = {
+    {dnnl::cpu_isa::sse41, "sse41"},
+    {dnnl::cpu_isa::avx, "avx"},
+    {dnnl::cpu_isa::avx2, "avx2"},
+    {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"},
+    {dnnl::cpu_isa::avx512_mic, "avx512_mic"},
+    {dnnl::cpu_isa::avx512_mic_4ops, "avx512_mic_4ops"},
+    {dnnl::cpu_isa::avx512_core, "avx512_core"},
+    {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+    {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+    {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"},
+};
+
+// The cap set through oneDNN's environment variable (ONEDNN_MAX_CPU_ISA, or its older name
+// DNNL_MAX_CPU_ISA), lower-cased; empty when unset.
+std::string isa_cap_from_environment() {
+    const char* value = std::getenv("ONEDNN_MAX_CPU_ISA");
+    if (!value || !*value) value = std::getenv("DNNL_MAX_CPU_ISA");
+    std::string cap = value ? value : "";
+    for (char& ch : cap) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return cap;
+}
+
+}  // namespace
+
 void cap_onednn_isa() {
     // oneDNN 2.6.3 builds an AMX tile configuration from a CPUID leaf this VM hides and dies with
-    // SIGILL; AVX-512 with bf16 is the highest ISA that works. Only effective before the first
-    // primitive is created, and an error after that, which is harmless to ignore.
-    try {
-        dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx512_core_bf16);
-    } catch (const dnnl::error&) {
-    }
+    // SIGILL; AVX-512 with bf16 is the highest ISA that works. set_max_cpu_isa() replaces the
+    // environment's cap instead of lowering it, so a cap below AMX from the environment (AVX2, to
+    // emulate a machine without AVX-512) is kept; ALL, AMX or an unknown name is capped. Only
+    // effective before the first primitive is created; afterwards it returns an error status,
+    // which is harmless to ignore.
+    const std::string cap = isa_cap_from_environment();
+    for (const NamedIsa& named : named_isas)
+        if (named.isa != dnnl::cpu_isa::avx512_core_amx && cap == named.name) return;
+    dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx512_core_bf16);
+}
+
+std::string effective_isa_name() {
+    cap_onednn_isa();
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    for (const NamedIsa& named : named_isas)
+        if (named.isa == isa) return named.name;
+    return "unknown";
 }
 
 struct OnednnBackend::Impl {

@@ -48,6 +48,11 @@ private:
 };
 
 // Must run before any other oneDNN call in a process (the backend constructor calls it too).
+// Caps oneDNN below AMX, unless ONEDNN_MAX_CPU_ISA in the environment caps it lower already.
 void cap_onednn_isa();
+
+// The ISA oneDNN's kernels use in this process, by the name of its ONEDNN_MAX_CPU_ISA value in
+// lower case: "avx2", "avx512_core", "avx512_core_bf16", ... (caps it first, see above).
+std::string effective_isa_name();
 
 }  // namespace attn_viz
