@@ -6,14 +6,32 @@
 #   3. a Llama-7B-sized layer (D=4096, H=32, T=4096): time and peak RSS against what it must hold;
 #   4. corpus mode: sequences per second for 1,000 sequences of T=128 on a BERT-base-sized layer.
 # Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips part 3)
+# ONEDNN_MAX_CPU_ISA in the environment caps oneDNN's kernels, e.g. ONEDNN_MAX_CPU_ISA=AVX2 runs
+# them as on a CPU without AVX-512 (attn-viz keeps any cap below AMX; without one it uses the
+# highest ISA below AMX). It does not reach attn-viz's own vectorized loops, which GCC picks by
+# CPUID when the program loads (target_clones); BENCH_WITHOUT_AVX512_CLONES=1 builds a copy
+# without their AVX-512 versions, so that ONEDNN_MAX_CPU_ISA=AVX2 BENCH_WITHOUT_AVX512_CLONES=1
+# emulates an AVX2-only CPU throughout.
+# The Python side's kernels are printed too: OpenBLAS's core type and PyTorch's CPU capability
+# (both AVX2-level on this project's AVX-512 machine already), and PyTorch's own oneDNN obeys
+# ONEDNN_MAX_CPU_ISA as well.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-3}
 ATTN_VIZ_SETUP_EXTRA=bench "$root/scripts/setup.sh" >/dev/null
-"$root/scripts/build.sh" >/dev/null
-bin=$root/build/attn-viz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [[ "${BENCH_WITHOUT_AVX512_CLONES:-}" == 1 ]]; then
+  # Emulates a CPU without AVX-512 for attn-viz's own loops too: a copy of the sources whose
+  # target_clones lose their avx512f clone, built in a scratch directory (a full build).
+  (cd "$root" && git ls-files -co --exclude-standard | grep -v '^build' | tar -cf - -T -) | (mkdir "$work/src" && tar -xf - -C "$work/src")
+  grep -rl 'target_clones("avx512f", ' "$work/src/lib" | xargs sed -i 's/target_clones("avx512f", /target_clones(/'
+  BUILD_DIR=$work/build "$work/src/scripts/build.sh" >/dev/null
+  bin=$work/build/attn-viz
+else
+  "$root/scripts/build.sh" >/dev/null
+  bin=$root/build/attn-viz
+fi
 
 seconds() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -30,6 +48,10 @@ median_time() {
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), \
 $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1 /proc/loadavg); date: $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "runs per figure: $runs (median)"
+echo "oneDNN ISA cap: ONEDNN_MAX_CPU_ISA=${ONEDNN_MAX_CPU_ISA:-(unset: the highest below AMX)}; in use: see 'oneDNN ISA' below"
+echo "attn-viz's own loops: $([[ "${BENCH_WITHOUT_AVX512_CLONES:-}" == 1 ]] && echo "built without AVX-512 clones" || echo "their AVX-512, AVX2 or baseline versions, picked by CPUID")"
+echo "Python side: OpenBLAS $(OPENBLAS_VERBOSE=2 /usr/bin/python3 -c 'import numpy; numpy.ones((8, 8)) @ numpy.ones((8, 8))' 2>&1 |
+  grep -m1 Core), PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__config__.show())' | grep -m1 -o 'CPU capability usage: .*')"
 
 echo
 echo "== 1. roofline and attention pass (attn-viz bench) =="
