@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <string>
@@ -21,7 +22,7 @@ namespace {
 struct BenchOptions {
     int64_t d_model = 768, heads = 12, kv_heads = 0, tokens = 512, matmul_size = 2048;
     int repeat = 5, threads = 0;
-    bool causal = false;
+    bool causal = false, cpu_time = false;
 };
 
 void declare_options(CLI::App* cmd, BenchOptions& o) {
@@ -36,6 +37,9 @@ void declare_options(CLI::App* cmd, BenchOptions& o) {
     cmd->add_option("--repeat", o.repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
     add_threads_option(cmd, o.threads, "oneDNN");
     cmd->add_flag("--causal", o.causal, "Causal mask");
+    cmd->add_flag("--cpu-time", o.cpu_time,
+                  "Time by the process's CPU time instead of the wall clock: with --threads 1, ratios that other "
+                  "processes' load on a shared machine barely moves (with more threads it counts OpenMP's spin-waiting too)");
     cmd->parse_complete_callback([&o] {
         if (o.d_model % o.heads != 0) throw CLI::ValidationError("--heads", "must divide --d-model");
         if (o.kv_heads && o.heads % o.kv_heads != 0) throw CLI::ValidationError("--kv-heads", "must divide --heads");
@@ -58,15 +62,23 @@ std::string cpu_model() {
     return "unknown";
 }
 
+// Seconds on the wall clock, or of CPU time used by the whole process (all threads).
+double now(bool cpu_time) {
+    if (!cpu_time) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // Best of `repeat` timed calls, in seconds, after one untimed warm-up call.
 template <typename F>
-double best_time(int repeat, F&& f) {
+double best_time(int repeat, bool cpu_time, F&& f) {
     f();
     double best = 1e30;
     for (int i = 0; i < repeat; ++i) {
-        const auto start = std::chrono::steady_clock::now();
+        const double start = now(cpu_time);
         f();
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        best = std::min(best, now(cpu_time) - start);
     }
     return best;
 }
@@ -80,10 +92,12 @@ int bench(const BenchOptions& o) {
     // Step 1: the roofline: a large square f32 matmul.
     const int64_t n = o.matmul_size;
     Tensor a = random_tensor({n, n}, 1.0f, rng), b = random_tensor({n, n}, 1.0f, rng), c({n, n});
-    const double matmul_s = best_time(o.repeat, [&] { backend.matmul(dense_matmul(n, n, n), a.ptr(), b.ptr(), nullptr, c.ptr()); });
+    const double matmul_s = best_time(o.repeat, o.cpu_time, [&] { backend.matmul(dense_matmul(n, n, n), a.ptr(), b.ptr(), nullptr, c.ptr()); });
     const double matmul_rate = 2.0 * n * n * n / matmul_s * 1e-9;
-    std::printf("oneDNN f32 matmul %lldx%lld: %.1f GFLOP/s (best of %d)\n", static_cast<long long>(n),
-                static_cast<long long>(n), matmul_rate, o.repeat);
+    const char* ms = o.cpu_time ? "CPU ms" : "ms";
+    const char* rate = o.cpu_time ? "GFLOP per CPU s" : "GFLOP/s";
+    std::printf("oneDNN f32 matmul %lldx%lld: %.1f %s (best of %d)\n", static_cast<long long>(n), static_cast<long long>(n),
+                matmul_rate, rate, o.repeat);
 
     // Step 2: one attention layer of the requested shape: first (cold, with JIT) and warm runs.
     LayerWeights w;
@@ -100,17 +114,17 @@ int bench(const BenchOptions& o) {
         AttentionRequest request;
         request.input = &x;
         request.with_contributions = shares;
-        const auto start = std::chrono::steady_clock::now();
+        const double start = now(o.cpu_time);
         layer.recycle(layer.run(request));
-        const double cold = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double cold = now(o.cpu_time) - start;
         // Warm runs reuse the previous map's memory, as batches and corpora do (AttentionLayer::recycle).
-        const double warm = best_time(o.repeat, [&] { layer.recycle(layer.run(request)); });
+        const double warm = best_time(o.repeat, o.cpu_time, [&] { layer.recycle(layer.run(request)); });
         const double flops = attention_flops(o.tokens, o.tokens, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, shares, o.causal);
-        std::printf("attention D=%lld H=%lld KV=%lld T=%lld%s%s: %.2f GFLOP, warm %.2f ms = %.1f GFLOP/s (%.0f%% of matmul), "
-                    "cold %.2f ms\n",
+        std::printf("attention D=%lld H=%lld KV=%lld T=%lld%s%s: %.2f GFLOP, warm %.2f %s = %.1f %s (%.0f%% of matmul), "
+                    "cold %.2f %s\n",
                     static_cast<long long>(w.d_model), static_cast<long long>(w.num_heads), static_cast<long long>(w.num_kv_heads),
                     static_cast<long long>(o.tokens), o.causal ? " causal" : "", shares ? " +shares" : "", flops * 1e-9,
-                    warm * 1e3, flops / warm * 1e-9, 100.0 * flops / warm * 1e-9 / matmul_rate, cold * 1e3);
+                    warm * 1e3, ms, flops / warm * 1e-9, rate, 100.0 * flops / warm * 1e-9 / matmul_rate, cold * 1e3, ms);
     }
     return 0;
 }
