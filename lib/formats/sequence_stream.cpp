@@ -29,7 +29,7 @@ CorpusShard parse_corpus_shard(const std::string& text, const std::string& optio
     };
     if (slash == std::string::npos || !whole(0, slash, shard.index) || !whole(slash + 1, text.size(), shard.count) ||
         shard.count < 1 || shard.count > max_corpus_shards || shard.index < 0 || shard.index >= shard.count)
-        throw Error(ErrorKind::usage, option + ": '" + text + "' is not a shard I/N with 0 <= I < N <= " +
+        throw Error(ErrorKind::usage, (option.empty() ? "" : option + ": ") + "'" + text + "' is not a shard I/N with 0 <= I < N <= " +
                                           std::to_string(max_corpus_shards) + " (e.g. 0/4)");
     return shard;
 }

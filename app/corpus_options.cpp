@@ -1,0 +1,47 @@
+#include "corpus_options.hpp"
+
+#include "error.hpp"
+
+namespace attn_viz_cli {
+
+attn_viz::CorpusShard CorpusOptionValues::parsed_shard() const {
+    return shard.empty() ? attn_viz::CorpusShard{} : attn_viz::parse_corpus_shard(shard, "--shard");
+}
+
+CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std::string& inputs_help) {
+    CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
+    cmd->add_option("--save-partial", v.save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
+        ->needs(inputs);
+    cmd->add_option("--shard", v.shard,
+                    "Corpus mode: take only shard I of N, the sequences i with i mod N = I (0-based, in corpus order), "
+                    "to merge with the other shards' partials")
+        ->needs(inputs)
+        ->check([](const std::string& text) {
+            try {
+                attn_viz::parse_corpus_shard(text, "");  // CLI11 names the option
+            } catch (const attn_viz::Error& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        });
+    return inputs;
+}
+
+void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
+                       const std::string& other) {
+    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html || !report_values.svg.empty())
+        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html and --svg are for one sequence");
+}
+
+std::string corpus_summary(const CorpusOptionValues& v, int64_t sequences, int64_t corpus_sequences) {
+    const attn_viz::CorpusShard shard = v.parsed_shard();
+    const std::string of_corpus = "the corpus holds " + std::to_string(corpus_sequences);
+    if (sequences == 0)
+        attn_viz::fail_input(v.path, shard.count == 1 ? "holds no sequences"
+                                                        : "shard " + shard.text() + " holds no sequences (" + of_corpus +
+                                                              ": use at most that many shards)");
+    return std::to_string(sequences) + " sequences from " + v.path +
+           (v.shard.empty() ? "" : " (shard " + shard.text() + "; " + of_corpus + ")") + "\n";
+}
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,35 @@
+// Corpus mode's options, shared by run and model: --inputs, --save-partial and --shard.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "report.hpp"
+#include "report_options.hpp"
+#include "sequence_stream.hpp"
+
+namespace attn_viz_cli {
+
+struct CorpusOptionValues {
+    std::string path;          // --inputs; "" outside corpus mode
+    std::string save_partial;  // --save-partial
+    std::string shard;         // --shard "I/N"; "" for the whole corpus
+
+    attn_viz::CorpusShard parsed_shard() const;
+};
+
+// Adds --inputs (described by `inputs_help`), --save-partial and --shard; returns --inputs.
+CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const std::string& inputs_help);
+
+// Corpus mode keeps no maps: refuses --dump-*, --html and --svg, and `other` (e.g. "--context")
+// when `other_given` (CLI::ValidationError, exit 2).
+void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
+                       const std::string& other);
+
+// The line printed after a corpus run: "12 sequences from c.jsonl", or with --shard "3 sequences
+// from c.jsonl (shard 1/4; the corpus holds 12)". Throws Error(bad_input) when the run took none.
+std::string corpus_summary(const CorpusOptionValues& values, int64_t sequences, int64_t corpus_sequences);
+
+}  // namespace attn_viz_cli
