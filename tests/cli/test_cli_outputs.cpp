@@ -55,11 +55,7 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     write_layer_fixture(dir, 12, 3, 4);
     std::string all, first, second;
     for (int n = 0; n < 12; ++n) {
-        const int64_t T = 2 + static_cast<int64_t>(rng()() % 9);
-        Tensor x = random_tensor({T, 12});
-        nlohmann::json rows = nlohmann::json::array();
-        for (int64_t t = 0; t < T; ++t) rows.push_back(std::vector<float>(x.data.begin() + t * 12, x.data.begin() + (t + 1) * 12));
-        const std::string line = nlohmann::json{{"embeddings", rows}}.dump() + "\n";
+        const std::string line = random_sequence_line(2 + static_cast<int64_t>(rng()() % 9), 12) + "\n";
         all += line;
         (n < 5 ? first : second) += line;
     }
