@@ -196,11 +196,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
         for (const LayerResult& r : run.layers) layers.push_back(&r);
         corpus.add(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options));
     }
-    const std::string summary = corpus_summary(o.corpus, corpus.num_sequences(), documents.corpus_sequences());
-    const ModelAnalysis report = corpus.finish(o.report.thresholds);
-    write_analysis_outputs(out, "", report, nlohmann::json::object(), o.report);
-    if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
-    return stats_table(report) + summary;
+    return finish_corpus_run(o.corpus, corpus, documents, o.report, out);
 }
 
 // --generate: the model's greedy continuation of the ids, as text ("" without it).

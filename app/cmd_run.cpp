@@ -217,11 +217,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, 
                    sequence_fingerprint(sequence.embeddings, sequence.key_excluded));
         runner.layer.recycle(std::move(result));
     }
-    const std::string summary = corpus_summary(o.corpus, corpus.num_sequences(), stream.documents().corpus_sequences());
-    const ModelAnalysis report = corpus.finish(o.report.thresholds);
-    write_analysis_outputs(out, "", report, nlohmann::json::object(), o.report);
-    if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
-    return stats_table(report) + summary;
+    return finish_corpus_run(o.corpus, corpus, stream.documents(), o.report, out);
 }
 
 int run(RunOptions& o) {

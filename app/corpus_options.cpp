@@ -1,6 +1,7 @@
 #include "corpus_options.hpp"
 
 #include "error.hpp"
+#include "stats_report.hpp"
 
 namespace attn_viz_cli {
 
@@ -33,14 +34,22 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
         throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html and --svg are for one sequence");
 }
 
-std::string corpus_summary(const CorpusOptionValues& v, int64_t sequences, int64_t corpus_sequences) {
-    const attn_viz::CorpusShard shard = v.parsed_shard();
-    const std::string of_corpus = "the corpus holds " + std::to_string(corpus_sequences);
-    if (sequences == 0)
-        attn_viz::fail_input(v.path, shard.count == 1 ? "holds no sequences"
-                                                        : "shard " + shard.text() + " holds no sequences (" + of_corpus +
-                                                              ": use at most that many shards)");
-    return std::to_string(sequences) + " sequences from " + v.path +
+std::string finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
+                              const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
+                              attn_viz::OutputDir& out) {
+    using namespace attn_viz;
+    const CorpusShard shard = v.parsed_shard();
+    const std::string of_corpus = "the corpus holds " + std::to_string(documents.corpus_sequences());
+    if (corpus.num_sequences() == 0)
+        fail_input(v.path, shard.count == 1 ? "holds no sequences"
+                                            : "shard " + shard.text() + " holds no sequences (" + of_corpus +
+                                                  ": use at most that many shards)");
+    corpus.set_coverage(CorpusCoverage({v.path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count,
+                                        {shard.index}, {"this run"}}));
+    const ModelAnalysis analysis = corpus.finish(report.thresholds);
+    write_analysis_outputs(out, "", analysis, {{"corpora", corpora_json(corpus.coverage())}}, report);
+    if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
+    return stats_table(analysis) + std::to_string(corpus.num_sequences()) + " sequences from " + v.path +
            (v.shard.empty() ? "" : " (shard " + shard.text() + "; " + of_corpus + ")") + "\n";
 }
 

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "corpus_stats.hpp"
+#include "output_dir.hpp"
 #include "report.hpp"
 #include "report_options.hpp"
 #include "sequence_stream.hpp"
@@ -28,8 +30,13 @@ CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const
 void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
                        const std::string& other);
 
-// The line printed after a corpus run: "12 sequences from c.jsonl", or with --shard "3 sequences
-// from c.jsonl (shard 1/4; the corpus holds 12)". Throws Error(bad_input) when the run took none.
-std::string corpus_summary(const CorpusOptionValues& values, int64_t sequences, int64_t corpus_sequences);
+// The end of a corpus run whose `documents` have been read to the end: records which shard of
+// which corpus `corpus` covers, writes the report (stats.json with "corpora", CSV tables, figures)
+// and --save-partial, and returns the text to print: the table, then "12 sequences from c.jsonl"
+// or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus holds 12)". Throws
+// Error(bad_input) when the run took no sequence.
+std::string finish_corpus_run(const CorpusOptionValues& values, attn_viz::CorpusAccumulator& corpus,
+                              const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
+                              attn_viz::OutputDir& out);
 
 }  // namespace attn_viz_cli

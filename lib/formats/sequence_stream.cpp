@@ -43,6 +43,12 @@ CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limi
         if (ec) throw Error(ErrorKind::io, path + ": cannot list the folder: " + ec.message());
         std::sort(files_.begin(), files_.end());
         if (files_.empty()) fail_input(path, "folder holds no .json input files");
+        for (const std::string& file : files_) {
+            add_text(fs::path(file).filename().string());
+            const uintmax_t size = fs::file_size(file, ec);
+            if (ec) throw Error(ErrorKind::io, file + ": cannot read its size: " + ec.message());
+            fingerprint_.add_int(static_cast<int64_t>(size));
+        }
         base_dir_ = path;
         return;
     }
@@ -50,6 +56,11 @@ CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limi
     if (!jsonl_) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
     record_input_file(path, "corpus");
     base_dir_ = fs::path(path).parent_path().string();
+}
+
+void CorpusDocuments::add_text(const std::string& text) {
+    fingerprint_.add_int(static_cast<int64_t>(text.size()));
+    fingerprint_.add_bytes(text.data(), text.size());
 }
 
 bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
@@ -66,6 +77,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
     while (std::getline(jsonl_, line_)) {
         ++line_number_;
         if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
+        add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
         where = path_ + ":" + std::to_string(line_number_);
         check_memory_elements(line_.size(), json_bytes_per_text_byte, limits_.memory_budget,

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fingerprint.hpp"
 #include "input_file.hpp"
 #include "load_limits.hpp"
 
@@ -52,16 +53,24 @@ public:
     // The sequences of the whole corpus (every shard's) passed so far: the corpus's size once
     // next() has returned false.
     int64_t corpus_sequences() const { return sequences_passed_; }
+    // Once next() has returned false, the fingerprint of the whole corpus, the same in every
+    // shard: XXH3 of each non-blank line of a JSONL file (its length as 8 bytes, then its bytes),
+    // or of each file of a folder (its name's length, its name, its size in bytes) in name order.
+    // Files that lines refer to ({"npy": ...}) are not part of it.
+    uint64_t corpus_fingerprint() const { return fingerprint_.value(); }
 
 private:
     std::string path_, base_dir_;
     LoadLimits limits_;
     CorpusShard shard_;
     int64_t sequences_passed_ = 0;
+    Fingerprint fingerprint_;
     std::ifstream jsonl_;
     int64_t line_number_ = 0;
     std::string line_;
     std::vector<std::string> files_;  // folder mode, sorted by name
+
+    void add_text(const std::string& text);  // to the fingerprint: length, then bytes
 };
 
 // Input sequences (embeddings, tokens, mask) of a corpus or of one shard of it.

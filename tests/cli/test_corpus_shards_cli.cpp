@@ -37,12 +37,11 @@ void check_same_statistics(const nlohmann::json& a, const nlohmann::json& b, con
 nlohmann::json read_stats(const std::string& dir) { return nlohmann::json::parse(read_text(dir + "/stats.json")); }
 
 // Runs `command` (ending in "--inputs C") over the whole corpus into DIR/single, and as `shards`
-// shards whose partials merge into DIR/merged; the two reports must agree. Returns the shards'
-// outputs, concatenated.
-std::string check_shards_merge_to_single_run(const ScratchDir& dir, const std::string& command, int64_t shards, int64_t corpus_size) {
+// shards (partials DIR/pI.json) whose partials merge into DIR/merged; the two reports must agree.
+void check_shards_merge_to_single_run(const ScratchDir& dir, const std::string& command, int64_t shards, int64_t corpus_size) {
     CommandResult r = run_attn_viz(command + " --out " + (dir / "single"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    std::string partials, outputs;
+    std::string partials;
     for (int64_t i = 0; i < shards; ++i) {
         const std::string shard = std::to_string(i) + "/" + std::to_string(shards), name = std::string("p").append(std::to_string(i));
         const std::string partial = dir / (name + ".json");
@@ -50,14 +49,22 @@ std::string check_shards_merge_to_single_run(const ScratchDir& dir, const std::s
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         CHECK(r.output.find("(shard " + shard + "; the corpus holds " + std::to_string(corpus_size) + ")") != std::string::npos);
         partials += " " + partial;
-        outputs += r.output;
     }
-    r = run_attn_viz("merge -q " + partials + " --out " + (dir / "merged"));
+    r = run_attn_viz("merge " + partials + " --out " + (dir / "merged"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    const nlohmann::json single = read_stats(dir / "single");
+    CHECK_MESSAGE(r.output.find("coverage: " + std::to_string(shards) + " of " + std::to_string(shards) + " shards of ") !=
+                      std::string::npos, r.output);
+    nlohmann::json single = read_stats(dir / "single"), merged = read_stats(dir / "merged");
     CHECK(single["num_sequences"] == corpus_size);
-    check_same_statistics(single, read_stats(dir / "merged"));
-    return outputs;
+    // What each covers: the whole corpus as 1 shard, and as `shards` shards.
+    CHECK(single["corpora"][0]["num_shards"] == 1);
+    REQUIRE(merged["corpora"].size() == 1);
+    CHECK(merged["corpora"][0]["num_shards"] == shards);
+    CHECK(merged["corpora"][0]["shards"].size() == static_cast<size_t>(shards));
+    CHECK(merged["corpora"][0]["num_sequences"] == corpus_size);
+    CHECK(merged["corpora"][0]["fingerprint"] == single["corpora"][0]["fingerprint"]);
+    single.erase("corpora"), merged.erase("corpora");
+    check_same_statistics(single, merged);
 }
 
 }  // namespace
@@ -94,6 +101,84 @@ TEST_CASE("--shard: a malformed shard or one without --inputs is a usage error, 
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("c.jsonl: shard 2/3 holds no sequences (the corpus holds 2") != std::string::npos, r.output);
     CHECK(!fs::exists(dir / "out"));
+}
+
+TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus changed between shards; a gap unless --allow-partial") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    std::vector<std::string> lines;
+    for (int n = 0; n < 8; ++n) lines.push_back(random_sequence_line(2 + n % 3, 8) + "\n");
+    const auto write_corpus = [&](const std::string& name, size_t count) {
+        std::string text;
+        for (size_t n = 0; n < count; ++n) text += lines[n];
+        write_text(dir / name, text);
+    };
+    write_corpus("c.jsonl", 8);
+    write_corpus("d.jsonl", 3);
+    const auto shard = [&](const std::string& partial, const std::string& spec, const std::string& corpus = "c.jsonl",
+                           const std::string& weights = "") {
+        CommandResult r = run_attn_viz("run -q --weights " + (weights.empty() ? dir / "w.json" : weights) + " --inputs " + (dir / corpus) + " --shard " + spec +
+                                       " --out " + (dir / ("run_" + partial)) + " --save-partial " + (dir / (partial + ".json")));
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    };
+    for (int i = 0; i < 4; ++i) shard(std::string("p").append(std::to_string(i)), std::to_string(i) + "/4");
+    // The merge of `partials` ("p0 p1 ...") into DIR/NAME, with `options`.
+    const auto merge = [&](const std::string& partials, const std::string& name, const std::string& options = "") {
+        std::string files;
+        for (size_t at = 0; at < partials.size();) {
+            const size_t end = std::min(partials.find(' ', at), partials.size());
+            files.append(" ").append(dir / (partials.substr(at, end - at) + ".json"));
+            at = end + 1;
+        }
+        return run_attn_viz("merge" + files + " --out " + (dir / name) + options);
+    };
+    const auto refused = [&](const std::string& partials, const std::vector<std::string>& fragments) {
+        CommandResult r = merge(partials, "refused");
+        CHECK_MESSAGE(r.exit_code == 3, partials << ": " << r.output);
+        for (const std::string& fragment : fragments)
+            CHECK_MESSAGE(r.output.find(fragment) != std::string::npos, "'" << fragment << "' not in: " << r.output);
+        CHECK(!fs::exists(dir / "refused"));
+    };
+
+    // All four: complete; with a whole run of another corpus, both are reported.
+    shard("d", "0/1", "d.jsonl");
+    CommandResult r = merge("p0 p1 p2 p3 d", "all", " --save-partial " + (dir / "all.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("coverage: 4 of 4 shards of " + (dir / "c.jsonl") + ", 8 sequences; 1 of 1 shards of " +
+                                (dir / "d.jsonl") + ", 3 sequences") != std::string::npos, r.output);
+
+    // A shard twice: the same file, a partial that already holds it, or the shard run again.
+    refused("p0 p1 p1 p2 p3", {"p1.json: shard 1/4 of", "already merged from", "p1.json"});
+    refused("all p2", {"p2.json: shard 2/4 of", "already merged from", "all.json"});
+    shard("p2again", "2/4");
+    refused("p0 p1 p2 p2again p3", {"p2again.json: shard 2/4", "p2.json"});
+    // The same corpus split two ways: shard 0/2 holds sequences of shards 0/4 and 2/4.
+    shard("q0", "0/2");
+    refused("p0 p1 q0 p3", {"q0.json: splits", "into 2 shards", "into 4"});
+
+    // A gap: refused, or merged with --allow-partial and reported in stats.json.
+    refused("p0 p1 p3", {"shard 2 of 4 is missing (3 of 4 shards, 6 of 8 sequences)", "--allow-partial"});
+    shard("d0", "0/2", "d.jsonl");
+    refused("p0 p1 p2 p3 d0", {"d.jsonl: shard 1 of 2 is missing (1 of 2 shards, 2 of 3 sequences)"});
+    r = merge("p0 p1 p3", "gap", " --allow-partial");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(r.output.find("warning: " + (dir / "c.jsonl") + ": shard 2 of 4 is missing") != std::string::npos);
+    CHECK(r.output.find("coverage: 3 of 4 shards of " + (dir / "c.jsonl") + ", 6 of 8 sequences") != std::string::npos);
+    const nlohmann::json gap = read_stats(dir / "gap");
+    CHECK(gap["num_sequences"] == 6);
+    CHECK(gap["corpora"][0]["shards"] == nlohmann::json({0, 1, 3}));
+
+    // Other weights: the layer's fingerprint differs.
+    ScratchDir other;
+    write_layer_fixture(other, 8, 2, 3);
+    shard("other_weights", "2/4", "c.jsonl", other / "w.json");
+    refused("p0 p1 other_weights p3", {"other_weights.json", "other weights"});
+
+    // The corpus changed (one line) before shard 2 ran again: its fingerprint differs.
+    lines[5] = random_sequence_line(3, 8) + "\n";
+    write_corpus("c.jsonl", 8);
+    shard("p2changed", "2/4");
+    refused("p0 p1 p2changed p3", {"p2changed.json: its shards of", "changed between its shards' runs"});
 }
 
 TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; shards merge to the single run") {

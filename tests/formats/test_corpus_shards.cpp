@@ -104,6 +104,55 @@ TEST_CASE("a shard parses only its own lines; a malformed line is the error of t
     expect_input_error([&] { read_ids(dir / "c.jsonl", 3, {1, 2}); }, {"c.jsonl:2", "invalid JSON"});
 }
 
+// The fingerprint and size of the corpus at `path` as shard `shard` sees them once read to the end.
+std::pair<uint64_t, int64_t> corpus_identity(const std::string& path, CorpusShard shard = {}) {
+    CorpusDocuments documents(path, {}, shard);
+    nlohmann::json doc;
+    std::string where;
+    while (documents.next(doc, where)) {
+    }
+    return {documents.corpus_fingerprint(), documents.corpus_sequences()};
+}
+
+TEST_CASE("every shard sees the same corpus fingerprint; it changes with any line's content or order") {
+    ScratchDir dir;
+    std::vector<std::string> lines;
+    for (int i = 0; i < 6; ++i) lines.push_back(sequence_line(i, 2, 3));
+    const auto write = [&](const std::string& name, const std::vector<std::string>& text, const std::string& separator) {
+        std::string all;
+        for (const std::string& line : text) all += line + separator;
+        write_text(dir / name, all);
+        return dir / name;
+    };
+    const auto identity = corpus_identity(write("c.jsonl", lines, "\n"));
+    CHECK(identity.second == 6);
+    for (int64_t I = 0; I < 4; ++I) CHECK(corpus_identity(dir / "c.jsonl", {I, 4}) == identity);
+    CHECK(corpus_identity(write("blank.jsonl", lines, "\n\n  \n")) == identity);  // blank lines are not sequences
+    std::vector<std::string> changed = lines;
+    char& digit = changed[4][changed[4].find_last_of("0123456789")];  // the last row's last digit
+    digit = digit == '5' ? '6' : '5';
+    CHECK(corpus_identity(write("changed.jsonl", changed, "\n")).first != identity.first);
+    changed = lines;
+    std::swap(changed[1], changed[2]);
+    CHECK(corpus_identity(write("swapped.jsonl", changed, "\n")).first != identity.first);
+    changed = lines;
+    changed.pop_back();
+    CHECK(corpus_identity(write("shorter.jsonl", changed, "\n")).first != identity.first);
+
+    // A folder: its files' names and sizes, in name order.
+    std::filesystem::create_directory(dir / "f");
+    for (int i = 0; i < 3; ++i) write_text(dir / ("f/s" + std::to_string(i) + ".json"), lines[static_cast<size_t>(i)]);
+    const auto folder = corpus_identity(dir / "f");
+    CHECK(folder.second == 3);
+    CHECK(corpus_identity(dir / "f", {1, 2}) == folder);
+    write_text(dir / "f/s1.json", lines[1] + " ");
+    CHECK(corpus_identity(dir / "f").first != folder.first);
+    write_text(dir / "f/s1.json", lines[1]);
+    CHECK(corpus_identity(dir / "f") == folder);
+    std::filesystem::rename(dir / "f/s1.json", dir / "f/t1.json");
+    CHECK(corpus_identity(dir / "f").first != folder.first);
+}
+
 TEST_CASE("a model corpus line is a text or a list of token ids") {
     ModelSequence s = parse_model_sequence(nlohmann::json{{"text", "Once upon a time"}}, "c.jsonl:1");
     REQUIRE(s.text);
