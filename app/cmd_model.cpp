@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "corpus_fingerprint.hpp"
 #include "corpus_options.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
@@ -162,7 +163,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
                              attn_viz::Timings& timings) {
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.parsed_shard());
-    CorpusAccumulator corpus;
+    CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
     const std::vector<const LayerWeights*> weights = attention_weights(model);
     WeightSimilarities weight_similarity;
     {
@@ -194,7 +195,8 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
         Timings::Scope t(timings, "statistics");
         std::vector<const LayerResult*> layers;
         for (const LayerResult& r : run.layers) layers.push_back(&r);
-        corpus.add(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options));
+        corpus.add(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
+                   token_sequence_fingerprint(ids));
     }
     return finish_corpus_run(o.corpus, corpus, documents, o.report, out);
 }

@@ -24,7 +24,7 @@ CorpusAccumulator random_partial(int count, CorpusCoverage coverage) {
     CorpusAccumulator acc;
     for (int n = 0; n < count; ++n) {
         const LayerResult r = random_layer({2, 5, 5, 3, true, 0.0});
-        acc.add(analyze_layer(r, nullptr, random_tokens(5, 3), AnalysisOptions{}));
+        acc.add(analyze_layer(r, nullptr, random_tokens(5, 3), AnalysisOptions{}), test_support::rng()());
     }
     acc.set_coverage(std::move(coverage));
     return acc;

@@ -86,7 +86,8 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rc") +
                          " --save-partial " + (dir / "pc.json")).exit_code == 0);
     // Each merged after pa.json.
-    const std::pair<std::string, std::string> refusals[] = {{"pa.json", "5 of its 5 sequences are already counted"},
+    // (The same partial twice is caught first as its shard 0/1 of a.jsonl given twice.)
+    const std::pair<std::string, std::string> refusals[] = {{"pa.json", "shard 0/1 of " + (dir / "a.jsonl") + " is already merged"},
                                                             {"pall.json", "5 of its 12 sequences are already counted"},
                                                             {"pc.json", "other weights"}};
     for (const auto& [second, why] : refusals) {

@@ -114,7 +114,7 @@ TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus
         write_text(dir / name, text);
     };
     write_corpus("c.jsonl", 8);
-    write_corpus("d.jsonl", 3);
+    write_text(dir / "d.jsonl", random_sequence_line(2, 8) + "\n" + random_sequence_line(3, 8) + "\n" + random_sequence_line(4, 8) + "\n");
     const auto shard = [&](const std::string& partial, const std::string& spec, const std::string& corpus = "c.jsonl",
                            const std::string& weights = "") {
         CommandResult r = run_attn_viz("run -q --weights " + (weights.empty() ? dir / "w.json" : weights) + " --inputs " + (dir / corpus) + " --shard " + spec +
