@@ -197,9 +197,29 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     CHECK(stats["num_queries"] == 9);  // the longest: BOS " " "b" " " "a" " " "b" and the two bytes of "é"
     CHECK(stats["heads"][0]["std"].contains("entropy"));
 
+    // Shard 1 of another model (same shape, other numbers) is refused beside shard 0 of this one.
+    write_text(dir / "m2.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    CommandResult r = run_attn_viz("model -q --checkpoint " + (dir / "m2.bin") + " --tokenizer " + (dir / "tok.bin") + " --inputs " +
+                                   (dir / "c.jsonl") + " --shard 1/2 --out " + (dir / "other") + " --save-partial " + (dir / "other.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "other.json") + " --out " + (dir / "mixed"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("other weights") != std::string::npos, r.output);
+    // The ids of a text, given as ids, are the same sequence: counted twice across partials, refused.
+    write_text(dir / "ids.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n");
+    write_text(dir / "text.jsonl", "{\"text\": \"a b\"}\n");
+    for (const char* name : {"ids", "text"}) {
+        const std::string base = dir / name;
+        r = run_attn_viz(model + " -q --inputs " + base + ".jsonl --out " + base + " --save-partial " + base + ".json");
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    }
+    r = run_attn_viz("merge -q " + (dir / "ids.json") + " " + (dir / "text.json") + " --out " + (dir / "twice"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("1 of its 1 sequences are already counted") != std::string::npos, r.output);
+
     // A line the model cannot take names the line; corpus mode keeps no maps and takes no text.
     write_text(dir / "bad.jsonl", corpus + "{\"tokens\": [1, 263]}\n");
-    CommandResult r = run_attn_viz(model + " -q --inputs " + (dir / "bad.jsonl") + " --out " + (dir / "bad"));
+    r = run_attn_viz(model + " -q --inputs " + (dir / "bad.jsonl") + " --out " + (dir / "bad"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("bad.jsonl:7: ") != std::string::npos, r.output);
     CHECK(!fs::exists(dir / "bad"));
