@@ -1,9 +1,9 @@
 // Corpus runs split into shards (--shard I/N) and merged: `attn-viz run` over a layer and
 // `attn-viz model --inputs` over a whole (random) llama2.c model, each equal to one single run.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "reliability_fixtures.hpp"

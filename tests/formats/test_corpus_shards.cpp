@@ -1,9 +1,9 @@
 // Corpus streams split into shards (--shard I/N): every sequence in exactly one shard, i mod N,
 // for JSONL files and folders, and the model corpus's {"text"} / {"tokens"} lines.
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <map>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
