@@ -3,7 +3,6 @@
 // memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
 // (--inputs), every statistic aggregated.
 #include <cstdio>
-#include <functional>
 #include <memory>
 
 #include "commands.hpp"
@@ -162,7 +161,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
                              attn_viz::LlamaModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
                              attn_viz::Timings& timings) {
     using namespace attn_viz;
-    CorpusDocuments documents(o.corpus.path, limits, o.corpus.parsed_shard());
+    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
     CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
     const std::vector<const LayerWeights*> weights = attention_weights(model);
     WeightSimilarities weight_similarity;
@@ -224,6 +223,7 @@ int run_model(ModelOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_report_options(o.report, o.report_values);
+    resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
 

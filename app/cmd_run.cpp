@@ -193,7 +193,7 @@ std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner&
 // moments; memory does not depend on the number of sequences. Returns the table to print.
 std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out) {
     using namespace attn_viz;
-    SequenceStream stream(o.corpus.path, runner.weights.d_model, limits, o.corpus.parsed_shard());
+    SequenceStream stream(o.corpus.path, runner.weights.d_model, limits, o.corpus.shard);
     CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
@@ -225,6 +225,7 @@ int run(RunOptions& o) {
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values);
+    resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = input_paths(o);
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
 

@@ -15,15 +15,17 @@
 namespace attn_viz_cli {
 
 struct CorpusOptionValues {
-    std::string path;          // --inputs; "" outside corpus mode
-    std::string save_partial;  // --save-partial
-    std::string shard;         // --shard "I/N"; "" for the whole corpus
-
-    attn_viz::CorpusShard parsed_shard() const;
+    std::string path;             // --inputs; "" outside corpus mode
+    std::string save_partial;     // --save-partial
+    std::string shard_text;       // --shard "I/N"; "" for the whole corpus
+    attn_viz::CorpusShard shard;  // --shard, parsed by resolve_corpus_options
 };
 
 // Adds --inputs (described by `inputs_help`), --save-partial and --shard; returns --inputs.
 CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const std::string& inputs_help);
+
+// Parses --shard into values.shard (Error usage, "--shard: ...", on a bad one).
+void resolve_corpus_options(CorpusOptionValues& values);
 
 // Corpus mode keeps no maps: refuses --dump-*, --html and --svg, and `other` (e.g. "--context")
 // when `other_given` (CLI::ValidationError, exit 2).

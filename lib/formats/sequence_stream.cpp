@@ -18,7 +18,7 @@ namespace attn_viz {
 
 std::string CorpusShard::text() const { return std::to_string(index) + "/" + std::to_string(count); }
 
-CorpusShard parse_corpus_shard(const std::string& text, const std::string& option) {
+CorpusShard parse_corpus_shard(const std::string& text) {
     CorpusShard shard;
     const size_t slash = text.find('/');
     const auto whole = [&](size_t begin, size_t end, int64_t& value) {
@@ -29,8 +29,8 @@ CorpusShard parse_corpus_shard(const std::string& text, const std::string& optio
     };
     if (slash == std::string::npos || !whole(0, slash, shard.index) || !whole(slash + 1, text.size(), shard.count) ||
         shard.count < 1 || shard.count > max_corpus_shards || shard.index < 0 || shard.index >= shard.count)
-        throw Error(ErrorKind::usage, (option.empty() ? "" : option + ": ") + "'" + text + "' is not a shard I/N with 0 <= I < N <= " +
-                                          std::to_string(max_corpus_shards) + " (e.g. 0/4)");
+        throw Error(ErrorKind::usage, "'" + text + "' is not a shard I/N with 0 <= I < N <= " + std::to_string(max_corpus_shards) +
+                                          " (e.g. 0/4)");
     return shard;
 }
 

@@ -32,9 +32,8 @@ struct CorpusShard {
 
 inline constexpr int64_t max_corpus_shards = 1000000;
 
-// "I/N" with 0 <= I < N <= max_corpus_shards; throws Error(usage) naming `option` (unless "")
-// otherwise.
-CorpusShard parse_corpus_shard(const std::string& text, const std::string& option);
+// "I/N" with 0 <= I < N <= max_corpus_shards; throws Error(usage) otherwise.
+CorpusShard parse_corpus_shard(const std::string& text);
 
 // The JSON documents of a corpus, or of one shard of it, one at a time. A shard reads past the
 // other shards' lines without parsing them (a malformed line is reported by the shard that owns it).

@@ -40,19 +40,19 @@ std::pair<std::vector<int>, int64_t> read_ids(const std::string& path, int64_t D
 TEST_SUITE("formats") {
 
 TEST_CASE("parse_corpus_shard reads I/N and refuses anything else as a usage error") {
-    const CorpusShard s = parse_corpus_shard("2/5", "--shard");
+    const CorpusShard s = parse_corpus_shard("2/5");
     CHECK(s.index == 2);
     CHECK(s.count == 5);
     CHECK(s.text() == "2/5");
-    CHECK(parse_corpus_shard("0/1", "--shard").count == 1);
+    CHECK(parse_corpus_shard("0/1").count == 1);
     for (const char* bad : {"", "3", "4/4", "-1/4", "1/0", "1/-2", " 1/4", "1/4 ", "1/4/2", "a/4", "1/1000001", "0x1/4", "1.0/4"}) {
         CAPTURE(bad);
         try {
-            parse_corpus_shard(bad, "--shard");
+            parse_corpus_shard(bad);
             FAIL("accepted");
         } catch (const Error& e) {
             CHECK(e.kind() == ErrorKind::usage);
-            CHECK(std::string(e.what()).find("--shard") != std::string::npos);
+            CHECK(std::string(e.what()).find("is not a shard I/N") != std::string::npos);
         }
     }
 }
