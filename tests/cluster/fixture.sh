@@ -1,6 +1,9 @@
 # Shared by the cluster tests (sourced): a layer, a random corpus and the single run over it that
 # the sharded runs must reproduce.
 #
+#   skip_status          77 (ctest: skipped) for a test that cannot run here, or 1 (failed) with
+#                        ATTN_VIZ_REQUIRE_CLUSTER=1, as in CI (.ci/run), where a skip would hide it
+#
 #   make_corpus_fixture DIR BIN [SEQUENCES]
 #     DIR/w/weights.json   the planted-heads layer (attn-viz synth: D = 48, H = 6)
 #     DIR/corpus.jsonl     SEQUENCES (default 40) random sequences, T in [2, 17], tokens drawn from
@@ -8,6 +11,9 @@
 #                          with padding; the seed is printed (ATTN_VIZ_TEST_SEED=N replays it)
 #     DIR/single/          `attn-viz run --inputs DIR/corpus.jsonl` over the whole corpus
 #     DIR/single.json      its partial (--save-partial)
+
+skip_status=77
+[[ ${ATTN_VIZ_REQUIRE_CLUSTER:-0} == 1 ]] && skip_status=1
 
 make_corpus_fixture() {
   local dir=$1 bin=$2 sequences=${3:-40}

@@ -3,12 +3,13 @@
 # their merge must equal one single run to 1e-9 relative; a failing shard stops the run with its
 # exit status and no merge.
 #
-#   tests/cluster/parallel_test.sh BIN      (ctest: cluster-parallel; exit 77, skipped, without parallel)
+#   tests/cluster/parallel_test.sh BIN      (ctest: cluster-parallel; exit 77, skipped, without parallel,
+#                                           or 1 with ATTN_VIZ_REQUIRE_CLUSTER=1)
 set -euo pipefail
 bin=$(realpath "${1:?usage: parallel_test.sh BIN}")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/tests/cluster/fixture.sh"
-command -v parallel >/dev/null || { echo "skipped: GNU parallel not found (scripts/setup.sh installs it)"; exit 77; }
+command -v parallel >/dev/null || { echo "skipped: GNU parallel not found (scripts/setup.sh installs it)"; exit "$skip_status"; }
 
 WORK=$(mktemp -d /tmp/attn-viz-parallel.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

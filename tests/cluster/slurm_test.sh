@@ -7,8 +7,9 @@
 #
 #   tests/cluster/slurm_test.sh BIN      (ctest: cluster-slurm)
 #
-# Exit 77 (ctest: skipped) where Slurm cannot run here: packages missing, not root. One test at a
-# time per machine (flock), on the first free ports from 16817 up (CTLD_PORT/SLURMD_PORT to fix them).
+# Exit 77 (ctest: skipped) where Slurm cannot run here: packages missing, not root; exit 1 instead
+# with ATTN_VIZ_REQUIRE_CLUSTER=1 (.ci/run sets it: CI must run it). One test at a time per machine
+# (flock), on the first free ports from 16817 up (CTLD_PORT/SLURMD_PORT to fix them).
 set -euo pipefail
 bin=$(realpath "${1:?usage: slurm_test.sh BIN}")
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +18,7 @@ NSHARDS=4
 TIMEOUT_S=${TIMEOUT_S:-300}
 
 log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
-skip() { echo "skipped: $*"; exit 77; }
+skip() { echo "skipped: $*"; exit "$skip_status"; }
 
 for tool in slurmctld slurmd sbatch squeue scontrol sinfo scancel munged mungekey munge unmunge; do
   command -v "$tool" >/dev/null || skip "$tool not found (scripts/setup.sh installs slurm-wlm and munge)"
