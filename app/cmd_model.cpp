@@ -45,7 +45,8 @@ struct ModelOptions {
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->description("Run a whole Llama-style model (llama2.c checkpoint) over a text and draw and analyse every layer's "
-                     "heads (layer_NN/head_NN.png, stats.json over all heads).");
+                     "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
+                     "statistic aggregated.");
     cmd->add_option("--checkpoint", o.checkpoint, "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)")
         ->required()->check(CLI::ExistingFile);
     cmd->add_option("--tokenizer", o.tokenizer, "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin)")
