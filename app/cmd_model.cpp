@@ -1,10 +1,14 @@
 // attn-viz model: a whole Llama-style model (llama2.c checkpoint) forward over a text, every
 // layer's heads drawn and analysed: load the model and the token ids, check the run fits the
-// memory budget, run the forward pass, write the report, commit, print.
+// memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
+// (--inputs), every statistic aggregated.
 #include <cstdio>
 #include <memory>
 
 #include "commands.hpp"
+#include "corpus_fingerprint.hpp"
+#include "corpus_options.hpp"
+#include "corpus_stats.hpp"
 #include "error.hpp"
 #include "head_analysis.hpp"
 #include "input_limits.hpp"
@@ -18,6 +22,7 @@
 #include "poisoned_heads.hpp"
 #include "report_options.hpp"
 #include "run_steps.hpp"
+#include "sequence_stream.hpp"
 #include "stats_report.hpp"
 #include "token_file.hpp"
 #include "token_ids.hpp"
@@ -27,6 +32,7 @@ namespace {
 
 struct ModelOptions {
     std::string checkpoint, tokenizer, text, token_ids;
+    CorpusOptionValues corpus;
     int64_t induction = 0;
     uint64_t seed = 0;
     int generate = 0;
@@ -39,7 +45,8 @@ struct ModelOptions {
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->description("Run a whole Llama-style model (llama2.c checkpoint) over a text and draw and analyse every layer's "
-                     "heads (layer_NN/head_NN.png, stats.json over all heads).");
+                     "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
+                     "statistic aggregated.");
     cmd->add_option("--checkpoint", o.checkpoint, "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)")
         ->required()->check(CLI::ExistingFile);
     cmd->add_option("--tokenizer", o.tokenizer, "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin)")
@@ -50,8 +57,13 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
                                       "Induction test: BOS then N random tokens repeated twice; reports duplicate-token and "
                                       "induction scores for every head")
                           ->check(CLI::Range(1, 100000));
-    text->excludes(tokens)->excludes(induction);
-    tokens->excludes(induction);
+    CLI::Option* corpus = add_corpus_options(cmd, o.corpus,
+                                             "Corpus mode: a JSONL file with one {\"text\": \"...\"} or {\"tokens\": [1, 403, ...]} "
+                                             "per line (or a folder of such JSON files); every statistic is aggregated "
+                                             "(mean and std per head) with memory independent of their number");
+    text->excludes(tokens)->excludes(induction)->excludes(corpus);
+    tokens->excludes(induction)->excludes(corpus);
+    induction->excludes(corpus);
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
     cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens")->check(CLI::Range(0, 4096));
     add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
@@ -60,12 +72,14 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     add_report_options(cmd, o.report, o.report_values);
     add_input_limit_options(cmd, o.limit_values);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
-    cmd->parse_complete_callback([text, tokens, induction] {
-        if (!*text && !*tokens && !*induction) throw CLI::RequiredError("one of --text, --tokens or --induction");
+    cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
+        if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
+        if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0, "--generate");
     });
 }
 
-// The model, its tokenizer and the token ids to run, validated before anything is written.
+// The model, its tokenizer and the token ids to run (none in corpus mode, which reads its
+// sequences one at a time), validated before anything is written.
 struct ModelInputs {
     attn_viz::LlamaWeights weights;
     std::unique_ptr<attn_viz::Llama2cTokenizer> tokenizer;
@@ -91,26 +105,34 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limit
     ModelInputs in;
     in.weights = attn_viz::read_llama2c_checkpoint(o.checkpoint, limits);
     in.tokenizer = std::make_unique<attn_viz::Llama2cTokenizer>(o.tokenizer, in.weights.config.vocab_size);
-    in.ids = input_ids(o, *in.tokenizer, in.weights.config.vocab_size);
+    if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.weights.config.vocab_size);
     return in;
 }
 
-// Refuses (Error bad_input) a forward pass whose layer runs exceed the memory budget.
-void check_run_memory(const ModelInputs& in, const attn_viz::LoadLimits& limits) {
-    const attn_viz::Llama2cConfig& c = in.weights.config;
-    const int64_t T = static_cast<int64_t>(in.ids.size());
+// Refuses (Error bad_input) a forward pass over T tokens whose layer runs exceed the memory budget.
+void check_run_memory(const attn_viz::Llama2cConfig& c, int64_t T, const attn_viz::LoadLimits& limits) {
     attn_viz::check_memory(c.n_layers * attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads, T, T),
                            limits.memory_budget,
-                           "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(in.ids.size()) + " tokens");
+                           "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(T) + " tokens");
 }
 
-attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& ids, attn_viz::Timings& timings) {
+// The forward pass over `ids`; names the heads of each layer NaN/Inf values reach (`where`: ""
+// or "c.jsonl:3: ").
+attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& ids, const std::string& where,
+                           attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
     attn_viz::ModelRun run = model.run(ids);
     for (size_t l = 0; l < run.layers.size(); ++l)
         for (const std::string& head : attn_viz::poisoned_heads(run.layers[l]))
-            std::fprintf(stderr, "attn-viz: warning: non-finite values reach layer %zu %s\n", l, head.c_str());
+            std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), l, head.c_str());
     return run;
+}
+
+// The attention weights of every layer of the model.
+std::vector<const attn_viz::LayerWeights*> attention_weights(const attn_viz::LlamaModel& model) {
+    std::vector<const attn_viz::LayerWeights*> weights;
+    for (const attn_viz::LlamaBlockWeights& b : model.weights().layers) weights.push_back(&b.attention);
+    return weights;
 }
 
 // Every layer's pictures and statistics, staged in `out`.
@@ -120,7 +142,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     using namespace attn_viz;
     ReportInput report;
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
-    for (const LlamaBlockWeights& b : model.weights().layers) report.weights.push_back(&b.attention);
+    report.weights = attention_weights(model);
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
@@ -133,6 +155,52 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     return write_report(out, report, o.report, timings);
 }
 
+// Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time,
+// each layer's analysis into running moments; memory does not depend on the number of sequences.
+// Returns the text to print.
+std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& limits, const ModelInputs& in,
+                             attn_viz::LlamaModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
+                             attn_viz::Timings& timings) {
+    using namespace attn_viz;
+    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
+    CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
+    const std::vector<const LayerWeights*> weights = attention_weights(model);
+    WeightSimilarities weight_similarity;
+    {
+        Timings::Scope t(timings, "weights");
+        weight_similarity = weight_similarities(weights, false, backend);
+    }
+    AnalysisOptions options;
+    options.thresholds = o.report.thresholds;
+    options.threads = resolve_threads(o.report.threads);
+    options.weight_similarity = &weight_similarity;
+    nlohmann::json doc;
+    std::string where;
+    while (true) {
+        {
+            Timings::Scope t(timings, "load");
+            if (!documents.next(doc, where)) break;
+        }
+        const ModelSequence sequence = parse_model_sequence(doc, where);
+        const std::vector<int> ids = sequence.text ? in.tokenizer->encode(*sequence.text, /*bos=*/true, /*eos=*/false)
+                                                   : sequence.token_ids;
+        ModelRun run;
+        try {
+            check_run_memory(model.weights().config, static_cast<int64_t>(ids.size()), limits);
+            run = forward(model, ids, where + ": ", timings);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::bad_input) throw;
+            fail_input(where, e.what());
+        }
+        Timings::Scope t(timings, "statistics");
+        std::vector<const LayerResult*> layers;
+        for (const LayerResult& r : run.layers) layers.push_back(&r);
+        corpus.add(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
+                   token_sequence_fingerprint(ids));
+    }
+    return finish_corpus_run(o.corpus, corpus, documents, o.report, out);
+}
+
 // --generate: the model's greedy continuation of the ids, as text ("" without it).
 std::string continuation(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
                          attn_viz::Timings& timings) {
@@ -141,35 +209,43 @@ std::string continuation(const ModelOptions& o, const ModelInputs& in, attn_viz:
     return in.tokenizer->decode(attn_viz::greedy_generate(model, in.ids, o.generate));
 }
 
+// One text (--text, --tokens or --induction) through the model: every layer's pictures and
+// statistics (staged), and the continuation. Returns the text to print.
+std::string run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
+                           attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, attn_viz::Timings& timings) {
+    const attn_viz::ModelRun run = forward(model, in.ids, "", timings);
+    const attn_viz::ModelAnalysis analysis = write_model_report(out, o, in, model, run, backend, timings);
+    const std::string continued = continuation(o, in, model, timings);
+    return std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n" + stats_table(analysis) +
+           (continued.empty() ? "" : "greedy continuation: " + continued + "\n");
+}
+
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_report_options(o.report, o.report_values);
-    check_output_files({o.report.dump_attention, o.report.dump_output}, {o.checkpoint, o.tokenizer}, o.output.out);
+    resolve_corpus_options(o.corpus);
+    const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
+    check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
 
     // Step 1: the model, the tokenizer and the token ids, and the run's size, all validated
-    // before anything is written.
+    // before anything is written (a corpus's sequences as they are read).
     Timings timings;
     OutputDir out(o.output.out, o.output.force);
-    out.protect_inputs({o.checkpoint, o.tokenizer});
+    out.protect_inputs(inputs);
     ModelInputs in = load_inputs(o, limits, timings);
-    check_run_memory(in, limits);
+    if (o.corpus.path.empty()) check_run_memory(in.weights.config, static_cast<int64_t>(in.ids.size()), limits);
 
-    // Step 2: the forward pass on oneDNN, then every layer's report and the continuation.
+    // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or
+    // each sequence of the corpus through the model, into running sums.
     OnednnBackend backend(o.report.threads);
     LlamaModel model(backend, std::move(in.weights));
-    const ModelRun run = forward(model, in.ids, timings);
-    const ModelAnalysis analysis = write_model_report(out, o, in, model, run, backend, timings);
-    const std::string continued = continuation(o, in, model, timings);
+    const std::string printed = o.corpus.path.empty() ? run_model_once(o, in, model, backend, out, timings)
+                                                      : run_model_corpus(o, limits, in, model, backend, out, timings);
 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
-    if (!o.output.quiet) {
-        std::printf("%zu tokens: %s\n", in.ids.size(), in.tokenizer->decode(in.ids).c_str());
-        std::fputs(stats_table(analysis).c_str(), stdout);
-        if (!continued.empty()) std::printf("greedy continuation: %s\n", continued.c_str());
-        std::printf("wrote %s\n", o.output.out.c_str());
-    }
+    if (!o.output.quiet) std::printf("%swrote %s\n", printed.c_str(), o.output.out.c_str());
     if (o.timings) print_timings(timings);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "attention.hpp"
 #include "commands.hpp"
 #include "corpus_fingerprint.hpp"
+#include "corpus_options.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "input_limits.hpp"
@@ -33,8 +34,9 @@ struct RunOptions {
     ReportOptionValues report_values;
     InputLimitValues limit_values;
     OutputOptionValues output;
+    CorpusOptionValues corpus;
     std::vector<std::string> inputs;
-    std::string corpus, save_partial, tokens, input_tensor, context;
+    std::string tokens, input_tensor, context;
     bool timings = false;
 };
 
@@ -49,12 +51,9 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
                     "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
                     ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
         ->check(CLI::ExistingFile);
-    auto* corpus = cmd->add_option("--inputs", o.corpus,
-                                   "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
-                                   "every statistic is aggregated (mean and std per head) with memory independent of their number")
-                       ->check(CLI::ExistingPath);
-    cmd->add_option("--save-partial", o.save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
-        ->needs(corpus);
+    add_corpus_options(cmd, o.corpus,
+                       "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
+                       "every statistic is aggregated (mean and std per head) with memory independent of their number");
     cmd->add_option("--tokens", o.tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
         ->check(CLI::ExistingFile);
     cmd->add_option("--input-tensor", o.input_tensor, "Name of the embeddings tensor in a .safetensors input");
@@ -70,10 +69,9 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
     add_input_limit_options(cmd, o.limit_values);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
     cmd->parse_complete_callback([&o] {
-        if (o.inputs.empty() == o.corpus.empty()) throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
-        if (!o.corpus.empty() && (!o.context.empty() || !o.report.dump_attention.empty() || !o.report.dump_output.empty() ||
-                                  o.report.html || !o.report_values.svg.empty()))
-            throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: --context, --dump-*, --html and --svg need --input");
+        if (o.inputs.empty() == o.corpus.path.empty())
+            throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
+        if (!o.corpus.path.empty()) check_corpus_mode(o.report, o.report_values, !o.context.empty(), "--context");
     });
 }
 
@@ -136,7 +134,7 @@ std::string per_sequence(const std::string& path, size_t index) {
 // Every file the run reads: no output may replace one.
 std::vector<std::string> input_paths(const RunOptions& o) {
     std::vector<std::string> paths = o.inputs;
-    paths.insert(paths.end(), {o.layer.path, o.context, o.tokens, o.corpus});
+    paths.insert(paths.end(), {o.layer.path, o.context, o.tokens, o.corpus.path});
     return paths;
 }
 
@@ -195,7 +193,7 @@ std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner&
 // moments; memory does not depend on the number of sequences. Returns the table to print.
 std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out) {
     using namespace attn_viz;
-    SequenceStream stream(o.corpus, runner.weights.d_model, limits);
+    SequenceStream stream(o.corpus.path, runner.weights.d_model, limits, o.corpus.shard);
     CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
@@ -219,11 +217,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, 
                    sequence_fingerprint(sequence.embeddings, sequence.key_excluded));
         runner.layer.recycle(std::move(result));
     }
-    if (corpus.num_sequences() == 0) fail_input(o.corpus, "holds no sequences");
-    const ModelAnalysis report = corpus.finish(o.report.thresholds);
-    write_analysis_outputs(out, "", report, nlohmann::json::object(), o.report);
-    if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
-    return stats_table(report) + std::to_string(corpus.num_sequences()) + " sequences from " + o.corpus + "\n";
+    return finish_corpus_run(o.corpus, corpus, stream.documents(), o.report, out);
 }
 
 int run(RunOptions& o) {
@@ -231,8 +225,9 @@ int run(RunOptions& o) {
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values);
+    resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = input_paths(o);
-    check_output_files({o.report.dump_attention, o.report.dump_output, o.save_partial}, inputs, o.output.out);
+    check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
 
     // Step 1: read and validate every input, and the run's size, before anything is written.
     Timings timings;
@@ -251,7 +246,7 @@ int run(RunOptions& o) {
         weight_similarity = weight_similarities({&in.weights}, false, backend);
     }
     LayerRunner runner{in.weights, layer, weight_similarity, timings};
-    const std::string tables = o.corpus.empty() ? run_sequences(o, in, runner, out) : run_corpus(o, limits, runner, out);
+    const std::string tables = o.corpus.path.empty() ? run_sequences(o, in, runner, out) : run_corpus(o, limits, runner, out);
 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);

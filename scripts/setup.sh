@@ -15,6 +15,7 @@ packages=(
   fonts-dejavu-core                       # DejaVu Sans for labels
   python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
   chromium                                # headless: the render tests open report.html in it
+  slurm-wlm munge parallel                # tests/cluster: a one-node Slurm cluster, GNU parallel
 )
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
   packages+=(python3-matplotlib libopenblas0-pthread hyperfine time)

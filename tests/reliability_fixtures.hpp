@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -54,6 +56,27 @@ inline std::string llama2c_checkpoint_bytes(int32_t dim, int32_t hidden, int32_t
     const attn_viz::Tensor values = random_tensor({floats});
     bytes.append(reinterpret_cast<const char*>(values.ptr()), size_t(floats) * 4);
     return bytes;
+}
+
+// A llama2.c tokenizer file: max_token_length, then (score, length, bytes) records.
+inline std::string tokenizer_bytes(const std::vector<std::pair<std::string, float>>& pieces, int32_t max_length) {
+    std::string bytes(reinterpret_cast<const char*>(&max_length), sizeof max_length);
+    for (const auto& [piece, score] : pieces) {
+        const auto length = static_cast<int32_t>(piece.size());
+        bytes.append(reinterpret_cast<const char*>(&score), sizeof score);
+        bytes.append(reinterpret_cast<const char*>(&length), sizeof length);
+        bytes += piece;
+    }
+    return bytes;
+}
+
+// <unk>, BOS, EOS, the 256 byte tokens, then `extra`.
+inline std::vector<std::pair<std::string, float>> vocabulary_with_bytes(const std::vector<std::pair<std::string, float>>& extra) {
+    std::vector<std::pair<std::string, float>> pieces = {{"<unk>", 0}, {"\n<s>\n", 0}, {"\n</s>\n", 0}};
+    const char* hex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) pieces.push_back({std::string("<0x") + hex[b / 16] + hex[b % 16] + ">", 0});
+    pieces.insert(pieces.end(), extra.begin(), extra.end());
+    return pieces;
 }
 
 // Overwrites float `index` (counted after the 28-byte header) of a checkpoint.

@@ -22,4 +22,24 @@ uint64_t sequence_fingerprint(const Tensor& embeddings, const std::vector<uint8_
     return f.value();
 }
 
+uint64_t model_fingerprint(const LlamaWeights& w) {
+    Fingerprint f;
+    const Llama2cConfig& c = w.config;
+    for (int64_t v : {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len, int64_t{c.shared_classifier}})
+        f.add_int(v);
+    for (const LlamaBlockWeights& b : w.layers) {
+        f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
+        for (const Tensor* t : {&b.rms_attention, &b.rms_ffn, &b.w1, &b.w2, &b.w3}) f.add_tensor(*t);
+    }
+    for (const Tensor* t : {&w.token_embedding, &w.rms_final, &w.classifier}) f.add_tensor(*t);
+    return f.value();
+}
+
+uint64_t token_sequence_fingerprint(const std::vector<int>& ids) {
+    Fingerprint f;
+    f.add_int(static_cast<int64_t>(ids.size()));
+    for (int id : ids) f.add_int(id);
+    return f.value();
+}
+
 }  // namespace attn_viz

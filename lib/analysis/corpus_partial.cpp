@@ -1,6 +1,7 @@
 // CorpusAccumulator's partial-result files ("attn-viz/partial@1"): writing, and reading with
 // validation of every field against the declared layout before anything is allocated from it.
 #include <cmath>
+#include <optional>
 
 #include "file_write.hpp"
 #include "corpus_stats.hpp"
@@ -15,6 +16,8 @@ namespace {
 
 constexpr int64_t max_partial_heads = 4096;  // layers x heads accepted from a file
 constexpr const char* fingerprint_hash = "xxh3-64";  // how "fingerprints" were computed (core/fingerprint.hpp)
+constexpr int64_t max_partial_sequences = int64_t(1) << 50;
+constexpr size_t max_partial_corpora = 65536;
 
 // Moments as three parallel arrays; doubles are written by nlohmann::json in their shortest form
 // that reads back to the same bits, so a save/load round trip is exact.
@@ -79,6 +82,37 @@ LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& 
     return thresholds;
 }
 
+CorpusCoverage read_coverage(const nlohmann::json& corpora, int64_t num_sequences, const std::string& where) {
+    if (!corpora.is_array() || corpora.empty() || corpora.size() > max_partial_corpora)
+        fail_input(where, "\"corpora\" must be a list of 1 to " + std::to_string(max_partial_corpora) + " corpora");
+    CorpusCoverage coverage;
+    for (const nlohmann::json& entry : corpora) {
+        CorpusShards c;
+        const nlohmann::json& path = member(entry, "path", where);
+        if (!path.is_string()) fail_input(where, "a corpus \"path\" must be a string");
+        c.path = path.get<std::string>();
+        c.fingerprint = fingerprint_value(member(entry, "fingerprint", where), "a corpus \"fingerprint\"", where);
+        c.num_sequences = whole_number(entry, "num_sequences", 1, max_partial_sequences, where);
+        c.num_shards = whole_number(entry, "num_shards", 1, max_corpus_shards, where);
+        const nlohmann::json& shards = member(entry, "shards", where);
+        if (!shards.is_array() || shards.empty() || static_cast<int64_t>(shards.size()) > c.num_shards)
+            fail_input(where, "a corpus's \"shards\" must list 1 to num_shards shards");
+        for (const nlohmann::json& shard : shards) {
+            // Every shard a run covers held a sequence: I < min(N, num_sequences).
+            if (!shard.is_number_integer() || shard.get<int64_t>() < 0 || shard.get<int64_t>() >= c.num_shards ||
+                shard.get<int64_t>() >= c.num_sequences || (!c.shards.empty() && shard.get<int64_t>() <= c.shards.back()))
+                fail_input(where, "a corpus's \"shards\" must be ascending whole numbers below num_shards and num_sequences");
+            c.shards.push_back(shard.get<int64_t>());
+        }
+        c.sources.assign(c.shards.size(), where);
+        coverage.merge(CorpusCoverage(std::move(c)));
+    }
+    if (coverage.sequences_covered() > num_sequences)
+        fail_input(where, "its \"corpora\" cover " + std::to_string(coverage.sequences_covered()) + " sequences, more than its " +
+                              std::to_string(num_sequences));
+    return coverage;
+}
+
 }  // namespace
 
 nlohmann::json CorpusAccumulator::partial_json() const {
@@ -105,6 +139,7 @@ nlohmann::json CorpusAccumulator::partial_json() const {
                              {"weights", fingerprint_text(*weights_fingerprint_)},
                              {"sequences", std::move(sequences)}};
     }
+    if (!coverage_.empty()) j["corpora"] = corpora_json(coverage_);
     return j;
 }
 
@@ -120,11 +155,10 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     const nlohmann::json& causal = member(j, "causal", where);
     if (!causal.is_boolean()) fail_input(where, "\"causal\" must be true or false");
     acc.causal_ = causal.get<bool>();
-    constexpr int64_t big = int64_t(1) << 50;
-    acc.num_sequences_ = whole_number(j, "num_sequences", 1, big, where);
-    acc.total_queries_ = whole_number(j, "total_queries", 0, big, where);
-    acc.max_queries_ = whole_number(j, "max_queries", 0, big, where);
-    acc.max_keys_ = whole_number(j, "max_keys", 0, big, where);
+    acc.num_sequences_ = whole_number(j, "num_sequences", 1, max_partial_sequences, where);
+    acc.total_queries_ = whole_number(j, "total_queries", 0, max_partial_sequences, where);
+    acc.max_queries_ = whole_number(j, "max_queries", 0, max_partial_sequences, where);
+    acc.max_keys_ = whole_number(j, "max_keys", 0, max_partial_sequences, where);
     // The statistics' names must be ours, in our order (a file from another version is refused).
     const nlohmann::json& statistics = member(j, "statistics", where);
     bool same_statistics = statistics.is_array() && statistics.size() == head_stat_count;
@@ -152,6 +186,7 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
         for (size_t k = 0; k < sequences.size(); ++k)
             acc.sequences_.push_back({fingerprint_value(sequences[k], "sequence " + std::to_string(k), where), 0});
     }
+    if (j.contains("corpora")) acc.coverage_ = read_coverage(j["corpora"], acc.num_sequences_, where);
     return acc;
 }
 

@@ -63,7 +63,7 @@ const std::vector<CorpusAccumulator::CountedSequence>& CorpusAccumulator::sorted
     return sequences_;
 }
 
-void CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const std::string& where) const {
+CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const std::string& where) const {
     check_layout(other.num_layers_, other.num_heads_, other.causal_, where, sources_.front());
     if (weights_fingerprint_ && other.weights_fingerprint_ && *weights_fingerprint_ != *other.weights_fingerprint_)
         fail_input(where, "was computed with other weights (fingerprint " + fingerprint_text(*other.weights_fingerprint_) +
@@ -76,6 +76,8 @@ void CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const st
                                       ", " + sources_[thresholds_source_] + " with " + name + "=" +
                                       threshold_text((*thresholds_).*member) + ": partials of runs with different thresholds "
                                       "cannot be merged");
+    CorpusCoverage coverage = coverage_;
+    coverage.merge(other.coverage_);
     // Both fingerprint lists sorted: walk them together.
     const std::vector<CountedSequence>& mine = sorted_sequences();
     const std::vector<CountedSequence>& theirs = other.sorted_sequences();
@@ -94,6 +96,7 @@ void CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const st
                               " sequences are already counted from " + sources_[first_repeated->source] + " (fingerprint " +
                               fingerprint_text(first_repeated->fingerprint) +
                               "): the same partial twice, or overlapping corpora, would count them twice");
+    return coverage;
 }
 
 void CorpusAccumulator::add(const ModelAnalysis& a, uint64_t sequence_fingerprint) {
@@ -127,7 +130,7 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
         weights_source_ = thresholds_source_ = 0;
         return;
     }
-    check_mergeable(other, where);
+    CorpusCoverage coverage = check_mergeable(other, where);
     const auto source = static_cast<uint32_t>(sources_.size());
     sources_.push_back(where);
     if (!weights_fingerprint_ && other.weights_fingerprint_) weights_fingerprint_ = other.weights_fingerprint_, weights_source_ = source;
@@ -142,6 +145,7 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
     total_queries_ += other.total_queries_;
     max_queries_ = std::max(max_queries_, other.max_queries_);
     max_keys_ = std::max(max_keys_, other.max_keys_);
+    coverage_ = std::move(coverage);
 }
 
 ModelAnalysis CorpusAccumulator::finish(const LabelThresholds& thresholds) const {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "corpus_coverage.hpp"
 #include "head_analysis.hpp"
 
 namespace attn_viz {
@@ -63,6 +64,11 @@ public:
     void save_partial(const std::string& path) const;  // atomically
     static CorpusAccumulator load_partial(const std::string& path);
 
+    // Which shards of which corpora the sequences came from (empty: not known); merge() refuses
+    // overlapping coverage (CorpusCoverage::merge).
+    void set_coverage(CorpusCoverage coverage) { coverage_ = std::move(coverage); }
+    const CorpusCoverage& coverage() const { return coverage_; }
+
     int64_t num_sequences() const { return num_sequences_; }
     // How many of them have a fingerprint: fewer than num_sequences() when partials of an
     // earlier version were merged in.
@@ -91,11 +97,13 @@ private:
     mutable std::vector<CountedSequence> sequences_;  // in any order; sorted_sequences() sorts them
     std::vector<std::string> sources_ = {"this run"};  // names of what was merged, for messages
     uint32_t weights_source_ = 0, thresholds_source_ = 0;  // which of sources_ set them
+    CorpusCoverage coverage_;
 
     const std::vector<CountedSequence>& sorted_sequences() const;
     void check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where,
                       const std::string& so_far) const;
-    void check_mergeable(const CorpusAccumulator& other, const std::string& where) const;
+    // Refuses (Error bad_input) what merge() refuses; returns the coverage of both.
+    CorpusCoverage check_mergeable(const CorpusAccumulator& other, const std::string& where) const;
 };
 
 }  // namespace attn_viz

@@ -2,19 +2,40 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "error.hpp"
 #include "input_files.hpp"
+#include "json_tensor.hpp"
 #include "memory_budget.hpp"
 
 namespace fs = std::filesystem;
 
 namespace attn_viz {
 
-SequenceStream::SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits)
-    : d_model_(d_model), limits_(limits), path_(path) {
+std::string CorpusShard::text() const { return std::to_string(index) + "/" + std::to_string(count); }
+
+CorpusShard parse_corpus_shard(const std::string& text) {
+    CorpusShard shard;
+    const size_t slash = text.find('/');
+    const auto whole = [&](size_t begin, size_t end, int64_t& value) {
+        const char* first = text.data() + begin;
+        const char* last = text.data() + end;
+        const auto [ptr, ec] = std::from_chars(first, last, value);
+        return first != last && ec == std::errc() && ptr == last;
+    };
+    if (slash == std::string::npos || !whole(0, slash, shard.index) || !whole(slash + 1, text.size(), shard.count) ||
+        shard.count < 1 || shard.count > max_corpus_shards || shard.index < 0 || shard.index >= shard.count)
+        throw Error(ErrorKind::usage, "'" + text + "' is not a shard I/N with 0 <= I < N <= " + std::to_string(max_corpus_shards) +
+                                          " (e.g. 0/4)");
+    return shard;
+}
+
+CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard)
+    : path_(path), limits_(limits), shard_(shard) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
@@ -22,6 +43,13 @@ SequenceStream::SequenceStream(const std::string& path, int64_t d_model, const L
         if (ec) throw Error(ErrorKind::io, path + ": cannot list the folder: " + ec.message());
         std::sort(files_.begin(), files_.end());
         if (files_.empty()) fail_input(path, "folder holds no .json input files");
+        for (const std::string& file : files_) {
+            add_text(fs::path(file).filename().string());
+            const uintmax_t size = fs::file_size(file, ec);
+            if (ec) throw Error(ErrorKind::io, file + ": cannot read its size: " + ec.message());
+            fingerprint_.add_int(static_cast<int64_t>(size));
+        }
+        base_dir_ = path;
         return;
     }
     jsonl_.open(path);
@@ -30,31 +58,70 @@ SequenceStream::SequenceStream(const std::string& path, int64_t d_model, const L
     base_dir_ = fs::path(path).parent_path().string();
 }
 
-bool SequenceStream::next(SequenceInput& out, std::string& where) {
+void CorpusDocuments::add_text(const std::string& text) {
+    fingerprint_.add_int(static_cast<int64_t>(text.size()));
+    fingerprint_.add_bytes(text.data(), text.size());
+}
+
+bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
     if (!files_.empty()) {
-        if (next_file_ == files_.size()) return false;
-        where = files_[next_file_++];
-        out = read_input_file(where, d_model_, limits_);
-        return true;
+        while (sequences_passed_ < static_cast<int64_t>(files_.size())) {
+            const int64_t sequence = sequences_passed_++;
+            if (!shard_.holds(sequence)) continue;
+            where = files_[static_cast<size_t>(sequence)];
+            doc = read_json_file(where, "input sequence", limits_);
+            return true;
+        }
+        return false;
     }
-    std::string line;
-    while (std::getline(jsonl_, line)) {
+    while (std::getline(jsonl_, line_)) {
         ++line_number_;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
+        add_text(line_);
+        if (!shard_.holds(sequences_passed_++)) continue;
         where = path_ + ":" + std::to_string(line_number_);
-        check_memory_elements(line.size(), json_bytes_per_text_byte, limits_.memory_budget,
-                              where + ": parsing " + std::to_string(line.size()) + " bytes of JSON");
-        nlohmann::json doc;
+        check_memory_elements(line_.size(), json_bytes_per_text_byte, limits_.memory_budget,
+                              where + ": parsing " + std::to_string(line_.size()) + " bytes of JSON");
         try {
-            doc = nlohmann::json::parse(line);
+            doc = nlohmann::json::parse(line_);
         } catch (const nlohmann::json::exception& e) {
             fail_input(where, std::string("invalid JSON: ") + e.what());
         }
-        out = parse_sequence(doc, d_model_, where, base_dir_, limits_);
         return true;
     }
     if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));
     return false;
+}
+
+SequenceStream::SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits, CorpusShard shard)
+    : d_model_(d_model), limits_(limits), documents_(path, limits, shard) {}
+
+bool SequenceStream::next(SequenceInput& out, std::string& where) {
+    nlohmann::json doc;
+    if (!documents_.next(doc, where)) return false;
+    out = parse_sequence(doc, d_model_, where, documents_.base_dir(), limits_);
+    return true;
+}
+
+ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where) {
+    const bool has_text = doc.is_object() && doc.contains("text"), has_tokens = doc.is_object() && doc.contains("tokens");
+    if (has_text == has_tokens)
+        fail_input(where, "expected a JSON object with either \"text\" (a string) or \"tokens\" (a list of token ids)");
+    ModelSequence sequence;
+    if (has_text) {
+        if (!doc["text"].is_string()) fail_input(where, "\"text\" must be a string");
+        sequence.text = doc["text"].get<std::string>();
+        return sequence;
+    }
+    const nlohmann::json& tokens = doc["tokens"];
+    if (!tokens.is_array() || tokens.empty()) fail_input(where, "\"tokens\" must be a non-empty list of token ids");
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        const nlohmann::json& id = tokens[t];
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int>::max())
+            fail_input(where, "tokens[" + std::to_string(t) + "] is not a token id (a whole number >= 0)");
+        sequence.token_ids.push_back(static_cast<int>(id.get<int64_t>()));
+    }
+    return sequence;
 }
 
 }  // namespace attn_viz

@@ -1,35 +1,103 @@
 // Many input sequences read one at a time (corpus mode): a JSONL file with one input object per
 // line, or a folder of input JSON files taken in name order. Only the current sequence is held.
+// A run may take one shard of the corpus (--shard I/N): the sequences whose index i (0-based, in
+// corpus order: the JSONL file's non-blank lines, or the folder's files) has i mod N == I, so that
+// N runs anywhere cover the corpus exactly once and merge exactly (README, "Corpora on a cluster").
 #pragma once
 
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "fingerprint.hpp"
 #include "input_file.hpp"
 #include "load_limits.hpp"
 
 namespace attn_viz {
 
+// Shard `index` of `count` (0 <= index < count): the sequences i with i mod count == index.
+// Round-robin rather than contiguous blocks, so that a corpus sorted by length (the cost is
+// quadratic in T) still gives shards of equal cost, and no shard must count the corpus first.
+struct CorpusShard {
+    int64_t index = 0;
+    int64_t count = 1;
+
+    bool holds(int64_t sequence) const { return sequence % count == index; }
+    std::string text() const;  // "I/N"
+};
+
+inline constexpr int64_t max_corpus_shards = 1000000;
+
+// "I/N" with 0 <= I < N <= max_corpus_shards; throws Error(usage) otherwise.
+CorpusShard parse_corpus_shard(const std::string& text);
+
+// The JSON documents of a corpus, or of one shard of it, one at a time. A shard reads past the
+// other shards' lines without parsing them (a malformed line is reported by the shard that owns it).
+class CorpusDocuments {
+public:
+    // Opens `path` (a .jsonl file or a folder of .json files); every document is read within `limits`.
+    explicit CorpusDocuments(const std::string& path, const LoadLimits& limits = {}, CorpusShard shard = {});
+
+    // Reads the shard's next document into `doc` and names it in `where` ("c.jsonl:17",
+    // "dir/a.json"); false at the end. Blank lines are skipped and not counted; a malformed line
+    // throws Error(bad_input) naming the file and line.
+    bool next(nlohmann::json& doc, std::string& where);
+
+    // Where relative {"npy": ...} references of the documents are resolved.
+    const std::string& base_dir() const { return base_dir_; }
+    // The sequences of the whole corpus (every shard's) passed so far: the corpus's size once
+    // next() has returned false.
+    int64_t corpus_sequences() const { return sequences_passed_; }
+    // Once next() has returned false, the fingerprint of the whole corpus, the same in every
+    // shard: XXH3 of each non-blank line of a JSONL file (its length as 8 bytes, then its bytes),
+    // or of each file of a folder (its name's length, its name, its size in bytes) in name order.
+    // Files that lines refer to ({"npy": ...}) are not part of it.
+    uint64_t corpus_fingerprint() const { return fingerprint_.value(); }
+
+private:
+    std::string path_, base_dir_;
+    LoadLimits limits_;
+    CorpusShard shard_;
+    int64_t sequences_passed_ = 0;
+    Fingerprint fingerprint_;
+    std::ifstream jsonl_;
+    int64_t line_number_ = 0;
+    std::string line_;
+    std::vector<std::string> files_;  // folder mode, sorted by name
+
+    void add_text(const std::string& text);  // to the fingerprint: length, then bytes
+};
+
+// Input sequences (embeddings, tokens, mask) of a corpus or of one shard of it.
 class SequenceStream {
 public:
-    // Opens `path` (a .jsonl file or a folder); embeddings must have `d_model` columns. Every
-    // sequence is read within `limits`.
-    SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits = {});
+    // Embeddings must have `d_model` columns. Every sequence is read within `limits`.
+    SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits = {}, CorpusShard shard = {});
 
-    // Reads the next sequence into `out` and names it in `where` ("c.jsonl:17", "dir/a.json");
-    // false at the end. Blank lines are skipped; a malformed line throws Error(bad_input) naming
-    // the file and line.
+    // Reads the next sequence into `out` and names it in `where`; false at the end.
     bool next(SequenceInput& out, std::string& where);
+
+    const CorpusDocuments& documents() const { return documents_; }
 
 private:
     int64_t d_model_;
     LoadLimits limits_;
-    std::string path_, base_dir_;
-    std::ifstream jsonl_;
-    int64_t line_number_ = 0;
-    std::vector<std::string> files_;  // folder mode
-    size_t next_file_ = 0;
+    CorpusDocuments documents_;
 };
+
+// One sequence of a model corpus (attn-viz model --inputs): {"text": "..."} for the model's
+// tokenizer, or {"tokens": [1, 403, ...]} (ids, each in [0, 2^31)). Exactly one of the two is set.
+struct ModelSequence {
+    std::optional<std::string> text;
+    std::vector<int> token_ids;
+};
+
+// Throws Error(bad_input, "<where>: ...") for anything else (neither or both keys, an empty or
+// non-integer id list).
+ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where);
 
 }  // namespace attn_viz

@@ -26,9 +26,9 @@ extern char** environ;
 
 namespace test_support {
 
-// Writes DIR/w.json (a random D x D layer with H heads) and DIR/x.json (T tokens).
-inline void write_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int64_t T, bool causal = false) {
-    attn_viz::write_weights_file(dir / "w.json", random_layer(D, H, H, causal, true));
+// An input object {"tokens": ["w0", ...], "embeddings": [T random rows of D numbers]} as one line
+// of JSON (a JSONL corpus line without its newline).
+inline std::string random_sequence_line(int64_t T, int64_t D) {
     attn_viz::Tensor x = random_tensor({T, D});
     nlohmann::json rows = nlohmann::json::array();
     nlohmann::json tokens = nlohmann::json::array();
@@ -36,7 +36,13 @@ inline void write_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int
         rows.push_back(std::vector<float>(x.data.begin() + t * D, x.data.begin() + (t + 1) * D));
         tokens.push_back(std::string("w").append(std::to_string(t)));
     }
-    write_text(dir / "x.json", nlohmann::json{{"tokens", tokens}, {"embeddings", rows}}.dump());
+    return nlohmann::json{{"tokens", tokens}, {"embeddings", rows}}.dump();
+}
+
+// Writes DIR/w.json (a random D x D layer with H heads) and DIR/x.json (T tokens).
+inline void write_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int64_t T, bool causal = false) {
+    attn_viz::write_weights_file(dir / "w.json", random_layer(D, H, H, causal, true));
+    write_text(dir / "x.json", random_sequence_line(T, D));
 }
 
 // Writes DIR/w.json (D x D, H heads) whose four matrices are .npy files beside it (wq.npy, wk.npy,

@@ -55,11 +55,7 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     write_layer_fixture(dir, 12, 3, 4);
     std::string all, first, second;
     for (int n = 0; n < 12; ++n) {
-        const int64_t T = 2 + static_cast<int64_t>(rng()() % 9);
-        Tensor x = random_tensor({T, 12});
-        nlohmann::json rows = nlohmann::json::array();
-        for (int64_t t = 0; t < T; ++t) rows.push_back(std::vector<float>(x.data.begin() + t * 12, x.data.begin() + (t + 1) * 12));
-        const std::string line = nlohmann::json{{"embeddings", rows}}.dump() + "\n";
+        const std::string line = random_sequence_line(2 + static_cast<int64_t>(rng()() % 9), 12) + "\n";
         all += line;
         (n < 5 ? first : second) += line;
     }
@@ -90,7 +86,8 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rc") +
                          " --save-partial " + (dir / "pc.json")).exit_code == 0);
     // Each merged after pa.json.
-    const std::pair<std::string, std::string> refusals[] = {{"pa.json", "5 of its 5 sequences are already counted"},
+    // (The same partial twice is caught first as its shard 0/1 of a.jsonl given twice.)
+    const std::pair<std::string, std::string> refusals[] = {{"pa.json", "shard 0/1 of " + (dir / "a.jsonl") + " is already merged"},
                                                             {"pall.json", "5 of its 12 sequences are already counted"},
                                                             {"pc.json", "other weights"}};
     for (const auto& [second, why] : refusals) {

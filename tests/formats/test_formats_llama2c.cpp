@@ -9,6 +9,7 @@
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "load_limits.hpp"
+#include "reliability_fixtures.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -50,26 +51,6 @@ Tensor layer_matrix(const Tensor& stacked, int64_t index) {
     return m;
 }
 
-// A tokenizer file: max_token_length, then (score, length, bytes) records.
-std::string tokenizer_bytes(const std::vector<std::pair<std::string, float>>& pieces, int32_t max_length) {
-    std::string bytes;
-    append(bytes, max_length);
-    for (const auto& [piece, score] : pieces) {
-        append(bytes, score);
-        append(bytes, static_cast<int32_t>(piece.size()));
-        bytes += piece;
-    }
-    return bytes;
-}
-
-// <unk>, BOS, EOS, the 256 byte tokens, then `extra`.
-std::vector<std::pair<std::string, float>> vocabulary_with_bytes(const std::vector<std::pair<std::string, float>>& extra) {
-    std::vector<std::pair<std::string, float>> pieces = {{"<unk>", 0}, {"\n<s>\n", 0}, {"\n</s>\n", 0}};
-    const char* hex = "0123456789ABCDEF";
-    for (int b = 0; b < 256; ++b) pieces.push_back({std::string("<0x") + hex[b / 16] + hex[b % 16] + ">", 0});
-    pieces.insert(pieces.end(), extra.begin(), extra.end());
-    return pieces;
-}
 
 }  // namespace
 

@@ -1,0 +1,49 @@
+#include "corpus_options.hpp"
+
+#include "error.hpp"
+#include "option_parsing.hpp"
+#include "stats_report.hpp"
+
+namespace attn_viz_cli {
+
+CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std::string& inputs_help) {
+    CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
+    cmd->add_option("--save-partial", v.save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
+        ->needs(inputs);
+    cmd->add_option("--shard", v.shard_text,
+                    "Corpus mode: take only shard I of N, the sequences i with i mod N = I (0-based, in corpus order), "
+                    "to merge with the other shards' partials")
+        ->needs(inputs);
+    return inputs;
+}
+
+void resolve_corpus_options(CorpusOptionValues& v) {
+    if (!v.shard_text.empty()) v.shard = parse_option("--shard", [&] { return attn_viz::parse_corpus_shard(v.shard_text); });
+}
+
+void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
+                       const std::string& other) {
+    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html || !report_values.svg.empty())
+        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html and --svg are for one sequence");
+}
+
+std::string finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
+                              const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
+                              attn_viz::OutputDir& out) {
+    using namespace attn_viz;
+    const CorpusShard& shard = v.shard;
+    const std::string of_corpus = "the corpus holds " + std::to_string(documents.corpus_sequences());
+    if (corpus.num_sequences() == 0)
+        fail_input(v.path, shard.count == 1 ? "holds no sequences"
+                                            : "shard " + shard.text() + " holds no sequences (" + of_corpus +
+                                                  ": use at most that many shards)");
+    corpus.set_coverage(CorpusCoverage({v.path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count,
+                                        {shard.index}, {"this run"}}));
+    const ModelAnalysis analysis = corpus.finish(report.thresholds);
+    write_analysis_outputs(out, "", analysis, {{"corpora", corpora_json(corpus.coverage())}}, report);
+    if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
+    return stats_table(analysis) + std::to_string(corpus.num_sequences()) + " sequences from " + v.path +
+           (v.shard_text.empty() ? "" : " (shard " + shard.text() + "; " + of_corpus + ")") + "\n";
+}
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,44 @@
+// Corpus mode's options, shared by run and model: --inputs, --save-partial and --shard.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "corpus_stats.hpp"
+#include "output_dir.hpp"
+#include "report.hpp"
+#include "report_options.hpp"
+#include "sequence_stream.hpp"
+
+namespace attn_viz_cli {
+
+struct CorpusOptionValues {
+    std::string path;             // --inputs; "" outside corpus mode
+    std::string save_partial;     // --save-partial
+    std::string shard_text;       // --shard "I/N"; "" for the whole corpus
+    attn_viz::CorpusShard shard;  // --shard, parsed by resolve_corpus_options
+};
+
+// Adds --inputs (described by `inputs_help`), --save-partial and --shard; returns --inputs.
+CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const std::string& inputs_help);
+
+// Parses --shard into values.shard (Error usage, "--shard: ...", on a bad one).
+void resolve_corpus_options(CorpusOptionValues& values);
+
+// Corpus mode keeps no maps: refuses --dump-*, --html and --svg, and `other` (e.g. "--context")
+// when `other_given` (CLI::ValidationError, exit 2).
+void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
+                       const std::string& other);
+
+// The end of a corpus run whose `documents` have been read to the end: records which shard of
+// which corpus `corpus` covers, writes the report (stats.json with "corpora", CSV tables, figures)
+// and --save-partial, and returns the text to print: the table, then "12 sequences from c.jsonl"
+// or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus holds 12)". Throws
+// Error(bad_input) when the run took no sequence.
+std::string finish_corpus_run(const CorpusOptionValues& values, attn_viz::CorpusAccumulator& corpus,
+                              const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
+                              attn_viz::OutputDir& out);
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,114 @@
+#include "corpus_coverage.hpp"
+
+#include <algorithm>
+
+#include "error.hpp"
+#include "fingerprint.hpp"
+
+namespace attn_viz {
+namespace {
+
+// "1, 3, 5" (the first ten, then "and N more").
+std::string shard_list(const std::vector<int64_t>& shards) {
+    std::string text;
+    for (size_t k = 0; k < shards.size() && k < 10; ++k) text += (k ? ", " : "") + std::to_string(shards[k]);
+    if (shards.size() > 10) text += " and " + std::to_string(shards.size() - 10) + " more";
+    return text;
+}
+
+// "c.jsonl (fingerprint 0123456789abcdef)"
+std::string corpus_name(const CorpusShards& c) { return c.path + " (fingerprint " + fingerprint_text(c.fingerprint) + ")"; }
+
+}  // namespace
+
+int64_t CorpusShards::sequences_covered() const {
+    int64_t covered = 0;
+    for (int64_t shard : shards) covered += shard < num_sequences ? (num_sequences - 1 - shard) / num_shards + 1 : 0;
+    return covered;
+}
+
+CorpusCoverage::CorpusCoverage(CorpusShards corpus) { corpora_.push_back(std::move(corpus)); }
+
+int64_t CorpusCoverage::sequences_covered() const {
+    int64_t covered = 0;
+    for (const CorpusShards& c : corpora_) covered += c.sequences_covered();
+    return covered;
+}
+
+void CorpusCoverage::merge(const CorpusCoverage& other) {
+    for (const CorpusShards& theirs : other.corpora_) {
+        const auto same_corpus = [&](const CorpusShards& c) { return c.fingerprint == theirs.fingerprint; };
+        const auto mine = std::find_if(corpora_.begin(), corpora_.end(), same_corpus);
+        if (mine == corpora_.end()) {
+            for (const CorpusShards& c : corpora_)
+                if (c.path == theirs.path && c.num_shards > 1 && c.num_shards == theirs.num_shards)
+                    fail_input(theirs.sources.front(),
+                               "its shards of " + corpus_name(theirs) + " and those of " + c.sources.front() + " (" +
+                                   corpus_name(c) + ") were cut from different contents: the corpus changed between "
+                                   "its shards' runs (run every shard on one version)");
+            corpora_.push_back(theirs);
+            continue;
+        }
+        if (mine->num_sequences != theirs.num_sequences)
+            fail_input(theirs.sources.front(), "counts " + std::to_string(theirs.num_sequences) + " sequences in " +
+                                                   corpus_name(theirs) + ", " + mine->sources.front() + " counts " +
+                                                   std::to_string(mine->num_sequences));
+        if (mine->num_shards != theirs.num_shards)
+            fail_input(theirs.sources.front(), "splits " + corpus_name(theirs) + " into " + std::to_string(theirs.num_shards) +
+                                                   " shards, " + mine->sources.front() + " into " +
+                                                   std::to_string(mine->num_shards) + ": shards of different splits overlap");
+        for (size_t k = 0; k < theirs.shards.size(); ++k) {
+            const int64_t shard = theirs.shards[k];
+            const auto at = std::lower_bound(mine->shards.begin(), mine->shards.end(), shard);
+            const auto index = at - mine->shards.begin();
+            if (at != mine->shards.end() && *at == shard)
+                fail_input(theirs.sources[k], "shard " + std::to_string(shard) + "/" + std::to_string(theirs.num_shards) +
+                                                  " of " + theirs.path + " is already merged from " +
+                                                  mine->sources[static_cast<size_t>(index)] +
+                                                  ": the same shard twice would count its sequences twice");
+            mine->shards.insert(at, shard);
+            mine->sources.insert(mine->sources.begin() + index, theirs.sources[k]);
+        }
+    }
+}
+
+std::string CorpusCoverage::missing() const {
+    std::string text;
+    for (const CorpusShards& c : corpora_) {
+        if (c.complete()) continue;
+        std::vector<int64_t> absent;
+        for (int64_t shard = 0, k = 0; shard < c.num_shards; ++shard) {
+            if (k < static_cast<int64_t>(c.shards.size()) && c.shards[static_cast<size_t>(k)] == shard) ++k;
+            else absent.push_back(shard);
+        }
+        text += (text.empty() ? "" : "; ") + c.path + ": shard" + (absent.size() > 1 ? "s " : " ") + shard_list(absent) + " of " +
+                std::to_string(c.num_shards) + (absent.size() > 1 ? " are" : " is") + " missing (" + std::to_string(c.shards.size()) +
+                " of " + std::to_string(c.num_shards) + " shards, " + std::to_string(c.sequences_covered()) + " of " +
+                std::to_string(c.num_sequences) + " sequences)";
+    }
+    return text;
+}
+
+nlohmann::json corpora_json(const CorpusCoverage& coverage) {
+    nlohmann::json corpora = nlohmann::json::array();
+    for (const CorpusShards& c : coverage.corpora())
+        corpora.push_back({{"path", c.path},
+                           {"fingerprint", fingerprint_text(c.fingerprint)},
+                           {"num_sequences", c.num_sequences},
+                           {"num_shards", c.num_shards},
+                           {"shards", c.shards}});
+    return corpora;
+}
+
+std::string CorpusCoverage::summary() const {
+    std::string text;
+    for (const CorpusShards& c : corpora_) {
+        const std::string sequences = c.complete() ? std::to_string(c.num_sequences)
+                                                   : std::to_string(c.sequences_covered()) + " of " + std::to_string(c.num_sequences);
+        text += (text.empty() ? "" : "; ") + std::to_string(c.shards.size()) + " of " + std::to_string(c.num_shards) +
+                " shards of " + c.path + ", " + sequences + " sequences";
+    }
+    return text;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,231 @@
+// Corpus runs split into shards (--shard I/N) and merged: `attn-viz run` over a layer and
+// `attn-viz model --inputs` over a whole (random) llama2.c model, each equal to one single run.
+#include <cmath>
+#include <filesystem>
+
+#include <doctest/doctest.h>
+
+#include "cli_fixtures.hpp"
+#include "reliability_fixtures.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every number of two stats.json documents equal to 1e-9 relative (1e-15 absolute near zero),
+// everything else exactly.
+void check_same_statistics(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "") {
+    if (a.is_number() && b.is_number()) {
+        const double x = a.get<double>(), y = b.get<double>();
+        CHECK_MESSAGE(std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)) + 1e-15, path << ": " << x << " vs " << y);
+    } else if (a.is_object() && b.is_object()) {
+        CHECK_MESSAGE(a.size() == b.size(), path);
+        for (const auto& [key, value] : a.items()) {
+            REQUIRE_MESSAGE(b.contains(key), path << "." << key);
+            check_same_statistics(value, b[key], path + "." + key);
+        }
+    } else if (a.is_array() && b.is_array()) {
+        REQUIRE_MESSAGE(a.size() == b.size(), path);
+        for (size_t i = 0; i < a.size(); ++i) check_same_statistics(a[i], b[i], path + "[" + std::to_string(i) + "]");
+    } else {
+        CHECK_MESSAGE(a == b, path << ": " << a.dump() << " vs " << b.dump());
+    }
+}
+
+nlohmann::json read_stats(const std::string& dir) { return nlohmann::json::parse(read_text(dir + "/stats.json")); }
+
+// Runs `command` (ending in "--inputs C") over the whole corpus into DIR/single, and as `shards`
+// shards (partials DIR/pI.json) whose partials merge into DIR/merged; the two reports must agree.
+void check_shards_merge_to_single_run(const ScratchDir& dir, const std::string& command, int64_t shards, int64_t corpus_size) {
+    CommandResult r = run_attn_viz(command + " --out " + (dir / "single"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    std::string partials;
+    for (int64_t i = 0; i < shards; ++i) {
+        const std::string shard = std::to_string(i) + "/" + std::to_string(shards), name = std::string("p").append(std::to_string(i));
+        const std::string partial = dir / (name + ".json");
+        r = run_attn_viz(command + " --shard " + shard + " --out " + (dir / name) + " --save-partial " + partial);
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+        CHECK(r.output.find("(shard " + shard + "; the corpus holds " + std::to_string(corpus_size) + ")") != std::string::npos);
+        partials += " " + partial;
+    }
+    r = run_attn_viz("merge " + partials + " --out " + (dir / "merged"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("coverage: " + std::to_string(shards) + " of " + std::to_string(shards) + " shards of ") !=
+                      std::string::npos, r.output);
+    nlohmann::json single = read_stats(dir / "single"), merged = read_stats(dir / "merged");
+    CHECK(single["num_sequences"] == corpus_size);
+    // What each covers: the whole corpus as 1 shard, and as `shards` shards.
+    CHECK(single["corpora"][0]["num_shards"] == 1);
+    REQUIRE(merged["corpora"].size() == 1);
+    CHECK(merged["corpora"][0]["num_shards"] == shards);
+    CHECK(merged["corpora"][0]["shards"].size() == static_cast<size_t>(shards));
+    CHECK(merged["corpora"][0]["num_sequences"] == corpus_size);
+    CHECK(merged["corpora"][0]["fingerprint"] == single["corpora"][0]["fingerprint"]);
+    single.erase("corpora"), merged.erase("corpora");
+    check_same_statistics(single, merged);
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("run --shard I/N: N shards of a corpus merge to the single run over it") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 12, 3, 4, rng()() % 2 == 0);
+    const int64_t count = 7 + static_cast<int64_t>(rng()() % 8), shards = 2 + static_cast<int64_t>(rng()() % 4);
+    CAPTURE(count);
+    CAPTURE(shards);
+    std::string corpus;
+    for (int64_t n = 0; n < count; ++n) corpus += random_sequence_line(1 + static_cast<int64_t>(rng()() % 9), 12) + "\n";
+    write_text(dir / "c.jsonl", corpus);
+    const std::string run = "run --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl");
+    check_shards_merge_to_single_run(dir, run, shards, count);
+    // Shard I holds the sequences i with i mod N = I.
+    CHECK(read_stats(dir / "p1")["num_sequences"] == (count - 2) / shards + 1);
+}
+
+TEST_CASE("--shard: a malformed shard or one without --inputs is a usage error, an empty shard bad input") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "c.jsonl", random_sequence_line(3, 8) + "\n" + random_sequence_line(2, 8) + "\n");
+    const std::string run = "run -q --weights " + (dir / "w.json") + " --out " + (dir / "out");
+    for (const char* bad : {"2/2", "1", "-1/2", "1/0", "a/b"}) {
+        CommandResult r = run_attn_viz(run + " --inputs " + (dir / "c.jsonl") + " --shard " + bad);
+        CHECK_MESSAGE(r.exit_code == 2, bad << ": " << r.output);
+        CHECK(r.output.find("--shard") != std::string::npos);
+    }
+    CHECK(run_attn_viz(run + " --input " + (dir / "x.json") + " --shard 0/2").exit_code == 2);
+    CommandResult r = run_attn_viz(run + " --inputs " + (dir / "c.jsonl") + " --shard 2/3");
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("c.jsonl: shard 2/3 holds no sequences (the corpus holds 2") != std::string::npos, r.output);
+    CHECK(!fs::exists(dir / "out"));
+}
+
+TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus changed between shards; a gap unless --allow-partial") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    std::vector<std::string> lines;
+    for (int n = 0; n < 8; ++n) lines.push_back(random_sequence_line(2 + n % 3, 8) + "\n");
+    const auto write_corpus = [&](const std::string& name, size_t count) {
+        std::string text;
+        for (size_t n = 0; n < count; ++n) text += lines[n];
+        write_text(dir / name, text);
+    };
+    write_corpus("c.jsonl", 8);
+    write_text(dir / "d.jsonl", random_sequence_line(2, 8) + "\n" + random_sequence_line(3, 8) + "\n" + random_sequence_line(4, 8) + "\n");
+    const auto shard = [&](const std::string& partial, const std::string& spec, const std::string& corpus = "c.jsonl",
+                           const std::string& weights = "") {
+        CommandResult r = run_attn_viz("run -q --weights " + (weights.empty() ? dir / "w.json" : weights) + " --inputs " + (dir / corpus) + " --shard " + spec +
+                                       " --out " + (dir / ("run_" + partial)) + " --save-partial " + (dir / (partial + ".json")));
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    };
+    for (int i = 0; i < 4; ++i) shard(std::string("p").append(std::to_string(i)), std::to_string(i) + "/4");
+    // The merge of `partials` ("p0 p1 ...") into DIR/NAME, with `options`.
+    const auto merge = [&](const std::string& partials, const std::string& name, const std::string& options = "") {
+        std::string files;
+        for (size_t at = 0; at < partials.size();) {
+            const size_t end = std::min(partials.find(' ', at), partials.size());
+            files.append(" ").append(dir / (partials.substr(at, end - at) + ".json"));
+            at = end + 1;
+        }
+        return run_attn_viz("merge" + files + " --out " + (dir / name) + options);
+    };
+    const auto refused = [&](const std::string& partials, const std::vector<std::string>& fragments) {
+        CommandResult r = merge(partials, "refused");
+        CHECK_MESSAGE(r.exit_code == 3, partials << ": " << r.output);
+        for (const std::string& fragment : fragments)
+            CHECK_MESSAGE(r.output.find(fragment) != std::string::npos, "'" << fragment << "' not in: " << r.output);
+        CHECK(!fs::exists(dir / "refused"));
+    };
+
+    // All four: complete; with a whole run of another corpus, both are reported.
+    shard("d", "0/1", "d.jsonl");
+    CommandResult r = merge("p0 p1 p2 p3 d", "all", " --save-partial " + (dir / "all.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("coverage: 4 of 4 shards of " + (dir / "c.jsonl") + ", 8 sequences; 1 of 1 shards of " +
+                                (dir / "d.jsonl") + ", 3 sequences") != std::string::npos, r.output);
+
+    // A shard twice: the same file, a partial that already holds it, or the shard run again.
+    refused("p0 p1 p1 p2 p3", {"p1.json: shard 1/4 of", "already merged from", "p1.json"});
+    refused("all p2", {"p2.json: shard 2/4 of", "already merged from", "all.json"});
+    shard("p2again", "2/4");
+    refused("p0 p1 p2 p2again p3", {"p2again.json: shard 2/4", "p2.json"});
+    // The same corpus split two ways: shard 0/2 holds sequences of shards 0/4 and 2/4.
+    shard("q0", "0/2");
+    refused("p0 p1 q0 p3", {"q0.json: splits", "into 2 shards", "into 4"});
+
+    // A gap: refused, or merged with --allow-partial and reported in stats.json.
+    refused("p0 p1 p3", {"shard 2 of 4 is missing (3 of 4 shards, 6 of 8 sequences)", "--allow-partial"});
+    shard("d0", "0/2", "d.jsonl");
+    refused("p0 p1 p2 p3 d0", {"d.jsonl: shard 1 of 2 is missing (1 of 2 shards, 2 of 3 sequences)"});
+    r = merge("p0 p1 p3", "gap", " --allow-partial");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(r.output.find("warning: " + (dir / "c.jsonl") + ": shard 2 of 4 is missing") != std::string::npos);
+    CHECK(r.output.find("coverage: 3 of 4 shards of " + (dir / "c.jsonl") + ", 6 of 8 sequences") != std::string::npos);
+    const nlohmann::json gap = read_stats(dir / "gap");
+    CHECK(gap["num_sequences"] == 6);
+    CHECK(gap["corpora"][0]["shards"] == nlohmann::json({0, 1, 3}));
+
+    // Other weights: the layer's fingerprint differs.
+    ScratchDir other;
+    write_layer_fixture(other, 8, 2, 3);
+    shard("other_weights", "2/4", "c.jsonl", other / "w.json");
+    refused("p0 p1 other_weights p3", {"other_weights.json", "other weights"});
+
+    // The corpus changed (one line) before shard 2 ran again: its fingerprint differs.
+    lines[5] = random_sequence_line(3, 8) + "\n";
+    write_corpus("c.jsonl", 8);
+    shard("p2changed", "2/4");
+    refused("p0 p1 p2changed p3", {"p2changed.json: its shards of", "changed between its shards' runs"});
+}
+
+TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; shards merge to the single run") {
+    ScratchDir dir;
+    // 263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a", "b", "ab"; 2 layers of 2 heads, D = 16.
+    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    const std::string corpus = "{\"text\": \"ab ba abab\"}\n{\"tokens\": [1, 260, 261, 260, 261]}\n\n{\"text\": \"\"}\n"
+                               "{\"tokens\": [1, 262, 259, 262, 262, 3, 99]}\n{\"text\": \"b a b\\u00e9\"}\n";
+    write_text(dir / "c.jsonl", corpus);
+    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
+    check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 2, 5);
+    const nlohmann::json stats = read_stats(dir / "single");
+    CHECK(stats["num_layers"] == 2);
+    CHECK(stats["heads"].size() == 4);
+    CHECK(stats["num_queries"] == 9);  // the longest: BOS " " "b" " " "a" " " "b" and the two bytes of "é"
+    CHECK(stats["heads"][0]["std"].contains("entropy"));
+
+    // Shard 1 of another model (same shape, other numbers) is refused beside shard 0 of this one.
+    write_text(dir / "m2.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    CommandResult r = run_attn_viz("model -q --checkpoint " + (dir / "m2.bin") + " --tokenizer " + (dir / "tok.bin") + " --inputs " +
+                                   (dir / "c.jsonl") + " --shard 1/2 --out " + (dir / "other") + " --save-partial " + (dir / "other.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "other.json") + " --out " + (dir / "mixed"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("other weights") != std::string::npos, r.output);
+    // The ids of a text, given as ids, are the same sequence: counted twice across partials, refused.
+    write_text(dir / "ids.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n");
+    write_text(dir / "text.jsonl", "{\"text\": \"a b\"}\n");
+    for (const char* name : {"ids", "text"}) {
+        const std::string base = dir / name;
+        r = run_attn_viz(model + " -q --inputs " + base + ".jsonl --out " + base + " --save-partial " + base + ".json");
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    }
+    r = run_attn_viz("merge -q " + (dir / "ids.json") + " " + (dir / "text.json") + " --out " + (dir / "twice"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("1 of its 1 sequences are already counted") != std::string::npos, r.output);
+
+    // A line the model cannot take names the line; corpus mode keeps no maps and takes no text.
+    write_text(dir / "bad.jsonl", corpus + "{\"tokens\": [1, 263]}\n");
+    r = run_attn_viz(model + " -q --inputs " + (dir / "bad.jsonl") + " --out " + (dir / "bad"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("bad.jsonl:7: ") != std::string::npos, r.output);
+    CHECK(!fs::exists(dir / "bad"));
+    for (const char* extra : {" --text hello", " --generate 3", " --dump-attention a.npy", " --html"})
+        CHECK_MESSAGE(run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --out " + (dir / "bad") + extra).exit_code == 2,
+                      extra);
+}
+
+}
