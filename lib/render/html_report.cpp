@@ -129,7 +129,8 @@ std::string report_data(const HtmlReportInput& input, const Colormap& colormap) 
                            {"mask_color", {mask_color.r, mask_color.g, mask_color.b}},
                            {"masked_code", masked_code},
                            {"stats", shown_stats(input.stats)},
-                           {"column_order", input.column_order}};
+                           {"column_order", input.column_order},
+                           {"table_notes", input.table_notes}};
     data["colormap"] = colormap_lut(colormap);
     add_maps(data, input, embedded_side(input));
     std::string json = dump_json(data);

@@ -30,6 +30,7 @@ struct HtmlReportInput {
     // Per table (a stats key such as "heads"): the columns to show first, in this order; the
     // table's other scalar fields follow.
     std::map<std::string, std::vector<std::string>> column_order;
+    std::map<std::string, std::string> table_notes;  // per table: a sentence shown under its title
     HeatmapStyle style;  // colormap, log_scale, pool, max_px (overview), vmin/vmax for global scale
     ScaleMode scale = ScaleMode::head;
 };

@@ -22,10 +22,12 @@ table.stats th, table.stats td { border: 1px solid #ddd; padding: 3px 8px; text-
 table.stats th { background: #f3f3f3; cursor: pointer; user-select: none; }
 table.stats th.sorted-asc::after { content: " \25B2"; }
 table.stats th.sorted-desc::after { content: " \25BC"; }
-table.stats td.text { text-align: left; }
+table.stats td.text { text-align: left; white-space: nowrap; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
 dl.scalars { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; font-size: 13px; }
 dl.scalars dt { font-weight: bold; }
 #errors-section { color: #a00; }
+p.note { font-size: 13px; color: #444; max-width: 60em; }
 #findings-section li { margin: 3px 0; }
 table.stats td { font-variant-numeric: tabular-nums; }
 .view-controls { font-size: 14px; margin-bottom: 6px; }
@@ -312,7 +314,7 @@ const char* const report_script = R"JS(
 
   // stats: top-level scalars as a list, arrays of objects as sortable tables, arrays of lists of
   // heads (redundant groups) as lists, `findings` (strings) in their own section at the top.
-  function build_tables(stats, column_order) {
+  function build_tables(stats, column_order, notes) {
     var container = document.getElementById('tables'), scalars = element('dl', 'scalars');
     Object.keys(stats).forEach(function (key) {
       var value = stats[key];
@@ -325,7 +327,10 @@ const char* const report_script = R"JS(
         document.getElementById('findings-section').hidden = value.length === 0;
       } else if (Array.isArray(value) && value.length > 0 && value.every(is_object)) {
         container.appendChild(element('h3', '', key + ' (' + value.length + ' rows; click a column header to sort)'));
-        container.appendChild(sortable_table(value, column_order[key] || []));
+        if (notes[key]) container.appendChild(element('p', 'note', notes[key]));
+        var scroll = element('div', 'table-scroll');
+        scroll.appendChild(sortable_table(value, column_order[key] || []));
+        container.appendChild(scroll);
       } else if (Array.isArray(value) && value.length > 0 && value.every(function (v) { return Array.isArray(v) && v.every(is_head_ref); })) {
         container.appendChild(element('h3', '', key + ' (' + value.length + ')'));
         var list = element('ul', 'groups');
@@ -338,7 +343,7 @@ const char* const report_script = R"JS(
 
   function main() {
     var data = JSON.parse(document.getElementById('report-data').textContent);
-    build_tables(data.stats, data.column_order);
+    build_tables(data.stats, data.column_order, data.table_notes);
     return inflate(data.codes).then(function (codes) {
       var model = make_model(data, codes);
       var view = attention_view(model, document.getElementById('view'));

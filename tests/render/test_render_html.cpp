@@ -201,6 +201,7 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     input.stats = {{"model", "test"}, {"heads", heads}, {"pairs", {pair}}, {"correlation", {{1.0, 0.25}, {0.25, 1.0}}},
                    {"findings", {"L0H0 is a previous-token head", "no induction head"}}};
     input.column_order["heads"] = {"label", "head", "layer"};
+    input.table_notes["pairs"] = "the closest pairs";
     write_html_report(dir / "report.html", input);
     const std::string html = read_text(dir / "report.html");
     CHECK(html.find("http://") == std::string::npos);
@@ -229,6 +230,7 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     CHECK(dom.output.find("<th>label</th><th>head</th><th>layer</th><th>entropy</th>") != std::string::npos);
     CHECK(dom.output.find("<td class=\"text\">L0 H1</td><td class=\"text\">L1 H1</td><td title=\"0.125\">0.125</td><td>yes</td>") !=
           std::string::npos);
+    CHECK(dom.output.find("<p class=\"note\">the closest pairs</p>") != std::string::npos);
     CHECK(dom.output.find("<li>L0H0 is a previous-token head</li><li>no induction head</li>") != std::string::npos);
     CHECK(dom.output.find("<section id=\"findings-section\">") != std::string::npos);  // no longer hidden
     const std::string log = read_text(dir / "chromium.log");
