@@ -122,6 +122,15 @@ nlohmann::json drive_report(const std::string& chromium, const ScratchDir& dir, 
     return nlohmann::json::parse(json);
 }
 
+// The report input of `layers` ([H, T, T] each), `tokens` on both axes.
+HtmlReportInput self_attention_report(const std::vector<Tensor>& layers, const Visibility& v, const std::vector<std::string>& tokens) {
+    HtmlReportInput input;
+    input.layers = pointers(layers);
+    input.visibility = v;
+    input.query_tokens = input.key_tokens = tokens;
+    return input;
+}
+
 }  // namespace
 
 TEST_SUITE("render") {
@@ -185,12 +194,10 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     const int64_t t = 12, n_heads = 3, n_layers = 2;
     const Visibility v = square_visibility(t, true);
     const std::vector<Tensor> layers = random_layers(n_layers, n_heads, v);
-    HtmlReportInput input;
+    std::vector<std::string> tokens;
+    for (int64_t i = 0; i < t; ++i) tokens.push_back(i % 3 ? "Ġword" : "</script><b>");
+    HtmlReportInput input = self_attention_report(layers, v, tokens);
     input.title = "report </script> test";
-    input.layers = pointers(layers);
-    input.visibility = v;
-    for (int64_t i = 0; i < t; ++i) input.query_tokens.push_back(i % 3 ? "Ġword" : "</script><b>");
-    input.key_tokens = input.query_tokens;
     nlohmann::json heads = nlohmann::json::array();
     for (int l = 0; l < n_layers; ++l)
         for (int h = 0; h < n_heads; ++h)
@@ -274,12 +281,8 @@ TEST_CASE("HTML report: the attention view marks the strongest keys of a clicked
     const int64_t t = 13, n_heads = 3, n_layers = 2;
     const Visibility v = square_visibility(t, true);
     const std::vector<Tensor> layers = random_layers(n_layers, n_heads, v);
-    HtmlReportInput input;
-    input.layers = pointers(layers);
+    HtmlReportInput input = self_attention_report(layers, v, numbered_tokens("tok", t));
     input.layer_numbers = {4, 7};
-    input.visibility = v;
-    input.query_tokens = numbered_tokens("tok", t);
-    input.key_tokens = input.query_tokens;
     const std::string html = html_report(input);
     const std::string chromium = chromium_command();
     if (chromium.empty()) {
