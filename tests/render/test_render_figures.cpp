@@ -1,11 +1,9 @@
 // Render suite, part 2: overview sheet, head-by-head matrix, bar chart, SVG (the HTML report:
 // test_render_html.cpp).
-#include "text_codecs.hpp"
 #include "render_test_support.hpp"
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -14,7 +12,6 @@
 #include "figure_matrix.hpp"
 #include "figure_overview.hpp"
 #include "svg_heatmap.hpp"
-#include "token_display.hpp"
 
 using namespace attn_viz;
 using namespace test_support;

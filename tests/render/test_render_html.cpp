@@ -1,16 +1,14 @@
 // Render suite, part 3: report.html. The embedded maps are decoded here (base64, zlib through
 // stb_image's own inflater, codes by their documented meaning) and compared with the weights; the
 // page is opened and driven in headless Chromium when it is installed.
-#include "render_test_support.hpp"
-
-#include <doctest/doctest.h>
-
 #include <cstdlib>
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "html_report.hpp"
+#include "render_test_support.hpp"
 #include "text_codecs.hpp"
 #include "token_display.hpp"
 
