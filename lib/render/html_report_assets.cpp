@@ -29,6 +29,7 @@ dl.scalars dt { font-weight: bold; }
 #errors-section { color: #a00; }
 p.note { font-size: 13px; color: #444; max-width: 60em; }
 #findings-section li { margin: 3px 0; }
+#findings-section li.not-found { color: #666; }
 table.stats td { font-variant-numeric: tabular-nums; }
 .view-controls { font-size: 14px; margin-bottom: 6px; }
 .view-controls select { font-size: 14px; margin-right: 8px; }
@@ -111,7 +112,7 @@ const char* const report_script = R"JS(
       });
     });
     if (at !== codes.length) throw new Error('the maps hold ' + codes.length + ' cells, expected ' + at);
-    return {data: data, rows: rows, cols: cols, layers: data.layers};
+    return {data: data, rows: rows, cols: cols, layers: data.layers, palette: code_palette(data)};
   }
 
   // A cell's weight from its code: the inverse of its color position, linear or log10 between the
@@ -124,11 +125,16 @@ const char* const report_script = R"JS(
     return Math.pow(10, low + t * (Math.log10(high) - low));
   }
 
-  function code_color(model, code) {
-    var d = model.data;
-    if (code === d.masked_code) return d.mask_color;
-    var k = 3 * Math.round(code * 255 / d.top_code);
-    return [d.colormap[k], d.colormap[k + 1], d.colormap[k + 2]];
+  // Each code's color as r, g, b (masked: the mask color): code c takes colormap entry
+  // round(c * 255 / top_code).
+  function code_palette(data) {
+    var palette = new Uint8Array(3 * 256);
+    for (var code = 0; code < 256; ++code) {
+      var k = 3 * Math.round(Math.min(code, data.top_code) * 255 / data.top_code);
+      var color = code === data.masked_code ? data.mask_color : [data.colormap[k], data.colormap[k + 1], data.colormap[k + 2]];
+      palette.set(color, 3 * code);
+    }
+    return palette;
   }
 
   // Cell `index` along an axis: its token, or for a pooled cell its first and last tokens.
@@ -186,8 +192,9 @@ const char* const report_script = R"JS(
     cells.width = cols;
     cells.height = rows;
     for (var i = 0; i < rows * cols; ++i) {
-      var color = code_color(model, head.codes[i]);
-      image.data[4 * i] = color[0]; image.data[4 * i + 1] = color[1]; image.data[4 * i + 2] = color[2]; image.data[4 * i + 3] = 255;
+      var p = 3 * head.codes[i];
+      image.data[4 * i] = model.palette[p]; image.data[4 * i + 1] = model.palette[p + 1];
+      image.data[4 * i + 2] = model.palette[p + 2]; image.data[4 * i + 3] = 255;
     }
     cells_context.putImageData(image, 0, 0);
     context.imageSmoothingEnabled = false;
@@ -313,7 +320,8 @@ const char* const report_script = R"JS(
   }
 
   // stats: top-level scalars as a list, arrays of objects as sortable tables, arrays of lists of
-  // heads (redundant groups) as lists, `findings` (strings) in their own section at the top.
+  // heads (redundant groups) as lists; `findings` ({sentence, found, ...} objects) as sentences in
+  // their own section at the top, those with found = false in gray.
   function build_tables(stats, column_order, notes) {
     var container = document.getElementById('tables'), scalars = element('dl', 'scalars');
     Object.keys(stats).forEach(function (key) {
@@ -321,10 +329,12 @@ const char* const report_script = R"JS(
       if (is_scalar(value)) {
         scalars.appendChild(element('dt', '', key));
         scalars.appendChild(element('dd', '', format_number(value)));
-      } else if (key === 'findings' && Array.isArray(value) && value.every(function (v) { return typeof v === 'string'; })) {
+      } else if (key === 'findings' && Array.isArray(value)) {
         var findings = document.getElementById('findings');
-        value.forEach(function (text) { findings.appendChild(element('li', '', text)); });
-        document.getElementById('findings-section').hidden = value.length === 0;
+        value.forEach(function (f) {
+          if (is_object(f) && typeof f.sentence === 'string') findings.appendChild(element('li', f.found === false ? 'not-found' : '', f.sentence));
+        });
+        document.getElementById('findings-section').hidden = findings.children.length === 0;
       } else if (Array.isArray(value) && value.length > 0 && value.every(is_object)) {
         container.appendChild(element('h3', '', key + ' (' + value.length + ' rows; click a column header to sort)'));
         if (notes[key]) container.appendChild(element('p', 'note', notes[key]));

@@ -204,7 +204,8 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     const nlohmann::json pair = {{"a", {{"index", 1}, {"layer", 0}, {"head", 1}}}, {"b", {{"index", 4}, {"layer", 1}, {"head", 1}}},
                                  {"js_distance", 0.125}, {"redundant", true}};
     input.stats = {{"model", "test"}, {"heads", heads}, {"pairs", {pair}}, {"correlation", {{1.0, 0.25}, {0.25, 1.0}}},
-                   {"findings", {"L0H0 is a previous-token head", "no induction head"}}};
+                   {"findings", {{{"kind", "previous-token"}, {"found", true}, {"sentence", "L0H0 is a previous-token head"}},
+                                 {{"kind", "induction"}, {"found", false}, {"sentence", "no induction head"}}}}};
     input.column_order["heads"] = {"label", "head", "layer"};
     input.table_notes["pairs"] = "the closest pairs";
     write_html_report(dir / "report.html", input);
@@ -236,7 +237,7 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     CHECK(dom.output.find("<td class=\"text\">L0 H1</td><td class=\"text\">L1 H1</td><td title=\"0.125\">0.125</td><td>yes</td>") !=
           std::string::npos);
     CHECK(dom.output.find("<p class=\"note\">the closest pairs</p>") != std::string::npos);
-    CHECK(dom.output.find("<li>L0H0 is a previous-token head</li><li>no induction head</li>") != std::string::npos);
+    CHECK(dom.output.find("<li>L0H0 is a previous-token head</li><li class=\"not-found\">no induction head</li>") != std::string::npos);
     CHECK(dom.output.find("<section id=\"findings-section\">") != std::string::npos);  // no longer hidden
     const std::string log = read_text(dir / "chromium.log");
     CHECK(log.find("Uncaught") == std::string::npos);
@@ -253,7 +254,8 @@ var canvas = document.querySelector('canvas.map'), box = canvas.getBoundingClien
 canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.right - 2, clientY: box.bottom - 2}));
 var entropies = [];
 document.querySelectorAll('#tables table')[0].querySelectorAll('tbody tr').forEach(function (tr) { entropies.push(tr.cells[3].title); });
-return {tooltip: document.getElementById('tooltip').textContent, entropies: entropies};
+var pixel = canvas.getContext('2d').getImageData(canvas.width - 2, canvas.height - 2, 1, 1).data;
+return {tooltip: document.getElementById('tooltip').textContent, entropies: entropies, pixel: [pixel[0], pixel[1], pixel[2]]};
 )");
     std::vector<double> entropies;
     for (const auto& e : results["entropies"]) entropies.push_back(std::stod(e.get<std::string>()));
@@ -266,6 +268,10 @@ return {tooltip: document.getElementById('tooltip').textContent, entropies: entr
     const auto [low, high] = visible_extremes(w, v);
     const double shown = std::stod(tooltip.substr(tooltip.rfind(' ') + 1));  // 3 significant digits of the decoded code
     CHECK(std::abs(shown - w[11 * t + 11]) <= (high - low) / 508 + 0.005 * shown + 1e-6);
+    // The cell is drawn in the colormap entry of its code.
+    const long code = std::lround(scale_position(w[11 * t + 11], low, high, false) * 254);
+    const Rgb expected = Colormap::named("viridis").entry(static_cast<int>(std::lround(code * 255.0 / 254)));
+    CHECK(results["pixel"] == nlohmann::json::array({expected.r, expected.g, expected.b}));
 
     const CommandResult shot = run_chromium(chromium, dir / "report.html", "--screenshot=" + (dir / "shot.png"), dir / "chromium.log");
     CHECK(shot.exit_code == 0);
