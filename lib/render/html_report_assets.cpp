@@ -145,7 +145,7 @@ const char* const report_script = R"JS(
   function token_text(tokens, edges, index, noun) {
     var first = edges[index], last = edges[index + 1] - 1;
     if (first === last) return noun + ' #' + first + ' \u201c' + tokens[first] + '\u201d';
-    return noun + 's #' + first + '\u2013#' + last + ' (\u201c' + tokens[first] + '\u201d \u2026 \u201c' + tokens[last] + '\u201d)';
+    return (noun === 'query' ? 'queries' : noun + 's') + ' #' + first + '\u2013#' + last + ' (\u201c' + tokens[first] + '\u201d \u2026 \u201c' + tokens[last] + '\u201d)';
   }
 
   function show_tooltip(text, e) {
