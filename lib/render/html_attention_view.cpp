@@ -39,9 +39,12 @@ const char* const attention_view_script = R"JS(
     var status = element('p', 'view-status');
     var body = element('div', 'view-body'), queries = element('div', 'view-tokens view-queries');
     var lines = element('canvas', 'view-lines'), keys = element('div', 'view-tokens view-keys'), map_box = element('div', 'view-map');
+    // Browsers refuse canvases taller than 32767 px: a longer one is drawn at a coarser vertical
+    // resolution and stretched to the columns' height.
     var height = Math.max(rows, cols) * row_px;
     lines.width = gap_px;
-    lines.height = height;
+    lines.height = Math.min(height, 32000);
+    lines.style.height = height + 'px';
     var query_items = [], key_items = [];
     for (var r = 0; r < rows; ++r) query_items.push(token_item(queries, 'view-query', d.query_tokens, d.row_edges, r));
     for (var c = 0; c < cols; ++c) key_items.push(token_item(keys, 'view-key', d.key_tokens, d.col_edges, c));
@@ -118,7 +121,8 @@ const char* const attention_view_script = R"JS(
 
     function draw_lines(heads) {
       var context = lines.getContext('2d');
-      context.clearRect(0, 0, lines.width, lines.height);
+      context.setTransform(1, 0, 0, lines.height / height, 0, 0);
+      context.clearRect(0, 0, gap_px, height);
       context.lineWidth = 1.5;
       var from = state.query === null ? 0 : state.query, to = state.query === null ? rows : state.query + 1;
       heads.forEach(function (head) {
