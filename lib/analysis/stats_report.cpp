@@ -76,6 +76,8 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
         nlohmann::json pair = {{"a", head_ref(a, x)}, {"b", head_ref(a, y)}};
         for (int m = 0; m < pair_metric_count; ++m)
             pair[pair_metric_name(static_cast<PairMetric>(m))] = json_number(a.matrices[static_cast<size_t>(m)].at(x, y));
+        // The list is the closest pairs; this says whether the pair itself is close enough to count.
+        pair["redundant"] = a.matrix(PairMetric::js_distance).at(x, y) <= a.thresholds.redundancy_js;
         pairs.push_back(std::move(pair));
     }
     j["redundant_pairs"] = std::move(pairs);

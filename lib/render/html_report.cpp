@@ -13,13 +13,16 @@
 #include "svg_heatmap.hpp"
 #include "text_codecs.hpp"
 #include "token_display.hpp"
+#include "zlib_compress.hpp"
 
 namespace attn_viz {
 
 namespace {
 
 constexpr int64_t max_report_cells = int64_t{1} << 22;  // all maps together, before pooling kicks in
-constexpr uint16_t masked_code = 65535;
+constexpr int zlib_level = 6;        // libdeflate's default level
+constexpr int top_code = 254;         // codes 0..254 span the color range
+constexpr uint8_t masked_code = 255;
 
 void check_input(const HtmlReportInput& input) {
     const Visibility& v = input.visibility;
@@ -33,20 +36,11 @@ void check_input(const HtmlReportInput& input) {
                                       " key tokens for a " + std::to_string(v.queries) + "x" + std::to_string(v.keys) + " map");
 }
 
-// One map: cells quantised to uint16 of value / max (masked = 65535), base64 little-endian.
-nlohmann::json encode_head(const CellGrid& cells, ValueRange range) {
-    float largest = 0.0f;
+// Appends one map's cells to `codes`: round(position * 254) on the map's color scale (linear or
+// log, its own range), masked cells 255.
+void append_codes(std::vector<uint8_t>& codes, const CellGrid& cells, const ValueScale& scale) {
     for (size_t i = 0; i < cells.values.size(); ++i)
-        if (!cells.masked[i]) largest = std::max(largest, cells.values[i]);
-    if (!(largest > 0.0f)) largest = 1.0f;
-    std::vector<uint8_t> bytes(cells.values.size() * 2);
-    for (size_t i = 0; i < cells.values.size(); ++i) {
-        const uint16_t code = cells.masked[i] ? masked_code
-                                              : static_cast<uint16_t>(std::lround(std::clamp(cells.values[i] / largest, 0.0f, 1.0f) * 65534.0f));
-        bytes[2 * i] = static_cast<uint8_t>(code & 0xff);
-        bytes[2 * i + 1] = static_cast<uint8_t>(code >> 8);
-    }
-    return {{"vmin", range.vmin}, {"vmax", range.vmax}, {"max", largest}, {"data", base64_encode(bytes.data(), bytes.size())}};
+        codes.push_back(cells.masked[i] ? masked_code : static_cast<uint8_t>(nearest_step(scale.position(cells.values[i]), top_code)));
 }
 
 nlohmann::json display_tokens(const std::vector<std::string>& tokens) {
@@ -78,12 +72,14 @@ nlohmann::json colormap_lut(const Colormap& colormap) {
     return lut;
 }
 
-// Adds the maps to data: each pooled to at most side x side cells and encoded with its color
-// range, layer by layer ("layers"), and their cell edges, the same for every map.
+// Adds the maps to data: each pooled to at most side x side cells, their cell edges (the same for
+// every map), each map's color range layer by layer ("layers"), and every map's codes (see
+// append_codes), layer-major, as one zlib stream in base64 ("codes").
 void add_maps(nlohmann::json& data, const HtmlReportInput& input, int64_t side) {
     const Visibility& visibility = input.visibility;
     const int64_t n_heads = input.layers[0]->dim(0), per_head = visibility.queries * visibility.keys;
     nlohmann::json layers = nlohmann::json::array();
+    std::vector<uint8_t> codes;
     for (size_t l = 0; l < input.layers.size(); ++l) {
         nlohmann::json heads = nlohmann::json::array();
         for (int64_t h = 0; h < n_heads; ++h) {
@@ -93,15 +89,34 @@ void add_maps(nlohmann::json& data, const HtmlReportInput& input, int64_t side) 
                 data["row_edges"] = cells.row_edges;
                 data["col_edges"] = cells.col_edges;
                 data["pooled"] = cells.pooled();
+                codes.reserve(cells.values.size() * static_cast<size_t>(n_heads) * input.layers.size());
             }
             const ValueRange range = input.scale == ScaleMode::head ? visible_value_range(weights, visibility)
                                                                      : ValueRange{input.style.vmin, input.style.vmax};
-            heads.push_back(encode_head(cells, range));
+            append_codes(codes, cells, ValueScale{range.vmin, range.vmax, input.style.log_scale});
+            heads.push_back({{"vmin", range.vmin}, {"vmax", range.vmax}});
         }
         layers.push_back({{"number", input.layer_numbers.empty() ? static_cast<int64_t>(l) : input.layer_numbers[l]},
                           {"heads", heads}});
     }
     data["layers"] = std::move(layers);
+    data["top_code"] = top_code;
+    const std::vector<uint8_t> stream = zlib_compress(codes.data(), codes.size(), zlib_level);
+    data["codes"] = base64_encode(stream.data(), stream.size());
+}
+
+// What of stats.json the page shows: top-level scalars, arrays of objects (tables), arrays of
+// arrays of objects (redundant groups), `findings`; matrices and token lists stay out.
+nlohmann::json shown_stats(const nlohmann::json& stats) {
+    nlohmann::json shown = nlohmann::json::object();
+    for (const auto& [key, value] : stats.items()) {
+        const bool table = value.is_array() && std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) { return v.is_object(); });
+        const bool groups = value.is_array() && std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) {
+                                return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& m) { return m.is_object(); });
+                            });
+        if (value.is_primitive() || key == "findings" || (table && !value.empty()) || (groups && !value.empty())) shown[key] = value;
+    }
+    return shown;
 }
 
 // The data the script draws, as JSON text safe inside a <script> element ("</" escaped).
@@ -112,7 +127,10 @@ std::string report_data(const HtmlReportInput& input, const Colormap& colormap) 
                            {"log_scale", input.style.log_scale},
                            {"pool", input.style.pool == PoolMode::mean ? "mean" : "max"},
                            {"mask_color", {mask_color.r, mask_color.g, mask_color.b}},
-                           {"stats", input.stats}};
+                           {"masked_code", masked_code},
+                           {"stats", shown_stats(input.stats)},
+                           {"column_order", input.column_order},
+                           {"table_notes", input.table_notes}};
     data["colormap"] = colormap_lut(colormap);
     add_maps(data, input, embedded_side(input));
     std::string json = dump_json(data);
@@ -137,7 +155,8 @@ std::string summary_paragraph(const HtmlReportInput& input, const Colormap& colo
            std::to_string(visibility.queries) + " queries &times; " + std::to_string(visibility.keys) + " keys" +
            (visibility.causal ? ", causal" : "") + ". Colormap " + xml_escape(colormap.name()) + ": low" +
            "<span id=\"legend\" class=\"legend\"></span>high (" + (input.scale == ScaleMode::head ? "each head its own range" : "one range for all heads") +
-           (input.style.log_scale ? ", log scale" : "") + "). Gray cells are masked. Hover a cell for its tokens and weight.</p>\n";
+           (input.style.log_scale ? ", log scale" : "") + "). Gray cells are masked. Hover a cell for its tokens and weight; click it to "
+           "see that query in the attention view.</p>\n";
 }
 
 }  // namespace
@@ -160,10 +179,12 @@ std::string html_report(const HtmlReportInput& input) {
                        report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
     html += summary_paragraph(input, colormap);
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
+    html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
+    html += "<h2>Attention view</h2>\n<div id=\"view\"></div>\n";
     html += "<h2>Overview</h2>\n<img class=\"overview\" alt=\"all heads\" src=\"data:image/png;base64," + overview + "\">\n";
     html += "<h2>Heads</h2>\n<div id=\"maps\"></div>\n<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
-    html += "<script type=\"application/json\" id=\"report-data\">" + json + "</script>\n<script>" + report_script +
-            "</script>\n</body>\n</html>\n";
+    html += "<script type=\"application/json\" id=\"report-data\">" + json + "</script>\n<script>\n(function () {\n'use strict';" +
+            attention_view_script + report_script + "})();\n</script>\n</body>\n</html>\n";
     return html;
 }
 

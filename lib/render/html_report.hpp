@@ -1,9 +1,11 @@
 // report.html: one self-contained page (no network: inline CSS/JS, data: images, a
-// Content-Security-Policy that forbids fetching anything) with the overview, every head as a
-// <canvas> heatmap with hover details, and the statistics as sortable tables.
+// Content-Security-Policy that forbids fetching anything) with a BertViz-style attention view,
+// the overview, every head as a labelled <canvas> heatmap with hover details, and the statistics
+// as sortable tables. The maps travel as 8-bit codes in one zlib stream (docs/rendering.md).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,13 +25,20 @@ struct HtmlReportInput {
     Visibility visibility;
     // stats.json: every top-level array of objects (e.g. "heads") becomes a sortable table whose
     // columns are the objects' scalar fields; other top-level scalars are listed above them.
+    // Matrices and other nested values are left out of the page.
     nlohmann::json stats = nlohmann::json::object();
+    // Per table (a stats key such as "heads"): the columns to show first, in this order; the
+    // table's other scalar fields follow.
+    std::map<std::string, std::vector<std::string>> column_order;
+    std::map<std::string, std::string> table_notes;  // per table: a sentence shown under its title
     HeatmapStyle style;  // colormap, log_scale, pool, max_px (overview), vmin/vmax for global scale
     ScaleMode scale = ScaleMode::head;
 };
 
 // Maps are embedded at full resolution while all of them together hold at most 4M cells
 // (e.g. 12 heads at T = 512); beyond that each is pooled (style.pool) to a common smaller side.
+// A cell's code is round(254 * its color position) on its map's scale (linear or log between the
+// map's vmin and vmax), 255 when masked.
 std::string html_report(const HtmlReportInput& input);
 
 // Writes html_report() to path; throws Error(io, "<path>: ...") when it cannot.

@@ -1,12 +1,16 @@
-// The report page's inline stylesheet and script (html_report_assets.cpp).
+// The report page's inline stylesheet and scripts (html_report_assets.cpp, html_attention_view.cpp).
 #pragma once
 
 namespace attn_viz {
 
 extern const char* const report_css;
-// Reads the JSON in <script id="report-data">, draws every map on its <canvas>, shows a tooltip
-// on hover, builds the sortable tables; errors are listed in #report-errors; sets
-// <body data-ready="1"> when done.
+// Reads the JSON in <script id="report-data">, inflates the maps, builds the attention view in
+// #view, draws every map with its token labels on a <canvas> in #maps (tooltip on hover, a click
+// shows that query in the view), builds the sortable tables in #tables and the findings list;
+// errors are listed in #report-errors; sets <body data-ready="1"> when done. Runs inside one
+// function scope together with attention_view_script.
 extern const char* const report_script;
+// attention_view(model, container) (html_attention_view.cpp): the BertViz-style view.
+extern const char* const attention_view_script;
 
 }  // namespace attn_viz

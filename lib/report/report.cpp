@@ -14,6 +14,7 @@
 #include "json_text.hpp"
 #include "npy.hpp"
 #include "parallel_for.hpp"
+#include "report_columns.hpp"
 #include "file_write.hpp"
 #include "stats_report.hpp"
 #include "svg_heatmap.hpp"
@@ -200,6 +201,8 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             html.layers = maps, html.layer_numbers = numbers;
             html.visibility = in.layers.front()->visibility;
             html.stats = stats;
+            html.column_order = report_column_order();
+            html.table_notes = report_table_notes(stats);
             html.style = o.style;
             html.scale = o.scale;
             write_html_report(out.file(in.folder + "report.html"), html);

@@ -288,6 +288,8 @@ TEST_CASE("stats.json, heads.csv, pairs.csv and the table carry every head and p
         }
         CHECK(j["thresholds"]["redundancy_js"] == LabelThresholds{}.redundancy_js);
         CHECK(j["redundant_pairs"].size() == 10);  // 15 pairs, top 10
+        for (const auto& pair : j["redundant_pairs"])
+            CHECK(pair["redundant"] == (pair["js_distance"].get<double>() <= a.thresholds.redundancy_js));
         CHECK(j.dump().find("NaN") == std::string::npos);
 
         CHECK(nlohmann::json::parse(j.dump(2)) == j);  // what write_analysis_outputs writes reads back the same

@@ -9,6 +9,7 @@
 #include "attention.hpp"
 #include "error.hpp"
 #include "head_analysis.hpp"
+#include "stats_report.hpp"
 #include "support.hpp"
 #include "synth_layer.hpp"
 #include "weights_file.hpp"
@@ -57,6 +58,10 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
         CHECK(grouped);
         REQUIRE(!a.redundant_pairs.empty());
         CHECK(a.redundant_pairs[0] == std::pair<int64_t, int64_t>{4, 5});
+        // The closest pairs are listed whether or not they are redundant; the flag tells them apart.
+        const nlohmann::json pairs = stats_json(a)["redundant_pairs"];
+        CHECK(pairs.front()["redundant"] == true);
+        CHECK(pairs.back()["redundant"] == false);
     }
 }
 

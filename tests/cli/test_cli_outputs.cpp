@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "cli_fixtures.hpp"
+#include "head_stats.hpp"
 #include "npy.hpp"
+#include "report_columns.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -36,6 +38,25 @@ TEST_CASE("a run directory holds a PNG per head, the figures, stats.json, CSV ta
     CHECK(run_attn_viz(run_args(dir, "bad") + " --svg 7").exit_code == 2);
     CHECK(run_attn_viz(run_args(dir, "bad") + " --window 5:1,0:2").exit_code == 2);
     CHECK(!fs::exists(dir / "bad"));
+}
+
+TEST_CASE("report.html's tables: heads columns in a meaningful order, pairs naming their heads and whether they are redundant") {
+    const auto order = report_column_order();
+    const std::vector<std::string>& heads = order.at("heads");
+    REQUIRE(heads.size() == 4 + head_stat_count);  // layer, head, label, every statistic once, index
+    CHECK(std::vector<std::string>(heads.begin(), heads.begin() + 3) == std::vector<std::string>{"layer", "head", "label"});
+    CHECK(heads.back() == "index");
+    for (const HeadStatField& f : head_stat_fields()) CHECK_MESSAGE(std::count(heads.begin(), heads.end(), f.name) == 1, f.name);
+    const std::vector<std::string>& pairs = order.at("redundant_pairs");
+    CHECK(std::vector<std::string>(pairs.begin(), pairs.begin() + 4) == std::vector<std::string>{"a", "b", "redundant", "js_distance"});
+
+    ScratchDir dir;
+    write_layer_fixture(dir, 12, 3, 6, true);
+    REQUIRE(run_attn_viz(run_args(dir, "out") + " --html").exit_code == 0);
+    const std::string html = read_text(dir / "out/report.html");
+    CHECK(html.find("\"column_order\":" + nlohmann::json(order).dump()) != std::string::npos);
+    CHECK(html.find("\"redundant\":") != std::string::npos);
+    CHECK(html.find("redundant = js_distance at most thresholds.redundancy_js (0.2)") != std::string::npos);
 }
 
 TEST_CASE("several --input files are a batch: one folder and one dump per sequence") {

@@ -14,6 +14,7 @@
 #include "heatmap_layout.hpp"
 #include "raster_image.hpp"
 #include "support.hpp"
+#include "tensor.hpp"
 #include "visibility.hpp"
 
 namespace render_test {
@@ -68,6 +69,32 @@ inline attn_viz::Visibility square_visibility(int64_t t, bool causal) {
     v.queries = v.keys = t;
     v.causal = causal;
     return v;
+}
+
+// layers of [H, T, S] random attention (random_attention per head)
+inline std::vector<attn_viz::Tensor> random_layers(int64_t n_layers, int64_t n_heads, const attn_viz::Visibility& v) {
+    std::vector<attn_viz::Tensor> layers;
+    for (int64_t l = 0; l < n_layers; ++l) {
+        attn_viz::Tensor layer({n_heads, v.queries, v.keys});
+        for (int64_t h = 0; h < n_heads; ++h) {
+            const std::vector<float> w = random_attention(v);
+            std::copy(w.begin(), w.end(), layer.data.begin() + h * v.queries * v.keys);
+        }
+        layers.push_back(std::move(layer));
+    }
+    return layers;
+}
+
+inline std::vector<const attn_viz::Tensor*> pointers(const std::vector<attn_viz::Tensor>& layers) {
+    std::vector<const attn_viz::Tensor*> out;
+    for (const attn_viz::Tensor& t : layers) out.push_back(&t);
+    return out;
+}
+
+inline int count_of(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
 }
 
 // Dark (text) pixels inside a box of the decoded picture.

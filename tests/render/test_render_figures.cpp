@@ -1,11 +1,9 @@
-// Render suite, part 2: overview sheet, head-by-head matrix, bar chart, SVG and the HTML report
-// (opened in headless Chromium when it is installed).
-#include "text_codecs.hpp"
+// Render suite, part 2: overview sheet, head-by-head matrix, bar chart, SVG (the HTML report:
+// test_render_html.cpp).
 #include "render_test_support.hpp"
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -13,41 +11,13 @@
 #include "figure_bar_chart.hpp"
 #include "figure_matrix.hpp"
 #include "figure_overview.hpp"
-#include "html_report.hpp"
 #include "svg_heatmap.hpp"
-#include "token_display.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 using namespace render_test;
 
 namespace {
-
-// layers of [H, T, T] random causal attention
-std::vector<Tensor> random_layers(int64_t n_layers, int64_t n_heads, int64_t t, const Visibility& v) {
-    std::vector<Tensor> layers;
-    for (int64_t l = 0; l < n_layers; ++l) {
-        Tensor layer({n_heads, t, t});
-        for (int64_t h = 0; h < n_heads; ++h) {
-            const std::vector<float> w = random_attention(v);
-            std::copy(w.begin(), w.end(), layer.data.begin() + h * t * t);
-        }
-        layers.push_back(std::move(layer));
-    }
-    return layers;
-}
-
-std::vector<const Tensor*> pointers(const std::vector<Tensor>& layers) {
-    std::vector<const Tensor*> out;
-    for (const Tensor& t : layers) out.push_back(&t);
-    return out;
-}
-
-int count_of(const std::string& text, const std::string& what) {
-    int n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
 
 // Minimal XML check: tags nest and close properly, outside of text content.
 bool tags_balanced(const std::string& xml) {
@@ -66,12 +36,6 @@ bool tags_balanced(const std::string& xml) {
     return open.empty();
 }
 
-std::string chromium_command() {
-    for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-        if (std::filesystem::exists(path)) return path;
-    return "";
-}
-
 }  // namespace
 
 TEST_SUITE("render") {
@@ -80,7 +44,7 @@ TEST_CASE("overview sheet: one labelled tile per layer x head, per-head and glob
     ScratchDir dir;
     const int64_t t = 7;
     const Visibility v = square_visibility(t, true);
-    const std::vector<Tensor> layers = random_layers(3, 5, t, v);
+    const std::vector<Tensor> layers = random_layers(3, 5, v);
     for (ScaleMode scale : {ScaleMode::head, ScaleMode::global}) {
         HeatmapStyle style;
         style.title = "overview";
@@ -114,7 +78,7 @@ TEST_CASE("overview sheet: one labelled tile per layer x head, per-head and glob
 TEST_CASE("overview of a long model stays bounded") {
     ScratchDir dir;
     const Visibility v = square_visibility(300, true);
-    const std::vector<Tensor> layers = random_layers(6, 8, 300, v);
+    const std::vector<Tensor> layers = random_layers(6, 8, v);
     HeatmapStyle style;
     const OverviewLayout layout = write_overview_png(dir / "o.png", pointers(layers), {}, v, style, ScaleMode::head);
     CHECK(layout.width <= style.max_px);
@@ -200,110 +164,6 @@ TEST_CASE("SVG of one head: well formed, one rect per visible cell, labels as te
         std::snprintf(fill, sizeof fill, "fill=\"#%02x%02x%02x\"", first.r, first.g, first.b);
         CHECK(svg.find(fill) != std::string::npos);
     }
-}
-
-TEST_CASE("HTML report: self-contained, opens in headless Chromium with tables and no script errors") {
-    ScratchDir dir;
-    const int64_t t = 12, n_heads = 3, n_layers = 2;
-    const Visibility v = square_visibility(t, true);
-    const std::vector<Tensor> layers = random_layers(n_layers, n_heads, t, v);
-    HtmlReportInput input;
-    input.title = "report </script> test";
-    input.layers = pointers(layers);
-    input.visibility = v;
-    for (int64_t i = 0; i < t; ++i) input.query_tokens.push_back(i % 3 ? "Ġword" : "</script><b>");
-    input.key_tokens = input.query_tokens;
-    nlohmann::json heads = nlohmann::json::array();
-    for (int l = 0; l < n_layers; ++l)
-        for (int h = 0; h < n_heads; ++h)
-            heads.push_back({{"layer", l}, {"head", h}, {"entropy", std::uniform_real_distribution<double>(0, 2)(rng())},
-                             {"label", h == 0 ? "previous-token" : "mixed"}, {"top_keys", {1, 2}}});
-    input.stats = {{"model", "test"}, {"heads", heads}};
-    write_html_report(dir / "report.html", input);
-    const std::string html = read_text(dir / "report.html");
-    CHECK(html.find("http://") == std::string::npos);
-    CHECK(html.find("https://") == std::string::npos);
-    CHECK(html.find("data:image/png;base64,") != std::string::npos);
-    CHECK(count_of(html, "</script>") == 2);  // token text cannot end the data block
-
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
-    // A page with a deliberate error proves the error capture works before trusting "no errors".
-    std::string broken = html;
-    broken.insert(broken.rfind("</body>"), "<script>undefined_function_for_test();</script>");
-    write_text(dir / "broken.html", broken);
-    auto run_chromium = [&](const std::string& page, const std::string& extra) {
-        ScratchDir profile;
-        return run_command(chromium + " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-                           "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-                           profile.path().string() + " --enable-logging=stderr --v=0 --window-size=1200,1600 " + extra +
-                           " file://" + page + " 2>" + (dir / "chromium.log"));
-    };
-    const CommandResult dom = run_chromium(dir / "report.html", "--dump-dom");
-    REQUIRE(dom.exit_code == 0);
-    CHECK(dom.output.find("data-ready=\"1\"") != std::string::npos);
-    CHECK(dom.output.find("<ul id=\"report-errors\"></ul>") != std::string::npos);
-    CHECK(count_of(dom.output, "<tr>") == n_layers * n_heads + 1);  // header + one row per head
-    CHECK(count_of(dom.output, "<canvas") == n_layers * n_heads);
-    CHECK(count_of(dom.output, "previous-token") >= n_layers * 2);  // captions and table cells
-    CHECK(dom.output.find("<th>entropy</th>") != std::string::npos);
-    const std::string log = read_text(dir / "chromium.log");
-    CHECK(log.find("Uncaught") == std::string::npos);
-    CHECK(log.find("Refused") == std::string::npos);  // nothing blocked by the no-network policy
-
-    const CommandResult broken_dom = run_chromium(dir / "broken.html", "--dump-dom");
-    CHECK(broken_dom.output.find("Uncaught") != std::string::npos);
-
-    // Interaction, driven by a script appended to a copy: click the "entropy" header (sort
-    // ascending) and move the mouse over the first canvas's top-left cell.
-    std::string driven = html;
-    driven.insert(driven.rfind("</body>"), R"(<script>
-document.querySelectorAll('th').forEach(function (th) { if (th.textContent === 'entropy') th.click(); });
-var canvas = document.querySelector('canvas'), box = canvas.getBoundingClientRect();
-canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + 1, clientY: box.top + 1}));
-</script>)");
-    write_text(dir / "driven.html", driven);
-    const CommandResult driven_dom = run_chromium(dir / "driven.html", "--dump-dom");
-    CHECK(driven_dom.output.find("<ul id=\"report-errors\"></ul>") != std::string::npos);
-    std::vector<double> entropies;
-    const std::regex row(R"(<tr><td>\d+</td><td>\d+</td><td>([0-9.e+-]+)</td>)");
-    for (auto it = std::sregex_iterator(driven_dom.output.begin(), driven_dom.output.end(), row); it != std::sregex_iterator(); ++it)
-        entropies.push_back(std::stod((*it)[1]));
-    CHECK(entropies.size() == static_cast<size_t>(n_layers * n_heads));
-    CHECK(std::is_sorted(entropies.begin(), entropies.end()));
-    const std::string first_token = display_token(input.query_tokens[0]);
-    CHECK(driven_dom.output.find("query #0 \u201c" + xml_escape(first_token) + "\u201d") != std::string::npos);
-    CHECK(driven_dom.output.find("weight 1</div>") != std::string::npos);  // causal row 0: all on key 0
-
-    const CommandResult shot = run_chromium(dir / "report.html", "--screenshot=" + (dir / "shot.png"));
-    CHECK(shot.exit_code == 0);
-    const DecodedPng png = decode_png(dir / "shot.png");
-    CHECK(png.width == 1200);
-    CHECK(png.height == 1600);
-}
-
-TEST_CASE("HTML report pools maps when all of them together exceed the cell budget") {
-    ScratchDir dir;
-    const int64_t t = 300;
-    const Visibility v = square_visibility(t, true);
-    const std::vector<Tensor> layers = random_layers(4, 12, t, v);  // 4.3M cells > 4M
-    HtmlReportInput input;
-    input.layers = pointers(layers);
-    input.visibility = v;
-    input.query_tokens.assign(static_cast<size_t>(t), "x");
-    input.key_tokens = input.query_tokens;
-    const std::string html = html_report(input);
-    CHECK(html.find("\"pooled\":true") != std::string::npos);
-    CHECK(html.size() < size_t{12} << 20);
-    const std::vector<Tensor> small = random_layers(1, 12, 128, square_visibility(128, true));
-    input.layers = pointers(small);
-    input.visibility = square_visibility(128, true);
-    input.query_tokens.assign(128, "x");
-    input.key_tokens = input.query_tokens;
-    CHECK(html_report(input).find("\"pooled\":false") != std::string::npos);
 }
 
 }
