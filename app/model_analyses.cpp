@@ -16,7 +16,7 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
-    o.flow_max_tokens = 128;
+    o.flow_max_tokens = 64;
     cmd->add_option("--flow-max-tokens", o.flow_max_tokens, "Largest number of tokens --flow accepts (its cost grows about as T^4)")
         ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }

@@ -34,4 +34,15 @@ inline attn_viz::LlamaWeights random_model(int64_t dim, int64_t hidden, int64_t 
     return w;
 }
 
+// The shapes the whole-model tests run on: two layers with grouped-query heads, one layer of one
+// head with odd sizes, three layers of multi-query heads.
+struct ModelShape {
+    int64_t dim, hidden, layers, heads, kv_heads, vocab;
+};
+inline constexpr ModelShape test_model_shapes[] = {{16, 24, 2, 4, 2, 30}, {8, 5, 1, 1, 1, 7}, {12, 20, 3, 6, 1, 11}};
+
+inline attn_viz::LlamaWeights random_model(const ModelShape& s, int64_t seq_len) {
+    return random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, seq_len);
+}
+
 }  // namespace test_support

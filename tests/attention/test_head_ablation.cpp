@@ -56,10 +56,9 @@ std::vector<double> mean_head_output(const ReferenceRun& run, int64_t l, int64_t
 TEST_SUITE("model") {
 
 TEST_CASE("zero and mean ablation match the double reference with the head's output replaced") {
-    struct Shape { int64_t dim, hidden, layers, heads, kv_heads, vocab; };
     OnednnBackend backend;
-    for (Shape s : {Shape{16, 24, 2, 4, 2, 30}, Shape{8, 5, 1, 1, 1, 7}, Shape{12, 20, 3, 6, 1, 11}}) {
-        LlamaModel model(backend, random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, 16));
+    for (const ModelShape& s : test_model_shapes) {
+        LlamaModel model(backend, random_model(s, 16));
         std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
         const std::vector<AblatedHead> heads = parse_ablated_heads("all", s.layers, s.heads);
         for (int T : {1, 2, 7}) {

@@ -29,11 +29,10 @@ double max_difference(const std::vector<double>& reference, const Tensor& actual
 TEST_SUITE("model") {
 
 TEST_CASE("whole-model forward matches the double reference on random models") {
-    struct Shape { int64_t dim, hidden, layers, heads, kv_heads, vocab; };
     OnednnBackend backend;
-    for (Shape s : {Shape{16, 24, 2, 4, 2, 30}, Shape{8, 5, 1, 1, 1, 7}, Shape{12, 20, 3, 6, 1, 11}}) {
+    for (const ModelShape& s : test_model_shapes) {
         INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads);
-        LlamaModel model(backend, random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, 16));
+        LlamaModel model(backend, random_model(s, 16));
         std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
         for (int T : {1, 5, 16}) {
             std::vector<int> tokens(static_cast<size_t>(T));
