@@ -100,6 +100,14 @@ TEST_CASE("model --ablate L:H with --ablate-mode mean, --map norm, and one-line 
         CHECK(!fs::exists(dir / "bad"));
     }
     CHECK(run_attn_viz("model -q" + files + " --ablate 5:0 --out " + (dir / "bad")).output.find("--ablate") != std::string::npos);
+    // Corpus mode keeps no maps and runs no whole-model analysis.
+    write_text(dir / "c.jsonl", "{\"text\": \"Lily saw a ball.\"}\n");
+    const std::string corpus = " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --inputs " + (dir / "c.jsonl");
+    for (const char* refused : {" --ablate all", " --rollout", " --flow", " --map norm"}) {
+        INFO(refused);
+        CHECK(run_attn_viz("model -q" + corpus + refused + " --out " + (dir / "bad")).exit_code == 2);
+    }
+    REQUIRE(run_attn_viz("model -q" + corpus + " --out " + (dir / "corpus")).exit_code == 0);
 }
 
 TEST_CASE("run --map norm draws a_ij ||v_j W_O^h|| and leaves the statistics alone") {
