@@ -213,7 +213,9 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         const nlohmann::json stats = write_analysis_outputs(out, in.folder, analysis, extra, o);
         std::vector<LayerResult> norm_layers;
         const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
-        write_head_pictures(out, drawn, o, analysis, threads);
+        ReportOptions drawn_options = o;
+        if (o.map == PictureMap::norm) drawn_options.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
+        write_head_pictures(out, drawn, drawn_options, analysis, threads);
         std::vector<const Tensor*> maps;
         std::vector<int64_t> numbers;
         for (size_t l = 0; l < drawn.layers.size(); ++l)
