@@ -16,6 +16,7 @@
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "llama_model.hpp"
+#include "model_analyses.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
@@ -40,6 +41,7 @@ struct ModelOptions {
     ReportOptionValues report_values;
     InputLimitValues limit_values;
     OutputOptionValues output;
+    ModelAnalysisOptions analyses;
     bool timings = false;
 };
 
@@ -70,11 +72,13 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->add_option("--dump-attention", o.report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
     add_report_options(cmd, o.report, o.report_values);
+    add_model_analysis_options(cmd, o.analyses);
     add_input_limit_options(cmd, o.limit_values);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
-        if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0, "--generate");
+        if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
+                                       "--generate, --ablate, --rollout, --flow");
     });
 }
 
@@ -117,11 +121,11 @@ void check_run_memory(const attn_viz::Llama2cConfig& c, int64_t T, const attn_vi
 }
 
 // The forward pass over `ids`; names the heads of each layer NaN/Inf values reach (`where`: ""
-// or "c.jsonl:3: ").
-attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& ids, const std::string& where,
+// or "c.jsonl:3: "); with_value_norms for --map norm.
+attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& ids, const std::string& where, bool with_value_norms,
                            attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
-    attn_viz::ModelRun run = model.run(ids);
+    attn_viz::ModelRun run = model.run(ids, true, with_value_norms);
     for (size_t l = 0; l < run.layers.size(); ++l)
         for (const std::string& head : attn_viz::poisoned_heads(run.layers[l]))
             std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), l, head.c_str());
@@ -135,12 +139,13 @@ std::vector<const attn_viz::LayerWeights*> attention_weights(const attn_viz::Lla
     return weights;
 }
 
-// Every layer's pictures and statistics, staged in `out`.
+// Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
-                                           const attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
+                                           attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
                                            attn_viz::OnednnBackend& backend, attn_viz::Timings& timings) {
     using namespace attn_viz;
     ReportInput report;
+    report.extra_stats = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report, timings);
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
     report.weights = attention_weights(model);
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
@@ -187,7 +192,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
         ModelRun run;
         try {
             check_run_memory(model.weights().config, static_cast<int64_t>(ids.size()), limits);
-            run = forward(model, ids, where + ": ", timings);
+            run = forward(model, ids, where + ": ", false, timings);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
             fail_input(where, e.what());
@@ -213,7 +218,7 @@ std::string continuation(const ModelOptions& o, const ModelInputs& in, attn_viz:
 // statistics (staged), and the continuation. Returns the text to print.
 std::string run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
                            attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, attn_viz::Timings& timings) {
-    const attn_viz::ModelRun run = forward(model, in.ids, "", timings);
+    const attn_viz::ModelRun run = forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, timings);
     const attn_viz::ModelAnalysis analysis = write_model_report(out, o, in, model, run, backend, timings);
     const std::string continued = continuation(o, in, model, timings);
     return std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n" + stats_table(analysis) +
@@ -234,7 +239,10 @@ int run_model(ModelOptions& o) {
     OutputDir out(o.output.out, o.output.force);
     out.protect_inputs(inputs);
     ModelInputs in = load_inputs(o, limits, timings);
-    if (o.corpus.path.empty()) check_run_memory(in.weights.config, static_cast<int64_t>(in.ids.size()), limits);
+    if (o.corpus.path.empty()) {
+        check_run_memory(in.weights.config, static_cast<int64_t>(in.ids.size()), limits);
+        check_model_analysis_options(o.analyses, in.weights.config, static_cast<int64_t>(in.ids.size()));
+    }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or
     // each sequence of the corpus through the model, into running sums.

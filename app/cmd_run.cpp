@@ -174,6 +174,7 @@ std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner&
         request.input = &queries.embeddings;
         request.context = o.context.empty() ? nullptr : &in.context.embeddings;
         request.key_excluded = keys.key_excluded;
+        request.with_value_norms = o.report.map == PictureMap::norm;
         LayerResult result = runner.run(request, batch ? "sequence " + std::to_string(n) + ": " : "");
         ReportOptions report = o.report;
         report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;

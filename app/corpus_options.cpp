@@ -23,8 +23,9 @@ void resolve_corpus_options(CorpusOptionValues& v) {
 
 void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
                        const std::string& other) {
-    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html || !report_values.svg.empty())
-        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html and --svg are for one sequence");
+    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html || !report_values.svg.empty() ||
+        report_values.map != "weights")
+        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html, --svg and --map are for one sequence");
 }
 
 std::string finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,

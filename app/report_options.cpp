@@ -32,6 +32,10 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
     cmd->add_flag("--log-scale", o.style.log_scale, "Logarithmic color scale (floor: 1e-4 of the largest weight)");
     cmd->add_option("--scale", v.scale, "Color range per head (head) or shared by every head (global)")
         ->capture_default_str()->check(CLI::IsMember({"head", "global"}));
+    cmd->add_option("--map", v.map,
+                    "What the attention pictures show: the weights a_ij, or norm = a_ij ||v_j W_O^h|| (Kobayashi et al. 2020); "
+                    "statistics always use the weights")
+        ->capture_default_str()->check(CLI::IsMember({"weights", "norm"}));
     cmd->add_option("--max-px", o.style.max_px, "Largest picture side in pixels; longer sequences pool cells")
         ->capture_default_str()->check(CLI::Range(256, 16384));
     cmd->add_option("--pool", v.pool, "How pooled cells combine weights: mean or max")
@@ -47,6 +51,7 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
 void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues& v) {
     o.scale = parse_option("--scale", [&] { return attn_viz::parse_scale_mode(v.scale); });
     o.style.pool = parse_option("--pool", [&] { return attn_viz::parse_pool_mode(v.pool); });
+    o.map = parse_option("--map", [&] { return attn_viz::parse_picture_map(v.map); });
     if (!v.window.empty()) o.style.window = parse_option("--window", [&] { return attn_viz::parse_cell_window(v.window); });
     o.style.labels = !v.no_labels;
     if (!v.svg.empty()) o.svg = parse_svg_head(v.svg);

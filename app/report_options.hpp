@@ -11,12 +11,12 @@
 namespace attn_viz_cli {
 
 struct ReportOptionValues {
-    std::string scale = "head", pool = "mean", window, svg;
+    std::string scale = "head", pool = "mean", window, svg, map = "weights";
     bool no_labels = false;
     std::vector<std::string> thresholds;  // "name=value"
 };
 
-// Adds --colormap, --log-scale, --scale, --max-px, --pool, --window, --no-labels, --svg, --html,
+// Adds --colormap, --log-scale, --scale, --map, --max-px, --pool, --window, --no-labels, --svg, --html,
 // --threshold and --threads.
 void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& options, ReportOptionValues& values);
 

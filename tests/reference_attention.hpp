@@ -18,6 +18,7 @@ struct ReferenceResult {
     std::vector<double> output;     // [T, D]
     std::vector<double> norms;      // [H, T]
     std::vector<double> gram;       // [H, H]
+    std::vector<double> value_norms;  // [H, S] ||v_j W_O^h||, v_j key j's value vector of head h's KV head
 };
 
 // x: [T, D]; c: [S, D] (x itself for self-attention); key_excluded: [S] or empty.
@@ -90,6 +91,17 @@ inline ReferenceResult reference_attention(const attn_viz::LayerWeights& w, cons
             }
         }
     }
+    r.value_norms.assign(static_cast<size_t>(H * S), 0.0);
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t j = 0; j < S; ++j) {
+            double square = 0;
+            for (int64_t col = 0; col < D; ++col) {
+                double s = 0;
+                for (int64_t d = 0; d < dh; ++d) s += v[j * KV * dh + (h / (H / KV)) * dh + d] * w.w_o.data[(h * dh + d) * D + col];
+                square += s * s;
+            }
+            r.value_norms[h * S + j] = std::sqrt(square);
+        }
     r.output.assign(static_cast<size_t>(T * D), 0.0);
     r.norms.assign(static_cast<size_t>(H * T), 0.0);
     r.gram.assign(static_cast<size_t>(H * H), 0.0);

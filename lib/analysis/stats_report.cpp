@@ -53,6 +53,7 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
             head[f.name] = json_number(a.heads[n].*f.member);
             if (corpus) spread[f.name] = json_number(a.heads_std[n].*f.member);
         }
+        head["output_share"] = head["ablation_importance"];  // the same number under the name that says what it is
         if (corpus) head["std"] = std::move(spread);
         heads.push_back(std::move(head));
     }

@@ -195,12 +195,12 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
         }
     r.context = from_head_major(z);  // [T, H*d_h]
 
-    // Step 5: output projection, and each head's share of it.
+    // Step 5: output projection, each head's share of it, and what each key sends through each head.
     r.output = project(backend_, r.context, w.w_o, w.b_o);
-    if (request.with_contributions) {
-        if (!output_shares_) output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
-        output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
-    }
+    if ((request.with_contributions || request.with_value_norms) && !output_shares_)
+        output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
+    if (request.with_contributions) output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
+    if (request.with_value_norms) output_shares_->value_norms(v, r.value_norms);
     return r;
 }
 

@@ -19,6 +19,7 @@ struct AttentionRequest {
     const Tensor* context = nullptr;  // c: [S, D] for cross-attention (keys/values), or null
     std::vector<uint8_t> key_excluded;  // [S] padding mask, 1 = exclude; empty = none
     bool with_contributions = true;     // fill contribution_norms / contribution_gram
+    bool with_value_norms = false;      // fill value_norms (norm-based maps)
 };
 
 // Runs one layer. The weights are used where they are, not copied (a Llama-7B layer's are 256 MB):

@@ -43,4 +43,18 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
                 static_cast<float>(block_inner(outputs_gram, a * d_h, b * d_h, output_gram_, a * d_h, b * d_h, d_h));
 }
 
+void HeadOutputShares::value_norms(const Tensor& v, Tensor& norms) const {
+    const int64_t H = heads_, d_h = d_head_, KV = v.dim(0), S = v.dim(1), group = H / KV;
+    norms = Tensor::uninitialized({H, S});
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < H * S; ++n) {
+        const int64_t h = n / S, j = n % S;
+        const float* value = v.ptr() + ((h / group) * S + j) * d_h;
+        const float* g = head_grams_.ptr() + h * d_h * d_h;
+        double square = 0;
+        for (int64_t x = 0; x < d_h; ++x) square += value[x] * dot_in_double(g + x * d_h, value, d_h);
+        norms.data[n] = static_cast<float>(std::sqrt(std::max(square, 0.0)));
+    }
+}
+
 }  // namespace attn_viz

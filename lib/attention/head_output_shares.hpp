@@ -22,6 +22,11 @@ public:
     // norms <- [H, T] ||c_th||; share_gram <- [H, H] sum_t <c_ta, c_tb>.
     void summarise(OnednnBackend& backend, const Tensor& z, const Tensor& context, Tensor& norms, Tensor& share_gram) const;
 
+    // v: [KV, S, d_h] value vectors, head-major; query head h reads KV head h / (H / KV).
+    // norms <- [H, S] ||v[g(h), j] W_O^h|| = sqrt(v G_hh v^T): what key j sends through head h at
+    // weight 1 (Kobayashi et al. 2020's ||f(x_j)||). O(H S d_h^2), in double.
+    void value_norms(const Tensor& v, Tensor& norms) const;
+
 private:
     int64_t heads_ = 0, d_head_ = 0;
     Tensor output_gram_;  // [H*d_h, H*d_h] G = W_O W_O^T

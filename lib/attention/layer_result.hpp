@@ -14,6 +14,7 @@ struct LayerResult {
     Tensor output;              // [T, D] the layer output
     Tensor contribution_norms;  // [H, T] ||(A_h V_h)_t W_O^h||, head h's share of output row t
     Tensor contribution_gram;   // [H, H] sum_t <c_th, c_tg> of those shares
+    Tensor value_norms;         // [H, S] ||v_j W_O^h||, key j's value through head h (empty unless asked)
 };
 
 }  // namespace attn_viz

@@ -55,7 +55,7 @@ LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(
         attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
 }
 
-ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions) {
+ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms) {
     const Llama2cConfig& c = weights_.config;
     const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim;
     if (T == 0) fail_input("tokens", "no tokens to run");
@@ -76,20 +76,47 @@ ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions
 
     // Step 2: each block adds its attention output, then its feed-forward output, to the residual stream.
     for (size_t l = 0; l < weights_.layers.size(); ++l) {
-        const LlamaBlockWeights& block = weights_.layers[l];
-        const Tensor normed = rms_norm(x, block.rms_attention);
+        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention);
         AttentionRequest request;
         request.input = &normed;
         request.with_contributions = with_contributions;
+        request.with_value_norms = with_value_norms;
+        run.residual.push_back(x);
         run.layers.push_back(attention_[l]->run(request));
         add_in_place(x, run.layers.back().output);
-        add_in_place(x, swiglu(backend_, rms_norm(x, block.rms_ffn), block));
+        add_feed_forward(l, x);
     }
 
     // Step 3: final norm and the classifier.
-    run.logits = matmul(backend_, rms_norm(x, weights_.rms_final), weights_.classifier);
+    run.logits = classify(x);
     return run;
 }
+
+Tensor LlamaModel::logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) {
+    if (layer >= run.residual.size() || attention_output.shape != run.residual[layer].shape)
+        throw Error(ErrorKind::internal, "logits_from: no block " + std::to_string(layer) + " of that shape in the run");
+    Tensor x = run.residual[layer];
+    add_in_place(x, attention_output);
+    add_feed_forward(layer, x);
+    for (size_t l = layer + 1; l < weights_.layers.size(); ++l) {
+        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention);
+        AttentionRequest request;
+        request.input = &normed;
+        request.with_contributions = false;
+        LayerResult result = attention_[l]->run(request);
+        add_in_place(x, result.output);
+        attention_[l]->recycle(std::move(result));
+        add_feed_forward(l, x);
+    }
+    return classify(x);
+}
+
+void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
+    const LlamaBlockWeights& block = weights_.layers[l];
+    add_in_place(x, swiglu(backend_, rms_norm(x, block.rms_ffn), block));
+}
+
+Tensor LlamaModel::classify(const Tensor& x) { return matmul(backend_, rms_norm(x, weights_.rms_final), weights_.classifier); }
 
 std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");

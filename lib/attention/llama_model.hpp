@@ -15,6 +15,7 @@ namespace attn_viz {
 struct ModelRun {
     std::vector<int> tokens;          // the T input ids
     std::vector<LayerResult> layers;  // per block: attention [H, T, T], margins, context, output, ...
+    std::vector<Tensor> residual;     // per block, [T, D]: the residual stream entering it
     Tensor logits;                    // [T, V]: row t predicts token t + 1
 };
 
@@ -26,10 +27,21 @@ public:
     const LlamaWeights& weights() const { return weights_; }
 
     // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise).
-    // with_contributions: fill each LayerResult's per-head output shares (slightly more work).
-    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true);
+    // with_contributions: fill each LayerResult's per-head output shares (slightly more work);
+    // with_value_norms: fill each LayerResult's value_norms (for norm-based maps).
+    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false);
+
+    // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
+    // of run.layers[layer].output: the rest of the model reruns from there on
+    // run.residual[layer], the blocks before it are reused from `run`.
+    Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output);
 
 private:
+    // x: [T, D] the residual stream after block l's attention -> after its feed-forward, in place.
+    void add_feed_forward(size_t l, Tensor& x);
+    // x: [T, D] the residual stream after the last block -> logits [T, V].
+    Tensor classify(const Tensor& x);
+
     OnednnBackend& backend_;
     LlamaWeights weights_;
     std::vector<std::unique_ptr<AttentionLayer>> attention_;

@@ -101,7 +101,7 @@ bool is_folder_at(int dir_fd, const std::string& name) {
 }  // namespace
 
 bool is_attn_viz_output_name(const std::string& relative) {
-    static const std::set<std::string> extensions = {".png", ".svg", ".json", ".csv", ".html"};
+    static const std::set<std::string> extensions = {".png", ".svg", ".json", ".csv", ".html", ".npy"};
     for (size_t start = 0;;) {
         const size_t end = relative.find('/', start);
         const std::string part = relative.substr(start, end - start);  // to the end when there is no '/'

@@ -67,7 +67,7 @@ private:
 
 // Whether `relative` ("stats.json", "layer_01/head_03.png") is a name attn-viz writes in a run
 // directory: folders and a file of letters, digits, '_', '-' and '.', none starting with '.', the
-// file ending in .png, .svg, .json, .csv or .html. A previous run's manifest entry that is not is
+// file ending in .png, .svg, .json, .csv, .html or .npy. A previous run's manifest entry that is not is
 // never removed.
 bool is_attn_viz_output_name(const std::string& relative);
 

@@ -12,6 +12,7 @@
 #include "heatmap.hpp"
 #include "html_report.hpp"
 #include "json_text.hpp"
+#include "norm_attention.hpp"
 #include "npy.hpp"
 #include "parallel_for.hpp"
 #include "report_columns.hpp"
@@ -125,7 +126,28 @@ void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOpti
     }
 }
 
+// The layers as the pictures show them: `in` itself, or under --map norm copies of its layers whose
+// attention is the norm-based map (kept alive in `norm_layers`).
+ReportInput pictured_layers(const ReportInput& in, PictureMap map, std::vector<LayerResult>& norm_layers) {
+    if (map == PictureMap::weights) return in;
+    ReportInput drawn = in;
+    drawn.layers.clear();
+    norm_layers.resize(in.layers.size());
+    for (size_t l = 0; l < in.layers.size(); ++l) {
+        norm_layers[l].visibility = in.layers[l]->visibility;
+        norm_layers[l].attention = norm_based_map(*in.layers[l]);
+        drawn.layers.push_back(&norm_layers[l]);
+    }
+    return drawn;
+}
+
 }  // namespace
+
+PictureMap parse_picture_map(const std::string& text) {
+    if (text == "weights") return PictureMap::weights;
+    if (text == "norm") return PictureMap::norm;
+    throw Error(ErrorKind::usage, "map '" + text + "': expected weights or norm");
+}
 
 nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& a,
                                       const nlohmann::json& extra, const ReportOptions& o) {
@@ -184,15 +206,20 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     }
     nlohmann::json extra = {{"tokens", in.query_tokens}};
     if (in.key_tokens != in.query_tokens) extra["key_tokens"] = in.key_tokens;
+    extra.update(in.extra_stats);
     // Step 2: files and pictures.
     {
         Timings::Scope t(timings, "pictures");
         const nlohmann::json stats = write_analysis_outputs(out, in.folder, analysis, extra, o);
-        write_head_pictures(out, in, o, analysis, threads);
+        std::vector<LayerResult> norm_layers;
+        const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
+        ReportOptions drawn_options = o;
+        if (o.map == PictureMap::norm) drawn_options.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
+        write_head_pictures(out, drawn, drawn_options, analysis, threads);
         std::vector<const Tensor*> maps;
         std::vector<int64_t> numbers;
-        for (size_t l = 0; l < in.layers.size(); ++l)
-            maps.push_back(&in.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
+        for (size_t l = 0; l < drawn.layers.size(); ++l)
+            maps.push_back(&drawn.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
         write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale,
                            threads);
         if (o.html) {

@@ -16,12 +16,18 @@
 
 namespace attn_viz {
 
+// What the attention pictures show: the softmax weights a_ij, or the norm-based map
+// a_ij ||v_j W_O^h|| (norm_attention.hpp; the layers need value_norms). Statistics always read the weights.
+enum class PictureMap { weights, norm };
+PictureMap parse_picture_map(const std::string& text);  // "weights" or "norm"; Error(usage) otherwise
+
 struct ReportOptions {
     std::string dump_attention;  // .npy path or "": [H, T, S] for one layer, [L, H, T, S] for a model
     std::string dump_output;     // .npy path or "": the last layer's output [T, D]
     int threads = 0;             // PNG encoding and statistics threads (0 = all cores)
     HeatmapStyle style;          // colormap, log scale, pixel budget, pooling, window, labels
     ScaleMode scale = ScaleMode::head;
+    PictureMap map = PictureMap::weights;
     bool html = false;           // report.html
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
     LabelThresholds thresholds;
@@ -36,6 +42,7 @@ struct ReportInput {
     std::string folder;                        // "" or "seq_01/": where in the run directory
     std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
+    nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout)
 };
 
 // Writes every output into `out` (staged; the caller commits) and returns the analysis.

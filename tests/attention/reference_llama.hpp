@@ -17,8 +17,15 @@ using attn_viz::LlamaWeights;
 using attn_viz::Tensor;
 
 struct ReferenceRun {
-    std::vector<std::vector<double>> attention;  // per layer, [H, T, T]
-    std::vector<double> logits;                  // [T, V]
+    std::vector<std::vector<double>> attention;     // per layer, [H, T, T]
+    std::vector<std::vector<double>> head_outputs;  // per layer, [T, H*hs]: the heads' outputs before W_O
+    std::vector<double> logits;                     // [T, V]
+};
+
+// One head whose output is replaced, at every position, by `replacement` ([hs]; empty = zeros).
+struct ReferenceAblation {
+    int64_t layer = -1, head = -1;
+    std::vector<double> replacement;
 };
 
 // rms_norm(x) * weight with llama2.c's eps.
@@ -41,13 +48,15 @@ inline std::vector<double> reference_times(const std::vector<double>& x, const T
 }
 
 // llama2.c's forward() in double: one position at a time with a key/value cache, RoPE from
-// per-dimension frequencies, query head h reading KV head h / (H / KV).
-inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<int>& tokens) {
+// per-dimension frequencies, query head h reading KV head h / (H / KV). With `ablation`, that
+// head's output is replaced before W_O (head_outputs keep the unreplaced values).
+inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<int>& tokens, const ReferenceAblation& ablation = {}) {
     const Llama2cConfig& c = w.config;
     const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim, H = c.n_heads, hs = D / H;
     const int64_t kv_width = c.n_kv_heads * hs, kv_mul = H / c.n_kv_heads;
     ReferenceRun run;
     run.attention.assign(static_cast<size_t>(c.n_layers), std::vector<double>(static_cast<size_t>(H * T * T), 0.0));
+    run.head_outputs.assign(static_cast<size_t>(c.n_layers), std::vector<double>(static_cast<size_t>(T * D), 0.0));
     run.logits.resize(static_cast<size_t>(T * c.vocab_size));
     std::vector<std::vector<std::vector<double>>> key_cache(static_cast<size_t>(c.n_layers)), value_cache(key_cache);
     for (int64_t pos = 0; pos < T; ++pos) {
@@ -86,6 +95,9 @@ inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<i
                     for (int64_t i = 0; i < hs; ++i) heads[h * hs + i] += att[t] * value_cache[l][t][kv_offset + i];
                 }
             }
+            std::copy(heads.begin(), heads.end(), run.head_outputs[l].begin() + pos * D);
+            if (l == ablation.layer)
+                for (int64_t i = 0; i < hs; ++i) heads[ablation.head * hs + i] = ablation.replacement.empty() ? 0.0 : ablation.replacement[i];
             const std::vector<double> attended = reference_times(heads, b.attention.w_o);
             for (int64_t i = 0; i < D; ++i) x[i] += attended[i];
             const std::vector<double> xf = reference_rms_norm(x, b.rms_ffn);

@@ -10,6 +10,7 @@
 #include "onednn_backend.hpp"
 #include "attention.hpp"
 #include "error.hpp"
+#include "norm_attention.hpp"
 #include "reference_attention.hpp"
 #include "support.hpp"
 
@@ -53,6 +54,7 @@ void check_case(const Case& c) {
     request.input = &x;
     request.context = c.S ? &context : nullptr;
     request.key_excluded = padding;
+    request.with_value_norms = true;
     LayerResult got = layer.run(request);
     ReferenceResult want = reference_attention(w, x, c.S ? &context : nullptr, padding);
 
@@ -66,6 +68,11 @@ void check_case(const Case& c) {
     double largest = 0;
     for (double g : want.gram) largest = std::max(largest, std::fabs(g));
     CHECK(max_diff(got.contribution_gram, want.gram) < 2e-6 * largest);
+    // Norm-based attention: a_ij ||v_j W_O^h||.
+    CHECK(max_diff(got.value_norms, want.value_norms) < 1e-4);
+    std::vector<double> norm_map(want.attention.size());
+    for (size_t e = 0; e < norm_map.size(); ++e) norm_map[e] = want.attention[e] * want.value_norms[(e / (c.T * S)) * S + e % S];
+    CHECK(max_diff(norm_based_map(got), norm_map) < 1e-4);
 
     // Rows sum to 1 over visible keys; masked entries are exactly 0.
     for (int64_t h = 0; h < c.H; ++h)

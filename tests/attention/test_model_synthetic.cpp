@@ -9,6 +9,7 @@
 #include "onednn_backend.hpp"
 #include "error.hpp"
 #include "llama_model.hpp"
+#include "random_llama.hpp"
 #include "reference_llama.hpp"
 #include "support.hpp"
 
@@ -16,29 +17,6 @@ using namespace attn_viz;
 using namespace test_support;
 
 namespace {
-
-LlamaWeights random_model(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t vocab, int64_t seq_len) {
-    LlamaWeights w;
-    w.config = {dim, hidden, layers, heads, kv_heads, vocab, seq_len, false};
-    const int64_t head = dim / heads, kv = kv_heads * head;
-    const float projection_scale = 1.0f / std::sqrt(static_cast<float>(dim));
-    w.token_embedding = random_tensor({vocab, dim});
-    w.rms_final = random_tensor({dim});
-    w.classifier = random_tensor({dim, vocab});
-    for (int64_t l = 0; l < layers; ++l) {
-        LlamaBlockWeights b;
-        LayerWeights& a = b.attention;
-        a.d_model = dim, a.num_heads = heads, a.num_kv_heads = kv_heads, a.d_head = head;
-        a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = 10000.0;
-        a.w_q = random_tensor({dim, dim}, projection_scale), a.w_k = random_tensor({dim, kv}, projection_scale);
-        a.w_v = random_tensor({dim, kv}, projection_scale), a.w_o = random_tensor({dim, dim}, projection_scale);
-        b.rms_attention = random_tensor({dim}), b.rms_ffn = random_tensor({dim});
-        b.w1 = random_tensor({dim, hidden}, projection_scale), b.w3 = random_tensor({dim, hidden}, projection_scale);
-        b.w2 = random_tensor({hidden, dim}, 1.0f / std::sqrt(static_cast<float>(hidden)));
-        w.layers.push_back(std::move(b));
-    }
-    return w;
-}
 
 double max_difference(const std::vector<double>& reference, const Tensor& actual) {
     double m = 0;
@@ -51,11 +29,10 @@ double max_difference(const std::vector<double>& reference, const Tensor& actual
 TEST_SUITE("model") {
 
 TEST_CASE("whole-model forward matches the double reference on random models") {
-    struct Shape { int64_t dim, hidden, layers, heads, kv_heads, vocab; };
     OnednnBackend backend;
-    for (Shape s : {Shape{16, 24, 2, 4, 2, 30}, Shape{8, 5, 1, 1, 1, 7}, Shape{12, 20, 3, 6, 1, 11}}) {
+    for (const ModelShape& s : test_model_shapes) {
         INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads);
-        LlamaModel model(backend, random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, 16));
+        LlamaModel model(backend, random_model(s, 16));
         std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
         for (int T : {1, 5, 16}) {
             std::vector<int> tokens(static_cast<size_t>(T));

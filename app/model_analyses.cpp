@@ -1,0 +1,56 @@
+#include "model_analyses.hpp"
+
+#include "ablation_report.hpp"
+#include "error.hpp"
+#include "head_ablation.hpp"
+#include "option_parsing.hpp"
+#include "rollout_report.hpp"
+
+namespace attn_viz_cli {
+
+void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
+    cmd->add_option("--ablate", o.ablate,
+                    "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
+                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png): all, or L:H,L:H,...");
+    cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
+        ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
+    cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
+    cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
+    o.flow_max_tokens = 64;
+    cmd->add_option("--flow-max-tokens", o.flow_max_tokens, "Largest number of tokens --flow accepts (its cost grows about as T^4)")
+        ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+}
+
+bool asks_for_model_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
+
+void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::Llama2cConfig& config, int64_t tokens) {
+    if (!o.ablate.empty()) parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, config.n_layers, config.n_heads); });
+    if (o.flow && tokens > o.flow_max_tokens)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
+                                                              std::to_string(o.flow_max_tokens) +
+                                                              " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
+}
+
+nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::LlamaModel& model,
+                                    attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
+                                    const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
+                                    attn_viz::Timings& timings) {
+    using namespace attn_viz;
+    nlohmann::json stats = nlohmann::json::object();
+    const Llama2cConfig& c = model.weights().config;
+    if (!o.ablate.empty()) {
+        Timings::Scope t(timings, "ablation");
+        const AblationReport ablation = ablate_heads(model, backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
+                                                     parse_ablation_mode(o.ablate_mode));
+        stats.update(write_ablation_outputs(out, ablation, c.n_layers, c.n_heads, report));
+    }
+    if (o.rollout || o.flow) {
+        Timings::Scope t(timings, "rollout");
+        std::vector<const LayerResult*> layers;
+        for (const LayerResult& layer : run.layers) layers.push_back(&layer);
+        stats.update(write_rollout_outputs(out, layers, tokens, report, o.rollout, o.flow));
+    }
+    return stats;
+}
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,136 @@
+// True head ablation: the ablated layer output from the clean run's head outputs, the partial
+// forward from that layer on, and the loss and KL divergence of the resulting logits.
+#include "head_ablation.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "error.hpp"
+
+namespace attn_viz {
+namespace {
+
+// row: [V] logits -> log sum_v e^row_v, in double.
+double log_sum_exp(const float* row, int64_t vocab) {
+    const double top = *std::max_element(row, row + vocab);
+    double sum = 0;
+    for (int64_t v = 0; v < vocab; ++v) sum += std::exp(double(row[v]) - top);
+    return top + std::log(sum);
+}
+
+// context: [T, H*d_h] the layer's concatenated head outputs -> head h's [T, d_h] minus its
+// replacement (0, or its mean over the tokens).
+Tensor removed_head_output(const Tensor& context, int64_t head, int64_t d_head, AblationMode mode) {
+    const int64_t T = context.dim(0), width = context.dim(1);
+    Tensor removed({T, d_head});
+    for (int64_t t = 0; t < T; ++t)
+        std::copy_n(context.ptr() + t * width + head * d_head, d_head, removed.ptr() + t * d_head);
+    if (mode == AblationMode::mean)
+        for (int64_t i = 0; i < d_head; ++i) {
+            double mean = 0;
+            for (int64_t t = 0; t < T; ++t) mean += removed.data[t * d_head + i];
+            mean /= static_cast<double>(T);
+            for (int64_t t = 0; t < T; ++t) removed.data[t * d_head + i] = static_cast<float>(removed.data[t * d_head + i] - mean);
+        }
+    return removed;
+}
+
+int64_t parse_index(std::string_view digits, const std::string& text) {
+    int64_t value = -1;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
+        throw Error(ErrorKind::usage, "heads '" + text + "': expected all or LAYER:HEAD,LAYER:HEAD,...");
+    return value;
+}
+
+}  // namespace
+
+AblationMode parse_ablation_mode(const std::string& text) {
+    if (text == "zero") return AblationMode::zero;
+    if (text == "mean") return AblationMode::mean;
+    throw Error(ErrorKind::usage, "ablation mode '" + text + "': expected zero or mean");
+}
+
+const char* ablation_mode_name(AblationMode mode) { return mode == AblationMode::zero ? "zero" : "mean"; }
+
+std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t layers, int64_t heads) {
+    std::vector<AblatedHead> chosen;
+    if (text == "all") {
+        for (int64_t l = 0; l < layers; ++l)
+            for (int64_t h = 0; h < heads; ++h) chosen.push_back({l, h});
+        return chosen;
+    }
+    std::string_view rest(text);
+    while (true) {
+        const size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        const size_t colon = item.find(':');
+        if (colon == std::string_view::npos) parse_index({}, text);
+        const AblatedHead id{parse_index(item.substr(0, colon), text), parse_index(item.substr(colon + 1), text)};
+        if (id.layer >= layers || id.head >= heads)
+            throw Error(ErrorKind::usage, "heads '" + text + "': head " + std::string(item) + " is out of range: the model has " +
+                                              std::to_string(layers) + " layers of " + std::to_string(heads) + " heads");
+        if (std::find(chosen.begin(), chosen.end(), id) != chosen.end())
+            throw Error(ErrorKind::usage, "heads '" + text + "': head " + std::string(item) + " is listed twice");
+        chosen.push_back(id);
+        if (comma == std::string_view::npos) return chosen;
+        rest.remove_prefix(comma + 1);
+    }
+}
+
+double next_token_loss(const Tensor& logits, const std::vector<int>& tokens) {
+    const int64_t T = logits.dim(0), vocab = logits.dim(1);
+    if (T < 2) return std::numeric_limits<double>::quiet_NaN();
+    double total = 0;
+    for (int64_t t = 0; t + 1 < T; ++t) {
+        const float* row = logits.ptr() + t * vocab;
+        total += log_sum_exp(row, vocab) - row[tokens[static_cast<size_t>(t + 1)]];
+    }
+    return total / static_cast<double>(T - 1);
+}
+
+double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
+    const int64_t T = clean.dim(0), vocab = clean.dim(1);
+    double total = 0;
+    for (int64_t t = 0; t < T; ++t) {
+        const float* p = clean.ptr() + t * vocab;
+        const float* q = ablated.ptr() + t * vocab;
+        const double log_zp = log_sum_exp(p, vocab), log_zq = log_sum_exp(q, vocab);
+        double kl = 0;
+        for (int64_t v = 0; v < vocab; ++v) {
+            const double log_p = p[v] - log_zp, log_q = q[v] - log_zq;
+            kl += std::exp(log_p) * (log_p - log_q);
+        }
+        total += std::max(kl, 0.0);
+    }
+    return total / static_cast<double>(T);
+}
+
+AblationReport ablate_heads(LlamaModel& model, OnednnBackend& backend, const ModelRun& clean,
+                            const std::vector<AblatedHead>& heads, AblationMode mode) {
+    AblationReport report;
+    report.mode = mode;
+    report.clean_loss = next_token_loss(clean.logits, clean.tokens);
+    for (const AblatedHead& id : heads) {
+        const LayerResult& layer = clean.layers.at(static_cast<size_t>(id.layer));
+        const Tensor& w_o = model.weights().layers[static_cast<size_t>(id.layer)].attention.w_o;  // [H*d_h, D]
+        const int64_t d_head = model.weights().layers[static_cast<size_t>(id.layer)].attention.d_head, T = layer.output.dim(0),
+                      D = layer.output.dim(1);
+        // Y - (z_h - r) W_O^h: W_O^h is head h's d_h contiguous rows of W_O.
+        const Tensor removed = removed_head_output(layer.context, id.head, d_head, mode);
+        Tensor share({T, D});
+        backend.matmul(dense_matmul(T, d_head, D), removed.ptr(), w_o.ptr() + id.head * d_head * D, nullptr, share.ptr());
+        Tensor output = layer.output;
+        for (size_t i = 0; i < output.data.size(); ++i) output.data[i] -= share.data[i];
+        const Tensor logits = model.logits_from(clean, static_cast<size_t>(id.layer), output);
+        HeadAblationEffect effect{id, next_token_loss(logits, clean.tokens), 0, mean_next_token_kl(clean.logits, logits)};
+        effect.delta_loss = effect.loss - report.clean_loss;
+        report.heads.push_back(effect);
+    }
+    return report;
+}
+
+}  // namespace attn_viz

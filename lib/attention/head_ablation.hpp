@@ -1,0 +1,55 @@
+// True ablation of attention heads in a whole model: a head's output is removed (zeroed, or
+// replaced by its mean over the tokens) and the model reruns from that layer on; the change of the
+// next-token loss and the KL divergence of the next-token distributions measure the head's effect.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llama_model.hpp"
+
+namespace attn_viz {
+
+enum class AblationMode { zero, mean };
+
+// "zero" or "mean"; throws Error(usage) otherwise.
+AblationMode parse_ablation_mode(const std::string& text);
+const char* ablation_mode_name(AblationMode mode);
+
+struct AblatedHead {
+    int64_t layer = 0, head = 0;
+    bool operator==(const AblatedHead&) const = default;
+};
+
+// "all" (every head of the model) or "L:H,L:H,..." (each within layers x heads, no repeats);
+// throws Error(usage, "heads '...': ...") otherwise.
+std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t layers, int64_t heads);
+
+struct HeadAblationEffect {
+    AblatedHead id;
+    double loss = 0;        // next-token loss with the head ablated (NaN when T = 1)
+    double delta_loss = 0;  // loss - clean loss
+    double kl = 0;          // mean_t KL(p_clean,t || p_ablated,t) over all T positions, nats
+};
+
+struct AblationReport {
+    AblationMode mode = AblationMode::zero;
+    double clean_loss = 0;                  // the clean run's next-token loss (NaN when T = 1)
+    std::vector<HeadAblationEffect> heads;  // in the order asked
+};
+
+// logits: [T, V]; tokens: the T ids run. Mean cross-entropy of the actual next tokens,
+// mean_{t < T-1} -log softmax(logits_t)[tokens_{t+1}], in double; NaN when T = 1.
+double next_token_loss(const Tensor& logits, const std::vector<int>& tokens);
+
+// clean, ablated: [T, V] logits. mean_t KL(softmax(clean_t) || softmax(ablated_t)), in double.
+double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
+
+// Head h of layer l, ablated: the layer output Y becomes Y - (z_h - r) W_O^h, where z_h is the
+// head's output [T, d_h] (run.layers[l].context) and r is 0 (zero) or mean_t z_h (mean); then the
+// model reruns from block l on `clean`'s residual stream: one partial forward per head.
+AblationReport ablate_heads(LlamaModel& model, OnednnBackend& backend, const ModelRun& clean,
+                            const std::vector<AblatedHead>& heads, AblationMode mode);
+
+}  // namespace attn_viz

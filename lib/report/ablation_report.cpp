@@ -1,0 +1,69 @@
+#include "ablation_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "file_write.hpp"
+#include "heatmap.hpp"
+#include "stats_report.hpp"
+
+namespace attn_viz {
+namespace {
+
+// values: [L, H] one number per head -> a labelled layers x heads picture with its own color range.
+void write_layer_head_png(const std::string& path, const std::vector<float>& values, int64_t layers, int64_t heads,
+                          const std::string& title, const std::string& value_label, const ReportOptions& o) {
+    std::vector<std::string> layer_names, head_names;
+    for (int64_t l = 0; l < layers; ++l) layer_names.push_back("L" + std::to_string(l));
+    for (int64_t h = 0; h < heads; ++h) head_names.push_back("H" + std::to_string(h));
+    const Visibility all{layers, heads, false, {}};
+    HeatmapStyle style;
+    style.colormap = o.style.colormap, style.max_px = o.style.max_px;
+    const ValueRange range = visible_value_range(values.data(), all);
+    style.vmin = range.vmin, style.vmax = range.vmax;
+    style.title = title, style.colorbar_label = value_label;
+    style.raw_labels = true, style.row_axis_label = "layer", style.column_axis_label = "head";
+    write_head_png(path, values.data(), all, layer_names, head_names, style);
+}
+
+std::string csv_field(double x) { return std::isfinite(x) ? json_number(x).dump() : ""; }
+
+}  // namespace
+
+std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report) {
+    std::vector<HeadAblationEffect> ranked = report.heads;
+    const auto key = [](double x) { return std::isfinite(x) ? x : -INFINITY; };
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const HeadAblationEffect& a, const HeadAblationEffect& b) {
+        if (key(a.delta_loss) != key(b.delta_loss)) return key(a.delta_loss) > key(b.delta_loss);
+        if (a.kl != b.kl) return a.kl > b.kl;
+        return a.id.layer != b.id.layer ? a.id.layer < b.id.layer : a.id.head < b.id.head;
+    });
+    return ranked;
+}
+
+nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
+                                      const ReportOptions& o) {
+    const std::vector<HeadAblationEffect> ranked = ranked_ablations(report);
+    std::string csv = "rank,index,layer,head,delta_loss,kl,loss\n";
+    nlohmann::json ranking = nlohmann::json::array();
+    std::vector<float> delta_loss(static_cast<size_t>(layers * heads), 0.0f), kl(delta_loss);
+    for (size_t r = 0; r < ranked.size(); ++r) {
+        const HeadAblationEffect& e = ranked[r];
+        const int64_t index = e.id.layer * heads + e.id.head;
+        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(e.id.layer) + "," +
+               std::to_string(e.id.head) + "," + csv_field(e.delta_loss) + "," + csv_field(e.kl) + "," + csv_field(e.loss) + "\n";
+        ranking.push_back({{"rank", r + 1}, {"index", index}, {"layer", e.id.layer}, {"head", e.id.head},
+                           {"delta_loss", json_number(e.delta_loss)}, {"kl", json_number(e.kl)}, {"loss", json_number(e.loss)}});
+        delta_loss[static_cast<size_t>(index)] = std::isfinite(e.delta_loss) ? static_cast<float>(e.delta_loss) : 0.0f;
+        kl[static_cast<size_t>(index)] = static_cast<float>(e.kl);
+    }
+    write_file_bytes(out.file("ablation.csv"), csv);
+    const std::string mode = ablation_mode_name(report.mode);
+    write_layer_head_png(out.file("ablation_delta_loss.png"), delta_loss, layers, heads,
+                         "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
+    write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,
+                         "KL(clean || ablated) of next-token distributions, " + mode + " ablation", "mean KL (nats)", o);
+    return {{"ablation", {{"mode", mode}, {"clean_loss", json_number(report.clean_loss)}, {"heads", ranking}}}};
+}
+
+}  // namespace attn_viz

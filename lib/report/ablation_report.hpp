@@ -1,0 +1,23 @@
+// The outputs of true head ablation (head_ablation.hpp): ablation.csv ranked by the change of the
+// next-token loss, layers x heads pictures of that change and of the KL divergence, and the
+// stats.json entry.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "head_ablation.hpp"
+#include "output_dir.hpp"
+#include "report.hpp"
+
+namespace attn_viz {
+
+// The heads of `report`, most harmful to remove first: by delta_loss descending, then kl
+// descending, then layer and head (undefined losses rank by kl).
+std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report);
+
+// Writes ablation.csv, ablation_delta_loss.png and ablation_kl.png (layers x heads; heads not
+// ablated are drawn as 0) into `out` and returns {"ablation": {...}} for stats.json.
+nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
+                                      const ReportOptions& options);
+
+}  // namespace attn_viz
