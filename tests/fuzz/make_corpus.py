@@ -129,3 +129,22 @@ out("fuzz_llama2c_tokenizer", "small.bin", b"\x00" + tokenizer_bytes(["<unk>", "
 out("fuzz_llama2c_tokenizer", "truncated.bin", b"\x00" + tokenizer_bytes(pieces[:10], 6)[:-3])
 for i, text in enumerate(["the theta", "héllo wörld\n", "\xff\xfe bytes", "aba abab ba", ""]):
     out("fuzz_llama2c_tokenizer", f"text_{i}.txt", b"\x01" + text.encode("utf-8", "surrogateescape"))
+
+# Deep nesting in every JSON target: a value nested past any limit (3,000 levels: small enough for
+# a seed, deep enough to overflow the 256 KB stack scripts/fuzz.sh gives the targets if anything
+# recursed over it), and one nested exactly to the parsers' limit of 64 levels.
+def nested(levels, inner="0"):
+    return "[" * levels + inner + "]" * levels
+
+deep, at_limit = 3000, 63  # the limit counts the document's own object as one level
+weights_text = json.dumps(weights_doc(2, 1))
+for name, levels in (("deep", deep), ("at_limit", at_limit)):
+    out("fuzz_weights_json", f"format_{name}.json", weights_text.replace('"attn-viz/weights@1"', nested(levels), 1))
+    out("fuzz_input_json", f"tokens_{name}.bin", bytes([1]) + ('{"embeddings": [[1, 2]], "tokens": ' + nested(levels, '"a"') + "}").encode())
+    out("fuzz_corpus_jsonl", f"embeddings_{name}.jsonl", lines[0] + "\n" + '{"embeddings": ' + nested(levels) + "}\n")
+    deep_st = safetensors_bytes({"a": ("F32", f32)})
+    header_len = struct.unpack("<Q", deep_st[:8])[0]
+    header = deep_st[8:8 + header_len].decode().rstrip().replace('"shape": [3, 4]', '"shape": ' + nested(levels - 1), 1)
+    header += " " * ((8 - len(header) % 8) % 8)
+    out("fuzz_safetensors", f"shape_{name}.safetensors", struct.pack("<Q", len(header)) + header.encode() + deep_st[8 + header_len:])
+out("fuzz_input_json", "embeddings_deep.bin", bytes([0]) + ('{"embeddings": ' + nested(deep) + "}").encode())
