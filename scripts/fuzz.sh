@@ -24,7 +24,8 @@ cmake --build "$build" -j2 >/dev/null
 # tokenizers with long pieces; the binary formats need less to reach every check.
 declare -A max_len=(
   [fuzz_weights_json]=200000 [fuzz_input_json]=200000 [fuzz_corpus_jsonl]=200000 [fuzz_safetensors]=200000
-  [fuzz_npy]=100000 [fuzz_llama2c_checkpoint]=100000 [fuzz_llama2c_tokenizer]=200000)
+  [fuzz_npy]=100000 [fuzz_llama2c_checkpoint]=100000 [fuzz_llama2c_tokenizer]=200000
+  [fuzz_token_file]=200000 [fuzz_hf_config]=200000)
 
 # A target's dictionary, with the shared ones it names in "# include: NAME.dict" lines in front.
 dictionary() {
@@ -38,7 +39,7 @@ dictionary() {
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(fuzz_weights_json fuzz_input_json fuzz_corpus_jsonl fuzz_npy fuzz_safetensors
-           fuzz_llama2c_checkpoint fuzz_llama2c_tokenizer)
+           fuzz_llama2c_checkpoint fuzz_llama2c_tokenizer fuzz_token_file fuzz_hf_config)
 fi
 status=0
 printf '%-26s %8s %10s %6s %8s %s\n' target seconds runs cov features findings
@@ -59,7 +60,7 @@ for target in "${targets[@]}"; do
     $(ls -d "$root/tests/fuzz/regressions/$target" 2>/dev/null)) >"$log" 2>&1 || true
   elapsed=$(($(date +%s) - start))
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
-  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)  # none when the first input crashed
   cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || echo "?")
   features=$(grep -oE 'ft: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || echo "?")
   found=$(find "$findings" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)

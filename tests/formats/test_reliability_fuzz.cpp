@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "hf_config.hpp"
 #include "input_file.hpp"
 #include "json_input.hpp"
 #include "llama2c_checkpoint.hpp"
@@ -14,6 +15,7 @@
 #include "reliability_fixtures.hpp"
 #include "safetensors.hpp"
 #include "sequence_stream.hpp"
+#include "token_file.hpp"
 #include "weights_file.hpp"
 
 using namespace attn_viz;
@@ -57,6 +59,12 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
         write_text(scratch / "finding-tokenizer.bin", bytes.substr(1));
         const Llama2cTokenizer tokenizer(scratch / "finding-tokenizer.bin");
         tokenizer.decode(tokenizer.encode("The theta abab \xc3\xa9\n", true, true));
+    } else if (target == "fuzz_token_file") {
+        write_text(scratch / "finding-tokens", bytes);
+        read_tokens(scratch / "finding-tokens");
+    } else if (target == "fuzz_hf_config") {
+        write_text(scratch / "finding-config.json", bytes);
+        read_hf_config(scratch / "finding-config.json");
     }
 }
 
