@@ -3,10 +3,11 @@
 #include <cmath>
 #include <optional>
 
-#include "file_write.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
+#include "file_write.hpp"
 #include "fingerprint.hpp"
+#include "json_input.hpp"
 #include "json_text.hpp"
 #include "mapped_file.hpp"
 
@@ -197,13 +198,7 @@ void CorpusAccumulator::save_partial(const std::string& path) const {
 
 CorpusAccumulator CorpusAccumulator::load_partial(const std::string& path) {
     const MappedFile file(path, "partial result");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(file.text());
-    } catch (const nlohmann::json::exception& e) {
-        fail_input(path, std::string("not valid JSON: ") + e.what());
-    }
-    return from_partial_json(j, path);
+    return from_partial_json(parse_json_text(file.text(), path, "not valid JSON"), path);
 }
 
 }  // namespace attn_viz

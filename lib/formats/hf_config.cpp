@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "json_input.hpp"
 #include "mapped_file.hpp"
 
 namespace attn_viz {
@@ -21,7 +22,7 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
         if (!it->is_number_integer() || it->get<int64_t>() <= 0 || it->get<int64_t>() > (int64_t{1} << 24))
-            fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected a positive integer");
+            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a positive integer");
         return it->get<int64_t>();
     }
     return std::nullopt;
@@ -32,12 +33,7 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
 HfConfig read_hf_config(const std::string& config_path) {
     MappedFile file(config_path, "model config");
     if (file.size() > max_config_bytes) fail_input(config_path, "config.json is larger than 16 MB");
-    nlohmann::json config;
-    try {
-        config = nlohmann::json::parse(file.text());
-    } catch (const nlohmann::json::exception& e) {
-        fail_input(config_path, std::string("not valid JSON: ") + e.what());
-    }
+    const nlohmann::json config = parse_json_text(file.text(), config_path, "not valid JSON");
     if (!config.is_object()) fail_input(config_path, "not a JSON object");
 
     HfConfig result;
@@ -53,7 +49,7 @@ HfConfig read_hf_config(const std::string& config_path) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
         if (!it->is_number() || !(it->get<double>() > 1.0))
-            fail_input(config_path, std::string("\"") + key + "\" is " + it->dump() + ", expected a number above 1");
+            fail_input(config_path, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a number above 1");
         result.rope_base = it->get<double>();
         break;
     }

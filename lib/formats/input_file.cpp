@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "error.hpp"
+#include "json_input.hpp"
 #include "json_tensor.hpp"
 
 namespace attn_viz {

@@ -4,9 +4,8 @@
 #include <filesystem>
 
 #include "error.hpp"
-#include "mapped_file.hpp"
-#include "memory_budget.hpp"
 #include "finite.hpp"
+#include "memory_budget.hpp"
 #include "npy.hpp"
 
 namespace attn_viz {
@@ -94,17 +93,6 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
             fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + shape_string(expected) +
                                   " (-1 = any)");
     return t;
-}
-
-nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits) {
-    MappedFile file(path, role);
-    check_memory_elements(file.size(), json_bytes_per_text_byte, limits.memory_budget,
-                          path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
-    try {
-        return nlohmann::json::parse(file.text());
-    } catch (const nlohmann::json::exception& e) {
-        fail_input(path, std::string("invalid JSON: ") + e.what());
-    }
 }
 
 }  // namespace attn_viz

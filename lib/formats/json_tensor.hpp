@@ -25,9 +25,4 @@ struct JsonTensorSource {
 Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>& expected, const std::string& name,
                         const JsonTensorSource& source);
 
-// Parses a whole JSON file (memory-mapped), with errors naming it; a file whose parsed form could
-// exceed limits.memory_budget is refused before parsing. The file is recorded as an input read as
-// `role` ("weights", "input sequence").
-nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits = {});
-
 }  // namespace attn_viz

@@ -10,9 +10,10 @@
 
 #include "error.hpp"
 #include "file_write.hpp"
+#include "finite.hpp"
+#include "json_input.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
-#include "finite.hpp"
 
 namespace attn_viz {
 namespace {
@@ -65,17 +66,17 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& whe
     if (shape == value.end() || !shape->is_array()) fail_input(where, "has no \"shape\" list");
     if (shape->size() > max_rank) fail_input(where, "has more than 8 dimensions");
     for (const auto& dim : *shape) {
-        if (!dim.is_number_unsigned()) fail_input(where, "shape " + shape->dump() + " is not a list of non-negative integers");
-        if (dim.get<uint64_t>() > (uint64_t{1} << 48)) fail_input(where, "shape " + shape->dump() + " is absurdly large");
+        if (!dim.is_number_unsigned()) fail_input(where, "shape " + json_excerpt(*shape) + " is not a list of non-negative integers");
+        if (dim.get<uint64_t>() > (uint64_t{1} << 48)) fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
         entry.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
     }
     uint64_t count = 1;
     for (int64_t dim : entry.shape) {
         const uint64_t d = static_cast<uint64_t>(dim);
-        if (d != 0 && count > (uint64_t{1} << 60) / d) fail_input(where, "shape " + shape->dump() + " is absurdly large");
+        if (d != 0 && count > (uint64_t{1} << 60) / d) fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
         count *= d;
     }
-    if (count > (uint64_t{1} << 60) / info->bytes) fail_input(where, "shape " + shape->dump() + " is absurdly large");
+    if (count > (uint64_t{1} << 60) / info->bytes) fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
 
     // Step 3: the byte range must hold exactly count elements.
     auto offsets = value.find("data_offsets");
@@ -125,12 +126,8 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
 
     // Step 2: parse the JSON header.
     check_memory_elements(header_len, json_bytes_per_text_byte, limits_.memory_budget, path_ + ": parsing the safetensors header");
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(bytes + 8, bytes + data_start_);
-    } catch (const nlohmann::json::exception& e) {
-        fail_input(path_, std::string("safetensors header is not valid JSON: ") + e.what());
-    }
+    const nlohmann::json header = parse_json_text(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len),
+                                                  path_, "safetensors header is not valid JSON");
     if (!header.is_object()) fail_input(path_, "safetensors header is not a JSON object");
 
     // Step 3: validate every entry on its own, then the byte ranges against the buffer.

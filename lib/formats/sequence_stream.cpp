@@ -9,7 +9,7 @@
 
 #include "error.hpp"
 #include "input_files.hpp"
-#include "json_tensor.hpp"
+#include "json_input.hpp"
 #include "memory_budget.hpp"
 
 namespace fs = std::filesystem;
@@ -82,11 +82,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         where = path_ + ":" + std::to_string(line_number_);
         check_memory_elements(line_.size(), json_bytes_per_text_byte, limits_.memory_budget,
                               where + ": parsing " + std::to_string(line_.size()) + " bytes of JSON");
-        try {
-            doc = nlohmann::json::parse(line_);
-        } catch (const nlohmann::json::exception& e) {
-            fail_input(where, std::string("invalid JSON: ") + e.what());
-        }
+        doc = parse_json_text(line_, where);
         return true;
     }
     if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));

@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
-#include "mapped_file.hpp"
 #include "finite.hpp"
+#include "json_input.hpp"
+#include "mapped_file.hpp"
 #include "npy.hpp"
 #include "safetensors.hpp"
 #include "utf8.hpp"
@@ -19,19 +20,14 @@ constexpr size_t max_token_file_bytes = 64u << 20;
 constexpr size_t max_tokens = 1u << 20;
 
 std::vector<std::string> parse_json_tokens(std::string_view text, const std::string& path) {
-    nlohmann::json list;
-    try {
-        list = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        fail_input(path, std::string("token list is not valid JSON: ") + e.what());
-    }
+    const nlohmann::json list = parse_json_text(text, path, "token list is not valid JSON");
     if (!list.is_array()) fail_input(path, "token file is not a JSON list");
     std::vector<std::string> tokens;
     for (size_t i = 0; i < list.size(); ++i) {
         const nlohmann::json& item = list[i];
         if (item.is_string()) tokens.push_back(item.get<std::string>());
         else if (item.is_number()) tokens.push_back(item.dump());
-        else fail_input(path, "token " + std::to_string(i) + " is " + item.dump() + ", not a string");
+        else fail_input(path, "token " + std::to_string(i) + " is " + json_excerpt(item) + ", not a string");
     }
     return tokens;
 }

@@ -4,6 +4,7 @@
 
 #include "error.hpp"
 #include "file_write.hpp"
+#include "json_input.hpp"
 #include "json_tensor.hpp"
 
 namespace attn_viz {
@@ -34,7 +35,7 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
     if (!doc.is_object()) fail_input(path, "expected a JSON object");
     if (!doc.contains("format")) fail_input(path, std::string("missing key \"format\" (expected \"") + weights_format + "\")");
     if (doc["format"] != weights_format)
-        fail_input(path, "unsupported format " + doc["format"].dump() + " (expected \"" + weights_format + "\")");
+        fail_input(path, "unsupported format " + json_excerpt(doc["format"]) + " (expected \"" + weights_format + "\")");
 
     LayerWeights w;
     w.d_model = positive_integer(doc, "d_model", path);

@@ -88,6 +88,8 @@ TEST_CASE("bad input files give a one-line error naming the file, exit 3, and le
         {"input tokens count", layer(all), "{\"tokens\":[\"a\"],\"embeddings\":[[1,2],[3,4]]}", "1 tokens for 2"},
         {"input no rows", layer(all), "{\"embeddings\":[]}", "x.json"},
         {"input bad mask", layer(all), "{\"embeddings\":[[1,2]],\"attention_mask\":[7]}", "attention_mask"},
+        {"nested 50,000 levels", "{\"format\":" + std::string(50000, '[') + std::string(50000, ']') + "}", "",
+         "w.json: JSON nesting deeper than 64 levels"},
     };
     for (const BadCase& c : cases) {
         const std::string what = c.what;

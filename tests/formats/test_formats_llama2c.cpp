@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <iterator>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -11,6 +12,7 @@
 #include "load_limits.hpp"
 #include "reliability_fixtures.hpp"
 #include "support.hpp"
+#include "utf8.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -148,6 +150,19 @@ TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and deco
     CHECK(tokenizer.labels({1, 264, 0x7a + 3, 0x0a + 3, 262, 2}) == std::vector<std::string>{"<s>", " ab", "z", "<0x0A>", "ab", "</s>"});
     for (const std::string& text : {std::string("ab ba"), std::string("b\xc3\xa9z a"), std::string("aaa bbb ab")})
         CHECK(tokenizer.decode(tokenizer.encode(text, true, false)) == text);
+    // Any bytes come back from encode and decode, those that are not UTF-8 as \xNN: a lone
+    // continuation byte (what the fuzzer's round trip tried first), a cut "é", 0xFF, among pieces.
+    static const char* const fragments[] = {"a", "b", " ", "ab", "\xc3\xa9", "\xc3", "\xa9", "\xb2", "\xff", "\xe2\x82\xac", "z"};
+    std::vector<std::string> byte_texts = {"\xb2", "a\xc3", "\xff\xfe"};
+    for (int trial = 0; trial < 200; ++trial) {
+        std::string text;
+        for (size_t n = 1 + rng()() % 12; n > 0; --n) text += fragments[rng()() % std::size(fragments)];
+        byte_texts.push_back(text);
+    }
+    for (const std::string& text : byte_texts) {
+        CAPTURE(escape_invalid_utf8(text));
+        CHECK(tokenizer.decode(tokenizer.encode(text, true, false)) == escape_invalid_utf8(text));
+    }
     // A vocabulary without byte tokens cannot encode a missing character.
     write_text(dir / "small.bin", tokenizer_bytes({{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {" ", 0}, {"a", 0}}, 5));
     const Llama2cTokenizer small(dir / "small.bin");

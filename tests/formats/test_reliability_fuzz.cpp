@@ -2,18 +2,20 @@
 // leak- or timeout- file scripts/fuzz.sh produced) is fed, byte for byte, to the loader that
 // target exercises; each must end in success or a clean attn_viz::Error. (The sanitized suite,
 // scripts/test.sh --sanitize, is what turns a memory error or undefined behaviour into a failure.)
-#include <doctest/doctest.h>
-
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
+#include <doctest/doctest.h>
 
+#include "hf_config.hpp"
 #include "input_file.hpp"
+#include "json_input.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "npy.hpp"
 #include "reliability_fixtures.hpp"
 #include "safetensors.hpp"
+#include "sequence_stream.hpp"
+#include "token_file.hpp"
 #include "weights_file.hpp"
 
 using namespace attn_viz;
@@ -27,24 +29,19 @@ const fs::path regressions_dir = fs::path(ATTN_VIZ_SOURCE_DIR) / "tests/fuzz/reg
 // What the fuzz target `target` does with `bytes` (see tests/fuzz/fuzz_<target>.cpp).
 void feed_loader(const std::string& target, const std::string& bytes, const ScratchDir& scratch) {
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-    const auto parse_json = [](std::string_view text) { return nlohmann::json::parse(text, nullptr, false); };
     if (target == "fuzz_npy") {
         parse_npy(data, bytes.size(), "finding.npy");
     } else if (target == "fuzz_weights_json") {
-        if (const nlohmann::json doc = parse_json(bytes); !doc.is_discarded()) parse_weights(doc, "finding.json", scratch.path().string());
+        parse_weights(parse_json_text(bytes, "finding.json"), "finding.json", scratch.path().string());
     } else if (target == "fuzz_input_json" && !bytes.empty()) {
-        const nlohmann::json doc = parse_json(std::string_view(bytes).substr(1));
-        if (!doc.is_discarded()) parse_sequence(doc, 1 + data[0] % 8, "finding.json", scratch.path().string());
+        parse_sequence(parse_json_text(std::string_view(bytes).substr(1), "finding.json"), 1 + data[0] % 8, "finding.json",
+                       scratch.path().string());
     } else if (target == "fuzz_corpus_jsonl") {
-        for (size_t start = 0, end; start < bytes.size(); start = end + 1) {
-            end = std::min(bytes.find('\n', start), bytes.size());
-            const nlohmann::json doc = parse_json(std::string_view(bytes).substr(start, end - start));
-            if (!doc.is_discarded()) {
-                try {
-                    parse_sequence(doc, 4, "finding.jsonl", scratch.path().string());
-                } catch (const Error&) {
-                }
-            }
+        write_text(scratch / "finding.jsonl", bytes);
+        SequenceStream stream(scratch / "finding.jsonl", 4);
+        SequenceInput sequence;
+        std::string where;
+        while (stream.next(sequence, where)) {
         }
     } else if (target == "fuzz_safetensors") {
         write_text(scratch / "finding.safetensors", bytes);
@@ -62,6 +59,12 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
         write_text(scratch / "finding-tokenizer.bin", bytes.substr(1));
         const Llama2cTokenizer tokenizer(scratch / "finding-tokenizer.bin");
         tokenizer.decode(tokenizer.encode("The theta abab \xc3\xa9\n", true, true));
+    } else if (target == "fuzz_token_file") {
+        write_text(scratch / "finding-tokens", bytes);
+        read_tokens(scratch / "finding-tokens");
+    } else if (target == "fuzz_hf_config") {
+        write_text(scratch / "finding-config.json", bytes);
+        read_hf_config(scratch / "finding-config.json");
     }
 }
 

@@ -1,10 +1,12 @@
 // Shared pieces of the libFuzzer targets: the loaders' limits with a modest memory budget (so a
-// declared huge shape is refused by check_memory long before libFuzzer's 2 GB RSS limit), and a
-// per-process scratch file for loaders that take a path.
+// declared huge shape is refused by check_memory long before libFuzzer's 2 GB RSS limit), and
+// per-process scratch files for loaders that take a path.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -22,9 +24,15 @@ inline attn_viz::LoadLimits limits() {
     return limits;
 }
 
-// Writes `data` to /tmp/attn-viz-fuzz-<pid>-<name> (overwritten on every call) and returns its path.
+// Writes `data` to <dir>/attn-viz-fuzz-<pid>-<name> (overwritten on every call; removed at exit)
+// and returns its path. <dir> is /dev/shm when writable: a target writes a file per input, and on
+// a disk that costs more than loading it.
 inline std::string write_scratch_file(const uint8_t* data, size_t size, const char* name) {
-    const std::string path = "/tmp/attn-viz-fuzz-" + std::to_string(getpid()) + "-" + name;
+    static const std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    static std::set<std::string> written;
+    if (written.empty()) std::atexit([] { for (const std::string& p : written) std::remove(p.c_str()); });
+    const std::string path = dir + "/attn-viz-fuzz-" + std::to_string(getpid()) + "-" + name;
+    written.insert(path);
     FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) __builtin_trap();
     if (size && std::fwrite(data, 1, size, f) != size) __builtin_trap();

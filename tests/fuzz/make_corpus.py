@@ -129,3 +129,39 @@ out("fuzz_llama2c_tokenizer", "small.bin", b"\x00" + tokenizer_bytes(["<unk>", "
 out("fuzz_llama2c_tokenizer", "truncated.bin", b"\x00" + tokenizer_bytes(pieces[:10], 6)[:-3])
 for i, text in enumerate(["the theta", "héllo wörld\n", "\xff\xfe bytes", "aba abab ba", ""]):
     out("fuzz_llama2c_tokenizer", f"text_{i}.txt", b"\x01" + text.encode("utf-8", "surrogateescape"))
+
+# Deep nesting in every JSON target: a value nested past any limit (3,000 levels: small enough for
+# a seed, deep enough to overflow the 256 KB stack scripts/fuzz.sh gives the targets if anything
+# recursed over it), and one nested exactly to the parsers' limit of 64 levels.
+def nested(levels, inner="0"):
+    return "[" * levels + inner + "]" * levels
+
+deep, at_limit = 3000, 63  # the limit counts the document's own object as one level
+weights_text = json.dumps(weights_doc(2, 1))
+for name, levels in (("deep", deep), ("at_limit", at_limit)):
+    out("fuzz_weights_json", f"format_{name}.json", weights_text.replace('"attn-viz/weights@1"', nested(levels), 1))
+    out("fuzz_input_json", f"tokens_{name}.bin", bytes([1]) + ('{"embeddings": [[1, 2]], "tokens": ' + nested(levels, '"a"') + "}").encode())
+    out("fuzz_corpus_jsonl", f"embeddings_{name}.jsonl", lines[0] + "\n" + '{"embeddings": ' + nested(levels) + "}\n")
+    deep_st = safetensors_bytes({"a": ("F32", f32)})
+    header_len = struct.unpack("<Q", deep_st[:8])[0]
+    header = deep_st[8:8 + header_len].decode().rstrip().replace('"shape": [3, 4]', '"shape": ' + nested(levels - 1), 1)
+    header += " " * ((8 - len(header) % 8) % 8)
+    out("fuzz_safetensors", f"shape_{name}.safetensors", struct.pack("<Q", len(header)) + header.encode() + deep_st[8 + header_len:])
+out("fuzz_input_json", "embeddings_deep.bin", bytes([0]) + ('{"embeddings": ' + nested(deep) + "}").encode())
+
+# Token label files: a JSON list, lines (with "\r\n" and invalid UTF-8), a bad item, and the deep
+# and at-the-limit nestings above.
+out("fuzz_token_file", "list.json", json.dumps(["the", " cat", "é", "\u2581sat", ""]).replace('""', "12, 3.5"))
+out("fuzz_token_file", "lines.txt", b"the\n cat\r\n\xff\xfe caf\xc3\xa9\n\xe2\x96\x81sat\n")
+out("fuzz_token_file", "bad_item.json", '["a", {"k": [1, 2]}, "b"]')
+for name, levels in (("deep", deep), ("at_limit", at_limit + 1)):  # the list itself is level 1
+    out("fuzz_token_file", f"{name}.json", '["a", ' + nested(levels - 1, '"b"') + "]")
+
+# Hugging Face config.json files of a few families, one with a bad count, and deep values.
+out("fuzz_hf_config", "llama.json", json.dumps({"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                                 "num_hidden_layers": 2, "rope_theta": 10000.0}))
+out("fuzz_hf_config", "gpt.json", json.dumps({"n_embd": 48, "n_head": 3, "n_layer": 1, "multi_query": True,
+                                               "rotary_emb_base": 500000}))
+out("fuzz_hf_config", "negative.json", json.dumps({"d_model": 8, "num_heads": -2, "rope_theta": 0.5}))
+for name, levels in (("deep", deep), ("at_limit", at_limit)):
+    out("fuzz_hf_config", f"heads_{name}.json", '{"hidden_size": 8, "num_attention_heads": ' + nested(levels) + "}")
