@@ -21,12 +21,15 @@ namespace attn_viz {
 // spread attention passes the sink threshold). Labels are then not stated as findings.
 inline constexpr int64_t min_tokens_to_label = 8;
 
+// True when the analysed input has fewer than min_tokens_to_label tokens (per sequence, on average).
+bool too_short_to_label(const ModelAnalysis& analysis);
+
 struct Finding {
     // "previous-token", "next-token", "self", "sink", "induction", "duplicate-token", "diffuse":
     // heads of that kind (found) or none (not found: heads holds the best candidate, if any);
-    // "redundant": one group of heads with near-identical maps;
-    // "undefined": a kind that cannot be measured on this input (e.g. induction without repeats);
-    // "too-short": the input is too short to label heads.
+    // "redundant": one group of heads with near-identical maps (not found: heads holds the
+    // closest pair); "too-short": the input is too short to label heads (no head kinds follow).
+    // A kind no head can be scored on (induction without repeated tokens) is not found, with no heads.
     std::string kind;
     bool found = false;
     std::vector<int64_t> heads;  // indices into analysis.head_ids: the heads found, strongest first, or the best candidate
