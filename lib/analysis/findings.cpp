@@ -72,8 +72,7 @@ Finding head_kind_finding(const ModelAnalysis& a, const HeadKind& k) {
         f.sentence = "no " + plural + " measured: " + k.statistic + " is undefined for every head" +
                      (f.kind == "induction" || f.kind == "duplicate-token"
                           ? " (no token repeats in the input; a text repeated twice has repeats)"
-                      : a.causal && f.kind == "next-token" ? " (a causal mask hides the next token)"
-                                                           : "");
+                          : "");
         return f;
     }
     for (int64_t n : order)
@@ -146,12 +145,18 @@ std::vector<Finding> find_findings(const ModelAnalysis& a) {
     const double tokens = tokens_per_sequence(a);
     if (too_short_to_label(a)) {
         Finding f{"too-short", false, {}, {}, "", tokens, static_cast<double>(min_tokens_to_label), true, ""};
-        f.sentence = "too short to tell: the input has " + number(tokens) + (a.num_sequences > 1 ? " tokens per sequence" : " tokens") +
+        char count[32];
+        std::snprintf(count, sizeof count, "%.3g", tokens);
+        f.sentence = "too short to tell: the input has " + std::string(count) + (a.num_sequences > 1 ? " tokens per sequence" : " tokens") +
                      ", labelling heads needs at least " + std::to_string(min_tokens_to_label) +
                      " (evenly spread attention alone reaches the thresholds); the labels are guesses";
         findings.push_back(std::move(f));
     } else {
-        for (const HeadKind& kind : head_kinds()) findings.push_back(head_kind_finding(a, kind));
+        for (const HeadKind& kind : head_kinds()) {
+            Finding f = head_kind_finding(a, kind);
+            // Under a causal mask no query sees its next token: saying so for every run is noise.
+            if (!(a.causal && f.kind == "next-token" && f.heads.empty())) findings.push_back(std::move(f));
+        }
     }
     for (Finding& f : redundancy_findings(a)) findings.push_back(std::move(f));
     return findings;
