@@ -61,7 +61,7 @@ std::string stats_table(const ModelAnalysis& a) {
     }
     for (const auto& group : a.redundant_groups) {
         out += "redundant:";
-        for (int64_t index : group) out += " " + head_tag(a.head_ids[static_cast<size_t>(index)]);
+        for (int64_t index : group) (out += ' ') += head_tag(a.head_ids[static_cast<size_t>(index)]);
         out += "\n";
     }
     out += legend;
