@@ -21,6 +21,8 @@ ValueRange map_color_range(const ColorRangeRule& rule, ValueRange own, ValueRang
 bool mostly_dark(const float* weights, const Visibility& visibility, const ValueScale& scale) {
     if (scale.log_scale || !visibility.causal) return false;
     const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
+    // position(w) > 0.1 on a linear scale, as one comparison per weight
+    const float bright_above = static_cast<float>(scale.value_at(0.1));
     int64_t rows = 0, dark_rows = 0;
     for (int64_t i = 0; i < visibility.queries; ++i) {
         const float* row = weights + i * visibility.keys;
@@ -29,7 +31,7 @@ bool mostly_dark(const float* weights, const Visibility& visibility, const Value
         for (int64_t j = 0; j < end && !bright; ++j) {
             if (excluded && excluded[j]) continue;
             seen = true;
-            bright = scale.position(row[j]) > 0.1;
+            bright = row[j] > bright_above;
         }
         rows += seen;
         dark_rows += seen && !bright;
