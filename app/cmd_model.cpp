@@ -90,12 +90,15 @@ struct ModelInputs {
     std::vector<int> ids;
 };
 
+// --induction's random tokens are drawn from [this, vocab size): past llama2.c's byte tokens.
+constexpr int64_t induction_first_token = 259;
+
 // The token ids of --induction (BOS, then random tokens past the byte tokens, repeated twice),
 // --tokens or --text (with BOS first, as llama2.c encodes).
 std::vector<int> input_ids(const ModelOptions& o, const attn_viz::Llama2cTokenizer& tokenizer, int64_t vocab_size) {
     using namespace attn_viz;
     if (o.induction > 0) {
-        const std::vector<int64_t> repeated = repeated_random_tokens(o.induction, 259, vocab_size, o.seed);
+        const std::vector<int64_t> repeated = repeated_random_tokens(o.induction, induction_first_token, vocab_size, o.seed);
         std::vector<int> ids{Llama2cTokenizer::bos_id};
         ids.insert(ids.end(), repeated.begin(), repeated.end());
         return ids;
@@ -142,7 +145,8 @@ std::vector<const attn_viz::LayerWeights*> attention_weights(const attn_viz::Lla
 // Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
                                            attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
-                                           attn_viz::OnednnBackend& backend, attn_viz::Timings& timings) {
+                                           attn_viz::OnednnBackend& backend, attn_viz::Timings& timings,
+                                           attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
     ReportInput report;
     report.extra_stats = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report, timings);
@@ -151,13 +155,17 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
+    if (o.induction > 0)  // how the input was made, so the run can be repeated
+        report.extra_stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", Llama2cTokenizer::bos_id},
+                                                 {"token_ids_from", induction_first_token},
+                                                 {"token_ids_to", model.weights().config.vocab_size}};
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weights");
         weight_similarity = weight_similarities(report.weights, false, backend);
     }
     report.weight_similarity = &weight_similarity;
-    return write_report(out, report, o.report, timings);
+    return write_report(out, report, o.report, timings, &notes);
 }
 
 // Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time,
@@ -219,10 +227,11 @@ std::string continuation(const ModelOptions& o, const ModelInputs& in, attn_viz:
 std::string run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
                            attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, attn_viz::Timings& timings) {
     const attn_viz::ModelRun run = forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, timings);
-    const attn_viz::ModelAnalysis analysis = write_model_report(out, o, in, model, run, backend, timings);
+    attn_viz::PictureNotes notes;
+    const attn_viz::ModelAnalysis analysis = write_model_report(out, o, in, model, run, backend, timings, notes);
     const std::string continued = continuation(o, in, model, timings);
     return std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n" + stats_table(analysis) +
-           (continued.empty() ? "" : "greedy continuation: " + continued + "\n");
+           picture_hint(notes, o.report) + (continued.empty() ? "" : "greedy continuation: " + continued + "\n");
 }
 
 int run_model(ModelOptions& o) {

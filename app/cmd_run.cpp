@@ -164,6 +164,7 @@ void check_run_memory(const RunOptions& o, const RunInputs& in, const attn_viz::
 // Each sequence through the layer, then its pictures, statistics and dumps (staged), a batch's
 // in its own folder seq_NN/. Returns the statistics tables to print.
 std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner, attn_viz::OutputDir& out) {
+    attn_viz::PictureNotes notes;
     using namespace attn_viz;
     const bool batch = in.sequences.size() > 1;
     std::string tables;
@@ -182,12 +183,13 @@ std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner&
         ReportInput report_input{{&result}, {&in.weights}, queries.tokens, keys.tokens, false, ""};
         if (o.context.empty()) report_input.token_ids = token_ids_from_labels(queries.tokens);
         report_input.weight_similarity = &runner.weight_similarity;
+        report_input.layer_numbers = {o.layer.layer};
         if (batch) report_input.folder = sequence_name(n) + "/";
-        const std::string table = stats_table(write_report(out, report_input, report, runner.timings));
+        const std::string table = stats_table(write_report(out, report_input, report, runner.timings, &notes));
         tables += batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" + table : table;
         runner.layer.recycle(std::move(result));
     }
-    return tables;
+    return tables + picture_hint(notes, o.report);
 }
 
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running

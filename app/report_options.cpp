@@ -1,6 +1,8 @@
 #include "report_options.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 #include "colormap.hpp"
 #include "option_parsing.hpp"
@@ -24,21 +26,34 @@ attn_viz::HeadId parse_svg_head(const std::string& text) {
     return {number(whole.substr(0, colon)), number(whole.substr(colon + 1))};
 }
 
+// --vmin / --vmax: a finite number.
+float parse_color_end(const std::string& option, const std::string& text) {
+    char* end = nullptr;
+    const float value = std::strtof(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(value))
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, option + " '" + text + "': expected a finite number");
+    return value;
+}
+
 }  // namespace
 
 void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionValues& v) {
     cmd->add_option("--colormap", o.style.colormap, "Heatmap colors: viridis, magma, inferno, plasma or gray")
         ->capture_default_str()->check(CLI::IsMember(attn_viz::Colormap::names()));
     cmd->add_flag("--log-scale", o.style.log_scale, "Logarithmic color scale (floor: 1e-4 of the largest weight)");
-    cmd->add_option("--scale", v.scale, "Color range per head (head) or shared by every head (global)")
+    cmd->add_option("--scale", v.scale,
+                    "Color range: one shared by every head, from 0 to the largest weight (global), or each head's own "
+                    "smallest..largest weight (head)")
         ->capture_default_str()->check(CLI::IsMember({"head", "global"}));
+    cmd->add_option("--vmin", v.vmin, "Fixed bottom of every map's color range (weights below take the bottom color)");
+    cmd->add_option("--vmax", v.vmax, "Fixed top of every map's color range (weights above take the top color)");
     cmd->add_option("--map", v.map,
                     "What the attention pictures show: the weights a_ij, or norm = a_ij ||v_j W_O^h|| (Kobayashi et al. 2020); "
                     "statistics always use the weights")
         ->capture_default_str()->check(CLI::IsMember({"weights", "norm"}));
     cmd->add_option("--max-px", o.style.max_px, "Largest picture side in pixels; longer sequences pool cells")
         ->capture_default_str()->check(CLI::Range(256, 16384));
-    cmd->add_option("--pool", v.pool, "How pooled cells combine weights: mean or max")
+    cmd->add_option("--pool", v.pool, "How pooled cells combine weights: max (sharp diagonals stay visible) or mean")
         ->capture_default_str()->check(CLI::IsMember({"mean", "max"}));
     cmd->add_option("--window", v.window, "Draw only queries [q0, q1) x keys [k0, k1) at full resolution: q0:q1,k0:k1");
     cmd->add_flag("--no-labels", v.no_labels, "No token labels on the axes");
@@ -56,6 +71,17 @@ void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues
     o.style.labels = !v.no_labels;
     if (!v.svg.empty()) o.svg = parse_svg_head(v.svg);
     o.thresholds = parse_thresholds(v.thresholds);
+    if (!v.vmin.empty()) o.vmin = parse_color_end("--vmin", v.vmin);
+    if (!v.vmax.empty()) o.vmax = parse_color_end("--vmax", v.vmax);
+    if (o.vmin && o.vmax && !(*o.vmin < *o.vmax))
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--vmin " + v.vmin + " must be below --vmax " + v.vmax);
+}
+
+std::string picture_hint(const attn_viz::PictureNotes& notes, const attn_viz::ReportOptions& o) {
+    if (o.style.log_scale || notes.dark_maps == 0) return "";
+    return "hint: " + std::to_string(notes.dark_maps) + " of " + std::to_string(notes.maps) +
+           " maps are mostly dark (most query rows have no weight above a tenth of the color range, as in long causal maps); "
+           "--log-scale shows their structure\n";
 }
 
 }  // namespace attn_viz_cli

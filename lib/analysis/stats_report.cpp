@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "error.hpp"
+#include "findings.hpp"
 
 namespace attn_viz {
 
@@ -85,6 +86,7 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     nlohmann::json thresholds = nlohmann::json::object();
     for (const auto& [name, member] : threshold_fields()) thresholds[name] = a.thresholds.*member;
     j["thresholds"] = std::move(thresholds);
+    j["findings"] = findings_json(a, find_findings(a));
     return j;
 }
 
@@ -129,42 +131,6 @@ std::string pairs_csv(const ModelAnalysis& a) {
             pairs += "\n";
         }
     return pairs;
-}
-
-std::string stats_table(const ModelAnalysis& a) {
-    auto cell = [](double x, const char* format) {
-        char buffer[32];
-        if (!std::isfinite(x)) return std::string("-");
-        std::snprintf(buffer, sizeof buffer, format, x);
-        return std::string(buffer);
-    };
-    std::string out;
-    char line[256];
-    std::snprintf(line, sizeof line, "%5s %4s %-14s %7s %6s %6s %7s %6s %6s %6s %6s %7s %7s %7s %6s\n", "layer", "head",
-                  "label", "entropy", "norm", "conf", "dist", "prev", "next", "self", "first", "keys90", "margin",
-                  "ablate", "induct");
-    out += line;
-    for (size_t n = 0; n < a.heads.size(); ++n) {
-        const HeadStats& s = a.heads[n];
-        std::snprintf(line, sizeof line, "%5lld %4lld %-14s %7s %6s %6s %7s %6s %6s %6s %6s %7s %7s %7s %6s\n",
-                      static_cast<long long>(a.head_ids[n].layer), static_cast<long long>(a.head_ids[n].head),
-                      a.labels[n].c_str(), cell(s.entropy, "%.3f").c_str(), cell(s.normalized_entropy, "%.3f").c_str(),
-                      cell(s.confidence, "%.3f").c_str(), cell(s.mean_distance, "%.2f").c_str(),
-                      cell(s.previous_token_mass, "%.3f").c_str(), cell(s.next_token_mass, "%.3f").c_str(),
-                      cell(s.self_mass, "%.3f").c_str(), cell(s.first_token_mass, "%.3f").c_str(),
-                      cell(s.keys_for_90, "%.2f").c_str(), cell(s.logit_margin, "%.2f").c_str(),
-                      cell(s.ablation_importance, "%.3f").c_str(), cell(s.induction, "%.3f").c_str());
-        out += line;
-    }
-    for (const auto& group : a.redundant_groups) {
-        out += "redundant:";
-        for (int64_t index : group) {
-            const HeadId& id = a.head_ids[static_cast<size_t>(index)];
-            out += " L" + std::to_string(id.layer) + "H" + std::to_string(id.head);
-        }
-        out += "\n";
-    }
-    return out;
 }
 
 }  // namespace attn_viz

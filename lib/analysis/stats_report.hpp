@@ -23,7 +23,9 @@ nlohmann::json json_number(double x);
 std::string heads_csv(const ModelAnalysis& analysis);
 std::string pairs_csv(const ModelAnalysis& analysis);
 
-// One line per head: layer, head, label and the main statistics; then the redundant groups.
+// The terminal table (stats_table.cpp): one line per head (layer, head, label, the main
+// statistics; corpus reports add a line of stds under each head), the redundant groups, a legend
+// of the columns, then the findings in words.
 std::string stats_table(const ModelAnalysis& analysis);
 
 }  // namespace attn_viz

@@ -2,6 +2,7 @@
 #include "figure_overview.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "error.hpp"
 #include "figure_style.hpp"
@@ -36,22 +37,32 @@ void check_layers(const std::vector<const Tensor*>& layers, const Visibility& vi
     }
 }
 
-// Colorbar to the right of the tiles: the shared range, or "min"/"max" when each tile has its own.
+// Colorbar to the right of the tiles: the shared range with numbered ticks (axis_ticks, as the
+// heatmaps), or "min"/"max" when each tile has its own range.
 void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const HeatmapStyle& style, ScaleMode scale,
                             const Colormap& colormap, const Font& font) {
     for (int row = 0; row < h; ++row)
         image.fill_rect(x, y + row, 14, 1, colormap.raster_at(1.0 - static_cast<double>(row) / std::max(h - 1, 1)));
     image.stroke_rect(x - 1, y - 1, 16, h + 2, Rgb{110, 110, 110});
     const int line = font.line_height(caption_px);
-    const std::string top = scale == ScaleMode::global ? format_tick(style.vmax) : "max";
-    const std::string bottom = scale == ScaleMode::global ? format_tick(style.vmin) : "min";
-    draw_placed_text(image, {top, x + 20, y - line / 2, font.text_width(top, caption_px), line, caption_px});
-    draw_placed_text(image, {bottom, x + 20, y + h - line / 2, font.text_width(bottom, caption_px), line, caption_px});
-    if (scale == ScaleMode::head) {
-        const std::string note = "per-head scale";
-        draw_placed_text(image, {note, x + 20 + 2 * line, y + h / 2 - font.text_width(note, caption_px) / 2, line,
-                                 font.text_width(note, caption_px), caption_px, TextDirection::upward});
+    const auto label = [&](const std::string& text, int at_y) {
+        draw_placed_text(image, {text, x + 22, at_y - line / 2, font.text_width(text, caption_px), line, caption_px});
+    };
+    std::string note = "per-head scale";
+    if (scale == ScaleMode::global) {
+        const ValueScale value_scale{style.vmin, style.vmax, style.log_scale};
+        for (double v : axis_ticks(value_scale)) {
+            const int at_y = y + static_cast<int>(std::lround((1.0 - value_scale.position(static_cast<float>(v))) * (h - 1)));
+            image.fill_rect(x + 15, at_y, 4, 1, text_color);
+            label(format_tick(v), at_y);
+        }
+        note = style.colorbar_label + (style.log_scale ? " (log scale)" : "");
+    } else {
+        label("max", y);
+        label("min", y + h);
     }
+    draw_placed_text(image, {note, x + 22 + font.text_width("0.0000", caption_px) + 4, y + h / 2 - font.text_width(note, caption_px) / 2,
+                             line, font.text_width(note, caption_px), caption_px, TextDirection::upward});
 }
 
 // "L<n>": the name of layer row l, from layer_numbers when given.
@@ -67,11 +78,12 @@ struct SheetFrame {
     int colorbar_area = 0;  // width right of the tiles
     int budget = 0;         // cells per tile side at most
     bool captions = false;  // tiles big enough for an "L0 H3" caption
+    int caption_lines = 1;  // 2 with tile labels: "L0 H3" above the label
     int caption_h = 0;      // the captions' height (0 without them)
 };
 
 SheetFrame sheet_frame(const Font& font, const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
-                       const HeatmapStyle& style) {
+                       const HeatmapStyle& style, bool tile_labels) {
     SheetFrame frame;
     frame.header_line = font.line_height(header_px);
     frame.caption_line = font.line_height(caption_px);
@@ -81,17 +93,18 @@ SheetFrame sheet_frame(const Font& font, const std::vector<int64_t>& layer_numbe
     const int title_h = style.title.empty() ? 0 : font.line_height(title_px) + 10;
     frame.left = margin + row_header_w + 10;
     frame.top = margin + title_h + frame.header_line + 6;
-    frame.colorbar_area = 24 + 16 + 8 + font.text_width("0.0000", caption_px) + frame.caption_line * 3;
+    frame.colorbar_area = 24 + 22 + font.text_width("0.0000", caption_px) + 4 + frame.caption_line + 8;
+    frame.caption_lines = tile_labels ? 2 : 1;
     const int fit_w = (style.max_px - frame.left - frame.colorbar_area - margin) / n_heads - tile_gap;
-    const int fit_h = (style.max_px - frame.top - margin) / n_layers - tile_gap - frame.caption_line - 2;
+    const int fit_h = (style.max_px - frame.top - margin) / n_layers - tile_gap - frame.caption_lines * frame.caption_line - 2;
     frame.budget = std::clamp(std::min(fit_w, fit_h), 8, 160);
     frame.captions = frame.budget >= caption_min_tile;
-    frame.caption_h = frame.captions ? frame.caption_line + 2 : 0;
+    frame.caption_h = frame.captions ? frame.caption_lines * frame.caption_line + 2 : 0;
     return frame;
 }
 
 // What each tile shows, at l * H + h for layer l, head h: its cells (pooled the same way for
-// every head) and its color range, its own (ScaleMode::head) or the shared one.
+// every head) and its color range, the shared one or its own (ScaleMode::head, map_color_range).
 struct Tiles {
     std::vector<CellGrid> cells;
     std::vector<ValueScale> scales;
@@ -99,15 +112,16 @@ struct Tiles {
 
 // layers: one [H, T, S] tensor per layer. Tiles in parallel: each reads a whole [T, S] map.
 Tiles pool_tiles(const std::vector<const Tensor*>& layers, const Visibility& visibility, const HeatmapStyle& style,
-                 ScaleMode scale, int budget, int threads) {
+                 const ColorRangeRule& colors, int budget, int threads) {
     const int64_t n_heads = layers[0]->dim(0), per_head = layers[0]->dim(1) * layers[0]->dim(2);
     Tiles tiles;
     tiles.cells.resize(static_cast<size_t>(static_cast<int64_t>(layers.size()) * n_heads));
     tiles.scales.assign(tiles.cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
     parallel_for(static_cast<int64_t>(tiles.cells.size()), threads, [&](int64_t n) {
         const float* weights = layers[static_cast<size_t>(n / n_heads)]->ptr() + (n % n_heads) * per_head;
-        if (scale == ScaleMode::head) {
-            const ValueRange range = visible_value_range(weights, visibility);
+        if (colors.scale == ScaleMode::head) {
+            const ValueRange range =
+                map_color_range(colors, visible_value_range(weights, visibility), ValueRange{style.vmin, style.vmax});
             tiles.scales[static_cast<size_t>(n)].vmin = range.vmin;
             tiles.scales[static_cast<size_t>(n)].vmax = range.vmax;
         }
@@ -137,10 +151,10 @@ TilePitch tile_pitch(const CellGrid& cells, const SheetFrame& frame, int n_layer
 }
 
 // The title, "H<h>" above each column, then row by row "L<l>" left of the row and each tile's
-// place and caption.
+// place and caption (with its label from tile_labels, [L * H] or empty, on a second line).
 void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, const TilePitch& pitch,
                            const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
-                           const HeatmapStyle& style, const Font& font) {
+                           const HeatmapStyle& style, const Font& font, const std::vector<std::string>& tile_labels) {
     if (!style.title.empty())
         layout.texts.push_back({style.title, margin, margin, font.text_width(style.title, title_px), font.line_height(title_px), title_px});
     for (int h = 0; h < n_heads; ++h) {
@@ -161,6 +175,11 @@ void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, cons
             if (frame.captions) {
                 const std::string caption = name + ' ' + tagged('H', h);
                 layout.texts.push_back({caption, x, y_row, font.text_width(caption, caption_px), frame.caption_line, caption_px});
+                if (tile_labels.empty()) continue;
+                const std::string label =
+                    fit_text(font, tile_labels[static_cast<size_t>(l * n_heads + h)], caption_px, pitch.x - tile_gap);
+                layout.texts.push_back({label, x, y_row + frame.caption_line, font.text_width(label, caption_px), frame.caption_line,
+                                        caption_px});
             }
         }
     }
@@ -190,18 +209,21 @@ void draw_tiles(RasterImage& image, const Tiles& tiles, const OverviewLayout& la
 }  // namespace
 
 RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
-                            const Visibility& visibility, const HeatmapStyle& style, ScaleMode scale,
-                            OverviewLayout* layout_out, int threads) {
+                            const Visibility& visibility, const HeatmapStyle& style, const ColorRangeRule& colors,
+                            OverviewLayout* layout_out, int threads, const std::vector<std::string>& tile_labels) {
     // Step 1: sizes. Tiles share one size chosen so the sheet fits style.max_px.
     check_layers(layers, visibility);
     const Colormap colormap = Colormap::named(style.colormap);
     const Font& font = Font::default_font();
     const int n_layers = static_cast<int>(layers.size()), n_heads = static_cast<int>(layers[0]->dim(0));
-    const SheetFrame frame = sheet_frame(font, layer_numbers, n_layers, n_heads, style);
+    if (!tile_labels.empty() && static_cast<int64_t>(tile_labels.size()) != int64_t{n_layers} * n_heads)
+        throw Error(ErrorKind::internal, "overview: " + std::to_string(tile_labels.size()) + " tile labels for " +
+                                             std::to_string(int64_t{n_layers} * n_heads) + " heads");
+    const SheetFrame frame = sheet_frame(font, layer_numbers, n_layers, n_heads, style, !tile_labels.empty());
 
     // Step 2: the cells each tile shows and its color range, tiles in parallel; from them the
     // tiles' size and the sheet's. Drawing into the one canvas stays on this thread.
-    const Tiles tiles = pool_tiles(layers, visibility, style, scale, frame.budget, threads);
+    const Tiles tiles = pool_tiles(layers, visibility, style, colors, frame.budget, threads);
     const TilePitch pitch = tile_pitch(tiles.cells.front(), frame, n_layers, n_heads, font);
     OverviewLayout layout;
     layout.tile_px = std::max(pitch.tile_w, pitch.tile_h);
@@ -211,23 +233,24 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
     layout.height = std::max(frame.top + n_layers * pitch.y, frame.top + 160) + margin;
 
     // Step 3: title, headers, captions and where each tile goes.
-    place_tiles_and_texts(layout, frame, pitch, layer_numbers, n_layers, n_heads, style, font);
+    place_tiles_and_texts(layout, frame, pitch, layer_numbers, n_layers, n_heads, style, font, tile_labels);
 
     // Step 4: tiles, then the text over them, then the colorbar.
     RasterImage image(layout.width, layout.height);
     draw_tiles(image, tiles, layout, pitch, colormap);
     for (const TextPlacement& text : layout.texts) draw_placed_text(image, text);
     draw_overview_colorbar(image, grid_right + 24, frame.top, std::max(160, std::min(n_layers * pitch.y - tile_gap, 320)), style,
-                           scale, colormap, font);
+                           colors.scale, colormap, font);
     if (layout_out) *layout_out = layout;
     return image;
 }
 
 OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,
                                   const std::vector<int64_t>& layer_numbers, const Visibility& visibility,
-                                  const HeatmapStyle& style, ScaleMode scale, int threads) {
+                                  const HeatmapStyle& style, const ColorRangeRule& colors, int threads,
+                                  const std::vector<std::string>& tile_labels) {
     OverviewLayout layout;
-    write_png(path, render_overview(layers, layer_numbers, visibility, style, scale, &layout, threads));
+    write_png(path, render_overview(layers, layer_numbers, visibility, style, colors, &layout, threads, tile_labels));
     return layout;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "color_range.hpp"
 #include "heatmap_layout.hpp"
 #include "raster_image.hpp"
 #include "tensor.hpp"
@@ -22,15 +23,19 @@ struct OverviewLayout {
 
 // layers: one [H, T, S] tensor per layer, all the same shape; layer_numbers names the rows
 // ("L<n>"; empty = 0, 1, ...). Tiles are pooled with style.pool; colors use style.colormap and
-// style.log_scale, with each tile's own range (ScaleMode::head) or [style.vmin, style.vmax]
-// (ScaleMode::global). style.max_px bounds the sheet when tiles can stay at least 8 px.
+// style.log_scale, with [style.vmin, style.vmax] for every tile (ScaleMode::global: the colorbar
+// is numbered) or each tile's own range through map_color_range (ScaleMode::head).
+// style.max_px bounds the sheet when tiles can stay at least 8 px. tile_labels: [L * H] words
+// under each tile's "L0 H3" caption (e.g. its head label), or empty.
 // Tiles are pooled on up to `threads` threads.
 RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
-                            const Visibility& visibility, const HeatmapStyle& style, ScaleMode scale,
-                            OverviewLayout* layout_out = nullptr, int threads = 1);
+                            const Visibility& visibility, const HeatmapStyle& style, const ColorRangeRule& colors,
+                            OverviewLayout* layout_out = nullptr, int threads = 1,
+                            const std::vector<std::string>& tile_labels = {});
 
 OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,
                                   const std::vector<int64_t>& layer_numbers, const Visibility& visibility,
-                                  const HeatmapStyle& style, ScaleMode scale, int threads = 1);
+                                  const HeatmapStyle& style, const ColorRangeRule& colors, int threads = 1,
+                                  const std::vector<std::string>& tile_labels = {});
 
 }  // namespace attn_viz

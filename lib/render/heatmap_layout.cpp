@@ -41,6 +41,12 @@ std::string format_tick(double value) {
     return text;
 }
 
+std::string pooling_note(const CellGrid& cells, PoolMode pool) {
+    const int64_t rows = cells.row_edges[1] - cells.row_edges[0], cols = cells.col_edges[1] - cells.col_edges[0];
+    const std::string block = rows == cols ? std::to_string(rows) : std::to_string(rows) + " x " + std::to_string(cols);
+    return block + " tokens per cell, " + (pool == PoolMode::max ? "max" : "mean") + "-pooled";
+}
+
 namespace {
 
 using namespace figure_style;
@@ -232,15 +238,17 @@ TextPlacement place_colorbar(HeatmapLayout& layout, const ColorbarScale& bar, co
     return bar_name;
 }
 
-// The picture's size (everything placed, inside the margin), and the title fitted into it.
-void size_picture(HeatmapLayout& layout, const TextPlacement& bar_name, const TextLines& lines, const HeatmapStyle& style,
-                  const Font& font) {
+// The picture's size (everything placed, inside the margin), and the title fitted into it: the
+// style's title, shortened if need be so that `note` (e.g. the pooling) after it always shows.
+void size_picture(HeatmapLayout& layout, const TextPlacement& bar_name, const TextLines& lines, const std::string& note,
+                  const HeatmapStyle& style, const Font& font) {
     layout.width = bar_name.x + lines.axis + margin;
     layout.height = std::max({layout.grid_y + layout.grid_height(), layout.colorbar_y + layout.colorbar_h, bar_name.y + bar_name.height}) +
                     margin;
     if (!style.title.empty()) {
-        layout.width = std::min(style.max_px, std::max(layout.width, font.text_width(style.title, title_px) + 2 * margin));
-        layout.title.text = fit_text(font, style.title, title_px, layout.width - 2 * margin);
+        const std::string suffix = note.empty() ? "" : " (" + note + ")";
+        layout.width = std::min(style.max_px, std::max(layout.width, font.text_width(style.title + suffix, title_px) + 2 * margin));
+        layout.title.text = fit_text(font, style.title, title_px, layout.width - 2 * margin - font.text_width(suffix, title_px)) + suffix;
         layout.title = {layout.title.text, margin, margin, font.text_width(layout.title.text, title_px), font.line_height(title_px), title_px};
     }
 }
@@ -276,8 +284,8 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
     // Step 6: colorbar beside the grid, ticks and their numbers, its label rotated.
     const TextPlacement bar_name = place_colorbar(layout, bar, lines, style, font);
 
-    // Step 7: picture size, and the title fitted into it.
-    size_picture(layout, bar_name, lines, style, font);
+    // Step 7: picture size, and the title fitted into it; a pooled map's title says so.
+    size_picture(layout, bar_name, lines, layout.cells.pooled() ? pooling_note(layout.cells, style.pool) : "", style, font);
     return layout;
 }
 

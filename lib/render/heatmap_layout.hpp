@@ -19,7 +19,7 @@ struct HeatmapStyle {
     float vmin = 0.0f;  // color range: the caller passes the head's own (--scale head) or the
     float vmax = 1.0f;  // global one (--scale global); see visible_value_range()
     int max_px = 1600;  // the picture is at most max_px x max_px (at least 256)
-    PoolMode pool = PoolMode::mean;
+    PoolMode pool = PoolMode::max;  // a pooled map's title says so: "(3 tokens per cell, max-pooled)"
     std::optional<CellWindow> window;  // show only queries [q0, q1) x keys [k0, k1)
     std::string title;
     bool labels = true;  // token labels on both axes (--no-labels turns them off)
@@ -27,6 +27,7 @@ struct HeatmapStyle {
     std::string colorbar_label = "attention weight";
     std::string row_axis_label = "query";
     std::string column_axis_label = "key";
+    int64_t group_size = 0;  // > 0: a white line between every group_size rows and columns (the layers of a head-by-head matrix)
 };
 
 struct ColorbarTick {
@@ -60,6 +61,10 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
 
 // Tick values for a scale: 1-2-5 steps (about five) on a linear scale, powers of ten on a log one.
 std::vector<double> axis_ticks(const ValueScale& scale);
+
+// "3 tokens per cell, max-pooled" ("3 x 2 tokens per cell, ..." when rows and columns pool
+// differently): what a pooled picture's title adds.
+std::string pooling_note(const CellGrid& cells, PoolMode pool);
 
 // "0.25", "1e-03": how tick values are printed.
 std::string format_tick(double value);

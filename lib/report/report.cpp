@@ -17,6 +17,7 @@
 #include "parallel_for.hpp"
 #include "report_columns.hpp"
 #include "file_write.hpp"
+#include "findings.hpp"
 #include "stats_report.hpp"
 #include "svg_heatmap.hpp"
 
@@ -59,7 +60,7 @@ Tensor to_tensor(const HeadMatrix& m) {
     return t;
 }
 
-// The one color range of every head under --scale global: the extremes of all visible weights.
+// The extremes of all heads' visible weights, from which map_color_range takes the shared range.
 ValueRange global_value_range(const ReportInput& in, int64_t heads) {
     const Visibility& vis = in.layers.front()->visibility;
     ValueRange global{1, 0};
@@ -78,18 +79,30 @@ const float* head_weights(const ReportInput& in, const ModelAnalysis& a, int64_t
     return in.layers[static_cast<size_t>(id.layer)]->attention.ptr() + id.head * vis.queries * vis.keys;
 }
 
-// Head n's picture style: its color range (its own, or `global` under --scale global) and a
-// title with its label and entropy. weights: [T, S] its map.
+ColorRangeRule color_rule(const ReportOptions& o) {
+    ColorRangeRule rule(o.scale);
+    rule.vmin = o.vmin, rule.vmax = o.vmax;
+    return rule;
+}
+
+// Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
+std::string shown_label(const ModelAnalysis& a, int64_t n) {
+    return a.labels[static_cast<size_t>(n)] + (too_short_to_label(a) ? "?" : "");
+}
+
+// Head n's picture style: its color range (map_color_range of its own and `all`, the extremes
+// over every head) and a title with its layer, label and entropy. weights: [T, S] its map.
 HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int64_t n, const float* weights,
-                        ValueRange global) {
+                        ValueRange all) {
     const HeadId& id = a.head_ids[static_cast<size_t>(n)];
     HeatmapStyle style = o.style;
-    const ValueRange range = o.scale == ScaleMode::global ? global : visible_value_range(weights, in.layers.front()->visibility);
+    const ValueRange own = o.scale == ScaleMode::head ? visible_value_range(weights, in.layers.front()->visibility) : all;
+    const ValueRange range = map_color_range(color_rule(o), own, all);
     style.vmin = range.vmin, style.vmax = range.vmax;
+    const int64_t layer = in.layer_numbers.empty() ? id.layer : in.layer_numbers[static_cast<size_t>(id.layer)];
     char title[200];
-    std::snprintf(title, sizeof title, "%shead %lld - %s - entropy %.2f nats",
-                  in.layer_folders ? ("layer " + std::to_string(id.layer) + " ").c_str() : "",
-                  static_cast<long long>(id.head), a.labels[static_cast<size_t>(n)].c_str(), a.heads[static_cast<size_t>(n)].entropy);
+    std::snprintf(title, sizeof title, "layer %lld head %lld - %s - entropy %.2f nats", static_cast<long long>(layer),
+                  static_cast<long long>(id.head), shown_label(a, n).c_str(), a.heads[static_cast<size_t>(n)].entropy);
     style.title = title;
     return style;
 }
@@ -105,16 +118,19 @@ void check_svg_head(const HeadId& id, const ModelAnalysis& a) {
 }
 
 // Per-head PNGs (and the optional SVG), encoded on `threads` threads: oneDNN is not running now.
-void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads) {
+// all: the extremes over every head. Returns how many maps are mostly dark.
+int64_t write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, ValueRange all,
+                            int threads) {
     const Visibility& vis = in.layers.front()->visibility;
-    const ValueRange global = o.scale == ScaleMode::global ? global_value_range(in, a.num_heads) : ValueRange{1, 0};
     // File names are chosen up front: OutputDir is not thread-safe.
     std::vector<std::string> paths;
     for (const HeadId& id : a.head_ids) paths.push_back(out.file(head_file(in, id.layer, id.head, ".png")));
+    std::vector<uint8_t> dark(paths.size(), 0);
     parallel_for(static_cast<int64_t>(paths.size()), threads, [&](int64_t n) {
         const float* weights = head_weights(in, a, n);
-        write_head_png(paths[static_cast<size_t>(n)], weights, vis, in.query_tokens, in.key_tokens,
-                       head_style(in, o, a, n, weights, global));
+        const HeatmapStyle style = head_style(in, o, a, n, weights, all);
+        write_head_png(paths[static_cast<size_t>(n)], weights, vis, in.query_tokens, in.key_tokens, style);
+        dark[static_cast<size_t>(n)] = mostly_dark(weights, vis, ValueScale{style.vmin, style.vmax, style.log_scale});
     });
     if (o.svg) {
         const HeadId id = *o.svg;
@@ -122,8 +138,9 @@ void write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOpti
         const int64_t n = id.layer * a.num_heads + id.head;
         const float* weights = head_weights(in, a, n);
         write_head_svg(out.file(head_file(in, id.layer, id.head, ".svg")), weights, vis, in.query_tokens, in.key_tokens,
-                       head_style(in, o, a, n, weights, global));
+                       head_style(in, o, a, n, weights, all));
     }
+    return std::count(dark.begin(), dark.end(), 1);
 }
 
 // The layers as the pictures show them: `in` itself, or under --map norm copies of its layers whose
@@ -161,10 +178,13 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     std::vector<double> entropy;
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
         names.push_back(head_name(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
+    const int64_t layer_heads = a.num_layers > 1 ? a.num_heads : 0;  // lines between layers
     write_matrix_png(out.file(folder + "correlation.png"), to_tensor(a.matrix(PairMetric::correlation)), names,
-                     "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px);
+                     "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px,
+                     layer_heads);
     write_matrix_png(out.file(folder + "js_distance.png"), to_tensor(a.matrix(PairMetric::js_distance)), names,
-                     "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px);
+                     "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px,
+                     layer_heads);
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
     return stats;
@@ -192,7 +212,7 @@ int resolve_threads(int requested) {
     return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings) {
+ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings, PictureNotes* notes) {
     const int threads = resolve_threads(o.threads);
     // Step 1: every statistic, label and head-by-head matrix.
     ModelAnalysis analysis;
@@ -215,13 +235,21 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
         ReportOptions drawn_options = o;
         if (o.map == PictureMap::norm) drawn_options.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
-        write_head_pictures(out, drawn, drawn_options, analysis, threads);
+        const ValueRange all = global_value_range(drawn, analysis.num_heads);
+        const int64_t dark = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
+        if (notes) notes->maps += static_cast<int64_t>(analysis.head_ids.size()), notes->dark_maps += dark;
         std::vector<const Tensor*> maps;
-        std::vector<int64_t> numbers;
-        for (size_t l = 0; l < drawn.layers.size(); ++l)
-            maps.push_back(&drawn.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
-        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale,
-                           threads);
+        std::vector<int64_t> numbers = in.layer_numbers;
+        std::vector<std::string> labels;
+        for (size_t l = 0; l < drawn.layers.size(); ++l) maps.push_back(&drawn.layers[l]->attention);
+        for (size_t l = numbers.size(); l < drawn.layers.size(); ++l) numbers.push_back(static_cast<int64_t>(l));
+        for (int64_t n = 0; n < static_cast<int64_t>(analysis.head_ids.size()); ++n) labels.push_back(shown_label(analysis, n));
+        // The overview and report.html take the shared range (--scale global) from the style.
+        HeatmapStyle shared_style = drawn_options.style;
+        const ValueRange shared = map_color_range(color_rule(o), all, all);
+        shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
+        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, shared_style,
+                           color_rule(o), threads, labels);
         if (o.html) {
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
@@ -230,7 +258,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             html.stats = stats;
             html.column_order = report_column_order();
             html.table_notes = report_table_notes(stats);
-            html.style = o.style;
+            html.style = shared_style;
             html.scale = o.scale;
             write_html_report(out.file(in.folder + "report.html"), html);
         }

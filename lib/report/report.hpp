@@ -26,7 +26,8 @@ struct ReportOptions {
     std::string dump_output;     // .npy path or "": the last layer's output [T, D]
     int threads = 0;             // PNG encoding and statistics threads (0 = all cores)
     HeatmapStyle style;          // colormap, log scale, pixel budget, pooling, window, labels
-    ScaleMode scale = ScaleMode::head;
+    ScaleMode scale = ScaleMode::global;
+    std::optional<float> vmin, vmax;  // fixed ends of every map's color range (map_color_range)
     PictureMap map = PictureMap::weights;
     bool html = false;           // report.html
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
@@ -43,10 +44,19 @@ struct ReportInput {
     std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout)
+    std::vector<int64_t> layer_numbers = {};  // what picture titles and overview rows call the layers; empty = 0, 1, ...
 };
 
-// Writes every output into `out` (staged; the caller commits) and returns the analysis.
-ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings);
+// What a run's pictures look like, for hints on stdout.
+struct PictureNotes {
+    int64_t maps = 0;         // heads drawn
+    int64_t dark_maps = 0;    // of them, mostly dark on a linear scale (mostly_dark)
+};
+
+// Writes every output into `out` (staged; the caller commits) and returns the analysis; `notes`
+// (if given) gets what the pictures look like.
+ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings,
+                           PictureNotes* notes = nullptr);
 
 // The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
 // heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.

@@ -49,11 +49,22 @@ TEST_CASE("model takes token ids, and --induction feeds a repeated random sequen
     CommandResult ids = run_attn_viz("model -q" + files + " --tokens 1,403,407 --out " + (dir / "ids"));
     REQUIRE_MESSAGE(ids.exit_code == 0, ids.output);
     CHECK(nlohmann::json::parse(read_text(dir / "ids/stats.json"))["num_queries"] == 3);
-    CommandResult induction = run_attn_viz("model -q" + files + " --induction 20 --out " + (dir / "ind"));
+    CommandResult induction = run_attn_viz("model" + files + " --induction 20 --seed 9 --out " + (dir / "ind"));
     REQUIRE_MESSAGE(induction.exit_code == 0, induction.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "ind/stats.json"));
     CHECK(stats["num_queries"] == 41);
     for (const auto& head : stats["heads"]) CHECK(head["induction"].is_number());
+    for (const auto& head : stats["heads"]) CHECK(head["duplicate_token"].is_number());
+    // How the input was made, so that the run can be repeated; duplicate-token scores on stdout too.
+    CHECK(stats["induction_input"]["length"] == 20);
+    CHECK(stats["induction_input"]["seed"] == 9);
+    CHECK(stats["induction_input"]["token_ids_from"] == 259);
+    CHECK(stats["induction_input"]["token_ids_to"] == 512);
+    CHECK(induction.output.find("  dup induct\n") != std::string::npos);
+    CHECK(induction.output.find("duplicate-token head") != std::string::npos);
+    bool induction_finding = false;
+    for (const auto& f : stats["findings"]) induction_finding |= f["kind"] == "induction" && f["threshold"] == 0.4;
+    CHECK(induction_finding);
     CHECK(run_attn_viz("model -q" + files + " --tokens 1,99999 --out " + (dir / "bad")).exit_code == 3);
     CHECK(run_attn_viz("model -q" + files + " --out " + (dir / "bad")).exit_code == 2);
 }

@@ -1,0 +1,58 @@
+// What a run found, in words: which heads are previous-token / next-token / self / sink /
+// induction / duplicate-token / diffuse heads, which groups of heads are redundant, where nothing
+// was found (with the best candidate and the threshold it missed), and when the input is too short
+// to tell. Printed after the stdout table, written to stats.json as "findings", shown in
+// report.html. Rules: docs/analysis.md#findings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "head_analysis.hpp"
+
+namespace attn_viz {
+
+// Inputs with fewer tokens than this (mean tokens per sequence in corpus mode) are too short to
+// tell: under a causal mask, attention spread evenly over 7 tokens already puts 0.37 on the first
+// token and 0.26 on the previous one, within reach of the 0.5 thresholds (at 4 tokens evenly
+// spread attention passes the sink threshold). Labels are then not stated as findings.
+inline constexpr int64_t min_tokens_to_label = 8;
+
+// True when the analysed input has fewer than min_tokens_to_label tokens (per sequence, on average).
+bool too_short_to_label(const ModelAnalysis& analysis);
+
+struct Finding {
+    // "previous-token", "next-token", "self", "sink", "induction", "duplicate-token", "diffuse":
+    // heads of that kind (found) or none (not found: heads holds the best candidate, if any);
+    // "redundant": one group of heads with near-identical maps (not found: heads holds the
+    // closest pair); "too-short": the input is too short to label heads (no head kinds follow).
+    // A kind no head can be scored on (induction without repeated tokens) is not found, with no heads.
+    std::string kind;
+    bool found = false;
+    std::vector<int64_t> heads;  // indices into analysis.head_ids: the heads found, strongest first, or the best candidate
+    std::vector<double> scores;  // one per head: its value of `statistic`
+    std::string statistic;      // which statistic ("previous_token_mass"; "js_distance" for redundant; "" otherwise)
+    double score = 0;           // the strongest head's score (redundant: the group's largest JS distance); NaN: none
+    double threshold = 0;       // what a head must reach (redundant: the clustering cut); NaN: none
+    bool higher_is_stronger = true;  // false for js_distance
+    std::string sentence;       // the plain-English sentence printed on stdout
+};
+
+// The findings of an analysis, in a fixed order: too-short (if so), then each head kind (found or
+// not), then the redundant groups.
+std::vector<Finding> find_findings(const ModelAnalysis& analysis);
+
+// stats.json "findings": [{"kind", "found", "heads": [{"index", "layer", "head", "score"}],
+// "statistic", "score", "threshold", "sentence"}]; NaN numbers are null.
+nlohmann::json findings_json(const ModelAnalysis& analysis, const std::vector<Finding>& findings);
+
+// The sentences, one per line, under a "findings:" heading.
+std::string findings_text(const std::vector<Finding>& findings);
+
+// "L4H0": how findings and the stdout table name a head.
+std::string head_tag(const HeadId& id);
+
+}  // namespace attn_viz
