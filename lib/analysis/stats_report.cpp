@@ -5,18 +5,18 @@
 #include <cstdio>
 
 #include "error.hpp"
+#include "sparse_report.hpp"
 
 namespace attn_viz {
 
-namespace {
-
-// Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
 std::string csv_number(double x) {
     if (!std::isfinite(x)) return "";
     char buffer[32];
     const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
     return std::string(buffer, result.ptr);
 }
+
+namespace {
 
 nlohmann::json matrix_json(const HeadMatrix& m) {
     nlohmann::json rows = nlohmann::json::array();
@@ -85,6 +85,7 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     nlohmann::json thresholds = nlohmann::json::object();
     for (const auto& [name, member] : threshold_fields()) thresholds[name] = a.thresholds.*member;
     j["thresholds"] = std::move(thresholds);
+    if (!a.sparse.empty()) j["sparse_attention"] = sparse_attention_json(a);
     return j;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "analysis_pictures.hpp"
 #include "error.hpp"
 #include "figure_bar_chart.hpp"
 #include "figure_matrix.hpp"
@@ -17,6 +18,7 @@
 #include "parallel_for.hpp"
 #include "report_columns.hpp"
 #include "file_write.hpp"
+#include "sparse_report.hpp"
 #include "stats_report.hpp"
 #include "svg_heatmap.hpp"
 
@@ -51,12 +53,6 @@ std::string head_name(const ModelAnalysis& a, int64_t index) {
     std::string name;  // appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict here
     if (a.num_layers > 1) name.append("L").append(std::to_string(id.layer));
     return name.append("H").append(std::to_string(id.head));
-}
-
-Tensor to_tensor(const HeadMatrix& m) {
-    Tensor t({m.size, m.size});
-    std::transform(m.values.begin(), m.values.end(), t.data.begin(), [](double v) { return static_cast<float>(v); });
-    return t;
 }
 
 // The one color range of every head under --scale global: the extremes of all visible weights.
@@ -156,17 +152,19 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     write_file_bytes(out.file(folder + "stats.json"), dump_json(stats, 2) + "\n");
     write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
     write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
+    if (!a.sparse.empty()) write_file_bytes(out.file(folder + "sparse.csv"), sparse_csv(a));
 
     std::vector<std::string> names;
     std::vector<double> entropy;
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
         names.push_back(head_name(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
-    write_matrix_png(out.file(folder + "correlation.png"), to_tensor(a.matrix(PairMetric::correlation)), names,
+    write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(a.matrix(PairMetric::correlation)), names,
                      "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px);
-    write_matrix_png(out.file(folder + "js_distance.png"), to_tensor(a.matrix(PairMetric::js_distance)), names,
+    write_matrix_png(out.file(folder + "js_distance.png"), head_matrix_tensor(a.matrix(PairMetric::js_distance)), names,
                      "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px);
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
+    write_dependence_pictures(out, folder, a, names, o);
     return stats;
 }
 
