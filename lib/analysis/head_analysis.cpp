@@ -20,7 +20,7 @@ const char* pair_metric_name(PairMetric metric) {
 
 namespace {
 
-// Appends every head's statistics, with its sparse-attention error, to a, layer by layer.
+// Appends every head's statistics (with the sparse-attention error on request) to a, layer by layer.
 void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& layers, const std::vector<int64_t>& tokens,
                     const AnalysisOptions& options) {
     for (int64_t l = 0; l < a.num_layers; ++l) {
@@ -28,10 +28,14 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
         if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
             throw Error(ErrorKind::internal, "analyze_model: layer " + std::to_string(l) + " has a different head count");
         std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
+        for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
+        if (!options.sparse_error) {
+            a.heads.insert(a.heads.end(), stats.begin(), stats.end());
+            continue;
+        }
         std::vector<SparseHeadError> sparse =
             sparse_attention_errors(layer, options.thresholds.sparse_tolerance, options.threads);
         for (int64_t h = 0; h < a.num_heads; ++h) {
-            a.head_ids.push_back({l, h});
             HeadStats& s = stats[static_cast<size_t>(h)];
             const SparseHeadError& e = sparse[static_cast<size_t>(h)];
             s.keys_needed = e.keys_needed, s.window_needed = e.window_needed;

@@ -30,6 +30,9 @@ struct AnalysisOptions {
     LabelThresholds thresholds;
     int threads = 1;                            // threads for the statistics (parallel_for)
     bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers
+    // The sparse-attention error per head (sparse_attention_error.hpp): about two more A V products
+    // per layer, so off by default; without it its statistics are NaN and `sparse` stays empty.
+    bool sparse_error = false;
     // The weight-only similarities of `weights`, computed once per run by the caller
     // (weight_similarities()); when null and weights are given, analyze_model computes them.
     const WeightSimilarities* weight_similarity = nullptr;

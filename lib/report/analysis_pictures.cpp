@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "figure_matrix.hpp"
 #include "heatmap.hpp"
@@ -33,7 +34,9 @@ void write_keys_needed_png(const std::string& path, const ModelAnalysis& a, cons
     style.window.reset();
     style.vmin = 1.0f, style.vmax = static_cast<float>(std::max<int64_t>(a.num_keys, 2));
     style.log_scale = true, style.raw_labels = true, style.labels = true;
-    style.title = "keys needed for output error <= " + std::to_string(a.thresholds.sparse_tolerance).substr(0, 6);
+    char title[80];
+    std::snprintf(title, sizeof title, "keys needed for output error <= %g", a.thresholds.sparse_tolerance);
+    style.title = title;
     style.colorbar_label = "top-k keys", style.row_axis_label = "layer", style.column_axis_label = "head";
     Visibility all;
     all.queries = a.num_layers, all.keys = a.num_heads;

@@ -198,6 +198,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         Timings::Scope t(timings, "statistics");
         AnalysisOptions options;
         options.thresholds = o.thresholds;
+        options.sparse_error = o.sparse_error;
         options.threads = threads;
         options.weight_similarity = in.weight_similarity;
         analysis = analyze_model(in.layers, in.weights, in.token_ids, options);

@@ -20,7 +20,9 @@ ModelAnalysis random_run(int64_t T, const std::vector<const LayerWeights*>& weig
     LayerResult first = random_layer({3, T, T, 4, true, 0.0});
     LayerResult second = random_layer({3, T, T, 4, true, 0.0});
     const std::vector<const LayerResult*> pointers = {&first, &second};
-    return analyze_model(pointers, weights, random_tokens(T, 3), AnalysisOptions{});
+    AnalysisOptions options;
+    options.sparse_error = true;
+    return analyze_model(pointers, weights, random_tokens(T, 3), options);
 }
 
 LayerWeights random_layer_weights() {

@@ -165,6 +165,9 @@ TEST_CASE("analyze_layer fills the sparse statistics and the dependence matrices
     r.context = test_support::random_tensor({10, 6});
     AnalysisOptions options;
     options.thresholds.sparse_tolerance = 0.2;
+    CHECK(analyze_layer(r, nullptr, {}, options).sparse.empty());  // off by default
+    CHECK(std::isnan(analyze_layer(r, nullptr, {}, options).heads[0].keys_needed));
+    options.sparse_error = true;
     const ModelAnalysis a = analyze_layer(r, nullptr, {}, options);
     const std::vector<SparseHeadError> direct = sparse_attention_errors(r, 0.2);
     REQUIRE(a.sparse.size() == 3);
