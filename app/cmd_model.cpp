@@ -185,6 +185,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
     }
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
+    options.sparse_error = o.report.sparse_error;
     options.threads = resolve_threads(o.report.threads);
     options.weight_similarity = &weight_similarity;
     nlohmann::json doc;

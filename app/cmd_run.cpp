@@ -200,6 +200,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, 
     CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
+    options.sparse_error = o.report.sparse_error;
     options.threads = resolve_threads(o.report.threads);
     options.weight_similarity = &runner.weight_similarity;
     SequenceInput sequence;

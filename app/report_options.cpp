@@ -59,6 +59,8 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
     cmd->add_flag("--no-labels", v.no_labels, "No token labels on the axes");
     cmd->add_option("--svg", v.svg, "Also draw one head as SVG (vector, for papers): HEAD, or LAYER:HEAD in model mode");
     cmd->add_flag("--html", o.html, "Also write report.html: self-contained, every head with hover, sortable statistics");
+    cmd->add_flag("--sparse-error", o.sparse_error,
+                  "Also measure each head's top-k / sink + window attention error and keys needed (sparse.csv)");
     add_threshold_option(cmd, v.thresholds);
     add_threads_option(cmd, o.threads, "oneDNN, PNG encoding and statistics");
 }

@@ -17,7 +17,7 @@ struct ReportOptionValues {
 };
 
 // Adds --colormap, --log-scale, --scale, --vmin, --vmax, --map, --max-px, --pool, --window,
-// --no-labels, --svg, --html, --threshold and --threads.
+// --no-labels, --svg, --html, --sparse-error, --threshold and --threads.
 void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& options, ReportOptionValues& values);
 
 // Parses the textual values into `options` (Error(usage) naming the option on a bad one).

@@ -1,5 +1,6 @@
 // CorpusAccumulator's partial-result files ("attn-viz/partial@1"): writing, and reading with
 // validation of every field against the declared layout before anything is allocated from it.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -19,6 +20,9 @@ constexpr int64_t max_partial_heads = 4096;  // layers x heads accepted from a f
 constexpr const char* fingerprint_hash = "xxh3-64";  // how "fingerprints" were computed (core/fingerprint.hpp)
 constexpr int64_t max_partial_sequences = int64_t(1) << 50;
 constexpr size_t max_partial_corpora = 65536;
+// What partials of earlier versions hold: the first statistics, matrices and thresholds of ours.
+// Those added since are read as never recorded (count 0) or, for thresholds, as their defaults.
+constexpr int first_release_statistics = 14, first_release_matrices = 6, first_release_thresholds = 9;
 
 // Moments as three parallel arrays; doubles are written by nlohmann::json in their shortest form
 // that reads back to the same bits, so a save/load round trip is exact.
@@ -69,11 +73,17 @@ uint64_t fingerprint_value(const nlohmann::json& text, const std::string& what, 
 }
 
 LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& where) {
-    if (!block.is_object() || block.size() != threshold_fields().size())
+    const auto fields = threshold_fields();
+    if (!block.is_object() || block.size() > fields.size() || block.size() < size_t(first_release_thresholds))
         fail_input(where, "\"thresholds\" must hold exactly this version's thresholds");
     LabelThresholds thresholds;
-    for (const auto& [name, field] : threshold_fields()) {
-        const nlohmann::json& v = member(block, name, where);
+    for (size_t k = 0; k < fields.size(); ++k) {
+        const auto& [name, field] = fields[k];
+        if (!block.contains(name)) {
+            if (k >= size_t(first_release_thresholds)) continue;  // an earlier version's partial
+            fail_input(where, std::string("\"thresholds\" lacks \"") + name + "\"");
+        }
+        const nlohmann::json& v = block.at(name);
         const double x = v.is_number() ? v.get<double>() : NAN;
         const bool whole = std::string_view(name) != "top_pairs" || (x >= 0 && x == std::floor(x));
         if (!std::isfinite(x) || !whole)
@@ -160,16 +170,25 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     acc.total_queries_ = whole_number(j, "total_queries", 0, max_partial_sequences, where);
     acc.max_queries_ = whole_number(j, "max_queries", 0, max_partial_sequences, where);
     acc.max_keys_ = whole_number(j, "max_keys", 0, max_partial_sequences, where);
-    // The statistics' names must be ours, in our order (a file from another version is refused).
+    // The statistics' names must be ours, in our order, or the first ones of them (an earlier
+    // version's partial); a file from another version is refused.
     const nlohmann::json& statistics = member(j, "statistics", where);
-    bool same_statistics = statistics.is_array() && statistics.size() == head_stat_count;
-    for (int s = 0; same_statistics && s < head_stat_count; ++s) same_statistics = statistics[s] == head_stat_fields()[s].name;
+    const int64_t listed = statistics.is_array() ? static_cast<int64_t>(statistics.size()) : 0;
+    bool same_statistics = listed >= first_release_statistics && listed <= head_stat_count;
+    for (int64_t s = 0; same_statistics && s < listed; ++s) same_statistics = statistics[s] == head_stat_fields()[s].name;
     if (!same_statistics) fail_input(where, "\"statistics\" does not list this version's per-head statistics");
-    acc.heads_ = read_moments(member(j, "heads", where), static_cast<size_t>(N * head_stat_count), acc.num_sequences_,
-                              where + " heads");
+    const std::vector<RunningMoments> listed_moments =
+        read_moments(member(j, "heads", where), static_cast<size_t>(N * listed), acc.num_sequences_, where + " heads");
+    acc.heads_.assign(static_cast<size_t>(N * head_stat_count), {});
+    for (int64_t n = 0; n < N; ++n)
+        std::copy_n(listed_moments.begin() + n * listed, listed, acc.heads_.begin() + n * head_stat_count);
     const nlohmann::json& matrices = member(j, "matrices", where);
     for (int m = 0; m < pair_metric_count; ++m) {
         const char* name = pair_metric_name(static_cast<PairMetric>(m));
+        if (m >= first_release_matrices && matrices.is_object() && !matrices.contains(name)) {
+            acc.matrices_[m].assign(static_cast<size_t>(N * N), {});  // an earlier version's partial
+            continue;
+        }
         acc.matrices_[m] = read_moments(member(matrices, name, where), static_cast<size_t>(N * N), acc.num_sequences_,
                                         where + " " + name);
     }

@@ -2,38 +2,57 @@
 
 #include <random>
 
+#include "attention_choice_mi.hpp"
 #include "error.hpp"
 #include "head_clustering.hpp"
 #include "head_similarity.hpp"
+#include "output_dependence.hpp"
 #include "weight_similarity.hpp"
 
 namespace attn_viz {
 
 const char* pair_metric_name(PairMetric metric) {
     static const char* const names[pair_metric_count] = {"correlation",   "cosine",           "js_distance",
-                                                         "output_cosine", "weight_qk_cosine", "weight_ov_cosine"};
+                                                         "output_cosine", "weight_qk_cosine", "weight_ov_cosine",
+                                                         "output_mi",     "output_cka",       "choice_mi"};
     return names[static_cast<int>(metric)];
 }
 
 namespace {
 
-// Appends every head's statistics to a, layer by layer.
+// Appends every head's statistics (with the sparse-attention error on request) to a, layer by layer.
 void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& layers, const std::vector<int64_t>& tokens,
-                    int threads) {
+                    const AnalysisOptions& options) {
     for (int64_t l = 0; l < a.num_layers; ++l) {
         const LayerResult& layer = *layers[static_cast<size_t>(l)];
         if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
             throw Error(ErrorKind::internal, "analyze_model: layer " + std::to_string(l) + " has a different head count");
-        const std::vector<HeadStats> stats = compute_head_stats(layer, tokens, threads);
+        std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
         for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
+        if (!options.sparse_error) {
+            a.heads.insert(a.heads.end(), stats.begin(), stats.end());
+            continue;
+        }
+        std::vector<SparseHeadError> sparse =
+            sparse_attention_errors(layer, options.thresholds.sparse_tolerance, options.threads);
+        for (int64_t h = 0; h < a.num_heads; ++h) {
+            HeadStats& s = stats[static_cast<size_t>(h)];
+            const SparseHeadError& e = sparse[static_cast<size_t>(h)];
+            s.keys_needed = e.keys_needed, s.window_needed = e.window_needed;
+            s.top1_mass_dropped = e.top_k_mass_dropped.empty() ? NAN : e.top_k_mass_dropped[0];
+            s.top1_error = e.top_k_error.empty() ? NAN : e.top_k_error[0];
+            s.top1_mass_bound = e.top1_mass_bound, s.top1_error_bound = e.top1_error_bound;
+            s.top1_bound_holds = e.top1_bound_holds;
+        }
         a.heads.insert(a.heads.end(), stats.begin(), stats.end());
+        a.sparse.insert(a.sparse.end(), std::make_move_iterator(sparse.begin()), std::make_move_iterator(sparse.end()));
     }
 }
 
 // The weight-space matrices (Q-K and O-V cosines): options.weight_similarity when given, else
 // computed from the weights; all NaN (undefined) without weights.
 void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights, size_t n_layers,
-                         const AnalysisOptions& options) {
+                         const AnalysisOptions& options, OnednnBackend& backend) {
     const int64_t N = static_cast<int64_t>(a.heads.size());
     if (weights.empty()) {
         a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
@@ -48,7 +67,6 @@ void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*
             throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
     WeightSimilarities computed;
     if (!options.weight_similarity) {
-        OnednnBackend backend(options.threads);
         computed = weight_similarities(weights, options.weight_similarity_across_layers, backend);
     }
     const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
@@ -73,7 +91,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.total_queries = vis.queries;
 
     // Step 1: per-head statistics, layer by layer.
-    add_head_stats(a, layers, tokens, options.threads);
+    add_head_stats(a, layers, tokens, options);
 
     // Step 2: pairwise matrices over all heads: of the maps, of the outputs, of the weights.
     MapSimilarities maps = attention_map_similarities(layers, options.threads);
@@ -81,9 +99,15 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.matrices[static_cast<size_t>(PairMetric::cosine)] = std::move(maps.cosine);
     a.matrices[static_cast<size_t>(PairMetric::js_distance)] = std::move(maps.js_distance);
     a.matrices[static_cast<size_t>(PairMetric::output_cosine)] = output_cosine(layers);
-    add_weight_matrices(a, weights, layers.size(), options);
+    OnednnBackend backend(options.threads);
+    add_weight_matrices(a, weights, layers.size(), options, backend);
+    // Step 3: dependence: of the head outputs over the tokens, of the attention choices.
+    OutputDependence outputs = output_dependence(layers, backend);
+    a.matrices[static_cast<size_t>(PairMetric::output_mi)] = std::move(outputs.gaussian_mi);
+    a.matrices[static_cast<size_t>(PairMetric::output_cka)] = std::move(outputs.linear_cka);
+    a.matrices[static_cast<size_t>(PairMetric::choice_mi)] = attention_choice_mi(layers, options.threads);
 
-    // Step 3: labels and redundancy from the numbers.
+    // Step 4: labels and redundancy from the numbers.
     derive_labels_and_redundancy(a, options.thresholds);
     return a;
 }

@@ -13,19 +13,26 @@
 #include "head_stats.hpp"
 #include "layer_result.hpp"
 #include "layer_weights.hpp"
+#include "sparse_attention_error.hpp"
 #include "weight_similarity.hpp"
 
 namespace attn_viz {
 
 // The pairwise matrices, in the order stats.json and pairs.csv list them.
-enum class PairMetric { correlation, cosine, js_distance, output_cosine, weight_qk_cosine, weight_ov_cosine };
-inline constexpr int pair_metric_count = 6;
+enum class PairMetric {
+    correlation, cosine, js_distance, output_cosine, weight_qk_cosine, weight_ov_cosine,
+    output_mi, output_cka, choice_mi  // output_dependence.hpp, attention_choice_mi.hpp
+};
+inline constexpr int pair_metric_count = 9;
 const char* pair_metric_name(PairMetric metric);
 
 struct AnalysisOptions {
     LabelThresholds thresholds;
     int threads = 1;                            // threads for the statistics (parallel_for)
     bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers
+    // The sparse-attention error per head (sparse_attention_error.hpp): about two more A V products
+    // per layer, so off by default; without it its statistics are NaN and `sparse` stays empty.
+    bool sparse_error = false;
     // The weight-only similarities of `weights`, computed once per run by the caller
     // (weight_similarities()); when null and weights are given, analyze_model computes them.
     const WeightSimilarities* weight_similarity = nullptr;
@@ -49,6 +56,7 @@ struct ModelAnalysis {
     std::vector<HeadStats> heads;           // [N] (corpus: mean over sequences where defined)
     std::vector<HeadStats> heads_std;       // [N] population std over sequences; empty for one sequence
     std::vector<std::string> labels;        // [N]
+    std::vector<SparseHeadError> sparse;    // [N] sparse-attention error per pattern size; empty in corpus reports
     std::array<HeadMatrix, pair_metric_count> matrices;      // [N, N] each, NaN = undefined
     std::array<HeadMatrix, pair_metric_count> matrices_std;  // corpus only; empty otherwise
     std::vector<std::vector<int64_t>> redundant_groups;      // head indices

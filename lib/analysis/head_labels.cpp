@@ -16,7 +16,8 @@ std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields(
             {"diffuse", &LabelThresholds::diffuse},
             {"local_distance", &LabelThresholds::local_distance},
             {"redundancy_js", &LabelThresholds::redundancy_js},
-            {"top_pairs", &LabelThresholds::top_pairs}};
+            {"top_pairs", &LabelThresholds::top_pairs},
+            {"sparse_tolerance", &LabelThresholds::sparse_tolerance}};
 }
 
 void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {

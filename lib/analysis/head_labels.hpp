@@ -20,6 +20,7 @@ struct LabelThresholds {
     double local_distance = 2.0;   // mean_distance <= this: "local"
     double redundancy_js = 0.2;    // clustering cut: groups merge while average JS distance <= this
     double top_pairs = 10;         // how many most-redundant pairs to list
+    double sparse_tolerance = 0.05;  // relative output error allowed for keys_needed / window_needed
 };
 
 // The thresholds' names (as in --threshold name=value and stats.json "thresholds") and members.

@@ -227,6 +227,13 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields() {
         {"ablation_importance", &HeadStats::ablation_importance},
         {"duplicate_token", &HeadStats::duplicate_token},
         {"induction", &HeadStats::induction},
+        {"keys_needed", &HeadStats::keys_needed},
+        {"window_needed", &HeadStats::window_needed},
+        {"top1_mass_dropped", &HeadStats::top1_mass_dropped},
+        {"top1_error", &HeadStats::top1_error},
+        {"top1_mass_bound", &HeadStats::top1_mass_bound},
+        {"top1_error_bound", &HeadStats::top1_error_bound},
+        {"top1_bound_holds", &HeadStats::top1_bound_holds},
     }};
     return fields;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,14 @@ struct HeadStats {
     double ablation_importance = 0;  // ||C_h||_F / ||output||_F = sqrt(gram[h,h]) / ||output||_F
     double duplicate_token = 0;      // mean over rows with a target of the mass on earlier copies of token i
     double induction = 0;            // mean over rows with a target of the mass on tokens after earlier copies
+    // Sparse-attention error (sparse_attention_error.hpp), filled by analyze_model; NaN without values.
+    double keys_needed = NAN;        // smallest top-k within thresholds.sparse_tolerance
+    double window_needed = NAN;      // smallest sink + window w within the tolerance
+    double top1_mass_dropped = NAN;  // mean_i dropped mass of top-1 (= 1 - confidence)
+    double top1_error = NAN;         // ||O - O~_1||_F / ||O||_F
+    double top1_mass_bound = NAN;    // the logit-margin bound on top1_mass_dropped (mean over rows)
+    double top1_error_bound = NAN;   // the matching bound on top1_error
+    double top1_bound_holds = NAN;   // fraction of rows within both bounds (1 unless something is wrong)
 };
 
 // Name and member of every statistic, in the order of stats.json / heads.csv columns.
@@ -37,7 +46,7 @@ struct HeadStatField {
     const char* name;
     double HeadStats::*member;
 };
-inline constexpr int head_stat_count = 14;
+inline constexpr int head_stat_count = 21;
 const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 
 // Token ids of the sequence for the duplicate-token and induction scores: pass them only for

@@ -6,18 +6,18 @@
 
 #include "error.hpp"
 #include "findings.hpp"
+#include "sparse_report.hpp"
 
 namespace attn_viz {
 
-namespace {
-
-// Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
 std::string csv_number(double x) {
     if (!std::isfinite(x)) return "";
     char buffer[32];
     const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
     return std::string(buffer, result.ptr);
 }
+
+namespace {
 
 nlohmann::json matrix_json(const HeadMatrix& m) {
     nlohmann::json rows = nlohmann::json::array();
@@ -87,6 +87,7 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     for (const auto& [name, member] : threshold_fields()) thresholds[name] = a.thresholds.*member;
     j["thresholds"] = std::move(thresholds);
     j["findings"] = findings_json(a, find_findings(a));
+    if (!a.sparse.empty()) j["sparse_attention"] = sparse_attention_json(a);
     return j;
 }
 

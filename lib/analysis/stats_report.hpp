@@ -17,6 +17,8 @@ nlohmann::json stats_json(const ModelAnalysis& analysis);
 
 // A finite number as itself, NaN or infinity as null.
 nlohmann::json json_number(double x);
+// Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
+std::string csv_number(double x);
 
 // heads.csv (one row per head) and pairs.csv (one row per pair a < b) as text, for writers that
 // stage their files (OutputDir).

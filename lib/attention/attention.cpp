@@ -155,7 +155,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     // batched over heads that writes head-major [heads, rows, d_h]; rotary embedding on Q and K.
     Tensor q = project_heads(backend_, x, w.w_q, w.b_q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
     Tensor k = project_heads(backend_, c, w.w_k, w.b_k, d_h);  // [KV, S, d_h]
-    const Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
+    Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
     apply_rope(q, w.rope, w.rope_base);
     apply_rope(k, w.rope, w.rope_base);
 
@@ -194,13 +194,14 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
             if (n_keys < S) spread_rows(map_rows, count, n_keys, S);
         }
     r.context = from_head_major(z);  // [T, H*d_h]
+    r.values = std::move(v);
 
     // Step 5: output projection, each head's share of it, and what each key sends through each head.
     r.output = project(backend_, r.context, w.w_o, w.b_o);
     if ((request.with_contributions || request.with_value_norms) && !output_shares_)
         output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
     if (request.with_contributions) output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
-    if (request.with_value_norms) output_shares_->value_norms(v, r.value_norms);
+    if (request.with_value_norms) output_shares_->value_norms(r.values, r.value_norms);
     return r;
 }
 

@@ -11,6 +11,7 @@ struct LayerResult {
     Tensor attention;           // [H, T, S] softmax weights; masked entries and rows with no visible key are 0
     Tensor logit_margin;        // [H, T] largest minus second-largest scaled score among visible keys (0 if < 2)
     Tensor context;             // [T, H*d_h] concatenated head outputs A_h V_h, before W_O
+    Tensor values;              // [KV, S, d_h] V of each key/value head; head h reads h / (H / KV)
     Tensor output;              // [T, D] the layer output
     Tensor contribution_norms;  // [H, T] ||(A_h V_h)_t W_O^h||, head h's share of output row t
     Tensor contribution_gram;   // [H, H] sum_t <c_th, c_tg> of those shares

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "analysis_pictures.hpp"
 #include "error.hpp"
 #include "figure_bar_chart.hpp"
 #include "figure_matrix.hpp"
@@ -18,6 +19,7 @@
 #include "report_columns.hpp"
 #include "file_write.hpp"
 #include "findings.hpp"
+#include "sparse_report.hpp"
 #include "stats_report.hpp"
 #include "svg_heatmap.hpp"
 
@@ -52,12 +54,6 @@ std::string head_name(const ModelAnalysis& a, int64_t index) {
     std::string name;  // appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict here
     if (a.num_layers > 1) name.append("L").append(std::to_string(id.layer));
     return name.append("H").append(std::to_string(id.head));
-}
-
-Tensor to_tensor(const HeadMatrix& m) {
-    Tensor t({m.size, m.size});
-    std::transform(m.values.begin(), m.values.end(), t.data.begin(), [](double v) { return static_cast<float>(v); });
-    return t;
 }
 
 // The extremes of all heads' visible weights, from which map_color_range takes the shared range.
@@ -173,20 +169,22 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     write_file_bytes(out.file(folder + "stats.json"), dump_json(stats, 2) + "\n");
     write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
     write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
+    if (!a.sparse.empty()) write_file_bytes(out.file(folder + "sparse.csv"), sparse_csv(a));
 
     std::vector<std::string> names;
     std::vector<double> entropy;
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
         names.push_back(head_name(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
     const int64_t layer_heads = a.num_layers > 1 ? a.num_heads : 0;  // lines between layers
-    write_matrix_png(out.file(folder + "correlation.png"), to_tensor(a.matrix(PairMetric::correlation)), names,
+    write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(a.matrix(PairMetric::correlation)), names,
                      "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px,
                      layer_heads);
-    write_matrix_png(out.file(folder + "js_distance.png"), to_tensor(a.matrix(PairMetric::js_distance)), names,
+    write_matrix_png(out.file(folder + "js_distance.png"), head_matrix_tensor(a.matrix(PairMetric::js_distance)), names,
                      "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px,
                      layer_heads);
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
+    write_dependence_pictures(out, folder, a, names, o);
     return stats;
 }
 
@@ -220,6 +218,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         Timings::Scope t(timings, "statistics");
         AnalysisOptions options;
         options.thresholds = o.thresholds;
+        options.sparse_error = o.sparse_error;
         options.threads = threads;
         options.weight_similarity = in.weight_similarity;
         analysis = analyze_model(in.layers, in.weights, in.token_ids, options);

@@ -32,6 +32,7 @@ struct ReportOptions {
     bool html = false;           // report.html
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
     LabelThresholds thresholds;
+    bool sparse_error = false;   // the sparse-attention error per head (AnalysisOptions::sparse_error)
 };
 
 struct ReportInput {

@@ -20,7 +20,7 @@ struct RandomLayerShape {
 
 // Every field of LayerResult filled consistently: attention rows are softmaxes of random scores
 // with per-head sharpness (so some heads are peaked, some flat), logit_margin from the same
-// scores, contributions c[h][t] random vectors giving contribution_norms, contribution_gram and
+// scores, random values [H, S, 3] and the head outputs A_h V_h in context, contributions c[h][t] random vectors giving contribution_norms, contribution_gram and
 // output = sum_h c[h] + bias.
 inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
     using namespace attn_viz;
@@ -55,6 +55,16 @@ inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
             r.logit_margin.data[h * T + i] = sorted.size() >= 2 ? static_cast<float>(sorted[0] - sorted[1]) : 0.0f;
         }
     }
+    const int64_t d_h = 3;
+    r.values = test_support::random_tensor({H, S, d_h});
+    r.context = Tensor({T, H * d_h});
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t k = 0; k < d_h; ++k) {
+                double z = 0;
+                for (int64_t j = 0; j < S; ++j) z += double(r.attention.data[(h * T + i) * S + j]) * r.values.data[(h * S + j) * d_h + k];
+                r.context.data[i * H * d_h + h * d_h + k] = static_cast<float>(z);
+            }
     const Tensor contributions = test_support::random_tensor({H, T, D});
     r.contribution_norms = Tensor({H, T});
     r.contribution_gram = Tensor({H, H});

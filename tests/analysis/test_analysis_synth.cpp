@@ -39,7 +39,9 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
     for (const auto& tokens : sentences) {
         const PlantedLayer p = make_planted_layer(tokens, test_support::rng()());
         const LayerResult r = run_planted(p);
-        const ModelAnalysis a = analyze_layer(r, &p.weights, token_ids_from_labels(tokens), AnalysisOptions{});
+        AnalysisOptions options;
+        options.sparse_error = true;
+        const ModelAnalysis a = analyze_layer(r, &p.weights, token_ids_from_labels(tokens), options);
         INFO("T=" << tokens.size());
         REQUIRE(a.labels.size() == 6);
         if (tokens.size() > 2) {
@@ -53,6 +55,11 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
         CHECK(a.matrix(PairMetric::output_cosine).at(4, 5) == doctest::Approx(1.0).epsilon(1e-5));
         CHECK(a.matrix(PairMetric::weight_qk_cosine).at(4, 5) == doctest::Approx(1.0).epsilon(1e-9));
         CHECK(a.matrix(PairMetric::weight_ov_cosine).at(4, 5) == doctest::Approx(1.0).epsilon(1e-9));
+        // Identical heads: CKA 1, each mutual information equal to the head's own (the largest).
+        CHECK(a.matrix(PairMetric::output_cka).at(4, 5) == doctest::Approx(1.0).epsilon(1e-5));
+        CHECK(a.matrix(PairMetric::output_mi).at(4, 5) == doctest::Approx(a.matrix(PairMetric::output_mi).at(4, 4)).epsilon(1e-3));
+        CHECK(a.matrix(PairMetric::choice_mi).at(4, 5) == a.matrix(PairMetric::choice_mi).at(4, 4));
+        for (const HeadStats& s : a.heads) CHECK(s.top1_bound_holds == 1.0);
         bool grouped = false;
         for (const auto& group : a.redundant_groups) grouped |= group == std::vector<int64_t>{4, 5};
         CHECK(grouped);

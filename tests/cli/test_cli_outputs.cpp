@@ -142,4 +142,37 @@ TEST_CASE("the demo sample's planted heads are labelled as planted") {
     CHECK(stats["redundant_groups"][0][1]["head"] == 5);
 }
 
+TEST_CASE("a run writes the dependence matrices and, with --sparse-error, the sparse-attention table; the tolerance is a threshold") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 12, 3, 9, true);
+    CommandResult r = run_attn_viz(run_args(dir, "plain"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(fs::is_regular_file(dir / "plain/choice_mi.png"));
+    CHECK(!fs::exists(dir / "plain/sparse.csv"));  // the sparse-attention error is on request
+    CHECK(!nlohmann::json::parse(read_text(dir / "plain/stats.json")).contains("sparse_attention"));
+    r = run_attn_viz(run_args(dir, "out") + " --sparse-error --threshold sparse_tolerance=0.2");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    for (const char* f : {"output_mi.png", "output_cka.png", "choice_mi.png", "keys_needed.png", "sparse.csv"})
+        CHECK_MESSAGE(fs::is_regular_file(dir / ("out/" + std::string(f))), f);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    CHECK(stats["thresholds"]["sparse_tolerance"] == 0.2);
+    const nlohmann::json& sparse = stats["sparse_attention"];
+    CHECK(sparse["tolerance"] == 0.2);
+    CHECK(sparse["sizes"] == nlohmann::json({1, 2, 4, 8, 9}));
+    REQUIRE(sparse["heads"].size() == 3);
+    for (size_t h = 0; h < 3; ++h) {
+        const nlohmann::json& head = stats["heads"][h];
+        CHECK(sparse["heads"][h]["top_k_error"].size() == 5);
+        CHECK(sparse["heads"][h]["top_k_error"][4] == 0.0);  // every key kept
+        CHECK(head["top1_error"] == sparse["heads"][h]["top_k_error"][0]);
+        CHECK(head["top1_bound_holds"] == 1.0);
+        CHECK(stats["output_cka"][h][h].get<double>() == doctest::Approx(1.0));
+        CHECK(stats["choice_mi"][h][h].get<double>() >= stats["choice_mi"][h][(h + 1) % 3].get<double>());
+    }
+    const std::string csv = read_text(dir / "out/sparse.csv");
+    CHECK(csv.substr(0, csv.find('\n')) == "index,layer,head,pattern,size,mass_dropped,relative_error");
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 2 * 5);
+    CHECK(run_attn_viz(run_args(dir, "bad") + " --threshold sparse_tolerance=x").exit_code == 2);
+}
+
 }

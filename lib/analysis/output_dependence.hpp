@@ -1,0 +1,29 @@
+// How much two heads' outputs over the tokens of one sequence depend on each other: Gaussian
+// mutual information from (ridge-regularised) canonical correlations, and linear CKA
+// (Kornblith et al. 2019). Pairs of heads in one layer only; pairs across layers are NaN.
+// Formulas and the ridge: docs/metrics.md.
+#pragma once
+
+#include <vector>
+
+#include "head_matrix.hpp"
+#include "layer_result.hpp"
+#include "onednn_backend.hpp"
+
+namespace attn_viz {
+
+// The ridge added to each head's covariance, as a fraction of its mean variance:
+// Sigma_aa + output_mi_ridge * tr(Sigma_aa) / d_h * I.
+inline constexpr double output_mi_ridge = 1e-2;
+
+struct OutputDependence {
+    HeadMatrix gaussian_mi;  // nats, -1/2 sum_k ln(1 - rho_k^2) of the regularised canonical correlations
+    HeadMatrix linear_cka;   // ||Sigma_ab||_F^2 / (||Sigma_aa||_F ||Sigma_bb||_F), in [0, 1]
+};
+
+// layers[l]->context: [T, H*d_h] (the head outputs A_h V_h), H heads per layer, equal T. Heads are
+// numbered layer-major. A head whose output is constant over the tokens (every head when T = 1)
+// and layers without a context give NaN entries.
+OutputDependence output_dependence(const std::vector<const LayerResult*>& layers, OnednnBackend& backend);
+
+}  // namespace attn_viz
