@@ -156,6 +156,7 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     write_file_bytes(out.file(folder + "stats.json"), dump_json(stats, 2) + "\n");
     write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
     write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
+    if (!o.pictures) return stats;
 
     std::vector<std::string> names;
     std::vector<double> entropy;
@@ -215,14 +216,15 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
         ReportOptions drawn_options = o;
         if (o.map == PictureMap::norm) drawn_options.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
-        write_head_pictures(out, drawn, drawn_options, analysis, threads);
+        if (o.pictures) write_head_pictures(out, drawn, drawn_options, analysis, threads);
         std::vector<const Tensor*> maps;
         std::vector<int64_t> numbers;
         for (size_t l = 0; l < drawn.layers.size(); ++l)
             maps.push_back(&drawn.layers[l]->attention), numbers.push_back(static_cast<int64_t>(l));
-        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale,
-                           threads);
-        if (o.html) {
+        if (o.pictures)
+            write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, o.style, o.scale,
+                               threads);
+        if (o.html && o.pictures) {
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
             html.layers = maps, html.layer_numbers = numbers;

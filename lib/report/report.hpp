@@ -29,6 +29,7 @@ struct ReportOptions {
     ScaleMode scale = ScaleMode::head;
     PictureMap map = PictureMap::weights;
     bool html = false;           // report.html
+    bool pictures = true;        // false: the statistics files only (no PNG, SVG or HTML)
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
     LabelThresholds thresholds;
 };
@@ -42,7 +43,7 @@ struct ReportInput {
     std::string folder;                        // "" or "seq_01/": where in the run directory
     std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
-    nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout)
+    nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout, provenance)
 };
 
 // Writes every output into `out` (staged; the caller commits) and returns the analysis.
