@@ -1,38 +1,57 @@
 // attn-viz compare: two checkpoints of one layer architecture on one input, head by head, with an
-// exit status for CI (--fail-above).
+// exit status for CI (--fail-above) and pictures of the heads that changed most (--diff-pictures).
 #include <cstdio>
 
 #include "attention.hpp"
 #include "commands.hpp"
+#include "compare_pictures.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
 #include "head_compare.hpp"
-#include "input_file.hpp"
+#include "json_text.hpp"
+#include "layer_options.hpp"
+#include "layer_source.hpp"
 #include "onednn_backend.hpp"
 #include "option_parsing.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
+#include "provenance.hpp"
 #include "report.hpp"
 #include "token_ids.hpp"
-#include "weights_file.hpp"
 
 namespace attn_viz_cli {
 namespace {
 
 struct CompareOptions {
-    std::string weights_a, weights_b, input, fail_metric = "js_distance";
+    std::string weights_a, weights_b, fail_metric = "js_distance";
+    attn_viz::LayerSource layer;  // how to read either checkpoint (its path is set per checkpoint)
+    LayerOptionValues layer_values;
+    attn_viz::SequenceSource input;
     std::vector<std::string> thresholds;
     double fail_above = -1;  // < 0: no check
     int threads = 0;
+    int64_t diff_pictures = 0;
     OutputOptionValues output;
 };
 
 void declare_options(CLI::App* cmd, CompareOptions& o) {
     cmd->description("Compare two checkpoints of one layer head by head on one input: labels, statistic changes, and how "
                      "alike each head's maps are.");
-    cmd->add_option("weights_a", o.weights_a, "First weights file (attn-viz/weights@1)")->required()->check(CLI::ExistingFile);
-    cmd->add_option("weights_b", o.weights_b, "Second weights file, same architecture")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o.input, "Input sequence JSON (as for run)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("weights_a", o.weights_a,
+                    "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights)")
+        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("weights_b", o.weights_b, "Second layer, same architecture (either format)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--input", o.input.path,
+                    "Input sequence both layers run on: JSON, or embeddings [T, D] as .npy or .safetensors (as for run)")
+        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("--tokens", o.input.tokens_path, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
+    add_layer_options(cmd, o.layer, o.layer_values);
+    cmd->add_option("--diff-pictures", o.diff_pictures,
+                    "Draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "
+                    "DIR/diff_head_NN.png (needs --out)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
     cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
     cmd->add_option("--fail-metric", o.fail_metric,
                     "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
@@ -40,9 +59,23 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
     add_threshold_option(cmd, o.thresholds);
     add_threads_option(cmd, o.threads, "oneDNN and statistics");
     add_output_options(cmd, o.output, {"Also write DIR/compare.json", false, "Print nothing but failures"});
+    cmd->parse_complete_callback([&o] {
+        if (o.diff_pictures > 0 && o.output.out.empty())
+            throw CLI::ValidationError("--diff-pictures", "the pictures go into the output directory: give --out DIR");
+    });
 }
 
-int compare(const CompareOptions& o) {
+// One of the two checkpoints, through the loader that picks the format by file type (every format
+// `run --weights` reads; a new one joins there or here). --layout and the other checkpoint
+// options apply to a .safetensors checkpoint, so a JSON layer can be compared with one.
+attn_viz::LayerWeights load_compared_layer(const std::string& path, const CompareOptions& o, const attn_viz::LoadLimits& limits) {
+    attn_viz::LayerSource source = o.layer;
+    source.path = path;
+    if (!path.ends_with(".safetensors")) source.layout.clear();
+    return attn_viz::load_layer_weights(source, limits);
+}
+
+int compare(CompareOptions& o) {
     using namespace attn_viz;
     // Step 1: options, weights and input, all validated before any work.
     AnalysisOptions options;
@@ -51,10 +84,11 @@ int compare(const CompareOptions& o) {
     // An unknown metric fails here, before any work.
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
-    const LayerWeights a = read_weights_file(o.weights_a, limits), b = read_weights_file(o.weights_b, limits);
+    resolve_layer_options(o.layer, o.layer_values);
+    const LayerWeights a = load_compared_layer(o.weights_a, o, limits), b = load_compared_layer(o.weights_b, o, limits);
     if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads || a.causal != b.causal)
         fail_input(o.weights_b, "a different architecture from " + o.weights_a + " (d_model, heads, KV heads or causal)");
-    const SequenceInput input = read_input_file(o.input, a.d_model, limits);
+    const SequenceInput input = load_sequence(o.input, a.d_model, limits);
 
     // Step 2: both layers on oneDNN (from this thread only), then the comparison.
     OnednnBackend backend(o.threads);
@@ -69,7 +103,11 @@ int compare(const CompareOptions& o) {
     // Step 3: report, then the exit status.
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
-        write_file_atomically(out.file("compare.json"), comparison_json(c).dump(1) + "\n");
+        out.protect_inputs({o.weights_a, o.weights_b, o.input.path, o.input.tokens_path});
+        nlohmann::json doc = comparison_json(c);
+        doc["provenance"] = run_provenance();
+        write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
+        if (o.diff_pictures > 0) write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens, o.diff_pictures);
         out.commit();
     }
     if (!o.output.quiet) std::fputs(comparison_table(c).c_str(), stdout);

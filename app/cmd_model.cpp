@@ -10,6 +10,7 @@
 #include "corpus_options.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
+#include "generation.hpp"
 #include "head_analysis.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
@@ -21,10 +22,12 @@
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "poisoned_heads.hpp"
+#include "progress.hpp"
+#include "provenance.hpp"
 #include "report_options.hpp"
+#include "run_output.hpp"
 #include "run_steps.hpp"
 #include "sequence_stream.hpp"
-#include "stats_report.hpp"
 #include "token_file.hpp"
 #include "token_ids.hpp"
 
@@ -42,7 +45,7 @@ struct ModelOptions {
     InputLimitValues limit_values;
     OutputOptionValues output;
     ModelAnalysisOptions analyses;
-    bool timings = false;
+    bool timings = false, json = false, stats_only = false;
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
@@ -73,6 +76,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
     add_report_options(cmd, o.report, o.report_values);
     add_model_analysis_options(cmd, o.analyses);
+    add_scripting_options(cmd, o.json, o.stats_only);
     add_input_limit_options(cmd, o.limit_values);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
@@ -124,11 +128,14 @@ void check_run_memory(const attn_viz::Llama2cConfig& c, int64_t T, const attn_vi
 }
 
 // The forward pass over `ids`; names the heads of each layer NaN/Inf values reach (`where`: ""
-// or "c.jsonl:3: "); with_value_norms for --map norm.
+// or "c.jsonl:3: "); with_value_norms for --map norm; show_layers: the layers done as progress on
+// stderr.
 attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& ids, const std::string& where, bool with_value_norms,
-                           attn_viz::Timings& timings) {
+                           bool show_layers, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
-    attn_viz::ModelRun run = model.run(ids, true, with_value_norms);
+    Progress progress(show_layers, "layer");
+    attn_viz::ModelRun run =
+        model.run(ids, true, with_value_norms, [&](int64_t done, int64_t total) { progress.update(done, total); });
     for (size_t l = 0; l < run.layers.size(); ++l)
         for (const std::string& head : attn_viz::poisoned_heads(run.layers[l]))
             std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), l, head.c_str());
@@ -145,8 +152,8 @@ std::vector<const attn_viz::LayerWeights*> attention_weights(const attn_viz::Lla
 // Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
                                            attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
-                                           attn_viz::OnednnBackend& backend, attn_viz::Timings& timings,
-                                           attn_viz::PictureNotes& notes) {
+                                           attn_viz::OnednnBackend& backend, const nlohmann::json& provenance,
+                                           attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
     ReportInput report;
     report.extra_stats = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report, timings);
@@ -165,15 +172,16 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
         weight_similarity = weight_similarities(report.weights, false, backend);
     }
     report.weight_similarity = &weight_similarity;
+    report.extra_stats["provenance"] = provenance;
     return write_report(out, report, o.report, timings, &notes);
 }
 
 // Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time,
 // each layer's analysis into running moments; memory does not depend on the number of sequences.
-// Returns the text to print.
-std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& limits, const ModelInputs& in,
-                             attn_viz::LlamaModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
-                             attn_viz::Timings& timings) {
+// Adds the result to what is printed and returns the run's provenance.
+nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& limits, const ModelInputs& in,
+                                attn_viz::LlamaModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
+                                RunOutput& printed, attn_viz::Timings& timings) {
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
     CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
@@ -190,6 +198,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
     options.weight_similarity = &weight_similarity;
     nlohmann::json doc;
     std::string where;
+    Progress progress(progress_wanted(o.output.quiet), "sequence");
     while (true) {
         {
             Timings::Scope t(timings, "load");
@@ -201,7 +210,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
         ModelRun run;
         try {
             check_run_memory(model.weights().config, static_cast<int64_t>(ids.size()), limits);
-            run = forward(model, ids, where + ": ", false, timings);
+            run = forward(model, ids, where + ": ", false, false, timings);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
             fail_input(where, e.what());
@@ -211,34 +220,47 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
         for (const LayerResult& r : run.layers) layers.push_back(&r);
         corpus.add(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
                    token_sequence_fingerprint(ids));
+        progress.update(corpus.num_sequences());
     }
-    return finish_corpus_run(o.corpus, corpus, documents, o.report, out);
+    progress.finish();
+    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed);
 }
 
-// --generate: the model's greedy continuation of the ids, as text ("" without it).
-std::string continuation(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
-                         attn_viz::Timings& timings) {
-    if (o.generate <= 0) return "";
+// --generate: the model's greedy continuation of the ids, on stdout after the table.
+void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
+                      attn_viz::Timings& timings) {
+    if (o.generate <= 0) return;
     attn_viz::Timings::Scope t(timings, "generate");
-    return in.tokenizer->decode(attn_viz::greedy_generate(model, in.ids, o.generate));
+    Progress progress(progress_wanted(o.output.quiet), "token");
+    const Generation g = generate(model, *in.tokenizer, in.ids, o.generate, [&](int64_t done, int64_t total) { progress.update(done, total); });
+    const std::string prompt = in.tokenizer->decode(in.ids);
+    printed.add_text(generation_lines(g, prompt));
+    printed.json()["generation"] = generation_json(g, prompt);
 }
 
 // One text (--text, --tokens or --induction) through the model: every layer's pictures and
-// statistics (staged), and the continuation. Returns the text to print.
-std::string run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
-                           attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, attn_viz::Timings& timings) {
-    const attn_viz::ModelRun run = forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, timings);
+// statistics (staged), and the continuation, added to what is printed. Returns the run's
+// provenance.
+nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
+                              attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, RunOutput& printed,
+                              attn_viz::Timings& timings) {
+    const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
+    const attn_viz::ModelRun run =
+        forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
+    printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
     attn_viz::PictureNotes notes;
-    const attn_viz::ModelAnalysis analysis = write_model_report(out, o, in, model, run, backend, timings, notes);
-    const std::string continued = continuation(o, in, model, timings);
-    return std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n" + stats_table(analysis) +
-           picture_hint(notes, o.report) + (continued.empty() ? "" : "greedy continuation: " + continued + "\n");
+    printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, timings, notes), "");
+    printed.add_text(picture_hint(notes, o.report));
+    printed.json()["tokens"] = in.tokenizer->labels(in.ids);
+    add_continuation(printed, o, in, model, timings);
+    return provenance;
 }
 
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_report_options(o.report, o.report_values);
+    o.report.pictures = !o.stats_only;
     resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
@@ -258,12 +280,14 @@ int run_model(ModelOptions& o) {
     // each sequence of the corpus through the model, into running sums.
     OnednnBackend backend(o.report.threads);
     LlamaModel model(backend, std::move(in.weights));
-    const std::string printed = o.corpus.path.empty() ? run_model_once(o, in, model, backend, out, timings)
-                                                      : run_model_corpus(o, limits, in, model, backend, out, timings);
+    RunOutput printed("model", o.json, o.output.quiet);
+    const nlohmann::json provenance = o.corpus.path.empty()
+                                          ? run_model_once(o, in, model, backend, out, printed, timings)
+                                          : run_model_corpus(o, limits, in, model, backend, out, printed, timings);
 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
-    if (!o.output.quiet) std::printf("%swrote %s\n", printed.c_str(), o.output.out.c_str());
+    printed.print(o.output.out, provenance);
     if (o.timings) print_timings(timings);
     return 0;
 }

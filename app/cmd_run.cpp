@@ -16,11 +16,13 @@
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "poisoned_heads.hpp"
+#include "progress.hpp"
+#include "provenance.hpp"
 #include "report.hpp"
 #include "report_options.hpp"
+#include "run_output.hpp"
 #include "run_steps.hpp"
 #include "sequence_stream.hpp"
-#include "stats_report.hpp"
 #include "timings.hpp"
 #include "token_ids.hpp"
 
@@ -37,7 +39,7 @@ struct RunOptions {
     CorpusOptionValues corpus;
     std::vector<std::string> inputs;
     std::string tokens, input_tensor, context;
-    bool timings = false;
+    bool timings = false, json = false, stats_only = false;
 };
 
 void declare_options(CLI::App* cmd, RunOptions& o) {
@@ -66,11 +68,15 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]");
     add_layer_options(cmd, o.layer, o.layer_values);
     add_report_options(cmd, o.report, o.report_values);
+    add_scripting_options(cmd, o.json, o.stats_only);
     add_input_limit_options(cmd, o.limit_values);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
     cmd->parse_complete_callback([&o] {
-        if (o.inputs.empty() == o.corpus.path.empty())
-            throw CLI::ValidationError("--input", "give --input (one or more) or --inputs, not both");
+        if (o.inputs.empty() && o.corpus.path.empty())
+            throw CLI::ValidationError("no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings "
+                                       "with --tokens), repeated for a batch, or --inputs CORPUS (JSONL or a folder)");
+        if (!o.inputs.empty() && !o.corpus.path.empty())
+            throw CLI::ValidationError("--input and --inputs", "give one or more --input, or one --inputs corpus, not both");
         if (!o.corpus.path.empty()) check_corpus_mode(o.report, o.report_values, !o.context.empty(), "--context");
     });
 }
@@ -162,12 +168,12 @@ void check_run_memory(const RunOptions& o, const RunInputs& in, const attn_viz::
 }
 
 // Each sequence through the layer, then its pictures, statistics and dumps (staged), a batch's
-// in its own folder seq_NN/. Returns the statistics tables to print.
-std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner, attn_viz::OutputDir& out) {
+// in its own folder seq_NN/, each added to what is printed.
+void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner, attn_viz::OutputDir& out, RunOutput& printed,
+                   const nlohmann::json& provenance) {
     attn_viz::PictureNotes notes;
     using namespace attn_viz;
     const bool batch = in.sequences.size() > 1;
-    std::string tables;
     for (size_t n = 0; n < in.sequences.size(); ++n) {
         const SequenceInput& queries = in.sequences[n];
         const SequenceInput& keys = o.context.empty() ? queries : in.context;
@@ -185,16 +191,20 @@ std::string run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner&
         report_input.weight_similarity = &runner.weight_similarity;
         report_input.layer_numbers = {o.layer.layer};
         if (batch) report_input.folder = sequence_name(n) + "/";
-        const std::string table = stats_table(write_report(out, report_input, report, runner.timings, &notes));
-        tables += batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" + table : table;
+        report_input.extra_stats["provenance"] = provenance;
+        printed.add_analysis(write_report(out, report_input, report, runner.timings, &notes), report_input.folder,
+                             batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" : "");
+        if (!batch) printed.json()["tokens"] = queries.tokens;
         runner.layer.recycle(std::move(result));
     }
-    return tables + picture_hint(notes, o.report);
+    printed.add_text(picture_hint(notes, o.report));
 }
 
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running
-// moments; memory does not depend on the number of sequences. Returns the table to print.
-std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out) {
+// moments; memory does not depend on the number of sequences. Adds the result to what is printed
+// and returns the run's provenance (known once the last sequence is read).
+nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out,
+                          RunOutput& printed) {
     using namespace attn_viz;
     SequenceStream stream(o.corpus.path, runner.weights.d_model, limits, o.corpus.shard);
     CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
@@ -205,6 +215,7 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, 
     options.weight_similarity = &runner.weight_similarity;
     SequenceInput sequence;
     std::string where;
+    Progress progress(progress_wanted(o.output.quiet), "sequence");
     while (true) {
         {
             Timings::Scope t(runner.timings, "load");
@@ -220,8 +231,10 @@ std::string run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, 
         corpus.add(analyze_layer(result, &runner.weights, token_ids_from_labels(sequence.tokens), options),
                    sequence_fingerprint(sequence.embeddings, sequence.key_excluded));
         runner.layer.recycle(std::move(result));
+        progress.update(corpus.num_sequences());
     }
-    return finish_corpus_run(o.corpus, corpus, stream.documents(), o.report, out);
+    progress.finish();
+    return finish_corpus_run(o.corpus, corpus, stream.documents(), o.report, out, printed);
 }
 
 int run(RunOptions& o) {
@@ -229,6 +242,7 @@ int run(RunOptions& o) {
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values);
+    o.report.pictures = !o.stats_only;
     resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = input_paths(o);
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
@@ -250,11 +264,18 @@ int run(RunOptions& o) {
         weight_similarity = weight_similarities({&in.weights}, false, backend);
     }
     LayerRunner runner{in.weights, layer, weight_similarity, timings};
-    const std::string tables = o.corpus.path.empty() ? run_sequences(o, in, runner, out) : run_corpus(o, limits, runner, out);
+    RunOutput printed("run", o.json, o.output.quiet);
+    nlohmann::json provenance;
+    if (o.corpus.path.empty()) {
+        provenance = run_provenance();
+        run_sequences(o, in, runner, out, printed, provenance);
+    } else {
+        provenance = run_corpus(o, limits, runner, out, printed);
+    }
 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
-    if (!o.output.quiet) std::printf("%swrote %s\n", tables.c_str(), o.output.out.c_str());
+    printed.print(o.output.out, provenance);
     if (o.timings) print_timings(timings, attention_rate(timings, runner.flops));
     return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 #include "option_parsing.hpp"
+#include "provenance.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz_cli {
@@ -28,9 +29,9 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
         throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html, --svg and --map are for one sequence");
 }
 
-std::string finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
-                              const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
-                              attn_viz::OutputDir& out) {
+nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
+                                 const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
+                                 attn_viz::OutputDir& out, RunOutput& printed) {
     using namespace attn_viz;
     const CorpusShard& shard = v.shard;
     const std::string of_corpus = "the corpus holds " + std::to_string(documents.corpus_sequences());
@@ -41,10 +42,13 @@ std::string finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccum
     corpus.set_coverage(CorpusCoverage({v.path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count,
                                         {shard.index}, {"this run"}}));
     const ModelAnalysis analysis = corpus.finish(report.thresholds);
-    write_analysis_outputs(out, "", analysis, {{"corpora", corpora_json(corpus.coverage())}}, report);
+    const nlohmann::json provenance = run_provenance();  // every file of the corpus is read by now
+    write_analysis_outputs(out, "", analysis, {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, report);
     if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
-    return stats_table(analysis) + std::to_string(corpus.num_sequences()) + " sequences from " + v.path +
-           (v.shard_text.empty() ? "" : " (shard " + shard.text() + "; " + of_corpus + ")") + "\n";
+    printed.add_analysis(analysis, "");
+    printed.add_text(std::to_string(corpus.num_sequences()) + " sequences from " + v.path +
+                     (v.shard_text.empty() ? "" : " (shard " + shard.text() + "; " + of_corpus + ")") + "\n");
+    return provenance;
 }
 
 }  // namespace attn_viz_cli

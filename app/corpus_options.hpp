@@ -10,6 +10,7 @@
 #include "output_dir.hpp"
 #include "report.hpp"
 #include "report_options.hpp"
+#include "run_output.hpp"
 #include "sequence_stream.hpp"
 
 namespace attn_viz_cli {
@@ -33,12 +34,12 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
                        const std::string& other);
 
 // The end of a corpus run whose `documents` have been read to the end: records which shard of
-// which corpus `corpus` covers, writes the report (stats.json with "corpora", CSV tables, figures)
-// and --save-partial, and returns the text to print: the table, then "12 sequences from c.jsonl"
-// or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus holds 12)". Throws
-// Error(bad_input) when the run took no sequence.
-std::string finish_corpus_run(const CorpusOptionValues& values, attn_viz::CorpusAccumulator& corpus,
-                              const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
-                              attn_viz::OutputDir& out);
+// which corpus `corpus` covers, writes the report (stats.json with "corpora" and "provenance", CSV
+// tables, figures) and --save-partial, and adds to what is printed the analysis, then "12
+// sequences from c.jsonl" or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus holds
+// 12)". Returns the run's provenance. Throws Error(bad_input) when the run took no sequence.
+nlohmann::json finish_corpus_run(const CorpusOptionValues& values, attn_viz::CorpusAccumulator& corpus,
+                                 const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
+                                 attn_viz::OutputDir& out, RunOutput& printed);
 
 }  // namespace attn_viz_cli

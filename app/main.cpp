@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,8 @@
 #include "error.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
+#include "provenance.hpp"
+#include "usage_errors.hpp"
 
 namespace {
 
@@ -39,6 +42,8 @@ std::string remedy_hint(attn_viz::Remedy remedy) {
         case Remedy::give_num_kv_heads: return " (pass --num-kv-heads)";
         case Remedy::give_layout: return " (pass --layout)";
         case Remedy::change_layout: return " (pick another --layout or a --prefix)";
+        case Remedy::swap_model_files: return " (--checkpoint takes the model, --tokenizer its tokenizer: are the two swapped?)";
+        case Remedy::run_whole_model: return " (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)";
     }
     return "";
 }
@@ -49,6 +54,7 @@ int main(int argc, char** argv) {
     keep_freed_memory_for_reuse();
     attn_viz::cap_onednn_isa();
     attn_viz::install_interrupt_cleanup();
+    attn_viz_cli::record_command_line(argc, argv);
 
     CLI::App app{"attn-viz: run multi-head attention with oneDNN, draw every head, and report what each head does.\n"
                  "Exit status: 0 success, 1 threshold exceeded (compare --fail-above), 2 usage, 3 bad input,\n"
@@ -63,8 +69,10 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);
-        return code == 0 ? 0 : attn_viz::exit_code(attn_viz::ErrorKind::usage);
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        const std::vector<std::string> args(argv + 1, argv + argc);
+        std::fprintf(stderr, "attn-viz: error: %s\n", attn_viz_cli::usage_error_message(app, args, e).c_str());
+        return attn_viz::exit_code(attn_viz::ErrorKind::usage);
     }
     try {
         return action ? action() : 0;

@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libstb-dev doctest-dev
   libdeflate-dev                          # real deflate for PNG (stb's own is fixed-Huffman only)
   libxxhash-dev                           # XXH3 fingerprints of weights and sequences in corpus partials
+  libssl-dev                              # libcrypto's SHA-256 of every input file (stats.json provenance)
   fonts-dejavu-core                       # DejaVu Sans for labels
   python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
   chromium                                # headless: the render tests open report.html in it

@@ -84,4 +84,19 @@ inline void set_checkpoint_float(std::string& bytes, int64_t index, float value)
     std::memcpy(bytes.data() + 28 + index * 4, &value, 4);
 }
 
+// A llama2.c tokenizer of `vocab` pieces ("<unk>", "<s>", "</s>", then "a", "b", ...).
+inline std::string llama2c_tokenizer_bytes(int vocab) {
+    std::string bytes;
+    const auto put = [&](const void* p, size_t n) { bytes.append(static_cast<const char*>(p), n); };
+    const int32_t max_length = 8;
+    put(&max_length, 4);
+    for (int v = 0; v < vocab; ++v) {
+        const std::string piece = v == 0 ? "<unk>" : v == 1 ? "<s>" : v == 2 ? "</s>" : std::string(1, static_cast<char>('a' + v - 3));
+        const float score = -static_cast<float>(v);
+        const int32_t length = static_cast<int32_t>(piece.size());
+        put(&score, 4), put(&length, 4), put(piece.data(), piece.size());
+    }
+    return bytes;
+}
+
 }  // namespace test_support

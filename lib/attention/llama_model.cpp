@@ -55,7 +55,8 @@ LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(
         attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
 }
 
-ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms) {
+ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                         const StepCallback& on_layer) {
     const Llama2cConfig& c = weights_.config;
     const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim;
     if (T == 0) fail_input("tokens", "no tokens to run");
@@ -85,6 +86,7 @@ ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions
         run.layers.push_back(attention_[l]->run(request));
         add_in_place(x, run.layers.back().output);
         add_feed_forward(l, x);
+        if (on_layer) on_layer(static_cast<int64_t>(l) + 1, static_cast<int64_t>(weights_.layers.size()));
     }
 
     // Step 3: final norm and the classifier.
@@ -118,7 +120,7 @@ void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
 
 Tensor LlamaModel::classify(const Tensor& x) { return matmul(backend_, rms_norm(x, weights_.rms_final), weights_.classifier); }
 
-std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps) {
+std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
     const int64_t seq_len = model.weights().config.seq_len, vocab = model.weights().config.vocab_size;
     if (static_cast<int64_t>(prompt.size()) > seq_len)
@@ -139,6 +141,7 @@ std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prom
         if (next == Llama2cTokenizer::bos_id) break;
         padded[sequence.size()] = next;
         sequence.push_back(next);
+        if (on_token) on_token(static_cast<int64_t>(sequence.size() - prompt.size()), length - static_cast<int64_t>(prompt.size()));
     }
     return sequence;
 }

@@ -3,6 +3,7 @@
 // feed-forward, residual -> final RMSNorm -> logits. Every layer's attention is kept for drawing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct ModelRun {
     Tensor logits;                    // [T, V]: row t predicts token t + 1
 };
 
+// Told after each step of a long computation: `done` steps of `total` (a progress display).
+using StepCallback = std::function<void(int64_t done, int64_t total)>;
+
 class LlamaModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once); `backend` must outlive the model.
@@ -28,8 +32,10 @@ public:
 
     // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise).
     // with_contributions: fill each LayerResult's per-head output shares (slightly more work);
-    // with_value_norms: fill each LayerResult's value_norms (for norm-based maps).
-    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false);
+    // with_value_norms: fill each LayerResult's value_norms (for norm-based maps); on_layer (if
+    // set) is told after each block.
+    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
+                 const StepCallback& on_layer = {});
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
     // of run.layers[layer].output: the rest of the model reruns from there on
@@ -49,6 +55,7 @@ private:
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
 // stopping early at BOS as llama2.c does or at the model's seq_len. Returns prompt + generated ids.
-std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps);
+// on_token (if set) is told after each generated token (of at most min(steps, seq_len - prompt)).
+std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {});
 
 }  // namespace attn_viz

@@ -26,6 +26,8 @@ enum class Remedy {
     give_num_kv_heads,    // LayoutOptions::num_kv_heads
     give_layout,          // LayerSource::layout, for a safetensors checkpoint
     change_layout,        // another LayerSource::layout or LayoutOptions::prefix
+    swap_model_files,     // a llama2.c checkpoint given as the tokenizer, or the other way round
+    run_whole_model,      // a whole llama2.c model given where one layer's weights belong
 };
 
 class Error : public std::runtime_error {

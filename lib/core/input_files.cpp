@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <map>
+#include <algorithm>
 #include <mutex>
 #include <sys/stat.h>
 #include <utility>
@@ -65,6 +66,20 @@ std::optional<InputFile> input_file_at(int dir_fd, const std::string& name) {
         if (found && identity(AT_FDCWD, found->path, 0) == id) return found;
     }
     return std::nullopt;
+}
+
+std::vector<InputFile> recorded_input_files() {
+    std::vector<std::pair<FileIdentity, InputFile>> recorded;
+    {
+        InputRegistry& r = registry();
+        const std::lock_guard lock(r.mutex);
+        recorded.assign(r.files.begin(), r.files.end());
+    }
+    std::vector<InputFile> files;
+    for (const auto& [id, file] : recorded)
+        if (identity(AT_FDCWD, file.path, 0) == id) files.push_back(file);
+    std::sort(files.begin(), files.end(), [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+    return files;
 }
 
 }  // namespace attn_viz

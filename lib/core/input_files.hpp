@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn_viz {
 
@@ -26,5 +27,9 @@ void record_input_file(const std::string& path, const std::string& role);
 // leads to. A record whose own path no longer leads to its file (deleted or replaced since it was
 // read) does not count, so a reused inode number is never mistaken for an input.
 std::optional<InputFile> input_file_at(int dir_fd, const std::string& name);
+
+// Every file recorded so far whose path still leads to it, sorted by path: what the run read
+// (its provenance, with file_sha256()).
+std::vector<InputFile> recorded_input_files();
 
 }  // namespace attn_viz

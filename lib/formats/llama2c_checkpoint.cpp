@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "file_kind.hpp"
 #include "finite.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
@@ -87,6 +88,7 @@ private:
 
 LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& limits) {
     MappedFile file(path, "llama2.c checkpoint");
+    refuse_other_file_kind(file.data(), file.size(), path, FileKind::llama2c_checkpoint, "a llama2.c checkpoint");
 
     // Step 1: header, then the exact file size the arrays need (bounded counts: no overflow).
     const Llama2cConfig c = parse_header(file.data(), file.size(), path);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "file_kind.hpp"
 #include "mapped_file.hpp"
 #include "utf8.hpp"
 
@@ -33,6 +34,7 @@ int byte_of_piece(const std::string& piece) {
 
 Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_vocab_size) : path_(path) {
     MappedFile file(path, "tokenizer");
+    refuse_other_file_kind(file.data(), file.size(), path, FileKind::llama2c_tokenizer, "a llama2.c tokenizer");
     const unsigned char* bytes = file.data();
     const size_t size = file.size();
 

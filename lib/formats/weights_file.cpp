@@ -3,9 +3,11 @@
 #include <filesystem>
 
 #include "error.hpp"
+#include "file_kind.hpp"
 #include "file_write.hpp"
 #include "json_input.hpp"
 #include "json_tensor.hpp"
+#include "mapped_file.hpp"
 
 namespace attn_viz {
 namespace {
@@ -65,6 +67,10 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
 }
 
 LayerWeights read_weights_file(const std::string& path, const LoadLimits& limits) {
+    {
+        const MappedFile file(path, "weights");
+        refuse_other_file_kind(file.data(), file.size(), path, FileKind::json, "layer weights (an attn-viz/weights@1 JSON)");
+    }
     return parse_weights(read_json_file(path, "weights", limits), path, std::filesystem::path(path).parent_path().string(), limits);
 }
 

@@ -170,6 +170,7 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
     write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
     if (!a.sparse.empty()) write_file_bytes(out.file(folder + "sparse.csv"), sparse_csv(a));
+    if (!o.pictures) return stats;
 
     std::vector<std::string> names;
     std::vector<double> entropy;
@@ -235,8 +236,10 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         ReportOptions drawn_options = o;
         if (o.map == PictureMap::norm) drawn_options.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
         const ValueRange all = global_value_range(drawn, analysis.num_heads);
-        const int64_t dark = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
-        if (notes) notes->maps += static_cast<int64_t>(analysis.head_ids.size()), notes->dark_maps += dark;
+        if (o.pictures) {
+            const int64_t dark = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
+            if (notes) notes->maps += static_cast<int64_t>(analysis.head_ids.size()), notes->dark_maps += dark;
+        }
         std::vector<const Tensor*> maps;
         std::vector<int64_t> numbers = in.layer_numbers;
         std::vector<std::string> labels;
@@ -247,9 +250,10 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         HeatmapStyle shared_style = drawn_options.style;
         const ValueRange shared = map_color_range(color_rule(o), all, all);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
-        write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, shared_style,
-                           color_rule(o), threads, labels);
-        if (o.html) {
+        if (o.pictures)
+            write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, shared_style,
+                               color_rule(o), threads, labels);
+        if (o.html && o.pictures) {
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
             html.layers = maps, html.layer_numbers = numbers;

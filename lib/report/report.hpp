@@ -30,6 +30,7 @@ struct ReportOptions {
     std::optional<float> vmin, vmax;  // fixed ends of every map's color range (map_color_range)
     PictureMap map = PictureMap::weights;
     bool html = false;           // report.html
+    bool pictures = true;        // false: the statistics files only (no PNG, SVG or HTML)
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
     LabelThresholds thresholds;
     bool sparse_error = false;   // the sparse-attention error per head (AnalysisOptions::sparse_error)
@@ -44,7 +45,7 @@ struct ReportInput {
     std::string folder;                        // "" or "seq_01/": where in the run directory
     std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
-    nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout)
+    nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout, provenance)
     std::vector<int64_t> layer_numbers = {};  // what picture titles and overview rows call the layers; empty = 0, 1, ...
 };
 

@@ -8,11 +8,13 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
+#include <pty.h>
 #include <set>
 #include <spawn.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -83,13 +85,20 @@ inline std::map<std::string, std::string> snapshot(const std::filesystem::path& 
     return entries;
 }
 
+// The argv of the built attn-viz with `args`, null-terminated; its strings live in `storage`.
+inline std::vector<char*> attn_viz_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
+    storage = {ATTN_VIZ_BINARY};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : storage) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    return argv;
+}
+
 // Starts attn-viz with `args` (output discarded) and returns its pid.
 inline pid_t spawn_attn_viz(const std::vector<std::string>& args) {
-    std::vector<std::string> argv_strings = {ATTN_VIZ_BINARY};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& s : argv_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> storage;
+    std::vector<char*> argv = attn_viz_argv(args, storage);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
@@ -115,6 +124,26 @@ bool wait_until(Ready ready) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     return false;
+}
+
+// Runs attn-viz with `args` on a pseudo-terminal (stdout and stderr both the terminal): what the
+// terminal showed and the exit code.
+inline CommandResult run_on_terminal(const std::vector<std::string>& args) {
+    std::vector<std::string> storage;
+    std::vector<char*> argv = attn_viz_argv(args, storage);
+    int terminal = -1;
+    const pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    CommandResult result;
+    char buffer[4096];
+    for (ssize_t n; (n = read(terminal, buffer, sizeof buffer)) > 0;) result.output.append(buffer, static_cast<size_t>(n));
+    close(terminal);
+    result.exit_code = wait_exit_code(pid);
+    return result;
 }
 
 // The staging folders (NAME.attn-viz-partial-...) directly in `dir`.

@@ -34,7 +34,13 @@ void check_same_statistics(const nlohmann::json& a, const nlohmann::json& b, con
     }
 }
 
-nlohmann::json read_stats(const std::string& dir) { return nlohmann::json::parse(read_text(dir + "/stats.json")); }
+// DIR/stats.json without its provenance (the command line and inputs of a run and of a merge
+// differ by design; the statistics must not).
+nlohmann::json read_stats(const std::string& dir) {
+    nlohmann::json stats = nlohmann::json::parse(read_text(dir + "/stats.json"));
+    stats.erase("provenance");
+    return stats;
+}
 
 // Runs `command` (ending in "--inputs C") over the whole corpus into DIR/single, and as `shards`
 // shards (partials DIR/pI.json) whose partials merge into DIR/merged; the two reports must agree.

@@ -22,7 +22,8 @@ TEST_CASE("model writes every layer's heads, statistics over all 40 heads, and n
                                    "/tok512.bin --text \"Once upon a time, there was a little girl named Lily.\" --out " +
                                    (dir / "out") + " --dump-attention " + (dir / "a.npy") + " --generate 8");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    CHECK(r.output.find("greedy continuation: Once upon a time, there was a little girl named Lily. She loved") != std::string::npos);
+    CHECK(r.output.find("\nprompt: Once upon a time, there was a little girl named Lily.\ngreedy continuation (8 tokens): She loved") !=
+          std::string::npos);
     for (int l = 0; l < 5; ++l)
         for (int h = 0; h < 8; ++h)
             CHECK(fs::exists(dir / ("out/layer_0" + std::to_string(l) + "/head_0" + std::to_string(h) + ".png")));

@@ -1,0 +1,41 @@
+#include "generation.hpp"
+
+namespace attn_viz_cli {
+
+Generation generate(attn_viz::LlamaModel& model, const attn_viz::Llama2cTokenizer& tokenizer, const std::vector<int>& prompt,
+                    int steps, const attn_viz::StepCallback& on_token) {
+    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token);
+    Generation g;
+    g.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(prompt.size()), all.end());
+    // Decoded after the prompt's last token, so that a leading space is the one the text has.
+    const std::string with_last = tokenizer.decode({prompt.back()});
+    std::vector<int> last_and_new{prompt.back()};
+    last_and_new.insert(last_and_new.end(), g.ids.begin(), g.ids.end());
+    g.text = tokenizer.decode(last_and_new).substr(with_last.size());
+    g.requested = steps;
+    const bool short_of_steps = static_cast<int64_t>(g.ids.size()) < steps;
+    g.stop = !short_of_steps                                                        ? "length"
+             : static_cast<int64_t>(all.size()) >= model.weights().config.seq_len ? "context_full"
+                                                                                   : "end_of_text";
+    return g;
+}
+
+std::string generation_lines(const Generation& g, const std::string& prompt_text) {
+    std::string lines = "prompt: " + prompt_text + "\n";
+    const std::string count = std::to_string(g.ids.size()) + (g.ids.size() == 1 ? " token" : " tokens");
+    if (g.ids.empty() && g.stop == "end_of_text")
+        return lines + "greedy continuation: none: the model ended the text at once (its first choice was the end-of-text "
+                       "token BOS)\n";
+    if (g.ids.empty()) return lines + "greedy continuation: none: the prompt already fills the model's context\n";
+    std::string how = count;
+    if (g.stop == "end_of_text") how += " of " + std::to_string(g.requested) + ", then the model ended the text (BOS)";
+    if (g.stop == "context_full") how += " of " + std::to_string(g.requested) + ", then the model's context was full";
+    const size_t start = g.text.find_first_not_of(' ');  // the space between prompt and continuation
+    return lines + "greedy continuation (" + how + "): " + (start == std::string::npos ? g.text : g.text.substr(start)) + "\n";
+}
+
+nlohmann::json generation_json(const Generation& g, const std::string& prompt_text) {
+    return {{"prompt", prompt_text}, {"continuation", g.text}, {"tokens", g.ids}, {"requested", g.requested}, {"stop", g.stop}};
+}
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,96 @@
+// Common mistakes get one line that says what to do: a mistyped command or option (the closest
+// valid name), an option of another command, a missing input, a file of the wrong kind (a .npy
+// as layer weights, a tokenizer as a checkpoint and the other way round, a whole model as one
+// layer).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "cli_fixtures.hpp"
+#include "reliability_fixtures.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The whole output must be this one line.
+void check_one_line(const CommandResult& r, int exit_code, const std::string& line) {
+    CHECK(r.exit_code == exit_code);
+    CHECK(r.output == "attn-viz: error: " + line + "\n");
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("a mistyped command or option gets the closest valid one; another command's option says whose it is") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    const std::string run = "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    check_one_line(run_attn_viz(run + " --colourmap magma"), 2, "run: unknown option --colourmap (did you mean --colormap?)");
+    check_one_line(run_attn_viz(run + " --stat"), 2, "run: unknown option --stat (did you mean --stats-only?)");
+    check_one_line(run_attn_viz("run --weights " + (dir / "w.json") + " --inpt " + (dir / "x.json") + " --out " + (dir / "out")), 2,
+                   "run: unknown option --inpt (did you mean --input?)");
+    check_one_line(run_attn_viz("rnu " + (dir / "w.json")), 2, "unknown command 'rnu' (did you mean run?)");
+    check_one_line(run_attn_viz("model --weights " + (dir / "w.json")), 2,
+                   "model: unknown option --weights (an option of run; attn-viz model --help lists its own)");
+    check_one_line(run_attn_viz("frobnicate"), 2, "unknown command 'frobnicate'");
+    CHECK(!fs::exists(dir / "out"));
+    // Negative numbers are values, not options; a known option's missing value is CLI11's one line.
+    const CommandResult value = run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "w.json") + " --input " +
+                                             (dir / "x.json") + " --fail-above -1");
+    CHECK(value.exit_code == 2);
+    CHECK(value.output.find("unknown option") == std::string::npos);
+    CHECK(value.output.find('\n') == value.output.size() - 1);
+}
+
+TEST_CASE("a missing input says what to give; a missing required option says what it holds") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    check_one_line(run_attn_viz("run --weights " + (dir / "w.json") + " --out " + (dir / "out")), 2,
+                   "run: no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings with --tokens), "
+                   "repeated for a batch, or --inputs CORPUS (JSONL or a folder) (attn-viz run --help lists its options)");
+    check_one_line(run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "w.json")), 2,
+                   "compare: --input is required: Input sequence both layers run on: JSON, or embeddings [T, D] as .npy or "
+                   ".safetensors (as for run) (attn-viz compare --help lists its options)");
+    check_one_line(run_attn_viz("run --input " + (dir / "x.json") + " --out " + (dir / "out")), 2,
+                   "run: --weights is required: Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), "
+                   "or a .safetensors checkpoint with --layout (attn-viz run --help lists its options)");
+    CHECK(run_attn_viz("--help").exit_code == 0);
+    CHECK(run_attn_viz("run --help").output.find("--stats-only") != std::string::npos);
+}
+
+TEST_CASE("a .npy or a whole llama2.c model given as layer weights is refused with what to give instead") {
+    ScratchDir dir;
+    write_npy_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 8, 16));
+    const std::string tail = " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    check_one_line(run_attn_viz("run --weights " + (dir / "wq.npy") + tail), 3,
+                   dir / "wq.npy" + ": is a NumPy array (.npy), not layer weights (an attn-viz/weights@1 JSON): a layer is an "
+                   "attn-viz/weights@1 JSON naming one .npy file per matrix ({\"format\": \"attn-viz/weights@1\", \"d_model\": D, "
+                   "\"num_heads\": H, \"W_Q\": {\"npy\": \"wq.npy\"}, ...}) or a .safetensors checkpoint");
+    check_one_line(run_attn_viz("run --weights " + (dir / "m.bin") + tail), 3,
+                   dir / "m.bin" + ": is a llama2.c checkpoint (a whole model), not layer weights (an attn-viz/weights@1 "
+                   "JSON) (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)");
+    CHECK(run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "wk.npy") + " --input " + (dir / "x.json")).exit_code == 3);
+    CHECK(!fs::exists(dir / "out"));
+}
+
+TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer, is named as such") {
+    ScratchDir dir;
+    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 8, 16));
+    write_text(dir / "tok.bin", llama2c_tokenizer_bytes(8));
+    const std::string swap = " (--checkpoint takes the model, --tokenizer its tokenizer: are the two swapped?)";
+    const std::string tail = " --tokens 1,3 -q --out " + (dir / "out");
+    check_one_line(run_attn_viz("model --checkpoint " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
+                   dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" + swap);
+    check_one_line(run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
+                   dir / "m.bin" + ": is a llama2.c checkpoint (a whole model), not a llama2.c tokenizer" + swap);
+    CHECK(!fs::exists(dir / "out"));
+    const CommandResult right = run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + tail);
+    CHECK_MESSAGE(right.exit_code == 0, right.output);
+}
+
+}
