@@ -1,4 +1,4 @@
-// attn-viz model: a whole Llama-style model (llama2.c checkpoint) forward over a text, every
+// attn-viz model: a whole Llama-style model (llama2.c checkpoint or GGUF) forward over a text, every
 // layer's heads drawn and analysed: load the model and the token ids, check the run fits the
 // memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
 // (--inputs), every statistic aggregated.
@@ -13,9 +13,9 @@
 #include "head_analysis.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
-#include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "llama_model.hpp"
+#include "llama_model_file.hpp"
 #include "model_analyses.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
@@ -46,13 +46,16 @@ struct ModelOptions {
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
-    cmd->description("Run a whole Llama-style model (llama2.c checkpoint) over a text and draw and analyse every layer's "
+    cmd->description("Run a whole Llama-style model (llama2.c checkpoint or GGUF) over a text and draw and analyse every layer's "
                      "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
                      "statistic aggregated.");
-    cmd->add_option("--checkpoint", o.checkpoint, "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)")
+    cmd->add_option("--checkpoint,--model", o.checkpoint,
+                    "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin) or GGUF model of architecture llama "
+                    "(F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors)")
         ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--tokenizer", o.tokenizer, "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin)")
-        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("--tokenizer", o.tokenizer,
+                    "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin); a GGUF model's own is used without it")
+        ->check(CLI::ExistingFile);
     auto* text = cmd->add_option("--text", o.text, "Text to run (encoded with BOS first, as llama2.c does)");
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
@@ -107,8 +110,9 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::Llama2cTokeniz
 ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
-    in.weights = attn_viz::read_llama2c_checkpoint(o.checkpoint, limits);
-    in.tokenizer = std::make_unique<attn_viz::Llama2cTokenizer>(o.tokenizer, in.weights.config.vocab_size);
+    in.weights = attn_viz::read_llama_model(o.checkpoint, limits);
+    in.tokenizer = std::make_unique<attn_viz::Llama2cTokenizer>(
+        attn_viz::read_llama_tokenizer(o.checkpoint, o.tokenizer, in.weights.config.vocab_size, limits));
     if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.weights.config.vocab_size);
     return in;
 }

@@ -10,10 +10,8 @@
 namespace attn_viz {
 namespace {
 
-constexpr double rms_epsilon = 1e-5;
-
-// x: [T, D]; weight: [D] -> x_t / sqrt(mean(x_t^2) + eps) * weight, row by row.
-Tensor rms_norm(const Tensor& x, const Tensor& weight) {
+// x: [T, D]; weight: [D] -> x_t / sqrt(mean(x_t^2) + rms_epsilon) * weight, row by row.
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double rms_epsilon) {
     const int64_t T = x.dim(0), D = x.dim(1);
     Tensor y({T, D});
     for (int64_t t = 0; t < T; ++t) {
@@ -76,7 +74,7 @@ ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions
 
     // Step 2: each block adds its attention output, then its feed-forward output, to the residual stream.
     for (size_t l = 0; l < weights_.layers.size(); ++l) {
-        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention);
+        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention, weights_.config.rms_epsilon);
         AttentionRequest request;
         request.input = &normed;
         request.with_contributions = with_contributions;
@@ -99,7 +97,7 @@ Tensor LlamaModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
     add_in_place(x, attention_output);
     add_feed_forward(layer, x);
     for (size_t l = layer + 1; l < weights_.layers.size(); ++l) {
-        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention);
+        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention, weights_.config.rms_epsilon);
         AttentionRequest request;
         request.input = &normed;
         request.with_contributions = false;
@@ -113,10 +111,12 @@ Tensor LlamaModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
 
 void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
     const LlamaBlockWeights& block = weights_.layers[l];
-    add_in_place(x, swiglu(backend_, rms_norm(x, block.rms_ffn), block));
+    add_in_place(x, swiglu(backend_, rms_norm(x, block.rms_ffn, weights_.config.rms_epsilon), block));
 }
 
-Tensor LlamaModel::classify(const Tensor& x) { return matmul(backend_, rms_norm(x, weights_.rms_final), weights_.classifier); }
+Tensor LlamaModel::classify(const Tensor& x) {
+    return matmul(backend_, rms_norm(x, weights_.rms_final, weights_.config.rms_epsilon), weights_.classifier);
+}
 
 std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
