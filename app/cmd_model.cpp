@@ -16,6 +16,7 @@
 #include "llama2c_tokenizer.hpp"
 #include "llama_model.hpp"
 #include "llama_model_file.hpp"
+#include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
@@ -136,13 +137,6 @@ attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& 
     return run;
 }
 
-// The attention weights of every layer of the model.
-std::vector<const attn_viz::LayerWeights*> attention_weights(const attn_viz::LlamaModel& model) {
-    std::vector<const attn_viz::LayerWeights*> weights;
-    for (const attn_viz::LlamaBlockWeights& b : model.weights().layers) weights.push_back(&b.attention);
-    return weights;
-}
-
 // Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
                                            attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
@@ -151,7 +145,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     ReportInput report;
     report.extra_stats = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report, timings);
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
-    report.weights = attention_weights(model);
+    report.weights = model.attention_weights();
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
@@ -173,7 +167,7 @@ std::string run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& 
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
     CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
-    const std::vector<const LayerWeights*> weights = attention_weights(model);
+    const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weights");
@@ -258,7 +252,11 @@ int run_model(ModelOptions& o) {
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
     if (!o.output.quiet) std::printf("%swrote %s\n", printed.c_str(), o.output.out.c_str());
-    if (o.timings) print_timings(timings);
+    if (o.timings) {
+        char peak[64];
+        std::snprintf(peak, sizeof peak, "  peak RSS    %10.1f MB\n", static_cast<double>(peak_resident_bytes()) / (1 << 20));
+        print_timings(timings, peak);
+    }
     return 0;
 }
 

@@ -321,11 +321,8 @@ const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
 Tensor GgufFile::load(const std::string& name) const {
     const GgufTensorInfo* t = find_tensor(name);
     if (!t) fail_input(path_, "has no tensor \"" + name + "\"");
-    const GgmlTypeInfo* info = ggml_type_info(t->type);
+    check_decodable(*t);
     const std::string what = path_ + ": tensor \"" + name + "\"";
-    if (!info->decodable)
-        fail_input(what, std::string("is of type ") + info->name + ", which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
-                                                                     "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
     const std::vector<int64_t> shape = t->shape();
     check_memory_elements(static_cast<uint64_t>(element_count(shape, what)), sizeof(float), limits_.memory_budget,
                           what + " of shape " + shape_string(shape));
@@ -333,6 +330,14 @@ Tensor GgufFile::load(const std::string& name) const {
     dequantize_row(t->type, file_->data() + t->offset, result.ptr(), static_cast<int64_t>(result.data.size()));
     require_finite(result, name, path_, limits_);
     return result;
+}
+
+void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
+    const GgmlTypeInfo* info = ggml_type_info(tensor.type);
+    if (!info->decodable)
+        fail_input(path_ + ": tensor \"" + tensor.name + "\"",
+                   std::string("is of type ") + info->name + ", which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                                                             "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
 }
 
 bool is_gguf_file(const std::string& path) {

@@ -75,6 +75,8 @@ public:
     // type (ggml_quants.hpp); Error(bad_input) naming the file and tensor when absent, of a type
     // attn-viz cannot decode, over the memory budget or (unless allowed) not finite.
     Tensor load(const std::string& name) const;
+    // Error(bad_input) naming the file and tensor when its type is not decodable.
+    void check_decodable(const GgufTensorInfo& tensor) const;
 
 private:
     const GgufValue& value(const std::string& key, const char* wanted) const;

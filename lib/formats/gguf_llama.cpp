@@ -14,14 +14,39 @@ int64_t required_count(const GgufFile& file, const std::string& key) {
     return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
 }
 
-// Tensor `name` as float32 of row-major `shape`; its absence or another shape is named.
-Tensor load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
+// Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
+void check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
     const GgufTensorInfo* info = file.find_tensor(name);
     if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a llama model)");
     if (info->shape() != shape)
         fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
                                     " from the metadata");
+    file.check_decodable(*info);
+}
+
+// Tensor `name` as float32 of row-major `shape`, checked first.
+Tensor load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
+    check_tensor(file, name, shape);
     return file.load(name);
+}
+
+struct BlockTensor {
+    std::string name;
+    std::vector<int64_t> shape;  // row-major; matrices [out, in]
+};
+
+// Block `layer`'s tensors in LlamaBlockWeights' order: attn_q, attn_k, attn_v, attn_output,
+// attn_norm, ffn_norm, ffn_gate, ffn_down, ffn_up.
+std::vector<BlockTensor> block_tensors(const Llama2cConfig& c, int64_t layer) {
+    const int64_t d = c.dim, f = c.hidden_dim, kv = c.n_kv_heads * (c.dim / c.n_heads);
+    const std::string p = "blk." + std::to_string(layer) + ".";
+    return {{p + "attn_q.weight", {d, d}},      {p + "attn_k.weight", {kv, d}},   {p + "attn_v.weight", {kv, d}},
+            {p + "attn_output.weight", {d, d}}, {p + "attn_norm.weight", {d}},    {p + "ffn_norm.weight", {d}},
+            {p + "ffn_gate.weight", {f, d}},    {p + "ffn_down.weight", {d, f}},  {p + "ffn_up.weight", {f, d}}};
+}
+
+void check_gguf_llama_block(const GgufFile& file, const Llama2cConfig& c, int64_t layer) {
+    for (const BlockTensor& t : block_tensors(c, layer)) check_tensor(file, t.name, t.shape);
 }
 
 // "\u2581" (SentencePiece's visible space) back to " ", as llama2.c's vocabulary stores it.
@@ -73,30 +98,47 @@ Llama2cConfig gguf_llama_config(const GgufFile& file) {
 }
 
 LlamaBlockWeights read_gguf_llama_block(const GgufFile& file, const Llama2cConfig& c, int64_t layer) {
-    const int64_t d = c.dim, f = c.hidden_dim, kv = c.n_kv_heads * (c.dim / c.n_heads);
-    const std::string prefix = "blk." + std::to_string(layer) + ".";
+    const std::vector<BlockTensor> t = block_tensors(c, layer);
+    auto load = [&](size_t i) { return load_shaped(file, t[i].name, t[i].shape); };
     // GGUF matrices are [out, in] row-major (dims [in, out]); LlamaBlockWeights wants x W.
-    auto matrix = [&](const char* name, int64_t out, int64_t in) { return transposed(load_shaped(file, prefix + name, {out, in})); };
+    auto matrix = [&](size_t i) { return transposed(load(i)); };
     LlamaBlockWeights block;
-    block.attention = llama_attention_weights(c, matrix("attn_q.weight", d, d), matrix("attn_k.weight", kv, d),
-                                              matrix("attn_v.weight", kv, d), matrix("attn_output.weight", d, d),
-                                              file.path() + ": layer " + std::to_string(layer));
-    block.rms_attention = load_shaped(file, prefix + "attn_norm.weight", {d});
-    block.rms_ffn = load_shaped(file, prefix + "ffn_norm.weight", {d});
-    block.w1 = matrix("ffn_gate.weight", f, d);
-    block.w2 = matrix("ffn_down.weight", d, f);
-    block.w3 = matrix("ffn_up.weight", f, d);
+    block.attention = llama_attention_weights(c, matrix(0), matrix(1), matrix(2), matrix(3), file.path() + ": layer " + std::to_string(layer));
+    block.rms_attention = load(4);
+    block.rms_ffn = load(5);
+    block.w1 = matrix(6);
+    block.w2 = matrix(7);
+    block.w3 = matrix(8);
     return block;
 }
 
-LlamaWeights read_gguf_llama(const GgufFile& file) {
+namespace {
+
+// Configuration, embedding, final norm and classifier: everything but the blocks.
+LlamaWeights read_outside_blocks(const GgufFile& file) {
     LlamaWeights w;
     w.config = gguf_llama_config(file);
     const Llama2cConfig& c = w.config;
     w.token_embedding = load_shaped(file, "token_embd.weight", {c.vocab_size, c.dim});
-    for (int64_t l = 0; l < c.n_layers; ++l) w.layers.push_back(read_gguf_llama_block(file, c, l));
     w.rms_final = load_shaped(file, "output_norm.weight", {c.dim});
     w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_shaped(file, "output.weight", {c.vocab_size, c.dim}));
+    return w;
+}
+
+}  // namespace
+
+LlamaWeights read_gguf_llama(const GgufFile& file) {
+    LlamaWeights w = read_outside_blocks(file);
+    for (int64_t l = 0; l < w.config.n_layers; ++l) w.layers.push_back(read_gguf_llama_block(file, w.config, l));
+    return w;
+}
+
+LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
+    LlamaWeights w = read_outside_blocks(*file);
+    // Every block's tensors are checked now (names, shapes, decodable types), so a bad file fails
+    // before the forward pass rather than at its last layer.
+    for (int64_t l = 0; l < w.config.n_layers; ++l) check_gguf_llama_block(*file, w.config, l);
+    w.load_block = [file, config = w.config](int64_t layer) { return read_gguf_llama_block(*file, config, layer); };
     return w;
 }
 

@@ -3,6 +3,7 @@
 // and the SentencePiece ("llama") tokenizer from tokenizer.ggml.*.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "gguf.hpp"
@@ -27,6 +28,10 @@ LlamaBlockWeights read_gguf_llama_block(const GgufFile& file, const Llama2cConfi
 // The whole model: token_embd, every block, output_norm and output (the classifier; tied to
 // token_embd when the file has no output.weight).
 LlamaWeights read_gguf_llama(const GgufFile& file);
+
+// As read_gguf_llama, but the blocks stay in the (shared, mapped) file: `layers` is empty and
+// `load_block` dequantizes one block when called.
+LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
 
 // tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores, BOS/EOS ids 1 and 2 as
 // llama2.c's encoder assumes. Other tokenizer models ("gpt2" byte-level BPE) are refused by name.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,10 @@ struct LlamaBlockWeights {
 
 struct LlamaWeights {
     Llama2cConfig config;
-    std::vector<LlamaBlockWeights> layers;
+    std::vector<LlamaBlockWeights> layers;  // every block, or empty when load_block streams them
+    // When set: block l (0 <= l < n_layers) read and converted to float32 on demand, so a model
+    // holds one block's feed-forward weights at a time (a GGUF file stays mapped meanwhile).
+    std::function<LlamaBlockWeights(int64_t layer)> load_block;
     Tensor token_embedding;  // [V, D], row t is token t's embedding
     Tensor rms_final;        // [D]
     Tensor classifier;       // [D, V], logits = x classifier

@@ -8,7 +8,7 @@
 namespace attn_viz {
 
 LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits) {
-    if (is_gguf_file(path)) return read_gguf_llama(GgufFile(path, limits));
+    if (is_gguf_file(path)) return read_gguf_llama_streaming(std::make_shared<const GgufFile>(path, limits));
     return read_llama2c_checkpoint(path, limits);
 }
 

@@ -11,7 +11,8 @@
 
 namespace attn_viz {
 
-// The whole model's weights as float32 (read_gguf_llama or read_llama2c_checkpoint).
+// The model's weights as float32: a GGUF model's blocks streamed (read_gguf_llama_streaming), a
+// llama2.c checkpoint's all read (read_llama2c_checkpoint).
 LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits = {});
 
 // The tokenizer: `tokenizer_path` when given (a llama2.c tokenizer.bin), else the GGUF model's

@@ -10,6 +10,7 @@
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "llama_model.hpp"
+#include "llama_model_file.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
 
@@ -81,7 +82,17 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     OnednnBackend backend;
     LlamaModel gguf_model(backend, read_gguf_llama(file));
     LlamaModel bin_model(backend, read_llama2c_checkpoint(bin_dir + "/stories260K.bin"));
-    CHECK(max_attention_difference(gguf_model.run(ids), bin_model.run(ids)) < 1e-5);
+    const ModelRun bin_run = bin_model.run(ids);
+    CHECK(max_attention_difference(gguf_model.run(ids), bin_run) < 1e-5);
+
+    // Streamed by layer: the same run, and the attention weights kept for the report.
+    LlamaModel streamed(backend, read_llama_model(dir + "/stories260K.gguf"));
+    CHECK(streamed.weights().layers.empty());
+    REQUIRE(streamed.attention_weights().size() == 5);
+    CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);
+    CHECK(streamed.attention_weights()[3]->w_k.data == from_bin.layers[3].attention.w_k.data);
+    CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);  // a second run loads the blocks again
+    CHECK(streamed.attention_weights().size() == 5);
     const std::string text = tokenizer.decode(greedy_generate(gguf_model, {Llama2cTokenizer::bos_id}, 40));
     CHECK_MESSAGE(text.rfind(story, 0) == 0, "generated: " << text);
 }

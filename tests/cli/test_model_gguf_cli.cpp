@@ -29,9 +29,10 @@ TEST_CASE("model --model stories260K.gguf: the attention of stories260K.bin, its
     for (const char* file : {"stories260K.gguf", "stories260K-Q8_0.gguf"}) {
         CAPTURE(file);
         const std::string name = file;
-        const CommandResult r = run_attn_viz("model --model " + gguf + "/" + name + text + " --out " + (dir / name) +
+        const CommandResult r = run_attn_viz("model --timings --model " + gguf + "/" + name + text + " --out " + (dir / name) +
                                              " --dump-attention " + (dir / (name + ".npy")));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+        CHECK(r.output.find("peak RSS") != std::string::npos);
         CHECK(r.output.find("greedy continuation: Once upon a time, there was a little girl named Lily. She loved") != std::string::npos);
         CHECK(std::filesystem::exists(dir / (name + "/layer_04/head_07.png")));
         const double difference = max_abs_diff(read_npy(dir / (name + ".npy")), read_npy(dir / "bin.npy"));

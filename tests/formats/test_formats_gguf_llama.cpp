@@ -90,7 +90,12 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         CAPTURE(tied);
         const WrittenModel m = llama_model("", tied);
         write_text(dir / "m.gguf", m.builder.bytes());
-        const LlamaWeights w = read_llama_model(dir / "m.gguf");
+        const LlamaWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
+        const LlamaWeights streamed = read_llama_model(dir / "m.gguf");  // blocks loaded on demand
+        CHECK(streamed.layers.empty());
+        CHECK(streamed.classifier.data == w.classifier.data);
+        CHECK(streamed.load_block(1).w2.data == w.layers[1].w2.data);
+        CHECK(streamed.load_block(0).attention.w_q.data == w.layers[0].attention.w_q.data);
         const Llama2cConfig& c = w.config;
         CHECK(c.dim == D);
         CHECK(c.hidden_dim == F);
