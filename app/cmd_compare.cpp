@@ -1,9 +1,12 @@
-// attn-viz compare: two checkpoints of one layer architecture on one input, head by head, with an
-// exit status for CI (--fail-above) and pictures of the heads that changed most (--diff-pictures).
+// attn-viz compare: two checkpoints of one layer architecture on one input (or two whole models,
+// compare_models.hpp), head by head, with an exit status for CI (--fail-above) and pictures of the
+// heads that changed most (--diff-pictures).
+#include <cmath>
 #include <cstdio>
 
 #include "attention.hpp"
 #include "commands.hpp"
+#include "compare_models.hpp"
 #include "compare_pictures.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -16,6 +19,7 @@
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "provenance.hpp"
+#include "ranked_compare.hpp"
 #include "report.hpp"
 #include "token_ids.hpp"
 
@@ -27,29 +31,37 @@ struct CompareOptions {
     attn_viz::LayerSource layer;  // how to read either checkpoint (its path is set per checkpoint)
     LayerOptionValues layer_values;
     attn_viz::SequenceSource input;
+    std::string tokens;  // layers: token labels of .npy/.safetensors embeddings; models: token ids
     std::vector<std::string> thresholds;
     double fail_above = -1;  // < 0: no check
     int threads = 0;
     int64_t diff_pictures = 0;
     OutputOptionValues output;
+    ModelCompareInput model_input;  // whole models (GGUF, llama2.c): the tokens both run over
 };
 
 void declare_options(CLI::App* cmd, CompareOptions& o) {
-    cmd->description("Compare two checkpoints of one layer head by head on one input: labels, statistic changes, and how "
-                     "alike each head's maps are.");
+    cmd->description("Compare two checkpoints of one layer (or two whole models) head by head on one input: labels, statistic "
+                     "changes, and how alike each head's maps are.");
     cmd->add_option("weights_a", o.weights_a,
-                    "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights)")
+                    "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
+                    "whole model (GGUF, llama2.c .bin)")
         ->required()->check(CLI::ExistingFile);
-    cmd->add_option("weights_b", o.weights_b, "Second layer, same architecture (either format)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("weights_b", o.weights_b, "Second layer or model, same architecture (any of those formats)")
+        ->required()->check(CLI::ExistingFile);
     cmd->add_option("--input", o.input.path,
-                    "Input sequence both layers run on: JSON, or embeddings [T, D] as .npy or .safetensors (as for run)")
-        ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--tokens", o.input.tokens_path, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
+                    "Layers: input sequence both run on: JSON, or embeddings [T, D] as .npy or .safetensors (as for run)")
         ->check(CLI::ExistingFile);
+    cmd->add_option("--tokens", o.tokens,
+                    "Layers: token labels for .npy/.safetensors embeddings (JSON list or one token per line); models: token "
+                    "ids both run over instead of --text");
     cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
+    cmd->add_option("--text", o.model_input.text, "Models: text both run over (encoded with BOS first)");
+    cmd->add_option("--tokenizer", o.model_input.tokenizer, "Models: llama2.c tokenizer (a GGUF model's own without it)")
+        ->check(CLI::ExistingFile);
     add_layer_options(cmd, o.layer, o.layer_values);
     cmd->add_option("--diff-pictures", o.diff_pictures,
-                    "Draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "
+                    "Layers: draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "
                     "DIR/diff_head_NN.png (needs --out)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
     cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
@@ -63,6 +75,39 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
         if (o.diff_pictures > 0 && o.output.out.empty())
             throw CLI::ValidationError("--diff-pictures", "the pictures go into the output directory: give --out DIR");
     });
+}
+
+// 1 when --fail-above is given and some head's --fail-metric exceeds it (each such head named).
+int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c) {
+    using namespace attn_viz;
+    const std::vector<double> metric = comparison_metric(c, o.fail_metric);
+    if (o.fail_above < 0) return 0;
+    const std::vector<int64_t> failing = heads_above(metric, o.fail_above);
+    for (int64_t n : failing)
+        std::fprintf(stderr, "attn-viz: head %lld: %s %.6g exceeds %g\n", static_cast<long long>(n), o.fail_metric.c_str(),
+                     metric[static_cast<size_t>(n)], o.fail_above);
+    return failing.empty() ? 0 : 1;
+}
+
+int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
+    using namespace attn_viz;
+    o.model_input.token_ids = o.tokens;
+    if (o.model_input.text.empty() == o.model_input.token_ids.empty())
+        throw Error(ErrorKind::usage, "compare of two models needs one of --text or --tokens");
+    const ModelComparison m = compare_llama_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    if (!o.output.out.empty()) {
+        OutputDir out(o.output.out, o.output.force);
+        out.protect_inputs({o.weights_a, o.weights_b, o.model_input.tokenizer});
+        nlohmann::json doc = comparison_json(m.heads);
+        for (size_t n = 0; n < m.top1.size(); ++n)
+            doc["heads"][n]["top1_agreement"] = std::isnan(m.top1[n]) ? nlohmann::json() : nlohmann::json(m.top1[n]);
+        doc["provenance"] = run_provenance();
+        write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
+        write_distance_picture(out.file("js_distance.png"), m.heads);
+        out.commit();
+    }
+    if (!o.output.quiet) std::fputs(ranked_comparison_table(m.heads, m.top1).c_str(), stdout);
+    return exit_status(o, m.heads);
 }
 
 // One of the two checkpoints, through the loader that picks the format by file type (every format
@@ -84,6 +129,9 @@ int compare(CompareOptions& o) {
     // An unknown metric fails here, before any work.
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
+    if (is_llama_model_file(o.weights_a) || is_llama_model_file(o.weights_b)) return compare_models(o, options, limits);
+    if (o.input.path.empty()) throw Error(ErrorKind::usage, "compare of two layers needs --input (the sequence both run on)");
+    o.input.tokens_path = o.tokens;
     resolve_layer_options(o.layer, o.layer_values);
     const LayerWeights a = load_compared_layer(o.weights_a, o, limits), b = load_compared_layer(o.weights_b, o, limits);
     if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads || a.causal != b.causal)
@@ -98,7 +146,6 @@ int compare(CompareOptions& o) {
     AttentionLayer layer_a(backend, a), layer_b(backend, b);
     const LayerResult result_a = layer_a.run(request), result_b = layer_b.run(request);
     const HeadComparison c = compare_runs({&result_a}, {&a}, {&result_b}, {&b}, token_ids_from_labels(input.tokens), options);
-    const std::vector<double> metric = comparison_metric(c, o.fail_metric);
 
     // Step 3: report, then the exit status.
     if (!o.output.out.empty()) {
@@ -111,12 +158,7 @@ int compare(CompareOptions& o) {
         out.commit();
     }
     if (!o.output.quiet) std::fputs(comparison_table(c).c_str(), stdout);
-    if (o.fail_above < 0) return 0;
-    const std::vector<int64_t> failing = heads_above(metric, o.fail_above);
-    for (int64_t n : failing)
-        std::fprintf(stderr, "attn-viz: head %lld: %s %.6g exceeds %g\n", static_cast<long long>(n), o.fail_metric.c_str(),
-                     metric[static_cast<size_t>(n)], o.fail_above);
-    return failing.empty() ? 0 : 1;
+    return exit_status(o, c);
 }
 
 }  // namespace

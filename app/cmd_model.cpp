@@ -1,4 +1,4 @@
-// attn-viz model: a whole Llama-style model (llama2.c checkpoint) forward over a text, every
+// attn-viz model: a whole Llama-style model (llama2.c checkpoint or GGUF) forward over a text, every
 // layer's heads drawn and analysed: load the model and the token ids, check the run fits the
 // memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
 // (--inputs), every statistic aggregated.
@@ -14,9 +14,10 @@
 #include "head_analysis.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
-#include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "llama_model.hpp"
+#include "llama_model_file.hpp"
+#include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
@@ -49,13 +50,16 @@ struct ModelOptions {
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
-    cmd->description("Run a whole Llama-style model (llama2.c checkpoint) over a text and draw and analyse every layer's "
+    cmd->description("Run a whole Llama-style model (llama2.c checkpoint or GGUF) over a text and draw and analyse every layer's "
                      "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
                      "statistic aggregated.");
-    cmd->add_option("--checkpoint", o.checkpoint, "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)")
+    cmd->add_option("--checkpoint,--model", o.checkpoint,
+                    "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin) or GGUF model of architecture llama "
+                    "(F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors)")
         ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--tokenizer", o.tokenizer, "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin)")
-        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("--tokenizer", o.tokenizer,
+                    "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin); a GGUF model's own is used without it")
+        ->check(CLI::ExistingFile);
     auto* text = cmd->add_option("--text", o.text, "Text to run (encoded with BOS first, as llama2.c does)");
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
@@ -114,8 +118,9 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::Llama2cTokeniz
 ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
-    in.weights = attn_viz::read_llama2c_checkpoint(o.checkpoint, limits);
-    in.tokenizer = std::make_unique<attn_viz::Llama2cTokenizer>(o.tokenizer, in.weights.config.vocab_size);
+    in.weights = attn_viz::read_llama_model(o.checkpoint, limits);
+    in.tokenizer = std::make_unique<attn_viz::Llama2cTokenizer>(
+        attn_viz::read_llama_tokenizer(o.checkpoint, o.tokenizer, in.weights.config.vocab_size, limits));
     if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.weights.config.vocab_size);
     return in;
 }
@@ -142,13 +147,6 @@ attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& 
     return run;
 }
 
-// The attention weights of every layer of the model.
-std::vector<const attn_viz::LayerWeights*> attention_weights(const attn_viz::LlamaModel& model) {
-    std::vector<const attn_viz::LayerWeights*> weights;
-    for (const attn_viz::LlamaBlockWeights& b : model.weights().layers) weights.push_back(&b.attention);
-    return weights;
-}
-
 // Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
                                            attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
@@ -158,7 +156,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     ReportInput report;
     report.extra_stats = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report, timings);
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
-    report.weights = attention_weights(model);
+    report.weights = model.attention_weights();
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
@@ -185,7 +183,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
     CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
-    const std::vector<const LayerWeights*> weights = attention_weights(model);
+    const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weights");
@@ -288,7 +286,11 @@ int run_model(ModelOptions& o) {
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
     printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings);
+    if (o.timings) {
+        char peak[64];
+        std::snprintf(peak, sizeof peak, "  peak RSS    %10.1f MB\n", static_cast<double>(peak_resident_bytes()) / (1 << 20));
+        print_timings(timings, peak);
+    }
     return 0;
 }
 

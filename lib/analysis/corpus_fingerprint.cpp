@@ -1,5 +1,7 @@
 #include "corpus_fingerprint.hpp"
 
+#include <optional>
+
 #include "fingerprint.hpp"
 
 namespace attn_viz {
@@ -27,7 +29,10 @@ uint64_t model_fingerprint(const LlamaWeights& w) {
     const Llama2cConfig& c = w.config;
     for (int64_t v : {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len, int64_t{c.shared_classifier}})
         f.add_int(v);
-    for (const LlamaBlockWeights& b : w.layers) {
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+        std::optional<LlamaBlockWeights> streamed;  // a streaming model's block, read for this
+        if (w.layers.empty() && w.load_block) streamed = w.load_block(l);
+        const LlamaBlockWeights& b = streamed ? *streamed : w.layers[static_cast<size_t>(l)];
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
         for (const Tensor* t : {&b.rms_attention, &b.rms_ffn, &b.w1, &b.w2, &b.w3}) f.add_tensor(*t);
     }

@@ -22,7 +22,7 @@ uint64_t sequence_fingerprint(const Tensor& embeddings, const std::vector<uint8_
 // A whole model (attn-viz model): its configuration (dim, hidden_dim, n_layers, n_heads,
 // n_kv_heads, vocab_size, seq_len, shared classifier 0/1), then per block the attention layer's
 // fingerprint (layer_fingerprint) and its RMSNorm and feed-forward tensors (rms_attention, rms_ffn,
-// w1, w2, w3), then token_embedding, rms_final and classifier.
+// w1, w2, w3; a streaming model's blocks are read for it), then token_embedding, rms_final and classifier.
 uint64_t model_fingerprint(const LlamaWeights& weights);
 
 // A sequence of token ids (a model corpus line, {"text"} encoded or {"tokens"}): T, then each id.

@@ -116,8 +116,9 @@ AblationReport ablate_heads(LlamaModel& model, OnednnBackend& backend, const Mod
     report.clean_loss = next_token_loss(clean.logits, clean.tokens);
     for (const AblatedHead& id : heads) {
         const LayerResult& layer = clean.layers.at(static_cast<size_t>(id.layer));
-        const Tensor& w_o = model.weights().layers[static_cast<size_t>(id.layer)].attention.w_o;  // [H*d_h, D]
-        const int64_t d_head = model.weights().layers[static_cast<size_t>(id.layer)].attention.d_head, T = layer.output.dim(0),
+        const LayerWeights& attention = *model.attention_weights()[static_cast<size_t>(id.layer)];
+        const Tensor& w_o = attention.w_o;  // [H*d_h, D]
+        const int64_t d_head = attention.d_head, T = layer.output.dim(0),
                       D = layer.output.dim(1);
         // Y - (z_h - r) W_O^h: W_O^h is head h's d_h contiguous rows of W_O.
         const Tensor removed = removed_head_output(layer.context, id.head, d_head, mode);

@@ -10,10 +10,8 @@
 namespace attn_viz {
 namespace {
 
-constexpr double rms_epsilon = 1e-5;
-
-// x: [T, D]; weight: [D] -> x_t / sqrt(mean(x_t^2) + eps) * weight, row by row.
-Tensor rms_norm(const Tensor& x, const Tensor& weight) {
+// x: [T, D]; weight: [D] -> x_t / sqrt(mean(x_t^2) + rms_epsilon) * weight, row by row.
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double rms_epsilon) {
     const int64_t T = x.dim(0), D = x.dim(1);
     Tensor y({T, D});
     for (int64_t t = 0; t < T; ++t) {
@@ -51,8 +49,37 @@ Tensor swiglu(OnednnBackend& backend, const Tensor& x, const LlamaBlockWeights& 
 }  // namespace
 
 LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(backend), weights_(std::move(weights)) {
+    if (weights_.load_block) {
+        for (int64_t l = 0; l < weights_.config.n_layers; ++l) streamed_attention_.push_back(weights_.load_block(l).attention);
+        return;
+    }
     for (const LlamaBlockWeights& block : weights_.layers)
         attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
+}
+
+std::vector<const LayerWeights*> LlamaModel::attention_weights() const {
+    std::vector<const LayerWeights*> result;
+    for (const LlamaBlockWeights& block : weights_.layers) result.push_back(&block.attention);
+    for (const LayerWeights& layer : streamed_attention_) result.push_back(&layer);
+    return result;
+}
+
+const LlamaBlockWeights& LlamaModel::block(size_t l) {
+    if (!weights_.load_block) return weights_.layers[l];
+    if (streamed_index_ != l || !streamed_block_) {
+        streamed_layer_.reset();  // it refers to the block it replaces
+        streamed_block_.reset();
+        streamed_block_ = weights_.load_block(static_cast<int64_t>(l));
+        streamed_layer_ = std::make_unique<AttentionLayer>(backend_, streamed_block_->attention);
+        streamed_index_ = l;
+    }
+    return *streamed_block_;
+}
+
+AttentionLayer& LlamaModel::attention_layer(size_t l) {
+    if (!weights_.load_block) return *attention_[l];
+    block(l);
+    return *streamed_layer_;
 }
 
 ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
@@ -76,14 +103,15 @@ ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions
     }
 
     // Step 2: each block adds its attention output, then its feed-forward output, to the residual stream.
-    for (size_t l = 0; l < weights_.layers.size(); ++l) {
-        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention);
+    // A streamed model loads each block here, replacing the previous one.
+    for (size_t l = 0; l < static_cast<size_t>(c.n_layers); ++l) {
+        const Tensor normed = rms_norm(x, block(l).rms_attention, weights_.config.rms_epsilon);
         AttentionRequest request;
         request.input = &normed;
         request.with_contributions = with_contributions;
         request.with_value_norms = with_value_norms;
         run.residual.push_back(x);
-        run.layers.push_back(attention_[l]->run(request));
+        run.layers.push_back(attention_layer(l).run(request));
         add_in_place(x, run.layers.back().output);
         add_feed_forward(l, x);
         if (on_layer) on_layer(static_cast<int64_t>(l) + 1, static_cast<int64_t>(weights_.layers.size()));
@@ -100,25 +128,28 @@ Tensor LlamaModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
     Tensor x = run.residual[layer];
     add_in_place(x, attention_output);
     add_feed_forward(layer, x);
-    for (size_t l = layer + 1; l < weights_.layers.size(); ++l) {
-        const Tensor normed = rms_norm(x, weights_.layers[l].rms_attention);
+    for (size_t l = layer + 1; l < static_cast<size_t>(weights_.config.n_layers); ++l) {
+        const Tensor normed = rms_norm(x, block(l).rms_attention, weights_.config.rms_epsilon);
         AttentionRequest request;
         request.input = &normed;
         request.with_contributions = false;
-        LayerResult result = attention_[l]->run(request);
+        AttentionLayer& attention = attention_layer(l);
+        LayerResult result = attention.run(request);
         add_in_place(x, result.output);
-        attention_[l]->recycle(std::move(result));
+        attention.recycle(std::move(result));
         add_feed_forward(l, x);
     }
     return classify(x);
 }
 
 void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
-    const LlamaBlockWeights& block = weights_.layers[l];
-    add_in_place(x, swiglu(backend_, rms_norm(x, block.rms_ffn), block));
+    const LlamaBlockWeights& weights = block(l);
+    add_in_place(x, swiglu(backend_, rms_norm(x, weights.rms_ffn, weights_.config.rms_epsilon), weights));
 }
 
-Tensor LlamaModel::classify(const Tensor& x) { return matmul(backend_, rms_norm(x, weights_.rms_final), weights_.classifier); }
+Tensor LlamaModel::classify(const Tensor& x) {
+    return matmul(backend_, rms_norm(x, weights_.rms_final, weights_.config.rms_epsilon), weights_.classifier);
+}
 
 std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");

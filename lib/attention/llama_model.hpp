@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "attention.hpp"
@@ -25,10 +26,15 @@ using StepCallback = std::function<void(int64_t done, int64_t total)>;
 
 class LlamaModel {
 public:
-    // Builds one AttentionLayer per block (weights repacked once); `backend` must outlive the model.
+    // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
+    // blocks, keeps only each block's attention weights (read once here) and loads the whole
+    // block again when a pass reaches it, replacing the previous one (one block's weights at a
+    // time). `backend` must outlive the model.
     LlamaModel(OnednnBackend& backend, LlamaWeights weights);
 
     const LlamaWeights& weights() const { return weights_; }
+    // Every block's attention weights (for the report's weight similarities).
+    std::vector<const LayerWeights*> attention_weights() const;
 
     // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise).
     // with_contributions: fill each LayerResult's per-head output shares (slightly more work);
@@ -47,10 +53,18 @@ private:
     void add_feed_forward(size_t l, Tensor& x);
     // x: [T, D] the residual stream after the last block -> logits [T, V].
     Tensor classify(const Tensor& x);
+    // Block l's weights and attention layer: the model's own, or (streaming) loaded now unless
+    // block l was the last one loaded.
+    const LlamaBlockWeights& block(size_t l);
+    AttentionLayer& attention_layer(size_t l);
 
     OnednnBackend& backend_;
     LlamaWeights weights_;
-    std::vector<std::unique_ptr<AttentionLayer>> attention_;
+    std::vector<std::unique_ptr<AttentionLayer>> attention_;  // one per block unless streaming
+    std::vector<LayerWeights> streamed_attention_;             // streaming: every block's attention
+    std::optional<LlamaBlockWeights> streamed_block_;          // streaming: the block loaded last
+    std::unique_ptr<AttentionLayer> streamed_layer_;           // its attention layer
+    size_t streamed_index_ = 0;
 };
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,

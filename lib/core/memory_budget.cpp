@@ -1,6 +1,7 @@
 // The machine's memory, the default budget and the checks loaders and run estimates go through.
 #include "memory_budget.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,12 @@ uint64_t cgroup_limit() {
 }
 
 }  // namespace
+
+uint64_t peak_resident_bytes() {
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // kilobytes on Linux
+}
 
 uint64_t machine_memory() {
     static const uint64_t bytes = [] {

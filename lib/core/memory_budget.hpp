@@ -12,6 +12,9 @@ namespace attn_viz {
 // min(physical memory, cgroup memory.max) in bytes, read once.
 uint64_t machine_memory();
 
+// The most resident memory this process has held so far (getrusage's ru_maxrss), in bytes.
+uint64_t peak_resident_bytes();
+
 // 75% of machine_memory().
 uint64_t default_memory_budget();
 

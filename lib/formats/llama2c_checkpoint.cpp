@@ -14,13 +14,6 @@ namespace {
 
 constexpr int64_t header_bytes = 7 * 4;
 
-// Bounds far above any llama2.c model, low enough that no product below overflows.
-void check_count(int64_t value, int64_t limit, const char* name, const std::string& path) {
-    if (value <= 0 || value > limit)
-        fail_input(path, std::string("llama2.c header field ") + name + " = " + std::to_string(value) + " is outside 1.." +
-                             std::to_string(limit) + " (not a llama2.c version-0 checkpoint?)");
-}
-
 Llama2cConfig parse_header(const unsigned char* bytes, size_t size, const std::string& path) {
     if (size < static_cast<size_t>(header_bytes)) fail_input(path, "too short for a llama2.c checkpoint header");
     int32_t fields[7];
@@ -32,18 +25,7 @@ Llama2cConfig parse_header(const unsigned char* bytes, size_t size, const std::s
     c.n_kv_heads = fields[4], c.vocab_size = fields[5], c.seq_len = fields[6];
     c.shared_classifier = c.vocab_size > 0;
     if (c.vocab_size < 0) c.vocab_size = -c.vocab_size;
-    check_count(c.dim, 1 << 15, "dim", path);
-    check_count(c.hidden_dim, 1 << 17, "hidden_dim", path);
-    check_count(c.n_layers, 1 << 10, "n_layers", path);
-    check_count(c.n_heads, c.dim, "n_heads", path);
-    check_count(c.n_kv_heads, c.n_heads, "n_kv_heads", path);
-    check_count(c.vocab_size, 1 << 20, "vocab_size", path);
-    check_count(c.seq_len, 1 << 20, "seq_len", path);
-    if (c.dim % c.n_heads != 0)
-        fail_input(path, "dim " + std::to_string(c.dim) + " is not divisible by n_heads " + std::to_string(c.n_heads));
-    if (c.n_heads % c.n_kv_heads != 0)
-        fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " + std::to_string(c.n_kv_heads));
-    if ((c.dim / c.n_heads) % 2 != 0) fail_input(path, "head size " + std::to_string(c.dim / c.n_heads) + " is odd (RoPE needs pairs)");
+    validate_llama_config(c, path, "llama2.c header field", " (not a llama2.c version-0 checkpoint?)");
     return c;
 }
 
@@ -86,6 +68,35 @@ private:
 
 }  // namespace
 
+// Bounds far above any llama2.c model, low enough that no product below overflows.
+void validate_llama_config(const Llama2cConfig& c, const std::string& path, const std::string& field, const std::string& hint) {
+    auto check_count = [&](int64_t value, int64_t limit, const char* name) {
+        if (value <= 0 || value > limit)
+            fail_input(path, field + " " + name + " = " + std::to_string(value) + " is outside 1.." + std::to_string(limit) + hint);
+    };
+    check_count(c.dim, 1 << 15, "dim");
+    check_count(c.hidden_dim, 1 << 17, "hidden_dim");
+    check_count(c.n_layers, 1 << 10, "n_layers");
+    check_count(c.n_heads, c.dim, "n_heads");
+    check_count(c.n_kv_heads, c.n_heads, "n_kv_heads");
+    check_count(c.vocab_size, 1 << 20, "vocab_size");
+    check_count(c.seq_len, 1 << 20, "seq_len");
+    if (c.dim % c.n_heads != 0)
+        fail_input(path, "dim " + std::to_string(c.dim) + " is not divisible by n_heads " + std::to_string(c.n_heads));
+    if (c.n_heads % c.n_kv_heads != 0)
+        fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " + std::to_string(c.n_kv_heads));
+    if ((c.dim / c.n_heads) % 2 != 0) fail_input(path, "head size " + std::to_string(c.dim / c.n_heads) + " is odd (RoPE needs pairs)");
+}
+
+LayerWeights llama_attention_weights(const Llama2cConfig& c, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o, const std::string& where) {
+    LayerWeights a;
+    a.d_model = c.dim, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.dim / c.n_heads;
+    a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = c.rope_base;
+    a.w_q = std::move(w_q), a.w_k = std::move(w_k), a.w_v = std::move(w_v), a.w_o = std::move(w_o);
+    validate_layer(a, where);
+    return a;
+}
+
 LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& limits) {
     MappedFile file(path, "llama2.c checkpoint");
     refuse_other_file_kind(file.data(), file.size(), path, FileKind::llama2c_checkpoint, "a llama2.c checkpoint");
@@ -124,11 +135,8 @@ LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
     for (int64_t l = 0; l < layers; ++l) {
         const size_t i = static_cast<size_t>(l);
         LlamaBlockWeights block;
-        LayerWeights& a = block.attention;
-        a.d_model = d, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = head;
-        a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = 10000.0;
-        a.w_q = std::move(wq[i]), a.w_k = std::move(wk[i]), a.w_v = std::move(wv[i]), a.w_o = std::move(wo[i]);
-        validate_layer(a, path + ": layer " + std::to_string(l));
+        block.attention = llama_attention_weights(c, std::move(wq[i]), std::move(wk[i]), std::move(wv[i]), std::move(wo[i]),
+                                                  path + ": layer " + std::to_string(l));
         block.rms_attention = std::move(rms_att[i]), block.rms_ffn = std::move(rms_ffn[i]);
         block.w1 = std::move(w1[i]), block.w2 = std::move(w2[i]), block.w3 = std::move(w3[i]);
         w.layers.push_back(std::move(block));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Llama2cConfig {
     int64_t vocab_size = 0;  // V (the header's sign only says whether the classifier is shared)
     int64_t seq_len = 0;     // the longest sequence the model was trained for
     bool shared_classifier = true;
+    double rms_epsilon = 1e-5;  // RMSNorm's epsilon (llama2.c's; GGUF files name theirs)
+    double rope_base = 10000.0;  // RoPE frequency base
 };
 
 // One transformer block: RMSNorm -> attention -> residual -> RMSNorm -> SwiGLU -> residual.
@@ -36,11 +39,25 @@ struct LlamaBlockWeights {
 
 struct LlamaWeights {
     Llama2cConfig config;
-    std::vector<LlamaBlockWeights> layers;
+    std::vector<LlamaBlockWeights> layers;  // every block, or empty when load_block streams them
+    // When set: block l (0 <= l < n_layers) read and converted to float32 on demand, so a model
+    // holds one block's feed-forward weights at a time (a GGUF file stays mapped meanwhile).
+    std::function<LlamaBlockWeights(int64_t layer)> load_block;
     Tensor token_embedding;  // [V, D], row t is token t's embedding
     Tensor rms_final;        // [D]
     Tensor classifier;       // [D, V], logits = x classifier
 };
+
+// Every count positive and bounded (dim <= 2^15, hidden_dim <= 2^17, n_layers <= 2^10, vocab and
+// seq_len <= 2^20, so no product of them overflows), heads dividing dim, KV heads dividing heads,
+// an even head size; else Error(bad_input) "<path>: <field> <name> = <value> is outside ..<hint>".
+void validate_llama_config(const Llama2cConfig& config, const std::string& path, const std::string& field, const std::string& hint);
+
+// A block's attention in LayerWeights' convention (causal, interleaved RoPE at config.rope_base,
+// no biases) from x W matrices w_q: [D, D], w_k, w_v: [D, KV * d_h], w_o: [D, D]; validated
+// (Error(bad_input) naming `where`).
+LayerWeights llama_attention_weights(const Llama2cConfig& config, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o,
+                                     const std::string& where);
 
 // Validates the header (every count positive and bounded, heads dividing dim, KV heads dividing
 // heads, even head size) and that the file holds exactly the arrays it declares, before

@@ -68,6 +68,18 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     if (expected_vocab_size > 0 && static_cast<int64_t>(pieces_.size()) != expected_vocab_size)
         fail_input(path, "holds " + std::to_string(pieces_.size()) + " tokens but the model's vocabulary has " +
                              std::to_string(expected_vocab_size));
+    index_pieces();
+}
+
+Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces, std::vector<float> scores)
+    : path_(source), pieces_(std::move(pieces)), scores_(std::move(scores)) {
+    if (pieces_.empty()) fail_input(source, "holds no tokens");
+    if (pieces_.size() != scores_.size())
+        fail_input(source, "has " + std::to_string(pieces_.size()) + " tokens but " + std::to_string(scores_.size()) + " scores");
+    index_pieces();
+}
+
+void Llama2cTokenizer::index_pieces() {
     for (size_t id = 0; id < pieces_.size(); ++id) ids_.emplace(pieces_[id], static_cast<int>(id));
 }
 

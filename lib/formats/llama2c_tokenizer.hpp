@@ -1,5 +1,5 @@
-// llama2.c's tokenizer.bin (a SentencePiece BPE vocabulary with scores) and its encoder and
-// decoder, matching run.c's encode()/decode(): dummy-prefix space, UTF-8 code points with
+// llama2.c's tokenizer.bin (a SentencePiece BPE vocabulary with scores; GGUF's "llama" tokenizer
+// is the same vocabulary) and its encoder and decoder, matching run.c's encode()/decode(): dummy-prefix space, UTF-8 code points with
 // <0xNN> byte fallback, then greedy highest-score merges.
 #pragma once
 
@@ -17,6 +17,9 @@ public:
     // Reads every record of the file; `expected_vocab_size` > 0 (the model's vocab) must match
     // the count. Validates lengths against the file; throws Error(bad_input) naming it.
     explicit Llama2cTokenizer(const std::string& path, int64_t expected_vocab_size = 0);
+    // A vocabulary read elsewhere (a GGUF file's tokenizer.ggml.tokens and .scores, with "\u2581"
+    // already mapped to " "); `source` names it in errors. Sizes must match and be non-zero.
+    Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces, std::vector<float> scores);
 
     int vocab_size() const { return static_cast<int>(pieces_.size()); }
     // The raw piece of a token ("<0x0A>" for byte tokens); throws Error(bad_input) when out of range.
@@ -42,6 +45,7 @@ public:
 
 private:
     int lookup(const std::string& piece) const;  // -1 when absent
+    void index_pieces();                          // fills ids_ from pieces_
 
     std::string path_;
     std::vector<std::string> pieces_;

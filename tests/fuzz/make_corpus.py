@@ -165,3 +165,59 @@ out("fuzz_hf_config", "gpt.json", json.dumps({"n_embd": 48, "n_head": 3, "n_laye
 out("fuzz_hf_config", "negative.json", json.dumps({"d_model": 8, "num_heads": -2, "rope_theta": 0.5}))
 for name, levels in (("deep", deep), ("at_limit", at_limit)):
     out("fuzz_hf_config", f"heads_{name}.json", '{"hidden_size": 8, "num_attention_heads": ' + nested(levels) + "}")
+
+# GGUF: a tiny llama model (F32, with Q8_0 and Q4_K tensors), its tokenizer, and a truncated copy.
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+def gguf_bytes(kvs, tensors, alignment=32):
+    body = b""
+    for key, (kind, value) in kvs.items():
+        body += gguf_string(key)
+        if kind == "u32":
+            body += struct.pack("<II", 4, value)
+        elif kind == "f32":
+            body += struct.pack("<If", 6, value)
+        elif kind == "str":
+            body += struct.pack("<I", 8) + gguf_string(value)
+        elif kind == "strs":
+            body += struct.pack("<IIQ", 9, 8, len(value)) + b"".join(gguf_string(v) for v in value)
+        elif kind == "f32s":
+            body += struct.pack("<IIQ", 9, 6, len(value)) + struct.pack(f"<{len(value)}f", *value)
+    infos, data = b"", b""
+    for name, (dims, ggml_type, raw) in tensors.items():
+        data += b"\0" * (-len(data) % alignment)
+        infos += gguf_string(name) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}q", *dims)
+        infos += struct.pack("<IQ", ggml_type, len(data))
+        data += raw
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs)) + body + infos
+    return head + b"\0" * (-len(head) % alignment) + data
+
+def f32_tensor(*dims):
+    return (list(dims), 0, rng.standard_normal(int(np.prod(dims))).astype("<f4").tobytes())
+
+def q8_0_tensor(*dims):  # random int8 values with a random fp16 scale per 32
+    blocks = int(np.prod(dims)) // 32
+    raw = b"".join(np.float16(rng.uniform(-0.1, 0.1)).tobytes() + rng.integers(-128, 128, 32).astype(np.int8).tobytes()
+                   for _ in range(blocks))
+    return (list(dims), 8, raw)
+
+gguf_pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + ["\u2581", "a", "\u2581a"]
+D, F, V = 32, 8, len(gguf_pieces)
+llama_kvs = {"general.architecture": ("str", "llama"), "llama.block_count": ("u32", 1), "llama.embedding_length": ("u32", D),
+             "llama.feed_forward_length": ("u32", F), "llama.attention.head_count": ("u32", 4),
+             "llama.attention.head_count_kv": ("u32", 2), "llama.context_length": ("u32", 8),
+             "llama.attention.layer_norm_rms_epsilon": ("f32", 1e-5), "tokenizer.ggml.model": ("str", "llama"),
+             "tokenizer.ggml.tokens": ("strs", gguf_pieces), "tokenizer.ggml.scores": ("f32s", [0.0] * V)}
+llama_tensors = {"token_embd.weight": f32_tensor(D, V), "output_norm.weight": f32_tensor(D),
+                 "blk.0.attn_norm.weight": f32_tensor(D), "blk.0.attn_q.weight": q8_0_tensor(D, D),
+                 "blk.0.attn_k.weight": f32_tensor(D, D // 2), "blk.0.attn_v.weight": f32_tensor(D, D // 2),
+                 "blk.0.attn_output.weight": q8_0_tensor(D, D), "blk.0.ffn_norm.weight": f32_tensor(D),
+                 "blk.0.ffn_gate.weight": f32_tensor(D, F), "blk.0.ffn_up.weight": f32_tensor(D, F),
+                 "blk.0.ffn_down.weight": f32_tensor(F, D),
+                 "extra.q4_k": ([256], 12, np.float16(0.5).tobytes() + np.float16(0.25).tobytes() + rng.integers(0, 256, 140).astype(np.uint8).tobytes())}
+tiny = gguf_bytes(llama_kvs, llama_tensors)
+out("fuzz_gguf", "tiny_llama.gguf", tiny)
+out("fuzz_gguf", "truncated.gguf", tiny[:len(tiny) // 2])
+out("fuzz_gguf", "aligned64.gguf", gguf_bytes({"general.alignment": ("u32", 64)}, {"a": f32_tensor(3), "b": f32_tensor(2, 2)}, 64))

@@ -1,0 +1,36 @@
+// attn-viz compare between two whole Llama-style models (GGUF or llama2.c, in any mix): both run
+// over the same tokens, every layer's heads compared; plus the layers x heads picture of the JS
+// distance. Kept apart from cmd_compare.cpp, which compares single layers.
+#pragma once
+
+#include <string>
+
+#include "head_analysis.hpp"
+#include "head_compare.hpp"
+#include "load_limits.hpp"
+
+namespace attn_viz_cli {
+
+struct ModelCompareInput {
+    std::string tokenizer;  // llama2.c tokenizer.bin; "" = the first GGUF model's own
+    std::string text;       // encoded with BOS first
+    std::string token_ids;  // "1,403,407" instead of text
+};
+
+struct ModelComparison {
+    attn_viz::HeadComparison heads;
+    std::vector<double> top1;  // [L * H] top-1 agreement
+};
+
+// Whether `path` is a model file compare runs whole: GGUF (by magic) or a llama2.c ".bin".
+bool is_llama_model_file(const std::string& path);
+
+// Both models (same dim, layers, heads, KV heads and vocabulary, else Error(bad_input) naming
+// `b`) over the input's tokens.
+ModelComparison compare_llama_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
+                                     const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits);
+
+// DIR/js_distance.png: layers (rows) x heads (columns), colored by each head's JS distance.
+void write_distance_picture(const std::string& path, const attn_viz::HeadComparison& comparison);
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,63 @@
+// Top-1 agreement of two runs' maps and the ranked per-head table.
+#include "ranked_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+
+namespace attn_viz {
+namespace {
+
+// Index of the largest of row[0..end) over visible keys, or -1 when none is visible.
+int64_t strongest_key(const float* row, const Visibility& visibility, int64_t query) {
+    int64_t best = -1;
+    for (int64_t j = 0; j < visibility.visible_end(query); ++j)
+        if (visibility.visible(query, j) && (best < 0 || row[j] > row[best])) best = j;
+    return best;
+}
+
+}  // namespace
+
+std::vector<double> top1_agreement(const std::vector<const LayerResult*>& first, const std::vector<const LayerResult*>& second) {
+    std::vector<double> result;
+    for (size_t l = 0; l < first.size(); ++l) {
+        const Tensor &a = first[l]->attention, &b = second[l]->attention;
+        const Visibility& visibility = first[l]->visibility;
+        const int64_t H = a.dim(0), T = a.dim(1), S = a.dim(2);
+        for (int64_t h = 0; h < H; ++h) {
+            int64_t agree = 0, queries = 0;
+            for (int64_t i = 0; i < T; ++i) {
+                const int64_t ka = strongest_key(a.ptr() + (h * T + i) * S, visibility, i);
+                if (ka < 0) continue;
+                ++queries;
+                agree += ka == strongest_key(b.ptr() + (h * T + i) * S, visibility, i);
+            }
+            result.push_back(queries ? static_cast<double>(agree) / static_cast<double>(queries) : std::nan(""));
+        }
+    }
+    return result;
+}
+
+std::string ranked_comparison_table(const HeadComparison& c, const std::vector<double>& top1) {
+    const std::vector<double>& js = c.maps.js_distance;
+    std::vector<size_t> order(js.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    auto key = [&](size_t n) { return std::isnan(js[n]) ? -std::numeric_limits<double>::infinity() : js[n]; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return key(x) > key(y); });
+    std::string out;
+    char line[256];
+    std::snprintf(line, sizeof line, "%5s %4s %10s %10s %7s  %-14s %-14s\n", "layer", "head", "JS dist", "map corr", "top-1", "label A",
+                  "label B");
+    out += line;
+    for (size_t n : order) {
+        std::snprintf(line, sizeof line, "%5lld %4lld %10.6f %10.6f %7.3f  %-14s %-14s\n", static_cast<long long>(c.first.head_ids[n].layer),
+                      static_cast<long long>(c.first.head_ids[n].head), js[n], c.maps.correlation[n], top1[n], c.first.labels[n].c_str(),
+                      c.second.labels[n].c_str());
+        out += line;
+    }
+    return out;
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,30 @@
+// ggml's tensor element types (the `type` of a GGUF tensor): block sizes as in ggml-common.h, and
+// conversion of the float and quantized block formats to float32.
+#pragma once
+
+#include <cstdint>
+
+namespace attn_viz {
+
+// The ggml type ids attn-viz names (ggml.h's enum ggml_type). A GGUF file may hold others.
+enum class GgmlType : uint32_t {
+    f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8, q8_1 = 9,
+    q2_k = 10, q3_k = 11, q4_k = 12, q5_k = 13, q6_k = 14, q8_k = 15, bf16 = 30,
+};
+
+struct GgmlTypeInfo {
+    const char* name;        // "Q4_K"
+    int64_t block_elements;  // values per block (1 for plain types)
+    int64_t block_bytes;     // bytes per block
+    bool decodable;          // dequantize_row() converts it
+};
+
+// The type with ggml id `type`, or nullptr when attn-viz does not know its block layout.
+const GgmlTypeInfo* ggml_type_info(uint32_t type);
+
+// src: n / block_elements consecutive blocks of `type` (which must be decodable, and n a multiple
+// of its block_elements) -> dst: n floats. The block layouts and formulas are ggml's
+// (ggml-common.h, dequantize_row_* in ggml-quants.c); docs/formats.md lists them.
+void dequantize_row(uint32_t type, const unsigned char* src, float* dst, int64_t n);
+
+}  // namespace attn_viz

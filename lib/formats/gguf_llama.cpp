@@ -1,0 +1,165 @@
+// Llama hyper-parameters, weights and tokenizer from a GGUF file's metadata and tensors.
+#include "gguf_llama.hpp"
+
+#include "error.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+namespace {
+
+// A required non-negative integer (bounded later by validate_llama_config).
+int64_t required_count(const GgufFile& file, const std::string& key) {
+    const std::optional<uint64_t> value = file.get_uint(key);
+    if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a llama model)");
+    return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
+}
+
+// Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
+void check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
+    const GgufTensorInfo* info = file.find_tensor(name);
+    if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a llama model)");
+    if (info->shape() != shape)
+        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
+                                    " from the metadata");
+    file.check_decodable(*info);
+}
+
+// Tensor `name` as float32 of row-major `shape`, checked first.
+Tensor load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
+    check_tensor(file, name, shape);
+    return file.load(name);
+}
+
+struct BlockTensor {
+    std::string name;
+    std::vector<int64_t> shape;  // row-major; matrices [out, in]
+};
+
+// Block `layer`'s tensors in LlamaBlockWeights' order: attn_q, attn_k, attn_v, attn_output,
+// attn_norm, ffn_norm, ffn_gate, ffn_down, ffn_up.
+std::vector<BlockTensor> block_tensors(const Llama2cConfig& c, int64_t layer) {
+    const int64_t d = c.dim, f = c.hidden_dim, kv = c.n_kv_heads * (c.dim / c.n_heads);
+    const std::string p = "blk." + std::to_string(layer) + ".";
+    return {{p + "attn_q.weight", {d, d}},      {p + "attn_k.weight", {kv, d}},   {p + "attn_v.weight", {kv, d}},
+            {p + "attn_output.weight", {d, d}}, {p + "attn_norm.weight", {d}},    {p + "ffn_norm.weight", {d}},
+            {p + "ffn_gate.weight", {f, d}},    {p + "ffn_down.weight", {d, f}},  {p + "ffn_up.weight", {f, d}}};
+}
+
+void check_gguf_llama_block(const GgufFile& file, const Llama2cConfig& c, int64_t layer) {
+    for (const BlockTensor& t : block_tensors(c, layer)) check_tensor(file, t.name, t.shape);
+}
+
+// "\u2581" (SentencePiece's visible space) back to " ", as llama2.c's vocabulary stores it.
+std::string with_spaces(const std::string& piece) {
+    static const std::string visible_space = "\xe2\x96\x81";
+    std::string result;
+    for (size_t i = 0; i < piece.size();) {
+        if (piece.compare(i, visible_space.size(), visible_space) == 0) {
+            result += ' ';
+            i += visible_space.size();
+        } else {
+            result += piece[i++];
+        }
+    }
+    return result;
+}
+
+}  // namespace
+
+Llama2cConfig gguf_llama_config(const GgufFile& file) {
+    const std::string architecture = file.get_string("general.architecture").value_or("");
+    if (architecture != "llama")
+        fail_input(file.path(), "general.architecture is \"" + architecture + "\"; attn-viz runs GGUF models of architecture \"llama\"");
+    Llama2cConfig c;
+    c.n_layers = required_count(file, "llama.block_count");
+    c.dim = required_count(file, "llama.embedding_length");
+    c.hidden_dim = required_count(file, "llama.feed_forward_length");
+    c.n_heads = required_count(file, "llama.attention.head_count");
+    c.n_kv_heads = file.has("llama.attention.head_count_kv") ? required_count(file, "llama.attention.head_count_kv") : c.n_heads;
+    c.seq_len = required_count(file, "llama.context_length");
+    const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
+    if (!embedding || embedding->dims.size() != 2) fail_input(file.path(), "has no 2-D tensor \"token_embd.weight\"");
+    c.vocab_size = embedding->dims[1];
+    c.shared_classifier = file.find_tensor("output.weight") == nullptr;
+    c.rms_epsilon = file.get_float("llama.attention.layer_norm_rms_epsilon").value_or(1e-5);
+    c.rope_base = file.get_float("llama.rope.freq_base").value_or(10000.0);
+    validate_llama_config(c, file.path(), "GGUF llama metadata", "");
+    if (!(c.rms_epsilon > 0 && c.rms_epsilon < 1))
+        fail_input(file.path(), "llama.attention.layer_norm_rms_epsilon " + std::to_string(c.rms_epsilon) + " is outside (0, 1)");
+    if (!(c.rope_base > 1 && c.rope_base < 1e12))
+        fail_input(file.path(), "llama.rope.freq_base " + std::to_string(c.rope_base) + " is outside (1, 1e12)");
+    const int64_t head = c.dim / c.n_heads;
+    if (file.has("llama.rope.dimension_count") && required_count(file, "llama.rope.dimension_count") != head)
+        fail_input(file.path(), "llama.rope.dimension_count is not the head size " + std::to_string(head) + " (partial RoPE is not supported)");
+    if (file.find_tensor("rope_freqs.weight") || file.has("llama.rope.scaling.type"))
+        if (file.get_string("llama.rope.scaling.type").value_or("scaled") != "none")
+            fail_input(file.path(), "uses scaled RoPE (rope_freqs or llama.rope.scaling), which attn-viz does not support");
+    return c;
+}
+
+LlamaBlockWeights read_gguf_llama_block(const GgufFile& file, const Llama2cConfig& c, int64_t layer) {
+    const std::vector<BlockTensor> t = block_tensors(c, layer);
+    auto load = [&](size_t i) { return load_shaped(file, t[i].name, t[i].shape); };
+    // GGUF matrices are [out, in] row-major (dims [in, out]); LlamaBlockWeights wants x W.
+    auto matrix = [&](size_t i) { return transposed(load(i)); };
+    LlamaBlockWeights block;
+    block.attention = llama_attention_weights(c, matrix(0), matrix(1), matrix(2), matrix(3), file.path() + ": layer " + std::to_string(layer));
+    block.rms_attention = load(4);
+    block.rms_ffn = load(5);
+    block.w1 = matrix(6);
+    block.w2 = matrix(7);
+    block.w3 = matrix(8);
+    return block;
+}
+
+namespace {
+
+// Configuration, embedding, final norm and classifier: everything but the blocks.
+LlamaWeights read_outside_blocks(const GgufFile& file) {
+    LlamaWeights w;
+    w.config = gguf_llama_config(file);
+    const Llama2cConfig& c = w.config;
+    w.token_embedding = load_shaped(file, "token_embd.weight", {c.vocab_size, c.dim});
+    w.rms_final = load_shaped(file, "output_norm.weight", {c.dim});
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_shaped(file, "output.weight", {c.vocab_size, c.dim}));
+    return w;
+}
+
+}  // namespace
+
+LlamaWeights read_gguf_llama(const GgufFile& file) {
+    LlamaWeights w = read_outside_blocks(file);
+    for (int64_t l = 0; l < w.config.n_layers; ++l) w.layers.push_back(read_gguf_llama_block(file, w.config, l));
+    return w;
+}
+
+LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
+    LlamaWeights w = read_outside_blocks(*file);
+    // Every block's tensors are checked now (names, shapes, decodable types), so a bad file fails
+    // before the forward pass rather than at its last layer.
+    for (int64_t l = 0; l < w.config.n_layers; ++l) check_gguf_llama_block(*file, w.config, l);
+    w.load_block = [file, config = w.config](int64_t layer) { return read_gguf_llama_block(*file, config, layer); };
+    return w;
+}
+
+Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size) {
+    const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
+    if (model != "llama")
+        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads only the SentencePiece \"llama\" tokenizer "
+                                "from GGUF (byte-level BPE \"gpt2\" tokenizers are not supported yet)");
+    std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
+    if (static_cast<int64_t>(pieces.size()) != vocab_size)
+        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) + " tokens but token_embd.weight has " +
+                                    std::to_string(vocab_size) + " rows");
+    const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
+                                                                        : std::vector<float>(pieces.size(), 0.0f);
+    for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", Llama2cTokenizer::bos_id},
+                                  std::pair{"tokenizer.ggml.eos_token_id", Llama2cTokenizer::eos_id}})
+        if (file.has(key) && file.get_uint(key) != static_cast<uint64_t>(id))
+            fail_input(file.path(), std::string(key) + " is " + std::to_string(*file.get_uint(key)) + "; attn-viz's llama tokenizer needs " +
+                                        std::to_string(id));
+    for (std::string& piece : pieces) piece = with_spaces(piece);
+    return Llama2cTokenizer(file.path(), std::move(pieces), scores);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,23 @@
+// Dispatch on the model file's format.
+#include "llama_model_file.hpp"
+
+#include "error.hpp"
+#include "gguf.hpp"
+#include "gguf_llama.hpp"
+
+namespace attn_viz {
+
+LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits) {
+    if (is_gguf_file(path)) return read_gguf_llama_streaming(std::make_shared<const GgufFile>(path, limits));
+    return read_llama2c_checkpoint(path, limits);
+}
+
+Llama2cTokenizer read_llama_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
+                                      const LoadLimits& limits) {
+    if (!tokenizer_path.empty()) return Llama2cTokenizer(tokenizer_path, vocab_size);
+    if (!is_gguf_file(model_path))
+        fail_input(model_path, "is a llama2.c checkpoint, whose tokenizer is a separate file (tokenizer.bin) that was not given");
+    return read_gguf_llama_tokenizer(GgufFile(model_path, limits), vocab_size);
+}
+
+}  // namespace attn_viz

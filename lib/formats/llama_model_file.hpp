@@ -1,0 +1,23 @@
+// A Llama-style model file in any format attn-viz reads, told apart by its first bytes: a GGUF
+// file (llama architecture, tokenizer inside) or a llama2.c version-0 checkpoint (tokenizer in a
+// separate tokenizer.bin).
+#pragma once
+
+#include <string>
+
+#include "llama2c_checkpoint.hpp"
+#include "llama2c_tokenizer.hpp"
+#include "load_limits.hpp"
+
+namespace attn_viz {
+
+// The model's weights as float32: a GGUF model's blocks streamed (read_gguf_llama_streaming), a
+// llama2.c checkpoint's all read (read_llama2c_checkpoint).
+LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits = {});
+
+// The tokenizer: `tokenizer_path` when given (a llama2.c tokenizer.bin), else the GGUF model's
+// own; a llama2.c checkpoint without a tokenizer file is Error(bad_input) naming it.
+Llama2cTokenizer read_llama_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
+                                      const LoadLimits& limits = {});
+
+}  // namespace attn_viz

@@ -1,0 +1,118 @@
+// stories260K as llama.cpp's GGUF (../shared/models/stories260K-gguf): the F32 file is the same
+// model as stories260K.bin (weights, tokenizer, attention, the greedy story), and its Q8_0 copy
+// runs with attention close to, but not equal to, the F32 model's.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "gguf.hpp"
+#include "gguf_llama.hpp"
+#include "llama2c_checkpoint.hpp"
+#include "llama2c_tokenizer.hpp"
+#include "llama_model.hpp"
+#include "llama_model_file.hpp"
+#include "onednn_backend.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+const std::string story = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
+
+// ../shared/models/stories260K-gguf beside stories260K, or "" (the test then returns).
+std::string gguf_dir(const std::string& stories_dir) {
+    if (stories_dir.empty()) return "";
+    const std::string dir = stories_dir + "-gguf";
+    if (std::filesystem::exists(dir + "/stories260K.gguf") && std::filesystem::exists(dir + "/stories260K-Q8_0.gguf")) return dir;
+    MESSAGE("skipped: " << dir << " is absent");
+    return "";
+}
+
+double max_attention_difference(const ModelRun& a, const ModelRun& b) {
+    double worst = 0;
+    for (size_t l = 0; l < a.layers.size(); ++l) worst = std::max(worst, max_abs_diff(a.layers[l].attention, b.layers[l].attention));
+    return worst;
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as stories260K.bin") {
+    const std::string bin_dir = stories260k_dir(), dir = gguf_dir(bin_dir);
+    if (dir.empty()) return;
+    const GgufFile file(dir + "/stories260K.gguf");
+    const LlamaWeights from_gguf = read_gguf_llama(file), from_bin = read_llama2c_checkpoint(bin_dir + "/stories260K.bin");
+    const Llama2cConfig& c = from_gguf.config;
+    CHECK(c.dim == 64);
+    CHECK(c.hidden_dim == 172);
+    CHECK(c.n_layers == 5);
+    CHECK(c.n_heads == 8);
+    CHECK(c.n_kv_heads == 4);
+    CHECK(c.vocab_size == 512);
+    CHECK(c.seq_len == 2048);
+    CHECK(c.rms_epsilon == doctest::Approx(1e-5));
+    CHECK(c.rope_base == 10000.0);
+    CHECK(!c.shared_classifier);  // output.weight is a separate copy of token_embd
+    CHECK(from_gguf.token_embedding.data == from_bin.token_embedding.data);
+    CHECK(from_gguf.classifier.data == from_bin.classifier.data);
+    CHECK(from_gguf.rms_final.data == from_bin.rms_final.data);
+    for (size_t l = 0; l < 5; ++l) {
+        CAPTURE(l);
+        const LlamaBlockWeights &g = from_gguf.layers[l], &b = from_bin.layers[l];
+        CHECK(g.attention.w_q.data == b.attention.w_q.data);
+        CHECK(g.attention.w_k.data == b.attention.w_k.data);
+        CHECK(g.attention.w_v.data == b.attention.w_v.data);
+        CHECK(g.attention.w_o.data == b.attention.w_o.data);
+        CHECK(g.w1.data == b.w1.data);
+        CHECK(g.w2.data == b.w2.data);
+        CHECK(g.w3.data == b.w3.data);
+        CHECK(g.rms_attention.data == b.rms_attention.data);
+        CHECK(g.rms_ffn.data == b.rms_ffn.data);
+    }
+
+    const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(file, c.vocab_size);
+    const Llama2cTokenizer reference_tokenizer(bin_dir + "/tok512.bin", 512);
+    const std::vector<int> ids = tokenizer.encode(story, true, false);
+    CHECK(ids == reference_tokenizer.encode(story, true, false));
+    CHECK(tokenizer.decode(ids) == story);
+
+    OnednnBackend backend;
+    LlamaModel gguf_model(backend, read_gguf_llama(file));
+    LlamaModel bin_model(backend, read_llama2c_checkpoint(bin_dir + "/stories260K.bin"));
+    const ModelRun bin_run = bin_model.run(ids);
+    CHECK(max_attention_difference(gguf_model.run(ids), bin_run) < 1e-5);
+
+    // Streamed by layer: the same run, and the attention weights kept for the report.
+    LlamaModel streamed(backend, read_llama_model(dir + "/stories260K.gguf"));
+    CHECK(streamed.weights().layers.empty());
+    REQUIRE(streamed.attention_weights().size() == 5);
+    CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);
+    CHECK(streamed.attention_weights()[3]->w_k.data == from_bin.layers[3].attention.w_k.data);
+    CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);  // a second run loads the blocks again
+    CHECK(streamed.attention_weights().size() == 5);
+    const std::string text = tokenizer.decode(greedy_generate(gguf_model, {Llama2cTokenizer::bos_id}, 40));
+    CHECK_MESSAGE(text.rfind(story, 0) == 0, "generated: " << text);
+}
+
+TEST_CASE("stories260K-Q8_0.gguf runs, its attention near the F32 model's but not equal") {
+    const std::string dir = gguf_dir(stories260k_dir());
+    if (dir.empty()) return;
+    const GgufFile f32(dir + "/stories260K.gguf"), q8(dir + "/stories260K-Q8_0.gguf");
+    CHECK(q8.find_tensor("blk.0.attn_q.weight")->type == 8);
+    CHECK(q8.find_tensor("blk.0.ffn_down.weight")->type == 0);  // rows of 172 are not whole Q8_0 blocks
+    OnednnBackend backend;
+    LlamaModel full(backend, read_gguf_llama(f32)), quantized(backend, read_gguf_llama(q8));
+    const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(q8, 512);
+    const std::vector<int> ids = tokenizer.encode(story, true, false);
+    const double difference = max_attention_difference(full.run(ids), quantized.run(ids));
+    MESSAGE("stories260K F32 vs Q8_0: largest attention difference " << difference);
+    CHECK(difference > 0);
+    CHECK(difference < 0.05);
+    const std::string text = tokenizer.decode(greedy_generate(quantized, {Llama2cTokenizer::bos_id}, 20));
+    CHECK_MESSAGE(text.rfind("Once upon a time", 0) == 0, "generated: " << text);
+}
+
+}  // TEST_SUITE

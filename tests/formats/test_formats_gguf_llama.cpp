@@ -1,0 +1,190 @@
+// Llama models written here as GGUF from random weights: hyper-parameters from the metadata,
+// matrices in the x W convention, tied or separate classifiers, the tokenizer, and files that
+// are not a llama model refused with errors naming the file and the key or tensor.
+#include <doctest/doctest.h>
+
+#include "expect_input_error.hpp"
+#include "gguf.hpp"
+#include "gguf_builder.hpp"
+#include "gguf_llama.hpp"
+#include "llama_model_file.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+constexpr int64_t D = 8, H = 2, KV = 1, F = 12, L = 2;  // head size 4
+// The vocabulary: <unk>, BOS, EOS, 256 byte tokens, then "\u2581", "a", "\u2581a", "b".
+constexpr int space = 259, a = 260, space_a = 261, b = 262, V = 263;
+
+// Every tensor of the model as written, row-major [out, in] (GGUF dims [in, out]).
+struct WrittenModel {
+    std::map<std::string, Tensor> tensors;
+    GgufBuilder builder;
+};
+
+void put_tensor(WrittenModel& m, const std::string& name, std::vector<int64_t> shape) {
+    const Tensor t = random_tensor(shape);
+    m.builder.add_f32_tensor(name, {shape.rbegin(), shape.rend()}, t.data);
+    m.tensors.emplace(name, t);
+}
+
+std::vector<std::string> vocabulary() {
+    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+    const char* hex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) tokens.push_back(std::string("<0x") + hex[b / 16] + hex[b % 16] + ">");
+    for (const char* piece : {"\xe2\x96\x81", "a", "\xe2\x96\x81" "a", "b"}) tokens.push_back(piece);
+    return tokens;
+}
+
+// A valid model; `skip` leaves out one metadata key or tensor, `tied` omits output.weight.
+WrittenModel llama_model(const std::string& skip = "", bool tied = false) {
+    WrittenModel m;
+    GgufBuilder& b = m.builder;
+    auto u32 = [&](const std::string& key, uint32_t v) { if (key != skip) b.add_u32(key, v); };
+    if (skip != "general.architecture") b.add_string("general.architecture", "llama");
+    u32("llama.block_count", L);
+    u32("llama.embedding_length", D);
+    u32("llama.feed_forward_length", F);
+    u32("llama.attention.head_count", H);
+    u32("llama.attention.head_count_kv", KV);
+    u32("llama.context_length", 16);
+    u32("llama.rope.dimension_count", D / H);
+    b.add_f32("llama.rope.freq_base", 500000.0f);
+    b.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-6f);
+    b.add_string("tokenizer.ggml.model", "llama");
+    std::vector<float> scores(V, 0.0f);
+    scores[space_a] = -1.0f;
+    b.add_string_array("tokenizer.ggml.tokens", vocabulary());
+    b.add_f32_array("tokenizer.ggml.scores", scores);
+    b.add_u32("tokenizer.ggml.bos_token_id", 1);
+    b.add_u32("tokenizer.ggml.eos_token_id", 2);
+    auto tensor = [&](const std::string& name, std::vector<int64_t> shape) { if (name != skip) put_tensor(m, name, shape); };
+    tensor("token_embd.weight", {V, D});
+    for (int64_t l = 0; l < L; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        tensor(p + "attn_norm.weight", {D});
+        tensor(p + "attn_q.weight", {D, D});
+        tensor(p + "attn_k.weight", {KV * D / H, D});
+        tensor(p + "attn_v.weight", {KV * D / H, D});
+        tensor(p + "attn_output.weight", {D, D});
+        tensor(p + "ffn_norm.weight", {D});
+        tensor(p + "ffn_gate.weight", {F, D});
+        tensor(p + "ffn_down.weight", {D, F});
+        tensor(p + "ffn_up.weight", {F, D});
+    }
+    tensor("output_norm.weight", {D});
+    if (!tied) tensor("output.weight", {V, D});
+    return m;
+}
+
+}  // namespace
+
+TEST_SUITE("formats") {
+
+TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
+    ScratchDir dir;
+    for (bool tied : {false, true}) {
+        CAPTURE(tied);
+        const WrittenModel m = llama_model("", tied);
+        write_text(dir / "m.gguf", m.builder.bytes());
+        const LlamaWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
+        const LlamaWeights streamed = read_llama_model(dir / "m.gguf");  // blocks loaded on demand
+        CHECK(streamed.layers.empty());
+        CHECK(streamed.classifier.data == w.classifier.data);
+        CHECK(streamed.load_block(1).w2.data == w.layers[1].w2.data);
+        CHECK(streamed.load_block(0).attention.w_q.data == w.layers[0].attention.w_q.data);
+        const Llama2cConfig& c = w.config;
+        CHECK(c.dim == D);
+        CHECK(c.hidden_dim == F);
+        CHECK(c.n_layers == L);
+        CHECK(c.n_heads == H);
+        CHECK(c.n_kv_heads == KV);
+        CHECK(c.vocab_size == V);
+        CHECK(c.seq_len == 16);
+        CHECK(c.rope_base == 500000.0);
+        CHECK(c.rms_epsilon == doctest::Approx(1e-6));
+        CHECK(c.shared_classifier == tied);
+        CHECK(w.token_embedding.data == m.tensors.at("token_embd.weight").data);
+        CHECK(w.classifier.data == transposed(m.tensors.at(tied ? "token_embd.weight" : "output.weight")).data);
+        CHECK(w.rms_final.data == m.tensors.at("output_norm.weight").data);
+        for (int64_t l = 0; l < L; ++l) {
+            const std::string p = "blk." + std::to_string(l) + ".";
+            const LlamaBlockWeights& b = w.layers[static_cast<size_t>(l)];
+            CHECK(b.attention.rope == RopeStyle::interleaved);
+            CHECK(b.attention.rope_base == 500000.0);
+            CHECK(b.attention.causal);
+            CHECK(b.attention.w_q.data == transposed(m.tensors.at(p + "attn_q.weight")).data);
+            CHECK(b.attention.w_k.data == transposed(m.tensors.at(p + "attn_k.weight")).data);
+            CHECK(b.attention.w_v.data == transposed(m.tensors.at(p + "attn_v.weight")).data);
+            CHECK(b.attention.w_o.data == transposed(m.tensors.at(p + "attn_output.weight")).data);
+            CHECK(b.w1.data == transposed(m.tensors.at(p + "ffn_gate.weight")).data);
+            CHECK(b.w2.data == transposed(m.tensors.at(p + "ffn_down.weight")).data);
+            CHECK(b.w3.data == transposed(m.tensors.at(p + "ffn_up.weight")).data);
+            CHECK(b.rms_attention.data == m.tensors.at(p + "attn_norm.weight").data);
+            CHECK(b.rms_ffn.data == m.tensors.at(p + "ffn_norm.weight").data);
+        }
+        // "\u2581" reads as a space: the dummy prefix and "\u2581a" merge; "c" falls back to its byte.
+        const Llama2cTokenizer tokenizer = read_llama_tokenizer(dir / "m.gguf", "", V);
+        CHECK(tokenizer.piece(space_a) == " a");
+        CHECK(tokenizer.encode("ab c", true, false) == std::vector<int>{1, space_a, b, space, 'c' + 3});
+        CHECK(tokenizer.decode({1, space_a, b}) == "ab");
+        CHECK(tokenizer.decode({1, a, space_a}) == "a a");
+    }
+}
+
+TEST_CASE("GGUF llama: files that are not a usable llama model are refused, naming the key or tensor") {
+    ScratchDir dir;
+    const std::string path = dir / "bad.gguf";
+    auto expect_refused = [&](const GgufBuilder& b, const std::string& fragment) {
+        CAPTURE(fragment);
+        write_text(path, b.bytes());
+        expect_input_error([&] { read_llama_model(path); }, {"bad.gguf", fragment});
+    };
+    expect_refused(llama_model("general.architecture").builder, "general.architecture is \"\"");
+    expect_refused(llama_model("llama.block_count").builder, "llama.block_count");
+    expect_refused(llama_model("llama.embedding_length").builder, "llama.embedding_length");
+    expect_refused(llama_model("blk.1.ffn_up.weight").builder, "\"blk.1.ffn_up.weight\"");
+    expect_refused(llama_model("token_embd.weight").builder, "token_embd.weight");
+    expect_refused(llama_model("output_norm.weight").builder, "output_norm.weight");
+
+    GgufBuilder other_architecture;
+    other_architecture.add_string("general.architecture", "gpt2");
+    expect_refused(other_architecture, "\"gpt2\"");
+    GgufBuilder partial_rope = llama_model("llama.rope.dimension_count").builder;
+    partial_rope.add_u32("llama.rope.dimension_count", 2);
+    expect_refused(partial_rope, "partial RoPE");
+    GgufBuilder scaled = llama_model().builder;
+    scaled.add_string("llama.rope.scaling.type", "linear");
+    expect_refused(scaled, "scaled RoPE");
+
+    // A wrong shape: attn_k with the rows of attn_q.
+    WrittenModel wrong = llama_model("blk.0.attn_k.weight");
+    put_tensor(wrong, "blk.0.attn_k.weight", {D, D});
+    expect_refused(wrong.builder, "\"blk.0.attn_k.weight\" has shape [8, 8], expected [4, 8]");
+
+    // Tokenizers attn-viz cannot use.
+    auto expect_tokenizer_refused = [&](const GgufBuilder& b, const std::string& fragment) {
+        CAPTURE(fragment);
+        write_text(path, b.bytes());
+        expect_input_error([&] { read_llama_tokenizer(path, "", V); }, {"bad.gguf", fragment});
+    };
+    GgufBuilder gpt2;
+    gpt2.add_string("tokenizer.ggml.model", "gpt2");
+    expect_tokenizer_refused(gpt2, "\"gpt2\" tokenizers are not supported");
+    GgufBuilder bos;
+    bos.add_string("tokenizer.ggml.model", "llama");
+    bos.add_string_array("tokenizer.ggml.tokens", vocabulary());
+    bos.add_u32("tokenizer.ggml.bos_token_id", 5);
+    expect_tokenizer_refused(bos, "bos_token_id is 5");
+    GgufBuilder few;
+    few.add_string("tokenizer.ggml.model", "llama");
+    few.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
+    expect_tokenizer_refused(few, "holds 2 tokens");
+    write_text(dir / "m.bin", "not a GGUF file");
+    expect_input_error([&] { read_llama_tokenizer(dir / "m.bin", "", V); }, {"m.bin", "tokenizer"});
+}
+
+}  // TEST_SUITE
