@@ -130,7 +130,9 @@ int compare(CompareOptions& o) {
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
     if (is_llama_model_file(o.weights_a) || is_llama_model_file(o.weights_b)) return compare_models(o, options, limits);
-    if (o.input.path.empty()) throw Error(ErrorKind::usage, "compare of two layers needs --input (the sequence both run on)");
+    if (o.input.path.empty())
+        throw Error(ErrorKind::usage, "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
+                                      ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
     o.input.tokens_path = o.tokens;
     resolve_layer_options(o.layer, o.layer_values);
     const LayerWeights a = load_compared_layer(o.weights_a, o, limits), b = load_compared_layer(o.weights_b, o, limits);

@@ -53,8 +53,8 @@ TEST_CASE("a missing input says what to give; a missing required option says wha
                    "run: no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings with --tokens), "
                    "repeated for a batch, or --inputs CORPUS (JSONL or a folder) (attn-viz run --help lists its options)");
     check_one_line(run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "w.json")), 2,
-                   "compare: --input is required: Input sequence both layers run on: JSON, or embeddings [T, D] as .npy or "
-                   ".safetensors (as for run) (attn-viz compare --help lists its options)");
+                   "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
+                   ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
     check_one_line(run_attn_viz("run --input " + (dir / "x.json") + " --out " + (dir / "out")), 2,
                    "run: --weights is required: Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), "
                    "or a .safetensors checkpoint with --layout (attn-viz run --help lists its options)");

@@ -44,7 +44,8 @@ TEST_CASE("model --model stories260K.gguf: the attention of stories260K.bin, its
                                              " --dump-attention " + (dir / (name + ".npy")));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         CHECK(r.output.find("peak RSS") != std::string::npos);
-        CHECK(r.output.find("greedy continuation: Once upon a time, there was a little girl named Lily. She loved") != std::string::npos);
+        CHECK(r.output.find("prompt: Once upon a time, there was a little girl named Lily.\ngreedy continuation (8 tokens): She loved") !=
+              std::string::npos);
         CHECK(std::filesystem::exists(dir / (name + "/layer_04/head_07.png")));
         const double difference = max_abs_diff(read_npy(dir / (name + ".npy")), read_npy(dir / "bin.npy"));
         if (name == "stories260K.gguf") CHECK(difference < 1e-5);
