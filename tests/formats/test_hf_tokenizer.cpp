@@ -234,3 +234,45 @@ TEST_CASE("hostile tokenizer files get one-line errors naming the file") {
     CHECK(tokenizer.encode("abab", false) == std::vector<int>{2, 2});
     expect_input_error([&] { tokenizer.labels({7}); }, {"token id 7"});
 }
+
+TEST_CASE("the Split + ByteLevel form of Llama 3 and Qwen2 tokenizers gives GPT-2's ids when given GPT-2's pattern") {
+    const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
+    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
+    if (gpt2.empty() || vectors.empty()) return;
+    json merges = json::array();
+    std::istringstream lines(read_text(gpt2 + "/vocab.bpe"));
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty() && line[0] != '#') merges.push_back(line);
+    const std::string pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+    const json doc = {
+        {"model", {{"type", "BPE"}, {"vocab", json::parse(read_text(gpt2 + "/encoder.json"))}, {"merges", merges}, {"ignore_merges", true}}},
+        {"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}}},
+        {"decoder", {{"type", "ByteLevel"}}}};
+    ScratchDir dir;
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
+    CHECK(tokenizer.kind() == "byte-level BPE");
+    check_vocab_cases(tokenizer, vocab_cases(vectors, "ggml-vocab-gpt-2.gguf"));
+}
+
+TEST_CASE("the Metaspace form of SentencePiece tokenizers (Mistral, newer Llama 2 files) encodes as the llama2.c tokenizer") {
+    const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"});
+    const std::string llama2c = stories260k_dir();
+    if (hf.empty() || llama2c.empty()) return;
+    json doc = json::parse(read_text(hf + "/tokenizer.json"));
+    doc["normalizer"] = nullptr;
+    doc["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}, {"split", false}};
+    doc["decoder"] = {{"type", "Sequence"}, {"decoders", {{{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}}, {{"type", "ByteFallback"}}}}};
+    ScratchDir dir;
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
+    const Llama2cTokenizer reference(llama2c + "/tok512.bin");
+    // (Not text that starts with a space: Metaspace adds no "▁" before one, SentencePiece does.)
+    for (const std::string text : {"Once upon a time, Lily saw a dog.", "two  spaces\nand a line ", "é日本🙂!"}) {
+        CAPTURE(text);
+        CHECK(tokenizer.encode(text, true) == reference.encode(text, true, false));
+        CHECK(tokenizer.decode(tokenizer.encode(text, true)) == text);
+    }
+}
