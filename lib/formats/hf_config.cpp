@@ -28,6 +28,37 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
     return std::nullopt;
 }
 
+// The first of `keys` present in `config` as a positive number, for epsilons and bases.
+std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where) {
+    for (const char* key : keys) {
+        auto it = config.find(key);
+        if (it == config.end() || it->is_null()) continue;
+        if (!it->is_number() || !(it->get<double>() > 0.0))
+            fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected a positive number");
+        return it->get<double>();
+    }
+    return std::nullopt;
+}
+
+void read_model_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    if (config.contains("model_type") && config["model_type"].is_string()) result.model_type = config["model_type"].get<std::string>();
+    result.intermediate_size = positive_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, where);
+    result.vocab_size = positive_int(config, {"vocab_size"}, where);
+    result.max_positions = positive_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, where);
+    result.head_dim = positive_int(config, {"head_dim"}, where);
+    result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
+    if (config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean())
+        result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
+    if (const auto scaling = config.find("rope_scaling"); scaling != config.end() && scaling->is_object()) {
+        for (const char* key : {"rope_type", "type"})
+            if (scaling->contains(key) && (*scaling)[key].is_string()) {
+                result.rope_scaling = (*scaling)[key].get<std::string>();
+                break;
+            }
+        if (result.rope_scaling.empty()) result.rope_scaling = "unnamed";
+    }
+}
+
 }  // namespace
 
 HfConfig read_hf_config(const std::string& config_path) {
@@ -53,6 +84,7 @@ HfConfig read_hf_config(const std::string& config_path) {
         result.rope_base = it->get<double>();
         break;
     }
+    read_model_fields(config, config_path, result);
     return result;
 }
 

@@ -15,6 +15,15 @@ struct HfConfig {
     std::optional<int64_t> d_model;       // hidden_size | n_embd | d_model
     std::optional<int64_t> num_layers;    // num_hidden_layers | n_layer | num_layers
     std::optional<double> rope_base;      // rope_theta | rotary_emb_base
+    // What a whole model needs besides (model folders, hf_llama_checkpoint.hpp):
+    std::string model_type;                    // "llama", "mistral", "qwen2", ... ("" when absent)
+    std::optional<int64_t> intermediate_size;  // intermediate_size | n_inner | ffn_dim
+    std::optional<int64_t> vocab_size;
+    std::optional<int64_t> max_positions;      // max_position_embeddings | n_positions | n_ctx
+    std::optional<int64_t> head_dim;
+    std::optional<double> norm_epsilon;        // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
+    std::optional<bool> tie_word_embeddings;
+    std::string rope_scaling;                  // rope_scaling's "rope_type" (or "type"); "" when none
 };
 
 // Parses a config.json; throws Error(bad_input) naming the file on bad JSON or a key of the
