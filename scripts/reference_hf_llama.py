@@ -69,6 +69,44 @@ def forward(w, cfg, ids):
     return attentions, x @ classifier.T
 
 
+def rand(*shape, scale=0.3):
+    """Random float64 values that float32 holds exactly."""
+    return (torch.randn(*shape, dtype=torch.float64) * scale).to(torch.float32).to(torch.float64)
+
+
+def write_model_folder(out, w, cfg, shards):
+    """config.json and the weights w (name -> tensor) as model.safetensors, or two shards + index."""
+    names = sorted(w)
+    if shards == 1:
+        write_safetensors(os.path.join(out, "model.safetensors"), {n: w[n] for n in names})
+    else:
+        files = [f"model-0000{i + 1}-of-00002.safetensors" for i in range(2)]
+        parts = [names[: len(names) // 2], names[len(names) // 2:]]
+        for file, part in zip(files, parts):
+            write_safetensors(os.path.join(out, file), {n: w[n] for n in part})
+        index = {"metadata": {}, "weight_map": {n: files[i] for i, part in enumerate(parts) for n in part}}
+        with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+            json.dump(index, f)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
+def write_ids(out, vocab, count):
+    """count random token ids below vocab, written space-separated to ids.txt."""
+    ids = torch.randint(0, vocab, (count,)).tolist()
+    with open(os.path.join(out, "ids.txt"), "w") as f:
+        f.write(" ".join(map(str, ids)))
+    return ids
+
+
+def save_expected(out, attentions, results):
+    """expected_attention_L.npy per layer and expected_<name>.npy per entry of results."""
+    for layer, attention in enumerate(attentions):
+        np.save(os.path.join(out, f"expected_attention_{layer}.npy"), attention.numpy())
+    for name, value in results.items():
+        np.save(os.path.join(out, f"expected_{name}.npy"), value.numpy())
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("d-model", "heads", "kv-heads", "layers", "ffn", "vocab", "tokens"):
@@ -92,9 +130,6 @@ def main():
            "num_key_value_heads": KV, "vocab_size": V, "max_position_embeddings": 64, "rms_norm_eps": a.eps,
            "rope_theta": a.rope_theta, "tie_word_embeddings": a.tied, "torch_dtype": "float32"}
 
-    def rand(*shape, scale=0.3):
-        return (torch.randn(*shape, dtype=torch.float64) * scale).to(torch.float32).to(torch.float64)
-
     w = {"model.embed_tokens.weight": rand(V, D, scale=1.0), "model.norm.weight": 1 + rand(D, scale=0.1)}
     for layer in range(a.layers):
         p_ = f"model.layers.{layer}."
@@ -110,27 +145,10 @@ def main():
     if not a.tied:
         w["lm_head.weight"] = rand(V, D)
 
-    names = sorted(w)
-    if a.shards == 1:
-        write_safetensors(os.path.join(a.out, "model.safetensors"), {n: w[n] for n in names})
-    else:
-        files = [f"model-0000{i + 1}-of-00002.safetensors" for i in range(2)]
-        parts = [names[: len(names) // 2], names[len(names) // 2:]]
-        for file, part in zip(files, parts):
-            write_safetensors(os.path.join(a.out, file), {n: w[n] for n in part})
-        index = {"metadata": {}, "weight_map": {n: files[i] for i, part in enumerate(parts) for n in part}}
-        with open(os.path.join(a.out, "model.safetensors.index.json"), "w") as f:
-            json.dump(index, f)
-    with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=2)
-
-    ids = torch.randint(0, V, (a.tokens,)).tolist()
-    with open(os.path.join(a.out, "ids.txt"), "w") as f:
-        f.write(" ".join(map(str, ids)))
+    write_model_folder(a.out, w, cfg, a.shards)
+    ids = write_ids(a.out, V, a.tokens)
     attentions, logits = forward(w, cfg, ids)
-    for layer, attention in enumerate(attentions):
-        np.save(os.path.join(a.out, f"expected_attention_{layer}.npy"), attention.numpy())
-    np.save(os.path.join(a.out, "expected_logits.npy"), logits.numpy())
+    save_expected(a.out, attentions, {"logits": logits})
 
 
 if __name__ == "__main__":

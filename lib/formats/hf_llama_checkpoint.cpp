@@ -13,19 +13,6 @@ namespace attn_viz {
 
 namespace {
 
-int64_t required(const std::optional<int64_t>& value, const HfConfig& config, const char* key) {
-    if (!value) fail_input(config.path, std::string("missing \"") + key + "\"");
-    return *value;
-}
-
-// The tensor `name`, which must have `shape`.
-Tensor tensor_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
-    if (!source.contains(name)) fail_input(source.path(), "missing tensor '" + name + "'");
-    if (source.shape(name) != shape)
-        fail_input(source.path(), "tensor '" + name + "' has shape " + shape_string(source.shape(name)) + ", expected " + shape_string(shape));
-    return source.load(name);
-}
-
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
 Llama2cConfig llama_config(const HfConfig& hf) {
     const auto& types = hf_llama_model_types();
@@ -37,13 +24,13 @@ Llama2cConfig llama_config(const HfConfig& hf) {
     if (!hf.rope_scaling.empty())
         fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) + "\" is not supported yet (only unscaled RoPE)");
     Llama2cConfig c;
-    c.dim = required(hf.d_model, hf, "hidden_size");
-    c.hidden_dim = required(hf.intermediate_size, hf, "intermediate_size");
-    c.n_layers = required(hf.num_layers, hf, "num_hidden_layers");
-    c.n_heads = required(hf.num_heads, hf, "num_attention_heads");
+    c.dim = required_value(hf.d_model, hf, "hidden_size");
+    c.hidden_dim = required_value(hf.intermediate_size, hf, "intermediate_size");
+    c.n_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
+    c.n_heads = required_value(hf.num_heads, hf, "num_attention_heads");
     c.n_kv_heads = hf.num_kv_heads.value_or(c.n_heads);
-    c.vocab_size = required(hf.vocab_size, hf, "vocab_size");
-    c.seq_len = required(hf.max_positions, hf, "max_position_embeddings");
+    c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
+    c.seq_len = required_value(hf.max_positions, hf, "max_position_embeddings");
     c.shared_classifier = hf.tie_word_embeddings.value_or(false);  // LlamaConfig's default
     c.rms_epsilon = hf.norm_epsilon.value_or(1e-6);                 // LlamaConfig's default
     c.rope_base = hf.rope_base.value_or(10000.0);
@@ -76,17 +63,17 @@ LlamaWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& l
         const std::string block = "model.layers." + std::to_string(l) + ".";
         LlamaBlockWeights b;
         b.attention = load_layer(source, "llama", static_cast<int>(l), options, hf);
-        b.rms_attention = tensor_of_shape(source, block + "input_layernorm.weight", {d});
-        b.rms_ffn = tensor_of_shape(source, block + "post_attention_layernorm.weight", {d});
-        b.w1 = transposed(tensor_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
-        b.w2 = transposed(tensor_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
-        b.w3 = transposed(tensor_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
+        b.rms_attention = load_of_shape(source, block + "input_layernorm.weight", {d});
+        b.rms_ffn = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
+        b.w1 = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
+        b.w2 = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
+        b.w3 = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
         w.layers.push_back(std::move(b));
     }
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
-    w.token_embedding = tensor_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
-    w.rms_final = tensor_of_shape(source, "model.norm.weight", {d});
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : tensor_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
+    w.rms_final = load_of_shape(source, "model.norm.weight", {d});
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
     return w;
 }
 

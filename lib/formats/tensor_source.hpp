@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -22,5 +23,14 @@ public:
     virtual const std::vector<int64_t>& shape(const std::string& name) const = 0;
     virtual Tensor load(const std::string& name) const = 0;
 };
+
+// The tensor `name` of `source`, which must have `shape`; throws Error(bad_input) naming the file
+// when it is missing or has another shape, before converting it.
+inline Tensor load_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
+    if (!source.contains(name)) fail_input(source.path(), "missing tensor '" + name + "'");
+    if (source.shape(name) != shape)
+        fail_input(source.path(), "tensor '" + name + "' has shape " + shape_string(source.shape(name)) + ", expected " + shape_string(shape));
+    return source.load(name);
+}
 
 }  // namespace attn_viz
