@@ -21,7 +21,8 @@ Saves what a test compares:
 
 Usage: reference_hf_transformer.py --out DIR --model-type gpt2 --d-model 24 --heads 4 --layers 2
            --ffn 37 --vocab 53 --tokens 9 [--prefix] [--shards 2] [--eps 1e-5] [--positions 64]
-           [--rotary-pct 0.25] [--sequential-residual] [--rotary-base 10000] [--gamma-beta] [--seed N]
+           [--rotary-pct 0.25] [--sequential-residual] [--rotary-base 10000] [--lm-head tied|separate]
+           [--gamma-beta] [--seed N]
 """
 import argparse
 import os
@@ -87,7 +88,7 @@ def gpt2_forward(w, cfg, ids, p):
         x = x + conv1d(w, b + "attn.c_proj", merged)
         x = x + conv1d(w, b + "mlp.c_proj", gelu_new(conv1d(w, b + "mlp.c_fc", layer_norm(x, w, b + "ln_2", eps))))
     hidden = layer_norm(x, w, p + "ln_f", eps)
-    return attentions, hidden, hidden @ w[p + "wte.weight"].T
+    return attentions, hidden, hidden @ (w[p + "wte.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]).T
 
 
 def neox_forward(w, cfg, ids, p):
@@ -120,7 +121,7 @@ def neox_forward(w, cfg, ids, p):
             x = x + attended
             x = x + mlp(b, layer_norm(x, w, b + "post_attention_layernorm", eps))
     hidden = layer_norm(x, w, p + "final_layer_norm", eps)
-    return attentions, hidden, hidden @ w["embed_out.weight"].T
+    return attentions, hidden, hidden @ (w[p + "embed_in.weight"] if cfg["tie_word_embeddings"] else w["embed_out.weight"]).T
 
 
 def bert_forward(w, cfg, ids, p):
@@ -153,13 +154,17 @@ def random_weights(a, p):
     w = {}
     if a.model_type == "gpt2":
         w.update({p + "wte.weight": rand(V, D, scale=1.0), p + "wpe.weight": rand(P, D, scale=0.3), **norm(p + "ln_f")})
+        if a.lm_head == "separate":
+            w["lm_head.weight"] = rand(V, D)
         for layer in range(a.layers):
             b = f"{p}h.{layer}."
             w.update({**norm(b + "ln_1"), **norm(b + "ln_2"), **dense(b + "attn.c_attn", D, 3 * D),
                       **dense(b + "attn.c_proj", D, D), **dense(b + "mlp.c_fc", D, F), **dense(b + "mlp.c_proj", F, D)})
             w[b + "attn.bias"] = torch.ones(1, 1, P, P, dtype=torch.float64).tril()  # the causal-mask buffer old checkpoints hold
     elif a.model_type == "gpt_neox":
-        w.update({p + "embed_in.weight": rand(V, D, scale=1.0), "embed_out.weight": rand(V, D), **norm(p + "final_layer_norm")})
+        w.update({p + "embed_in.weight": rand(V, D, scale=1.0), **norm(p + "final_layer_norm")})
+        if a.lm_head != "tied":
+            w["embed_out.weight"] = rand(V, D)
         for layer in range(a.layers):
             b = f"{p}layers.{layer}."
             w.update({**norm(b + "input_layernorm"), **norm(b + "post_attention_layernorm"),
@@ -182,14 +187,15 @@ def config(a):
     if a.model_type == "gpt2":
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": a.d_model, "n_head": a.heads,
                 "n_layer": a.layers, "n_inner": a.ffn, "vocab_size": a.vocab, "n_positions": a.positions, "n_ctx": a.positions,
-                "layer_norm_epsilon": a.eps, "activation_function": "gelu_new", "scale_attn_weights": True}
+                "layer_norm_epsilon": a.eps, "activation_function": "gelu_new", "scale_attn_weights": True,
+                "tie_word_embeddings": a.lm_head != "separate"}
     common = {"hidden_size": a.d_model, "num_attention_heads": a.heads, "num_hidden_layers": a.layers,
               "intermediate_size": a.ffn, "vocab_size": a.vocab, "max_position_embeddings": a.positions,
               "layer_norm_eps": a.eps, "hidden_act": "gelu"}
     if a.model_type == "gpt_neox":
         return {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], **common, "rotary_pct": a.rotary_pct,
                 "rotary_emb_base": a.rotary_base, "use_parallel_residual": not a.sequential_residual,
-                "tie_word_embeddings": False}
+                "tie_word_embeddings": a.lm_head == "tied"}
     return {"model_type": "bert", "architectures": ["BertModel"], **common, "type_vocab_size": 2,
             "position_embedding_type": "absolute"}
 
@@ -207,6 +213,7 @@ def main():
     p.add_argument("--rotary-pct", type=float, default=0.25)
     p.add_argument("--rotary-base", type=float, default=10000.0)
     p.add_argument("--sequential-residual", action="store_true", help="gpt_neox: use_parallel_residual false")
+    p.add_argument("--lm-head", choices=["tied", "separate"], help="default: tied for gpt2, separate for gpt_neox")
     p.add_argument("--gamma-beta", action="store_true", help="LayerNorm tensors named .gamma/.beta (TensorFlow conversions)")
     p.add_argument("--seed", type=int, default=None)
     a = p.parse_args()

@@ -160,6 +160,15 @@ TEST_CASE("attention rejects inputs of the wrong width") {
     CHECK_THROWS_AS(layer.run(request), Error);
 }
 
+TEST_CASE("a layer refuses partial rotary dimensions that are odd or wider than a head") {
+    for (const int64_t rope_dims : {int64_t{3}, int64_t{6}, int64_t{-2}}) {
+        CAPTURE(rope_dims);
+        LayerWeights w = random_layer(8, 2, 2, true, false, RopeStyle::half_split);  // d_h = 4
+        w.rope_dims = rope_dims;
+        CHECK_THROWS_WITH_AS(AttentionLayer(backend(), w), doctest::Contains("must be even and at most the head size 4"), Error);
+    }
+}
+
 // The matmul kernel oneDNN 2.6 picks for every f32 product of a layer on an ISA (measured with
 // ONEDNN_VERBOSE=1 under each ONEDNN_MAX_CPU_ISA): brgemm from AVX-512 up, below it (AVX2, AVX,
 // SSE4.1) the JIT sgemm, which has no brgemm matmul there.

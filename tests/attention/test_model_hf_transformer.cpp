@@ -1,7 +1,8 @@
 // Hugging Face GPT-2, GPT-NeoX (Pythia) and BERT folders: random small models of each family (one
 // head, T = 1, odd sizes, prefixed and bare tensor names, one file or two shards, partial rotary,
-// parallel and sequential residuals, TensorFlow's gamma/beta names) against the float64 forward
-// of scripts/reference_hf_transformer.py, written from transformers' definitions; hostile folders.
+// parallel and sequential residuals, tied and separate classifiers, TensorFlow's gamma/beta
+// names) against the float64 forward of scripts/reference_hf_transformer.py, written from
+// transformers' definitions; hostile folders.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -59,10 +60,10 @@ TEST_CASE("HF GPT-2, GPT-NeoX and BERT folders: attention, hidden states and log
     const char* cases[] = {
         "--model-type gpt2 --d-model 24 --heads 4 --layers 2 --ffn 37 --vocab 53 --tokens 9",
         "--model-type gpt2 --prefix --d-model 15 --heads 1 --layers 1 --ffn 7 --vocab 19 --tokens 1 --shards 2",
-        "--model-type gpt2 --prefix --d-model 21 --heads 3 --layers 3 --ffn 40 --vocab 31 --tokens 20 --positions 20 --eps 1e-6",
+        "--model-type gpt2 --prefix --d-model 21 --heads 3 --layers 3 --ffn 40 --vocab 31 --tokens 20 --positions 20 --eps 1e-6 --lm-head separate",
         "--model-type gpt_neox --prefix --d-model 30 --heads 3 --layers 2 --ffn 41 --vocab 37 --tokens 13 --rotary-pct 0.4",
         "--model-type gpt_neox --d-model 16 --heads 2 --layers 2 --ffn 23 --vocab 29 --tokens 7 --sequential-residual --shards 2 --rotary-base 500",
-        "--model-type gpt_neox --prefix --d-model 12 --heads 1 --layers 1 --ffn 5 --vocab 13 --tokens 1 --rotary-pct 1.0",
+        "--model-type gpt_neox --prefix --d-model 12 --heads 1 --layers 1 --ffn 5 --vocab 13 --tokens 1 --rotary-pct 1.0 --lm-head tied",
         "--model-type bert --prefix --d-model 24 --heads 4 --layers 2 --ffn 37 --vocab 53 --tokens 9 --eps 1e-12",
         "--model-type bert --d-model 10 --heads 1 --layers 1 --ffn 13 --vocab 17 --tokens 1 --eps 1e-12",
         "--model-type bert --prefix --gamma-beta --d-model 21 --heads 3 --layers 3 --ffn 30 --vocab 31 --tokens 16 --positions 16 --shards 2",
