@@ -11,6 +11,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev          # oneDNN 2.6; its CMake config needs OpenCL
   libcli11-dev nlohmann-json3-dev libstb-dev doctest-dev
   libdeflate-dev                          # real deflate for PNG (stb's own is fixed-Huffman only)
+  libicu-dev                              # Unicode regex, normalization and categories for tokenizers
   libxxhash-dev                           # XXH3 fingerprints of weights and sequences in corpus partials
   libssl-dev                              # libcrypto's SHA-256 of every input file (stats.json provenance)
   fonts-dejavu-core                       # DejaVu Sans for labels

@@ -41,12 +41,13 @@ inline ReferenceResult reference_attention(const attn_viz::LayerWeights& w, cons
     };
     auto rope = [&](std::vector<double>& m, int64_t rows, int64_t heads) {
         if (w.rope == RopeStyle::none) return;
+        const int64_t rotated = w.rope_dims ? w.rope_dims : dh;  // features 0..rotated-1 turn
         for (int64_t p = 0; p < rows; ++p)
             for (int64_t h = 0; h < heads; ++h)
-                for (int64_t i = 0; i < dh / 2; ++i) {
-                    const double theta = p / std::pow(w.rope_base, 2.0 * i / dh);
+                for (int64_t i = 0; i < rotated / 2; ++i) {
+                    const double theta = p / std::pow(w.rope_base, 2.0 * i / rotated);
                     const int64_t a = w.rope == RopeStyle::interleaved ? 2 * i : i;
-                    const int64_t b = w.rope == RopeStyle::interleaved ? 2 * i + 1 : i + dh / 2;
+                    const int64_t b = w.rope == RopeStyle::interleaved ? 2 * i + 1 : i + rotated / 2;
                     double& x0 = m[p * heads * dh + h * dh + a];
                     double& x1 = m[p * heads * dh + h * dh + b];
                     const double n0 = x0 * std::cos(theta) - x1 * std::sin(theta);

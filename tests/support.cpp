@@ -58,12 +58,16 @@ CommandResult run_attn_viz(const std::string& arguments) {
     return run_command(std::string("'") + ATTN_VIZ_BINARY + "' " + arguments);
 }
 
-std::string stories260k_dir() {
-    std::filesystem::path dir = std::filesystem::path(ATTN_VIZ_SHARED_DIR) / "models" / "stories260K";
-    if (std::filesystem::exists(dir / "stories260K.bin") && std::filesystem::exists(dir / "tok512.bin"))
-        return dir.string();
-    std::cerr << "skipped: ../shared/models/stories260K is absent; model tests not run\n";
-    return "";
+std::string stories260k_dir() { return shared_model_dir("stories260K", {"stories260K.bin", "tok512.bin"}); }
+
+std::string shared_model_dir(const std::string& name, const std::vector<std::string>& required) {
+    const std::filesystem::path dir = std::filesystem::path(ATTN_VIZ_SHARED_DIR) / "models" / name;
+    for (const std::string& file : required)
+        if (!std::filesystem::exists(dir / file)) {
+            std::cerr << "skipped: ../shared/models/" << name << "/" << file << " is absent; tests that need it not run\n";
+            return "";
+        }
+    return dir.string();
 }
 
 void write_text(const std::string& path, const std::string& text) {

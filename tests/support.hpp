@@ -44,6 +44,10 @@ CommandResult run_attn_viz(const std::string& arguments);
 // skip message and returns).
 std::string stories260k_dir();
 
+// ../shared/models/NAME when it holds every file of `required`, or "" after printing a skip
+// message (the test then returns).
+std::string shared_model_dir(const std::string& name, const std::vector<std::string>& required);
+
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
 

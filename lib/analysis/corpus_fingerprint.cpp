@@ -11,6 +11,7 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
     for (int64_t v : {w.d_model, w.num_heads, w.num_kv_heads, w.d_head, int64_t{w.causal}, static_cast<int64_t>(w.rope)})
         f.add_int(v);
     f.add_bytes(&w.rope_base, sizeof w.rope_base);
+    if (w.rope_dims != 0) f.add_int(w.rope_dims);  // only when set: whole-head layers keep their fingerprints
     for (const Tensor* t : {&w.w_q, &w.w_k, &w.w_v, &w.w_o, &w.b_q, &w.b_k, &w.b_v, &w.b_o}) f.add_tensor(*t);
     return f.value();
 }

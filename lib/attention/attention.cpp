@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dense_ops.hpp"
 #include "error.hpp"
 #include "head_output_shares.hpp"
 #include "masked_softmax.hpp"
@@ -62,22 +63,13 @@ Tensor from_head_major(const Tensor& z) {
     return out;
 }
 
-// x: [rows, D]; w: [D, n] -> [rows, n] (+ bias [n] when given)
-Tensor project(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
-    Tensor y = Tensor::uninitialized({x.dim(0), w.dim(1)});
-    MatmulShape shape = dense_matmul(x.dim(0), x.dim(1), w.dim(1));
-    shape.has_bias = !bias.empty();
-    backend.matmul(shape, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
-    return y;
-}
-
 // x: [rows, D]; w: [D, heads*d_h] (head h = columns [h d_h, (h+1) d_h)); bias: [heads*d_h] or
 // empty -> [heads, rows, d_h], head-major. One dense product (bias included), then a transpose:
 // read through a strided per-head view, the same product sends oneDNN 2.6 to gemm:jit, whose
 // first call spends ~25 ms generating code; the dense shape is shared with the output projection.
 Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias, int64_t d_h) {
     const int64_t rows = x.dim(0), heads = w.dim(1) / d_h;
-    const Tensor token_major = project(backend, x, w, bias);  // [rows, heads*d_h]
+    const Tensor token_major = linear(backend, x, w, bias);  // [rows, heads*d_h]
     Tensor y = Tensor::uninitialized({heads, rows, d_h});
 #pragma omp parallel for schedule(static)
     for (int64_t h = 0; h < heads; ++h)
@@ -88,15 +80,16 @@ Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, c
 
 }  // namespace
 
-void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position) {
+void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position, int64_t rotary_dims) {
     if (style == RopeStyle::none) return;
-    const int64_t heads = x.dim(0), rows = x.dim(1), d_head = x.dim(2), half = d_head / 2;
+    const int64_t heads = x.dim(0), rows = x.dim(1), d_head = x.dim(2);
+    const int64_t rotated = rotary_dims > 0 ? rotary_dims : d_head, half = rotated / 2;
     for (int64_t t = 0; t < rows; ++t) {
         const double position = static_cast<double>(first_position + t);
         for (int64_t i = 0; i < half; ++i) {
-            const double angle = position * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d_head));
+            const double angle = position * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rotated));
             const double c = std::cos(angle), s = std::sin(angle);
-            // Pair (a, b): interleaved (2i, 2i+1); half-split (i, i + d_h/2).
+            // Pair (a, b): interleaved (2i, 2i+1); half-split (i, i + rotated/2).
             const int64_t a = style == RopeStyle::interleaved ? 2 * i : i;
             const int64_t b = style == RopeStyle::interleaved ? 2 * i + 1 : i + half;
             for (int64_t h = 0; h < heads; ++h) {
@@ -156,8 +149,8 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     Tensor q = project_heads(backend_, x, w.w_q, w.b_q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
     Tensor k = project_heads(backend_, c, w.w_k, w.b_k, d_h);  // [KV, S, d_h]
     Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
-    apply_rope(q, w.rope, w.rope_base);
-    apply_rope(k, w.rope, w.rope_base);
+    apply_rope(q, w.rope, w.rope_base, 0, w.rope_dims);
+    apply_rope(k, w.rope, w.rope_base, 0, w.rope_dims);
 
     // Steps 2-4 go through the map in steps of about 2 MB, so that a step's scores are still in
     // cache when they are masked, normalised and multiplied by V: the [H, T, S] map is written
@@ -197,7 +190,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     r.values = std::move(v);
 
     // Step 5: output projection, each head's share of it, and what each key sends through each head.
-    r.output = project(backend_, r.context, w.w_o, w.b_o);
+    r.output = linear(backend_, r.context, w.w_o, w.b_o);
     if ((request.with_contributions || request.with_value_norms) && !output_shares_)
         output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
     if (request.with_contributions) output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);

@@ -48,8 +48,9 @@ private:
     std::unique_ptr<HeadOutputShares> output_shares_;  // from W_O, made by the first run that needs it
 };
 
-// Rotary position embedding in place.
+// Rotary position embedding in place, on the first `rotary_dims` features of each head (0 = all
+// d_h), as a head of that width; the other features pass through.
 // x: [heads, T, d_h] (head-major); positions 0..T-1 (plus `first_position`).
-void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position = 0);
+void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position = 0, int64_t rotary_dims = 0);
 
 }  // namespace attn_viz

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dense_ops.hpp"
 #include "error.hpp"
 #include "llama2c_tokenizer.hpp"
 
@@ -24,26 +25,15 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight, double rms_epsilon) {
     return y;
 }
 
-// x: [m, k]; w: [k, n] -> [m, n] on oneDNN.
-Tensor matmul(OnednnBackend& backend, const Tensor& x, const Tensor& w) {
-    Tensor y({x.dim(0), w.dim(1)});
-    backend.matmul(dense_matmul(x.dim(0), x.dim(1), w.dim(1)), x.ptr(), w.ptr(), nullptr, y.ptr());
-    return y;
-}
-
-void add_in_place(Tensor& x, const Tensor& delta) {
-    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += delta.data[i];
-}
-
 // x: [T, D] -> w2(silu(x w1) * (x w3)): [T, D]
 Tensor swiglu(OnednnBackend& backend, const Tensor& x, const LlamaBlockWeights& block) {
-    Tensor gate = matmul(backend, x, block.w1);  // [T, F]
-    const Tensor up = matmul(backend, x, block.w3);
+    Tensor gate = linear(backend, x, block.w1);  // [T, F]
+    const Tensor up = linear(backend, x, block.w3);
     for (size_t i = 0; i < gate.data.size(); ++i) {
         const float g = gate.data[i];
         gate.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
     }
-    return matmul(backend, gate, block.w2);
+    return linear(backend, gate, block.w2);
 }
 
 }  // namespace
@@ -85,22 +75,12 @@ AttentionLayer& LlamaModel::attention_layer(size_t l) {
 ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
                          const StepCallback& on_layer) {
     const Llama2cConfig& c = weights_.config;
-    const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim;
-    if (T == 0) fail_input("tokens", "no tokens to run");
-    if (T > c.seq_len)
-        fail_input("tokens", std::to_string(T) + " tokens exceed the model's sequence length " + std::to_string(c.seq_len));
+    check_model_tokens(tokens, c.vocab_size, c.seq_len);
 
     // Step 1: embeddings of the tokens.
     ModelRun run;
     run.tokens = tokens;
-    Tensor x({T, D});
-    for (int64_t t = 0; t < T; ++t) {
-        const int id = tokens[static_cast<size_t>(t)];
-        if (id < 0 || id >= c.vocab_size)
-            fail_input("tokens", "token " + std::to_string(t) + " is id " + std::to_string(id) + ", outside the vocabulary (0.." +
-                                     std::to_string(c.vocab_size - 1) + ")");
-        std::copy_n(weights_.token_embedding.ptr() + id * D, D, x.ptr() + t * D);
-    }
+    Tensor x = embedding_rows(weights_.token_embedding, tokens);
 
     // Step 2: each block adds its attention output, then its feed-forward output, to the residual stream.
     // A streamed model loads each block here, replacing the previous one.
@@ -118,7 +98,8 @@ ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions
     }
 
     // Step 3: final norm and the classifier.
-    run.logits = classify(x);
+    run.hidden_states = rms_norm(x, weights_.rms_final, c.rms_epsilon);
+    run.logits = linear(backend_, run.hidden_states, weights_.classifier);
     return run;
 }
 
@@ -148,7 +129,7 @@ void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
 }
 
 Tensor LlamaModel::classify(const Tensor& x) {
-    return matmul(backend_, rms_norm(x, weights_.rms_final, weights_.config.rms_epsilon), weights_.classifier);
+    return linear(backend_, rms_norm(x, weights_.rms_final, weights_.config.rms_epsilon), weights_.classifier);
 }
 
 std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token) {

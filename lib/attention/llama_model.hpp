@@ -10,16 +10,10 @@
 
 #include "attention.hpp"
 #include "llama2c_checkpoint.hpp"
+#include "model_run.hpp"
 #include "onednn_backend.hpp"
 
 namespace attn_viz {
-
-struct ModelRun {
-    std::vector<int> tokens;          // the T input ids
-    std::vector<LayerResult> layers;  // per block: attention [H, T, T], margins, context, output, ...
-    std::vector<Tensor> residual;     // per block, [T, D]: the residual stream entering it
-    Tensor logits;                    // [T, V]: row t predicts token t + 1
-};
 
 // Told after each step of a long computation: `done` steps of `total` (a progress display).
 using StepCallback = std::function<void(int64_t done, int64_t total)>;

@@ -28,6 +28,67 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
     return std::nullopt;
 }
 
+// The first of `keys` present in `config` as a positive number, for epsilons and bases.
+std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where) {
+    for (const char* key : keys) {
+        auto it = config.find(key);
+        if (it == config.end() || it->is_null()) continue;
+        if (!it->is_number() || !(it->get<double>() > 0.0))
+            fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected a positive number");
+        return it->get<double>();
+    }
+    return std::nullopt;
+}
+
+// The first of `keys` present in `config` as a string ("" when none is).
+std::string string_field(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where) {
+    for (const char* key : keys) {
+        auto it = config.find(key);
+        if (it == config.end() || it->is_null()) continue;
+        if (!it->is_string()) fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected a string");
+        return it->get<std::string>();
+    }
+    return "";
+}
+
+std::optional<bool> bool_field(const nlohmann::json& config, const char* key, const std::string& where) {
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return std::nullopt;
+    if (!it->is_boolean()) fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected true or false");
+    return it->get<bool>();
+}
+
+void read_family_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    result.activation = string_field(config, {"hidden_act", "activation_function"}, where);
+    result.rotary_fraction = positive_number(config, {"rotary_pct", "partial_rotary_factor"}, where);
+    if (result.rotary_fraction && *result.rotary_fraction > 1.0)
+        fail_input(where, "the rotary fraction is " + std::to_string(*result.rotary_fraction) + ", expected at most 1");
+    result.parallel_residual = bool_field(config, "use_parallel_residual", where);
+    result.type_vocab_size = positive_int(config, {"type_vocab_size"}, where);
+    result.position_embedding_type = string_field(config, {"position_embedding_type"}, where);
+    result.scale_attn_by_inverse_layer_idx = bool_field(config, "scale_attn_by_inverse_layer_idx", where);
+    result.scale_attn_weights = bool_field(config, "scale_attn_weights", where);
+}
+
+void read_model_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    if (config.contains("model_type") && config["model_type"].is_string()) result.model_type = config["model_type"].get<std::string>();
+    result.intermediate_size = positive_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, where);
+    result.vocab_size = positive_int(config, {"vocab_size"}, where);
+    result.max_positions = positive_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, where);
+    result.head_dim = positive_int(config, {"head_dim"}, where);
+    result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
+    if (config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean())
+        result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
+    if (const auto scaling = config.find("rope_scaling"); scaling != config.end() && scaling->is_object()) {
+        for (const char* key : {"rope_type", "type"})
+            if (scaling->contains(key) && (*scaling)[key].is_string()) {
+                result.rope_scaling = (*scaling)[key].get<std::string>();
+                break;
+            }
+        if (result.rope_scaling.empty()) result.rope_scaling = "unnamed";
+    }
+}
+
 }  // namespace
 
 HfConfig read_hf_config(const std::string& config_path) {
@@ -53,7 +114,14 @@ HfConfig read_hf_config(const std::string& config_path) {
         result.rope_base = it->get<double>();
         break;
     }
+    read_model_fields(config, config_path, result);
+    read_family_fields(config, config_path, result);
     return result;
+}
+
+int64_t required_value(const std::optional<int64_t>& value, const HfConfig& config, const char* key) {
+    if (!value) fail_input(config.path, std::string("missing \"") + key + "\"");
+    return *value;
 }
 
 HfConfig find_hf_config_beside(const std::string& checkpoint_path) {

@@ -15,7 +15,27 @@ struct HfConfig {
     std::optional<int64_t> d_model;       // hidden_size | n_embd | d_model
     std::optional<int64_t> num_layers;    // num_hidden_layers | n_layer | num_layers
     std::optional<double> rope_base;      // rope_theta | rotary_emb_base
+    // What a whole model needs besides (model folders, hf_llama_checkpoint.hpp):
+    std::string model_type;                    // "llama", "mistral", "qwen2", ... ("" when absent)
+    std::optional<int64_t> intermediate_size;  // intermediate_size | n_inner | ffn_dim
+    std::optional<int64_t> vocab_size;
+    std::optional<int64_t> max_positions;      // max_position_embeddings | n_positions | n_ctx
+    std::optional<int64_t> head_dim;
+    std::optional<double> norm_epsilon;        // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
+    std::optional<bool> tie_word_embeddings;
+    std::string rope_scaling;                  // rope_scaling's "rope_type" (or "type"); "" when none
+    // The other families' choices (hf_transformer_checkpoint.hpp):
+    std::string activation;                    // hidden_act | activation_function ("" when absent)
+    std::optional<double> rotary_fraction;     // rotary_pct | partial_rotary_factor, in (0, 1]
+    std::optional<bool> parallel_residual;     // use_parallel_residual
+    std::optional<int64_t> type_vocab_size;
+    std::string position_embedding_type;       // BERT's "absolute", "relative_key", ... ("" when absent)
+    std::optional<bool> scale_attn_by_inverse_layer_idx;  // GPT-2's per-layer score scaling
+    std::optional<bool> scale_attn_weights;               // GPT-2: false = scores not divided by sqrt(d_h)
 };
+
+// *value, or Error(bad_input) naming config.json and the missing `key`.
+int64_t required_value(const std::optional<int64_t>& value, const HfConfig& config, const char* key);
 
 // Parses a config.json; throws Error(bad_input) naming the file on bad JSON or a key of the
 // wrong type (e.g. a negative head count), Error(io) when it cannot be read.

@@ -22,6 +22,9 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
                               std::to_string(l.num_heads) + ")");
     if (l.d_head <= 0) fail_input(where, "head size must be positive");
     if (l.rope != RopeStyle::none && l.d_head % 2 != 0) fail_input(where, "rotary embedding needs an even head size");
+    if (l.rope_dims < 0 || l.rope_dims > l.d_head || l.rope_dims % 2 != 0)
+        fail_input(where, "rotary dimensions (" + std::to_string(l.rope_dims) + ") must be even and at most the head size " +
+                              std::to_string(l.d_head));
     const int64_t q = l.num_heads * l.d_head, kv = l.num_kv_heads * l.d_head;
     expect_shape(l.w_q, {l.d_model, q}, "W_Q", where, false);
     expect_shape(l.w_k, {l.d_model, kv}, "W_K", where, false);

@@ -25,6 +25,9 @@ struct LayerWeights {
     bool causal = false;
     RopeStyle rope = RopeStyle::none;
     double rope_base = 10000.0;
+    // Partial rotary (GPT-NeoX's rotary_pct): RoPE turns only the first rope_dims features of each
+    // head, with frequencies of a rope_dims-wide head; the rest pass through. 0 = the whole head.
+    int64_t rope_dims = 0;
 
     Tensor w_q;  // [D, H*d_h]
     Tensor w_k;  // [D, KV*d_h]

@@ -23,7 +23,7 @@ struct Preset {
 
 // Everything one layer's builder needs: where names start, head counts and error context.
 struct LayerContext {
-    const SafetensorsFile& file;
+    const TensorSource& file;
     std::string base;  // prefix + layer path, e.g. "bert.encoder.layer.3."
     std::string where; // "<file>: layer 3 (bert)"
     const LayoutOptions& options;
@@ -204,7 +204,7 @@ std::string layer_base(const std::string& prefix, const Preset& preset, int laye
 }
 
 // The prefix under which the file holds this preset's layer 0 ("" candidates first), or null.
-const std::string* find_prefix(const SafetensorsFile& file, const Preset& preset, const LayoutOptions& options) {
+const std::string* find_prefix(const TensorSource& file, const Preset& preset, const LayoutOptions& options) {
     if (options.prefix) return file.contains(layer_base(*options.prefix, preset, 0) + preset.probe) ? &*options.prefix : nullptr;
     for (const std::string& prefix : preset.default_prefixes)
         if (file.contains(layer_base(prefix, preset, 0) + preset.probe)) return &prefix;
@@ -229,7 +229,7 @@ RopeStyle parse_rope_style(const std::string& text) {
     throw Error(ErrorKind::usage, "unknown rotary embedding style '" + text + "' (known: none, interleaved, half)");
 }
 
-int count_layers(const SafetensorsFile& file, const std::string& layout, const LayoutOptions& options) {
+int count_layers(const TensorSource& file, const std::string& layout, const LayoutOptions& options) {
     const Preset& preset = find_preset(layout);
     const std::string* prefix = find_prefix(file, preset, options);
     if (!prefix) return 0;
@@ -239,7 +239,7 @@ int count_layers(const SafetensorsFile& file, const std::string& layout, const L
     return n;
 }
 
-LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, int layer, const LayoutOptions& options,
+LayerWeights load_layer(const TensorSource& file, const std::string& layout, int layer, const LayoutOptions& options,
                         const HfConfig& config) {
     const Preset& preset = find_preset(layout);
     const std::string where = file.path() + ": layer " + std::to_string(layer) + " (" + layout + ")";

@@ -14,6 +14,7 @@
 #include "layer_weights.hpp"
 #include "load_limits.hpp"
 #include "safetensors.hpp"
+#include "tensor_source.hpp"
 
 namespace attn_viz {
 
@@ -38,7 +39,7 @@ const std::vector<std::string>& layout_names();
 RopeStyle parse_rope_style(const std::string& text);
 
 // Number of layers of `layout` the file holds (0 when none).
-int count_layers(const SafetensorsFile& file, const std::string& layout, const LayoutOptions& options);
+int count_layers(const TensorSource& file, const std::string& layout, const LayoutOptions& options);
 
 // Loads layer `layer` of a safetensors checkpoint (read within `limits`). Throws Error(bad_input)
 // naming the file, the layer and the expected tensor name when a tensor is missing or misshapen,
@@ -46,7 +47,7 @@ int count_layers(const SafetensorsFile& file, const std::string& layout, const L
 // the Remedy that names it).
 LayerWeights load_layer(const std::string& checkpoint_path, const std::string& layout, int layer,
                         const LayoutOptions& options, const LoadLimits& limits = {});
-LayerWeights load_layer(const SafetensorsFile& file, const std::string& layout, int layer, const LayoutOptions& options,
+LayerWeights load_layer(const TensorSource& file, const std::string& layout, int layer, const LayoutOptions& options,
                         const HfConfig& config);
 
 }  // namespace attn_viz

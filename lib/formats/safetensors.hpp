@@ -13,6 +13,7 @@
 
 #include "load_limits.hpp"
 #include "tensor.hpp"
+#include "tensor_source.hpp"
 
 namespace attn_viz {
 
@@ -31,7 +32,7 @@ struct SafetensorsEntry {
     uint64_t end = 0;
 };
 
-class SafetensorsFile {
+class SafetensorsFile : public TensorSource {
 public:
     // Maps the file and validates the header against its size (Error(bad_input) naming the file
     // and the tensor; Error(io) when it cannot be opened). Nothing is converted yet; `limits`
@@ -41,17 +42,17 @@ public:
     SafetensorsFile(SafetensorsFile&&) noexcept;
     SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
 
-    const std::string& path() const { return path_; }
-    std::vector<std::string> names() const;  // sorted
-    bool contains(const std::string& name) const { return entries_.count(name) != 0; }
+    const std::string& path() const override { return path_; }
+    std::vector<std::string> names() const override;  // sorted
+    bool contains(const std::string& name) const override { return entries_.count(name) != 0; }
     // Throws Error(bad_input) naming the file when `name` is absent.
     const SafetensorsEntry& entry(const std::string& name) const;
-    const std::vector<int64_t>& shape(const std::string& name) const { return entry(name).shape; }
+    const std::vector<int64_t>& shape(const std::string& name) const override { return entry(name).shape; }
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
     // The tensor converted to float32 (from F64, F32, F16 or BF16); other dtypes, a tensor over
     // the memory budget and (unless allowed) non-finite values are refused.
-    Tensor load(const std::string& name) const;
+    Tensor load(const std::string& name) const override;
 
 private:
     std::string path_;

@@ -6,7 +6,7 @@
 #include "analysis_fixtures.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
-#include "formats/expect_input_error.hpp"
+#include "expect_input_error.hpp"
 
 using namespace attn_viz;
 using namespace analysis_fixtures;

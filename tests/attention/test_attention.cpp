@@ -36,11 +36,13 @@ struct Case {
     int64_t T, S, D, H, KV;  // S = 0: self-attention
     bool causal, biases, padding;
     RopeStyle rope;
+    int64_t rope_dims = 0;  // partial rotary: RoPE on the first rope_dims features of each head
 };
 
 void check_case(const Case& c) {
     CAPTURE(c.name);
     LayerWeights w = random_layer(c.D, c.H, c.KV, c.causal, c.biases, c.rope);
+    w.rope_dims = c.rope_dims;
     Tensor x = random_tensor({c.T, c.D});
     Tensor context = c.S ? random_tensor({c.S, c.D}) : Tensor();
     const int64_t S = c.S ? c.S : c.T;
@@ -100,6 +102,9 @@ TEST_CASE("attention matches a double-precision reference across shapes and opti
         {"causal T=1", 1, 0, 12, 4, 4, true, false, false, RopeStyle::none},
         {"GQA 8/4, interleaved RoPE, causal", 11, 0, 32, 8, 4, true, false, false, RopeStyle::interleaved},
         {"GQA 6/2, half-split RoPE", 10, 0, 24, 6, 2, false, true, false, RopeStyle::half_split},
+        {"partial half-split RoPE (GPT-NeoX), 6 of 10 features, causal", 13, 0, 30, 3, 3, true, true, false, RopeStyle::half_split, 6},
+        {"partial RoPE on 2 of 12 features, T=1", 1, 0, 24, 2, 2, true, false, false, RopeStyle::half_split, 2},
+        {"partial interleaved RoPE, 4 of 8 features", 9, 0, 16, 2, 1, false, false, false, RopeStyle::interleaved, 4},
         {"multi-query 4/1, causal", 8, 0, 16, 4, 1, true, true, false, RopeStyle::none},
         {"padding mask", 7, 0, 12, 3, 3, false, true, true, RopeStyle::none},
         {"padding + causal", 7, 0, 12, 2, 2, true, false, true, RopeStyle::none},
@@ -153,6 +158,15 @@ TEST_CASE("attention rejects inputs of the wrong width") {
     AttentionRequest request;
     request.input = &x;
     CHECK_THROWS_AS(layer.run(request), Error);
+}
+
+TEST_CASE("a layer refuses partial rotary dimensions that are odd or wider than a head") {
+    for (const int64_t rope_dims : {int64_t{3}, int64_t{6}, int64_t{-2}}) {
+        CAPTURE(rope_dims);
+        LayerWeights w = random_layer(8, 2, 2, true, false, RopeStyle::half_split);  // d_h = 4
+        w.rope_dims = rope_dims;
+        CHECK_THROWS_WITH_AS(AttentionLayer(backend(), w), doctest::Contains("must be even and at most the head size 4"), Error);
+    }
 }
 
 // The matmul kernel oneDNN 2.6 picks for every f32 product of a layer on an ISA (measured with

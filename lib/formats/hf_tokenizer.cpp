@@ -1,0 +1,424 @@
+#include "hf_tokenizer.hpp"
+
+#include <filesystem>
+#include <variant>
+
+#include "bpe_model.hpp"
+#include "error.hpp"
+#include "json_input.hpp"
+#include "mapped_file.hpp"
+#include "tokenizer_pipeline.hpp"
+#include "unicode_text.hpp"
+#include "utf8.hpp"
+#include "wordpiece_model.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct AddedToken {
+    std::string content;
+    int id;
+    bool special, lstrip, rstrip;
+};
+
+// A piece of the input text: plain text for the pipeline, or an added token found in it.
+struct Segment {
+    std::string text;
+    size_t offset;
+    int added_id;  // -1 for plain text
+};
+
+std::string quote_text(const std::string& text) { return "\"" + escape_invalid_utf8(text.substr(0, 60)) + "\""; }
+
+}  // namespace
+
+struct HfTokenizer::Impl {
+    Impl(std::string path_, std::string kind_, std::variant<BpeModel, WordPieceModel> model_, const json& normalizer_spec,
+         const json& pre_tokenizer_spec, const json& decoder_spec)
+        : path(std::move(path_)),
+          kind(std::move(kind_)),
+          model(std::move(model_)),
+          normalizer(parse_normalizer(normalizer_spec, path)),
+          pre_tokenizer(parse_pre_tokenizer(pre_tokenizer_spec, path)),
+          decoder(parse_decoder(decoder_spec, path)) {}
+
+    std::string path, kind;
+    std::variant<BpeModel, WordPieceModel> model;
+    Normalizer normalizer;
+    PreTokenizer pre_tokenizer;
+    TokenDecoder decoder;
+    std::vector<AddedToken> added;
+    std::vector<int> prefix_ids, suffix_ids;  // what add_special_tokens puts around the text
+    std::vector<std::string> token_of_id;      // "" where no token has the id
+    std::vector<bool> special_id;
+    std::optional<int> bos, eos;
+
+    const std::unordered_map<std::string, int>& vocab() const {
+        return std::visit([](const auto& m) -> const std::unordered_map<std::string, int>& { return m.vocab(); }, model);
+    }
+    void encode_word(const std::string& word, std::vector<int>& ids) const {
+        std::visit([&](const auto& m) { m.encode_word(word, ids); }, model);
+    }
+    std::optional<int> lookup(const std::string& token) const {
+        for (const AddedToken& a : added)
+            if (a.content == token) return a.id;
+        const auto found = vocab().find(token);
+        return found == vocab().end() ? std::nullopt : std::optional<int>(found->second);
+    }
+    const std::string& token(int id) const {
+        if (id < 0 || id >= static_cast<int>(token_of_id.size()) || token_of_id[id].empty())
+            fail_input(path, "token id " + std::to_string(id) + " is not in the vocabulary");
+        return token_of_id[id];
+    }
+    std::vector<Segment> split_on_added(const std::string& text) const;
+    void index_ids();
+};
+
+// The text cut at every added token (leftmost, then longest match), honouring their lstrip and
+// rstrip (the whitespace beside them joins the token).
+std::vector<Segment> HfTokenizer::Impl::split_on_added(const std::string& text) const {
+    std::vector<Segment> segments;
+    size_t done = 0;
+    while (done < text.size()) {
+        size_t best_at = std::string::npos;
+        const AddedToken* best = nullptr;
+        for (const AddedToken& a : added) {
+            if (a.content.empty()) continue;
+            const size_t at = text.find(a.content, done);
+            if (at != std::string::npos && (at < best_at || (at == best_at && a.content.size() > best->content.size()))) best_at = at, best = &a;
+        }
+        if (!best) break;
+        size_t begin = best_at, end = best_at + best->content.size();
+        while (best->lstrip && begin > done && std::isspace(static_cast<unsigned char>(text[begin - 1]))) --begin;
+        while (best->rstrip && end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+        if (begin > done) segments.push_back({text.substr(done, begin - done), done, -1});
+        segments.push_back({best->content, begin, best->id});
+        done = end;
+    }
+    if (done < text.size()) segments.push_back({text.substr(done), done, -1});
+    return segments;
+}
+
+// token_of_id and special_id from the vocabulary and the added tokens.
+void HfTokenizer::Impl::index_ids() {
+    const size_t entries = vocab().size() + added.size();
+    auto place = [&](int id, const std::string& text, bool special) {
+        // Ids are dense in every real tokenizer: bounding them by the count of entries bounds
+        // the table by the file's size.
+        if (id < 0 || static_cast<size_t>(id) >= entries)
+            fail_input(path, "token " + quote_text(text) + " has id " + std::to_string(id) + ", outside 0.." + std::to_string(entries - 1) +
+                                 " (the count of tokens)");
+        if (token_of_id.size() <= static_cast<size_t>(id)) token_of_id.resize(id + 1), special_id.resize(id + 1);
+        if (!token_of_id[id].empty() && token_of_id[id] != text)
+            fail_input(path, "tokens " + quote_text(token_of_id[id]) + " and " + quote_text(text) + " share id " + std::to_string(id));
+        token_of_id[id] = text;
+        special_id[id] = special_id[id] || special;
+    };
+    for (const auto& [text, id] : vocab()) place(id, text, false);
+    for (const AddedToken& a : added) place(a.id, a.content, a.special);
+}
+
+namespace {
+
+std::unordered_map<std::string, int> parse_vocab(const json& vocab, const std::string& where) {
+    if (!vocab.is_object()) fail_input(where, "\"vocab\" is not an object of token -> id");
+    std::unordered_map<std::string, int> out;
+    out.reserve(vocab.size());
+    for (const auto& [text, id] : vocab.items()) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+            fail_input(where, "the id of token " + quote_text(text) + " is not an integer in 0..2^31-1");
+        out.emplace(text, static_cast<int>(id.get<int64_t>()));
+    }
+    return out;
+}
+
+// "a b" strings (tokenizers < 0.20) or ["a", "b"] pairs.
+std::vector<std::pair<std::string, std::string>> parse_merges(const json& merges, const std::string& where) {
+    if (!merges.is_array()) fail_input(where, "\"merges\" is not a list");
+    std::vector<std::pair<std::string, std::string>> out;
+    out.reserve(merges.size());
+    for (size_t i = 0; i < merges.size(); ++i) {
+        const json& merge = merges[i];
+        if (merge.is_string()) {
+            const std::string text = merge.get<std::string>();
+            const size_t space = text.find(' ', 1);
+            if (space == std::string::npos) fail_input(where, "merge " + std::to_string(i) + " " + quote_text(text) + " is not two tokens");
+            out.emplace_back(text.substr(0, space), text.substr(space + 1));
+        } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+            out.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
+        } else {
+            fail_input(where, "merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]");
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> optional_string(const json& spec, const char* key) {
+    const auto found = spec.find(key);
+    if (found == spec.end() || found->is_null()) return std::nullopt;
+    if (found->is_string()) return found->get<std::string>();
+    if (found->is_object() && found->contains("content") && (*found)["content"].is_string()) return (*found)["content"].get<std::string>();
+    return std::nullopt;
+}
+
+std::variant<BpeModel, WordPieceModel> parse_model(const json& spec, const std::string& where) {
+    const std::string here = where + ": model";
+    if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string()) fail_input(here, "missing \"type\"");
+    const std::string type = spec["type"].get<std::string>();
+    if (!spec.contains("vocab")) fail_input(here, "missing \"vocab\"");
+    if (type == "BPE") {
+        for (const char* unsupported : {"continuing_subword_prefix", "end_of_word_suffix"})
+            if (spec.contains(unsupported) && !spec[unsupported].is_null() && spec[unsupported] != "")
+                fail_input(here, std::string("BPE with a ") + unsupported + " is not supported");
+        std::unordered_map<std::string, int> vocab = parse_vocab(spec["vocab"], here);
+        BpeModel::Options options;
+        if (const auto unk = optional_string(spec, "unk_token")) {
+            const auto found = vocab.find(*unk);
+            if (found == vocab.end()) fail_input(here, "the unknown token " + quote_text(*unk) + " is not in the vocabulary");
+            options.unk_id = found->second;
+        }
+        options.fuse_unk = spec.value("fuse_unk", false);
+        options.byte_fallback = spec.value("byte_fallback", false);
+        options.ignore_merges = spec.value("ignore_merges", false);
+        const json no_merges = json::array();
+        return BpeModel(std::move(vocab), parse_merges(spec.contains("merges") ? spec["merges"] : no_merges, here), options, here);
+    }
+    if (type == "WordPiece") {
+        WordPieceModel::Options options;
+        if (const auto prefix = optional_string(spec, "continuing_subword_prefix")) options.continuing_subword_prefix = *prefix;
+        options.max_input_chars_per_word = static_cast<int>(spec.value("max_input_chars_per_word", int64_t{100}));
+        return WordPieceModel(parse_vocab(spec["vocab"], here), optional_string(spec, "unk_token").value_or("[UNK]"), options, here);
+    }
+    fail_input(here, "unsupported model type " + quote_text(type) + " (supported: BPE, WordPiece)");
+}
+
+std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& where) {
+    std::vector<AddedToken> out;
+    if (list.is_null()) return out;
+    if (!list.is_array()) fail_input(where, "\"added_tokens\" is not a list");
+    for (const json& a : list) {
+        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") || !a["content"].is_string())
+            fail_input(where, "an added token lacks an integer \"id\" or a string \"content\"");
+        const int64_t id = a["id"].get<int64_t>();
+        if (id < 0 || id > INT32_MAX) fail_input(where, "added token id " + std::to_string(id) + " is out of range");
+        out.push_back({a["content"].get<std::string>(), static_cast<int>(id), a.value("special", false), a.value("lstrip", false),
+                       a.value("rstrip", false)});
+    }
+    return out;
+}
+
+// The ids a post-processor puts before and after a single sequence.
+void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix, std::vector<int>& suffix) {
+    if (spec.is_null()) return;
+    const std::string here = where + ": post_processor";
+    const std::string type = spec.value("type", std::string());
+    auto pair_id = [&](const char* key) {
+        const json& pair = spec.contains(key) ? spec[key] : json();
+        if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer()) fail_input(here, std::string("\"") + key + "\" is not [token, id]");
+        return static_cast<int>(pair[1].get<int64_t>());
+    };
+    if (type == "Sequence") {
+        for (const json& step : spec.value("processors", json::array())) add_post_processor(step, where, prefix, suffix);
+    } else if (type == "BertProcessing" || type == "RobertaProcessing") {
+        prefix.push_back(pair_id("cls"));
+        suffix.insert(suffix.begin(), pair_id("sep"));
+    } else if (type == "TemplateProcessing") {
+        const json& single = spec.contains("single") ? spec["single"] : json();
+        const json& specials = spec.contains("special_tokens") ? spec["special_tokens"] : json::object();
+        if (!single.is_array()) fail_input(here, "\"single\" is not a list");
+        bool after_sequence = false;
+        for (const json& item : single) {
+            if (item.contains("Sequence")) {
+                after_sequence = true;
+                continue;
+            }
+            const std::string name = item.contains("SpecialToken") ? item["SpecialToken"].value("id", std::string()) : std::string();
+            if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
+                fail_input(here, "the template's special token " + quote_text(name) + " has no ids");
+            for (const json& id : specials[name]["ids"]) {
+                if (!id.is_number_integer()) fail_input(here, "special token " + quote_text(name) + " has an id that is not an integer");
+                (after_sequence ? suffix : prefix).push_back(static_cast<int>(id.get<int64_t>()));
+            }
+        }
+    } else if (type != "ByteLevel") {
+        fail_input(here, "unsupported type " + quote_text(type) + " (supported: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)");
+    }
+}
+
+// Whether `spec` is a step of `type`, or a Sequence (its steps under `list_key`) holding one.
+bool has_step_type(const json& spec, const std::string& type, const char* list_key) {
+    if (!spec.is_object()) return false;
+    if (spec.value("type", std::string()) == type) return true;
+    if (!spec.contains(list_key) || !spec[list_key].is_array()) return false;
+    for (const json& step : spec[list_key])
+        if (step.is_object() && step.value("type", std::string()) == type) return true;
+    return false;
+}
+
+json read_optional_json(const fs::path& path, const LoadLimits& limits) {
+    return fs::exists(path) ? read_json_file(path.string(), "tokenizer configuration", limits) : json::object();
+}
+
+// Non-empty lines of a text file.
+std::vector<std::string> read_lines(const std::string& path) {
+    MappedFile file(path, "tokenizer");
+    std::vector<std::string> lines;
+    std::string_view text = file.text();
+    while (!text.empty()) {
+        const size_t end = std::min(text.find('\n'), text.size());
+        std::string line(text.substr(0, end));
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        lines.push_back(std::move(line));
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    return lines;
+}
+
+// The pipeline of tokenizer.json, as HF's tokenizers library runs it.
+std::unique_ptr<HfTokenizer::Impl> from_tokenizer_json(const std::string& path, const LoadLimits& limits) {
+    const json doc = read_json_file(path, "tokenizer", limits);
+    if (!doc.is_object() || !doc.contains("model")) fail_input(path, "not a tokenizer.json (no \"model\")");
+    auto step = [&](const char* key) { return doc.contains(key) ? doc[key] : json(); };
+    std::variant<BpeModel, WordPieceModel> model = parse_model(doc["model"], path);
+    const std::string kind = std::holds_alternative<WordPieceModel>(model) ? "WordPiece"
+                             : has_step_type(step("pre_tokenizer"), "ByteLevel", "pretokenizers") ? "byte-level BPE"
+                                                                                                   : "BPE";
+    auto impl = std::make_unique<HfTokenizer::Impl>(path, kind, std::move(model), step("normalizer"), step("pre_tokenizer"), step("decoder"));
+    impl->added = parse_added_tokens(step("added_tokens"), path);
+    add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids);
+    return impl;
+}
+
+// GPT-2's own files: vocab.json (or encoder.json) and merges.txt (or vocab.bpe).
+std::unique_ptr<HfTokenizer::Impl> from_gpt2_files(const std::string& vocab_path, const std::string& merges_path, const LoadLimits& limits) {
+    std::unordered_map<std::string, int> vocab = parse_vocab(read_json_file(vocab_path, "tokenizer", limits), vocab_path);
+    std::vector<std::string> lines = read_lines(merges_path);
+    if (!lines.empty() && lines[0].rfind("#version", 0) == 0) lines.erase(lines.begin());
+    std::erase_if(lines, [](const std::string& line) { return line.empty(); });
+    const auto merges = parse_merges(json(lines), merges_path);
+    std::vector<AddedToken> added;
+    if (const auto eot = vocab.find("<|endoftext|>"); eot != vocab.end()) added.push_back({eot->first, eot->second, true, false, false});
+    auto impl = std::make_unique<HfTokenizer::Impl>(vocab_path, "byte-level BPE", BpeModel(std::move(vocab), merges, {}, merges_path), json(),
+                                                    json{{"type", "ByteLevel"}, {"add_prefix_space", false}}, json{{"type", "ByteLevel"}});
+    impl->added = std::move(added);
+    return impl;
+}
+
+// BERT's vocab.txt (id = line number), with the BertTokenizer defaults.
+std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool lowercase) {
+    std::unordered_map<std::string, int> vocab;
+    const std::vector<std::string> lines = read_lines(path);
+    for (size_t i = 0; i < lines.size(); ++i) vocab.emplace(lines[i], static_cast<int>(i));
+    std::vector<AddedToken> added;
+    for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+        if (const auto found = vocab.find(special); found != vocab.end()) added.push_back({found->first, found->second, true, false, false});
+    auto impl = std::make_unique<HfTokenizer::Impl>(path, "WordPiece", WordPieceModel(std::move(vocab), "[UNK]", {}, path),
+                                                    json{{"type", "BertNormalizer"}, {"lowercase", lowercase}}, json{{"type", "BertPreTokenizer"}},
+                                                    json{{"type", "WordPiece"}});
+    impl->added = std::move(added);
+    for (const auto& [ids, token] : {std::pair{&impl->prefix_ids, "[CLS]"}, std::pair{&impl->suffix_ids, "[SEP]"}})
+        if (const auto id = impl->lookup(token)) ids->push_back(*id);
+    return impl;
+}
+
+// tokenizer_config.json: the BOS/EOS tokens, and add_bos_token / add_eos_token where it says.
+void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config) {
+    auto special = [&](const char* key, const char* fallback) -> std::optional<int> {
+        if (const auto name = optional_string(config, key)) return impl.lookup(*name);
+        return impl.lookup(fallback);
+    };
+    impl.bos = special("bos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "<s>");
+    impl.eos = special("eos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "</s>");
+    if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
+        impl.prefix_ids.clear();
+        if (config["add_bos_token"].get<bool>() && impl.bos) impl.prefix_ids.push_back(*impl.bos);
+    }
+    if (config.contains("add_eos_token") && config["add_eos_token"].is_boolean()) {
+        impl.suffix_ids.clear();
+        if (config["add_eos_token"].get<bool>() && impl.eos) impl.suffix_ids.push_back(*impl.eos);
+    }
+}
+
+// The tokenizer of a folder (tokenizer.json first, then the legacy pairs) or of a tokenizer.json.
+std::unique_ptr<HfTokenizer::Impl> from_files(const std::string& path, bool folder, const fs::path& dir, const json& config,
+                                              const LoadLimits& limits) {
+    auto beside = [&](const char* name) { return fs::exists(dir / name) ? (dir / name).string() : std::string(); };
+    if (!folder) return from_tokenizer_json(path, limits);
+    if (!beside("tokenizer.json").empty()) return from_tokenizer_json(beside("tokenizer.json"), limits);
+    if (!beside("vocab.json").empty() && !beside("merges.txt").empty()) return from_gpt2_files(beside("vocab.json"), beside("merges.txt"), limits);
+    if (!beside("encoder.json").empty() && !beside("vocab.bpe").empty()) return from_gpt2_files(beside("encoder.json"), beside("vocab.bpe"), limits);
+    if (!beside("vocab.txt").empty()) return from_vocab_txt(beside("vocab.txt"), config.value("do_lower_case", true));
+    fail_input(path, "no tokenizer here: expected tokenizer.json, vocab.json + merges.txt, encoder.json + vocab.bpe or vocab.txt");
+}
+
+}  // namespace
+
+HfTokenizer::HfTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HfTokenizer::~HfTokenizer() = default;
+HfTokenizer::HfTokenizer(HfTokenizer&&) noexcept = default;
+HfTokenizer& HfTokenizer::operator=(HfTokenizer&&) noexcept = default;
+
+HfTokenizer HfTokenizer::load(const std::string& path, const LoadLimits& limits) {
+    // Step 1: which files: tokenizer.json first, then the legacy pairs.
+    const bool folder = fs::is_directory(path);
+    const fs::path dir = folder ? fs::path(path) : fs::path(path).parent_path();
+    const json config = read_optional_json(dir / "tokenizer_config.json", limits);
+    std::unique_ptr<Impl> impl;
+    try {
+        impl = from_files(path, folder, dir, config, limits);
+    } catch (const nlohmann::json::exception& e) {  // a value of the wrong JSON type somewhere
+        fail_input(path, std::string("malformed tokenizer: ") + e.what());
+    }
+    // Step 2: ids indexed and checked, then the folder's configuration.
+    impl->index_ids();
+    apply_tokenizer_config(*impl, config);
+    return HfTokenizer(std::move(impl));
+}
+
+const std::string& HfTokenizer::kind() const { return impl_->kind; }
+int HfTokenizer::vocab_size() const { return static_cast<int>(impl_->token_of_id.size()); }
+std::optional<int> HfTokenizer::bos_id() const { return impl_->bos; }
+std::optional<int> HfTokenizer::eos_id() const { return impl_->eos; }
+std::optional<int> HfTokenizer::token_id(const std::string& token) const { return impl_->lookup(token); }
+
+std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_tokens) const {
+    if (!is_valid_utf8(text)) fail_input(impl_->path, "the text to encode is not UTF-8");
+    std::vector<int> ids;
+    if (add_special_tokens) ids = impl_->prefix_ids;
+    // Added tokens are cut out first; each plain segment is normalized, split into words and
+    // encoded word by word.
+    for (const Segment& segment : impl_->split_on_added(text)) {
+        if (segment.added_id >= 0) {
+            ids.push_back(segment.added_id);
+            continue;
+        }
+        for (const std::string& word : impl_->pre_tokenizer({impl_->normalizer(segment.text)}, segment.offset == 0))
+            impl_->encode_word(word, ids);
+    }
+    if (add_special_tokens) ids.insert(ids.end(), impl_->suffix_ids.begin(), impl_->suffix_ids.end());
+    return ids;
+}
+
+std::string HfTokenizer::decode(const std::vector<int>& ids) const {
+    std::vector<std::string> tokens;
+    for (int id : ids) {
+        const std::string& token = impl_->token(id);
+        if (!impl_->special_id[id]) tokens.push_back(token);
+    }
+    return escape_invalid_utf8(impl_->decoder.decode(tokens));
+}
+
+std::vector<std::string> HfTokenizer::labels(const std::vector<int>& ids) const {
+    std::vector<std::string> out;
+    for (int id : ids) {
+        const std::string& token = impl_->token(id);
+        out.push_back(escape_invalid_utf8(impl_->special_id[id] ? token : impl_->decoder.token_text(token)));
+    }
+    return out;
+}
+
+}  // namespace attn_viz

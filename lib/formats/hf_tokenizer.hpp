@@ -1,0 +1,55 @@
+// Tokenizers of Hugging Face model folders, read from tokenizer.json (byte-level BPE: GPT-2,
+// Pythia, Llama 3, Qwen2; SentencePiece-style BPE with byte fallback: Llama 2, TinyLlama, Mistral;
+// WordPiece: BERT) or from the legacy files: vocab.json + merges.txt (or OpenAI's encoder.json +
+// vocab.bpe) for GPT-2-style BPE, vocab.txt for BERT. tokenizer_config.json beside it decides
+// add_bos_token / add_eos_token and names the BOS and EOS tokens.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "load_limits.hpp"
+
+namespace attn_viz {
+
+class HfTokenizer {
+public:
+    // `path`: a model folder, or a tokenizer.json file. Every file read is validated (ids in
+    // range, merges of known tokens, known step types); throws Error(bad_input) naming the file.
+    static HfTokenizer load(const std::string& path, const LoadLimits& limits = {});
+
+    ~HfTokenizer();
+    HfTokenizer(HfTokenizer&&) noexcept;
+    HfTokenizer& operator=(HfTokenizer&&) noexcept;
+
+    // What kind of tokenizer this is, for messages: "byte-level BPE", "BPE", "WordPiece".
+    const std::string& kind() const;
+    // One more than the largest token id.
+    int vocab_size() const;
+    std::optional<int> bos_id() const;
+    std::optional<int> eos_id() const;
+    // The id of a token by its text in the vocabulary (or an added token's content).
+    std::optional<int> token_id(const std::string& token) const;
+
+    // Ids of `text` (UTF-8, else Error(bad_input)), with the special tokens the folder's template
+    // adds ([CLS] ... [SEP], <s> ...) when `add_special_tokens`, as HF's encode() does.
+    std::vector<int> encode(const std::string& text, bool add_special_tokens) const;
+
+    // The text of `ids`, special tokens skipped (HF's decode with skip_special_tokens), bytes that
+    // are not UTF-8 escaped as "\xNN". Throws Error(bad_input) for an id out of range.
+    std::string decode(const std::vector<int>& ids) const;
+
+    // One label per token for heatmap axes: its text on its own ("Ġthe" -> " the", "▁Once" ->
+    // " Once", "<0x0A>" -> "\n"; WordPiece continuations keep "##"), special tokens as written.
+    std::vector<std::string> labels(const std::vector<int>& ids) const;
+
+    struct Impl;  // the loaded pipeline (hf_tokenizer.cpp)
+
+private:
+    explicit HfTokenizer(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attn_viz

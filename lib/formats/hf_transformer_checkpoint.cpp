@@ -1,0 +1,234 @@
+// Reading GPT-2, GPT-NeoX and BERT folders: each family's hyper-parameters, tensor names and
+// orientations, checked against config.json before anything is converted.
+#include "hf_transformer_checkpoint.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <initializer_list>
+
+#include "error.hpp"
+#include "hf_config.hpp"
+#include "hf_llama_checkpoint.hpp"
+#include "layouts.hpp"
+#include "safetensors_shards.hpp"
+#include "utf8.hpp"
+
+namespace attn_viz {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
+}
+
+// The activation `hf` names (`fallback` when it names none).
+Activation activation_of(const HfConfig& hf, const std::string& fallback) {
+    const std::string name = hf.activation.empty() ? fallback : hf.activation;
+    if (name == "gelu") return Activation::gelu_erf;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
+    fail_input(hf.path, "activation \"" + escape_invalid_utf8(name) +
+                            "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
+}
+
+// The sizes every family has, from config.json under its family's key names.
+TransformerConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double default_epsilon) {
+    TransformerConfig c;
+    c.model_type = hf.model_type;
+    c.d_model = required_value(hf.d_model, hf, "hidden_size");
+    c.ffn_dim = hf.intermediate_size.value_or(default_ffn_dim);
+    c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
+    c.num_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
+    c.max_positions = required_value(hf.max_positions, hf, "max_position_embeddings");
+    c.norm_epsilon = hf.norm_epsilon.value_or(default_epsilon);
+    if (c.ffn_dim <= 0) fail_input(hf.path, "missing \"intermediate_size\"");
+    const int64_t heads = required_value(hf.num_heads, hf, "num_attention_heads");
+    if (c.d_model % heads != 0)
+        fail_input(hf.path, "hidden size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
+    if (hf.head_dim && *hf.head_dim != c.d_model / heads)
+        fail_input(hf.path, "a head size other than hidden_size / num_attention_heads is not supported");
+    if (!hf.rope_scaling.empty())
+        fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) + "\" is not supported (only unscaled RoPE)");
+    return c;
+}
+
+// The first of `prefixes` under which `source` holds `probe`; Error(bad_input) naming the file otherwise.
+std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes, const std::string& probe) {
+    for (const char* prefix : prefixes)
+        if (source.contains(prefix + probe)) return prefix;
+    fail_input(source.path(), "missing tensor '" + std::string(*prefixes.begin()) + probe + "'");
+}
+
+Tensor optional_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
+    return source.contains(name) ? load_of_shape(source, name, shape) : Tensor{};
+}
+
+// `name`.weight and `name`.bias ([D] each); checkpoints converted from TensorFlow name them
+// `name`.gamma and `name`.beta, which transformers renames when loading.
+LayerNormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d) {
+    const bool tensorflow_names = !source.contains(name + ".weight") && source.contains(name + ".gamma");
+    return {load_of_shape(source, name + (tensorflow_names ? ".gamma" : ".weight"), {d}),
+            load_of_shape(source, name + (tensorflow_names ? ".beta" : ".bias"), {d})};
+}
+
+// Where a family keeps a block's tensors, after the prefix and "<layers>N.".
+struct BlockNames {
+    const char* layers;          // "h.", "layers.", "encoder.layer."
+    const char* attention_norm;  // LayerNorm names, without ".weight"
+    const char* mlp_norm;
+    const char* mlp_in;          // the MLP's layers, without ".weight"
+    const char* mlp_out;
+    bool conv1d;                 // MLP weights [in, out] (GPT-2's Conv1D) rather than Linear's [out, in]
+};
+
+// Every block's norms and MLP, and its attention from `attention_of(layer, block name)`.
+template <typename AttentionOf>
+void read_blocks(TransformerWeights& w, const TensorSource& source, const std::string& prefix, const BlockNames& names,
+                 AttentionOf attention_of) {
+    const TransformerConfig& c = w.config;
+    const int64_t d = c.d_model, f = c.ffn_dim;
+    auto matrix = [&](const std::string& name, int64_t in, int64_t out) {
+        return names.conv1d ? load_of_shape(source, name, {in, out}) : transposed(load_of_shape(source, name, {out, in}));
+    };
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+        const std::string block = prefix + names.layers + std::to_string(l) + ".";
+        TransformerBlockWeights b;
+        b.attention = attention_of(l, block);
+        b.attention_norm = layer_norm(source, block + names.attention_norm, d);
+        b.mlp_norm = layer_norm(source, block + names.mlp_norm, d);
+        b.w_in = matrix(block + names.mlp_in + ".weight", d, f);
+        b.b_in = optional_of_shape(source, block + names.mlp_in + ".bias", {f});
+        b.w_out = matrix(block + names.mlp_out + ".weight", f, d);
+        b.b_out = optional_of_shape(source, block + names.mlp_out + ".bias", {d});
+        w.layers.push_back(std::move(b));
+    }
+}
+
+// One attention layer through its layout preset (layouts.hpp), heads from config.json.
+LayerWeights preset_attention(const TensorSource& source, const char* layout, int64_t layer, const HfConfig& hf) {
+    LayoutOptions options;
+    options.num_heads = hf.num_heads;
+    return load_layer(source, layout, static_cast<int>(layer), options, hf);
+}
+
+TransformerWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
+    if (hf.scale_attn_by_inverse_layer_idx.value_or(false) || !hf.scale_attn_weights.value_or(true))
+        fail_input(hf.path, "scale_attn_by_inverse_layer_idx / scale_attn_weights: only scores scaled by 1/sqrt(head size) are supported");
+    TransformerWeights w;
+    w.config = common_config(hf, 4 * hf.d_model.value_or(0), 1e-5);
+    w.config.activation = activation_of(hf, "gelu_new");
+    const TransformerConfig& c = w.config;
+    const int64_t d = c.d_model;
+    const std::string prefix = find_prefix(source, {"", "transformer."}, "wte.weight");
+    read_blocks(w, source, prefix, {"h.", "ln_1", "ln_2", "mlp.c_fc", "mlp.c_proj", true},
+                [&](int64_t layer, const std::string&) { return preset_attention(source, "gpt2", layer, hf); });
+    w.token_embedding = load_of_shape(source, prefix + "wte.weight", {c.vocab_size, d});
+    w.position_embedding = load_of_shape(source, prefix + "wpe.weight", {c.max_positions, d});
+    w.final_norm = layer_norm(source, prefix + "ln_f", d);
+    w.classifier = transposed(hf.tie_word_embeddings.value_or(true) ? w.token_embedding
+                                                                    : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    return w;
+}
+
+// GPT-NeoX's attention: query_key_value.weight [3D, D] holds, for head h, rows
+// [3 h d_h, 3 h d_h + d_h) of q, the next d_h of k, then d_h of v (its bias [3D] likewise);
+// dense is [out, in]. Rotary on the first int(d_h * rotary_pct) features, half-split.
+LayerWeights neox_attention(const TensorSource& source, const std::string& block, const HfConfig& hf, const TransformerConfig& c) {
+    const int64_t d = c.d_model, heads = *hf.num_heads, d_h = d / heads;
+    LayerWeights w;
+    w.d_model = d, w.num_heads = heads, w.num_kv_heads = heads, w.d_head = d_h, w.causal = true;
+    w.rope_base = hf.rope_base.value_or(10000.0);
+    w.rope_dims = static_cast<int64_t>(static_cast<double>(d_h) * hf.rotary_fraction.value_or(0.25));  // Python's int()
+    if (w.rope_dims % 2 != 0)
+        fail_input(hf.path, "rotary_pct gives " + std::to_string(w.rope_dims) + " rotary features per head; an even count is needed");
+    w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
+    const Tensor qkv = load_of_shape(source, block + "attention.query_key_value.weight", {3 * d, d});
+    const Tensor qkv_bias = optional_of_shape(source, block + "attention.query_key_value.bias", {3 * d});
+    Tensor* weights[3] = {&w.w_q, &w.w_k, &w.w_v};
+    Tensor* biases[3] = {&w.b_q, &w.b_k, &w.b_v};
+    for (int64_t part = 0; part < 3; ++part) {
+        Tensor rows({d, d});  // [H*d_h out, D in]
+        Tensor bias = qkv_bias.empty() ? Tensor{} : Tensor({d});
+        for (int64_t h = 0; h < heads; ++h) {
+            const int64_t from = (3 * h + part) * d_h;
+            std::copy_n(qkv.ptr() + from * d, d_h * d, rows.ptr() + h * d_h * d);
+            if (!bias.empty()) std::copy_n(qkv_bias.ptr() + from, d_h, bias.ptr() + h * d_h);
+        }
+        *weights[part] = transposed(rows);
+        *biases[part] = std::move(bias);
+    }
+    w.w_o = transposed(load_of_shape(source, block + "attention.dense.weight", {d, d}));
+    w.b_o = optional_of_shape(source, block + "attention.dense.bias", {d});
+    validate_layer(w, source.path() + ": " + block);
+    return w;
+}
+
+TransformerWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
+    TransformerWeights w;
+    w.config = common_config(hf, 0, 1e-5);
+    w.config.activation = activation_of(hf, "gelu");
+    w.config.parallel_residual = hf.parallel_residual.value_or(true);
+    const TransformerConfig& c = w.config;
+    const int64_t d = c.d_model;
+    const std::string prefix = find_prefix(source, {"gpt_neox.", ""}, "embed_in.weight");
+    read_blocks(w, source, prefix, {"layers.", "input_layernorm", "post_attention_layernorm", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", false},
+                [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
+    w.token_embedding = load_of_shape(source, prefix + "embed_in.weight", {c.vocab_size, d});
+    w.final_norm = layer_norm(source, prefix + "final_layer_norm", d);
+    w.classifier = transposed(hf.tie_word_embeddings.value_or(false) ? w.token_embedding
+                                                                     : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
+    return w;
+}
+
+TransformerWeights read_bert(const HfConfig& hf, const TensorSource& source) {
+    if (!hf.position_embedding_type.empty() && hf.position_embedding_type != "absolute")
+        fail_input(hf.path, "position_embedding_type \"" + escape_invalid_utf8(hf.position_embedding_type) +
+                                "\" is not supported (only \"absolute\")");
+    TransformerWeights w;
+    w.config = common_config(hf, 0, 1e-12);
+    w.config.activation = activation_of(hf, "gelu");
+    w.config.post_norm = true;
+    const TransformerConfig& c = w.config;
+    const int64_t d = c.d_model;
+    const std::string prefix = find_prefix(source, {"", "bert."}, "embeddings.word_embeddings.weight");
+    read_blocks(w, source, prefix, {"encoder.layer.", "attention.output.LayerNorm", "output.LayerNorm", "intermediate.dense", "output.dense", false},
+                [&](int64_t layer, const std::string&) { return preset_attention(source, "bert", layer, hf); });
+    const std::string embeddings = prefix + "embeddings.";
+    w.token_embedding = load_of_shape(source, embeddings + "word_embeddings.weight", {c.vocab_size, d});
+    w.position_embedding = load_of_shape(source, embeddings + "position_embeddings.weight", {c.max_positions, d});
+    const Tensor types = load_of_shape(source, embeddings + "token_type_embeddings.weight", {hf.type_vocab_size.value_or(2), d});
+    w.token_type_embedding = Tensor({d});
+    std::copy_n(types.ptr(), d, w.token_type_embedding.ptr());  // every token is of type 0
+    w.embedding_norm = layer_norm(source, embeddings + "LayerNorm", d);
+    return w;
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_transformer_model_types() {
+    static const std::vector<std::string> types = {"gpt2", "gpt_neox", "bert"};
+    return types;
+}
+
+std::vector<std::string> hf_model_types() {
+    std::vector<std::string> types = hf_llama_model_types();
+    types.insert(types.end(), hf_transformer_model_types().begin(), hf_transformer_model_types().end());
+    return types;
+}
+
+TransformerWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits) {
+    const HfConfig hf = read_hf_config((std::filesystem::path(folder) / "config.json").string());
+    const auto& types = hf_transformer_model_types();
+    if (std::find(types.begin(), types.end(), hf.model_type) == types.end()) {
+        const auto& llama_types = hf_llama_model_types();
+        if (std::find(llama_types.begin(), llama_types.end(), hf.model_type) != llama_types.end())
+            throw Error(ErrorKind::internal, hf.path + ": model_type \"" + hf.model_type + "\" is read by read_hf_llama_folder");
+        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) + "\" is not supported (supported: " + joined(hf_model_types()) + ")");
+    }
+    const SafetensorsShards source(folder, limits);
+    if (hf.model_type == "gpt2") return read_gpt2(hf, source);
+    if (hf.model_type == "gpt_neox") return read_gpt_neox(hf, source);
+    return read_bert(hf, source);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,114 @@
+#include "unicode_text.hpp"
+
+#include <unicode/locid.h>
+#include <unicode/normalizer2.h>
+#include <unicode/regex.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/utext.h>
+
+#include "error.hpp"
+#include "utf8.hpp"
+
+namespace attn_viz {
+
+bool is_valid_utf8(std::string_view text) { return escape_invalid_utf8(text).size() == text.size(); }
+
+namespace {
+
+// \s and \S as Unicode White_Space, everything else as written (escapes copied whole).
+std::string with_white_space_classes(const std::string& pattern) {
+    std::string out;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] != '\\' || i + 1 == pattern.size()) {
+            out += pattern[i];
+            continue;
+        }
+        const char escaped = pattern[++i];
+        if (escaped == 's') out += "\\p{White_Space}";
+        else if (escaped == 'S') out += "\\P{White_Space}";
+        else out += {'\\', escaped};
+    }
+    return out;
+}
+
+std::string to_utf8(const icu::UnicodeString& text) {
+    std::string out;
+    text.toUTF8String(out);
+    return out;
+}
+
+using NormalizerInstance = const icu::Normalizer2* (*)(UErrorCode&);
+
+std::string normalize(const std::string& text, NormalizerInstance instance) {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* normalizer = instance(status);
+    if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU normalizer unavailable: ") + u_errorName(status));
+    const icu::UnicodeString normalized = normalizer->normalize(icu::UnicodeString::fromUTF8(text), status);
+    if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU normalization failed: ") + u_errorName(status));
+    return to_utf8(normalized);
+}
+
+}  // namespace
+
+struct UnicodeRegex::Impl {
+    std::unique_ptr<icu::RegexPattern> pattern;
+};
+
+UnicodeRegex::UnicodeRegex(const std::string& pattern, const std::string& where) : impl_(std::make_unique<Impl>()) {
+    UErrorCode status = U_ZERO_ERROR;
+    UParseError parse_error{};
+    impl_->pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(with_white_space_classes(pattern)), parse_error, status));
+    if (U_FAILURE(status))
+        fail_input(where, "the regular expression does not compile (" + std::string(u_errorName(status)) + " at offset " +
+                              std::to_string(parse_error.offset) + ")");
+}
+
+UnicodeRegex::~UnicodeRegex() = default;
+UnicodeRegex::UnicodeRegex(UnicodeRegex&&) noexcept = default;
+UnicodeRegex& UnicodeRegex::operator=(UnicodeRegex&&) noexcept = default;
+
+std::vector<UnicodeRegex::Piece> UnicodeRegex::split(const std::string& text) const {
+    // Step 1: match over the UTF-8 bytes directly (a UTF-8 UText), so match offsets are byte offsets.
+    UErrorCode status = U_ZERO_ERROR;
+    UText* utext = utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status);
+    std::unique_ptr<icu::RegexMatcher> matcher(impl_->pattern->matcher(status));
+    if (U_SUCCESS(status)) matcher->reset(utext);
+    // Step 2: each match, and the unmatched bytes before it, become pieces; then the tail.
+    std::vector<Piece> pieces;
+    int64_t done = 0;
+    while (U_SUCCESS(status) && matcher->find(status)) {
+        const int64_t start = matcher->start64(status), end = matcher->end64(status);
+        if (U_FAILURE(status) || end == start) continue;  // an empty match adds no piece
+        if (start > done) pieces.push_back({text.substr(done, start - done), false});
+        pieces.push_back({text.substr(start, end - start), true});
+        done = end;
+    }
+    utext_close(utext);
+    if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU regex matching failed: ") + u_errorName(status));
+    if (done < static_cast<int64_t>(text.size())) pieces.push_back({text.substr(done), false});
+    return pieces;
+}
+
+std::string normalize_nfd(const std::string& text) { return normalize(text, &icu::Normalizer2::getNFDInstance); }
+std::string normalize_nfc(const std::string& text) { return normalize(text, &icu::Normalizer2::getNFCInstance); }
+std::string normalize_nfkc(const std::string& text) { return normalize(text, &icu::Normalizer2::getNFKCInstance); }
+std::string normalize_nfkd(const std::string& text) { return normalize(text, &icu::Normalizer2::getNFKDInstance); }
+
+std::string to_lower(const std::string& text) {
+    icu::UnicodeString unicode = icu::UnicodeString::fromUTF8(text);
+    return to_utf8(unicode.toLower(icu::Locale::getRoot()));
+}
+
+bool is_unicode_whitespace(char32_t c) { return u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_WHITE_SPACE); }
+
+bool is_control(char32_t c) {
+    if (c == U'\t' || c == U'\n' || c == U'\r') return false;
+    const int8_t type = u_charType(static_cast<UChar32>(c));
+    return type == U_CONTROL_CHAR || type == U_FORMAT_CHAR || type == U_UNASSIGNED || type == U_PRIVATE_USE_CHAR;
+}
+
+bool is_punctuation(char32_t c) { return u_ispunct(static_cast<UChar32>(c)); }
+bool is_nonspacing_mark(char32_t c) { return u_charType(static_cast<UChar32>(c)) == U_NON_SPACING_MARK; }
+
+}  // namespace attn_viz

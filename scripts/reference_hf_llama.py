@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Float64 reference forward of a Hugging Face Llama-family model (llama, mistral, qwen2).
+
+Writes a random model folder in HF's layout and names, runs its forward pass in float64 from the
+published definition (transformers' modeling_llama / modeling_qwen2: RMSNorm, rotate-half RoPE,
+grouped-query attention, SiLU-gated MLP, tied or separate lm_head; Qwen2's q/k/v biases), written
+here independently of attn-viz, and saves what a test compares:
+
+  DIR/config.json, DIR/model.safetensors            (or --shards 2: model-0000i-of-00002 + index)
+  DIR/ids.txt                                        the token ids, space-separated
+  DIR/expected_attention_L.npy                       float64 [H, T, T] per layer L
+  DIR/expected_logits.npy                            float64 [T, V]
+
+Usage: reference_hf_llama.py --out DIR --model-type llama --d-model 24 --heads 4 --kv-heads 2
+           --layers 2 --ffn 37 --vocab 53 --tokens 9 [--tied] [--shards 2] [--eps 1e-5]
+           [--rope-theta 10000] [--seed N]
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference import write_safetensors  # noqa: E402
+
+
+def rms_norm(x, weight, eps):
+    return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def forward(w, cfg, ids):
+    D, H, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    dh, T, eps = D // H, len(ids), cfg["rms_norm_eps"]
+    inv_freq = 1.0 / cfg["rope_theta"] ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh)
+    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+    cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
+    mask = torch.full((T, T), float("-inf"), dtype=torch.float64).triu(1)
+    x = w["model.embed_tokens.weight"][ids]
+    attentions = []
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+
+        def linear(name, h):
+            y = h @ w[p + name + ".weight"].T
+            return y + w[p + name + ".bias"] if p + name + ".bias" in w else y
+
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = linear("self_attn.q_proj", h).view(T, H, dh).transpose(0, 1)
+        k = linear("self_attn.k_proj", h).view(T, KV, dh).transpose(0, 1)
+        v = linear("self_attn.v_proj", h).view(T, KV, dh).transpose(0, 1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k, v = k.repeat_interleave(H // KV, 0), v.repeat_interleave(H // KV, 0)  # repeat_kv
+        attention = torch.softmax(q @ k.transpose(1, 2) / dh**0.5 + mask, dim=-1)
+        attentions.append(attention)
+        x = x + linear("self_attn.o_proj", (attention @ v).transpose(0, 1).reshape(T, D))
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate, up = linear("mlp.gate_proj", h), linear("mlp.up_proj", h)
+        x = x + linear("mlp.down_proj", torch.nn.functional.silu(gate) * up)
+    x = rms_norm(x, w["model.norm.weight"], eps)
+    classifier = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
+    return attentions, x @ classifier.T
+
+
+def rand(*shape, scale=0.3):
+    """Random float64 values that float32 holds exactly."""
+    return (torch.randn(*shape, dtype=torch.float64) * scale).to(torch.float32).to(torch.float64)
+
+
+def write_model_folder(out, w, cfg, shards):
+    """config.json and the weights w (name -> tensor) as model.safetensors, or two shards + index."""
+    names = sorted(w)
+    if shards == 1:
+        write_safetensors(os.path.join(out, "model.safetensors"), {n: w[n] for n in names})
+    else:
+        files = [f"model-0000{i + 1}-of-00002.safetensors" for i in range(2)]
+        parts = [names[: len(names) // 2], names[len(names) // 2:]]
+        for file, part in zip(files, parts):
+            write_safetensors(os.path.join(out, file), {n: w[n] for n in part})
+        index = {"metadata": {}, "weight_map": {n: files[i] for i, part in enumerate(parts) for n in part}}
+        with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+            json.dump(index, f)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
+def write_ids(out, vocab, count):
+    """count random token ids below vocab, written space-separated to ids.txt."""
+    ids = torch.randint(0, vocab, (count,)).tolist()
+    with open(os.path.join(out, "ids.txt"), "w") as f:
+        f.write(" ".join(map(str, ids)))
+    return ids
+
+
+def save_expected(out, attentions, results):
+    """expected_attention_L.npy per layer and expected_<name>.npy per entry of results."""
+    for layer, attention in enumerate(attentions):
+        np.save(os.path.join(out, f"expected_attention_{layer}.npy"), attention.numpy())
+    for name, value in results.items():
+        np.save(os.path.join(out, f"expected_{name}.npy"), value.numpy())
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name in ("d-model", "heads", "kv-heads", "layers", "ffn", "vocab", "tokens"):
+        p.add_argument("--" + name, type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--model-type", default="llama", choices=["llama", "mistral", "qwen2"])
+    p.add_argument("--tied", action="store_true")
+    p.add_argument("--shards", type=int, default=1, choices=[1, 2])
+    p.add_argument("--eps", type=float, default=1e-5)
+    p.add_argument("--rope-theta", type=float, default=10000.0)
+    p.add_argument("--seed", type=int, default=None)
+    a = p.parse_args()
+    if a.seed is not None:
+        torch.manual_seed(a.seed)
+    os.makedirs(a.out, exist_ok=True)
+    D, H, KV, F, V = a.d_model, a.heads, a.kv_heads, a.ffn, a.vocab
+    dh = D // H
+    cfg = {"model_type": a.model_type, "architectures": [{"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
+                                                            "qwen2": "Qwen2ForCausalLM"}[a.model_type]],
+           "hidden_size": D, "intermediate_size": F, "num_hidden_layers": a.layers, "num_attention_heads": H,
+           "num_key_value_heads": KV, "vocab_size": V, "max_position_embeddings": 64, "rms_norm_eps": a.eps,
+           "rope_theta": a.rope_theta, "tie_word_embeddings": a.tied, "torch_dtype": "float32"}
+
+    w = {"model.embed_tokens.weight": rand(V, D, scale=1.0), "model.norm.weight": 1 + rand(D, scale=0.1)}
+    for layer in range(a.layers):
+        p_ = f"model.layers.{layer}."
+        w[p_ + "input_layernorm.weight"] = 1 + rand(D, scale=0.1)
+        w[p_ + "post_attention_layernorm.weight"] = 1 + rand(D, scale=0.1)
+        for name, rows in (("q", H * dh), ("k", KV * dh), ("v", KV * dh)):
+            w[p_ + f"self_attn.{name}_proj.weight"] = rand(rows, D)
+            if a.model_type == "qwen2":
+                w[p_ + f"self_attn.{name}_proj.bias"] = rand(rows)
+        w[p_ + "self_attn.o_proj.weight"] = rand(D, H * dh)
+        w[p_ + "mlp.gate_proj.weight"], w[p_ + "mlp.up_proj.weight"] = rand(F, D), rand(F, D)
+        w[p_ + "mlp.down_proj.weight"] = rand(D, F)
+    if not a.tied:
+        w["lm_head.weight"] = rand(V, D)
+
+    write_model_folder(a.out, w, cfg, a.shards)
+    ids = write_ids(a.out, V, a.tokens)
+    attentions, logits = forward(w, cfg, ids)
+    save_expected(a.out, attentions, {"logits": logits})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""Float64 reference forward of Hugging Face GPT-2, GPT-NeoX (Pythia) and BERT models.
+
+Writes a random model folder in the family's real tensor names and orientations and runs its
+forward pass in float64 from the published definitions (transformers' modeling_gpt2,
+modeling_gpt_neox, modeling_bert), written here independently of attn-viz:
+  gpt2      wte + wpe, pre-LayerNorm blocks, Conv1D weights [in, out] (x @ W + b), fused c_attn
+            split [q | k | v] along columns, GELU tanh ("gelu_new"), logits from the tied wte;
+  gpt_neox  embed_in, query_key_value viewed [T, H, 3 d_h] (per head q, k, v), rotary on the
+            first int(d_h * rotary_pct) features (rotate_half), parallel or sequential
+            residual, exact GELU, final_layer_norm, embed_out;
+  bert      word + position + token type 0 embeddings, LayerNorm, no mask, post-LayerNorm
+            blocks, exact GELU; the final hidden states (no logits).
+Saves what a test compares:
+
+  DIR/config.json, DIR/model.safetensors            (or --shards 2: model-0000i-of-00002 + index)
+  DIR/ids.txt                                        the token ids, space-separated
+  DIR/expected_attention_L.npy                       float64 [H, T, T] per layer L
+  DIR/expected_hidden.npy                            float64 [T, D] final hidden states
+  DIR/expected_logits.npy                            float64 [T, V] (gpt2, gpt_neox)
+
+Usage: reference_hf_transformer.py --out DIR --model-type gpt2 --d-model 24 --heads 4 --layers 2
+           --ffn 37 --vocab 53 --tokens 9 [--prefix] [--shards 2] [--eps 1e-5] [--positions 64]
+           [--rotary-pct 0.25] [--sequential-residual] [--rotary-base 10000] [--lm-head tied|separate]
+           [--gamma-beta] [--seed N]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_hf_llama import rand, rotate_half, save_expected, write_ids, write_model_folder  # noqa: E402
+
+PREFIXES = {"gpt2": "transformer.", "gpt_neox": "gpt_neox.", "bert": "bert."}
+
+
+def layer_norm(x, w, name, eps):
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * w[name + ".weight"] + w[name + ".bias"]
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + torch.erf(x / 2**0.5))
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh((2.0 / torch.pi) ** 0.5 * (x + 0.044715 * x**3)))
+
+
+def linear(w, name, x):
+    """torch.nn.Linear: weight [out, in]."""
+    return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+
+def conv1d(w, name, x):
+    """transformers' Conv1D: weight [in, out]."""
+    return x @ w[name + ".weight"] + w[name + ".bias"]
+
+
+def attend(q, k, v, causal):
+    """q, k, v: [H, T, d_h] -> attention [H, T, T] and the heads' outputs merged [T, H d_h]."""
+    T, dh = q.shape[1], q.shape[2]
+    scores = q @ k.transpose(1, 2) / dh**0.5
+    if causal:
+        scores = scores + torch.full((T, T), float("-inf"), dtype=torch.float64).triu(1)
+    attention = torch.softmax(scores, dim=-1)
+    return attention, (attention @ v).transpose(0, 1).reshape(T, -1)
+
+
+def heads(x, H):
+    """[T, H d_h] -> [H, T, d_h]"""
+    return x.view(x.shape[0], H, -1).transpose(0, 1)
+
+
+def gpt2_forward(w, cfg, ids, p):
+    H, eps, T = cfg["n_head"], cfg["layer_norm_epsilon"], len(ids)
+    x = w[p + "wte.weight"][ids] + w[p + "wpe.weight"][:T]
+    attentions = []
+    for layer in range(cfg["n_layer"]):
+        b = f"{p}h.{layer}."
+        qkv = conv1d(w, b + "attn.c_attn", layer_norm(x, w, b + "ln_1", eps))
+        q, k, v = (heads(part, H) for part in qkv.split(cfg["n_embd"], dim=-1))
+        attention, merged = attend(q, k, v, causal=True)
+        attentions.append(attention)
+        x = x + conv1d(w, b + "attn.c_proj", merged)
+        x = x + conv1d(w, b + "mlp.c_proj", gelu_new(conv1d(w, b + "mlp.c_fc", layer_norm(x, w, b + "ln_2", eps))))
+    hidden = layer_norm(x, w, p + "ln_f", eps)
+    return attentions, hidden, hidden @ (w[p + "wte.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]).T
+
+
+def neox_forward(w, cfg, ids, p):
+    H, eps, T = cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
+    dh = cfg["hidden_size"] // H
+    rot = int(dh * cfg["rotary_pct"])
+    inv_freq = 1.0 / cfg["rotary_emb_base"] ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot)
+    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+    cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
+
+    def rotary(t):
+        return torch.cat((t[..., :rot] * cos + rotate_half(t[..., :rot]) * sin, t[..., rot:]), dim=-1)
+
+    def mlp(b, h):
+        return linear(w, b + "mlp.dense_4h_to_h", gelu(linear(w, b + "mlp.dense_h_to_4h", h)))
+
+    x = w[p + "embed_in.weight"][ids]
+    attentions = []
+    for layer in range(cfg["num_hidden_layers"]):
+        b = f"{p}layers.{layer}."
+        qkv = linear(w, b + "attention.query_key_value", layer_norm(x, w, b + "input_layernorm", eps))
+        qkv = qkv.view(T, H, 3 * dh).transpose(0, 1)  # per head [q | k | v]
+        q, k, v = qkv[..., :dh], qkv[..., dh:2 * dh], qkv[..., 2 * dh:]
+        attention, merged = attend(rotary(q), rotary(k), v, causal=True)
+        attentions.append(attention)
+        attended = linear(w, b + "attention.dense", merged)
+        if cfg["use_parallel_residual"]:
+            x = x + attended + mlp(b, layer_norm(x, w, b + "post_attention_layernorm", eps))
+        else:
+            x = x + attended
+            x = x + mlp(b, layer_norm(x, w, b + "post_attention_layernorm", eps))
+    hidden = layer_norm(x, w, p + "final_layer_norm", eps)
+    return attentions, hidden, hidden @ (w[p + "embed_in.weight"] if cfg["tie_word_embeddings"] else w["embed_out.weight"]).T
+
+
+def bert_forward(w, cfg, ids, p):
+    H, eps, T = cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
+    e = p + "embeddings."
+    x = w[e + "word_embeddings.weight"][ids] + w[e + "position_embeddings.weight"][:T] + w[e + "token_type_embeddings.weight"][0]
+    x = layer_norm(x, w, e + "LayerNorm", eps)
+    attentions = []
+    for layer in range(cfg["num_hidden_layers"]):
+        b = f"{p}encoder.layer.{layer}."
+        q, k, v = (heads(linear(w, b + "attention.self." + n, x), H) for n in ("query", "key", "value"))
+        attention, merged = attend(q, k, v, causal=False)
+        attentions.append(attention)
+        x = layer_norm(linear(w, b + "attention.output.dense", merged) + x, w, b + "attention.output.LayerNorm", eps)
+        inner = gelu(linear(w, b + "intermediate.dense", x))
+        x = layer_norm(linear(w, b + "output.dense", inner) + x, w, b + "output.LayerNorm", eps)
+    return attentions, x, None
+
+
+def random_weights(a, p):
+    """Random weights in the family's names and orientations."""
+    D, F, V, P = a.d_model, a.ffn, a.vocab, a.positions
+
+    def norm(name):
+        return {name + ".weight": 1 + rand(D, scale=0.1), name + ".bias": rand(D, scale=0.1)}
+
+    def dense(name, rows, cols):
+        return {name + ".weight": rand(rows, cols), name + ".bias": rand(rows if a.model_type != "gpt2" else cols, scale=0.1)}
+
+    w = {}
+    if a.model_type == "gpt2":
+        w.update({p + "wte.weight": rand(V, D, scale=1.0), p + "wpe.weight": rand(P, D, scale=0.3), **norm(p + "ln_f")})
+        if a.lm_head == "separate":
+            w["lm_head.weight"] = rand(V, D)
+        for layer in range(a.layers):
+            b = f"{p}h.{layer}."
+            w.update({**norm(b + "ln_1"), **norm(b + "ln_2"), **dense(b + "attn.c_attn", D, 3 * D),
+                      **dense(b + "attn.c_proj", D, D), **dense(b + "mlp.c_fc", D, F), **dense(b + "mlp.c_proj", F, D)})
+            w[b + "attn.bias"] = torch.ones(1, 1, P, P, dtype=torch.float64).tril()  # the causal-mask buffer old checkpoints hold
+    elif a.model_type == "gpt_neox":
+        w.update({p + "embed_in.weight": rand(V, D, scale=1.0), **norm(p + "final_layer_norm")})
+        if a.lm_head != "tied":
+            w["embed_out.weight"] = rand(V, D)
+        for layer in range(a.layers):
+            b = f"{p}layers.{layer}."
+            w.update({**norm(b + "input_layernorm"), **norm(b + "post_attention_layernorm"),
+                      **dense(b + "attention.query_key_value", 3 * D, D), **dense(b + "attention.dense", D, D),
+                      **dense(b + "mlp.dense_h_to_4h", F, D), **dense(b + "mlp.dense_4h_to_h", D, F)})
+    else:
+        e = p + "embeddings."
+        w.update({e + "word_embeddings.weight": rand(V, D, scale=1.0), e + "position_embeddings.weight": rand(P, D),
+                  e + "token_type_embeddings.weight": rand(2, D), **norm(e + "LayerNorm")})
+        for layer in range(a.layers):
+            b = f"{p}encoder.layer.{layer}."
+            for n in ("query", "key", "value"):
+                w.update(dense(b + "attention.self." + n, D, D))
+            w.update({**dense(b + "attention.output.dense", D, D), **norm(b + "attention.output.LayerNorm"),
+                      **dense(b + "intermediate.dense", F, D), **dense(b + "output.dense", D, F), **norm(b + "output.LayerNorm")})
+    return w
+
+
+def config(a):
+    if a.model_type == "gpt2":
+        return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": a.d_model, "n_head": a.heads,
+                "n_layer": a.layers, "n_inner": a.ffn, "vocab_size": a.vocab, "n_positions": a.positions, "n_ctx": a.positions,
+                "layer_norm_epsilon": a.eps, "activation_function": "gelu_new", "scale_attn_weights": True,
+                "tie_word_embeddings": a.lm_head != "separate"}
+    common = {"hidden_size": a.d_model, "num_attention_heads": a.heads, "num_hidden_layers": a.layers,
+              "intermediate_size": a.ffn, "vocab_size": a.vocab, "max_position_embeddings": a.positions,
+              "layer_norm_eps": a.eps, "hidden_act": "gelu"}
+    if a.model_type == "gpt_neox":
+        return {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], **common, "rotary_pct": a.rotary_pct,
+                "rotary_emb_base": a.rotary_base, "use_parallel_residual": not a.sequential_residual,
+                "tie_word_embeddings": a.lm_head == "tied"}
+    return {"model_type": "bert", "architectures": ["BertModel"], **common, "type_vocab_size": 2,
+            "position_embedding_type": "absolute"}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name in ("d-model", "heads", "layers", "ffn", "vocab", "tokens"):
+        p.add_argument("--" + name, type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--model-type", required=True, choices=["gpt2", "gpt_neox", "bert"])
+    p.add_argument("--prefix", action="store_true", help="names under transformer. / gpt_neox. / bert.")
+    p.add_argument("--shards", type=int, default=1, choices=[1, 2])
+    p.add_argument("--eps", type=float, default=1e-5)
+    p.add_argument("--positions", type=int, default=64)
+    p.add_argument("--rotary-pct", type=float, default=0.25)
+    p.add_argument("--rotary-base", type=float, default=10000.0)
+    p.add_argument("--sequential-residual", action="store_true", help="gpt_neox: use_parallel_residual false")
+    p.add_argument("--lm-head", choices=["tied", "separate"], help="default: tied for gpt2, separate for gpt_neox")
+    p.add_argument("--gamma-beta", action="store_true", help="LayerNorm tensors named .gamma/.beta (TensorFlow conversions)")
+    p.add_argument("--seed", type=int, default=None)
+    a = p.parse_args()
+    if a.seed is not None:
+        torch.manual_seed(a.seed)
+    os.makedirs(a.out, exist_ok=True)
+    prefix = PREFIXES[a.model_type] if a.prefix else ""
+    cfg, w = config(a), random_weights(a, prefix)
+    written = w
+    if a.gamma_beta:
+        renames = {".LayerNorm.weight": ".LayerNorm.gamma", ".LayerNorm.bias": ".LayerNorm.beta"}
+        written = {next((n[: -len(old)] + new for old, new in renames.items() if n.endswith(old)), n): t for n, t in w.items()}
+    write_model_folder(a.out, written, cfg, a.shards)
+    ids = write_ids(a.out, a.vocab, a.tokens)
+    forward = {"gpt2": gpt2_forward, "gpt_neox": neox_forward, "bert": bert_forward}[a.model_type]
+    attentions, hidden, logits = forward(w, cfg, ids, prefix)
+    save_expected(a.out, attentions, {"hidden": hidden} if logits is None else {"hidden": hidden, "logits": logits})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+// Hugging Face Llama-family model folders: random small models of each family (llama, mistral,
+// qwen2 with biases; GQA, one head, T = 1, tied or separate lm_head, one file or two shards) against
+// the float64 forward of scripts/reference_hf_llama.py, written from transformers' definition;
+// the stories260K folder against the llama2.c checkpoint it was converted from; hostile folders.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "expect_input_error.hpp"
+#include "hf_llama_checkpoint.hpp"
+#include "hf_reference_folder.hpp"
+#include "hf_tokenizer.hpp"
+#include "llama2c_checkpoint.hpp"
+#include "llama_model.hpp"
+#include "npy.hpp"
+#include "onednn_backend.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+void make_reference_folder(const ScratchDir& dir, const std::string& arguments) {
+    test_support::make_reference_folder(dir, "reference_hf_llama.py", arguments);
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("HF Llama-family folders: attention and logits equal a float64 forward written from transformers' definition") {
+    const char* cases[] = {
+        "--model-type llama --d-model 24 --heads 4 --kv-heads 2 --layers 2 --ffn 37 --vocab 53 --tokens 9 --tied",
+        "--model-type qwen2 --d-model 18 --heads 3 --kv-heads 1 --layers 2 --ffn 29 --vocab 41 --tokens 7 --shards 2 --eps 1e-6 --rope-theta 1000000",
+        "--model-type mistral --d-model 8 --heads 1 --kv-heads 1 --layers 1 --ffn 11 --vocab 17 --tokens 1",
+        "--model-type llama --d-model 32 --heads 8 --kv-heads 8 --layers 3 --ffn 48 --vocab 64 --tokens 23 --shards 2",
+    };
+    OnednnBackend backend;
+    for (const std::string arguments : cases) {
+        CAPTURE(arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, arguments);
+        LlamaModel model(backend, read_hf_llama_folder(dir.path().string()));
+        const ModelRun run = model.run(read_ids(dir / "ids.txt"));
+        double attention_error = 0;
+        for (size_t l = 0; l < run.layers.size(); ++l)
+            attention_error = std::max(attention_error, max_abs_diff(run.layers[l].attention, read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))));
+        const Tensor expected_logits = read_npy(dir / "expected_logits.npy");
+        const double logit_scale = magnitude(expected_logits);
+        const double logit_error = max_abs_diff(run.logits, expected_logits);
+        MESSAGE(arguments << ": max attention error " << attention_error << ", max logit error " << logit_error << " of " << logit_scale);
+        CHECK(attention_error < 1e-5);
+        CHECK(logit_error < 1e-5 * logit_scale);
+    }
+}
+
+TEST_CASE("stories260K as a Hugging Face folder runs as the llama2.c checkpoint it was converted from") {
+    const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors", "tokenizer.json"});
+    const std::string llama2c = stories260k_dir();
+    if (hf.empty() || llama2c.empty()) return;
+    OnednnBackend backend;
+    LlamaModel from_folder(backend, read_hf_llama_folder(hf));
+    LlamaModel from_checkpoint(backend, read_llama2c_checkpoint(llama2c + "/stories260K.bin"));
+    const HfTokenizer tokenizer = HfTokenizer::load(hf);
+    const std::vector<int> ids = tokenizer.encode("Once upon a time, there was a little girl named Lily.", true);
+    const ModelRun a = from_folder.run(ids), b = from_checkpoint.run(ids);
+    REQUIRE(a.layers.size() == 5);
+    for (size_t l = 0; l < a.layers.size(); ++l) CHECK(max_abs_diff(a.layers[l].attention, b.layers[l].attention) < 1e-5);
+    CHECK(max_abs_diff(a.logits, b.logits) < 1e-4);
+    const std::string story = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
+    const std::string generated = tokenizer.decode(greedy_generate(from_folder, {*tokenizer.bos_id()}, 40));
+    CHECK_MESSAGE(generated.rfind(story, 0) == 0, "generated: " << generated);
+}
+
+TEST_CASE("hostile model folders: lying configs and indexes get one-line errors naming the file") {
+    ScratchDir dir;
+    make_reference_folder(dir, "--model-type llama --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 20 --vocab 30 --tokens 3 --shards 2");
+    const std::string config_text = read_text(dir / "config.json"), index_text = read_text(dir / "model.safetensors.index.json");
+    auto with_config = [&](const std::string& from, const std::string& to) {
+        std::string text = config_text;
+        REQUIRE(text.find(from) != std::string::npos);
+        write_text(dir / "config.json", text.replace(text.find(from), from.size(), to));
+        write_text(dir / "model.safetensors.index.json", index_text);
+    };
+    auto with_index = [&](const std::string& from, const std::string& to) {
+        std::string text = index_text;
+        for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+        write_text(dir / "config.json", config_text);
+        write_text(dir / "model.safetensors.index.json", text);
+    };
+    const std::string config = dir / "config.json", index = dir / "model.safetensors.index.json";
+    with_config("\"hidden_size\": 16", "\"hidden_size\": 32");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "tensors have width 16 but", "says 32"});
+    with_config("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {"layer 2 is out of range"});
+    with_config("\"model_type\": \"llama\"", "\"model_type\": \"gpt_bigcode\"");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "\"gpt_bigcode\" is not supported (supported: llama, mistral, qwen2)"});
+    with_config("\"vocab_size\": 30", "\"vocab_size\": -30");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "expected a positive integer"});
+    with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"yarn\"}");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "rope_scaling \"yarn\""});
+    with_index("model-00002-of-00002.safetensors", "../../etc/passwd");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "is not a file name in the folder"});
+    with_index("model-00002-of-00002.safetensors", "model-00001-of-00002.safetensors");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "which does not hold it"});
+    with_index("\"weight_map\"", "\"weights\"");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "no \"weight_map\""});
+    // An index pointing at a shard that is not there: an I/O error naming the shard.
+    with_index("model-00002-of-00002.safetensors", "model-00003-of-00003.safetensors");
+    try {
+        read_hf_llama_folder(dir.path().string());
+        FAIL("a missing shard was accepted");
+    } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::io);
+        CHECK(std::string(e.what()).find("model-00003-of-00003.safetensors") != std::string::npos);
+    }
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,278 @@
+// Hugging Face tokenizers (tokenizer.json and the legacy vocabulary files): the real GPT-2 and
+// BERT vocabularies against llama.cpp's test vectors (ids written by HF's own tokenizers), the
+// stories260K tokenizer.json against the llama2.c encoder, BPE and WordPiece on random words
+// against plain references written here, and hostile files.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "expect_input_error.hpp"
+#include "hf_tokenizer.hpp"
+#include "llama2c_tokenizer.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+using json = nlohmann::json;
+
+namespace {
+
+// llama.cpp's vocabulary test vectors: NAME.inp holds strings each followed by
+// "\n__ggml_vocab_test__\n"; NAME.out one line of " id id ..." per string.
+struct VocabCase {
+    std::string text;
+    std::vector<int> ids;
+};
+
+std::vector<VocabCase> vocab_cases(const std::string& dir, const std::string& name) {
+    const std::string inputs = read_text(dir + "/" + name + ".inp"), outputs = read_text(dir + "/" + name + ".out");
+    const std::string separator = "\n__ggml_vocab_test__\n";
+    std::vector<VocabCase> cases;
+    for (size_t at = 0, end; (end = inputs.find(separator, at)) != std::string::npos; at = end + separator.size())
+        cases.push_back({inputs.substr(at, end - at), {}});
+    std::istringstream lines(outputs);
+    std::string line;
+    for (VocabCase& c : cases) {
+        REQUIRE(std::getline(lines, line));
+        std::istringstream numbers(line);
+        for (int id; numbers >> id;) c.ids.push_back(id);
+    }
+    return cases;
+}
+
+void check_vocab_cases(const HfTokenizer& tokenizer, const std::vector<VocabCase>& cases) {
+    REQUIRE(cases.size() == 46);
+    int exact = 0;
+    for (const VocabCase& c : cases) {
+        CAPTURE(c.text);
+        const std::vector<int> ids = tokenizer.encode(c.text, /*add_special_tokens=*/false);
+        CHECK(ids == c.ids);
+        exact += ids == c.ids;
+    }
+    MESSAGE(tokenizer.kind() << ": " << exact << " of " << cases.size() << " test strings encode exactly");
+}
+
+std::string write_tokenizer_json(const ScratchDir& dir, const json& doc, const std::string& name = "tokenizer.json") {
+    const std::string path = dir / name;
+    write_text(path, doc.dump());
+    return path;
+}
+
+// A plain BPE reference: merge the leftmost lowest-ranked pair until none is left.
+std::vector<std::string> reference_bpe(const std::vector<std::string>& characters, const std::map<std::pair<std::string, std::string>, int>& ranks) {
+    std::vector<std::string> symbols = characters;
+    while (true) {
+        int best_rank = INT_MAX;
+        size_t best = 0;
+        for (size_t i = 0; i + 1 < symbols.size(); ++i) {
+            const auto found = ranks.find({symbols[i], symbols[i + 1]});
+            if (found != ranks.end() && found->second < best_rank) best_rank = found->second, best = i;
+        }
+        if (best_rank == INT_MAX) return symbols;
+        symbols[best] += symbols[best + 1];
+        symbols.erase(symbols.begin() + static_cast<long>(best) + 1);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2's encoder.json + vocab.bpe give exactly the ids of llama.cpp's test vectors") {
+    const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
+    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
+    if (gpt2.empty() || vectors.empty()) return;
+    const HfTokenizer tokenizer = HfTokenizer::load(gpt2);
+    CHECK(tokenizer.kind() == "byte-level BPE");
+    CHECK(tokenizer.vocab_size() == 50257);
+    check_vocab_cases(tokenizer, vocab_cases(vectors, "ggml-vocab-gpt-2.gguf"));
+    // Labels are each token's text: "Ġworld" is " world".
+    CHECK(tokenizer.labels({15496, 995}) == std::vector<std::string>{"Hello", " world"});
+    CHECK(tokenizer.decode(tokenizer.encode("Héllo wörld 🦙\n\tend", false)) == "Héllo wörld 🦙\n\tend");
+    CHECK(tokenizer.eos_id() == 50256);
+}
+
+TEST_CASE("BERT's tokenizer.json and its bare vocab.txt give exactly the ids of llama.cpp's test vectors") {
+    const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"tokenizer.json", "vocab.txt"});
+    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-bert-bge.gguf.inp", "ggml-vocab-bert-bge.gguf.out"});
+    if (bert.empty() || vectors.empty()) return;
+    const std::vector<VocabCase> cases = vocab_cases(vectors, "ggml-vocab-bert-bge.gguf");
+    const HfTokenizer from_json = HfTokenizer::load(bert);
+    CHECK(from_json.kind() == "WordPiece");
+    check_vocab_cases(from_json, cases);
+    // The legacy file alone (BertTokenizer's defaults: lower case, [CLS] ... [SEP]).
+    ScratchDir dir;
+    std::filesystem::copy_file(bert + "/vocab.txt", dir / "vocab.txt");
+    const HfTokenizer from_vocab = HfTokenizer::load(dir.path().string());
+    check_vocab_cases(from_vocab, cases);
+    for (const HfTokenizer* tokenizer : {&from_json, &from_vocab}) {
+        const std::vector<int> ids = tokenizer->encode("Unaffable tokenizers!", true);
+        CHECK(ids.front() == 101);
+        CHECK(ids.back() == 102);
+        CHECK(tokenizer->labels(ids) == std::vector<std::string>{"[CLS]", "una", "##ffa", "##ble", "token", "##izer", "##s", "!", "[SEP]"});
+        CHECK(tokenizer->decode(ids) == "unaffable tokenizers!");
+    }
+}
+
+TEST_CASE("stories260K's tokenizer.json encodes as the llama2.c tokenizer does, with BOS, and decodes back") {
+    const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json", "tokenizer_config.json"});
+    const std::string llama2c = stories260k_dir();
+    if (hf.empty() || llama2c.empty()) return;
+    const HfTokenizer tokenizer = HfTokenizer::load(hf);
+    const Llama2cTokenizer reference(llama2c + "/tok512.bin");
+    CHECK(tokenizer.kind() == "BPE");
+    CHECK(tokenizer.bos_id() == 1);
+    CHECK(tokenizer.eos_id() == 2);
+    // Random texts from words, punctuation, doubled spaces, newlines and characters outside the
+    // 512-token vocabulary (byte fallback).
+    const std::vector<std::string> parts = {"Once", " upon", " a", " time", ",", " Lily", " saw", "  ", "\n", "!", " dog", "é", "日本", "🙂", " the", "."};
+    for (int trial = 0; trial < 200; ++trial) {
+        std::string text;
+        const int length = static_cast<int>(rng()() % 12) + 1;
+        for (int i = 0; i < length; ++i) text += parts[rng()() % parts.size()];
+        CAPTURE(text);
+        CHECK(tokenizer.encode(text, true) == reference.encode(text, /*bos=*/true, /*eos=*/false));
+        CHECK(tokenizer.decode(tokenizer.encode(text, true)) == text);
+    }
+    CHECK(tokenizer.labels(tokenizer.encode("Once upon", true)) == std::vector<std::string>{"<s>", " Once", " upon"});
+}
+
+TEST_CASE("BPE merges by rank, leftmost first, as a plain reference does, on random words") {
+    // A random alphabet, random merges between known tokens, random words.
+    const std::vector<std::string> alphabet = {"a", "b", "c", "d", "é"};
+    json vocab = json::object();
+    std::map<std::pair<std::string, std::string>, int> ranks;
+    for (const std::string& letter : alphabet) vocab[letter] = static_cast<int>(vocab.size());
+    json merges = json::array();
+    std::vector<std::string> tokens = alphabet;
+    for (int m = 0; m < 40; ++m) {
+        const std::string left = tokens[rng()() % tokens.size()], right = tokens[rng()() % tokens.size()];
+        if (ranks.count({left, right}) || left.size() + right.size() > 8) continue;
+        ranks[{left, right}] = static_cast<int>(merges.size());
+        merges.push_back(left + " " + right);
+        if (!vocab.contains(left + right)) vocab[left + right] = static_cast<int>(vocab.size()), tokens.push_back(left + right);
+    }
+    ScratchDir dir;
+    const json doc = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<std::string> characters;
+        std::string word;
+        const int length = static_cast<int>(rng()() % 15) + 1;
+        for (int i = 0; i < length; ++i) characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
+        std::vector<int> expected;
+        for (const std::string& symbol : reference_bpe(characters, ranks)) expected.push_back(vocab[symbol].get<int>());
+        CAPTURE(word);
+        CHECK(tokenizer.encode(word, false) == expected);
+    }
+}
+
+TEST_CASE("WordPiece: longest prefix, then ## continuations; unknown words and over-long words are [UNK]") {
+    ScratchDir dir;
+    const json vocab = {{"[UNK]", 0}, {"[CLS]", 1}, {"[SEP]", 2}, {"un", 3}, {"##aff", 4}, {"##able", 5}, {"a", 6}, {"##ff", 7}, {"!", 8}, {"日", 9}};
+    const json doc = {{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 10}}},
+                      {"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}}},
+                      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                      {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", 1}}, {"sep", {"[SEP]", 2}}}},
+                      {"added_tokens", {{{"id", 0}, {"content", "[UNK]"}, {"special", true}}}}};
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
+    CHECK(tokenizer.encode("UnAffable!", true) == std::vector<int>{1, 3, 4, 5, 8, 2});
+    CHECK(tokenizer.encode("unaffableaff", false) == std::vector<int>{0});  // 12 characters > 10
+    CHECK(tokenizer.encode("unx 日日", false) == std::vector<int>{0, 9, 9});  // CJK characters split apart
+    CHECK(tokenizer.encode("Ünaff", false) == std::vector<int>{3, 4});  // accents stripped with lower case
+}
+
+TEST_CASE("hostile tokenizer files get one-line errors naming the file") {
+    ScratchDir dir;
+    auto bpe = [](json vocab, json merges) { return json{{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}}; };
+    const json ab = {{"a", 0}, {"b", 1}, {"ab", 2}};
+    struct Case {
+        json doc;
+        std::string fragment;
+    };
+    const std::vector<Case> cases = {
+        {bpe(ab, {"a c"}), "not in the vocabulary"},
+        {bpe(ab, {"ab"}), "is not two tokens"},
+        {bpe({{"a", 0}, {"b", 1000000000}}, json::array()), "outside 0..1"},
+        {bpe({{"a", 0}, {"b", -1}}, json::array()), "not an integer in 0..2^31-1"},
+        {bpe({{"a", 0}, {"b", 0}}, json::array()), "share id 0"},
+        {bpe({{"a", "zero"}}, json::array()), "not an integer"},
+        {json{{"model", {{"type", "Unigram"}, {"vocab", json::array()}}}}, "unsupported model type \"Unigram\" (supported: BPE, WordPiece)"},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"normalizer", {{"type", "Precompiled"}}}}, "unsupported normalizer type \"Precompiled\""},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(["}}}, {"behavior", "Isolated"}}}},
+         "does not compile"},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Sideways"}}}},
+         "unknown split behavior"},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}, {"byte_fallback", "yes"}}}}, "malformed tokenizer"},
+        {json{{"model", {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "[UNK]"}}}}, "the unknown token \"[UNK]\" is not in the vocabulary"},
+        {json{{"vocab", ab}}, "not a tokenizer.json"},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"post_processor", {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", "<s>"}}}}}}}}},
+         "has no ids"},
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        CAPTURE(i);
+        const std::string path = write_tokenizer_json(dir, cases[i].doc, "tokenizer" + std::to_string(i) + ".json");
+        expect_input_error([&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
+    }
+    try {
+        HfTokenizer::load(dir / "missing.json");
+        FAIL("a missing tokenizer file was accepted");
+    } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::io);
+        CHECK(std::string(e.what()).find("missing.json") != std::string::npos);
+    }
+    std::filesystem::create_directory(dir / "empty");
+    expect_input_error([&] { HfTokenizer::load(dir / "empty"); }, {"no tokenizer here"});
+    // Text that is not UTF-8, and characters outside a vocabulary without an unknown token.
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, bpe(ab, {"a b"})));
+    expect_input_error([&] { tokenizer.encode("a\xff", false); }, {"not UTF-8"});
+    expect_input_error([&] { tokenizer.encode("abc", false); }, {"\"c\" is not in the vocabulary"});
+    CHECK(tokenizer.encode("abab", false) == std::vector<int>{2, 2});
+    expect_input_error([&] { tokenizer.labels({7}); }, {"token id 7"});
+}
+
+TEST_CASE("the Split + ByteLevel form of Llama 3 and Qwen2 tokenizers gives GPT-2's ids when given GPT-2's pattern") {
+    const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
+    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
+    if (gpt2.empty() || vectors.empty()) return;
+    json merges = json::array();
+    std::istringstream lines(read_text(gpt2 + "/vocab.bpe"));
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty() && line[0] != '#') merges.push_back(line);
+    const std::string pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+    const json doc = {
+        {"model", {{"type", "BPE"}, {"vocab", json::parse(read_text(gpt2 + "/encoder.json"))}, {"merges", merges}, {"ignore_merges", true}}},
+        {"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}}},
+        {"decoder", {{"type", "ByteLevel"}}}};
+    ScratchDir dir;
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
+    CHECK(tokenizer.kind() == "byte-level BPE");
+    check_vocab_cases(tokenizer, vocab_cases(vectors, "ggml-vocab-gpt-2.gguf"));
+}
+
+TEST_CASE("the Metaspace form of SentencePiece tokenizers (Mistral, newer Llama 2 files) encodes as the llama2.c tokenizer") {
+    const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"});
+    const std::string llama2c = stories260k_dir();
+    if (hf.empty() || llama2c.empty()) return;
+    json doc = json::parse(read_text(hf + "/tokenizer.json"));
+    doc["normalizer"] = nullptr;
+    doc["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}, {"split", false}};
+    doc["decoder"] = {{"type", "Sequence"}, {"decoders", {{{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}}, {{"type", "ByteFallback"}}}}};
+    ScratchDir dir;
+    const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
+    const Llama2cTokenizer reference(llama2c + "/tok512.bin");
+    // (Not text that starts with a space: Metaspace adds no "▁" before one, SentencePiece does.)
+    for (const std::string text : {"Once upon a time, Lily saw a dog.", "two  spaces\nand a line ", "é日本🙂!"}) {
+        CAPTURE(text);
+        CHECK(tokenizer.encode(text, true) == reference.encode(text, true, false));
+        CHECK(tokenizer.decode(tokenizer.encode(text, true)) == text);
+    }
+}
