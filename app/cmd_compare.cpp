@@ -45,10 +45,10 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                      "changes, and how alike each head's maps are.");
     cmd->add_option("weights_a", o.weights_a,
                     "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
-                    "whole model (GGUF, llama2.c .bin)")
-        ->required()->check(CLI::ExistingFile);
+                    "whole model (Hugging Face Llama-family folder, GGUF, llama2.c .bin)")
+        ->required()->check(CLI::ExistingPath);
     cmd->add_option("weights_b", o.weights_b, "Second layer or model, same architecture (any of those formats)")
-        ->required()->check(CLI::ExistingFile);
+        ->required()->check(CLI::ExistingPath);
     cmd->add_option("--input", o.input.path,
                     "Layers: input sequence both run on: JSON, or embeddings [T, D] as .npy or .safetensors (as for run)")
         ->check(CLI::ExistingFile);
@@ -57,8 +57,10 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "ids both run over instead of --text");
     cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
     cmd->add_option("--text", o.model_input.text, "Models: text both run over (encoded with BOS first)");
-    cmd->add_option("--tokenizer", o.model_input.tokenizer, "Models: llama2.c tokenizer (a GGUF model's own without it)")
-        ->check(CLI::ExistingFile);
+    cmd->add_option("--tokenizer", o.model_input.tokenizer,
+                    "Models: llama2.c tokenizer, or a Hugging Face tokenizer.json or folder (a GGUF model's or folder's own "
+                    "without it)")
+        ->check(CLI::ExistingPath);
     add_layer_options(cmd, o.layer, o.layer_values);
     cmd->add_option("--diff-pictures", o.diff_pictures,
                     "Layers: draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "

@@ -14,7 +14,7 @@
 #include "head_analysis.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
-#include "llama2c_tokenizer.hpp"
+#include "model_tokenizer.hpp"
 #include "llama_model.hpp"
 #include "llama_model_file.hpp"
 #include "memory_budget.hpp"
@@ -50,17 +50,20 @@ struct ModelOptions {
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
-    cmd->description("Run a whole Llama-style model (llama2.c checkpoint or GGUF) over a text and draw and analyse every layer's "
+    cmd->description("Run a whole Llama-style model (Hugging Face folder, GGUF or llama2.c checkpoint) over a text and draw and analyse every layer's "
                      "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
                      "statistic aggregated.");
     cmd->add_option("--checkpoint,--model", o.checkpoint,
-                    "llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin) or GGUF model of architecture llama "
-                    "(F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors)")
-        ->required()->check(CLI::ExistingFile);
+                    "Hugging Face model folder of the Llama family (config.json model_type llama, mistral or qwen2; "
+                    "model.safetensors or its shards; tokenizer.json), GGUF model of architecture llama (F32, F16, BF16, Q4_0, "
+                    "Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors), or llama2.c checkpoint (e.g. "
+                    "../shared/models/stories260K/stories260K.bin)")
+        ->required()->check(CLI::ExistingPath);
     cmd->add_option("--tokenizer", o.tokenizer,
-                    "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin); a GGUF model's own is used without it")
-        ->check(CLI::ExistingFile);
-    auto* text = cmd->add_option("--text", o.text, "Text to run (encoded with BOS first, as llama2.c does)");
+                    "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin), or a Hugging Face tokenizer.json or "
+                    "folder; a GGUF model's or a model folder's own is used without it")
+        ->check(CLI::ExistingPath);
+    auto* text = cmd->add_option("--text", o.text, "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and Llama)");
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
                                       "Induction test: BOS then N random tokens repeated twice; reports duplicate-token and "
@@ -94,7 +97,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
 // sequences one at a time), validated before anything is written.
 struct ModelInputs {
     attn_viz::LlamaWeights weights;
-    std::unique_ptr<attn_viz::Llama2cTokenizer> tokenizer;
+    std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
     std::vector<int> ids;
 };
 
@@ -103,24 +106,24 @@ constexpr int64_t induction_first_token = 259;
 
 // The token ids of --induction (BOS, then random tokens past the byte tokens, repeated twice),
 // --tokens or --text (with BOS first, as llama2.c encodes).
-std::vector<int> input_ids(const ModelOptions& o, const attn_viz::Llama2cTokenizer& tokenizer, int64_t vocab_size) {
+std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer, int64_t vocab_size) {
     using namespace attn_viz;
     if (o.induction > 0) {
         const std::vector<int64_t> repeated = repeated_random_tokens(o.induction, induction_first_token, vocab_size, o.seed);
-        std::vector<int> ids{Llama2cTokenizer::bos_id};
+        std::vector<int> ids;
+        if (tokenizer.begin_id() >= 0) ids.push_back(tokenizer.begin_id());
         ids.insert(ids.end(), repeated.begin(), repeated.end());
         return ids;
     }
     if (!o.token_ids.empty()) return parse_token_ids(o.token_ids, "--tokens");
-    return tokenizer.encode(o.text, /*bos=*/true, /*eos=*/false);
+    return tokenizer.encode(o.text);
 }
 
 ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
     in.weights = attn_viz::read_llama_model(o.checkpoint, limits);
-    in.tokenizer = std::make_unique<attn_viz::Llama2cTokenizer>(
-        attn_viz::read_llama_tokenizer(o.checkpoint, o.tokenizer, in.weights.config.vocab_size, limits));
+    in.tokenizer = attn_viz::read_model_tokenizer(o.checkpoint, o.tokenizer, in.weights.config.vocab_size, limits);
     if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.weights.config.vocab_size);
     return in;
 }
@@ -161,7 +164,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
     if (o.induction > 0)  // how the input was made, so the run can be repeated
-        report.extra_stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", Llama2cTokenizer::bos_id},
+        report.extra_stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", in.tokenizer->begin_id()},
                                                  {"token_ids_from", induction_first_token},
                                                  {"token_ids_to", model.weights().config.vocab_size}};
     WeightSimilarities weight_similarity;
@@ -203,7 +206,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             if (!documents.next(doc, where)) break;
         }
         const ModelSequence sequence = parse_model_sequence(doc, where);
-        const std::vector<int> ids = sequence.text ? in.tokenizer->encode(*sequence.text, /*bos=*/true, /*eos=*/false)
+        const std::vector<int> ids = sequence.text ? in.tokenizer->encode(*sequence.text)
                                                    : sequence.token_ids;
         ModelRun run;
         try {

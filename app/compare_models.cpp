@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "error.hpp"
 #include "gguf.hpp"
 #include "heatmap.hpp"
 #include "llama_model.hpp"
 #include "llama_model_file.hpp"
+#include "model_tokenizer.hpp"
 #include "onednn_backend.hpp"
 #include "ranked_compare.hpp"
 #include "token_file.hpp"
@@ -16,7 +18,8 @@
 namespace attn_viz_cli {
 
 bool is_llama_model_file(const std::string& path) {
-    return attn_viz::is_gguf_file(path) || (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
+    return std::filesystem::is_directory(path) || attn_viz::is_gguf_file(path) ||
+           (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
 }
 
 ModelComparison compare_llama_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
@@ -28,8 +31,8 @@ ModelComparison compare_llama_models(const std::string& a, const std::string& b,
     if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
         ca.vocab_size != cb.vocab_size)
         fail_input(b, "a different architecture from " + a + " (dim, layers, heads, KV heads or vocabulary)");
-    const Llama2cTokenizer tokenizer = read_llama_tokenizer(a, input.tokenizer, ca.vocab_size, limits);
-    const std::vector<int> ids = input.token_ids.empty() ? tokenizer.encode(input.text, /*bos=*/true, /*eos=*/false)
+    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(a, input.tokenizer, ca.vocab_size, limits);
+    const std::vector<int> ids = input.token_ids.empty() ? tokenizer->encode(input.text)
                                                          : parse_token_ids(input.token_ids, "--tokens");
 
     // Step 2: both forward passes, then every head compared.

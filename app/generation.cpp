@@ -2,9 +2,10 @@
 
 namespace attn_viz_cli {
 
-Generation generate(attn_viz::LlamaModel& model, const attn_viz::Llama2cTokenizer& tokenizer, const std::vector<int>& prompt,
+Generation generate(attn_viz::LlamaModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
                     int steps, const attn_viz::StepCallback& on_token) {
-    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token);
+    const std::vector<int> end_ids = tokenizer.end_ids();
+    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids);
     Generation g;
     g.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(prompt.size()), all.end());
     // Decoded after the prompt's last token, so that a leading space is the one the text has.
@@ -17,6 +18,7 @@ Generation generate(attn_viz::LlamaModel& model, const attn_viz::Llama2cTokenize
     g.stop = !short_of_steps                                                        ? "length"
              : static_cast<int64_t>(all.size()) >= model.weights().config.seq_len ? "context_full"
                                                                                    : "end_of_text";
+    if (g.stop == "end_of_text" && !end_ids.empty()) g.end_token = tokenizer.labels({end_ids.front()}).front();
     return g;
 }
 
@@ -25,10 +27,10 @@ std::string generation_lines(const Generation& g, const std::string& prompt_text
     const std::string count = std::to_string(g.ids.size()) + (g.ids.size() == 1 ? " token" : " tokens");
     if (g.ids.empty() && g.stop == "end_of_text")
         return lines + "greedy continuation: none: the model ended the text at once (its first choice was the end-of-text "
-                       "token BOS)\n";
+                       "token " + g.end_token + ")\n";
     if (g.ids.empty()) return lines + "greedy continuation: none: the prompt already fills the model's context\n";
     std::string how = count;
-    if (g.stop == "end_of_text") how += " of " + std::to_string(g.requested) + ", then the model ended the text (BOS)";
+    if (g.stop == "end_of_text") how += " of " + std::to_string(g.requested) + ", then the model ended the text (" + g.end_token + ")";
     if (g.stop == "context_full") how += " of " + std::to_string(g.requested) + ", then the model's context was full";
     const size_t start = g.text.find_first_not_of(' ');  // the space between prompt and continuation
     return lines + "greedy continuation (" + how + "): " + (start == std::string::npos ? g.text : g.text.substr(start)) + "\n";

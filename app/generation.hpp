@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llama2c_tokenizer.hpp"
 #include "llama_model.hpp"
+#include "model_tokenizer.hpp"
 
 namespace attn_viz_cli {
 
@@ -17,11 +17,12 @@ struct Generation {
     std::vector<int> ids;      // the generated ids only (the prompt's not included)
     std::string text;          // them decoded
     int64_t requested = 0;     // --generate N
-    std::string stop;          // "length" (N made), "end_of_text" (the model chose BOS), "context_full" (seq_len reached)
+    std::string stop;          // "length" (N made), "end_of_text" (the model chose an end token), "context_full" (seq_len reached)
+    std::string end_token;     // with "end_of_text": the label of the token that ended the text ("<s>", "</s>")
 };
 
 // Up to `steps` greedy tokens after `prompt`; on_token as for greedy_generate.
-Generation generate(attn_viz::LlamaModel& model, const attn_viz::Llama2cTokenizer& tokenizer, const std::vector<int>& prompt,
+Generation generate(attn_viz::LlamaModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
                     int steps, const attn_viz::StepCallback& on_token);
 
 // "prompt:       ...\ngreedy continuation (8 tokens): ...\n", saying so when the model ended

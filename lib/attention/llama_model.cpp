@@ -132,7 +132,8 @@ Tensor LlamaModel::classify(const Tensor& x) {
     return linear(backend_, rms_norm(x, weights_.rms_final, weights_.config.rms_epsilon), weights_.classifier);
 }
 
-std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token) {
+std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token,
+                                 const std::vector<int>& end_ids) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
     const int64_t seq_len = model.weights().config.seq_len, vocab = model.weights().config.vocab_size;
     if (static_cast<int64_t>(prompt.size()) > seq_len)
@@ -150,7 +151,7 @@ std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prom
         const ModelRun run = model.run(padded, false);
         const float* row = run.logits.ptr() + (static_cast<int64_t>(sequence.size()) - 1) * vocab;
         const int next = static_cast<int>(std::max_element(row, row + vocab) - row);
-        if (next == Llama2cTokenizer::bos_id) break;
+        if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
         padded[sequence.size()] = next;
         sequence.push_back(next);
         if (on_token) on_token(static_cast<int64_t>(sequence.size() - prompt.size()), length - static_cast<int64_t>(prompt.size()));

@@ -10,6 +10,7 @@
 
 #include "attention.hpp"
 #include "llama2c_checkpoint.hpp"
+#include "llama2c_tokenizer.hpp"
 #include "model_run.hpp"
 #include "onednn_backend.hpp"
 
@@ -62,8 +63,10 @@ private:
 };
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
-// stopping early at BOS as llama2.c does or at the model's seq_len. Returns prompt + generated ids.
+// stopping early at one of `end_ids` (llama2.c's BOS by default, as run.c stops; a Hugging Face
+// model's EOS) or at the model's seq_len. Returns prompt + generated ids.
 // on_token (if set) is told after each generated token (of at most min(steps, seq_len - prompt)).
-std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {});
+std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {},
+                                 const std::vector<int>& end_ids = {Llama2cTokenizer::bos_id});
 
 }  // namespace attn_viz

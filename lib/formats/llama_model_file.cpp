@@ -1,13 +1,17 @@
 // Dispatch on the model file's format.
 #include "llama_model_file.hpp"
 
+#include <filesystem>
+
 #include "error.hpp"
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
+#include "hf_llama_checkpoint.hpp"
 
 namespace attn_viz {
 
 LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits) {
+    if (std::filesystem::is_directory(path)) return read_hf_llama_folder(path, limits);
     if (is_gguf_file(path)) return read_gguf_llama_streaming(std::make_shared<const GgufFile>(path, limits));
     return read_llama2c_checkpoint(path, limits);
 }

@@ -1,6 +1,7 @@
-// A Llama-style model file in any format attn-viz reads, told apart by its first bytes: a GGUF
-// file (llama architecture, tokenizer inside) or a llama2.c version-0 checkpoint (tokenizer in a
-// separate tokenizer.bin).
+// A Llama-style model in any format attn-viz reads: a Hugging Face folder (llama, mistral, qwen2;
+// tokenizer.json inside), or a file told apart by its first bytes: a GGUF file (llama
+// architecture, tokenizer inside) or a llama2.c version-0 checkpoint (tokenizer in a separate
+// tokenizer.bin).
 #pragma once
 
 #include <string>
@@ -12,7 +13,7 @@
 namespace attn_viz {
 
 // The model's weights as float32: a GGUF model's blocks streamed (read_gguf_llama_streaming), a
-// llama2.c checkpoint's all read (read_llama2c_checkpoint).
+// Hugging Face folder's (read_hf_llama_folder) or a llama2.c checkpoint's all read.
 LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits = {});
 
 // The tokenizer: `tokenizer_path` when given (a llama2.c tokenizer.bin), else the GGUF model's

@@ -38,7 +38,7 @@ TEST_CASE("a model whose first choice ends the text says it stopped at once, in 
     const CommandResult text = run_attn_viz(model + (dir / "text"));
     REQUIRE_MESSAGE(text.exit_code == 0, text.output);
     CHECK(text.output.find("prompt: \ngreedy continuation: none: the model ended the text at once (its first choice was the "
-                           "end-of-text token BOS)\n") != std::string::npos);
+                           "end-of-text token <s>)\n") != std::string::npos);
     const CommandResult json = run_attn_viz(model + (dir / "json") + " --json --stats-only");
     REQUIRE_MESSAGE(json.exit_code == 0, json.output);
     const nlohmann::json g = nlohmann::json::parse(json.output)["generation"];

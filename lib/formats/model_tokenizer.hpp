@@ -1,0 +1,36 @@
+// A whole model's tokenizer, whichever files it comes from: a llama2.c tokenizer.bin or a GGUF
+// model's own (Llama2cTokenizer), or a Hugging Face folder's (HfTokenizer). Model mode, corpus
+// mode and compare use only this.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "load_limits.hpp"
+
+namespace attn_viz {
+
+class ModelTokenizer {
+public:
+    virtual ~ModelTokenizer() = default;
+    // Ids of `text` as the model takes a text: with the BOS (or [CLS] ... [SEP]) its tokenizer adds.
+    virtual std::vector<int> encode(const std::string& text) const = 0;
+    // The text of `ids` (special tokens print nothing), bytes that are not UTF-8 as "\xNN".
+    virtual std::string decode(const std::vector<int>& ids) const = 0;
+    // One label per token for heatmap axes (its text, special tokens as written).
+    virtual std::vector<std::string> labels(const std::vector<int>& ids) const = 0;
+    // The token a prompt starts with (BOS); -1 when the tokenizer has none.
+    virtual int begin_id() const = 0;
+    // The tokens that end a text when a model chooses them (llama2.c: BOS; Hugging Face: EOS).
+    virtual std::vector<int> end_ids() const = 0;
+};
+
+// The tokenizer of a model file or folder: `tokenizer_path` when given (a Hugging Face folder or
+// tokenizer.json, else a llama2.c tokenizer.bin), else the model's own (a GGUF file's, a Hugging
+// Face folder's). A llama2.c checkpoint without a tokenizer is Error(bad_input) naming it;
+// `vocab_size` > 0 must match a llama2.c tokenizer's size.
+std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
+                                                     const LoadLimits& limits = {});
+
+}  // namespace attn_viz
