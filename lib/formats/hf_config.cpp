@@ -34,7 +34,7 @@ std::optional<double> positive_number(const nlohmann::json& config, std::initial
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
         if (!it->is_number() || !(it->get<double>() > 0.0))
-            fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected a positive number");
+            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a positive number");
         return it->get<double>();
     }
     return std::nullopt;
@@ -45,7 +45,7 @@ std::string string_field(const nlohmann::json& config, std::initializer_list<con
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_string()) fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected a string");
+        if (!it->is_string()) fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a string");
         return it->get<std::string>();
     }
     return "";
@@ -54,7 +54,7 @@ std::string string_field(const nlohmann::json& config, std::initializer_list<con
 std::optional<bool> bool_field(const nlohmann::json& config, const char* key, const std::string& where) {
     auto it = config.find(key);
     if (it == config.end() || it->is_null()) return std::nullopt;
-    if (!it->is_boolean()) fail_input(where, std::string("\"") + key + "\" is " + it->dump() + ", expected true or false");
+    if (!it->is_boolean()) fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected true or false");
     return it->get<bool>();
 }
 
