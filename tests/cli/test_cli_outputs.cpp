@@ -167,7 +167,9 @@ TEST_CASE("a run writes the dependence matrices and, with --sparse-error, the sp
         CHECK(head["top1_error"] == sparse["heads"][h]["top_k_error"][0]);
         CHECK(head["top1_bound_holds"] == 1.0);
         CHECK(stats["output_cka"][h][h].get<double>() == doctest::Approx(1.0));
-        CHECK(stats["choice_mi"][h][h].get<double>() >= stats["choice_mi"][h][(h + 1) % 3].get<double>());
+        // The diagonal (the head's corrected entropy) bounds its row; equal up to rounding when two heads'
+        // choices determine each other (seed 20914382968387 gave 0.585262 on both sides, an ulp apart).
+        CHECK(stats["choice_mi"][h][h].get<double>() >= stats["choice_mi"][h][(h + 1) % 3].get<double>() - 1e-12);
     }
     const std::string csv = read_text(dir / "out/sparse.csv");
     CHECK(csv.substr(0, csv.find('\n')) == "index,layer,head,pattern,size,mass_dropped,relative_error");
