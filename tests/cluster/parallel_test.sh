@@ -26,14 +26,18 @@ grep -q "coverage: 4 of 4 shards of $WORK/data/corpus.jsonl, 40 sequences" "$WOR
 
 # The same over "ssh" (-S, parallel's --sshlogin, with its --workdir and quoting for a remote shell)
 # to 2 job slots on 127.0.0.1: sshd is not installed here, so PARALLEL_SSH names a stand-in that,
-# as ssh does, runs the command line it is given with the shell, on this machine.
+# as ssh does, runs the command line it is given with the user's login shell, on this machine, with
+# the session's SHELL and HOME set as sshd sets them (parallel's remote wrapper execs $SHELL: CI
+# environments may run without one).
 cat >"$WORK/ssh" <<'SSH'
 #!/usr/bin/env bash
 while [[ $1 == -* ]]; do shift; done  # ssh's options
 echo "$1" >>"${0%/*}/ssh_hosts"       # the host
 shift
 [[ ${1:-} == -- ]] && shift
-exec bash -c "$*"
+IFS=: read -r _ _ _ _ _ home shell < <(getent passwd "$(id -u)")
+export HOME=${home:-/} SHELL=${shell:-/bin/sh}
+exec "$SHELL" -c "$*"
 SSH
 chmod +x "$WORK/ssh"
 PARALLEL_SSH=$WORK/ssh "$root/scripts/parallel_shards.sh" -n 3 -o "$WORK/ssh_out" -S 2/127.0.0.1 -- \
