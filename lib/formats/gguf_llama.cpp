@@ -148,9 +148,14 @@ Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_s
         fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads only the SentencePiece \"llama\" tokenizer "
                                 "from GGUF (byte-level BPE \"gpt2\" tokenizers are not supported yet)");
     std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
-    if (static_cast<int64_t>(pieces.size()) != vocab_size)
-        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) + " tokens but token_embd.weight has " +
-                                    std::to_string(vocab_size) + " rows");
+    // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
+    // vocabulary-only file has no tensors: its tokens are checked on their own).
+    int64_t model_vocab = vocab_size;
+    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
+        model_vocab = embedding->dims[1];
+    if (model_vocab > 0 && static_cast<int64_t>(pieces.size()) != model_vocab)
+        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) + " tokens but the model's vocabulary has " +
+                                    std::to_string(model_vocab));
     const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
                                                                         : std::vector<float>(pieces.size(), 0.0f);
     for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", Llama2cTokenizer::bos_id},
