@@ -1,0 +1,134 @@
+// Cross-check of attn-viz's tokenizer.json reader against an independent implementation, the npm
+// package @huggingface/tokenizers (pure JavaScript): every tokenizer.json under SHARED/models, and
+// GPT-2's built from its encoder.json and vocab.bpe, encodes a few hundred fresh random strings (mixed scripts, spaces, punctuation, digits, emoji,
+// accents) and llama.cpp's vocabulary test strings, with the special tokens the model takes,
+// through `attn-viz tokenize --json` and through the package; the ids must be equal for every
+// string. Every mismatch is printed. The seed is printed; ATTN_VIZ_TOKENIZER_SEED=N replays it.
+//
+// node tokenizer_crosscheck.mjs ATTN_VIZ_BINARY SHARED_DIR PACKAGE_DIR SCRATCH_DIR
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const [binary, shared, packageDir, scratch] = process.argv.slice(2);
+const { Tokenizer } = createRequire(path.join(packageDir, "package.json"))("@huggingface/tokenizers");
+
+// mulberry32: a small seeded generator, so a failing set of strings can be replayed.
+function generator(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Pieces random strings are made of: words, runs of spaces, punctuation, digits and characters of
+// many scripts, combining accents, emoji (with skin tones and joiners) and special-token text.
+const pools = [
+  ["the", "The", "Once", "upon", "a", "time", "Lily", "dog", "don't", "I'm", "we'll", "you're", "HELLO", "naïve", "café", "résumé"],
+  [" ", "  ", "   ", "\t", "\n", "\n\n", " \n ", "\r\n", "\u00a0", "\u3000", "\u2009"],
+  [".", ",", "!", "?", ";", ":", "'", "\"", "-", "--", "...", "(", ")", "[", "]", "{", "}", "<", ">", "/", "\\", "@", "#", "$", "%", "&", "*", "_", "=", "+", "~", "`", "^", "|", "«", "»", "—", "…", "¿", "¡"],
+  ["0", "1", "7", "42", "123", "2024", "3.14", "1,000", "١٢٣", "５", "½", "²"],
+  ["é", "è", "ñ", "ü", "ö", "ç", "ø", "å", "ß", "Ç", "É", "Ω", "e\u0301", "a\u0308", "n\u0303", "ﬁ", "Å"],
+  ["Привет", "мир", "Γειά", "σου", "שלום", "مرحبا", "नमस्ते", "こんにちは", "カタカナ", "你好", "世界", "한국어", "ไทย", "Ελληνικά", "Ꭰ", "ᚠ"],
+  ["😀", "🙂", "👍🏽", "👨‍👩‍👧", "🇫🇷", "❤️", "🤖", "✨", "🦙", "☃"],
+  ["<s>", "</s>", "<unk>", "[CLS]", "[SEP]", "[UNK]", "[MASK]", "<|endoftext|>"],
+];
+
+function random_text(random) {
+  const pieces = 1 + Math.floor(random() * 24);
+  let text = "";
+  for (let i = 0; i < pieces; ++i) {
+    const pool = pools[Math.floor(random() * pools.length)];
+    text += pool[Math.floor(random() * pool.length)];
+  }
+  return text;
+}
+
+// llama.cpp's vocabulary test strings: each followed by "\n__ggml_vocab_test__\n".
+function vector_strings() {
+  const file = path.join(shared, "models/tokenizers/llama.cpp-vocab/ggml-vocab-gpt-2.gguf.inp");
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, "utf8").split("\n__ggml_vocab_test__\n").slice(0, -1);
+}
+
+function tokenizer_files(dir) {
+  const found = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...tokenizer_files(full));
+    else if (entry.name === "tokenizer.json") found.push(full);
+  }
+  return found.sort();
+}
+
+const seed = process.env.ATTN_VIZ_TOKENIZER_SEED ? Number(process.env.ATTN_VIZ_TOKENIZER_SEED) : Date.now() % 2147483647;
+console.log(`seed ${seed} (replay: ATTN_VIZ_TOKENIZER_SEED=${seed})`);
+const random = generator(seed);
+const texts = [...vector_strings()];
+for (let i = 0; i < 300; ++i) texts.push(random_text(random));
+const inputs = path.join(scratch, "texts.jsonl");
+fs.writeFileSync(inputs, texts.map((text) => JSON.stringify({ text })).join("\n") + "\n");
+
+// GPT-2's tokenizer.json (byte-level BPE) as Hugging Face writes it, from OpenAI's encoder.json and
+// vocab.bpe (the models hold no GPT-2 tokenizer.json), in SCRATCH/gpt2.
+function gpt2_tokenizer_json() {
+  const dir = path.join(shared, "models/tokenizers/gpt2");
+  if (!fs.existsSync(path.join(dir, "vocab.bpe"))) return [];
+  const merges = fs.readFileSync(path.join(dir, "vocab.bpe"), "utf8").split("\n").slice(1).filter((line) => line !== "");
+  const byte_level = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true };
+  const tokenizer = {
+    version: "1.0",
+    added_tokens: [{ id: 50256, content: "<|endoftext|>", single_word: false, lstrip: false, rstrip: false, normalized: true, special: true }],
+    normalizer: null,
+    pre_tokenizer: byte_level,
+    post_processor: byte_level,
+    decoder: byte_level,
+    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "", fuse_unk: false,
+             vocab: JSON.parse(fs.readFileSync(path.join(dir, "encoder.json"), "utf8")), merges },
+  };
+  fs.mkdirSync(path.join(scratch, "gpt2"));
+  const file = path.join(scratch, "gpt2/tokenizer.json");
+  fs.writeFileSync(file, JSON.stringify(tokenizer));
+  return [file];
+}
+
+let mismatches = 0, compared = 0;
+for (const file of [...tokenizer_files(path.join(shared, "models")), ...gpt2_tokenizer_json()]) {
+  const config_file = path.join(path.dirname(file), "tokenizer_config.json");
+  const config = fs.existsSync(config_file) ? JSON.parse(fs.readFileSync(config_file, "utf8")) : {};
+  const reference = new Tokenizer(JSON.parse(fs.readFileSync(file, "utf8")), config);
+  const run = spawnSync(binary, ["tokenize", "--json", "--tokenizer", file, "--inputs", inputs], { encoding: "utf8", maxBuffer: 1 << 28 });
+  if (run.status !== 0) {
+    console.log(`FAIL ${file}: attn-viz tokenize exited ${run.status}: ${run.stderr}`);
+    ++mismatches;
+    continue;
+  }
+  const ours = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  if (ours.length !== texts.length) {
+    console.log(`FAIL ${file}: attn-viz printed ${ours.length} results for ${texts.length} texts`);
+    ++mismatches;
+    continue;
+  }
+  let file_mismatches = 0;
+  texts.forEach((text, i) => {
+    const expected = reference.encode(text);
+    ++compared;
+    if (JSON.stringify(expected.ids) === JSON.stringify(ours[i].ids)) return;
+    ++file_mismatches;
+    console.log(`MISMATCH ${file} text ${JSON.stringify(text)}\n  ours ${JSON.stringify(ours[i].ids)} ${JSON.stringify(ours[i].tokens)}\n` +
+                `  js   ${JSON.stringify(expected.ids)} ${JSON.stringify(expected.tokens)}`);
+  });
+  console.log(`${file}: ${texts.length - file_mismatches}/${texts.length} texts give equal ids`);
+  mismatches += file_mismatches;
+}
+if (compared === 0) {
+  console.log(`FAIL: no tokenizer.json under ${shared}/models`);
+  process.exit(1);
+}
+console.log(mismatches === 0 ? `all ${compared} encodings equal` : `${mismatches} mismatches (seed ${seed})`);
+process.exit(mismatches === 0 ? 0 : 1);
