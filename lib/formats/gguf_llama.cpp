@@ -1,6 +1,8 @@
 // Llama hyper-parameters, weights and tokenizer from a GGUF file's metadata and tensors.
 #include "gguf_llama.hpp"
 
+#include <cstdio>
+
 #include "error.hpp"
 #include "tensor.hpp"
 
@@ -158,11 +160,22 @@ Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_s
                                     std::to_string(model_vocab));
     const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
                                                                         : std::vector<float>(pieces.size(), 0.0f);
-    for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", Llama2cTokenizer::bos_id},
-                                  std::pair{"tokenizer.ggml.eos_token_id", Llama2cTokenizer::eos_id}})
-        if (file.has(key) && file.get_uint(key) != static_cast<uint64_t>(id))
-            fail_input(file.path(), std::string(key) + " is " + std::to_string(*file.get_uint(key)) + "; attn-viz's llama tokenizer needs " +
-                                        std::to_string(id));
+    // The encoder puts BOS 1 first; EOS (Llama 2's 2, Phi-3's 32000) only has to be a token.
+    const std::string bos_key = "tokenizer.ggml.bos_token_id", eos_key = "tokenizer.ggml.eos_token_id";
+    if (file.has(bos_key) && file.get_uint(bos_key) != static_cast<uint64_t>(Llama2cTokenizer::bos_id))
+        fail_input(file.path(), bos_key + " is " + std::to_string(*file.get_uint(bos_key)) + "; attn-viz's llama tokenizer needs " +
+                                    std::to_string(Llama2cTokenizer::bos_id));
+    if (file.has(eos_key) && file.get_uint(eos_key) >= pieces.size())
+        fail_input(file.path(), eos_key + " " + std::to_string(*file.get_uint(eos_key)) + " is not one of its " + std::to_string(pieces.size()) +
+                                    " tokens");
+    // The encoder's byte fallback takes byte b as token 3 + b.
+    for (int byte = 0; byte < 256 && pieces.size() >= 259; ++byte) {
+        char expected[8];
+        std::snprintf(expected, sizeof expected, "<0x%02X>", byte);
+        if (pieces[static_cast<size_t>(3 + byte)] != expected)
+            fail_input(file.path(), "tokenizer.ggml.tokens[" + std::to_string(3 + byte) + "] is not the byte token " + expected +
+                                        " (the llama tokenizer's byte fallback)");
+    }
     for (std::string& piece : pieces) piece = with_spaces(piece);
     return Llama2cTokenizer(file.path(), std::move(pieces), scores);
 }

@@ -1,7 +1,7 @@
 // attn-viz tokenize: the same ids and labels from each form of a model's tokenizer (Hugging Face
-// folder, tokenizer.json, legacy vocab.txt, llama2.c tokenizer.bin, GGUF), texts from --inputs
-// files, the table and JSON forms, and mistakes named (the real files are skipped with a message
-// where ../shared/models is absent).
+// folder, tokenizer.json, legacy vocab.txt, llama2.c tokenizer.bin, GGUF, vocabulary-only GGUF),
+// texts from --inputs files, the table and JSON forms, and mistakes named (the real files are
+// skipped with a message where ../shared/models is absent).
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -79,6 +79,15 @@ TEST_CASE("tokenize: BERT from tokenizer.json, its folder and the bare vocab.txt
     CHECK(table.output.find("\"Hello World, café!\": 7 tokens\n") == 0);
     CHECK(table.output.find("       0        101  \"[CLS]\"\n") != std::string::npos);
     CHECK(table.output.find("       4       7668  \"cafe\"\n") != std::string::npos);
+}
+
+TEST_CASE("tokenize --tokenizer: Phi-3's vocabulary-only GGUF file, with BOS as the model takes it") {
+    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-phi-3.gguf"});
+    if (vocab.empty()) return;
+    // Ids of llama.cpp's vectors (Hugging Face's tokenizer) for "Hello world", after BOS.
+    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/ggml-vocab-phi-3.gguf --text \"Hello world\"");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == json{{"text", "Hello world"}, {"ids", {1, 15043, 3186}}, {"tokens", {"<s>", " Hello", " world"}}});
 }
 
 TEST_CASE("tokenize --inputs: a text file (one text a line) and a JSONL file of texts and ids, in order, named by line") {
