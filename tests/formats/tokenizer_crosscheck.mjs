@@ -1,6 +1,7 @@
 // Cross-check of attn-viz's tokenizer.json reader against an independent implementation, the npm
 // package @huggingface/tokenizers (pure JavaScript): every tokenizer.json under SHARED/models, and
-// GPT-2's built from its encoder.json and vocab.bpe, encodes a few hundred fresh random strings (mixed scripts, spaces, punctuation, digits, emoji,
+// the forms written here from their files (GPT-2, Llama 3 and Qwen2 style byte-level BPE, Metaspace
+// SentencePiece), encodes a few hundred fresh random strings (mixed scripts, spaces, punctuation, digits, emoji,
 // accents) and llama.cpp's vocabulary test strings, with the special tokens the model takes,
 // through `attn-viz tokenize --json` and through the package; the ids must be equal for every
 // string. Every mismatch is printed. The seed is printed; ATTN_VIZ_TOKENIZER_SEED=N replays it.
@@ -74,31 +75,61 @@ for (let i = 0; i < 300; ++i) texts.push(random_text(random));
 const inputs = path.join(scratch, "texts.jsonl");
 fs.writeFileSync(inputs, texts.map((text) => JSON.stringify({ text })).join("\n") + "\n");
 
-// GPT-2's tokenizer.json (byte-level BPE) as Hugging Face writes it, from OpenAI's encoder.json and
-// vocab.bpe (the models hold no GPT-2 tokenizer.json), in SCRATCH/gpt2.
-function gpt2_tokenizer_json() {
+// Forms of tokenizer.json the models here do not have, written into SCRATCH/NAME/tokenizer.json
+// from the files they do have: GPT-2's (byte-level BPE, from OpenAI's encoder.json and vocab.bpe),
+// the Split + ByteLevel form of Llama 3 and Qwen2 (their pre-tokenizer patterns over GPT-2's
+// vocabulary; Qwen2's with its NFC normalizer), and the Metaspace form of newer SentencePiece files
+// (Mistral, Llama 2) over stories260K's vocabulary.
+function write_tokenizer(name, tokenizer, config_file) {
+  fs.mkdirSync(path.join(scratch, name));
+  const file = path.join(scratch, name, "tokenizer.json");
+  fs.writeFileSync(file, JSON.stringify(tokenizer));
+  if (config_file) fs.copyFileSync(config_file, path.join(scratch, name, "tokenizer_config.json"));
+  return file;
+}
+
+function gpt2_forms() {
   const dir = path.join(shared, "models/tokenizers/gpt2");
   if (!fs.existsSync(path.join(dir, "vocab.bpe"))) return [];
   const merges = fs.readFileSync(path.join(dir, "vocab.bpe"), "utf8").split("\n").slice(1).filter((line) => line !== "");
+  const vocab = JSON.parse(fs.readFileSync(path.join(dir, "encoder.json"), "utf8"));
   const byte_level = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true };
-  const tokenizer = {
+  const gpt2 = {
     version: "1.0",
     added_tokens: [{ id: 50256, content: "<|endoftext|>", single_word: false, lstrip: false, rstrip: false, normalized: true, special: true }],
     normalizer: null,
     pre_tokenizer: byte_level,
     post_processor: byte_level,
     decoder: byte_level,
-    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "", fuse_unk: false,
-             vocab: JSON.parse(fs.readFileSync(path.join(dir, "encoder.json"), "utf8")), merges },
+    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "", fuse_unk: false, vocab, merges },
   };
-  fs.mkdirSync(path.join(scratch, "gpt2"));
-  const file = path.join(scratch, "gpt2/tokenizer.json");
-  fs.writeFileSync(file, JSON.stringify(tokenizer));
-  return [file];
+  const split_form = (pattern, normalizer) => ({
+    ...gpt2,
+    normalizer,
+    pre_tokenizer: { type: "Sequence", pretokenizers: [
+      { type: "Split", pattern: { Regex: pattern }, behavior: "Isolated", invert: false },
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+    model: { ...gpt2.model, ignore_merges: true },
+  });
+  const llama3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  const qwen2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  return [write_tokenizer("gpt2", gpt2), write_tokenizer("llama3-form", split_form(llama3, null)),
+          write_tokenizer("qwen2-form", split_form(qwen2, { type: "NFC" }))];
+}
+
+function metaspace_form() {
+  const dir = path.join(shared, "models/stories260K-hf");
+  if (!fs.existsSync(path.join(dir, "tokenizer.json"))) return [];
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8"));
+  tokenizer.normalizer = null;
+  tokenizer.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false };
+  tokenizer.decoder = { type: "Sequence", decoders: [{ type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
+                                                     { type: "ByteFallback" }] };
+  return [write_tokenizer("stories260K-metaspace", tokenizer, path.join(dir, "tokenizer_config.json"))];
 }
 
 let mismatches = 0, compared = 0;
-for (const file of [...tokenizer_files(path.join(shared, "models")), ...gpt2_tokenizer_json()]) {
+for (const file of [...tokenizer_files(path.join(shared, "models")), ...gpt2_forms(), ...metaspace_form()]) {
   const config_file = path.join(path.dirname(file), "tokenizer_config.json");
   const config = fs.existsSync(config_file) ? JSON.parse(fs.readFileSync(config_file, "utf8")) : {};
   const reference = new Tokenizer(JSON.parse(fs.readFileSync(file, "utf8")), config);
