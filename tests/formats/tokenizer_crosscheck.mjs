@@ -80,11 +80,11 @@ fs.writeFileSync(inputs, texts.map((text) => JSON.stringify({ text })).join("\n"
 // the Split + ByteLevel form of Llama 3 and Qwen2 (their pre-tokenizer patterns over GPT-2's
 // vocabulary; Qwen2's with its NFC normalizer), and the Metaspace form of newer SentencePiece files
 // (Mistral, Llama 2) over stories260K's vocabulary.
-function write_tokenizer(name, tokenizer, config_file) {
+function write_tokenizer(name, tokenizer, config) {
   fs.mkdirSync(path.join(scratch, name));
   const file = path.join(scratch, name, "tokenizer.json");
   fs.writeFileSync(file, JSON.stringify(tokenizer));
-  if (config_file) fs.copyFileSync(config_file, path.join(scratch, name, "tokenizer_config.json"));
+  fs.writeFileSync(path.join(scratch, name, "tokenizer_config.json"), JSON.stringify(config));
   return file;
 }
 
@@ -113,8 +113,10 @@ function gpt2_forms() {
   });
   const llama3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   const qwen2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-  return [write_tokenizer("gpt2", gpt2), write_tokenizer("llama3-form", split_form(llama3, null)),
-          write_tokenizer("qwen2-form", split_form(qwen2, { type: "NFC" }))];
+  // attn-viz's decode keeps the text exact (no transformers-style clean-up of " ." and " 's").
+  const config = { clean_up_tokenization_spaces: false };
+  return [write_tokenizer("gpt2", gpt2, config), write_tokenizer("llama3-form", split_form(llama3, null), config),
+          write_tokenizer("qwen2-form", split_form(qwen2, { type: "NFC" }), config)];
 }
 
 function metaspace_form() {
@@ -125,7 +127,34 @@ function metaspace_form() {
   tokenizer.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false };
   tokenizer.decoder = { type: "Sequence", decoders: [{ type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
                                                      { type: "ByteFallback" }] };
-  return [write_tokenizer("stories260K-metaspace", tokenizer, path.join(dir, "tokenizer_config.json"))];
+  const config = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer_config.json"), "utf8"));
+  return [write_tokenizer("stories260K-metaspace", tokenizer, config)];
+}
+
+// The package's ids (each non-empty list) decoded back to text by attn-viz (tokenize --inputs with
+// {"tokens": ids} lines) and by the package, special tokens skipped, with the clean-up of spaces
+// before punctuation that tokenizer_config.json asks for (on unless it says otherwise: BERT's
+// WordPiece decoder does it). Returns the number of id lists whose texts differ.
+function check_decoding(file, reference, config, id_lists) {
+  const kept = id_lists.filter((ids) => ids.length > 0);
+  const inputs = path.join(scratch, "ids.jsonl");
+  fs.writeFileSync(inputs, kept.map((tokens) => JSON.stringify({ tokens })).join("\n") + "\n");
+  const run = spawnSync(binary, ["tokenize", "--json", "--tokenizer", file, "--inputs", inputs], { encoding: "utf8", maxBuffer: 1 << 28 });
+  if (run.status !== 0) {
+    console.log(`FAIL ${file}: attn-viz tokenize exited ${run.status} on ids: ${run.stderr}`);
+    return 1;
+  }
+  const ours = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const options = { skip_special_tokens: true, clean_up_tokenization_spaces: config.clean_up_tokenization_spaces ?? true };
+  let differ = 0;
+  kept.forEach((ids, i) => {
+    const expected = reference.decode(ids, options);
+    if (expected === ours[i].text) return;
+    ++differ;
+    console.log(`DECODE MISMATCH ${file} ids ${JSON.stringify(ids)}\n  ours ${JSON.stringify(ours[i].text)}\n  js   ${JSON.stringify(expected)}`);
+  });
+  console.log(`${file}: ${kept.length - differ}/${kept.length} id lists decode to equal text`);
+  return differ;
 }
 
 let mismatches = 0, compared = 0;
@@ -155,11 +184,11 @@ for (const file of [...tokenizer_files(path.join(shared, "models")), ...gpt2_for
                 `  js   ${JSON.stringify(expected.ids)} ${JSON.stringify(expected.tokens)}`);
   });
   console.log(`${file}: ${texts.length - file_mismatches}/${texts.length} texts give equal ids`);
-  mismatches += file_mismatches;
+  mismatches += file_mismatches + check_decoding(file, reference, config, texts.map((text) => reference.encode(text).ids));
 }
 if (compared === 0) {
   console.log(`FAIL: no tokenizer.json under ${shared}/models`);
   process.exit(1);
 }
-console.log(mismatches === 0 ? `all ${compared} encodings equal` : `${mismatches} mismatches (seed ${seed})`);
+console.log(mismatches === 0 ? `all ${compared} encodings (and decodings) equal` : `${mismatches} mismatches (seed ${seed})`);
 process.exit(mismatches === 0 ? 0 : 1);
