@@ -1,7 +1,8 @@
 // Cross-check of attn-viz's tokenizer.json reader against an independent implementation, the npm
 // package @huggingface/tokenizers (pure JavaScript): every tokenizer.json under SHARED/models, and
 // the forms written here from their files (GPT-2, Llama 3 and Qwen2 style byte-level BPE, Metaspace
-// SentencePiece), encodes a few hundred fresh random strings (mixed scripts, spaces, punctuation, digits, emoji,
+// SentencePiece; Phi-3's GGUF vocabulary converted as Hugging Face converts SentencePiece models),
+// encodes a few hundred fresh random strings (mixed scripts, spaces, punctuation, digits, emoji,
 // accents) and llama.cpp's vocabulary test strings, with the special tokens the model takes,
 // through `attn-viz tokenize --json` and through the package; the ids must be equal for every
 // string. Every mismatch is printed. The seed is printed; ATTN_VIZ_TOKENIZER_SEED=N replays it.
@@ -131,6 +132,74 @@ function metaspace_form() {
   return [write_tokenizer("stories260K-metaspace", tokenizer, config)];
 }
 
+// tokenizer.ggml.tokens, .scores and .token_type of a GGUF file (version 2 or 3).
+function read_gguf_vocabulary(file) {
+  const bytes = fs.readFileSync(file);
+  let at = 8;  // magic "GGUF", version
+  const u32 = () => { at += 4; return bytes.readUInt32LE(at - 4); };
+  const u64 = () => { at += 8; return Number(bytes.readBigUInt64LE(at - 8)); };
+  const string = () => { const n = u64(); at += n; return bytes.toString("utf8", at - n, at); };
+  const scalar_bytes = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+  const value = (type) => {
+    if (type === 8) return string();
+    if (type === 9) {
+      const element = u32(), count = u64();
+      return Array.from({ length: count }, () => value(element));
+    }
+    const start = at;
+    at += scalar_bytes[type];
+    if (type === 6) return bytes.readFloatLE(start);
+    if (type === 5) return bytes.readInt32LE(start);
+    return type === 4 ? bytes.readUInt32LE(start) : null;  // the others are not needed here
+  };
+  u64();  // tensor count
+  const metadata = {};
+  for (let keys = u64(); keys > 0; --keys) {
+    const key = string();
+    metadata[key] = value(u32());
+  }
+  return { tokens: metadata["tokenizer.ggml.tokens"], scores: metadata["tokenizer.ggml.scores"], types: metadata["tokenizer.ggml.token_type"] };
+}
+
+// Phi-3's vocabulary-only GGUF (SentencePiece "llama" tokenizer) as the tokenizer.json Hugging
+// Face's LlamaConverter writes from a SentencePiece model: BPE whose merges are the splits of each
+// normal piece into two normal pieces, ordered by the merged piece's score (then ids), "▁" prepended
+// and spaces replaced, byte fallback, BOS first. attn-viz reads the GGUF file itself (its llama
+// encoder: score-ordered merges) and, as a second check, the tokenizer.json written here. No added
+// tokens: the GGUF encoder takes "<s>" in a text as text, as llama.cpp does by default; and the
+// decoding (the package would print "<s>") is not compared.
+function phi3_form() {
+  const gguf = path.join(shared, "models/tokenizers/llama.cpp-vocab/ggml-vocab-phi-3.gguf");
+  if (!fs.existsSync(gguf)) return [];
+  const { tokens, scores, types } = read_gguf_vocabulary(gguf);
+  const normal = 1, vocab = {};
+  tokens.forEach((token, id) => { vocab[token] = id; });
+  const merges = [];
+  tokens.forEach((piece, id) => {
+    if (types[id] !== normal) return;
+    const characters = [...piece];
+    for (let k = 1; k < characters.length; ++k) {
+      const left = characters.slice(0, k).join(""), right = characters.slice(k).join("");
+      if (types[vocab[left]] === normal && types[vocab[right]] === normal) merges.push([left, right, id]);
+    }
+  });
+  merges.sort((a, b) => scores[b[2]] - scores[a[2]] || vocab[a[0]] - vocab[b[0]] || vocab[a[1]] - vocab[b[1]]);
+  const tokenizer = {
+    version: "1.0",
+    added_tokens: [],
+    normalizer: { type: "Sequence", normalizers: [{ type: "Prepend", prepend: "\u2581" }, { type: "Replace", pattern: { String: " " }, content: "\u2581" }] },
+    pre_tokenizer: null,
+    post_processor: { type: "TemplateProcessing", single: [{ SpecialToken: { id: "<s>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+                      pair: [], special_tokens: { "<s>": { id: "<s>", ids: [1], tokens: ["<s>"] } } },
+    decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "\u2581" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" },
+                                            { type: "Strip", content: " ", start: 1, stop: 0 }] },
+    model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true,
+             byte_fallback: true, vocab, merges: merges.map(([left, right]) => left + " " + right) },
+  };
+  const file = write_tokenizer("phi-3", tokenizer, {});
+  return [{ ours: gguf, reference: file, decode: false }, { ours: file, reference: file, decode: false }];
+}
+
 // The package's ids (each non-empty list) decoded back to text by attn-viz (tokenize --inputs with
 // {"tokens": ids} lines) and by the package, special tokens skipped, with the clean-up of spaces
 // before punctuation that tokenizer_config.json asks for (on unless it says otherwise: BERT's
@@ -158,10 +227,13 @@ function check_decoding(file, reference, config, id_lists) {
 }
 
 let mismatches = 0, compared = 0;
-for (const file of [...tokenizer_files(path.join(shared, "models")), ...gpt2_forms(), ...metaspace_form()]) {
-  const config_file = path.join(path.dirname(file), "tokenizer_config.json");
+// Each source: the file attn-viz reads (`ours`) and the tokenizer.json the package reads.
+const sources = [...tokenizer_files(path.join(shared, "models")), ...gpt2_forms(), ...metaspace_form()]
+  .map((file) => ({ ours: file, reference: file, decode: true }));
+for (const { ours: file, reference: reference_file, decode } of [...sources, ...phi3_form()]) {
+  const config_file = path.join(path.dirname(reference_file), "tokenizer_config.json");
   const config = fs.existsSync(config_file) ? JSON.parse(fs.readFileSync(config_file, "utf8")) : {};
-  const reference = new Tokenizer(JSON.parse(fs.readFileSync(file, "utf8")), config);
+  const reference = new Tokenizer(JSON.parse(fs.readFileSync(reference_file, "utf8")), config);
   const run = spawnSync(binary, ["tokenize", "--json", "--tokenizer", file, "--inputs", inputs], { encoding: "utf8", maxBuffer: 1 << 28 });
   if (run.status !== 0) {
     console.log(`FAIL ${file}: attn-viz tokenize exited ${run.status}: ${run.stderr}`);
@@ -184,7 +256,8 @@ for (const file of [...tokenizer_files(path.join(shared, "models")), ...gpt2_for
                 `  js   ${JSON.stringify(expected.ids)} ${JSON.stringify(expected.tokens)}`);
   });
   console.log(`${file}: ${texts.length - file_mismatches}/${texts.length} texts give equal ids`);
-  mismatches += file_mismatches + check_decoding(file, reference, config, texts.map((text) => reference.encode(text).ids));
+  mismatches += file_mismatches;
+  if (decode) mismatches += check_decoding(file, reference, config, texts.map((text) => reference.encode(text).ids));
 }
 if (compared === 0) {
   console.log(`FAIL: no tokenizer.json under ${shared}/models`);
