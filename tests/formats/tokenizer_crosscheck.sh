@@ -21,16 +21,16 @@ unavailable() {
 command -v node >/dev/null || unavailable "node not found (scripts/setup.sh installs nodejs and npm)"
 command -v npm >/dev/null || unavailable "npm not found (scripts/setup.sh installs nodejs and npm)"
 
-# npm keeps its cache and reads its configuration inside CACHE: nothing depends on HOME.
+# npm keeps its cache inside CACHE (nothing written under HOME, which CI may not set); the machine's
+# npm configuration (registry, proxy, certificates) applies as to any npm install.
 mkdir -p "$cache"
-export npm_config_cache=$cache/npm-cache npm_config_userconfig=$cache/npmrc npm_config_update_notifier=false
-touch "$cache/npmrc"
+export npm_config_cache=$cache/npm-cache npm_config_update_notifier=false
 installed=$cache/node_modules/@huggingface/tokenizers/package.json
 if ! grep -qs "\"version\": \"$package_version\"" "$installed"; then
   [[ -f $cache/package.json ]] || echo '{"private": true}' >"$cache/package.json"
   timeout 300 npm install --prefix "$cache" --no-audit --no-fund --loglevel=error --fetch-retries=1 \
     "@huggingface/tokenizers@$package_version" >"$cache/npm-install.log" 2>&1 \
-    || unavailable "npm could not install @huggingface/tokenizers@$package_version ($(tail -n 1 "$cache/npm-install.log"))"
+    || unavailable "npm could not install @huggingface/tokenizers@$package_version ($(grep -v "complete log" "$cache/npm-install.log" | tail -n 1))"
 fi
 
 scratch=$(mktemp -d /tmp/attn-viz-tokenizer-crosscheck.XXXXXX)
