@@ -19,6 +19,16 @@ std::string quoted(const std::string& text) {
     return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// `tokenize()`, with an error it throws prefixed by the input's line ("c.jsonl:3: ...").
+template <typename Tokenize>
+TokenizedText at_line(const std::string& where, Tokenize tokenize) {
+    try {
+        return tokenize();
+    } catch (const Error& e) {
+        throw Error(e.kind(), where + ": " + e.what(), e.remedy());
+    }
+}
+
 void for_each_jsonl_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
                           const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
     CorpusDocuments documents(path, limits);
@@ -27,7 +37,8 @@ void for_each_jsonl_input(const std::string& path, const ModelTokenizer& tokeniz
     while (documents.next(doc, where)) {
         const ModelSequence sequence = parse_model_sequence(doc, where);
         if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
-        on_text(sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids), where);
+        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
+                where);
     }
 }
 
@@ -41,7 +52,7 @@ void for_each_text_line(const std::string& path, const ModelTokenizer& tokenizer
         if (line.find_first_not_of(" \t") == std::string::npos) continue;
         const std::string where = path + ":" + std::to_string(number);
         if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
-        on_text(tokenize_text(tokenizer, line), where);
+        on_text(at_line(where, [&] { return tokenize_text(tokenizer, line); }), where);
     }
     if (in.bad()) throw Error(ErrorKind::io, path + ": read failed: " + std::strerror(errno));
 }

@@ -28,8 +28,8 @@ TokenizedText describe_ids(const ModelTokenizer& tokenizer, const std::vector<in
 // Each input of the file `path`, in order, through `tokenizer`, handed to `on_text` with where it
 // came from ("texts.txt:3"). A ".jsonl" file holds one {"text": "..."} or {"tokens": [ids]} per
 // line, as model mode's corpora; any other file one text per line (a trailing "\r" dropped). Blank
-// lines are skipped. Throws Error(bad_input) naming the file and line for a malformed line or a
-// text that is not UTF-8.
+// lines are skipped. Throws Error(bad_input) naming the file and line for a malformed line, a
+// text that is not UTF-8 or that the tokenizer refuses, or an id outside the vocabulary.
 void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
                               const std::function<void(const TokenizedText&, const std::string& where)>& on_text);
 

@@ -134,7 +134,8 @@ TEST_CASE("tokenize: mistakes get a usage error or a one-line error naming the f
         {"--model " + hf + " --text hi --inputs " + (dir / "bad.jsonl"), 2, "excludes"},
         {"--model " + bin + "/stories260K.bin --text hi", 3, "whose tokenizer is a separate file"},
         {"--model " + hf + " --inputs " + (dir / "bad.jsonl"), 3, dir / "bad.jsonl:2: \"text\" must be a string"},
-        {"--model " + hf + " --inputs " + (dir / "ids.jsonl"), 3, "token id 99999 is not in the vocabulary"},
+        {"--model " + hf + " --inputs " + (dir / "ids.jsonl"), 3,
+         dir / "ids.jsonl:1: " + hf + "/tokenizer.json: token id 99999 is not in the vocabulary"},
         {"--model " + hf + " --inputs " + (dir / "latin1.txt"), 3, dir / "latin1.txt:1: is not UTF-8"},
         {"--tokenizer " + (dir / "latin1.txt") + " --text hi", 3, "latin1.txt"},
     };
