@@ -8,6 +8,7 @@ void add_commands(CLI::App& app, CommandAction& action) {
     add_compare_command(app, action);
     add_merge_command(app, action);
     add_synth_command(app, action);
+    add_tokenize_command(app, action);
     add_bench_command(app, action);
 }
 

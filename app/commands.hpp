@@ -17,6 +17,7 @@ void add_model_command(CLI::App& app, CommandAction& action);
 void add_compare_command(CLI::App& app, CommandAction& action);
 void add_merge_command(CLI::App& app, CommandAction& action);
 void add_synth_command(CLI::App& app, CommandAction& action);
+void add_tokenize_command(CLI::App& app, CommandAction& action);
 
 // Adds every subcommand (app/commands.cpp lists them).
 void add_commands(CLI::App& app, CommandAction& action);

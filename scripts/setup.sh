@@ -18,7 +18,10 @@ packages=(
   python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
   chromium                                # headless: the render tests open report.html in it
   slurm-wlm munge parallel                # tests/cluster: a one-node Slurm cluster, GNU parallel
+  nodejs                                  # tests/formats/tokenizer_crosscheck: npm's @huggingface/tokenizers
 )
+# Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs includes it.
+command -v npm >/dev/null || packages+=(npm)
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
   packages+=(python3-matplotlib libopenblas0-pthread hyperfine time)
 fi

@@ -18,10 +18,10 @@ LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits)
 
 Llama2cTokenizer read_llama_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                       const LoadLimits& limits) {
+    const std::string& path = tokenizer_path.empty() ? model_path : tokenizer_path;
+    if (is_gguf_file(path)) return read_gguf_llama_tokenizer(GgufFile(path, limits), vocab_size);
     if (!tokenizer_path.empty()) return Llama2cTokenizer(tokenizer_path, vocab_size);
-    if (!is_gguf_file(model_path))
-        fail_input(model_path, "is a llama2.c checkpoint, whose tokenizer is a separate file (tokenizer.bin) that was not given");
-    return read_gguf_llama_tokenizer(GgufFile(model_path, limits), vocab_size);
+    fail_input(model_path, "is a llama2.c checkpoint, whose tokenizer is a separate file (tokenizer.bin) that was not given");
 }
 
 }  // namespace attn_viz

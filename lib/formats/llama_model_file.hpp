@@ -16,8 +16,9 @@ namespace attn_viz {
 // Hugging Face folder's (read_hf_llama_folder) or a llama2.c checkpoint's all read.
 LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits = {});
 
-// The tokenizer: `tokenizer_path` when given (a llama2.c tokenizer.bin), else the GGUF model's
-// own; a llama2.c checkpoint without a tokenizer file is Error(bad_input) naming it.
+// The tokenizer: `tokenizer_path` when given (a llama2.c tokenizer.bin, or a GGUF file's own),
+// else the GGUF model's own; a llama2.c checkpoint without a tokenizer file is Error(bad_input)
+// naming it. `vocab_size` > 0 must be the tokenizer's size.
 Llama2cTokenizer read_llama_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                       const LoadLimits& limits = {});
 

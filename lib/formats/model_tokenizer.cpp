@@ -39,14 +39,23 @@ private:
     HfTokenizer tokenizer_;
 };
 
-bool is_hf_tokenizer(const std::string& path) { return std::filesystem::is_directory(path) || path.ends_with(".json"); }
+// What HfTokenizer::load takes for `path`: a folder or tokenizer.json as it is, a legacy vocabulary
+// file (vocab.json, merges.txt, encoder.json, vocab.bpe, vocab.txt) as its folder; "" otherwise.
+std::string hf_tokenizer_location(const std::string& path) {
+    const std::filesystem::path file(path);
+    const std::string name = file.filename().string();
+    for (const char* legacy : {"vocab.json", "merges.txt", "encoder.json", "vocab.bpe", "vocab.txt"})
+        if (name == legacy) return file.parent_path().empty() ? std::string(".") : file.parent_path().string();
+    if (std::filesystem::is_directory(path) || path.ends_with(".json")) return path;
+    return "";
+}
 
 }  // namespace
 
 std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                                      const LoadLimits& limits) {
     const std::string& path = tokenizer_path.empty() ? model_path : tokenizer_path;
-    if (is_hf_tokenizer(path)) return std::make_unique<HfModelTokenizer>(HfTokenizer::load(path, limits));
+    if (const std::string hf = hf_tokenizer_location(path); !hf.empty()) return std::make_unique<HfModelTokenizer>(HfTokenizer::load(hf, limits));
     return std::make_unique<Llama2cModelTokenizer>(read_llama_tokenizer(model_path, tokenizer_path, vocab_size, limits));
 }
 

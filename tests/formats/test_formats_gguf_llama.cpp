@@ -187,4 +187,41 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     expect_input_error([&] { read_llama_tokenizer(dir / "m.bin", "", V); }, {"m.bin", "tokenizer"});
 }
 
+TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checked on its own or against a model") {
+    ScratchDir dir;
+    auto tokenizer_file = [&](std::vector<std::string> tokens, uint32_t eos) {
+        GgufBuilder b;
+        b.add_string("general.architecture", "llama");
+        b.add_string("tokenizer.ggml.model", "llama");
+        std::vector<float> scores(tokens.size(), 0.0f);
+        scores[space_a] = -1.0f;
+        b.add_string_array("tokenizer.ggml.tokens", tokens);
+        b.add_f32_array("tokenizer.ggml.scores", scores);
+        b.add_u32("tokenizer.ggml.bos_token_id", 1);
+        b.add_u32("tokenizer.ggml.eos_token_id", eos);
+        return b;
+    };
+    const std::string path = dir / "vocab.gguf";
+    write_text(path, tokenizer_file(vocabulary(), V - 1).bytes());  // an EOS other than 2, as Phi-3's 32000
+    for (const Llama2cTokenizer& tokenizer : {read_gguf_llama_tokenizer(GgufFile(path), 0), read_llama_tokenizer("", path, 0),
+                                              read_llama_tokenizer("", path, V)}) {
+        CHECK(tokenizer.vocab_size() == V);
+        CHECK(tokenizer.encode("ab c", true, false) == std::vector<int>{1, space_a, b, space, 'c' + 3});
+    }
+    expect_input_error([&] { read_llama_tokenizer("", path, V + 1); }, {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
+
+    // With a token_embd.weight, its rows are the vocabulary the tokens must fill.
+    GgufBuilder with_model = tokenizer_file(vocabulary(), 2);
+    with_model.add_f32_tensor("token_embd.weight", {D, V + 1}, random_tensor({V + 1, D}).data);
+    write_text(path, with_model.bytes());
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "the model's vocabulary has 264"});
+
+    write_text(path, tokenizer_file(vocabulary(), V).bytes());
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "eos_token_id 263 is not one of its 263 tokens"});
+    std::vector<std::string> no_newline = vocabulary();
+    no_newline[3 + '\n'] = "x";
+    write_text(path, tokenizer_file(no_newline, 2).bytes());
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "tokenizer.ggml.tokens[13] is not the byte token <0x0A>"});
+}
+
 }  // TEST_SUITE

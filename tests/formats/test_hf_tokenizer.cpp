@@ -1,5 +1,6 @@
 // Hugging Face tokenizers (tokenizer.json and the legacy vocabulary files): the real GPT-2 and
-// BERT vocabularies against llama.cpp's test vectors (ids written by HF's own tokenizers), the
+// BERT vocabularies, and Phi-3's as a vocabulary-only GGUF file through the llama (SentencePiece)
+// encoder, against llama.cpp's test vectors (ids written by HF's own tokenizers), the
 // stories260K tokenizer.json against the llama2.c encoder, BPE and WordPiece on random words
 // against plain references written here, and hostile files.
 #include <doctest/doctest.h>
@@ -7,12 +8,15 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "expect_input_error.hpp"
+#include "gguf.hpp"
+#include "gguf_llama.hpp"
 #include "hf_tokenizer.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "support.hpp"
@@ -46,16 +50,22 @@ std::vector<VocabCase> vocab_cases(const std::string& dir, const std::string& na
     return cases;
 }
 
-void check_vocab_cases(const HfTokenizer& tokenizer, const std::vector<VocabCase>& cases) {
+// `encode` (without BOS/CLS/SEP, as the vectors were written) gives each case's ids.
+void check_vocab_cases(const std::string& kind, const std::function<std::vector<int>(const std::string&)>& encode,
+                       const std::vector<VocabCase>& cases) {
     REQUIRE(cases.size() == 46);
     int exact = 0;
     for (const VocabCase& c : cases) {
         CAPTURE(c.text);
-        const std::vector<int> ids = tokenizer.encode(c.text, /*add_special_tokens=*/false);
+        const std::vector<int> ids = encode(c.text);
         CHECK(ids == c.ids);
         exact += ids == c.ids;
     }
-    MESSAGE(tokenizer.kind() << ": " << exact << " of " << cases.size() << " test strings encode exactly");
+    MESSAGE(kind << ": " << exact << " of " << cases.size() << " test strings encode exactly");
+}
+
+void check_vocab_cases(const HfTokenizer& tokenizer, const std::vector<VocabCase>& cases) {
+    check_vocab_cases(tokenizer.kind(), [&](const std::string& text) { return tokenizer.encode(text, /*add_special_tokens=*/false); }, cases);
 }
 
 std::string write_tokenizer_json(const ScratchDir& dir, const json& doc, const std::string& name = "tokenizer.json") {
@@ -116,6 +126,20 @@ TEST_CASE("BERT's tokenizer.json and its bare vocab.txt give exactly the ids of 
         CHECK(tokenizer->labels(ids) == std::vector<std::string>{"[CLS]", "una", "##ffa", "##ble", "token", "##izer", "##s", "!", "[SEP]"});
         CHECK(tokenizer->decode(ids) == "unaffable tokenizers!");
     }
+}
+
+TEST_CASE("Phi-3's vocabulary-only GGUF (SentencePiece \"llama\" tokenizer) gives exactly the ids of llama.cpp's test vectors") {
+    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-phi-3.gguf", "ggml-vocab-phi-3.gguf.inp",
+                                                                                "ggml-vocab-phi-3.gguf.out"});
+    if (vectors.empty()) return;
+    const GgufFile file(vectors + "/ggml-vocab-phi-3.gguf");
+    CHECK(file.tensors().empty());  // no token_embd.weight to check the vocabulary against
+    const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(file, 0);
+    CHECK(tokenizer.vocab_size() == 32064);
+    check_vocab_cases("Phi-3 (GGUF llama)", [&](const std::string& text) { return tokenizer.encode(text, /*bos=*/false, /*eos=*/false); },
+                      vocab_cases(vectors, "ggml-vocab-phi-3.gguf"));
+    CHECK(tokenizer.encode("Hello world", true, false) == std::vector<int>{1, 15043, 3186});
+    CHECK(tokenizer.decode({1, 15043, 3186}) == "Hello world");
 }
 
 TEST_CASE("stories260K's tokenizer.json encodes as the llama2.c tokenizer does, with BOS, and decodes back") {

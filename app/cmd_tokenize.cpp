@@ -1,0 +1,64 @@
+// attn-viz tokenize: how a model's tokenizer cuts texts into tokens (ids and the text of each),
+// the first thing to look at with a new model, and what scripts compare against other tokenizers.
+#include <cstdio>
+#include <string>
+
+#include "commands.hpp"
+#include "model_tokenizer.hpp"
+#include "tokenized_texts.hpp"
+
+namespace attn_viz_cli {
+namespace {
+
+struct TokenizeOptions {
+    std::string model, tokenizer, text, inputs;
+    bool json = false;
+};
+
+void declare_options(CLI::App* cmd, TokenizeOptions& o) {
+    cmd->description("Show how a model's tokenizer encodes texts: each token's id and its text, as the model takes them "
+                     "(with the BOS or [CLS] ... [SEP] its tokenizer adds). No weights are read.");
+    auto* model = cmd->add_option("--model,--checkpoint", o.model,
+                                  "Model whose own tokenizer to use: a Hugging Face folder or a GGUF model (a llama2.c checkpoint "
+                                  "needs --tokenizer)")
+                      ->check(CLI::ExistingPath);
+    auto* tokenizer = cmd->add_option("--tokenizer", o.tokenizer,
+                                      "Tokenizer: a Hugging Face tokenizer.json or folder (tokenizer.json, vocab.json + merges.txt, "
+                                      "encoder.json + vocab.bpe or vocab.txt), a llama2.c tokenizer.bin, or a GGUF file "
+                                      "(a vocabulary-only one too); overrides --model's")
+                          ->check(CLI::ExistingPath);
+    auto* text = cmd->add_option("--text", o.text, "Text to tokenize");
+    auto* inputs = cmd->add_option("--inputs", o.inputs,
+                                   "File of texts: one per line, or a .jsonl file of {\"text\": \"...\"} (or {\"tokens\": [ids]}, "
+                                   "shown with their text) per line, as model mode's --inputs; blank lines are skipped")
+                       ->check(CLI::ExistingFile);
+    text->excludes(inputs);
+    cmd->add_flag("--json", o.json, "Print one JSON object per text, {\"text\": ..., \"ids\": [...], \"tokens\": [...]}, one per line");
+    cmd->parse_complete_callback([model, tokenizer, text, inputs] {
+        if (!*model && !*tokenizer) throw CLI::RequiredError("--model or --tokenizer");
+        if (!*text && !*inputs) throw CLI::RequiredError("--text or --inputs");
+    });
+}
+
+int tokenize(const TokenizeOptions& o) {
+    using namespace attn_viz;
+    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(o.model, o.tokenizer, 0);
+    bool first = true;
+    auto print = [&](const TokenizedText& tokenized, const std::string& where) {
+        if (o.json) {
+            std::printf("%s\n", tokenized_json(tokenized).dump().c_str());
+            return;
+        }
+        std::printf("%s%s%s", first ? "" : "\n", where.empty() ? "" : (where + ": ").c_str(), token_table(tokenized).c_str());
+        first = false;
+    };
+    if (o.inputs.empty()) print(tokenize_text(*tokenizer, o.text), "");
+    else for_each_tokenized_input(o.inputs, *tokenizer, LoadLimits{}, print);
+    return 0;
+}
+
+}  // namespace
+
+void add_tokenize_command(CLI::App& app, CommandAction& action) { add_command(app, action, "tokenize", declare_options, tokenize); }
+
+}  // namespace attn_viz_cli

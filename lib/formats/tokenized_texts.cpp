@@ -1,0 +1,95 @@
+// Tokenizing texts for display: inputs files, tables and JSON lines.
+#include "tokenized_texts.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "error.hpp"
+#include "sequence_stream.hpp"
+#include "unicode_text.hpp"
+#include "utf8.hpp"
+
+namespace attn_viz {
+namespace {
+
+// A string as a JSON literal: quoted, control characters escaped (labels are valid UTF-8 already).
+std::string quoted(const std::string& text) {
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// `tokenize()`, with an error it throws prefixed by the input's line ("c.jsonl:3: ...").
+template <typename Tokenize>
+TokenizedText at_line(const std::string& where, Tokenize tokenize) {
+    try {
+        return tokenize();
+    } catch (const Error& e) {
+        throw Error(e.kind(), where + ": " + e.what(), e.remedy());
+    }
+}
+
+void for_each_jsonl_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
+                          const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
+    CorpusDocuments documents(path, limits);
+    nlohmann::json doc;
+    std::string where;
+    while (documents.next(doc, where)) {
+        const ModelSequence sequence = parse_model_sequence(doc, where);
+        if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
+        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
+                where);
+    }
+}
+
+void for_each_text_line(const std::string& path, const ModelTokenizer& tokenizer,
+                        const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
+    std::string line;
+    for (int64_t number = 1; std::getline(in, line); ++number) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        const std::string where = path + ":" + std::to_string(number);
+        if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
+        on_text(at_line(where, [&] { return tokenize_text(tokenizer, line); }), where);
+    }
+    if (in.bad()) throw Error(ErrorKind::io, path + ": read failed: " + std::strerror(errno));
+}
+
+}  // namespace
+
+TokenizedText tokenize_text(const ModelTokenizer& tokenizer, const std::string& text) {
+    TokenizedText result{text, tokenizer.encode(text), {}};
+    result.labels = tokenizer.labels(result.ids);
+    return result;
+}
+
+TokenizedText describe_ids(const ModelTokenizer& tokenizer, const std::vector<int>& ids) {
+    std::vector<std::string> labels = tokenizer.labels(ids);  // checks every id first
+    return {tokenizer.decode(ids), ids, std::move(labels)};
+}
+
+void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
+                              const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
+    if (path.ends_with(".jsonl")) for_each_jsonl_input(path, tokenizer, limits, on_text);
+    else for_each_text_line(path, tokenizer, on_text);
+}
+
+std::string token_table(const TokenizedText& tokenized) {
+    std::string table = quoted(escape_invalid_utf8(tokenized.text)) + ": " + std::to_string(tokenized.ids.size()) + " tokens\n";
+    char row[64];
+    std::snprintf(row, sizeof row, "%8s %10s  %s\n", "position", "id", "token");
+    table += row;
+    for (size_t t = 0; t < tokenized.ids.size(); ++t) {
+        std::snprintf(row, sizeof row, "%8zu %10d  ", t, tokenized.ids[t]);
+        table += row + quoted(tokenized.labels[t]) + "\n";
+    }
+    return table;
+}
+
+nlohmann::json tokenized_json(const TokenizedText& tokenized) {
+    return {{"text", escape_invalid_utf8(tokenized.text)}, {"ids", tokenized.ids}, {"tokens", tokenized.labels}};
+}
+
+}  // namespace attn_viz
