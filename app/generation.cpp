@@ -14,7 +14,7 @@ void check_model_has_logits(const attn_viz::WholeModel& model, const std::string
 Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
                     int steps, const attn_viz::StepCallback& on_token) {
     const std::vector<int> end_ids = tokenizer.end_ids();
-    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids);
+    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids, tokenizer.vocab_size());
     Generation g;
     g.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(prompt.size()), all.end());
     // Decoded after the prompt's last token, so that a leading space is the one the text has.

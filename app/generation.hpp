@@ -25,8 +25,8 @@ struct Generation {
 // encoder such as BERT), naming its type.
 void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option);
 
-// Up to `steps` greedy tokens after `prompt`; on_token as for greedy_generate. The model must have
-// logits (check_model_has_logits).
+// Up to `steps` greedy tokens after `prompt`, chosen among the tokenizer's tokens; on_token as for
+// greedy_generate. The model must have logits (check_model_has_logits).
 Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
                     int steps, const attn_viz::StepCallback& on_token);
 

@@ -22,7 +22,8 @@ Saves what a test compares:
                                                      zeroed (its slice of the merged heads, before the
                                                      output projection)
   DIR/expected_generation.txt                        with --generate N: the greedy continuation's ids
-                                                     (argmax, stopping at <|endoftext|> with --tokenizer)
+                                                     (argmax; with --tokenizer over its tokens only,
+                                                     stopping at <|endoftext|>)
   DIR/tokenizer.json                                 with --tokenizer: a small one in the family's kind:
                                                      byte-level BPE (the 256 byte tokens, a few merges,
                                                      <|endoftext|>) or WordPiece ([PAD] [UNK] [CLS] [SEP]
@@ -243,13 +244,13 @@ def tokenizer_json(model_type):
             "added_tokens": [{"id": end, "content": "<|endoftext|>", "special": True}]}, end
 
 
-def greedy_continuation(forward, w, cfg, ids, p, steps, end_id, max_positions):
-    """Up to `steps` argmax ids after `ids`, stopping before end_id or at max_positions."""
+def greedy_continuation(forward, w, cfg, ids, p, steps, end_id, max_positions, choices):
+    """Up to `steps` argmax ids below `choices` after `ids`, stopping before end_id or at max_positions."""
     sequence = list(ids)
     generated = []
     while len(generated) < steps and len(sequence) < max_positions:
         _, _, logits = forward(w, cfg, sequence, p)
-        next_id = int(logits[-1].argmax())
+        next_id = int(logits[-1, :choices].argmax())
         if next_id == end_id:
             break
         sequence.append(next_id)
@@ -312,7 +313,8 @@ def main():
         with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(tokenizer, f, ensure_ascii=False)
     # A text's ids are the tokenizer's, below its size even where the model's vocabulary is larger.
-    ids = write_ids(a.out, len(tokenizer["model"]["vocab"]) if a.tokenizer else a.vocab, a.tokens)
+    tokens = len(tokenizer["model"]["vocab"]) if a.tokenizer else a.vocab
+    ids = write_ids(a.out, tokens, a.tokens)
     forward = {"gpt2": gpt2_forward, "gpt_neox": neox_forward, "bert": bert_forward}[a.model_type]
     attentions, hidden, logits = forward(w, cfg, ids, prefix)
     results = {"hidden": hidden} if logits is None else {"hidden": hidden, "logits": logits}
@@ -321,7 +323,7 @@ def main():
         results["ablated_logits"] = forward(w, cfg, ids, prefix, ablate=(layer, head))[2]
     save_expected(a.out, attentions, results)
     if a.generate:
-        generated = greedy_continuation(forward, w, cfg, ids, prefix, a.generate, end_id, a.positions)
+        generated = greedy_continuation(forward, w, cfg, ids, prefix, a.generate, end_id, a.positions, tokens)
         with open(os.path.join(a.out, "expected_generation.txt"), "w") as f:
             f.write(" ".join(map(str, generated)))
 

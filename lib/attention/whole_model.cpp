@@ -26,7 +26,7 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
 }
 
 std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token,
-                                 const std::vector<int>& end_ids) {
+                                 const std::vector<int>& end_ids, int64_t choices) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
     const int64_t seq_len = model.description().max_tokens, vocab = model.description().vocab_size;
     if (!model.has_logits())
@@ -45,7 +45,7 @@ std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prom
     while (static_cast<int64_t>(sequence.size()) < length) {
         const ModelRun run = model.run(padded, false);
         const float* row = run.logits.ptr() + (static_cast<int64_t>(sequence.size()) - 1) * vocab;
-        const int next = static_cast<int>(std::max_element(row, row + vocab) - row);
+        const int next = static_cast<int>(std::max_element(row, row + (choices > 0 ? std::min(choices, vocab) : vocab)) - row);
         if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
         padded[sequence.size()] = next;
         sequence.push_back(next);

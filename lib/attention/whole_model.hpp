@@ -64,7 +64,9 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
 // stopping early at one of `end_ids` (llama2.c's BOS, a Hugging Face model's EOS) or at the
 // model's max_tokens. Returns prompt + generated ids. The model must have logits and a causal mask.
 // on_token (if set) is told after each generated token (of at most min(steps, max_tokens - prompt)).
+// choices > 0: the argmax is over the ids below it (the tokenizer's tokens, where the model's
+// vocabulary has padding rows past them, as Pythia's has); 0: over the whole vocabulary.
 std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {},
-                                 const std::vector<int>& end_ids = {Llama2cTokenizer::bos_id});
+                                 const std::vector<int>& end_ids = {Llama2cTokenizer::bos_id}, int64_t choices = 0);
 
 }  // namespace attn_viz

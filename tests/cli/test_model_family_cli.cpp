@@ -147,4 +147,29 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
     CHECK(weights_fingerprints[0] != weights_fingerprints[1]);
 }
 
+TEST_CASE("model --model with the real GPT-2 and BERT tokenizers (../shared/models/tokenizers): decoded labels, [CLS] ... [SEP]") {
+    const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
+    const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"vocab.txt", "tokenizer.json"});
+    if (gpt2.empty() || bert.empty()) return;
+    struct RealCase {
+        std::string arguments, tokenizer;
+        std::vector<std::string> labels;
+    };
+    const RealCase cases[] = {
+        {"--model-type gpt2 --vocab 50257", gpt2, {"Hello", " world", ",", " café", "!"}},
+        {"--model-type bert --vocab 30522", bert, {"[CLS]", "hello", "world", ",", "cafe", "!", "[SEP]"}},
+    };
+    for (const RealCase& c : cases) {
+        CAPTURE(c.arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, "reference_hf_transformer.py", c.arguments + " --d-model 8 --heads 2 --layers 1 --ffn 8 --tokens 2");
+        const CommandResult r = run_attn_viz("model -q --model " + dir.path().string() + " --tokenizer " + c.tokenizer +
+                                             " --text \"Hello world, café!\" --stats-only --out " + (dir / "out"));
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+        const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+        CHECK(stats["tokens"] == nlohmann::json(c.labels));
+        CHECK(stats["heads"].size() == 2);
+    }
+}
+
 }  // TEST_SUITE
