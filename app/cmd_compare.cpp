@@ -37,7 +37,7 @@ struct CompareOptions {
     int threads = 0;
     int64_t diff_pictures = 0;
     OutputOptionValues output;
-    ModelCompareInput model_input;  // whole models (GGUF, llama2.c): the tokens both run over
+    ModelCompareInput model_input;  // whole models (folders, GGUF, llama2.c): the tokens both run over
 };
 
 void declare_options(CLI::App* cmd, CompareOptions& o) {
@@ -45,7 +45,7 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                      "changes, and how alike each head's maps are.");
     cmd->add_option("weights_a", o.weights_a,
                     "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
-                    "whole model (Hugging Face Llama-family folder, GGUF, llama2.c .bin)")
+                    "whole model (Hugging Face folder of a Llama-family, GPT-2, GPT-NeoX or BERT model, GGUF, llama2.c .bin)")
         ->required()->check(CLI::ExistingPath);
     cmd->add_option("weights_b", o.weights_b, "Second layer or model, same architecture (any of those formats)")
         ->required()->check(CLI::ExistingPath);
@@ -56,7 +56,7 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "Layers: token labels for .npy/.safetensors embeddings (JSON list or one token per line); models: token "
                     "ids both run over instead of --text");
     cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
-    cmd->add_option("--text", o.model_input.text, "Models: text both run over (encoded with BOS first)");
+    cmd->add_option("--text", o.model_input.text, "Models: text both run over (encoded as the first model's tokenizer does: BOS first for Llama, [CLS] ... [SEP] for BERT)");
     cmd->add_option("--tokenizer", o.model_input.tokenizer,
                     "Models: llama2.c tokenizer, or a Hugging Face tokenizer.json or folder (a GGUF model's or folder's own "
                     "without it)")
@@ -96,7 +96,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
     o.model_input.token_ids = o.tokens;
     if (o.model_input.text.empty() == o.model_input.token_ids.empty())
         throw Error(ErrorKind::usage, "compare of two models needs one of --text or --tokens");
-    const ModelComparison m = compare_llama_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.model_input.tokenizer});
@@ -131,7 +131,7 @@ int compare(CompareOptions& o) {
     // An unknown metric fails here, before any work.
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
-    if (is_llama_model_file(o.weights_a) || is_llama_model_file(o.weights_b)) return compare_models(o, options, limits);
+    if (is_whole_model_path(o.weights_a) || is_whole_model_path(o.weights_b)) return compare_models(o, options, limits);
     if (o.input.path.empty())
         throw Error(ErrorKind::usage, "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
                                       ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");

@@ -1,7 +1,8 @@
-// attn-viz model: a whole Llama-style model (llama2.c checkpoint or GGUF) forward over a text, every
+// attn-viz model: a whole model (WholeModel: Llama family, GPT-2, GPT-NeoX, BERT) forward over a text, every
 // layer's heads drawn and analysed: load the model and the token ids, check the run fits the
 // memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
 // (--inputs), every statistic aggregated.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -15,8 +16,6 @@
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
 #include "model_tokenizer.hpp"
-#include "llama_model.hpp"
-#include "llama_model_file.hpp"
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "onednn_backend.hpp"
@@ -31,6 +30,7 @@
 #include "sequence_stream.hpp"
 #include "token_file.hpp"
 #include "token_ids.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -50,12 +50,13 @@ struct ModelOptions {
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
-    cmd->description("Run a whole Llama-style model (Hugging Face folder, GGUF or llama2.c checkpoint) over a text and draw and analyse every layer's "
+    cmd->description("Run a whole model (Hugging Face folder of the Llama, GPT-2, GPT-NeoX/Pythia or BERT family, GGUF or llama2.c "
+                     "checkpoint) over a text and draw and analyse every layer's "
                      "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
                      "statistic aggregated.");
     cmd->add_option("--checkpoint,--model", o.checkpoint,
-                    "Hugging Face model folder of the Llama family (config.json model_type llama, mistral or qwen2; "
-                    "model.safetensors or its shards; tokenizer.json), GGUF model of architecture llama (F32, F16, BF16, Q4_0, "
+                    "Hugging Face model folder (config.json model_type llama, mistral, qwen2, gpt2, gpt_neox or bert; "
+                    "model.safetensors or its shards; tokenizer.json or the legacy vocabulary files), GGUF model of architecture llama (F32, F16, BF16, Q4_0, "
                     "Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors), or llama2.c checkpoint (e.g. "
                     "../shared/models/stories260K/stories260K.bin)")
         ->required()->check(CLI::ExistingPath);
@@ -63,10 +64,10 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
                     "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin), or a Hugging Face tokenizer.json or "
                     "folder; a GGUF model's or a model folder's own is used without it")
         ->check(CLI::ExistingPath);
-    auto* text = cmd->add_option("--text", o.text, "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and Llama)");
+    auto* text = cmd->add_option("--text", o.text, "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and Llama, [CLS] ... [SEP] for BERT)");
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
-                                      "Induction test: BOS then N random tokens repeated twice; reports duplicate-token and "
+                                      "Induction test: BOS (if the tokenizer has one) then N random tokens repeated twice; reports duplicate-token and "
                                       "induction scores for every head")
                           ->check(CLI::Range(1, 100000));
     CLI::Option* corpus = add_corpus_options(cmd, o.corpus,
@@ -77,7 +78,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     tokens->excludes(induction)->excludes(corpus);
     induction->excludes(corpus);
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
-    cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens")->check(CLI::Range(0, 4096));
+    cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens (decoders only: not BERT)")->check(CLI::Range(0, 4096));
     add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
     cmd->add_option("--dump-attention", o.report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
@@ -96,20 +97,28 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
 // The model, its tokenizer and the token ids to run (none in corpus mode, which reads its
 // sequences one at a time), validated before anything is written.
 struct ModelInputs {
-    attn_viz::LlamaWeights weights;
+    std::unique_ptr<attn_viz::WholeModel> model;
     std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
     std::vector<int> ids;
 };
 
-// --induction's random tokens are drawn from [this, vocab size): past llama2.c's byte tokens.
-constexpr int64_t induction_first_token = 259;
+// The ids --induction's random tokens are drawn from, [first, end): past the byte tokens of a
+// Llama-family vocabulary (llama2.c's, SentencePiece's), from the start of another family's; below
+// both the model's and the tokenizer's vocabulary size (Pythia's embedding has spare rows).
+struct InductionRange {
+    int64_t first = 0, end = 0;
+};
+InductionRange induction_range(const attn_viz::ModelDescription& model, const attn_viz::ModelTokenizer& tokenizer) {
+    return {model.architecture == "llama" ? 259 : 0, std::min<int64_t>(model.vocab_size, tokenizer.vocab_size())};
+}
 
-// The token ids of --induction (BOS, then random tokens past the byte tokens, repeated twice),
-// --tokens or --text (with BOS first, as llama2.c encodes).
-std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer, int64_t vocab_size) {
+// The token ids of --induction (BOS if the tokenizer has one, then random tokens past the byte
+// tokens, repeated twice), --tokens or --text (as the model's tokenizer encodes it).
+std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ModelDescription& model) {
     using namespace attn_viz;
     if (o.induction > 0) {
-        const std::vector<int64_t> repeated = repeated_random_tokens(o.induction, induction_first_token, vocab_size, o.seed);
+        const InductionRange range = induction_range(model, tokenizer);
+        const std::vector<int64_t> repeated = repeated_random_tokens(o.induction, range.first, range.end, o.seed);
         std::vector<int> ids;
         if (tokenizer.begin_id() >= 0) ids.push_back(tokenizer.begin_id());
         ids.insert(ids.end(), repeated.begin(), repeated.end());
@@ -119,17 +128,18 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer
     return tokenizer.encode(o.text);
 }
 
-ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::Timings& timings) {
+ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::OnednnBackend& backend,
+                        attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
-    in.weights = attn_viz::read_llama_model(o.checkpoint, limits);
-    in.tokenizer = attn_viz::read_model_tokenizer(o.checkpoint, o.tokenizer, in.weights.config.vocab_size, limits);
-    if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.weights.config.vocab_size);
+    in.model = attn_viz::open_whole_model(backend, o.checkpoint, limits);
+    in.tokenizer = attn_viz::read_model_tokenizer(o.checkpoint, o.tokenizer, in.model->description().vocab_size, limits);
+    if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.model->description());
     return in;
 }
 
 // Refuses (Error bad_input) a forward pass over T tokens whose layer runs exceed the memory budget.
-void check_run_memory(const attn_viz::Llama2cConfig& c, int64_t T, const attn_viz::LoadLimits& limits) {
+void check_run_memory(const attn_viz::ModelDescription& c, int64_t T, const attn_viz::LoadLimits& limits) {
     attn_viz::check_memory(c.n_layers * attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads, T, T),
                            limits.memory_budget,
                            "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(T) + " tokens");
@@ -138,7 +148,7 @@ void check_run_memory(const attn_viz::Llama2cConfig& c, int64_t T, const attn_vi
 // The forward pass over `ids`; names the heads of each layer NaN/Inf values reach (`where`: ""
 // or "c.jsonl:3: "); with_value_norms for --map norm; show_layers: the layers done as progress on
 // stderr.
-attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& ids, const std::string& where, bool with_value_norms,
+attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids, const std::string& where, bool with_value_norms,
                            bool show_layers, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
     Progress progress(show_layers, "layer");
@@ -152,7 +162,7 @@ attn_viz::ModelRun forward(attn_viz::LlamaModel& model, const std::vector<int>& 
 
 // Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
-                                           attn_viz::LlamaModel& model, const attn_viz::ModelRun& run,
+                                           attn_viz::WholeModel& model, const attn_viz::ModelRun& run,
                                            attn_viz::OnednnBackend& backend, const nlohmann::json& provenance,
                                            attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
@@ -163,10 +173,11 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
-    if (o.induction > 0)  // how the input was made, so the run can be repeated
+    if (o.induction > 0) {  // how the input was made, so the run can be repeated
+        const InductionRange range = induction_range(model.description(), *in.tokenizer);
         report.extra_stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", in.tokenizer->begin_id()},
-                                                 {"token_ids_from", induction_first_token},
-                                                 {"token_ids_to", model.weights().config.vocab_size}};
+                                                 {"token_ids_from", range.first}, {"token_ids_to", range.end}};
+    }
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weights");
@@ -181,11 +192,11 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
 // each layer's analysis into running moments; memory does not depend on the number of sequences.
 // Adds the result to what is printed and returns the run's provenance.
 nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& limits, const ModelInputs& in,
-                                attn_viz::LlamaModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
+                                attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
                                 RunOutput& printed, attn_viz::Timings& timings) {
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
-    CorpusAccumulator corpus(model_fingerprint(model.weights()), o.report.thresholds);
+    CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
@@ -210,7 +221,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
                                                    : sequence.token_ids;
         ModelRun run;
         try {
-            check_run_memory(model.weights().config, static_cast<int64_t>(ids.size()), limits);
+            check_run_memory(model.description(), static_cast<int64_t>(ids.size()), limits);
             run = forward(model, ids, where + ": ", false, false, timings);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
@@ -228,7 +239,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
 }
 
 // --generate: the model's greedy continuation of the ids, on stdout after the table.
-void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
+void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInputs& in, attn_viz::WholeModel& model,
                       attn_viz::Timings& timings) {
     if (o.generate <= 0) return;
     attn_viz::Timings::Scope t(timings, "generate");
@@ -242,7 +253,7 @@ void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInpu
 // One text (--text, --tokens or --induction) through the model: every layer's pictures and
 // statistics (staged), and the continuation, added to what is printed. Returns the run's
 // provenance.
-nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::LlamaModel& model,
+nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::WholeModel& model,
                               attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, RunOutput& printed,
                               attn_viz::Timings& timings) {
     const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
@@ -271,16 +282,17 @@ int run_model(ModelOptions& o) {
     Timings timings;
     OutputDir out(o.output.out, o.output.force);
     out.protect_inputs(inputs);
-    ModelInputs in = load_inputs(o, limits, timings);
+    OnednnBackend backend(o.report.threads);
+    ModelInputs in = load_inputs(o, limits, backend, timings);
+    WholeModel& model = *in.model;
+    if (o.generate > 0) check_model_has_logits(model, "--generate");
     if (o.corpus.path.empty()) {
-        check_run_memory(in.weights.config, static_cast<int64_t>(in.ids.size()), limits);
-        check_model_analysis_options(o.analyses, in.weights.config, static_cast<int64_t>(in.ids.size()));
+        check_run_memory(model.description(), static_cast<int64_t>(in.ids.size()), limits);
+        check_model_analysis_options(o.analyses, model, static_cast<int64_t>(in.ids.size()));
     }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or
     // each sequence of the corpus through the model, into running sums.
-    OnednnBackend backend(o.report.threads);
-    LlamaModel model(backend, std::move(in.weights));
     RunOutput printed("model", o.json, o.output.quiet);
     const nlohmann::json provenance = o.corpus.path.empty()
                                           ? run_model_once(o, in, model, backend, out, printed, timings)

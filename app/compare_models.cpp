@@ -8,26 +8,26 @@
 #include "error.hpp"
 #include "gguf.hpp"
 #include "heatmap.hpp"
-#include "llama_model.hpp"
-#include "llama_model_file.hpp"
 #include "model_tokenizer.hpp"
 #include "onednn_backend.hpp"
 #include "ranked_compare.hpp"
 #include "token_file.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 
-bool is_llama_model_file(const std::string& path) {
+bool is_whole_model_path(const std::string& path) {
     return std::filesystem::is_directory(path) || attn_viz::is_gguf_file(path) ||
            (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
 }
 
-ModelComparison compare_llama_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
+ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
                                      const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
-    // Step 1: both models of one architecture, the tokenizer and the token ids.
-    LlamaWeights weights_a = read_llama_model(a, limits), weights_b = read_llama_model(b, limits);
-    const Llama2cConfig &ca = weights_a.config, &cb = weights_b.config;
+    // Step 1: both models of one shape, the tokenizer and the token ids.
+    OnednnBackend backend(threads);
+    const std::unique_ptr<WholeModel> model_a = open_whole_model(backend, a, limits), model_b = open_whole_model(backend, b, limits);
+    const ModelDescription &ca = model_a->description(), &cb = model_b->description();
     if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
         ca.vocab_size != cb.vocab_size)
         fail_input(b, "a different architecture from " + a + " (dim, layers, heads, KV heads or vocabulary)");
@@ -36,13 +36,11 @@ ModelComparison compare_llama_models(const std::string& a, const std::string& b,
                                                          : parse_token_ids(input.token_ids, "--tokens");
 
     // Step 2: both forward passes, then every head compared.
-    OnednnBackend backend(threads);
-    LlamaModel model_a(backend, std::move(weights_a)), model_b(backend, std::move(weights_b));
-    const ModelRun run_a = model_a.run(ids), run_b = model_b.run(ids);
+    const ModelRun run_a = model_a->run(ids), run_b = model_b->run(ids);
     std::vector<const LayerResult*> layers_a, layers_b;
     for (size_t l = 0; l < run_a.layers.size(); ++l) layers_a.push_back(&run_a.layers[l]), layers_b.push_back(&run_b.layers[l]);
     ModelComparison result;
-    result.heads = compare_runs(layers_a, model_a.attention_weights(), layers_b, model_b.attention_weights(),
+    result.heads = compare_runs(layers_a, model_a->attention_weights(), layers_b, model_b->attention_weights(),
                                 std::vector<int64_t>(ids.begin(), ids.end()), options);
     result.top1 = top1_agreement(layers_a, layers_b);
     return result;

@@ -1,6 +1,7 @@
-// attn-viz compare between two whole Llama-style models (GGUF or llama2.c, in any mix): both run
-// over the same tokens, every layer's heads compared; plus the layers x heads picture of the JS
-// distance. Kept apart from cmd_compare.cpp, which compares single layers.
+// attn-viz compare between two whole models (Hugging Face folders of any supported family, GGUF or
+// llama2.c, in any mix: whole_model.hpp): both run over the same tokens, every layer's heads
+// compared; plus the layers x heads picture of the JS distance. Kept apart from cmd_compare.cpp,
+// which compares single layers.
 #pragma once
 
 #include <string>
@@ -12,8 +13,8 @@
 namespace attn_viz_cli {
 
 struct ModelCompareInput {
-    std::string tokenizer;  // llama2.c tokenizer.bin; "" = the first GGUF model's own
-    std::string text;       // encoded with BOS first
+    std::string tokenizer;  // llama2.c tokenizer.bin or tokenizer.json; "" = the first model's own (GGUF, folder)
+    std::string text;       // encoded as the first model's tokenizer does
     std::string token_ids;  // "1,403,407" instead of text
 };
 
@@ -22,12 +23,13 @@ struct ModelComparison {
     std::vector<double> top1;  // [L * H] top-1 agreement
 };
 
-// Whether `path` is a model file compare runs whole: GGUF (by magic) or a llama2.c ".bin".
-bool is_llama_model_file(const std::string& path);
+// Whether `path` is a model compare runs whole: a folder (Hugging Face), GGUF (by magic) or a
+// llama2.c ".bin".
+bool is_whole_model_path(const std::string& path);
 
 // Both models (same dim, layers, heads, KV heads and vocabulary, else Error(bad_input) naming
 // `b`) over the input's tokens.
-ModelComparison compare_llama_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
+ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
                                      const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits);
 
 // DIR/js_distance.png: layers (rows) x heads (columns), colored by each head's JS distance.

@@ -1,11 +1,20 @@
 #include "generation.hpp"
 
+#include "error.hpp"
+
 namespace attn_viz_cli {
 
-Generation generate(attn_viz::LlamaModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
+void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option) {
+    if (!model.has_logits())
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, option + " needs a model that predicts next tokens, but this is a " +
+                                                              model.description().architecture +
+                                                              " model: an encoder, with no next-token logits");
+}
+
+Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
                     int steps, const attn_viz::StepCallback& on_token) {
     const std::vector<int> end_ids = tokenizer.end_ids();
-    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids);
+    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids, tokenizer.vocab_size());
     Generation g;
     g.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(prompt.size()), all.end());
     // Decoded after the prompt's last token, so that a leading space is the one the text has.
@@ -16,7 +25,7 @@ Generation generate(attn_viz::LlamaModel& model, const attn_viz::ModelTokenizer&
     g.requested = steps;
     const bool short_of_steps = static_cast<int64_t>(g.ids.size()) < steps;
     g.stop = !short_of_steps                                                        ? "length"
-             : static_cast<int64_t>(all.size()) >= model.weights().config.seq_len ? "context_full"
+             : static_cast<int64_t>(all.size()) >= model.description().max_tokens ? "context_full"
                                                                                    : "end_of_text";
     if (g.stop == "end_of_text" && !end_ids.empty()) g.end_token = tokenizer.labels({end_ids.front()}).front();
     return g;

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llama_model.hpp"
 #include "model_tokenizer.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 
@@ -21,8 +21,13 @@ struct Generation {
     std::string end_token;     // with "end_of_text": the label of the token that ended the text ("<s>", "</s>")
 };
 
-// Up to `steps` greedy tokens after `prompt`; on_token as for greedy_generate.
-Generation generate(attn_viz::LlamaModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
+// Refuses (Error usage) `option` (--generate, --ablate) on a model without next-token logits (an
+// encoder such as BERT), naming its type.
+void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option);
+
+// Up to `steps` greedy tokens after `prompt`, chosen among the tokenizer's tokens; on_token as for
+// greedy_generate. The model must have logits (check_model_has_logits).
+Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
                     int steps, const attn_viz::StepCallback& on_token);
 
 // "prompt:       ...\ngreedy continuation (8 tokens): ...\n", saying so when the model ended

@@ -2,6 +2,7 @@
 
 #include "ablation_report.hpp"
 #include "error.hpp"
+#include "generation.hpp"
 #include "head_ablation.hpp"
 #include "option_parsing.hpp"
 #include "rollout_report.hpp"
@@ -11,7 +12,7 @@ namespace attn_viz_cli {
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
                     "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png): all, or L:H,L:H,...");
+                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; decoders only): all, or L:H,L:H,...");
     cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
@@ -23,21 +24,25 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
 
 bool asks_for_model_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
 
-void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::Llama2cConfig& config, int64_t tokens) {
-    if (!o.ablate.empty()) parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, config.n_layers, config.n_heads); });
+void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model, int64_t tokens) {
+    const attn_viz::ModelDescription& c = model.description();
+    if (!o.ablate.empty()) {
+        check_model_has_logits(model, "--ablate");
+        parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); });
+    }
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
                                                               std::to_string(o.flow_max_tokens) +
                                                               " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
 }
 
-nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::LlamaModel& model,
+nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                     const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
                                     attn_viz::Timings& timings) {
     using namespace attn_viz;
     nlohmann::json stats = nlohmann::json::object();
-    const Llama2cConfig& c = model.weights().config;
+    const ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
         Timings::Scope t(timings, "ablation");
         const AblationReport ablation = ablate_heads(model, backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),

@@ -7,10 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "llama_model.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
 #include "timings.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 
@@ -27,13 +27,13 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 // Whether any of --ablate, --rollout, --flow was given (corpus mode refuses them).
 bool asks_for_model_analyses(const ModelAnalysisOptions& options);
 
-// Refuses (Error usage) a bad --ablate list or mode, or --flow on more than --flow-max-tokens
-// tokens, before any work.
-void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::Llama2cConfig& config, int64_t tokens);
+// Refuses (Error usage) a bad --ablate list or mode, --ablate on a model without logits (BERT), or
+// --flow on more than --flow-max-tokens tokens, before any work.
+void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model, int64_t tokens);
 
 // Runs what the options ask for on the clean run, writes its files into `out` and returns the
 // stats.json entries ({} when nothing was asked).
-nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, attn_viz::LlamaModel& model,
+nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                     const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
                                     attn_viz::Timings& timings);

@@ -18,13 +18,25 @@ Saves what a test compares:
   DIR/expected_attention_L.npy                       float64 [H, T, T] per layer L
   DIR/expected_hidden.npy                            float64 [T, D] final hidden states
   DIR/expected_logits.npy                            float64 [T, V] (gpt2, gpt_neox)
+  DIR/expected_ablated_logits.npy                    with --ablate L:H: the logits with head H of layer L
+                                                     zeroed (its slice of the merged heads, before the
+                                                     output projection)
+  DIR/expected_generation.txt                        with --generate N: the greedy continuation's ids
+                                                     (argmax; with --tokenizer over its tokens only,
+                                                     stopping at <|endoftext|>)
+  DIR/tokenizer.json                                 with --tokenizer: a small one in the family's kind:
+                                                     byte-level BPE (the 256 byte tokens, a few merges,
+                                                     <|endoftext|>) or WordPiece ([PAD] [UNK] [CLS] [SEP]
+                                                     [MASK], letters, a few words); needs --vocab at least
+                                                     its size
 
 Usage: reference_hf_transformer.py --out DIR --model-type gpt2 --d-model 24 --heads 4 --layers 2
            --ffn 37 --vocab 53 --tokens 9 [--prefix] [--shards 2] [--eps 1e-5] [--positions 64]
            [--rotary-pct 0.25] [--sequential-residual] [--rotary-base 10000] [--lm-head tied|separate]
-           [--gamma-beta] [--seed N]
+           [--gamma-beta] [--ablate L:H] [--generate N] [--tokenizer] [--seed N]
 """
 import argparse
+import json
 import os
 import sys
 
@@ -70,12 +82,22 @@ def attend(q, k, v, causal):
     return attention, (attention @ v).transpose(0, 1).reshape(T, -1)
 
 
+def zero_head(merged, H, ablate, layer):
+    """merged: [T, H d_h] -> the same with head ablate[1]'s slice zeroed when layer == ablate[0]."""
+    if ablate is None or ablate[0] != layer:
+        return merged
+    dh = merged.shape[1] // H
+    merged = merged.clone()
+    merged[:, ablate[1] * dh:(ablate[1] + 1) * dh] = 0
+    return merged
+
+
 def heads(x, H):
     """[T, H d_h] -> [H, T, d_h]"""
     return x.view(x.shape[0], H, -1).transpose(0, 1)
 
 
-def gpt2_forward(w, cfg, ids, p):
+def gpt2_forward(w, cfg, ids, p, ablate=None):
     H, eps, T = cfg["n_head"], cfg["layer_norm_epsilon"], len(ids)
     x = w[p + "wte.weight"][ids] + w[p + "wpe.weight"][:T]
     attentions = []
@@ -85,13 +107,13 @@ def gpt2_forward(w, cfg, ids, p):
         q, k, v = (heads(part, H) for part in qkv.split(cfg["n_embd"], dim=-1))
         attention, merged = attend(q, k, v, causal=True)
         attentions.append(attention)
-        x = x + conv1d(w, b + "attn.c_proj", merged)
+        x = x + conv1d(w, b + "attn.c_proj", zero_head(merged, H, ablate, layer))
         x = x + conv1d(w, b + "mlp.c_proj", gelu_new(conv1d(w, b + "mlp.c_fc", layer_norm(x, w, b + "ln_2", eps))))
     hidden = layer_norm(x, w, p + "ln_f", eps)
     return attentions, hidden, hidden @ (w[p + "wte.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]).T
 
 
-def neox_forward(w, cfg, ids, p):
+def neox_forward(w, cfg, ids, p, ablate=None):
     H, eps, T = cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
     dh = cfg["hidden_size"] // H
     rot = int(dh * cfg["rotary_pct"])
@@ -114,7 +136,7 @@ def neox_forward(w, cfg, ids, p):
         q, k, v = qkv[..., :dh], qkv[..., dh:2 * dh], qkv[..., 2 * dh:]
         attention, merged = attend(rotary(q), rotary(k), v, causal=True)
         attentions.append(attention)
-        attended = linear(w, b + "attention.dense", merged)
+        attended = linear(w, b + "attention.dense", zero_head(merged, H, ablate, layer))
         if cfg["use_parallel_residual"]:
             x = x + attended + mlp(b, layer_norm(x, w, b + "post_attention_layernorm", eps))
         else:
@@ -183,6 +205,59 @@ def random_weights(a, p):
     return w
 
 
+def bytes_to_unicode():
+    """GPT-2's printable stand-in for each byte (openai/gpt-2 encoder.py)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+def tokenizer_json(model_type):
+    """A small tokenizer.json of the family's kind and its end-of-text id (None for BERT)."""
+    if model_type == "bert":
+        words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", ".", ","]
+        words += [chr(c) for c in range(ord("a"), ord("z") + 1)] + ["##" + chr(c) for c in range(ord("a"), ord("z") + 1)]
+        vocab = {word: i for i, word in enumerate(words)}
+        specials = [{"id": vocab[t], "content": t, "special": True} for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")]
+        return {"model": {"type": "WordPiece", "vocab": vocab, "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                          "max_input_chars_per_word": 100},
+                "normalizer": {"type": "BertNormalizer", "lowercase": True}, "pre_tokenizer": {"type": "BertPreTokenizer"},
+                "post_processor": {"type": "BertProcessing", "cls": ["[CLS]", vocab["[CLS]"]], "sep": ["[SEP]", vocab["[SEP]"]]},
+                "decoder": {"type": "WordPiece", "prefix": "##"}, "added_tokens": specials}, None
+    chars = bytes_to_unicode()
+    vocab = {chars[b]: b for b in range(256)}
+    merges = []
+    for left, right in (("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("Ġ", "c"), ("a", "t"), ("Ġc", "at"), ("Ġ", "s"), ("Ġs", "at")):
+        merges.append(left + " " + right)
+        vocab[left + right] = len(vocab)
+    end = len(vocab)
+    vocab["<|endoftext|>"] = end
+    return {"model": {"type": "BPE", "vocab": vocab, "merges": merges},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+            "decoder": {"type": "ByteLevel"},
+            "added_tokens": [{"id": end, "content": "<|endoftext|>", "special": True}]}, end
+
+
+def greedy_continuation(forward, w, cfg, ids, p, steps, end_id, max_positions, choices):
+    """Up to `steps` argmax ids below `choices` after `ids`, stopping before end_id or at max_positions."""
+    sequence = list(ids)
+    generated = []
+    while len(generated) < steps and len(sequence) < max_positions:
+        _, _, logits = forward(w, cfg, sequence, p)
+        next_id = int(logits[-1, :choices].argmax())
+        if next_id == end_id:
+            break
+        sequence.append(next_id)
+        generated.append(next_id)
+    return generated
+
+
 def config(a):
     if a.model_type == "gpt2":
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": a.d_model, "n_head": a.heads,
@@ -215,6 +290,9 @@ def main():
     p.add_argument("--sequential-residual", action="store_true", help="gpt_neox: use_parallel_residual false")
     p.add_argument("--lm-head", choices=["tied", "separate"], help="default: tied for gpt2, separate for gpt_neox")
     p.add_argument("--gamma-beta", action="store_true", help="LayerNorm tensors named .gamma/.beta (TensorFlow conversions)")
+    p.add_argument("--ablate", help="L:H: also the logits with that head zeroed (gpt2, gpt_neox)")
+    p.add_argument("--generate", type=int, default=0, help="also the greedy continuation of N ids (gpt2, gpt_neox)")
+    p.add_argument("--tokenizer", action="store_true", help="also a small tokenizer.json of the family's kind")
     p.add_argument("--seed", type=int, default=None)
     a = p.parse_args()
     if a.seed is not None:
@@ -227,10 +305,27 @@ def main():
         renames = {".LayerNorm.weight": ".LayerNorm.gamma", ".LayerNorm.bias": ".LayerNorm.beta"}
         written = {next((n[: -len(old)] + new for old, new in renames.items() if n.endswith(old)), n): t for n, t in w.items()}
     write_model_folder(a.out, written, cfg, a.shards)
-    ids = write_ids(a.out, a.vocab, a.tokens)
+    end_id = None
+    if a.tokenizer:
+        tokenizer, end_id = tokenizer_json(a.model_type)
+        if a.vocab < len(tokenizer["model"]["vocab"]):
+            p.error(f"--tokenizer needs --vocab of at least {len(tokenizer['model']['vocab'])}")
+        with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tokenizer, f, ensure_ascii=False)
+    # A text's ids are the tokenizer's, below its size even where the model's vocabulary is larger.
+    tokens = len(tokenizer["model"]["vocab"]) if a.tokenizer else a.vocab
+    ids = write_ids(a.out, tokens, a.tokens)
     forward = {"gpt2": gpt2_forward, "gpt_neox": neox_forward, "bert": bert_forward}[a.model_type]
     attentions, hidden, logits = forward(w, cfg, ids, prefix)
-    save_expected(a.out, attentions, {"hidden": hidden} if logits is None else {"hidden": hidden, "logits": logits})
+    results = {"hidden": hidden} if logits is None else {"hidden": hidden, "logits": logits}
+    if a.ablate:
+        layer, head = (int(n) for n in a.ablate.split(":"))
+        results["ablated_logits"] = forward(w, cfg, ids, prefix, ablate=(layer, head))[2]
+    save_expected(a.out, attentions, results)
+    if a.generate:
+        generated = greedy_continuation(forward, w, cfg, ids, prefix, a.generate, end_id, a.positions, tokens)
+        with open(os.path.join(a.out, "expected_generation.txt"), "w") as f:
+            f.write(" ".join(map(str, generated)))
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
     return total / static_cast<double>(T);
 }
 
-AblationReport ablate_heads(LlamaModel& model, OnednnBackend& backend, const ModelRun& clean,
+AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
                             const std::vector<AblatedHead>& heads, AblationMode mode) {
     AblationReport report;
     report.mode = mode;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz {
 
@@ -48,8 +48,9 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
 
 // Head h of layer l, ablated: the layer output Y becomes Y - (z_h - r) W_O^h, where z_h is the
 // head's output [T, d_h] (run.layers[l].context) and r is 0 (zero) or mean_t z_h (mean); then the
-// model reruns from block l on `clean`'s residual stream: one partial forward per head.
-AblationReport ablate_heads(LlamaModel& model, OnednnBackend& backend, const ModelRun& clean,
+// model reruns from block l on `clean`'s residual stream: one partial forward per head. The model
+// must have logits (a decoder).
+AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
                             const std::vector<AblatedHead>& heads, AblationMode mode);
 
 }  // namespace attn_viz

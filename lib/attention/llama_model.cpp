@@ -6,7 +6,7 @@
 
 #include "dense_ops.hpp"
 #include "error.hpp"
-#include "llama2c_tokenizer.hpp"
+#include "weights_fingerprint.hpp"
 
 namespace attn_viz {
 namespace {
@@ -39,6 +39,8 @@ Tensor swiglu(OnednnBackend& backend, const Tensor& x, const LlamaBlockWeights& 
 }  // namespace
 
 LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(backend), weights_(std::move(weights)) {
+    const Llama2cConfig& c = weights_.config;
+    description_ = {"llama", c.n_layers, c.n_heads, c.n_kv_heads, c.dim, c.vocab_size, c.seq_len};
     if (weights_.load_block) {
         for (int64_t l = 0; l < weights_.config.n_layers; ++l) streamed_attention_.push_back(weights_.load_block(l).attention);
         return;
@@ -53,6 +55,8 @@ std::vector<const LayerWeights*> LlamaModel::attention_weights() const {
     for (const LayerWeights& layer : streamed_attention_) result.push_back(&layer);
     return result;
 }
+
+uint64_t LlamaModel::fingerprint() const { return model_fingerprint(weights_); }
 
 const LlamaBlockWeights& LlamaModel::block(size_t l) {
     if (!weights_.load_block) return weights_.layers[l];
@@ -130,33 +134,6 @@ void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
 
 Tensor LlamaModel::classify(const Tensor& x) {
     return linear(backend_, rms_norm(x, weights_.rms_final, weights_.config.rms_epsilon), weights_.classifier);
-}
-
-std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token,
-                                 const std::vector<int>& end_ids) {
-    if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
-    const int64_t seq_len = model.weights().config.seq_len, vocab = model.weights().config.vocab_size;
-    if (static_cast<int64_t>(prompt.size()) > seq_len)
-        fail_input("prompt", std::to_string(prompt.size()) + " tokens exceed the model's sequence length " + std::to_string(seq_len));
-    const int64_t length = std::min<int64_t>(seq_len, static_cast<int64_t>(prompt.size()) + std::max(steps, 0));
-
-    // Every step runs the full forward over one fixed length: positions past the current one hold
-    // filler ids that the causal mask hides from earlier positions, so the logits at the current
-    // position are exact while oneDNN reuses one set of primitives instead of compiling a new
-    // shape per step.
-    std::vector<int> sequence = prompt;
-    std::vector<int> padded(static_cast<size_t>(length), prompt.back());
-    std::copy(prompt.begin(), prompt.end(), padded.begin());
-    while (static_cast<int64_t>(sequence.size()) < length) {
-        const ModelRun run = model.run(padded, false);
-        const float* row = run.logits.ptr() + (static_cast<int64_t>(sequence.size()) - 1) * vocab;
-        const int next = static_cast<int>(std::max_element(row, row + vocab) - row);
-        if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
-        padded[sequence.size()] = next;
-        sequence.push_back(next);
-        if (on_token) on_token(static_cast<int64_t>(sequence.size() - prompt.size()), length - static_cast<int64_t>(prompt.size()));
-    }
-    return sequence;
 }
 
 }  // namespace attn_viz

@@ -3,23 +3,19 @@
 // feed-forward, residual -> final RMSNorm -> logits. Every layer's attention is kept for drawing.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "attention.hpp"
 #include "llama2c_checkpoint.hpp"
-#include "llama2c_tokenizer.hpp"
 #include "model_run.hpp"
 #include "onednn_backend.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz {
 
-// Told after each step of a long computation: `done` steps of `total` (a progress display).
-using StepCallback = std::function<void(int64_t done, int64_t total)>;
-
-class LlamaModel {
+class LlamaModel : public WholeModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
     // blocks, keeps only each block's attention weights (read once here) and loads the whole
@@ -28,20 +24,23 @@ public:
     LlamaModel(OnednnBackend& backend, LlamaWeights weights);
 
     const LlamaWeights& weights() const { return weights_; }
+    const ModelDescription& description() const override { return description_; }
     // Every block's attention weights (for the report's weight similarities).
-    std::vector<const LayerWeights*> attention_weights() const;
+    std::vector<const LayerWeights*> attention_weights() const override;
+    bool has_logits() const override { return true; }
+    uint64_t fingerprint() const override;
 
     // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise).
     // with_contributions: fill each LayerResult's per-head output shares (slightly more work);
     // with_value_norms: fill each LayerResult's value_norms (for norm-based maps); on_layer (if
     // set) is told after each block.
     ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
-                 const StepCallback& on_layer = {});
+                 const StepCallback& on_layer = {}) override;
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
     // of run.layers[layer].output: the rest of the model reruns from there on
     // run.residual[layer], the blocks before it are reused from `run`.
-    Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output);
+    Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) override;
 
 private:
     // x: [T, D] the residual stream after block l's attention -> after its feed-forward, in place.
@@ -55,18 +54,12 @@ private:
 
     OnednnBackend& backend_;
     LlamaWeights weights_;
+    ModelDescription description_;
     std::vector<std::unique_ptr<AttentionLayer>> attention_;  // one per block unless streaming
     std::vector<LayerWeights> streamed_attention_;             // streaming: every block's attention
     std::optional<LlamaBlockWeights> streamed_block_;          // streaming: the block loaded last
     std::unique_ptr<AttentionLayer> streamed_layer_;           // its attention layer
     size_t streamed_index_ = 0;
 };
-
-// Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
-// stopping early at one of `end_ids` (llama2.c's BOS by default, as run.c stops; a Hugging Face
-// model's EOS) or at the model's seq_len. Returns prompt + generated ids.
-// on_token (if set) is told after each generated token (of at most min(steps, seq_len - prompt)).
-std::vector<int> greedy_generate(LlamaModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {},
-                                 const std::vector<int>& end_ids = {Llama2cTokenizer::bos_id});
 
 }  // namespace attn_viz

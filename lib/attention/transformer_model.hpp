@@ -17,27 +17,49 @@
 #include "hf_transformer_checkpoint.hpp"
 #include "model_run.hpp"
 #include "onednn_backend.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz {
 
-class TransformerModel {
+class TransformerModel : public WholeModel {
 public:
     // Builds one AttentionLayer per block; `backend` must outlive the model.
     TransformerModel(OnednnBackend& backend, TransformerWeights weights);
 
     const TransformerWeights& weights() const { return weights_; }
+    const ModelDescription& description() const override { return description_; }
+    std::vector<const LayerWeights*> attention_weights() const override;
     // False for an encoder (BERT): its runs have empty logits.
-    bool has_logits() const { return !weights_.classifier.empty(); }
+    bool has_logits() const override { return !weights_.classifier.empty(); }
+    uint64_t fingerprint() const override;
 
     // tokens: T ids, 1 <= T <= max_positions, each below the vocabulary size (Error(bad_input)
-    // otherwise). with_contributions: fill each LayerResult's per-head output shares.
-    // The run's hidden_states are the final hidden states ([T, D], after the final LayerNorm of a
-    // decoder); its logits are [T, V] for a decoder and empty for an encoder.
-    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true);
+    // otherwise). with_contributions: fill each LayerResult's per-head output shares;
+    // with_value_norms: fill each LayerResult's value_norms; on_layer (if set) is told after each
+    // block. The run's hidden_states are the final hidden states ([T, D], after the final
+    // LayerNorm of a decoder); its logits are [T, V] for a decoder and empty for an encoder; its
+    // residual holds the stream entering each block.
+    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
+                 const StepCallback& on_layer = {}) override;
+
+    // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D]: block
+    // `layer` finishes in its variant's arrangement (pre-norm, parallel or post-norm) from
+    // run.residual[layer], the later blocks rerun. Error(internal) for an encoder.
+    Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) override;
 
 private:
+    // x: [T, D] the residual stream entering block l -> the input of its attention (LN1(x), or x
+    // itself when post-norm).
+    Tensor attention_input(size_t l, const Tensor& x) const;
+    // x: [T, D] the residual stream entering block l -> leaving it, given the block's attention
+    // output `attended` [T, D], in place.
+    void finish_block(size_t l, Tensor& x, const Tensor& attended);
+    // x: [T, D] the residual stream after the last block -> the final hidden states [T, D].
+    Tensor final_hidden_states(Tensor x) const;
+
     OnednnBackend& backend_;
     TransformerWeights weights_;
+    ModelDescription description_;
     std::vector<std::unique_ptr<AttentionLayer>> attention_;
 };
 

@@ -16,6 +16,7 @@ public:
     std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*bos=*/true, /*eos=*/false); }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
     std::vector<std::string> labels(const std::vector<int>& ids) const override { return tokenizer_.labels(ids); }
+    int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return Llama2cTokenizer::bos_id; }
     std::vector<int> end_ids() const override { return {Llama2cTokenizer::bos_id}; }  // as llama2.c's run.c stops
 
@@ -29,6 +30,7 @@ public:
     std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*add_special_tokens=*/true); }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
     std::vector<std::string> labels(const std::vector<int>& ids) const override { return tokenizer_.labels(ids); }
+    int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return tokenizer_.bos_id().value_or(-1); }
     std::vector<int> end_ids() const override {
         if (const auto eos = tokenizer_.eos_id()) return {*eos};

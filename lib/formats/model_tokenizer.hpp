@@ -20,6 +20,8 @@ public:
     virtual std::string decode(const std::vector<int>& ids) const = 0;
     // One label per token for heatmap axes (its text, special tokens as written).
     virtual std::vector<std::string> labels(const std::vector<int>& ids) const = 0;
+    // One more than the largest id it knows (a model's vocabulary may be larger: Pythia's is padded).
+    virtual int vocab_size() const = 0;
     // The token a prompt starts with (BOS); -1 when the tokenizer has none.
     virtual int begin_id() const = 0;
     // The tokens that end a text when a model chooses them (llama2.c: BOS; Hugging Face: EOS).

@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "head_ablation.hpp"
+#include "llama_model.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
 

@@ -2,12 +2,15 @@
 // head, T = 1, odd sizes, prefixed and bare tensor names, one file or two shards, partial rotary,
 // parallel and sequential residuals, tied and separate classifiers, TensorFlow's gamma/beta
 // names) against the float64 forward of scripts/reference_hf_transformer.py, written from
-// transformers' definitions; hostile folders.
+// transformers' definitions; head ablation against the reference's forward with that head zeroed;
+// hostile folders.
 #include <doctest/doctest.h>
 
 #include <string>
 
+#include "error.hpp"
 #include "expect_input_error.hpp"
+#include "head_ablation.hpp"
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
 #include "npy.hpp"
@@ -75,6 +78,48 @@ TEST_CASE("HF GPT-2, GPT-NeoX and BERT folders: attention, hidden states and log
         make_reference_folder(dir, arguments);
         check_against_reference(backend, dir, arguments.find("bert") == std::string::npos);
     }
+}
+
+TEST_CASE("GPT-2 and GPT-NeoX head ablation: the loss and KL of the reference's forward with that head's output zeroed") {
+    const char* cases[] = {
+        "--model-type gpt2 --d-model 24 --heads 4 --layers 3 --ffn 37 --vocab 53 --tokens 9 --ablate 1:2",
+        "--model-type gpt2 --prefix --d-model 15 --heads 3 --layers 2 --ffn 7 --vocab 19 --tokens 5 --ablate 1:0",
+        "--model-type gpt_neox --prefix --d-model 30 --heads 3 --layers 3 --ffn 41 --vocab 37 --tokens 13 --rotary-pct 0.4 --ablate 0:1",
+        "--model-type gpt_neox --d-model 16 --heads 2 --layers 2 --ffn 23 --vocab 29 --tokens 7 --sequential-residual --ablate 0:0",
+    };
+    OnednnBackend backend;
+    for (const std::string arguments : cases) {
+        CAPTURE(arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, arguments);
+        const std::string head = arguments.substr(arguments.find("--ablate ") + 9);
+        const AblatedHead id{std::stoi(head.substr(0, head.find(':'))), std::stoi(head.substr(head.find(':') + 1))};
+        TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
+        const std::vector<int> ids = read_ids(dir / "ids.txt");
+        const ModelRun clean = model.run(ids);
+        // Rerunning from any block with its own attention output gives the clean logits back.
+        for (size_t l = 0; l < clean.layers.size(); ++l)
+            CHECK(max_abs_diff(model.logits_from(clean, l, clean.layers[l].output), clean.logits) < 1e-5 * magnitude(clean.logits));
+
+        const AblationReport report = ablate_heads(model, backend, clean, {id}, AblationMode::zero);
+        const Tensor expected_clean = read_npy(dir / "expected_logits.npy"), expected_ablated = read_npy(dir / "expected_ablated_logits.npy");
+        const double loss = next_token_loss(expected_ablated, ids), kl = mean_next_token_kl(expected_clean, expected_ablated);
+        MESSAGE("ablated loss " << report.heads[0].loss << " (reference " << loss << "), KL " << report.heads[0].kl << " (reference " << kl << ")");
+        CHECK(report.clean_loss == doctest::Approx(next_token_loss(expected_clean, ids)).epsilon(1e-5));
+        CHECK(report.heads[0].loss == doctest::Approx(loss).epsilon(1e-5));
+        CHECK(report.heads[0].kl == doctest::Approx(kl).epsilon(1e-3).scale(1e-3));
+        CHECK(kl > 1e-5);  // the head matters, so a wrong head or layer would show
+    }
+}
+
+TEST_CASE("a BERT model has no logits to rerun from") {
+    ScratchDir dir;
+    make_reference_folder(dir, "--model-type bert --d-model 8 --heads 2 --layers 2 --ffn 12 --vocab 10 --tokens 3");
+    OnednnBackend backend;
+    TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
+    const ModelRun run = model.run(read_ids(dir / "ids.txt"));
+    CHECK(run.residual.size() == 2);
+    CHECK_THROWS_AS(model.logits_from(run, 0, run.layers[0].output), Error);
 }
 
 TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line errors naming the file") {

@@ -78,4 +78,18 @@ TEST_CASE("greedy decoding picks each argmax of the unpadded forward and stops a
     CHECK_THROWS_AS(greedy_generate(model, std::vector<int>(11, 0), 3), Error);
 }
 
+TEST_CASE("greedy decoding with choices picks each argmax among the ids below it (a tokenizer smaller than the vocabulary)") {
+    OnednnBackend backend;
+    LlamaModel model(backend, random_model(16, 24, 2, 4, 2, 30, 12));
+    const int64_t choices = 7;
+    const std::vector<int> sequence = greedy_generate(model, {20, 25}, 8, {}, {}, choices);
+    REQUIRE(sequence.size() == 10);  // no end ids: it runs to its length
+    for (size_t t = 2; t < sequence.size(); ++t) {
+        CHECK(sequence[t] < choices);
+        const ReferenceRun reference = reference_forward(model.weights(), std::vector<int>(sequence.begin(), sequence.begin() + static_cast<std::ptrdiff_t>(t)));
+        const auto row = reference.logits.begin() + static_cast<std::ptrdiff_t>((t - 1) * 30);
+        CHECK(row[sequence[t]] >= *std::max_element(row, row + choices) - 1e-4);
+    }
+}
+
 }  // TEST_SUITE

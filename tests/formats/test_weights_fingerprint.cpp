@@ -1,0 +1,51 @@
+// Whole-model fingerprints of GPT-2, GPT-NeoX and BERT weights (weights_fingerprint.hpp): the same
+// numbers give the same fingerprint whichever files they come from, and any change of a tensor
+// value or of the configuration gives another.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hf_reference_folder.hpp"
+#include "hf_transformer_checkpoint.hpp"
+#include "support.hpp"
+#include "weights_fingerprint.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+TEST_SUITE("formats") {
+
+TEST_CASE("a transformer's fingerprint: the same from one file or two shards, another when any tensor or setting changes") {
+    for (const std::string type : {"gpt2", "gpt_neox", "bert"}) {
+        CAPTURE(type);
+        const std::string shape = "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 10 --vocab 20 --tokens 2 --seed " +
+                                  std::to_string(rng()() % 100000);
+        ScratchDir one, two;
+        make_reference_folder(one, "reference_hf_transformer.py", shape);
+        make_reference_folder(two, "reference_hf_transformer.py", shape + " --shards 2");
+        const TransformerWeights w = read_hf_transformer_folder(one.path().string());
+        const uint64_t fingerprint = model_fingerprint(w);
+        CHECK(model_fingerprint(read_hf_transformer_folder(two.path().string())) == fingerprint);
+
+        const std::vector<std::pair<std::string, std::function<void(TransformerWeights&)>>> changes = {
+            {"model_type", [](TransformerWeights& v) { v.config.model_type += "x"; }},
+            {"norm_epsilon", [](TransformerWeights& v) { v.config.norm_epsilon *= 2; }},
+            {"parallel_residual", [](TransformerWeights& v) { v.config.parallel_residual = !v.config.parallel_residual; }},
+            {"attention w_q", [](TransformerWeights& v) { v.layers[1].attention.w_q.data[5] += 1e-3f; }},
+            {"mlp_norm bias", [](TransformerWeights& v) { v.layers[0].mlp_norm.bias.data[1] += 1e-3f; }},
+            {"w_in", [](TransformerWeights& v) { v.layers[1].w_in.data[7] += 1e-3f; }},
+            {"b_out", [](TransformerWeights& v) { v.layers[0].b_out.data[0] += 1e-3f; }},
+            {"token_embedding", [](TransformerWeights& v) { v.token_embedding.data[3] += 1e-3f; }},
+        };
+        for (const auto& [what, change] : changes) {
+            CAPTURE(what);
+            TransformerWeights v = w;
+            change(v);
+            CHECK(model_fingerprint(v) != fingerprint);
+        }
+    }
+}
+
+}  // TEST_SUITE
