@@ -274,6 +274,14 @@ std::optional<std::string> GgufFile::get_string(const std::string& key) const {
     return std::string(reinterpret_cast<const char*>(file_->data() + v.offset + 8), length);
 }
 
+std::optional<bool> GgufFile::get_bool(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    const GgufValue& v = metadata_.at(key);
+    if (v.type != GgufValueType::boolean)
+        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) + ", expected a bool");
+    return file_->data()[v.offset] != 0;
+}
+
 std::vector<std::string> GgufFile::get_string_array(const std::string& key) const {
     const GgufValue& v = value(key, "an array of strings");
     if (v.type != GgufValueType::array || v.element_type != GgufValueType::string)

@@ -63,6 +63,7 @@ public:
     std::optional<uint64_t> get_uint(const std::string& key) const;
     std::optional<double> get_float(const std::string& key) const;  // f32, f64 or an integer
     std::optional<std::string> get_string(const std::string& key) const;
+    std::optional<bool> get_bool(const std::string& key) const;  // any non-zero byte is true
     // Arrays: Error(bad_input) when absent, of another element type, or over the memory budget.
     std::vector<std::string> get_string_array(const std::string& key) const;
     std::vector<float> get_float_array(const std::string& key) const;

@@ -147,8 +147,8 @@ LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
 Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "llama")
-        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads only the SentencePiece \"llama\" tokenizer "
-                                "from GGUF (byte-level BPE \"gpt2\" tokenizers are not supported yet)");
+        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads the SentencePiece \"llama\" and the byte-level "
+                                "BPE \"gpt2\" tokenizers from GGUF");
     std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
     // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
     // vocabulary-only file has no tensors: its tokens are checked on their own).
