@@ -348,6 +348,26 @@ void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
                                                              "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
 }
 
+int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture) {
+    const std::optional<uint64_t> value = file.get_uint(key);
+    if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a " + architecture + " model)");
+    return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
+}
+
+void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture) {
+    const GgufTensorInfo* info = file.find_tensor(name);
+    if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a " + architecture + " model)");
+    if (info->shape() != shape)
+        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
+                                    " from the metadata");
+    file.check_decodable(*info);
+}
+
+Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture) {
+    gguf_check_tensor(file, name, shape, architecture);
+    return file.load(name);
+}
+
 bool is_gguf_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     char magic[4] = {};

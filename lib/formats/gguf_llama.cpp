@@ -9,27 +9,14 @@
 namespace attn_viz {
 namespace {
 
-// A required non-negative integer (bounded later by validate_llama_config).
-int64_t required_count(const GgufFile& file, const std::string& key) {
-    const std::optional<uint64_t> value = file.get_uint(key);
-    if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a llama model)");
-    return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
-}
+int64_t required_count(const GgufFile& file, const std::string& key) { return gguf_required_count(file, key, "llama"); }
 
-// Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
 void check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
-    const GgufTensorInfo* info = file.find_tensor(name);
-    if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a llama model)");
-    if (info->shape() != shape)
-        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
-                                    " from the metadata");
-    file.check_decodable(*info);
+    gguf_check_tensor(file, name, shape, "llama");
 }
 
-// Tensor `name` as float32 of row-major `shape`, checked first.
 Tensor load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
-    check_tensor(file, name, shape);
-    return file.load(name);
+    return gguf_load_shaped(file, name, shape, "llama");
 }
 
 struct BlockTensor {
