@@ -29,6 +29,7 @@ public:
     void add_i32(const std::string& key, int32_t value) { scalar(key, 5, value); }
     void add_f32(const std::string& key, float value) { scalar(key, 6, value); }
     void add_u64(const std::string& key, uint64_t value) { scalar(key, 10, value); }
+    void add_bool(const std::string& key, bool value) { scalar(key, 7, static_cast<uint8_t>(value)); }
     void add_string(const std::string& key, const std::string& value) {
         header(key, 8);
         put_string(kv_, value);

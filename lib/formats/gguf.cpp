@@ -274,6 +274,14 @@ std::optional<std::string> GgufFile::get_string(const std::string& key) const {
     return std::string(reinterpret_cast<const char*>(file_->data() + v.offset + 8), length);
 }
 
+std::optional<bool> GgufFile::get_bool(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    const GgufValue& v = metadata_.at(key);
+    if (v.type != GgufValueType::boolean)
+        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) + ", expected a bool");
+    return file_->data()[v.offset] != 0;
+}
+
 std::vector<std::string> GgufFile::get_string_array(const std::string& key) const {
     const GgufValue& v = value(key, "an array of strings");
     if (v.type != GgufValueType::array || v.element_type != GgufValueType::string)
@@ -338,6 +346,26 @@ void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
         fail_input(path_ + ": tensor \"" + tensor.name + "\"",
                    std::string("is of type ") + info->name + ", which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
                                                              "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
+}
+
+int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture) {
+    const std::optional<uint64_t> value = file.get_uint(key);
+    if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a " + architecture + " model)");
+    return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
+}
+
+void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture) {
+    const GgufTensorInfo* info = file.find_tensor(name);
+    if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a " + architecture + " model)");
+    if (info->shape() != shape)
+        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
+                                    " from the metadata");
+    file.check_decodable(*info);
+}
+
+Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture) {
+    gguf_check_tensor(file, name, shape, architecture);
+    return file.load(name);
 }
 
 bool is_gguf_file(const std::string& path) {

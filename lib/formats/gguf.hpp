@@ -63,6 +63,7 @@ public:
     std::optional<uint64_t> get_uint(const std::string& key) const;
     std::optional<double> get_float(const std::string& key) const;  // f32, f64 or an integer
     std::optional<std::string> get_string(const std::string& key) const;
+    std::optional<bool> get_bool(const std::string& key) const;  // any non-zero byte is true
     // Arrays: Error(bad_input) when absent, of another element type, or over the memory budget.
     std::vector<std::string> get_string_array(const std::string& key) const;
     std::vector<float> get_float_array(const std::string& key) const;
@@ -94,5 +95,14 @@ private:
 
 // Whether the file at `path` starts with the GGUF magic (false when it cannot be read).
 bool is_gguf_file(const std::string& path);
+
+// What the model readers (gguf_llama.hpp, gguf_transformer.hpp) share; `architecture` names the
+// model in messages ("needed for a gpt2 model").
+// A required non-negative integer metadata value (capped at 2^40; bounded later by each reader).
+int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture);
+// Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
+void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture);
+// Tensor `name` as float32 of row-major `shape`, checked first.
+Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture);
 
 }  // namespace attn_viz

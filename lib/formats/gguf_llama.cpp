@@ -9,27 +9,14 @@
 namespace attn_viz {
 namespace {
 
-// A required non-negative integer (bounded later by validate_llama_config).
-int64_t required_count(const GgufFile& file, const std::string& key) {
-    const std::optional<uint64_t> value = file.get_uint(key);
-    if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a llama model)");
-    return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
-}
+int64_t required_count(const GgufFile& file, const std::string& key) { return gguf_required_count(file, key, "llama"); }
 
-// Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
 void check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
-    const GgufTensorInfo* info = file.find_tensor(name);
-    if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a llama model)");
-    if (info->shape() != shape)
-        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
-                                    " from the metadata");
-    file.check_decodable(*info);
+    gguf_check_tensor(file, name, shape, "llama");
 }
 
-// Tensor `name` as float32 of row-major `shape`, checked first.
 Tensor load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
-    check_tensor(file, name, shape);
-    return file.load(name);
+    return gguf_load_shaped(file, name, shape, "llama");
 }
 
 struct BlockTensor {
@@ -147,8 +134,8 @@ LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
 Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "llama")
-        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads only the SentencePiece \"llama\" tokenizer "
-                                "from GGUF (byte-level BPE \"gpt2\" tokenizers are not supported yet)");
+        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads the SentencePiece \"llama\" and the byte-level "
+                                "BPE \"gpt2\" tokenizers from GGUF");
     std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
     // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
     // vocabulary-only file has no tensors: its tokens are checked on their own).

@@ -34,9 +34,9 @@ LlamaWeights read_gguf_llama(const GgufFile& file);
 LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
 
 // tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores, BOS/EOS ids 1 and 2 as
-// llama2.c's encoder assumes. Other tokenizer models ("gpt2" byte-level BPE) are refused by name.
-// `vocab_size` > 0 must be the token count; 0 checks it against the file's token_embd.weight, if
-// any (a vocabulary-only GGUF file has no tensors).
+// llama2.c's encoder assumes. Other tokenizer models are refused by name ("gpt2" byte-level BPE:
+// read_gguf_bpe_tokenizer in gguf_tokenizer.hpp). `vocab_size` > 0 must be the token count; 0
+// checks it against the file's token_embd.weight, if any (a vocabulary-only GGUF file has no tensors).
 Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size);
 
 }  // namespace attn_viz

@@ -278,9 +278,8 @@ std::vector<std::string> read_lines(const std::string& path) {
     return lines;
 }
 
-// The pipeline of tokenizer.json, as HF's tokenizers library runs it.
-std::unique_ptr<HfTokenizer::Impl> from_tokenizer_json(const std::string& path, const LoadLimits& limits) {
-    const json doc = read_json_file(path, "tokenizer", limits);
+// The pipeline of a tokenizer.json document (read from `path`), as HF's tokenizers library runs it.
+std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std::string& path) {
     if (!doc.is_object() || !doc.contains("model")) fail_input(path, "not a tokenizer.json (no \"model\")");
     auto step = [&](const char* key) { return doc.contains(key) ? doc[key] : json(); };
     std::variant<BpeModel, WordPieceModel> model = parse_model(doc["model"], path);
@@ -291,6 +290,10 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_json(const std::string& path, 
     impl->added = parse_added_tokens(step("added_tokens"), path);
     add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids);
     return impl;
+}
+
+std::unique_ptr<HfTokenizer::Impl> from_tokenizer_json(const std::string& path, const LoadLimits& limits) {
+    return from_tokenizer_doc(read_json_file(path, "tokenizer", limits), path);
 }
 
 // GPT-2's own files: vocab.json (or encoder.json) and merges.txt (or vocab.bpe).
@@ -343,6 +346,21 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config) {
     }
 }
 
+// The pipeline built by `make` (a JSON type error anywhere is the file's fault), its ids indexed
+// and checked, then the configuration applied.
+template <typename Make>
+std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, const json& config, Make make) {
+    std::unique_ptr<HfTokenizer::Impl> impl;
+    try {
+        impl = make();
+    } catch (const nlohmann::json::exception& e) {  // a value of the wrong JSON type somewhere
+        fail_input(where, std::string("malformed tokenizer: ") + e.what());
+    }
+    impl->index_ids();
+    apply_tokenizer_config(*impl, config);
+    return impl;
+}
+
 // The tokenizer of a folder (tokenizer.json first, then the legacy pairs) or of a tokenizer.json.
 std::unique_ptr<HfTokenizer::Impl> from_files(const std::string& path, bool folder, const fs::path& dir, const json& config,
                                               const LoadLimits& limits) {
@@ -367,16 +385,12 @@ HfTokenizer HfTokenizer::load(const std::string& path, const LoadLimits& limits)
     const bool folder = fs::is_directory(path);
     const fs::path dir = folder ? fs::path(path) : fs::path(path).parent_path();
     const json config = read_optional_json(dir / "tokenizer_config.json", limits);
-    std::unique_ptr<Impl> impl;
-    try {
-        impl = from_files(path, folder, dir, config, limits);
-    } catch (const nlohmann::json::exception& e) {  // a value of the wrong JSON type somewhere
-        fail_input(path, std::string("malformed tokenizer: ") + e.what());
-    }
     // Step 2: ids indexed and checked, then the folder's configuration.
-    impl->index_ids();
-    apply_tokenizer_config(*impl, config);
-    return HfTokenizer(std::move(impl));
+    return HfTokenizer(checked_pipeline(path, config, [&] { return from_files(path, folder, dir, config, limits); }));
+}
+
+HfTokenizer HfTokenizer::from_json(const nlohmann::json& tokenizer, const nlohmann::json& config, const std::string& where) {
+    return HfTokenizer(checked_pipeline(where, config, [&] { return from_tokenizer_doc(tokenizer, where); }));
 }
 
 const std::string& HfTokenizer::kind() const { return impl_->kind; }

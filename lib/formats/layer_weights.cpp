@@ -1,5 +1,7 @@
 #include "layer_weights.hpp"
 
+#include <algorithm>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -42,6 +44,13 @@ Tensor transposed(const Tensor& m) {
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) t.data[c * rows + r] = m.data[r * cols + c];
     return t;
+}
+
+Tensor rows_of(const Tensor& m, int64_t begin, int64_t count) {
+    const int64_t cols = m.rank() == 2 ? m.dim(1) : 1;
+    Tensor part(m.rank() == 2 ? std::vector<int64_t>{count, cols} : std::vector<int64_t>{count});
+    std::copy(m.data.begin() + begin * cols, m.data.begin() + (begin + count) * cols, part.data.begin());
+    return part;
 }
 
 }  // namespace attn_viz

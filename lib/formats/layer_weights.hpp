@@ -45,4 +45,8 @@ void validate_layer(const LayerWeights& layer, const std::string& where);
 // Transposes a [rows, cols] matrix (for weights stored [out, in]).
 Tensor transposed(const Tensor& matrix);
 
+// Rows [begin, begin + count) of a [rows, cols] matrix, or elements of a vector (a part of a
+// fused q/k/v projection).
+Tensor rows_of(const Tensor& matrix, int64_t begin, int64_t count);
+
 }  // namespace attn_viz

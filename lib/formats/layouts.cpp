@@ -62,14 +62,6 @@ std::string replace_all(std::string text, const std::string& from, const std::st
     return text;
 }
 
-// Rows [begin, begin + count) of a [rows, cols] matrix, or elements of a vector.
-Tensor rows_of(const Tensor& m, int64_t begin, int64_t count) {
-    const int64_t cols = m.rank() == 2 ? m.dim(1) : 1;
-    Tensor part(m.rank() == 2 ? std::vector<int64_t>{count, cols} : std::vector<int64_t>{count});
-    std::copy(m.data.begin() + begin * cols, m.data.begin() + (begin + count) * cols, part.data.begin());
-    return part;
-}
-
 // Columns [begin, begin + count) of a [rows, cols] matrix.
 Tensor columns_of(const Tensor& m, int64_t begin, int64_t count) {
     const int64_t rows = m.dim(0), cols = m.dim(1);

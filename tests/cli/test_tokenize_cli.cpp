@@ -90,6 +90,14 @@ TEST_CASE("tokenize --tokenizer: Phi-3's vocabulary-only GGUF file, with BOS as 
     CHECK(lines[0] == json{{"text", "Hello world"}, {"ids", {1, 15043, 3186}}, {"tokens", {"<s>", " Hello", " world"}}});
 }
 
+TEST_CASE("tokenize --tokenizer: GPT-2's vocabulary-only GGUF file (byte-level BPE), without BOS as GPT-2 takes text") {
+    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf"});
+    if (vocab.empty()) return;
+    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/ggml-vocab-gpt-2.gguf --text \"Hello world<|endoftext|>\"");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == json{{"text", "Hello world<|endoftext|>"}, {"ids", {15496, 995, 50256}}, {"tokens", {"Hello", " world", "<|endoftext|>"}}});
+}
+
 TEST_CASE("tokenize --inputs: a text file (one text a line) and a JSONL file of texts and ids, in order, named by line") {
     const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"});
     if (hf.empty()) return;

@@ -171,9 +171,9 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
         write_text(path, b.bytes());
         expect_input_error([&] { read_llama_tokenizer(path, "", V); }, {"bad.gguf", fragment});
     };
-    GgufBuilder gpt2;
-    gpt2.add_string("tokenizer.ggml.model", "gpt2");
-    expect_tokenizer_refused(gpt2, "\"gpt2\" tokenizers are not supported");
+    GgufBuilder bert;
+    bert.add_string("tokenizer.ggml.model", "bert");
+    expect_tokenizer_refused(bert, "tokenizer.ggml.model is \"bert\"; attn-viz reads the SentencePiece \"llama\" and the byte-level BPE");
     GgufBuilder bos;
     bos.add_string("tokenizer.ggml.model", "llama");
     bos.add_string_array("tokenizer.ggml.tokens", vocabulary());

@@ -1,0 +1,137 @@
+// tokenizer.ggml.* (model "gpt2") to the tokenizer.json and tokenizer_config.json documents of the
+// same tokenizer, then HfTokenizer::from_json.
+#include "gguf_tokenizer.hpp"
+
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+#include "utf8.hpp"
+
+namespace attn_viz {
+namespace {
+
+using json = nlohmann::json;
+
+// llama.cpp's token types (llama_token_type): 0 undefined, 1 normal, 2 unknown, 3 control,
+// 4 user-defined, 5 unused, 6 byte.
+constexpr int64_t control_token = 3, user_defined_token = 4, last_token_type = 6;
+
+// How a tokenizer.ggml.pre name splits text into words: the pre_tokenizer of the tokenizer.json
+// llama.cpp converted it from, BPE's ignore_merges, and whether llama.cpp adds BOS by default.
+struct PreTokenizerSpec {
+    json steps;
+    bool ignore_merges = false;
+    bool add_bos = false;
+};
+
+// The Split patterns of the models' tokenizer.json files.
+constexpr const char* llama3_pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* qwen2_pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// llama.cpp's own list for "default" (no tokenizer.json has it): each pattern splits the pieces
+// the previous one left.
+const char* const default_patterns[] = {R"([\p{P}\$\+<=>\^~\|]+)",
+                                        R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))", R"(\p{N}+)",
+                                        R"([0-9][0-9][0-9])"};
+
+json split_step(const std::string& pattern) {
+    return {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}};
+}
+
+json byte_level_step(bool use_regex) { return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", use_regex}}; }
+
+// Regex splits, then the bytes of each piece in the byte-level alphabet.
+json split_then_bytes(const std::vector<std::string>& patterns) {
+    json steps = json::array();
+    for (const std::string& pattern : patterns) steps.push_back(split_step(pattern));
+    steps.push_back(byte_level_step(false));
+    return {{"type", "Sequence"}, {"pretokenizers", steps}};
+}
+
+std::optional<PreTokenizerSpec> pre_tokenizer_spec(const std::string& name) {
+    if (name == "gpt-2") return PreTokenizerSpec{byte_level_step(true)};  // GPT-2's own pattern inside ByteLevel
+    if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreTokenizerSpec{split_then_bytes({llama3_pattern}), true, true};
+    if (name == "qwen2") return PreTokenizerSpec{split_then_bytes({qwen2_pattern})};
+    if (name == "default") return PreTokenizerSpec{split_then_bytes({std::begin(default_patterns), std::end(default_patterns)})};
+    return std::nullopt;
+}
+
+// The text of the token `key` names (an optional id), or null when the key is absent.
+json special_token(const GgufFile& file, const std::string& key, const std::vector<std::string>& tokens) {
+    const std::optional<uint64_t> id = file.get_uint(key);
+    if (!id) return nullptr;
+    if (*id >= tokens.size())
+        fail_input(file.path(), key + " is " + std::to_string(*id) + ", outside the " + std::to_string(tokens.size()) + " tokens");
+    return tokens[*id];
+}
+
+// `text` in quotes for a message: its first 60 bytes, those that are not UTF-8 as "\xNN".
+std::string quoted(const std::string& text) {
+    std::string out = "\"";
+    out += escape_invalid_utf8(text.substr(0, 60));
+    return out += '"';
+}
+
+}  // namespace
+
+std::string supported_gguf_pre_tokenizers() { return "gpt-2, llama-bpe (also llama3, llama-v3), qwen2, default"; }
+
+HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size) {
+    const std::string& path = file.path();
+    const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
+    if (model != "gpt2") fail_input(path, "tokenizer.ggml.model is " + quoted(model) + ", not the byte-level BPE \"gpt2\"");
+    const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");
+    const std::optional<PreTokenizerSpec> pre = pre_tokenizer_spec(pre_name);
+    if (!pre)
+        fail_input(path, "tokenizer.ggml.pre " + quoted(pre_name) + " is a pre-tokenizer attn-viz does not know (supported: " +
+                             supported_gguf_pre_tokenizers() + ")");
+
+    const std::vector<std::string> tokens = file.get_string_array("tokenizer.ggml.tokens");
+    if (tokens.empty()) fail_input(path, "tokenizer.ggml.tokens is empty");
+    // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
+    // vocabulary-only file has no tensors: its tokens are checked on their own).
+    int64_t model_vocab = vocab_size;
+    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
+        model_vocab = embedding->dims[1];
+    if (model_vocab > 0 && static_cast<int64_t>(tokens.size()) != model_vocab)
+        fail_input(path, "tokenizer.ggml.tokens holds " + std::to_string(tokens.size()) + " tokens but the model's vocabulary has " +
+                             std::to_string(model_vocab));
+    const std::vector<int64_t> types = file.has("tokenizer.ggml.token_type") ? file.get_int_array("tokenizer.ggml.token_type")
+                                                                             : std::vector<int64_t>(tokens.size(), 1);
+    if (types.size() != tokens.size())
+        fail_input(path, "tokenizer.ggml.token_type holds " + std::to_string(types.size()) + " types for " + std::to_string(tokens.size()) +
+                             " tokens");
+
+    // The vocabulary, with control and user-defined tokens also as added tokens.
+    json vocab = json::object(), added = json::array();
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        const std::string& token = tokens[id];
+        if (types[id] < 0 || types[id] > last_token_type)
+            fail_input(path, "tokenizer.ggml.token_type of token " + std::to_string(id) + " is " + std::to_string(types[id]) +
+                                 ", not one of llama.cpp's types 0..6");
+        if (const auto twin = vocab.find(token); twin != vocab.end())
+            fail_input(path, "tokenizer.ggml.tokens holds " + quoted(token) + " twice (ids " + std::to_string(twin->get<int64_t>()) + " and " +
+                                 std::to_string(id) + ")");
+        vocab[token] = id;
+        if (types[id] == control_token || types[id] == user_defined_token)
+            added.push_back({{"id", id}, {"content", token}, {"special", types[id] == control_token}});
+    }
+    json bpe = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", file.get_string_array("tokenizer.ggml.merges")},
+                {"ignore_merges", pre->ignore_merges}};
+    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", tokens); !unk.is_null()) bpe["unk_token"] = unk;
+    const json tokenizer = {{"model", std::move(bpe)},
+                            {"added_tokens", std::move(added)},
+                            {"pre_tokenizer", pre->steps},
+                            {"decoder", {{"type", "ByteLevel"}}}};
+    const json config = {{"bos_token", special_token(file, "tokenizer.ggml.bos_token_id", tokens)},
+                         {"eos_token", special_token(file, "tokenizer.ggml.eos_token_id", tokens)},
+                         {"add_bos_token", file.get_bool("tokenizer.ggml.add_bos_token").value_or(pre->add_bos)},
+                         {"add_eos_token", file.get_bool("tokenizer.ggml.add_eos_token").value_or(false)}};
+    return HfTokenizer::from_json(tokenizer, config, path);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,29 @@
+// Byte-level BPE tokenizers (tokenizer.ggml.model "gpt2": GPT-2, Llama 3, Qwen2, ...) from a GGUF
+// file's metadata, as llama.cpp's converter writes them from a Hugging Face tokenizer. They are
+// translated back to the tokenizer.json pipeline HfTokenizer runs, so GGUF files and Hugging Face
+// folders share one encoder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gguf.hpp"
+#include "hf_tokenizer.hpp"
+
+namespace attn_viz {
+
+// tokenizer.ggml.model "gpt2": tokenizer.ggml.tokens (in GPT-2's byte-level alphabet), .merges
+// ("a b" in rank order), .token_type (control and user-defined tokens are cut out of the text
+// before BPE, as HF's added tokens), .pre (the pre-tokenizer: supported_gguf_pre_tokenizers();
+// absent means "default", as in llama.cpp), .bos_token_id / .eos_token_id / .unknown_token_id,
+// .add_bos_token / .add_eos_token (defaults as llama.cpp's: BOS added for the Llama 3 family only).
+// Everything is checked (the token types' count and values, ids in range, no token twice, every
+// merge of two known tokens whose concatenation is a token, the token count equal to `vocab_size`
+// > 0, or with 0 to the rows of the file's token_embd.weight if it has one): Error(bad_input)
+// naming the file and the key.
+HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size);
+
+// The tokenizer.ggml.pre names read_gguf_bpe_tokenizer knows, for messages and docs.
+std::string supported_gguf_pre_tokenizers();
+
+}  // namespace attn_viz

@@ -1,0 +1,136 @@
+// GPT-2 and GPT-NeoX hyper-parameters and weights from a GGUF file, in the x W convention.
+#include "gguf_transformer.hpp"
+
+#include <algorithm>
+
+#include "error.hpp"
+#include "utf8.hpp"
+
+namespace attn_viz {
+namespace {
+
+class GgufModelReader {
+public:
+    GgufModelReader(const GgufFile& file, std::string architecture) : file_(file), arch_(std::move(architecture)) {}
+
+    int64_t count(const std::string& key) const { return gguf_required_count(file_, arch_ + "." + key, arch_); }
+    Tensor load(const std::string& name, const std::vector<int64_t>& shape) const { return gguf_load_shaped(file_, name, shape, arch_); }
+    // [out, in] as stored -> x W's [in, out].
+    Tensor matrix(const std::string& name, int64_t in, int64_t out) const { return transposed(load(name, {out, in})); }
+    Tensor optional(const std::string& name, const std::vector<int64_t>& shape) const {
+        return file_.find_tensor(name) ? load(name, shape) : Tensor{};
+    }
+    LayerNormWeights layer_norm(const std::string& name, int64_t d) const { return {load(name + ".weight", {d}), load(name + ".bias", {d})}; }
+
+    const GgufFile& file() const { return file_; }
+    const std::string& arch() const { return arch_; }
+
+private:
+    const GgufFile& file_;
+    std::string arch_;
+};
+
+TransformerConfig read_config(const GgufModelReader& r, int64_t& heads) {
+    TransformerConfig c;
+    c.model_type = r.arch() == "gptneox" ? "gpt_neox" : r.arch();  // Hugging Face's name for the family
+    c.num_layers = r.count("block_count");
+    c.d_model = r.count("embedding_length");
+    c.ffn_dim = r.count("feed_forward_length");
+    c.max_positions = r.count("context_length");
+    heads = r.count("attention.head_count");
+    const std::string& path = r.file().path();
+    if (r.file().has(r.arch() + ".attention.head_count_kv") && r.count("attention.head_count_kv") != heads)
+        fail_input(path, r.arch() + ".attention.head_count_kv differs from the head count (grouped-query attention is not part of " + r.arch() + ")");
+    for (const auto& [key, value] : {std::pair{"block_count", c.num_layers}, std::pair{"embedding_length", c.d_model},
+                                     std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_positions},
+                                     std::pair{"attention.head_count", heads}})
+        if (value < 1 || value > (int64_t{1} << 24))
+            fail_input(path, r.arch() + "." + key + " is " + std::to_string(value) + ", outside 1..2^24");
+    if (c.d_model % heads != 0)
+        fail_input(path, r.arch() + ".embedding_length " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
+    c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(1e-5);
+    if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
+        fail_input(path, r.arch() + ".attention.layer_norm_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
+    const GgufTensorInfo* embedding = r.file().find_tensor("token_embd.weight");
+    if (!embedding || embedding->dims.size() != 2) fail_input(path, "has no 2-D tensor \"token_embd.weight\"");
+    c.vocab_size = embedding->dims[1];
+    return c;
+}
+
+// Block `layer`'s attention from the fused attn_qkv (rows q, k, v) and attn_output.
+LayerWeights attention(const GgufModelReader& r, const std::string& block, int64_t d, int64_t heads) {
+    LayerWeights w;
+    w.d_model = d, w.num_heads = heads, w.num_kv_heads = heads, w.d_head = d / heads, w.causal = true;
+    const Tensor qkv = r.load(block + "attn_qkv.weight", {3 * d, d});
+    const Tensor qkv_bias = r.optional(block + "attn_qkv.bias", {3 * d});
+    Tensor* weights[3] = {&w.w_q, &w.w_k, &w.w_v};
+    Tensor* biases[3] = {&w.b_q, &w.b_k, &w.b_v};
+    for (int64_t part = 0; part < 3; ++part) {
+        *weights[part] = transposed(rows_of(qkv, part * d, d));
+        if (!qkv_bias.empty()) *biases[part] = rows_of(qkv_bias, part * d, d);
+    }
+    w.w_o = r.matrix(block + "attn_output.weight", d, d);
+    w.b_o = r.optional(block + "attn_output.bias", {d});
+    return w;
+}
+
+// GPT-NeoX's rotary settings on one layer.
+void set_rotary(const GgufModelReader& r, LayerWeights& w) {
+    const std::string& path = r.file().path();
+    w.rope_dims = r.count("rope.dimension_count");
+    if (w.rope_dims > w.d_head || w.rope_dims % 2 != 0)
+        fail_input(path, "gptneox.rope.dimension_count " + std::to_string(w.rope_dims) + " is not an even count of at most the head size " +
+                             std::to_string(w.d_head));
+    w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
+    w.rope_base = r.file().get_float("gptneox.rope.freq_base").value_or(10000.0);
+    if (!(w.rope_base > 1 && w.rope_base < 1e12))
+        fail_input(path, "gptneox.rope.freq_base " + std::to_string(w.rope_base) + " is outside (1, 1e12)");
+}
+
+}  // namespace
+
+const std::vector<std::string>& gguf_transformer_architectures() {
+    static const std::vector<std::string> architectures = {"gpt2", "gptneox"};
+    return architectures;
+}
+
+TransformerWeights read_gguf_transformer(const GgufFile& file) {
+    const std::string architecture = file.get_string("general.architecture").value_or("");
+    const auto& known = gguf_transformer_architectures();
+    if (std::find(known.begin(), known.end(), architecture) == known.end())
+        fail_input(file.path(), "general.architecture is \"" + escape_invalid_utf8(architecture) +
+                                    "\"; this reader takes GGUF models of architecture gpt2 or gptneox (llama: gguf_llama.hpp)");
+    const GgufModelReader r(file, architecture);
+    const bool neox = architecture == "gptneox";
+    TransformerWeights w;
+    int64_t heads = 0;
+    w.config = read_config(r, heads);
+    TransformerConfig& c = w.config;
+    c.activation = neox ? Activation::gelu_erf : Activation::gelu_tanh;
+    if (neox) {
+        const std::optional<bool> parallel = file.get_bool("gptneox.use_parallel_residual");
+        c.parallel_residual = parallel.value_or(true);
+    }
+    const int64_t d = c.d_model, f = c.ffn_dim;
+    w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
+    if (!neox) w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+        const std::string block = "blk." + std::to_string(l) + ".";
+        TransformerBlockWeights b;
+        b.attention = attention(r, block, d, heads);
+        if (neox) set_rotary(r, b.attention);
+        validate_layer(b.attention, file.path() + ": " + block);
+        b.attention_norm = r.layer_norm(block + "attn_norm", d);
+        b.mlp_norm = r.layer_norm(block + "ffn_norm", d);
+        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
+        b.b_in = r.optional(block + "ffn_up.bias", {f});
+        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
+        b.b_out = r.optional(block + "ffn_down.bias", {d});
+        w.layers.push_back(std::move(b));
+    }
+    w.final_norm = r.layer_norm("output_norm", d);
+    w.classifier = transposed(file.find_tensor("output.weight") ? r.load("output.weight", {c.vocab_size, d}) : w.token_embedding);
+    return w;
+}
+
+}  // namespace attn_viz
