@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "error.hpp"
+#include "gguf.hpp"
+#include "gguf_transformer.hpp"
 #include "hf_config.hpp"
 #include "hf_llama_checkpoint.hpp"
 #include "hf_transformer_checkpoint.hpp"
@@ -21,6 +23,13 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
         // Every other type goes to read_hf_transformer_folder, whose error lists all supported ones.
         if (std::find(llama_types.begin(), llama_types.end(), model_type) == llama_types.end())
             return std::make_unique<TransformerModel>(backend, read_hf_transformer_folder(path, limits));
+    } else if (is_gguf_file(path)) {
+        // GGUF gpt2 and gptneox files read whole into the folders' TransformerWeights; llama streams.
+        const GgufFile file(path, limits);
+        const std::vector<std::string>& transformer_types = gguf_transformer_architectures();
+        const std::string architecture = file.get_string("general.architecture").value_or("");
+        if (std::find(transformer_types.begin(), transformer_types.end(), architecture) != transformer_types.end())
+            return std::make_unique<TransformerModel>(backend, read_gguf_transformer(file));
     }
     return std::make_unique<LlamaModel>(backend, read_llama_model(path, limits));
 }

@@ -56,7 +56,8 @@ public:
 
 // The model at `path`: a Hugging Face folder (config.json's model_type: llama, mistral, qwen2 ->
 // LlamaModel; gpt2, gpt_neox, bert -> TransformerModel; another type is Error(bad_input) naming
-// config.json and listing the supported ones), a GGUF file or a llama2.c checkpoint (LlamaModel).
+// config.json and listing the supported ones), a GGUF file (general.architecture llama ->
+// LlamaModel, blocks streamed; gpt2, gptneox -> TransformerModel) or a llama2.c checkpoint (LlamaModel).
 // `backend` must outlive the model.
 std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits = {});
 

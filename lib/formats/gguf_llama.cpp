@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "error.hpp"
+#include "gguf_transformer.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -57,8 +58,11 @@ std::string with_spaces(const std::string& piece) {
 
 Llama2cConfig gguf_llama_config(const GgufFile& file) {
     const std::string architecture = file.get_string("general.architecture").value_or("");
-    if (architecture != "llama")
-        fail_input(file.path(), "general.architecture is \"" + architecture + "\"; attn-viz runs GGUF models of architecture \"llama\"");
+    if (architecture != "llama") {
+        std::string supported = "llama";
+        for (const std::string& other : gguf_transformer_architectures()) supported += ", " + other;
+        fail_input(file.path(), "general.architecture is \"" + architecture + "\"; attn-viz runs GGUF models of architecture " + supported);
+    }
     Llama2cConfig c;
     c.n_layers = required_count(file, "llama.block_count");
     c.dim = required_count(file, "llama.embedding_length");

@@ -24,6 +24,7 @@
 #include "safetensors_shards.hpp"
 #include "support.hpp"
 #include "transformer_model.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -192,6 +193,26 @@ TEST_CASE("GGUF gpt2 and gptneox files converted from HF folders read to the fol
             CHECK(max_abs_diff(run.layers[l].attention, read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))) < 1e-5);
         const Tensor expected_logits = read_npy(dir / "expected_logits.npy");
         CHECK(max_abs_diff(run.logits, expected_logits) < 1e-5 * magnitude(expected_logits));
+    }
+}
+
+TEST_CASE("open_whole_model takes GGUF gpt2 and gptneox files as the folders' TransformerModel") {
+    OnednnBackend backend;
+    for (const std::string arguments : {"--model-type gpt2 --d-model 12 --heads 3 --layers 2 --ffn 17 --vocab 23 --tokens 6",
+                                        "--model-type gpt_neox --d-model 16 --heads 2 --layers 3 --ffn 9 --vocab 31 --tokens 5"}) {
+        CAPTURE(arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, "reference_hf_transformer.py", arguments);
+        convert_folder(dir.path().string(), dir / "model.gguf");
+        const std::unique_ptr<WholeModel> gguf = open_whole_model(backend, dir / "model.gguf");
+        const std::unique_ptr<WholeModel> folder = open_whole_model(backend, dir.path().string());
+        CHECK(gguf->description().architecture == folder->description().architecture);
+        CHECK(gguf->description().n_layers == folder->description().n_layers);
+        const std::vector<int> ids = read_ids(dir / "ids.txt");
+        const ModelRun a = gguf->run(ids), b = folder->run(ids);
+        // GGUF keeps the norm epsilon as float32: the runs agree to rounding, not bit for bit.
+        for (size_t l = 0; l < a.layers.size(); ++l) CHECK(max_abs_diff(a.layers[l].attention, b.layers[l].attention) < 1e-6);
+        CHECK(max_abs_diff(a.logits, b.logits) < 1e-5 * magnitude(b.logits));
     }
 }
 
