@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "error.hpp"
 #include "hf_config.hpp"
+#include "json_input.hpp"
 #include "layouts.hpp"
 #include "safetensors_shards.hpp"
-#include "utf8.hpp"
 
 namespace attn_viz {
 
@@ -18,7 +20,7 @@ void require_supported(const HfConfig& hf, const char* key, const std::string& v
     if (std::find(supported.begin(), supported.end(), value) != supported.end()) return;
     std::string known;
     for (const std::string& name : supported) known += (known.empty() ? "" : ", ") + name;
-    fail_input(hf.path, std::string(key) + " \"" + escape_invalid_utf8(value) + "\" is not supported (supported: " + known + ")");
+    fail_input(hf.path, std::string(key) + " " + json_excerpt(nlohmann::json(value)) + " is not supported (supported: " + known + ")");
 }
 
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.

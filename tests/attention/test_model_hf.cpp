@@ -113,10 +113,28 @@ TEST_CASE("hostile model folders: lying configs and indexes get one-line errors 
     const std::string config = dir / "config.json", index = dir / "model.safetensors.index.json";
     with_config("\"hidden_size\": 16", "\"hidden_size\": 32");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "tensors have width 16 but", "says 32"});
+    with_config("\"vocab_size\": 30", "\"vocab_size\": 31");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "'model.embed_tokens.weight' has shape [30, 16], expected [31, 16]"});
+    with_config("\"intermediate_size\": 20", "\"intermediate_size\": 2000000");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "'model.layers.0.mlp.gate_proj.weight' has shape [20, 16], expected [2000000, 16]"});
+    with_config("\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "k_proj.weight' has 8 outputs, expected 2 key/value heads"},
+                       Remedy::give_num_kv_heads);
+    with_config("\"num_attention_heads\": 2", "\"num_attention_heads\": 3");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "head size"});
     with_config("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {"layer 2 is out of range"});
     with_config("\"model_type\": \"llama\"", "\"model_type\": \"gpt_bigcode\"");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "\"gpt_bigcode\" is not supported (supported: llama, mistral, qwen2)"});
+    // An untrusted name is quoted cut short, not whole.
+    with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"" + std::string(100000, 'y') + "\"}");
+    try {
+        read_hf_llama_folder(dir.path().string());
+        FAIL("an unknown rope_scaling type was accepted");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("is not supported (supported: linear, llama3)") != std::string::npos);
+        CHECK(std::string(e.what()).size() < 400);
+    }
     with_config("\"vocab_size\": 30", "\"vocab_size\": -30");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "expected a positive integer"});
     with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4}");
