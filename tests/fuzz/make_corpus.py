@@ -5,6 +5,7 @@ import json
 import os
 import random
 import struct
+import sys
 
 import numpy as np
 
@@ -224,18 +225,9 @@ out("fuzz_gguf", "aligned64.gguf", gguf_bytes({"general.alignment": ("u32", 64)}
 
 # Hugging Face tokenizer.json files: byte-level BPE (GPT-2; Llama 3's Split + ByteLevel),
 # SentencePiece-style BPE with byte fallback (Llama 2), WordPiece with the BERT normalizer, and
-# hostile ones (merges of unknown tokens, absurd ids, an over-long added token, deep nesting).
-def byte_level_chars():
-    """GPT-2's bytes_to_unicode: printable bytes as themselves, the others shifted past 255."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    chars, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            chars[b] = chr(b)
-        else:
-            chars[b] = chr(256 + extra)
-            extra += 1
-    return [chars[b] for b in range(256)]
+# hostile ones (merges of unknown tokens, absurd ids, a negative word length, deep nesting).
+sys.path.insert(0, os.path.join(here, "..", "..", "scripts"))
+from reference_hf_transformer import bytes_to_unicode  # noqa: E402
 
 def bpe_vocab(base, merges):
     vocab = {t: i for i, t in enumerate(base)}
@@ -244,7 +236,7 @@ def bpe_vocab(base, merges):
     return vocab
 
 gpt2_merges = ["\u0120 t", "h e", "\u0120t he", "a b", "ab ab", "\u0120 w", "o r", "\u0120w or", "l d", "\u0120wor ld"]
-gpt2_vocab = bpe_vocab(byte_level_chars(), gpt2_merges)
+gpt2_vocab = bpe_vocab([bytes_to_unicode()[b] for b in range(256)], gpt2_merges)
 gpt2_tokenizer = {
     "version": "1.0",
     "added_tokens": [{"id": len(gpt2_vocab), "content": "<|endoftext|>", "special": True}],
@@ -375,3 +367,10 @@ for name, tensor, shard in (("lying", "lm_head.weight", "model-00002-of-00002.sa
     index = json.loads(json.dumps(folder_index))
     index["weight_map"][tensor] = shard
     out("fuzz_hf_folder", f"index_{name}.bin", folder_input(folder_config, index))
+
+# config.json with RoPE scaling of each supported type (fuzz_hf_config).
+out("fuzz_hf_config", "rope_linear.json", json.dumps({"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
+                                                       "rope_scaling": {"type": "linear", "factor": 2.0}}))
+out("fuzz_hf_config", "rope_llama3.json", json.dumps({"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 500000.0,
+                                                       "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}))
