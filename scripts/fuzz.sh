@@ -25,7 +25,8 @@ cmake --build "$build" -j2 >/dev/null
 declare -A max_len=(
   [fuzz_weights_json]=200000 [fuzz_input_json]=200000 [fuzz_corpus_jsonl]=200000 [fuzz_safetensors]=200000
   [fuzz_npy]=100000 [fuzz_llama2c_checkpoint]=100000 [fuzz_llama2c_tokenizer]=200000
-  [fuzz_token_file]=200000 [fuzz_hf_config]=200000 [fuzz_gguf]=100000)
+  [fuzz_token_file]=200000 [fuzz_hf_config]=200000 [fuzz_gguf]=100000 [fuzz_hf_tokenizer]=200000
+  [fuzz_hf_folder]=100000)
 
 # A target's dictionary, with the shared ones it names in "# include: NAME.dict" lines in front.
 dictionary() {
@@ -39,7 +40,8 @@ dictionary() {
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(fuzz_weights_json fuzz_input_json fuzz_corpus_jsonl fuzz_npy fuzz_safetensors
-           fuzz_llama2c_checkpoint fuzz_llama2c_tokenizer fuzz_token_file fuzz_hf_config fuzz_gguf)
+           fuzz_llama2c_checkpoint fuzz_llama2c_tokenizer fuzz_token_file fuzz_hf_config fuzz_gguf
+           fuzz_hf_tokenizer fuzz_hf_folder)
 fi
 status=0
 printf '%-26s %8s %10s %6s %8s %s\n' target seconds runs cov features findings

@@ -3,8 +3,9 @@
 
 Writes a random model folder in HF's layout and names, runs its forward pass in float64 from the
 published definition (transformers' modeling_llama / modeling_qwen2: RMSNorm, rotate-half RoPE,
-grouped-query attention, SiLU-gated MLP, tied or separate lm_head; Qwen2's q/k/v biases), written
-here independently of attn-viz, and saves what a test compares:
+grouped-query attention, SiLU-gated MLP, tied or separate lm_head; Qwen2's q/k/v biases; RoPE
+frequencies scaled as modeling_rope_utils' linear and llama3 rope_scaling do), written here
+independently of attn-viz, and saves what a test compares:
 
   DIR/config.json, DIR/model.safetensors            (or --shards 2: model-0000i-of-00002 + index)
   DIR/ids.txt                                        the token ids, space-separated
@@ -14,9 +15,12 @@ here independently of attn-viz, and saves what a test compares:
 Usage: reference_hf_llama.py --out DIR --model-type llama --d-model 24 --heads 4 --kv-heads 2
            --layers 2 --ffn 37 --vocab 53 --tokens 9 [--tied] [--shards 2] [--eps 1e-5]
            [--rope-theta 10000] [--seed N]
+           [--rope-scaling linear --factor 4 | --rope-scaling llama3 --factor 8 --low-freq-factor 1
+            --high-freq-factor 4 --original-max-positions 8192]
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -36,10 +40,36 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def inverse_frequencies(cfg, dh):
+    """RoPE's per-pair inverse frequencies theta^(-2i/d_h), stretched as cfg's rope_scaling says:
+    linear divides them all by the factor; llama3 divides those of wavelengths longer than
+    original_max / low_freq_factor, keeps those shorter than original_max / high_freq_factor and
+    interpolates between by original_max / wavelength."""
+    inv_freq = 1.0 / cfg["rope_theta"] ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh)
+    scaling = cfg.get("rope_scaling")
+    if scaling is None:
+        return inv_freq
+    if scaling["rope_type"] == "linear":
+        return inv_freq / scaling["factor"]
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    original = scaling["original_max_position_embeddings"]
+    scaled = []
+    for f in inv_freq.tolist():
+        wavelength = 2 * math.pi / f
+        if wavelength < original / high:
+            scaled.append(f)
+        elif wavelength > original / low:
+            scaled.append(f / factor)
+        else:
+            blend = (original / wavelength - low) / (high - low)
+            scaled.append((1 - blend) * f / factor + blend * f)
+    return torch.tensor(scaled, dtype=torch.float64)
+
+
 def forward(w, cfg, ids):
     D, H, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     dh, T, eps = D // H, len(ids), cfg["rms_norm_eps"]
-    inv_freq = 1.0 / cfg["rope_theta"] ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh)
+    inv_freq = inverse_frequencies(cfg, dh)
     angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
     mask = torch.full((T, T), float("-inf"), dtype=torch.float64).triu(1)
@@ -118,6 +148,11 @@ def main():
     p.add_argument("--eps", type=float, default=1e-5)
     p.add_argument("--rope-theta", type=float, default=10000.0)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--rope-scaling", choices=["linear", "llama3"], default=None)
+    p.add_argument("--factor", type=float, default=8.0)
+    p.add_argument("--low-freq-factor", type=float, default=1.0)
+    p.add_argument("--high-freq-factor", type=float, default=4.0)
+    p.add_argument("--original-max-positions", type=int, default=8192)
     a = p.parse_args()
     if a.seed is not None:
         torch.manual_seed(a.seed)
@@ -129,6 +164,12 @@ def main():
            "hidden_size": D, "intermediate_size": F, "num_hidden_layers": a.layers, "num_attention_heads": H,
            "num_key_value_heads": KV, "vocab_size": V, "max_position_embeddings": 64, "rms_norm_eps": a.eps,
            "rope_theta": a.rope_theta, "tie_word_embeddings": a.tied, "torch_dtype": "float32"}
+    if a.rope_scaling == "linear":
+        cfg["rope_scaling"] = {"rope_type": "linear", "factor": a.factor}
+    elif a.rope_scaling == "llama3":
+        cfg["rope_scaling"] = {"rope_type": "llama3", "factor": a.factor, "low_freq_factor": a.low_freq_factor,
+                               "high_freq_factor": a.high_freq_factor,
+                               "original_max_position_embeddings": a.original_max_positions}
 
     w = {"model.embed_tokens.weight": rand(V, D, scale=1.0), "model.norm.weight": 1 + rand(D, scale=0.1)}
     for layer in range(a.layers):

@@ -80,14 +80,14 @@ Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, c
 
 }  // namespace
 
-void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position, int64_t rotary_dims) {
+void apply_rope(Tensor& x, RopeStyle style, const std::vector<double>& inverse_frequencies, int64_t first_position) {
     if (style == RopeStyle::none) return;
     const int64_t heads = x.dim(0), rows = x.dim(1), d_head = x.dim(2);
-    const int64_t rotated = rotary_dims > 0 ? rotary_dims : d_head, half = rotated / 2;
+    const int64_t half = static_cast<int64_t>(inverse_frequencies.size());
     for (int64_t t = 0; t < rows; ++t) {
         const double position = static_cast<double>(first_position + t);
         for (int64_t i = 0; i < half; ++i) {
-            const double angle = position * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rotated));
+            const double angle = position * inverse_frequencies[static_cast<size_t>(i)];
             const double c = std::cos(angle), s = std::sin(angle);
             // Pair (a, b): interleaved (2i, 2i+1); half-split (i, i + rotated/2).
             const int64_t a = style == RopeStyle::interleaved ? 2 * i : i;
@@ -105,6 +105,7 @@ void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position,
 AttentionLayer::AttentionLayer(OnednnBackend& backend, const LayerWeights& weights)
     : backend_(backend), weights_(weights) {
     validate_layer(weights_, "attention layer");
+    rope_frequencies_ = rope_inverse_frequencies(weights_);
 }
 
 AttentionLayer::~AttentionLayer() = default;
@@ -149,8 +150,8 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     Tensor q = project_heads(backend_, x, w.w_q, w.b_q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
     Tensor k = project_heads(backend_, c, w.w_k, w.b_k, d_h);  // [KV, S, d_h]
     Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
-    apply_rope(q, w.rope, w.rope_base, 0, w.rope_dims);
-    apply_rope(k, w.rope, w.rope_base, 0, w.rope_dims);
+    apply_rope(q, w.rope, rope_frequencies_);
+    apply_rope(k, w.rope, rope_frequencies_);
 
     // Steps 2-4 go through the map in steps of about 2 MB, so that a step's scores are still in
     // cache when they are masked, normalised and multiplied by V: the [H, T, S] map is written

@@ -44,13 +44,15 @@ private:
 
     OnednnBackend& backend_;
     const LayerWeights& weights_;
+    std::vector<double> rope_frequencies_;  // rope_inverse_frequencies(weights_)
     Tensor spare_map_;  // a recycled attention map, or empty
     std::unique_ptr<HeadOutputShares> output_shares_;  // from W_O, made by the first run that needs it
 };
 
-// Rotary position embedding in place, on the first `rotary_dims` features of each head (0 = all
-// d_h), as a head of that width; the other features pass through.
+// Rotary position embedding in place, pair i turned by position * inverse_frequencies[i] (see
+// rope_inverse_frequencies), on the first 2 * inverse_frequencies.size() features of each head;
+// the other features pass through.
 // x: [heads, T, d_h] (head-major); positions 0..T-1 (plus `first_position`).
-void apply_rope(Tensor& x, RopeStyle style, double base, int64_t first_position = 0, int64_t rotary_dims = 0);
+void apply_rope(Tensor& x, RopeStyle style, const std::vector<double>& inverse_frequencies, int64_t first_position = 0);
 
 }  // namespace attn_viz

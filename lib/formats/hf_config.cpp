@@ -70,6 +70,39 @@ void read_family_fields(const nlohmann::json& config, const std::string& where, 
     result.scale_attn_weights = bool_field(config, "scale_attn_weights", where);
 }
 
+// One parameter of rope_scaling, a positive number that the `type` of scaling requires.
+double scaling_parameter(const nlohmann::json& scaling, const char* key, const std::string& type, const std::string& where) {
+    const std::optional<double> value = positive_number(scaling, {key}, where + ": rope_scaling");
+    if (!value) fail_input(where, "rope_scaling (" + type + ") has no \"" + key + "\"");
+    return *value;
+}
+
+// rope_scaling: its type, and for the supported ones (rope_scaling_types()) their parameters,
+// named as transformers' modeling_rope_utils names them.
+void read_rope_scaling(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    const auto scaling = config.find("rope_scaling");
+    if (scaling == config.end() || scaling->is_null()) return;
+    if (!scaling->is_object()) fail_input(where, "\"rope_scaling\" is " + json_excerpt(*scaling) + ", expected an object");
+    const std::string type = string_field(*scaling, {"rope_type", "type"}, where);
+    if (type.empty()) fail_input(where, "rope_scaling has no \"rope_type\" (or \"type\")");
+    if (type == "default") return;
+    result.rope_scaling = type;
+    RopeScaling& p = result.rope_scaling_parameters;
+    if (type == "linear") {
+        p.kind = RopeScaling::Kind::linear;
+        p.factor = scaling_parameter(*scaling, "factor", type, where);
+    } else if (type == "llama3") {
+        p.kind = RopeScaling::Kind::llama3;
+        p.factor = scaling_parameter(*scaling, "factor", type, where);
+        p.low_freq_factor = scaling_parameter(*scaling, "low_freq_factor", type, where);
+        p.high_freq_factor = scaling_parameter(*scaling, "high_freq_factor", type, where);
+        p.original_max_positions = scaling_parameter(*scaling, "original_max_position_embeddings", type, where);
+        if (!(p.high_freq_factor > p.low_freq_factor))
+            fail_input(where, "rope_scaling's high_freq_factor (" + std::to_string(p.high_freq_factor) +
+                                  ") must be above its low_freq_factor (" + std::to_string(p.low_freq_factor) + ")");
+    }
+}
+
 void read_model_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
     if (config.contains("model_type") && config["model_type"].is_string()) result.model_type = config["model_type"].get<std::string>();
     result.intermediate_size = positive_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, where);
@@ -79,17 +112,15 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
     if (config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean())
         result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
-    if (const auto scaling = config.find("rope_scaling"); scaling != config.end() && scaling->is_object()) {
-        for (const char* key : {"rope_type", "type"})
-            if (scaling->contains(key) && (*scaling)[key].is_string()) {
-                result.rope_scaling = (*scaling)[key].get<std::string>();
-                break;
-            }
-        if (result.rope_scaling.empty()) result.rope_scaling = "unnamed";
-    }
+    read_rope_scaling(config, where, result);
 }
 
 }  // namespace
+
+const std::vector<std::string>& rope_scaling_types() {
+    static const std::vector<std::string> types = {"linear", "llama3"};
+    return types;
+}
 
 HfConfig read_hf_config(const std::string& config_path) {
     MappedFile file(config_path, "model config");

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "layer_weights.hpp"
 
 namespace attn_viz {
 
@@ -23,7 +26,8 @@ struct HfConfig {
     std::optional<int64_t> head_dim;
     std::optional<double> norm_epsilon;        // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
     std::optional<bool> tie_word_embeddings;
-    std::string rope_scaling;                  // rope_scaling's "rope_type" (or "type"); "" when none
+    std::string rope_scaling;                  // rope_scaling's "rope_type" (or "type"); "" when none or "default"
+    RopeScaling rope_scaling_parameters;       // read for the types in rope_scaling_types(); kind none otherwise
     // The other families' choices (hf_transformer_checkpoint.hpp):
     std::string activation;                    // hidden_act | activation_function ("" when absent)
     std::optional<double> rotary_fraction;     // rotary_pct | partial_rotary_factor, in (0, 1]
@@ -34,11 +38,15 @@ struct HfConfig {
     std::optional<bool> scale_attn_weights;               // GPT-2: false = scores not divided by sqrt(d_h)
 };
 
+// The rope_scaling types whose parameters are read (and that the Llama-family loader applies).
+const std::vector<std::string>& rope_scaling_types();
+
 // *value, or Error(bad_input) naming config.json and the missing `key`.
 int64_t required_value(const std::optional<int64_t>& value, const HfConfig& config, const char* key);
 
-// Parses a config.json; throws Error(bad_input) naming the file on bad JSON or a key of the
-// wrong type (e.g. a negative head count), Error(io) when it cannot be read.
+// Parses a config.json; throws Error(bad_input) naming the file on bad JSON, a key of the wrong
+// type (e.g. a negative head count) or a rope_scaling of a supported type with missing or bad
+// parameters; Error(io) when it cannot be read.
 HfConfig read_hf_config(const std::string& config_path);
 
 // The config.json in the checkpoint's directory, or an empty HfConfig when there is none.

@@ -3,26 +3,30 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "error.hpp"
 #include "hf_config.hpp"
+#include "json_input.hpp"
 #include "layouts.hpp"
 #include "safetensors_shards.hpp"
-#include "utf8.hpp"
 
 namespace attn_viz {
 
 namespace {
 
+// Throws Error(bad_input) naming config.json unless `value` (of `key`) is one of `supported`.
+void require_supported(const HfConfig& hf, const char* key, const std::string& value, const std::vector<std::string>& supported) {
+    if (std::find(supported.begin(), supported.end(), value) != supported.end()) return;
+    std::string known;
+    for (const std::string& name : supported) known += (known.empty() ? "" : ", ") + name;
+    fail_input(hf.path, std::string(key) + " " + json_excerpt(nlohmann::json(value)) + " is not supported (supported: " + known + ")");
+}
+
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
 Llama2cConfig llama_config(const HfConfig& hf) {
-    const auto& types = hf_llama_model_types();
-    if (std::find(types.begin(), types.end(), hf.model_type) == types.end()) {
-        std::string known;
-        for (const std::string& type : types) known += (known.empty() ? "" : ", ") + type;
-        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) + "\" is not supported (supported: " + known + ")");
-    }
-    if (!hf.rope_scaling.empty())
-        fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) + "\" is not supported yet (only unscaled RoPE)");
+    require_supported(hf, "model_type", hf.model_type, hf_llama_model_types());
+    if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
     Llama2cConfig c;
     c.dim = required_value(hf.d_model, hf, "hidden_size");
     c.hidden_dim = required_value(hf.intermediate_size, hf, "intermediate_size");

@@ -1,7 +1,8 @@
 // Hugging Face model folders of the Llama family (model_type llama, mistral, qwen2: Llama 2/3,
 // TinyLlama, SmolLM, Mistral, Qwen2): config.json and model.safetensors (or its shards) read into
-// a whole model's weights in the x W convention, with HF's half-split RoPE, GQA and Qwen2's q/k/v
-// biases. Tied embeddings (no lm_head.weight) share the embedding matrix as the classifier.
+// a whole model's weights in the x W convention, with HF's half-split RoPE (rope_scaling linear or
+// llama3), GQA and Qwen2's q/k/v biases. Tied embeddings (no lm_head.weight) share the embedding
+// matrix as the classifier.
 #pragma once
 
 #include <string>
@@ -16,7 +17,7 @@ namespace attn_viz {
 const std::vector<std::string>& hf_llama_model_types();
 
 // Throws Error(bad_input) naming config.json for another architecture (listing the supported
-// ones), a missing hyper-parameter, or RoPE scaling; naming the checkpoint for a missing or
+// ones), a missing hyper-parameter, or a RoPE scaling other than linear and llama3; naming the checkpoint for a missing or
 // misshapen tensor; Error(io) when a file cannot be read.
 LlamaWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits = {});
 

@@ -190,7 +190,8 @@ std::variant<BpeModel, WordPieceModel> parse_model(const json& spec, const std::
     if (type == "WordPiece") {
         WordPieceModel::Options options;
         if (const auto prefix = optional_string(spec, "continuing_subword_prefix")) options.continuing_subword_prefix = *prefix;
-        options.max_input_chars_per_word = static_cast<int>(spec.value("max_input_chars_per_word", int64_t{100}));
+        if (const auto limit = spec.find("max_input_chars_per_word"); limit != spec.end() && !limit->is_null())
+            options.max_input_chars_per_word = static_cast<int>(json_integer_in(*limit, 1, INT32_MAX, here, "\"max_input_chars_per_word\""));
         return WordPieceModel(parse_vocab(spec["vocab"], here), optional_string(spec, "unk_token").value_or("[UNK]"), options, here);
     }
     fail_input(here, "unsupported model type " + quote_text(type) + " (supported: BPE, WordPiece)");
@@ -358,6 +359,13 @@ std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, co
     }
     impl->index_ids();
     apply_tokenizer_config(*impl, config);
+    // What add_special_tokens puts around a text must be tokens of the vocabulary.
+    const size_t vocab_size = impl->token_of_id.size();
+    for (const std::vector<int>* ids : {&impl->prefix_ids, &impl->suffix_ids})
+        for (int id : *ids)
+            if (id < 0 || static_cast<size_t>(id) >= vocab_size)
+                fail_input(where, "the special token id " + std::to_string(id) + " the post-processor adds is not in the vocabulary (ids 0.." +
+                                      std::to_string(static_cast<int64_t>(vocab_size) - 1) + ")");
     return impl;
 }
 

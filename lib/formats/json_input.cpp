@@ -95,4 +95,16 @@ std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
     return cut(text, max_chars);
 }
 
+int64_t json_integer_in(const nlohmann::json& value, int64_t low, int64_t high, const std::string& where, const std::string& what) {
+    // Non-negative integers parse as unsigned; compared as such, a huge one is never narrowed.
+    bool in_range = false;
+    if (value.is_number_unsigned())
+        in_range = high >= 0 && value.get<uint64_t>() <= static_cast<uint64_t>(high) && (low <= 0 || value.get<uint64_t>() >= static_cast<uint64_t>(low));
+    else if (value.is_number_integer())
+        in_range = value.get<int64_t>() >= low && value.get<int64_t>() <= high;
+    if (!in_range)
+        fail_input(where, what + " is " + json_excerpt(value) + ", expected an integer in " + std::to_string(low) + ".." + std::to_string(high));
+    return value.get<int64_t>();
+}
+
 }  // namespace attn_viz

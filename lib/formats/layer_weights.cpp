@@ -1,6 +1,8 @@
 #include "layer_weights.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 
 #include "error.hpp"
 
@@ -27,6 +29,11 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
     if (l.rope_dims < 0 || l.rope_dims > l.d_head || l.rope_dims % 2 != 0)
         fail_input(where, "rotary dimensions (" + std::to_string(l.rope_dims) + ") must be even and at most the head size " +
                               std::to_string(l.d_head));
+    const RopeScaling& scaling = l.rope_scaling;
+    if (scaling.kind != RopeScaling::Kind::none &&
+        !(scaling.factor > 0 && scaling.low_freq_factor > 0 && scaling.high_freq_factor > scaling.low_freq_factor &&
+          scaling.original_max_positions > 0))
+        fail_input(where, "RoPE scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_positions > 0");
     const int64_t q = l.num_heads * l.d_head, kv = l.num_kv_heads * l.d_head;
     expect_shape(l.w_q, {l.d_model, q}, "W_Q", where, false);
     expect_shape(l.w_k, {l.d_model, kv}, "W_K", where, false);
@@ -36,6 +43,30 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
     expect_shape(l.b_k, {kv}, "b_K", where, true);
     expect_shape(l.b_v, {kv}, "b_V", where, true);
     expect_shape(l.b_o, {l.d_model}, "b_O", where, true);
+}
+
+std::vector<double> rope_inverse_frequencies(const LayerWeights& l) {
+    const int64_t rotated = l.rope_dims > 0 ? l.rope_dims : l.d_head;
+    const RopeScaling& s = l.rope_scaling;
+    std::vector<double> frequencies(static_cast<size_t>(rotated / 2));
+    for (size_t i = 0; i < frequencies.size(); ++i) {
+        const double frequency = std::pow(l.rope_base, -2.0 * static_cast<double>(i) / static_cast<double>(rotated));
+        if (s.kind == RopeScaling::Kind::linear) {
+            frequencies[i] = frequency / s.factor;
+        } else if (s.kind == RopeScaling::Kind::llama3) {
+            const double wavelength = 2 * std::numbers::pi / frequency;
+            const double smooth = (s.original_max_positions / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+            if (wavelength < s.original_max_positions / s.high_freq_factor)
+                frequencies[i] = frequency;
+            else if (wavelength > s.original_max_positions / s.low_freq_factor)
+                frequencies[i] = frequency / s.factor;
+            else
+                frequencies[i] = (1 - smooth) * frequency / s.factor + smooth * frequency;
+        } else {
+            frequencies[i] = frequency;
+        }
+    }
+    return frequencies;
 }
 
 Tensor transposed(const Tensor& m) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tensor.hpp"
 
@@ -11,6 +12,20 @@ enum class RopeStyle {
     none,
     interleaved,  // rotate pairs (2i, 2i+1) of each head vector (llama2.c, GPT-J)
     half_split,   // rotate pairs (i, i + d_h/2) (Hugging Face Llama, GPT-NeoX)
+};
+
+// How RoPE's frequencies are stretched for longer contexts (config.json's rope_scaling), as
+// transformers' modeling_rope_utils computes them:
+//   linear: every inverse frequency divided by `factor` (positions divided by it);
+//   llama3: wavelengths above original_max_positions / low_freq_factor divided by `factor`, those
+//           below original_max_positions / high_freq_factor kept, a smooth blend in between.
+struct RopeScaling {
+    enum class Kind { none, linear, llama3 };
+    Kind kind = Kind::none;
+    double factor = 1.0;
+    double low_freq_factor = 1.0;
+    double high_freq_factor = 4.0;
+    double original_max_positions = 8192.0;
 };
 
 // Projections are used as x W with rows = input features, as in the seed texts:
@@ -25,6 +40,7 @@ struct LayerWeights {
     bool causal = false;
     RopeStyle rope = RopeStyle::none;
     double rope_base = 10000.0;
+    RopeScaling rope_scaling;
     // Partial rotary (GPT-NeoX's rotary_pct): RoPE turns only the first rope_dims features of each
     // head, with frequencies of a rope_dims-wide head; the rest pass through. 0 = the whole head.
     int64_t rope_dims = 0;
@@ -41,6 +57,10 @@ struct LayerWeights {
 
 // Checks that dimensions and every tensor's shape agree; throws Error(bad_input) naming `where`.
 void validate_layer(const LayerWeights& layer, const std::string& where);
+
+// The inverse frequency of each rotated pair i of a head, base^(-2i / rotated) before scaling,
+// for the layer's rotated width (rope_dims, or the whole head).
+std::vector<double> rope_inverse_frequencies(const LayerWeights& layer);
 
 // Transposes a [rows, cols] matrix (for weights stored [out, in]).
 Tensor transposed(const Tensor& matrix);

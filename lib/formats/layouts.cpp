@@ -267,6 +267,7 @@ LayerWeights load_layer(const TensorSource& file, const std::string& layout, int
     w.causal = options.causal.value_or(preset.causal);
     w.rope = options.rope.value_or(preset.rope);
     w.rope_base = options.rope_base ? *options.rope_base : config.rope_base ? *config.rope_base : 10000.0;
+    w.rope_scaling = config.rope_scaling_parameters;
     validate_layer(w, where);
     return w;
 }

@@ -6,6 +6,7 @@
 
 #include "byte_level.hpp"
 #include "error.hpp"
+#include "json_input.hpp"
 #include "unicode_text.hpp"
 #include "utf8.hpp"
 
@@ -294,7 +295,7 @@ void add_decoder(TokenDecoder& decoder, const json& spec, const std::string& whe
         // Joining is what decode() does anyway.
     } else if (type == "Strip") {
         if (string_member(spec, "content", here) != " ") fail_input(here, "only spaces can be stripped");
-        decoder.strip_leading_spaces = static_cast<int>(member(spec, "start", here).get<int64_t>());
+        decoder.strip_leading_spaces = static_cast<int>(json_integer_in(member(spec, "start", here), 0, INT32_MAX, here, "\"start\""));
     } else if (type == "Metaspace") {
         const std::string replacement = string_member(spec, "replacement", here);
         decoder.per_token.push_back([replacement](std::string token) { return replace_all(token, replacement, " "); });

@@ -12,6 +12,11 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
         f.add_int(v);
     f.add_bytes(&w.rope_base, sizeof w.rope_base);
     if (w.rope_dims != 0) f.add_int(w.rope_dims);  // only when set: whole-head layers keep their fingerprints
+    if (w.rope_scaling.kind != RopeScaling::Kind::none) {  // likewise
+        const RopeScaling& s = w.rope_scaling;
+        f.add_int(static_cast<int64_t>(s.kind));
+        for (double v : {s.factor, s.low_freq_factor, s.high_freq_factor, s.original_max_positions}) f.add_bytes(&v, sizeof v);
+    }
     for (const Tensor* t : {&w.w_q, &w.w_k, &w.w_v, &w.w_o, &w.b_q, &w.b_k, &w.b_v, &w.b_o}) f.add_tensor(*t);
     return f.value();
 }

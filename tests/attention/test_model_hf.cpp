@@ -26,19 +26,11 @@ void make_reference_folder(const ScratchDir& dir, const std::string& arguments) 
     test_support::make_reference_folder(dir, "reference_hf_llama.py", arguments);
 }
 
-}  // namespace
-
-TEST_SUITE("model") {
-
-TEST_CASE("HF Llama-family folders: attention and logits equal a float64 forward written from transformers' definition") {
-    const char* cases[] = {
-        "--model-type llama --d-model 24 --heads 4 --kv-heads 2 --layers 2 --ffn 37 --vocab 53 --tokens 9 --tied",
-        "--model-type qwen2 --d-model 18 --heads 3 --kv-heads 1 --layers 2 --ffn 29 --vocab 41 --tokens 7 --shards 2 --eps 1e-6 --rope-theta 1000000",
-        "--model-type mistral --d-model 8 --heads 1 --kv-heads 1 --layers 1 --ffn 11 --vocab 17 --tokens 1",
-        "--model-type llama --d-model 32 --heads 8 --kv-heads 8 --layers 3 --ffn 48 --vocab 64 --tokens 23 --shards 2",
-    };
+// Runs each folder of reference_hf_llama.py `cases` and checks attention (1e-5) and logits (1e-5
+// of their scale) against its float64 forward.
+void check_against_reference(const std::vector<std::string>& cases) {
     OnednnBackend backend;
-    for (const std::string arguments : cases) {
+    for (const std::string& arguments : cases) {
         CAPTURE(arguments);
         ScratchDir dir;
         make_reference_folder(dir, arguments);
@@ -54,6 +46,34 @@ TEST_CASE("HF Llama-family folders: attention and logits equal a float64 forward
         CHECK(attention_error < 1e-5);
         CHECK(logit_error < 1e-5 * logit_scale);
     }
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("HF Llama-family folders: attention and logits equal a float64 forward written from transformers' definition") {
+    const char* cases[] = {
+        "--model-type llama --d-model 24 --heads 4 --kv-heads 2 --layers 2 --ffn 37 --vocab 53 --tokens 9 --tied",
+        "--model-type qwen2 --d-model 18 --heads 3 --kv-heads 1 --layers 2 --ffn 29 --vocab 41 --tokens 7 --shards 2 --eps 1e-6 --rope-theta 1000000",
+        "--model-type mistral --d-model 8 --heads 1 --kv-heads 1 --layers 1 --ffn 11 --vocab 17 --tokens 1",
+        "--model-type llama --d-model 32 --heads 8 --kv-heads 8 --layers 3 --ffn 48 --vocab 64 --tokens 23 --shards 2",
+    };
+    check_against_reference({std::begin(cases), std::end(cases)});
+}
+
+// A small rope_theta and head size 16 put the 8 frequency pairs on every side of llama3's
+// wavelength bounds (original 64 / high 4 = 16, original 64 / low 1 = 64): kept, blended, scaled;
+// 23 tokens turn the scaled pairs far enough to tell the scaling apart.
+TEST_CASE("HF Llama folders with rope_scaling linear and llama3 equal the reference's scaled frequencies") {
+    check_against_reference({
+        "--model-type llama --d-model 32 --heads 2 --kv-heads 1 --layers 2 --ffn 40 --vocab 50 --tokens 23 --rope-theta 100 "
+        "--rope-scaling linear --factor 4",
+        "--model-type llama --d-model 32 --heads 2 --kv-heads 2 --layers 2 --ffn 40 --vocab 50 --tokens 23 --rope-theta 100 "
+        "--rope-scaling llama3 --factor 8 --low-freq-factor 1 --high-freq-factor 4 --original-max-positions 64",
+        "--model-type qwen2 --d-model 24 --heads 3 --kv-heads 1 --layers 1 --ffn 30 --vocab 40 --tokens 1 "
+        "--rope-scaling llama3 --factor 32 --low-freq-factor 2 --high-freq-factor 5 --original-max-positions 512",
+    });
 }
 
 TEST_CASE("stories260K as a Hugging Face folder runs as the llama2.c checkpoint it was converted from") {
@@ -93,14 +113,57 @@ TEST_CASE("hostile model folders: lying configs and indexes get one-line errors 
     const std::string config = dir / "config.json", index = dir / "model.safetensors.index.json";
     with_config("\"hidden_size\": 16", "\"hidden_size\": 32");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "tensors have width 16 but", "says 32"});
+    with_config("\"vocab_size\": 30", "\"vocab_size\": 31");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "'model.embed_tokens.weight' has shape [30, 16], expected [31, 16]"});
+    with_config("\"intermediate_size\": 20", "\"intermediate_size\": 2000000");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "'model.layers.0.mlp.gate_proj.weight' has shape [20, 16], expected [2000000, 16]"});
+    with_config("\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "k_proj.weight' has 8 outputs, expected 2 key/value heads"},
+                       Remedy::give_num_kv_heads);
+    with_config("\"num_attention_heads\": 2", "\"num_attention_heads\": 3");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "head size"});
     with_config("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {"layer 2 is out of range"});
     with_config("\"model_type\": \"llama\"", "\"model_type\": \"gpt_bigcode\"");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "\"gpt_bigcode\" is not supported (supported: llama, mistral, qwen2)"});
+    // An untrusted name is quoted cut short, not whole.
+    with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"" + std::string(100000, 'y') + "\"}");
+    try {
+        read_hf_llama_folder(dir.path().string());
+        FAIL("an unknown rope_scaling type was accepted");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("is not supported (supported: linear, llama3)") != std::string::npos);
+        CHECK(std::string(e.what()).size() < 400);
+    }
     with_config("\"vocab_size\": 30", "\"vocab_size\": -30");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "expected a positive integer"});
-    with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"yarn\"}");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "rope_scaling \"yarn\""});
+    with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4}");
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); },
+                       {config, "rope_scaling \"yarn\" is not supported (supported: linear, llama3)"});
+    const std::pair<std::string, std::vector<std::string>> bad_scalings[] = {
+        {R"({"rope_type": "dynamic", "factor": 2})", {"rope_scaling \"dynamic\" is not supported (supported: linear, llama3)"}},
+        {R"({"type": "longrope", "factor": 2})", {"rope_scaling \"longrope\" is not supported"}},
+        {R"({"rope_type": "linear", "factor": 0})", {"\"factor\" is 0, expected a positive number"}},
+        {R"({"rope_type": "linear", "factor": -2.5})", {"\"factor\" is -2.5, expected a positive number"}},
+        {R"({"rope_type": "linear", "factor": "4"})", {"\"factor\" is \"4\", expected a positive number"}},
+        {R"({"rope_type": "linear"})", {"rope_scaling (linear) has no \"factor\""}},
+        {R"({"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4})",
+         {"rope_scaling (llama3) has no \"original_max_position_embeddings\""}},
+        {R"({"rope_type": "llama3", "factor": 8, "high_freq_factor": 4, "original_max_position_embeddings": 64})",
+         {"rope_scaling (llama3) has no \"low_freq_factor\""}},
+        {R"({"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 4, "original_max_position_embeddings": 64})",
+         {"high_freq_factor (4.000000) must be above its low_freq_factor (4.000000)"}},
+        {R"({"factor": 8})", {"rope_scaling has no \"rope_type\""}},
+        {R"({"rope_type": 3})", {"\"rope_type\" is 3, expected a string"}},
+        {R"("linear")", {"\"rope_scaling\" is \"linear\", expected an object"}},
+    };
+    for (const auto& [scaling, message] : bad_scalings) {
+        CAPTURE(scaling);
+        with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": " + scaling);
+        std::vector<std::string> expected = message;
+        expected.insert(expected.begin(), config);
+        expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, expected);
+    }
     with_index("model-00002-of-00002.safetensors", "../../etc/passwd");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {index, "is not a file name in the folder"});
     with_index("model-00002-of-00002.safetensors", "model-00001-of-00002.safetensors");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <numbers>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -190,10 +191,14 @@ TEST_CASE("llama layout: grouped-query heads, Qwen2 biases, config.json and opti
         // config.json beside the checkpoint supplies what the options leave out ...
         write_text(dir / "config.json", R"({"num_attention_heads": )" + std::to_string(dims.h) + R"(, "num_key_value_heads": )" +
                                             std::to_string(dims.kv) + R"(, "hidden_size": )" + std::to_string(dims.d) +
-                                            R"(, "rope_theta": 500000.0, "num_hidden_layers": 1})");
+                                            R"(, "rope_theta": 500000.0, "num_hidden_layers": 1, "rope_scaling": {"rope_type": "llama3",)"
+                                            R"( "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})");
         loaded = load_layer(dir / "model.safetensors", "llama", 0, {});
         check_layer(loaded, original, 0.0);
         CHECK(loaded.rope_base == 500000.0);
+        CHECK(loaded.rope_scaling.kind == RopeScaling::Kind::llama3);
+        CHECK(loaded.rope_scaling.factor == 8.0);
+        CHECK(loaded.rope_scaling.original_max_positions == 8192.0);
         CHECK(loaded.rope == RopeStyle::half_split);
         CHECK(loaded.causal);
         // ... and options override it.
@@ -205,6 +210,44 @@ TEST_CASE("llama layout: grouped-query heads, Qwen2 biases, config.json and opti
         CHECK_FALSE(loaded.causal);
         std::filesystem::remove(dir / "config.json");
     }
+}
+
+TEST_CASE("RoPE scaling: linear divides every frequency; llama3 keeps the short wavelengths, divides the long, blends between") {
+    LayerWeights layer;
+    layer.d_head = 64, layer.rope_base = 500000.0;
+    const std::vector<double> plain = rope_inverse_frequencies(layer);
+    REQUIRE(plain.size() == 32);
+    for (size_t i = 0; i < plain.size(); ++i) CHECK(plain[i] == doctest::Approx(std::pow(500000.0, -2.0 * double(i) / 64)).epsilon(1e-14));
+    layer.rope_scaling.kind = RopeScaling::Kind::linear, layer.rope_scaling.factor = 4;
+    const std::vector<double> linear = rope_inverse_frequencies(layer);
+    for (size_t i = 0; i < plain.size(); ++i) CHECK(linear[i] == doctest::Approx(plain[i] / 4).epsilon(1e-14));
+    layer.rope_scaling = {RopeScaling::Kind::llama3, 8.0, 1.0, 4.0, 8192.0};
+    const std::vector<double> llama3 = rope_inverse_frequencies(layer);
+    int kept = 0, divided = 0, blended = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+        const double wavelength = 2 * std::numbers::pi / plain[i];
+        CAPTURE(i);
+        if (wavelength < 8192.0 / 4) {
+            CHECK(llama3[i] == plain[i]);
+            ++kept;
+        } else if (wavelength > 8192.0) {
+            CHECK(llama3[i] == doctest::Approx(plain[i] / 8).epsilon(1e-14));
+            ++divided;
+        } else {
+            CHECK(llama3[i] < plain[i]);
+            CHECK(llama3[i] > plain[i] / 8);
+            ++blended;
+        }
+    }
+    CHECK(kept > 0);
+    CHECK(divided > 0);
+    CHECK(blended > 0);
+    // Partial rotary: the frequencies of a rope_dims-wide head.
+    layer.rope_scaling = {};
+    layer.rope_dims = 16;
+    const std::vector<double> partial = rope_inverse_frequencies(layer);
+    REQUIRE(partial.size() == 8);
+    CHECK(partial[1] == doctest::Approx(std::pow(500000.0, -2.0 / 16)).epsilon(1e-14));
 }
 
 TEST_CASE("layout errors name the file, the layer and the expected tensor") {

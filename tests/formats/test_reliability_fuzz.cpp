@@ -2,11 +2,16 @@
 // leak- or timeout- file scripts/fuzz.sh produced) is fed, byte for byte, to the loader that
 // target exercises; each must end in success or a clean attn_viz::Error. (The sanitized suite,
 // scripts/test.sh --sanitize, is what turns a memory error or undefined behaviour into a failure.)
+#include <algorithm>
 #include <filesystem>
 
 #include <doctest/doctest.h>
 
 #include "hf_config.hpp"
+#include "hf_folder_fixture.hpp"
+#include "hf_llama_checkpoint.hpp"
+#include "hf_tokenizer.hpp"
+#include "hf_transformer_checkpoint.hpp"
 #include "input_file.hpp"
 #include "json_input.hpp"
 #include "llama2c_checkpoint.hpp"
@@ -65,6 +70,18 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
     } else if (target == "fuzz_hf_config") {
         write_text(scratch / "finding-config.json", bytes);
         read_hf_config(scratch / "finding-config.json");
+    } else if (target == "fuzz_hf_tokenizer") {
+        write_text(scratch / "finding-tokenizer.json", bytes);
+        const HfTokenizer tokenizer = HfTokenizer::load(scratch / "finding-tokenizer.json");
+        for (bool special : {false, true}) tokenizer.labels(tokenizer.encode("Hello, world! The caf\xc3\xa9's 123 <s> [CLS] abab\n", special));
+    } else if (target == "fuzz_hf_folder") {
+        const HfFixtureFolders folders = write_hf_fixture_folders(scratch / "finding-folders");
+        const fs::path folder = place_hf_fixture_input(folders, data, bytes.size());
+        const std::vector<std::string>& llama_types = hf_llama_model_types();
+        if (std::find(llama_types.begin(), llama_types.end(), read_hf_config(folder / "config.json").model_type) != llama_types.end())
+            read_hf_llama_folder(folder.string());
+        else
+            read_hf_transformer_folder(folder.string());
     }
 }
 

@@ -1,5 +1,6 @@
 // libFuzzer target: Hugging Face config.json files (read_hf_config). Whatever it accepts must be
-// in the ranges it promises: counts in 1..2^24, a RoPE base above 1.
+// in the ranges it promises: counts in 1..2^24, a RoPE base above 1, RoPE scaling parameters
+// that validate_layer accepts.
 #include <optional>
 #include <string>
 
@@ -14,6 +15,10 @@ void read_config(const std::string& path) {
     const attn_viz::HfConfig config = attn_viz::read_hf_config(path);
     if (!in_range(config.num_heads) || !in_range(config.num_kv_heads) || !in_range(config.d_model) ||
         !in_range(config.num_layers) || (config.rope_base && !(*config.rope_base > 1.0)))
+        __builtin_trap();
+    const attn_viz::RopeScaling& s = config.rope_scaling_parameters;
+    if (s.kind != attn_viz::RopeScaling::Kind::none &&
+        !(s.factor > 0 && s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor && s.original_max_positions > 0))
         __builtin_trap();
 }
 

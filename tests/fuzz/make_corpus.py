@@ -5,6 +5,7 @@ import json
 import os
 import random
 import struct
+import sys
 
 import numpy as np
 
@@ -221,3 +222,155 @@ tiny = gguf_bytes(llama_kvs, llama_tensors)
 out("fuzz_gguf", "tiny_llama.gguf", tiny)
 out("fuzz_gguf", "truncated.gguf", tiny[:len(tiny) // 2])
 out("fuzz_gguf", "aligned64.gguf", gguf_bytes({"general.alignment": ("u32", 64)}, {"a": f32_tensor(3), "b": f32_tensor(2, 2)}, 64))
+
+# Hugging Face tokenizer.json files: byte-level BPE (GPT-2; Llama 3's Split + ByteLevel),
+# SentencePiece-style BPE with byte fallback (Llama 2), WordPiece with the BERT normalizer, and
+# hostile ones (merges of unknown tokens, absurd ids, a negative word length, deep nesting).
+sys.path.insert(0, os.path.join(here, "..", "..", "scripts"))
+from reference_hf_transformer import bytes_to_unicode  # noqa: E402
+
+def bpe_vocab(base, merges):
+    vocab = {t: i for i, t in enumerate(base)}
+    for m in merges:
+        vocab.setdefault(m.replace(" ", ""), len(vocab))
+    return vocab
+
+gpt2_merges = ["\u0120 t", "h e", "\u0120t he", "a b", "ab ab", "\u0120 w", "o r", "\u0120w or", "l d", "\u0120wor ld"]
+gpt2_vocab = bpe_vocab([bytes_to_unicode()[b] for b in range(256)], gpt2_merges)
+gpt2_tokenizer = {
+    "version": "1.0",
+    "added_tokens": [{"id": len(gpt2_vocab), "content": "<|endoftext|>", "special": True}],
+    "normalizer": None,
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+    "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+    "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+    "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "", "end_of_word_suffix": "",
+              "fuse_unk": False, "byte_fallback": False, "vocab": gpt2_vocab, "merges": gpt2_merges}}
+out("fuzz_hf_tokenizer", "gpt2.json", json.dumps(gpt2_tokenizer))
+llama3 = json.loads(json.dumps(gpt2_tokenizer))
+llama3["model"]["ignore_merges"] = True
+llama3["model"]["merges"] = [m.split(" ") for m in gpt2_merges]
+llama3["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+     "behavior": "Isolated", "invert": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+llama3["post_processor"] = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+                                                                    {"Sequence": {"id": "A", "type_id": 0}}],
+                            "pair": [], "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [len(gpt2_vocab)], "tokens": ["<|endoftext|>"]}}}
+out("fuzz_hf_tokenizer", "llama3_split.json", json.dumps(llama3))
+
+sp_base = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + ["\u2581", "a", "b", "t", "h", "e", "H", "l", "o"]
+sp_merges = ["\u2581 t", "h e", "\u2581t he", "a b", "ab ab", "H e", "l l", "He ll", "Hell o", "\u2581 Hello"]
+sp_tokenizer = {
+    "version": "1.0",
+    "added_tokens": [{"id": 0, "content": "<unk>", "special": True}, {"id": 1, "content": "<s>", "special": True},
+                     {"id": 2, "content": "</s>", "special": True}],
+    "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                                                       {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+    "pre_tokenizer": None,
+    "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                                                {"Sequence": {"id": "A", "type_id": 0}}],
+                       "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+    "decoder": {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                                                 {"type": "ByteFallback"}, {"type": "Fuse"},
+                                                 {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None, "end_of_word_suffix": None,
+              "fuse_unk": True, "byte_fallback": True, "vocab": bpe_vocab(sp_base, sp_merges), "merges": sp_merges}}
+out("fuzz_hf_tokenizer", "llama2_byte_fallback.json", json.dumps(sp_tokenizer))
+metaspace = json.loads(json.dumps(sp_tokenizer))
+metaspace["normalizer"] = None
+metaspace["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+metaspace["decoder"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+out("fuzz_hf_tokenizer", "metaspace.json", json.dumps(metaspace))
+
+wp_vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", ",", "world", "!", "the", "cafe",
+                                         "'", "s", "1", "##2", "##3", "ab", "##ab", "x", "##s"])}
+wordpiece = {
+    "version": "1.0",
+    "added_tokens": [{"id": wp_vocab[t], "content": t, "special": True} for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")],
+    "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None, "lowercase": True},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "post_processor": {"type": "TemplateProcessing",
+                       "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                  {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+                       "pair": [], "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                                                      "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+    "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+              "vocab": wp_vocab}}
+out("fuzz_hf_tokenizer", "bert_wordpiece.json", json.dumps(wordpiece))
+bert_processing = json.loads(json.dumps(wordpiece))
+bert_processing["post_processor"] = {"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]}
+bert_processing["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}, {"type": "StripAccents"}]}
+bert_processing["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Punctuation"}, {"type": "Digits", "individual_digits": True}]}
+out("fuzz_hf_tokenizer", "bert_processing.json", json.dumps(bert_processing))
+
+hostile = json.loads(json.dumps(gpt2_tokenizer))
+hostile["model"]["merges"] = ["\u0120 zz", "q q"]
+out("fuzz_hf_tokenizer", "unknown_merges.json", json.dumps(hostile))
+hostile = json.loads(json.dumps(gpt2_tokenizer))
+hostile["added_tokens"][0]["id"] = 2**31 - 1
+out("fuzz_hf_tokenizer", "absurd_added_id.json", json.dumps(hostile))
+hostile = json.loads(json.dumps(sp_tokenizer))
+hostile["model"]["vocab"]["\u2581Hello"] = 4000000000
+out("fuzz_hf_tokenizer", "absurd_vocab_id.json", json.dumps(hostile))
+hostile = json.loads(json.dumps(wordpiece))
+hostile["model"]["max_input_chars_per_word"] = -5
+out("fuzz_hf_tokenizer", "negative_word_length.json", json.dumps(hostile))
+for name, levels in (("deep", deep), ("at_limit", at_limit - 2)):
+    out("fuzz_hf_tokenizer", f"merges_{name}.json", json.dumps(gpt2_tokenizer).replace('"merges": [', '"merges": [' + nested(levels, '"a b"') + ", ", 1))
+
+# Hugging Face model folders (tests/fuzz/fuzz_hf_folder.cpp): config.json, then after a NUL byte
+# model.safetensors.index.json, beside the target's fixed llama weights (hidden 8, 2 heads, 1 KV
+# head, 2 layers, ffn 12, vocab 16): valid configs with and without RoPE scaling, lying ones, the
+# other families' configs, and indexes that are valid, lying or point at missing shards.
+folder_config = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 8, "intermediate_size": 12,
+                 "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 16,
+                 "max_position_embeddings": 32, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": False}
+
+def folder_input(config, index=None):
+    text = json.dumps(config).encode()
+    return text if index is None else text + b"\0" + json.dumps(index).encode()
+
+folder_names = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"] + [
+    f"model.layers.{l}.{n}" for l in range(2) for n in (
+        "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.o_proj.weight",
+        "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight",
+        "post_attention_layernorm.weight")]
+half = len(folder_names) // 2
+folder_index = {"metadata": {"total_size": 0}, "weight_map": {
+    n: f"model-0000{1 if i < half else 2}-of-00002.safetensors" for i, n in enumerate(folder_names)}}
+out("fuzz_hf_folder", "llama.bin", folder_input(folder_config))
+out("fuzz_hf_folder", "llama_sharded.bin", folder_input(folder_config, folder_index))
+for name, scaling in (("linear", {"rope_type": "linear", "factor": 4.0}),
+                      ("llama3", {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                  "original_max_position_embeddings": 16}),
+                      ("yarn", {"type": "yarn", "factor": 2.0})):
+    out("fuzz_hf_folder", f"rope_{name}.bin", folder_input({**folder_config, "rope_scaling": scaling}))
+for name, change in (("wide", {"hidden_size": 16}), ("layers", {"num_hidden_layers": 3}), ("heads", {"num_attention_heads": 3}),
+                     ("kv_heads", {"num_key_value_heads": 2}), ("vocab", {"vocab_size": 17}), ("tied", {"tie_word_embeddings": True}),
+                     ("qwen2", {"model_type": "qwen2"}), ("head_dim", {"head_dim": 8})):
+    out("fuzz_hf_folder", f"lying_{name}.bin", folder_input({**folder_config, **change}))
+for name, config in (("gpt2", {"model_type": "gpt2", "n_embd": 8, "n_head": 2, "n_layer": 2, "n_positions": 32, "vocab_size": 16,
+                               "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new"}),
+                     ("gpt_neox", {"model_type": "gpt_neox", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 2,
+                                   "intermediate_size": 12, "vocab_size": 16, "max_position_embeddings": 32, "rotary_pct": 0.5,
+                                   "use_parallel_residual": False, "layer_norm_eps": 1e-5, "hidden_act": "gelu"}),
+                     ("bert", {"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 2,
+                               "intermediate_size": 12, "vocab_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2,
+                               "layer_norm_eps": 1e-12, "hidden_act": "gelu"})):
+    out("fuzz_hf_folder", f"family_{name}.bin", folder_input(config))
+for name, tensor, shard in (("lying", "lm_head.weight", "model-00002-of-00002.safetensors"),
+                            ("missing_shard", "model.norm.weight", "model-00003-of-00003.safetensors"),
+                            ("escaping", "model.norm.weight", "../single/model.safetensors"),
+                            ("config_as_shard", "model.norm.weight", "config.json")):
+    index = json.loads(json.dumps(folder_index))
+    index["weight_map"][tensor] = shard
+    out("fuzz_hf_folder", f"index_{name}.bin", folder_input(folder_config, index))
+
+# config.json with RoPE scaling of each supported type (fuzz_hf_config).
+out("fuzz_hf_config", "rope_linear.json", json.dumps({"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
+                                                       "rope_scaling": {"type": "linear", "factor": 2.0}}))
+out("fuzz_hf_config", "rope_llama3.json", json.dumps({"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 500000.0,
+                                                       "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}))
