@@ -142,6 +142,7 @@ void NpyWriter::append(const float* values, uint64_t count) {
     if (written_ + count > expected_)
         throw Error(ErrorKind::internal, path_ + ": more values than the .npy shape holds");
     file_.write({reinterpret_cast<const char*>(values), count * sizeof(float)});
+    file_.flush();
     written_ += count;
 }
 

@@ -24,7 +24,8 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
 void write_npy(const std::string& path, const Tensor& tensor);
 
 // Writes a float32 .npy file of `shape` piece by piece (e.g. [L, H, T, S] one layer at a time):
-// the header at construction, then the values in C order through append(); close() refuses
+// the header at construction, then the values in C order through append() (each piece handed to
+// the system before it returns, so the file grows piece by piece); close() refuses
 // (Error internal) a file that did not get exactly the shape's values.
 class NpyWriter {
 public:

@@ -20,7 +20,8 @@ ModelAnalysis join_layer_analyses(const std::vector<ModelAnalysis>& layers, cons
     for (HeadMatrix& m : a.matrices) m = HeadMatrix(N);
     for (int64_t l = 0; l < a.num_layers; ++l) {
         const ModelAnalysis& layer = layers[static_cast<size_t>(l)];
-        if (layer.num_layers != 1 || layer.num_heads != H)
+        const bool square = std::all_of(layer.matrices.begin(), layer.matrices.end(), [&](const HeadMatrix& m) { return m.size == H; });
+        if (layer.num_layers != 1 || layer.num_heads != H || !square || static_cast<int64_t>(layer.heads.size()) != H)
             throw Error(ErrorKind::internal, "join_layer_analyses: layer " + std::to_string(l) + " is not one layer of " +
                                                  std::to_string(H) + " heads");
         for (int64_t h = 0; h < H; ++h) a.head_ids.push_back({l, h});
