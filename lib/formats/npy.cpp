@@ -136,6 +136,7 @@ NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape)
                                static_cast<char>(header.size() >> 8)};
     file_.write({preamble, sizeof preamble});
     file_.write(header);
+    file_.flush();
 }
 
 void NpyWriter::append(const float* values, uint64_t count) {
