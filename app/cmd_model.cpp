@@ -18,10 +18,10 @@
 #include "model_tokenizer.hpp"
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
+#include "model_stream.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
-#include "poisoned_heads.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
 #include "report_options.hpp"
@@ -46,7 +46,7 @@ struct ModelOptions {
     InputLimitValues limit_values;
     OutputOptionValues output;
     ModelAnalysisOptions analyses;
-    bool timings = false, json = false, stats_only = false;
+    bool timings = false, json = false, stats_only = false, stream_layers = false;
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
@@ -87,6 +87,11 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     add_scripting_options(cmd, o.json, o.stats_only);
     add_input_limit_options(cmd, o.limit_values);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
+    cmd->add_flag("--stream-layers", o.stream_layers,
+                  "Write each layer's pictures, statistics and dump slice as soon as the layer is done and release its maps "
+                  "(memory of one layer; pair matrices within layers only; docs/streaming.md); automatic when the whole run "
+                  "exceeds the memory budget")
+        ->excludes(corpus);
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
@@ -154,10 +159,21 @@ attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& 
     Progress progress(show_layers, "layer");
     attn_viz::ModelRun run =
         model.run(ids, true, with_value_norms, [&](int64_t done, int64_t total) { progress.update(done, total); });
-    for (size_t l = 0; l < run.layers.size(); ++l)
-        for (const std::string& head : attn_viz::poisoned_heads(run.layers[l]))
-            std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), l, head.c_str());
+    for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, where);
     return run;
+}
+
+// stats.json's keys about the run: how --induction made the input (so the run can be repeated)
+// and the provenance.
+nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const attn_viz::WholeModel& model,
+                           const nlohmann::json& provenance) {
+    nlohmann::json stats = {{"provenance", provenance}};
+    if (o.induction > 0) {
+        const InductionRange range = induction_range(model.description(), *in.tokenizer);
+        stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", in.tokenizer->begin_id()},
+                                    {"token_ids_from", range.first}, {"token_ids_to", range.end}};
+    }
+    return stats;
 }
 
 // Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
@@ -173,18 +189,13 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
-    if (o.induction > 0) {  // how the input was made, so the run can be repeated
-        const InductionRange range = induction_range(model.description(), *in.tokenizer);
-        report.extra_stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", in.tokenizer->begin_id()},
-                                                 {"token_ids_from", range.first}, {"token_ids_to", range.end}};
-    }
+    report.extra_stats.update(input_stats(o, in, model, provenance));
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weights");
         weight_similarity = weight_similarities(report.weights, false, backend);
     }
     report.weight_similarity = &weight_similarity;
-    report.extra_stats["provenance"] = provenance;
     return write_report(out, report, o.report, timings, &notes);
 }
 
@@ -257,11 +268,20 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
                               attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, RunOutput& printed,
                               attn_viz::Timings& timings) {
     const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
-    const attn_viz::ModelRun run =
-        forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
-    printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
     attn_viz::PictureNotes notes;
-    printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, timings, notes), "");
+    if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
+        attn_viz::LayerStreamInput stream{model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
+                                          std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
+        const attn_viz::ModelAnalysis analysis = stream_model_report(out, dynamic_cast<attn_viz::LlamaModel&>(model), in.ids, std::move(stream),
+                                                                     o.report, progress_wanted(o.output.quiet), timings, notes);
+        printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
+        printed.add_analysis(analysis, "");
+    } else {
+        const attn_viz::ModelRun run =
+            forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
+        printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
+        printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, timings, notes), "");
+    }
     printed.add_text(picture_hint(notes, o.report));
     printed.json()["tokens"] = in.tokenizer->labels(in.ids);
     add_continuation(printed, o, in, model, timings);
@@ -287,8 +307,10 @@ int run_model(ModelOptions& o) {
     WholeModel& model = *in.model;
     if (o.generate > 0) check_model_has_logits(model, "--generate");
     if (o.corpus.path.empty()) {
-        check_run_memory(model.description(), static_cast<int64_t>(in.ids.size()), limits);
-        check_model_analysis_options(o.analyses, model, static_cast<int64_t>(in.ids.size()));
+        const int64_t T = static_cast<int64_t>(in.ids.size());
+        o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model, T, limits);
+        if (!o.stream_layers) check_run_memory(model.description(), T, limits);
+        check_model_analysis_options(o.analyses, model, T);
     }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or

@@ -4,8 +4,10 @@
 #   2. end to end, attn-viz vs scripts/peer_baseline.py (PyTorch + numpy + matplotlib), producing the
 #      same things (every per-head PNG, entropy, correlation matrix) on three shapes; median of RUNS;
 #   3. a Llama-7B-sized layer (D=4096, H=32, T=4096): time and peak RSS against what it must hold;
-#   4. corpus mode: sequences per second for 1,000 sequences of T=128 on a BERT-base-sized layer.
-# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips part 3)
+#   4. corpus mode: sequences per second for 1,000 sequences of T=128 on a BERT-base-sized layer;
+#   5. a whole synthetic Llama-7B GGUF (Q4_K) through `attn-viz model` at T=2048, streamed layer by
+#      layer (scripts/bench_model7b.sh: generates the 3.8 GB file in a scratch directory first).
+# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3 and 5)
 # ONEDNN_MAX_CPU_ISA in the environment caps oneDNN's kernels, e.g. ONEDNN_MAX_CPU_ISA=AVX2 runs
 # them as on a CPU without AVX-512 (attn-viz keeps any cap below AMX; without one it uses the
 # highest ISA below AMX). It does not reach attn-viz's own vectorized loops, which GCC picks by
@@ -105,3 +107,9 @@ start=$(seconds)
 "$bin" run -q --timings --weights "$work/layer_512/weights.json" --inputs "$work/corpus/corpus.jsonl" --out "$work/corpus_out" 2>&1 | sed 's/^/  /'
 end=$(seconds)
 awk -v a="$start" -v b="$end" 'BEGIN {printf "1000 sequences in %.2f s: %.0f sequences/s\n", b - a, 1000 / (b - a)}'
+
+if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
+  echo
+  echo "== 5. a whole Llama-7B-shaped GGUF model (Q4_K): attn-viz model at T=2048, every head =="
+  ATTN_VIZ=$bin "$root/scripts/bench_model7b.sh" Q4_K
+fi

@@ -42,7 +42,7 @@ LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(
     const Llama2cConfig& c = weights_.config;
     description_ = {"llama", c.n_layers, c.n_heads, c.n_kv_heads, c.dim, c.vocab_size, c.seq_len};
     if (weights_.load_block) {
-        for (int64_t l = 0; l < weights_.config.n_layers; ++l) streamed_attention_.push_back(weights_.load_block(l).attention);
+        streamed_attention_.resize(static_cast<size_t>(weights_.config.n_layers));
         return;
     }
     for (const LlamaBlockWeights& block : weights_.layers)
@@ -52,7 +52,10 @@ LlamaModel::LlamaModel(OnednnBackend& backend, LlamaWeights weights) : backend_(
 std::vector<const LayerWeights*> LlamaModel::attention_weights() const {
     std::vector<const LayerWeights*> result;
     for (const LlamaBlockWeights& block : weights_.layers) result.push_back(&block.attention);
-    for (const LayerWeights& layer : streamed_attention_) result.push_back(&layer);
+    for (size_t l = 0; l < streamed_attention_.size(); ++l) {
+        if (!streamed_attention_[l]) streamed_attention_[l] = weights_.load_block(static_cast<int64_t>(l)).attention;
+        result.push_back(&*streamed_attention_[l]);
+    }
     return result;
 }
 
@@ -66,6 +69,7 @@ const LlamaBlockWeights& LlamaModel::block(size_t l) {
         streamed_block_ = weights_.load_block(static_cast<int64_t>(l));
         streamed_layer_ = std::make_unique<AttentionLayer>(backend_, streamed_block_->attention);
         streamed_index_ = l;
+        if (keep_attention_ && !streamed_attention_[l]) streamed_attention_[l] = streamed_block_->attention;
     }
     return *streamed_block_;
 }
@@ -78,6 +82,21 @@ AttentionLayer& LlamaModel::attention_layer(size_t l) {
 
 ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
                          const StepCallback& on_layer) {
+    std::vector<LayerResult> layers;
+    std::vector<Tensor> residual;
+    ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
+                              [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
+                                  layers.push_back(std::move(result));
+                                  residual.push_back(std::move(entering));
+                                  if (on_layer) on_layer(static_cast<int64_t>(l) + 1, weights_.config.n_layers);
+                              });
+    run.layers = std::move(layers);
+    run.residual = std::move(residual);
+    return run;
+}
+
+ModelRun LlamaModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                                const BlockVisitor& visit) {
     const Llama2cConfig& c = weights_.config;
     check_model_tokens(tokens, c.vocab_size, c.seq_len);
 
@@ -94,11 +113,11 @@ ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions
         request.input = &normed;
         request.with_contributions = with_contributions;
         request.with_value_norms = with_value_norms;
-        run.residual.push_back(x);
-        run.layers.push_back(attention_layer(l).run(request));
-        add_in_place(x, run.layers.back().output);
+        Tensor entering = x;
+        LayerResult result = attention_layer(l).run(request);
+        add_in_place(x, result.output);
         add_feed_forward(l, x);
-        if (on_layer) on_layer(static_cast<int64_t>(l) + 1, static_cast<int64_t>(weights_.layers.size()));
+        visit(l, result, entering, block(l).attention);
     }
 
     // Step 3: final norm and the classifier.

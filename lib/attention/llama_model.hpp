@@ -1,8 +1,10 @@
 // A whole Llama-style decoder (llama2.c's architecture) run over a token sequence on oneDNN:
 // embeddings -> per block RMSNorm, attention (RoPE, GQA, causal), residual, RMSNorm, SwiGLU
-// feed-forward, residual -> final RMSNorm -> logits. Every layer's attention is kept for drawing.
+// feed-forward, residual -> final RMSNorm -> logits. Every layer's attention is kept for drawing
+// (run), or handed to a visitor block by block and not kept (run_blocks).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -15,20 +17,29 @@
 
 namespace attn_viz {
 
+// Told after block `layer`'s attention and feed-forward: its attention result (the visitor may
+// move it away), the residual stream [T, D] that entered the block (likewise) and the block's
+// attention weights (valid during the call only).
+using BlockVisitor = std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
+
 class LlamaModel : public WholeModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
-    // blocks, keeps only each block's attention weights (read once here) and loads the whole
-    // block again when a pass reaches it, replacing the previous one (one block's weights at a
-    // time). `backend` must outlive the model.
+    // blocks, loads nothing yet: a pass loads each block when it reaches it, replacing the
+    // previous one (one block's weights at a time). `backend` must outlive the model.
     LlamaModel(OnednnBackend& backend, LlamaWeights weights);
 
     const LlamaWeights& weights() const { return weights_; }
     const ModelDescription& description() const override { return description_; }
-    // Every block's attention weights (for the report's weight similarities).
+    // Every block's attention weights (for weight similarities, ablation). A streamed model keeps
+    // a copy of each block's attention weights when a pass first loads the block (unless
+    // keep_attention_weights(false)) and loads here the blocks no pass has loaded yet.
     std::vector<const LayerWeights*> attention_weights() const override;
     bool has_logits() const override { return true; }
     uint64_t fingerprint() const override;
+    // Whether passes of a streamed model keep each block's attention weights (default true);
+    // false bounds memory by one block (run_blocks' visitor sees each block's weights anyway).
+    void keep_attention_weights(bool keep) { keep_attention_ = keep; }
 
     // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise).
     // with_contributions: fill each LayerResult's per-head output shares (slightly more work);
@@ -36,6 +47,12 @@ public:
     // set) is told after each block.
     ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
                  const StepCallback& on_layer = {}) override;
+
+    // As run, but each block's result and residual go to `visit` as soon as the block is done
+    // instead of into the run: the returned run has the tokens, hidden states and logits, and no
+    // layers or residuals. Memory holds one block's results at a time if `visit` lets them go.
+    ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                        const BlockVisitor& visit);
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
     // of run.layers[layer].output: the rest of the model reruns from there on
@@ -56,7 +73,8 @@ private:
     LlamaWeights weights_;
     ModelDescription description_;
     std::vector<std::unique_ptr<AttentionLayer>> attention_;  // one per block unless streaming
-    std::vector<LayerWeights> streamed_attention_;             // streaming: every block's attention
+    mutable std::vector<std::optional<LayerWeights>> streamed_attention_;  // streaming: the blocks' attention kept so far
+    bool keep_attention_ = true;
     std::optional<LlamaBlockWeights> streamed_block_;          // streaming: the block loaded last
     std::unique_ptr<AttentionLayer> streamed_layer_;           // its attention layer
     size_t streamed_index_ = 0;

@@ -33,6 +33,10 @@ void FileWriter::write(std::string_view bytes) {
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) fail_io(name_, "write failed", errno);
 }
 
+void FileWriter::flush() {
+    if (std::fflush(file_) != 0) fail_io(name_, "write failed", errno);
+}
+
 void FileWriter::close() {
     const bool flushed = std::fflush(file_) == 0;
     const int flush_errno = errno;

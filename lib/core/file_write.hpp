@@ -19,6 +19,7 @@ public:
     FileWriter& operator=(const FileWriter&) = delete;
 
     void write(std::string_view bytes);
+    void flush();  // hands what was written so far to the system (a full disk may show only at close)
     void close();  // flushes and closes; a full disk often shows only here
 
 private:

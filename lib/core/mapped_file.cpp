@@ -1,5 +1,6 @@
 #include "mapped_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -41,6 +42,13 @@ MappedFile::MappedFile(std::string path, const std::string& role) : path_(std::m
 
 MappedFile::~MappedFile() {
     if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+void MappedFile::release(size_t offset, size_t bytes) const {
+    if (!data_ || offset >= size_) return;
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t begin = offset / page * page, end = std::min(size_, offset + std::min(bytes, size_ - offset));
+    ::madvise(const_cast<unsigned char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 }  // namespace attn_viz

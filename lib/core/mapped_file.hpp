@@ -23,6 +23,10 @@ public:
     const unsigned char* data() const { return data_; }
     size_t size() const { return size_; }
     std::string_view text() const { return {reinterpret_cast<const char*>(data_), size_}; }
+    // Drops the pages holding [offset, offset + bytes) from this process's resident memory once a
+    // loader is done with them (a GGUF block dequantized): they stay in the page cache, and a later
+    // read of them maps them again. Advice only: the mapping stays valid.
+    void release(size_t offset, size_t bytes) const;
 
 private:
     std::string path_;

@@ -336,6 +336,7 @@ Tensor GgufFile::load(const std::string& name) const {
                           what + " of shape " + shape_string(shape));
     Tensor result = Tensor::uninitialized(shape, what);
     dequantize_row(t->type, file_->data() + t->offset, result.ptr(), static_cast<int64_t>(result.data.size()));
+    file_->release(t->offset, t->bytes);  // a streamed model's resident memory holds no block's file pages
     require_finite(result, name, path_, limits_);
     return result;
 }

@@ -74,7 +74,8 @@ public:
     const GgufTensorInfo* find_tensor(const std::string& name) const;
     // The tensor as float32 in its row-major shape (GgufTensorInfo::shape), from any decodable
     // type (ggml_quants.hpp); Error(bad_input) naming the file and tensor when absent, of a type
-    // attn-viz cannot decode, over the memory budget or (unless allowed) not finite.
+    // attn-viz cannot decode, over the memory budget or (unless allowed) not finite. The tensor's
+    // pages of the mapped file are released from resident memory afterwards (MappedFile::release).
     Tensor load(const std::string& name) const;
     // Error(bad_input) naming the file and tensor when its type is not decodable.
     void check_decodable(const GgufTensorInfo& tensor) const;

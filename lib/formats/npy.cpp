@@ -115,24 +115,43 @@ Tensor read_npy(const std::string& path, const LoadLimits& limits, const std::st
 }
 
 void write_npy(const std::string& path, const Tensor& tensor) {
-    std::string shape = "(";
-    for (size_t i = 0; i < tensor.shape.size(); ++i) shape += std::to_string(tensor.shape[i]) + ", ";
-    if (tensor.shape.size() > 1) shape.resize(shape.size() - 2);
-    else if (tensor.shape.size() == 1) shape.resize(shape.size() - 1);
-    shape += ")";
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    NpyWriter out(path, tensor.shape);
+    out.append(tensor.data.data(), tensor.data.size());
+    out.close();
+}
+
+NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape) : path_(path), file_(path) {
+    std::string text = "(";
+    for (size_t i = 0; i < shape.size(); ++i) text += std::to_string(shape[i]) + ", ";
+    if (shape.size() > 1) text.resize(text.size() - 2);
+    else if (shape.size() == 1) text.resize(text.size() - 1);
+    text += ")";
+    for (int64_t n : shape) expected_ *= static_cast<uint64_t>(n);
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + text + ", }";
     // Pad so that magic + version + length + header is a multiple of 64, ending in '\n'.
     const size_t unpadded = 10 + header.size() + 1;
     header.append((64 - unpadded % 64) % 64, ' ');
     header += '\n';
-
-    FileWriter out(path);
     const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xff),
                                static_cast<char>(header.size() >> 8)};
-    out.write({preamble, sizeof preamble});
-    out.write(header);
-    out.write({reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size() * sizeof(float)});
-    out.close();
+    file_.write({preamble, sizeof preamble});
+    file_.write(header);
+    file_.flush();
+}
+
+void NpyWriter::append(const float* values, uint64_t count) {
+    if (written_ + count > expected_)
+        throw Error(ErrorKind::internal, path_ + ": more values than the .npy shape holds");
+    file_.write({reinterpret_cast<const char*>(values), count * sizeof(float)});
+    file_.flush();
+    written_ += count;
+}
+
+void NpyWriter::close() {
+    if (written_ != expected_)
+        throw Error(ErrorKind::internal, path_ + ": " + std::to_string(written_) + " values written of the .npy shape's " +
+                                             std::to_string(expected_));
+    file_.close();
 }
 
 }  // namespace attn_viz

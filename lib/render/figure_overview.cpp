@@ -103,31 +103,44 @@ SheetFrame sheet_frame(const Font& font, const std::vector<int64_t>& layer_numbe
     return frame;
 }
 
-// What each tile shows, at l * H + h for layer l, head h: its cells (pooled the same way for
-// every head) and its color range, the shared one or its own (ScaleMode::head, map_color_range).
-struct Tiles {
-    std::vector<CellGrid> cells;
-    std::vector<ValueScale> scales;
-};
+}  // namespace
 
-// layers: one [H, T, S] tensor per layer. Tiles in parallel: each reads a whole [T, S] map.
-Tiles pool_tiles(const std::vector<const Tensor*>& layers, const Visibility& visibility, const HeatmapStyle& style,
-                 const ColorRangeRule& colors, int budget, int threads) {
-    const int64_t n_heads = layers[0]->dim(0), per_head = layers[0]->dim(1) * layers[0]->dim(2);
-    Tiles tiles;
-    tiles.cells.resize(static_cast<size_t>(static_cast<int64_t>(layers.size()) * n_heads));
-    tiles.scales.assign(tiles.cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
-    parallel_for(static_cast<int64_t>(tiles.cells.size()), threads, [&](int64_t n) {
-        const float* weights = layers[static_cast<size_t>(n / n_heads)]->ptr() + (n % n_heads) * per_head;
-        if (colors.scale == ScaleMode::head) {
-            const ValueRange range =
-                map_color_range(colors, visible_value_range(weights, visibility), ValueRange{style.vmin, style.vmax});
-            tiles.scales[static_cast<size_t>(n)].vmin = range.vmin;
-            tiles.scales[static_cast<size_t>(n)].vmax = range.vmax;
-        }
-        tiles.cells[static_cast<size_t>(n)] = build_cell_grid(weights, visibility, std::nullopt, budget, budget, style.pool);
-    });
+OverviewTiles overview_tiles(const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads, const HeatmapStyle& style,
+                             bool with_labels) {
+    OverviewTiles tiles;
+    tiles.num_heads = n_heads;
+    tiles.budget = sheet_frame(Font::default_font(), layer_numbers, n_layers, n_heads, style, with_labels).budget;
     return tiles;
+}
+
+void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibility& visibility, const HeatmapStyle& style,
+                        int threads) {
+    check_layers({&layer}, visibility);
+    if (layer.dim(0) != tiles.num_heads)
+        throw Error(ErrorKind::internal, "overview: a layer of " + std::to_string(layer.dim(0)) + " heads, expected " +
+                                             std::to_string(tiles.num_heads));
+    const int64_t first = static_cast<int64_t>(tiles.cells.size()), per_head = layer.dim(1) * layer.dim(2);
+    tiles.cells.resize(static_cast<size_t>(first + tiles.num_heads));
+    tiles.visible.resize(tiles.cells.size());
+    parallel_for(tiles.num_heads, threads, [&](int64_t h) {
+        const float* weights = layer.ptr() + h * per_head;
+        tiles.visible[static_cast<size_t>(first + h)] = visible_value_range(weights, visibility);
+        tiles.cells[static_cast<size_t>(first + h)] =
+            build_cell_grid(weights, visibility, std::nullopt, tiles.budget, tiles.budget, style.pool);
+    });
+}
+
+namespace {
+
+// Each tile's color range: the shared one, or its own (ScaleMode::head, map_color_range).
+std::vector<ValueScale> tile_scales(const OverviewTiles& tiles, const HeatmapStyle& style, const ColorRangeRule& colors) {
+    std::vector<ValueScale> scales(tiles.cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
+    if (colors.scale == ScaleMode::head)
+        for (size_t n = 0; n < scales.size(); ++n) {
+            const ValueRange range = map_color_range(colors, tiles.visible[n], ValueRange{style.vmin, style.vmax});
+            scales[n].vmin = range.vmin, scales[n].vmax = range.vmax;
+        }
+    return scales;
 }
 
 // One tile's size (all tiles pool alike) and the steps from one tile to the next, room for the
@@ -186,14 +199,14 @@ void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, cons
 }
 
 // Every tile at its place: cell rows (masked cells plain mask gray) in a gray frame.
-void draw_tiles(RasterImage& image, const Tiles& tiles, const OverviewLayout& layout, const TilePitch& pitch,
-                const Colormap& colormap) {
+void draw_tiles(RasterImage& image, const OverviewTiles& tiles, const std::vector<ValueScale>& scales, const OverviewLayout& layout,
+                const TilePitch& pitch, const Colormap& colormap) {
     LevelPalette levels(image, colormap);
     const uint16_t mask_index = image.color_index(mask_color);
     std::vector<uint16_t> row_indices(static_cast<size_t>(tiles.cells.front().cols));
     for (size_t n = 0; n < tiles.cells.size(); ++n) {
         const CellGrid& cells = tiles.cells[n];
-        const ValueScale& value_scale = tiles.scales[n];
+        const ValueScale& value_scale = scales[n];
         const int x = layout.tile_x[n], y = layout.tile_y[n];
         for (int64_t r = 0; r < cells.rows; ++r) {
             for (int64_t c = 0; c < cells.cols; ++c)
@@ -211,19 +224,29 @@ void draw_tiles(RasterImage& image, const Tiles& tiles, const OverviewLayout& la
 RasterImage render_overview(const std::vector<const Tensor*>& layers, const std::vector<int64_t>& layer_numbers,
                             const Visibility& visibility, const HeatmapStyle& style, const ColorRangeRule& colors,
                             OverviewLayout* layout_out, int threads, const std::vector<std::string>& tile_labels) {
-    // Step 1: sizes. Tiles share one size chosen so the sheet fits style.max_px.
     check_layers(layers, visibility);
+    OverviewTiles tiles = overview_tiles(layer_numbers, static_cast<int>(layers.size()), static_cast<int>(layers[0]->dim(0)), style,
+                                         !tile_labels.empty());
+    for (const Tensor* layer : layers) add_overview_layer(tiles, *layer, visibility, style, threads);
+    return render_overview_tiles(tiles, layer_numbers, style, colors, layout_out, tile_labels);
+}
+
+RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<int64_t>& layer_numbers, const HeatmapStyle& style,
+                                  const ColorRangeRule& colors, OverviewLayout* layout_out,
+                                  const std::vector<std::string>& tile_labels) {
+    // Step 1: sizes. Tiles share one size chosen so the sheet fits style.max_px.
+    if (tiles.cells.empty() || tiles.num_heads <= 0) throw Error(ErrorKind::internal, "overview: no layers");
     const Colormap colormap = Colormap::named(style.colormap);
     const Font& font = Font::default_font();
-    const int n_layers = static_cast<int>(layers.size()), n_heads = static_cast<int>(layers[0]->dim(0));
+    const int n_heads = static_cast<int>(tiles.num_heads), n_layers = static_cast<int>(tiles.cells.size()) / n_heads;
     if (!tile_labels.empty() && static_cast<int64_t>(tile_labels.size()) != int64_t{n_layers} * n_heads)
         throw Error(ErrorKind::internal, "overview: " + std::to_string(tile_labels.size()) + " tile labels for " +
                                              std::to_string(int64_t{n_layers} * n_heads) + " heads");
     const SheetFrame frame = sheet_frame(font, layer_numbers, n_layers, n_heads, style, !tile_labels.empty());
+    if (frame.budget != tiles.budget) throw Error(ErrorKind::internal, "overview: tiles pooled for another sheet");
 
-    // Step 2: the cells each tile shows and its color range, tiles in parallel; from them the
-    // tiles' size and the sheet's. Drawing into the one canvas stays on this thread.
-    const Tiles tiles = pool_tiles(layers, visibility, style, colors, frame.budget, threads);
+    // Step 2: the tiles' color ranges; from the cells the tiles' size and the sheet's.
+    const std::vector<ValueScale> scales = tile_scales(tiles, style, colors);
     const TilePitch pitch = tile_pitch(tiles.cells.front(), frame, n_layers, n_heads, font);
     OverviewLayout layout;
     layout.tile_px = std::max(pitch.tile_w, pitch.tile_h);
@@ -237,7 +260,7 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
 
     // Step 4: tiles, then the text over them, then the colorbar.
     RasterImage image(layout.width, layout.height);
-    draw_tiles(image, tiles, layout, pitch, colormap);
+    draw_tiles(image, tiles, scales, layout, pitch, colormap);
     for (const TextPlacement& text : layout.texts) draw_placed_text(image, text);
     draw_overview_colorbar(image, grid_right + 24, frame.top, std::max(160, std::min(n_layers * pitch.y - tile_gap, 320)), style,
                            colors.scale, colormap, font);

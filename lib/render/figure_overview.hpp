@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "color_range.hpp"
+#include "heatmap_grid.hpp"
 #include "heatmap_layout.hpp"
 #include "raster_image.hpp"
 #include "tensor.hpp"
@@ -32,6 +33,27 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
                             const Visibility& visibility, const HeatmapStyle& style, const ColorRangeRule& colors,
                             OverviewLayout* layout_out = nullptr, int threads = 1,
                             const std::vector<std::string>& tile_labels = {});
+
+// The sheet from tiles pooled ahead, layer by layer (a streamed run keeps these small tiles instead
+// of the maps): the same picture render_overview draws from the maps.
+struct OverviewTiles {
+    int64_t num_heads = 0;            // per layer
+    int budget = 0;                   // cells per tile side at most (overview_tile_budget)
+    std::vector<CellGrid> cells;      // [L * H] each head's pooled cells, layer by layer
+    std::vector<ValueRange> visible;  // [L * H] each head's visible extremes (for ScaleMode::head)
+};
+
+// An empty OverviewTiles for a sheet of n_layers x n_heads tiles drawn with `style` (its max_px,
+// title; with_labels: tile labels will be given).
+OverviewTiles overview_tiles(const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads, const HeatmapStyle& style,
+                             bool with_labels);
+// layer: [H, T, S] one layer's maps -> its tiles appended (pooled with style.pool, on `threads`).
+void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibility& visibility, const HeatmapStyle& style,
+                        int threads = 1);
+// The sheet of every layer's tiles; style, colors, layer_numbers and tile_labels as render_overview.
+RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<int64_t>& layer_numbers, const HeatmapStyle& style,
+                                  const ColorRangeRule& colors, OverviewLayout* layout_out = nullptr,
+                                  const std::vector<std::string>& tile_labels = {});
 
 OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,
                                   const std::vector<int64_t>& layer_numbers, const Visibility& visibility,

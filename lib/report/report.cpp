@@ -24,6 +24,11 @@
 #include "svg_heatmap.hpp"
 
 namespace attn_viz {
+
+std::string shown_label(const ModelAnalysis& a, int64_t n) {
+    return a.labels[static_cast<size_t>(n)] + (too_short_to_label(a) ? "?" : "");
+}
+
 namespace {
 
 // [L, H, T, S] (or [H, T, S] for one layer) gathered from the layers.
@@ -43,9 +48,15 @@ std::string two_digits(int64_t n) {
     return s;
 }
 
+// What in.layer_numbers calls layer `layer` of `in` (itself without them).
+int64_t layer_number(const ReportInput& in, int64_t layer) {
+    return in.layer_numbers.empty() ? layer : in.layer_numbers[static_cast<size_t>(layer)];
+}
+
 // Where head (layer, head) of `in` goes: "head_03.png", "layer_01/head_03.svg", under in.folder.
 std::string head_file(const ReportInput& in, int64_t layer, int64_t head, const char* extension) {
-    return in.folder + (in.layer_folders ? "layer_" + two_digits(layer) + "/" : "") + "head_" + two_digits(head) + extension;
+    return in.folder + (in.layer_folders ? "layer_" + two_digits(layer_number(in, layer)) + "/" : "") + "head_" + two_digits(head) +
+           extension;
 }
 
 // "H3" for one layer, "L1H3" for a model: the labels of head-by-head matrices and charts.
@@ -75,17 +86,6 @@ const float* head_weights(const ReportInput& in, const ModelAnalysis& a, int64_t
     return in.layers[static_cast<size_t>(id.layer)]->attention.ptr() + id.head * vis.queries * vis.keys;
 }
 
-ColorRangeRule color_rule(const ReportOptions& o) {
-    ColorRangeRule rule(o.scale);
-    rule.vmin = o.vmin, rule.vmax = o.vmax;
-    return rule;
-}
-
-// Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
-std::string shown_label(const ModelAnalysis& a, int64_t n) {
-    return a.labels[static_cast<size_t>(n)] + (too_short_to_label(a) ? "?" : "");
-}
-
 // Head n's picture style: its color range (map_color_range of its own and `all`, the extremes
 // over every head) and a title with its layer, label and entropy. weights: [T, S] its map.
 HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int64_t n, const float* weights,
@@ -95,7 +95,7 @@ HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const Mod
     const ValueRange own = o.scale == ScaleMode::head ? visible_value_range(weights, in.layers.front()->visibility) : all;
     const ValueRange range = map_color_range(color_rule(o), own, all);
     style.vmin = range.vmin, style.vmax = range.vmax;
-    const int64_t layer = in.layer_numbers.empty() ? id.layer : in.layer_numbers[static_cast<size_t>(id.layer)];
+    const int64_t layer = layer_number(in, id.layer);
     char title[200];
     std::snprintf(title, sizeof title, "layer %lld head %lld - %s - entropy %.2f nats", static_cast<long long>(layer),
                   static_cast<long long>(id.head), shown_label(a, n).c_str(), a.heads[static_cast<size_t>(n)].entropy);
@@ -155,6 +155,28 @@ ReportInput pictured_layers(const ReportInput& in, PictureMap map, std::vector<L
 }
 
 }  // namespace
+
+ReportOptions pictured_options(const ReportOptions& o) {
+    ReportOptions drawn = o;
+    if (o.map == PictureMap::norm) drawn.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
+    return drawn;
+}
+
+ColorRangeRule color_rule(const ReportOptions& o) {
+    ColorRangeRule rule(o.scale);
+    rule.vmin = o.vmin, rule.vmax = o.vmax;
+    return rule;
+}
+
+int64_t write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads,
+                             ValueRange& range, const std::function<void(const Tensor&)>& on_drawn) {
+    std::vector<LayerResult> norm_layers;
+    const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
+    range = global_value_range(drawn, a.num_heads);
+    const int64_t dark = o.pictures ? write_head_pictures(out, drawn, pictured_options(o), a, range, threads) : 0;
+    for (const LayerResult* layer : drawn.layers) on_drawn(layer->attention);
+    return dark;
+}
 
 PictureMap parse_picture_map(const std::string& text) {
     if (text == "weights") return PictureMap::weights;
@@ -233,8 +255,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         const nlohmann::json stats = write_analysis_outputs(out, in.folder, analysis, extra, o);
         std::vector<LayerResult> norm_layers;
         const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
-        ReportOptions drawn_options = o;
-        if (o.map == PictureMap::norm) drawn_options.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
+        const ReportOptions drawn_options = pictured_options(o);
         const ValueRange all = global_value_range(drawn, analysis.num_heads);
         if (o.pictures) {
             const int64_t dark = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);

@@ -3,10 +3,12 @@
 // (one layer) and `attn-viz model` (every layer, pictures in layer_NN/ folders).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "color_range.hpp"
 #include "head_analysis.hpp"
 #include "heatmap_grid.hpp"
 #include "heatmap_layout.hpp"
@@ -46,7 +48,7 @@ struct ReportInput {
     std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout, provenance)
-    std::vector<int64_t> layer_numbers = {};  // what picture titles and overview rows call the layers; empty = 0, 1, ...
+    std::vector<int64_t> layer_numbers = {};  // what picture titles, layer folders and overview rows call the layers; empty = 0, 1, ...
 };
 
 // What a run's pictures look like, for hints on stdout.
@@ -59,6 +61,23 @@ struct PictureNotes {
 // (if given) gets what the pictures look like.
 ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings,
                            PictureNotes* notes = nullptr);
+
+// Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
+std::string shown_label(const ModelAnalysis& a, int64_t n);
+
+// The options the pictures are drawn with: under --map norm, the colorbar says so.
+ReportOptions pictured_options(const ReportOptions& options);
+
+// The color rule of the options' --scale, --vmin and --vmax.
+ColorRangeRule color_rule(const ReportOptions& options);
+
+// The per-head pictures of in.layers (analysis `a` of them) as write_report draws them (--map
+// norm; the SVG of options.svg, a head of `a`), the shared color range (--scale global) over these
+// layers' heads only, which `range` gets. `on_drawn` is told each layer's maps as drawn ([H, T, S]:
+// the weights or the norm-based map), e.g. for overview tiles. Returns how many maps are mostly
+// dark. For reports written layer by layer (layer_stream.hpp).
+int64_t write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options, const ModelAnalysis& a,
+                             int threads, ValueRange& range, const std::function<void(const Tensor&)>& on_drawn);
 
 // The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
 // heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.

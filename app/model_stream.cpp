@@ -1,0 +1,74 @@
+#include "model_stream.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "error.hpp"
+#include "layer_cost.hpp"
+#include "memory_budget.hpp"
+#include "poisoned_heads.hpp"
+#include "progress.hpp"
+
+namespace attn_viz_cli {
+
+std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses) {
+    std::string names;
+    const auto add = [&](bool given, const char* name) {
+        if (given) names += (names.empty() ? "" : ", ") + std::string(name);
+    };
+    add(report.html, "--html");
+    add(generate > 0, "--generate");
+    add(!analyses.ablate.empty(), "--ablate");
+    add(analyses.rollout, "--rollout");
+    add(analyses.flow, "--flow");
+    return names;
+}
+
+bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::WholeModel& model, int64_t T,
+                    const attn_viz::LoadLimits& limits) {
+    const attn_viz::ModelDescription& c = model.description();
+    const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads, T, T);
+    const bool llama = dynamic_cast<const attn_viz::LlamaModel*>(&model) != nullptr;
+    if (asked && !whole_run.empty())
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              "--stream-layers writes each layer's report before the next layer runs: " + whole_run +
+                                  " need every layer at once");
+    if (asked && !llama)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--stream-layers runs Llama-family models (llama2.c, GGUF, Llama, Mistral and "
+                                                          "Qwen2 folders), not " + c.architecture);
+    const bool whole_run_fits = attn_viz::saturating_product(layer_bytes, static_cast<uint64_t>(c.n_layers)) <= limits.memory_budget;
+    if (!asked && (whole_run_fits || !whole_run.empty() || !llama)) return false;
+    attn_viz::check_memory(layer_bytes, limits.memory_budget, "running one layer on " + std::to_string(T) + " tokens");
+    return true;
+}
+
+void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, const std::string& where) {
+    for (const std::string& head : attn_viz::poisoned_heads(result))
+        std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), layer, head.c_str());
+}
+
+attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::LlamaModel& model, const std::vector<int>& ids,
+                                            attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
+                                            bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
+    using namespace attn_viz;
+    using clock = std::chrono::steady_clock;
+    model.keep_attention_weights(false);
+    const int64_t n_layers = input.num_layers;
+    LayerStream stream(out, std::move(input), report, timings);
+    Progress progress(show_layers, "layer");
+    // "forward" is the time in the blocks, without the time each layer's report takes.
+    clock::time_point forward_from = clock::now();
+    const auto forward_time = [&] { timings.add("forward", std::chrono::duration<double>(clock::now() - forward_from).count()); };
+    model.run_blocks(ids, true, report.map == PictureMap::norm, [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
+        forward_time();
+        warn_poisoned_heads(result, l, "");
+        stream.add_layer(static_cast<int64_t>(l), result, weights);
+        progress.update(static_cast<int64_t>(l) + 1, n_layers);
+        forward_from = clock::now();
+    });
+    forward_time();
+    progress.finish();
+    return stream.finish(notes);
+}
+
+}  // namespace attn_viz_cli

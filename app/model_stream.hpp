@@ -1,0 +1,40 @@
+// `attn-viz model` over one text layer by layer (--stream-layers, or by itself when the whole
+// run's maps exceed the memory budget): each block's attention goes to a LayerStream as soon as
+// the block is done and is released before the next one (layer_stream.hpp, docs/streaming.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "layer_stream.hpp"
+#include "llama_model.hpp"
+#include "load_limits.hpp"
+#include "model_analyses.hpp"
+
+namespace attn_viz_cli {
+
+// The options given that need every layer at once (--html, --generate, --ablate, --rollout,
+// --flow), comma-separated, or "".
+std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses);
+
+// Whether the model runs layer by layer over T tokens: when `asked` (--stream-layers), or when
+// the whole run's layers exceed the memory budget, no whole-run option (`whole_run`, from
+// whole_run_options) is given and the model is a LlamaModel (the streamed forward pass is
+// LlamaModel::run_blocks). Refuses --stream-layers with a whole-run option or another model
+// (Error usage) and a streamed run whose one layer exceeds the budget (Error bad_input); a whole
+// run that does not fit is refused by the caller as before.
+bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::WholeModel& model, int64_t T,
+                    const attn_viz::LoadLimits& limits);
+
+// Warns on stderr of the heads of block `layer` that NaN/Inf values reach (`where`: "" or
+// "c.jsonl:3: ").
+void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, const std::string& where);
+
+// The forward pass over `ids` with every block's report written as soon as the block is done
+// (LayerStream into `out`); the model keeps no block's attention weights. show_layers: the layers
+// done as progress on stderr. Returns the whole analysis.
+attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::LlamaModel& model, const std::vector<int>& ids,
+                                            attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
+                                            bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes);
+
+}  // namespace attn_viz_cli

@@ -1,0 +1,101 @@
+// A model run block by block (LlamaModel::run_blocks, what `model --stream-layers` uses) on small
+// random Llama models: each block's result equals run()'s, nothing is kept in the run, and a
+// streamed model loads each block once per pass and none up front.
+#include <doctest/doctest.h>
+
+#include "llama_model.hpp"
+#include "random_llama.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+// `whole`'s blocks behind load_block, counting the loads of each block in `loads`.
+LlamaWeights streamed_weights(const LlamaWeights& whole, std::vector<int>& loads) {
+    LlamaWeights w = whole;
+    w.layers.clear();
+    loads.assign(whole.layers.size(), 0);
+    w.load_block = [blocks = whole.layers, &loads](int64_t l) {
+        ++loads[static_cast<size_t>(l)];
+        return blocks[static_cast<size_t>(l)];
+    };
+    return w;
+}
+
+std::vector<int> random_tokens(int64_t T, int64_t vocab) {
+    std::uniform_int_distribution<int> token(0, static_cast<int>(vocab) - 1);
+    std::vector<int> tokens(static_cast<size_t>(T));
+    for (int& id : tokens) id = token(rng());
+    return tokens;
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, and keeps none") {
+    OnednnBackend backend;
+    for (const ModelShape& s : test_model_shapes) {
+        INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads << " layers " << s.layers);
+        const LlamaWeights weights = random_model(s, 16);
+        for (int64_t T : {1, 7, 16}) {
+            const std::vector<int> tokens = random_tokens(T, s.vocab);
+            LlamaModel model(backend, weights);
+            const ModelRun whole = model.run(tokens, true, true);
+            size_t visits = 0;
+            const ModelRun streamed =
+                model.run_blocks(tokens, true, true, [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
+                    CHECK(l == visits++);
+                    const LayerResult& expected = whole.layers[l];
+                    CHECK(result.attention.data == expected.attention.data);
+                    CHECK(result.output.data == expected.output.data);
+                    CHECK(result.contribution_norms.data == expected.contribution_norms.data);
+                    CHECK(result.value_norms.data == expected.value_norms.data);
+                    CHECK(residual.data == whole.residual[l].data);
+                    CHECK(w.w_q.data == weights.layers[l].attention.w_q.data);
+                });
+            CHECK(visits == static_cast<size_t>(s.layers));
+            CHECK(streamed.layers.empty());
+            CHECK(streamed.residual.empty());
+            CHECK(streamed.logits.data == whole.logits.data);
+            CHECK(streamed.hidden_states.data == whole.hidden_states.data);
+        }
+    }
+}
+
+TEST_CASE("a streamed model loads no block up front and each block once per pass") {
+    OnednnBackend backend;
+    const ModelShape s = test_model_shapes[2];
+    const LlamaWeights whole = random_model(s, 16);
+    const std::vector<int> tokens = random_tokens(9, s.vocab);
+    const ModelRun expected = LlamaModel(backend, whole).run(tokens);
+    std::vector<int> loads;
+    {
+        // Keeping attention weights (the default): the pass's loads serve attention_weights() too.
+        LlamaModel model(backend, streamed_weights(whole, loads));
+        CHECK(loads == std::vector<int>(3, 0));
+        const ModelRun run = model.run(tokens);
+        CHECK(loads == std::vector<int>(3, 1));
+        CHECK(run.logits.data == expected.logits.data);
+        const std::vector<const LayerWeights*> attention = model.attention_weights();
+        CHECK(loads == std::vector<int>(3, 1));
+        REQUIRE(attention.size() == 3);
+        for (size_t l = 0; l < 3; ++l) CHECK(attention[l]->w_v.data == whole.layers[l].attention.w_v.data);
+    }
+    {
+        // attention_weights() before any pass loads each block once; a block-by-block pass
+        // without keeping them loads each block again, once.
+        LlamaModel model(backend, streamed_weights(whole, loads));
+        CHECK(model.attention_weights().size() == 3);
+        CHECK(loads == std::vector<int>(3, 1));
+        model.keep_attention_weights(false);
+        size_t visits = 0;
+        model.run_blocks(tokens, false, false, [&](size_t, LayerResult&, Tensor&, const LayerWeights&) { ++visits; });
+        CHECK(visits == 3);
+        CHECK(loads == std::vector<int>(3, 2));
+    }
+}
+
+}

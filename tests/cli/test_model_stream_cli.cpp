@@ -1,0 +1,99 @@
+// attn-viz model --stream-layers on stories260K as GGUF (skipped with a message where
+// ../shared/models/stories260K-gguf is absent): the whole run's head statistics, pictures (--scale
+// head) and dump, pairs within layers; streaming by itself when the layers do not fit the budget
+// together; the options that need every layer at once refused.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using namespace test_support;
+
+namespace {
+
+// ../shared/models/stories260K-gguf/stories260K.gguf, or "" (with a message) where it is absent.
+std::string stories_gguf() {
+    const std::string bin = stories260k_dir();
+    if (bin.empty()) return "";
+    const std::string file = bin + "-gguf/stories260K.gguf";
+    if (std::filesystem::exists(file)) return file;
+    MESSAGE("skipped: " << file << " is absent");
+    return "";
+}
+
+nlohmann::json stats(const std::string& dir) { return nlohmann::json::parse(read_text(dir + "/stats.json")); }
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("model --stream-layers: the whole run's heads, pictures and dump, pairs within layers") {
+    const std::string model = stories_gguf();
+    if (model.empty()) return;
+    ScratchDir dir;
+    const std::string run = "model -q --model " + model + " --induction 20 --scale head --svg 3:2";
+    const CommandResult whole = run_attn_viz(run + " --out " + (dir / "whole") + " --dump-attention " + (dir / "whole.npy"));
+    REQUIRE_MESSAGE(whole.exit_code == 0, whole.output);
+    const CommandResult streamed =
+        run_attn_viz(run + " --stream-layers --out " + (dir / "streamed") + " --dump-attention " + (dir / "streamed.npy"));
+    REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+    CHECK(read_text(dir / "streamed.npy") == read_text(dir / "whole.npy"));
+    for (const std::string file : {"layer_00/head_00.png", "layer_04/head_07.png", "layer_03/head_02.svg", "overview.png"}) {
+        CAPTURE(file);
+        CHECK(read_text(dir / ("streamed/" + file)) == read_text(dir / ("whole/" + file)));
+    }
+    const nlohmann::json a = stats(dir / "whole"), b = stats(dir / "streamed");
+    CHECK(b["heads"] == a["heads"]);
+    CHECK(b["induction_input"] == a["induction_input"]);
+    CHECK(b["pair_scope"] == "layer");
+    CHECK(b["js_distance"][0][1] == a["js_distance"][0][1]);  // L0H0 and L0H1
+    CHECK(b["js_distance"][0][8].is_null());                  // L0H0 and L1H0
+    CHECK(!a["js_distance"][0][8].is_null());
+    CHECK(!std::filesystem::exists(dir / "streamed/report.html"));
+}
+
+TEST_CASE("model streams by itself when its layers do not fit the memory budget together") {
+    const std::string model = stories_gguf();
+    if (model.empty()) return;
+    ScratchDir dir;
+    // 400 KB holds one layer of 41 tokens (~280 KB), not five.
+    const std::string run = "model -q --model " + model + " --induction 20 --max-memory 400k";
+    const CommandResult streamed = run_attn_viz(run + " --out " + (dir / "auto"));
+    REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+    CHECK(stats(dir / "auto")["pair_scope"] == "layer");
+    const CommandResult whole = run_attn_viz("model -q --model " + model + " --induction 20 --out " + (dir / "whole"));
+    REQUIRE_MESSAGE(whole.exit_code == 0, whole.output);
+    CHECK(!stats(dir / "whole").contains("pair_scope"));
+    // An option that needs every layer at once keeps the whole run, which does not fit: refused as before.
+    const CommandResult html = run_attn_viz(run + " --html --out " + (dir / "html"));
+    CHECK(html.exit_code == 3);
+    CHECK(html.output.find("running 5 layers on 41 tokens needs") != std::string::npos);
+    const CommandResult tiny = run_attn_viz("model -q --model " + model + " --induction 20 --max-memory 200k --out " + (dir / "tiny"));
+    CHECK(tiny.exit_code == 3);
+    CHECK(tiny.output.find("running one layer on 41 tokens needs") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "html"));
+    CHECK(!std::filesystem::exists(dir / "tiny"));
+}
+
+TEST_CASE("model --stream-layers refuses what needs every layer at once") {
+    const std::string model = stories_gguf();
+    if (model.empty()) return;
+    ScratchDir dir;
+    const std::string run = "model -q --model " + model + " --induction 8 --stream-layers --out " + (dir / "out");
+    for (const std::string option : {"--html", "--generate 3", "--rollout", "--ablate all", "--flow"}) {
+        CAPTURE(option);
+        const CommandResult r = run_attn_viz(run + " " + option);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find("--stream-layers writes each layer's report before the next layer runs: " +
+                            option.substr(0, option.find(' ')) + " need every layer at once") != std::string::npos);
+    }
+    const CommandResult corpus = run_attn_viz("model -q --model " + model + " --inputs " + (dir / "c.jsonl") + " --stream-layers --out " +
+                                              (dir / "out"));
+    CHECK(corpus.exit_code == 2);
+    CHECK(!std::filesystem::exists(dir / "out"));
+}
+
+}
