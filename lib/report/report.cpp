@@ -31,11 +31,12 @@ std::string shown_label(const ModelAnalysis& a, int64_t n) {
 
 namespace {
 
-// [L, H, T, S] (or [H, T, S] for one layer) gathered from the layers.
-Tensor stacked_attention(const std::vector<const LayerResult*>& layers) {
+// [L, H, T, S] gathered from the layers; [H, T, S] for `run`'s one layer (with_layer_axis false).
+// A model's dump keeps the layer axis even when the model has one layer.
+Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis) {
     const Tensor& first = layers.front()->attention;
     std::vector<int64_t> shape = first.shape;
-    if (layers.size() > 1) shape.insert(shape.begin(), static_cast<int64_t>(layers.size()));
+    if (with_layer_axis) shape.insert(shape.begin(), static_cast<int64_t>(layers.size()));
     Tensor all(shape);
     for (size_t l = 0; l < layers.size(); ++l)
         std::copy(layers[l]->attention.data.begin(), layers[l]->attention.data.end(), all.data.begin() + l * first.size());
@@ -290,7 +291,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     // Step 3: raw arrays for scripts.
     {
         Timings::Scope t(timings, "dumps");
-        if (!o.dump_attention.empty()) write_npy(out.external_file(o.dump_attention), stacked_attention(in.layers));
+        if (!o.dump_attention.empty()) write_npy(out.external_file(o.dump_attention), stacked_attention(in.layers, in.layer_folders));
         if (!o.dump_output.empty()) write_npy(out.external_file(o.dump_output), in.layers.back()->output);
     }
     return analysis;

@@ -24,7 +24,7 @@ enum class PictureMap { weights, norm };
 PictureMap parse_picture_map(const std::string& text);  // "weights" or "norm"; Error(usage) otherwise
 
 struct ReportOptions {
-    std::string dump_attention;  // .npy path or "": [H, T, S] for one layer, [L, H, T, S] for a model
+    std::string dump_attention;  // .npy path or "": [H, T, S] for `run`, [L, H, T, S] for a model (one layer too)
     std::string dump_output;     // .npy path or "": the last layer's output [T, D]
     int threads = 0;             // PNG encoding and statistics threads (0 = all cores)
     HeatmapStyle style;          // colormap, log scale, pixel budget, pooling, window, labels

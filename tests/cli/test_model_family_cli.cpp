@@ -37,11 +37,11 @@ std::string token_list(const std::vector<int>& ids) {
     return list;
 }
 
-// attention: [L, H, T, T] as --dump-attention writes it ([H, T, T] for a one-layer model); the
-// largest difference from the reference's expected_attention_L.npy ([H, T, T] each).
+// attention: [L, H, T, T] as --dump-attention writes it (a one-layer model too); the largest
+// difference from the reference's expected_attention_L.npy ([H, T, T] each).
 double attention_error(const Tensor& attention, const ScratchDir& reference, int64_t layers) {
-    REQUIRE(attention.rank() == (layers == 1 ? 3 : 4));
-    if (layers > 1) REQUIRE(attention.dim(0) == layers);
+    REQUIRE(attention.rank() == 4);
+    REQUIRE(attention.dim(0) == layers);
     const int64_t per_layer = static_cast<int64_t>(attention.data.size()) / layers;
     double largest = 0;
     for (int64_t l = 0; l < layers; ++l) {
