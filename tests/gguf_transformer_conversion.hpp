@@ -1,15 +1,19 @@
 // Random Hugging Face folders of scripts/reference_hf_transformer.py converted to GGUF as
 // llama.cpp's convert_hf_to_gguf.py does (GPT2Model: Conv1D weights transposed, output = a copy of
 // token_embd; GPTNeoXModel: the per-head interleaved query_key_value rows regrouped as all q, all
-// k, all v; BertModel: names only), and the check that two TransformerWeights are the same.
+// k, all v; BertModel: names only, and a folder's WordPiece tokenizer.json in llama.cpp's spelling),
+// and the check that two TransformerWeights are the same.
 #pragma once
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "gguf_builder.hpp"
 #include "hf_config.hpp"
@@ -49,6 +53,33 @@ void convert_bert_tensors(int64_t layers, const Put& put, const Get& get, const 
     }
 }
 
+// A WordPiece tokenizer.json's vocabulary as BertModel.set_vocab writes it for `vocab_size`
+// embedding rows: ids it lacks as "[PAD<id>]" (unused, 5), its special added tokens control (3),
+// the rest normal (1); every non-control token spelled with "\u2581" in front, or without its
+// "##"; the special ids by name.
+inline void add_wordpiece_vocabulary(GgufBuilder& b, const std::string& tokenizer_json, int64_t vocab_size) {
+    const nlohmann::json doc = nlohmann::json::parse(read_text(tokenizer_json));
+    std::map<int64_t, std::string> by_id;
+    for (const auto& [token, id] : doc["model"]["vocab"].items()) by_id[id.get<int64_t>()] = token;
+    std::set<int64_t> special;
+    for (const nlohmann::json& added : doc["added_tokens"])
+        if (added.value("special", false)) special.insert(added["id"].get<int64_t>());
+    std::vector<std::string> tokens;
+    std::vector<int32_t> types;
+    for (int64_t id = 0; id < vocab_size; ++id) {
+        const auto found = by_id.find(id);
+        const std::string token = found == by_id.end() ? "[PAD" + std::to_string(id) + "]" : found->second;
+        types.push_back(found == by_id.end() ? 5 : special.count(id) ? 3 : 1);
+        tokens.push_back(types.back() == 3 ? token : token.starts_with("##") ? token.substr(2) : "\xe2\x96\x81" + token);
+    }
+    b.add_string("tokenizer.ggml.model", "bert");
+    b.add_string_array("tokenizer.ggml.tokens", tokens);
+    b.add_i32_array("tokenizer.ggml.token_type", types);
+    for (const auto& [key, name] : {std::pair{"unknown_token_id", "[UNK]"}, std::pair{"cls_token_id", "[CLS]"},
+                                    std::pair{"seperator_token_id", "[SEP]"}, std::pair{"padding_token_id", "[PAD]"}})
+        b.add_u32(std::string("tokenizer.ggml.") + key, doc["model"]["vocab"][name].get<uint32_t>());
+}
+
 // The folder's checkpoint written as `path` (F32 GGUF v3) with llama.cpp's names and layout.
 inline void convert_folder(const std::string& folder, const std::string& path, const Spoil& spoil = {}) {
     const HfConfig hf = read_hf_config(folder + "/config.json");
@@ -69,6 +100,7 @@ inline void convert_folder(const std::string& folder, const std::string& path, c
     u32("attention.head_count", heads);
     b.add_f32(arch + ".attention.layer_norm_epsilon", static_cast<float>(hf.norm_epsilon.value_or(bert ? 1e-12 : 1e-5)));
     if (bert) b.add_bool("bert.attention.causal", spoil.causal);
+    if (bert && std::filesystem::exists(folder + "/tokenizer.json")) add_wordpiece_vocabulary(b, folder + "/tokenizer.json", *hf.vocab_size);
     for (const auto& [key, value] : spoil.u32)
         if (key == arch + ".attention.head_count_kv") b.add_u32(key, value);
     if (neox) {
