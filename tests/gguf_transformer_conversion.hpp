@@ -15,8 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gguf.hpp"
 #include "gguf_builder.hpp"
+#include "gguf_transformer.hpp"
 #include "hf_config.hpp"
+#include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
 #include "safetensors_shards.hpp"
 #include "support.hpp"
@@ -218,6 +221,16 @@ inline void check_same_model(const TransformerWeights& gguf, const TransformerWe
     check_same(gguf.token_type_embedding, hf.token_type_embedding, "token_type_embedding");
     check_same(gguf.embedding_norm.weight, hf.embedding_norm.weight, "embedding_norm");
     check_same(gguf.embedding_norm.bias, hf.embedding_norm.bias, "embedding_norm");
+}
+
+// A random folder of reference_hf_transformer.py `arguments` made in `dir`, converted to
+// dir/model.gguf and read back: its weights, checked to be the folder's.
+inline TransformerWeights converted_weights(const ScratchDir& dir, const std::string& arguments) {
+    make_reference_folder(dir, "reference_hf_transformer.py", arguments);
+    convert_folder(dir.path().string(), dir / "model.gguf");
+    TransformerWeights weights = read_gguf_transformer(GgufFile(dir / "model.gguf"));
+    check_same_model(weights, read_hf_transformer_folder(dir.path().string()));
+    return weights;
 }
 
 }  // namespace test_support

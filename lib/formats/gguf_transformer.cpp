@@ -75,6 +75,26 @@ LayerWeights attention(const GgufModelReader& r, const std::string& block, int64
     return w;
 }
 
+// Every block of `w.config`: its attention from `attention_of("blk.N.")`, checked, the two
+// LayerNorms `norms` (around attention, around the MLP), ffn_up and ffn_down.
+template <typename AttentionOf>
+void read_blocks(const GgufModelReader& r, TransformerWeights& w, const std::pair<const char*, const char*>& norms, const AttentionOf& attention_of) {
+    const int64_t d = w.config.d_model, f = w.config.ffn_dim;
+    for (int64_t l = 0; l < w.config.num_layers; ++l) {
+        const std::string block = "blk." + std::to_string(l) + ".";
+        TransformerBlockWeights b;
+        b.attention = attention_of(block);
+        validate_layer(b.attention, r.file().path() + ": " + block);
+        b.attention_norm = r.layer_norm(block + norms.first, d);
+        b.mlp_norm = r.layer_norm(block + norms.second, d);
+        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
+        b.b_in = r.optional(block + "ffn_up.bias", {f});
+        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
+        b.b_out = r.optional(block + "ffn_down.bias", {d});
+        w.layers.push_back(std::move(b));
+    }
+}
+
 // BERT's attention: separate attn_q, attn_k, attn_v [D, D] (biases optional) and attn_output; no
 // causal mask.
 LayerWeights bert_attention(const GgufModelReader& r, const std::string& block, int64_t d, int64_t heads) {
@@ -103,7 +123,7 @@ TransformerWeights read_bert(const GgufModelReader& r) {
     TransformerConfig& c = w.config;
     c.activation = Activation::gelu_erf;
     c.post_norm = true;
-    const int64_t d = c.d_model, f = c.ffn_dim;
+    const int64_t d = c.d_model;
     w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
     w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
     // token_types [type count, D] (the count is tokenizer.ggml.token_type_count): every token is of type 0.
@@ -113,19 +133,7 @@ TransformerWeights read_bert(const GgufModelReader& r) {
     w.token_type_embedding = Tensor({d});
     std::copy_n(type_rows.ptr(), d, w.token_type_embedding.ptr());
     w.embedding_norm = r.layer_norm("token_embd_norm", d);
-    for (int64_t l = 0; l < c.num_layers; ++l) {
-        const std::string block = "blk." + std::to_string(l) + ".";
-        TransformerBlockWeights b;
-        b.attention = bert_attention(r, block, d, heads);
-        validate_layer(b.attention, path + ": " + block);
-        b.attention_norm = r.layer_norm(block + "attn_output_norm", d);
-        b.mlp_norm = r.layer_norm(block + "layer_output_norm", d);
-        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
-        b.b_in = r.optional(block + "ffn_up.bias", {f});
-        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
-        b.b_out = r.optional(block + "ffn_down.bias", {d});
-        w.layers.push_back(std::move(b));
-    }
+    read_blocks(r, w, {"attn_output_norm", "layer_output_norm"}, [&](const std::string& block) { return bert_attention(r, block, d, heads); });
     return w;
 }
 
@@ -167,23 +175,14 @@ TransformerWeights read_gguf_transformer(const GgufFile& file) {
         const std::optional<bool> parallel = file.get_bool("gptneox.use_parallel_residual");
         c.parallel_residual = parallel.value_or(true);
     }
-    const int64_t d = c.d_model, f = c.ffn_dim;
+    const int64_t d = c.d_model;
     w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
     if (!neox) w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
-    for (int64_t l = 0; l < c.num_layers; ++l) {
-        const std::string block = "blk." + std::to_string(l) + ".";
-        TransformerBlockWeights b;
-        b.attention = attention(r, block, d, heads);
-        if (neox) set_rotary(r, b.attention);
-        validate_layer(b.attention, file.path() + ": " + block);
-        b.attention_norm = r.layer_norm(block + "attn_norm", d);
-        b.mlp_norm = r.layer_norm(block + "ffn_norm", d);
-        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
-        b.b_in = r.optional(block + "ffn_up.bias", {f});
-        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
-        b.b_out = r.optional(block + "ffn_down.bias", {d});
-        w.layers.push_back(std::move(b));
-    }
+    read_blocks(r, w, {"attn_norm", "ffn_norm"}, [&](const std::string& block) {
+        LayerWeights attention_weights = attention(r, block, d, heads);
+        if (neox) set_rotary(r, attention_weights);
+        return attention_weights;
+    });
     w.final_norm = r.layer_norm("output_norm", d);
     w.classifier = transposed(file.find_tensor("output.weight") ? r.load("output.weight", {c.vocab_size, d}) : w.token_embedding);
     return w;

@@ -34,12 +34,7 @@ TEST_CASE("GGUF gpt2 and gptneox files converted from HF folders read to the fol
     for (const std::string arguments : cases) {
         CAPTURE(arguments);
         ScratchDir dir;
-        make_reference_folder(dir, "reference_hf_transformer.py", arguments);
-        convert_folder(dir.path().string(), dir / "model.gguf");
-        TransformerWeights weights = read_gguf_transformer(GgufFile(dir / "model.gguf"));
-        check_same_model(weights, read_hf_transformer_folder(dir.path().string()));
-
-        TransformerModel model(backend, std::move(weights));
+        TransformerModel model(backend, converted_weights(dir, arguments));
         const ModelRun run = model.run(read_ids(dir / "ids.txt"));
         for (size_t l = 0; l < run.layers.size(); ++l)
             CHECK(max_abs_diff(run.layers[l].attention, read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))) < 1e-5);
