@@ -24,7 +24,7 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
         if (std::find(llama_types.begin(), llama_types.end(), model_type) == llama_types.end())
             return std::make_unique<TransformerModel>(backend, read_hf_transformer_folder(path, limits));
     } else if (is_gguf_file(path)) {
-        // GGUF gpt2 and gptneox files read whole into the folders' TransformerWeights; llama streams.
+        // GGUF gpt2, gptneox and bert files read whole into the folders' TransformerWeights; llama streams.
         const GgufFile file(path, limits);
         const std::vector<std::string>& transformer_types = gguf_transformer_architectures();
         const std::string architecture = file.get_string("general.architecture").value_or("");

@@ -1,4 +1,4 @@
-// tokenizer.ggml.* (model "gpt2") to the tokenizer.json and tokenizer_config.json documents of the
+// tokenizer.ggml.* (model "gpt2" or "bert") to the tokenizer.json and tokenizer_config.json documents of the
 // same tokenizer, then HfTokenizer::from_json.
 #include "gguf_tokenizer.hpp"
 
@@ -76,6 +76,62 @@ std::string quoted(const std::string& text) {
     return out += '"';
 }
 
+// tokenizer.ggml.tokens and .token_type, checked: the token count equal to `vocab_size` > 0, or
+// with 0 to the rows of the file's token_embd.weight if it has one (a vocabulary-only file has no
+// tensors: its tokens are checked on their own), one type of llama.cpp's per token.
+struct GgufVocabulary {
+    std::vector<std::string> tokens;
+    std::vector<int64_t> types;
+};
+
+GgufVocabulary read_vocabulary(const GgufFile& file, int64_t vocab_size) {
+    const std::string& path = file.path();
+    GgufVocabulary out{file.get_string_array("tokenizer.ggml.tokens"), {}};
+    if (out.tokens.empty()) fail_input(path, "tokenizer.ggml.tokens is empty");
+    int64_t model_vocab = vocab_size;
+    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
+        model_vocab = embedding->dims[1];
+    if (model_vocab > 0 && static_cast<int64_t>(out.tokens.size()) != model_vocab)
+        fail_input(path, "tokenizer.ggml.tokens holds " + std::to_string(out.tokens.size()) + " tokens but the model's vocabulary has " +
+                             std::to_string(model_vocab));
+    out.types = file.has("tokenizer.ggml.token_type") ? file.get_int_array("tokenizer.ggml.token_type")
+                                                      : std::vector<int64_t>(out.tokens.size(), 1);
+    if (out.types.size() != out.tokens.size())
+        fail_input(path, "tokenizer.ggml.token_type holds " + std::to_string(out.types.size()) + " types for " +
+                             std::to_string(out.tokens.size()) + " tokens");
+    for (size_t id = 0; id < out.types.size(); ++id)
+        if (out.types[id] < 0 || out.types[id] > last_token_type)
+            fail_input(path, "tokenizer.ggml.token_type of token " + std::to_string(id) + " is " + std::to_string(out.types[id]) +
+                                 ", not one of llama.cpp's types 0..6");
+    return out;
+}
+
+// The tokenizer.json "vocab" of `tokens` (no token twice) and its "added_tokens": the control and
+// user-defined tokens, cut out of the text before the model runs, as HF's added tokens.
+std::pair<json, json> vocabulary_json(const std::string& path, const std::vector<std::string>& tokens, const std::vector<int64_t>& types) {
+    json vocab = json::object(), added = json::array();
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        const std::string& token = tokens[id];
+        if (const auto twin = vocab.find(token); twin != vocab.end())
+            fail_input(path, "tokenizer.ggml.tokens holds " + quoted(token) + " twice (ids " + std::to_string(twin->get<int64_t>()) + " and " +
+                                 std::to_string(id) + ")");
+        vocab[token] = id;
+        if (types[id] == control_token || types[id] == user_defined_token)
+            added.push_back({{"id", id}, {"content", token}, {"special", types[id] == control_token}});
+    }
+    return {std::move(vocab), std::move(added)};
+}
+
+// A WordPiece token back in its vocab.txt spelling: llama.cpp's converter writes word-initial
+// pieces with a "▁" (U+2581) in front and continuations without their "##"; control tokens, and
+// with older converters every "[...]" token, stay as they were.
+std::string wordpiece_spelling(const std::string& token, int64_t type) {
+    constexpr std::string_view word_start = "\xe2\x96\x81";
+    if (token.starts_with(word_start)) return token.substr(word_start.size());
+    if (type == control_token || (token.size() >= 2 && token.front() == '[' && token.back() == ']')) return token;
+    return "##" + token;
+}
+
 }  // namespace
 
 std::string supported_gguf_pre_tokenizers() { return "gpt-2, llama-bpe (also llama3, llama-v3), qwen2, default"; }
@@ -90,48 +146,48 @@ HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size) {
         fail_input(path, "tokenizer.ggml.pre " + quoted(pre_name) + " is a pre-tokenizer attn-viz does not know (supported: " +
                              supported_gguf_pre_tokenizers() + ")");
 
-    const std::vector<std::string> tokens = file.get_string_array("tokenizer.ggml.tokens");
-    if (tokens.empty()) fail_input(path, "tokenizer.ggml.tokens is empty");
-    // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
-    // vocabulary-only file has no tensors: its tokens are checked on their own).
-    int64_t model_vocab = vocab_size;
-    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
-        model_vocab = embedding->dims[1];
-    if (model_vocab > 0 && static_cast<int64_t>(tokens.size()) != model_vocab)
-        fail_input(path, "tokenizer.ggml.tokens holds " + std::to_string(tokens.size()) + " tokens but the model's vocabulary has " +
-                             std::to_string(model_vocab));
-    const std::vector<int64_t> types = file.has("tokenizer.ggml.token_type") ? file.get_int_array("tokenizer.ggml.token_type")
-                                                                             : std::vector<int64_t>(tokens.size(), 1);
-    if (types.size() != tokens.size())
-        fail_input(path, "tokenizer.ggml.token_type holds " + std::to_string(types.size()) + " types for " + std::to_string(tokens.size()) +
-                             " tokens");
-
-    // The vocabulary, with control and user-defined tokens also as added tokens.
-    json vocab = json::object(), added = json::array();
-    for (size_t id = 0; id < tokens.size(); ++id) {
-        const std::string& token = tokens[id];
-        if (types[id] < 0 || types[id] > last_token_type)
-            fail_input(path, "tokenizer.ggml.token_type of token " + std::to_string(id) + " is " + std::to_string(types[id]) +
-                                 ", not one of llama.cpp's types 0..6");
-        if (const auto twin = vocab.find(token); twin != vocab.end())
-            fail_input(path, "tokenizer.ggml.tokens holds " + quoted(token) + " twice (ids " + std::to_string(twin->get<int64_t>()) + " and " +
-                                 std::to_string(id) + ")");
-        vocab[token] = id;
-        if (types[id] == control_token || types[id] == user_defined_token)
-            added.push_back({{"id", id}, {"content", token}, {"special", types[id] == control_token}});
-    }
+    const GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
+    auto [vocab, added] = vocabulary_json(path, vocabulary.tokens, vocabulary.types);
     json bpe = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", file.get_string_array("tokenizer.ggml.merges")},
                 {"ignore_merges", pre->ignore_merges}};
-    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", tokens); !unk.is_null()) bpe["unk_token"] = unk;
+    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", vocabulary.tokens); !unk.is_null()) bpe["unk_token"] = unk;
     const json tokenizer = {{"model", std::move(bpe)},
                             {"added_tokens", std::move(added)},
                             {"pre_tokenizer", pre->steps},
                             {"decoder", {{"type", "ByteLevel"}}}};
-    const json config = {{"bos_token", special_token(file, "tokenizer.ggml.bos_token_id", tokens)},
-                         {"eos_token", special_token(file, "tokenizer.ggml.eos_token_id", tokens)},
+    const json config = {{"bos_token", special_token(file, "tokenizer.ggml.bos_token_id", vocabulary.tokens)},
+                         {"eos_token", special_token(file, "tokenizer.ggml.eos_token_id", vocabulary.tokens)},
                          {"add_bos_token", file.get_bool("tokenizer.ggml.add_bos_token").value_or(pre->add_bos)},
                          {"add_eos_token", file.get_bool("tokenizer.ggml.add_eos_token").value_or(false)}};
     return HfTokenizer::from_json(tokenizer, config, path);
+}
+
+HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_size) {
+    const std::string& path = file.path();
+    const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
+    if (model != "bert") fail_input(path, "tokenizer.ggml.model is " + quoted(model) + ", not the WordPiece \"bert\"");
+    GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
+    for (size_t id = 0; id < vocabulary.tokens.size(); ++id)
+        vocabulary.tokens[id] = wordpiece_spelling(vocabulary.tokens[id], vocabulary.types[id]);
+    auto [vocab, added] = vocabulary_json(path, vocabulary.tokens, vocabulary.types);
+    json wordpiece = {{"type", "WordPiece"}, {"vocab", std::move(vocab)}, {"continuing_subword_prefix", "##"}};
+    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", vocabulary.tokens); !unk.is_null()) wordpiece["unk_token"] = unk;
+    // [CLS] text [SEP], as BertProcessing; llama.cpp spells the key "seperator".
+    json post_processor = nullptr;
+    const json cls = special_token(file, "tokenizer.ggml.cls_token_id", vocabulary.tokens);
+    const json sep = special_token(file, "tokenizer.ggml.seperator_token_id", vocabulary.tokens);
+    if (!cls.is_null() && !sep.is_null())
+        post_processor = {{"type", "BertProcessing"},
+                          {"cls", {cls, *file.get_uint("tokenizer.ggml.cls_token_id")}},
+                          {"sep", {sep, *file.get_uint("tokenizer.ggml.seperator_token_id")}}};
+    // llama.cpp's WordPiece always lowercases and strips accents, as bert-base-uncased's BertNormalizer.
+    const json tokenizer = {{"model", std::move(wordpiece)},
+                            {"added_tokens", std::move(added)},
+                            {"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}}},
+                            {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                            {"post_processor", std::move(post_processor)},
+                            {"decoder", {{"type", "WordPiece"}}}};
+    return HfTokenizer::from_json(tokenizer, json::object(), path);
 }
 
 }  // namespace attn_viz

@@ -1,5 +1,5 @@
-// Byte-level BPE tokenizers (tokenizer.ggml.model "gpt2": GPT-2, Llama 3, Qwen2, ...) from a GGUF
-// file's metadata, as llama.cpp's converter writes them from a Hugging Face tokenizer. They are
+// Byte-level BPE tokenizers (tokenizer.ggml.model "gpt2": GPT-2, Llama 3, Qwen2, ...) and WordPiece
+// tokenizers (model "bert": BERT, BGE, MiniLM, ...) from a GGUF file's metadata, as llama.cpp's converter writes them from a Hugging Face tokenizer. They are
 // translated back to the tokenizer.json pipeline HfTokenizer runs, so GGUF files and Hugging Face
 // folders share one encoder.
 #pragma once
@@ -22,6 +22,14 @@ namespace attn_viz {
 // > 0, or with 0 to the rows of the file's token_embd.weight if it has one): Error(bad_input)
 // naming the file and the key.
 HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size);
+
+// tokenizer.ggml.model "bert": tokenizer.ggml.tokens in llama.cpp's spelling (word-initial pieces
+// behind a "▁", continuations without their "##", control tokens and "[...]" as they are), turned
+// back into vocab.txt's; .token_type as for "gpt2"; .unknown_token_id, and .cls_token_id with
+// .seperator_token_id (llama.cpp's spelling) for the [CLS] ... [SEP] around an encoded text. Text
+// is lowercased and accents stripped (BertNormalizer), as llama.cpp's WordPiece always does. The
+// same checks as read_gguf_bpe_tokenizer, the twin check on the translated tokens.
+HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_size);
 
 // The tokenizer.ggml.pre names read_gguf_bpe_tokenizer knows, for messages and docs.
 std::string supported_gguf_pre_tokenizers();

@@ -1,4 +1,4 @@
-// GPT-2 and GPT-NeoX hyper-parameters and weights from a GGUF file, in the x W convention.
+// GPT-2, GPT-NeoX and BERT hyper-parameters and weights from a GGUF file, in the x W convention.
 #include "gguf_transformer.hpp"
 
 #include <algorithm>
@@ -30,7 +30,8 @@ private:
     std::string arch_;
 };
 
-TransformerConfig read_config(const GgufModelReader& r, int64_t& heads) {
+// `default_epsilon` where the file has no layer_norm_epsilon.
+TransformerConfig read_config(const GgufModelReader& r, int64_t& heads, double default_epsilon) {
     TransformerConfig c;
     c.model_type = r.arch() == "gptneox" ? "gpt_neox" : r.arch();  // Hugging Face's name for the family
     c.num_layers = r.count("block_count");
@@ -48,7 +49,7 @@ TransformerConfig read_config(const GgufModelReader& r, int64_t& heads) {
             fail_input(path, r.arch() + "." + key + " is " + std::to_string(value) + ", outside 1..2^24");
     if (c.d_model % heads != 0)
         fail_input(path, r.arch() + ".embedding_length " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
-    c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(1e-5);
+    c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(default_epsilon);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(path, r.arch() + ".attention.layer_norm_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
     const GgufTensorInfo* embedding = r.file().find_tensor("token_embd.weight");
@@ -74,6 +75,68 @@ LayerWeights attention(const GgufModelReader& r, const std::string& block, int64
     return w;
 }
 
+// Every block of `w.config`: its attention from `attention_of("blk.N.")`, checked, the two
+// LayerNorms `norms` (around attention, around the MLP), ffn_up and ffn_down.
+template <typename AttentionOf>
+void read_blocks(const GgufModelReader& r, TransformerWeights& w, const std::pair<const char*, const char*>& norms, const AttentionOf& attention_of) {
+    const int64_t d = w.config.d_model, f = w.config.ffn_dim;
+    for (int64_t l = 0; l < w.config.num_layers; ++l) {
+        const std::string block = "blk." + std::to_string(l) + ".";
+        TransformerBlockWeights b;
+        b.attention = attention_of(block);
+        validate_layer(b.attention, r.file().path() + ": " + block);
+        b.attention_norm = r.layer_norm(block + norms.first, d);
+        b.mlp_norm = r.layer_norm(block + norms.second, d);
+        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
+        b.b_in = r.optional(block + "ffn_up.bias", {f});
+        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
+        b.b_out = r.optional(block + "ffn_down.bias", {d});
+        w.layers.push_back(std::move(b));
+    }
+}
+
+// BERT's attention: separate attn_q, attn_k, attn_v [D, D] (biases optional) and attn_output; no
+// causal mask.
+LayerWeights bert_attention(const GgufModelReader& r, const std::string& block, int64_t d, int64_t heads) {
+    LayerWeights w;
+    w.d_model = d, w.num_heads = heads, w.num_kv_heads = heads, w.d_head = d / heads, w.causal = false;
+    Tensor* weights[4] = {&w.w_q, &w.w_k, &w.w_v, &w.w_o};
+    Tensor* biases[4] = {&w.b_q, &w.b_k, &w.b_v, &w.b_o};
+    const char* names[4] = {"attn_q", "attn_k", "attn_v", "attn_output"};
+    for (int part = 0; part < 4; ++part) {
+        *weights[part] = r.matrix(block + names[part] + ".weight", d, d);
+        *biases[part] = r.optional(block + names[part] + ".bias", {d});
+    }
+    return w;
+}
+
+// BERT's encoder: word + position + token type 0 embeddings, then token_embd_norm; post-LayerNorm
+// blocks (attn_output_norm after attention + residual, layer_output_norm after the MLP +
+// residual), exact GELU, no classifier.
+TransformerWeights read_bert(const GgufModelReader& r) {
+    const std::string& path = r.file().path();
+    if (r.file().get_bool("bert.attention.causal").value_or(false))
+        fail_input(path, "bert.attention.causal is true; attn-viz reads BERT as the encoder it is (no causal mask)");
+    TransformerWeights w;
+    int64_t heads = 0;
+    w.config = read_config(r, heads, 1e-12);
+    TransformerConfig& c = w.config;
+    c.activation = Activation::gelu_erf;
+    c.post_norm = true;
+    const int64_t d = c.d_model;
+    w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
+    w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
+    // token_types [type count, D] (the count is tokenizer.ggml.token_type_count): every token is of type 0.
+    const GgufTensorInfo* types = r.file().find_tensor("token_types.weight");
+    const int64_t type_count = types && types->dims.size() == 2 ? types->dims[1] : 1;
+    const Tensor type_rows = r.load("token_types.weight", {type_count, d});
+    w.token_type_embedding = Tensor({d});
+    std::copy_n(type_rows.ptr(), d, w.token_type_embedding.ptr());
+    w.embedding_norm = r.layer_norm("token_embd_norm", d);
+    read_blocks(r, w, {"attn_output_norm", "layer_output_norm"}, [&](const std::string& block) { return bert_attention(r, block, d, heads); });
+    return w;
+}
+
 // GPT-NeoX's rotary settings on one layer.
 void set_rotary(const GgufModelReader& r, LayerWeights& w) {
     const std::string& path = r.file().path();
@@ -90,7 +153,7 @@ void set_rotary(const GgufModelReader& r, LayerWeights& w) {
 }  // namespace
 
 const std::vector<std::string>& gguf_transformer_architectures() {
-    static const std::vector<std::string> architectures = {"gpt2", "gptneox"};
+    static const std::vector<std::string> architectures = {"gpt2", "gptneox", "bert"};
     return architectures;
 }
 
@@ -99,35 +162,27 @@ TransformerWeights read_gguf_transformer(const GgufFile& file) {
     const auto& known = gguf_transformer_architectures();
     if (std::find(known.begin(), known.end(), architecture) == known.end())
         fail_input(file.path(), "general.architecture is \"" + escape_invalid_utf8(architecture) +
-                                    "\"; this reader takes GGUF models of architecture gpt2 or gptneox (llama: gguf_llama.hpp)");
+                                    "\"; this reader takes GGUF models of architecture gpt2, gptneox or bert (llama: gguf_llama.hpp)");
     const GgufModelReader r(file, architecture);
+    if (architecture == "bert") return read_bert(r);
     const bool neox = architecture == "gptneox";
     TransformerWeights w;
     int64_t heads = 0;
-    w.config = read_config(r, heads);
+    w.config = read_config(r, heads, 1e-5);
     TransformerConfig& c = w.config;
     c.activation = neox ? Activation::gelu_erf : Activation::gelu_tanh;
     if (neox) {
         const std::optional<bool> parallel = file.get_bool("gptneox.use_parallel_residual");
         c.parallel_residual = parallel.value_or(true);
     }
-    const int64_t d = c.d_model, f = c.ffn_dim;
+    const int64_t d = c.d_model;
     w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
     if (!neox) w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
-    for (int64_t l = 0; l < c.num_layers; ++l) {
-        const std::string block = "blk." + std::to_string(l) + ".";
-        TransformerBlockWeights b;
-        b.attention = attention(r, block, d, heads);
-        if (neox) set_rotary(r, b.attention);
-        validate_layer(b.attention, file.path() + ": " + block);
-        b.attention_norm = r.layer_norm(block + "attn_norm", d);
-        b.mlp_norm = r.layer_norm(block + "ffn_norm", d);
-        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
-        b.b_in = r.optional(block + "ffn_up.bias", {f});
-        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
-        b.b_out = r.optional(block + "ffn_down.bias", {d});
-        w.layers.push_back(std::move(b));
-    }
+    read_blocks(r, w, {"attn_norm", "ffn_norm"}, [&](const std::string& block) {
+        LayerWeights attention_weights = attention(r, block, d, heads);
+        if (neox) set_rotary(r, attention_weights);
+        return attention_weights;
+    });
     w.final_norm = r.layer_norm("output_norm", d);
     w.classifier = transposed(file.find_tensor("output.weight") ? r.load("output.weight", {c.vocab_size, d}) : w.token_embedding);
     return w;

@@ -61,9 +61,11 @@ std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_pa
                                                      const LoadLimits& limits) {
     const std::string& path = tokenizer_path.empty() ? model_path : tokenizer_path;
     if (const std::string hf = hf_tokenizer_location(path); !hf.empty()) return std::make_unique<HfModelTokenizer>(HfTokenizer::load(hf, limits));
-    if (is_gguf_file(path)) {  // a GGUF file's own: SentencePiece "llama" or byte-level BPE "gpt2"
+    if (is_gguf_file(path)) {  // a GGUF file's own: SentencePiece "llama", byte-level BPE "gpt2" or WordPiece "bert"
         const GgufFile file(path, limits);
-        if (file.get_string("tokenizer.ggml.model") == "gpt2") return std::make_unique<HfModelTokenizer>(read_gguf_bpe_tokenizer(file, vocab_size));
+        const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
+        if (model == "gpt2") return std::make_unique<HfModelTokenizer>(read_gguf_bpe_tokenizer(file, vocab_size));
+        if (model == "bert") return std::make_unique<HfModelTokenizer>(read_gguf_wordpiece_tokenizer(file, vocab_size));
         return std::make_unique<Llama2cModelTokenizer>(read_gguf_llama_tokenizer(file, vocab_size));
     }
     return std::make_unique<Llama2cModelTokenizer>(read_llama_tokenizer(model_path, tokenizer_path, vocab_size, limits));

@@ -98,6 +98,17 @@ TEST_CASE("tokenize --tokenizer: GPT-2's vocabulary-only GGUF file (byte-level B
     CHECK(lines[0] == json{{"text", "Hello world<|endoftext|>"}, {"ids", {15496, 995, 50256}}, {"tokens", {"Hello", " world", "<|endoftext|>"}}});
 }
 
+TEST_CASE("tokenize --tokenizer: BGE's vocabulary-only GGUF file (WordPiece) as bert-base-uncased's vocab.txt, [CLS] ... [SEP]") {
+    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-bert-bge.gguf"});
+    if (vocab.empty()) return;
+    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/ggml-vocab-bert-bge.gguf --text \"Hello, Wörld! unaffable\"");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0]["ids"] == json{101, 7592, 1010, 2088, 999, 14477, 20961, 3468, 102});
+    const std::string uncased = shared_model_dir("tokenizers/bert-base-uncased", {"vocab.txt"});
+    if (uncased.empty()) return;
+    CHECK(lines == tokenize_json("--tokenizer " + uncased + "/vocab.txt --text \"Hello, Wörld! unaffable\""));
+}
+
 TEST_CASE("tokenize --inputs: a text file (one text a line) and a JSONL file of texts and ids, in order, named by line") {
     const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"});
     if (hf.empty()) return;
