@@ -25,6 +25,12 @@ command -v npm >/dev/null || unavailable "npm not found (scripts/setup.sh instal
 # npm configuration (registry, proxy, certificates) applies as to any npm install.
 mkdir -p "$cache"
 export npm_config_cache=$cache/npm-cache npm_config_update_notifier=false
+# Node trusts its own list of certificate authorities, not the system's: where the registry is reached
+# through a locally installed authority, npm needs the system bundle (CI may start without the
+# NODE_EXTRA_CA_CERTS that interactive shells here have).
+if [[ -z ${NODE_EXTRA_CA_CERTS:-} && -r /etc/ssl/certs/ca-certificates.crt ]]; then
+  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 installed=$cache/node_modules/@huggingface/tokenizers/package.json
 if ! grep -qs "\"version\": \"$package_version\"" "$installed"; then
   [[ -f $cache/package.json ]] || echo '{"private": true}' >"$cache/package.json"
