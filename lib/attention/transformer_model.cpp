@@ -100,11 +100,11 @@ ModelRun TransformerModel::run(const std::vector<int>& tokens, bool with_contrib
     run.tokens = tokens;
     Tensor x = embedding_rows(weights_.token_embedding, tokens);
     const int64_t T = x.dim(0), D = x.dim(1);
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t i = 0; i < D; ++i) {
-            if (!weights_.position_embedding.empty()) x.data[t * D + i] += weights_.position_embedding.data[t * D + i];
-            if (!weights_.token_type_embedding.empty()) x.data[t * D + i] += weights_.token_type_embedding.data[i];
-        }
+    if (!weights_.position_embedding.empty())  // rows 0..T-1 of [max_positions, D]: the same layout as x
+        for (int64_t i = 0; i < T * D; ++i) x.data[i] += weights_.position_embedding.data[i];
+    if (!weights_.token_type_embedding.empty())
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t i = 0; i < D; ++i) x.data[t * D + i] += weights_.token_type_embedding.data[i];
     if (!weights_.embedding_norm.weight.empty()) x = layer_norm(x, weights_.embedding_norm, c.norm_epsilon);
 
     // Step 2: the blocks, each in its variant's arrangement of norms and residuals.

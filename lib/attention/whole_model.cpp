@@ -6,6 +6,7 @@
 
 #include "error.hpp"
 #include "gguf.hpp"
+#include "gguf_llama.hpp"
 #include "gguf_transformer.hpp"
 #include "hf_config.hpp"
 #include "hf_llama_checkpoint.hpp"
@@ -24,12 +25,14 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
         if (std::find(llama_types.begin(), llama_types.end(), model_type) == llama_types.end())
             return std::make_unique<TransformerModel>(backend, read_hf_transformer_folder(path, limits));
     } else if (is_gguf_file(path)) {
-        // GGUF gpt2, gptneox and bert files read whole into the folders' TransformerWeights; llama streams.
-        const GgufFile file(path, limits);
+        // GGUF gpt2, gptneox and bert files read whole into the folders' TransformerWeights; llama
+        // streams its blocks from the same parsed file.
+        const auto file = std::make_shared<const GgufFile>(path, limits);
         const std::vector<std::string>& transformer_types = gguf_transformer_architectures();
-        const std::string architecture = file.get_string("general.architecture").value_or("");
+        const std::string architecture = file->get_string("general.architecture").value_or("");
         if (std::find(transformer_types.begin(), transformer_types.end(), architecture) != transformer_types.end())
-            return std::make_unique<TransformerModel>(backend, read_gguf_transformer(file));
+            return std::make_unique<TransformerModel>(backend, read_gguf_transformer(*file));
+        return std::make_unique<LlamaModel>(backend, read_gguf_llama_streaming(file));
     }
     return std::make_unique<LlamaModel>(backend, read_llama_model(path, limits));
 }
