@@ -77,7 +77,11 @@ void check_file_destination(const std::string& path) {
         if (::access(path.c_str(), W_OK) != 0) fail_io(path, "cannot write", errno);
         return;
     }
-    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    // Missing folders are created when the file is written (as --out's are): the nearest one
+    // that exists must be a folder we can write in.
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    while (!parent.empty() && ::stat(parent.c_str(), &st) != 0 && errno == ENOENT && parent != parent.parent_path())
+        parent = parent.parent_path();
     const std::string dir = parent.empty() ? "." : parent.string();
     if (::stat(dir.c_str(), &st) != 0) fail_io(path, "cannot write in " + dir, errno);
     if (!S_ISDIR(st.st_mode)) fail_io(path, "cannot write in " + dir, ENOTDIR);

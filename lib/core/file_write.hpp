@@ -36,8 +36,9 @@ void write_file_bytes(const std::string& path, std::string_view bytes);
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Checks, before any work, that a file can be created at `path`: refuses (Error usage) a path
-// that is a directory, and (Error io, with the reason) one whose directory does not exist, is
-// not a directory or is not writable. An existing file is fine (it will be replaced); an
+// that is a directory, and (Error io, with the reason) one whose nearest existing ancestor
+// folder is not a folder or is not writable (missing folders below it are the writer's to
+// create). An existing file is fine (it will be replaced); an
 // existing device or FIFO (/dev/stdout) must be writable itself.
 void check_file_destination(const std::string& path);
 

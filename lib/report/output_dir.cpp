@@ -157,7 +157,12 @@ std::string OutputDir::external_file(const std::string& final_path) {
         if (e.final_path == final_path) return e.staging->path() + "/" + e.staged_name;
     const fs::path target(final_path);
     std::unique_ptr<StagingDir>& staging = external_staging_[target.parent_path().string()];
-    if (!staging) staging = std::make_unique<StagingDir>(final_path);
+    if (!staging) {
+        // Missing parent folders are created, as the run directory's are.
+        if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
+        if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
+        staging = std::make_unique<StagingDir>(final_path);
+    }
     externals_.push_back({final_path, target.filename().string(), staging.get()});
     return staging->path() + "/" + externals_.back().staged_name;
 }

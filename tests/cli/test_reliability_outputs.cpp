@@ -126,14 +126,12 @@ TEST_CASE("dump and --save-partial destinations are checked before any work, nam
         // A dump inside an --out that does not exist yet: it only appears when the run succeeds.
         {one + " --dump-attention " + (dir / "out/attn.npy"), 2,
          dir / "out/attn.npy" + ": is inside the output directory " + (dir / "out") + ", which is only created when the run succeeds"},
-        {one + " --dump-output " + (dir / "missing/y.npy"), 4,
-         dir / "missing/y.npy" + ": cannot write in " + (dir / "missing") + ": No such file or directory"},
         {one + " --dump-attention " + (dir / "file.txt/a.npy"), 4,
          dir / "file.txt/a.npy" + ": cannot write in " + (dir / "file.txt") + ": Not a directory"},
-        {corpus + " --save-partial " + (dir / "missing/p.json"), 4,
-         dir / "missing/p.json" + ": cannot write in " + (dir / "missing") + ": No such file or directory"},
-        {"merge " + (dir / "x.json") + " --out " + (dir / "out") + " --save-partial " + (dir / "missing/p.json"), 4,
-         dir / "missing/p.json" + ": cannot write in"},
+        {corpus + " --save-partial " + (dir / "file.txt/sub/p.json"), 4,
+         dir / "file.txt/sub/p.json" + ": cannot write in " + (dir / "file.txt/sub") + ": Not a directory"},
+        {"merge " + (dir / "x.json") + " --out " + (dir / "out") + " --save-partial " + (dir / "file.txt/p.json"), 4,
+         dir / "file.txt/p.json" + ": cannot write in"},
     };
     for (const Case& c : cases) {
         const CommandResult r = run_attn_viz(c.args);
@@ -146,6 +144,35 @@ TEST_CASE("dump and --save-partial destinations are checked before any work, nam
     fs::create_directories(dir / "out");
     CHECK(run_attn_viz(one + " --dump-attention " + (dir / "out/attn.npy")).exit_code == 0);
     CHECK(fs::is_regular_file(dir / "out/attn.npy"));
+}
+
+TEST_CASE("dump and --save-partial destinations get their missing folders, as --out does, only when the run succeeds") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "corpus.jsonl", read_text(dir / "x.json") + "\n" + read_text(dir / "x.json") + "\n");
+    const std::string run = "run -q --weights " + (dir / "w.json");
+    // A run that fails (an input it cannot read) creates nothing, not even the folders.
+    CommandResult r = run_attn_viz(run + " --input " + (dir / "absent.json") + " --out " + (dir / "a/out") +
+                                   " --dump-attention " + (dir / "dumps/deep/attn.npy"));
+    CHECK(r.exit_code != 0);
+    CHECK(!fs::exists(dir / "dumps"));
+    CHECK(!fs::exists(dir / "a"));
+    r = run_attn_viz(run + " --input " + (dir / "x.json") + " --out " + (dir / "a/out") + " --dump-attention " +
+                     (dir / "dumps/deep/attn.npy") + " --dump-output " + (dir / "dumps/y.npy"));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::is_regular_file(dir / "dumps/deep/attn.npy"));
+    CHECK(fs::is_regular_file(dir / "dumps/y.npy"));
+    CHECK(fs::is_regular_file(dir / "a/out/stats.json"));
+    r = run_attn_viz(run + " --inputs " + (dir / "corpus.jsonl") + " --out " + (dir / "c") + " --save-partial " +
+                     (dir / "partials/0/p.json"));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::is_regular_file(dir / "partials/0/p.json"));
+    r = run_attn_viz("merge " + (dir / "partials/0/p.json") + " --out " + (dir / "m") + " --save-partial " + (dir / "merged/p.json"));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::is_regular_file(dir / "merged/p.json"));
 }
 
 TEST_CASE("--force into the inputs' own folder never replaces an input, even one named like an output") {

@@ -57,7 +57,7 @@ TEST_CASE("file write errors name the user's path and say why") {
     CHECK(test_support::read_text(dir / "pieces.bin") == "abcd");
 }
 
-TEST_CASE("check_file_destination: refuses a directory, a missing or non-directory parent, before any work") {
+TEST_CASE("check_file_destination: refuses a directory or a non-directory ancestor, accepts missing folders, before any work") {
     test_support::ScratchDir dir;
     test_support::write_text(dir / "file.txt", "x");
     check_file_destination(dir / "new.npy");   // a new file in an existing directory
@@ -68,10 +68,11 @@ TEST_CASE("check_file_destination: refuses a directory, a missing or non-directo
     check_file_destination("relative.npy");  // the current directory
     std::filesystem::current_path(cwd);
     expect_error([&] { check_file_destination(dir.path().string()); }, ErrorKind::usage, {"is a directory"});
-    expect_error([&] { check_file_destination(dir / "nodir/a.npy"); }, ErrorKind::io,
-                 {dir / "nodir/a.npy", "cannot write in " + (dir / "nodir") + ": No such file or directory"});
+    check_file_destination(dir / "nodir/deeper/a.npy");  // missing folders are created by the writer
     expect_error([&] { check_file_destination(dir / "file.txt/a.npy"); }, ErrorKind::io,
-                 {"cannot write in " + (dir / "file.txt") + ": Not a directory"});
+                 {dir / "file.txt/a.npy", "cannot write in " + (dir / "file.txt") + ": Not a directory"});
+    expect_error([&] { check_file_destination(dir / "file.txt/sub/a.npy"); }, ErrorKind::io,
+                 {"cannot write in " + (dir / "file.txt/sub") + ": Not a directory"});
     if (::geteuid() != 0) {  // root may write anywhere
         std::filesystem::create_directories(dir / "locked");
         std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
@@ -79,6 +80,7 @@ TEST_CASE("check_file_destination: refuses a directory, a missing or non-directo
         std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_all);
     }
     CHECK(!std::filesystem::exists(dir / "new.npy"));  // only checked, nothing created
+    CHECK(!std::filesystem::exists(dir / "nodir"));
 }
 
 }
