@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything attn-viz needs to build, test and benchmark, from Debian's archive.
 # Idempotent: packages already present are not fetched again. Run as root (or with sudo).
+# `setup.sh build` installs only what building and running the CLI needs (the demo's setup).
 # ATTN_VIZ_SETUP_EXTRA may name extras: "bench" (the Python peer's matplotlib and OpenBLAS,
 # hyperfine, time) and "clang" (clang-14 with its sanitizer/fuzzer and OpenMP runtimes, for
 # scripts/fuzz.sh, and clang-format-14 for scripts/format_includes.sh).
@@ -15,13 +16,17 @@ packages=(
   libxxhash-dev                           # XXH3 fingerprints of weights and sequences in corpus partials
   libssl-dev                              # libcrypto's SHA-256 of every input file (stats.json provenance)
   fonts-dejavu-core                       # DejaVu Sans for labels
-  python3 python3-numpy python3-torch     # scripts/reference.py, the PyTorch cross-check
-  chromium                                # headless: the render tests open report.html in it
-  slurm-wlm munge parallel                # tests/cluster: a one-node Slurm cluster, GNU parallel
-  nodejs                                  # tests/formats/tokenizer_crosscheck: npm's @huggingface/tokenizers
 )
-# Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs includes it.
-command -v npm >/dev/null || packages+=(npm)
+if [[ "${1:-}" != "build" ]]; then
+  packages+=(
+    python3 python3-numpy python3-torch   # scripts/reference.py, the PyTorch cross-check
+    chromium                              # headless: the render tests open report.html in it
+    slurm-wlm munge parallel              # tests/cluster: a one-node Slurm cluster, GNU parallel
+    nodejs                                # tests/formats/tokenizer_crosscheck: npm's @huggingface/tokenizers
+  )
+  # Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs includes it.
+  command -v npm >/dev/null || packages+=(npm)
+fi
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
   packages+=(python3-matplotlib libopenblas0-pthread hyperfine time)
 fi
