@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs attn-viz model on stories260K over its own greedy story with every head ablated, rollout
 # and flow, copies the ablation and rollout pictures into docs/images/ and prints the ranking as
-# the Markdown table shown in the README. Usage: scripts/stories_ablation.sh [MODEL_DIR] [OUT_DIR]
+# the Markdown table shown in docs/commands.md. Usage: scripts/stories_ablation.sh [MODEL_DIR] [OUT_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 model=${1:-$root/../shared/models/stories260K}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Measures what one shard costs on this machine, for the cost model in the README ("Corpora on a
-# cluster"): CPU seconds per sequence of a corpus run on one thread (one shard per core is how a
+# Measures what one shard costs on this machine, for the cost model in docs/cluster.md ("Cost model"):
+# CPU seconds per sequence of a corpus run on one thread (one shard per core is how a
 # job array uses a node), and the same shard cut from a corpus ten times larger, whose other
 # sequences the shard only reads past.
 #

@@ -3,7 +3,7 @@
 # in a temp dir: a corpus runs as a job array of 4 shards (scripts/slurm/submit.sh) plus the
 # dependent merge job, the merged statistics must equal one single run to 1e-9 relative, and the
 # cluster is torn down from an EXIT trap, leaving no process and no file behind.
-# Recipe and pitfalls: README, "Corpora on a cluster", and the comments below.
+# Recipe and pitfalls: docs/cluster.md and the comments below.
 #
 #   tests/cluster/slurm_test.sh BIN      (ctest: cluster-slurm)
 #
