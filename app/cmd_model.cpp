@@ -130,7 +130,7 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer
         return ids;
     }
     if (!o.token_ids.empty()) return parse_token_ids(o.token_ids, "--tokens");
-    return tokenizer.encode(o.text);
+    return encode_within_context(tokenizer, o.text, model.max_tokens, "--text");
 }
 
 ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::OnednnBackend& backend,
@@ -228,7 +228,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             if (!documents.next(doc, where)) break;
         }
         const ModelSequence sequence = parse_model_sequence(doc, where);
-        const std::vector<int> ids = sequence.text ? in.tokenizer->encode(*sequence.text)
+        const std::vector<int> ids = sequence.text ? encode_within_context(*in.tokenizer, *sequence.text, model.description().max_tokens, where)
                                                    : sequence.token_ids;
         ModelRun run;
         try {

@@ -28,6 +28,11 @@ declare -A max_len=(
   [fuzz_token_file]=200000 [fuzz_hf_config]=200000 [fuzz_gguf]=100000 [fuzz_hf_tokenizer]=200000
   [fuzz_hf_folder]=100000)
 
+# Targets that encode text: -len_control=0 lets inputs reach -max_len from the start (libFuzzer
+# otherwise lengthens them slowly, and a merge loop or regex that is quadratic or worse shows only
+# on long texts), so with -timeout below a slow encoder is a finding within the run.
+declare -A extra_options=([fuzz_llama2c_tokenizer]=-len_control=0 [fuzz_hf_tokenizer]=-len_control=0)
+
 # A target's dictionary, with the shared ones it names in "# include: NAME.dict" lines in front.
 dictionary() {
   local dict_dir=$root/tests/fuzz/dict target=$1 out=$build/dict/$1.dict
@@ -52,13 +57,14 @@ for target in "${targets[@]}"; do
   mkdir -p "$work" "$findings"
   log=$build/$target.log
   start=$(date +%s)
-  # -timeout: a single input taking 10 s is a finding; -rss_limit_mb: so is a 2 GB process
+  # -timeout: a single input taking 10 s is a finding (a hang: the tokenizer targets encode texts
+  # up to 200 KB, which takes well under a second); -rss_limit_mb: so is a 2 GB process
   # (the targets set a 256 MB memory budget, so a refused huge shape never comes near it).
   # A 256 KB stack (ulimit -s) makes recursion over untrusted nesting crash at about 2,000 levels,
   # which the deep seeds (3,000) and grown inputs reach, rather than at the 8 MB default's ~40,000.
   (ulimit -s 256 && exec "$build/tests/fuzz/$target" -max_total_time="$seconds" \
     -max_len="${max_len[$target]}" -dict="$(dictionary "$target")" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$findings/" "$work" "$root/tests/fuzz/corpus/$target" \
+    -print_final_stats=1 ${extra_options[$target]:-} -artifact_prefix="$findings/" "$work" "$root/tests/fuzz/corpus/$target" \
     $(ls -d "$root/tests/fuzz/regressions/$target" 2>/dev/null)) >"$log" 2>&1 || true
   elapsed=$(($(date +%s) - start))
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")

@@ -1,7 +1,9 @@
 // llama2.c tokenizer loading, encoding and decoding.
 #include "llama2c_tokenizer.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <queue>
 
 #include "error.hpp"
 #include "file_kind.hpp"
@@ -44,7 +46,6 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     std::memcpy(&max_length, bytes, 4);
     if (max_length <= 0 || max_length > max_piece_bytes)
         fail_input(path, "max_token_length " + std::to_string(max_length) + " is outside 1.." + std::to_string(max_piece_bytes));
-    max_token_length_ = max_length;
     size_t at = 4;
     while (at < size) {
         const std::string where = path + ": token " + std::to_string(pieces_.size());
@@ -80,7 +81,19 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::s
 }
 
 void Llama2cTokenizer::index_pieces() {
-    for (size_t id = 0; id < pieces_.size(); ++id) ids_.emplace(pieces_[id], static_cast<int>(id));
+    // encode() puts BOS and EOS in by id, and merges over BOS's piece: both must be tokens.
+    if (pieces_.size() <= static_cast<size_t>(eos_id))
+        fail_input(path_, "holds " + std::to_string(pieces_.size()) + " token" + (pieces_.size() == 1 ? "" : "s") +
+                              "; a llama tokenizer needs at least 3 (<unk>, BOS " + std::to_string(bos_id) + ", EOS " +
+                              std::to_string(eos_id) + ")");
+    for (size_t id = 0; id < pieces_.size(); ++id) {
+        ids_.emplace(pieces_[id], static_cast<int>(id));
+        longest_piece_bytes_ = std::max(longest_piece_bytes_, pieces_[id].size());
+    }
+    // Byte b falls back to token 3 + b when that token is <0xNN> for b (run.c's convention).
+    byte_ids_.fill(-1);
+    for (int byte = 0; byte < 256 && static_cast<size_t>(byte) + 3 < pieces_.size(); ++byte)
+        if (byte_of_piece(pieces_[static_cast<size_t>(byte) + 3]) == byte) byte_ids_[static_cast<size_t>(byte)] = byte + 3;
 }
 
 const std::string& Llama2cTokenizer::piece(int id) const {
@@ -118,36 +131,75 @@ std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, boo
             tokens.push_back(id);
         } else {
             for (unsigned char byte : code_point) {  // byte fallback: <0x00> is token 3
-                const int byte_id = byte + 3;
-                if (byte_id >= vocab_size())
+                const int byte_id = byte_ids_[byte];
+                if (byte_id < 0)
                     fail_input(path_, "vocabulary of " + std::to_string(vocab_size()) + " tokens has no byte token for byte " +
-                                          std::to_string(byte) + " of the text");
+                                          std::to_string(byte) + " of the text (token " + std::to_string(byte + 3) +
+                                          " would be its <0xNN>)");
                 tokens.push_back(byte_id);
             }
         }
         code_point.clear();
     }
 
-    // Step 3: repeatedly merge the adjacent pair whose concatenation is the best-scoring piece
-    // (the first such pair on ties), until no pair is a piece. Like run.c, BOS takes part.
-    while (true) {
-        float best_score = -1e10f;
-        int best_id = -1;
-        size_t best_index = 0;
-        for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-            const int id = lookup(pieces_[static_cast<size_t>(tokens[i])] + pieces_[static_cast<size_t>(tokens[i + 1])]);
-            if (id >= 0 && scores_[static_cast<size_t>(id)] > best_score) {
-                best_score = scores_[static_cast<size_t>(id)];
-                best_id = id;
-                best_index = i;
-            }
-        }
-        if (best_id < 0) break;
-        tokens[best_index] = best_id;
-        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_index) + 1);
-    }
+    // Step 3: the merges (like run.c, BOS takes part).
+    merge_pairs(tokens);
     if (eos) tokens.push_back(eos_id);
     return tokens;
+}
+
+int64_t Llama2cTokenizer::min_token_count(const std::string& text, bool bos, bool eos) const {
+    const size_t spelled = (bos ? pieces_[bos_id].size() : 0) + (text.empty() ? 0 : 1 + text.size());
+    const size_t longest = std::max<size_t>(longest_piece_bytes_, 1);
+    const int64_t merged = static_cast<int64_t>((spelled + longest - 1) / longest);
+    return std::max<int64_t>(merged, bos ? 1 : 0) + (eos ? 1 : 0);
+}
+
+// run.c's loop: repeatedly merge the adjacent pair whose concatenation is the best-scoring piece
+// (score above -1e10; the leftmost pair on ties) until no pair is a piece. Rescanning every pair
+// after each merge is quadratic in the text, so (as llama.cpp's llm_tokenizer_spm) the candidate
+// pairs wait in a priority queue, best score first and leftmost on ties, and a merge queues only
+// the two pairs it creates. Tokens live in a linked list over their first positions, so a token's
+// position orders it as in the text; an entry whose tokens have changed since is skipped.
+void Llama2cTokenizer::merge_pairs(std::vector<int>& tokens) const {
+    struct Candidate {
+        float score;
+        size_t left, right;  // positions of the pair's tokens
+        int left_id, right_id, merged_id;
+        bool operator<(const Candidate& other) const {  // the queue's top is the largest: best, then leftmost
+            return score != other.score ? score < other.score : left > other.left;
+        }
+    };
+    constexpr size_t none = static_cast<size_t>(-1);
+    const size_t n = tokens.size();
+    std::vector<size_t> next(n), prev(n);
+    for (size_t i = 0; i < n; ++i) next[i] = i + 1 < n ? i + 1 : none, prev[i] = i > 0 ? i - 1 : none;
+    std::vector<bool> merged_away(n, false);
+    std::priority_queue<Candidate> queue;
+    const auto consider = [&](size_t left, size_t right) {
+        if (left == none || right == none) return;
+        const int id = lookup(pieces_[static_cast<size_t>(tokens[left])] + pieces_[static_cast<size_t>(tokens[right])]);
+        if (id >= 0 && scores_[static_cast<size_t>(id)] > -1e10f)  // NaN scores never merge, as in run.c's comparison
+            queue.push({scores_[static_cast<size_t>(id)], left, right, tokens[left], tokens[right], id});
+    };
+    for (size_t i = 0; i + 1 < n; ++i) consider(i, i + 1);
+    while (!queue.empty()) {
+        const Candidate c = queue.top();
+        queue.pop();
+        if (merged_away[c.left] || merged_away[c.right] || next[c.left] != c.right || tokens[c.left] != c.left_id ||
+            tokens[c.right] != c.right_id)
+            continue;  // stale: a merge has changed one of its tokens
+        tokens[c.left] = c.merged_id;
+        merged_away[c.right] = true;
+        next[c.left] = next[c.right];
+        if (next[c.left] != none) prev[next[c.left]] = c.left;
+        consider(prev[c.left], c.left);
+        consider(c.left, next[c.left]);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (!merged_away[i]) tokens[kept++] = tokens[i];
+    tokens.resize(kept);
 }
 
 std::string Llama2cTokenizer::decode_piece(int prev, int id) const {

@@ -3,6 +3,8 @@
 // <0xNN> byte fallback, then greedy highest-score merges.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,10 +17,11 @@ public:
     static constexpr int eos_id = 2;
 
     // Reads every record of the file; `expected_vocab_size` > 0 (the model's vocab) must match
-    // the count. Validates lengths against the file; throws Error(bad_input) naming it.
+    // the count. Validates lengths against the file and that BOS (1) and EOS (2) are tokens;
+    // throws Error(bad_input) naming it.
     explicit Llama2cTokenizer(const std::string& path, int64_t expected_vocab_size = 0);
     // A vocabulary read elsewhere (a GGUF file's tokenizer.ggml.tokens and .scores, with "\u2581"
-    // already mapped to " "); `source` names it in errors. Sizes must match and be non-zero.
+    // already mapped to " "); `source` names it in errors. Sizes must match, with at least 3 tokens.
     Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces, std::vector<float> scores);
 
     int vocab_size() const { return static_cast<int>(pieces_.size()); }
@@ -29,6 +32,11 @@ public:
     // Token ids of `text`, optionally with BOS first and EOS last. Throws Error(bad_input) when
     // the vocabulary lacks the " " prefix piece or a needed byte token.
     std::vector<int> encode(const std::string& text, bool bos, bool eos) const;
+
+    // A lower bound on encode(text, bos, eos).size() without encoding: the pieces of the ids
+    // spell BOS's piece, " " and the text (a byte token's piece is longer than its byte), and
+    // none is longer than the longest piece.
+    int64_t min_token_count(const std::string& text, bool bos, bool eos) const;
 
     // The bytes of token `id` following token `prev`: byte tokens become their byte, and a piece
     // right after BOS loses its leading space. Not necessarily UTF-8 on its own.
@@ -45,13 +53,16 @@ public:
 
 private:
     int lookup(const std::string& piece) const;  // -1 when absent
-    void index_pieces();                          // fills ids_ from pieces_
+    // Merges adjacent tokens into the best-scoring piece their concatenation is until none is.
+    void merge_pairs(std::vector<int>& tokens) const;
+    void index_pieces();  // checks BOS and EOS are tokens; fills ids_, byte_ids_ and longest_piece_bytes_
 
     std::string path_;
     std::vector<std::string> pieces_;
     std::vector<float> scores_;
     std::unordered_map<std::string, int> ids_;  // first id of each piece
-    int max_token_length_ = 0;
+    std::array<int, 256> byte_ids_{};            // the <0xNN> token of each byte (3 + byte), -1 when absent
+    size_t longest_piece_bytes_ = 0;
 };
 
 }  // namespace attn_viz

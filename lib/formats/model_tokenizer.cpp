@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "error.hpp"
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
 #include "gguf_tokenizer.hpp"
@@ -17,6 +18,7 @@ class Llama2cModelTokenizer : public ModelTokenizer {
 public:
     explicit Llama2cModelTokenizer(Llama2cTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
     std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*bos=*/true, /*eos=*/false); }
+    int64_t min_token_count(const std::string& text) const override { return tokenizer_.min_token_count(text, true, false); }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
     std::vector<std::string> labels(const std::vector<int>& ids) const override { return tokenizer_.labels(ids); }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
@@ -31,6 +33,7 @@ class HfModelTokenizer : public ModelTokenizer {
 public:
     explicit HfModelTokenizer(HfTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
     std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*add_special_tokens=*/true); }
+    int64_t min_token_count(const std::string&) const override { return 0; }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
     std::vector<std::string> labels(const std::vector<int>& ids) const override { return tokenizer_.labels(ids); }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
@@ -56,6 +59,16 @@ std::string hf_tokenizer_location(const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens, const std::string& where) {
+    const std::string limit = "the model's sequence length " + std::to_string(max_tokens);
+    if (const int64_t at_least = tokenizer.min_token_count(text); at_least > max_tokens)
+        fail_input(where, "a text of " + std::to_string(text.size()) + " bytes is at least " + std::to_string(at_least) +
+                              " tokens, more than " + limit);
+    std::vector<int> ids = tokenizer.encode(text);
+    if (static_cast<int64_t>(ids.size()) > max_tokens) fail_input(where, std::to_string(ids.size()) + " tokens exceed " + limit);
+    return ids;
+}
 
 std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                                      const LoadLimits& limits) {

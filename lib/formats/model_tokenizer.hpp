@@ -3,6 +3,7 @@
 // mode and compare use only this.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@ public:
     virtual ~ModelTokenizer() = default;
     // Ids of `text` as the model takes a text: with the BOS (or [CLS] ... [SEP]) its tokenizer adds.
     virtual std::vector<int> encode(const std::string& text) const = 0;
+    // A lower bound on encode(text).size() found without encoding, so an over-long text is refused
+    // at once; 0 when the tokenizer has none (a Hugging Face tokenizer's normalizer or unknown
+    // token can make any amount of text few tokens).
+    virtual int64_t min_token_count(const std::string& text) const = 0;
     // The text of `ids` (special tokens print nothing), bytes that are not UTF-8 as "\xNN".
     virtual std::string decode(const std::vector<int>& ids) const = 0;
     // One label per token for heatmap axes (its text, special tokens as written).
@@ -27,6 +32,11 @@ public:
     // The tokens that end a text when a model chooses them (llama2.c: BOS; Hugging Face: EOS).
     virtual std::vector<int> end_ids() const = 0;
 };
+
+// tokenizer.encode(text) for a model that takes at most `max_tokens` tokens; Error(bad_input)
+// naming `where` and the sequence length when the ids would be more: before encoding when
+// min_token_count already is (a long text is refused at once), else after.
+std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens, const std::string& where);
 
 // The tokenizer of a model file or folder: `tokenizer_path` when given (a Hugging Face folder,
 // tokenizer.json or legacy vocabulary file such as vocab.txt; a GGUF file's own tokenizer, from a

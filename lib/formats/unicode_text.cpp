@@ -51,11 +51,23 @@ std::string normalize(const std::string& text, NormalizerInstance instance) {
 
 }  // namespace
 
+// Bounds on one match (one find()), so a pattern that backtracks catastrophically ("(a+)+$" over
+// a long run of a's) ends in an error rather than running for ever. ICU counts time in steps of
+// its match engine (on the order of a millisecond each); real tokenizers' patterns (GPT-2's,
+// Llama 3's, Qwen2's) take well under one step per match even over long runs of one character
+// class. The backtracking stack may grow to 64 MB (ICU's default is 8 MB).
+constexpr int32_t match_time_limit_steps = 2000;
+constexpr int32_t match_stack_limit_bytes = 64 << 20;
+
 struct UnicodeRegex::Impl {
     std::unique_ptr<icu::RegexPattern> pattern;
+    std::string source;  // the pattern as written, for messages
+    std::string where;
 };
 
 UnicodeRegex::UnicodeRegex(const std::string& pattern, const std::string& where) : impl_(std::make_unique<Impl>()) {
+    impl_->source = pattern;
+    impl_->where = where;
     UErrorCode status = U_ZERO_ERROR;
     UParseError parse_error{};
     impl_->pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(with_white_space_classes(pattern)), parse_error, status));
@@ -74,6 +86,8 @@ std::vector<UnicodeRegex::Piece> UnicodeRegex::split(const std::string& text) co
     UText* utext = utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status);
     std::unique_ptr<icu::RegexMatcher> matcher(impl_->pattern->matcher(status));
     if (U_SUCCESS(status)) matcher->reset(utext);
+    if (U_SUCCESS(status)) matcher->setTimeLimit(match_time_limit_steps, status);
+    if (U_SUCCESS(status)) matcher->setStackLimit(match_stack_limit_bytes, status);
     // Step 2: each match, and the unmatched bytes before it, become pieces; then the tail.
     std::vector<Piece> pieces;
     int64_t done = 0;
@@ -85,6 +99,11 @@ std::vector<UnicodeRegex::Piece> UnicodeRegex::split(const std::string& text) co
         done = end;
     }
     utext_close(utext);
+    if (status == U_REGEX_TIME_OUT || status == U_REGEX_STACK_OVERFLOW)
+        fail_input(impl_->where, "the regular expression \"" + escape_invalid_utf8(impl_->source.substr(0, 200)) + "\" " +
+                                     (status == U_REGEX_TIME_OUT ? "ran past the time limit" : "ran past the backtracking stack limit") +
+                                     " on a piece of " + std::to_string(text.size()) +
+                                     " bytes of text (catastrophic backtracking: nested or overlapping repeats)");
     if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU regex matching failed: ") + u_errorName(status));
     if (done < static_cast<int64_t>(text.size())) pieces.push_back({text.substr(done), false});
     return pieces;

@@ -24,6 +24,8 @@ public:
 
     // `text` cut into the pattern's successive matches and the pieces between them, in order:
     // every byte of `text` is in exactly one piece; `matched` says which kind each piece is.
+    // A match that backtracks past ICU's time or stack limit is Error(bad_input) naming `where`
+    // and the pattern.
     struct Piece {
         std::string text;
         bool matched;

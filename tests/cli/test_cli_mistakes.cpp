@@ -93,4 +93,24 @@ TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer
     CHECK_MESSAGE(right.exit_code == 0, right.output);
 }
 
+TEST_CASE("model: a text longer than the model's context is refused at once, naming the tokens and the sequence length") {
+    ScratchDir dir;
+    // Vocabulary 261: <unk>, BOS "\n<s>\n", EOS, the byte tokens, " ", "a"; the longest piece is 6 bytes.
+    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"a", 0}}), 6));
+    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 261, 16));
+    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " -q --out " + (dir / "out");
+    // 100,000 bytes are at least (5 + 1 + 100,000) / 6 tokens: refused before encoding.
+    check_one_line(run_attn_viz(model + " --text " + std::string(100000, 'a')), 3,
+                   "--text: a text of 100000 bytes is at least 16668 tokens, more than the model's sequence length 16");
+    // 20 bytes may be 5 tokens, but encode to BOS, " " and 20 "a": refused after encoding.
+    check_one_line(run_attn_viz(model + " --text " + std::string(20, 'a')), 3, "--text: 22 tokens exceed the model's sequence length 16");
+    // Corpus mode names the line.
+    write_text(dir / "c.jsonl", "{\"text\": \"aaa\"}\n{\"text\": \"" + std::string(200, 'a') + "\"}\n");
+    check_one_line(run_attn_viz(model + " --inputs " + (dir / "c.jsonl")), 3,
+                   dir / "c.jsonl" + ":2: a text of 200 bytes is at least 35 tokens, more than the model's sequence length 16");
+    CHECK(!fs::exists(dir / "out"));
+    const CommandResult fits = run_attn_viz(model + " --text " + std::string(14, 'a'));
+    CHECK_MESSAGE(fits.exit_code == 0, fits.output);
+}
+
 }

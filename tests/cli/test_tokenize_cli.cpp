@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gguf_builder.hpp"
+#include "reliability_fixtures.hpp"
 #include "support.hpp"
 
 using namespace test_support;
@@ -163,6 +165,31 @@ TEST_CASE("tokenize: mistakes get a usage error or a one-line error naming the f
         const CommandResult r = run_attn_viz("tokenize " + m.arguments);
         CHECK(r.exit_code == m.exit_code);
         CHECK_MESSAGE(r.output.find(m.message) != std::string::npos, r.output);
+    }
+}
+
+TEST_CASE("tokenize and model: a vocabulary of one token (tokenizer.bin, vocabulary-only GGUF, GGUF model) is refused, not a crash") {
+    ScratchDir dir;
+    write_text(dir / "one.bin", tokenizer_bytes({{" ", 0.0f}}, 4));
+    GgufBuilder vocabulary_only;
+    vocabulary_only.add_string("general.architecture", "llama");
+    vocabulary_only.add_string("tokenizer.ggml.model", "llama");
+    vocabulary_only.add_string_array("tokenizer.ggml.tokens", {"\xe2\x96\x81"});
+    vocabulary_only.add_f32_array("tokenizer.ggml.scores", {0.0f});
+    write_text(dir / "vocab.gguf", vocabulary_only.bytes());
+    GgufBuilder with_embedding = vocabulary_only;
+    with_embedding.add_f32_tensor("token_embd.weight", {8, 1}, random_tensor({1, 8}).data);
+    write_text(dir / "model.gguf", with_embedding.bytes());
+    write_text(dir / "one-token-model.bin", llama2c_checkpoint_bytes(16, 32, 1, 4, 2, 1, 8));
+    for (const std::string& arguments : {"tokenize --tokenizer " + (dir / "one.bin") + " --text ' '",
+                                         "tokenize --tokenizer " + (dir / "vocab.gguf") + " --text ' '",
+                                         "tokenize --model " + (dir / "model.gguf") + " --text ' '",
+                                         "model --checkpoint " + (dir / "one-token-model.bin") + " --tokenizer " + (dir / "one.bin") +
+                                             " --text ' ' --out " + (dir / "out")}) {
+        CAPTURE(arguments);
+        const CommandResult r = run_attn_viz(arguments);
+        CHECK(r.exit_code == 3);
+        CHECK_MESSAGE(r.output.find("holds 1 token; a llama tokenizer needs at least 3") != std::string::npos, r.output);
     }
 }
 

@@ -222,6 +222,21 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
     no_newline[3 + '\n'] = "x";
     write_text(path, tokenizer_file(no_newline, 2).bytes());
     expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "tokenizer.ggml.tokens[13] is not the byte token <0x0A>"});
+
+    // One token (BOS 1 named, as before the check): refused at load, vocabulary-only or with a
+    // one-row token_embd.weight, rather than encode reading past it.
+    GgufBuilder one_token;
+    one_token.add_string("general.architecture", "llama");
+    one_token.add_string("tokenizer.ggml.model", "llama");
+    one_token.add_string_array("tokenizer.ggml.tokens", {"\xe2\x96\x81"});
+    one_token.add_f32_array("tokenizer.ggml.scores", {0.0f});
+    one_token.add_u32("tokenizer.ggml.bos_token_id", 1);
+    write_text(path, one_token.bytes());
+    for (int64_t vocab : {0, 1})
+        expect_input_error([&] { read_llama_tokenizer("", path, vocab); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});
+    one_token.add_f32_tensor("token_embd.weight", {D, 1}, random_tensor({1, D}).data);
+    write_text(path, one_token.bytes());
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});
 }
 
 }  // TEST_SUITE

@@ -2,6 +2,7 @@
 // (x W, shared or separate classifier), the encoder on a hand-made vocabulary, hostile files.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstring>
 #include <iterator>
 
@@ -53,6 +54,41 @@ Tensor layer_matrix(const Tensor& stacked, int64_t index) {
     return m;
 }
 
+
+// run.c's encoder as it was first written here, rescanning every pair after each merge: the
+// reference the queued merges must match. Texts of ASCII only (a code point is one byte).
+std::vector<int> rescanning_encode(const std::vector<std::string>& pieces, const std::vector<float>& scores, const std::string& text,
+                                   bool bos) {
+    const auto lookup = [&](const std::string& piece) {
+        for (size_t id = 0; id < pieces.size(); ++id)
+            if (pieces[id] == piece) return static_cast<int>(id);
+        return -1;
+    };
+    std::vector<int> tokens;
+    if (bos) tokens.push_back(1);
+    if (!text.empty()) tokens.push_back(lookup(" "));
+    for (char c : text) {
+        const int id = lookup(std::string(1, c));
+        tokens.push_back(id >= 0 ? id : static_cast<unsigned char>(c) + 3);
+    }
+    while (true) {
+        float best_score = -1e10f;
+        int best_id = -1;
+        size_t best_index = 0;
+        for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+            const int id = lookup(pieces[static_cast<size_t>(tokens[i])] + pieces[static_cast<size_t>(tokens[i + 1])]);
+            if (id >= 0 && scores[static_cast<size_t>(id)] > best_score) {
+                best_score = scores[static_cast<size_t>(id)];
+                best_id = id;
+                best_index = i;
+            }
+        }
+        if (best_id < 0) break;
+        tokens[best_index] = best_id;
+        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_index) + 1);
+    }
+    return tokens;
+}
 
 }  // namespace
 
@@ -206,6 +242,83 @@ TEST_CASE("llama2.c tokenizer: truncated and absurd files are refused") {
     write_text(path, good);
     CHECK(Llama2cTokenizer(path, 261).vocab_size() == 261);
     CHECK_THROWS_AS(Llama2cTokenizer(dir / "missing.bin"), Error);
+}
+
+TEST_CASE("llama2.c tokenizer: a vocabulary without BOS and EOS, or without the byte token a text needs, is refused, never read past") {
+    ScratchDir dir;
+    const std::string path = dir / "tok.bin";
+    // One token " ": encoding " " used to merge over BOS (id 1) past the end of the pieces.
+    for (const auto& [pieces, count] : {std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}}, std::string("holds 1 token;")},
+                                        std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}, {"  ", 1}}, std::string("holds 2 tokens;")}}) {
+        write_text(path, tokenizer_bytes(pieces, 4));
+        expect_input_error([&] { Llama2cTokenizer tokenizer(path); }, {"tok.bin", count, "needs at least 3 (<unk>, BOS 1, EOS 2)"});
+    }
+    expect_input_error([&] { Llama2cTokenizer tokenizer("vocab.gguf", {" "}, {0.0f}); }, {"vocab.gguf", "holds 1 token;", "at least 3"});
+    // Three tokens are enough: BOS and EOS are tokens, and the text needs no byte token.
+    const Llama2cTokenizer three("three", {" ", "<s>", "</s>"}, {0.0f, 0.0f, 0.0f});
+    CHECK(three.encode(" ", true, true) == std::vector<int>{1, 0, 0, 2});
+    CHECK(three.decode(three.encode("  ", true, false)) == "  ");
+    expect_input_error([&] { three.encode("x", true, false); }, {"three", "no byte token for byte 120"});
+
+    // 300 tokens whose ids 3.. are not byte tokens: byte fallback refuses rather than emit token 3 + byte.
+    std::vector<std::pair<std::string, float>> no_bytes = {{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {" ", 0}};
+    for (int i = 0; no_bytes.size() < 300; ++i) no_bytes.push_back({"w" + std::to_string(i), 0});
+    write_text(path, tokenizer_bytes(no_bytes, 8));
+    const Llama2cTokenizer words(path);
+    expect_input_error([&] { words.encode("w1z", false, false); }, {"tok.bin", "no byte token for byte 119", "token 122"});
+    CHECK(words.encode(" ", false, false) == std::vector<int>{3, 3});
+}
+
+TEST_CASE("llama2.c tokenizer: queued merges give exactly the rescanning loop's ids (best score, leftmost on ties)") {
+    // Random small vocabularies: <unk>, BOS, EOS, the byte tokens, " ", "a".."d", then merged pieces
+    // made of two random earlier pieces (BOS's too, which takes part in merges) with scores from a
+    // few values, so ties are common; some pieces twice, some scores at or below -1e10 (never merged).
+    const std::string alphabet = " abcdz";  // 'z' is no piece: it falls back to its byte token
+    for (int trial = 0; trial < 60; ++trial) {
+        std::vector<std::string> pieces = {"<unk>", trial % 2 ? "<s>" : "", "</s>"};
+        for (int b = 0; b < 256; ++b) {
+            char name[8];
+            std::snprintf(name, sizeof name, "<0x%02X>", b);
+            pieces.push_back(name);
+        }
+        for (const char* p : {" ", "a", "b", "c", "d"}) pieces.push_back(p);
+        std::vector<float> scores(pieces.size(), 0.0f);
+        const size_t merged = 5 + rng()() % 40;
+        for (size_t m = 0; m < merged; ++m) {
+            const auto pick = [&] {
+                const size_t id = rng()() % 3 == 0 ? 1 : 259 + rng()() % (pieces.size() - 259);  // BOS or a text piece
+                return pieces[id];
+            };
+            pieces.push_back(pick() + pick());
+            const float values[] = {-3.0f, -1.0f, 0.0f, 1.0f, 2.0f, -1e10f, -2e10f};
+            scores.push_back(values[rng()() % std::size(values)]);
+        }
+        const Llama2cTokenizer tokenizer("random", pieces, scores);
+        for (int text_trial = 0; text_trial < 20; ++text_trial) {
+            std::string text;
+            for (size_t n = rng()() % 60; n > 0; --n) text += alphabet[rng()() % alphabet.size()];
+            const bool bos = text_trial % 2 == 0;
+            CAPTURE(trial);
+            CAPTURE(text);
+            CHECK(tokenizer.encode(text, bos, false) == rescanning_encode(pieces, scores, text, bos));
+        }
+    }
+}
+
+TEST_CASE("llama2.c tokenizer: a long text encodes in about linear time (the rescanning loop took 83 s for 120 KB)") {
+    ScratchDir dir;
+    std::vector<std::pair<std::string, float>> extra = {{" ", 0}};
+    for (const char* piece : {"a", "b", "c", "ab", "bc", "abc", " a", " ab", " abc", "ca", "cab"}) extra.push_back({piece, -static_cast<float>(extra.size())});
+    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes(extra), 8));
+    const Llama2cTokenizer tokenizer(dir / "tok.bin");
+    std::string text;
+    while (text.size() < 256 * 1024) text += "abc cab abca bbc ";
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<int> ids = tokenizer.encode(text, true, false);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(tokenizer.decode(ids) == text);
+    CHECK(ids.size() < text.size() / 2);
+    CHECK_MESSAGE(seconds < 10.0, "256 KB took " << seconds << " s");
 }
 
 }  // TEST_SUITE

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "llama_vocab_vectors.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "support.hpp"
+#include "unicode_text.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -237,6 +239,54 @@ TEST_CASE("hostile tokenizer files get one-line errors naming the file") {
     expect_input_error([&] { tokenizer.encode("abc", false); }, {"\"c\" is not in the vocabulary"});
     CHECK(tokenizer.encode("abab", false) == std::vector<int>{2, 2});
     expect_input_error([&] { tokenizer.labels({7}); }, {"token id 7"});
+}
+
+TEST_CASE("a Split pattern that backtracks catastrophically is stopped with an error naming the file and the pattern") {
+    ScratchDir dir;
+    const json ab = {{"a", 0}, {"b", 1}, {"!", 2}};
+    for (const std::string& pattern : {std::string("(a+)+$"), std::string("(a|aa)+b"), std::string("(?:a*)*c")}) {
+        CAPTURE(pattern);
+        const json doc = {{"model", {{"type", "BPE"}, {"vocab", ab}, {"merges", json::array()}}},
+                          {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}}}};
+        const std::string path = write_tokenizer_json(dir, doc);
+        const HfTokenizer tokenizer = HfTokenizer::load(path);
+        CHECK(tokenizer.encode("ab!", false).size() == 3);  // short texts are fine
+        const auto start = std::chrono::steady_clock::now();
+        expect_input_error([&] { tokenizer.encode(std::string(5000, 'a') + "!", false); },
+                           {path + ": pre_tokenizer Split: the regular expression \"" + pattern + "\" ran past the", "catastrophic backtracking"});
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        CHECK_MESSAGE(seconds < 20.0, "stopping took " << seconds << " s");
+    }
+}
+
+TEST_CASE("real tokenizers' Split patterns (GPT-2, Llama 3, Qwen2) never reach the regex limits, over long runs of each class") {
+    const char* const patterns[] = {
+        R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
+        R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+        R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+    // Prose, then 200 KB runs of one class each (the longest matches and backtracking these
+    // patterns can do), and runs of spaces ended by a letter or a newline.
+    std::string prose;
+    for (int i = 0; i < 2000; ++i) prose += "The caf\xc3\xa9's 12345 heads \xe2\x80\x94 don't they? \"Yes,\" she said.\n\n  Indented\tline 3.14\r\n";
+    const std::vector<std::string> texts = {prose,
+                                            std::string(200000, ' '),
+                                            std::string(200000, ' ') + "x",
+                                            std::string(200000, ' ') + "\n",
+                                            std::string(200000, '\n') + " x",
+                                            std::string(200000, 'a'),
+                                            std::string(200000, '7'),
+                                            std::string(200000, '!') + "\r\n",
+                                            " " + std::string(200000, '\'') + "s"};
+    for (const char* pattern : patterns) {
+        const UnicodeRegex regex(pattern, "test");
+        for (const std::string& text : texts) {
+            CAPTURE(pattern);
+            CAPTURE(text.size());
+            std::string joined;
+            for (const UnicodeRegex::Piece& piece : regex.split(text)) joined += piece.text;
+            CHECK(joined == text);
+        }
+    }
 }
 
 TEST_CASE("the Split + ByteLevel form of Llama 3 and Qwen2 tokenizers gives GPT-2's ids when given GPT-2's pattern") {

@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include "fuzz/tokenizer_use.hpp"
+#include "gguf.hpp"
+#include "gguf_llama.hpp"
 #include "hf_config.hpp"
 #include "hf_folder_fixture.hpp"
 #include "hf_llama_checkpoint.hpp"
@@ -21,6 +24,7 @@
 #include "safetensors.hpp"
 #include "sequence_stream.hpp"
 #include "token_file.hpp"
+#include "utf8.hpp"
 #include "weights_file.hpp"
 
 using namespace attn_viz;
@@ -62,8 +66,17 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
         read_llama2c_checkpoint(scratch / "finding.bin");
     } else if (target == "fuzz_llama2c_tokenizer" && !bytes.empty() && data[0] % 2 == 0) {
         write_text(scratch / "finding-tokenizer.bin", bytes.substr(1));
-        const Llama2cTokenizer tokenizer(scratch / "finding-tokenizer.bin");
-        tokenizer.decode(tokenizer.encode("The theta abab \xc3\xa9\n", true, true));
+        attn_viz_fuzz::use_llama_tokenizer(Llama2cTokenizer(scratch / "finding-tokenizer.bin"));
+    } else if (target == "fuzz_llama2c_tokenizer" && !bytes.empty()) {  // text for a tokenizer with byte tokens and merges
+        write_text(scratch / "finding-merges.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"t", 0}, {"h", 0}, {"e", 0}, {"a", 0}, {"b", 0},
+                                                                                          {"th", 2}, {"he", 1}, {" the", 3}, {"ab", 2}, {"ba", 2}}),
+                                                                   6));
+        const Llama2cTokenizer tokenizer(scratch / "finding-merges.bin");
+        const std::string text = bytes.substr(1);
+        CHECK(tokenizer.decode(tokenizer.encode(text, true, false)) == escape_invalid_utf8(text));
+    } else if (target == "fuzz_gguf") {
+        write_text(scratch / "finding.gguf", bytes);
+        attn_viz_fuzz::use_llama_tokenizer(read_gguf_llama_tokenizer(GgufFile(scratch / "finding.gguf"), 0));
     } else if (target == "fuzz_token_file") {
         write_text(scratch / "finding-tokens", bytes);
         read_tokens(scratch / "finding-tokens");
@@ -72,8 +85,7 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
         read_hf_config(scratch / "finding-config.json");
     } else if (target == "fuzz_hf_tokenizer") {
         write_text(scratch / "finding-tokenizer.json", bytes);
-        const HfTokenizer tokenizer = HfTokenizer::load(scratch / "finding-tokenizer.json");
-        for (bool special : {false, true}) tokenizer.labels(tokenizer.encode("Hello, world! The caf\xc3\xa9's 123 <s> [CLS] abab\n", special));
+        attn_viz_fuzz::use_hf_tokenizer(HfTokenizer::load(scratch / "finding-tokenizer.json"));
     } else if (target == "fuzz_hf_folder") {
         const HfFixtureFolders folders = write_hf_fixture_folders(scratch / "finding-folders");
         const fs::path folder = place_hf_fixture_input(folders, data, bytes.size());

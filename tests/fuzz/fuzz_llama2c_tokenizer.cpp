@@ -1,5 +1,6 @@
 // libFuzzer target: llama2.c tokenizers. The first byte picks the mode:
-//   even: the rest is a tokenizer.bin; load it, then encode and decode a fixed text with it;
+//   even: the rest is a tokenizer.bin; load it, then encode, decode and label texts with it
+//         (tokenizer_use.hpp: a fixed text, " ", its own first pieces, long runs of characters);
 //   odd:  the rest is text, encoded (and decoded back) with a valid tokenizer built at start-up
 //         (byte tokens, a " " piece and a few merges), which must reproduce the text exactly.
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "fuzz_support.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "tokenizer_use.hpp"
 #include "utf8.hpp"
 
 namespace {
@@ -53,11 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;
     if (data[0] % 2 == 0) {
         const std::string path = attn_viz_fuzz::write_scratch_file(data + 1, size - 1, "tokenizer.bin");
-        ATTN_VIZ_FUZZ_EXPECT_CLEAN({
-            const attn_viz::Llama2cTokenizer tokenizer(path);
-            const std::vector<int> ids = tokenizer.encode("The theta abab é\n", true, true);
-            tokenizer.decode(ids);
-        });
+        ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz_fuzz::use_llama_tokenizer(attn_viz::Llama2cTokenizer(path)));
     } else {
         const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
         const attn_viz::Llama2cTokenizer& tokenizer = valid_tokenizer();

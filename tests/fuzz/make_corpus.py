@@ -374,3 +374,21 @@ out("fuzz_hf_config", "rope_linear.json", json.dumps({"hidden_size": 64, "num_at
 out("fuzz_hf_config", "rope_llama3.json", json.dumps({"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 500000.0,
                                                        "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                                                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}))
+
+# Issue 26's crash and hangs (also in tests/fuzz/regressions/): a llama vocabulary of one token
+# (tokenizer.bin, a vocabulary-only GGUF, a GGUF model) that encode read past; 120 KB of text for
+# the merge loop (quadratic before: 83 s); a Split pattern that backtracks catastrophically.
+out("fuzz_llama2c_tokenizer", "one_token.bin", b"\x00" + tokenizer_bytes([" "], 4))
+out("fuzz_llama2c_tokenizer", "two_tokens.bin", b"\x00" + tokenizer_bytes([" ", "  "], 4))
+long_text = ""
+while len(long_text) < 120 * 1024:
+    long_text += "the theta abab \u00e9 " if len(long_text) % 7 else "aba ba the\n"
+out("fuzz_llama2c_tokenizer", "long_text.txt", b"\x01" + long_text.encode())
+one_token_kvs = {"general.architecture": ("str", "llama"), "tokenizer.ggml.model": ("str", "llama"),
+                 "tokenizer.ggml.tokens": ("strs", ["\u2581"]), "tokenizer.ggml.scores": ("f32s", [0.0]),
+                 "tokenizer.ggml.bos_token_id": ("u32", 1)}
+out("fuzz_gguf", "one_token_vocabulary.gguf", gguf_bytes(one_token_kvs, {}))
+out("fuzz_gguf", "one_token_model.gguf", gguf_bytes(one_token_kvs, {"token_embd.weight": f32_tensor(D, 1)}))
+catastrophic = json.loads(json.dumps(gpt2_tokenizer))
+catastrophic["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "(a+)+$"}, "behavior": "Isolated", "invert": False}
+out("fuzz_hf_tokenizer", "catastrophic_split.json", json.dumps(catastrophic))
