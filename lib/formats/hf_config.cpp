@@ -31,13 +31,16 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
     return std::nullopt;
 }
 
-// The first of `keys` present in `config` as a positive number, for epsilons and bases.
-std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where) {
+// The first of `keys` present in `config` as a number above `floor` (0: "a positive number"), for
+// epsilons and bases.
+std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where,
+                                      double floor = 0.0) {
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_number() || !(it->get<double>() > 0.0))
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a positive number");
+        if (!it->is_number() || !(it->get<double>() > floor))
+            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a " +
+                                  (floor == 0.0 ? std::string("positive number") : "number above " + json_excerpt(nlohmann::json(floor))));
         return it->get<double>();
     }
     return std::nullopt;
@@ -104,14 +107,7 @@ void read_rope_scaling(const nlohmann::json& scaling, const char* key, const std
 
 // The RoPE base: rope_theta or rotary_emb_base, a number above 1.
 std::optional<double> rope_base(const nlohmann::json& config, const std::string& where) {
-    for (const char* key : {"rope_theta", "rotary_emb_base"}) {
-        auto it = config.find(key);
-        if (it == config.end() || it->is_null()) continue;
-        if (!it->is_number() || !(it->get<double>() > 1.0))
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a number above 1");
-        return it->get<double>();
-    }
-    return std::nullopt;
+    return positive_number(config, {"rope_theta", "rotary_emb_base"}, where, 1.0);
 }
 
 // RoPE: transformers v4's top-level rope_theta | rotary_emb_base, rope_scaling and rotary_pct |
