@@ -44,8 +44,8 @@ std::string llama_metadata_file(const ScratchDir& dir, AddExtra add_extra) {
     b.add_u32("llama.attention.head_count", 2);
     b.add_u32("llama.context_length", 16);
     add_extra(b);
-    const std::vector<float> embedding = random_tensor({10, 8}).data;
-    b.add_f32_tensor("token_embd.weight", {8, 10}, embedding);
+    const Tensor embedding = random_tensor({10, 8});
+    b.add_f32_tensor("token_embd.weight", {8, 10}, std::span<const float>(embedding.data.data(), embedding.data.size()));
     const std::string path = dir / "model.gguf";
     write_text(path, b.bytes());
     return path;

@@ -90,7 +90,7 @@ TEST_CASE("HF Llama-family config keys: sliding windows, hidden_act, biases, hea
         "--model-type llama --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 24 --vocab 30 --tokens 10 --hidden-act gelu_pytorch_tanh "
         "--mlp-bias --attention-bias --head-dim 12",
         "--model-type llama --d-model 16 --heads 4 --kv-heads 2 --layers 2 --ffn 24 --vocab 30 --tokens 8 --hidden-act gelu --head-dim 2",
-        "--model-type mistral --d-model 16 --heads 2 --kv-heads 2 --layers 2 --ffn 24 --vocab 30 --tokens 8 --hidden-act gelu_new --mlp-bias",
+        "--model-type llama --d-model 16 --heads 2 --kv-heads 2 --layers 2 --ffn 24 --vocab 30 --tokens 8 --hidden-act gelu_new --mlp-bias",
         "--model-type llama --d-model 32 --heads 2 --kv-heads 1 --layers 2 --ffn 40 --vocab 50 --tokens 23 --rope-format v5 "
         "--rope-theta 500000 --rope-scaling llama3 --factor 8 --low-freq-factor 1 --high-freq-factor 4 --original-max-positions 64",
         "--model-type qwen2 --d-model 24 --heads 2 --kv-heads 1 --layers 1 --ffn 30 --vocab 40 --tokens 21 --rope-format v5 --rope-theta 1000000",
