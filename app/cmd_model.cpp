@@ -272,7 +272,7 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
         attn_viz::LayerStreamInput stream{model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
                                           std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
-        const attn_viz::ModelAnalysis analysis = stream_model_report(out, dynamic_cast<attn_viz::LlamaModel&>(model), in.ids, std::move(stream),
+        const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream),
                                                                      o.report, progress_wanted(o.output.quiet), timings, notes);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
         printed.add_analysis(analysis, "");

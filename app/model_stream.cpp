@@ -28,16 +28,12 @@ bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::Wh
                     const attn_viz::LoadLimits& limits) {
     const attn_viz::ModelDescription& c = model.description();
     const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads, T, T);
-    const bool llama = dynamic_cast<const attn_viz::LlamaModel*>(&model) != nullptr;
     if (asked && !whole_run.empty())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "--stream-layers writes each layer's report before the next layer runs: " + whole_run +
                                   " need every layer at once");
-    if (asked && !llama)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--stream-layers runs Llama-family models (llama2.c, GGUF, Llama, Mistral and "
-                                                          "Qwen2 folders), not " + c.architecture);
     const bool whole_run_fits = attn_viz::saturating_product(layer_bytes, static_cast<uint64_t>(c.n_layers)) <= limits.memory_budget;
-    if (!asked && (whole_run_fits || !whole_run.empty() || !llama)) return false;
+    if (!asked && (whole_run_fits || !whole_run.empty())) return false;
     attn_viz::check_memory(layer_bytes, limits.memory_budget, "running one layer on " + std::to_string(T) + " tokens");
     return true;
 }
@@ -47,7 +43,7 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, cons
         std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), layer, head.c_str());
 }
 
-attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::LlamaModel& model, const std::vector<int>& ids,
+attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model, const std::vector<int>& ids,
                                             attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
                                             bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;

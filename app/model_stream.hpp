@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "layer_stream.hpp"
-#include "llama_model.hpp"
 #include "load_limits.hpp"
 #include "model_analyses.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 
@@ -17,12 +17,12 @@ namespace attn_viz_cli {
 // --flow), comma-separated, or "".
 std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses);
 
-// Whether the model runs layer by layer over T tokens: when `asked` (--stream-layers), or when
-// the whole run's layers exceed the memory budget, no whole-run option (`whole_run`, from
-// whole_run_options) is given and the model is a LlamaModel (the streamed forward pass is
-// LlamaModel::run_blocks). Refuses --stream-layers with a whole-run option or another model
-// (Error usage) and a streamed run whose one layer exceeds the budget (Error bad_input); a whole
-// run that does not fit is refused by the caller as before.
+// Whether the model (any family: the streamed forward pass is WholeModel::run_blocks) runs layer
+// by layer over T tokens: when `asked` (--stream-layers), or when the whole run's layers exceed
+// the memory budget and no whole-run option (`whole_run`, from whole_run_options) is given.
+// Refuses --stream-layers with a whole-run option (Error usage) and a streamed run whose one layer
+// exceeds the budget (Error bad_input); a whole run that does not fit is refused by the caller as
+// before.
 bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::WholeModel& model, int64_t T,
                     const attn_viz::LoadLimits& limits);
 
@@ -33,7 +33,7 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, cons
 // The forward pass over `ids` with every block's report written as soon as the block is done
 // (LayerStream into `out`); the model keeps no block's attention weights. show_layers: the layers
 // done as progress on stderr. Returns the whole analysis.
-attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::LlamaModel& model, const std::vector<int>& ids,
+attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model, const std::vector<int>& ids,
                                             attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
                                             bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes);
 

@@ -4,8 +4,12 @@
 Writes a random model folder in HF's layout and names, runs its forward pass in float64 from the
 published definition (transformers' modeling_llama / modeling_qwen2: RMSNorm, rotate-half RoPE,
 grouped-query attention, SiLU-gated MLP, tied or separate lm_head; Qwen2's q/k/v biases; RoPE
-frequencies scaled as modeling_rope_utils' linear and llama3 rope_scaling do), written here
-independently of attn-viz, and saves what a test compares:
+frequencies scaled as modeling_rope_utils' linear and llama3 rope_scaling do; head_dim; hidden_act
+from activations.py's ACT2FN; Llama's attention_bias and mlp_bias; sliding windows as
+masking_utils' sliding_window_overlay draws them (query i sees keys i - W < j <= i) on Mistral's
+every layer and on Qwen2's layers from max_window_layers on when use_sliding_window; the RoPE keys
+in transformers v4's form or v5's rope_parameters), written here independently of attn-viz, and
+saves what a test compares:
 
   DIR/config.json, DIR/model.safetensors            (or --shards 2: model-0000i-of-00002 + index)
   DIR/ids.txt                                        the token ids, space-separated
@@ -16,7 +20,9 @@ Usage: reference_hf_llama.py --out DIR --model-type llama --d-model 24 --heads 4
            --layers 2 --ffn 37 --vocab 53 --tokens 9 [--tied] [--shards 2] [--eps 1e-5]
            [--rope-theta 10000] [--seed N]
            [--rope-scaling linear --factor 4 | --rope-scaling llama3 --factor 8 --low-freq-factor 1
-            --high-freq-factor 4 --original-max-positions 8192]
+            --high-freq-factor 4 --original-max-positions 8192] [--rope-format v4|v5]
+           [--head-dim N] [--hidden-act silu|gelu|gelu_pytorch_tanh|gelu_new] [--attention-bias] [--mlp-bias]
+           [--sliding-window W [--use-sliding-window] [--max-window-layers M]]
 """
 import argparse
 import json
@@ -35,18 +41,47 @@ def rms_norm(x, weight, eps):
     return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * weight
 
 
+def activation(name, x):
+    """ACT2FN[name]: SiLU, exact GELU, GELU's tanh approximation (torch's, and gelu_new's formula)."""
+    if name == "silu":
+        return torch.nn.functional.silu(x)
+    if name == "gelu":
+        return torch.nn.functional.gelu(x)
+    if name == "gelu_pytorch_tanh":
+        return torch.nn.functional.gelu(x, approximate="tanh")
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def sliding_layers(cfg):
+    """Per layer, the sliding window W or None: Mistral's sliding_window on every layer; Qwen2's
+    only with use_sliding_window, on layers max_window_layers and later; Llama none."""
+    n, window = cfg["num_hidden_layers"], cfg.get("sliding_window")
+    if cfg["model_type"] == "mistral":
+        return [window] * n
+    if cfg["model_type"] == "qwen2" and cfg.get("use_sliding_window"):
+        return [window if layer >= cfg["max_window_layers"] else None for layer in range(n)]
+    return [None] * n
+
+
+def rope_settings(cfg):
+    """(rope_theta, rope_scaling or None) from v4's top-level keys or v5's rope_parameters."""
+    if "rope_parameters" in cfg:
+        params = cfg["rope_parameters"]
+        return params["rope_theta"], (params if params["rope_type"] != "default" else None)
+    return cfg["rope_theta"], cfg.get("rope_scaling")
+
+
 def rotate_half(x):
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def inverse_frequencies(cfg, dh):
+def inverse_frequencies(theta, scaling, dh):
     """RoPE's per-pair inverse frequencies theta^(-2i/d_h), stretched as cfg's rope_scaling says:
     linear divides them all by the factor; llama3 divides those of wavelengths longer than
     original_max / low_freq_factor, keeps those shorter than original_max / high_freq_factor and
     interpolates between by original_max / wavelength."""
-    inv_freq = 1.0 / cfg["rope_theta"] ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh)
-    scaling = cfg.get("rope_scaling")
+    inv_freq = 1.0 / theta ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh)
     if scaling is None:
         return inv_freq
     if scaling["rope_type"] == "linear":
@@ -68,15 +103,17 @@ def inverse_frequencies(cfg, dh):
 
 def forward(w, cfg, ids):
     D, H, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    dh, T, eps = D // H, len(ids), cfg["rms_norm_eps"]
-    inv_freq = inverse_frequencies(cfg, dh)
+    dh, T, eps = cfg.get("head_dim") or D // H, len(ids), cfg["rms_norm_eps"]
+    inv_freq = inverse_frequencies(*rope_settings(cfg), dh)
     angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
-    mask = torch.full((T, T), float("-inf"), dtype=torch.float64).triu(1)
     x = w["model.embed_tokens.weight"][ids]
     attentions = []
-    for layer in range(cfg["num_hidden_layers"]):
+    for layer, window in enumerate(sliding_layers(cfg)):
         p = f"model.layers.{layer}."
+        i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        hidden = (j > i) | ((j <= i - window) if window else torch.zeros(T, T, dtype=torch.bool))
+        mask = torch.zeros(T, T, dtype=torch.float64).masked_fill(hidden, float("-inf"))
 
         def linear(name, h):
             y = h @ w[p + name + ".weight"].T
@@ -90,10 +127,10 @@ def forward(w, cfg, ids):
         k, v = k.repeat_interleave(H // KV, 0), v.repeat_interleave(H // KV, 0)  # repeat_kv
         attention = torch.softmax(q @ k.transpose(1, 2) / dh**0.5 + mask, dim=-1)
         attentions.append(attention)
-        x = x + linear("self_attn.o_proj", (attention @ v).transpose(0, 1).reshape(T, D))
+        x = x + linear("self_attn.o_proj", (attention @ v).transpose(0, 1).reshape(T, H * dh))
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         gate, up = linear("mlp.gate_proj", h), linear("mlp.up_proj", h)
-        x = x + linear("mlp.down_proj", torch.nn.functional.silu(gate) * up)
+        x = x + linear("mlp.down_proj", activation(cfg.get("hidden_act", "silu"), gate) * up)
     x = rms_norm(x, w["model.norm.weight"], eps)
     classifier = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     return attentions, x @ classifier.T
@@ -153,23 +190,41 @@ def main():
     p.add_argument("--low-freq-factor", type=float, default=1.0)
     p.add_argument("--high-freq-factor", type=float, default=4.0)
     p.add_argument("--original-max-positions", type=int, default=8192)
+    p.add_argument("--rope-format", choices=["v4", "v5"], default="v4", help="v5: rope_theta and rope_scaling in rope_parameters")
+    p.add_argument("--head-dim", type=int, default=None)
+    p.add_argument("--hidden-act", choices=["silu", "gelu", "gelu_pytorch_tanh", "gelu_new"], default="silu")
+    p.add_argument("--attention-bias", action="store_true", help="llama: q/k/v/o biases")
+    p.add_argument("--mlp-bias", action="store_true", help="llama: gate/up/down biases")
+    p.add_argument("--sliding-window", type=int, default=None)
+    p.add_argument("--use-sliding-window", action="store_true", help="qwen2")
+    p.add_argument("--max-window-layers", type=int, default=0, help="qwen2")
     a = p.parse_args()
     if a.seed is not None:
         torch.manual_seed(a.seed)
     os.makedirs(a.out, exist_ok=True)
     D, H, KV, F, V = a.d_model, a.heads, a.kv_heads, a.ffn, a.vocab
-    dh = D // H
+    dh = a.head_dim or D // H
     cfg = {"model_type": a.model_type, "architectures": [{"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
                                                             "qwen2": "Qwen2ForCausalLM"}[a.model_type]],
            "hidden_size": D, "intermediate_size": F, "num_hidden_layers": a.layers, "num_attention_heads": H,
            "num_key_value_heads": KV, "vocab_size": V, "max_position_embeddings": 64, "rms_norm_eps": a.eps,
-           "rope_theta": a.rope_theta, "tie_word_embeddings": a.tied, "torch_dtype": "float32"}
+           "rope_theta": a.rope_theta, "tie_word_embeddings": a.tied, "torch_dtype": "float32", "hidden_act": a.hidden_act}
     if a.rope_scaling == "linear":
         cfg["rope_scaling"] = {"rope_type": "linear", "factor": a.factor}
     elif a.rope_scaling == "llama3":
         cfg["rope_scaling"] = {"rope_type": "llama3", "factor": a.factor, "low_freq_factor": a.low_freq_factor,
                                "high_freq_factor": a.high_freq_factor,
                                "original_max_position_embeddings": a.original_max_positions}
+    if a.rope_format == "v5":
+        cfg["rope_parameters"] = dict(cfg.pop("rope_scaling", None) or {"rope_type": "default"}, rope_theta=cfg.pop("rope_theta"))
+    if a.head_dim:
+        cfg["head_dim"] = a.head_dim
+    if a.model_type == "llama":
+        cfg["attention_bias"], cfg["mlp_bias"] = a.attention_bias, a.mlp_bias
+    if a.model_type == "mistral":
+        cfg["sliding_window"] = a.sliding_window  # null: none (absent would mean 4096)
+    if a.model_type == "qwen2":
+        cfg.update(sliding_window=a.sliding_window, use_sliding_window=a.use_sliding_window, max_window_layers=a.max_window_layers)
 
     w = {"model.embed_tokens.weight": rand(V, D, scale=1.0), "model.norm.weight": 1 + rand(D, scale=0.1)}
     for layer in range(a.layers):
@@ -178,11 +233,15 @@ def main():
         w[p_ + "post_attention_layernorm.weight"] = 1 + rand(D, scale=0.1)
         for name, rows in (("q", H * dh), ("k", KV * dh), ("v", KV * dh)):
             w[p_ + f"self_attn.{name}_proj.weight"] = rand(rows, D)
-            if a.model_type == "qwen2":
+            if a.model_type == "qwen2" or a.attention_bias:
                 w[p_ + f"self_attn.{name}_proj.bias"] = rand(rows)
         w[p_ + "self_attn.o_proj.weight"] = rand(D, H * dh)
+        if a.attention_bias:
+            w[p_ + "self_attn.o_proj.bias"] = rand(D)
         w[p_ + "mlp.gate_proj.weight"], w[p_ + "mlp.up_proj.weight"] = rand(F, D), rand(F, D)
         w[p_ + "mlp.down_proj.weight"] = rand(D, F)
+        if a.mlp_bias:
+            w[p_ + "mlp.gate_proj.bias"], w[p_ + "mlp.up_proj.bias"], w[p_ + "mlp.down_proj.bias"] = rand(F), rand(F), rand(D)
     if not a.tied:
         w["lm_head.weight"] = rand(V, D)
 

@@ -9,8 +9,11 @@ modeling_gpt_neox, modeling_bert), written here independently of attn-viz:
   gpt_neox  embed_in, query_key_value viewed [T, H, 3 d_h] (per head q, k, v), rotary on the
             first int(d_h * rotary_pct) features (rotate_half), parallel or sequential
             residual, exact GELU, final_layer_norm, embed_out;
-  bert      word + position + token type 0 embeddings, LayerNorm, no mask, post-LayerNorm
-            blocks, exact GELU; the final hidden states (no logits).
+  bert      word + position + token type 0 embeddings, LayerNorm, no mask (is_decoder: the
+            causal mask get_extended_attention_mask makes), post-LayerNorm blocks, exact GELU;
+            the final hidden states (no logits).
+--rope-format v5 writes gpt_neox's rotary keys as transformers v5 saves them: rope_parameters
+{rope_type default, rope_theta, partial_rotary_factor} instead of rotary_emb_base and rotary_pct.
 Saves what a test compares:
 
   DIR/config.json, DIR/model.safetensors            (or --shards 2: model-0000i-of-00002 + index)
@@ -33,7 +36,8 @@ Saves what a test compares:
 Usage: reference_hf_transformer.py --out DIR --model-type gpt2 --d-model 24 --heads 4 --layers 2
            --ffn 37 --vocab 53 --tokens 9 [--prefix] [--shards 2] [--eps 1e-5] [--positions 64]
            [--rotary-pct 0.25] [--sequential-residual] [--rotary-base 10000] [--lm-head tied|separate]
-           [--gamma-beta] [--ablate L:H] [--generate N] [--tokenizer] [--seed N]
+           [--gamma-beta] [--ablate L:H] [--generate N] [--tokenizer] [--seed N] [--is-decoder]
+           [--rope-format v4|v5]
 """
 import argparse
 import json
@@ -116,8 +120,9 @@ def gpt2_forward(w, cfg, ids, p, ablate=None):
 def neox_forward(w, cfg, ids, p, ablate=None):
     H, eps, T = cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
     dh = cfg["hidden_size"] // H
-    rot = int(dh * cfg["rotary_pct"])
-    inv_freq = 1.0 / cfg["rotary_emb_base"] ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot)
+    rope = cfg.get("rope_parameters") or {"rope_theta": cfg["rotary_emb_base"], "partial_rotary_factor": cfg["rotary_pct"]}
+    rot = int(dh * rope["partial_rotary_factor"])
+    inv_freq = 1.0 / rope["rope_theta"] ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot)
     angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
 
@@ -155,7 +160,7 @@ def bert_forward(w, cfg, ids, p):
     for layer in range(cfg["num_hidden_layers"]):
         b = f"{p}encoder.layer.{layer}."
         q, k, v = (heads(linear(w, b + "attention.self." + n, x), H) for n in ("query", "key", "value"))
-        attention, merged = attend(q, k, v, causal=False)
+        attention, merged = attend(q, k, v, causal=cfg.get("is_decoder", False))
         attentions.append(attention)
         x = layer_norm(linear(w, b + "attention.output.dense", merged) + x, w, b + "attention.output.LayerNorm", eps)
         inner = gelu(linear(w, b + "intermediate.dense", x))
@@ -268,11 +273,12 @@ def config(a):
               "intermediate_size": a.ffn, "vocab_size": a.vocab, "max_position_embeddings": a.positions,
               "layer_norm_eps": a.eps, "hidden_act": "gelu"}
     if a.model_type == "gpt_neox":
-        return {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], **common, "rotary_pct": a.rotary_pct,
-                "rotary_emb_base": a.rotary_base, "use_parallel_residual": not a.sequential_residual,
-                "tie_word_embeddings": a.lm_head == "tied"}
+        rope = {"rotary_pct": a.rotary_pct, "rotary_emb_base": a.rotary_base} if a.rope_format == "v4" else {
+            "rope_parameters": {"rope_type": "default", "rope_theta": a.rotary_base, "partial_rotary_factor": a.rotary_pct}}
+        return {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], **common, **rope,
+                "use_parallel_residual": not a.sequential_residual, "tie_word_embeddings": a.lm_head == "tied"}
     return {"model_type": "bert", "architectures": ["BertModel"], **common, "type_vocab_size": 2,
-            "position_embedding_type": "absolute"}
+            "position_embedding_type": "absolute", "is_decoder": a.is_decoder}
 
 
 def main():
@@ -294,6 +300,8 @@ def main():
     p.add_argument("--generate", type=int, default=0, help="also the greedy continuation of N ids (gpt2, gpt_neox)")
     p.add_argument("--tokenizer", action="store_true", help="also a small tokenizer.json of the family's kind")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--is-decoder", action="store_true", help="bert: is_decoder (a causal mask)")
+    p.add_argument("--rope-format", choices=["v4", "v5"], default="v4", help="gpt_neox: v5's rope_parameters")
     a = p.parse_args()
     if a.seed is not None:
         torch.manual_seed(a.seed)

@@ -23,9 +23,13 @@ struct MapSet {
 };
 
 // Appends `layers`' heads to `maps` (rows and keys from the first call's visibility `vis`).
-void collect_maps(MapSet& maps, const std::vector<const LayerResult*>& layers, const Visibility& vis) {
+// Layers may differ in their sliding windows (Qwen2's first max_window_layers see every earlier
+// key): the rows count the keys the widest of them sees, the others' maps are zero outside theirs.
+void collect_maps(MapSet& maps, const std::vector<const LayerResult*>& layers, Visibility vis) {
     const int64_t T = vis.queries, S = vis.keys;
     for (const LayerResult* layer : layers) {
+        const int64_t window = layer->visibility.window;
+        if (vis.window != 0 && (window == 0 || window > vis.window)) vis.window = window;
         if (layer->visibility.queries != T || layer->visibility.keys != S || layer->visibility.causal != vis.causal ||
             layer->visibility.key_excluded != vis.key_excluded || layer->attention.rank() != 3 ||
             layer->attention.dim(1) != T || layer->attention.dim(2) != S)

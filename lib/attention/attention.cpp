@@ -143,7 +143,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
                                               " entries for " + std::to_string(S) + " keys");
 
     LayerResult r;
-    r.visibility = {T, S, w.causal && !request.context, request.key_excluded};
+    r.visibility = {T, S, w.causal && !request.context, request.key_excluded, w.causal && !request.context ? w.sliding_window : 0};
 
     // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V, each one product
     // batched over heads that writes head-major [heads, rows, d_h]; rotary embedding on Q and K.

@@ -25,15 +25,13 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight, double rms_epsilon) {
     return y;
 }
 
-// x: [T, D] -> w2(silu(x w1) * (x w3)): [T, D]
-Tensor swiglu(OnednnBackend& backend, const Tensor& x, const LlamaBlockWeights& block) {
-    Tensor gate = linear(backend, x, block.w1);  // [T, F]
-    const Tensor up = linear(backend, x, block.w3);
-    for (size_t i = 0; i < gate.data.size(); ++i) {
-        const float g = gate.data[i];
-        gate.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
-    }
-    return linear(backend, gate, block.w2);
+// x: [T, D] -> w2(act(x w1 + b1) * (x w3 + b3)) + b2: [T, D]
+Tensor gated_feed_forward(OnednnBackend& backend, const Tensor& x, const LlamaBlockWeights& block, Activation activation) {
+    Tensor gate = linear(backend, x, block.w1, block.b1);  // [T, F]
+    const Tensor up = linear(backend, x, block.w3, block.b3);
+    activate_in_place(gate, activation);
+    for (size_t i = 0; i < gate.data.size(); ++i) gate.data[i] *= up.data[i];
+    return linear(backend, gate, block.w2, block.b2);
 }
 
 }  // namespace
@@ -78,21 +76,6 @@ AttentionLayer& LlamaModel::attention_layer(size_t l) {
     if (!weights_.load_block) return *attention_[l];
     block(l);
     return *streamed_layer_;
-}
-
-ModelRun LlamaModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
-                         const StepCallback& on_layer) {
-    std::vector<LayerResult> layers;
-    std::vector<Tensor> residual;
-    ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
-                              [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
-                                  layers.push_back(std::move(result));
-                                  residual.push_back(std::move(entering));
-                                  if (on_layer) on_layer(static_cast<int64_t>(l) + 1, weights_.config.n_layers);
-                              });
-    run.layers = std::move(layers);
-    run.residual = std::move(residual);
-    return run;
 }
 
 ModelRun LlamaModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
@@ -148,7 +131,7 @@ Tensor LlamaModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
 
 void LlamaModel::add_feed_forward(size_t l, Tensor& x) {
     const LlamaBlockWeights& weights = block(l);
-    add_in_place(x, swiglu(backend_, rms_norm(x, weights.rms_ffn, weights_.config.rms_epsilon), weights));
+    add_in_place(x, gated_feed_forward(backend_, rms_norm(x, weights.rms_ffn, weights_.config.rms_epsilon), weights, weights_.config.activation));
 }
 
 Tensor LlamaModel::classify(const Tensor& x) {

@@ -17,11 +17,6 @@
 
 namespace attn_viz {
 
-// Told after block `layer`'s attention and feed-forward: its attention result (the visitor may
-// move it away), the residual stream [T, D] that entered the block (likewise) and the block's
-// attention weights (valid during the call only).
-using BlockVisitor = std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
-
 class LlamaModel : public WholeModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
@@ -39,20 +34,12 @@ public:
     uint64_t fingerprint() const override;
     // Whether passes of a streamed model keep each block's attention weights (default true);
     // false bounds memory by one block (run_blocks' visitor sees each block's weights anyway).
-    void keep_attention_weights(bool keep) { keep_attention_ = keep; }
+    void keep_attention_weights(bool keep) override { keep_attention_ = keep; }
 
-    // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise).
-    // with_contributions: fill each LayerResult's per-head output shares (slightly more work);
-    // with_value_norms: fill each LayerResult's value_norms (for norm-based maps); on_layer (if
-    // set) is told after each block.
-    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
-                 const StepCallback& on_layer = {}) override;
-
-    // As run, but each block's result and residual go to `visit` as soon as the block is done
-    // instead of into the run: the returned run has the tokens, hidden states and logits, and no
-    // layers or residuals. Memory holds one block's results at a time if `visit` lets them go.
+    // tokens: T ids, 1 <= T <= seq_len, each below the vocabulary size (Error(bad_input) otherwise);
+    // the blocks as WholeModel::run_blocks says.
     ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
-                        const BlockVisitor& visit);
+                        const BlockVisitor& visit) override;
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
     // of run.layers[layer].output: the rest of the model reruns from there on

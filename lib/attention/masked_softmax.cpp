@@ -84,30 +84,32 @@ void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_key
         throw Error(ErrorKind::internal, "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
                                              std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
-    // A query sees no key when every key before its causal end is padding: when that end is at
-    // or before the first key that is not padding.
-    int64_t first_unpadded = 0;
-    while (excluded && first_unpadded < vis.keys && excluded[first_unpadded]) ++first_unpadded;
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < count; ++n) {
         const int64_t i = (first + n) % T;
         float* row = scores + n * row_keys;
-        // Step 1: keys [end, row_keys) are the causal future: zero, and left out of everything below.
-        const int64_t end = vis.visible_end(i) > first_unpadded ? vis.visible_end(i) : 0;
+        // Step 1: keys [0, begin) (outside a sliding window) and [end, row_keys) (the causal
+        // future) are zero, and left out of everything below; so is a row whose keys in between
+        // are all padding (a query that sees no key).
+        int64_t begin = vis.visible_begin(i), end = vis.visible_end(i);
+        if (excluded && std::all_of(excluded + begin, excluded + end, [](uint8_t padding) { return padding != 0; })) end = begin;
+        std::fill(row, row + begin, 0.0f);
         std::fill(row + end, row + row_keys, 0.0f);
         margin[n] = 0.0f;
-        if (end == 0) continue;
+        if (end <= begin) continue;
+        float* keys = row + begin;
+        const int64_t seen = end - begin;
         // Step 2: padding keys get -inf (so e^x = 0 and they are never a top score).
         if (excluded)
-            for (int64_t j = 0; j < end; ++j)
+            for (int64_t j = begin; j < end; ++j)
                 if (excluded[j]) row[j] = neg_inf;
         // Step 3: the margin, from the two largest scores (one visible key among padding: 0).
-        const TopTwo best = top_two(row, end);
+        const TopTwo best = top_two(keys, seen);
         const float gap = best.top - best.second;
-        if (end > 1 && std::isfinite(gap)) margin[n] = gap;
+        if (seen > 1 && std::isfinite(gap)) margin[n] = gap;
         // Step 4: softmax = e^(x - max) / sum, the sum taken over what was just written.
-        const float sum = exponentiate(row, end, best.top);
-        scale(row, end, 1.0f / sum);
+        const float sum = exponentiate(keys, seen, best.top);
+        scale(keys, seen, 1.0f / sum);
     }
 }
 

@@ -27,19 +27,10 @@ Tensor layer_norm(const Tensor& x, const LayerNormWeights& norm, double epsilon)
     return y;
 }
 
-void gelu_in_place(Tensor& x, Activation activation) {
-    constexpr double sqrt_half = 0.70710678118654752440, sqrt_two_over_pi = 0.79788456080286535588;
-    for (float& v : x.data) {
-        const double a = v;
-        v = static_cast<float>(activation == Activation::gelu_erf ? 0.5 * a * (1.0 + std::erf(a * sqrt_half))
-                                                                  : 0.5 * a * (1.0 + std::tanh(sqrt_two_over_pi * (a + 0.044715 * a * a * a))));
-    }
-}
-
-// x: [T, D] -> GELU(x W_in + b_in) W_out + b_out: [T, D]
+// x: [T, D] -> activation(x W_in + b_in) W_out + b_out: [T, D]
 Tensor mlp(OnednnBackend& backend, const Tensor& x, const TransformerBlockWeights& block, Activation activation) {
     Tensor hidden = linear(backend, x, block.w_in, block.b_in);  // [T, F]
-    gelu_in_place(hidden, activation);
+    activate_in_place(hidden, activation);
     return linear(backend, hidden, block.w_out, block.b_out);
 }
 
@@ -90,8 +81,8 @@ Tensor TransformerModel::final_hidden_states(Tensor x) const {
     return weights_.final_norm.weight.empty() ? std::move(x) : layer_norm(x, weights_.final_norm, weights_.config.norm_epsilon);
 }
 
-ModelRun TransformerModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
-                               const StepCallback& on_layer) {
+ModelRun TransformerModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                                      const BlockVisitor& visit) {
     const TransformerConfig& c = weights_.config;
     check_model_tokens(tokens, c.vocab_size, c.max_positions);
 
@@ -109,15 +100,15 @@ ModelRun TransformerModel::run(const std::vector<int>& tokens, bool with_contrib
 
     // Step 2: the blocks, each in its variant's arrangement of norms and residuals.
     for (size_t l = 0; l < weights_.layers.size(); ++l) {
-        run.residual.push_back(x);
+        Tensor entering = x;
         const Tensor input = attention_input(l, x);
         AttentionRequest request;
         request.input = &input;
         request.with_contributions = with_contributions;
         request.with_value_norms = with_value_norms;
-        run.layers.push_back(attention_[l]->run(request));
-        finish_block(l, x, run.layers.back().output);
-        if (on_layer) on_layer(static_cast<int64_t>(l) + 1, static_cast<int64_t>(weights_.layers.size()));
+        LayerResult result = attention_[l]->run(request);
+        finish_block(l, x, result.output);
+        visit(l, result, entering, weights_.layers[l].attention);
     }
 
     // Step 3: the final norm and the classifier of a decoder.

@@ -7,7 +7,8 @@
 //        post-norm    x = LN1(x + attention(x)); x = LN2(x + mlp(x))          (BERT)
 //      with mlp(x) = GELU(x W_in + b_in) W_out + b_out
 //   [-> final LayerNorm -> logits x classifier]   (decoders; an encoder has no logits)
-// Every layer's attention is kept for drawing, as LlamaModel keeps it.
+// Every layer's attention is kept for drawing (run), or handed to a visitor block by block
+// (run_blocks), as LlamaModel does.
 #pragma once
 
 #include <memory>
@@ -34,13 +35,11 @@ public:
     uint64_t fingerprint() const override;
 
     // tokens: T ids, 1 <= T <= max_positions, each below the vocabulary size (Error(bad_input)
-    // otherwise). with_contributions: fill each LayerResult's per-head output shares;
-    // with_value_norms: fill each LayerResult's value_norms; on_layer (if set) is told after each
-    // block. The run's hidden_states are the final hidden states ([T, D], after the final
-    // LayerNorm of a decoder); its logits are [T, V] for a decoder and empty for an encoder; its
-    // residual holds the stream entering each block.
-    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
-                 const StepCallback& on_layer = {}) override;
+    // otherwise); the blocks as WholeModel::run_blocks says. The run's hidden_states are the
+    // final hidden states ([T, D], after the final LayerNorm of a decoder); its logits are [T, V]
+    // for a decoder and empty for an encoder.
+    ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                        const BlockVisitor& visit) override;
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D]: block
     // `layer` finishes in its variant's arrangement (pre-norm, parallel or post-norm) from

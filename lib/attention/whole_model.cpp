@@ -37,6 +37,20 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
     return std::make_unique<LlamaModel>(backend, read_llama_model(path, limits));
 }
 
+ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms, const StepCallback& on_layer) {
+    std::vector<LayerResult> layers;
+    std::vector<Tensor> residual;
+    ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
+                              [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
+                                  layers.push_back(std::move(result));
+                                  residual.push_back(std::move(entering));
+                                  if (on_layer) on_layer(static_cast<int64_t>(l) + 1, description().n_layers);
+                              });
+    run.layers = std::move(layers);
+    run.residual = std::move(residual);
+    return run;
+}
+
 std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token,
                                  const std::vector<int>& end_ids, int64_t choices) {
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");

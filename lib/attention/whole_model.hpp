@@ -21,6 +21,11 @@ namespace attn_viz {
 // Told after each step of a long computation: `done` steps of `total` (a progress display).
 using StepCallback = std::function<void(int64_t done, int64_t total)>;
 
+// Told after block `layer`'s attention and feed-forward: its attention result (the visitor may
+// move it away), the residual stream [T, D] that entered the block (likewise) and the block's
+// attention weights (valid during the call only).
+using BlockVisitor = std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
+
 // The shape of a whole model, for checks, messages and reports.
 struct ModelDescription {
     std::string architecture;  // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert"
@@ -45,8 +50,21 @@ public:
     // otherwise). with_contributions: fill each LayerResult's per-head output shares;
     // with_value_norms: fill each LayerResult's value_norms (for norm-based maps); on_layer (if
     // set) is told after each block. The run records the residual stream entering each block.
-    virtual ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
-                         const StepCallback& on_layer = {}) = 0;
+    // (run_blocks keeping what it is handed.)
+    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
+                 const StepCallback& on_layer = {});
+
+    // As run, but each block's result and residual go to `visit` as soon as the block is done
+    // instead of into the run: the returned run has the tokens, hidden states and logits (empty
+    // for an encoder), and no layers or residuals. Memory holds one block's results at a time if
+    // `visit` lets them go (--stream-layers, model_stream.hpp).
+    virtual ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                                const BlockVisitor& visit) = 0;
+
+    // Whether a model that loads its blocks' weights on demand (a streamed GGUF Llama) keeps a
+    // copy of each block's attention weights for attention_weights() (default true); false bounds
+    // memory by one block. A model holding every block already has nothing to let go.
+    virtual void keep_attention_weights(bool keep) { (void)keep; }
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
     // of run.layers[layer].output: the rest of the model reruns from there on run.residual[layer],

@@ -1,10 +1,16 @@
 // Llama hyper-parameters, weights and tokenizer from a GGUF file's metadata and tensors.
 #include "gguf_llama.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "error.hpp"
 #include "gguf_transformer.hpp"
+#include "json_input.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
@@ -54,6 +60,24 @@ std::string with_spaces(const std::string& piece) {
     return result;
 }
 
+// Metadata that changes llama.cpp's forward pass of some architecture and that attn-viz does not
+// implement for llama: a sliding window (llama.cpp applies none to llama either, so a file that
+// names one was meant for another architecture), key/value head sizes other than the head size,
+// mixture-of-experts blocks and logit soft-capping. Error(bad_input) naming the key and its value.
+void refuse_unimplemented_gguf_keys(const GgufFile& file, int64_t head) {
+    for (const char* key : {"llama.attention.sliding_window", "llama.expert_count", "llama.attn_logit_softcapping",
+                            "llama.final_logit_softcapping", "llama.attention.key_length", "llama.attention.value_length"}) {
+        if (!file.has(key)) continue;
+        const std::optional<double> value = file.get_float(key);
+        const bool head_size = std::string(key).find("_length") != std::string::npos;
+        if (head_size && value && *value == static_cast<double>(head)) continue;
+        if (std::string(key) == "llama.expert_count" && value && *value == 0) continue;
+        const bool whole = value && *value == std::floor(*value) && std::fabs(*value) < 1e15;
+        const std::string text = whole ? std::to_string(static_cast<long long>(*value)) : value ? json_excerpt(nlohmann::json(*value)) : "<not a number>";
+        fail_input(file.path(), std::string(key) + " = " + text + " is not supported" + (head_size ? " (only the head size " + std::to_string(head) + ")" : ""));
+    }
+}
+
 }  // namespace
 
 Llama2cConfig gguf_llama_config(const GgufFile& file) {
@@ -87,6 +111,7 @@ Llama2cConfig gguf_llama_config(const GgufFile& file) {
     if (file.find_tensor("rope_freqs.weight") || file.has("llama.rope.scaling.type"))
         if (file.get_string("llama.rope.scaling.type").value_or("scaled") != "none")
             fail_input(file.path(), "uses scaled RoPE (rope_freqs or llama.rope.scaling), which attn-viz does not support");
+    refuse_unimplemented_gguf_keys(file, head);
     return c;
 }
 

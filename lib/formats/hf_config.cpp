@@ -9,32 +9,38 @@
 #include "error.hpp"
 #include "json_input.hpp"
 #include "mapped_file.hpp"
+#include "utf8.hpp"
 
 namespace attn_viz {
 namespace {
 
 constexpr size_t max_config_bytes = 16u << 20;
 
-// The first of `keys` present in `config`, as a positive integer.
+// The first of `keys` present in `config`, as an integer in [minimum, 2^24] (minimum 1: "a
+// positive integer", 0: "a non-negative integer").
 std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializer_list<const char*> keys,
-                                    const std::string& where) {
+                                    const std::string& where, int64_t minimum = 1) {
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_number_integer() || it->get<int64_t>() <= 0 || it->get<int64_t>() > (int64_t{1} << 24))
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a positive integer");
+        if (!it->is_number_integer() || it->get<int64_t>() < minimum || it->get<int64_t>() > (int64_t{1} << 24))
+            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a " +
+                                  (minimum > 0 ? "positive" : "non-negative") + " integer");
         return it->get<int64_t>();
     }
     return std::nullopt;
 }
 
-// The first of `keys` present in `config` as a positive number, for epsilons and bases.
-std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where) {
+// The first of `keys` present in `config` as a number above `floor` (0: "a positive number"), for
+// epsilons and bases.
+std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where,
+                                      double floor = 0.0) {
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_number() || !(it->get<double>() > 0.0))
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a positive number");
+        if (!it->is_number() || !(it->get<double>() > floor))
+            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a " +
+                                  (floor == 0.0 ? std::string("positive number") : "number above " + json_excerpt(nlohmann::json(floor))));
         return it->get<double>();
     }
     return std::nullopt;
@@ -60,7 +66,6 @@ std::optional<bool> bool_field(const nlohmann::json& config, const char* key, co
 
 void read_family_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
     result.activation = string_field(config, {"hidden_act", "activation_function"}, where);
-    result.rotary_fraction = positive_number(config, {"rotary_pct", "partial_rotary_factor"}, where);
     if (result.rotary_fraction && *result.rotary_fraction > 1.0)
         fail_input(where, "the rotary fraction is " + std::to_string(*result.rotary_fraction) + ", expected at most 1");
     result.parallel_residual = bool_field(config, "use_parallel_residual", where);
@@ -77,29 +82,89 @@ double scaling_parameter(const nlohmann::json& scaling, const char* key, const s
     return *value;
 }
 
-// rope_scaling: its type, and for the supported ones (rope_scaling_types()) their parameters,
-// named as transformers' modeling_rope_utils names them.
-void read_rope_scaling(const nlohmann::json& config, const std::string& where, HfConfig& result) {
-    const auto scaling = config.find("rope_scaling");
-    if (scaling == config.end() || scaling->is_null()) return;
-    if (!scaling->is_object()) fail_input(where, "\"rope_scaling\" is " + json_excerpt(*scaling) + ", expected an object");
-    const std::string type = string_field(*scaling, {"rope_type", "type"}, where);
-    if (type.empty()) fail_input(where, "rope_scaling has no \"rope_type\" (or \"type\")");
+// rope_scaling (transformers v4) or rope_parameters (v5, `key`): its type, and for the supported
+// ones (rope_scaling_types()) their parameters, named as transformers' modeling_rope_utils names them.
+void read_rope_scaling(const nlohmann::json& scaling, const char* key, const std::string& where, HfConfig& result) {
+    const std::string type = string_field(scaling, {"rope_type", "type"}, where);
+    if (type.empty()) fail_input(where, std::string(key) + " has no \"rope_type\" (or \"type\")");
     if (type == "default") return;
     result.rope_scaling = type;
     RopeScaling& p = result.rope_scaling_parameters;
     if (type == "linear") {
         p.kind = RopeScaling::Kind::linear;
-        p.factor = scaling_parameter(*scaling, "factor", type, where);
+        p.factor = scaling_parameter(scaling, "factor", type, where);
     } else if (type == "llama3") {
         p.kind = RopeScaling::Kind::llama3;
-        p.factor = scaling_parameter(*scaling, "factor", type, where);
-        p.low_freq_factor = scaling_parameter(*scaling, "low_freq_factor", type, where);
-        p.high_freq_factor = scaling_parameter(*scaling, "high_freq_factor", type, where);
-        p.original_max_positions = scaling_parameter(*scaling, "original_max_position_embeddings", type, where);
+        p.factor = scaling_parameter(scaling, "factor", type, where);
+        p.low_freq_factor = scaling_parameter(scaling, "low_freq_factor", type, where);
+        p.high_freq_factor = scaling_parameter(scaling, "high_freq_factor", type, where);
+        p.original_max_positions = scaling_parameter(scaling, "original_max_position_embeddings", type, where);
         if (!(p.high_freq_factor > p.low_freq_factor))
             fail_input(where, "rope_scaling's high_freq_factor (" + std::to_string(p.high_freq_factor) +
                                   ") must be above its low_freq_factor (" + std::to_string(p.low_freq_factor) + ")");
+    }
+}
+
+// The RoPE base: rope_theta or rotary_emb_base, a number above 1.
+std::optional<double> rope_base(const nlohmann::json& config, const std::string& where) {
+    return positive_number(config, {"rope_theta", "rotary_emb_base"}, where, 1.0);
+}
+
+// RoPE: transformers v4's top-level rope_theta | rotary_emb_base, rope_scaling and rotary_pct |
+// partial_rotary_factor, or v5's rope_parameters holding them all; both only when they agree.
+void read_rope(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    result.rope_base = rope_base(config, where);
+    result.rotary_fraction = positive_number(config, {"rotary_pct", "partial_rotary_factor"}, where);
+    const auto scaling = config.find("rope_scaling");
+    const bool has_scaling = scaling != config.end() && !scaling->is_null();
+    if (has_scaling && !scaling->is_object()) fail_input(where, "\"rope_scaling\" is " + json_excerpt(*scaling) + ", expected an object");
+    const auto parameters = config.find("rope_parameters");
+    if (parameters == config.end() || parameters->is_null()) {
+        if (has_scaling) read_rope_scaling(*scaling, "rope_scaling", where, result);
+        return;
+    }
+    if (!parameters->is_object()) fail_input(where, "\"rope_parameters\" is " + json_excerpt(*parameters) + ", expected an object");
+    for (const auto& [name, value] : parameters->items())
+        if (value.is_object())
+            fail_input(where, "rope_parameters per layer type (\"" + escape_invalid_utf8(name) + "\": ...) are not supported");
+    if (has_scaling) fail_input(where, "both rope_scaling and rope_parameters are set; a config has one of them");
+    read_rope_scaling(*parameters, "rope_parameters", where, result);
+    const std::optional<double> theta = rope_base(*parameters, where + ": rope_parameters");
+    if (theta && result.rope_base && *theta != *result.rope_base)
+        fail_input(where, "rope_parameters' rope_theta " + json_excerpt(nlohmann::json(*theta)) + " disagrees with rope_theta " +
+                              json_excerpt(nlohmann::json(*result.rope_base)) + " beside it");
+    if (theta) result.rope_base = theta;
+    const std::optional<double> fraction = positive_number(*parameters, {"partial_rotary_factor"}, where + ": rope_parameters");
+    if (fraction && result.rotary_fraction && *fraction != *result.rotary_fraction)
+        fail_input(where, "rope_parameters' partial_rotary_factor disagrees with the one beside it");
+    if (fraction) result.rotary_fraction = fraction;
+}
+
+// Sliding windows, biases and masks, each read by the families that have it.
+void read_option_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    result.sliding_window = positive_int(config, {"sliding_window"}, where);
+    if (config.contains("sliding_window") && config["sliding_window"].is_null()) result.sliding_window = 0;
+    result.use_sliding_window = bool_field(config, "use_sliding_window", where);
+    result.max_window_layers = positive_int(config, {"max_window_layers"}, where, 0);
+    const auto types = config.find("layer_types");
+    if (types != config.end() && !types->is_null()) {
+        if (!types->is_array()) fail_input(where, "\"layer_types\" is " + json_excerpt(*types) + ", expected a list");
+        for (const nlohmann::json& type : *types) {
+            if (!type.is_string() || (type != "full_attention" && type != "sliding_attention"))
+                fail_input(where, "layer_types holds " + json_excerpt(type) +
+                                      " (supported: \"full_attention\", \"sliding_attention\")");
+            result.layer_types.push_back(type.get<std::string>());
+        }
+    }
+    result.attention_bias = bool_field(config, "attention_bias", where);
+    result.mlp_bias = bool_field(config, "mlp_bias", where);
+    result.is_decoder = bool_field(config, "is_decoder", where);
+    // Keys of architectures attn-viz does not run: refused when set in any family's config.
+    for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "use_qk_norm",
+                            "qk_layernorm", "clip_qkv", "logits_scaling", "attention_multiplier", "embedding_multiplier",
+                            "residual_multiplier"}) {
+        auto it = config.find(key);
+        if (it != config.end() && !it->is_null() && *it != false) result.unimplemented.push_back(std::string(key) + " = " + json_excerpt(*it));
     }
 }
 
@@ -112,7 +177,8 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
     if (config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean())
         result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
-    read_rope_scaling(config, where, result);
+    read_rope(config, where, result);
+    read_option_fields(config, where, result);
 }
 
 }  // namespace
@@ -137,14 +203,6 @@ HfConfig read_hf_config(const std::string& config_path) {
         result.num_kv_heads = 1;
     result.d_model = positive_int(config, {"hidden_size", "n_embd", "d_model"}, config_path);
     result.num_layers = positive_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, config_path);
-    for (const char* key : {"rope_theta", "rotary_emb_base"}) {
-        auto it = config.find(key);
-        if (it == config.end() || it->is_null()) continue;
-        if (!it->is_number() || !(it->get<double>() > 1.0))
-            fail_input(config_path, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a number above 1");
-        result.rope_base = it->get<double>();
-        break;
-    }
     read_model_fields(config, config_path, result);
     read_family_fields(config, config_path, result);
     return result;
@@ -153,6 +211,21 @@ HfConfig read_hf_config(const std::string& config_path) {
 int64_t required_value(const std::optional<int64_t>& value, const HfConfig& config, const char* key) {
     if (!value) fail_input(config.path, std::string("missing \"") + key + "\"");
     return *value;
+}
+
+Activation parse_activation(const HfConfig& config, const std::string& fallback) {
+    const std::string name = config.activation.empty() ? fallback : config.activation;
+    if (name == "gelu") return Activation::gelu_erf;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
+    if (name == "silu" || name == "swish") return Activation::silu;
+    fail_input(config.path, "activation " + json_excerpt(nlohmann::json(name)) +
+                                " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish)");
+}
+
+void refuse_unimplemented(const HfConfig& config) {
+    if (!config.unimplemented.empty())
+        fail_input(config.path, config.unimplemented.front() + " is not supported (attn-viz does not implement " +
+                                    config.unimplemented.front().substr(0, config.unimplemented.front().find(' ')) + ")");
 }
 
 HfConfig find_hf_config_beside(const std::string& checkpoint_path) {

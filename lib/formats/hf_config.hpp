@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "activation.hpp"
 #include "layer_weights.hpp"
 
 namespace attn_viz {
@@ -17,7 +18,7 @@ struct HfConfig {
     std::optional<int64_t> num_kv_heads;  // num_key_value_heads | num_kv_heads | n_head_kv (multi_query: 1)
     std::optional<int64_t> d_model;       // hidden_size | n_embd | d_model
     std::optional<int64_t> num_layers;    // num_hidden_layers | n_layer | num_layers
-    std::optional<double> rope_base;      // rope_theta | rotary_emb_base
+    std::optional<double> rope_base;      // rope_theta | rotary_emb_base | rope_parameters.rope_theta
     // What a whole model needs besides (model folders, hf_llama_checkpoint.hpp):
     std::string model_type;                    // "llama", "mistral", "qwen2", ... ("" when absent)
     std::optional<int64_t> intermediate_size;  // intermediate_size | n_inner | ffn_dim
@@ -26,17 +27,36 @@ struct HfConfig {
     std::optional<int64_t> head_dim;
     std::optional<double> norm_epsilon;        // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
     std::optional<bool> tie_word_embeddings;
-    std::string rope_scaling;                  // rope_scaling's "rope_type" (or "type"); "" when none or "default"
+    // rope_scaling's (or transformers v5's rope_parameters') "rope_type" (or "type"); "" when none or "default"
+    std::string rope_scaling;
     RopeScaling rope_scaling_parameters;       // read for the types in rope_scaling_types(); kind none otherwise
     // The other families' choices (hf_transformer_checkpoint.hpp):
     std::string activation;                    // hidden_act | activation_function ("" when absent)
-    std::optional<double> rotary_fraction;     // rotary_pct | partial_rotary_factor, in (0, 1]
+    std::optional<double> rotary_fraction;     // rotary_pct | partial_rotary_factor | rope_parameters', in (0, 1]
     std::optional<bool> parallel_residual;     // use_parallel_residual
     std::optional<int64_t> type_vocab_size;
     std::string position_embedding_type;       // BERT's "absolute", "relative_key", ... ("" when absent)
     std::optional<bool> scale_attn_by_inverse_layer_idx;  // GPT-2's per-layer score scaling
     std::optional<bool> scale_attn_weights;               // GPT-2: false = scores not divided by sqrt(d_h)
+    // Keys that change some families' forward pass (which family reads which: docs/formats.md):
+    std::optional<int64_t> sliding_window;     // Mistral, Qwen2: keys per query of a sliding-window layer; 0 when null
+    std::optional<bool> use_sliding_window;    // Qwen2: whether sliding_window applies at all
+    std::optional<int64_t> max_window_layers;  // Qwen2: layers [0, this) see every key (>= 0)
+    std::vector<std::string> layer_types;      // "full_attention" | "sliding_attention" per layer; empty when absent
+    std::optional<bool> attention_bias;        // Llama, Mistral: q/k/v/o biases
+    std::optional<bool> mlp_bias;              // Llama: gate/up/down biases
+    std::optional<bool> is_decoder;            // BERT: a causal mask
+    // "key = value" for each key set that changes the forward pass of any family and that no
+    // reader implements (logit soft-capping, QK norms, ...; refuse_unimplemented).
+    std::vector<std::string> unimplemented;
 };
+
+// The activation config.json names (hidden_act | activation_function; `fallback` when neither is
+// set); Error(bad_input) naming config.json and the supported names otherwise.
+Activation parse_activation(const HfConfig& config, const std::string& fallback);
+
+// Error(bad_input) naming config.json and the first of config.unimplemented, if any.
+void refuse_unimplemented(const HfConfig& config);
 
 // The rope_scaling types whose parameters are read (and that the Llama-family loader applies).
 const std::vector<std::string>& rope_scaling_types();
@@ -45,8 +65,9 @@ const std::vector<std::string>& rope_scaling_types();
 int64_t required_value(const std::optional<int64_t>& value, const HfConfig& config, const char* key);
 
 // Parses a config.json; throws Error(bad_input) naming the file on bad JSON, a key of the wrong
-// type (e.g. a negative head count) or a rope_scaling of a supported type with missing or bad
-// parameters; Error(io) when it cannot be read.
+// type (e.g. a negative head count), a rope_scaling (or rope_parameters) of a supported type with
+// missing or bad parameters, rope_parameters that disagree with rope_theta or rope_scaling beside
+// them or that differ per layer type; Error(io) when it cannot be read.
 HfConfig read_hf_config(const std::string& config_path);
 
 // The config.json in the checkpoint's directory, or an empty HfConfig when there is none.

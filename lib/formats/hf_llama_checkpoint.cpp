@@ -1,6 +1,7 @@
 #include "hf_llama_checkpoint.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,10 @@ void require_supported(const HfConfig& hf, const char* key, const std::string& v
 Llama2cConfig llama_config(const HfConfig& hf) {
     require_supported(hf, "model_type", hf.model_type, hf_llama_model_types());
     if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
+    refuse_unimplemented(hf);
+    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0)
+        fail_input(hf.path, "partial_rotary_factor " + json_excerpt(nlohmann::json(*hf.rotary_fraction)) + " is not supported for " +
+                                hf.model_type + " (transformers' " + hf.model_type + " turns whole heads)");
     Llama2cConfig c;
     c.dim = required_value(hf.d_model, hf, "hidden_size");
     c.hidden_dim = required_value(hf.intermediate_size, hf, "intermediate_size");
@@ -38,9 +43,80 @@ Llama2cConfig llama_config(const HfConfig& hf) {
     c.shared_classifier = hf.tie_word_embeddings.value_or(false);  // LlamaConfig's default
     c.rms_epsilon = hf.norm_epsilon.value_or(1e-6);                 // LlamaConfig's default
     c.rope_base = hf.rope_base.value_or(10000.0);
-    if (c.dim % c.n_heads != 0 || (hf.head_dim && *hf.head_dim != c.dim / c.n_heads))
-        fail_input(hf.path, "a head size other than hidden_size / num_attention_heads is not supported");
+    c.activation = parse_activation(hf, "silu");
+    if (!hf.head_dim && c.dim % c.n_heads != 0)
+        fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " + std::to_string(c.dim) + " / " +
+                                std::to_string(c.n_heads) + " is not whole");
     return c;
+}
+
+// The keys each query of block `layer` sees (0: every earlier key), as transformers' configs
+// decide it (sliding_window absent: 4096; null: none): Mistral's sliding_window on every layer; Qwen2's sliding_window
+// (default 4096) only with use_sliding_window, on layers from max_window_layers (default 28) on;
+// layer_types, when given, choosing the sliding layers of both. Llama has no sliding window.
+int64_t sliding_window_of(const HfConfig& hf, int64_t layer, int64_t layers) {
+    if (hf.model_type == "llama") return 0;
+    const bool qwen2 = hf.model_type == "qwen2";
+    if (qwen2 && !hf.use_sliding_window.value_or(false)) return 0;
+    if (!hf.layer_types.empty() && static_cast<int64_t>(hf.layer_types.size()) != layers)
+        fail_input(hf.path, "layer_types lists " + std::to_string(hf.layer_types.size()) + " layers, num_hidden_layers is " +
+                                std::to_string(layers));
+    const bool sliding = !hf.layer_types.empty() ? hf.layer_types[static_cast<size_t>(layer)] == "sliding_attention"
+                         : qwen2                 ? layer >= hf.max_window_layers.value_or(28)
+                                                 : true;
+    return sliding ? hf.sliding_window.value_or(4096) : 0;
+}
+
+// Throws Error(bad_input) naming the checkpoint unless the bias tensor `name` is `present`
+// exactly when `expected` (`reason` says why it is or is not).
+void expect_bias(bool present, bool expected, const std::string& name, const std::string& reason, const TensorSource& source) {
+    if (present == expected) return;
+    fail_input(source.path(), "tensor '" + name + "' is " + (expected ? "missing" : "there") + ", but " + reason);
+}
+
+// Step 2 for one block: the attention through the llama layout preset, its biases and head size
+// checked against config.json, its sliding window; norms and the gated MLP transposed from
+// [out, in] to x W, with their biases when mlp_bias says so.
+LlamaBlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const Llama2cConfig& c, int64_t l) {
+    LayoutOptions options;
+    options.num_heads = c.n_heads;
+    options.num_kv_heads = c.n_kv_heads;
+    options.rope_base = c.rope_base;
+    const int64_t d = c.dim, f = c.hidden_dim;
+    const std::string block = "model.layers." + std::to_string(l) + ".";
+    LlamaBlockWeights b;
+    b.attention = load_layer(source, "llama", static_cast<int>(l), options, hf);
+    const int64_t head_dim = hf.head_dim.value_or(c.dim / c.n_heads);
+    if (b.attention.d_head != head_dim)
+        fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " + std::to_string(b.attention.num_heads * b.attention.d_head) +
+                                      " outputs, expected " + std::to_string(c.n_heads) + " heads x head size " + std::to_string(head_dim));
+    b.attention.sliding_window = sliding_window_of(hf, l, c.n_layers);
+    // transformers: Llama's q/k/v/o biases follow attention_bias, Qwen2 has q/k/v biases, Mistral none.
+    const bool llama = hf.model_type == "llama", qwen2 = hf.model_type == "qwen2";
+    const bool attention_bias = llama && hf.attention_bias.value_or(false);
+    const std::string why = llama ? "config.json's attention_bias is " + std::string(attention_bias ? "true" : "false or absent")
+                                  : qwen2 ? "qwen2 has q/k/v biases and none on o_proj" : hf.model_type + " has no attention biases";
+    expect_bias(!b.attention.b_q.empty(), attention_bias || qwen2, block + "self_attn.q_proj.bias", why, source);
+    expect_bias(!b.attention.b_k.empty(), attention_bias || qwen2, block + "self_attn.k_proj.bias", why, source);
+    expect_bias(!b.attention.b_v.empty(), attention_bias || qwen2, block + "self_attn.v_proj.bias", why, source);
+    expect_bias(!b.attention.b_o.empty(), attention_bias, block + "self_attn.o_proj.bias", why, source);
+    b.rms_attention = load_of_shape(source, block + "input_layernorm.weight", {d});
+    b.rms_ffn = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
+    b.w1 = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
+    b.w2 = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
+    b.w3 = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
+    // transformers: Llama's MLP biases follow mlp_bias; Mistral and Qwen2 have none.
+    const bool mlp_bias = llama && hf.mlp_bias.value_or(false);
+    const std::string mlp_why = llama ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
+                                      : hf.model_type + " has no MLP biases";
+    const std::pair<Tensor*, std::pair<const char*, int64_t>> biases[] = {
+        {&b.b1, {"mlp.gate_proj.bias", f}}, {&b.b2, {"mlp.down_proj.bias", d}}, {&b.b3, {"mlp.up_proj.bias", f}}};
+    for (const auto& [bias, name_and_size] : biases) {
+        const std::string name = block + name_and_size.first;
+        expect_bias(source.contains(name), mlp_bias, name, mlp_why, source);
+        if (mlp_bias) *bias = load_of_shape(source, name, {name_and_size.second});
+    }
+    return b;
 }
 
 }  // namespace
@@ -56,24 +132,9 @@ LlamaWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& l
     w.config = llama_config(hf);
     const Llama2cConfig& c = w.config;
     const SafetensorsShards source(folder, limits);
-    // Step 2: every block: attention through the llama layout preset, norms and the SwiGLU MLP
-    // transposed from [out, in] to x W.
-    LayoutOptions options;
-    options.num_heads = c.n_heads;
-    options.num_kv_heads = c.n_kv_heads;
-    options.rope_base = c.rope_base;
-    const int64_t d = c.dim, f = c.hidden_dim;
-    for (int64_t l = 0; l < c.n_layers; ++l) {
-        const std::string block = "model.layers." + std::to_string(l) + ".";
-        LlamaBlockWeights b;
-        b.attention = load_layer(source, "llama", static_cast<int>(l), options, hf);
-        b.rms_attention = load_of_shape(source, block + "input_layernorm.weight", {d});
-        b.rms_ffn = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
-        b.w1 = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
-        b.w2 = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
-        b.w3 = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
-        w.layers.push_back(std::move(b));
-    }
+    // Step 2: every block.
+    for (int64_t l = 0; l < c.n_layers; ++l) w.layers.push_back(read_block(source, hf, c, l));
+    const int64_t d = c.dim;
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
     w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
     w.rms_final = load_of_shape(source, "model.norm.weight", {d});

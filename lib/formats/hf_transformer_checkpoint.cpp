@@ -22,17 +22,9 @@ std::string joined(const std::vector<std::string>& names) {
     return text;
 }
 
-// The activation `hf` names (`fallback` when it names none).
-Activation activation_of(const HfConfig& hf, const std::string& fallback) {
-    const std::string name = hf.activation.empty() ? fallback : hf.activation;
-    if (name == "gelu") return Activation::gelu_erf;
-    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
-    fail_input(hf.path, "activation \"" + escape_invalid_utf8(name) +
-                            "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
-}
-
 // The sizes every family has, from config.json under its family's key names.
 TransformerConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double default_epsilon) {
+    refuse_unimplemented(hf);
     TransformerConfig c;
     c.model_type = hf.model_type;
     c.d_model = required_value(hf.d_model, hf, "hidden_size");
@@ -104,10 +96,13 @@ void read_blocks(TransformerWeights& w, const TensorSource& source, const std::s
     }
 }
 
-// One attention layer through its layout preset (layouts.hpp), heads from config.json.
-LayerWeights preset_attention(const TensorSource& source, const char* layout, int64_t layer, const HfConfig& hf) {
+// One attention layer through its layout preset (layouts.hpp), heads from config.json; `causal`
+// (if set) overrides the preset's mask.
+LayerWeights preset_attention(const TensorSource& source, const char* layout, int64_t layer, const HfConfig& hf,
+                              std::optional<bool> causal = std::nullopt) {
     LayoutOptions options;
     options.num_heads = hf.num_heads;
+    options.causal = causal;
     return load_layer(source, layout, static_cast<int>(layer), options, hf);
 }
 
@@ -116,7 +111,7 @@ TransformerWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
         fail_input(hf.path, "scale_attn_by_inverse_layer_idx / scale_attn_weights: only scores scaled by 1/sqrt(head size) are supported");
     TransformerWeights w;
     w.config = common_config(hf, 4 * hf.d_model.value_or(0), 1e-5);
-    w.config.activation = activation_of(hf, "gelu_new");
+    w.config.activation = parse_activation(hf, "gelu_new");
     const TransformerConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"", "transformer."}, "wte.weight");
@@ -166,7 +161,7 @@ LayerWeights neox_attention(const TensorSource& source, const std::string& block
 TransformerWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
     TransformerWeights w;
     w.config = common_config(hf, 0, 1e-5);
-    w.config.activation = activation_of(hf, "gelu");
+    w.config.activation = parse_activation(hf, "gelu");
     w.config.parallel_residual = hf.parallel_residual.value_or(true);
     const TransformerConfig& c = w.config;
     const int64_t d = c.d_model;
@@ -186,13 +181,13 @@ TransformerWeights read_bert(const HfConfig& hf, const TensorSource& source) {
                                 "\" is not supported (only \"absolute\")");
     TransformerWeights w;
     w.config = common_config(hf, 0, 1e-12);
-    w.config.activation = activation_of(hf, "gelu");
+    w.config.activation = parse_activation(hf, "gelu");
     w.config.post_norm = true;
     const TransformerConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"", "bert."}, "embeddings.word_embeddings.weight");
     read_blocks(w, source, prefix, {"encoder.layer.", "attention.output.LayerNorm", "output.LayerNorm", "intermediate.dense", "output.dense", false},
-                [&](int64_t layer, const std::string&) { return preset_attention(source, "bert", layer, hf); });
+                [&](int64_t layer, const std::string&) { return preset_attention(source, "bert", layer, hf, hf.is_decoder.value_or(false)); });
     const std::string embeddings = prefix + "embeddings.";
     w.token_embedding = load_of_shape(source, embeddings + "word_embeddings.weight", {c.vocab_size, d});
     w.position_embedding = load_of_shape(source, embeddings + "position_embeddings.weight", {c.max_positions, d});

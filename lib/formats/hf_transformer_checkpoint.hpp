@@ -7,22 +7,18 @@
 //   gpt_neox  rotary positions on the first rotary_pct of each head (half-split), fused
 //             query_key_value with per-head interleaved [q, k, v] rows, parallel residual
 //             (use_parallel_residual), exact GELU, separate embed_out.
-//   bert      an encoder: no causal mask, word + position + token type 0 embeddings then
-//             LayerNorm, post-LayerNorm blocks, exact GELU, no next-token classifier.
+//   bert      an encoder (no causal mask; is_decoder: causal), word + position + token type 0
+//             embeddings then LayerNorm, post-LayerNorm blocks, exact GELU, no next-token classifier.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "activation.hpp"
 #include "layer_weights.hpp"
 #include "load_limits.hpp"
 
 namespace attn_viz {
-
-enum class Activation {
-    gelu_erf,   // 0.5 x (1 + erf(x / sqrt 2)): "gelu"
-    gelu_tanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): "gelu_new", "gelu_pytorch_tanh", "gelu_fast"
-};
 
 // (x - mean(x)) / sqrt(var(x) + eps) * weight + bias over each row.
 struct LayerNormWeights {

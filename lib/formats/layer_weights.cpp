@@ -29,6 +29,8 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
     if (l.rope_dims < 0 || l.rope_dims > l.d_head || l.rope_dims % 2 != 0)
         fail_input(where, "rotary dimensions (" + std::to_string(l.rope_dims) + ") must be even and at most the head size " +
                               std::to_string(l.d_head));
+    if (l.sliding_window < 0 || (l.sliding_window > 0 && !l.causal))
+        fail_input(where, "a sliding window (" + std::to_string(l.sliding_window) + ") must be positive and on a causal layer");
     const RopeScaling& scaling = l.rope_scaling;
     if (scaling.kind != RopeScaling::Kind::none &&
         !(scaling.factor > 0 && scaling.low_freq_factor > 0 && scaling.high_freq_factor > scaling.low_freq_factor &&

@@ -38,6 +38,9 @@ struct LayerWeights {
     int64_t num_kv_heads = 0;  // KV, dividing H (== H without grouped-query attention)
     int64_t d_head = 0;        // d_h
     bool causal = false;
+    // Sliding-window attention (Mistral, Qwen2): a causal layer whose query i sees only keys
+    // i - sliding_window + 1 .. i; 0 = every earlier key.
+    int64_t sliding_window = 0;
     RopeStyle rope = RopeStyle::none;
     double rope_base = 10000.0;
     RopeScaling rope_scaling;

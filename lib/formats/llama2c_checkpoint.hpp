@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "activation.hpp"
 #include "layer_weights.hpp"
 #include "load_limits.hpp"
 #include "tensor.hpp"
@@ -25,9 +26,11 @@ struct Llama2cConfig {
     bool shared_classifier = true;
     double rms_epsilon = 1e-5;  // RMSNorm's epsilon (llama2.c's; GGUF files name theirs)
     double rope_base = 10000.0;  // RoPE frequency base
+    Activation activation = Activation::silu;  // of the gate (Hugging Face folders' hidden_act)
 };
 
-// One transformer block: RMSNorm -> attention -> residual -> RMSNorm -> SwiGLU -> residual.
+// One transformer block: RMSNorm -> attention -> residual -> RMSNorm -> gated feed-forward
+// w2(act(x w1 + b1) * (x w3 + b3)) + b2 -> residual.
 struct LlamaBlockWeights {
     LayerWeights attention;  // RoPE interleaved, base 10000, causal, no biases
     Tensor rms_attention;    // [D]
@@ -35,6 +38,7 @@ struct LlamaBlockWeights {
     Tensor w1;               // [D, F] gate, used as x W
     Tensor w2;               // [F, D] down
     Tensor w3;               // [D, F] up
+    Tensor b1, b2, b3;       // [F], [D], [F] (Llama's mlp_bias), or empty
 };
 
 struct LlamaWeights {

@@ -12,6 +12,7 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
         f.add_int(v);
     f.add_bytes(&w.rope_base, sizeof w.rope_base);
     if (w.rope_dims != 0) f.add_int(w.rope_dims);  // only when set: whole-head layers keep their fingerprints
+    if (w.sliding_window != 0) f.add_int(-w.sliding_window);  // likewise (negative: never read as a rope_dims)
     if (w.rope_scaling.kind != RopeScaling::Kind::none) {  // likewise
         const RopeScaling& s = w.rope_scaling;
         f.add_int(static_cast<int64_t>(s.kind));
@@ -32,8 +33,11 @@ uint64_t model_fingerprint(const LlamaWeights& w) {
         const LlamaBlockWeights& b = streamed ? *streamed : w.layers[static_cast<size_t>(l)];
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
         for (const Tensor* t : {&b.rms_attention, &b.rms_ffn, &b.w1, &b.w2, &b.w3}) f.add_tensor(*t);
+        for (const Tensor* t : {&b.b1, &b.b2, &b.b3})
+            if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
     }
     for (const Tensor* t : {&w.token_embedding, &w.rms_final, &w.classifier}) f.add_tensor(*t);
+    if (c.activation != Activation::silu) f.add_int(static_cast<int64_t>(c.activation) + 1000);  // likewise
     return f.value();
 }
 

@@ -16,6 +16,7 @@ struct RandomLayerShape {
     int64_t heads = 2, queries = 5, keys = 5, d_model = 6;
     bool causal = false;
     double padding = 0.0;  // chance that a key is padding
+    int64_t window = 0;    // sliding window of a causal map, 0 = none
 };
 
 // Every field of LayerResult filled consistently: attention rows are softmaxes of random scores
@@ -31,6 +32,7 @@ inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
     r.visibility.queries = T;
     r.visibility.keys = S;
     r.visibility.causal = shape.causal;
+    r.visibility.window = shape.window;
     if (shape.padding > 0) {
         r.visibility.key_excluded.resize(static_cast<size_t>(S));
         for (auto& x : r.visibility.key_excluded) x = unit(rng) < shape.padding;

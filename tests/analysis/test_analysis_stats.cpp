@@ -107,6 +107,7 @@ TEST_CASE("per-head statistics match a double reference over several shapes") {
     const std::vector<RandomLayerShape> shapes = {
         {1, 1, 1, 3, false, 0.0},  {3, 7, 7, 5, true, 0.0},   {4, 33, 33, 8, false, 0.2},
         {2, 19, 19, 4, true, 0.3}, {3, 5, 9, 6, false, 0.0},  {2, 40, 40, 3, false, 0.0},
+        {3, 21, 21, 5, true, 0.0, 4}, {2, 30, 30, 4, true, 0.2, 3}, {2, 9, 9, 4, true, 0.0, 1},  // sliding windows
     };
     for (const RandomLayerShape& shape : shapes) {
         const LayerResult r = random_layer(shape);

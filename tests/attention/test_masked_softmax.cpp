@@ -58,16 +58,21 @@ TEST_CASE("masked_softmax matches a double-precision softmax and margin under ev
     struct Case {
         int64_t H, T, S;
         bool causal, padding;
-        float spread;  // score scale: 1 gives flat rows, 30 nearly one-hot rows
+        float spread;    // score scale: 1 gives flat rows, 30 nearly one-hot rows
+        int64_t window;  // sliding window (causal cases), 0 = none
     };
-    for (const Case c : {Case{1, 1, 1, false, false, 1}, Case{3, 7, 7, true, false, 4}, Case{2, 5, 19, false, true, 3},
-                         Case{4, 33, 33, true, true, 30}, Case{1, 17, 40, false, false, 1}, Case{2, 64, 64, true, false, 8}}) {
+    // Window 1 with every third key padding: queries 0, 3, 6, ... see no key at all.
+    for (const Case c : {Case{1, 1, 1, false, false, 1, 0}, Case{3, 7, 7, true, false, 4, 0}, Case{2, 5, 19, false, true, 3, 0},
+                         Case{4, 33, 33, true, true, 30, 0}, Case{1, 17, 40, false, false, 1, 0}, Case{2, 64, 64, true, false, 8, 0},
+                         Case{3, 20, 20, true, false, 4, 5}, Case{2, 33, 33, true, true, 30, 4}, Case{1, 9, 9, true, true, 2, 1},
+                         Case{2, 12, 12, true, false, 3, 12}}) {
         CAPTURE(c.H);
         CAPTURE(c.T);
         CAPTURE(c.S);
         CAPTURE(c.causal);
         CAPTURE(c.padding);
-        Visibility vis{c.T, c.S, c.causal, {}};
+        CAPTURE(c.window);
+        Visibility vis{c.T, c.S, c.causal, {}, c.window};
         if (c.padding) {
             vis.key_excluded.assign(static_cast<size_t>(c.S), 0);
             for (int64_t j = 0; j < c.S; j += 3) vis.key_excluded[static_cast<size_t>(j)] = 1;  // incl. key 0
@@ -87,6 +92,7 @@ TEST_CASE("masked_softmax matches a double-precision softmax and margin under ev
                 for (int64_t j = 0; j < c.S; ++j) {
                     const float got = scores.data[(h * c.T + i) * c.S + j];
                     if (!vis.visible(i, j)) CHECK(got == 0.0f);  // exactly: hidden keys are drawn as masked
+                    if (c.window > 0 && j <= i - c.window) CHECK(got == 0.0f);  // outside the window, by its definition
                     worst = std::max(worst, std::fabs(got - want.weights[static_cast<size_t>(j)]));
                 }
             }

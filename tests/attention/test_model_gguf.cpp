@@ -5,7 +5,9 @@
 
 #include <filesystem>
 
+#include "expect_input_error.hpp"
 #include "gguf.hpp"
+#include "gguf_builder.hpp"
 #include "gguf_llama.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
@@ -30,6 +32,25 @@ std::string gguf_dir(const std::string& stories_dir) {
     return "";
 }
 
+// A llama GGUF file's metadata (D 8, 2 heads, F 12, one block, context 16) and its token
+// embeddings [10, 8], with `add_extra` adding keys, written to dir/model.gguf.
+template <typename AddExtra>
+std::string llama_metadata_file(const ScratchDir& dir, AddExtra add_extra) {
+    GgufBuilder b;
+    b.add_string("general.architecture", "llama");
+    b.add_u32("llama.block_count", 1);
+    b.add_u32("llama.embedding_length", 8);
+    b.add_u32("llama.feed_forward_length", 12);
+    b.add_u32("llama.attention.head_count", 2);
+    b.add_u32("llama.context_length", 16);
+    add_extra(b);
+    const Tensor embedding = random_tensor({10, 8});
+    b.add_f32_tensor("token_embd.weight", {8, 10}, std::span<const float>(embedding.data.data(), embedding.data.size()));
+    const std::string path = dir / "model.gguf";
+    write_text(path, b.bytes());
+    return path;
+}
+
 double max_attention_difference(const ModelRun& a, const ModelRun& b) {
     double worst = 0;
     for (size_t l = 0; l < a.layers.size(); ++l) worst = std::max(worst, max_abs_diff(a.layers[l].attention, b.layers[l].attention));
@@ -39,6 +60,29 @@ double max_attention_difference(const ModelRun& a, const ModelRun& b) {
 }  // namespace
 
 TEST_SUITE("model") {
+
+TEST_CASE("GGUF llama metadata that attn-viz does not implement is refused naming the key and its value") {
+    ScratchDir dir;
+    CHECK(gguf_llama_config(GgufFile(llama_metadata_file(dir, [](GgufBuilder&) {}))).dim == 8);
+    // The head size itself and zero experts are what attn-viz runs.
+    CHECK(gguf_llama_config(GgufFile(llama_metadata_file(dir, [](GgufBuilder& b) {
+              b.add_u32("llama.attention.key_length", 4);
+              b.add_u32("llama.expert_count", 0);
+          }))).n_heads == 2);
+    const std::pair<std::string, std::string> refused[] = {
+        {"llama.attention.sliding_window", "llama.attention.sliding_window = 4096 is not supported"},
+        {"llama.expert_count", "llama.expert_count = 4096 is not supported"},
+        {"llama.attention.key_length", "llama.attention.key_length = 4096 is not supported (only the head size 4)"},
+        {"llama.attention.value_length", "llama.attention.value_length = 4096 is not supported"},
+        {"llama.attn_logit_softcapping", "llama.attn_logit_softcapping = 4096 is not supported"},
+        {"llama.final_logit_softcapping", "llama.final_logit_softcapping = 4096 is not supported"},
+    };
+    for (const auto& [key, message] : refused) {
+        CAPTURE(key);
+        const std::string path = llama_metadata_file(dir, [&](GgufBuilder& b) { b.add_u32(key, 4096); });
+        expect_input_error([&] { gguf_llama_config(GgufFile(path)); }, {path, message});
+    }
+}
 
 TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as stories260K.bin") {
     const std::string bin_dir = stories260k_dir(), dir = gguf_dir(bin_dir);

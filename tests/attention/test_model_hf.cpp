@@ -76,6 +76,107 @@ TEST_CASE("HF Llama folders with rope_scaling linear and llama3 equal the refere
     });
 }
 
+// Each config key that changes the forward pass, on random folders at sizes where it shows:
+// sliding windows shorter than the sequence (Mistral on every layer, Qwen2 from max_window_layers
+// on, and not at all without use_sliding_window), each gated activation, Llama's biases, a head
+// size other than hidden_size / heads, and transformers v5's rope_parameters.
+TEST_CASE("HF Llama-family config keys: sliding windows, hidden_act, biases, head_dim and v5 rope_parameters equal the reference") {
+    check_against_reference({
+        "--model-type mistral --d-model 16 --heads 4 --kv-heads 2 --layers 2 --ffn 20 --vocab 30 --tokens 19 --sliding-window 5",
+        "--model-type mistral --d-model 12 --heads 2 --kv-heads 1 --layers 1 --ffn 10 --vocab 20 --tokens 6 --sliding-window 1",
+        "--model-type qwen2 --d-model 18 --heads 3 --kv-heads 1 --layers 3 --ffn 22 --vocab 25 --tokens 17 --sliding-window 4 "
+        "--use-sliding-window --max-window-layers 1 --rope-format v5 --rope-theta 1000000",
+        "--model-type qwen2 --d-model 18 --heads 3 --kv-heads 3 --layers 2 --ffn 22 --vocab 25 --tokens 11 --sliding-window 3",
+        "--model-type llama --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 24 --vocab 30 --tokens 10 --hidden-act gelu_pytorch_tanh "
+        "--mlp-bias --attention-bias --head-dim 12",
+        "--model-type llama --d-model 16 --heads 4 --kv-heads 2 --layers 2 --ffn 24 --vocab 30 --tokens 8 --hidden-act gelu --head-dim 2",
+        "--model-type llama --d-model 16 --heads 2 --kv-heads 2 --layers 2 --ffn 24 --vocab 30 --tokens 8 --hidden-act gelu_new --mlp-bias",
+        "--model-type llama --d-model 32 --heads 2 --kv-heads 1 --layers 2 --ffn 40 --vocab 50 --tokens 23 --rope-format v5 "
+        "--rope-theta 500000 --rope-scaling llama3 --factor 8 --low-freq-factor 1 --high-freq-factor 4 --original-max-positions 64",
+        "--model-type qwen2 --d-model 24 --heads 2 --kv-heads 1 --layers 1 --ffn 30 --vocab 40 --tokens 21 --rope-format v5 --rope-theta 1000000",
+    });
+}
+
+TEST_CASE("HF Llama-family folders: the windows and masks a config asks for, and none it does not") {
+    OnednnBackend backend;
+    auto windows_of = [&](const std::string& arguments) {
+        ScratchDir dir;
+        make_reference_folder(dir, arguments);
+        LlamaModel model(backend, read_hf_llama_folder(dir.path().string()));
+        std::vector<int64_t> windows;
+        for (const LayerResult& layer : model.run(read_ids(dir / "ids.txt")).layers) {
+            CHECK(layer.visibility.causal);
+            windows.push_back(layer.visibility.window);
+        }
+        return windows;
+    };
+    CHECK(windows_of("--model-type mistral --d-model 8 --heads 2 --kv-heads 1 --layers 2 --ffn 9 --vocab 12 --tokens 7 --sliding-window 3") ==
+          std::vector<int64_t>{3, 3});
+    CHECK(windows_of("--model-type mistral --d-model 8 --heads 2 --kv-heads 1 --layers 2 --ffn 9 --vocab 12 --tokens 7") ==
+          std::vector<int64_t>{0, 0});  // "sliding_window": null
+    CHECK(windows_of("--model-type qwen2 --d-model 8 --heads 2 --kv-heads 1 --layers 3 --ffn 9 --vocab 12 --tokens 7 --sliding-window 3 "
+                     "--use-sliding-window --max-window-layers 2") == std::vector<int64_t>{0, 0, 3});
+    CHECK(windows_of("--model-type qwen2 --d-model 8 --heads 2 --kv-heads 1 --layers 2 --ffn 9 --vocab 12 --tokens 7 --sliding-window 3 "
+                     "--max-window-layers 0") == std::vector<int64_t>{0, 0});  // use_sliding_window false
+}
+
+TEST_CASE("HF Llama-family folders: every config key that is not implemented is refused naming key and value") {
+    ScratchDir dir;
+    make_reference_folder(dir, "--model-type llama --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 20 --vocab 30 --tokens 3");
+    const std::string config_text = read_text(dir / "config.json"), config = dir / "config.json", weights = dir / "model.safetensors";
+    const std::string anchor = "\"rope_theta\": 10000.0";
+    REQUIRE(config_text.find(anchor) != std::string::npos);
+    auto expect_refused = [&](const std::string& from, const std::string& to, const std::vector<std::string>& needles) {
+        CAPTURE(to);
+        std::string text = config_text;
+        REQUIRE(text.find(from) != std::string::npos);
+        write_text(dir / "config.json", text.replace(text.find(from), from.size(), to));
+        expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, needles);
+    };
+    auto with_key = [&](const std::string& key_and_value, const std::vector<std::string>& needles) {
+        expect_refused(anchor, anchor + ", " + key_and_value, needles);
+    };
+    expect_refused("\"hidden_act\": \"silu\"", "\"hidden_act\": \"relu\"",
+                   {config, "activation \"relu\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish)"});
+    expect_refused("\"attention_bias\": false", "\"attention_bias\": true",
+                   {weights, "'model.layers.0.self_attn.q_proj.bias' is missing, but config.json's attention_bias is true"});
+    expect_refused("\"mlp_bias\": false", "\"mlp_bias\": true",
+                   {weights, "'model.layers.0.mlp.gate_proj.bias' is missing, but config.json's mlp_bias is true"});
+    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"gemma\"",
+                   {config, "model_type \"gemma\" is not supported (supported: llama, mistral, qwen2)"});
+    with_key("\"head_dim\": 4", {weights, "'model.layers.0.self_attn.q_proj.weight' has 16 outputs, expected 2 heads x head size 4"});
+    with_key("\"partial_rotary_factor\": 0.5", {config, "partial_rotary_factor 0.5 is not supported for llama"});
+    with_key("\"attn_logit_softcapping\": 50.0", {config, "attn_logit_softcapping = 50.0 is not supported"});
+    with_key("\"final_logit_softcapping\": 30", {config, "final_logit_softcapping = 30 is not supported"});
+    with_key("\"use_qk_norm\": true", {config, "use_qk_norm = true is not supported"});
+    expect_refused(anchor, "\"rope_parameters\": {\"rope_type\": \"yarn\", \"rope_theta\": 10000.0, \"factor\": 4}",
+                   {config, "rope_scaling \"yarn\" is not supported (supported: linear, llama3)"});
+    expect_refused(anchor, "\"rope_parameters\": {\"rope_theta\": 10000.0}", {config, "rope_parameters has no \"rope_type\""});
+    with_key("\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 500000.0}",
+             {config, "rope_parameters' rope_theta 500000.0 disagrees with rope_theta 10000.0"});
+    expect_refused(anchor, "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}",
+                   {config, "rope_parameters per layer type (\"full_attention\": ...) are not supported"});
+    expect_refused(anchor, "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2}, \"rope_parameters\": {\"rope_type\": \"default\"}",
+                   {config, "both rope_scaling and rope_parameters are set"});
+    // Mistral's and Qwen2's window keys.
+    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"mistral\", \"sliding_window\": 0",
+                   {config, "\"sliding_window\" is 0, expected a positive integer"});
+    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\", \"max_window_layers\": -1",
+                   {config, "\"max_window_layers\" is -1, expected a non-negative integer"});
+    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"mistral\", \"layer_types\": [\"sliding_attention\"]",
+                   {config, "layer_types lists 1 layers, num_hidden_layers is 2"});
+    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"mistral\", \"layer_types\": [\"chunked_attention\", \"full_attention\"]",
+                   {config, "layer_types holds \"chunked_attention\" (supported: \"full_attention\", \"sliding_attention\")"});
+    // Mistral has no biases: tensors the checkpoint holds that transformers would not read.
+    ScratchDir qwen;
+    make_reference_folder(qwen, "--model-type qwen2 --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 12 --tokens 3");
+    std::string qwen_config = read_text(qwen / "config.json");
+    qwen_config.replace(qwen_config.find("\"qwen2\""), 7, "\"mistral\"");
+    write_text(qwen / "config.json", qwen_config);
+    expect_input_error([&] { read_hf_llama_folder(qwen.path().string()); },
+                       {qwen / "model.safetensors", "'model.layers.0.self_attn.q_proj.bias' is there, but mistral has no attention biases"});
+}
+
 TEST_CASE("stories260K as a Hugging Face folder runs as the llama2.c checkpoint it was converted from") {
     const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors", "tokenizer.json"});
     const std::string llama2c = stories260k_dir();

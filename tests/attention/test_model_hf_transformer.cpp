@@ -28,8 +28,9 @@ void make_reference_folder(const ScratchDir& dir, const std::string& arguments) 
 }
 
 // Runs the folder's model on its ids and compares attention (1e-5) and the final hidden states
-// and logits (1e-5 of their largest magnitude) with the reference's.
-void check_against_reference(OnednnBackend& backend, const ScratchDir& dir, bool decoder) {
+// and logits (1e-5 of their largest magnitude) with the reference's. A decoder has logits and a
+// causal mask; an encoder neither, unless `causal` (BERT's is_decoder).
+void check_against_reference(OnednnBackend& backend, const ScratchDir& dir, bool decoder, bool causal = false) {
     TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
     CHECK(model.has_logits() == decoder);
     const ModelRun run = model.run(read_ids(dir / "ids.txt"));
@@ -37,7 +38,7 @@ void check_against_reference(OnednnBackend& backend, const ScratchDir& dir, bool
     for (size_t l = 0; l < run.layers.size(); ++l) {
         const LayerResult& layer = run.layers[l];
         attention_error = std::max(attention_error, max_abs_diff(layer.attention, read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))));
-        CHECK(layer.visibility.causal == decoder);
+        CHECK(layer.visibility.causal == (decoder || causal));
         CHECK(layer.contribution_norms.shape == std::vector<int64_t>{layer.attention.dim(0), layer.attention.dim(1)});
     }
     const Tensor expected_hidden = read_npy(dir / "expected_hidden.npy");
@@ -78,6 +79,21 @@ TEST_CASE("HF GPT-2, GPT-NeoX and BERT folders: attention, hidden states and log
         make_reference_folder(dir, arguments);
         check_against_reference(backend, dir, arguments.find("bert") == std::string::npos);
     }
+}
+
+TEST_CASE("HF config keys beside the families' defaults: BERT's is_decoder, GPT-NeoX's v5 rope_parameters") {
+    OnednnBackend backend;
+    ScratchDir bert, neox, neox_v5;
+    make_reference_folder(bert, "--model-type bert --d-model 12 --heads 3 --layers 2 --ffn 17 --vocab 19 --tokens 11 --eps 1e-12 --is-decoder");
+    check_against_reference(backend, bert, false, true);
+    // rope_theta 500000 and a quarter of each head rotated, read from rope_parameters alone.
+    make_reference_folder(neox, "--model-type gpt_neox --d-model 32 --heads 2 --layers 2 --ffn 23 --vocab 29 --tokens 21 "
+                                "--rope-format v5 --rotary-base 500000 --rotary-pct 0.25");
+    CHECK(read_text(neox / "config.json").find("rotary_pct") == std::string::npos);
+    check_against_reference(backend, neox, true);
+    make_reference_folder(neox_v5, "--model-type gpt_neox --d-model 16 --heads 2 --layers 1 --ffn 11 --vocab 13 --tokens 9 "
+                                   "--rope-format v5 --rotary-base 1000000 --rotary-pct 1.0");
+    check_against_reference(backend, neox_v5, true);
 }
 
 TEST_CASE("GPT-2 and GPT-NeoX head ablation: the loss and KL of the reference's forward with that head's output zeroed") {
@@ -145,8 +161,10 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
     expect_config_error(gpt2, "\"n_layer\": 2", "\"n_layer\": 3", {"layer 2 is out of range"});
     expect_config_error(gpt2, "\"scale_attn_weights\": true", "\"scale_attn_weights\": true, \"scale_attn_by_inverse_layer_idx\": true",
                         {gpt2 / "config.json", "scale_attn_by_inverse_layer_idx"});
-    expect_config_error(gpt2, "\"activation_function\": \"gelu_new\"", "\"activation_function\": \"swish\"",
-                        {gpt2 / "config.json", "activation \"swish\" is not supported"});
+    expect_config_error(gpt2, "\"activation_function\": \"gelu_new\"", "\"activation_function\": \"quick_gelu\"",
+                        {gpt2 / "config.json", "activation \"quick_gelu\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh"});
+    expect_config_error(gpt2, "\"scale_attn_weights\": true", "\"scale_attn_weights\": true, \"attn_logit_softcapping\": 20",
+                        {gpt2 / "config.json", "attn_logit_softcapping = 20 is not supported"});
     expect_config_error(gpt2, "\"model_type\": \"gpt2\"", "\"model_type\": \"t5\"",
                         {gpt2 / "config.json", "\"t5\" is not supported (supported: llama, mistral, qwen2, gpt2, gpt_neox, bert)"});
     expect_config_error(neox, "\"intermediate_size\": 20", "\"intermediate_size\": 21",

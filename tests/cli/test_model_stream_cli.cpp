@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hf_reference_folder.hpp"
 #include "support.hpp"
 
 using namespace test_support;
@@ -26,6 +27,17 @@ std::string stories_gguf() {
 
 nlohmann::json stats(const std::string& dir) { return nlohmann::json::parse(read_text(dir + "/stats.json")); }
 
+// `run` whole into dir/whole and with --stream-layers into dir/streamed, each dumping its
+// attention (whole.npy, streamed.npy); both must succeed, with the same dump.
+void run_whole_and_streamed(const std::string& run, const ScratchDir& dir) {
+    const CommandResult whole = run_attn_viz(run + " --out " + (dir / "whole") + " --dump-attention " + (dir / "whole.npy"));
+    REQUIRE_MESSAGE(whole.exit_code == 0, whole.output);
+    const CommandResult streamed =
+        run_attn_viz(run + " --stream-layers --out " + (dir / "streamed") + " --dump-attention " + (dir / "streamed.npy"));
+    REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+    CHECK(read_text(dir / "streamed.npy") == read_text(dir / "whole.npy"));
+}
+
 }  // namespace
 
 TEST_SUITE("model") {
@@ -34,13 +46,7 @@ TEST_CASE("model --stream-layers: the whole run's heads, pictures and dump, pair
     const std::string model = stories_gguf();
     if (model.empty()) return;
     ScratchDir dir;
-    const std::string run = "model -q --model " + model + " --induction 20 --scale head --svg 3:2";
-    const CommandResult whole = run_attn_viz(run + " --out " + (dir / "whole") + " --dump-attention " + (dir / "whole.npy"));
-    REQUIRE_MESSAGE(whole.exit_code == 0, whole.output);
-    const CommandResult streamed =
-        run_attn_viz(run + " --stream-layers --out " + (dir / "streamed") + " --dump-attention " + (dir / "streamed.npy"));
-    REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
-    CHECK(read_text(dir / "streamed.npy") == read_text(dir / "whole.npy"));
+    run_whole_and_streamed("model -q --model " + model + " --induction 20 --scale head --svg 3:2", dir);
     for (const std::string file : {"layer_00/head_00.png", "layer_04/head_07.png", "layer_03/head_02.svg", "overview.png"}) {
         CAPTURE(file);
         CHECK(read_text(dir / ("streamed/" + file)) == read_text(dir / ("whole/" + file)));
@@ -53,6 +59,29 @@ TEST_CASE("model --stream-layers: the whole run's heads, pictures and dump, pair
     CHECK(b["js_distance"][0][8].is_null());                  // L0H0 and L1H0
     CHECK(!a["js_distance"][0][8].is_null());
     CHECK(!std::filesystem::exists(dir / "streamed/report.html"));
+}
+
+// GPT-2, GPT-NeoX and BERT run their blocks through the same visitor as the Llama family.
+TEST_CASE("model --stream-layers on GPT-2, GPT-NeoX and BERT folders: the whole run's heads and dump") {
+    for (const std::string arguments : {"--model-type gpt2 --d-model 24 --heads 4 --layers 3 --ffn 37 --vocab 270 --tokens 9",
+                                        "--model-type gpt_neox --d-model 30 --heads 3 --layers 2 --ffn 41 --vocab 271 --tokens 7 --rotary-pct 0.4",
+                                        "--model-type bert --d-model 16 --heads 2 --layers 3 --ffn 20 --vocab 70 --tokens 6 --eps 1e-12"}) {
+        CAPTURE(arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, "reference_hf_transformer.py", arguments + " --tokenizer");
+        const std::string run = "model -q --model " + dir.path().string() + " --text \"the cat sat on the mat\" --scale head";
+        run_whole_and_streamed(run, dir);
+        CHECK(read_text(dir / "streamed/layer_01/head_01.png") == read_text(dir / "whole/layer_01/head_01.png"));
+        const nlohmann::json a = stats(dir / "whole"), b = stats(dir / "streamed");
+        CHECK(a["heads"].size() > 2);
+        CHECK(b["heads"] == a["heads"]);
+        CHECK(b["pair_scope"] == "layer");
+        // The same by itself when one layer fits the budget and all of them do not.
+        const CommandResult automatic = run_attn_viz(run + " --max-memory 20k --out " + (dir / "auto"));
+        REQUIRE_MESSAGE(automatic.exit_code == 0, automatic.output);
+        CHECK(stats(dir / "auto")["heads"] == a["heads"]);
+        CHECK(stats(dir / "auto")["pair_scope"] == "layer");
+    }
 }
 
 TEST_CASE("model streams by itself when its layers do not fit the memory budget together") {
