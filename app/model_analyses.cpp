@@ -13,7 +13,8 @@ namespace attn_viz_cli {
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
                     "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; decoders only): all, or L:H,L:H,...");
+                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; decoders only): all, or heads as "
+                    "L1H3,L2H0-7 (any case) or 1:3,2:0-7");
     cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
