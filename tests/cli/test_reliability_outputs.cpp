@@ -86,7 +86,7 @@ TEST_CASE("Ctrl-C during a long model run prints one line saying what is kept, e
     ScratchDir dir;
     const std::string model = dir / "m.gguf";
     const CommandResult made = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/make_synthetic_gguf.py --out " + model +
-                                           " --type F32 --dim 32 --layers 24 --heads 2 --kv-heads 2 --ffn 32 --vocab 300 --seed " +
+                                           " --type F32 --dim 32 --layers 12 --heads 2 --kv-heads 2 --ffn 32 --vocab 300 --seed " +
                                            std::to_string(rng()() % 1000));
     REQUIRE_MESSAGE(made.exit_code == 0, made.output);
     // A previous run's results in out/, which the interrupted run would have replaced.
