@@ -95,15 +95,14 @@ inline std::vector<char*> attn_viz_argv(const std::vector<std::string>& args, st
     return argv;
 }
 
-// Starts attn-viz with `args` and returns its pid; its stdout and stderr go to `output_path`
-// (created; /dev/null: discarded).
-inline pid_t spawn_attn_viz(const std::vector<std::string>& args, const std::string& output_path = "/dev/null") {
+// Starts attn-viz with `args` (output discarded) and returns its pid.
+inline pid_t spawn_attn_viz(const std::vector<std::string>& args) {
     std::vector<std::string> storage;
     std::vector<char*> argv = attn_viz_argv(args, storage);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid = -1;
     REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
