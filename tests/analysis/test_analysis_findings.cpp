@@ -219,7 +219,8 @@ TEST_CASE("a mixed head is named with the pattern it comes nearest to and its sc
         CHECK(std::string(p.label) == "previous-token");
         CHECK(p.score == s.previous_token_mass);
         CHECK(p.threshold == 0.5);
-        const Finding& mixed = finding(find_findings(a), "mixed");
+        const std::vector<Finding> findings = find_findings(a);
+        const Finding& mixed = finding(findings, "mixed");
         CHECK(mixed.heads == std::vector<int64_t>{2});
         char score[16];
         std::snprintf(score, sizeof score, "%.2f", s.previous_token_mass);
@@ -256,7 +257,8 @@ TEST_CASE("with the sparse-attention error, a finding names the median keys need
     std::vector<double> windows;
     for (const HeadStats& s : a.heads) windows.push_back(s.window_needed);
     std::sort(windows.begin(), windows.end());
-    const Finding& f = finding(find_findings(a), "sparse-error");
+    const std::vector<Finding> findings = find_findings(a);
+    const Finding& f = finding(findings, "sparse-error");
     CHECK(f.heads == std::vector<int64_t>{3});
     CHECK(f.score == 13);
     char median[16], window[16];
