@@ -10,6 +10,7 @@
 #include "compare_pictures.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
+#include "head_names.hpp"
 #include "head_compare.hpp"
 #include "json_text.hpp"
 #include "layer_options.hpp"
@@ -79,15 +80,18 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
     });
 }
 
-// 1 when --fail-above is given and some head's --fail-metric exceeds it (each such head named).
-int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c) {
+// 1 when --fail-above is given and some head's --fail-metric exceeds it (each such head named as
+// L1H5; first_layer: the checkpoint layer of the comparison's first, compare --layer N).
+int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c, int64_t first_layer) {
     using namespace attn_viz;
     const std::vector<double> metric = comparison_metric(c, o.fail_metric);
     if (o.fail_above < 0) return 0;
     const std::vector<int64_t> failing = heads_above(metric, o.fail_above);
-    for (int64_t n : failing)
-        std::fprintf(stderr, "attn-viz: head %lld: %s %.6g exceeds %g\n", static_cast<long long>(n), o.fail_metric.c_str(),
-                     metric[static_cast<size_t>(n)], o.fail_above);
+    for (int64_t n : failing) {
+        const HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
+        std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n", head_name(first_layer + id.layer, id.head).c_str(),
+                     o.fail_metric.c_str(), metric[static_cast<size_t>(n)], o.fail_above);
+    }
     return failing.empty() ? 0 : 1;
 }
 
@@ -109,7 +113,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         out.commit();
     }
     if (!o.output.quiet) std::fputs(ranked_comparison_table(m.heads, m.top1).c_str(), stdout);
-    return exit_status(o, m.heads);
+    return exit_status(o, m.heads, 0);
 }
 
 // One of the two checkpoints, through the loader that picks the format by file type (every format
@@ -162,7 +166,7 @@ int compare(CompareOptions& o) {
         out.commit();
     }
     if (!o.output.quiet) std::fputs(comparison_table(c).c_str(), stdout);
-    return exit_status(o, c);
+    return exit_status(o, c, o.layer.layer);
 }
 
 }  // namespace

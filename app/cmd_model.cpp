@@ -18,6 +18,7 @@
 #include "model_tokenizer.hpp"
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
+#include "model_analyses_summary.hpp"
 #include "model_stream.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
@@ -176,14 +177,16 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
     return stats;
 }
 
-// Every layer's pictures and statistics, and the whole-model analyses asked for, staged in `out`.
+// Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
+// whole-model analyses (`analyses`: write_model_analyses).
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
                                            attn_viz::WholeModel& model, const attn_viz::ModelRun& run,
                                            attn_viz::OnednnBackend& backend, const nlohmann::json& provenance,
-                                           attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
+                                           const nlohmann::json& analyses, attn_viz::Timings& timings,
+                                           attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
     ReportInput report;
-    report.extra_stats = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report, timings);
+    report.extra_stats = analyses;
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
     report.weights = model.attention_weights();
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
@@ -192,7 +195,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.extra_stats.update(input_stats(o, in, model, provenance));
     WeightSimilarities weight_similarity;
     {
-        Timings::Scope t(timings, "weights");
+        Timings::Scope t(timings, "weight similarity");
         weight_similarity = weight_similarities(report.weights, false, backend);
     }
     report.weight_similarity = &weight_similarity;
@@ -211,7 +214,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
-        Timings::Scope t(timings, "weights");
+        Timings::Scope t(timings, "weight similarity");
         weight_similarity = weight_similarities(weights, false, backend);
     }
     AnalysisOptions options;
@@ -279,8 +282,11 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     } else {
         const attn_viz::ModelRun run =
             forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
+        const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report,
+                                                             progress_wanted(o.output.quiet), timings);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
-        printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, timings, notes), "");
+        printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, analyses, timings, notes), "");
+        printed.add_text(attn_viz::model_analyses_text(analyses));
     }
     printed.add_text(picture_hint(notes, o.report));
     printed.json()["tokens"] = in.tokenizer->labels(in.ids);
@@ -316,6 +322,11 @@ int run_model(ModelOptions& o) {
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or
     // each sequence of the corpus through the model, into running sums.
     RunOutput printed("model", o.json, o.output.quiet);
+    Progress sparse_progress(o.report.sparse_error && o.corpus.path.empty() && progress_wanted(o.output.quiet), "sparse-error layer");
+    o.report.on_sparse_layer = [&sparse_progress](int64_t done, int64_t total) {
+        sparse_progress.update(done, total);
+        if (done == total) sparse_progress.finish();
+    };
     const nlohmann::json provenance = o.corpus.path.empty()
                                           ? run_model_once(o, in, model, backend, out, printed, timings)
                                           : run_model_corpus(o, limits, in, model, backend, out, printed, timings);
@@ -325,7 +336,7 @@ int run_model(ModelOptions& o) {
     printed.print(o.output.out, provenance);
     if (o.timings) {
         char peak[64];
-        std::snprintf(peak, sizeof peak, "  peak RSS    %10.1f MB\n", static_cast<double>(peak_resident_bytes()) / (1 << 20));
+        std::snprintf(peak, sizeof peak, "  peak RSS          %10.1f MB\n", static_cast<double>(peak_resident_bytes()) / (1 << 20));
         print_timings(timings, peak);
     }
     return 0;

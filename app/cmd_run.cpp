@@ -89,9 +89,10 @@ struct RunInputs {
     attn_viz::SequenceInput context;  // keys and values of cross-attention; empty without --context
 };
 
-// With --allow-nonfinite, names the heads NaN/Inf values reach (`where`: "" or "sequence 3: ").
-void warn_poisoned_heads(const attn_viz::LayerResult& result, const std::string& where) {
-    const std::vector<std::string> poisoned = attn_viz::poisoned_heads(result);
+// With --allow-nonfinite, names the heads NaN/Inf values reach (`where`: "" or "sequence 3: ";
+// layer: run --layer N).
+void warn_poisoned_heads(const attn_viz::LayerResult& result, int64_t layer, const std::string& where) {
+    const std::vector<std::string> poisoned = attn_viz::poisoned_heads(result, layer);
     if (poisoned.empty()) return;
     std::string names;
     for (const std::string& head : poisoned) names += (names.empty() ? "" : ", ") + head;
@@ -104,7 +105,8 @@ struct LayerRunner {
     attn_viz::AttentionLayer& layer;
     const attn_viz::WeightSimilarities& weight_similarity;
     attn_viz::Timings& timings;
-    double flops = 0;  // of every layer run so far, for the GFLOP/s of --timings
+    int64_t layer_number = 0;  // --layer: what messages call the layer
+    double flops = 0;          // of every layer run so far, for the GFLOP/s of --timings
 
     // The layer on one request, timed, with the poisoned-heads warning.
     attn_viz::LayerResult run(const attn_viz::AttentionRequest& request, const std::string& where) {
@@ -113,7 +115,7 @@ struct LayerRunner {
             attn_viz::Timings::Scope t(timings, "attention");
             result = layer.run(request);
         }
-        warn_poisoned_heads(result, where);
+        warn_poisoned_heads(result, layer_number, where);
         const attn_viz::Visibility& v = result.visibility;
         flops += attn_viz::attention_flops(v.queries, v.keys, weights.d_model, weights.num_heads, weights.num_kv_heads,
                                            weights.d_head, true, v.causal);
@@ -241,7 +243,7 @@ int run(RunOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
-    resolve_report_options(o.report, o.report_values);
+    resolve_report_options(o.report, o.report_values, o.layer.layer);
     o.report.pictures = !o.stats_only;
     resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = input_paths(o);
@@ -260,10 +262,10 @@ int run(RunOptions& o) {
     AttentionLayer layer(backend, in.weights);
     WeightSimilarities weight_similarity;
     {
-        Timings::Scope t(timings, "weights");
+        Timings::Scope t(timings, "weight similarity");
         weight_similarity = weight_similarities({&in.weights}, false, backend);
     }
-    LayerRunner runner{in.weights, layer, weight_similarity, timings};
+    LayerRunner runner{in.weights, layer, weight_similarity, timings, o.layer.layer};
     RunOutput printed("run", o.json, o.output.quiet);
     nlohmann::json provenance;
     if (o.corpus.path.empty()) {

@@ -5,6 +5,7 @@
 #include "generation.hpp"
 #include "head_ablation.hpp"
 #include "option_parsing.hpp"
+#include "progress.hpp"
 #include "rollout_report.hpp"
 
 namespace attn_viz_cli {
@@ -12,7 +13,8 @@ namespace attn_viz_cli {
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
                     "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; decoders only): all, or L:H,L:H,...");
+                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; decoders only): all, or heads as "
+                    "L1H3,L2H0-7 (any case) or 1:3,2:0-7");
     cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
@@ -39,21 +41,29 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                     const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
-                                    attn_viz::Timings& timings) {
+                                    bool show_progress, attn_viz::Timings& timings) {
     using namespace attn_viz;
     nlohmann::json stats = nlohmann::json::object();
     const ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
         Timings::Scope t(timings, "ablation");
+        Progress progress(show_progress, "ablated head");
         const AblationReport ablation = ablate_heads(model, backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
-                                                     parse_ablation_mode(o.ablate_mode));
+                                                     parse_ablation_mode(o.ablate_mode),
+                                                     [&](int64_t done, int64_t total) { progress.update(done, total); });
+        progress.finish();
         stats.update(write_ablation_outputs(out, ablation, c.n_layers, c.n_heads, report));
     }
-    if (o.rollout || o.flow) {
+    std::vector<const LayerResult*> layers;
+    for (const LayerResult& layer : run.layers) layers.push_back(&layer);
+    if (o.rollout) {
         Timings::Scope t(timings, "rollout");
-        std::vector<const LayerResult*> layers;
-        for (const LayerResult& layer : run.layers) layers.push_back(&layer);
-        stats.update(write_rollout_outputs(out, layers, tokens, report, o.rollout, o.flow));
+        stats.update(write_rollout_outputs(out, layers, tokens, report));
+    }
+    if (o.flow) {
+        Timings::Scope t(timings, "flow");
+        Progress progress(show_progress, "flow row");
+        stats.update(write_flow_outputs(out, layers, tokens, report, [&](int64_t done, int64_t total) { progress.update(done, total); }));
     }
     return stats;
 }

@@ -32,10 +32,11 @@ bool asks_for_model_analyses(const ModelAnalysisOptions& options);
 void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model, int64_t tokens);
 
 // Runs what the options ask for on the clean run, writes its files into `out` and returns the
-// stats.json entries ({} when nothing was asked).
+// stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as
+// progress on stderr (progress.hpp).
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                     const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
-                                    attn_viz::Timings& timings);
+                                    bool show_progress, attn_viz::Timings& timings);
 
 }  // namespace attn_viz_cli

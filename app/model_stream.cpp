@@ -39,8 +39,8 @@ bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::Wh
 }
 
 void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, const std::string& where) {
-    for (const std::string& head : attn_viz::poisoned_heads(result))
-        std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach layer %zu %s\n", where.c_str(), layer, head.c_str());
+    for (const std::string& head : attn_viz::poisoned_heads(result, static_cast<int64_t>(layer)))
+        std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", where.c_str(), head.c_str());
 }
 
 attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model, const std::vector<int>& ids,

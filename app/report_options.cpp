@@ -1,29 +1,26 @@
 #include "report_options.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
 #include "colormap.hpp"
+#include "head_names.hpp"
 #include "option_parsing.hpp"
 #include "output_options.hpp"
 
 namespace attn_viz_cli {
 namespace {
 
-// --svg: "3" = head 3 (of layer 0); "2:3" = layer 2, head 3.
-attn_viz::HeadId parse_svg_head(const std::string& text) {
-    const auto number = [&](std::string_view digits) {
-        int64_t value = -1;
-        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
-            throw attn_viz::Error(attn_viz::ErrorKind::usage, "--svg '" + text + "': expected HEAD or LAYER:HEAD");
-        return value;
-    };
-    const std::string_view whole(text);
-    const size_t colon = whole.find(':');
-    if (colon == std::string_view::npos) return {0, number(whole)};
-    return {number(whole.substr(0, colon)), number(whole.substr(colon + 1))};
+// --svg: "3" = head 3 of the first layer drawn; "L2H3", "l2h3" or "2:3" = layer 2, head 3, which
+// under run_layer (run --layer N) must be that layer (the run's only one).
+attn_viz::HeadId parse_svg_head(const std::string& text, std::optional<int64_t> run_layer) {
+    const attn_viz::HeadName name = attn_viz::parse_head_name(text, "--svg", true);
+    if (!name.layer) return {0, name.head};
+    if (!run_layer) return {*name.layer, name.head};
+    if (*name.layer != *run_layer)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--svg '" + text + "': " + attn_viz::head_name(*name.layer, name.head) +
+                                                              " is not drawn: run draws layer " + std::to_string(*run_layer) + " only");
+    return {0, name.head};
 }
 
 // --vmin / --vmax: a finite number.
@@ -57,7 +54,7 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
         ->capture_default_str()->check(CLI::IsMember({"mean", "max"}));
     cmd->add_option("--window", v.window, "Draw only queries [q0, q1) x keys [k0, k1) at full resolution: q0:q1,k0:k1");
     cmd->add_flag("--no-labels", v.no_labels, "No token labels on the axes");
-    cmd->add_option("--svg", v.svg, "Also draw one head as SVG (vector, for papers): HEAD, or LAYER:HEAD in model mode");
+    cmd->add_option("--svg", v.svg, "Also draw one head as SVG (vector, for papers): L1H3 or 1:3 (any case), or HEAD alone for the first layer drawn");
     cmd->add_flag("--html", o.html, "Also write report.html: self-contained, every head with hover, sortable statistics");
     cmd->add_flag("--sparse-error", o.sparse_error,
                   "Also measure each head's top-k / sink + window attention error and keys needed (sparse.csv)");
@@ -65,13 +62,13 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
     add_threads_option(cmd, o.threads, "oneDNN, PNG encoding and statistics");
 }
 
-void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues& v) {
+void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues& v, std::optional<int64_t> run_layer) {
     o.scale = parse_option("--scale", [&] { return attn_viz::parse_scale_mode(v.scale); });
     o.style.pool = parse_option("--pool", [&] { return attn_viz::parse_pool_mode(v.pool); });
     o.map = parse_option("--map", [&] { return attn_viz::parse_picture_map(v.map); });
     if (!v.window.empty()) o.style.window = parse_option("--window", [&] { return attn_viz::parse_cell_window(v.window); });
     o.style.labels = !v.no_labels;
-    if (!v.svg.empty()) o.svg = parse_svg_head(v.svg);
+    if (!v.svg.empty()) o.svg = parse_svg_head(v.svg, run_layer);
     o.thresholds = parse_thresholds(v.thresholds);
     if (!v.vmin.empty()) o.vmin = parse_color_end("--vmin", v.vmin);
     if (!v.vmax.empty()) o.vmax = parse_color_end("--vmax", v.vmax);

@@ -1,6 +1,7 @@
 // Command-line options for what a run writes (pictures, HTML, thresholds), shared by run and model.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ struct ReportOptionValues {
 void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& options, ReportOptionValues& values);
 
 // Parses the textual values into `options` (Error(usage) naming the option on a bad one).
-void resolve_report_options(attn_viz::ReportOptions& options, const ReportOptionValues& values);
+// run_layer: the checkpoint layer `run --layer N` runs, which --svg names as LNHx.
+void resolve_report_options(attn_viz::ReportOptions& options, const ReportOptionValues& values,
+                            std::optional<int64_t> run_layer = std::nullopt);
 
 // "hint: ..." lines for stdout when the pictures came out mostly dark on a linear scale (long
 // causal maps of spread-out heads), naming the option that shows their structure; "" otherwise.

@@ -59,7 +59,7 @@ Tensor attention_rollout(const std::vector<const Tensor*>& maps) {
     return to_float_tensor(rollout, T);
 }
 
-Tensor attention_flow(const std::vector<const Tensor*>& maps) {
+Tensor attention_flow(const std::vector<const Tensor*>& maps, const std::function<void(int64_t done, int64_t total)>& on_rows) {
     const std::vector<std::vector<double>> residual = residual_attention(maps);
     const int64_t L = static_cast<int64_t>(residual.size()), T = maps.front()->dim(1);
     std::vector<std::vector<double>> flow(static_cast<size_t>(L), std::vector<double>(static_cast<size_t>(T * T), 0.0));
@@ -70,8 +70,10 @@ Tensor attention_flow(const std::vector<const Tensor*>& maps) {
             for (int64_t i = 0; i < T; ++i)
                 for (int64_t j = 0; j < T; ++j)
                     if (const double c = residual[k][i * T + j]; c > 0) graph.add_edge(k * T + j, (k + 1) * T + i, c);
-        for (int64_t i = 0; i < T; ++i)
+        for (int64_t i = 0; i < T; ++i) {
             for (int64_t j = 0; j < T; ++j) flow[l][i * T + j] = graph.solve(j, (l + 1) * T + i);
+            if (on_rows) on_rows(l * T + i + 1, L * T);
+        }
     }
     return to_float_tensor(flow, T);
 }

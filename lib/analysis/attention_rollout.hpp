@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tensor.hpp"
@@ -24,7 +25,9 @@ Tensor attention_rollout(const std::vector<const Tensor*>& maps);
 // token j to position i after layer l. Returns [L, T, T]. One max-flow problem per (l, i, j),
 // solved with Dinic's algorithm on the (l+2)·T-node graph: at most L T^2 problems, each
 // O(V^2 E) in the worst case with V = (l+2) T and E ≤ (l+1) T^2 (causal layers halve both).
-Tensor attention_flow(const std::vector<const Tensor*>& maps);
+// on_rows (optional): told after each row of a layer is solved, (rows done, L T rows in all).
+Tensor attention_flow(const std::vector<const Tensor*>& maps,
+                      const std::function<void(int64_t done, int64_t total)>& on_rows = {});
 
 // Maximum flow from `source` to `sink` in a directed graph with non-negative real capacities
 // (Dinic's algorithm). Exposed for the tests.

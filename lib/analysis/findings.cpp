@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <limits>
 
+#include "head_names.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
+
+std::string head_tag(const HeadId& id) { return head_name(id.layer, id.head); }
 
 namespace {
 
@@ -92,20 +95,78 @@ Finding head_kind_finding(const ModelAnalysis& a, const HeadKind& k) {
     return f;
 }
 
-// One finding per redundant group, or one saying there is none (with the closest pair).
+// With --sparse-error: how many keys a typical head needs (top-k, and sink + window) for the
+// output error tolerance, and the most demanding head; none without the measurement.
+std::vector<Finding> sparse_findings(const ModelAnalysis& a) {
+    std::vector<int64_t> measured;
+    for (size_t n = 0; n < a.heads.size(); ++n)
+        if (std::isfinite(a.heads[n].keys_needed)) measured.push_back(static_cast<int64_t>(n));
+    if (measured.empty()) return {};
+    const auto median = [&](double HeadStats::*member) {
+        std::vector<double> values;
+        for (int64_t n : measured)
+            if (std::isfinite(a.heads[static_cast<size_t>(n)].*member)) values.push_back(a.heads[static_cast<size_t>(n)].*member);
+        if (values.empty()) return nan;
+        std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+        return values[values.size() / 2];
+    };
+    const int64_t most = *std::max_element(measured.begin(), measured.end(), [&](int64_t x, int64_t y) {
+        return a.heads[static_cast<size_t>(x)].keys_needed < a.heads[static_cast<size_t>(y)].keys_needed;
+    });
+    const double tolerance = a.thresholds.sparse_tolerance;
+    Finding f{"sparse-error", true, {most}, {a.heads[static_cast<size_t>(most)].keys_needed}, "keys_needed",
+              a.heads[static_cast<size_t>(most)].keys_needed, tolerance, false, ""};
+    const double window = median(&HeadStats::window_needed);
+    const auto count = [](double x) {  // key counts: whole numbers, or means over a corpus
+        char text[32];
+        std::snprintf(text, sizeof text, "%.4g", x);
+        return std::string(text);
+    };
+    f.sentence = "sparse attention (output error <= " + count(100 * tolerance) + "%): the median head needs its top " +
+                 count(median(&HeadStats::keys_needed)) + " of " + std::to_string(a.num_keys) + " keys" +
+                 (std::isfinite(window) ? " or a sink + window of " + count(window) : "") + "; the most demanding, " +
+                 head_tag(a.head_ids[static_cast<size_t>(most)]) + ", needs " + count(f.score);
+    return {f};
+}
+
+// "L0H4 and L0H5", "L0H1, L0H2 and L0H3".
+std::string head_names_text(const ModelAnalysis& a, const std::vector<int64_t>& heads) {
+    std::string names;
+    for (size_t n = 0; n < heads.size(); ++n)
+        names += (n == 0 ? "" : n + 1 == heads.size() ? " and " : ", ") + head_tag(a.head_ids[static_cast<size_t>(heads[n])]);
+    return names;
+}
+
+// One finding per redundant group, or one saying there is none (with the closest pair). The
+// clustering merges groups while their *average* distance is within the cut, so a group's
+// farthest pair may lie beyond it: the sentence then says so, naming that pair. On an input too
+// short to tell, groups are guesses, as the labels are.
 std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
     const HeadMatrix& js = a.matrix(PairMetric::js_distance);
     const double cut = a.thresholds.redundancy_js;
+    const std::string guess = too_short_to_label(a) ? " (a guess: the input is too short to tell)" : "";
     std::vector<Finding> found;
     for (const auto& group : a.redundant_groups) {
         Finding f{"redundant", true, group, {}, "js_distance", 0, cut, false, ""};
+        double sum = 0;
+        int64_t pairs = 0;
+        std::pair<int64_t, int64_t> farthest{group[0], group[1]};
         for (size_t x = 0; x < group.size(); ++x)
-            for (size_t y = x + 1; y < group.size(); ++y) f.score = std::max(f.score, js.at(group[x], group[y]));
+            for (size_t y = x + 1; y < group.size(); ++y) {
+                const double d = js.at(group[x], group[y]);
+                sum += d, ++pairs;
+                if (d > f.score) f.score = d, farthest = {group[x], group[y]};
+            }
         f.scores.assign(group.size(), f.score);
-        std::string names;
-        for (size_t n = 0; n < group.size(); ++n)
-            names += (n == 0 ? "" : n + 1 == group.size() ? " and " : ", ") + head_tag(a.head_ids[static_cast<size_t>(group[n])]);
-        f.sentence = "redundant: " + names + " attend alike (JS distance at most " + number(f.score) + ", cut " + number(cut) + ")";
+        std::string distance;
+        if (f.score <= cut) {
+            distance = "JS distance at most " + number(f.score) + ", cut " + number(cut);
+        } else {
+            distance = "mean JS distance " + number(sum / static_cast<double>(pairs)) + " within the cut " + number(cut) +
+                       "; the farthest pair, " + head_names_text(a, {farthest.first, farthest.second}) + ", is " +
+                       number(f.score) + " apart";
+        }
+        f.sentence = "redundant: " + head_names_text(a, group) + " attend alike (" + distance + ")" + guess;
         found.push_back(std::move(f));
     }
     if (!found.empty() || a.heads.size() < 2) return found;
@@ -115,20 +176,36 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
         none.heads = {x, y};
         none.score = js.at(x, y);
         none.scores = {none.score, none.score};
-        none.sentence += ": the closest pair is " + head_tag(a.head_ids[static_cast<size_t>(x)]) + " and " +
-                         head_tag(a.head_ids[static_cast<size_t>(y)]) + " with JS distance " + number(none.score) + ", cut " +
+        none.sentence += ": the closest pair is " + head_names_text(a, {x, y}) + " with JS distance " + number(none.score) + ", cut " +
                          number(cut);
     }
     found.push_back(std::move(none));
     return found;
 }
 
-}  // namespace
-
-std::string head_tag(const HeadId& id) {
-    std::string tag;  // appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict
-    return tag.append("L").append(std::to_string(id.layer)).append("H").append(std::to_string(id.head));
+// The heads labelled "mixed" (no rule holds), each with the pattern it comes nearest to; none
+// when no head is mixed.
+std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
+    Finding f{"mixed", true, {}, {}, "", nan, nan, true, ""};
+    std::string list;
+    for (size_t n = 0; n < a.heads.size(); ++n) {
+        if (a.labels[n] != "mixed") continue;
+        const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds);
+        f.heads.push_back(static_cast<int64_t>(n));
+        f.scores.push_back(p.score);
+        if (f.heads.size() > max_heads_named) continue;
+        list += (f.heads.size() == 1 ? "" : ", ") + head_tag(a.head_ids[n]);
+        if (*p.label)
+            list += std::string(" nearest ") + p.label + " (" + p.statistic + " " + number(p.score) +
+                    (std::string(p.label) == "local" ? ", needs <= " : ", needs ") + number(p.threshold) + ")";
+    }
+    if (f.heads.empty()) return {};
+    if (f.heads.size() > max_heads_named) list += " and " + std::to_string(f.heads.size() - max_heads_named) + " more";
+    f.sentence = std::string(f.heads.size() == 1 ? "mixed head" : "mixed heads") + " (no pattern reaches its threshold): " + list;
+    return {f};
 }
+
+}  // namespace
 
 namespace {
 
@@ -149,7 +226,8 @@ std::vector<Finding> find_findings(const ModelAnalysis& a) {
         std::snprintf(count, sizeof count, "%.3g", tokens);
         f.sentence = "too short to tell: the input has " + std::string(count) + (a.num_sequences > 1 ? " tokens per sequence" : " tokens") +
                      ", labelling heads needs at least " + std::to_string(min_tokens_to_label) +
-                     " (evenly spread attention alone reaches the thresholds); the labels are guesses";
+                     " (evenly spread attention alone reaches the thresholds, and maps this small look alike); "
+                     "the labels and redundant groups are guesses";
         findings.push_back(std::move(f));
     } else {
         for (const HeadKind& kind : head_kinds()) {
@@ -157,8 +235,10 @@ std::vector<Finding> find_findings(const ModelAnalysis& a) {
             // Under a causal mask no query sees its next token: saying so for every run is noise.
             if (!(a.causal && f.kind == "next-token" && f.heads.empty())) findings.push_back(std::move(f));
         }
+        for (Finding& f : mixed_findings(a)) findings.push_back(std::move(f));
     }
     for (Finding& f : redundancy_findings(a)) findings.push_back(std::move(f));
+    for (Finding& f : sparse_findings(a)) findings.push_back(std::move(f));
     return findings;
 }
 

@@ -28,7 +28,10 @@ struct Finding {
     // "previous-token", "next-token", "self", "sink", "induction", "duplicate-token", "diffuse":
     // heads of that kind (found) or none (not found: heads holds the best candidate, if any);
     // "redundant": one group of heads with near-identical maps (not found: heads holds the
-    // closest pair); "too-short": the input is too short to label heads (no head kinds follow).
+    // closest pair); "too-short": the input is too short to label heads (no head kinds follow);
+    // "mixed": the heads no rule labels (found; scores: each one's nearest pattern's statistic,
+    // which the sentence names; absent when no head is mixed); "sparse-error" (with the
+    // sparse-attention error): heads holds the head needing the most keys, threshold the tolerance.
     // A kind no head can be scored on (induction without repeated tokens) is not found, with no heads.
     std::string kind;
     bool found = false;
@@ -42,7 +45,7 @@ struct Finding {
 };
 
 // The findings of an analysis, in a fixed order: too-short (if so), then each head kind (found or
-// not), then the redundant groups.
+// not) and the mixed heads, then the redundant groups, then the sparse-attention error.
 std::vector<Finding> find_findings(const ModelAnalysis& analysis);
 
 // stats.json "findings": [{"kind", "found", "heads": [{"index", "layer", "head", "score"}],

@@ -46,6 +46,7 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
         }
         a.heads.insert(a.heads.end(), stats.begin(), stats.end());
         a.sparse.insert(a.sparse.end(), std::make_move_iterator(sparse.begin()), std::make_move_iterator(sparse.end()));
+        if (options.on_sparse_layer) options.on_sparse_layer(l + 1, a.num_layers);
     }
 }
 

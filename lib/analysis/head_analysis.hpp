@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct AnalysisOptions {
     // The sparse-attention error per head (sparse_attention_error.hpp): about two more A V products
     // per layer, so off by default; without it its statistics are NaN and `sparse` stays empty.
     bool sparse_error = false;
+    // Told after each layer's sparse-attention error, (layers done, layers): progress of the slow part.
+    std::function<void(int64_t done, int64_t total)> on_sparse_layer;
     // The weight-only similarities of `weights`, computed once per run by the caller
     // (weight_similarities()); when null and weights are given, analyze_model computes them.
     const WeightSimilarities* weight_similarity = nullptr;

@@ -54,4 +54,26 @@ std::string label_head(const HeadStats& s, const LabelThresholds& t) {
     return "mixed";
 }
 
+NearestPattern nearest_pattern(const HeadStats& s, const LabelThresholds& t) {
+    // How far each rule's statistic got towards its threshold (local: lower is nearer).
+    const NearestPattern rules[] = {
+        {"induction", "induction", s.induction, t.induction},
+        {"previous-token", "previous_token_mass", s.previous_token_mass, t.previous_token},
+        {"next-token", "next_token_mass", s.next_token_mass, t.next_token},
+        {"self", "self_mass", s.self_mass, t.self},
+        {"sink", "first_token_mass", s.first_token_mass, t.sink},
+        {"diffuse", "normalized_entropy", s.normalized_entropy, t.diffuse},
+        {"local", "mean_distance", s.mean_distance, t.local_distance},
+    };
+    NearestPattern nearest;
+    double best = -1;
+    for (const NearestPattern& rule : rules) {
+        if (!std::isfinite(rule.score) || !(rule.threshold > 0)) continue;
+        const bool local = std::string(rule.label) == "local";
+        const double reached = local ? (rule.score > 0 ? rule.threshold / rule.score : 1.0) : rule.score / rule.threshold;
+        if (reached > best) best = reached, nearest = rule;
+    }
+    return nearest;
+}
+
 }  // namespace attn_viz

@@ -34,4 +34,15 @@ void set_threshold(LabelThresholds& thresholds, const std::string& assignment);
 // diffuse, local; otherwise "mixed". A NaN statistic never satisfies a rule.
 std::string label_head(const HeadStats& stats, const LabelThresholds& thresholds);
 
+// The rule of label_head a head comes nearest to meeting (what a "mixed" head is closest to):
+// the one whose statistic reaches the largest fraction of its threshold (local: threshold over
+// mean_distance). label "" when no statistic is defined.
+struct NearestPattern {
+    const char* label = "";      // "previous-token", "sink", ...
+    const char* statistic = "";  // "previous_token_mass", ...
+    double score = 0;            // the head's value of `statistic`
+    double threshold = 0;        // what the rule needs (local: at most, otherwise at least)
+};
+NearestPattern nearest_pattern(const HeadStats& stats, const LabelThresholds& thresholds);
+
 }  // namespace attn_viz

@@ -155,13 +155,15 @@ struct HeadMeans {
     }
 
     // Detection patterns (TransformerLens): duplicate D[i,p] for earlier copies p of token i,
-    // induction D[i,p+1]; only rows with at least one visible target count.
+    // induction D[i,p+1]; only rows with at least one visible target count. Key 0 (BOS, where
+    // sink heads park their weight) is never a target, as TransformerLens's exclude_bos: a sink
+    // head is not a duplicate-token head because the first token happens to repeat.
     void add_copies(const float* row, int64_t i, const EarlierCopies& copies, const Visibility& vis) {
         double duplicate_mass = 0, induction_mass = 0;
         bool duplicate_target = false, induction_target = false;
         for (int64_t n = copies.start[static_cast<size_t>(i)]; n < copies.start[static_cast<size_t>(i) + 1]; ++n) {
             const int64_t p = copies.positions[static_cast<size_t>(n)];
-            if (vis.visible(i, p)) duplicate_mass += row[p], duplicate_target = true;
+            if (p > 0 && vis.visible(i, p)) duplicate_mass += row[p], duplicate_target = true;
             if (vis.visible(i, p + 1)) induction_mass += row[p + 1], induction_target = true;  // p + 1 <= i
         }
         if (duplicate_target) duplicate.add(duplicate_mass);

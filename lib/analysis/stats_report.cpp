@@ -55,6 +55,12 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
             if (corpus) spread[f.name] = json_number(a.heads_std[n].*f.member);
         }
         head["output_share"] = head["ablation_importance"];  // the same number under the name that says what it is
+        if (a.labels[n] == "mixed") {
+            const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds);
+            if (*p.label)
+                head["nearest_pattern"] = {{"label", p.label}, {"statistic", p.statistic}, {"score", json_number(p.score)},
+                                           {"threshold", json_number(p.threshold)}};
+        }
         if (corpus) head["std"] = std::move(spread);
         heads.push_back(std::move(head));
     }

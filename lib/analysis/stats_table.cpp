@@ -16,8 +16,9 @@ constexpr const char* row_format = "%5s %4s %-15s %7s %6s %6s %7s %6s %6s %6s %6
 constexpr const char* legend =
     "columns: entropy = attention entropy (nats); norm = entropy / ln(visible keys); conf = largest weight;\n"
     "  dist = mean |query - key| distance; prev/next/self/first = weight on the previous/next/same/first token;\n"
-    "  keys90 = keys holding 90% of the weight; margin = top-1 minus top-2 score; ablate = the head's share of the\n"
-    "  layer output; dup = weight on earlier copies of the token; induct = weight on the tokens after earlier copies.\n"
+    "  keys90 = keys holding 90% of the weight; margin = top-1 minus top-2 score; share = the head's share of the\n"
+    "  layer output (not an ablation: model --ablate measures that); dup = weight on earlier copies of the token;\n"
+    "  induct = weight on the tokens after earlier copies (both leave out the first token).\n"
     "  Each is a mean over query rows; - = undefined (docs/metrics.md).\n";
 
 std::string cell(double x, const char* format) {
@@ -51,7 +52,7 @@ std::string stats_table(const ModelAnalysis& a) {
                " sequences; the std line under each head is the standard deviation over the sequences\n";
     char line[256];
     std::snprintf(line, sizeof line, row_format, "layer", "head", "label", "entropy", "norm", "conf", "dist", "prev", "next",
-                  "self", "first", "keys90", "margin", "ablate", "dup", "induct");
+                  "self", "first", "keys90", "margin", "share", "dup", "induct");
     out += line;
     for (size_t n = 0; n < a.heads.size(); ++n) {
         // On inputs too short to tell, a label is a guess: "sink?".
@@ -60,7 +61,7 @@ std::string stats_table(const ModelAnalysis& a) {
         if (corpus) out += table_row("", "", "  std", a.heads_std[n]);
     }
     for (const auto& group : a.redundant_groups) {
-        out += "redundant:";
+        out += guessed ? "redundant (a guess):" : "redundant:";
         for (int64_t index : group) (out += ' ') += head_tag(a.head_ids[static_cast<size_t>(index)]);
         out += "\n";
     }

@@ -3,12 +3,11 @@
 #include "head_ablation.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
-#include <string_view>
 
 #include "error.hpp"
+#include "head_names.hpp"
 
 namespace attn_viz {
 namespace {
@@ -38,14 +37,6 @@ Tensor removed_head_output(const Tensor& context, int64_t head, int64_t d_head, 
     return removed;
 }
 
-int64_t parse_index(std::string_view digits, const std::string& text) {
-    int64_t value = -1;
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
-        throw Error(ErrorKind::usage, "heads '" + text + "': expected all or LAYER:HEAD,LAYER:HEAD,...");
-    return value;
-}
-
 }  // namespace
 
 AblationMode parse_ablation_mode(const std::string& text) {
@@ -63,22 +54,17 @@ std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t la
             for (int64_t h = 0; h < heads; ++h) chosen.push_back({l, h});
         return chosen;
     }
-    std::string_view rest(text);
-    while (true) {
-        const size_t comma = rest.find(',');
-        const std::string_view item = rest.substr(0, comma);
-        const size_t colon = item.find(':');
-        if (colon == std::string_view::npos) parse_index({}, text);
-        const AblatedHead id{parse_index(item.substr(0, colon), text), parse_index(item.substr(colon + 1), text)};
+    for (const HeadName& name : parse_head_names(text, "heads")) {
+        const AblatedHead id{*name.layer, name.head};
+        const std::string shown = head_name(id.layer, id.head);
         if (id.layer >= layers || id.head >= heads)
-            throw Error(ErrorKind::usage, "heads '" + text + "': head " + std::string(item) + " is out of range: the model has " +
+            throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is out of range: the model has " +
                                               std::to_string(layers) + " layers of " + std::to_string(heads) + " heads");
         if (std::find(chosen.begin(), chosen.end(), id) != chosen.end())
-            throw Error(ErrorKind::usage, "heads '" + text + "': head " + std::string(item) + " is listed twice");
+            throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is listed twice");
         chosen.push_back(id);
-        if (comma == std::string_view::npos) return chosen;
-        rest.remove_prefix(comma + 1);
     }
+    return chosen;
 }
 
 double next_token_loss(const Tensor& logits, const std::vector<int>& tokens) {
@@ -110,7 +96,7 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
 }
 
 AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
-                            const std::vector<AblatedHead>& heads, AblationMode mode) {
+                            const std::vector<AblatedHead>& heads, AblationMode mode, const StepCallback& on_head) {
     AblationReport report;
     report.mode = mode;
     report.clean_loss = next_token_loss(clean.logits, clean.tokens);
@@ -130,6 +116,7 @@ AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const Mod
         HeadAblationEffect effect{id, next_token_loss(logits, clean.tokens), 0, mean_next_token_kl(clean.logits, logits)};
         effect.delta_loss = effect.loss - report.clean_loss;
         report.heads.push_back(effect);
+        if (on_head) on_head(static_cast<int64_t>(report.heads.size()), static_cast<int64_t>(heads.size()));
     }
     return report;
 }

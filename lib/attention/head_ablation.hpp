@@ -22,8 +22,9 @@ struct AblatedHead {
     bool operator==(const AblatedHead&) const = default;
 };
 
-// "all" (every head of the model) or "L:H,L:H,..." (each within layers x heads, no repeats);
-// throws Error(usage, "heads '...': ...") otherwise.
+// "all" (every head of the model) or a list of heads in the one head notation, "L1H3,2:0,L4H0-7"
+// (head_names.hpp; each within layers x heads, no repeats); throws Error(usage, "heads '...': ...")
+// otherwise.
 std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t layers, int64_t heads);
 
 struct HeadAblationEffect {
@@ -49,8 +50,8 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
 // Head h of layer l, ablated: the layer output Y becomes Y - (z_h - r) W_O^h, where z_h is the
 // head's output [T, d_h] (run.layers[l].context) and r is 0 (zero) or mean_t z_h (mean); then the
 // model reruns from block l on `clean`'s residual stream: one partial forward per head. The model
-// must have logits (a decoder).
+// must have logits (a decoder). on_head (optional): told after each head.
 AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
-                            const std::vector<AblatedHead>& heads, AblationMode mode);
+                            const std::vector<AblatedHead>& heads, AblationMode mode, const StepCallback& on_head = {});
 
 }  // namespace attn_viz

@@ -1,5 +1,7 @@
 #include "poisoned_heads.hpp"
 
+#include "head_names.hpp"
+
 #include <cstdint>
 
 #include "finite.hpp"
@@ -7,7 +9,7 @@
 namespace attn_viz {
 
 // attention: [H, T, S]; contribution_norms: [H, T]
-std::vector<std::string> poisoned_heads(const LayerResult& result) {
+std::vector<std::string> poisoned_heads(const LayerResult& result, int64_t layer) {
     std::vector<std::string> heads;
     if (result.attention.rank() != 3) return heads;
     const int64_t H = result.attention.dim(0), per_head = result.attention.dim(1) * result.attention.dim(2);
@@ -24,7 +26,7 @@ std::vector<std::string> poisoned_heads(const LayerResult& result) {
         finite[static_cast<size_t>(h)] = ok;
     }
     for (int64_t h = 0; h < H; ++h)
-        if (!finite[static_cast<size_t>(h)]) heads.push_back("head " + std::to_string(h));
+        if (!finite[static_cast<size_t>(h)]) heads.push_back(head_name(layer, h));
     return heads;
 }
 

@@ -24,7 +24,7 @@ std::string Timings::table() const {
     std::string out;
     char line[128];
     for (const auto& [name, total] : stages_) {
-        std::snprintf(line, sizeof line, "  %-14s %9.2f ms\n", name.c_str(), total * 1e3);
+        std::snprintf(line, sizeof line, "  %-18s %9.2f ms\n", name.c_str(), total * 1e3);
         out += line;
     }
     return out;

@@ -180,6 +180,7 @@ std::string html_report(const HtmlReportInput& input) {
     html += summary_paragraph(input, colormap);
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
+    html += input.analysis_sections;
     html += "<h2>Attention view</h2>\n<div id=\"view\"></div>\n";
     html += "<h2>Overview</h2>\n<img class=\"overview\" alt=\"all heads\" src=\"data:image/png;base64," + overview + "\">\n";
     html += "<h2>Heads</h2>\n<div id=\"maps\"></div>\n<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";

@@ -31,6 +31,7 @@ struct HtmlReportInput {
     // table's other scalar fields follow.
     std::map<std::string, std::vector<std::string>> column_order;
     std::map<std::string, std::string> table_notes;  // per table: a sentence shown under its title
+    std::string analysis_sections;  // HTML <section>s shown after the findings (model --ablate, --rollout, --flow)
     HeatmapStyle style;  // colormap, log_scale, pool, max_px (overview), vmin/vmax for global scale
     ScaleMode scale = ScaleMode::head;
 };

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "file_write.hpp"
+#include "head_names.hpp"
 #include "heatmap.hpp"
 #include "stats_report.hpp"
 
@@ -28,7 +30,45 @@ void write_layer_head_png(const std::string& path, const std::vector<float>& val
 
 std::string csv_field(double x) { return std::isfinite(x) ? json_number(x).dump() : ""; }
 
+std::string nats(double x, const char* format = "%.4g") {
+    char text[32];
+    std::snprintf(text, sizeof text, format, x);
+    return text;
+}
+
 }  // namespace
+
+std::vector<std::string> ablation_findings(const AblationReport& report, const std::vector<HeadAblationEffect>& ranked) {
+    if (ranked.empty()) return {};
+    const std::string mode = ablation_mode_name(report.mode);
+    const HeadAblationEffect& top = ranked.front();
+    const std::string top_name = head_name(top.id.layer, top.id.head);
+    // The largest KL: what changes the predictions most, whether or not the loss moves.
+    const HeadAblationEffect& most_kl = *std::max_element(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+        return a.kl < b.kl;
+    });
+    const std::string kl_sentence = "the largest change of the predictions is " + head_name(most_kl.id.layer, most_kl.id.head) +
+                                    "'s (KL " + nats(most_kl.kl) + " nats)";
+    if (!std::isfinite(report.clean_loss) || !std::isfinite(top.delta_loss))
+        return {"ablation (" + mode + "): one token has no next-token loss; " + kl_sentence};
+    std::vector<std::string> findings;
+    if (top.delta_loss > 0)
+        findings.push_back("ablation (" + mode + "): removing " + top_name + " raises the next-token loss most, by " +
+                           nats(top.delta_loss) + " nats (" + nats(100 * top.delta_loss / report.clean_loss, "%.1f") +
+                           "% of the clean " + nats(report.clean_loss) + ")");
+    else
+        findings.push_back("ablation (" + mode + "): removing no listed head raises the next-token loss (clean " +
+                           nats(report.clean_loss) + " nats); the largest change is " + top_name + "'s " + nats(top.delta_loss));
+    // "Matters": moves the loss by more than 1% of the clean loss, either way.
+    const double matters = 0.01 * std::abs(report.clean_loss);
+    const auto mattering = std::count_if(ranked.begin(), ranked.end(), [&](const HeadAblationEffect& e) {
+        return std::isfinite(e.delta_loss) && std::abs(e.delta_loss) > matters;
+    });
+    findings.push_back(std::to_string(mattering) + " of " + std::to_string(ranked.size()) +
+                       " ablated heads move the loss by more than 1% of the clean loss (" + nats(matters, "%.3g") + " nats); " +
+                       kl_sentence);
+    return findings;
+}
 
 std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report) {
     std::vector<HeadAblationEffect> ranked = report.heads;
@@ -63,7 +103,8 @@ nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& repo
                          "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
     write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,
                          "KL(clean || ablated) of next-token distributions, " + mode + " ablation", "mean KL (nats)", o);
-    return {{"ablation", {{"mode", mode}, {"clean_loss", json_number(report.clean_loss)}, {"heads", ranking}}}};
+    return {{"ablation",
+             {{"mode", mode}, {"clean_loss", json_number(report.clean_loss)}, {"heads", ranking}, {"findings", ablation_findings(report, ranked)}}}};
 }
 
 }  // namespace attn_viz

@@ -15,8 +15,13 @@ namespace attn_viz {
 // descending, then layer and head (undefined losses rank by kl).
 std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report);
 
+// What the ablation found, in one or two sentences: the head whose removal raises the loss most
+// (with the clean loss), how many heads move it by more than 1%, and the largest KL. ranked:
+// ranked_ablations(report).
+std::vector<std::string> ablation_findings(const AblationReport& report, const std::vector<HeadAblationEffect>& ranked);
+
 // Writes ablation.csv, ablation_delta_loss.png and ablation_kl.png (layers x heads; heads not
-// ablated are drawn as 0) into `out` and returns {"ablation": {...}} for stats.json.
+// ablated are drawn as 0) into `out` and returns {"ablation": {"mode", "clean_loss", "heads" (ranked), "findings"}} for stats.json.
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& options);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "error.hpp"
+#include "head_names.hpp"
 #include "png_writer.hpp"
 
 namespace attn_viz {
@@ -40,7 +41,7 @@ LayerStream::LayerStream(OutputDir& out, LayerStreamInput input, const ReportOpt
     if (options_.html) throw Error(ErrorKind::internal, "LayerStream: the HTML report needs every layer's maps at once");
     if (options_.svg && (options_.svg->layer < 0 || options_.svg->layer >= input_.num_layers || options_.svg->head < 0 ||
                          options_.svg->head >= input_.num_heads))
-        throw Error(ErrorKind::usage, "svg head " + std::to_string(options_.svg->layer) + ":" + std::to_string(options_.svg->head) +
+        throw Error(ErrorKind::usage, "svg head " + head_name(options_.svg->layer, options_.svg->head) +
                                           " is out of range: the model has " + std::to_string(input_.num_layers) +
                                           " layers of " + std::to_string(input_.num_heads) + " heads");
     std::vector<int64_t> numbers;

@@ -124,6 +124,10 @@ OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
             throw Error(ErrorKind::usage, dir_ + ": directory is not empty and holds no previous attn-viz run",
                         Remedy::force_output_dir);
     }
+    // True until commit() has moved everything into place: until then nothing is in DIR.
+    set_interrupt_line(fs::exists(fs::path(dir_) / manifest_name, ec)
+                           ? "attn-viz: interrupted: nothing written, the previous results in " + dir_ + " are kept"
+                           : "attn-viz: interrupted: nothing written to " + dir_);
 }
 
 OutputDir::~OutputDir() = default;  // the staging folders remove themselves unless committed
@@ -200,6 +204,7 @@ void OutputDir::commit() {
         if (renameat(e.staging->fd(), e.staged_name.c_str(), AT_FDCWD, e.final_path.c_str()) != 0)
             throw Error(ErrorKind::io, e.final_path + ": cannot move into place: " + std::strerror(errno));
     for (auto& [folder, staging] : external_staging_) staging->remove();
+    set_interrupt_line("attn-viz: interrupted after the results were written to " + dir_);
 }
 
 // Step 3b of commit(): each file is replaced atomically, then files of the previous run that this

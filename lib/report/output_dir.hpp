@@ -5,7 +5,8 @@
 // and files outside it (--dump-attention F.npy) into a staging folder beside theirs. commit()
 // moves everything into place with rename(2); if the run fails, throws or is interrupted (SIGINT,
 // SIGTERM) first, the staging folders are removed and the previous results, if any, are left as
-// they were. No destination may be a file the run reads (input_files.hpp): that is refused
+// they were; the interrupt says so on stderr ("attn-viz: interrupted: nothing written, the
+// previous results in DIR are kept", or "... nothing written to DIR" when there were none). No destination may be a file the run reads (input_files.hpp): that is refused
 // (Error usage) when the destination is requested and again, before anything moves, in commit().
 #pragma once
 

@@ -10,9 +10,11 @@
 #include "figure_bar_chart.hpp"
 #include "figure_matrix.hpp"
 #include "figure_overview.hpp"
+#include "head_names.hpp"
 #include "heatmap.hpp"
 #include "html_report.hpp"
 #include "json_text.hpp"
+#include "model_analyses_summary.hpp"
 #include "norm_attention.hpp"
 #include "npy.hpp"
 #include "parallel_for.hpp"
@@ -60,12 +62,18 @@ std::string head_file(const ReportInput& in, int64_t layer, int64_t head, const 
            extension;
 }
 
+// `a` with its heads named by the layers' numbers (run --layer 3: L3H0, not L0H0), for what is
+// written and printed; the pictures index in.layers by `a` itself.
+ModelAnalysis numbered_analysis(const ModelAnalysis& a, const ReportInput& in) {
+    ModelAnalysis named = a;
+    for (HeadId& id : named.head_ids) id.layer = layer_number(in, id.layer);
+    return named;
+}
+
 // "H3" for one layer, "L1H3" for a model: the labels of head-by-head matrices and charts.
-std::string head_name(const ModelAnalysis& a, int64_t index) {
+std::string matrix_head_label(const ModelAnalysis& a, int64_t index) {
     const HeadId& id = a.head_ids[static_cast<size_t>(index)];
-    std::string name;  // appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict here
-    if (a.num_layers > 1) name.append("L").append(std::to_string(id.layer));
-    return name.append("H").append(std::to_string(id.head));
+    return a.num_layers > 1 ? head_name(id.layer, id.head) : "H" + std::to_string(id.head);
 }
 
 // The extremes of all heads' visible weights, from which map_color_range takes the shared range.
@@ -104,12 +112,13 @@ HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const Mod
     return style;
 }
 
-// Throws Error(usage) when the head to draw as SVG is not one of the analysis' heads.
-void check_svg_head(const HeadId& id, const ModelAnalysis& a) {
+// Throws Error(usage) when the head to draw as SVG (an index into in.layers) is not one of the
+// analysis' heads; the message names it by its layer's number.
+void check_svg_head(const HeadId& id, const ModelAnalysis& a, const ReportInput& in) {
     if (id.layer >= 0 && id.layer < a.num_layers && id.head >= 0 && id.head < a.num_heads) return;
+    const int64_t shown_layer = id.layer >= 0 && id.layer < a.num_layers ? layer_number(in, id.layer) : id.layer;
     const std::string heads = std::to_string(a.num_heads) + (a.num_heads == 1 ? " head" : " heads");
-    throw Error(ErrorKind::usage, "svg head " + (id.layer == 0 ? "" : std::to_string(id.layer) + ":") + std::to_string(id.head) +
-                                      " is out of range: " +
+    throw Error(ErrorKind::usage, "svg head " + head_name(shown_layer, id.head) + " is out of range: " +
                                       (a.num_layers == 1 ? "the layer has " + heads
                                                          : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
 }
@@ -131,7 +140,7 @@ int64_t write_head_pictures(OutputDir& out, const ReportInput& in, const ReportO
     });
     if (o.svg) {
         const HeadId id = *o.svg;
-        check_svg_head(id, a);
+        check_svg_head(id, a, in);
         const int64_t n = id.layer * a.num_heads + id.head;
         const float* weights = head_weights(in, a, n);
         write_head_svg(out.file(head_file(in, id.layer, id.head, ".svg")), weights, vis, in.query_tokens, in.key_tokens,
@@ -198,7 +207,7 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     std::vector<std::string> names;
     std::vector<double> entropy;
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
-        names.push_back(head_name(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
+        names.push_back(matrix_head_label(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
     const int64_t layer_heads = a.num_layers > 1 ? a.num_heads : 0;  // lines between layers
     write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(a.matrix(PairMetric::correlation)), names,
                      "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px,
@@ -243,17 +252,19 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         AnalysisOptions options;
         options.thresholds = o.thresholds;
         options.sparse_error = o.sparse_error;
+        options.on_sparse_layer = o.on_sparse_layer;
         options.threads = threads;
         options.weight_similarity = in.weight_similarity;
         analysis = analyze_model(in.layers, in.weights, in.token_ids, options);
     }
+    const ModelAnalysis named = numbered_analysis(analysis, in);
     nlohmann::json extra = {{"tokens", in.query_tokens}};
     if (in.key_tokens != in.query_tokens) extra["key_tokens"] = in.key_tokens;
     extra.update(in.extra_stats);
     // Step 2: files and pictures.
     {
         Timings::Scope t(timings, "pictures");
-        const nlohmann::json stats = write_analysis_outputs(out, in.folder, analysis, extra, o);
+        const nlohmann::json stats = write_analysis_outputs(out, in.folder, named, extra, o);
         std::vector<LayerResult> norm_layers;
         const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
         const ReportOptions drawn_options = pictured_options(o);
@@ -283,6 +294,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             html.stats = stats;
             html.column_order = report_column_order();
             html.table_notes = report_table_notes(stats);
+            html.analysis_sections = model_analyses_html(stats);
             html.style = shared_style;
             html.scale = o.scale;
             write_html_report(out.file(in.folder + "report.html"), html);
@@ -294,7 +306,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         if (!o.dump_attention.empty()) write_npy(out.external_file(o.dump_attention), stacked_attention(in.layers, in.layer_folders));
         if (!o.dump_output.empty()) write_npy(out.external_file(o.dump_output), in.layers.back()->output);
     }
-    return analysis;
+    return named;
 }
 
 }  // namespace attn_viz

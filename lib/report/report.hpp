@@ -36,6 +36,7 @@ struct ReportOptions {
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
     LabelThresholds thresholds;
     bool sparse_error = false;   // the sparse-attention error per head (AnalysisOptions::sparse_error)
+    std::function<void(int64_t done, int64_t total)> on_sparse_layer;  // AnalysisOptions::on_sparse_layer (progress)
 };
 
 struct ReportInput {

@@ -1,6 +1,9 @@
 #include "rollout_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "attention_rollout.hpp"
 #include "heatmap.hpp"
@@ -9,6 +12,32 @@
 
 namespace attn_viz {
 namespace {
+
+// "position 3 ("cat")".
+std::string position_text(int64_t j, const std::vector<std::string>& tokens) {
+    return "position " + std::to_string(j) + (j < static_cast<int64_t>(tokens.size()) ? " (\"" + tokens[static_cast<size_t>(j)] + "\")" : "");
+}
+
+// What the last position draws on after the last layer: its two largest entries, and the first
+// token's share (where rollout and flow of causal models tend to pile up). row: [T] the last row
+// of the last layer's map.
+std::string last_position_finding(const std::string& name, const float* row, int64_t L, int64_t T, const std::vector<std::string>& tokens) {
+    std::vector<int64_t> order(static_cast<size_t>(T));
+    for (int64_t j = 0; j < T; ++j) order[static_cast<size_t>(j)] = j;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+    double total = 0;
+    for (int64_t j = 0; j < T; ++j) total += row[j];
+    char text[64];
+    const auto share = [&](int64_t j) {
+        std::snprintf(text, sizeof text, "%.2f", row[j]);
+        return std::string(text);
+    };
+    std::string sentence = name + ": after the last layer (" + std::to_string(L - 1) + "), the last " + position_text(T - 1, tokens) +
+                           " draws most on " + position_text(order[0], tokens) + " (" + share(order[0]) + ")";
+    if (T > 1) sentence += ", then " + position_text(order[1], tokens) + " (" + share(order[1]) + ")";
+    std::snprintf(text, sizeof text, "%.2f", total > 0 ? row[0] / total : 0.0);
+    return sentence + "; the first token holds " + text + " of the total";
+}
 
 // maps: [L, T, T]. Writes NAME.npy and NAME/layer_NN.png; returns the stats.json entry: the files
 // and each layer's last row (what the last position draws on).
@@ -32,23 +61,27 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
         for (int64_t j = 0; j < T; ++j) row.push_back(json_number(map[(T - 1) * T + j]));
         last_rows.push_back(std::move(row));
     }
-    return {{"file", name + ".npy"}, {"pictures", name + "/layer_NN.png"}, {"shape", maps.shape}, {"last_row", last_rows}};
+    const std::vector<std::string> findings = {last_position_finding(name, maps.ptr() + (L * T - 1) * T, L, T, tokens)};
+    return {{"file", name + ".npy"}, {"pictures", name + "/layer_NN.png"}, {"shape", maps.shape}, {"last_row", last_rows},
+            {"findings", findings}};
 }
 
 }  // namespace
 
 nlohmann::json write_rollout_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers,
-                                     const std::vector<std::string>& tokens, const ReportOptions& o, bool with_rollout,
-                                     bool with_flow) {
+                                     const std::vector<std::string>& tokens, const ReportOptions& o) {
     std::vector<const Tensor*> maps;
     for (const LayerResult* layer : layers) maps.push_back(&layer->attention);
-    const Visibility& visibility = layers.front()->visibility;
-    nlohmann::json stats = nlohmann::json::object();
-    if (with_rollout)
-        stats["attention_rollout"] = write_layer_maps(out, "rollout", attention_rollout(maps), "Attention rollout", visibility, tokens, o);
-    if (with_flow)
-        stats["attention_flow"] = write_layer_maps(out, "flow", attention_flow(maps), "Attention flow", visibility, tokens, o);
-    return stats;
+    return {{"attention_rollout",
+             write_layer_maps(out, "rollout", attention_rollout(maps), "Attention rollout", layers.front()->visibility, tokens, o)}};
+}
+
+nlohmann::json write_flow_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers, const std::vector<std::string>& tokens,
+                                  const ReportOptions& o, const std::function<void(int64_t done, int64_t total)>& on_rows) {
+    std::vector<const Tensor*> maps;
+    for (const LayerResult* layer : layers) maps.push_back(&layer->attention);
+    return {{"attention_flow",
+             write_layer_maps(out, "flow", attention_flow(maps, on_rows), "Attention flow", layers.front()->visibility, tokens, o)}};
 }
 
 }  // namespace attn_viz

@@ -2,6 +2,11 @@
 // one picture per layer, and the stats.json entries.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "layer_result.hpp"
@@ -11,11 +16,14 @@
 namespace attn_viz {
 
 // layers: the model's layers (self-attention, one visibility); tokens: T labels.
-// With `with_rollout` writes rollout.npy [L, T, T] and rollout/layer_NN.png, with `with_flow`
-// flow.npy and flow/layer_NN.png; returns {"attention_rollout": {...}, "attention_flow": {...}}
-// (those written) for stats.json.
+// Writes rollout.npy [L, T, T] and rollout/layer_NN.png; returns {"attention_rollout": {"file",
+// "pictures", "shape", "last_row", "findings"}} for stats.json.
 nlohmann::json write_rollout_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers,
-                                     const std::vector<std::string>& tokens, const ReportOptions& options, bool with_rollout,
-                                     bool with_flow);
+                                     const std::vector<std::string>& tokens, const ReportOptions& options);
+
+// The same for attention flow: flow.npy, flow/layer_NN.png and {"attention_flow": {...}}.
+// on_rows (optional): told as the flow problems are solved, (rows done, L T).
+nlohmann::json write_flow_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers, const std::vector<std::string>& tokens,
+                                  const ReportOptions& options, const std::function<void(int64_t done, int64_t total)>& on_rows = {});
 
 }  // namespace attn_viz

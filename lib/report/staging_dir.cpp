@@ -47,6 +47,14 @@ struct PendingPaths {
 };
 PendingPaths pending;
 
+// The line an interrupt prints on stderr before exiting (set_interrupt_line), in fixed storage: the
+// handler may only write() it. Its size is 0 while it is being replaced.
+struct InterruptLine {
+    char text[8192] = "attn-viz: interrupted\n";
+    volatile sig_atomic_t size = 22;
+};
+InterruptLine interrupt_line;
+
 // While commit() moves files into place, an interrupt waits for it to finish.
 std::atomic<bool> committing{false}, interrupt_pending{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
@@ -99,6 +107,10 @@ void remove_pending_and_exit(int) {
     }
     for (int i = 0; i < PendingPaths::capacity; ++i)
         if (pending.used[i]) remove_tree(AT_FDCWD, pending.paths[i], 0);
+    if (interrupt_line.size > 0) {
+        const ssize_t written = write(STDERR_FILENO, interrupt_line.text, static_cast<size_t>(interrupt_line.size));
+        (void)written;  // nothing more can be done about a stderr that cannot be written
+    }
     _exit(130);
 }
 
@@ -187,6 +199,15 @@ void StagingDir::remove() noexcept {
     if (path_.empty()) return;
     remove_tree(AT_FDCWD, path_.c_str(), 0);
     release();
+}
+
+void set_interrupt_line(const std::string& line) {
+    // On a terminal the line first erases a progress line (progress.hpp) it would otherwise follow.
+    const std::string text = (isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "") + line + "\n";
+    if (text.size() > sizeof interrupt_line.text) return;
+    interrupt_line.size = 0;
+    std::memcpy(interrupt_line.text, text.data(), text.size());
+    interrupt_line.size = static_cast<sig_atomic_t>(text.size());
 }
 
 HeldInterrupts::HeldInterrupts() { committing = true; }

@@ -52,8 +52,13 @@ public:
     HeldInterrupts& operator=(const HeldInterrupts&) = delete;
 };
 
-// Installs SIGINT/SIGTERM/SIGHUP handlers that remove every live staging folder and exit with
-// status 130, and ignores SIGXFSZ so that exceeding a file size limit (ulimit -f) makes write()
+// What an interrupt prints on stderr, one line ("attn-viz: interrupted: nothing written, ..."),
+// replacing the last one set (the default: "attn-viz: interrupted"). A line too long for the
+// handler's fixed storage (8 KB) leaves the previous one.
+void set_interrupt_line(const std::string& line);
+
+// Installs SIGINT/SIGTERM/SIGHUP handlers that remove every live staging folder, print the
+// interrupt line (set_interrupt_line) and exit with status 130, and ignores SIGXFSZ so that exceeding a file size limit (ulimit -f) makes write()
 // fail with EFBIG and the run end through its normal I/O error path (exit 4) instead of being
 // killed with its staging files left behind. Called once by main().
 void install_interrupt_cleanup();

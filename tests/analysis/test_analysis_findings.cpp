@@ -3,10 +3,14 @@
 // short; stats.json carries the same findings.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <random>
 
 #include "attention.hpp"
 #include "findings.hpp"
+#include "head_clustering.hpp"
 #include "onednn_backend.hpp"
 #include "stats_report.hpp"
 #include "support.hpp"
@@ -144,6 +148,124 @@ TEST_CASE("stats.json holds the findings with heads, scores, thresholds and sent
     REQUIRE(words != std::string::npos);
     CHECK(legend < words);
     for (const Finding& f : findings) CHECK(table.find("  " + f.sentence + "\n", words) != std::string::npos);
+}
+
+TEST_CASE("a redundant group whose farthest pair lies beyond the cut says so, naming the pair; close groups say at most") {
+    ModelAnalysis a = planted_analysis(planted_demo_tokens());
+    const double cut = a.thresholds.redundancy_js;
+    // Heads 0, 1 and 2 as a chain: 0-1 and 1-2 close, 0-2 beyond the cut, yet their average
+    // linkage ((far + near) / 2) is within it, so the three form one group. Random distances
+    // keep the test honest about the numbers it prints.
+    std::uniform_real_distribution<double> draw(0.0, 1.0);
+    for (int trial = 0; trial < 20; ++trial) {
+        const double near = 0.02 + 0.06 * draw(test_support::rng());
+        const double far = cut + 0.01 + (cut - near - 0.02) * draw(test_support::rng());  // (far + near) / 2 < cut
+        HeadMatrix& js = a.matrices[static_cast<size_t>(PairMetric::js_distance)];
+        for (int64_t x = 0; x < js.size; ++x)
+            for (int64_t y = 0; y < js.size; ++y) js.at(x, y) = x == y ? 0.0 : 0.9;
+        js.at(0, 1) = js.at(1, 0) = near;
+        js.at(1, 2) = js.at(2, 1) = near;
+        js.at(0, 2) = js.at(2, 0) = far;
+        js.at(4, 5) = js.at(5, 4) = near / 2;
+        a.redundant_groups = cluster_heads(js, cut);
+        REQUIRE(a.redundant_groups == std::vector<std::vector<int64_t>>{{0, 1, 2}, {4, 5}});
+        std::vector<const Finding*> groups;
+        const std::vector<Finding> findings = find_findings(a);
+        for (const Finding& f : findings)
+            if (f.kind == "redundant") groups.push_back(&f);
+        REQUIRE(groups.size() == 2);
+        char mean[16], largest[16], close[16], cut_text[16];
+        std::snprintf(mean, sizeof mean, "%.2f", (2 * near + far) / 3);
+        std::snprintf(largest, sizeof largest, "%.2f", far);
+        std::snprintf(close, sizeof close, near / 2 >= 0.01 ? "%.2f" : "%.3g", near / 2);
+        std::snprintf(cut_text, sizeof cut_text, "%.2f", cut);
+        INFO(groups[0]->sentence);
+        CHECK(groups[0]->score == doctest::Approx(far));
+        CHECK(groups[0]->sentence == "redundant: L0H0, L0H1 and L0H2 attend alike (mean JS distance " + std::string(mean) +
+                                         " within the cut " + cut_text + "; the farthest pair, L0H0 and L0H2, is " + largest + " apart)");
+        CHECK(groups[0]->sentence.find("at most") == std::string::npos);
+        CHECK(groups[1]->sentence == "redundant: L0H4 and L0H5 attend alike (JS distance at most " + std::string(close) + ", cut " +
+                                         cut_text + ")");
+    }
+}
+
+TEST_CASE("on an input too short to tell, redundant groups are stated as guesses, as the labels are") {
+    std::vector<std::string> tokens = {"a", "b", "c", "a", "b"};
+    const ModelAnalysis a = planted_analysis(tokens);
+    REQUIRE(too_short_to_label(a));
+    REQUIRE_FALSE(a.redundant_groups.empty());  // the planted twins 4 and 5 are alike at any length
+    const std::vector<Finding> findings = find_findings(a);
+    CHECK(findings.front().sentence.find("the labels and redundant groups are guesses") != std::string::npos);
+    for (const Finding& f : findings)
+        if (f.kind == "redundant") CHECK(f.sentence.find("(a guess: the input is too short to tell)") != std::string::npos);
+    const std::string table = stats_table(a);
+    CHECK(table.find("\nredundant (a guess): ") != std::string::npos);
+    CHECK(table.find("\nredundant: ") == std::string::npos);
+}
+
+TEST_CASE("a mixed head is named with the pattern it comes nearest to and its score, in the findings and stats.json") {
+    ModelAnalysis a = planted_analysis(planted_demo_tokens());
+    std::uniform_real_distribution<double> below(0.05, 0.45);
+    for (int trial = 0; trial < 20; ++trial) {
+        // Head 2 becomes mixed: every rule misses; its previous-token mass is the nearest (of 0.5).
+        HeadStats& s = a.heads[2];
+        s.induction = 0.001, s.self_mass = 0.002, s.next_token_mass = 0.0, s.normalized_entropy = 0.01;
+        s.previous_token_mass = below(test_support::rng());
+        s.first_token_mass = s.previous_token_mass * 0.9;  // near, but a smaller fraction of the same 0.5
+        s.mean_distance = 50.0;                             // local needs <= 2: 2/50 of the way
+        REQUIRE(label_head(s, a.thresholds) == "mixed");
+        a.labels[2] = "mixed";
+        const NearestPattern p = nearest_pattern(s, a.thresholds);
+        CHECK(std::string(p.label) == "previous-token");
+        CHECK(p.score == s.previous_token_mass);
+        CHECK(p.threshold == 0.5);
+        const std::vector<Finding> findings = find_findings(a);
+        const Finding& mixed = finding(findings, "mixed");
+        CHECK(mixed.heads == std::vector<int64_t>{2});
+        char score[16];
+        std::snprintf(score, sizeof score, "%.2f", s.previous_token_mass);
+        CHECK(mixed.sentence ==
+              "mixed head (no pattern reaches its threshold): L0H2 nearest previous-token (previous_token_mass " + std::string(score) +
+                  ", needs 0.50)");
+        const nlohmann::json head = stats_json(a)["heads"][2];
+        CHECK(head["nearest_pattern"]["label"] == "previous-token");
+        CHECK(head["nearest_pattern"]["score"].get<double>() == doctest::Approx(s.previous_token_mass));
+        CHECK_FALSE(stats_json(a)["heads"][0].contains("nearest_pattern"));
+    }
+    // Local is nearest when the head is almost local and far from every other rule.
+    HeadStats s = a.heads[2];
+    s.previous_token_mass = s.first_token_mass = 0.05, s.mean_distance = 2.2;
+    CHECK(std::string(nearest_pattern(s, a.thresholds).label) == "local");
+    // No mixed head: no finding.
+    const ModelAnalysis planted = planted_analysis(planted_demo_tokens());
+    for (const Finding& f : find_findings(planted)) CHECK(f.kind != "mixed");
+}
+
+TEST_CASE("with the sparse-attention error, a finding names the median keys needed and the most demanding head") {
+    ModelAnalysis a = planted_analysis(planted_demo_tokens());
+    for (const Finding& f : find_findings(a)) CHECK(f.kind != "sparse-error");  // not measured: no finding
+    std::uniform_int_distribution<int> keys(1, 12);
+    std::vector<double> needed;
+    for (HeadStats& s : a.heads) {
+        s.keys_needed = keys(test_support::rng()), s.window_needed = keys(test_support::rng());
+        needed.push_back(s.keys_needed);
+    }
+    a.heads[3].keys_needed = 13;  // the most demanding, uniquely
+    needed[3] = 13;
+    std::vector<double> sorted = needed;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> windows;
+    for (const HeadStats& s : a.heads) windows.push_back(s.window_needed);
+    std::sort(windows.begin(), windows.end());
+    const std::vector<Finding> findings = find_findings(a);
+    const Finding& f = finding(findings, "sparse-error");
+    CHECK(f.heads == std::vector<int64_t>{3});
+    CHECK(f.score == 13);
+    char median[16], window[16];
+    std::snprintf(median, sizeof median, "%.4g", sorted[sorted.size() / 2]);
+    std::snprintf(window, sizeof window, "%.4g", windows[windows.size() / 2]);
+    CHECK(f.sentence == "sparse attention (output error <= 5%): the median head needs its top " + std::string(median) + " of " +
+                            std::to_string(a.num_keys) + " keys or a sink + window of " + window + "; the most demanding, L0H3, needs 13");
 }
 
 }

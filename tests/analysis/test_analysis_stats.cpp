@@ -63,7 +63,7 @@ HeadStats reference_stats(const LayerResult& r, int64_t h, const std::vector<int
         bool dup_target = false, ind_target = false;
         for (int64_t j = 0; j < S; ++j) {
             if (!v.visible(i, j)) continue;
-            if (j < i && tokens[j] == tokens[i]) dup_mass += a(i, j), dup_target = true;
+            if (j >= 1 && j < i && tokens[j] == tokens[i]) dup_mass += a(i, j), dup_target = true;  // key 0 is never a target
             if (j >= 1 && j <= i && tokens[j - 1] == tokens[i]) ind_mass += a(i, j), ind_target = true;
         }
         if (dup_target) dup.add(dup_mass);

@@ -87,10 +87,13 @@ TEST_CASE("planted heads' statistics equal values computed by hand") {
     CHECK(uniform.mean_distance == doctest::Approx((T * T - 1) / (3 * T)).epsilon(1e-6));
     CHECK(uniform.previous_token_mass == doctest::Approx(1 / T).epsilon(1e-6));
     CHECK(uniform.logit_margin == doctest::Approx(0.0));
-    // "the" at 4 and 7 and "cat" at 8 have earlier copies: duplicate targets (0; 0,4; 1), induction
-    // targets (1; 1,5; 2): for the uniform head the scores are 1/T, 2/T, 1/T averaged = 4/(3T).
-    CHECK(uniform.duplicate_token == doctest::Approx(4 / (3 * T)).epsilon(1e-6));
+    // "the" at 4 and 7 and "cat" at 8 have earlier copies: duplicate targets (none, key 0 is never
+    // one; 4; 1), so row 4 is left out and the score is 1/T; induction targets (1; 1,5; 2): 1/T,
+    // 2/T, 1/T averaged = 4/(3T).
+    CHECK(uniform.duplicate_token == doctest::Approx(1 / T).epsilon(1e-6));
     CHECK(uniform.induction == doctest::Approx(4 / (3 * T)).epsilon(1e-6));
+    // The planted sink (head 1) puts everything on key 0, a copy of "the": not a duplicate-token head.
+    CHECK(a.heads[1].duplicate_token < 0.01);
     // Planted one-key heads: one key holds nearly all the mass; the margin is the planted gap of 20
     // on rows that have their planted key (the edge row of the shifted heads has a smaller one).
     for (int64_t h : {0, 1, 3, 4}) {

@@ -120,11 +120,14 @@ TEST_CASE("ablating a head whose output projection is zero changes nothing") {
     }
 }
 
-TEST_CASE("ablated head lists: all, L:H pairs, and one-line usage errors") {
+TEST_CASE("ablated head lists: all, L1H3 and L:H heads with ranges, and one-line usage errors") {
     CHECK(parse_ablated_heads("all", 2, 3).size() == 6);
     CHECK(parse_ablated_heads("all", 2, 3)[4] == AblatedHead{1, 1});
     CHECK(parse_ablated_heads("1:2,0:0", 2, 3) == std::vector<AblatedHead>{{1, 2}, {0, 0}});
-    for (const char* bad : {"", "1", "1:", ":1", "2:0", "0:3", "0:1,0:1", "0:1,", "a:b", "-1:0", "0:1;1:1"}) {
+    // The one head notation, any case, with ranges of one layer's heads.
+    CHECK(parse_ablated_heads("L1H2,l0h0,1:0-1", 2, 3) == std::vector<AblatedHead>{{1, 2}, {0, 0}, {1, 0}, {1, 1}});
+    for (const char* bad : {"", "1", "1:", ":1", "2:0", "0:3", "0:1,0:1", "0:1,", "a:b", "-1:0", "0:1;1:1", "L2H0", "L0H1,0:1",
+                            "L0H1-3", "L0H2-1", "H1"}) {
         INFO(bad);
         try {
             parse_ablated_heads(bad, 2, 3);

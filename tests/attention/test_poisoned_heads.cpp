@@ -27,13 +27,15 @@ TEST_CASE("poisoned_heads finds NaN and +-Inf anywhere in a head's map or output
             // Anywhere in the head's map, including its last entry (past the first scan block).
             const int64_t at = std::uniform_int_distribution<int64_t>(0, T * S - 1)(rng);
             r.attention.data[static_cast<size_t>(map_head * T * S + (at % 2 ? at : T * S - 1))] = bad;
-            std::vector<std::string> want = {"head " + std::to_string(map_head)};
-            CHECK(poisoned_heads(r) == want);
+            const int64_t layer = std::uniform_int_distribution<int64_t>(0, 40)(rng);
+            const std::string tag = "L" + std::to_string(layer) + "H";
+            std::vector<std::string> want = {tag + std::to_string(map_head)};
+            CHECK(poisoned_heads(r, layer) == want);
             const int64_t share_head = H - 1 - map_head;
             r.contribution_norms.data[static_cast<size_t>(share_head * T + T - 1)] = bad;
-            if (share_head != map_head) want.push_back("head " + std::to_string(share_head));
+            if (share_head != map_head) want.push_back(tag + std::to_string(share_head));
             std::sort(want.begin(), want.end());
-            CHECK(poisoned_heads(r) == want);
+            CHECK(poisoned_heads(r, layer) == want);
         }
 }
 

@@ -100,9 +100,10 @@ TEST_CASE("a bad option value is reported with the option's name") {
         {" --window 0:9,0:1", "attn-viz: error: window '0:9,0:1': query range ends past the 3 queries\n"},
         {" --threshold sink=many", "attn-viz: error: --threshold: threshold 'sink=many': 'many' is not a finite number\n"},
         {" --max-memory 12Q", "attn-viz: error: --max-memory: \"12Q\" is not a size (e.g. 8G, 512M, 1000000)\n"},
-        {" --svg 1-2", "attn-viz: error: --svg '1-2': expected HEAD or LAYER:HEAD\n"},
-        {" --svg 2", "attn-viz: error: svg head 2 is out of range: the layer has 2 heads\n"},
-        {" --svg 1:0", "attn-viz: error: svg head 1:0 is out of range: the layer has 2 heads\n"},
+        {" --svg 1-2", "attn-viz: error: --svg '1-2': expected a head as L1H3 or 1:3, or a head number alone\n"},
+        {" --svg 2", "attn-viz: error: svg head L0H2 is out of range: the layer has 2 heads\n"},
+        {" --svg L0H2", "attn-viz: error: svg head L0H2 is out of range: the layer has 2 heads\n"},
+        {" --svg 1:0", "attn-viz: error: --svg '1:0': L1H0 is not drawn: run draws layer 0 only\n"},
     };
     for (const auto& [option, message] : cases) {
         INFO(option);

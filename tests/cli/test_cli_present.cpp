@@ -32,7 +32,7 @@ TEST_CASE("run prints a legend and the findings in words after the table; stats.
     REQUIRE(findings != std::string::npos);
     CHECK(table < legend);
     CHECK(legend < findings);
-    for (const char* column : {"entropy", "norm", "conf", "dist", "prev", "next", "self", "first", "keys90", "margin", "ablate", "dup",
+    for (const char* column : {"entropy", "norm", "conf", "dist", "prev", "next", "self", "first", "keys90", "margin", "share", "dup",
                                "induct"})
         CHECK(r.output.find(column, legend) < findings);
     CHECK(r.output.find("  sink head (first_token_mass >= 0.50): L0H1 (1.00)\n", findings) != std::string::npos);

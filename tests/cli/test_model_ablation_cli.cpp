@@ -4,12 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "npy.hpp"
 #include "support.hpp"
+#include "text_codecs.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -120,6 +123,64 @@ TEST_CASE("run --map norm draws a_ij ||v_j W_O^h|| and leaves the statistics alo
     CHECK(read_text(dir / "norm/head_02.png") != read_text(dir / "weights/head_02.png"));
     CHECK(read_text(dir / "norm/heads.csv") == read_text(dir / "weights/heads.csv"));
     CHECK(run_attn_viz("run -q" + files + " --map value --out " + (dir / "bad")).exit_code == 2);
+}
+
+TEST_CASE("model --ablate takes L1H3 lists with ranges; stdout ranks the heads with the clean loss and findings; report.html has "
+          "the ablation, rollout and flow sections; --timings names rollout and flow apart") {
+    const std::string model = stories260k_dir();
+    if (model.empty()) return;
+    ScratchDir dir;
+    const CommandResult r = run_attn_viz("model" + model_files(model) + " --ablate L0H1,l2h0-3,4:7 --rollout --flow --html --timings --out " +
+                                         (dir / "out"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    const nlohmann::json& ablation = stats["ablation"];
+    std::set<std::pair<int, int>> ablated;
+    for (const auto& head : ablation["heads"]) ablated.insert({head["layer"].get<int>(), head["head"].get<int>()});
+    CHECK(ablated == std::set<std::pair<int, int>>{{0, 1}, {2, 0}, {2, 1}, {2, 2}, {2, 3}, {4, 7}});
+    // The heading with the clean loss, then the ranking as stats.json has it.
+    char line[160];
+    std::snprintf(line, sizeof line, "ablation (zero, 6 heads): clean next-token loss %.4f nats; the heads that change it most:\n",
+                  ablation["clean_loss"].get<double>());
+    const size_t heading = r.output.find(line);
+    REQUIRE_MESSAGE(heading != std::string::npos, r.output);
+    size_t at = heading;
+    for (const auto& head : ablation["heads"]) {
+        std::snprintf(line, sizeof line, "  %4d  L%dH%-6d %+12.4f %10.4f\n", head["rank"].get<int>(), head["layer"].get<int>(),
+                      head["head"].get<int>(), head["delta_loss"].get<double>(), head["kl"].get<double>());
+        const size_t found = r.output.find(line, at);
+        CHECK_MESSAGE(found != std::string::npos, line);
+        if (found != std::string::npos) at = found;
+    }
+    // The findings: the top head and the clean loss, as stats.json says them; rollout and flow too.
+    REQUIRE(ablation["findings"].size() == 2);
+    const auto& top = ablation["heads"][0];
+    const std::string top_name = "L" + std::to_string(top["layer"].get<int>()) + "H" + std::to_string(top["head"].get<int>());
+    const std::string first = ablation["findings"][0];
+    CHECK(first.find(top_name) != std::string::npos);
+    CHECK(first.rfind("ablation (zero): ", 0) == 0);
+    const std::string html = read_text(dir / "out/report.html");
+    for (const char* key : {"ablation", "attention_rollout", "attention_flow"}) {
+        INFO(key);
+        REQUIRE(stats[key]["findings"].size() >= 1);
+        for (const auto& finding : stats[key]["findings"]) {
+            CHECK(r.output.find("  " + finding.get<std::string>() + "\n") != std::string::npos);
+            CHECK(html.find("<li>" + xml_escape(finding.get<std::string>()) + "</li>") != std::string::npos);
+        }
+        CHECK(html.find(std::string("<section class=\"analysis\" id=\"") + key + "\">") != std::string::npos);
+    }
+    CHECK(stats["attention_rollout"]["findings"][0].get<std::string>().rfind("rollout: after the last layer (4), the last position", 0) == 0);
+    CHECK(stats["attention_flow"]["findings"][0].get<std::string>().rfind("flow: after the last layer (4), the last position", 0) == 0);
+    // Each stage by what it is.
+    for (const char* stage : {"\n  ablation ", "\n  rollout ", "\n  flow ", "\n  weight similarity "})
+        CHECK_MESSAGE(r.output.find(stage) != std::string::npos, stage);
+    // The share column says what it is.
+    CHECK(r.output.find(" share ") != std::string::npos);
+    CHECK(r.output.find(" ablate ") == std::string::npos);
+    // A head outside the model is named in the same notation.
+    const CommandResult bad = run_attn_viz("model -q" + model_files(model) + " --ablate L0H1,L9H0 --out " + (dir / "bad"));
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.output.find("head L9H0 is out of range: the model has 5 layers of 8 heads") != std::string::npos);
 }
 
 }  // TEST_SUITE

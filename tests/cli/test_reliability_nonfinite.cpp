@@ -151,7 +151,7 @@ TEST_CASE("run --allow-nonfinite loads NaN weights, names the poisoned head and 
     CHECK(r.output.find("--allow-nonfinite") != std::string::npos);
     r = run_attn_viz(args + " --allow-nonfinite");
     CHECK(r.exit_code == 0);
-    CHECK(r.output.find("non-finite values reach head " + std::to_string(head) + "\n") != std::string::npos);
+    CHECK(r.output.find("non-finite values reach L0H" + std::to_string(head) + "\n") != std::string::npos);
     CHECK(std::filesystem::exists(dir / "out/stats.json"));
 }
 

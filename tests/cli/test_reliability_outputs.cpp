@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <random>
 #include <set>
 #include <sys/stat.h>
 #include <thread>
@@ -62,6 +63,52 @@ TEST_CASE("SIGINT in the middle of a large layer (D=256, T=1500): exit 130, noth
     CHECK(wait_exit_code(pid) == 130);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out"});
     CHECK(snapshot(dir / "out") == before);
+}
+
+// Starts `model ... --rollout --flow --out OUT` on `model` over 64 tokens (attention flow solves
+// 64^2 max-flow problems per layer: many seconds on many layers) in the background through the
+// shell, which records its pid, output and exit status in `work`; interrupts it with SIGINT once
+// its staging folder exists (the rollout files are written before the flow), and returns what it
+// printed; its exit status must be 130.
+std::string interrupted_flow_run(const std::string& model, const std::string& out, const fs::path& work) {
+    std::string tokens = "1";
+    std::uniform_int_distribution<int> id(3, 299);
+    for (int t = 1; t < 64; ++t) tokens += "," + std::to_string(id(rng()));
+    fs::create_directories(work);
+    const std::string pid_file = (work / "pid").string(), log = (work / "log").string(), status = (work / "status").string();
+    fs::remove(status);
+    REQUIRE(run_command("('" ATTN_VIZ_BINARY "' model --model '" + model + "' --tokens " + tokens + " --rollout --flow --out '" + out +
+                        "' > '" + log + "' 2>&1 & echo $! > '" + pid_file + "'; wait $!; echo $? > '" + status + "') > /dev/null 2>&1 &")
+                .exit_code == 0);
+    REQUIRE(wait_until([&] { return fs::exists(pid_file) && fs::file_size(pid_file) > 0; }));
+    const pid_t pid = std::stoi(read_text(pid_file));
+    const fs::path parent = fs::path(out).parent_path();
+    const bool staged = wait_until([&] { return !staging_in(parent).empty(); });
+    kill(pid, staged ? SIGINT : SIGKILL);
+    CHECK(staged);
+    REQUIRE(wait_until([&] { return fs::exists(status) && fs::file_size(status) > 0; }));
+    CHECK(read_text(status) == "130\n");
+    return read_text(log);
+}
+
+TEST_CASE("Ctrl-C during a long model run prints one line saying what is kept, exits 130, and leaves DIR untouched") {
+    ScratchDir dir;
+    const std::string model = dir / "m.gguf";
+    const CommandResult made = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/make_synthetic_gguf.py --out " + model +
+                                           " --type F32 --dim 32 --layers 12 --heads 2 --kv-heads 2 --ffn 32 --vocab 300 --seed " +
+                                           std::to_string(rng()() % 1000));
+    REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+    // A previous run's results in out/, which the interrupted run would have replaced.
+    REQUIRE(run_attn_viz("model -q --model " + model + " --tokens 1,5,9 --stats-only --out " + (dir / "out")).exit_code == 0);
+    const auto before = snapshot(dir / "out");
+    ScratchDir work;  // the shell's pid, output and status files, outside the watched folder
+    CHECK(interrupted_flow_run(model, dir / "out", work.path()) ==
+          "attn-viz: interrupted: nothing written, the previous results in " + (dir / "out") + " are kept\n");
+    CHECK(snapshot(dir / "out") == before);
+    CHECK(names_in(dir.path()) == std::set<std::string>{"m.gguf", "out"});
+    // A first run into a folder that does not exist yet: nothing to keep, and no folder appears.
+    CHECK(interrupted_flow_run(model, dir / "fresh", work.path()) == "attn-viz: interrupted: nothing written to " + (dir / "fresh") + "\n");
+    CHECK(names_in(dir.path()) == std::set<std::string>{"m.gguf", "out"});
 }
 
 TEST_CASE("a file size limit (disk full) mid-write: exit 4 with a message, staging removed, previous results unchanged") {
