@@ -225,7 +225,14 @@ std::string provenance_rows(const nlohmann::json& stats) {
     if (p.contains("version")) rows += "<tr><th>Version</th><td>" + xml_escape(text(p.value("tool", nlohmann::json("attn-viz"))) + " " + text(p["version"])) + "</td></tr>\n";
     if (p.contains("command_line") && p["command_line"].is_array()) {
         std::string command;
-        for (const nlohmann::json& arg : p["command_line"]) command += (command.empty() ? "" : " ") + text(arg);
+        for (const nlohmann::json& arg : p["command_line"]) {  // an argument with a space or quote in single quotes, as a shell takes it
+            std::string shown = text(arg);
+            if (shown.find_first_of(" '\"") != std::string::npos) {
+                for (size_t at = shown.find('\''); at != std::string::npos; at = shown.find('\'', at + 4)) shown.replace(at, 1, "'\\''");
+                shown = "'" + shown + "'";
+            }
+            command.append(command.empty() ? "" : " ").append(shown);
+        }
         rows += "<tr><th>Command</th><td><code>" + xml_escape(command) + "</code></td></tr>\n";
     }
     if (p.contains("seed")) rows += "<tr><th>Seed</th><td>" + xml_escape(text(p["seed"])) + "</td></tr>\n";

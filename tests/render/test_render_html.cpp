@@ -374,7 +374,7 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     input.scale = ScaleMode::global;
     input.style.vmin = 0.0f, input.style.vmax = 0.5f;
     input.stats = {{"num_heads", n_heads},
-                   {"provenance", {{"tool", "attn-viz"}, {"version", "9.8.7"}, {"command_line", {"attn-viz", "model", "--html"}},
+                   {"provenance", {{"tool", "attn-viz"}, {"version", "9.8.7"}, {"command_line", {"attn-viz", "model", "--html", "--text", "it's a test"}},
                                    {"inputs", {{{"path", "models/tiny.bin"}, {"role", "model"}, {"bytes", 1234}, {"sha256", "ab12cd"}}}}}}};
     const std::string html = html_report(input);
     // Written into the page itself, so any reader (and a page whose script failed) shows it.
@@ -383,7 +383,7 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     CHECK(html.find("T = 9 queries &times; 9 keys, causal") != std::string::npos);
     CHECK(html.find("<td id=\"about-map\">attention weights</td>") != std::string::npos);
     CHECK(html.find("attn-viz 9.8.7") != std::string::npos);
-    CHECK(html.find("<code>attn-viz model --html</code>") != std::string::npos);
+    CHECK(html.find("<code>attn-viz model --html --text &#39;it&#39;\\&#39;&#39;s a test&#39;</code>") != std::string::npos);  // as a shell takes it
     CHECK(html.find("models/tiny.bin (model, 1234 bytes), SHA-256 <code>ab12cd</code>") != std::string::npos);
     const size_t legend = html.find("<td id=\"about-colours\">");
     REQUIRE(legend != std::string::npos);
