@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "generation.hpp"
 #include "head_analysis.hpp"
+#include "head_selection_options.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
 #include "model_tokenizer.hpp"
@@ -38,6 +39,7 @@ namespace {
 
 struct ModelOptions {
     std::string checkpoint, tokenizer, text, token_ids;
+    std::string layers, heads;  // --layers, --heads: the heads to draw (head_selection_options.hpp)
     CorpusOptionValues corpus;
     int64_t induction = 0;
     uint64_t seed = 0;
@@ -87,6 +89,13 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     add_model_analysis_options(cmd, o.analyses);
     add_scripting_options(cmd, o.json, o.stats_only);
     add_input_limit_options(cmd, o.limit_values);
+    auto* layers = cmd->add_option("--layers", o.layers,
+                                   "Draw only these layers' heads (pictures, overview rows, report.html; statistics stay over all "
+                                   "heads): layers and ranges, e.g. 3,5-7");
+    auto* heads = cmd->add_option("--heads", o.heads,
+                                  "Draw only these heads (with --layers: those too): LxHy, LxHa-b, x:y or x:a-b, e.g. L3H1,L4H0-7");
+    layers->excludes(corpus);
+    heads->excludes(corpus);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
     cmd->add_flag("--stream-layers", o.stream_layers,
                   "Write each layer's pictures, statistics and dump slice as soon as the layer is done and release its maps "
@@ -177,6 +186,11 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
     return stats;
 }
 
+// "path (llama, 5 layers x 8 heads)": the model as report.html names it.
+std::string model_description(const std::string& path, const attn_viz::ModelDescription& model) {
+    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " + std::to_string(model.n_heads) + " heads)";
+}
+
 // Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
 // whole-model analyses (`analyses`: write_model_analyses).
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
@@ -193,6 +207,8 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
     report.extra_stats.update(input_stats(o, in, model, provenance));
+    report.model_description = model_description(o.checkpoint, model.description());
+    report.input_text = o.text;
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weight similarity");
@@ -300,6 +316,7 @@ int run_model(ModelOptions& o) {
     resolve_report_options(o.report, o.report_values);
     o.report.pictures = !o.stats_only;
     resolve_corpus_options(o.corpus);
+    const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);
     const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
 
@@ -311,6 +328,7 @@ int run_model(ModelOptions& o) {
     OnednnBackend backend(o.report.threads);
     ModelInputs in = load_inputs(o, limits, backend, timings);
     WholeModel& model = *in.model;
+    o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
     if (o.generate > 0) check_model_has_logits(model, "--generate");
     if (o.corpus.path.empty()) {
         const int64_t T = static_cast<int64_t>(in.ids.size());

@@ -194,6 +194,8 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
         report_input.layer_numbers = {o.layer.layer};
         if (batch) report_input.folder = sequence_name(n) + "/";
         report_input.extra_stats["provenance"] = provenance;
+        report_input.model_description = o.layer.path + " (layer " + std::to_string(o.layer.layer) + ", " +
+                                          std::to_string(in.weights.num_heads) + " heads)";
         printed.add_analysis(write_report(out, report_input, report, runner.timings, &notes), report_input.folder,
                              batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" : "");
         if (!batch) printed.json()["tokens"] = queries.tokens;

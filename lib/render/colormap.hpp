@@ -42,10 +42,15 @@ inline int nearest_step(double position, int top) {
 // position -> its raster level in [0, raster_levels).
 inline int raster_level(double position) { return nearest_step(position, raster_levels - 1); }
 
+// The diverging colormap of signed head-by-head matrices (correlation): ColorBrewer's RdBu, blue
+// below the middle, near-white at it, red above; drawn over a range centred on 0. Not one of
+// --colormap's choices (names()), which color attention weights.
+inline constexpr const char* diverging_colormap = "rdbu";
+
 class Colormap {
 public:
-    // "viridis" (default), "magma", "inferno", "plasma", "gray" (black at 0 to white at 1).
-    // Throws Error(usage) naming the valid choices for any other name.
+    // "viridis" (default), "magma", "inferno", "plasma", "gray" (black at 0 to white at 1), or
+    // diverging_colormap. Throws Error(usage) naming the valid choices for any other name.
     static Colormap named(const std::string& name);
     static const std::vector<std::string>& names();
 

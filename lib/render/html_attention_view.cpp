@@ -86,7 +86,7 @@ const char* const attention_view_script = R"JS(
       all.value = 'all';
       head_select.appendChild(all);
       model.layers[state.layer].heads.forEach(function (head, h) {
-        var option = element('option', '', 'H' + h + (head.label ? ' \u00b7 ' + head.label : ''));
+        var option = element('option', '', 'H' + head.number + (head.label ? ' \u00b7 ' + head.label : ''));
         option.value = String(h);
         head_select.appendChild(option);
       });
@@ -114,9 +114,17 @@ const char* const attention_view_script = R"JS(
       }
       var head = model.layers[state.layer].heads[state.head];
       map_box.appendChild(element('div', 'view-map-title', head.name + (head.label ? ' \u00b7 ' + head.label : '')));
-      map = labelled_map(model, head, 420, function (row) { state.query = row; state.locked = true; update(); });
+      map = labelled_map(model, head, 420, function (row) { state.query = row; state.locked = true; update(); keep_in_sight(); });
       map_box.appendChild(map.canvas);
       map_box.appendChild(marker);
+    }
+
+    // Scrolls the token columns so that the chosen query's token is in the middle of the view
+    // (long inputs: T = 256 is 4096 px of tokens).
+    function keep_in_sight() {
+      if (state.query === null) return;
+      var box = body.getBoundingClientRect(), at = query_items[state.query].getBoundingClientRect();
+      if (at.top < box.top || at.bottom > box.bottom) body.scrollTop += at.top - box.top - (box.height - at.height) / 2;
     }
 
     function draw_lines(heads) {
@@ -149,7 +157,7 @@ const char* const attention_view_script = R"JS(
       legend.innerHTML = '';
       if (!single)
         heads.forEach(function (head) {
-          var swatch = element('span', 'view-swatch', 'H' + head.index);
+          var swatch = element('span', 'view-swatch', 'H' + head.number);
           swatch.style.borderColor = head_color(head.index);
           legend.appendChild(swatch);
         });
@@ -205,6 +213,7 @@ const char* const attention_view_script = R"JS(
         update_map();
         update();
         container.scrollIntoView();
+        keep_in_sight();
       }
     };
   }

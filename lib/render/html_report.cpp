@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "error.hpp"
 #include "figure_overview.hpp"
@@ -31,6 +32,12 @@ void check_input(const HtmlReportInput& input) {
         if (layer->rank() != 3 || layer->dim(0) != input.layers[0]->dim(0) || layer->dim(1) != v.queries || layer->dim(2) != v.keys)
             throw Error(ErrorKind::internal, "html report: attention " + shape_string(layer->shape) + " does not match [H, " +
                                                  std::to_string(v.queries) + ", " + std::to_string(v.keys) + "]");
+    if (!input.head_numbers.empty() && input.head_numbers.size() != input.layers.size())
+        throw Error(ErrorKind::internal, "html report: head lists for " + std::to_string(input.head_numbers.size()) + " of " +
+                                             std::to_string(input.layers.size()) + " layers");
+    for (const std::vector<int64_t>& heads : input.head_numbers)
+        for (int64_t h : heads)
+            if (h < 0 || h >= input.layers[0]->dim(0)) throw Error(ErrorKind::internal, "html report: head " + std::to_string(h) + " out of range");
     if (input.query_tokens.size() != static_cast<size_t>(v.queries) || input.key_tokens.size() != static_cast<size_t>(v.keys))
         fail_input("html report", std::to_string(input.query_tokens.size()) + " query / " + std::to_string(input.key_tokens.size()) +
                                       " key tokens for a " + std::to_string(v.queries) + "x" + std::to_string(v.keys) + " map");
@@ -43,6 +50,14 @@ void append_codes(std::vector<uint8_t>& codes, const CellGrid& cells, const Valu
         codes.push_back(cells.masked[i] ? masked_code : static_cast<uint8_t>(nearest_step(scale.position(cells.values[i]), top_code)));
 }
 
+// The heads of layer l the page shows: input.head_numbers[l], or every head.
+std::vector<int64_t> shown_heads(const HtmlReportInput& input, size_t l) {
+    if (!input.head_numbers.empty()) return input.head_numbers[l];
+    std::vector<int64_t> heads(static_cast<size_t>(input.layers[0]->dim(0)));
+    for (size_t h = 0; h < heads.size(); ++h) heads[h] = static_cast<int64_t>(h);
+    return heads;
+}
+
 nlohmann::json display_tokens(const std::vector<std::string>& tokens) {
     nlohmann::json out = nlohmann::json::array();
     for (const std::string& t : tokens) out.push_back(display_token(t));
@@ -53,7 +68,8 @@ nlohmann::json display_tokens(const std::vector<std::string>& tokens) {
 // budget of all maps together.
 int64_t embedded_side(const HtmlReportInput& input) {
     const Visibility& visibility = input.visibility;
-    const int64_t n_maps = input.layers[0]->dim(0) * static_cast<int64_t>(input.layers.size());
+    int64_t n_maps = 0;
+    for (size_t l = 0; l < input.layers.size(); ++l) n_maps += static_cast<int64_t>(shown_heads(input, l).size());
     int64_t side = std::max(visibility.queries, visibility.keys);
     if (n_maps * visibility.queries * visibility.keys > max_report_cells)
         side = std::max<int64_t>(16, static_cast<int64_t>(std::sqrt(static_cast<double>(max_report_cells) / n_maps)));
@@ -77,24 +93,23 @@ nlohmann::json colormap_lut(const Colormap& colormap) {
 // append_codes), layer-major, as one zlib stream in base64 ("codes").
 void add_maps(nlohmann::json& data, const HtmlReportInput& input, int64_t side) {
     const Visibility& visibility = input.visibility;
-    const int64_t n_heads = input.layers[0]->dim(0), per_head = visibility.queries * visibility.keys;
+    const int64_t per_head = visibility.queries * visibility.keys;
     nlohmann::json layers = nlohmann::json::array();
     std::vector<uint8_t> codes;
     for (size_t l = 0; l < input.layers.size(); ++l) {
         nlohmann::json heads = nlohmann::json::array();
-        for (int64_t h = 0; h < n_heads; ++h) {
+        for (int64_t h : shown_heads(input, l)) {
             const float* weights = input.layers[l]->ptr() + h * per_head;
             const CellGrid cells = build_cell_grid(weights, visibility, std::nullopt, side, side, input.style.pool);
-            if (l == 0 && h == 0) {
+            if (!data.contains("row_edges")) {
                 data["row_edges"] = cells.row_edges;
                 data["col_edges"] = cells.col_edges;
                 data["pooled"] = cells.pooled();
-                codes.reserve(cells.values.size() * static_cast<size_t>(n_heads) * input.layers.size());
             }
             const ValueRange range = input.scale == ScaleMode::head ? visible_value_range(weights, visibility)
                                                                      : ValueRange{input.style.vmin, input.style.vmax};
             append_codes(codes, cells, ValueScale{range.vmin, range.vmax, input.style.log_scale});
-            heads.push_back({{"vmin", range.vmin}, {"vmax", range.vmax}});
+            heads.push_back({{"number", h}, {"vmin", range.vmin}, {"vmax", range.vmax}});
         }
         layers.push_back({{"number", input.layer_numbers.empty() ? static_cast<int64_t>(l) : input.layer_numbers[l]},
                           {"heads", heads}});
@@ -125,6 +140,8 @@ std::string report_data(const HtmlReportInput& input, const Colormap& colormap) 
                            {"query_tokens", display_tokens(input.query_tokens)},
                            {"key_tokens", display_tokens(input.key_tokens)},
                            {"log_scale", input.style.log_scale},
+                           {"scale", input.scale == ScaleMode::head ? "head" : "global"},
+                           {"value_name", input.value_name},
                            {"pool", input.style.pool == PoolMode::mean ? "mean" : "max"},
                            {"mask_color", {mask_color.r, mask_color.g, mask_color.b}},
                            {"masked_code", masked_code},
@@ -147,16 +164,114 @@ std::string overview_png_base64(const HtmlReportInput& input) {
     return base64_encode(overview_png.data(), overview_png.size());
 }
 
-// The paragraph under the title: what the maps are and how they are colored.
-std::string summary_paragraph(const HtmlReportInput& input, const Colormap& colormap) {
+// The colormap as a CSS gradient (17 stops).
+std::string legend_gradient(const Colormap& colormap) {
+    std::string stops;
+    for (int k = 0; k <= 16; ++k) {
+        const Rgb c = colormap.entry(std::min(255, k * 16));
+        // appended piece by piece: "," + std::to_string(...) trips GCC 12's -Wrestrict
+        stops.append(k ? ",rgb(" : "rgb(").append(std::to_string(c.r)).append(",").append(std::to_string(c.g)).append(",");
+        stops.append(std::to_string(c.b)).append(")");
+    }
+    return "linear-gradient(to right," + stops + ")";
+}
+
+// The colour legend: the colormap as a bar with numbers under it (one range for all maps), or
+// "smallest" and "largest" ends when each map has its own range (each head's caption gives it).
+std::string colour_legend(const HtmlReportInput& input, const Colormap& colormap) {
+    std::string ticks;
+    auto tick = [&](double position, const std::string& text) {
+        char left[32];
+        std::snprintf(left, sizeof left, "%.2f", 100.0 * position);
+        ticks += "<span class=\"legend-tick\" style=\"left:" + std::string(left) + "%\">" + xml_escape(text) + "</span>";
+    };
+    std::string note;
+    if (input.scale == ScaleMode::global) {
+        const ValueScale scale{input.style.vmin, input.style.vmax, input.style.log_scale};
+        for (double v : axis_ticks(scale)) tick(scale.position(static_cast<float>(v)), format_tick(v));
+        note = "one range for all maps";
+    } else {
+        tick(0.0, "smallest");
+        tick(1.0, "largest");
+        note = "each map its own range, given in its caption";
+    }
+    return "<span class=\"legend-box\"><span id=\"legend\" class=\"legend\" style=\"background:" + legend_gradient(colormap) +
+           "\"></span><span class=\"legend-ticks\">" + ticks + "</span></span> " + xml_escape(input.value_name) + " (" +
+           xml_escape(colormap.name()) + ", " + note + (input.style.log_scale ? ", log scale" : "") + "; gray: masked)";
+}
+
+// The input as the page names it: the text, or the first tokens when there is none.
+std::string input_description(const HtmlReportInput& input) {
+    constexpr size_t longest_text = 600, first_tokens = 24;
+    if (input.input_text.size() > longest_text) {
+        size_t cut = longest_text;
+        while (cut > 0 && (static_cast<unsigned char>(input.input_text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+        return input.input_text.substr(0, cut) + "\u2026";
+    }
+    if (!input.input_text.empty()) return input.input_text;
+    std::string text;
+    for (size_t i = 0; i < std::min(first_tokens, input.query_tokens.size()); ++i) text += (i ? " " : "") + display_token(input.query_tokens[i]);
+    return text + (input.query_tokens.size() > first_tokens ? " \u2026" : "");
+}
+
+// "attn-viz 0.1.0", the command line and every input file with its SHA-256, from stats.json's
+// "provenance" (rows of the About table; none without it).
+std::string provenance_rows(const nlohmann::json& stats) {
+    const auto found = stats.find("provenance");
+    if (found == stats.end() || !found->is_object()) return "";
+    const nlohmann::json& p = *found;
+    auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump(); };
+    std::string rows;
+    if (p.contains("version")) rows += "<tr><th>Version</th><td>" + xml_escape(text(p.value("tool", nlohmann::json("attn-viz"))) + " " + text(p["version"])) + "</td></tr>\n";
+    if (p.contains("command_line") && p["command_line"].is_array()) {
+        std::string command;
+        for (const nlohmann::json& arg : p["command_line"]) {  // an argument with a space or quote in single quotes, as a shell takes it
+            std::string shown = text(arg);
+            if (shown.find_first_of(" '\"") != std::string::npos) {
+                for (size_t at = shown.find('\''); at != std::string::npos; at = shown.find('\'', at + 4)) shown.replace(at, 1, "'\\''");
+                shown = "'" + shown + "'";
+            }
+            command.append(command.empty() ? "" : " ").append(shown);
+        }
+        rows += "<tr><th>Command</th><td><code>" + xml_escape(command) + "</code></td></tr>\n";
+    }
+    if (p.contains("seed")) rows += "<tr><th>Seed</th><td>" + xml_escape(text(p["seed"])) + "</td></tr>\n";
+    if (p.contains("inputs") && p["inputs"].is_array() && !p["inputs"].empty()) {
+        std::string files;
+        for (const nlohmann::json& f : p["inputs"]) {
+            if (!f.is_object()) continue;
+            files += "<li>" + xml_escape(text(f.value("path", nlohmann::json()))) + " (" + xml_escape(text(f.value("role", nlohmann::json()))) +
+                     ", " + xml_escape(text(f.value("bytes", nlohmann::json()))) + " bytes), SHA-256 <code>" +
+                     xml_escape(text(f.value("sha256", nlohmann::json()))) + "</code></li>";
+        }
+        rows += "<tr><th>Inputs</th><td><ul class=\"inputs\">" + files + "</ul></td></tr>\n";
+    }
+    return rows;
+}
+
+// The "About" table under the title: model, input and T, the map kind, the colour legend,
+// the shown layers and heads, provenance.
+std::string about_table(const HtmlReportInput& input, const Colormap& colormap) {
     const Visibility& visibility = input.visibility;
+    int64_t shown = 0;
+    for (size_t l = 0; l < input.layers.size(); ++l) shown += static_cast<int64_t>(shown_heads(input, l).size());
     const int64_t n_heads = input.layers[0]->dim(0);
-    return "<p>" + std::to_string(input.layers.size()) + " layer(s) &times; " + std::to_string(n_heads) + " heads, " +
-           std::to_string(visibility.queries) + " queries &times; " + std::to_string(visibility.keys) + " keys" +
-           (visibility.causal ? ", causal" : "") + ". Colormap " + xml_escape(colormap.name()) + ": low" +
-           "<span id=\"legend\" class=\"legend\"></span>high (" + (input.scale == ScaleMode::head ? "each head its own range" : "one range for all heads") +
-           (input.style.log_scale ? ", log scale" : "") + "). Gray cells are masked. Hover a cell for its tokens and weight; click it to "
-           "see that query in the attention view.</p>\n";
+    const std::string maps = std::to_string(shown) + " maps: " + std::to_string(input.layers.size()) + " layer(s) of " +
+                             std::to_string(n_heads) + " heads" + (input.head_numbers.empty() ? "" : " (a selection of the heads)");
+    std::string rows;
+    auto row = [&](const std::string& name, const std::string& id, const std::string& html) {
+        rows += "<tr><th>" + name + "</th><td id=\"" + id + "\">" + html + "</td></tr>\n";
+    };
+    if (!input.model.empty()) row("Model", "about-model", xml_escape(input.model));
+    row("Input", "about-input", xml_escape(input_description(input)));
+    row("Tokens", "about-tokens", "T = " + std::to_string(visibility.queries) + " queries &times; " + std::to_string(visibility.keys) +
+                                      " keys" + (visibility.causal ? ", causal" : ""));
+    row("Map", "about-map", xml_escape(input.map_kind));
+    row("Shown", "about-shown", maps);
+    row("Colours", "about-colours", colour_legend(input, colormap));
+    return "<table class=\"about\" id=\"about\">\n" + rows + provenance_rows(input.stats) + "</table>\n"
+           "<p class=\"note\">Hover a cell for its tokens and " + xml_escape(input.value_name) +
+           "; click it to see that query in the attention view.</p>\n";
 }
 
 }  // namespace
@@ -177,7 +292,7 @@ std::string html_report(const HtmlReportInput& input) {
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
                        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>" + title + "</title>\n<style>" +
                        report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
-    html += summary_paragraph(input, colormap);
+    html += about_table(input, colormap);
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
     html += input.analysis_sections;

@@ -22,9 +22,17 @@ struct HtmlReportInput {
     std::vector<std::string> key_tokens;    // S entries
     std::vector<const Tensor*> layers;      // one [H, T, S] attention tensor per layer
     std::vector<int64_t> layer_numbers;     // names of the layers ("L<n>"); empty = 0, 1, ...
+    std::vector<std::vector<int64_t>> head_numbers;  // per layer: the heads to show, ascending; empty = every head
+    // What the page shows, in its "About" table at the top ("" = left out): the model
+    // ("path (llama, 5 layers x 8 heads)"), the input text (or its first tokens), the kind of map.
+    std::string model;
+    std::string input_text;
+    std::string map_kind = "attention weights";
+    std::string value_name = "weight";  // what a cell holds, in the legend and tooltips ("norm" for norm-based maps)
     Visibility visibility;
     // stats.json: every top-level array of objects (e.g. "heads") becomes a sortable table whose
-    // columns are the objects' scalar fields; other top-level scalars are listed above them.
+    // columns are the objects' scalar fields; other top-level scalars are a table above them;
+    // "provenance" (version, command line, input files and their SHA-256) goes into "About".
     // Matrices and other nested values are left out of the page.
     nlohmann::json stats = nlohmann::json::object();
     // Per table (a stats key such as "heads"): the columns to show first, in this order; the

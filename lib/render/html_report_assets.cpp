@@ -14,7 +14,15 @@ summary { font-size: 16px; font-weight: bold; cursor: pointer; margin: 14px 0 8p
 figure { margin: 0; }
 figcaption { font-size: 12px; margin-bottom: 4px; }
 canvas.map { cursor: crosshair; }
-.legend { display: inline-block; width: 240px; height: 12px; border: 1px solid #999; vertical-align: middle; margin: 0 8px; }
+.legend-box { display: inline-block; position: relative; width: 240px; height: 30px; vertical-align: middle; margin: 0 14px 0 8px; }
+.legend { position: absolute; left: 0; top: 0; width: 240px; height: 12px; border: 1px solid #999; }
+.legend-ticks { position: absolute; left: 0; top: 15px; width: 240px; height: 14px; font-size: 11px; }
+.legend-tick { position: absolute; transform: translateX(-50%); white-space: nowrap; }
+.legend-tick::before { content: ""; position: absolute; left: 50%; top: -4px; height: 3px; border-left: 1px solid #333; }
+table.about { border-collapse: collapse; font-size: 13px; margin-bottom: 8px; }
+table.about th { text-align: left; vertical-align: top; padding: 3px 12px 3px 0; white-space: nowrap; }
+table.about td { padding: 3px 0; max-width: 70em; overflow-wrap: anywhere; }
+table.about ul.inputs { margin: 0; padding-left: 18px; }
 #tooltip { position: fixed; pointer-events: none; background: #fffffe; border: 1px solid #888; padding: 4px 6px;
            font-size: 12px; white-space: pre; box-shadow: 0 1px 4px rgba(0,0,0,.2); display: none; z-index: 10; }
 table.stats { border-collapse: collapse; font-size: 12px; margin-bottom: 12px; }
@@ -24,8 +32,6 @@ table.stats th.sorted-asc::after { content: " \25B2"; }
 table.stats th.sorted-desc::after { content: " \25BC"; }
 table.stats td.text { text-align: left; white-space: nowrap; }
 .table-scroll { overflow-x: auto; max-width: 100%; }
-dl.scalars { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; font-size: 13px; }
-dl.scalars dt { font-weight: bold; }
 #errors-section { color: #a00; }
 p.note { font-size: 13px; color: #444; max-width: 60em; }
 #findings-section li { margin: 3px 0; }
@@ -98,7 +104,8 @@ const char* const report_script = R"JS(
     return labels;
   }
 
-  // Every map with its codes: model.layers[l].heads[h] = {vmin, vmax, codes, name, label, layer, index}.
+  // Every map with its codes: model.layers[l].heads[h] = {vmin, vmax, codes, name, label, layer,
+  // index (its place in the layer's list), number (the head's number in the model)}.
   function make_model(data, codes) {
     var rows = data.row_edges.length - 1, cols = data.col_edges.length - 1, at = 0, labels = head_labels(data.stats);
     data.layers.forEach(function (layer) {
@@ -107,8 +114,9 @@ const char* const report_script = R"JS(
         at += rows * cols;
         head.layer = layer.number;
         head.index = h;
-        head.name = 'L' + layer.number + ' H' + h;
-        head.label = labels[layer.number + ':' + h] || '';
+        if (typeof head.number !== 'number') head.number = h;
+        head.name = 'L' + layer.number + ' H' + head.number;
+        head.label = labels[layer.number + ':' + head.number] || '';
       });
     });
     if (at !== codes.length) throw new Error('the maps hold ' + codes.length + ' cells, expected ' + at);
@@ -223,7 +231,7 @@ const char* const report_script = R"JS(
       if (!at) return hide_tooltip();
       var weight = code_weight(model, head, head.codes[at.r * cols + at.c]);
       show_tooltip(head.name + (head.label ? ' \u00b7 ' + head.label : '') + '\n' + token_text(d.query_tokens, d.row_edges, at.r, 'query') + '\n' +
-                   token_text(d.key_tokens, d.col_edges, at.c, 'key') + '\nweight ' + format_weight(weight) +
+                   token_text(d.key_tokens, d.col_edges, at.c, 'key') + '\n' + d.value_name + ' ' + format_weight(weight) +
                    (d.pooled && weight !== null ? ' (' + d.pool + ' of block)' : ''), e);
     });
     canvas.addEventListener('mouseleave', hide_tooltip);
@@ -243,19 +251,14 @@ const char* const report_script = R"JS(
       var grid = element('div', 'heads');
       layer.heads.forEach(function (head, h) {
         var figure = element('figure');
-        figure.appendChild(element('figcaption', '', head.name + (head.label ? ' \u00b7 ' + head.label : '')));
+        var range = model.data.scale === 'head' ? ' \u00b7 ' + format_weight(head.vmin) + '\u2013' + format_weight(head.vmax) : '';
+        figure.appendChild(element('figcaption', '', head.name + (head.label ? ' \u00b7 ' + head.label : '') + range));
         figure.appendChild(labelled_map(model, head, 320, function (row) { view.select(index, h, row); }).canvas);
         grid.appendChild(figure);
       });
       details.appendChild(grid);
       container.appendChild(details);
     });
-    var stops = [], map = model.data.colormap;
-    for (var k = 0; k <= 16; ++k) {
-      var at = 3 * Math.min(255, k * 16);
-      stops.push('rgb(' + map[at] + ',' + map[at + 1] + ',' + map[at + 2] + ')');
-    }
-    document.getElementById('legend').style.background = 'linear-gradient(to right,' + stops.join(',') + ')';
   }
 
   function is_scalar(v) { return v === null || ['number', 'string', 'boolean'].indexOf(typeof v) >= 0; }
@@ -319,16 +322,22 @@ const char* const report_script = R"JS(
     return table;
   }
 
-  // stats: top-level scalars as a list, arrays of objects as sortable tables, arrays of lists of
+  // stats: top-level scalars as a two-column table (quantity, value), arrays of objects as sortable tables, arrays of lists of
   // heads (redundant groups) as lists; `findings` ({sentence, found, ...} objects) as sentences in
   // their own section at the top, those with found = false in gray.
   function build_tables(stats, column_order, notes) {
-    var container = document.getElementById('tables'), scalars = element('dl', 'scalars');
+    var container = document.getElementById('tables'), scalars = element('table', 'stats scalars');
+    scalars.id = 'summary-table';
+    var scalar_head = scalars.createTHead().insertRow();
+    scalar_head.appendChild(element('th', '', 'quantity'));
+    scalar_head.appendChild(element('th', '', 'value'));
+    var scalar_body = scalars.createTBody();
     Object.keys(stats).forEach(function (key) {
       var value = stats[key];
       if (is_scalar(value)) {
-        scalars.appendChild(element('dt', '', key));
-        scalars.appendChild(element('dd', '', format_number(value)));
+        var tr = scalar_body.insertRow();
+        tr.appendChild(element('td', 'text', key.replace(/_/g, ' ')));
+        tr.appendChild(element('td', typeof value === 'string' ? 'text' : '', typeof value === 'boolean' ? (value ? 'yes' : 'no') : format_number(value)));
       } else if (key === 'findings' && Array.isArray(value)) {
         var findings = document.getElementById('findings');
         value.forEach(function (f) {
@@ -348,7 +357,7 @@ const char* const report_script = R"JS(
         container.appendChild(list);
       }
     });
-    if (scalars.children.length) container.insertBefore(scalars, container.firstChild);
+    if (scalar_body.rows.length) container.insertBefore(scalars, container.firstChild);
   }
 
   function main() {

@@ -11,12 +11,14 @@ namespace attn_viz {
 
 namespace {
 
-// The largest finite entry of m (at least `floor`).
-float largest(const HeadMatrix& m, double floor) {
-    double top = floor;
-    for (double v : m.values)
-        if (std::isfinite(v)) top = std::max(top, v);
-    return static_cast<float>(top);
+// The color range of a dependence matrix: from min(0, smallest) to the largest finite entry off
+// its diagonal (at least 1e-9), so that a head with itself does not take the whole range.
+ValueRange off_diagonal_range(const HeadMatrix& m) {
+    double low = 0.0, high = 1e-9;
+    for (int64_t i = 0; i < m.size; ++i)
+        for (int64_t j = 0; j < m.size; ++j)
+            if (i != j && std::isfinite(m.at(i, j))) low = std::min(low, m.at(i, j)), high = std::max(high, m.at(i, j));
+    return {static_cast<float>(low), static_cast<float>(high)};
 }
 
 // keys_needed of every head as a [layers, heads] grid, log color scale from 1 to S keys.
@@ -45,6 +47,14 @@ void write_keys_needed_png(const std::string& path, const ModelAnalysis& a, cons
 
 }  // namespace
 
+std::string matrix_title(const std::string& title, const HeadMatrix& m, const ModelAnalysis& a) {
+    if (a.num_layers < 2) return title;
+    for (int64_t i = 0; i < m.size; ++i)
+        for (int64_t j = 0; j < m.size; ++j)
+            if (i / a.num_heads != j / a.num_heads && !std::isnan(m.at(i, j))) return title;
+    return title + ", within layers";
+}
+
 Tensor head_matrix_tensor(const HeadMatrix& m, float undefined) {
     Tensor t({m.size, m.size});
     std::transform(m.values.begin(), m.values.end(), t.data.begin(),
@@ -54,16 +64,16 @@ Tensor head_matrix_tensor(const HeadMatrix& m, float undefined) {
 
 void write_dependence_pictures(OutputDir& out, const std::string& folder, const ModelAnalysis& a,
                                const std::vector<std::string>& names, const ReportOptions& o) {
-    const HeadMatrix& output_mi = a.matrix(PairMetric::output_mi);
-    const HeadMatrix& choice_mi = a.matrix(PairMetric::choice_mi);
-    write_matrix_png(out.file(folder + "output_mi.png"), head_matrix_tensor(output_mi, 0.0f), names,
-                     "Gaussian mutual information of head outputs", o.style.colormap, 0.0f, largest(output_mi, 1e-9),
-                     "nats", o.style.max_px);
-    write_matrix_png(out.file(folder + "output_cka.png"), head_matrix_tensor(a.matrix(PairMetric::output_cka), 0.0f), names,
-                     "Linear CKA of head outputs", o.style.colormap, 0.0f, 1.0f, "CKA", o.style.max_px);
-    write_matrix_png(out.file(folder + "choice_mi.png"), head_matrix_tensor(choice_mi, 0.0f), names,
-                     "Mutual information of attention choices", o.style.colormap, 0.0f, largest(choice_mi, 1e-9), "nats",
-                     o.style.max_px);
+    const int64_t layer_heads = a.num_layers > 1 ? a.num_heads : 0;  // lines between layers
+    const auto write = [&](const char* file, PairMetric metric, const char* title, const char* value_label) {
+        const HeadMatrix& m = a.matrix(metric);
+        const ValueRange range = off_diagonal_range(m);
+        write_matrix_png(out.file(folder + file), head_matrix_tensor(m), names, matrix_title(title, m, a), o.style.colormap, range.vmin,
+                         range.vmax, value_label, o.style.max_px, layer_heads);
+    };
+    write("output_mi.png", PairMetric::output_mi, "Gaussian mutual information of head outputs", "nats");
+    write("output_cka.png", PairMetric::output_cka, "Linear CKA of head outputs", "CKA");
+    write("choice_mi.png", PairMetric::choice_mi, "Mutual information of attention choices", "nats");
     const bool any_keys = std::any_of(a.heads.begin(), a.heads.end(), [](const HeadStats& s) { return std::isfinite(s.keys_needed); });
     if (any_keys) write_keys_needed_png(out.file(folder + "keys_needed.png"), a, o);
 }

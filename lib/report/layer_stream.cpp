@@ -44,12 +44,18 @@ LayerStream::LayerStream(OutputDir& out, LayerStreamInput input, const ReportOpt
         throw Error(ErrorKind::usage, "svg head " + head_name(options_.svg->layer, options_.svg->head) +
                                           " is out of range: the model has " + std::to_string(input_.num_layers) +
                                           " layers of " + std::to_string(input_.num_heads) + " heads");
-    std::vector<int64_t> numbers;
-    for (int64_t l = 0; l < input_.num_layers; ++l) numbers.push_back(l);
-    tiles_ = overview_tiles(numbers, static_cast<int>(input_.num_layers), static_cast<int>(input_.num_heads), options_.style, true);
+    const std::vector<int64_t> numbers = overview_layers();
+    tiles_ = overview_tiles(numbers, static_cast<int>(numbers.size()), static_cast<int>(input_.num_heads), options_.style, true);
     const int64_t T = static_cast<int64_t>(input_.tokens.size());
     if (!options_.dump_attention.empty())
         dump_.emplace(out_.external_file(options_.dump_attention), std::vector<int64_t>{input_.num_layers, input_.num_heads, T, T});
+}
+
+std::vector<int64_t> LayerStream::overview_layers() const {
+    std::vector<int64_t> numbers;
+    for (int64_t l = 0; l < input_.num_layers; ++l)
+        if (options_.drawn.has_layer(l)) numbers.push_back(l);
+    return numbers;
 }
 
 void LayerStream::add_layer(int64_t layer, const LayerResult& result, const LayerWeights& weights) {
@@ -77,9 +83,10 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         o.svg.reset();
         if (options_.svg && options_.svg->layer == layer) o.svg = HeadId{0, options_.svg->head};
         ValueRange range;
-        dark_maps_ += write_layer_pictures(out_, in, o, layers_.back(), threads_, range, [&](const Tensor& drawn) {
-            if (options_.pictures) add_overview_layer(tiles_, drawn, result.visibility, options_.style, threads_);
+        const PictureNotes drawn = write_layer_pictures(out_, in, o, layers_.back(), threads_, range, [&](const Tensor& maps) {
+            if (options_.pictures && options_.drawn.has_layer(layer)) add_overview_layer(tiles_, maps, result.visibility, options_.style, threads_);
         });
+        drawn_.maps += drawn.maps, drawn_.dark_maps += drawn.dark_maps;
         range_.vmin = std::min(range_.vmin, range.vmin), range_.vmax = std::max(range_.vmax, range.vmax);
     }
     // Step 3: its slice of the attention dump; the last layer's output.
@@ -103,12 +110,11 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
     extra.update(input_.extra_stats);
     write_analysis_outputs(out_, "", analysis, extra, options_);
     if (options_.pictures) {
-        notes.maps += static_cast<int64_t>(analysis.head_ids.size()), notes.dark_maps += dark_maps_;
-        std::vector<int64_t> numbers;
+        notes.maps += drawn_.maps, notes.dark_maps += drawn_.dark_maps;
+        const std::vector<int64_t> numbers = overview_layers();
         std::vector<std::string> labels;
-        for (int64_t l = 0; l < input_.num_layers; ++l) numbers.push_back(l);
-        for (int64_t n = 0; n < static_cast<int64_t>(analysis.head_ids.size()); ++n)
-            labels.push_back(shown_label(analysis, n));
+        for (int64_t l : numbers)
+            for (int64_t h = 0; h < analysis.num_heads; ++h) labels.push_back(shown_label(analysis, l * analysis.num_heads + h));
         HeatmapStyle shared_style = pictured_options(options_).style;
         const ValueRange shared = map_color_range(color_rule(options_), range_, range_);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;

@@ -37,11 +37,13 @@ public:
     void add_layer(int64_t layer, const LayerResult& result, const LayerWeights& weights);
 
     // After the last layer: stats.json, heads.csv, pairs.csv, the matrix pictures, overview.png
-    // (its shared range over every layer) and the closed dump. Returns the whole analysis;
+    // (rows: the layers options.drawn selects; its shared range over every layer) and the closed dump. Returns the whole analysis;
     // `notes` gets what the pictures look like.
     ModelAnalysis finish(PictureNotes& notes);
 
 private:
+    std::vector<int64_t> overview_layers() const;  // the overview's rows: the layers with a selected head
+
     OutputDir& out_;
     LayerStreamInput input_;
     ReportOptions options_;
@@ -50,7 +52,7 @@ private:
     std::vector<ModelAnalysis> layers_;  // one per layer done: its heads and within-layer matrices
     OverviewTiles tiles_;
     ValueRange range_{1, 0};             // extremes of every drawn map so far
-    int64_t dark_maps_ = 0;
+    PictureNotes drawn_;                 // maps drawn so far (the selected heads), and the dark ones
     std::optional<NpyWriter> dump_;
 };
 

@@ -123,20 +123,36 @@ void check_svg_head(const HeadId& id, const ModelAnalysis& a, const ReportInput&
                                                          : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
 }
 
-// Per-head PNGs (and the optional SVG), encoded on `threads` threads: oneDNN is not running now.
-// all: the extremes over every head. Returns how many maps are mostly dark.
-int64_t write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, ValueRange all,
-                            int threads) {
+// The heads of `a` (indices into a.head_ids) that o.drawn selects, by their layer's number.
+std::vector<int64_t> drawn_heads(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a) {
+    std::vector<int64_t> drawn;
+    for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n) {
+        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+        if (o.drawn.has_head(layer_number(in, id.layer), id.head)) drawn.push_back(n);
+    }
+    return drawn;
+}
+
+// Per-head PNGs of the selected heads (and the optional SVG), encoded on `threads` threads:
+// oneDNN is not running now. all: the extremes over every head. Returns how many maps were drawn
+// and how many of them are mostly dark.
+PictureNotes write_head_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a,
+                                 ValueRange all, int threads) {
     const Visibility& vis = in.layers.front()->visibility;
+    const std::vector<int64_t> drawn = drawn_heads(in, o, a);
     // File names are chosen up front: OutputDir is not thread-safe.
     std::vector<std::string> paths;
-    for (const HeadId& id : a.head_ids) paths.push_back(out.file(head_file(in, id.layer, id.head, ".png")));
+    for (int64_t n : drawn) {
+        const HeadId& id = a.head_ids[static_cast<size_t>(n)];
+        paths.push_back(out.file(head_file(in, id.layer, id.head, ".png")));
+    }
     std::vector<uint8_t> dark(paths.size(), 0);
-    parallel_for(static_cast<int64_t>(paths.size()), threads, [&](int64_t n) {
+    parallel_for(static_cast<int64_t>(paths.size()), threads, [&](int64_t k) {
+        const int64_t n = drawn[static_cast<size_t>(k)];
         const float* weights = head_weights(in, a, n);
         const HeatmapStyle style = head_style(in, o, a, n, weights, all);
-        write_head_png(paths[static_cast<size_t>(n)], weights, vis, in.query_tokens, in.key_tokens, style);
-        dark[static_cast<size_t>(n)] = mostly_dark(weights, vis, ValueScale{style.vmin, style.vmax, style.log_scale});
+        write_head_png(paths[static_cast<size_t>(k)], weights, vis, in.query_tokens, in.key_tokens, style);
+        dark[static_cast<size_t>(k)] = mostly_dark(weights, vis, ValueScale{style.vmin, style.vmax, style.log_scale});
     });
     if (o.svg) {
         const HeadId id = *o.svg;
@@ -146,8 +162,12 @@ int64_t write_head_pictures(OutputDir& out, const ReportInput& in, const ReportO
         write_head_svg(out.file(head_file(in, id.layer, id.head, ".svg")), weights, vis, in.query_tokens, in.key_tokens,
                        head_style(in, o, a, n, weights, all));
     }
-    return std::count(dark.begin(), dark.end(), 1);
+    return {static_cast<int64_t>(drawn.size()), std::count(dark.begin(), dark.end(), 1)};
 }
+
+// What norm-based pictures say they show (--map norm): the colorbar, report.html's "Map".
+constexpr const char* norm_colorbar_label = "norm-based: a_ij |v_j W_O|";
+constexpr const char* norm_map_kind = "norm-based: a_ij \u2016v_j W_O^h\u2016 (attention weight times the norm of the value it moves, Kobayashi et al. 2020)";
 
 // The layers as the pictures show them: `in` itself, or under --map norm copies of its layers whose
 // attention is the norm-based map (kept alive in `norm_layers`).
@@ -168,7 +188,7 @@ ReportInput pictured_layers(const ReportInput& in, PictureMap map, std::vector<L
 
 ReportOptions pictured_options(const ReportOptions& o) {
     ReportOptions drawn = o;
-    if (o.map == PictureMap::norm) drawn.style.colorbar_label = "norm-based: a_ij |v_j W_O|";
+    if (o.map == PictureMap::norm) drawn.style.colorbar_label = norm_colorbar_label;
     return drawn;
 }
 
@@ -178,14 +198,14 @@ ColorRangeRule color_rule(const ReportOptions& o) {
     return rule;
 }
 
-int64_t write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads,
-                             ValueRange& range, const std::function<void(const Tensor&)>& on_drawn) {
+PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads,
+                                  ValueRange& range, const std::function<void(const Tensor&)>& on_drawn) {
     std::vector<LayerResult> norm_layers;
     const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
     range = global_value_range(drawn, a.num_heads);
-    const int64_t dark = o.pictures ? write_head_pictures(out, drawn, pictured_options(o), a, range, threads) : 0;
+    const PictureNotes drawn_notes = o.pictures ? write_head_pictures(out, drawn, pictured_options(o), a, range, threads) : PictureNotes{};
     for (const LayerResult* layer : drawn.layers) on_drawn(layer->attention);
-    return dark;
+    return drawn_notes;
 }
 
 PictureMap parse_picture_map(const std::string& text) {
@@ -209,12 +229,15 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
         names.push_back(matrix_head_label(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
     const int64_t layer_heads = a.num_layers > 1 ? a.num_heads : 0;  // lines between layers
-    write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(a.matrix(PairMetric::correlation)), names,
-                     "Pearson correlation of attention maps", o.style.colormap, -1.0f, 1.0f, "correlation", o.style.max_px,
-                     layer_heads);
-    write_matrix_png(out.file(folder + "js_distance.png"), head_matrix_tensor(a.matrix(PairMetric::js_distance)), names,
-                     "Jensen-Shannon distance of attention maps", o.style.colormap, 0.0f, 1.0f, "JS distance", o.style.max_px,
-                     layer_heads);
+    // Correlation is signed: a diverging colormap centred on 0.
+    const HeadMatrix& correlation = a.matrix(PairMetric::correlation);
+    const HeadMatrix& js_distance = a.matrix(PairMetric::js_distance);
+    write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(correlation), names,
+                     matrix_title("Pearson correlation of attention maps", correlation, a), diverging_colormap, -1.0f, 1.0f,
+                     "correlation", o.style.max_px, layer_heads);
+    write_matrix_png(out.file(folder + "js_distance.png"), head_matrix_tensor(js_distance), names,
+                     matrix_title("Jensen-Shannon distance of attention maps", js_distance, a), o.style.colormap, 0.0f, 1.0f,
+                     "JS distance", o.style.max_px, layer_heads);
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
     write_dependence_pictures(out, folder, a, names, o);
@@ -270,15 +293,22 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         const ReportOptions drawn_options = pictured_options(o);
         const ValueRange all = global_value_range(drawn, analysis.num_heads);
         if (o.pictures) {
-            const int64_t dark = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
-            if (notes) notes->maps += static_cast<int64_t>(analysis.head_ids.size()), notes->dark_maps += dark;
+            const PictureNotes drawn_notes = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
+            if (notes) notes->maps += drawn_notes.maps, notes->dark_maps += drawn_notes.dark_maps;
         }
+        // The overview and report.html show the layers with a selected head (every layer by default).
         std::vector<const Tensor*> maps;
-        std::vector<int64_t> numbers = in.layer_numbers;
+        std::vector<int64_t> numbers;
+        std::vector<std::vector<int64_t>> heads;
         std::vector<std::string> labels;
-        for (size_t l = 0; l < drawn.layers.size(); ++l) maps.push_back(&drawn.layers[l]->attention);
-        for (size_t l = numbers.size(); l < drawn.layers.size(); ++l) numbers.push_back(static_cast<int64_t>(l));
-        for (int64_t n = 0; n < static_cast<int64_t>(analysis.head_ids.size()); ++n) labels.push_back(shown_label(analysis, n));
+        for (size_t l = 0; l < drawn.layers.size(); ++l) {
+            const int64_t number = layer_number(in, static_cast<int64_t>(l));
+            if (!o.drawn.has_layer(number)) continue;
+            maps.push_back(&drawn.layers[l]->attention);
+            numbers.push_back(number);
+            heads.push_back(o.drawn.heads_of(number, analysis.num_heads));
+            for (int64_t h = 0; h < analysis.num_heads; ++h) labels.push_back(shown_label(analysis, static_cast<int64_t>(l) * analysis.num_heads + h));
+        }
         // The overview and report.html take the shared range (--scale global) from the style.
         HeatmapStyle shared_style = drawn_options.style;
         const ValueRange shared = map_color_range(color_rule(o), all, all);
@@ -290,6 +320,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
             html.layers = maps, html.layer_numbers = numbers;
+            if (!o.drawn.all()) html.head_numbers = heads;
             html.visibility = in.layers.front()->visibility;
             html.stats = stats;
             html.column_order = report_column_order();
@@ -297,6 +328,9 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             html.analysis_sections = model_analyses_html(stats);
             html.style = shared_style;
             html.scale = o.scale;
+            html.model = in.model_description;
+            html.input_text = in.input_text;
+            if (o.map == PictureMap::norm) html.map_kind = norm_map_kind, html.value_name = "norm";
             write_html_report(out.file(in.folder + "report.html"), html);
         }
     }

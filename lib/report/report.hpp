@@ -11,6 +11,7 @@
 #include "color_range.hpp"
 #include "head_analysis.hpp"
 #include "heatmap_grid.hpp"
+#include "head_selection.hpp"
 #include "heatmap_layout.hpp"
 #include "layer_result.hpp"
 #include "output_dir.hpp"
@@ -34,6 +35,7 @@ struct ReportOptions {
     bool html = false;           // report.html
     bool pictures = true;        // false: the statistics files only (no PNG, SVG or HTML)
     std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
+    HeadSelection drawn;         // heads (by layer number) with pictures, overview rows and report maps; statistics cover all
     LabelThresholds thresholds;
     bool sparse_error = false;   // the sparse-attention error per head (AnalysisOptions::sparse_error)
     std::function<void(int64_t done, int64_t total)> on_sparse_layer;  // AnalysisOptions::on_sparse_layer (progress)
@@ -50,11 +52,13 @@ struct ReportInput {
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout, provenance)
     std::vector<int64_t> layer_numbers = {};  // what picture titles, layer folders and overview rows call the layers; empty = 0, 1, ...
+    std::string model_description = {};  // report.html's "Model": "path (llama, 5 layers x 8 heads)", or ""
+    std::string input_text = {};         // report.html's "Input": the text run, or "" (the page shows the first tokens)
 };
 
 // What a run's pictures look like, for hints on stdout.
 struct PictureNotes {
-    int64_t maps = 0;         // heads drawn
+    int64_t maps = 0;         // heads drawn (those of ReportOptions::drawn)
     int64_t dark_maps = 0;    // of them, mostly dark on a linear scale (mostly_dark)
 };
 
@@ -75,10 +79,10 @@ ColorRangeRule color_rule(const ReportOptions& options);
 // The per-head pictures of in.layers (analysis `a` of them) as write_report draws them (--map
 // norm; the SVG of options.svg, a head of `a`), the shared color range (--scale global) over these
 // layers' heads only, which `range` gets. `on_drawn` is told each layer's maps as drawn ([H, T, S]:
-// the weights or the norm-based map), e.g. for overview tiles. Returns how many maps are mostly
-// dark. For reports written layer by layer (layer_stream.hpp).
-int64_t write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options, const ModelAnalysis& a,
-                             int threads, ValueRange& range, const std::function<void(const Tensor&)>& on_drawn);
+// the weights or the norm-based map), e.g. for overview tiles. Returns how many maps were drawn
+// (options.drawn) and how many of them are mostly dark. For reports written layer by layer (layer_stream.hpp).
+PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options, const ModelAnalysis& a,
+                                  int threads, ValueRange& range, const std::function<void(const Tensor&)>& on_drawn);
 
 // The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
 // heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.

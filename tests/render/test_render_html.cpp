@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "error.hpp"
 #include "html_report.hpp"
 #include "render_test_support.hpp"
 #include "text_codecs.hpp"
@@ -82,7 +83,7 @@ std::pair<double, double> visible_extremes(const float* w, const Visibility& v) 
 
 std::vector<std::string> numbered_tokens(const char* stem, int64_t n) {
     std::vector<std::string> tokens;
-    for (int64_t i = 0; i < n; ++i) tokens.push_back(stem + std::to_string(i));
+    for (int64_t i = 0; i < n; ++i) tokens.push_back(std::string(stem).append(std::to_string(i)));  // not stem + ...: GCC 12 -Wrestrict
     return tokens;
 }
 
@@ -229,7 +230,9 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     REQUIRE(dom.exit_code == 0);
     CHECK(dom.output.find("data-ready=\"1\"") != std::string::npos);
     CHECK(dom.output.find("<ul id=\"report-errors\"></ul>") != std::string::npos);
-    CHECK(count_of(dom.output, "<tr>") == n_layers * n_heads + 1 + 2);  // heads: header + a row per head; pairs: 2
+    // heads: header + a row per head; pairs: 2; the summary of scalars: header + "model"; About:
+    // input, tokens, map, shown, colours
+    CHECK(count_of(dom.output, "<tr>") == n_layers * n_heads + 1 + 2 + 2 + 5);
     CHECK(count_of(dom.output, "<canvas class=\"map\"") == n_layers * n_heads);
     CHECK(count_of(dom.output, "<canvas class=\"view-lines\"") == 1);
     CHECK(count_of(dom.output, "previous-token") >= n_layers * 2);  // captions and table cells
@@ -253,7 +256,7 @@ document.querySelectorAll('th').forEach(function (th) { if (th.textContent === '
 var canvas = document.querySelector('canvas.map'), box = canvas.getBoundingClientRect();
 canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.right - 2, clientY: box.bottom - 2}));
 var entropies = [];
-document.querySelectorAll('#tables table')[0].querySelectorAll('tbody tr').forEach(function (tr) { entropies.push(tr.cells[3].title); });
+document.querySelectorAll('#tables table.stats:not(.scalars)')[0].querySelectorAll('tbody tr').forEach(function (tr) { entropies.push(tr.cells[3].title); });
 var pixel = canvas.getContext('2d').getImageData(canvas.width - 2, canvas.height - 2, 1, 1).data;
 return {tooltip: document.getElementById('tooltip').textContent, entropies: entropies, pixel: [pixel[0], pixel[1], pixel[2]]};
 )");
@@ -358,6 +361,153 @@ return steps;
     check_marked(results["map_click"], 1, {1}, 12);
     CHECK(results["map_click"]["layer"] == "7");
     CHECK(results["map_click"]["head"] == "1");
+}
+
+TEST_CASE("HTML report says what it shows: model, input text and T, map kind, provenance, a numbered colour legend") {
+    ScratchDir dir;
+    const int64_t t = 9, n_heads = 2;
+    const Visibility v = square_visibility(t, true);
+    const std::vector<Tensor> layers = random_layers(1, n_heads, v);
+    HtmlReportInput input = self_attention_report(layers, v, numbered_tokens("tok", t));
+    input.model = "models/tiny.bin (llama, 1 layers x 2 heads)";
+    input.input_text = "Once upon a <time>";
+    input.scale = ScaleMode::global;
+    input.style.vmin = 0.0f, input.style.vmax = 0.5f;
+    input.stats = {{"num_heads", n_heads},
+                   {"provenance", {{"tool", "attn-viz"}, {"version", "9.8.7"}, {"command_line", {"attn-viz", "model", "--html", "--text", "it's a test"}},
+                                   {"inputs", {{{"path", "models/tiny.bin"}, {"role", "model"}, {"bytes", 1234}, {"sha256", "ab12cd"}}}}}}};
+    const std::string html = html_report(input);
+    // Written into the page itself, so any reader (and a page whose script failed) shows it.
+    CHECK(html.find("<td id=\"about-model\">models/tiny.bin (llama, 1 layers x 2 heads)</td>") != std::string::npos);
+    CHECK(html.find("<td id=\"about-input\">Once upon a &lt;time&gt;</td>") != std::string::npos);
+    CHECK(html.find("T = 9 queries &times; 9 keys, causal") != std::string::npos);
+    CHECK(html.find("<td id=\"about-map\">attention weights</td>") != std::string::npos);
+    CHECK(html.find("attn-viz 9.8.7") != std::string::npos);
+    CHECK(html.find("<code>attn-viz model --html --text &#39;it&#39;\\&#39;&#39;s a test&#39;</code>") != std::string::npos);  // as a shell takes it
+    CHECK(html.find("models/tiny.bin (model, 1234 bytes), SHA-256 <code>ab12cd</code>") != std::string::npos);
+    const size_t legend = html.find("<td id=\"about-colours\">");
+    REQUIRE(legend != std::string::npos);
+    const std::string colours = html.substr(legend, html.find("</td>", legend) - legend);
+    for (const char* tick : {"0", "0.1", "0.2", "0.3", "0.4", "0.5"})  // the legend's numbers, where they are on the bar
+        CHECK(colours.find(std::string("%\">") + tick + "</span>") != std::string::npos);
+    CHECK(colours.find("left:0.00%\">0</span>") != std::string::npos);
+    CHECK(colours.find("left:100.00%\">0.5</span>") != std::string::npos);
+    // Without a text, the first tokens stand for the input; norm maps are called norms.
+    input.input_text.clear();
+    input.map_kind = "norm-based", input.value_name = "norm";
+    const std::string norm_html = html_report(input);
+    CHECK(norm_html.find("<td id=\"about-input\">tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7 tok8</td>") != std::string::npos);
+    const size_t body = norm_html.find("<body>");
+    CHECK(norm_html.substr(body, norm_html.find("<script", body) - body).find("weight") == std::string::npos);
+
+    const std::string chromium = chromium_command();
+    if (chromium.empty()) {
+        MESSAGE("skipped: chromium not installed");
+        return;
+    }
+    write_text(dir / "norm.html", norm_html);
+    const nlohmann::json shown = drive_report(chromium, dir, html, R"(
+function text(id) { var e = document.getElementById(id); var box = e.getBoundingClientRect(); return {text: e.innerText, visible: box.width > 0 && box.height > 0}; }
+var summary = document.getElementById('summary-table');
+return {model: text('about-model'), input: text('about-input'), map: text('about-map'), colours: text('about-colours'),
+        summary: summary ? summary.innerText : ''};
+)");
+    CAPTURE(shown.dump());
+    CHECK(shown["model"]["text"] == "models/tiny.bin (llama, 1 layers x 2 heads)");
+    CHECK(shown["input"]["text"] == "Once upon a <time>");
+    CHECK(shown["map"]["text"] == "attention weights");
+    for (const char* part : {"model", "input", "map", "colours"}) CHECK(shown[part]["visible"] == true);
+    CHECK(shown["colours"]["text"].get<std::string>().find("0.5") != std::string::npos);
+    CHECK(shown["summary"].get<std::string>().find("num heads\t2") != std::string::npos);  // a table, readable names
+    // The norm page's tooltip names the value a norm.
+    const nlohmann::json norm = drive_report(chromium, dir, norm_html, R"(
+var canvas = document.querySelector('canvas.map'), box = canvas.getBoundingClientRect();
+canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.right - 2, clientY: box.bottom - 2}));
+return {tooltip: document.getElementById('tooltip').textContent, map: document.getElementById('about-map').innerText};
+)");
+    CHECK(norm["tooltip"].get<std::string>().find("\nnorm ") != std::string::npos);
+    CHECK(norm["tooltip"].get<std::string>().find("weight") == std::string::npos);
+    CHECK(norm["map"] == "norm-based");
+}
+
+TEST_CASE("HTML report: at T = 256 and beyond the attention view keeps the clicked query in sight") {
+    ScratchDir dir;
+    const std::string chromium = chromium_command();
+    for (int64_t t : {256, 400}) {
+        const Visibility v = square_visibility(t, true);
+        const std::vector<Tensor> layers = random_layers(1, 2, v);
+        const std::string html = html_report(self_attention_report(layers, v, numbered_tokens("tok", t)));
+        if (chromium.empty()) {
+            MESSAGE("skipped: chromium not installed");
+            return;
+        }
+        // Click rows near the end and in the middle of the second head's map under "Heads", and a
+        // row of the view's own map: each time the chosen query's token is inside the view's box.
+        const nlohmann::json results = drive_report(chromium, dir, html, R"(
+function click_row(canvas, fraction) {
+  var box = canvas.getBoundingClientRect();
+  canvas.dispatchEvent(new MouseEvent('click', {clientX: box.right - 3, clientY: box.top + (box.height - 3) * fraction + 1}));
+}
+function in_sight() {
+  var view = document.getElementById('view'), body = view.querySelector('.view-body'), q = view.getAttribute('data-query');
+  var item = view.querySelector('.view-query[data-index="' + q + '"]');
+  var outer = body.getBoundingClientRect(), inner = item.getBoundingClientRect();
+  return {query: Number(q), selected: item.className.indexOf('selected') >= 0,
+          inside: inner.top >= outer.top - 1 && inner.bottom <= outer.bottom + 1 && inner.bottom > inner.top};
+}
+var maps = document.querySelectorAll('#maps canvas.map'), steps = [];
+click_row(maps[1], 0.97); steps.push(in_sight());
+click_row(maps[1], 0.5); steps.push(in_sight());
+click_row(document.querySelector('.view-map canvas.map'), 0.9); steps.push(in_sight());
+return steps;
+)");
+        CAPTURE(results.dump());
+        REQUIRE(results.size() == 3);
+        CHECK(results[0]["query"].get<int64_t>() > t * 9 / 10);
+        CHECK(results[2]["query"].get<int64_t>() > t * 8 / 10);
+        for (const auto& step : results) {
+            CHECK(step["selected"] == true);
+            CHECK(step["inside"] == true);
+        }
+    }
+}
+
+TEST_CASE("HTML report shows only the chosen heads of the chosen layers, named by their numbers") {
+    ScratchDir dir;
+    const int64_t t = 7, n_heads = 4;
+    const Visibility v = square_visibility(t, false);
+    const std::vector<Tensor> layers = random_layers(2, n_heads, v);
+    HtmlReportInput input = self_attention_report(layers, v, numbered_tokens("w", t));
+    input.layer_numbers = {3, 5};
+    input.head_numbers = {{1}, {0, 2, 3}};
+    const std::string html = html_report(input);
+    const nlohmann::json data = report_data(html);
+    REQUIRE(data["layers"].size() == 2);
+    CHECK(data["layers"][0]["heads"].size() == 1);
+    CHECK(data["layers"][0]["heads"][0]["number"] == 1);
+    CHECK(data["layers"][1]["heads"][2]["number"] == 3);
+    const std::vector<uint8_t> codes = map_codes(data);
+    CHECK(codes.size() == static_cast<size_t>(4 * t * t));  // four maps
+    // The second map is layer 5's head 0 (codes in order): its weights, within half a step.
+    const float* w = layers[1].ptr();
+    const auto [low, high] = visible_extremes(w, v);
+    for (int64_t k = 0; k < t * t; ++k)
+        CHECK(std::abs(codes[static_cast<size_t>(t * t + k)] - scale_position(w[k], low, high, false) * 254) <= 0.5 + 1e-3);
+    input.head_numbers = {{4}, {0}};
+    CHECK_THROWS_AS(html_report(input), Error);
+    const std::string chromium = chromium_command();
+    if (chromium.empty()) {
+        MESSAGE("skipped: chromium not installed");
+        return;
+    }
+    const nlohmann::json captions = drive_report(chromium, dir, html, R"(
+var out = [];
+document.querySelectorAll('#maps figcaption').forEach(function (c) { out.push(c.textContent); });
+return out;
+)");
+    REQUIRE(captions.size() == 4);
+    const char* names[] = {"L3 H1 \u00b7 ", "L5 H0 \u00b7 ", "L5 H2 \u00b7 ", "L5 H3 \u00b7 "};  // then the head's own range (--scale head)
+    for (size_t k = 0; k < 4; ++k) CHECK(captions[k].get<std::string>().rfind(names[k], 0) == 0);
 }
 
 TEST_CASE("HTML report pools maps when all of them together exceed the cell budget") {
