@@ -52,10 +52,10 @@ TEST_CASE("run --inputs: a JSONL line longer than --max-memory allows is refused
 }
 
 TEST_CASE("tokenize --inputs: an over-long line is refused within --max-memory, and memory stays near the budget") {
-    const std::string stories = stories260k_dir();
-    if (stories.empty()) return;
+    const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json", "tokenizer_config.json"});
+    if (hf.empty()) return;
     ScratchDir dir;
-    const std::string tokenizer = " --tokenizer " + stories + "/tok512.bin";
+    const std::string tokenizer = " --tokenizer " + hf;
     const uint64_t budget = uint64_t{16} << 20;
     const uint64_t longest = budget / attn_viz::tokenize_bytes_per_text_byte;
     // Plain text: 8 MB on one line, no newline.
