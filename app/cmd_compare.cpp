@@ -3,6 +3,7 @@
 // heads that changed most (--diff-pictures).
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "attention.hpp"
 #include "commands.hpp"
@@ -32,7 +33,7 @@ struct CompareOptions {
     attn_viz::LayerSource layer;  // how to read either checkpoint (its path is set per checkpoint)
     LayerOptionValues layer_values;
     attn_viz::SequenceSource input;
-    std::string tokens;  // layers: token labels of .npy/.safetensors embeddings; models: token ids
+    std::optional<std::string> tokens;  // layers: token labels of .npy/.safetensors embeddings; models: token ids
     std::vector<std::string> thresholds;
     double fail_above = -1;  // < 0: no check
     int threads = 0;
@@ -98,7 +99,7 @@ int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c, int6
 int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     o.model_input.token_ids = o.tokens;
-    if (o.model_input.text.empty() == o.model_input.token_ids.empty())
+    if (o.model_input.text.empty() == !o.model_input.token_ids)
         throw Error(ErrorKind::usage, "compare of two models needs one of --text or --tokens");
     const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
     if (!o.output.out.empty()) {
@@ -139,7 +140,7 @@ int compare(CompareOptions& o) {
     if (o.input.path.empty())
         throw Error(ErrorKind::usage, "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
                                       ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
-    o.input.tokens_path = o.tokens;
+    o.input.tokens_path = o.tokens.value_or("");
     resolve_layer_options(o.layer, o.layer_values);
     const LayerWeights a = load_compared_layer(o.weights_a, o, limits), b = load_compared_layer(o.weights_b, o, limits);
     if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads || a.causal != b.causal)

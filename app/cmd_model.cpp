@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "corpus_fingerprint.hpp"
@@ -16,10 +17,11 @@
 #include "head_selection_options.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
-#include "model_tokenizer.hpp"
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
+#include "model_run.hpp"
+#include "model_tokenizer.hpp"
 #include "model_stream.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
@@ -38,8 +40,9 @@ namespace attn_viz_cli {
 namespace {
 
 struct ModelOptions {
-    std::string checkpoint, tokenizer, text, token_ids;
-    std::string layers, heads;  // --layers, --heads: the heads to draw (head_selection_options.hpp)
+    std::string checkpoint, tokenizer, text;
+    std::optional<std::string> token_ids;  // --tokens, given ('' too: refused as no ids)
+    std::string layers, heads;             // --layers, --heads: the heads to draw (head_selection_options.hpp)
     CorpusOptionValues corpus;
     int64_t induction = 0;
     uint64_t seed = 0;
@@ -139,7 +142,7 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer
         ids.insert(ids.end(), repeated.begin(), repeated.end());
         return ids;
     }
-    if (!o.token_ids.empty()) return parse_token_ids(o.token_ids, "--tokens");
+    if (o.token_ids) return parse_token_ids(*o.token_ids, "--tokens");
     return encode_within_context(tokenizer, o.text, model.max_tokens, "--text");
 }
 
@@ -247,10 +250,13 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             if (!documents.next(doc, where)) break;
         }
         const ModelSequence sequence = parse_model_sequence(doc, where);
+        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
         const std::vector<int> ids = sequence.text ? encode_within_context(*in.tokenizer, *sequence.text, model.description().max_tokens, where)
                                                    : sequence.token_ids;
         ModelRun run;
         try {
+            // The context first: a larger memory budget cannot help a sequence the model cannot take.
+            check_model_tokens(ids, model.description().vocab_size, model.description().max_tokens);
             check_run_memory(model.description(), static_cast<int64_t>(ids.size()), limits);
             run = forward(model, ids, where + ": ", false, false, timings);
         } catch (const Error& e) {
@@ -332,6 +338,8 @@ int run_model(ModelOptions& o) {
     if (o.generate > 0) check_model_has_logits(model, "--generate");
     if (o.corpus.path.empty()) {
         const int64_t T = static_cast<int64_t>(in.ids.size());
+        // The context first: a larger memory budget cannot help a text the model cannot take.
+        check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model, T, limits);
         if (!o.stream_layers) check_run_memory(model.description(), T, limits);
         check_model_analysis_options(o.analyses, model, T);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "input_limits.hpp"
 #include "model_tokenizer.hpp"
 #include "tokenized_texts.hpp"
 
@@ -13,6 +14,7 @@ namespace {
 struct TokenizeOptions {
     std::string model, tokenizer, text, inputs;
     bool json = false;
+    InputLimitValues limit_values;  // --max-memory only
 };
 
 void declare_options(CLI::App* cmd, TokenizeOptions& o) {
@@ -34,6 +36,7 @@ void declare_options(CLI::App* cmd, TokenizeOptions& o) {
                        ->check(CLI::ExistingFile);
     text->excludes(inputs);
     cmd->add_flag("--json", o.json, "Print one JSON object per text, {\"text\": ..., \"ids\": [...], \"tokens\": [...]}, one per line");
+    add_memory_budget_option(cmd, o.limit_values, "a text (an --inputs line)");
     cmd->parse_complete_callback([model, tokenizer, text, inputs] {
         if (!*model && !*tokenizer) throw CLI::RequiredError("--model or --tokenizer");
         if (!*text && !*inputs) throw CLI::RequiredError("--text or --inputs");
@@ -42,7 +45,8 @@ void declare_options(CLI::App* cmd, TokenizeOptions& o) {
 
 int tokenize(const TokenizeOptions& o) {
     using namespace attn_viz;
-    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(o.model, o.tokenizer, 0);
+    const LoadLimits limits = load_limits(o.limit_values);
+    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(o.model, o.tokenizer, 0, limits);
     bool first = true;
     auto print = [&](const TokenizedText& tokenized, const std::string& where) {
         if (o.json) {
@@ -52,8 +56,12 @@ int tokenize(const TokenizeOptions& o) {
         std::printf("%s%s%s", first ? "" : "\n", where.empty() ? "" : (where + ": ").c_str(), token_table(tokenized).c_str());
         first = false;
     };
-    if (o.inputs.empty()) print(tokenize_text(*tokenizer, o.text), "");
-    else for_each_tokenized_input(o.inputs, *tokenizer, LoadLimits{}, print);
+    if (o.inputs.empty()) {
+        check_tokenizing_memory(o.text.size(), limits.memory_budget, "--text");
+        print(tokenize_text(*tokenizer, o.text), "");
+    } else {
+        for_each_tokenized_input(o.inputs, *tokenizer, limits, print);
+    }
     return 0;
 }
 

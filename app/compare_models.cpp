@@ -32,8 +32,8 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
         ca.vocab_size != cb.vocab_size)
         fail_input(b, "a different architecture from " + a + " (dim, layers, heads, KV heads or vocabulary)");
     const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(a, input.tokenizer, ca.vocab_size, limits);
-    const std::vector<int> ids = input.token_ids.empty() ? encode_within_context(*tokenizer, input.text, ca.max_tokens, "--text")
-                                                         : parse_token_ids(input.token_ids, "--tokens");
+    const std::vector<int> ids = input.token_ids ? parse_token_ids(*input.token_ids, "--tokens")
+                                                 : encode_within_context(*tokenizer, input.text, ca.max_tokens, "--text");
 
     // Step 2: both forward passes, then every head compared.
     const ModelRun run_a = model_a->run(ids), run_b = model_b->run(ids);

@@ -4,6 +4,7 @@
 // which compares single layers.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "head_analysis.hpp"
@@ -15,7 +16,7 @@ namespace attn_viz_cli {
 struct ModelCompareInput {
     std::string tokenizer;  // llama2.c tokenizer.bin or tokenizer.json; "" = the first model's own (GGUF, folder)
     std::string text;       // encoded as the first model's tokenizer does
-    std::string token_ids;  // "1,403,407" instead of text
+    std::optional<std::string> token_ids;  // "1,403,407" instead of text (given empty: refused as no ids)
 };
 
 struct ModelComparison {

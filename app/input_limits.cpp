@@ -4,10 +4,14 @@
 
 namespace attn_viz_cli {
 
-void add_input_limit_options(CLI::App* cmd, InputLimitValues& values) {
+void add_memory_budget_option(CLI::App* cmd, InputLimitValues& values, const std::string& what) {
     cmd->add_option("--max-memory", values.max_memory,
-                    "Refuse inputs and runs needing more memory than this (e.g. 8G, 512M, 1000000 bytes; "
+                    "Refuse " + what + " needing more memory than this (e.g. 8G, 512M, 1000000 bytes; "
                     "default 75% of physical memory)");
+}
+
+void add_input_limit_options(CLI::App* cmd, InputLimitValues& values) {
+    add_memory_budget_option(cmd, values, "inputs and runs");
     cmd->add_flag("--allow-nonfinite", values.allow_nonfinite,
                   "Load NaN/Inf weights and embeddings instead of refusing them, and name the heads they reach on stderr");
 }

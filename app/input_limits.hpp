@@ -17,6 +17,9 @@ struct InputLimitValues {
 
 void add_input_limit_options(CLI::App* cmd, InputLimitValues& values);
 
+// --max-memory alone, for a command that loads no weights ("Refuse <what> needing more memory...").
+void add_memory_budget_option(CLI::App* cmd, InputLimitValues& values, const std::string& what);
+
 // The limits the options ask for (Error usage on a --max-memory that is not a size).
 attn_viz::LoadLimits load_limits(const InputLimitValues& values);
 

@@ -3,7 +3,9 @@
 // them (the library never names options), and mapped to exit codes.
 #include <malloc.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -48,6 +50,15 @@ std::string remedy_hint(attn_viz::Remedy remedy) {
     return "";
 }
 
+// Everything a command printed reaches standard output, or the run fails with an I/O error: a full
+// disk (> /dev/full) or a closed file shows only when the buffered output is flushed.
+void flush_standard_output() {
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+    const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+    throw attn_viz::Error(attn_viz::ErrorKind::io, "standard output: write failed" + reason);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,7 +86,9 @@ int main(int argc, char** argv) {
         return attn_viz::exit_code(attn_viz::ErrorKind::usage);
     }
     try {
-        return action ? action() : 0;
+        const int status = action ? action() : 0;
+        flush_standard_output();
+        return status;
     } catch (const attn_viz::Error& e) {
         std::fprintf(stderr, "attn-viz: error: %s%s\n", e.what(), remedy_hint(e.remedy()).c_str());
         return attn_viz::exit_code(e.kind());

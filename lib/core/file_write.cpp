@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,14 +14,44 @@ namespace attn_viz {
 
 namespace {
 
+struct StagedNames {
+    std::mutex mutex;
+    std::map<std::string, std::string> final_path;  // by staged path
+};
+
+StagedNames& staged_names() {
+    static StagedNames names;
+    return names;
+}
+
+// The name the user knows `path` by: its final path when it is a staged file, else itself.
+std::string user_name(const std::string& path) {
+    StagedNames& names = staged_names();
+    const std::lock_guard lock(names.mutex);
+    const auto it = names.final_path.find(path);
+    return it == names.final_path.end() ? path : it->second;
+}
+
 [[noreturn]] void fail_io(const std::string& path, const std::string& what, int error_number) {
     throw Error(ErrorKind::io, path + ": " + what + ": " + std::strerror(error_number));
 }
 
 }  // namespace
 
+void name_staged_file(const std::string& staged_path, const std::string& final_path) {
+    StagedNames& names = staged_names();
+    const std::lock_guard lock(names.mutex);
+    names.final_path[staged_path] = final_path;
+}
+
+void forget_staged_file(const std::string& staged_path) {
+    StagedNames& names = staged_names();
+    const std::lock_guard lock(names.mutex);
+    names.final_path.erase(staged_path);
+}
+
 FileWriter::FileWriter(const std::string& path, std::string name_in_errors)
-    : name_(name_in_errors.empty() ? path : std::move(name_in_errors)) {
+    : name_(name_in_errors.empty() ? user_name(path) : std::move(name_in_errors)) {
     file_ = std::fopen(path.c_str(), "wb");
     if (!file_) fail_io(name_, "cannot open for writing", errno);
 }

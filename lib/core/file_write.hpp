@@ -10,7 +10,8 @@ namespace attn_viz {
 
 // A file written piece by piece (an .npy header, then its data, without joining them in memory).
 // Every failure throws Error(io, "<name>: <what failed>: <strerror(errno)>"), where the name is
-// `name_in_errors`, or `path` when that is empty.
+// `name_in_errors`, or when that is empty the name given to `path` by name_staged_file(), or
+// `path` itself.
 class FileWriter {
 public:
     explicit FileWriter(const std::string& path, std::string name_in_errors = "");  // creates or truncates
@@ -26,6 +27,13 @@ private:
     std::string name_;
     std::FILE* file_ = nullptr;
 };
+
+// A file written under a temporary name (a run's staging folder, report/output_dir.hpp) that
+// will be moved to `final_path`: FileWriter's errors about `staged_path` name `final_path`, the
+// file the user asked for ("out/stats.json: write failed: No space left on device"), unless the
+// writer is given a name of its own. forget_staged_file() drops the record.
+void name_staged_file(const std::string& staged_path, const std::string& final_path);
+void forget_staged_file(const std::string& staged_path);
 
 // Writes `bytes` to `path` (FileWriter's errors).
 void write_file_bytes(const std::string& path, std::string_view bytes);

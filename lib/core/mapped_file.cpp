@@ -3,41 +3,26 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.hpp"
-#include "input_files.hpp"
+#include "input_open.hpp"
+#include "unique_fd.hpp"
 
 namespace attn_viz {
 
 MappedFile::MappedFile(std::string path, const std::string& role) : path_(std::move(path)) {
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(ErrorKind::io, path_ + ": cannot open: " + std::strerror(errno));
+    const UniqueFd fd = open_input_file(path_, role);
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int stat_errno = errno;
-        ::close(fd);
-        throw Error(ErrorKind::io, path_ + ": cannot read its size: " + std::strerror(stat_errno));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error(ErrorKind::io, path_ + ": not a regular file (a directory, device or pipe)");
-    }
-    record_input_file(fd, path_, role);
+    if (::fstat(fd.get(), &st) != 0) throw Error(ErrorKind::io, path_ + ": cannot read its size: " + std::strerror(errno));
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
-        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            const int map_errno = errno;
-            ::close(fd);
-            throw Error(ErrorKind::io, path_ + ": cannot map: " + std::strerror(map_errno));
-        }
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+        if (p == MAP_FAILED) throw Error(ErrorKind::io, path_ + ": cannot map: " + std::strerror(errno));
         data_ = static_cast<const unsigned char*>(p);
     }
-    ::close(fd);
 }
 
 MappedFile::~MappedFile() {

@@ -19,6 +19,32 @@ float half_at(const unsigned char* p) {
     return f16_to_float(h);
 }
 
+// The other types of ggml.h's enum (up to MXFP4, 39), which attn-viz reads only in a file's
+// structure; nullptr for an id ggml never had or has removed (Q4_2, Q4_0_4_4, ...), which
+// llama.cpp's GGUF reader refuses too. Block bytes as the static_asserts of ggml-common.h.
+const GgmlTypeInfo* undecodable_entry(uint32_t type) {
+    static const GgmlTypeInfo others[] = {
+        {"IQ2_XXS", qk_k, 2 + qk_k / 4, false},                       // 16
+        {"IQ2_XS", qk_k, 2 + qk_k / 4 + qk_k / 32, false},            // 17
+        {"IQ3_XXS", qk_k, 2 + 3 * qk_k / 8, false},                   // 18
+        {"IQ1_S", qk_k, 2 + qk_k / 8 + qk_k / 16, false},             // 19
+        {"IQ4_NL", qk, 2 + qk / 2, false},                            // 20
+        {"IQ3_S", qk_k, 2 + 13 * (qk_k / 32) + qk_k / 64, false},     // 21
+        {"IQ2_S", qk_k, 2 + qk_k / 4 + qk_k / 16, false},             // 22
+        {"IQ4_XS", qk_k, 2 + 2 + qk_k / 2 + qk_k / 64, false},        // 23
+        {"I8", 1, 1, false}, {"I16", 1, 2, false}, {"I32", 1, 4, false}, {"I64", 1, 8, false},  // 24..27
+        {"F64", 1, 8, false},                                         // 28
+        {"IQ1_M", qk_k, qk_k / 8 + qk_k / 16 + qk_k / 32, false},     // 29
+    };
+    static const GgmlTypeInfo tq1_0{"TQ1_0", qk_k, 2 + 4 + 48, false}, tq2_0{"TQ2_0", qk_k, 2 + qk_k / 4, false};
+    static const GgmlTypeInfo mxfp4{"MXFP4", qk, 1 + qk / 2, false};
+    if (type >= 16 && type <= 29) return &others[type - 16];
+    if (type == 34) return &tq1_0;
+    if (type == 35) return &tq2_0;
+    if (type == 39) return &mxfp4;
+    return nullptr;
+}
+
 // The known types by id; block bytes as the static_asserts of ggml-common.h.
 const GgmlTypeInfo* table_entry(uint32_t type) {
     static const GgmlTypeInfo f32{"F32", 1, 4, true}, f16{"F16", 1, 2, true}, bf16{"BF16", 1, 2, true};
@@ -48,7 +74,7 @@ const GgmlTypeInfo* table_entry(uint32_t type) {
         case GgmlType::q6_k: return &q6_k;
         case GgmlType::q8_k: return &q8_k;
     }
-    return nullptr;
+    return undecodable_entry(type);
 }
 
 // Q4_0 / Q4_1: scale d (and min m), 16 bytes of nibbles: low nibbles are values 0..15, high 16..31.

@@ -2,11 +2,13 @@
 #include "gguf.hpp"
 
 #include <cstring>
-#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.hpp"
 #include "finite.hpp"
 #include "ggml_quants.hpp"
+#include "input_open.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
 
@@ -349,6 +351,10 @@ void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
                                                              "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
 }
 
+void gguf_check_model_tensors(const GgufFile& file) {
+    for (const GgufTensorInfo& tensor : file.tensors()) file.check_decodable(tensor);
+}
+
 int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture) {
     const std::optional<uint64_t> value = file.get_uint(key);
     if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a " + architecture + " model)");
@@ -370,9 +376,11 @@ Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std
 }
 
 bool is_gguf_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return false;
+    const UniqueFd fd = open_input_file(path, "");
     char magic[4] = {};
-    return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+    return ::read(fd.get(), magic, 4) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
 }
 
 }  // namespace attn_viz

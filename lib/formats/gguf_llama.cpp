@@ -136,6 +136,7 @@ namespace {
 LlamaWeights read_outside_blocks(const GgufFile& file) {
     LlamaWeights w;
     w.config = gguf_llama_config(file);
+    gguf_check_model_tensors(file);
     const Llama2cConfig& c = w.config;
     w.token_embedding = load_shaped(file, "token_embd.weight", {c.vocab_size, c.dim});
     w.rms_final = load_shaped(file, "output_norm.weight", {c.dim});

@@ -163,6 +163,7 @@ TransformerWeights read_gguf_transformer(const GgufFile& file) {
     if (std::find(known.begin(), known.end(), architecture) == known.end())
         fail_input(file.path(), "general.architecture is \"" + escape_invalid_utf8(architecture) +
                                     "\"; this reader takes GGUF models of architecture gpt2, gptneox or bert (llama: gguf_llama.hpp)");
+    gguf_check_model_tensors(file);
     const GgufModelReader r(file, architecture);
     if (architecture == "bert") return read_bert(r);
     const bool neox = architecture == "gptneox";

@@ -329,28 +329,42 @@ std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool 
     return impl;
 }
 
-// tokenizer_config.json: the BOS/EOS tokens, and add_bos_token / add_eos_token where it says.
-void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config) {
+// tokenizer_config.json (named `where` in errors): the BOS/EOS tokens, and add_bos_token /
+// add_eos_token where it says. A special token it names must be in the vocabulary and a flag must
+// be a boolean: neither is dropped silently.
+void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const std::string& where) {
     auto special = [&](const char* key, const char* fallback) -> std::optional<int> {
-        if (const auto name = optional_string(config, key)) return impl.lookup(*name);
-        return impl.lookup(fallback);
+        const auto found = config.find(key);
+        if (found == config.end() || found->is_null()) return impl.lookup(fallback);
+        const std::optional<std::string> name = optional_string(config, key);
+        if (!name) fail_input(where, std::string("\"") + key + "\" must be a token (a string or {\"content\": ...})");
+        const std::optional<int> id = impl.lookup(*name);
+        if (!id) fail_input(where, std::string("\"") + key + "\" " + quote_text(*name) + " is not a token of the vocabulary");
+        return id;
+    };
+    auto flag = [&](const char* key) -> std::optional<bool> {
+        const auto found = config.find(key);
+        if (found == config.end() || found->is_null()) return std::nullopt;
+        if (!found->is_boolean()) fail_input(where, std::string("\"") + key + "\" must be true or false, not " + found->dump());
+        return found->get<bool>();
     };
     impl.bos = special("bos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "<s>");
     impl.eos = special("eos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "</s>");
-    if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
+    if (const std::optional<bool> add_bos = flag("add_bos_token")) {
         impl.prefix_ids.clear();
-        if (config["add_bos_token"].get<bool>() && impl.bos) impl.prefix_ids.push_back(*impl.bos);
+        if (*add_bos && impl.bos) impl.prefix_ids.push_back(*impl.bos);
     }
-    if (config.contains("add_eos_token") && config["add_eos_token"].is_boolean()) {
+    if (const std::optional<bool> add_eos = flag("add_eos_token")) {
         impl.suffix_ids.clear();
-        if (config["add_eos_token"].get<bool>() && impl.eos) impl.suffix_ids.push_back(*impl.eos);
+        if (*add_eos && impl.eos) impl.suffix_ids.push_back(*impl.eos);
     }
 }
 
 // The pipeline built by `make` (a JSON type error anywhere is the file's fault), its ids indexed
 // and checked, then the configuration applied.
 template <typename Make>
-std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, const json& config, Make make) {
+std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, const json& config, const std::string& config_where,
+                                                    Make make) {
     std::unique_ptr<HfTokenizer::Impl> impl;
     try {
         impl = make();
@@ -358,7 +372,7 @@ std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, co
         fail_input(where, std::string("malformed tokenizer: ") + e.what());
     }
     impl->index_ids();
-    apply_tokenizer_config(*impl, config);
+    apply_tokenizer_config(*impl, config, config_where);
     // What add_special_tokens puts around a text must be tokens of the vocabulary.
     const size_t vocab_size = impl->token_of_id.size();
     for (const std::vector<int>* ids : {&impl->prefix_ids, &impl->suffix_ids})
@@ -394,11 +408,12 @@ HfTokenizer HfTokenizer::load(const std::string& path, const LoadLimits& limits)
     const fs::path dir = folder ? fs::path(path) : fs::path(path).parent_path();
     const json config = read_optional_json(dir / "tokenizer_config.json", limits);
     // Step 2: ids indexed and checked, then the folder's configuration.
-    return HfTokenizer(checked_pipeline(path, config, [&] { return from_files(path, folder, dir, config, limits); }));
+    return HfTokenizer(checked_pipeline(path, config, (dir / "tokenizer_config.json").string(),
+                                        [&] { return from_files(path, folder, dir, config, limits); }));
 }
 
 HfTokenizer HfTokenizer::from_json(const nlohmann::json& tokenizer, const nlohmann::json& config, const std::string& where) {
-    return HfTokenizer(checked_pipeline(where, config, [&] { return from_tokenizer_doc(tokenizer, where); }));
+    return HfTokenizer(checked_pipeline(where, config, where, [&] { return from_tokenizer_doc(tokenizer, where); }));
 }
 
 const std::string& HfTokenizer::kind() const { return impl_->kind; }

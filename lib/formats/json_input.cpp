@@ -1,5 +1,6 @@
 #include "json_input.hpp"
 
+#include <set>
 #include <vector>
 
 #include "error.hpp"
@@ -32,21 +33,38 @@ std::string quoted_prefix(std::string_view text, size_t max_bytes) {
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace
-
-nlohmann::json parse_json_text(std::string_view text, const std::string& where, const std::string& invalid_what) {
+// Parses `text` with the nesting limit, showing every parser event to `also` as well.
+template <typename Also>
+nlohmann::json parse_json_checked(std::string_view text, const std::string& where, const std::string& invalid_what, Also also) {
     using event = nlohmann::json::parse_event_t;
-    // `depth` counts the arrays and objects already open around the one starting.
-    const auto refuse_deep_nesting = [&where](int depth, event e, const nlohmann::json&) {
+    // `depth` counts the arrays and objects already open around the one starting (around a key:
+    // its object's depth, 1 for the top level's keys).
+    const auto callback = [&where, &also](int depth, event e, nlohmann::json& parsed) {
         if ((e == event::array_start || e == event::object_start) && depth >= max_json_nesting)
             fail_input(where, "JSON nesting deeper than " + std::to_string(max_json_nesting) + " levels");
+        also(depth, e, parsed);
         return true;
     };
     try {
-        return nlohmann::json::parse(text, refuse_deep_nesting);
+        return nlohmann::json::parse(text, callback);
     } catch (const nlohmann::json::exception& e) {
         fail_input(where, invalid_what + ": " + cut(e.what(), max_parser_reason_bytes));
     }
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& where, const std::string& invalid_what) {
+    return parse_json_checked(text, where, invalid_what, [](int, nlohmann::json::parse_event_t, const nlohmann::json&) {});
+}
+
+nlohmann::json parse_json_unique_names(std::string_view text, const std::string& where, const std::string& invalid_what,
+                                       const std::string& name_what) {
+    std::set<std::string> names;
+    return parse_json_checked(text, where, invalid_what, [&](int depth, nlohmann::json::parse_event_t e, const nlohmann::json& parsed) {
+        if (e == nlohmann::json::parse_event_t::key && depth == 1 && !names.insert(parsed.get<std::string>()).second)
+            fail_input(where, name_what + " " + quoted_prefix(parsed.get<std::string>(), max_parser_reason_bytes) + " appears twice");
+    });
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits) {

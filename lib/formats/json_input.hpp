@@ -23,6 +23,12 @@ constexpr int max_json_nesting = 64;
 nlohmann::json parse_json_text(std::string_view text, const std::string& where,
                                const std::string& invalid_what = "invalid JSON");
 
+// parse_json_text for a document whose top-level object names things (a safetensors header's
+// tensors), refusing one named twice: Error(bad_input) "<where>: <name_what> \"x\" appears twice"
+// (a parser keeps the last silently).
+nlohmann::json parse_json_unique_names(std::string_view text, const std::string& where, const std::string& invalid_what,
+                                       const std::string& name_what);
+
 // Parses a whole JSON file (memory-mapped) as parse_json_text does, with errors naming it; a file
 // whose parsed form could exceed limits.memory_budget is refused before parsing. The file is
 // recorded as an input read as `role` ("weights", "input sequence").

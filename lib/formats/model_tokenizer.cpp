@@ -9,6 +9,7 @@
 #include "hf_tokenizer.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "llama_model_file.hpp"
+#include "memory_budget.hpp"
 
 namespace attn_viz {
 
@@ -82,6 +83,11 @@ std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_pa
         return std::make_unique<Llama2cModelTokenizer>(read_gguf_llama_tokenizer(file, vocab_size));
     }
     return std::make_unique<Llama2cModelTokenizer>(read_llama_tokenizer(model_path, tokenizer_path, vocab_size, limits));
+}
+
+void check_tokenizing_memory(uint64_t text_bytes, uint64_t budget, const std::string& where) {
+    check_memory_elements(text_bytes, tokenize_bytes_per_text_byte, budget,
+                          where + ": tokenizing " + std::to_string(text_bytes) + " bytes of text");
 }
 
 }  // namespace attn_viz

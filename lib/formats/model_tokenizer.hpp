@@ -47,4 +47,14 @@ std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const st
 std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                                      const LoadLimits& limits = {});
 
+// Upper bound of the memory that encoding a text and labelling its tokens takes per byte of text
+// (ids, labels, the table or JSON line, the encoders' working lists): 55 to 61 measured with
+// stories260K's tokenizer.json on 1 and 2 MB lines (docs/reliability.md, memory budget), with margin.
+constexpr uint64_t tokenize_bytes_per_text_byte = 80;
+
+// Throws Error(bad_input, "<where>: tokenizing N bytes of text needs M bytes, more than the
+// memory budget ...", Remedy::raise_memory_budget) when a text of `text_bytes` cannot be
+// tokenized within `budget`.
+void check_tokenizing_memory(uint64_t text_bytes, uint64_t budget, const std::string& where);
+
 }  // namespace attn_viz

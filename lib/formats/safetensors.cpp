@@ -126,8 +126,8 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
 
     // Step 2: parse the JSON header.
     check_memory_elements(header_len, json_bytes_per_text_byte, limits_.memory_budget, path_ + ": parsing the safetensors header");
-    const nlohmann::json header = parse_json_text(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len),
-                                                  path_, "safetensors header is not valid JSON");
+    const nlohmann::json header = parse_json_unique_names(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len),
+                                                          path_, "safetensors header is not valid JSON", "safetensors header: tensor");
     if (!header.is_object()) fail_input(path_, "safetensors header is not a JSON object");
 
     // Step 3: validate every entry on its own, then the byte ranges against the buffer.

@@ -1,14 +1,11 @@
 #include "sequence_stream.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 
 #include "error.hpp"
-#include "input_files.hpp"
 #include "json_input.hpp"
 #include "memory_budget.hpp"
 
@@ -52,9 +49,7 @@ CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limi
         base_dir_ = path;
         return;
     }
-    jsonl_.open(path);
-    if (!jsonl_) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
-    record_input_file(path, "corpus");
+    jsonl_ = std::make_unique<InputLines>(path, "corpus");
     base_dir_ = fs::path(path).parent_path().string();
 }
 
@@ -74,18 +69,16 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         }
         return false;
     }
-    while (std::getline(jsonl_, line_)) {
-        ++line_number_;
+    // Every line, another shard's too, is held only up to what parsing it within the budget allows
+    // (the fingerprint needs all of it), so every shard refuses the same over-long line.
+    while (jsonl_->next(line_, limits_.memory_budget / json_bytes_per_text_byte)) {
         if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
-        where = path_ + ":" + std::to_string(line_number_);
-        check_memory_elements(line_.size(), json_bytes_per_text_byte, limits_.memory_budget,
-                              where + ": parsing " + std::to_string(line_.size()) + " bytes of JSON");
+        where = path_ + ":" + std::to_string(jsonl_->line_number());
         doc = parse_json_text(line_, where);
         return true;
     }
-    if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));
     return false;
 }
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +15,7 @@
 
 #include "fingerprint.hpp"
 #include "input_file.hpp"
+#include "input_lines.hpp"
 #include "load_limits.hpp"
 
 namespace attn_viz {
@@ -39,7 +40,9 @@ CorpusShard parse_corpus_shard(const std::string& text);
 // other shards' lines without parsing them (a malformed line is reported by the shard that owns it).
 class CorpusDocuments {
 public:
-    // Opens `path` (a .jsonl file or a folder of .json files); every document is read within `limits`.
+    // Opens `path` (a .jsonl file or a folder of .json files); every document is read within `limits`:
+    // a line longer than the budget's share for parsing JSON (json_bytes_per_text_byte per byte) is
+    // refused, naming the file and line, as soon as that much of it is read.
     explicit CorpusDocuments(const std::string& path, const LoadLimits& limits = {}, CorpusShard shard = {});
 
     // Reads the shard's next document into `doc` and names it in `where` ("c.jsonl:17",
@@ -64,8 +67,7 @@ private:
     CorpusShard shard_;
     int64_t sequences_passed_ = 0;
     Fingerprint fingerprint_;
-    std::ifstream jsonl_;
-    int64_t line_number_ = 0;
+    std::unique_ptr<InputLines> jsonl_;  // JSONL mode
     std::string line_;
     std::vector<std::string> files_;  // folder mode, sorted by name
 

@@ -1,12 +1,10 @@
 // Tokenizing texts for display: inputs files, tables and JSON lines.
 #include "tokenized_texts.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 
 #include "error.hpp"
+#include "input_lines.hpp"
 #include "sequence_stream.hpp"
 #include "unicode_text.hpp"
 #include "utf8.hpp"
@@ -37,24 +35,23 @@ void for_each_jsonl_input(const std::string& path, const ModelTokenizer& tokeniz
     while (documents.next(doc, where)) {
         const ModelSequence sequence = parse_model_sequence(doc, where);
         if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
+        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
         on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
                 where);
     }
 }
 
-void for_each_text_line(const std::string& path, const ModelTokenizer& tokenizer,
+void for_each_text_line(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
                         const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
+    InputLines lines(path, "texts");
     std::string line;
-    for (int64_t number = 1; std::getline(in, line); ++number) {
+    while (lines.next(line, limits.memory_budget / tokenize_bytes_per_text_byte)) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.find_first_not_of(" \t") == std::string::npos) continue;
-        const std::string where = path + ":" + std::to_string(number);
+        const std::string where = path + ":" + std::to_string(lines.line_number());
         if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
         on_text(at_line(where, [&] { return tokenize_text(tokenizer, line); }), where);
     }
-    if (in.bad()) throw Error(ErrorKind::io, path + ": read failed: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -73,7 +70,7 @@ TokenizedText describe_ids(const ModelTokenizer& tokenizer, const std::vector<in
 void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
                               const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
     if (path.ends_with(".jsonl")) for_each_jsonl_input(path, tokenizer, limits, on_text);
-    else for_each_text_line(path, tokenizer, on_text);
+    else for_each_text_line(path, tokenizer, limits, on_text);
 }
 
 std::string token_table(const TokenizedText& tokenized) {

@@ -130,7 +130,9 @@ OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
                            : "attn-viz: interrupted: nothing written to " + dir_);
 }
 
-OutputDir::~OutputDir() = default;  // the staging folders remove themselves unless committed
+OutputDir::~OutputDir() {  // the staging folders remove themselves unless committed
+    for (const std::string& staged : staged_paths_) forget_staged_file(staged);
+}
 
 std::string OutputDir::file(const std::string& relative) {
     if (relative != manifest_name && !is_attn_viz_output_name(relative))
@@ -146,8 +148,10 @@ std::string OutputDir::file(const std::string& relative) {
     }
     const fs::path target = fs::path(staging_->path()) / relative;
     fs::create_directories(target.parent_path(), ec);
-    if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
+    if (ec) throw Error(ErrorKind::io, fs::path(destination).parent_path().string() + ": cannot create: " + ec.message());
     files_.push_back(relative);
+    staged_paths_.push_back(target.string());
+    name_staged_file(target.string(), destination);
     return target.string();
 }
 
@@ -168,7 +172,9 @@ std::string OutputDir::external_file(const std::string& final_path) {
         staging = std::make_unique<StagingDir>(final_path);
     }
     externals_.push_back({final_path, target.filename().string(), staging.get()});
-    return staging->path() + "/" + externals_.back().staged_name;
+    staged_paths_.push_back(staging->path() + "/" + externals_.back().staged_name);
+    name_staged_file(staged_paths_.back(), final_path);
+    return staged_paths_.back();
 }
 
 void OutputDir::protect_inputs(const std::vector<std::string>& inputs) {

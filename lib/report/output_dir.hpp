@@ -63,6 +63,7 @@ private:
     std::vector<std::string> files_;                                    // relative paths in staging
     std::map<std::string, std::unique_ptr<StagingDir>> external_staging_;  // by the externals' folder
     std::vector<External> externals_;
+    std::vector<std::string> staged_paths_;  // every staged file, named in errors by its destination (file_write.hpp)
     void move_into_existing_dir();
 };
 

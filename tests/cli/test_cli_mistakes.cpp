@@ -113,4 +113,22 @@ TEST_CASE("model: a text longer than the model's context is refused at once, nam
     CHECK_MESSAGE(fits.exit_code == 0, fits.output);
 }
 
+TEST_CASE("--tokens '' is refused as --tokens ' , ' is, by model and by compare of two models") {
+    ScratchDir dir;
+    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 8, 16));
+    write_text(dir / "tok.bin", llama2c_tokenizer_bytes(8));
+    const std::string model = " --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
+    for (const std::string& empty : {"''", "' , '"}) {
+        CAPTURE(empty);
+        check_one_line(run_attn_viz("model" + model + " --tokens " + empty + " -q --out " + (dir / "out")), 2, "--tokens: no token ids given");
+        check_one_line(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") +
+                                    " --tokens " + empty),
+                       2, "--tokens: no token ids given");
+        // Beside --text, an empty --tokens is not dropped in favour of the text.
+        CHECK(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " --text a --tokens " +
+                           empty).exit_code == 2);
+    }
+    CHECK(!fs::exists(dir / "out"));
+}
+
 }

@@ -124,9 +124,10 @@ TEST_CASE("a file size limit (disk full) mid-write: exit 4 with a message, stagi
     // attn-viz ignores SIGXFSZ, so write() fails with EFBIG and the run ends through its I/O error.
     CommandResult r = run_command("ulimit -f 2; '" ATTN_VIZ_BINARY "' " + args);
     CHECK(r.exit_code == 4);
-    // The first file over the limit is named (stats.json in the staging folder beside out/).
-    CHECK(r.output.find(dir / "out") != std::string::npos);
-    CHECK(r.output.find("write failed") != std::string::npos);
+    // The first file over the limit is named as the user knows it (out/stats.json), not by its
+    // path in the staging folder beside out/.
+    CHECK(r.output.find("attn-viz: error: " + (dir / "out/stats.json") + ": write failed: File too large") != std::string::npos);
+    CHECK(r.output.find("attn-viz-partial") == std::string::npos);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out", "a.npy"});
     CHECK(snapshot(dir / "out") == before);
     CHECK(read_text(dir / "a.npy") == dump_before);
@@ -141,6 +142,29 @@ TEST_CASE("a dump to /dev/full fails with exit 4 and leaves no run directory") {
     CHECK(r.output.find("attn-viz: error: /dev/full: write failed") != std::string::npos);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json"});
     CHECK(fs::is_character_file("/dev/full"));
+}
+
+TEST_CASE("standard output to /dev/full: tokenize, model --json and run exit 4 with one line naming it") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 5);
+    std::vector<std::string> commands = {"run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out")};
+    const std::string stories = stories260k_dir();
+    if (!stories.empty()) {
+        const std::string model = " --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin";
+        commands.push_back("tokenize --model " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin --text 'Once upon a time'");
+        commands.push_back("model --json --stats-only" + model + " --text 'Once upon a time' --out " + (dir / "model"));
+    }
+    for (const std::string& command : commands) {
+        CAPTURE(command);
+        const CommandResult r = run_command("('" ATTN_VIZ_BINARY "' " + command + " > /dev/full)");
+        CHECK(r.exit_code == 4);
+        // One line; the reason (No space left on device) when the last write is the one that failed.
+        CHECK(r.output.rfind("attn-viz: error: standard output: write failed", 0) == 0);
+        CHECK(r.output.find('\n') == r.output.size() - 1);
+        // The same command to a file that can hold it succeeds.
+        CHECK(run_command("'" ATTN_VIZ_BINARY "' " + command + " > " + (dir / "printed.txt")).exit_code == 0);
+        CHECK(!read_text(dir / "printed.txt").empty());
+    }
 }
 
 TEST_CASE("--out below a regular file is an I/O error (exit 4); a dump path that is a directory is refused (exit 2)") {

@@ -187,6 +187,29 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     expect_input_error([&] { read_llama_tokenizer(dir / "m.bin", "", V); }, {"m.bin", "tokenizer"});
 }
 
+TEST_CASE("GGUF llama: an unused tensor of a type attn-viz cannot decode refuses the model, by name, but not its tokenizer") {
+    ScratchDir dir;
+    const std::string path = dir / "extra.gguf";
+    // Q2_K (256 values in 84 bytes) and IQ2_XXS (256 in 66): read in the file's structure, used by nothing.
+    const std::pair<uint32_t, std::string> types[] = {{10, "Q2_K"}, {16, "IQ2_XXS"}};
+    for (const auto& [type, name] : types) {
+        CAPTURE(name);
+        WrittenModel m = llama_model();
+        m.builder.add_tensor("unused.weight", {256}, type, std::string(type == 10 ? 84 : 66, '\x11'));
+        write_text(path, m.builder.bytes());
+        expect_input_error([&] { read_llama_model(path); },
+                           {"extra.gguf: tensor \"unused.weight\": is of type " + name + ", which attn-viz cannot decode"});
+        const GgufFile file(path);  // the file's structure is read
+        CHECK(file.find_tensor("unused.weight")->bytes == (type == 10 ? 84u : 66u));
+        CHECK(read_llama_tokenizer(path, "", V).vocab_size() == V);  // a vocabulary read takes no tensor
+    }
+    // A type id ggml does not have (removed Q4_2) refuses the file as soon as it is opened.
+    WrittenModel m = llama_model();
+    m.builder.add_tensor("unused.weight", {32}, 4, std::string(18, '\x11'));
+    write_text(path, m.builder.bytes());
+    expect_input_error([&] { GgufFile{path}; }, {"extra.gguf", "unknown ggml type 4"});
+}
+
 TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checked on its own or against a model") {
     ScratchDir dir;
     auto tokenizer_file = [&](std::vector<std::string> tokens, uint32_t eos) {

@@ -138,6 +138,13 @@ TEST_CASE("safetensors rejects hostile headers before allocating") {
     expect_rejected(dir, safetensors_bytes(one("F32", "[2]", "[0,8]"), 8, 1000), "exceeds the file");
     expect_rejected(dir, safetensors_bytes(one("F32", "[2]", "[0,8]"), 8, uint64_t{1} << 62), "absurd");
     expect_rejected(dir, safetensors_bytes("{\"t\": {\"dtype\": \"F32\", ", 8), "not valid JSON");
+    // One tensor named twice (a JSON parser keeps the last silently), even with the same entry.
+    expect_rejected(dir, safetensors_bytes(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                           R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+                    "safetensors header: tensor \"t\" appears twice");
+    expect_rejected(dir, safetensors_bytes(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                           R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8),
+                    "appears twice");
     expect_rejected(dir, safetensors_bytes("[1, 2, 3]", 8), "not a JSON object");
     expect_rejected(dir, safetensors_bytes(R"({"t": 5})", 8), "not an object");
     expect_rejected(dir, std::string("\x05\x00\x00", 3), "too short");

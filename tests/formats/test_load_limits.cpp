@@ -53,7 +53,7 @@ TEST_CASE("a corpus stream checks each line against the budget and passes its li
     const uint64_t needed = line.size() * json_bytes_per_text_byte;
     CHECK(read_stream(dir / "c.jsonl", D, limits_with_budget(needed)) == 2);
     check_error([&] { read_stream(dir / "c.jsonl", D, limits_with_budget(needed - 1)); }, ErrorKind::bad_input,
-                {"c.jsonl:1: parsing " + std::to_string(line.size()) + " bytes of JSON needs", "memory budget"},
+                {"c.jsonl:1: line is longer than " + std::to_string(line.size() - 1) + " bytes, the longest the memory budget allows"},
                 Remedy::raise_memory_budget);
 
     rows[0][1] = 1e39;  // beyond float32

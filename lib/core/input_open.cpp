@@ -1,0 +1,41 @@
+#include "input_open.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "error.hpp"
+#include "input_files.hpp"
+
+namespace attn_viz {
+namespace {
+
+// What a file that is not a regular file is, for "<path>: is <this>, not a file".
+const char* file_type_name(mode_t mode) {
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
+}  // namespace
+
+UniqueFd open_input_file(const std::string& path, const std::string& role) {
+    // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; O_NOCTTY: a
+    // terminal device never becomes the controlling terminal.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) throw Error(ErrorKind::io, path + ": cannot read its type: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::io, path + ": is " + file_type_name(st.st_mode) + ", not a regular file");
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+        throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
+    record_input_file(fd.get(), path, role);
+    return fd;
+}
+
+}  // namespace attn_viz
