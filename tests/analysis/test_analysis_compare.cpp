@@ -83,7 +83,7 @@ TEST_CASE("attn-viz compare exits 1 above --fail-above and 0 for identical check
                                    " --fail-above 0.5 --out " + (dir / "cmp"));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(r.output.find("head 3: js_distance") != std::string::npos);
+    CHECK(r.output.find("attn-viz: L0H3: js_distance") != std::string::npos);
     const auto j = nlohmann::json::parse(read_text(dir / "cmp/compare.json"));
     CHECK(j["heads"].size() == 6);
     r = run_attn_viz("compare " + (dir / "a.json") + " " + (dir / "a.json") + " --input " + (dir / "x.json") +
