@@ -9,9 +9,10 @@
 #include "commands.hpp"
 #include "compare_models.hpp"
 #include "compare_pictures.hpp"
+#include "compare_summary.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
-#include "head_names.hpp"
+#include "findings.hpp"
 #include "head_compare.hpp"
 #include "json_text.hpp"
 #include "layer_options.hpp"
@@ -23,6 +24,7 @@
 #include "provenance.hpp"
 #include "ranked_compare.hpp"
 #include "report.hpp"
+#include "stats_report.hpp"
 #include "token_ids.hpp"
 
 namespace attn_viz_cli {
@@ -64,9 +66,13 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "without it)")
         ->check(CLI::ExistingPath);
     add_layer_options(cmd, o.layer, o.layer_values);
+    cmd->add_option("--generate", o.model_input.generate,
+                    "Models: also generate N tokens greedily with each model from the input and say at which step the "
+                    "continuations part")
+        ->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--diff-pictures", o.diff_pictures,
-                    "Layers: draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "
-                    "DIR/diff_head_NN.png (needs --out)")
+                    "Draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "
+                    "DIR/diff_head_NN.png (models: DIR/diff_layer_LL_head_NN.png) (needs --out)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
     cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
     cmd->add_option("--fail-metric", o.fail_metric,
@@ -81,19 +87,22 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
     });
 }
 
-// 1 when --fail-above is given and some head's --fail-metric exceeds it (each such head named as
-// L1H5; first_layer: the checkpoint layer of the comparison's first, compare --layer N).
-int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c, int64_t first_layer) {
-    using namespace attn_viz;
-    const std::vector<double> metric = comparison_metric(c, o.fail_metric);
-    if (o.fail_above < 0) return 0;
-    const std::vector<int64_t> failing = heads_above(metric, o.fail_above);
-    for (int64_t n : failing) {
-        const HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
-        std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n", head_name(first_layer + id.layer, id.head).c_str(),
+// 1 when --fail-above is given and some head's --fail-metric exceeds it (each such head named).
+int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c, const std::vector<double>& metric,
+                const attn_viz::CompareSummary& summary) {
+    for (int64_t n : summary.failing)
+        std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n", attn_viz::head_tag(c.first.head_ids[static_cast<size_t>(n)]).c_str(),
                      o.fail_metric.c_str(), metric[static_cast<size_t>(n)], o.fail_above);
-    }
-    return failing.empty() ? 0 : 1;
+    return summary.failing.empty() ? 0 : 1;
+}
+
+// compare.json: the per-head comparison with the summary first (heads also ranked there).
+nlohmann::json compare_document(const attn_viz::HeadComparison& c, const attn_viz::CompareSummary& summary,
+                                const std::vector<double>& metric, const std::vector<double>& top1) {
+    nlohmann::json doc = attn_viz::comparison_json(c);
+    doc["summary"] = attn_viz::compare_summary_json(summary, c, metric, top1);
+    doc["provenance"] = run_provenance();
+    return doc;
 }
 
 int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
@@ -102,19 +111,34 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
     if (o.model_input.text.empty() == !o.model_input.token_ids)
         throw Error(ErrorKind::usage, "compare of two models needs one of --text or --tokens");
     const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    const std::vector<double> metric = comparison_metric(m.heads, o.fail_metric);
+    const CompareSummary summary = summarize_comparison(m.heads, metric, o.fail_metric, m.top1, o.fail_above);
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.model_input.tokenizer});
-        nlohmann::json doc = comparison_json(m.heads);
-        for (size_t n = 0; n < m.top1.size(); ++n)
-            doc["heads"][n]["top1_agreement"] = std::isnan(m.top1[n]) ? nlohmann::json() : nlohmann::json(m.top1[n]);
-        doc["provenance"] = run_provenance();
+        nlohmann::json doc = compare_document(m.heads, summary, metric, m.top1);
+        for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
+        if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
         write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
-        write_distance_picture(out.file("js_distance.png"), m.heads);
+        write_head_grid_picture(out.file("js_distance.png"), m.heads, m.heads.maps.js_distance,
+                                {"JS distance between the two models' maps, per head", "JS distance"});
+        write_head_grid_picture(out.file("map_correlation.png"), m.heads, m.heads.maps.correlation,
+                                {"Correlation of the two models' maps, per head", "map correlation", "viridis", -1, 1});
+        write_head_grid_picture(out.file("top1_agreement.png"), m.heads, m.top1,
+                                {"Queries whose strongest key agrees, per head", "top-1 agreement", "viridis", 0, 1});
+        if (o.diff_pictures > 0) {
+            std::vector<const LayerResult*> first, second;
+            for (size_t l = 0; l < m.run_a.layers.size(); ++l) first.push_back(&m.run_a.layers[l]), second.push_back(&m.run_b.layers[l]);
+            write_diff_pictures(out, m.heads, first, second, m.token_labels, o.diff_pictures);
+        }
         out.commit();
     }
-    if (!o.output.quiet) std::fputs(ranked_comparison_table(m.heads, m.top1).c_str(), stdout);
-    return exit_status(o, m.heads, 0);
+    if (!o.output.quiet) {
+        std::fputs(compare_summary_text(summary, m.heads, metric, m.top1).c_str(), stdout);
+        std::fputs(output_comparison_text(m).c_str(), stdout);
+        std::fputs(ranked_comparison_table(m.heads, m.top1).c_str(), stdout);
+    }
+    return exit_status(o, m.heads, metric, summary);
 }
 
 // One of the two checkpoints, through the loader that picks the format by file type (every format
@@ -137,6 +161,8 @@ int compare(CompareOptions& o) {
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
     if (is_whole_model_path(o.weights_a) || is_whole_model_path(o.weights_b)) return compare_models(o, options, limits);
+    if (o.model_input.generate > 0)
+        throw Error(ErrorKind::usage, "compare: --generate continues a text with two whole models; two layers have no next tokens");
     if (o.input.path.empty())
         throw Error(ErrorKind::usage, "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
                                       ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
@@ -154,20 +180,24 @@ int compare(CompareOptions& o) {
     request.key_excluded = input.key_excluded;
     AttentionLayer layer_a(backend, a), layer_b(backend, b);
     const LayerResult result_a = layer_a.run(request), result_b = layer_b.run(request);
-    const HeadComparison c = compare_runs({&result_a}, {&a}, {&result_b}, {&b}, token_ids_from_labels(input.tokens), options);
+    HeadComparison c = compare_runs({&result_a}, {&a}, {&result_b}, {&b}, token_ids_from_labels(input.tokens), options);
+    for (HeadId& id : c.first.head_ids) id.layer += o.layer.layer;  // named as the checkpoint's layer (--layer N)
+    const std::vector<double> metric = comparison_metric(c, o.fail_metric);
+    const CompareSummary summary = summarize_comparison(c, metric, o.fail_metric, {}, o.fail_above);
 
     // Step 3: report, then the exit status.
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.input.path, o.input.tokens_path});
-        nlohmann::json doc = comparison_json(c);
-        doc["provenance"] = run_provenance();
-        write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
+        write_file_atomically(out.file("compare.json"), dump_json(compare_document(c, summary, metric, {}), 1) + "\n");
         if (o.diff_pictures > 0) write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens, o.diff_pictures);
         out.commit();
     }
-    if (!o.output.quiet) std::fputs(comparison_table(c).c_str(), stdout);
-    return exit_status(o, c, o.layer.layer);
+    if (!o.output.quiet) {
+        std::fputs(compare_summary_text(summary, c, metric, {}).c_str(), stdout);
+        std::fputs(comparison_table(c).c_str(), stdout);
+    }
+    return exit_status(o, c, metric, summary);
 }
 
 }  // namespace

@@ -7,9 +7,11 @@
 #include <optional>
 #include <string>
 
+#include "generation.hpp"
 #include "head_analysis.hpp"
 #include "head_compare.hpp"
 #include "load_limits.hpp"
+#include "output_comparison.hpp"
 
 namespace attn_viz_cli {
 
@@ -17,11 +19,17 @@ struct ModelCompareInput {
     std::string tokenizer;  // llama2.c tokenizer.bin or tokenizer.json; "" = the first model's own (GGUF, folder)
     std::string text;       // encoded as the first model's tokenizer does
     std::optional<std::string> token_ids;  // "1,403,407" instead of text (given empty: refused as no ids)
+    int generate = 0;                      // > 0: both models' greedy continuations of this many tokens, compared
 };
 
 struct ModelComparison {
     attn_viz::HeadComparison heads;
-    std::vector<double> top1;  // [L * H] top-1 agreement
+    std::vector<double> top1;                          // [L * H] top-1 agreement
+    attn_viz::ModelRun run_a, run_b;                   // both forward passes (maps for --diff-pictures)
+    std::vector<std::string> token_labels;             // [T] the tokens' texts
+    std::optional<attn_viz::OutputComparison> output;  // next-token distributions (models with logits)
+    std::optional<Generation> generation_a, generation_b;
+    std::optional<attn_viz::GenerationComparison> generation;  // with generate > 0
 };
 
 // Whether `path` is a model compare runs whole: a folder (Hugging Face), GGUF (by magic) or a
@@ -29,11 +37,22 @@ struct ModelComparison {
 bool is_whole_model_path(const std::string& path);
 
 // Both models (same dim, layers, heads, KV heads and vocabulary, else Error(bad_input) naming
-// `b`) over the input's tokens.
+// `b`) over the input's tokens: every head compared, and for decoders the next-token outputs (and
+// with input.generate the greedy continuations; an encoder refuses it, Error(usage)).
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
                                      const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits);
 
-// DIR/js_distance.png: layers (rows) x heads (columns), colored by each head's JS distance.
-void write_distance_picture(const std::string& path, const attn_viz::HeadComparison& comparison);
+// The lines compare prints about the models' outputs: mean and largest KL, both losses, top-1
+// agreement of next tokens and, with generations, where the continuations part.
+std::string output_comparison_text(const ModelComparison& comparison);
+
+// A layers (rows) x heads (columns) picture of one per-head measure (JS distance, map correlation,
+// top-1 agreement), colored over [low, high]; an undefined head is drawn at `low`.
+struct HeadGridPicture {
+    std::string title, measure, colormap = "magma";
+    float low = 0, high = 0;  // high <= low: from 0 to the largest value
+};
+void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& comparison,
+                             const std::vector<double>& values, const HeadGridPicture& picture);
 
 }  // namespace attn_viz_cli

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <numeric>
 
+#include "compare_summary.hpp"
 #include "figure_map_comparison.hpp"
 
 namespace attn_viz_cli {
@@ -21,11 +21,7 @@ std::string picture_name(const attn_viz::HeadId& id, bool layers) {
 }  // namespace
 
 std::vector<int64_t> most_changed_heads(const attn_viz::HeadComparison& c, int64_t count) {
-    const std::vector<double>& distance = c.maps.js_distance;
-    std::vector<int64_t> order(distance.size());
-    std::iota(order.begin(), order.end(), 0);
-    const auto key = [&](int64_t n) { return std::isnan(distance[static_cast<size_t>(n)]) ? -1.0 : distance[static_cast<size_t>(n)]; };
-    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return key(x) > key(y); });
+    std::vector<int64_t> order = attn_viz::ranked_heads(c.maps.js_distance);
     order.resize(static_cast<size_t>(std::min<int64_t>(count, static_cast<int64_t>(order.size()))));
     return order;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "error.hpp"
+#include "findings.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
@@ -64,6 +65,7 @@ nlohmann::json comparison_json(const HeadComparison& c) {
     for (size_t n = 0; n < c.first.heads.size(); ++n) {
         const HeadId& id = c.first.head_ids[n];
         heads.push_back({{"index", n},
+                         {"name", head_tag(id)},
                          {"layer", id.layer},
                          {"head", id.head},
                          {"label_a", c.first.labels[n]},

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <numeric>
+
+#include "compare_summary.hpp"
 
 namespace attn_viz {
 namespace {
@@ -42,16 +42,13 @@ std::vector<double> top1_agreement(const std::vector<const LayerResult*>& first,
 
 std::string ranked_comparison_table(const HeadComparison& c, const std::vector<double>& top1) {
     const std::vector<double>& js = c.maps.js_distance;
-    std::vector<size_t> order(js.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    auto key = [&](size_t n) { return std::isnan(js[n]) ? -std::numeric_limits<double>::infinity() : js[n]; };
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return key(x) > key(y); });
     std::string out;
     char line[256];
     std::snprintf(line, sizeof line, "%5s %4s %10s %10s %7s  %-14s %-14s\n", "layer", "head", "JS dist", "map corr", "top-1", "label A",
                   "label B");
     out += line;
-    for (size_t n : order) {
+    for (const int64_t i : ranked_heads(js)) {
+        const size_t n = static_cast<size_t>(i);
         std::snprintf(line, sizeof line, "%5lld %4lld %10.6f %10.6f %7.3f  %-14s %-14s\n", static_cast<long long>(c.first.head_ids[n].layer),
                       static_cast<long long>(c.first.head_ids[n].head), js[n], c.maps.correlation[n], top1[n], c.first.labels[n].c_str(),
                       c.second.labels[n].c_str());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "error.hpp"
 #include "head_names.hpp"
@@ -78,21 +79,26 @@ double next_token_loss(const Tensor& logits, const std::vector<int>& tokens) {
     return total / static_cast<double>(T - 1);
 }
 
-double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
-    const int64_t T = clean.dim(0), vocab = clean.dim(1);
-    double total = 0;
+std::vector<double> next_token_kl(const Tensor& p_logits, const Tensor& q_logits) {
+    const int64_t T = p_logits.dim(0), vocab = p_logits.dim(1);
+    std::vector<double> kl(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) {
-        const float* p = clean.ptr() + t * vocab;
-        const float* q = ablated.ptr() + t * vocab;
+        const float* p = p_logits.ptr() + t * vocab;
+        const float* q = q_logits.ptr() + t * vocab;
         const double log_zp = log_sum_exp(p, vocab), log_zq = log_sum_exp(q, vocab);
-        double kl = 0;
+        double sum = 0;
         for (int64_t v = 0; v < vocab; ++v) {
             const double log_p = p[v] - log_zp, log_q = q[v] - log_zq;
-            kl += std::exp(log_p) * (log_p - log_q);
+            sum += std::exp(log_p) * (log_p - log_q);
         }
-        total += std::max(kl, 0.0);
+        kl[static_cast<size_t>(t)] = std::max(sum, 0.0);
     }
-    return total / static_cast<double>(T);
+    return kl;
+}
+
+double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
+    const std::vector<double> kl = next_token_kl(clean, ablated);
+    return std::accumulate(kl.begin(), kl.end(), 0.0) / static_cast<double>(kl.size());
 }
 
 AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,

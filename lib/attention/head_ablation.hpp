@@ -44,6 +44,9 @@ struct AblationReport {
 // mean_{t < T-1} -log softmax(logits_t)[tokens_{t+1}], in double; NaN when T = 1.
 double next_token_loss(const Tensor& logits, const std::vector<int>& tokens);
 
+// p_logits, q_logits: [T, V]. Per position t, KL(softmax(p_t) || softmax(q_t)) in nats, in double: [T].
+std::vector<double> next_token_kl(const Tensor& p_logits, const Tensor& q_logits);
+
 // clean, ablated: [T, V] logits. mean_t KL(softmax(clean_t) || softmax(ablated_t)), in double.
 double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
 
