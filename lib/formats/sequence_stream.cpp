@@ -11,6 +11,7 @@
 #include "input_files.hpp"
 #include "json_input.hpp"
 #include "memory_budget.hpp"
+#include "unicode_text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -34,8 +35,19 @@ CorpusShard parse_corpus_shard(const std::string& text) {
     return shard;
 }
 
-CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard)
-    : path_(path), limits_(limits), shard_(shard) {
+namespace {
+
+// A text line of a corpus as the document {"text": line}, without a trailing "\r".
+nlohmann::json text_document(std::string line, const std::string& where) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
+    return {{"text", std::move(line)}};
+}
+
+}  // namespace
+
+CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard, CorpusLines lines)
+    : path_(path), limits_(limits), shard_(shard), text_lines_(lines == CorpusLines::json_or_text && !path.ends_with(".jsonl")) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
@@ -82,7 +94,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         where = path_ + ":" + std::to_string(line_number_);
         check_memory_elements(line_.size(), json_bytes_per_text_byte, limits_.memory_budget,
                               where + ": parsing " + std::to_string(line_.size()) + " bytes of JSON");
-        doc = parse_json_text(line_, where);
+        doc = text_lines_ ? text_document(line_, where) : parse_json_text(line_, where);
         return true;
     }
     if (jsonl_.bad()) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));

@@ -1,10 +1,7 @@
 // Tokenizing texts for display: inputs files, tables and JSON lines.
 #include "tokenized_texts.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 
 #include "error.hpp"
 #include "sequence_stream.hpp"
@@ -29,34 +26,6 @@ TokenizedText at_line(const std::string& where, Tokenize tokenize) {
     }
 }
 
-void for_each_jsonl_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
-                          const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    CorpusDocuments documents(path, limits);
-    nlohmann::json doc;
-    std::string where;
-    while (documents.next(doc, where)) {
-        const ModelSequence sequence = parse_model_sequence(doc, where);
-        if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
-        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
-                where);
-    }
-}
-
-void for_each_text_line(const std::string& path, const ModelTokenizer& tokenizer,
-                        const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
-    std::string line;
-    for (int64_t number = 1; std::getline(in, line); ++number) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t") == std::string::npos) continue;
-        const std::string where = path + ":" + std::to_string(number);
-        if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
-        on_text(at_line(where, [&] { return tokenize_text(tokenizer, line); }), where);
-    }
-    if (in.bad()) throw Error(ErrorKind::io, path + ": read failed: " + std::strerror(errno));
-}
-
 }  // namespace
 
 TokenizedText tokenize_text(const ModelTokenizer& tokenizer, const std::string& text) {
@@ -72,8 +41,15 @@ TokenizedText describe_ids(const ModelTokenizer& tokenizer, const std::vector<in
 
 void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
                               const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    if (path.ends_with(".jsonl")) for_each_jsonl_input(path, tokenizer, limits, on_text);
-    else for_each_text_line(path, tokenizer, on_text);
+    CorpusDocuments documents(path, limits, {}, CorpusLines::json_or_text);
+    nlohmann::json doc;
+    std::string where;
+    while (documents.next(doc, where)) {
+        const ModelSequence sequence = parse_model_sequence(doc, where);
+        if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
+        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
+                where);
+    }
 }
 
 std::string token_table(const TokenizedText& tokenized) {

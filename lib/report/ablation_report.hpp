@@ -15,8 +15,9 @@ namespace attn_viz {
 // descending, then layer and head (undefined losses rank by kl).
 std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report);
 
-// Writes ablation.csv, ablation_delta_loss.png and ablation_kl.png (layers x heads; heads not
-// ablated are drawn as 0) into `out` and returns {"ablation": {...}} for stats.json.
+// Writes ablation.csv, and unless --stats-only (options.pictures false) ablation_delta_loss.png
+// and ablation_kl.png (layers x heads; heads not ablated are drawn as 0), into `out` and returns
+// {"ablation": {...}} for stats.json.
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& options);
 

@@ -64,7 +64,7 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         layers_.push_back(analyze_model({&result}, {&weights}, input_.token_ids, analysis));
     }
     // Step 2: its pictures, named and titled by the layer's number, and its overview tiles.
-    {
+    if (options_.pictures) {
         Timings::Scope t(timings_, "pictures");
         ReportInput in;
         in.layers = {&result};
@@ -77,7 +77,7 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         if (options_.svg && options_.svg->layer == layer) o.svg = HeadId{0, options_.svg->head};
         ValueRange range;
         dark_maps_ += write_layer_pictures(out_, in, o, layers_.back(), threads_, range, [&](const Tensor& drawn) {
-            if (options_.pictures) add_overview_layer(tiles_, drawn, result.visibility, options_.style, threads_);
+            add_overview_layer(tiles_, drawn, result.visibility, options_.style, threads_);
         });
         range_.vmin = std::min(range_.vmin, range.vmin), range_.vmax = std::max(range_.vmax, range.vmax);
     }
@@ -97,7 +97,7 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
         Timings::Scope t(timings_, "statistics");
         analysis = join_layer_analyses(layers_, options_.thresholds);
     }
-    Timings::Scope t(timings_, "pictures");
+    Timings::Scope t(timings_, output_files_stage(options_));
     nlohmann::json extra = {{"tokens", input_.tokens}, {"pair_scope", "layer"}};
     extra.update(input_.extra_stats);
     write_analysis_outputs(out_, "", analysis, extra, options_);
