@@ -158,13 +158,20 @@ TEST_CASE("a corpus whose repeated lines fall in different shards merges to the 
         }
     CHECK(one.labels == parts.labels);
 
-    // The same shard twice: refused by its coverage under one path, by its sequences' keys under
-    // a copy of the corpus at another path (the same corpus fingerprint, positions and sequences).
+    // The same shard twice: refused by its coverage (also from a copy of the corpus at another
+    // path: the same fingerprint), and by its sequences' keys where no coverage says so.
     test_support::expect_input_error([&] { merged.merge(shard(1, 3, "c.jsonl"), "again.json"); }, {"shard 1/3 of c.jsonl is already merged"});
     CorpusAccumulator halves;
     halves.merge(shard(0, 2, "c.jsonl"), "p0.json");
     test_support::expect_input_error([&] { halves.merge(shard(0, 2, "copy.jsonl"), "copy.json"); },
-                                     {"copy.json: 3 of its 3 sequences are already counted from p0.json"});
+                                     {"shard 0/2 of copy.jsonl is already merged from p0.json"});
+    nlohmann::json uncovered = shard(0, 2, "c.jsonl").partial_json();
+    uncovered.erase("corpora");
+    test_support::expect_input_error([&] { halves.merge(CorpusAccumulator::from_partial_json(uncovered, "bare.json"), "bare.json"); },
+                                     {"bare.json: 3 of its 3 sequences are already counted from p0.json"});
+    // Shard 1/2, which repeats shard 0's lines at other positions, is welcome.
+    halves.merge(shard(1, 2, "c.jsonl"), "p1.json");
+    CHECK(halves.num_sequences() == size);
     // Keys tell corpus, position and sequence apart.
     CHECK(corpus_sequence_key(1, 2, 3) != corpus_sequence_key(9, 2, 3));
     CHECK(corpus_sequence_key(1, 2, 3) != corpus_sequence_key(1, 4, 3));

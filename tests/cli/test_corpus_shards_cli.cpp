@@ -211,8 +211,8 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "other.json") + " --out " + (dir / "mixed"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("other weights") != std::string::npos, r.output);
-    // The ids of a text, given as ids, are the same sequence: a corpus of ids and a copy of it in
-    // text at another path counted twice, refused; two different corpora are both counted.
+    // A copy of a corpus at another path is the same corpus: counted twice, refused; two different
+    // corpora (even one of a text, one of its ids) are both counted.
     write_text(dir / "ids.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n{\"text\": \"ab\"}\n");
     write_text(dir / "copy.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n{\"text\": \"ab\"}\n");
     write_text(dir / "text.jsonl", "{\"text\": \"a b\"}\n");
@@ -223,7 +223,8 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     }
     r = run_attn_viz("merge -q " + (dir / "ids.json") + " " + (dir / "copy.json") + " --out " + (dir / "twice"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("2 of its 2 sequences are already counted") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("copy.json: shard 0/1 of " + (dir / "copy.jsonl") + " is already merged from ") != std::string::npos,
+                  r.output);
     r = run_attn_viz("merge " + (dir / "ids.json") + " " + (dir / "text.json") + " --out " + (dir / "two"));
     CHECK_MESSAGE(r.exit_code == 0, r.output);
     CHECK(read_stats(dir / "two")["num_sequences"] == 3);
@@ -254,15 +255,16 @@ TEST_CASE("model --inputs: a corpus whose repeated lines fall in different shard
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("shard 1/3 of ") != std::string::npos, r.output);
     CHECK(!fs::exists(dir / "twice"));
-    // Shard 1 again from a copy of the corpus under another name: the same sequences at the same
-    // positions of the same corpus, refused by their keys.
+    // Shard 1 again from a copy of the corpus under another name: the same corpus (fingerprint),
+    // refused.
     fs::copy_file(dir / "c.jsonl", dir / "copy.jsonl");
     r = run_attn_viz(model + " -q --inputs " + (dir / "copy.jsonl") + " --shard 1/3 --out " + (dir / "copy") + " --save-partial " +
                      (dir / "copy1.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     r = run_attn_viz("merge -q --allow-partial " + (dir / "p1.json") + " " + (dir / "copy1.json") + " --out " + (dir / "twice"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("copy1.json: 2 of its 2 sequences are already counted from ") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("copy1.json: shard 1/3 of " + (dir / "copy.jsonl") + " is already merged from ") != std::string::npos,
+                  r.output);
     CHECK(!fs::exists(dir / "twice"));
 }
 

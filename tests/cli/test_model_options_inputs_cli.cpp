@@ -4,7 +4,9 @@
 // of another vocabulary, a missing file), on a small random llama2.c model.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -69,18 +71,18 @@ TEST_CASE("model --stats-only: --ablate and --rollout write their tables and arr
 
 TEST_CASE("model -q --generate prints the continuation, and nothing else") {
     ScratchDir dir;
-    const std::string model = write_small_model(dir) + " --tokens 1,259,260 --generate 3 --stats-only --out ";
-    const CommandResult loud = run_attn_viz(model + (dir / "loud"));
+    const std::string model = write_small_model(dir) + " --tokens 1,259,260 --stats-only --out ";
+    const CommandResult loud = run_attn_viz(model + (dir / "loud") + " --generate 3");
     REQUIRE_MESSAGE(loud.exit_code == 0, loud.output);
     const size_t continuation = loud.output.find("greedy continuation");
     REQUIRE_MESSAGE(continuation != std::string::npos, loud.output);
     const size_t prompt = loud.output.rfind("prompt: ", continuation);
     REQUIRE(prompt != std::string::npos);
     const std::string lines = loud.output.substr(prompt, loud.output.find("wrote ", continuation) - prompt);
-    const CommandResult quiet = run_attn_viz(model + (dir / "quiet") + " -q");
+    const CommandResult quiet = run_attn_viz(model + (dir / "quiet") + " --generate 3 -q");
     REQUIRE_MESSAGE(quiet.exit_code == 0, quiet.output);
     CHECK(quiet.output == lines);
-    CHECK(run_attn_viz(model + (dir / "silent") + " -q --generate 0").output.empty());
+    CHECK(run_attn_viz(model + (dir / "silent") + " -q").output.empty());
 }
 
 TEST_CASE("model --inputs takes a plain text file, one text per line, as tokenize does; a .jsonl file stays JSON") {
