@@ -20,6 +20,7 @@
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
+#include "model_folder_files.hpp"
 #include "model_run.hpp"
 #include "model_tokenizer.hpp"
 #include "model_stream.hpp"
@@ -77,15 +78,18 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
                                       "induction scores for every head")
                           ->check(CLI::Range(1, 100000));
     CLI::Option* corpus = add_corpus_options(cmd, o.corpus,
-                                             "Corpus mode: a JSONL file with one {\"text\": \"...\"} or {\"tokens\": [1, 403, ...]} "
-                                             "per line (or a folder of such JSON files); every statistic is aggregated "
+                                             "Corpus mode: a text file of one text per line, a .jsonl file with one {\"text\": \"...\"} "
+                                             "or {\"tokens\": [1, 403, ...]} per line, or a folder of such JSON files (as tokenize "
+                                             "--inputs takes them); every statistic is aggregated "
                                              "(mean and std per head) with memory independent of their number");
     text->excludes(tokens)->excludes(induction)->excludes(corpus);
     tokens->excludes(induction)->excludes(corpus);
     induction->excludes(corpus);
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
     cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens (decoders only: not BERT)")->check(CLI::Range(0, 4096));
-    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
+    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced); optional with "
+                                       "--json, which without it prints the summary and writes nothing", false,
+                                       "Print no progress and no tables (--generate's continuation is still printed)"});
     cmd->add_option("--dump-attention", o.report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
     add_report_options(cmd, o.report, o.report_values);
@@ -109,6 +113,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
                                        "--generate, --ablate, --rollout, --flow");
+        check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
 
@@ -150,6 +155,7 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limit
                         attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
+    attn_viz::refuse_model_folder_file(o.checkpoint);
     in.model = attn_viz::open_whole_model(backend, o.checkpoint, limits);
     in.tokenizer = attn_viz::read_model_tokenizer(o.checkpoint, o.tokenizer, in.model->description().vocab_size, limits);
     if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.model->description());
@@ -228,7 +234,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
                                 attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
                                 RunOutput& printed, attn_viz::Timings& timings) {
     using namespace attn_viz;
-    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
+    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard, CorpusLines::json_or_text);
     CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
@@ -266,8 +272,8 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
         Timings::Scope t(timings, "statistics");
         std::vector<const LayerResult*> layers;
         for (const LayerResult& r : run.layers) layers.push_back(&r);
-        corpus.add(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
-                   token_sequence_fingerprint(ids));
+        corpus.add_corpus_sequence(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
+                                   token_sequence_fingerprint(ids), documents.position());
         progress.update(corpus.num_sequences());
     }
     progress.finish();
@@ -282,7 +288,7 @@ void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInpu
     Progress progress(progress_wanted(o.output.quiet), "token");
     const Generation g = generate(model, *in.tokenizer, in.ids, o.generate, [&](int64_t done, int64_t total) { progress.update(done, total); });
     const std::string prompt = in.tokenizer->decode(in.ids);
-    printed.add_text(generation_lines(g, prompt));
+    printed.add_result(generation_lines(g, prompt));
     printed.json()["generation"] = generation_json(g, prompt);
 }
 
@@ -320,7 +326,7 @@ int run_model(ModelOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_report_options(o.report, o.report_values);
-    o.report.pictures = !o.stats_only;
+    o.report.pictures = !o.stats_only && !o.output.out.empty();
     resolve_corpus_options(o.corpus);
     const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);
     const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
@@ -329,7 +335,8 @@ int run_model(ModelOptions& o) {
     // Step 1: the model, the tokenizer and the token ids, and the run's size, all validated
     // before anything is written (a corpus's sequences as they are read).
     Timings timings;
-    OutputDir out(o.output.out, o.output.force);
+    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
+    OutputDir& out = *out_dir;
     out.protect_inputs(inputs);
     OnednnBackend backend(o.report.threads);
     ModelInputs in = load_inputs(o, limits, backend, timings);

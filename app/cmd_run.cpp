@@ -62,7 +62,8 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--context", o.context, "Cross-attention: keys and values come from this sequence (same formats as "
                                             "--input); maps are T x S. Its attention_mask masks keys")
         ->check(CLI::ExistingFile);
-    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced)"});
+    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced); optional with "
+                                       "--json, which without it prints the summary and writes nothing", false});
     cmd->add_option("--dump-attention", o.report.dump_attention,
                     "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]");
@@ -78,6 +79,7 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
         if (!o.inputs.empty() && !o.corpus.path.empty())
             throw CLI::ValidationError("--input and --inputs", "give one or more --input, or one --inputs corpus, not both");
         if (!o.corpus.path.empty()) check_corpus_mode(o.report, o.report_values, !o.context.empty(), "--context");
+        check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
 
@@ -232,8 +234,8 @@ nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limit
         request.key_excluded = sequence.key_excluded;
         LayerResult result = runner.run(request, where + ": ");
         Timings::Scope t(runner.timings, "statistics");
-        corpus.add(analyze_layer(result, &runner.weights, token_ids_from_labels(sequence.tokens), options),
-                   sequence_fingerprint(sequence.embeddings, sequence.key_excluded));
+        corpus.add_corpus_sequence(analyze_layer(result, &runner.weights, token_ids_from_labels(sequence.tokens), options),
+                                   sequence_fingerprint(sequence.embeddings, sequence.key_excluded), stream.documents().position());
         runner.layer.recycle(std::move(result));
         progress.update(corpus.num_sequences());
     }
@@ -246,14 +248,15 @@ int run(RunOptions& o) {
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
     resolve_report_options(o.report, o.report_values, o.layer.layer);
-    o.report.pictures = !o.stats_only;
+    o.report.pictures = !o.stats_only && !o.output.out.empty();
     resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = input_paths(o);
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
 
     // Step 1: read and validate every input, and the run's size, before anything is written.
     Timings timings;
-    OutputDir out(o.output.out, o.output.force);
+    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
+    OutputDir& out = *out_dir;
     out.protect_inputs(inputs);
     const RunInputs in = load_inputs(o, limits, timings);
     check_run_memory(o, in, limits);

@@ -29,6 +29,12 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
         throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html, --svg and --map are for one sequence");
 }
 
+std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values,
+                                                        const CorpusOptionValues& corpus) {
+    return {{"--dump-attention", !report.dump_attention.empty()}, {"--dump-output", !report.dump_output.empty()},
+            {"--save-partial", !corpus.save_partial.empty()}, {"--html", report.html}, {"--svg", !report_values.svg.empty()}};
+}
+
 nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
                                  const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
                                  attn_viz::OutputDir& out, RunOutput& printed) {

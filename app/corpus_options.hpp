@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -32,6 +34,11 @@ void resolve_corpus_options(CorpusOptionValues& values);
 // when `other_given` (CLI::ValidationError, exit 2).
 void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
                        const std::string& other);
+
+// The options of run and model that write files besides --out (check_out_or_json): --dump-attention,
+// --dump-output, --save-partial, --html and --svg, each with whether it was given.
+std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values,
+                                                        const CorpusOptionValues& corpus);
 
 // The end of a corpus run whose `documents` have been read to the end: records which shard of
 // which corpus `corpus` covers, writes the report (stats.json with "corpora" and "provenance", CSV

@@ -11,6 +11,18 @@ void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputH
     cmd->add_flag("-q,--quiet", values.quiet, help.quiet);
 }
 
+void check_out_or_json(const OutputOptionValues& values, bool json, const std::vector<std::pair<std::string, bool>>& files) {
+    if (!values.out.empty()) return;
+    if (!json) throw CLI::RequiredError("--out (or --json, to print the summary and write nothing)");
+    for (const auto& [name, given] : files)
+        if (given) throw CLI::ValidationError(name, "writes a file: give --out (without it, --json writes nothing)");
+}
+
+std::unique_ptr<attn_viz::OutputDir> open_output_dir(const OutputOptionValues& values) {
+    if (values.out.empty()) return std::make_unique<attn_viz::OutputDir>(attn_viz::OutputDir::KeepNothing{});
+    return std::make_unique<attn_viz::OutputDir>(values.out, values.force);
+}
+
 void add_threshold_option(CLI::App* cmd, std::vector<std::string>& assignments) {
     cmd->add_option("--threshold", assignments,
                     "Override a label or redundancy threshold, NAME=VALUE (repeatable; names and defaults in docs/metrics.md)");

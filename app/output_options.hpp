@@ -2,12 +2,15 @@
 // prints (--out, --force, -q/--quiet), and the analysis knobs --threshold and --threads.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "head_labels.hpp"
+#include "output_dir.hpp"
 
 namespace attn_viz_cli {
 
@@ -25,6 +28,15 @@ struct OutputHelp {
 
 // Adds --out, --force and -q/--quiet.
 void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputHelp& help);
+
+// For run and model, whose --out is optional with --json: without --out, --json prints the
+// summary and nothing is written. Refuses (CLI::RequiredError or ValidationError, exit 2) no
+// --out without --json, and without --out any of `files` (an option's name and whether it was
+// given) that writes a file: dumps, --save-partial, --html, --svg.
+void check_out_or_json(const OutputOptionValues& values, bool json, const std::vector<std::pair<std::string, bool>>& files);
+
+// The run's output directory: --out, or without it one that keeps nothing (OutputDir::KeepNothing).
+std::unique_ptr<attn_viz::OutputDir> open_output_dir(const OutputOptionValues& values);
 
 // Adds --threshold NAME=VALUE (repeatable).
 void add_threshold_option(CLI::App* cmd, std::vector<std::string>& assignments);

@@ -11,7 +11,8 @@ namespace attn_viz_cli {
 void add_scripting_options(CLI::App* cmd, bool& json, bool& stats_only) {
     cmd->add_flag("--json", json,
                   "Print one JSON document on stdout instead of the tables (attn-viz/summary@1: the per-head table, "
-                  "redundant heads, provenance; docs/analysis.md), and nothing else; -q does not silence it");
+                  "redundant heads, provenance; docs/analysis.md), and nothing else; -q does not silence it. Without "
+                  "--out, nothing is written");
     cmd->add_flag("--stats-only", stats_only, "Write the statistics files only (stats.json, heads.csv, pairs.csv): no pictures")
         ->excludes("--html")->excludes("--svg");
 }
@@ -35,11 +36,13 @@ void RunOutput::add_analysis(const attn_viz::ModelAnalysis& analysis, const std:
 
 void RunOutput::print(const std::string& out, const nlohmann::json& provenance) {
     if (json_) {
-        document_["out"] = out;
+        document_["out"] = out.empty() ? nlohmann::json() : nlohmann::json(out);  // null: nothing written
         document_["provenance"] = provenance;
         std::fputs((attn_viz::dump_json(document_, 1) + "\n").c_str(), stdout);
     } else if (!quiet_) {
         std::printf("%swrote %s\n", text_.c_str(), out.c_str());
+    } else {
+        std::fputs(results_.c_str(), stdout);
     }
 }
 

@@ -26,15 +26,19 @@ public:
     void add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder, const std::string& heading = "");
     // A line of the text form only.
     void add_text(const std::string& line) { text_ += line; }
+    // A line of the text form that is a result the user asked for (--generate's continuation):
+    // printed under -q too, which silences only progress and tables.
+    void add_result(const std::string& line) { text_ += line, results_ += line; }
     // Keys of the JSON form beside the summary (a model's tokens and generation).
     nlohmann::json& json() { return document_; }
 
-    // Prints the text and "wrote OUT", or the JSON with `out` and `provenance`.
+    // Prints the text and "wrote OUT" (under -q only the results), or the JSON with `out` (null
+    // when "": nothing was written) and `provenance`.
     void print(const std::string& out, const nlohmann::json& provenance);
 
 private:
     bool json_, quiet_;
-    std::string text_;
+    std::string text_, results_;
     nlohmann::json document_;
 };
 

@@ -20,4 +20,12 @@ uint64_t token_sequence_fingerprint(const std::vector<int>& ids) {
     return f.value();
 }
 
+uint64_t corpus_sequence_key(uint64_t corpus_fingerprint, int64_t position, uint64_t sequence_fingerprint) {
+    Fingerprint f;
+    f.add_int(static_cast<int64_t>(corpus_fingerprint));
+    f.add_int(position);
+    f.add_int(static_cast<int64_t>(sequence_fingerprint));
+    return f.value();
+}
+
 }  // namespace attn_viz

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "corpus_fingerprint.hpp"
 #include "error.hpp"
 #include "fingerprint.hpp"
 
@@ -59,6 +60,9 @@ void CorpusAccumulator::check_layout(int64_t layers, int64_t heads, bool causal,
 }
 
 const std::vector<CorpusAccumulator::CountedSequence>& CorpusAccumulator::sorted_sequences() const {
+    if (!unkeyed_.empty())
+        throw Error(ErrorKind::internal, "CorpusAccumulator: the corpus of " + std::to_string(unkeyed_.size()) +
+                                             " sequences is not known yet (set_coverage)");
     if (!std::is_sorted(sequences_.begin(), sequences_.end())) std::sort(sequences_.begin(), sequences_.end());
     return sequences_;
 }
@@ -95,11 +99,32 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
         fail_input(where, std::to_string(repeated) + " of its " + std::to_string(other.num_sequences_) +
                               " sequences are already counted from " + sources_[first_repeated->source] + " (fingerprint " +
                               fingerprint_text(first_repeated->fingerprint) +
-                              "): the same partial twice, or overlapping corpora, would count them twice");
+                              "): the same partial, or a shard of a corpus, twice would count them twice");
     return coverage;
 }
 
 void CorpusAccumulator::add(const ModelAnalysis& a, uint64_t sequence_fingerprint) {
+    add_statistics(a);
+    sequences_.push_back({sequence_fingerprint, 0});
+}
+
+void CorpusAccumulator::add_corpus_sequence(const ModelAnalysis& a, uint64_t sequence_fingerprint, int64_t corpus_position) {
+    add_statistics(a);
+    unkeyed_.push_back({sequence_fingerprint, corpus_position});
+}
+
+void CorpusAccumulator::set_coverage(CorpusCoverage coverage) {
+    if (!unkeyed_.empty()) {
+        if (coverage.corpora().size() != 1)
+            throw Error(ErrorKind::internal, "CorpusAccumulator::set_coverage: the sequences of a corpus run need their one corpus");
+        const uint64_t corpus = coverage.corpora().front().fingerprint;
+        for (const PositionedSequence& s : unkeyed_) sequences_.push_back({corpus_sequence_key(corpus, s.position, s.fingerprint), 0});
+        unkeyed_.clear();
+    }
+    coverage_ = std::move(coverage);
+}
+
+void CorpusAccumulator::add_statistics(const ModelAnalysis& a) {
     const int64_t N = a.num_layers * a.num_heads;
     if (num_sequences_ == 0 && heads_.empty()) {
         num_layers_ = a.num_layers, num_heads_ = a.num_heads, causal_ = a.causal;
@@ -114,7 +139,6 @@ void CorpusAccumulator::add(const ModelAnalysis& a, uint64_t sequence_fingerprin
             heads_[static_cast<size_t>(n * head_stat_count + s)].add(a.heads[static_cast<size_t>(n)].*head_stat_fields()[s].member);
     for (int m = 0; m < pair_metric_count; ++m)
         for (int64_t k = 0; k < N * N; ++k) matrices_[m][static_cast<size_t>(k)].add(a.matrices[m].values[static_cast<size_t>(k)]);
-    sequences_.push_back({sequence_fingerprint, 0});
     ++num_sequences_;
     total_queries_ += a.num_queries;
     max_queries_ = std::max(max_queries_, a.num_queries);

@@ -41,10 +41,14 @@ public:
     // labelling heads with `thresholds`.
     CorpusAccumulator(uint64_t weights_fingerprint, const LabelThresholds& thresholds);
 
-    // Adds one sequence's analysis and its fingerprint (sequence_fingerprint). The first fixes
-    // the layout (layers, heads, causal); later ones must match it (Error bad_input otherwise).
-    // The same sequence twice within one run counts twice (the corpus holds it twice).
+    // Adds one sequence's analysis, counted under its fingerprint (sequence_fingerprint). The
+    // first fixes the layout (layers, heads, causal); later ones must match it (Error bad_input
+    // otherwise). The same sequence twice within one run counts twice (the corpus holds it twice).
     void add(const ModelAnalysis& sequence, uint64_t sequence_fingerprint);
+    // As add(), for the sequence at `corpus_position` of a corpus run (CorpusDocuments::position):
+    // counted under corpus_sequence_key once set_coverage() names the corpus, so that a line the
+    // corpus repeats in another shard is not taken for the same sequence counted twice.
+    void add_corpus_sequence(const ModelAnalysis& sequence, uint64_t sequence_fingerprint, int64_t corpus_position);
 
     // Adds everything another accumulator holds; `where` names it in errors. Refuses
     // (Error bad_input, naming `where` and the partial merged before that disagrees) another
@@ -65,14 +69,15 @@ public:
     static CorpusAccumulator load_partial(const std::string& path);
 
     // Which shards of which corpora the sequences came from (empty: not known); merge() refuses
-    // overlapping coverage (CorpusCoverage::merge).
-    void set_coverage(CorpusCoverage coverage) { coverage_ = std::move(coverage); }
+    // overlapping coverage (CorpusCoverage::merge). The sequences added by add_corpus_sequence()
+    // get their keys from the corpus's fingerprint here: `coverage` must then be of one corpus.
+    void set_coverage(CorpusCoverage coverage);
     const CorpusCoverage& coverage() const { return coverage_; }
 
     int64_t num_sequences() const { return num_sequences_; }
     // How many of them have a fingerprint: fewer than num_sequences() when partials of an
     // earlier version were merged in.
-    int64_t num_fingerprinted() const { return static_cast<int64_t>(sequences_.size()); }
+    int64_t num_fingerprinted() const { return static_cast<int64_t>(sequences_.size() + unkeyed_.size()); }
     // The thresholds the runs labelled heads with (defaults when no partial recorded them).
     LabelThresholds thresholds() const { return thresholds_.value_or(LabelThresholds{}); }
     // Bytes of the statistics' state: depends on layers x heads only, never on the number of
@@ -95,11 +100,19 @@ private:
     std::optional<uint64_t> weights_fingerprint_;  // none: partials of an earlier version only
     std::optional<LabelThresholds> thresholds_;     // likewise
     mutable std::vector<CountedSequence> sequences_;  // in any order; sorted_sequences() sorts them
+    // add_corpus_sequence()'s sequences until set_coverage() keys them into sequences_.
+    struct PositionedSequence {
+        uint64_t fingerprint = 0;
+        int64_t position = 0;
+    };
+    std::vector<PositionedSequence> unkeyed_;
     std::vector<std::string> sources_ = {"this run"};  // names of what was merged, for messages
     uint32_t weights_source_ = 0, thresholds_source_ = 0;  // which of sources_ set them
     CorpusCoverage coverage_;
 
+    // Throws Error(internal) while sequences of a corpus run wait for set_coverage().
     const std::vector<CountedSequence>& sorted_sequences() const;
+    void add_statistics(const ModelAnalysis& sequence);  // everything add() does but the fingerprint
     void check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where,
                       const std::string& so_far) const;
     // Refuses (Error bad_input) what merge() refuses; returns the coverage of both.

@@ -74,7 +74,15 @@ std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const st
 std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                                      const LoadLimits& limits) {
     const std::string& path = tokenizer_path.empty() ? model_path : tokenizer_path;
-    if (const std::string hf = hf_tokenizer_location(path); !hf.empty()) return std::make_unique<HfModelTokenizer>(HfTokenizer::load(hf, limits));
+    if (const std::string hf = hf_tokenizer_location(path); !hf.empty()) {
+        auto tokenizer = std::make_unique<HfModelTokenizer>(HfTokenizer::load(hf, limits));
+        // Fewer tokens than the model's embedding rows is common (Pythia pads its embedding); more is
+        // a tokenizer of another model, whose ids would run past the embedding.
+        if (vocab_size > 0 && tokenizer->vocab_size() > vocab_size)
+            fail_input(hf, "its vocabulary of " + std::to_string(tokenizer->vocab_size()) + " tokens does not fit the model's " +
+                               std::to_string(vocab_size) + " (" + model_path + "): a tokenizer of another model?");
+        return tokenizer;
+    }
     if (is_gguf_file(path)) {  // a GGUF file's own: SentencePiece "llama", byte-level BPE "gpt2" or WordPiece "bert"
         const GgufFile file(path, limits);
         const std::string model = file.get_string("tokenizer.ggml.model").value_or("");

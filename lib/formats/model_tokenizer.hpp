@@ -43,7 +43,8 @@ std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const st
 // vocabulary-only file too; else a llama2.c tokenizer.bin), else the model's own (a GGUF file's:
 // "llama" SentencePiece, "gpt2" byte-level BPE or "bert" WordPiece, gguf_tokenizer.hpp; a Hugging Face folder's). A
 // llama2.c checkpoint without a tokenizer is Error(bad_input) naming it; `vocab_size` > 0 must
-// match a llama2.c or GGUF tokenizer's size (0: a GGUF model's own).
+// match a llama2.c or GGUF tokenizer's size (0: a GGUF model's own) and bound a Hugging Face
+// tokenizer's (more tokens than the model's vocabulary: Error(bad_input) naming both sizes).
 std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
                                                      const LoadLimits& limits = {});
 

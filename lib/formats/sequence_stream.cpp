@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "json_input.hpp"
 #include "memory_budget.hpp"
+#include "unicode_text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,8 +32,19 @@ CorpusShard parse_corpus_shard(const std::string& text) {
     return shard;
 }
 
-CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard)
-    : path_(path), limits_(limits), shard_(shard) {
+namespace {
+
+// A text line of a corpus as the document {"text": line}, without a trailing "\r".
+nlohmann::json text_document(std::string line, const std::string& where) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
+    return {{"text", std::move(line)}};
+}
+
+}  // namespace
+
+CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard, CorpusLines lines)
+    : path_(path), limits_(limits), shard_(shard), text_lines_(lines == CorpusLines::json_or_text && !path.ends_with(".jsonl")) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
@@ -76,7 +88,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
         where = path_ + ":" + std::to_string(jsonl_->line_number());
-        doc = parse_json_text(line_, where);
+        doc = text_lines_ ? text_document(line_, where) : parse_json_text(line_, where);
         return true;
     }
     return false;

@@ -36,18 +36,25 @@ inline constexpr int64_t max_corpus_shards = 1000000;
 // "I/N" with 0 <= I < N <= max_corpus_shards; throws Error(usage) otherwise.
 CorpusShard parse_corpus_shard(const std::string& text);
 
+// What the lines of a corpus file are: JSON documents, or (as `attn-viz tokenize --inputs` and
+// `model --inputs` take them) JSON documents in a ".jsonl" file and texts in any other file, each
+// line read as {"text": line} without a trailing "\r".
+enum class CorpusLines { json, json_or_text };
+
 // The JSON documents of a corpus, or of one shard of it, one at a time. A shard reads past the
 // other shards' lines without parsing them (a malformed line is reported by the shard that owns it).
 class CorpusDocuments {
 public:
-    // Opens `path` (a .jsonl file or a folder of .json files); every document is read within `limits`:
-    // a line longer than the budget's share for parsing JSON (json_bytes_per_text_byte per byte) is
-    // refused, naming the file and line, as soon as that much of it is read.
-    explicit CorpusDocuments(const std::string& path, const LoadLimits& limits = {}, CorpusShard shard = {});
+    // Opens `path` (a file of lines as `lines` says, or a folder of .json files); every document is
+    // read within `limits`: a line longer than the budget's share for parsing JSON
+    // (json_bytes_per_text_byte per byte) is refused, naming the file and line, as soon as that much
+    // of it is read.
+    explicit CorpusDocuments(const std::string& path, const LoadLimits& limits = {}, CorpusShard shard = {},
+                             CorpusLines lines = CorpusLines::json);
 
     // Reads the shard's next document into `doc` and names it in `where` ("c.jsonl:17",
     // "dir/a.json"); false at the end. Blank lines are skipped and not counted; a malformed line
-    // throws Error(bad_input) naming the file and line.
+    // (or a text line that is not UTF-8) throws Error(bad_input) naming the file and line.
     bool next(nlohmann::json& doc, std::string& where);
 
     // Where relative {"npy": ...} references of the documents are resolved.
@@ -55,6 +62,9 @@ public:
     // The sequences of the whole corpus (every shard's) passed so far: the corpus's size once
     // next() has returned false.
     int64_t corpus_sequences() const { return sequences_passed_; }
+    // The position in the whole corpus (0-based, every shard's sequences counted) of the document
+    // next() read last.
+    int64_t position() const { return sequences_passed_ - 1; }
     // Once next() has returned false, the fingerprint of the whole corpus, the same in every
     // shard: XXH3 of each non-blank line of a JSONL file (its length as 8 bytes, then its bytes),
     // or of each file of a folder (its name's length, its name, its size in bytes) in name order.
@@ -67,7 +77,8 @@ private:
     CorpusShard shard_;
     int64_t sequences_passed_ = 0;
     Fingerprint fingerprint_;
-    std::unique_ptr<InputLines> jsonl_;  // JSONL mode
+    std::unique_ptr<InputLines> jsonl_;  // a file of lines (JSONL or plain text)
+    bool text_lines_ = false;
     std::string line_;
     std::vector<std::string> files_;  // folder mode, sorted by name
 

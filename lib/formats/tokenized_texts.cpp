@@ -27,33 +27,6 @@ TokenizedText at_line(const std::string& where, Tokenize tokenize) {
     }
 }
 
-void for_each_jsonl_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
-                          const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    CorpusDocuments documents(path, limits);
-    nlohmann::json doc;
-    std::string where;
-    while (documents.next(doc, where)) {
-        const ModelSequence sequence = parse_model_sequence(doc, where);
-        if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
-        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
-        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
-                where);
-    }
-}
-
-void for_each_text_line(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
-                        const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    InputLines lines(path, "texts");
-    std::string line;
-    while (lines.next(line, limits.memory_budget / tokenize_bytes_per_text_byte)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t") == std::string::npos) continue;
-        const std::string where = path + ":" + std::to_string(lines.line_number());
-        if (!is_valid_utf8(line)) fail_input(where, "is not UTF-8");
-        on_text(at_line(where, [&] { return tokenize_text(tokenizer, line); }), where);
-    }
-}
-
 }  // namespace
 
 TokenizedText tokenize_text(const ModelTokenizer& tokenizer, const std::string& text) {
@@ -69,8 +42,16 @@ TokenizedText describe_ids(const ModelTokenizer& tokenizer, const std::vector<in
 
 void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tokenizer, const LoadLimits& limits,
                               const std::function<void(const TokenizedText&, const std::string& where)>& on_text) {
-    if (path.ends_with(".jsonl")) for_each_jsonl_input(path, tokenizer, limits, on_text);
-    else for_each_text_line(path, tokenizer, limits, on_text);
+    CorpusDocuments documents(path, limits, {}, CorpusLines::json_or_text);
+    nlohmann::json doc;
+    std::string where;
+    while (documents.next(doc, where)) {
+        const ModelSequence sequence = parse_model_sequence(doc, where);
+        if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
+        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
+        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
+                where);
+    }
 }
 
 std::string token_table(const TokenizedText& tokenized) {

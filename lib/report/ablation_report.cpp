@@ -99,10 +99,12 @@ nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& repo
     }
     write_file_bytes(out.file("ablation.csv"), csv);
     const std::string mode = ablation_mode_name(report.mode);
-    write_layer_head_png(out.file("ablation_delta_loss.png"), delta_loss, layers, heads,
-                         "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
-    write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,
-                         "KL(clean || ablated) of next-token distributions, " + mode + " ablation", "mean KL (nats)", o);
+    if (o.pictures) {
+        write_layer_head_png(out.file("ablation_delta_loss.png"), delta_loss, layers, heads,
+                             "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
+        write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,
+                             "KL(clean || ablated) of next-token distributions, " + mode + " ablation", "mean KL (nats)", o);
+    }
     return {{"ablation",
              {{"mode", mode}, {"clean_loss", json_number(report.clean_loss)}, {"heads", ranking}, {"findings", ablation_findings(report, ranked)}}}};
 }

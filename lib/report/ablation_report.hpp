@@ -20,8 +20,9 @@ std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report);
 // ranked_ablations(report).
 std::vector<std::string> ablation_findings(const AblationReport& report, const std::vector<HeadAblationEffect>& ranked);
 
-// Writes ablation.csv, ablation_delta_loss.png and ablation_kl.png (layers x heads; heads not
-// ablated are drawn as 0) into `out` and returns {"ablation": {"mode", "clean_loss", "heads" (ranked), "findings"}} for stats.json.
+// Writes ablation.csv, and unless --stats-only (options.pictures false) ablation_delta_loss.png
+// and ablation_kl.png (layers x heads; heads not ablated are drawn as 0), into `out` and returns
+// {"ablation": {"mode", "clean_loss", "heads" (ranked), "findings"}} for stats.json.
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& options);
 

@@ -71,7 +71,7 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         layers_.push_back(analyze_model({&result}, {&weights}, input_.token_ids, analysis));
     }
     // Step 2: its pictures, named and titled by the layer's number, and its overview tiles.
-    {
+    if (options_.pictures) {
         Timings::Scope t(timings_, "pictures");
         ReportInput in;
         in.layers = {&result};
@@ -84,7 +84,7 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         if (options_.svg && options_.svg->layer == layer) o.svg = HeadId{0, options_.svg->head};
         ValueRange range;
         const PictureNotes drawn = write_layer_pictures(out_, in, o, layers_.back(), threads_, range, [&](const Tensor& maps) {
-            if (options_.pictures && options_.drawn.has_layer(layer)) add_overview_layer(tiles_, maps, result.visibility, options_.style, threads_);
+            if (options_.drawn.has_layer(layer)) add_overview_layer(tiles_, maps, result.visibility, options_.style, threads_);
         });
         drawn_.maps += drawn.maps, drawn_.dark_maps += drawn.dark_maps;
         range_.vmin = std::min(range_.vmin, range.vmin), range_.vmax = std::max(range_.vmax, range.vmax);
@@ -105,7 +105,7 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
         Timings::Scope t(timings_, "statistics");
         analysis = join_layer_analyses(layers_, options_.thresholds);
     }
-    Timings::Scope t(timings_, "pictures");
+    Timings::Scope t(timings_, output_files_stage(options_));
     nlohmann::json extra = {{"tokens", input_.tokens}, {"pair_scope", "layer"}};
     extra.update(input_.extra_stats);
     write_analysis_outputs(out_, "", analysis, extra, options_);

@@ -130,6 +130,8 @@ OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
                            : "attn-viz: interrupted: nothing written to " + dir_);
 }
 
+OutputDir::OutputDir(KeepNothing) : keep_nothing_(true) {}
+
 OutputDir::~OutputDir() {  // the staging folders remove themselves unless committed
     for (const std::string& staged : staged_paths_) forget_staged_file(staged);
 }
@@ -137,14 +139,18 @@ OutputDir::~OutputDir() {  // the staging folders remove themselves unless commi
 std::string OutputDir::file(const std::string& relative) {
     if (relative != manifest_name && !is_attn_viz_output_name(relative))
         throw Error(ErrorKind::internal, relative + ": not a name attn-viz writes in a run directory");
-    const std::string destination = dir_ + "/" + relative;
-    refuse_if_input(AT_FDCWD, destination, destination, "overwrite");
     std::error_code ec;
-    if (!staging_) {
-        const fs::path parent = fs::path(dir_).parent_path();
-        if (!parent.empty()) fs::create_directories(parent, ec);
-        if (ec) throw Error(ErrorKind::io, parent.string() + ": cannot create: " + ec.message());
-        staging_ = std::make_unique<StagingDir>(dir_);
+    if (keep_nothing_) {
+        if (!staging_) staging_ = std::make_unique<StagingDir>((fs::temp_directory_path() / "attn-viz-unkept").string());
+    } else {
+        const std::string destination = dir_ + "/" + relative;
+        refuse_if_input(AT_FDCWD, destination, destination, "overwrite");
+        if (!staging_) {
+            const fs::path parent = fs::path(dir_).parent_path();
+            if (!parent.empty()) fs::create_directories(parent, ec);
+            if (ec) throw Error(ErrorKind::io, parent.string() + ": cannot create: " + ec.message());
+            staging_ = std::make_unique<StagingDir>(dir_);
+        }
     }
     const fs::path target = fs::path(staging_->path()) / relative;
     fs::create_directories(target.parent_path(), ec);
@@ -156,6 +162,7 @@ std::string OutputDir::file(const std::string& relative) {
 }
 
 std::string OutputDir::external_file(const std::string& final_path) {
+    if (keep_nothing_) throw Error(ErrorKind::internal, final_path + ": a run that keeps no files writes no file outside it");
     std::error_code ec;
     const fs::file_status status = fs::status(final_path, ec);
     if (fs::is_directory(status)) throw Error(ErrorKind::usage, final_path + ": is a directory, expected a file name");
@@ -182,6 +189,7 @@ void OutputDir::protect_inputs(const std::vector<std::string>& inputs) {
 }
 
 void OutputDir::commit() {
+    if (keep_nothing_) return;  // the staging folder removes itself
     // Step 0: an interrupt from here on (the renames below take microseconds) is only recorded,
     // and acted on (exit 130) once everything is in place or commit() has failed.
     const HeldInterrupts held_interrupts;

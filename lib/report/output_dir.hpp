@@ -25,6 +25,10 @@ public:
     // Refuses (Error usage) a non-empty `dir` that holds files other than a previous attn-viz
     // run's, unless `force`. Nothing is created until the first file is requested.
     OutputDir(std::string dir, bool force);
+    // A run that keeps no files (`--json` without `--out`): the files a report writes are staged
+    // in the system's temporary folder and removed, never committed; there is no external file.
+    struct KeepNothing {};
+    explicit OutputDir(KeepNothing);
     ~OutputDir();  // removes whatever was not committed
     OutputDir(const OutputDir&) = delete;
     OutputDir& operator=(const OutputDir&) = delete;
@@ -51,7 +55,7 @@ public:
     // it never leaves a mix of two runs.
     void commit();
 
-    const std::string& dir() const { return dir_; }
+    const std::string& dir() const { return dir_; }  // "" when it keeps nothing
 
 private:
     struct External {
@@ -59,6 +63,7 @@ private:
         StagingDir* staging;
     };
     std::string dir_;
+    bool keep_nothing_ = false;
     std::unique_ptr<StagingDir> staging_;                               // made by the first file()
     std::vector<std::string> files_;                                    // relative paths in staging
     std::map<std::string, std::unique_ptr<StagingDir>> external_staging_;  // by the externals' folder

@@ -192,6 +192,8 @@ ReportOptions pictured_options(const ReportOptions& o) {
     return drawn;
 }
 
+const char* output_files_stage(const ReportOptions& o) { return o.pictures ? "pictures" : "statistics files"; }
+
 ColorRangeRule color_rule(const ReportOptions& o) {
     ColorRangeRule rule(o.scale);
     rule.vmin = o.vmin, rule.vmax = o.vmax;
@@ -286,7 +288,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     extra.update(in.extra_stats);
     // Step 2: files and pictures.
     {
-        Timings::Scope t(timings, "pictures");
+        Timings::Scope t(timings, output_files_stage(o));
         const nlohmann::json stats = write_analysis_outputs(out, in.folder, named, extra, o);
         std::vector<LayerResult> norm_layers;
         const ReportInput drawn = pictured_layers(in, o.map, norm_layers);

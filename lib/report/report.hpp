@@ -70,6 +70,10 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const Repor
 // Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
 std::string shown_label(const ModelAnalysis& a, int64_t n);
 
+// The --timings stage that writes the statistics files and the pictures, named by what it does:
+// "pictures", or "statistics files" under --stats-only (options.pictures false).
+const char* output_files_stage(const ReportOptions& options);
+
 // The options the pictures are drawn with: under --map norm, the colorbar says so.
 ReportOptions pictured_options(const ReportOptions& options);
 

@@ -39,8 +39,8 @@ std::string last_position_finding(const std::string& name, const float* row, int
     return sentence + "; the first token holds " + text + " of the total";
 }
 
-// maps: [L, T, T]. Writes NAME.npy and NAME/layer_NN.png; returns the stats.json entry: the files
-// and each layer's last row (what the last position draws on).
+// maps: [L, T, T]. Writes NAME.npy and, with o.pictures, NAME/layer_NN.png; returns the stats.json
+// entry: the files, each layer's last row (what the last position draws on) and the finding.
 nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const Tensor& maps, const std::string& title,
                                 const Visibility& visibility, const std::vector<std::string>& tokens, const ReportOptions& o) {
     const int64_t L = maps.dim(0), T = maps.dim(1);
@@ -48,6 +48,10 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
     nlohmann::json last_rows = nlohmann::json::array();
     for (int64_t l = 0; l < L; ++l) {
         const float* map = maps.ptr() + l * T * T;
+        nlohmann::json row = nlohmann::json::array();
+        for (int64_t j = 0; j < T; ++j) row.push_back(json_number(map[(T - 1) * T + j]));
+        last_rows.push_back(std::move(row));
+        if (!o.pictures) continue;
         char file[64];
         std::snprintf(file, sizeof file, "%s/layer_%02lld.png", name.c_str(), static_cast<long long>(l));
         HeatmapStyle style = o.style;
@@ -57,13 +61,11 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
         style.row_axis_label = "position", style.column_axis_label = "input token";
         style.colorbar_label = name;
         write_head_png(out.file(file), map, visibility, tokens, tokens, style);
-        nlohmann::json row = nlohmann::json::array();
-        for (int64_t j = 0; j < T; ++j) row.push_back(json_number(map[(T - 1) * T + j]));
-        last_rows.push_back(std::move(row));
     }
     const std::vector<std::string> findings = {last_position_finding(name, maps.ptr() + (L * T - 1) * T, L, T, tokens)};
-    return {{"file", name + ".npy"}, {"pictures", name + "/layer_NN.png"}, {"shape", maps.shape}, {"last_row", last_rows},
-            {"findings", findings}};
+    nlohmann::json entry = {{"file", name + ".npy"}, {"shape", maps.shape}, {"last_row", last_rows}, {"findings", findings}};
+    if (o.pictures) entry["pictures"] = name + "/layer_NN.png";
+    return entry;
 }
 
 }  // namespace

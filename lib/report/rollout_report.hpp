@@ -16,8 +16,9 @@
 namespace attn_viz {
 
 // layers: the model's layers (self-attention, one visibility); tokens: T labels.
-// Writes rollout.npy [L, T, T] and rollout/layer_NN.png; returns {"attention_rollout": {"file",
-// "pictures", "shape", "last_row", "findings"}} for stats.json.
+// Writes rollout.npy [L, T, T] and, unless --stats-only (options.pictures false),
+// rollout/layer_NN.png; returns {"attention_rollout": {"file", "pictures", "shape", "last_row",
+// "findings"}} for stats.json.
 nlohmann::json write_rollout_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers,
                                      const std::vector<std::string>& tokens, const ReportOptions& options);
 

@@ -3,7 +3,10 @@
 // files, hostile ones included.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "analysis_fixtures.hpp"
+#include "corpus_fingerprint.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -117,6 +120,63 @@ TEST_CASE("partial files keep the coverage; merging accumulators merges and chec
     merged.merge(random_partial(2, CorpusCoverage()), "old.json");
     CHECK(merged.num_sequences() == 8);
     CHECK(merged.coverage().sequences_covered() == 6);
+}
+
+TEST_CASE("a corpus whose repeated lines fall in different shards merges to the single run; a shard counted twice is refused") {
+    // Three distinct sequences; the corpus holds them as A B A C A B, so A falls in every shard of
+    // three and B in two. Each sequence has its random maps and its own fingerprint.
+    std::vector<ModelAnalysis> distinct;
+    std::vector<uint64_t> fingerprints;
+    for (int n = 0; n < 3; ++n) {
+        const LayerResult r = random_layer({2, 4 + n, 4 + n, 3, true, 0.0});
+        distinct.push_back(analyze_layer(r, nullptr, random_tokens(4 + n, 3), AnalysisOptions{}));
+        fingerprints.push_back(test_support::rng()());
+    }
+    const std::vector<int> corpus = {0, 1, 0, 2, 0, 1};
+    const uint64_t corpus_fingerprint = test_support::rng()();
+    const int64_t size = static_cast<int64_t>(corpus.size());
+    // Shard I/N of the corpus as a run takes it, saved and read back as its partial file.
+    const auto shard = [&](int64_t I, int64_t N, const std::string& path) {
+        CorpusAccumulator run(11, LabelThresholds{});
+        for (int64_t i = I; i < size; i += N) run.add_corpus_sequence(distinct[corpus[i]], fingerprints[corpus[i]], i);
+        run.set_coverage(shard_of(corpus_fingerprint, size, I, N, "this run", path));
+        return CorpusAccumulator::from_partial_json(run.partial_json(), "p" + std::to_string(I) + ".json");
+    };
+    const CorpusAccumulator single = shard(0, 1, "c.jsonl");
+    CHECK(single.num_fingerprinted() == size);
+    CorpusAccumulator merged;
+    for (int64_t I : {2, 0, 1}) merged.merge(shard(I, 3, "c.jsonl"), "p" + std::to_string(I) + ".json");
+    CHECK(merged.coverage().missing().empty());
+    CHECK(merged.num_sequences() == size);
+    const ModelAnalysis one = single.finish({}), parts = merged.finish({});
+    for (size_t n = 0; n < one.heads.size(); ++n)
+        for (const HeadStatField& f : head_stat_fields()) {
+            const double x = one.heads[n].*f.member, y = parts.heads[n].*f.member;
+            CHECK_MESSAGE((std::isnan(x) ? std::isnan(y) : std::fabs(x - y) <= 1e-12 * std::fabs(x) + 1e-15), f.name);
+            const double sx = one.heads_std[n].*f.member, sy = parts.heads_std[n].*f.member;
+            CHECK_MESSAGE((std::isnan(sx) ? std::isnan(sy) : std::fabs(sx - sy) <= 1e-9 * std::fabs(sx) + 1e-12), f.name);
+        }
+    CHECK(one.labels == parts.labels);
+
+    // The same shard twice: refused by its coverage (also from a copy of the corpus at another
+    // path: the same fingerprint), and by its sequences' keys where no coverage says so.
+    test_support::expect_input_error([&] { merged.merge(shard(1, 3, "c.jsonl"), "again.json"); }, {"shard 1/3 of c.jsonl is already merged"});
+    CorpusAccumulator halves;
+    halves.merge(shard(0, 2, "c.jsonl"), "p0.json");
+    test_support::expect_input_error([&] { halves.merge(shard(0, 2, "copy.jsonl"), "copy.json"); },
+                                     {"shard 0/2 of copy.jsonl is already merged from p0.json"});
+    nlohmann::json uncovered = shard(0, 2, "c.jsonl").partial_json();
+    uncovered.erase("corpora");
+    test_support::expect_input_error([&] { halves.merge(CorpusAccumulator::from_partial_json(uncovered, "bare.json"), "bare.json"); },
+                                     {"bare.json: 3 of its 3 sequences are already counted from p0.json"});
+    // Shard 1/2, which repeats shard 0's lines at other positions, is welcome.
+    halves.merge(shard(1, 2, "c.jsonl"), "p1.json");
+    CHECK(halves.num_sequences() == size);
+    // Keys tell corpus, position and sequence apart.
+    CHECK(corpus_sequence_key(1, 2, 3) != corpus_sequence_key(9, 2, 3));
+    CHECK(corpus_sequence_key(1, 2, 3) != corpus_sequence_key(1, 4, 3));
+    CHECK(corpus_sequence_key(1, 2, 3) != corpus_sequence_key(1, 2, 5));
+    CHECK(corpus_sequence_key(1, 2, 3) == corpus_sequence_key(1, 2, 3));
 }
 
 TEST_CASE("hostile \"corpora\" blocks in partial files are refused naming the file") {

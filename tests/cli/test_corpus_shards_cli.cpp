@@ -211,17 +211,23 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "other.json") + " --out " + (dir / "mixed"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("other weights") != std::string::npos, r.output);
-    // The ids of a text, given as ids, are the same sequence: counted twice across partials, refused.
-    write_text(dir / "ids.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n");
+    // A copy of a corpus at another path is the same corpus: counted twice, refused; two different
+    // corpora (even one of a text, one of its ids) are both counted.
+    write_text(dir / "ids.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n{\"text\": \"ab\"}\n");
+    write_text(dir / "copy.jsonl", "{\"tokens\": [1, 259, 260, 259, 261]}\n{\"text\": \"ab\"}\n");
     write_text(dir / "text.jsonl", "{\"text\": \"a b\"}\n");
-    for (const char* name : {"ids", "text"}) {
+    for (const char* name : {"ids", "copy", "text"}) {
         const std::string base = dir / name;
         r = run_attn_viz(model + " -q --inputs " + base + ".jsonl --out " + base + " --save-partial " + base + ".json");
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     }
-    r = run_attn_viz("merge -q " + (dir / "ids.json") + " " + (dir / "text.json") + " --out " + (dir / "twice"));
+    r = run_attn_viz("merge -q " + (dir / "ids.json") + " " + (dir / "copy.json") + " --out " + (dir / "twice"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("1 of its 1 sequences are already counted") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("copy.json: shard 0/1 of " + (dir / "copy.jsonl") + " is already merged from ") != std::string::npos,
+                  r.output);
+    r = run_attn_viz("merge " + (dir / "ids.json") + " " + (dir / "text.json") + " --out " + (dir / "two"));
+    CHECK_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(read_stats(dir / "two")["num_sequences"] == 3);
 
     // A line the model cannot take names the line; corpus mode keeps no maps and takes no text.
     write_text(dir / "bad.jsonl", corpus + "{\"tokens\": [1, 263]}\n");
@@ -232,6 +238,34 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     for (const char* extra : {" --text hello", " --generate 3", " --dump-attention a.npy", " --html"})
         CHECK_MESSAGE(run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --out " + (dir / "bad") + extra).exit_code == 2,
                       extra);
+}
+
+TEST_CASE("model --inputs: a corpus whose repeated lines fall in different shards merges to the single run; a shard twice is refused") {
+    ScratchDir dir;
+    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    // "The end." at positions 1, 3 and 5: in shards 1, 0 and 2 of 3; "ab ba" at 0 and 6 (shard 0 both).
+    write_text(dir / "c.jsonl", "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"a b\"}\n"
+                                "{\"text\": \"The end.\"}\n\n{\"tokens\": [1, 262, 259, 262]}\n{\"text\": \"The end.\"}\n"
+                                "{\"text\": \"ab ba\"}\n");
+    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
+    check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 3, 7);
+    CommandResult r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "p1.json") + " " + (dir / "p1.json") + " " +
+                                   (dir / "p2.json") + " --out " + (dir / "twice"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("shard 1/3 of ") != std::string::npos, r.output);
+    CHECK(!fs::exists(dir / "twice"));
+    // Shard 1 again from a copy of the corpus under another name: the same corpus (fingerprint),
+    // refused.
+    fs::copy_file(dir / "c.jsonl", dir / "copy.jsonl");
+    r = run_attn_viz(model + " -q --inputs " + (dir / "copy.jsonl") + " --shard 1/3 --out " + (dir / "copy") + " --save-partial " +
+                     (dir / "copy1.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    r = run_attn_viz("merge -q --allow-partial " + (dir / "p1.json") + " " + (dir / "copy1.json") + " --out " + (dir / "twice"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("copy1.json: shard 1/3 of " + (dir / "copy.jsonl") + " is already merged from ") != std::string::npos,
+                  r.output);
+    CHECK(!fs::exists(dir / "twice"));
 }
 
 }
