@@ -140,10 +140,10 @@ std::string OutputDir::file(const std::string& relative) {
     if (relative != manifest_name && !is_attn_viz_output_name(relative))
         throw Error(ErrorKind::internal, relative + ": not a name attn-viz writes in a run directory");
     std::error_code ec;
+    const std::string destination = keep_nothing_ ? relative : dir_ + "/" + relative;  // as errors name it
     if (keep_nothing_) {
         if (!staging_) staging_ = std::make_unique<StagingDir>((fs::temp_directory_path() / "attn-viz-unkept").string());
     } else {
-        const std::string destination = dir_ + "/" + relative;
         refuse_if_input(AT_FDCWD, destination, destination, "overwrite");
         if (!staging_) {
             const fs::path parent = fs::path(dir_).parent_path();
