@@ -28,7 +28,7 @@ bool mostly_dark(const float* weights, const Visibility& visibility, const Value
         const float* row = weights + i * visibility.keys;
         const int64_t end = visibility.visible_end(i);
         bool seen = false, bright = false;
-        for (int64_t j = 0; j < end && !bright; ++j) {
+        for (int64_t j = visibility.visible_begin(i); j < end && !bright; ++j) {
             if (excluded && excluded[j]) continue;
             seen = true;
             bright = row[j] > bright_above;

@@ -86,12 +86,14 @@ void pool_keys(const float* weights, const Visibility& visibility, const CellWin
     std::fill(counts, counts + span, 0);
     for (int64_t i = i0; i < i1; ++i) {
         const float* row = weights + i * visibility.keys + area.k0;
+        // Keys [first, seen) of the area: past a sliding window's start, before the causal end.
+        const int64_t first = std::clamp<int64_t>(visibility.visible_begin(i) - area.k0, 0, span);
         const int64_t seen = std::clamp<int64_t>(visibility.visible_end(i) - area.k0, 0, span);
         if (mean)
-            for (int64_t j = 0; j < seen; ++j) pooled[j] += row[j];
+            for (int64_t j = first; j < seen; ++j) pooled[j] += row[j];
         else
-            for (int64_t j = 0; j < seen; ++j) pooled[j] = row[j] > pooled[j] ? row[j] : pooled[j];
-        for (int64_t j = 0; j < seen; ++j) ++counts[j];
+            for (int64_t j = first; j < seen; ++j) pooled[j] = row[j] > pooled[j] ? row[j] : pooled[j];
+        for (int64_t j = first; j < seen; ++j) ++counts[j];
     }
 }
 
@@ -187,12 +189,12 @@ ValueRange visible_value_range(const float* weights, const Visibility& visibilit
     const uint8_t* excluded = visibility.key_excluded.empty() ? nullptr : visibility.key_excluded.data();
     for (int64_t i = 0; i < visibility.queries; ++i) {
         const float* row = weights + i * visibility.keys;
-        const int64_t end = visibility.visible_end(i);
+        const int64_t begin = visibility.visible_begin(i), end = visibility.visible_end(i);
         if (excluded) {
-            for (int64_t j = 0; j < end; ++j)
+            for (int64_t j = begin; j < end; ++j)
                 if (!excluded[j]) bounds.add(row[j]);
-        } else {
-            bounds.add(row, end);
+        } else if (end > begin) {
+            bounds.add(row + begin, end - begin);
         }
     }
     return bounds.range();

@@ -203,6 +203,48 @@ TEST_CASE("per-head PNG: cell colors follow the colormap, masked cells use the m
     }
 }
 
+TEST_CASE("a sliding-window map: keys before the window are masked cells, pooled blocks and the color range leave them out") {
+    ScratchDir dir;
+    for (const auto& [t, window] : std::vector<std::pair<int64_t, int64_t>>{{9, 3}, {12, 1}, {7, 6}}) {
+        CAPTURE(t);
+        CAPTURE(window);
+        Visibility v = square_visibility(t, true);
+        v.window = window;
+        std::vector<float> w = random_attention(v);
+        // A large value hidden outside the window must not reach a cell or the range.
+        w[static_cast<size_t>((t - 1) * t)] = 0.0f;
+        const ValueRange range = visible_value_range(w.data(), v);
+        float largest = 0;
+        for (int64_t i = 0; i < t; ++i)
+            for (int64_t j = 0; j < t; ++j)
+                if (v.visible(i, j)) largest = std::max(largest, w[static_cast<size_t>(i * t + j)]);
+        CHECK(range.vmax == largest);
+        HeatmapStyle style;
+        style.vmin = range.vmin;
+        style.vmax = range.vmax;
+        const HeatmapLayout layout = write_head_png(dir / "h.png", w.data(), v, words(t), words(t), style);
+        const DecodedPng png = decode_png(dir / "h.png");
+        for (int64_t i = 0; i < t; ++i)
+            for (int64_t j = 0; j < t; ++j) {
+                const Rgb pixel = cell_pixel(png, layout, i, j);
+                if (v.visible(i, j)) CHECK(pixel == expected_color(style, w[static_cast<size_t>(i * t + j)]));
+                else CHECK(pixel == mask_color);
+            }
+        // Pooled 2 x 2 blocks: the mean over the block's visible entries only.
+        const CellGrid grid = build_cell_grid(w.data(), v, std::nullopt, (t + 1) / 2, (t + 1) / 2, PoolMode::mean);
+        for (int64_t r = 0; r < grid.rows; ++r)
+            for (int64_t c = 0; c < grid.cols; ++c) {
+                double sum = 0;
+                int n = 0;
+                for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i)
+                    for (int64_t j = grid.col_edges[static_cast<size_t>(c)]; j < grid.col_edges[static_cast<size_t>(c + 1)]; ++j)
+                        if (v.visible(i, j)) sum += w[static_cast<size_t>(i * t + j)], ++n;
+                CHECK(grid.is_masked(r, c) == (n == 0));
+                if (n) CHECK(grid.value(r, c) == doctest::Approx(sum / n));
+            }
+    }
+}
+
 TEST_CASE("a 10-token map has readable cells and non-overlapping labels with text in them") {
     ScratchDir dir;
     const Visibility v = square_visibility(10, false);
