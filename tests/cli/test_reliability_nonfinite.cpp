@@ -117,7 +117,7 @@ TEST_CASE("NaN weights of one head poison exactly that head, without crashing th
         AttentionRequest request;
         request.input = &x;
         const LayerResult r = layer.run(request);
-        CHECK(poisoned_heads(r) == std::vector<std::string>{"head " + std::to_string(head)});
+        CHECK(poisoned_heads(r, 2) == std::vector<std::string>{"L2H" + std::to_string(head)});
     }
     // A NaN embedding reaches every head through its key.
     const LayerWeights w = random_layer(8, 4, 4, false, false);
@@ -126,11 +126,11 @@ TEST_CASE("NaN weights of one head poison exactly that head, without crashing th
     x.data[size_t(random_index(24))] = nan_value;
     AttentionRequest request;
     request.input = &x;
-    CHECK(poisoned_heads(layer.run(request)).size() == 4);
+    CHECK(poisoned_heads(layer.run(request), 0).size() == 4);
     // Finite input: none.
     const Tensor clean = random_tensor({3, 8});
     request.input = &clean;
-    CHECK(poisoned_heads(layer.run(request)).empty());
+    CHECK(poisoned_heads(layer.run(request), 0).empty());
 }
 
 TEST_CASE("run --allow-nonfinite loads NaN weights, names the poisoned head and still writes its results") {
