@@ -91,7 +91,7 @@ std::string compare_summary_text(const CompareSummary& s, const HeadComparison& 
     if (s.lowest_top1 >= 0)
         out += "  lowest top-1 agreement: " + tag(c, s.lowest_top1) + ", " + number(top1[static_cast<size_t>(s.lowest_top1)]) + "\n";
     if (s.fail_above >= 0) {
-        out += "  --fail-above " + number(s.fail_above) + " (" + s.metric + "): " + std::to_string(s.failing.size()) + " of " +
+        out += "  limit " + number(s.fail_above) + " on " + s.metric + ": " + std::to_string(s.failing.size()) + " of " +
                std::to_string(heads) + " heads above" + (s.failing.empty() ? "" : ":");
         for (int64_t n : s.failing) out += " " + tag(c, n);
         out += "\n";

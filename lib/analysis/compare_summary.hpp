@@ -1,6 +1,6 @@
 // The summary compare prints first (and writes to compare.json's "summary"): the head that changed
 // most by the chosen measure, the heads whose label changed, the lowest top-1 agreement, and how
-// many heads exceed --fail-above.
+// many heads exceed the limit (compare's --fail-above).
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,7 @@ constexpr const char* legend =
     "columns: entropy = attention entropy (nats); norm = entropy / ln(visible keys); conf = largest weight;\n"
     "  dist = mean |query - key| distance; prev/next/self/first = weight on the previous/next/same/first token;\n"
     "  keys90 = keys holding 90% of the weight; margin = top-1 minus top-2 score; share = the head's share of the\n"
-    "  layer output (not an ablation: model --ablate measures that); dup = weight on earlier copies of the token;\n"
+    "  layer output (not an ablation effect: see the model ablation); dup = weight on earlier copies of the token;\n"
     "  induct = weight on the tokens after earlier copies (both leave out the first token).\n"
     "  Each is a mean over query rows; - = undefined (docs/metrics.md).\n";
 

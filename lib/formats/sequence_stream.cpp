@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "json_input.hpp"
 #include "memory_budget.hpp"
+#include "model_tokenizer.hpp"
 #include "unicode_text.hpp"
 
 namespace fs = std::filesystem;
@@ -81,9 +82,11 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         }
         return false;
     }
-    // Every line, another shard's too, is held only up to what parsing it within the budget allows
-    // (the fingerprint needs all of it), so every shard refuses the same over-long line.
-    while (jsonl_->next(line_, limits_.memory_budget / json_bytes_per_text_byte)) {
+    // Every line, another shard's too, is held only up to what parsing it (JSON) or tokenizing it
+    // (plain text) within the budget allows (the fingerprint needs all of it), so every shard
+    // refuses the same over-long line.
+    const uint64_t bytes_per_line_byte = text_lines_ ? tokenize_bytes_per_text_byte : json_bytes_per_text_byte;
+    while (jsonl_->next(line_, limits_.memory_budget / bytes_per_line_byte)) {
         if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;

@@ -125,12 +125,12 @@ TEST_CASE("summarize_comparison ranks heads by the chosen measure, names label c
     CHECK(text.find("largest change: L1H0, js_distance 0.5") != std::string::npos);
     CHECK(text.find("L0H1 local -> previous-token, L1H1 sink -> diffuse") != std::string::npos);
     CHECK(text.find("lowest top-1 agreement: L1H0, 0.25") != std::string::npos);
-    CHECK(text.find("--fail-above 0.15 (js_distance): 2 of 4 heads above: L0H0 L1H0") != std::string::npos);
+    CHECK(text.find("limit 0.15 on js_distance: 2 of 4 heads above: L0H0 L1H0") != std::string::npos);
     // Without --fail-above or top-1 (two single layers), those lines are left out.
     const CompareSummary plain = summarize_comparison(c, metric, "js_distance", {}, -1);
     CHECK(plain.failing.empty());
     CHECK(compare_summary_json(plain, c, metric, {})["heads_above"].is_null());
-    CHECK(compare_summary_text(plain, c, metric, {}).find("fail-above") == std::string::npos);
+    CHECK(compare_summary_text(plain, c, metric, {}).find("limit") == std::string::npos);
 }
 
 }  // TEST_SUITE

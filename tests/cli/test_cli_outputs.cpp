@@ -100,7 +100,8 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
                 CHECK(std::fabs(value.get<double>() - merged["heads"][h][key].get<double>()) <= 1e-9 * std::fabs(value.get<double>()) + 1e-300);
     CHECK(fs::exists(dir / "merged/correlation.png"));
 
-    // The same partial twice, overlapping corpora and another layer of the same shape are refused.
+    // The same partial twice and another layer of the same shape are refused; corpora that share
+    // sequences (a.jsonl is part of all.jsonl) are different corpora, each sequence counted at its own position.
     REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all") + " --save-partial " +
                          (dir / "pall.json")).exit_code == 0);
     write_layer_fixture(dir, 12, 3, 4);  // new random weights, same shape
@@ -109,7 +110,6 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     // Each merged after pa.json.
     // (The same partial twice is caught first as its shard 0/1 of a.jsonl given twice.)
     const std::pair<std::string, std::string> refusals[] = {{"pa.json", "shard 0/1 of " + (dir / "a.jsonl") + " is already merged"},
-                                                            {"pall.json", "5 of its 12 sequences are already counted"},
                                                             {"pc.json", "other weights"}};
     for (const auto& [second, why] : refusals) {
         const CommandResult r = run_attn_viz("merge --out " + (dir / "refused") + " " + (dir / "pa.json") + " " + (dir / second));
@@ -118,6 +118,10 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
         CHECK(r.output.find(why) != std::string::npos);
         CHECK(!fs::exists(dir / "refused"));
     }
+
+    const CommandResult union_run = run_attn_viz("merge -q --out " + (dir / "union") + " " + (dir / "pa.json") + " " + (dir / "pall.json"));
+    CHECK_MESSAGE(union_run.exit_code == 0, union_run.output);
+    CHECK(nlohmann::json::parse(read_text(dir / "union/stats.json"))["num_sequences"] == 17);
 
     write_text(dir / "broken.jsonl", first + "{\"embeddings\": [[1, 2]]}\n");
     CommandResult bad = run_attn_viz("run -q" + w + " --inputs " + (dir / "broken.jsonl") + " --out " + (dir / "broken"));

@@ -146,8 +146,9 @@ TEST_CASE("model --ablate takes L1H3 lists with ranges; stdout ranks the heads w
     REQUIRE_MESSAGE(heading != std::string::npos, r.output);
     size_t at = heading;
     for (const auto& head : ablation["heads"]) {
-        std::snprintf(line, sizeof line, "  %4d  L%dH%-6d %+12.4f %10.4f\n", head["rank"].get<int>(), head["layer"].get<int>(),
-                      head["head"].get<int>(), head["delta_loss"].get<double>(), head["kl"].get<double>());
+        const std::string name = "L" + std::to_string(head["layer"].get<int>()) + "H" + std::to_string(head["head"].get<int>());
+        std::snprintf(line, sizeof line, "  %4d  %-8s %+12.4f %10.4f\n", head["rank"].get<int>(), name.c_str(),
+                      head["delta_loss"].get<double>(), head["kl"].get<double>());
         const size_t found = r.output.find(line, at);
         CHECK_MESSAGE(found != std::string::npos, line);
         if (found != std::string::npos) at = found;

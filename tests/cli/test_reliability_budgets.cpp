@@ -23,7 +23,8 @@ void check_line_refused(const CommandResult& r, const std::string& where, uint64
 
 // The maximum resident set size of `command` in KB (GNU time's %M).
 uint64_t peak_rss_kb(const std::string& command) {
-    const CommandResult r = run_command("/usr/bin/time -f 'peak %M' " + command + " > /dev/null");
+    // Grouped, so that time's report reaches the captured stderr while the command's stdout is dropped.
+    const CommandResult r = run_command("{ /usr/bin/time -f 'peak %M' " + command + " > /dev/null; }");
     const size_t at = r.output.rfind("peak ");
     REQUIRE_MESSAGE(at != std::string::npos, r.output);
     return std::stoull(r.output.substr(at + 5));

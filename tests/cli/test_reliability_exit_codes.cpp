@@ -73,7 +73,7 @@ TEST_CASE("run: an .npy reference to a directory is bad input (exit 3) naming th
     write_text(dir / "xr.json", R"({"embeddings": {"npy": "emb.npy"}})");
     CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "xr.json") + " --out " + (dir / "out"));
     CHECK(r.exit_code == 3);
-    CHECK(r.output.find("xr.json: embeddings refers to an unreadable file: " + (dir / "emb.npy") + ": not a regular file") !=
+    CHECK(r.output.find("xr.json: embeddings refers to an unreadable file: " + (dir / "emb.npy") + ": is a folder, not a regular file") !=
           std::string::npos);
     CHECK(!fs::exists(dir / "out"));
 }

@@ -69,8 +69,6 @@ TEST_CASE("a FIFO as a model, a tokenizer.json in a folder, a corpus or a shard 
     write_layer_fixture(dir, 8, 2, 3);
     check_fifo_refused(run_with_timeout("run --weights " + (dir / "w.json") + " --inputs " + (dir / "texts.jsonl") + " --out " + (dir / "out")),
                        dir / "texts.jsonl", dir / "out");
-    check_fifo_refused(run_with_timeout("tokenize --tokenizer " + (dir / "tok") + " --inputs " + (dir / "texts.jsonl")), dir / "texts.jsonl",
-                       dir / "out");
     const std::string stories = stories260k_dir();
     if (stories.empty()) return;
     check_fifo_refused(run_with_timeout("model --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin --inputs " +

@@ -226,6 +226,9 @@ function check_decoding(file, reference, config, id_lists) {
   return differ;
 }
 
+// The tokenizer.json models attn-viz reads; a file of another model (T5's and ALBERT's Unigram)
+// must be refused by name, never misread, and is reported as skipped.
+const read_models = new Set(["BPE", "WordPiece"]);
 let mismatches = 0, compared = 0;
 // Each source: the file attn-viz reads (`ours`) and the tokenizer.json the package reads.
 const sources = [...tokenizer_files(path.join(shared, "models")), ...gpt2_forms(), ...metaspace_form()]
@@ -233,8 +236,19 @@ const sources = [...tokenizer_files(path.join(shared, "models")), ...gpt2_forms(
 for (const { ours: file, reference: reference_file, decode } of [...sources, ...phi3_form()]) {
   const config_file = path.join(path.dirname(reference_file), "tokenizer_config.json");
   const config = fs.existsSync(config_file) ? JSON.parse(fs.readFileSync(config_file, "utf8")) : {};
-  const reference = new Tokenizer(JSON.parse(fs.readFileSync(reference_file, "utf8")), config);
+  const reference_json = JSON.parse(fs.readFileSync(reference_file, "utf8"));
   const run = spawnSync(binary, ["tokenize", "--json", "--tokenizer", file, "--inputs", inputs], { encoding: "utf8", maxBuffer: 1 << 28 });
+  const model_type = reference_json.model?.type;
+  if (model_type && !read_models.has(model_type)) {
+    if (run.status === 3 && run.stderr.includes(`unsupported model type "${model_type}"`)) {
+      console.log(`skipped ${file}: attn-viz does not read ${model_type} tokenizers yet, and refuses this one by name`);
+    } else {
+      console.log(`FAIL ${file}: a ${model_type} tokenizer must be refused by name; attn-viz exited ${run.status}: ${run.stderr}`);
+      ++mismatches;
+    }
+    continue;
+  }
+  const reference = new Tokenizer(reference_json, config);
   if (run.status !== 0) {
     console.log(`FAIL ${file}: attn-viz tokenize exited ${run.status}: ${run.stderr}`);
     ++mismatches;
