@@ -23,7 +23,7 @@ inline std::vector<int> read_ids(const std::string& path) {
 
 // Writes a reference model folder into `dir` with scripts/`script` and `arguments`, seeded from rng().
 inline void make_reference_folder(const ScratchDir& dir, const std::string& script, const std::string& arguments) {
-    const CommandResult made = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/" + script + " --out " +
+    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/" + script + " --out " +
                                            dir.path().string() + " --seed " + std::to_string(rng()() % 100000) + " " + arguments);
     REQUIRE_MESSAGE(made.exit_code == 0, made.output);
 }

@@ -54,14 +54,29 @@ CommandResult run_command(const std::string& command_line) {
     return result;
 }
 
+const std::string& source_dir() {
+    static const std::string path = ATTN_VIZ_SOURCE_DIR;
+    return path;
+}
+
+const std::string& shared_dir() {
+    static const std::string path = ATTN_VIZ_SHARED_DIR;
+    return path;
+}
+
+const std::string& attn_viz_binary() {
+    static const std::string path = ATTN_VIZ_BINARY;
+    return path;
+}
+
 CommandResult run_attn_viz(const std::string& arguments) {
-    return run_command(std::string("'") + ATTN_VIZ_BINARY + "' " + arguments);
+    return run_command("'" + attn_viz_binary() + "' " + arguments);
 }
 
 std::string stories260k_dir() { return shared_model_dir("stories260K", {"stories260K.bin", "tok512.bin"}); }
 
 std::string shared_model_dir(const std::string& name, const std::vector<std::string>& required) {
-    const std::filesystem::path dir = std::filesystem::path(ATTN_VIZ_SHARED_DIR) / "models" / name;
+    const std::filesystem::path dir = std::filesystem::path(shared_dir()) / "models" / name;
     for (const std::string& file : required)
         if (!std::filesystem::exists(dir / file)) {
             std::cerr << "skipped: ../shared/models/" << name << "/" << file << " is absent; tests that need it not run\n";

@@ -34,6 +34,13 @@ struct CommandResult {
     std::string output;  // stdout and stderr together
 };
 
+// The source tree, ../shared beside it and the attn-viz binary built with the tests, as absolute
+// paths. Only support.cpp is compiled with them, so the other test objects do not depend on where
+// the tree is (ccache shares them between checkouts).
+const std::string& source_dir();
+const std::string& shared_dir();
+const std::string& attn_viz_binary();
+
 // Runs a shell command line, capturing its output.
 CommandResult run_command(const std::string& command_line);
 

@@ -87,7 +87,7 @@ inline std::map<std::string, std::string> snapshot(const std::filesystem::path& 
 
 // The argv of the built attn-viz with `args`, null-terminated; its strings live in `storage`.
 inline std::vector<char*> attn_viz_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
-    storage = {ATTN_VIZ_BINARY};
+    storage = {attn_viz_binary()};
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& s : storage) argv.push_back(s.data());

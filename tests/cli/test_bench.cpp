@@ -14,7 +14,7 @@ const std::string tiny_bench = " bench --d-model 16 --heads 2 --tokens 8 --matmu
 // bench with ONEDNN_MAX_CPU_ISA set to `cap` ("" leaves it unset).
 CommandResult bench_under(const std::string& cap, const std::string& options = "") {
     const std::string environment = cap.empty() ? "env -u ONEDNN_MAX_CPU_ISA" : "env ONEDNN_MAX_CPU_ISA=" + cap;
-    return run_command(environment + " '" + ATTN_VIZ_BINARY + "'" + tiny_bench + options);
+    return run_command(environment + " '" + attn_viz_binary() + "'" + tiny_bench + options);
 }
 
 // The ISA named on bench's first line ("cpu: <model>; oneDNN ISA: <isa>").

@@ -61,7 +61,7 @@ TEST_CASE("string_literals finds strings past comments, characters and raw strin
 TEST_CASE("no string in lib/ names a command-line option") {
     const std::regex option(R"((^|[^-\w])--[a-z])");
     size_t files = 0;
-    for (const auto& entry : fs::recursive_directory_iterator(fs::path(ATTN_VIZ_SOURCE_DIR) / "lib")) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(source_dir()) / "lib")) {
         const std::string ext = entry.path().extension().string();
         if (ext != ".cpp" && ext != ".hpp") continue;
         ++files;

@@ -132,8 +132,7 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
 
 TEST_CASE("the demo sample's planted heads are labelled as planted") {
     ScratchDir dir;
-    CommandResult r = run_attn_viz("run -q --weights " ATTN_VIZ_SOURCE_DIR "/data/demo/weights.json --input " ATTN_VIZ_SOURCE_DIR
-                                   "/data/demo/input.json --out " + (dir / "out"));
+    CommandResult r = run_attn_viz("run -q --weights " + source_dir() + "/data/demo/weights.json --input " + source_dir() + "/data/demo/input.json --out " + (dir / "out"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     const char* planted[] = {"previous-token", "sink", "diffuse", "self", "next-token", "next-token"};

@@ -113,7 +113,7 @@ TEST_CASE("a 4-bit copy of stories260K moves more than its Q8_0 copy, at the hea
     if (gguf.empty()) return;
     ScratchDir dir;
     for (const char* type : {"Q8_0", "Q4_0"}) {
-        const CommandResult made = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/quantize_gguf.py " + gguf +
+        const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/quantize_gguf.py " + gguf +
                                                "/stories260K.gguf " + (dir / (std::string(type) + ".gguf")) + " --type " + type);
         REQUIRE_MESSAGE(made.exit_code == 0, made.output);
         const CommandResult r = run_attn_viz("compare -q " + gguf + "/stories260K.gguf " + (dir / (std::string(type) + ".gguf")) + story +

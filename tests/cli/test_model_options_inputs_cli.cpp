@@ -37,7 +37,7 @@ std::set<std::string> files_below(const fs::path& dir) {
 // `arguments` run in `dir` with TMPDIR=dir/tmp (created empty).
 CommandResult run_in(const ScratchDir& dir, const std::string& arguments) {
     fs::create_directories(dir / "tmp");
-    return run_command("cd '" + dir.path().string() + "' && TMPDIR='" + (dir / "tmp") + "' '" + ATTN_VIZ_BINARY + "' " + arguments);
+    return run_command("cd '" + dir.path().string() + "' && TMPDIR='" + (dir / "tmp") + "' '" + attn_viz_binary() + "' " + arguments);
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST_CASE("per-head weights and output match torch.nn.MultiheadAttention") {
     for (const Config& c : configs) {
         CAPTURE(c.args);
         ScratchDir dir;
-        CommandResult made = run_command(std::string("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/reference.py --out ") +
+        CommandResult made = run_command(std::string("/usr/bin/python3 " + source_dir() + "/scripts/reference.py --out ") +
                                          dir.path().string() + " --seed " + std::to_string(seed) + " " + c.args);
         REQUIRE_MESSAGE(made.exit_code == 0, made.output);
         CommandResult r = run_attn_viz("run -q --weights " + (dir / "weights.json") + " --input " + (dir / "input.json") +

@@ -66,7 +66,7 @@ TEST_CASE("tokenize --inputs: an over-long line is refused within --max-memory, 
     const std::string args = "tokenize" + tokenizer + " --inputs " + (dir / "texts.txt") + " --max-memory 16M";
     check_line_refused(run_attn_viz(args), dir / "texts.txt:2", longest);
     const bool measured = fs::exists("/usr/bin/time");
-    if (measured) CHECK(peak_rss_kb("'" ATTN_VIZ_BINARY "' " + args) < 64 * 1024);
+    if (measured) CHECK(peak_rss_kb("'" + attn_viz_binary() + "' " + args) < 64 * 1024);
     // A .jsonl text within the JSON line limit but over what tokenizing it takes is refused too.
     write_text(dir / "texts.jsonl", "{\"text\": \"" + text.substr(17, longest + 1000) + "\"}\n");
     const CommandResult r = run_attn_viz("tokenize" + tokenizer + " --inputs " + (dir / "texts.jsonl") + " --max-memory 16M");
@@ -77,7 +77,7 @@ TEST_CASE("tokenize --inputs: an over-long line is refused within --max-memory, 
     write_text(dir / "texts.txt", text.substr(17, longest));
     const std::string within = "tokenize" + tokenizer + " --inputs " + (dir / "texts.txt") + " --max-memory 16M";
     REQUIRE(run_attn_viz(within).exit_code == 0);
-    if (measured) CHECK(peak_rss_kb("'" ATTN_VIZ_BINARY "' " + within) < 2 * budget / 1024 + 16 * 1024);
+    if (measured) CHECK(peak_rss_kb("'" + attn_viz_binary() + "' " + within) < 2 * budget / 1024 + 16 * 1024);
 }
 
 TEST_CASE("model: a corpus line over --max-memory is refused by file and line; over the context and the budget, the context is named") {

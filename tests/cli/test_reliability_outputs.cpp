@@ -81,7 +81,7 @@ std::string interrupted_model_run(const std::string& model, const std::string& o
     fs::remove(pid_file);
     fs::remove(fifo);
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-    REQUIRE(run_command("('" ATTN_VIZ_BINARY "' model --model '" + model + "' --tokens " + tokens + " --rollout --out '" + out +
+    REQUIRE(run_command("('" + attn_viz_binary() + "' model --model '" + model + "' --tokens " + tokens + " --rollout --out '" + out +
                         "' --dump-attention '" + fifo + "' > '" + log + "' 2>&1 & echo $! > '" + pid_file + "'; wait $!; echo $? > '" +
                         status + "') > /dev/null 2>&1 &")
                 .exit_code == 0);
@@ -99,7 +99,7 @@ std::string interrupted_model_run(const std::string& model, const std::string& o
 TEST_CASE("Ctrl-C during a long model run prints one line saying what is kept, exits 130, and leaves DIR untouched") {
     ScratchDir dir;
     const std::string model = dir / "m.gguf";
-    const CommandResult made = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/make_synthetic_gguf.py --out " + model +
+    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + model +
                                            " --type F32 --dim 32 --layers 12 --heads 2 --kv-heads 2 --ffn 32 --vocab 300 --seed " +
                                            std::to_string(rng()() % 1000));
     REQUIRE_MESSAGE(made.exit_code == 0, made.output);
@@ -127,7 +127,7 @@ TEST_CASE("a file size limit (disk full) mid-write: exit 4 with a message, stagi
     // ulimit -f 2: at most 1 KB per file (dash counts 512-byte blocks); the [2, 20, 20] dump (3.2 KB)
     // cannot be written.
     // attn-viz ignores SIGXFSZ, so write() fails with EFBIG and the run ends through its I/O error.
-    CommandResult r = run_command("ulimit -f 2; '" ATTN_VIZ_BINARY "' " + args);
+    CommandResult r = run_command("ulimit -f 2; '" + attn_viz_binary() + "' " + args);
     CHECK(r.exit_code == 4);
     // The first file over the limit is named as the user knows it (out/stats.json), not by its
     // path in the staging folder beside out/.
@@ -161,13 +161,13 @@ TEST_CASE("standard output to /dev/full: tokenize, model --json and run exit 4 w
     }
     for (const std::string& command : commands) {
         CAPTURE(command);
-        const CommandResult r = run_command("('" ATTN_VIZ_BINARY "' " + command + " > /dev/full)");
+        const CommandResult r = run_command("('" + attn_viz_binary() + "' " + command + " > /dev/full)");
         CHECK(r.exit_code == 4);
         // One line; the reason (No space left on device) when the last write is the one that failed.
         CHECK(r.output.rfind("attn-viz: error: standard output: write failed", 0) == 0);
         CHECK(r.output.find('\n') == r.output.size() - 1);
         // The same command to a file that can hold it succeeds.
-        CHECK(run_command("'" ATTN_VIZ_BINARY "' " + command + " > " + (dir / "printed.txt")).exit_code == 0);
+        CHECK(run_command("'" + attn_viz_binary() + "' " + command + " > " + (dir / "printed.txt")).exit_code == 0);
         CHECK(!read_text(dir / "printed.txt").empty());
     }
 }

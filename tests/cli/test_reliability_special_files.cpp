@@ -20,7 +20,7 @@ namespace {
 
 // `attn-viz ARGUMENTS`, killed after 60 seconds (exit 124) if it has not ended.
 CommandResult run_with_timeout(const std::string& arguments) {
-    return run_command(std::string("timeout 60 '") + ATTN_VIZ_BINARY + "' " + arguments);
+    return run_command(std::string("timeout 60 '") + attn_viz_binary() + "' " + arguments);
 }
 
 void make_fifo(const std::string& path) { REQUIRE(::mkfifo(path.c_str(), 0600) == 0); }

@@ -23,7 +23,7 @@ struct Shape {
 
 // The script's output for `shape` and `type` at `path` (REQUIREd to succeed).
 void make_synthetic(const std::string& path, const std::string& type, const Shape& s, unsigned seed) {
-    const CommandResult made = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/make_synthetic_gguf.py --out " + path +
+    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + path +
                                            " --type " + type + " --dim " + std::to_string(s.dim) + " --layers " + std::to_string(s.layers) +
                                            " --heads " + std::to_string(s.heads) + " --kv-heads " + std::to_string(s.kv_heads) + " --ffn " +
                                            std::to_string(s.ffn) + " --vocab " + std::to_string(s.vocab) + " --seed " + std::to_string(seed));
@@ -134,7 +134,7 @@ TEST_CASE("make_synthetic_gguf.py: its vocabulary encodes text, and shapes a typ
     REQUIRE_MESSAGE(text.exit_code == 0, text.output);
     CHECK(text.output.find("9 tokens: abc ab, z!") != std::string::npos);  // <s> \u2581a b c \u2581a b , \u2581z !
 
-    const CommandResult odd = run_command("/usr/bin/python3 " ATTN_VIZ_SOURCE_DIR "/scripts/make_synthetic_gguf.py --out " + (dir / "x.gguf") +
+    const CommandResult odd = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + (dir / "x.gguf") +
                                           " --type Q4_K --dim 96 --heads 3 --kv-heads 2 --ffn 200 --vocab 100 2>&1");
     CHECK(odd.exit_code != 0);
     CHECK(odd.output.find("--dim 96 is not a multiple of Q4_K's block of 256 values") != std::string::npos);

@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path regressions_dir = fs::path(ATTN_VIZ_SOURCE_DIR) / "tests/fuzz/regressions";
+const fs::path regressions_dir = fs::path(source_dir()) / "tests/fuzz/regressions";
 
 // What the fuzz target `target` does with `bytes` (see tests/fuzz/fuzz_<target>.cpp).
 void feed_loader(const std::string& target, const std::string& bytes, const ScratchDir& scratch) {
