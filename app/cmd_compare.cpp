@@ -71,8 +71,9 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "continuations part")
         ->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--diff-pictures", o.diff_pictures,
-                    "Draw the N heads whose maps changed most (largest JS distance) as A | B | |B - A| in "
-                    "DIR/diff_head_NN.png (models: DIR/diff_layer_LL_head_NN.png) (needs --out)")
+                    "Draw the N heads whose maps changed most (largest JS distance) as A | B | A - B (the signed "
+                    "difference on a diverging scale, red where A attends more) in DIR/diff_head_NN.png (models: "
+                    "DIR/diff_layer_LL_head_NN.png) (needs --out)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
     cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
     cmd->add_option("--fail-metric", o.fail_metric,

@@ -39,7 +39,7 @@ void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadCompariso
         const size_t layer = static_cast<size_t>(id.layer);
         const std::string head = (first.size() > 1 ? "layer " + std::to_string(id.layer) + " " : "") + "head " + std::to_string(id.head);
         char change[96];
-        std::snprintf(change, sizeof change, "|B - A| (JS distance %.3f)", c.maps.js_distance[static_cast<size_t>(n)]);
+        std::snprintf(change, sizeof change, "A - B (JS distance %.3f)", c.maps.js_distance[static_cast<size_t>(n)]);
         attn_viz::write_map_comparison_png(out.file(picture_name(id, first.size() > 1)),
                                            first[layer]->attention.ptr() + id.head * map_size,
                                            second[layer]->attention.ptr() + id.head * map_size, vis, tokens, tokens, style,

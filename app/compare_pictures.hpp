@@ -1,5 +1,5 @@
 // compare --diff-pictures N: the N heads whose maps changed most (largest JS distance between
-// their map in A and in B) drawn as A | B | |B - A| (figure_map_comparison), as
+// their map in A and in B) drawn as A | B | A - B (figure_map_comparison), as
 // DIR/diff_head_NN.png (diff_layer_LL_head_NN.png when there are several layers).
 #pragma once
 

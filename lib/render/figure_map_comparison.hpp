@@ -1,6 +1,7 @@
 // One head's map in two runs side by side, with their difference: panel A and panel B on one
-// shared color scale from 0 (so equal weights look equal), then |B - A| on its own scale from 0
-// in another colormap (magma), so a change cannot be mistaken for a weight. For `compare
+// shared color scale from 0 (so equal weights look equal), then the signed difference A - B on a
+// diverging colormap (RdBu) over [-m, m], m the largest |A - B| of the head, so where A attends
+// more shows red, where B does blue, and a change cannot be mistaken for a weight. For `compare
 // --diff-pictures`.
 #pragma once
 
@@ -22,7 +23,7 @@ void write_map_comparison_png(const std::string& path, const float* a, const flo
                               const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens,
                               const HeatmapStyle& style, const MapComparisonTitles& titles);
 
-// The absolute difference |b - a| of two [T, S] maps, 0 where the mask hides a cell.
-std::vector<float> absolute_difference(const float* a, const float* b, const Visibility& visibility);
+// The signed difference a - b of two [T, S] maps, 0 where the mask hides a cell.
+std::vector<float> signed_difference(const float* a, const float* b, const Visibility& visibility);
 
 }  // namespace attn_viz

@@ -1,5 +1,6 @@
-// compare's A | B | |B - A| picture: A and B on one scale from 0, the difference on its own scale
-// in magma, masked cells zero and hatched, checked by decoding the PNG cell by cell.
+// compare's A | B | A - B picture: A and B on one scale from 0, the signed difference on a
+// diverging scale [-m, m] of its own, masked cells zero and hatched, checked by decoding the PNG
+// cell by cell.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -24,21 +25,21 @@ HeatmapStyle titled(HeatmapStyle style, std::string title) {
 
 TEST_SUITE("render") {
 
-TEST_CASE("absolute_difference is |b - a| on visible cells and 0 under the mask") {
+TEST_CASE("signed_difference is a - b on visible cells and 0 under the mask") {
     for (const bool causal : {false, true}) {
         Visibility v = square_visibility(5, causal);
         v.key_excluded = {0, 0, 1, 0, 0};
         const std::vector<float> a = random_attention(v), b = random_attention(v);
-        const std::vector<float> d = absolute_difference(a.data(), b.data(), v);
+        const std::vector<float> d = signed_difference(a.data(), b.data(), v);
         for (int64_t i = 0; i < 5; ++i)
             for (int64_t j = 0; j < 5; ++j) {
                 const size_t at = static_cast<size_t>(i * 5 + j);
-                CHECK(d[at] == doctest::Approx(v.visible(i, j) ? std::fabs(double(b[at]) - double(a[at])) : 0.0).epsilon(1e-6));
+                CHECK(d[at] == doctest::Approx(v.visible(i, j) ? double(a[at]) - double(b[at]) : 0.0).epsilon(1e-6));
             }
     }
 }
 
-TEST_CASE("the comparison picture puts A and B on one scale from 0 and |B - A| on its own, left to right") {
+TEST_CASE("the comparison picture puts A and B on one scale from 0 and A - B on a symmetric diverging one, left to right") {
     ScratchDir dir;
     for (const int64_t t : {int64_t{1}, int64_t{4}, int64_t{9}}) {
         CAPTURE(t);
@@ -55,10 +56,14 @@ TEST_CASE("the comparison picture puts A and B on one scale from 0 and |B - A| o
         // Each panel as the figure draws it: same layout function, same range.
         HeatmapStyle shared = style, change = style;
         shared.vmin = 0.0f, shared.vmax = std::max(visible_value_range(a.data(), v).vmax, visible_value_range(b.data(), v).vmax);
-        const std::vector<float> d = absolute_difference(a.data(), b.data(), v);
-        change.colormap = std::string("magma"), change.colorbar_label = std::string("|B - A|");
-        change.vmin = 0.0f, change.vmax = *std::max_element(d.begin(), d.end());
-        if (change.vmax <= 0.0f) change.vmax = 1.0f;
+        const std::vector<float> d = signed_difference(a.data(), b.data(), v);
+        float largest = 0.0f;
+        for (const float x : d) largest = std::max(largest, std::fabs(x));
+        change.colormap = std::string("rdbu"), change.colorbar_label = std::string("A - B");
+        change.vmin = -largest, change.vmax = largest;
+        if (largest <= 0.0f) change.vmin = -1.0f, change.vmax = 1.0f;
+        // The range is symmetric and reached: the largest change sits at one end of the scale.
+        if (t > 1) CHECK(largest > 0.0f);
         const HeatmapLayout la = layout_heatmap(a.data(), v, tokens, tokens, titled(shared, "A"));
         const HeatmapLayout lb = layout_heatmap(b.data(), v, tokens, tokens, titled(shared, "B"));
         const HeatmapLayout ld = layout_heatmap(d.data(), v, tokens, tokens, titled(change, "D"));
@@ -78,7 +83,7 @@ TEST_CASE("the comparison picture puts A and B on one scale from 0 and |B - A| o
     }
 }
 
-TEST_CASE("identical maps give an all-zero difference drawn as zero, not as the top of a scale") {
+TEST_CASE("identical maps give an all-zero difference drawn at the middle of the diverging scale, not at an end") {
     ScratchDir dir;
     const Visibility v = square_visibility(6, false);
     const std::vector<float> a = random_attention(v);
@@ -87,7 +92,8 @@ TEST_CASE("identical maps give an all-zero difference drawn as zero, not as the 
     const DecodedPng png = decode_png(dir / "same.png");
     REQUIRE(png.width > 0);
     HeatmapStyle change = style;
-    change.colormap = std::string("magma"), change.colorbar_label = std::string("|B - A|");
+    change.colormap = std::string("rdbu"), change.colorbar_label = std::string("A - B");
+    change.vmin = -1.0f, change.vmax = 1.0f;
     const std::vector<float> zero(36, 0.0f);
     HeatmapStyle shared = style;
     shared.vmin = 0.0f, shared.vmax = visible_value_range(a.data(), v).vmax;
@@ -95,7 +101,7 @@ TEST_CASE("identical maps give an all-zero difference drawn as zero, not as the 
     const HeatmapLayout ld = layout_heatmap(zero.data(), v, {}, {}, titled(change, "D"));
     for (int64_t i = 0; i < 6; ++i)
         CHECK(png.at(2 * la.width + ld.grid_x + static_cast<int>(i) * ld.cell_w + ld.cell_w / 2, ld.grid_y + ld.cell_h / 2) ==
-              Colormap::named("magma").raster_at(0.0));
+              Colormap::named("rdbu").raster_at(0.5));
 }
 
 }
