@@ -1,12 +1,14 @@
 // attn-viz compare: two checkpoints of one layer architecture on one input (or two whole models,
-// compare_models.hpp), head by head, with an exit status for CI (--fail-above) and pictures of the
-// heads that changed most (--diff-pictures).
+// compare_models.hpp, on one input or over a corpus, compare_corpus_run.hpp), head by head, with
+// an exit status for CI (--fail-above) and pictures of the heads that changed most
+// (--diff-pictures).
 #include <cmath>
 #include <cstdio>
 #include <optional>
 
 #include "attention.hpp"
 #include "commands.hpp"
+#include "compare_corpus_run.hpp"
 #include "compare_models.hpp"
 #include "compare_pictures.hpp"
 #include "compare_summary.hpp"
@@ -42,6 +44,7 @@ struct CompareOptions {
     int64_t diff_pictures = 0;
     OutputOptionValues output;
     ModelCompareInput model_input;  // whole models (folders, GGUF, llama2.c): the tokens both run over
+    CorpusOptionValues corpus;      // whole models over a corpus (--inputs, --shard, --save-partial)
 };
 
 void declare_options(CLI::App* cmd, CompareOptions& o) {
@@ -66,6 +69,11 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "without it)")
         ->check(CLI::ExistingPath);
     add_layer_options(cmd, o.layer, o.layer_values);
+    add_corpus_options(cmd, o.corpus,
+                       "Models: a corpus both run over instead of --text, as `model --inputs` reads it (JSONL of "
+                       "{\"text\": ...} or {\"tokens\": [...]}, plain-text lines, or a folder of .json): every measure is "
+                       "reported as its mean and std over the sequences, and --fail-above tests the mean",
+                       attn_viz::compare_partial_format);
     cmd->add_option("--generate", o.model_input.generate,
                     "Models: also generate N tokens greedily with each model from the input and say at which step the "
                     "continuations part")
@@ -85,6 +93,12 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
     cmd->parse_complete_callback([&o] {
         if (o.diff_pictures > 0 && o.output.out.empty())
             throw CLI::ValidationError("--diff-pictures", "the pictures go into the output directory: give --out DIR");
+        if (!o.corpus.path.empty() && (!o.model_input.text.empty() || o.tokens || o.model_input.generate > 0 || o.diff_pictures > 0 ||
+                                       !o.input.path.empty()))
+            throw CLI::ValidationError("--inputs", "a corpus compare keeps no maps and no single input: --text, --tokens, --input, "
+                                                   "--generate and --diff-pictures are for one sequence");
+        if (!o.corpus.save_partial.empty() && o.output.out.empty())
+            throw CLI::ValidationError("--save-partial", "the partial is written with the run's outputs: give --out DIR");
     });
 }
 
@@ -106,8 +120,30 @@ nlohmann::json compare_document(const attn_viz::HeadComparison& c, const attn_vi
     return doc;
 }
 
+// Two whole models over a corpus: each measure's mean and std; --fail-above tests the means.
+int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
+    using namespace attn_viz;
+    resolve_corpus_options(o.corpus);
+    const std::vector<std::string> inputs = {o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus.path};
+    check_output_files({o.corpus.save_partial}, inputs, o.output.out);
+    std::string note;
+    const CompareCorpusAccumulator corpus = compare_models_over_corpus(o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus,
+                                                                       options, o.threads, limits, o.output.quiet, note);
+    const CorpusCompareReport report = corpus_compare_report(corpus, options.thresholds, o.fail_metric, o.fail_above);
+    if (!o.output.out.empty()) {
+        OutputDir out(o.output.out, o.output.force);
+        out.protect_inputs(inputs);
+        write_corpus_compare_outputs(out, report, run_provenance());
+        if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
+        out.commit();
+    }
+    if (!o.output.quiet) std::fputs((report.text + note).c_str(), stdout);
+    return exit_status(o, report.comparison.mean, report.metric, report.summary);
+}
+
 int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
+    if (!o.corpus.path.empty()) return compare_models_corpus(o, options, limits);
     o.model_input.token_ids = o.tokens;
     if (o.model_input.text.empty() == !o.model_input.token_ids)
         throw Error(ErrorKind::usage, "compare of two models needs one of --text or --tokens");
@@ -121,12 +157,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
         if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
         write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
-        write_head_grid_picture(out.file("js_distance.png"), m.heads, m.heads.maps.js_distance,
-                                {"JS distance between the two models' maps, per head", "JS distance"});
-        write_head_grid_picture(out.file("map_correlation.png"), m.heads, m.heads.maps.correlation,
-                                {"Correlation of the two models' maps, per head", "map correlation", "viridis", -1, 1});
-        write_head_grid_picture(out.file("top1_agreement.png"), m.heads, m.top1,
-                                {"Queries whose strongest key agrees, per head", "top-1 agreement", "viridis", 0, 1});
+        write_comparison_pictures(out, m.heads, m.top1, "");
         if (o.diff_pictures > 0) {
             std::vector<const LayerResult*> first, second;
             for (size_t l = 0; l < m.run_a.layers.size(); ++l) first.push_back(&m.run_a.layers[l]), second.push_back(&m.run_b.layers[l]);
@@ -162,6 +193,8 @@ int compare(CompareOptions& o) {
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
     if (is_whole_model_path(o.weights_a) || is_whole_model_path(o.weights_b)) return compare_models(o, options, limits);
+    if (!o.corpus.path.empty())
+        throw Error(ErrorKind::usage, "compare: --inputs runs two whole models over a corpus; two layers compare on one --input");
     if (o.model_input.generate > 0)
         throw Error(ErrorKind::usage, "compare: --generate continues a text with two whole models; two layers have no next tokens");
     if (o.input.path.empty())

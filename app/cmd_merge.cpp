@@ -1,12 +1,16 @@
 // attn-viz merge: combines corpus partial results (attn-viz/partial@1) into one report:
-// stats.json with mean and std per statistic, heads.csv, pairs.csv and the head-by-head figures.
+// stats.json with mean and std per statistic, heads.csv, pairs.csv and the head-by-head figures;
+// or compare partials (attn-viz/compare-partial@1) into the compare.json a corpus compare writes.
 #include <cstdio>
 
 #include "commands.hpp"
+#include "compare_corpus_run.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
+#include "partial_json.hpp"
+#include "provenance.hpp"
 #include "report.hpp"
 #include "stats_report.hpp"
 
@@ -22,8 +26,12 @@ struct MergeOptions {
 
 void declare_options(CLI::App* cmd, MergeOptions& o) {
     cmd->description("Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
-                     "heads.csv and pairs.csv.");
-    cmd->add_option("partials", o.partials, "Partial result files written by a corpus run")->required()->check(CLI::ExistingFile);
+                     "heads.csv and pairs.csv; or compare partials (attn-viz/compare-partial@1, from compare --inputs "
+                     "--save-partial) into compare.json as the single compare run writes it.");
+    cmd->add_option("partials", o.partials,
+                    "Partial result files written by corpus runs (model/run --inputs), or all by corpus compares (compare --inputs)")
+        ->required()
+        ->check(CLI::ExistingFile);
     add_output_options(cmd, o.output, {"Output directory"});
     add_threshold_option(cmd, o.thresholds);
     cmd->add_option("--save-partial", o.save_partial, "Also write the merged partial result here (to merge further)");
@@ -31,14 +39,63 @@ void declare_options(CLI::App* cmd, MergeOptions& o) {
                   "Merge even when shards of a corpus (run with --shard I/N) are missing; the report says which");
 }
 
+bool is_compare_partial(const nlohmann::json& partial) {
+    return partial.is_object() && partial.contains("format") && partial["format"] == attn_viz::compare_partial_format;
+}
+
+// The partial at `path`, refused (naming it) when its kind is not that of the first partial.
+nlohmann::json read_partial_of_kind(const std::string& path, bool compare, const MergeOptions& o) {
+    nlohmann::json partial = attn_viz::read_partial_file(path);
+    if (is_compare_partial(partial) != compare)
+        attn_viz::fail_input(path, std::string(compare ? "is not a compare partial (" : "is a compare partial (") +
+                                       attn_viz::compare_partial_format + ") while " + o.partials.front() + " is" +
+                                       (compare ? "" : " not") + ": merge partials of one kind");
+    return partial;
+}
+
+// Refuses (or with --allow-partial reports) the shards of a corpus that no partial covers.
+void check_coverage(const attn_viz::CorpusCoverage& coverage, bool allow_partial) {
+    const std::string missing = coverage.missing();
+    if (!missing.empty() && !allow_partial)
+        attn_viz::fail_input(missing, "give the missing shards' partials, or --allow-partial to merge what is there");
+    if (!missing.empty()) std::fprintf(stderr, "attn-viz: warning: %s (--allow-partial)\n", missing.c_str());
+}
+
+void print_merged(const MergeOptions& o, int64_t sequences, const attn_viz::CorpusCoverage& coverage) {
+    std::printf("merged %lld sequences from %zu partial files; wrote %s\n", static_cast<long long>(sequences), o.partials.size(),
+                o.output.out.c_str());
+    if (!coverage.empty()) std::printf("coverage: %s\n", coverage.summary().c_str());
+}
+
+// Compare partials: compare.json (and its pictures) as `compare --inputs` over the whole corpus.
+int merge_compare_partials(const MergeOptions& o) {
+    using namespace attn_viz;
+    CompareCorpusAccumulator corpus;
+    for (const std::string& path : o.partials)
+        corpus.merge(CompareCorpusAccumulator::from_partial_json(read_partial_of_kind(path, true, o), path), path);
+    check_coverage(corpus.coverage(), o.allow_partial);
+    const CorpusCompareReport report =
+        corpus_compare_report(corpus, parse_thresholds(o.thresholds, corpus.thresholds()), "js_distance", -1);
+    OutputDir out(o.output.out, o.output.force);
+    write_corpus_compare_outputs(out, report, run_provenance());
+    if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
+    out.commit();
+    if (!o.output.quiet) {
+        std::fputs(report.text.c_str(), stdout);
+        print_merged(o, corpus.num_sequences(), corpus.coverage());
+    }
+    return 0;
+}
+
 int merge(const MergeOptions& o) {
     using namespace attn_viz;
     // Step 1: validate options and every partial before writing anything.
     parse_thresholds(o.thresholds);  // a bad --threshold fails here, before any partial is read
     check_output_files({o.save_partial}, o.partials, o.output.out);
+    if (is_compare_partial(read_partial_file(o.partials.front()))) return merge_compare_partials(o);
     CorpusAccumulator corpus;
     for (const std::string& path : o.partials) {
-        const CorpusAccumulator partial = CorpusAccumulator::load_partial(path);
+        const CorpusAccumulator partial = CorpusAccumulator::from_partial_json(read_partial_of_kind(path, false, o), path);
         if (partial.num_fingerprinted() < partial.num_sequences())
             std::fprintf(stderr, "attn-viz: warning: %s: %lld of its %lld sequences have no fingerprint (an earlier attn-viz "
                                  "wrote it): sequences counted twice and other weights cannot be detected\n",
@@ -46,10 +103,7 @@ int merge(const MergeOptions& o) {
                          static_cast<long long>(partial.num_sequences()));
         corpus.merge(partial, path);
     }
-    const std::string missing = corpus.coverage().missing();
-    if (!missing.empty() && !o.allow_partial)
-        fail_input(missing, "give the missing shards' partials, or --allow-partial to merge what is there");
-    if (!missing.empty()) std::fprintf(stderr, "attn-viz: warning: %s (--allow-partial)\n", missing.c_str());
+    check_coverage(corpus.coverage(), o.allow_partial);
     // The runs' thresholds (all the same, or merge() refused), then --threshold on top.
     const LabelThresholds thresholds = parse_thresholds(o.thresholds, corpus.thresholds());
     const ModelAnalysis report = corpus.finish(thresholds);
@@ -61,9 +115,7 @@ int merge(const MergeOptions& o) {
     out.commit();
     if (!o.output.quiet) {
         std::fputs(stats_table(report).c_str(), stdout);
-        std::printf("merged %lld sequences from %zu partial files; wrote %s\n",
-                    static_cast<long long>(corpus.num_sequences()), o.partials.size(), o.output.out.c_str());
-        if (!corpus.coverage().empty()) std::printf("coverage: %s\n", corpus.coverage().summary().c_str());
+        print_merged(o, corpus.num_sequences(), corpus.coverage());
     }
     return 0;
 }

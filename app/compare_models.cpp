@@ -22,39 +22,49 @@ bool is_whole_model_path(const std::string& path) {
            (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
 }
 
+ComparedModels::ComparedModels(const std::string& path_a, const std::string& path_b, const std::string& tokenizer_path, int threads,
+                               const attn_viz::LoadLimits& limits)
+    : backend(threads), a(attn_viz::open_whole_model(backend, path_a, limits)), b(attn_viz::open_whole_model(backend, path_b, limits)) {
+    const attn_viz::ModelDescription &ca = a->description(), &cb = b->description();
+    if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
+        ca.vocab_size != cb.vocab_size)
+        attn_viz::fail_input(path_b, "a different architecture from " + path_a + " (dim, layers, heads, KV heads or vocabulary)");
+    tokenizer = attn_viz::read_model_tokenizer(path_a, tokenizer_path, ca.vocab_size, limits);
+}
+
+ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids, const attn_viz::AnalysisOptions& options) {
+    using namespace attn_viz;
+    ModelComparison result;
+    result.run_a = models.a->run(ids);
+    result.run_b = models.b->run(ids);
+    std::vector<const LayerResult*> layers_a, layers_b;
+    for (size_t l = 0; l < result.run_a.layers.size(); ++l)
+        layers_a.push_back(&result.run_a.layers[l]), layers_b.push_back(&result.run_b.layers[l]);
+    result.heads = compare_runs(layers_a, models.a->attention_weights(), layers_b, models.b->attention_weights(),
+                                std::vector<int64_t>(ids.begin(), ids.end()), options);
+    result.top1 = top1_agreement(layers_a, layers_b);
+    result.token_labels = models.tokenizer->labels(ids);
+    if (models.a->has_logits() && models.b->has_logits())
+        result.output = compare_outputs(result.run_a.logits, result.run_b.logits, ids, models.tokenizer->vocab_size());
+    return result;
+}
+
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
                                      const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     // Step 1: both models of one shape, the tokenizer and the token ids.
-    OnednnBackend backend(threads);
-    const std::unique_ptr<WholeModel> model_a = open_whole_model(backend, a, limits), model_b = open_whole_model(backend, b, limits);
-    const ModelDescription &ca = model_a->description(), &cb = model_b->description();
-    if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
-        ca.vocab_size != cb.vocab_size)
-        fail_input(b, "a different architecture from " + a + " (dim, layers, heads, KV heads or vocabulary)");
-    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(a, input.tokenizer, ca.vocab_size, limits);
+    ComparedModels models(a, b, input.tokenizer, threads, limits);
     const std::vector<int> ids = input.token_ids ? parse_token_ids(*input.token_ids, "--tokens")
-                                                 : encode_within_context(*tokenizer, input.text, ca.max_tokens, "--text");
+                                                 : encode_within_context(*models.tokenizer, input.text,
+                                                                         models.a->description().max_tokens, "--text");
+    if (input.generate > 0) check_model_has_logits(*models.a, "--generate");
 
-    // Step 2: both forward passes, then every head compared.
-    ModelComparison result;
-    result.run_a = model_a->run(ids);
-    result.run_b = model_b->run(ids);
-    std::vector<const LayerResult*> layers_a, layers_b;
-    for (size_t l = 0; l < result.run_a.layers.size(); ++l)
-        layers_a.push_back(&result.run_a.layers[l]), layers_b.push_back(&result.run_b.layers[l]);
-    result.heads = compare_runs(layers_a, model_a->attention_weights(), layers_b, model_b->attention_weights(),
-                                std::vector<int64_t>(ids.begin(), ids.end()), options);
-    result.top1 = top1_agreement(layers_a, layers_b);
-    result.token_labels = tokenizer->labels(ids);
-
-    // Step 3: the outputs: next-token distributions and, if asked, both greedy continuations.
-    if (input.generate > 0) check_model_has_logits(*model_a, "--generate");
-    if (!model_a->has_logits() || !model_b->has_logits()) return result;
-    result.output = compare_outputs(result.run_a.logits, result.run_b.logits, ids, tokenizer->vocab_size());
-    if (input.generate > 0) {
-        result.generation_a = generate(*model_a, *tokenizer, ids, input.generate, {});
-        result.generation_b = generate(*model_b, *tokenizer, ids, input.generate, {});
+    // Step 2: both forward passes, every head and the outputs compared; then, if asked, both
+    // greedy continuations.
+    ModelComparison result = compare_on_tokens(models, ids, options);
+    if (input.generate > 0 && result.output) {
+        result.generation_a = generate(*models.a, *models.tokenizer, ids, input.generate, {});
+        result.generation_b = generate(*models.b, *models.tokenizer, ids, input.generate, {});
         result.generation = compare_generations(input.generate, result.generation_a->ids, result.generation_b->ids);
     }
     return result;
@@ -106,6 +116,16 @@ void write_head_grid_picture(const std::string& path, const attn_viz::HeadCompar
     style.column_axis_label = "head";
     style.max_px = 800;
     write_head_png(path, grid.data(), all, layers, heads, style);
+}
+
+void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c, const std::vector<double>& top1,
+                               const std::string& over) {
+    write_head_grid_picture(out.file("js_distance.png"), c, c.maps.js_distance,
+                            {"JS distance between the two models' maps, per head" + over, "JS distance"});
+    write_head_grid_picture(out.file("map_correlation.png"), c, c.maps.correlation,
+                            {"Correlation of the two models' maps, per head" + over, "map correlation", "viridis", -1, 1});
+    write_head_grid_picture(out.file("top1_agreement.png"), c, top1,
+                            {"Queries whose strongest key agrees, per head" + over, "top-1 agreement", "viridis", 0, 1});
 }
 
 }  // namespace attn_viz_cli

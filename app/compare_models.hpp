@@ -9,9 +9,13 @@
 
 #include "generation.hpp"
 #include "head_analysis.hpp"
+#include "model_tokenizer.hpp"
+#include "onednn_backend.hpp"
+#include "whole_model.hpp"
 #include "head_compare.hpp"
 #include "load_limits.hpp"
 #include "output_comparison.hpp"
+#include "output_dir.hpp"
 
 namespace attn_viz_cli {
 
@@ -36,9 +40,22 @@ struct ModelComparison {
 // llama2.c ".bin".
 bool is_whole_model_path(const std::string& path);
 
-// Both models (same dim, layers, heads, KV heads and vocabulary, else Error(bad_input) naming
-// `b`) over the input's tokens: every head compared, and for decoders the next-token outputs (and
-// with input.generate the greedy continuations; an encoder refuses it, Error(usage)).
+// Both models, opened once (same dim, layers, heads, KV heads and vocabulary, else
+// Error(bad_input) naming `b`), with the tokenizer (`tokenizer`, or the first model's own).
+struct ComparedModels {
+    attn_viz::OnednnBackend backend;
+    std::unique_ptr<attn_viz::WholeModel> a, b;
+    std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
+
+    ComparedModels(const std::string& a, const std::string& b, const std::string& tokenizer, int threads,
+                   const attn_viz::LoadLimits& limits);
+};
+
+// Both models over `ids`: every head compared and, for decoders, the next-token outputs.
+ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids, const attn_viz::AnalysisOptions& options);
+
+// Both models (as ComparedModels) over the input's tokens, as compare_on_tokens, and with
+// input.generate the greedy continuations (an encoder refuses it, Error(usage)).
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
                                      const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits);
 
@@ -54,5 +71,10 @@ struct HeadGridPicture {
 };
 void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& comparison,
                              const std::vector<double>& values, const HeadGridPicture& picture);
+
+// Stages js_distance.png, map_correlation.png and top1_agreement.png (top1: [N]) in `out`, each
+// title ending in `over` (e.g. " (mean over the corpus)", or "").
+void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& comparison, const std::vector<double>& top1,
+                               const std::string& over);
 
 }  // namespace attn_viz_cli

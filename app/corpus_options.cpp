@@ -7,9 +7,10 @@
 
 namespace attn_viz_cli {
 
-CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std::string& inputs_help) {
+CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std::string& inputs_help,
+                                const std::string& partial_format) {
     CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
-    cmd->add_option("--save-partial", v.save_partial, "Corpus mode: also write the running sums (attn-viz/partial@1) for attn-viz merge")
+    cmd->add_option("--save-partial", v.save_partial, "Corpus mode: also write the running sums (" + partial_format + ") for attn-viz merge")
         ->needs(inputs);
     cmd->add_option("--shard", v.shard_text,
                     "Corpus mode: take only shard I of N, the sequences i with i mod N = I (0-based, in corpus order), "
@@ -35,25 +36,34 @@ std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOp
             {"--save-partial", !corpus.save_partial.empty()}, {"--html", report.html}, {"--svg", !report_values.svg.empty()}};
 }
 
+attn_viz::CorpusCoverage corpus_run_coverage(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents,
+                                             int64_t num_sequences) {
+    const attn_viz::CorpusShard& shard = v.shard;
+    if (num_sequences == 0)
+        attn_viz::fail_input(v.path, shard.count == 1 ? "holds no sequences"
+                                                      : "shard " + shard.text() + " holds no sequences (the corpus holds " +
+                                                            std::to_string(documents.corpus_sequences()) + ": use at most that many shards)");
+    return attn_viz::CorpusCoverage(
+        {v.path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count, {shard.index}, {"this run"}});
+}
+
+std::string corpus_run_note(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents, int64_t num_sequences) {
+    return std::to_string(num_sequences) + " sequences from " + v.path +
+           (v.shard_text.empty() ? "" : " (shard " + v.shard.text() + "; the corpus holds " + std::to_string(documents.corpus_sequences()) + ")") +
+           "\n";
+}
+
 nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
                                  const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
                                  attn_viz::OutputDir& out, RunOutput& printed) {
     using namespace attn_viz;
-    const CorpusShard& shard = v.shard;
-    const std::string of_corpus = "the corpus holds " + std::to_string(documents.corpus_sequences());
-    if (corpus.num_sequences() == 0)
-        fail_input(v.path, shard.count == 1 ? "holds no sequences"
-                                            : "shard " + shard.text() + " holds no sequences (" + of_corpus +
-                                                  ": use at most that many shards)");
-    corpus.set_coverage(CorpusCoverage({v.path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count,
-                                        {shard.index}, {"this run"}}));
+    corpus.set_coverage(corpus_run_coverage(v, documents, corpus.num_sequences()));
     const ModelAnalysis analysis = corpus.finish(report.thresholds);
     const nlohmann::json provenance = run_provenance();  // every file of the corpus is read by now
     write_analysis_outputs(out, "", analysis, {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, report);
     if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
     printed.add_analysis(analysis, "");
-    printed.add_text(std::to_string(corpus.num_sequences()) + " sequences from " + v.path +
-                     (v.shard_text.empty() ? "" : " (shard " + shard.text() + "; " + of_corpus + ")") + "\n");
+    printed.add_text(corpus_run_note(v, documents, corpus.num_sequences()));
     return provenance;
 }
 

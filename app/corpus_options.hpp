@@ -24,8 +24,10 @@ struct CorpusOptionValues {
     attn_viz::CorpusShard shard;  // --shard, parsed by resolve_corpus_options
 };
 
-// Adds --inputs (described by `inputs_help`), --save-partial and --shard; returns --inputs.
-CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const std::string& inputs_help);
+// Adds --inputs (described by `inputs_help`), --save-partial (a file of `partial_format`, for
+// attn-viz merge) and --shard; returns --inputs.
+CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const std::string& inputs_help,
+                                const std::string& partial_format = attn_viz::partial_format);
 
 // Parses --shard into values.shard (Error usage, "--shard: ...", on a bad one).
 void resolve_corpus_options(CorpusOptionValues& values);
@@ -39,6 +41,15 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
 // --dump-output, --save-partial, --html and --svg, each with whether it was given.
 std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values,
                                                         const CorpusOptionValues& corpus);
+
+// Which shard of which corpus a run of `num_sequences` sequences from `documents` (read to the
+// end) covers. Throws Error(bad_input) when the run took no sequence.
+attn_viz::CorpusCoverage corpus_run_coverage(const CorpusOptionValues& values, const attn_viz::CorpusDocuments& documents,
+                                             int64_t num_sequences);
+
+// "12 sequences from c.jsonl" or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus
+// holds 12)", and a newline.
+std::string corpus_run_note(const CorpusOptionValues& values, const attn_viz::CorpusDocuments& documents, int64_t num_sequences);
 
 // The end of a corpus run whose `documents` have been read to the end: records which shard of
 // which corpus `corpus` covers, writes the report (stats.json with "corpora" and "provenance", CSV

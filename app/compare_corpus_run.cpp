@@ -1,0 +1,90 @@
+#include "compare_corpus_run.hpp"
+
+#include <cstdio>
+
+#include "compare_models.hpp"
+#include "error.hpp"
+#include "file_write.hpp"
+#include "json_text.hpp"
+#include "model_run.hpp"
+#include "progress.hpp"
+#include "ranked_compare.hpp"
+#include "sequence_stream.hpp"
+
+namespace attn_viz_cli {
+namespace {
+
+// "mean 0.0123 (std 0.004)" of a measure over the sequences.
+std::string mean_and_std(const attn_viz::RunningMoments& r) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%.4g (std %.3g)", r.mean_or_nan(), r.population_std());
+    return text;
+}
+
+std::string corpus_output_text(const attn_viz::CorpusComparison& c) {
+    if (c.output.empty()) return "output: the models have no next-token logits (encoders): compared at the heads only\n";
+    const auto& o = c.output;  // corpus_output_measures: mean_kl, max_kl, loss_a, loss_b, top1_agreement
+    return "output over " + std::to_string(c.num_sequences) + " sequences: mean KL(A || B) of next-token distributions " +
+           mean_and_std(o[0]) + " nats (largest per sequence " + mean_and_std(o[1]) + "); loss A " + mean_and_std(o[2]) +
+           ", loss B " + mean_and_std(o[3]) + " nats; top-1 next tokens agree at " + mean_and_std(o[4]) + "\n";
+}
+
+}  // namespace
+
+attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b, const std::string& tokenizer,
+                                                              const CorpusOptionValues& corpus, const attn_viz::AnalysisOptions& options,
+                                                              int threads, const attn_viz::LoadLimits& limits, bool quiet,
+                                                              std::string& note) {
+    using namespace attn_viz;
+    ComparedModels models(a, b, tokenizer, threads, limits);
+    const ModelDescription& description = models.a->description();
+    CorpusDocuments documents(corpus.path, limits, corpus.shard, CorpusLines::json_or_text);
+    CompareCorpusAccumulator accumulator(models.a->fingerprint(), models.b->fingerprint(), options.thresholds);
+    nlohmann::json doc;
+    std::string where;
+    Progress progress(progress_wanted(quiet), "sequence");
+    while (documents.next(doc, where)) {
+        const ModelSequence sequence = parse_model_sequence(doc, where);
+        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
+        const std::vector<int> ids = sequence.text ? encode_within_context(*models.tokenizer, *sequence.text, description.max_tokens, where)
+                                                   : sequence.token_ids;
+        ModelComparison m;
+        try {
+            check_model_tokens(ids, description.vocab_size, description.max_tokens);
+            m = compare_on_tokens(models, ids, options);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::bad_input) throw;
+            fail_input(where, e.what());
+        }
+        accumulator.add(m.heads, m.top1, m.output ? &*m.output : nullptr);
+        progress.update(accumulator.num_sequences());
+    }
+    progress.finish();
+    accumulator.set_coverage(corpus_run_coverage(corpus, documents, accumulator.num_sequences()));
+    note = corpus_run_note(corpus, documents, accumulator.num_sequences());
+    return accumulator;
+}
+
+CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds,
+                                          const std::string& metric_name, double fail_above) {
+    using namespace attn_viz;
+    CorpusCompareReport r{corpus.finish(thresholds), {}, {}, {}, {}};
+    const HeadComparison& mean = r.comparison.mean;
+    const std::vector<double> top1 = mean_top1(r.comparison);
+    r.metric = comparison_metric(mean, metric_name);
+    r.summary = summarize_comparison(mean, r.metric, metric_name, top1, fail_above);
+    r.document = corpus_comparison_json(r.comparison);
+    r.document["summary"] = compare_summary_json(r.summary, mean, r.metric, top1);
+    r.document["corpora"] = corpora_json(corpus.coverage());
+    r.text = compare_summary_text(r.summary, mean, r.metric, top1) + corpus_output_text(r.comparison) + ranked_comparison_table(mean, top1);
+    return r;
+}
+
+void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& r, const nlohmann::json& provenance) {
+    nlohmann::json doc = r.document;
+    doc["provenance"] = provenance;
+    attn_viz::write_file_atomically(out.file("compare.json"), attn_viz::dump_json(doc, 1) + "\n");
+    write_comparison_pictures(out, r.comparison.mean, attn_viz::mean_top1(r.comparison), " (mean over the corpus)");
+}
+
+}  // namespace attn_viz_cli
