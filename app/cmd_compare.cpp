@@ -83,7 +83,7 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "difference on a diverging scale, red where A attends more) in DIR/diff_head_NN.png (models: "
                     "DIR/diff_layer_LL_head_NN.png) (needs --out)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-    cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this (with --inputs: its mean over the corpus)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--fail-metric", o.fail_metric,
                     "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
                     "correlation) or a statistic name (absolute change)");
