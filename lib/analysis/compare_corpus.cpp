@@ -112,7 +112,7 @@ void CompareCorpusAccumulator::merge(const CompareCorpusAccumulator& other, cons
                               fingerprint_text(model_b_) + "): partials of different model pairs cannot be merged");
     for (const auto& [name, member] : threshold_fields())
         if (other.thresholds_.*member != thresholds_.*member)
-            fail_input(where, std::string("labels heads with another ") + name + " than " + source_ + ": merge runs of one --threshold");
+            fail_input(where, std::string("labels heads with another ") + name + " than " + source_ + ": merge runs labelled with the same thresholds");
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);  // refuses a shard twice or a corpus that changed
     coverage_ = std::move(coverage);
