@@ -40,7 +40,8 @@ std::vector<std::string> write_token_corpus(const std::string& path, int count) 
         for (uint64_t t = 0, T = 2 + rng()() % 11; t < T; ++t) {
             const int id = static_cast<int>(3 + rng()() % 260);
             tokens.push_back(id);
-            list += (t ? "," : "") + std::to_string(id);
+            if (t > 0) list += ',';
+            list += std::to_string(id);
         }
         corpus += nlohmann::json({{"tokens", tokens}}).dump() + "\n";
         ids.push_back(list);
@@ -117,14 +118,14 @@ TEST_CASE("compare --inputs: each measure's mean and std over the corpus are tho
     CHECK(corpus["format"] == "attn-viz/compare@1");
     CHECK(corpus["sequences"] == 5);
     REQUIRE(corpus["heads"].size() == 4);
-    // A measure at `pointer` of each single compare against the corpus's `key` and `key`_std.
+    // A measure (of_single picks it from each single compare) against the corpus's `key` and `key`_std.
     const auto check_measure = [&](const nlohmann::json& in_corpus, const std::string& key, const std::function<nlohmann::json(const nlohmann::json&)>& of_single,
                                    const std::string& what) {
         std::vector<nlohmann::json> values;
         for (const nlohmann::json& single : singles) values.push_back(of_single(single));
-        const auto [mean, std] = moments(values);
+        const auto [mean, spread] = moments(values);
         check_value(mean, in_corpus.at(key), what + " mean");
-        check_value(std, in_corpus.at(key + "_std"), what + " std");
+        check_value(spread, in_corpus.at(key + "_std"), what + " std");
     };
     for (size_t h = 0; h < 4; ++h) {
         const nlohmann::json& head = corpus["heads"][h];
@@ -165,9 +166,8 @@ TEST_CASE("compare --inputs --shard: the shards' compare partials merge to the s
     REQUIRE(run_attn_viz(corpus + " --out " + (dir / "single")).exit_code == 0);
     std::string partials;
     for (int i = 0; i < 3; ++i) {
-        const std::string shard = std::to_string(i) + "/3", partial = dir / ("p" + std::to_string(i) + ".json");
-        const CommandResult r = run_attn_viz(corpus + " --shard " + shard + " --out " + (dir / ("s" + std::to_string(i))) +
-                                             " --save-partial " + partial);
+        const std::string n = std::to_string(i), partial = dir / ("p" + n + ".json");
+        const CommandResult r = run_attn_viz(corpus + " --shard " + n + "/3 --out " + (dir / ("s" + n)) + " --save-partial " + partial);
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         partials += " " + partial;
         CHECK(read_json(partial)["format"] == "attn-viz/compare-partial@1");
@@ -185,7 +185,7 @@ TEST_CASE("compare --inputs --shard: the shards' compare partials merge to the s
     CHECK(gap.output.find("shard 1 of 3 is missing") != std::string::npos);
 }
 
-TEST_CASE("merge refuses a compare partial of another model pair, a mix with corpus partials, and a corrupted one") {
+TEST_CASE("merge refuses a compare partial of another model pair or thresholds, a mix with corpus partials, and a corrupted one") {
     ScratchDir dir;
     const std::string models = write_model_pair(dir);
     write_text(dir / "c.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
@@ -198,6 +198,7 @@ TEST_CASE("merge refuses a compare partial of another model pair, a mix with cor
     partial(models, "0/2", "p0");
     partial(models, "1/2", "p1");
     partial((dir / "a.bin") + " " + (dir / "c.bin") + " --tokenizer " + (dir / "tok.bin"), "1/2", "other");
+    partial(models + " --threshold induction=0.55", "1/2", "thresholds");
     const CommandResult corpus_run = run_attn_viz("model -q --checkpoint " + (dir / "a.bin") + " --tokenizer " + (dir / "tok.bin") +
                                                   " --inputs " + (dir / "c.jsonl") + " --shard 1/2 --out " + (dir / "run_model") +
                                                   " --save-partial " + (dir / "model.json"));
@@ -211,6 +212,7 @@ TEST_CASE("merge refuses a compare partial of another model pair, a mix with cor
         CHECK(!fs::exists(dir / "refused"));
     };
     refused((dir / "p0.json") + " " + (dir / "other.json"), {"other.json: compares another model pair", "p0.json"});
+    refused((dir / "p0.json") + " " + (dir / "thresholds.json"), {"thresholds.json: labels heads with another induction than"});
     refused((dir / "p0.json") + " " + (dir / "model.json"), {"model.json: is not a compare partial", "merge partials of one kind"});
     refused((dir / "model.json") + " " + (dir / "p0.json"), {"p0.json: is a compare partial", "merge partials of one kind"});
     REQUIRE(run_attn_viz("merge " + (dir / "p0.json") + " " + (dir / "p1.json") + " -q --out " + (dir / "fine")).exit_code == 0);
