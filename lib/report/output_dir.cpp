@@ -174,8 +174,10 @@ std::string OutputDir::external_file(const std::string& final_path) {
     std::unique_ptr<StagingDir>& staging = external_staging_[target.parent_path().string()];
     if (!staging) {
         // Missing parent folders are created, as the run directory's are.
-        if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
-        if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
+        if (!target.parent_path().empty()) {
+            fs::create_directories(target.parent_path(), ec);
+            if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
+        }
         staging = std::make_unique<StagingDir>(final_path);
     }
     externals_.push_back({final_path, target.filename().string(), staging.get()});

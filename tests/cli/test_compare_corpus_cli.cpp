@@ -172,6 +172,12 @@ TEST_CASE("compare --inputs --shard: the shards' compare partials merge to the s
         partials += " " + partial;
         CHECK(read_json(partial)["format"] == "attn-viz/compare-partial@1");
     }
+    // A bare file name is written in the working directory (fs::status's "no such file" is not
+    // taken for a failure to create the folder).
+    const CommandResult bare = run_command("cd '" + dir.path().string() + "' && '" + attn_viz_binary() + "' " + corpus +
+                                           " --shard 0/3 --out bare --save-partial bare.json");
+    REQUIRE_MESSAGE(bare.exit_code == 0, bare.output);
+    CHECK(read_json(dir / "bare.json")["heads"] == read_json(dir / "p0.json")["heads"]);
     const CommandResult merged = run_attn_viz("merge" + partials + " --out " + (dir / "merged"));
     REQUIRE_MESSAGE(merged.exit_code == 0, merged.output);
     CHECK(merged.output.find("coverage: 3 of 3 shards of " + (dir / "c.jsonl") + ", 7 sequences") != std::string::npos);
