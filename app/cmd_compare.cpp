@@ -48,8 +48,8 @@ struct CompareOptions {
 };
 
 void declare_options(CLI::App* cmd, CompareOptions& o) {
-    cmd->description("Compare two checkpoints of one layer (or two whole models) head by head on one input: labels, statistic "
-                     "changes, and how alike each head's maps are.");
+    cmd->description("Compare two checkpoints of one layer (or two whole models) head by head on one input, or two whole "
+                     "models over a corpus (--inputs): labels, statistic changes, and how alike each head's maps are.");
     cmd->add_option("weights_a", o.weights_a,
                     "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
                     "whole model (Hugging Face folder of a Llama-family, GPT-2, GPT-NeoX or BERT model, GGUF, llama2.c .bin)")
