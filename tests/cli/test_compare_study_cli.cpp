@@ -1,7 +1,8 @@
 // compare as a quantization study uses it, on stories260K (skipped with a message where
 // ../shared/models/stories260K-gguf is absent): the summary first, the output level (KL, losses,
 // top-1 next tokens, greedy continuations), pictures of whole models, heads named LxHy, and a
-// 4-bit copy (scripts/quantize_gguf.py) that moves more than Q8_0, at the heads and at the output.
+// 4-bit copy (scripts/quantize_gguf.py: Q4_0 of stories260K, Q4_K of a synthetic model with rows of
+// 256) that moves more than Q8_0, at the heads and at the output.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -28,6 +29,28 @@ double mean_js(const nlohmann::json& compare) {
     double total = 0;
     for (const auto& head : compare["heads"]) total += head["map_js_distance"].get<double>();
     return total / static_cast<double>(compare["heads"].size());
+}
+
+// `source` quantized to `type` by scripts/quantize_gguf.py into DIR/TYPE.gguf, then compared with
+// `source` over `input` (compare's --text or --tokens): its compare.json.
+nlohmann::json compare_with_quantized(const std::string& source, const std::string& type, const ScratchDir& dir, const std::string& input) {
+    const std::string quantized = dir / (type + ".gguf");
+    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/quantize_gguf.py " + source + " " + quantized +
+                                           " --type " + type);
+    REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+    const CommandResult r = run_attn_viz("compare -q " + source + " " + quantized + input + " --out " + (dir / type));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    return nlohmann::json::parse(read_text(dir / (type + "/compare.json")));
+}
+
+// The 4-bit copy moves the maps and the next-token distributions more than the 8-bit one does.
+void check_four_bits_move_more(const nlohmann::json& q8, const nlohmann::json& q4, const std::string& four_bit_type) {
+    MESSAGE("mean JS distance per head: Q8_0 " << mean_js(q8) << ", " << four_bit_type << " " << mean_js(q4)
+                                                << "; mean KL at the output: Q8_0 " << q8["output"]["mean_kl"] << ", "
+                                                << four_bit_type << " " << q4["output"]["mean_kl"]);
+    CHECK(mean_js(q4) > 2 * mean_js(q8));
+    CHECK(q4["output"]["mean_kl"].get<double>() > 2 * q8["output"]["mean_kl"].get<double>());
+    CHECK(q8["output"]["mean_kl"].get<double>() > 0);
 }
 
 }  // namespace
@@ -112,21 +135,21 @@ TEST_CASE("a 4-bit copy of stories260K moves more than its Q8_0 copy, at the hea
     const std::string gguf = stories_gguf();
     if (gguf.empty()) return;
     ScratchDir dir;
-    for (const char* type : {"Q8_0", "Q4_0"}) {
-        const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/quantize_gguf.py " + gguf +
-                                               "/stories260K.gguf " + (dir / (std::string(type) + ".gguf")) + " --type " + type);
-        REQUIRE_MESSAGE(made.exit_code == 0, made.output);
-        const CommandResult r = run_attn_viz("compare -q " + gguf + "/stories260K.gguf " + (dir / (std::string(type) + ".gguf")) + story +
-                                             " --out " + (dir / type));
-        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    }
-    const nlohmann::json q8 = nlohmann::json::parse(read_text(dir / "Q8_0/compare.json"));
-    const nlohmann::json q4 = nlohmann::json::parse(read_text(dir / "Q4_0/compare.json"));
-    MESSAGE("mean JS distance per head: Q8_0 " << mean_js(q8) << ", Q4_0 " << mean_js(q4) << "; mean KL at the output: Q8_0 "
-                                               << q8["output"]["mean_kl"] << ", Q4_0 " << q4["output"]["mean_kl"]);
-    CHECK(mean_js(q4) > 2 * mean_js(q8));
-    CHECK(q4["output"]["mean_kl"].get<double>() > 2 * q8["output"]["mean_kl"].get<double>());
-    CHECK(q8["output"]["mean_kl"].get<double>() > 0);
+    const std::string source = gguf + "/stories260K.gguf";
+    check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, story), compare_with_quantized(source, "Q4_0", dir, story), "Q4_0");
+}
+
+TEST_CASE("a Q4_K copy of a model with rows of 256 moves more than its Q8_0 copy, at the heads and at the output") {
+    ScratchDir dir;
+    const std::string source = dir / "f32.gguf";
+    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + source +
+                                           " --type F32 --dim 256 --layers 2 --heads 4 --kv-heads 4 --ffn 512 --vocab 300 --seed " +
+                                           std::to_string(rng()() % 100000));
+    REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+    std::string tokens = " --tokens 1";
+    std::uniform_int_distribution<int> id(3, 299);
+    for (int t = 1; t < 24; ++t) tokens += "," + std::to_string(id(rng()));
+    check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, tokens), compare_with_quantized(source, "Q4_K", dir, tokens), "Q4_K");
 }
 
 }  // TEST_SUITE
