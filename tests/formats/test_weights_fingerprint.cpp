@@ -25,23 +25,25 @@ TEST_CASE("a transformer's fingerprint: the same from one file or two shards, an
         ScratchDir one, two;
         make_reference_folder(one, "reference_hf_transformer.py", shape);
         make_reference_folder(two, "reference_hf_transformer.py", shape + " --shards 2");
-        const TransformerWeights w = read_hf_transformer_folder(one.path().string());
+        const ModelWeights w = read_hf_transformer_folder(one.path().string());
         const uint64_t fingerprint = model_fingerprint(w);
         CHECK(model_fingerprint(read_hf_transformer_folder(two.path().string())) == fingerprint);
 
-        const std::vector<std::pair<std::string, std::function<void(TransformerWeights&)>>> changes = {
-            {"model_type", [](TransformerWeights& v) { v.config.model_type += "x"; }},
-            {"norm_epsilon", [](TransformerWeights& v) { v.config.norm_epsilon *= 2; }},
-            {"parallel_residual", [](TransformerWeights& v) { v.config.parallel_residual = !v.config.parallel_residual; }},
-            {"attention w_q", [](TransformerWeights& v) { v.layers[1].attention.w_q.data[5] += 1e-3f; }},
-            {"mlp_norm bias", [](TransformerWeights& v) { v.layers[0].mlp_norm.bias.data[1] += 1e-3f; }},
-            {"w_in", [](TransformerWeights& v) { v.layers[1].w_in.data[7] += 1e-3f; }},
-            {"b_out", [](TransformerWeights& v) { v.layers[0].b_out.data[0] += 1e-3f; }},
-            {"token_embedding", [](TransformerWeights& v) { v.token_embedding.data[3] += 1e-3f; }},
+        const std::vector<std::pair<std::string, std::function<void(ModelWeights&)>>> changes = {
+            {"architecture", [](ModelWeights& v) { v.config.architecture += "x"; }},
+            {"norm_epsilon", [](ModelWeights& v) { v.config.norm_epsilon *= 2; }},
+            {"residual layout", [](ModelWeights& v) {
+                 v.config.residual = v.config.residual == ResidualLayout::parallel ? ResidualLayout::pre_norm : ResidualLayout::parallel;
+             }},
+            {"attention w_q", [](ModelWeights& v) { v.layers[1].attention.w_q.data[5] += 1e-3f; }},
+            {"feed_forward_norm bias", [](ModelWeights& v) { v.layers[0].feed_forward_norm.bias.data[1] += 1e-3f; }},
+            {"w_in", [](ModelWeights& v) { v.layers[1].w_in.data[7] += 1e-3f; }},
+            {"b_out", [](ModelWeights& v) { v.layers[0].b_out.data[0] += 1e-3f; }},
+            {"token_embedding", [](ModelWeights& v) { v.token_embedding.data[3] += 1e-3f; }},
         };
         for (const auto& [what, change] : changes) {
             CAPTURE(what);
-            TransformerWeights v = w;
+            ModelWeights v = w;
             change(v);
             CHECK(model_fingerprint(v) != fingerprint);
         }
