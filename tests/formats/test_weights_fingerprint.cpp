@@ -1,6 +1,7 @@
-// Whole-model fingerprints of GPT-2, GPT-NeoX and BERT weights (weights_fingerprint.hpp): the same
-// numbers give the same fingerprint whichever files they come from, and any change of a tensor
-// value or of the configuration gives another.
+// Whole-model fingerprints (weights_fingerprint.hpp): the same numbers give the same fingerprint
+// whichever files they come from, any change of a tensor value or of the configuration gives
+// another, and stories260K keeps the values corpus partials recorded before every family shared
+// one weights schema.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -9,6 +10,7 @@
 
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
+#include "llama_model_file.hpp"
 #include "support.hpp"
 #include "weights_fingerprint.hpp"
 
@@ -48,6 +50,17 @@ TEST_CASE("a transformer's fingerprint: the same from one file or two shards, an
             CHECK(model_fingerprint(v) != fingerprint);
         }
     }
+}
+
+TEST_CASE("stories260K's fingerprints in three formats are the ones saved corpus partials record") {
+    const std::string bin = stories260k_dir();
+    const std::string gguf = shared_model_dir("stories260K-gguf", {"stories260K.gguf", "stories260K-Q8_0.gguf"});
+    const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors"});
+    if (bin.empty() || gguf.empty() || hf.empty()) return;
+    CHECK(model_fingerprint(read_llama_model(bin + "/stories260K.bin")) == 0x3a1dfbad7fe953bcull);
+    CHECK(model_fingerprint(read_llama_model(gguf + "/stories260K.gguf")) == 0xb752431d6d21135cull);  // blocks streamed
+    CHECK(model_fingerprint(read_llama_model(gguf + "/stories260K-Q8_0.gguf")) == 0x901fdc52ab5236d9ull);
+    CHECK(model_fingerprint(read_llama_model(hf)) == 0x879e3020c241b457ull);
 }
 
 }  // TEST_SUITE
