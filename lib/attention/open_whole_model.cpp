@@ -13,9 +13,11 @@
 
 namespace attn_viz {
 
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits) {
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path,
+                                             const LoadLimits& limits) {
     if (std::filesystem::is_directory(path)) {
-        const std::string model_type = read_hf_config((std::filesystem::path(path) / "config.json").string()).model_type;
+        const std::string model_type =
+            read_hf_config((std::filesystem::path(path) / "config.json").string()).model_type;
         const std::vector<std::string>& llama_types = hf_llama_model_types();
         // Every other type goes to read_hf_transformer_folder, whose error lists all supported ones.
         if (std::find(llama_types.begin(), llama_types.end(), model_type) == llama_types.end())

@@ -16,7 +16,8 @@ WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(
         streamed_attention_.resize(static_cast<size_t>(c.n_layers));
         return;
     }
-    for (const BlockWeights& block : weights_.layers) attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
+    for (const BlockWeights& block : weights_.layers)
+        attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
 }
 
 std::vector<const LayerWeights*> WholeModel::attention_weights() const {
@@ -31,7 +32,8 @@ std::vector<const LayerWeights*> WholeModel::attention_weights() const {
 
 uint64_t WholeModel::fingerprint() const { return model_fingerprint(weights_); }
 
-ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms, const StepCallback& on_layer) {
+ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                         const StepCallback& on_layer) {
     std::vector<LayerResult> layers;
     std::vector<Tensor> residual;
     ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
@@ -45,7 +47,8 @@ ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions
     return run;
 }
 
-ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms, const BlockVisitor& visit) {
+ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                                const BlockVisitor& visit) {
     const ModelConfig& c = weights_.config;
     check_model_tokens(tokens, c.vocab_size, c.max_tokens);
 
@@ -75,9 +78,12 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contri
 }
 
 Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) {
-    if (!has_logits()) throw Error(ErrorKind::internal, "logits_from: a " + weights_.config.architecture + " model has no next-token logits");
+    if (!has_logits())
+        throw Error(ErrorKind::internal,
+                    "logits_from: a " + weights_.config.architecture + " model has no next-token logits");
     if (layer >= run.residual.size() || attention_output.shape != run.residual[layer].shape)
-        throw Error(ErrorKind::internal, "logits_from: no block " + std::to_string(layer) + " of that shape in the run");
+        throw Error(ErrorKind::internal,
+                    "logits_from: no block " + std::to_string(layer) + " of that shape in the run");
     Tensor x = run.residual[layer];
     finish_block(layer, x, attention_output);
     for (size_t l = layer + 1; l < static_cast<size_t>(weights_.config.n_layers); ++l) {

@@ -37,7 +37,8 @@ using StepCallback = std::function<void(int64_t done, int64_t total)>;
 // Told after block `layer`'s attention and feed-forward: its attention result (the visitor may
 // move it away), the residual stream [T, D] that entered the block (likewise) and the block's
 // attention weights (valid during the call only).
-using BlockVisitor = std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
+using BlockVisitor =
+    std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
 
 // The shape of a whole model, for checks, messages and reports.
 struct ModelDescription {
@@ -78,7 +79,8 @@ public:
     // norm, where the model has one) and logits [T, V] (empty for an encoder), and no layers or
     // residuals. Memory holds one block's results at a time if `visit` lets them go
     // (--stream-layers, model_stream.hpp).
-    ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms, const BlockVisitor& visit);
+    ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                        const BlockVisitor& visit);
 
     // Whether passes of a streamed model keep each block's attention weights for
     // attention_weights() (default true); false bounds memory by one block (run_blocks' visitor
@@ -113,9 +115,10 @@ private:
     ModelWeights weights_;
     ModelDescription description_;
     std::vector<std::unique_ptr<AttentionLayer>> attention_;  // one per block unless streaming
-    mutable std::vector<std::optional<LayerWeights>> streamed_attention_;  // streaming: the blocks' attention kept so far
+    mutable std::vector<std::optional<LayerWeights>>
+        streamed_attention_;  // streaming: the blocks' attention kept so far
     bool keep_attention_ = true;
-    std::optional<BlockWeights> streamed_block_;     // streaming: the block loaded last
+    std::optional<BlockWeights> streamed_block_;      // streaming: the block loaded last
     std::unique_ptr<AttentionLayer> streamed_layer_;  // its attention layer
     size_t streamed_index_ = 0;
 };
@@ -124,7 +127,8 @@ private:
 // gpt2, gpt_neox, bert; another type is Error(bad_input) naming config.json and listing the
 // supported ones), a GGUF file (general.architecture llama, blocks streamed; gpt2, gptneox, bert)
 // or a llama2.c checkpoint. `backend` must outlive the model.
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits = {});
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path,
+                                             const LoadLimits& limits = {});
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
 // stopping early at one of `end_ids` (llama2.c's BOS, a Hugging Face model's EOS) or at the
@@ -132,7 +136,8 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
 // on_token (if set) is told after each generated token (of at most min(steps, max_tokens - prompt)).
 // choices > 0: the argmax is over the ids below it (the tokenizer's tokens, where the model's
 // vocabulary has padding rows past them, as Pythia's has); 0: over the whole vocabulary.
-std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {},
+std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps,
+                                 const StepCallback& on_token = {},
                                  const std::vector<int>& end_ids = {Llama2cTokenizer::bos_id}, int64_t choices = 0);
 
 }  // namespace attn_viz

@@ -1,8 +1,8 @@
 // Hugging Face model folders of the Llama family (model_type llama, mistral, qwen2: Llama 2/3,
 // TinyLlama, SmolLM, Mistral, Qwen2): config.json and model.safetensors (or its shards) read into
-// ModelWeights (RMSNorm, gated feed-forward, pre-norm) in the x W convention, with HF's half-split RoPE (rope_scaling linear or
-// llama3, v4 keys or v5 rope_parameters), GQA, head_dim, hidden_act, Llama's attention_bias and
-// mlp_bias, Qwen2's q/k/v biases, Mistral's and Qwen2's sliding windows. Tied embeddings (no
+// ModelWeights (RMSNorm, gated feed-forward, pre-norm) in the x W convention, with HF's half-split
+// RoPE (rope_scaling linear or llama3, v4 keys or v5 rope_parameters), GQA, head_dim, hidden_act,
+// Llama's attention_bias and mlp_bias, Qwen2's q/k/v biases, Mistral's and Qwen2's sliding windows. Tied embeddings (no
 // lm_head.weight) share the embedding matrix as the classifier. docs/formats.md lists every key.
 #pragma once
 

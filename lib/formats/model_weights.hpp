@@ -46,8 +46,8 @@ struct ModelConfig {
     int64_t n_layers = 0;
     int64_t n_heads = 0;
     int64_t n_kv_heads = 0;
-    int64_t vocab_size = 0;    // V
-    int64_t max_tokens = 0;    // the longest sequence a run takes (seq_len, max_position_embeddings)
+    int64_t vocab_size = 0;          // V
+    int64_t max_tokens = 0;          // the longest sequence a run takes (seq_len, max_position_embeddings)
     bool shared_classifier = false;  // the classifier is the token embedding, transposed
     NormKind norm = NormKind::rms;
     double norm_epsilon = 1e-5;
@@ -61,10 +61,10 @@ struct BlockWeights {
     LayerWeights attention;
     NormWeights attention_norm;     // pre_norm/parallel: before attention; post_norm: after attention + residual
     NormWeights feed_forward_norm;  // likewise around the feed-forward
-    Tensor w_in;   // [D, F] (gated: the gate)
-    Tensor w_up;   // [D, F] gated only: the projection the gate multiplies; empty for plain
-    Tensor w_out;  // [F, D]
-    Tensor b_in, b_up, b_out;  // [F], [F], [D], or empty
+    Tensor w_in;                    // [D, F] (gated: the gate)
+    Tensor w_up;                    // [D, F] gated only: the projection the gate multiplies; empty for plain
+    Tensor w_out;                   // [F, D]
+    Tensor b_in, b_up, b_out;       // [F], [F], [D], or empty
 };
 
 struct ModelWeights {
