@@ -2,7 +2,7 @@
 // llama.cpp's convert_hf_to_gguf.py does (GPT2Model: Conv1D weights transposed, output = a copy of
 // token_embd; GPTNeoXModel: the per-head interleaved query_key_value rows regrouped as all q, all
 // k, all v; BertModel: names only, and a folder's WordPiece tokenizer.json in llama.cpp's spelling),
-// and the check that two TransformerWeights are the same.
+// and the check that two ModelWeights are the same.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -21,6 +21,7 @@
 #include "hf_config.hpp"
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
+#include "model_weights.hpp"
 #include "safetensors_shards.hpp"
 #include "support.hpp"
 
@@ -191,20 +192,20 @@ inline void check_same_layer(const LayerWeights& a, const LayerWeights& b, const
 }
 
 // Every field of the two models is the same.
-inline void check_same_model(const TransformerWeights& gguf, const TransformerWeights& hf) {
-    const TransformerConfig &a = gguf.config, &b = hf.config;
-    auto fields = [](const TransformerConfig& c) {
-        return std::tuple(c.model_type, c.d_model, c.ffn_dim, c.vocab_size, c.num_layers, c.max_positions, c.post_norm, c.parallel_residual,
-                          c.activation);
+inline void check_same_model(const ModelWeights& gguf, const ModelWeights& hf) {
+    const ModelConfig &a = gguf.config, &b = hf.config;
+    auto fields = [](const ModelConfig& c) {
+        return std::tuple(c.architecture, c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, c.n_heads, c.n_kv_heads, c.max_tokens, c.norm,
+                          c.feed_forward, c.residual, c.activation);
     };
     CHECK(fields(a) == fields(b));
     CHECK(a.norm_epsilon == doctest::Approx(b.norm_epsilon));  // float32 in GGUF
     REQUIRE(gguf.layers.size() == hf.layers.size());
     for (size_t l = 0; l < gguf.layers.size(); ++l) {
-        const TransformerBlockWeights &x = gguf.layers[l], &y = hf.layers[l];
+        const BlockWeights &x = gguf.layers[l], &y = hf.layers[l];
         const std::string where = "layer " + std::to_string(l);
         check_same_layer(x.attention, y.attention, where);
-        for (const auto& [p, q] : {std::pair{&x.attention_norm, &y.attention_norm}, std::pair{&x.mlp_norm, &y.mlp_norm}}) {
+        for (const auto& [p, q] : {std::pair{&x.attention_norm, &y.attention_norm}, std::pair{&x.feed_forward_norm, &y.feed_forward_norm}}) {
             check_same(p->weight, q->weight, where + " norm");
             check_same(p->bias, q->bias, where + " norm");
         }
@@ -225,10 +226,10 @@ inline void check_same_model(const TransformerWeights& gguf, const TransformerWe
 
 // A random folder of reference_hf_transformer.py `arguments` made in `dir`, converted to
 // dir/model.gguf and read back: its weights, checked to be the folder's.
-inline TransformerWeights converted_weights(const ScratchDir& dir, const std::string& arguments) {
+inline ModelWeights converted_weights(const ScratchDir& dir, const std::string& arguments) {
     make_reference_folder(dir, "reference_hf_transformer.py", arguments);
     convert_folder(dir.path().string(), dir / "model.gguf");
-    TransformerWeights weights = read_gguf_transformer(GgufFile(dir / "model.gguf"));
+    ModelWeights weights = read_gguf_transformer(GgufFile(dir / "model.gguf"));
     check_same_model(weights, read_hf_transformer_folder(dir.path().string()));
     return weights;
 }

@@ -1,4 +1,4 @@
-// What a whole-model forward pass produces (LlamaModel, TransformerModel): every layer's attention
+// What a whole-model forward pass produces (WholeModel): every layer's attention
 // for drawing and analysis, the final hidden states and, for decoders, the next-token logits.
 #pragma once
 

@@ -1,43 +1,39 @@
-// Opening any supported model path as its whole model, and greedy decoding over any decoder.
+// The whole-model forward pass of every family, each block run by its norm kind, feed-forward
+// kind and residual layout.
 #include "whole_model.hpp"
 
-#include <algorithm>
-#include <filesystem>
-
+#include "block_ops.hpp"
+#include "dense_ops.hpp"
 #include "error.hpp"
-#include "gguf.hpp"
-#include "gguf_llama.hpp"
-#include "gguf_transformer.hpp"
-#include "hf_config.hpp"
-#include "hf_llama_checkpoint.hpp"
-#include "hf_transformer_checkpoint.hpp"
-#include "llama_model.hpp"
-#include "llama_model_file.hpp"
-#include "transformer_model.hpp"
+#include "weights_fingerprint.hpp"
 
 namespace attn_viz {
 
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits) {
-    if (std::filesystem::is_directory(path)) {
-        const std::string model_type = read_hf_config((std::filesystem::path(path) / "config.json").string()).model_type;
-        const std::vector<std::string>& llama_types = hf_llama_model_types();
-        // Every other type goes to read_hf_transformer_folder, whose error lists all supported ones.
-        if (std::find(llama_types.begin(), llama_types.end(), model_type) == llama_types.end())
-            return std::make_unique<TransformerModel>(backend, read_hf_transformer_folder(path, limits));
-    } else if (is_gguf_file(path)) {
-        // GGUF gpt2, gptneox and bert files read whole into the folders' TransformerWeights; llama
-        // streams its blocks from the same parsed file.
-        const auto file = std::make_shared<const GgufFile>(path, limits);
-        const std::vector<std::string>& transformer_types = gguf_transformer_architectures();
-        const std::string architecture = file->get_string("general.architecture").value_or("");
-        if (std::find(transformer_types.begin(), transformer_types.end(), architecture) != transformer_types.end())
-            return std::make_unique<TransformerModel>(backend, read_gguf_transformer(*file));
-        return std::make_unique<LlamaModel>(backend, read_gguf_llama_streaming(file));
+WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(backend), weights_(std::move(weights)) {
+    const ModelConfig& c = weights_.config;
+    description_ = {c.architecture, c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.vocab_size, c.max_tokens};
+    if (weights_.load_block) {
+        streamed_attention_.resize(static_cast<size_t>(c.n_layers));
+        return;
     }
-    return std::make_unique<LlamaModel>(backend, read_llama_model(path, limits));
+    for (const BlockWeights& block : weights_.layers)
+        attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
 }
 
-ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms, const StepCallback& on_layer) {
+std::vector<const LayerWeights*> WholeModel::attention_weights() const {
+    std::vector<const LayerWeights*> result;
+    for (const BlockWeights& block : weights_.layers) result.push_back(&block.attention);
+    for (size_t l = 0; l < streamed_attention_.size(); ++l) {
+        if (!streamed_attention_[l]) streamed_attention_[l] = weights_.load_block(static_cast<int64_t>(l)).attention;
+        result.push_back(&*streamed_attention_[l]);
+    }
+    return result;
+}
+
+uint64_t WholeModel::fingerprint() const { return model_fingerprint(weights_); }
+
+ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                         const StepCallback& on_layer) {
     std::vector<LayerResult> layers;
     std::vector<Tensor> residual;
     ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
@@ -51,33 +47,122 @@ ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions
     return run;
 }
 
-std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token,
-                                 const std::vector<int>& end_ids, int64_t choices) {
-    if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
-    const int64_t seq_len = model.description().max_tokens, vocab = model.description().vocab_size;
-    if (!model.has_logits())
-        throw Error(ErrorKind::internal, "greedy_generate: a " + model.description().architecture + " model has no next-token logits");
-    if (static_cast<int64_t>(prompt.size()) > seq_len)
-        fail_input("prompt", std::to_string(prompt.size()) + " tokens exceed the model's sequence length " + std::to_string(seq_len));
-    const int64_t length = std::min<int64_t>(seq_len, static_cast<int64_t>(prompt.size()) + std::max(steps, 0));
+ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                                const BlockVisitor& visit) {
+    const ModelConfig& c = weights_.config;
+    check_model_tokens(tokens, c.vocab_size, c.max_tokens);
 
-    // Every step runs the full forward over one fixed length: positions past the current one hold
-    // filler ids that the causal mask hides from earlier positions, so the logits at the current
-    // position are exact while oneDNN reuses one set of primitives instead of compiling a new
-    // shape per step.
-    std::vector<int> sequence = prompt;
-    std::vector<int> padded(static_cast<size_t>(length), prompt.back());
-    std::copy(prompt.begin(), prompt.end(), padded.begin());
-    while (static_cast<int64_t>(sequence.size()) < length) {
-        const ModelRun run = model.run(padded, false);
-        const float* row = run.logits.ptr() + (static_cast<int64_t>(sequence.size()) - 1) * vocab;
-        const int next = static_cast<int>(std::max_element(row, row + (choices > 0 ? std::min(choices, vocab) : vocab)) - row);
-        if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
-        padded[sequence.size()] = next;
-        sequence.push_back(next);
-        if (on_token) on_token(static_cast<int64_t>(sequence.size() - prompt.size()), length - static_cast<int64_t>(prompt.size()));
+    // Step 1: the embeddings of the tokens (with positions, token type and norm where the model has them).
+    ModelRun run;
+    run.tokens = tokens;
+    Tensor x = embedded(tokens);
+
+    // Step 2: the blocks, each in its residual layout. A streamed model loads each block here,
+    // replacing the previous one.
+    for (size_t l = 0; l < static_cast<size_t>(c.n_layers); ++l) {
+        Tensor entering = x;
+        const Tensor input = attention_input(l, x);
+        AttentionRequest request;
+        request.input = &input;
+        request.with_contributions = with_contributions;
+        request.with_value_norms = with_value_norms;
+        LayerResult result = attention_layer(l).run(request);
+        finish_block(l, x, result.output);
+        visit(l, result, entering, block(l).attention);
     }
-    return sequence;
+
+    // Step 3: the final norm and the classifier, where the model has them.
+    run.hidden_states = final_hidden_states(std::move(x));
+    if (has_logits()) run.logits = linear(backend_, run.hidden_states, weights_.classifier);
+    return run;
+}
+
+Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) {
+    if (!has_logits())
+        throw Error(ErrorKind::internal,
+                    "logits_from: a " + weights_.config.architecture + " model has no next-token logits");
+    if (layer >= run.residual.size() || attention_output.shape != run.residual[layer].shape)
+        throw Error(ErrorKind::internal,
+                    "logits_from: no block " + std::to_string(layer) + " of that shape in the run");
+    Tensor x = run.residual[layer];
+    finish_block(layer, x, attention_output);
+    for (size_t l = layer + 1; l < static_cast<size_t>(weights_.config.n_layers); ++l) {
+        const Tensor input = attention_input(l, x);
+        AttentionRequest request;
+        request.input = &input;
+        request.with_contributions = false;
+        AttentionLayer& attention = attention_layer(l);
+        LayerResult result = attention.run(request);
+        finish_block(l, x, result.output);
+        attention.recycle(std::move(result));
+    }
+    return linear(backend_, final_hidden_states(std::move(x)), weights_.classifier);
+}
+
+Tensor WholeModel::embedded(const std::vector<int>& tokens) const {
+    Tensor x = embedding_rows(weights_.token_embedding, tokens);
+    const int64_t T = x.dim(0), D = x.dim(1);
+    if (!weights_.position_embedding.empty())  // rows 0..T-1 of [max_tokens, D]: the same layout as x
+        for (int64_t i = 0; i < T * D; ++i) x.data[i] += weights_.position_embedding.data[i];
+    if (!weights_.token_type_embedding.empty())
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t i = 0; i < D; ++i) x.data[t * D + i] += weights_.token_type_embedding.data[i];
+    if (!weights_.embedding_norm.weight.empty()) x = normalized_by(x, weights_.embedding_norm);
+    return x;
+}
+
+Tensor WholeModel::attention_input(size_t l, const Tensor& x) {
+    return weights_.config.residual == ResidualLayout::post_norm ? x : normalized_by(x, block(l).attention_norm);
+}
+
+void WholeModel::finish_block(size_t l, Tensor& x, const Tensor& attended) {
+    const ModelConfig& c = weights_.config;
+    const BlockWeights& b = block(l);
+    switch (c.residual) {
+        case ResidualLayout::pre_norm:
+            add_in_place(x, attended);
+            add_in_place(x, feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c));
+            break;
+        case ResidualLayout::parallel: {
+            const Tensor ffn_output = feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c);
+            add_in_place(x, attended);
+            add_in_place(x, ffn_output);
+            break;
+        }
+        case ResidualLayout::post_norm:
+            add_in_place(x, attended);
+            x = normalized_by(x, b.attention_norm);
+            add_in_place(x, feed_forward(backend_, x, b, c));
+            x = normalized_by(x, b.feed_forward_norm);
+            break;
+    }
+}
+
+Tensor WholeModel::final_hidden_states(Tensor x) const {
+    return weights_.final_norm.weight.empty() ? std::move(x) : normalized_by(x, weights_.final_norm);
+}
+
+Tensor WholeModel::normalized_by(const Tensor& x, const NormWeights& norm) const {
+    return normalized(x, norm, weights_.config.norm, weights_.config.norm_epsilon);
+}
+
+const BlockWeights& WholeModel::block(size_t l) {
+    if (!weights_.load_block) return weights_.layers[l];
+    if (streamed_index_ != l || !streamed_block_) {
+        streamed_layer_.reset();  // it refers to the block it replaces
+        streamed_block_.reset();
+        streamed_block_ = weights_.load_block(static_cast<int64_t>(l));
+        streamed_layer_ = std::make_unique<AttentionLayer>(backend_, streamed_block_->attention);
+        streamed_index_ = l;
+        if (keep_attention_ && !streamed_attention_[l]) streamed_attention_[l] = streamed_block_->attention;
+    }
+    return *streamed_block_;
+}
+
+AttentionLayer& WholeModel::attention_layer(size_t l) {
+    if (!weights_.load_block) return *attention_[l];
+    block(l);
+    return *streamed_layer_;
 }
 
 }  // namespace attn_viz

@@ -1,19 +1,32 @@
-// One interface over every whole model attn-viz runs (LlamaModel: llama2.c, GGUF and Hugging Face
-// Llama-family folders; TransformerModel: GPT-2, GPT-NeoX/Pythia and BERT folders), so that model
-// mode, its analyses, generation and compare take any of them; and the loader that opens any
-// supported model path as the right one.
+// A whole transformer of any family (model_weights.hpp: llama2.c, GGUF and Hugging Face
+// Llama-family models, GPT-2, GPT-NeoX/Pythia, BERT) run over a token sequence on oneDNN, its
+// blocks run from what their data says:
+//   embeddings (+ learned positions, + token type 0) [-> embedding norm]
+//   -> per block, by config.residual, with N1/N2 its norms (config.norm: RMSNorm or LayerNorm):
+//        pre_norm     x = x + attention(N1(x)); x = x + ffn(N2(x))      (Llama, GPT-2, NeoX without parallel residual)
+//        parallel     x = x + attention(N1(x)) + ffn(N2(x))             (GPT-NeoX)
+//        post_norm    x = N1(x + attention(x)); x = N2(x + ffn(x))      (BERT)
+//      with ffn gated (Llama's SwiGLU) or plain (GELU MLP) by config.feed_forward
+//   [-> final norm] [-> logits x classifier]   (an encoder has no classifier and no logits)
+// Every layer's attention is kept for drawing (run), or handed to a visitor block by block and
+// not kept (run_blocks); a model whose weights stream (load_block) holds one block at a time.
+// Model mode, its analyses, generation and compare take any model; open_whole_model opens any
+// supported path.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "attention.hpp"
 #include "layer_weights.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "load_limits.hpp"
 #include "model_run.hpp"
+#include "model_weights.hpp"
 #include "onednn_backend.hpp"
 
 namespace attn_viz {
@@ -24,7 +37,8 @@ using StepCallback = std::function<void(int64_t done, int64_t total)>;
 // Told after block `layer`'s attention and feed-forward: its attention result (the visitor may
 // move it away), the residual stream [T, D] that entered the block (likewise) and the block's
 // attention weights (valid during the call only).
-using BlockVisitor = std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
+using BlockVisitor =
+    std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
 
 // The shape of a whole model, for checks, messages and reports.
 struct ModelDescription {
@@ -35,16 +49,22 @@ struct ModelDescription {
 
 class WholeModel {
 public:
-    virtual ~WholeModel() = default;
+    // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
+    // blocks, loads nothing yet: a pass loads each block when it reaches it, replacing the
+    // previous one (one block's weights at a time). `backend` must outlive the model.
+    WholeModel(OnednnBackend& backend, ModelWeights weights);
 
-    virtual const ModelDescription& description() const = 0;
-    // Every block's attention weights (for the report's weight similarities and head ablation).
-    virtual std::vector<const LayerWeights*> attention_weights() const = 0;
+    const ModelWeights& weights() const { return weights_; }
+    const ModelDescription& description() const { return description_; }
+    // Every block's attention weights (for the report's weight similarities and head ablation). A
+    // streamed model keeps a copy of each block's attention weights when a pass first loads the
+    // block (unless keep_attention_weights(false)) and loads here the blocks no pass has loaded yet.
+    std::vector<const LayerWeights*> attention_weights() const;
     // False for an encoder (BERT): its runs have empty logits and logits_from is not available.
-    virtual bool has_logits() const = 0;
+    bool has_logits() const { return !weights_.classifier.empty(); }
     // The model's weights as a 64-bit fingerprint (weights_fingerprint.hpp), naming what a corpus
     // partial was computed from.
-    virtual uint64_t fingerprint() const = 0;
+    uint64_t fingerprint() const;
 
     // tokens: T ids, 1 <= T <= max_tokens, each below the vocabulary size (Error(bad_input)
     // otherwise). with_contributions: fill each LayerResult's per-head output shares;
@@ -55,29 +75,60 @@ public:
                  const StepCallback& on_layer = {});
 
     // As run, but each block's result and residual go to `visit` as soon as the block is done
-    // instead of into the run: the returned run has the tokens, hidden states and logits (empty
-    // for an encoder), and no layers or residuals. Memory holds one block's results at a time if
-    // `visit` lets them go (--stream-layers, model_stream.hpp).
-    virtual ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
-                                const BlockVisitor& visit) = 0;
+    // instead of into the run: the returned run has the tokens, hidden states (after the final
+    // norm, where the model has one) and logits [T, V] (empty for an encoder), and no layers or
+    // residuals. Memory holds one block's results at a time if `visit` lets them go
+    // (--stream-layers, model_stream.hpp).
+    ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+                        const BlockVisitor& visit);
 
-    // Whether a model that loads its blocks' weights on demand (a streamed GGUF Llama) keeps a
-    // copy of each block's attention weights for attention_weights() (default true); false bounds
-    // memory by one block. A model holding every block already has nothing to let go.
-    virtual void keep_attention_weights(bool keep) { (void)keep; }
+    // Whether passes of a streamed model keep each block's attention weights for
+    // attention_weights() (default true); false bounds memory by one block (run_blocks' visitor
+    // sees each block's weights anyway). A model holding every block has nothing to let go.
+    void keep_attention_weights(bool keep) { keep_attention_ = keep; }
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
-    // of run.layers[layer].output: the rest of the model reruns from there on run.residual[layer],
-    // the blocks before it are reused from `run`. Only for models with logits.
-    virtual Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) = 0;
+    // of run.layers[layer].output: block `layer` finishes in its residual layout from
+    // run.residual[layer], the later blocks rerun, the blocks before it are reused from `run`.
+    // Error(internal) for an encoder.
+    Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output);
+
+private:
+    // tokens: T ids -> the residual stream entering block 0: [T, D]
+    Tensor embedded(const std::vector<int>& tokens) const;
+    // x: [T, D] the residual stream entering block l -> the input of its attention (N1(x), or x
+    // itself when post-norm).
+    Tensor attention_input(size_t l, const Tensor& x);
+    // x: [T, D] the residual stream entering block l -> leaving it, given the block's attention
+    // output `attended` [T, D], in place.
+    void finish_block(size_t l, Tensor& x, const Tensor& attended);
+    // x: [T, D] the residual stream after the last block -> the final hidden states [T, D].
+    Tensor final_hidden_states(Tensor x) const;
+    // x: [T, D] -> `norm` of it by the model's norm kind and epsilon.
+    Tensor normalized_by(const Tensor& x, const NormWeights& norm) const;
+    // Block l's weights and attention layer: the model's own, or (streaming) loaded now unless
+    // block l was the last one loaded.
+    const BlockWeights& block(size_t l);
+    AttentionLayer& attention_layer(size_t l);
+
+    OnednnBackend& backend_;
+    ModelWeights weights_;
+    ModelDescription description_;
+    std::vector<std::unique_ptr<AttentionLayer>> attention_;  // one per block unless streaming
+    mutable std::vector<std::optional<LayerWeights>>
+        streamed_attention_;  // streaming: the blocks' attention kept so far
+    bool keep_attention_ = true;
+    std::optional<BlockWeights> streamed_block_;      // streaming: the block loaded last
+    std::unique_ptr<AttentionLayer> streamed_layer_;  // its attention layer
+    size_t streamed_index_ = 0;
 };
 
-// The model at `path`: a Hugging Face folder (config.json's model_type: llama, mistral, qwen2 ->
-// LlamaModel; gpt2, gpt_neox, bert -> TransformerModel; another type is Error(bad_input) naming
-// config.json and listing the supported ones), a GGUF file (general.architecture llama ->
-// LlamaModel, blocks streamed; gpt2, gptneox -> TransformerModel) or a llama2.c checkpoint (LlamaModel).
-// `backend` must outlive the model.
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits = {});
+// The model at `path`: a Hugging Face folder (config.json's model_type: llama, mistral, qwen2,
+// gpt2, gpt_neox, bert; another type is Error(bad_input) naming config.json and listing the
+// supported ones), a GGUF file (general.architecture llama, blocks streamed; gpt2, gptneox, bert)
+// or a llama2.c checkpoint. `backend` must outlive the model.
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path,
+                                             const LoadLimits& limits = {});
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
 // stopping early at one of `end_ids` (llama2.c's BOS, a Hugging Face model's EOS) or at the
@@ -85,7 +136,8 @@ std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::
 // on_token (if set) is told after each generated token (of at most min(steps, max_tokens - prompt)).
 // choices > 0: the argmax is over the ids below it (the tokenizer's tokens, where the model's
 // vocabulary has padding rows past them, as Pythia's has); 0: over the whole vocabulary.
-std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps, const StepCallback& on_token = {},
+std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prompt, int steps,
+                                 const StepCallback& on_token = {},
                                  const std::vector<int>& end_ids = {Llama2cTokenizer::bos_id}, int64_t choices = 0);
 
 }  // namespace attn_viz

@@ -1,5 +1,5 @@
 // A Llama model ("general.architecture" = "llama") from a GGUF file: hyper-parameters from the
-// metadata, weights (any decodable ggml type) converted to the x W convention of LlamaWeights,
+// metadata, weights (any decodable ggml type) converted to the x W convention of ModelWeights (RMSNorm, gated, pre-norm),
 // and the SentencePiece ("llama") tokenizer from tokenizer.ggml.*.
 #pragma once
 
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "gguf.hpp"
-#include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "model_weights.hpp"
 
 namespace attn_viz {
 
@@ -18,20 +18,20 @@ namespace attn_viz {
 // 10000), with the vocabulary from token_embd.weight. Refuses another
 // architecture, counts out of range or inconsistent, partial or scaled RoPE (Error bad_input
 // naming the file and key).
-Llama2cConfig gguf_llama_config(const GgufFile& file);
+ModelConfig gguf_llama_config(const GgufFile& file);
 
 // One block's weights (layer l < block_count), dequantized: blk.l.attn_{norm,q,k,v,output},
 // ffn_{norm,gate,up,down}, each checked against the configuration's shape. Q/K rows are in
 // GGUF's interleaved-pair RoPE order (llama.cpp's converter permutes Hugging Face's back).
-LlamaBlockWeights read_gguf_llama_block(const GgufFile& file, const Llama2cConfig& config, int64_t layer);
+BlockWeights read_gguf_llama_block(const GgufFile& file, const ModelConfig& config, int64_t layer);
 
 // The whole model: token_embd, every block, output_norm and output (the classifier; tied to
 // token_embd when the file has no output.weight).
-LlamaWeights read_gguf_llama(const GgufFile& file);
+ModelWeights read_gguf_llama(const GgufFile& file);
 
 // As read_gguf_llama, but the blocks stay in the (shared, mapped) file: `layers` is empty and
 // `load_block` dequantizes one block when called.
-LlamaWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
+ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
 
 // tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores, BOS/EOS ids 1 and 2 as
 // llama2.c's encoder assumes. Other tokenizer models are refused by name ("gpt2" byte-level BPE:

@@ -20,7 +20,7 @@ public:
     Tensor optional(const std::string& name, const std::vector<int64_t>& shape) const {
         return file_.find_tensor(name) ? load(name, shape) : Tensor{};
     }
-    LayerNormWeights layer_norm(const std::string& name, int64_t d) const { return {load(name + ".weight", {d}), load(name + ".bias", {d})}; }
+    NormWeights layer_norm(const std::string& name, int64_t d) const { return {load(name + ".weight", {d}), load(name + ".bias", {d})}; }
 
     const GgufFile& file() const { return file_; }
     const std::string& arch() const { return arch_; }
@@ -30,20 +30,24 @@ private:
     std::string arch_;
 };
 
-// `default_epsilon` where the file has no layer_norm_epsilon.
-TransformerConfig read_config(const GgufModelReader& r, int64_t& heads, double default_epsilon) {
-    TransformerConfig c;
-    c.model_type = r.arch() == "gptneox" ? "gpt_neox" : r.arch();  // Hugging Face's name for the family
-    c.num_layers = r.count("block_count");
+// LayerNorm (`default_epsilon` where the file has no layer_norm_epsilon) and a plain MLP, pre-norm
+// unless the family says otherwise.
+ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
+    ModelConfig c;
+    c.architecture = r.arch() == "gptneox" ? "gpt_neox" : r.arch();  // Hugging Face's name for the family
+    c.norm = NormKind::layer_norm;
+    c.feed_forward = FeedForwardKind::plain;
+    c.n_layers = r.count("block_count");
     c.d_model = r.count("embedding_length");
     c.ffn_dim = r.count("feed_forward_length");
-    c.max_positions = r.count("context_length");
-    heads = r.count("attention.head_count");
+    c.max_tokens = r.count("context_length");
+    const int64_t heads = r.count("attention.head_count");
+    c.n_heads = heads, c.n_kv_heads = heads;
     const std::string& path = r.file().path();
     if (r.file().has(r.arch() + ".attention.head_count_kv") && r.count("attention.head_count_kv") != heads)
         fail_input(path, r.arch() + ".attention.head_count_kv differs from the head count (grouped-query attention is not part of " + r.arch() + ")");
-    for (const auto& [key, value] : {std::pair{"block_count", c.num_layers}, std::pair{"embedding_length", c.d_model},
-                                     std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_positions},
+    for (const auto& [key, value] : {std::pair{"block_count", c.n_layers}, std::pair{"embedding_length", c.d_model},
+                                     std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_tokens},
                                      std::pair{"attention.head_count", heads}})
         if (value < 1 || value > (int64_t{1} << 24))
             fail_input(path, r.arch() + "." + key + " is " + std::to_string(value) + ", outside 1..2^24");
@@ -78,15 +82,15 @@ LayerWeights attention(const GgufModelReader& r, const std::string& block, int64
 // Every block of `w.config`: its attention from `attention_of("blk.N.")`, checked, the two
 // LayerNorms `norms` (around attention, around the MLP), ffn_up and ffn_down.
 template <typename AttentionOf>
-void read_blocks(const GgufModelReader& r, TransformerWeights& w, const std::pair<const char*, const char*>& norms, const AttentionOf& attention_of) {
+void read_blocks(const GgufModelReader& r, ModelWeights& w, const std::pair<const char*, const char*>& norms, const AttentionOf& attention_of) {
     const int64_t d = w.config.d_model, f = w.config.ffn_dim;
-    for (int64_t l = 0; l < w.config.num_layers; ++l) {
+    for (int64_t l = 0; l < w.config.n_layers; ++l) {
         const std::string block = "blk." + std::to_string(l) + ".";
-        TransformerBlockWeights b;
+        BlockWeights b;
         b.attention = attention_of(block);
         validate_layer(b.attention, r.file().path() + ": " + block);
         b.attention_norm = r.layer_norm(block + norms.first, d);
-        b.mlp_norm = r.layer_norm(block + norms.second, d);
+        b.feed_forward_norm = r.layer_norm(block + norms.second, d);
         b.w_in = r.matrix(block + "ffn_up.weight", d, f);
         b.b_in = r.optional(block + "ffn_up.bias", {f});
         b.w_out = r.matrix(block + "ffn_down.weight", f, d);
@@ -113,19 +117,18 @@ LayerWeights bert_attention(const GgufModelReader& r, const std::string& block, 
 // BERT's encoder: word + position + token type 0 embeddings, then token_embd_norm; post-LayerNorm
 // blocks (attn_output_norm after attention + residual, layer_output_norm after the MLP +
 // residual), exact GELU, no classifier.
-TransformerWeights read_bert(const GgufModelReader& r) {
+ModelWeights read_bert(const GgufModelReader& r) {
     const std::string& path = r.file().path();
     if (r.file().get_bool("bert.attention.causal").value_or(false))
         fail_input(path, "bert.attention.causal is true; attn-viz reads BERT as the encoder it is (no causal mask)");
-    TransformerWeights w;
-    int64_t heads = 0;
-    w.config = read_config(r, heads, 1e-12);
-    TransformerConfig& c = w.config;
+    ModelWeights w;
+    w.config = read_config(r, 1e-12);
+    ModelConfig& c = w.config;
     c.activation = Activation::gelu_erf;
-    c.post_norm = true;
-    const int64_t d = c.d_model;
+    c.residual = ResidualLayout::post_norm;
+    const int64_t d = c.d_model, heads = c.n_heads;
     w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
-    w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
+    w.position_embedding = r.load("position_embd.weight", {c.max_tokens, d});
     // token_types [type count, D] (the count is tokenizer.ggml.token_type_count): every token is of type 0.
     const GgufTensorInfo* types = r.file().find_tensor("token_types.weight");
     const int64_t type_count = types && types->dims.size() == 2 ? types->dims[1] : 1;
@@ -157,7 +160,7 @@ const std::vector<std::string>& gguf_transformer_architectures() {
     return architectures;
 }
 
-TransformerWeights read_gguf_transformer(const GgufFile& file) {
+ModelWeights read_gguf_transformer(const GgufFile& file) {
     const std::string architecture = file.get_string("general.architecture").value_or("");
     const auto& known = gguf_transformer_architectures();
     if (std::find(known.begin(), known.end(), architecture) == known.end())
@@ -167,25 +170,22 @@ TransformerWeights read_gguf_transformer(const GgufFile& file) {
     const GgufModelReader r(file, architecture);
     if (architecture == "bert") return read_bert(r);
     const bool neox = architecture == "gptneox";
-    TransformerWeights w;
-    int64_t heads = 0;
-    w.config = read_config(r, heads, 1e-5);
-    TransformerConfig& c = w.config;
+    ModelWeights w;
+    w.config = read_config(r, 1e-5);
+    ModelConfig& c = w.config;
     c.activation = neox ? Activation::gelu_erf : Activation::gelu_tanh;
-    if (neox) {
-        const std::optional<bool> parallel = file.get_bool("gptneox.use_parallel_residual");
-        c.parallel_residual = parallel.value_or(true);
-    }
-    const int64_t d = c.d_model;
+    if (neox && file.get_bool("gptneox.use_parallel_residual").value_or(true)) c.residual = ResidualLayout::parallel;
+    c.shared_classifier = !file.find_tensor("output.weight");
+    const int64_t d = c.d_model, heads = c.n_heads;
     w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
-    if (!neox) w.position_embedding = r.load("position_embd.weight", {c.max_positions, d});
+    if (!neox) w.position_embedding = r.load("position_embd.weight", {c.max_tokens, d});
     read_blocks(r, w, {"attn_norm", "ffn_norm"}, [&](const std::string& block) {
         LayerWeights attention_weights = attention(r, block, d, heads);
         if (neox) set_rotary(r, attention_weights);
         return attention_weights;
     });
     w.final_norm = r.layer_norm("output_norm", d);
-    w.classifier = transposed(file.find_tensor("output.weight") ? r.load("output.weight", {c.vocab_size, d}) : w.token_embedding);
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : r.load("output.weight", {c.vocab_size, d}));
     return w;
 }
 

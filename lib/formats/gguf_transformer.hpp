@@ -1,6 +1,6 @@
 // GPT-2 ("gpt2"), GPT-NeoX ("gptneox", Pythia) and BERT ("bert") models from GGUF files, as llama.cpp's
-// convert_hf_to_gguf.py writes them, read into the TransformerWeights of the Hugging Face folders
-// (hf_transformer_checkpoint.hpp), so one forward pass runs either.
+// convert_hf_to_gguf.py writes them, read into ModelWeights as the Hugging Face folders
+// (hf_transformer_checkpoint.hpp) are, so one forward pass runs either.
 //   all      <arch>.block_count, .context_length (the longest run), .embedding_length,
 //            .feed_forward_length, .attention.head_count (.head_count_kv, if present, equal),
 //            .attention.layer_norm_epsilon (default 1e-5, BERT's 1e-12); token_embd [V, D].
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "gguf.hpp"
-#include "hf_transformer_checkpoint.hpp"
+#include "model_weights.hpp"
 
 namespace attn_viz {
 
@@ -36,6 +36,6 @@ const std::vector<std::string>& gguf_transformer_architectures();
 // decodable ggml type). Error(bad_input) naming the file and the key or tensor: another
 // architecture (listing these), a missing or inconsistent hyper-parameter, a missing or misshapen
 // tensor.
-TransformerWeights read_gguf_transformer(const GgufFile& file);
+ModelWeights read_gguf_transformer(const GgufFile& file);
 
 }  // namespace attn_viz

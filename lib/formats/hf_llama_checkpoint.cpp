@@ -25,27 +25,28 @@ void require_supported(const HfConfig& hf, const char* key, const std::string& v
 }
 
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
-Llama2cConfig llama_config(const HfConfig& hf) {
+ModelConfig llama_config(const HfConfig& hf) {
     require_supported(hf, "model_type", hf.model_type, hf_llama_model_types());
     if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
     refuse_unimplemented(hf);
     if (hf.rotary_fraction && *hf.rotary_fraction != 1.0)
         fail_input(hf.path, "partial_rotary_factor " + json_excerpt(nlohmann::json(*hf.rotary_fraction)) + " is not supported for " +
                                 hf.model_type + " (transformers' " + hf.model_type + " turns whole heads)");
-    Llama2cConfig c;
-    c.dim = required_value(hf.d_model, hf, "hidden_size");
-    c.hidden_dim = required_value(hf.intermediate_size, hf, "intermediate_size");
+    ModelConfig c;  // RMSNorm, gated feed-forward, pre-norm: ModelConfig's defaults
+    c.architecture = "llama";
+    c.d_model = required_value(hf.d_model, hf, "hidden_size");
+    c.ffn_dim = required_value(hf.intermediate_size, hf, "intermediate_size");
     c.n_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
     c.n_heads = required_value(hf.num_heads, hf, "num_attention_heads");
     c.n_kv_heads = hf.num_kv_heads.value_or(c.n_heads);
     c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
-    c.seq_len = required_value(hf.max_positions, hf, "max_position_embeddings");
+    c.max_tokens = required_value(hf.max_positions, hf, "max_position_embeddings");
     c.shared_classifier = hf.tie_word_embeddings.value_or(false);  // LlamaConfig's default
-    c.rms_epsilon = hf.norm_epsilon.value_or(1e-6);                 // LlamaConfig's default
+    c.norm_epsilon = hf.norm_epsilon.value_or(1e-6);                 // LlamaConfig's default
     c.rope_base = hf.rope_base.value_or(10000.0);
     c.activation = parse_activation(hf, "silu");
-    if (!hf.head_dim && c.dim % c.n_heads != 0)
-        fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " + std::to_string(c.dim) + " / " +
+    if (!hf.head_dim && c.d_model % c.n_heads != 0)
+        fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " + std::to_string(c.d_model) + " / " +
                                 std::to_string(c.n_heads) + " is not whole");
     return c;
 }
@@ -77,16 +78,16 @@ void expect_bias(bool present, bool expected, const std::string& name, const std
 // Step 2 for one block: the attention through the llama layout preset, its biases and head size
 // checked against config.json, its sliding window; norms and the gated MLP transposed from
 // [out, in] to x W, with their biases when mlp_bias says so.
-LlamaBlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const Llama2cConfig& c, int64_t l) {
+BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const ModelConfig& c, int64_t l) {
     LayoutOptions options;
     options.num_heads = c.n_heads;
     options.num_kv_heads = c.n_kv_heads;
     options.rope_base = c.rope_base;
-    const int64_t d = c.dim, f = c.hidden_dim;
+    const int64_t d = c.d_model, f = c.ffn_dim;
     const std::string block = "model.layers." + std::to_string(l) + ".";
-    LlamaBlockWeights b;
+    BlockWeights b;
     b.attention = load_layer(source, "llama", static_cast<int>(l), options, hf);
-    const int64_t head_dim = hf.head_dim.value_or(c.dim / c.n_heads);
+    const int64_t head_dim = hf.head_dim.value_or(c.d_model / c.n_heads);
     if (b.attention.d_head != head_dim)
         fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " + std::to_string(b.attention.num_heads * b.attention.d_head) +
                                       " outputs, expected " + std::to_string(c.n_heads) + " heads x head size " + std::to_string(head_dim));
@@ -100,17 +101,17 @@ LlamaBlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf
     expect_bias(!b.attention.b_k.empty(), attention_bias || qwen2, block + "self_attn.k_proj.bias", why, source);
     expect_bias(!b.attention.b_v.empty(), attention_bias || qwen2, block + "self_attn.v_proj.bias", why, source);
     expect_bias(!b.attention.b_o.empty(), attention_bias, block + "self_attn.o_proj.bias", why, source);
-    b.rms_attention = load_of_shape(source, block + "input_layernorm.weight", {d});
-    b.rms_ffn = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
-    b.w1 = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
-    b.w2 = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
-    b.w3 = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
+    b.attention_norm.weight = load_of_shape(source, block + "input_layernorm.weight", {d});
+    b.feed_forward_norm.weight = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
+    b.w_in = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
+    b.w_out = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
+    b.w_up = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
     // transformers: Llama's MLP biases follow mlp_bias; Mistral and Qwen2 have none.
     const bool mlp_bias = llama && hf.mlp_bias.value_or(false);
     const std::string mlp_why = llama ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
                                       : hf.model_type + " has no MLP biases";
     const std::pair<Tensor*, std::pair<const char*, int64_t>> biases[] = {
-        {&b.b1, {"mlp.gate_proj.bias", f}}, {&b.b2, {"mlp.down_proj.bias", d}}, {&b.b3, {"mlp.up_proj.bias", f}}};
+        {&b.b_in, {"mlp.gate_proj.bias", f}}, {&b.b_out, {"mlp.down_proj.bias", d}}, {&b.b_up, {"mlp.up_proj.bias", f}}};
     for (const auto& [bias, name_and_size] : biases) {
         const std::string name = block + name_and_size.first;
         expect_bias(source.contains(name), mlp_bias, name, mlp_why, source);
@@ -126,18 +127,18 @@ const std::vector<std::string>& hf_llama_model_types() {
     return types;
 }
 
-LlamaWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits) {
+ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits) {
     const HfConfig hf = read_hf_config((std::filesystem::path(folder) / "config.json").string());
-    LlamaWeights w;
+    ModelWeights w;
     w.config = llama_config(hf);
-    const Llama2cConfig& c = w.config;
+    const ModelConfig& c = w.config;
     const SafetensorsShards source(folder, limits);
     // Step 2: every block.
     for (int64_t l = 0; l < c.n_layers; ++l) w.layers.push_back(read_block(source, hf, c, l));
-    const int64_t d = c.dim;
+    const int64_t d = c.d_model;
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
     w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
-    w.rms_final = load_of_shape(source, "model.norm.weight", {d});
+    w.final_norm.weight = load_of_shape(source, "model.norm.weight", {d});
     w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
     return w;
 }

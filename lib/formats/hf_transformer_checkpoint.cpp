@@ -23,18 +23,22 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // The sizes every family has, from config.json under its family's key names.
-TransformerConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double default_epsilon) {
+// LayerNorm and a plain MLP (pre-norm unless the family says otherwise).
+ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double default_epsilon) {
     refuse_unimplemented(hf);
-    TransformerConfig c;
-    c.model_type = hf.model_type;
+    ModelConfig c;
+    c.architecture = hf.model_type;
+    c.norm = NormKind::layer_norm;
+    c.feed_forward = FeedForwardKind::plain;
     c.d_model = required_value(hf.d_model, hf, "hidden_size");
     c.ffn_dim = hf.intermediate_size.value_or(default_ffn_dim);
     c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
-    c.num_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
-    c.max_positions = required_value(hf.max_positions, hf, "max_position_embeddings");
+    c.n_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
+    c.max_tokens = required_value(hf.max_positions, hf, "max_position_embeddings");
     c.norm_epsilon = hf.norm_epsilon.value_or(default_epsilon);
     if (c.ffn_dim <= 0) fail_input(hf.path, "missing \"intermediate_size\"");
     const int64_t heads = required_value(hf.num_heads, hf, "num_attention_heads");
+    c.n_heads = heads, c.n_kv_heads = heads;
     if (c.d_model % heads != 0)
         fail_input(hf.path, "hidden size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
     if (hf.head_dim && *hf.head_dim != c.d_model / heads)
@@ -57,7 +61,7 @@ Tensor optional_of_shape(const TensorSource& source, const std::string& name, co
 
 // `name`.weight and `name`.bias ([D] each); checkpoints converted from TensorFlow name them
 // `name`.gamma and `name`.beta, which transformers renames when loading.
-LayerNormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d) {
+NormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d) {
     const bool tensorflow_names = !source.contains(name + ".weight") && source.contains(name + ".gamma");
     return {load_of_shape(source, name + (tensorflow_names ? ".gamma" : ".weight"), {d}),
             load_of_shape(source, name + (tensorflow_names ? ".beta" : ".bias"), {d})};
@@ -67,7 +71,7 @@ LayerNormWeights layer_norm(const TensorSource& source, const std::string& name,
 struct BlockNames {
     const char* layers;          // "h.", "layers.", "encoder.layer."
     const char* attention_norm;  // LayerNorm names, without ".weight"
-    const char* mlp_norm;
+    const char* feed_forward_norm;
     const char* mlp_in;          // the MLP's layers, without ".weight"
     const char* mlp_out;
     bool conv1d;                 // MLP weights [in, out] (GPT-2's Conv1D) rather than Linear's [out, in]
@@ -75,19 +79,19 @@ struct BlockNames {
 
 // Every block's norms and MLP, and its attention from `attention_of(layer, block name)`.
 template <typename AttentionOf>
-void read_blocks(TransformerWeights& w, const TensorSource& source, const std::string& prefix, const BlockNames& names,
+void read_blocks(ModelWeights& w, const TensorSource& source, const std::string& prefix, const BlockNames& names,
                  AttentionOf attention_of) {
-    const TransformerConfig& c = w.config;
+    const ModelConfig& c = w.config;
     const int64_t d = c.d_model, f = c.ffn_dim;
     auto matrix = [&](const std::string& name, int64_t in, int64_t out) {
         return names.conv1d ? load_of_shape(source, name, {in, out}) : transposed(load_of_shape(source, name, {out, in}));
     };
-    for (int64_t l = 0; l < c.num_layers; ++l) {
+    for (int64_t l = 0; l < c.n_layers; ++l) {
         const std::string block = prefix + names.layers + std::to_string(l) + ".";
-        TransformerBlockWeights b;
+        BlockWeights b;
         b.attention = attention_of(l, block);
         b.attention_norm = layer_norm(source, block + names.attention_norm, d);
-        b.mlp_norm = layer_norm(source, block + names.mlp_norm, d);
+        b.feed_forward_norm = layer_norm(source, block + names.feed_forward_norm, d);
         b.w_in = matrix(block + names.mlp_in + ".weight", d, f);
         b.b_in = optional_of_shape(source, block + names.mlp_in + ".bias", {f});
         b.w_out = matrix(block + names.mlp_out + ".weight", f, d);
@@ -106,29 +110,29 @@ LayerWeights preset_attention(const TensorSource& source, const char* layout, in
     return load_layer(source, layout, static_cast<int>(layer), options, hf);
 }
 
-TransformerWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
+ModelWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
     if (hf.scale_attn_by_inverse_layer_idx.value_or(false) || !hf.scale_attn_weights.value_or(true))
         fail_input(hf.path, "scale_attn_by_inverse_layer_idx / scale_attn_weights: only scores scaled by 1/sqrt(head size) are supported");
-    TransformerWeights w;
+    ModelWeights w;
     w.config = common_config(hf, 4 * hf.d_model.value_or(0), 1e-5);
     w.config.activation = parse_activation(hf, "gelu_new");
-    const TransformerConfig& c = w.config;
+    w.config.shared_classifier = hf.tie_word_embeddings.value_or(true);
+    const ModelConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"", "transformer."}, "wte.weight");
     read_blocks(w, source, prefix, {"h.", "ln_1", "ln_2", "mlp.c_fc", "mlp.c_proj", true},
                 [&](int64_t layer, const std::string&) { return preset_attention(source, "gpt2", layer, hf); });
     w.token_embedding = load_of_shape(source, prefix + "wte.weight", {c.vocab_size, d});
-    w.position_embedding = load_of_shape(source, prefix + "wpe.weight", {c.max_positions, d});
+    w.position_embedding = load_of_shape(source, prefix + "wpe.weight", {c.max_tokens, d});
     w.final_norm = layer_norm(source, prefix + "ln_f", d);
-    w.classifier = transposed(hf.tie_word_embeddings.value_or(true) ? w.token_embedding
-                                                                    : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
     return w;
 }
 
 // GPT-NeoX's attention: query_key_value.weight [3D, D] holds, for head h, rows
 // [3 h d_h, 3 h d_h + d_h) of q, the next d_h of k, then d_h of v (its bias [3D] likewise);
 // dense is [out, in]. Rotary on the first int(d_h * rotary_pct) features, half-split.
-LayerWeights neox_attention(const TensorSource& source, const std::string& block, const HfConfig& hf, const TransformerConfig& c) {
+LayerWeights neox_attention(const TensorSource& source, const std::string& block, const HfConfig& hf, const ModelConfig& c) {
     const int64_t d = c.d_model, heads = *hf.num_heads, d_h = d / heads;
     LayerWeights w;
     w.d_model = d, w.num_heads = heads, w.num_kv_heads = heads, w.d_head = d_h, w.causal = true;
@@ -158,39 +162,39 @@ LayerWeights neox_attention(const TensorSource& source, const std::string& block
     return w;
 }
 
-TransformerWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
-    TransformerWeights w;
+ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
+    ModelWeights w;
     w.config = common_config(hf, 0, 1e-5);
     w.config.activation = parse_activation(hf, "gelu");
-    w.config.parallel_residual = hf.parallel_residual.value_or(true);
-    const TransformerConfig& c = w.config;
+    w.config.residual = hf.parallel_residual.value_or(true) ? ResidualLayout::parallel : ResidualLayout::pre_norm;
+    w.config.shared_classifier = hf.tie_word_embeddings.value_or(false);
+    const ModelConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"gpt_neox.", ""}, "embed_in.weight");
     read_blocks(w, source, prefix, {"layers.", "input_layernorm", "post_attention_layernorm", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", false},
                 [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
     w.token_embedding = load_of_shape(source, prefix + "embed_in.weight", {c.vocab_size, d});
     w.final_norm = layer_norm(source, prefix + "final_layer_norm", d);
-    w.classifier = transposed(hf.tie_word_embeddings.value_or(false) ? w.token_embedding
-                                                                     : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
     return w;
 }
 
-TransformerWeights read_bert(const HfConfig& hf, const TensorSource& source) {
+ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
     if (!hf.position_embedding_type.empty() && hf.position_embedding_type != "absolute")
         fail_input(hf.path, "position_embedding_type \"" + escape_invalid_utf8(hf.position_embedding_type) +
                                 "\" is not supported (only \"absolute\")");
-    TransformerWeights w;
+    ModelWeights w;
     w.config = common_config(hf, 0, 1e-12);
     w.config.activation = parse_activation(hf, "gelu");
-    w.config.post_norm = true;
-    const TransformerConfig& c = w.config;
+    w.config.residual = ResidualLayout::post_norm;
+    const ModelConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"", "bert."}, "embeddings.word_embeddings.weight");
     read_blocks(w, source, prefix, {"encoder.layer.", "attention.output.LayerNorm", "output.LayerNorm", "intermediate.dense", "output.dense", false},
                 [&](int64_t layer, const std::string&) { return preset_attention(source, "bert", layer, hf, hf.is_decoder.value_or(false)); });
     const std::string embeddings = prefix + "embeddings.";
     w.token_embedding = load_of_shape(source, embeddings + "word_embeddings.weight", {c.vocab_size, d});
-    w.position_embedding = load_of_shape(source, embeddings + "position_embeddings.weight", {c.max_positions, d});
+    w.position_embedding = load_of_shape(source, embeddings + "position_embeddings.weight", {c.max_tokens, d});
     const Tensor types = load_of_shape(source, embeddings + "token_type_embeddings.weight", {hf.type_vocab_size.value_or(2), d});
     w.token_type_embedding = Tensor({d});
     std::copy_n(types.ptr(), d, w.token_type_embedding.ptr());  // every token is of type 0
@@ -211,7 +215,7 @@ std::vector<std::string> hf_model_types() {
     return types;
 }
 
-TransformerWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits) {
+ModelWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits) {
     const HfConfig hf = read_hf_config((std::filesystem::path(folder) / "config.json").string());
     const auto& types = hf_transformer_model_types();
     if (std::find(types.begin(), types.end(), hf.model_type) == types.end()) {

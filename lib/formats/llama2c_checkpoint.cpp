@@ -1,4 +1,4 @@
-// Parsing llama2.c "version 0" checkpoints into LlamaWeights.
+// Parsing llama2.c "version 0" checkpoints into ModelWeights.
 #include "llama2c_checkpoint.hpp"
 
 #include <cstring>
@@ -14,15 +14,16 @@ namespace {
 
 constexpr int64_t header_bytes = 7 * 4;
 
-Llama2cConfig parse_header(const unsigned char* bytes, size_t size, const std::string& path) {
+ModelConfig parse_header(const unsigned char* bytes, size_t size, const std::string& path) {
     if (size < static_cast<size_t>(header_bytes)) fail_input(path, "too short for a llama2.c checkpoint header");
     int32_t fields[7];
     std::memcpy(fields, bytes, sizeof fields);
     if (std::memcmp(bytes, "24ka", 4) == 0)  // 0x616b3432 little-endian: llama2.c's newer export formats
         fail_input(path, "is a llama2.c version 1/2 export; only the legacy version-0 format is supported");
-    Llama2cConfig c;
-    c.dim = fields[0], c.hidden_dim = fields[1], c.n_layers = fields[2], c.n_heads = fields[3];
-    c.n_kv_heads = fields[4], c.vocab_size = fields[5], c.seq_len = fields[6];
+    ModelConfig c;  // RMSNorm (eps 1e-5), gated SiLU, pre-norm: ModelConfig's defaults
+    c.architecture = "llama";
+    c.d_model = fields[0], c.ffn_dim = fields[1], c.n_layers = fields[2], c.n_heads = fields[3];
+    c.n_kv_heads = fields[4], c.vocab_size = fields[5], c.max_tokens = fields[6];
     c.shared_classifier = c.vocab_size > 0;
     if (c.vocab_size < 0) c.vocab_size = -c.vocab_size;
     validate_llama_config(c, path, "llama2.c header field", " (not a llama2.c version-0 checkpoint?)");
@@ -69,43 +70,43 @@ private:
 }  // namespace
 
 // Bounds far above any llama2.c model, low enough that no product below overflows.
-void validate_llama_config(const Llama2cConfig& c, const std::string& path, const std::string& field, const std::string& hint) {
+void validate_llama_config(const ModelConfig& c, const std::string& path, const std::string& field, const std::string& hint) {
     auto check_count = [&](int64_t value, int64_t limit, const char* name) {
         if (value <= 0 || value > limit)
             fail_input(path, field + " " + name + " = " + std::to_string(value) + " is outside 1.." + std::to_string(limit) + hint);
     };
-    check_count(c.dim, 1 << 15, "dim");
-    check_count(c.hidden_dim, 1 << 17, "hidden_dim");
+    check_count(c.d_model, 1 << 15, "dim");
+    check_count(c.ffn_dim, 1 << 17, "hidden_dim");
     check_count(c.n_layers, 1 << 10, "n_layers");
-    check_count(c.n_heads, c.dim, "n_heads");
+    check_count(c.n_heads, c.d_model, "n_heads");
     check_count(c.n_kv_heads, c.n_heads, "n_kv_heads");
     check_count(c.vocab_size, 1 << 20, "vocab_size");
-    check_count(c.seq_len, 1 << 20, "seq_len");
-    if (c.dim % c.n_heads != 0)
-        fail_input(path, "dim " + std::to_string(c.dim) + " is not divisible by n_heads " + std::to_string(c.n_heads));
+    check_count(c.max_tokens, 1 << 20, "seq_len");
+    if (c.d_model % c.n_heads != 0)
+        fail_input(path, "dim " + std::to_string(c.d_model) + " is not divisible by n_heads " + std::to_string(c.n_heads));
     if (c.n_heads % c.n_kv_heads != 0)
         fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " + std::to_string(c.n_kv_heads));
-    if ((c.dim / c.n_heads) % 2 != 0) fail_input(path, "head size " + std::to_string(c.dim / c.n_heads) + " is odd (RoPE needs pairs)");
+    if ((c.d_model / c.n_heads) % 2 != 0) fail_input(path, "head size " + std::to_string(c.d_model / c.n_heads) + " is odd (RoPE needs pairs)");
 }
 
-LayerWeights llama_attention_weights(const Llama2cConfig& c, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o, const std::string& where) {
+LayerWeights llama_attention_weights(const ModelConfig& c, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o, const std::string& where) {
     LayerWeights a;
-    a.d_model = c.dim, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.dim / c.n_heads;
+    a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.d_model / c.n_heads;
     a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = c.rope_base;
     a.w_q = std::move(w_q), a.w_k = std::move(w_k), a.w_v = std::move(w_v), a.w_o = std::move(w_o);
     validate_layer(a, where);
     return a;
 }
 
-LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& limits) {
+ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& limits) {
     MappedFile file(path, "llama2.c checkpoint");
     refuse_other_file_kind(file.data(), file.size(), path, FileKind::llama2c_checkpoint, "a llama2.c checkpoint");
 
     // Step 1: header, then the exact file size the arrays need (bounded counts: no overflow).
-    const Llama2cConfig c = parse_header(file.data(), file.size(), path);
-    const int64_t d = c.dim, f = c.hidden_dim, layers = c.n_layers, head = c.dim / c.n_heads, kv = c.n_kv_heads * head;
+    const ModelConfig c = parse_header(file.data(), file.size(), path);
+    const int64_t d = c.d_model, f = c.ffn_dim, layers = c.n_layers, head = c.d_model / c.n_heads, kv = c.n_kv_heads * head;
     const int64_t per_layer = 2 * d + d * d + 2 * kv * d + d * d + 3 * d * f;
-    const int64_t floats = c.vocab_size * d + layers * per_layer + d + c.seq_len * head +
+    const int64_t floats = c.vocab_size * d + layers * per_layer + d + c.max_tokens * head +
                            (c.shared_classifier ? 0 : c.vocab_size * d);
     const int64_t expected = header_bytes + 4 * floats;
     if (static_cast<int64_t>(file.size()) != expected)
@@ -115,7 +116,7 @@ LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
 
     // Step 2: the arrays in file order.
     ArrayReader reader(file.data() + header_bytes, path, limits);
-    LlamaWeights w;
+    ModelWeights w;
     w.config = c;
     w.token_embedding = reader.next({c.vocab_size, d}, "token_embedding_table");
     std::vector<Tensor> rms_att = reader.next_per_layer(layers, d, "rms_att_weight");
@@ -127,18 +128,18 @@ LlamaWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
     std::vector<Tensor> w1 = reader.next_per_layer_transposed(layers, f, d, "w1");
     std::vector<Tensor> w2 = reader.next_per_layer_transposed(layers, d, f, "w2");
     std::vector<Tensor> w3 = reader.next_per_layer_transposed(layers, f, d, "w3");
-    w.rms_final = reader.next({d}, "rms_final_weight");
-    reader.skip(c.seq_len * head);  // legacy freq_cis_real and freq_cis_imag, [seq_len, head/2] each
+    w.final_norm.weight = reader.next({d}, "rms_final_weight");
+    reader.skip(c.max_tokens * head);  // legacy freq_cis_real and freq_cis_imag, [seq_len, head/2] each
     w.classifier = transposed(c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}, "wcls"));
 
     // Step 3: one block per layer, attention in LayerWeights' convention.
     for (int64_t l = 0; l < layers; ++l) {
         const size_t i = static_cast<size_t>(l);
-        LlamaBlockWeights block;
+        BlockWeights block;
         block.attention = llama_attention_weights(c, std::move(wq[i]), std::move(wk[i]), std::move(wv[i]), std::move(wo[i]),
                                                   path + ": layer " + std::to_string(l));
-        block.rms_attention = std::move(rms_att[i]), block.rms_ffn = std::move(rms_ffn[i]);
-        block.w1 = std::move(w1[i]), block.w2 = std::move(w2[i]), block.w3 = std::move(w3[i]);
+        block.attention_norm.weight = std::move(rms_att[i]), block.feed_forward_norm.weight = std::move(rms_ffn[i]);
+        block.w_in = std::move(w1[i]), block.w_out = std::move(w2[i]), block.w_up = std::move(w3[i]);
         w.layers.push_back(std::move(block));
     }
     return w;

@@ -7,10 +7,11 @@
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
 #include "hf_llama_checkpoint.hpp"
+#include "llama2c_checkpoint.hpp"
 
 namespace attn_viz {
 
-LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits) {
+ModelWeights read_llama_model(const std::string& path, const LoadLimits& limits) {
     if (std::filesystem::is_directory(path)) return read_hf_llama_folder(path, limits);
     if (is_gguf_file(path)) return read_gguf_llama_streaming(std::make_shared<const GgufFile>(path, limits));
     return read_llama2c_checkpoint(path, limits);

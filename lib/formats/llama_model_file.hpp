@@ -6,15 +6,15 @@
 
 #include <string>
 
-#include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "load_limits.hpp"
+#include "model_weights.hpp"
 
 namespace attn_viz {
 
 // The model's weights as float32: a GGUF model's blocks streamed (read_gguf_llama_streaming), a
 // Hugging Face folder's (read_hf_llama_folder) or a llama2.c checkpoint's all read.
-LlamaWeights read_llama_model(const std::string& path, const LoadLimits& limits = {});
+ModelWeights read_llama_model(const std::string& path, const LoadLimits& limits = {});
 
 // The tokenizer: `tokenizer_path` when given (a llama2.c tokenizer.bin, or a GGUF file's own),
 // else the GGUF model's own; a llama2.c checkpoint without a tokenizer file is Error(bad_input)

@@ -8,57 +8,85 @@ namespace attn_viz {
 
 uint64_t layer_fingerprint(const LayerWeights& w) {
     Fingerprint f;
-    for (int64_t v : {w.d_model, w.num_heads, w.num_kv_heads, w.d_head, int64_t{w.causal}, static_cast<int64_t>(w.rope)})
+    for (int64_t v :
+         {w.d_model, w.num_heads, w.num_kv_heads, w.d_head, int64_t{w.causal}, static_cast<int64_t>(w.rope)})
         f.add_int(v);
     f.add_bytes(&w.rope_base, sizeof w.rope_base);
     if (w.rope_dims != 0) f.add_int(w.rope_dims);  // only when set: whole-head layers keep their fingerprints
     if (w.sliding_window != 0) f.add_int(-w.sliding_window);  // likewise (negative: never read as a rope_dims)
-    if (w.rope_scaling.kind != RopeScaling::Kind::none) {  // likewise
+    if (w.rope_scaling.kind != RopeScaling::Kind::none) {     // likewise
         const RopeScaling& s = w.rope_scaling;
         f.add_int(static_cast<int64_t>(s.kind));
-        for (double v : {s.factor, s.low_freq_factor, s.high_freq_factor, s.original_max_positions}) f.add_bytes(&v, sizeof v);
+        for (double v : {s.factor, s.low_freq_factor, s.high_freq_factor, s.original_max_positions})
+            f.add_bytes(&v, sizeof v);
     }
     for (const Tensor* t : {&w.w_q, &w.w_k, &w.w_v, &w.w_o, &w.b_q, &w.b_k, &w.b_v, &w.b_o}) f.add_tensor(*t);
     return f.value();
 }
 
-uint64_t model_fingerprint(const LlamaWeights& w) {
+namespace {
+
+// Block l of `w`: its own, or (streaming) read into `streamed` for this.
+const BlockWeights& block_of(const ModelWeights& w, int64_t l, std::optional<BlockWeights>& streamed) {
+    if (!w.layers.empty() || !w.load_block) return w.layers[static_cast<size_t>(l)];
+    streamed = w.load_block(l);
+    return *streamed;
+}
+
+// The Llama family's byte order (RMSNorm models).
+uint64_t rms_model_fingerprint(const ModelWeights& w) {
     Fingerprint f;
-    const Llama2cConfig& c = w.config;
-    for (int64_t v : {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len, int64_t{c.shared_classifier}})
+    const ModelConfig& c = w.config;
+    for (int64_t v : {c.d_model, c.ffn_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.max_tokens,
+                      int64_t{c.shared_classifier}})
         f.add_int(v);
     for (int64_t l = 0; l < c.n_layers; ++l) {
-        std::optional<LlamaBlockWeights> streamed;  // a streaming model's block, read for this
-        if (w.layers.empty() && w.load_block) streamed = w.load_block(l);
-        const LlamaBlockWeights& b = streamed ? *streamed : w.layers[static_cast<size_t>(l)];
+        std::optional<BlockWeights> streamed;
+        const BlockWeights& b = block_of(w, l, streamed);
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
-        for (const Tensor* t : {&b.rms_attention, &b.rms_ffn, &b.w1, &b.w2, &b.w3}) f.add_tensor(*t);
-        for (const Tensor* t : {&b.b1, &b.b2, &b.b3})
+        for (const Tensor* t : {&b.attention_norm.weight, &b.feed_forward_norm.weight, &b.w_in, &b.w_out, &b.w_up})
+            f.add_tensor(*t);
+        for (const Tensor* t : {&b.b_in, &b.b_out, &b.b_up})
             if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
     }
-    for (const Tensor* t : {&w.token_embedding, &w.rms_final, &w.classifier}) f.add_tensor(*t);
-    if (c.activation != Activation::silu) f.add_int(static_cast<int64_t>(c.activation) + 1000);  // likewise
+    for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight, &w.classifier}) f.add_tensor(*t);
+    if (c.activation != Activation::silu) f.add_int(static_cast<int64_t>(c.activation) + 1000);            // likewise
+    if (c.feed_forward != FeedForwardKind::gated) f.add_int(static_cast<int64_t>(c.feed_forward) + 2000);  // likewise
+    if (c.residual != ResidualLayout::pre_norm) f.add_int(static_cast<int64_t>(c.residual) + 3000);        // likewise
     return f.value();
 }
 
-uint64_t model_fingerprint(const TransformerWeights& w) {
+// GPT-2's, GPT-NeoX's and BERT's byte order (LayerNorm models).
+uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
     Fingerprint f;
-    const TransformerConfig& c = w.config;
-    f.add_bytes(c.model_type.data(), c.model_type.size());
-    for (int64_t v : {c.d_model, c.ffn_dim, c.vocab_size, c.num_layers, c.max_positions, int64_t{c.post_norm},
-                      int64_t{c.parallel_residual}, static_cast<int64_t>(c.activation)})
+    const ModelConfig& c = w.config;
+    f.add_bytes(c.architecture.data(), c.architecture.size());
+    for (int64_t v : {c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, c.max_tokens,
+                      int64_t{c.residual == ResidualLayout::post_norm}, int64_t{c.residual == ResidualLayout::parallel},
+                      static_cast<int64_t>(c.activation)})
         f.add_int(v);
     f.add_bytes(&c.norm_epsilon, sizeof c.norm_epsilon);
-    for (const TransformerBlockWeights& b : w.layers) {
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+        std::optional<BlockWeights> streamed;
+        const BlockWeights& b = block_of(w, l, streamed);
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
-        for (const Tensor* t : {&b.attention_norm.weight, &b.attention_norm.bias, &b.mlp_norm.weight, &b.mlp_norm.bias, &b.w_in, &b.b_in,
-                                &b.w_out, &b.b_out})
+        for (const Tensor* t : {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight,
+                                &b.feed_forward_norm.bias, &b.w_in, &b.b_in, &b.w_out, &b.b_out})
             f.add_tensor(*t);
+        for (const Tensor* t : {&b.w_up, &b.b_up})
+            if (!t->empty()) f.add_tensor(*t);  // only when present: plain feed-forwards keep their fingerprints
     }
-    for (const Tensor* t : {&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.embedding_norm.weight,
-                            &w.embedding_norm.bias, &w.final_norm.weight, &w.final_norm.bias, &w.classifier})
+    for (const Tensor* t :
+         {&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.embedding_norm.weight,
+          &w.embedding_norm.bias, &w.final_norm.weight, &w.final_norm.bias, &w.classifier})
         f.add_tensor(*t);
     return f.value();
+}
+
+}  // namespace
+
+uint64_t model_fingerprint(const ModelWeights& w) {
+    return w.config.norm == NormKind::rms ? rms_model_fingerprint(w) : layer_norm_model_fingerprint(w);
 }
 
 }  // namespace attn_viz

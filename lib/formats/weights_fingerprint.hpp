@@ -1,13 +1,12 @@
 // The weights a result was computed from, as 64-bit fingerprints (XXH3, core/fingerprint.hpp): one
-// attention layer, or a whole model of either kind, so that corpus partials of different weights
+// attention layer, or a whole model of any family, so that corpus partials of different weights
 // are not merged. docs/analysis.md, "Fingerprints", defines the bytes hashed.
 #pragma once
 
 #include <cstdint>
 
-#include "hf_transformer_checkpoint.hpp"
 #include "layer_weights.hpp"
-#include "llama2c_checkpoint.hpp"
+#include "model_weights.hpp"
 
 namespace attn_viz {
 
@@ -15,18 +14,20 @@ namespace attn_viz {
 // (each: rank, dimensions, float32 values).
 uint64_t layer_fingerprint(const LayerWeights& weights);
 
-// A Llama-style model: its configuration (dim, hidden_dim, n_layers, n_heads, n_kv_heads,
-// vocab_size, seq_len, shared classifier 0/1), then per block the attention layer's fingerprint
-// (layer_fingerprint) and its RMSNorm and feed-forward tensors (rms_attention, rms_ffn, w1, w2,
-// w3; a streaming model's blocks are read for it), then token_embedding, rms_final and classifier.
-uint64_t model_fingerprint(const LlamaWeights& weights);
-
-// A GPT-2, GPT-NeoX or BERT model: its model_type's bytes, its configuration (d_model, ffn_dim,
-// vocab_size, num_layers, max_positions, post_norm 0/1, parallel_residual 0/1, activation 0 erf /
-// 1 tanh) and norm_epsilon as a float64, then per block the attention layer's fingerprint and its
-// tensors (attention_norm weight and bias, mlp_norm weight and bias, w_in, b_in, w_out, b_out),
-// then token_embedding, position_embedding, token_type_embedding, embedding_norm weight and bias,
-// final_norm weight and bias, classifier.
-uint64_t model_fingerprint(const TransformerWeights& weights);
+// A whole model, in the byte order its family has always been hashed in (so corpus partials keep
+// matching), told apart by the norm:
+//   rms (the Llama family): its configuration (d_model, ffn_dim, n_layers, n_heads, n_kv_heads,
+//     vocab_size, max_tokens, shared classifier 0/1), then per block the attention layer's
+//     fingerprint (layer_fingerprint) and its tensors (attention_norm and feed_forward_norm
+//     weights, w_in, w_out, w_up, then b_in, b_out, b_up where present; a streaming model's blocks
+//     are read for it), then token_embedding, the final norm's weight and classifier; the
+//     activation, a plain feed-forward and a residual layout other than pre-norm only when set.
+//   layer_norm (GPT-2, GPT-NeoX, BERT): the architecture's bytes, its configuration (d_model,
+//     ffn_dim, vocab_size, n_layers, max_tokens, post-norm 0/1, parallel 0/1, activation 0 erf /
+//     1 tanh) and norm_epsilon as a float64, then per block the attention layer's fingerprint and
+//     its tensors (attention_norm weight and bias, feed_forward_norm weight and bias, w_in, b_in,
+//     w_out, b_out; w_up and b_up where present), then token_embedding, position_embedding,
+//     token_type_embedding, embedding_norm weight and bias, final_norm weight and bias, classifier.
+uint64_t model_fingerprint(const ModelWeights& weights);
 
 }  // namespace attn_viz

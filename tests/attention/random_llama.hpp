@@ -4,31 +4,33 @@
 
 #include <cmath>
 
-#include "llama2c_checkpoint.hpp"
+#include "model_weights.hpp"
 #include "support.hpp"
 
 namespace test_support {
 
-inline attn_viz::LlamaWeights random_model(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t vocab,
+inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t vocab,
                                            int64_t seq_len) {
     using namespace attn_viz;
-    LlamaWeights w;
-    w.config = {dim, hidden, layers, heads, kv_heads, vocab, seq_len, false};
+    ModelWeights w;
+    w.config.architecture = "llama";  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
+    w.config.d_model = dim, w.config.ffn_dim = hidden, w.config.n_layers = layers, w.config.n_heads = heads;
+    w.config.n_kv_heads = kv_heads, w.config.vocab_size = vocab, w.config.max_tokens = seq_len;
     const int64_t head = dim / heads, kv = kv_heads * head;
     const float projection_scale = 1.0f / std::sqrt(static_cast<float>(dim));
     w.token_embedding = random_tensor({vocab, dim});
-    w.rms_final = random_tensor({dim});
+    w.final_norm.weight = random_tensor({dim});
     w.classifier = random_tensor({dim, vocab});
     for (int64_t l = 0; l < layers; ++l) {
-        LlamaBlockWeights b;
+        BlockWeights b;
         LayerWeights& a = b.attention;
         a.d_model = dim, a.num_heads = heads, a.num_kv_heads = kv_heads, a.d_head = head;
         a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = 10000.0;
         a.w_q = random_tensor({dim, dim}, projection_scale), a.w_k = random_tensor({dim, kv}, projection_scale);
         a.w_v = random_tensor({dim, kv}, projection_scale), a.w_o = random_tensor({dim, dim}, projection_scale);
-        b.rms_attention = random_tensor({dim}), b.rms_ffn = random_tensor({dim});
-        b.w1 = random_tensor({dim, hidden}, projection_scale), b.w3 = random_tensor({dim, hidden}, projection_scale);
-        b.w2 = random_tensor({hidden, dim}, 1.0f / std::sqrt(static_cast<float>(hidden)));
+        b.attention_norm.weight = random_tensor({dim}), b.feed_forward_norm.weight = random_tensor({dim});
+        b.w_in = random_tensor({dim, hidden}, projection_scale), b.w_up = random_tensor({dim, hidden}, projection_scale);
+        b.w_out = random_tensor({hidden, dim}, 1.0f / std::sqrt(static_cast<float>(hidden)));
         w.layers.push_back(std::move(b));
     }
     return w;
@@ -41,7 +43,7 @@ struct ModelShape {
 };
 inline constexpr ModelShape test_model_shapes[] = {{16, 24, 2, 4, 2, 30}, {8, 5, 1, 1, 1, 7}, {12, 20, 3, 6, 1, 11}};
 
-inline attn_viz::LlamaWeights random_model(const ModelShape& s, int64_t seq_len) {
+inline attn_viz::ModelWeights random_model(const ModelShape& s, int64_t seq_len) {
     return random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, seq_len);
 }
 

@@ -1,5 +1,5 @@
 // A double-precision Llama forward written like llama2.c's run.c forward(): one position at a
-// time with a key/value cache. The oneDNN whole-model path (lib/llama_model.cpp) is checked
+// time with a key/value cache. The oneDNN whole-model path (lib/attention/whole_model.cpp) is checked
 // against it; it shares no code with the library.
 #pragma once
 
@@ -7,13 +7,13 @@
 #include <cmath>
 #include <vector>
 
-#include "llama2c_checkpoint.hpp"
+#include "model_weights.hpp"
 
 namespace test_support {
 
-using attn_viz::Llama2cConfig;
-using attn_viz::LlamaBlockWeights;
-using attn_viz::LlamaWeights;
+using attn_viz::ModelConfig;
+using attn_viz::BlockWeights;
+using attn_viz::ModelWeights;
 using attn_viz::Tensor;
 
 struct ReferenceRun {
@@ -50,9 +50,9 @@ inline std::vector<double> reference_times(const std::vector<double>& x, const T
 // llama2.c's forward() in double: one position at a time with a key/value cache, RoPE from
 // per-dimension frequencies, query head h reading KV head h / (H / KV). With `ablation`, that
 // head's output is replaced before W_O (head_outputs keep the unreplaced values).
-inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<int>& tokens, const ReferenceAblation& ablation = {}) {
-    const Llama2cConfig& c = w.config;
-    const int64_t T = static_cast<int64_t>(tokens.size()), D = c.dim, H = c.n_heads, hs = D / H;
+inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<int>& tokens, const ReferenceAblation& ablation = {}) {
+    const ModelConfig& c = w.config;
+    const int64_t T = static_cast<int64_t>(tokens.size()), D = c.d_model, H = c.n_heads, hs = D / H;
     const int64_t kv_width = c.n_kv_heads * hs, kv_mul = H / c.n_kv_heads;
     ReferenceRun run;
     run.attention.assign(static_cast<size_t>(c.n_layers), std::vector<double>(static_cast<size_t>(H * T * T), 0.0));
@@ -62,8 +62,8 @@ inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<i
     for (int64_t pos = 0; pos < T; ++pos) {
         std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D, w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
         for (int64_t l = 0; l < c.n_layers; ++l) {
-            const LlamaBlockWeights& b = w.layers[static_cast<size_t>(l)];
-            const std::vector<double> xb = reference_rms_norm(x, b.rms_attention);
+            const BlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const std::vector<double> xb = reference_rms_norm(x, b.attention_norm.weight);
             std::vector<double> q = reference_times(xb, b.attention.w_q), k = reference_times(xb, b.attention.w_k);
             for (int64_t i = 0; i < D; i += 2) {
                 const double freq = 1.0 / std::pow(10000.0, static_cast<double>(i % hs) / static_cast<double>(hs));
@@ -100,14 +100,14 @@ inline ReferenceRun reference_forward(const LlamaWeights& w, const std::vector<i
                 for (int64_t i = 0; i < hs; ++i) heads[ablation.head * hs + i] = ablation.replacement.empty() ? 0.0 : ablation.replacement[i];
             const std::vector<double> attended = reference_times(heads, b.attention.w_o);
             for (int64_t i = 0; i < D; ++i) x[i] += attended[i];
-            const std::vector<double> xf = reference_rms_norm(x, b.rms_ffn);
-            std::vector<double> gate = reference_times(xf, b.w1);
-            const std::vector<double> up = reference_times(xf, b.w3);
+            const std::vector<double> xf = reference_rms_norm(x, b.feed_forward_norm.weight);
+            std::vector<double> gate = reference_times(xf, b.w_in);
+            const std::vector<double> up = reference_times(xf, b.w_up);
             for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-            const std::vector<double> down = reference_times(gate, b.w2);
+            const std::vector<double> down = reference_times(gate, b.w_out);
             for (int64_t i = 0; i < D; ++i) x[i] += down[i];
         }
-        const std::vector<double> logits = reference_times(reference_rms_norm(x, w.rms_final), w.classifier);
+        const std::vector<double> logits = reference_times(reference_rms_norm(x, w.final_norm.weight), w.classifier);
         std::copy(logits.begin(), logits.end(), run.logits.begin() + pos * c.vocab_size);
     }
     return run;

@@ -9,7 +9,7 @@
 
 #include "error.hpp"
 #include "head_ablation.hpp"
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
 
@@ -59,7 +59,7 @@ TEST_SUITE("model") {
 TEST_CASE("zero and mean ablation match the double reference with the head's output replaced") {
     OnednnBackend backend;
     for (const ModelShape& s : test_model_shapes) {
-        LlamaModel model(backend, random_model(s, 16));
+        WholeModel model(backend, random_model(s, 16));
         std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
         const std::vector<AblatedHead> heads = parse_ablated_heads("all", s.layers, s.heads);
         for (int T : {1, 2, 7}) {
@@ -103,11 +103,11 @@ TEST_CASE("zero and mean ablation match the double reference with the head's out
 
 TEST_CASE("ablating a head whose output projection is zero changes nothing") {
     OnednnBackend backend;
-    LlamaWeights weights = random_model(16, 24, 3, 4, 2, 30, 16);
+    ModelWeights weights = random_model(16, 24, 3, 4, 2, 30, 16);
     const int64_t d_head = 4, D = 16;
     Tensor& w_o = weights.layers[1].attention.w_o;  // [H*d_h, D]: head 2's rows are zeroed
     std::fill(w_o.data.begin() + 2 * d_head * D, w_o.data.begin() + 3 * d_head * D, 0.0f);
-    LlamaModel model(backend, std::move(weights));
+    WholeModel model(backend, std::move(weights));
     std::vector<int> tokens(9);
     std::uniform_int_distribution<int> token(0, 29);
     for (int& id : tokens) id = token(rng());

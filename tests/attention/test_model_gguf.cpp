@@ -11,7 +11,7 @@
 #include "gguf_llama.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "llama_model_file.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
@@ -63,7 +63,7 @@ TEST_SUITE("model") {
 
 TEST_CASE("GGUF llama metadata that attn-viz does not implement is refused naming the key and its value") {
     ScratchDir dir;
-    CHECK(gguf_llama_config(GgufFile(llama_metadata_file(dir, [](GgufBuilder&) {}))).dim == 8);
+    CHECK(gguf_llama_config(GgufFile(llama_metadata_file(dir, [](GgufBuilder&) {}))).d_model == 8);
     // The head size itself and zero experts are what attn-viz runs.
     CHECK(gguf_llama_config(GgufFile(llama_metadata_file(dir, [](GgufBuilder& b) {
               b.add_u32("llama.attention.key_length", 4);
@@ -88,33 +88,33 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     const std::string bin_dir = stories260k_dir(), dir = gguf_dir(bin_dir);
     if (dir.empty()) return;
     const GgufFile file(dir + "/stories260K.gguf");
-    const LlamaWeights from_gguf = read_gguf_llama(file), from_bin = read_llama2c_checkpoint(bin_dir + "/stories260K.bin");
-    const Llama2cConfig& c = from_gguf.config;
-    CHECK(c.dim == 64);
-    CHECK(c.hidden_dim == 172);
+    const ModelWeights from_gguf = read_gguf_llama(file), from_bin = read_llama2c_checkpoint(bin_dir + "/stories260K.bin");
+    const ModelConfig& c = from_gguf.config;
+    CHECK(c.d_model == 64);
+    CHECK(c.ffn_dim == 172);
     CHECK(c.n_layers == 5);
     CHECK(c.n_heads == 8);
     CHECK(c.n_kv_heads == 4);
     CHECK(c.vocab_size == 512);
-    CHECK(c.seq_len == 2048);
-    CHECK(c.rms_epsilon == doctest::Approx(1e-5));
+    CHECK(c.max_tokens == 2048);
+    CHECK(c.norm_epsilon == doctest::Approx(1e-5));
     CHECK(c.rope_base == 10000.0);
     CHECK(!c.shared_classifier);  // output.weight is a separate copy of token_embd
     CHECK(from_gguf.token_embedding.data == from_bin.token_embedding.data);
     CHECK(from_gguf.classifier.data == from_bin.classifier.data);
-    CHECK(from_gguf.rms_final.data == from_bin.rms_final.data);
+    CHECK(from_gguf.final_norm.weight.data == from_bin.final_norm.weight.data);
     for (size_t l = 0; l < 5; ++l) {
         CAPTURE(l);
-        const LlamaBlockWeights &g = from_gguf.layers[l], &b = from_bin.layers[l];
+        const BlockWeights &g = from_gguf.layers[l], &b = from_bin.layers[l];
         CHECK(g.attention.w_q.data == b.attention.w_q.data);
         CHECK(g.attention.w_k.data == b.attention.w_k.data);
         CHECK(g.attention.w_v.data == b.attention.w_v.data);
         CHECK(g.attention.w_o.data == b.attention.w_o.data);
-        CHECK(g.w1.data == b.w1.data);
-        CHECK(g.w2.data == b.w2.data);
-        CHECK(g.w3.data == b.w3.data);
-        CHECK(g.rms_attention.data == b.rms_attention.data);
-        CHECK(g.rms_ffn.data == b.rms_ffn.data);
+        CHECK(g.w_in.data == b.w_in.data);
+        CHECK(g.w_out.data == b.w_out.data);
+        CHECK(g.w_up.data == b.w_up.data);
+        CHECK(g.attention_norm.weight.data == b.attention_norm.weight.data);
+        CHECK(g.feed_forward_norm.weight.data == b.feed_forward_norm.weight.data);
     }
 
     const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(file, c.vocab_size);
@@ -124,13 +124,13 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     CHECK(tokenizer.decode(ids) == story);
 
     OnednnBackend backend;
-    LlamaModel gguf_model(backend, read_gguf_llama(file));
-    LlamaModel bin_model(backend, read_llama2c_checkpoint(bin_dir + "/stories260K.bin"));
+    WholeModel gguf_model(backend, read_gguf_llama(file));
+    WholeModel bin_model(backend, read_llama2c_checkpoint(bin_dir + "/stories260K.bin"));
     const ModelRun bin_run = bin_model.run(ids);
     CHECK(max_attention_difference(gguf_model.run(ids), bin_run) < 1e-5);
 
     // Streamed by layer: the same run, and the attention weights kept for the report.
-    LlamaModel streamed(backend, read_llama_model(dir + "/stories260K.gguf"));
+    WholeModel streamed(backend, read_llama_model(dir + "/stories260K.gguf"));
     CHECK(streamed.weights().layers.empty());
     REQUIRE(streamed.attention_weights().size() == 5);
     CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);
@@ -148,7 +148,7 @@ TEST_CASE("stories260K-Q8_0.gguf runs, its attention near the F32 model's but no
     CHECK(q8.find_tensor("blk.0.attn_q.weight")->type == 8);
     CHECK(q8.find_tensor("blk.0.ffn_down.weight")->type == 0);  // rows of 172 are not whole Q8_0 blocks
     OnednnBackend backend;
-    LlamaModel full(backend, read_gguf_llama(f32)), quantized(backend, read_gguf_llama(q8));
+    WholeModel full(backend, read_gguf_llama(f32)), quantized(backend, read_gguf_llama(q8));
     const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(q8, 512);
     const std::vector<int> ids = tokenizer.encode(story, true, false);
     const double difference = max_attention_difference(full.run(ids), quantized.run(ids));

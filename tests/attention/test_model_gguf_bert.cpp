@@ -15,7 +15,7 @@
 #include "npy.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
-#include "transformer_model.hpp"
+#include "whole_model.hpp"
 #include "whole_model.hpp"
 
 using namespace attn_viz;
@@ -33,7 +33,7 @@ TEST_CASE("GGUF bert files converted from HF folders read to the folders' weight
     for (const std::string arguments : cases) {
         CAPTURE(arguments);
         ScratchDir dir;
-        TransformerModel model(backend, converted_weights(dir, arguments));
+        WholeModel model(backend, converted_weights(dir, arguments));
         CHECK_FALSE(model.has_logits());
         const ModelRun run = model.run(read_ids(dir / "ids.txt"));
         for (size_t l = 0; l < run.layers.size(); ++l) {

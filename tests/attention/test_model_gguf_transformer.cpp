@@ -15,7 +15,7 @@
 #include "npy.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
-#include "transformer_model.hpp"
+#include "whole_model.hpp"
 #include "whole_model.hpp"
 
 using namespace attn_viz;
@@ -34,7 +34,7 @@ TEST_CASE("GGUF gpt2 and gptneox files converted from HF folders read to the fol
     for (const std::string arguments : cases) {
         CAPTURE(arguments);
         ScratchDir dir;
-        TransformerModel model(backend, converted_weights(dir, arguments));
+        WholeModel model(backend, converted_weights(dir, arguments));
         const ModelRun run = model.run(read_ids(dir / "ids.txt"));
         for (size_t l = 0; l < run.layers.size(); ++l)
             CHECK(max_abs_diff(run.layers[l].attention, read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))) < 1e-5);
@@ -43,7 +43,7 @@ TEST_CASE("GGUF gpt2 and gptneox files converted from HF folders read to the fol
     }
 }
 
-TEST_CASE("open_whole_model takes GGUF gpt2 and gptneox files as the folders' TransformerModel") {
+TEST_CASE("open_whole_model takes GGUF gpt2 and gptneox files as the folders' WholeModel") {
     OnednnBackend backend;
     for (const std::string arguments : {"--model-type gpt2 --d-model 12 --heads 3 --layers 2 --ffn 17 --vocab 23 --tokens 6",
                                         "--model-type gpt_neox --d-model 16 --heads 2 --layers 3 --ffn 9 --vocab 31 --tokens 5"}) {

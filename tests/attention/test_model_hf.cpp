@@ -12,7 +12,7 @@
 #include "hf_reference_folder.hpp"
 #include "hf_tokenizer.hpp"
 #include "llama2c_checkpoint.hpp"
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "npy.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
@@ -34,7 +34,7 @@ void check_against_reference(const std::vector<std::string>& cases) {
         CAPTURE(arguments);
         ScratchDir dir;
         make_reference_folder(dir, arguments);
-        LlamaModel model(backend, read_hf_llama_folder(dir.path().string()));
+        WholeModel model(backend, read_hf_llama_folder(dir.path().string()));
         const ModelRun run = model.run(read_ids(dir / "ids.txt"));
         double attention_error = 0;
         for (size_t l = 0; l < run.layers.size(); ++l)
@@ -102,7 +102,7 @@ TEST_CASE("HF Llama-family folders: the windows and masks a config asks for, and
     auto windows_of = [&](const std::string& arguments) {
         ScratchDir dir;
         make_reference_folder(dir, arguments);
-        LlamaModel model(backend, read_hf_llama_folder(dir.path().string()));
+        WholeModel model(backend, read_hf_llama_folder(dir.path().string()));
         std::vector<int64_t> windows;
         for (const LayerResult& layer : model.run(read_ids(dir / "ids.txt")).layers) {
             CHECK(layer.visibility.causal);
@@ -182,8 +182,8 @@ TEST_CASE("stories260K as a Hugging Face folder runs as the llama2.c checkpoint 
     const std::string llama2c = stories260k_dir();
     if (hf.empty() || llama2c.empty()) return;
     OnednnBackend backend;
-    LlamaModel from_folder(backend, read_hf_llama_folder(hf));
-    LlamaModel from_checkpoint(backend, read_llama2c_checkpoint(llama2c + "/stories260K.bin"));
+    WholeModel from_folder(backend, read_hf_llama_folder(hf));
+    WholeModel from_checkpoint(backend, read_llama2c_checkpoint(llama2c + "/stories260K.bin"));
     const HfTokenizer tokenizer = HfTokenizer::load(hf);
     const std::vector<int> ids = tokenizer.encode("Once upon a time, there was a little girl named Lily.", true);
     const ModelRun a = from_folder.run(ids), b = from_checkpoint.run(ids);

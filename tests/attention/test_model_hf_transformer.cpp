@@ -16,7 +16,7 @@
 #include "npy.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
-#include "transformer_model.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -31,7 +31,7 @@ void make_reference_folder(const ScratchDir& dir, const std::string& arguments) 
 // and logits (1e-5 of their largest magnitude) with the reference's. A decoder has logits and a
 // causal mask; an encoder neither, unless `causal` (BERT's is_decoder).
 void check_against_reference(OnednnBackend& backend, const ScratchDir& dir, bool decoder, bool causal = false) {
-    TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
+    WholeModel model(backend, read_hf_transformer_folder(dir.path().string()));
     CHECK(model.has_logits() == decoder);
     const ModelRun run = model.run(read_ids(dir / "ids.txt"));
     double attention_error = 0;
@@ -110,7 +110,7 @@ TEST_CASE("GPT-2 and GPT-NeoX head ablation: the loss and KL of the reference's 
         make_reference_folder(dir, arguments);
         const std::string head = arguments.substr(arguments.find("--ablate ") + 9);
         const AblatedHead id{std::stoi(head.substr(0, head.find(':'))), std::stoi(head.substr(head.find(':') + 1))};
-        TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
+        WholeModel model(backend, read_hf_transformer_folder(dir.path().string()));
         const std::vector<int> ids = read_ids(dir / "ids.txt");
         const ModelRun clean = model.run(ids);
         // Rerunning from any block with its own attention output gives the clean logits back.
@@ -132,7 +132,7 @@ TEST_CASE("a BERT model has no logits to rerun from") {
     ScratchDir dir;
     make_reference_folder(dir, "--model-type bert --d-model 8 --heads 2 --layers 2 --ffn 12 --vocab 10 --tokens 3");
     OnednnBackend backend;
-    TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
+    WholeModel model(backend, read_hf_transformer_folder(dir.path().string()));
     const ModelRun run = model.run(read_ids(dir / "ids.txt"));
     CHECK(run.residual.size() == 2);
     CHECK_THROWS_AS(model.logits_from(run, 0, run.layers[0].output), Error);
@@ -189,7 +189,7 @@ TEST_CASE("a transformer run refuses more tokens than positions and ids outside 
     ScratchDir dir;
     make_reference_folder(dir, "--model-type gpt2 --d-model 8 --heads 2 --layers 1 --ffn 12 --vocab 10 --tokens 2 --positions 4");
     OnednnBackend backend;
-    TransformerModel model(backend, read_hf_transformer_folder(dir.path().string()));
+    WholeModel model(backend, read_hf_transformer_folder(dir.path().string()));
     expect_input_error([&] { model.run({1, 2, 3, 4, 5}); }, {"5 tokens exceed the model's sequence length 4"});
     expect_input_error([&] { model.run({1, 10}); }, {"token 1 is id 10, outside the vocabulary (0..9)"});
     expect_input_error([&] { model.run({}); }, {"no tokens"});

@@ -10,7 +10,7 @@
 #include "error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "reference_llama.hpp"
 #include "support.hpp"
 
@@ -63,7 +63,7 @@ TEST_CASE("stories260K: greedy decoding from BOS tells the model's known story")
     if (dir.empty()) return;
     const auto start = std::chrono::steady_clock::now();
     OnednnBackend backend;
-    LlamaModel model(backend, read_llama2c_checkpoint(dir + "/stories260K.bin"));
+    WholeModel model(backend, read_llama2c_checkpoint(dir + "/stories260K.bin"));
     const Llama2cTokenizer tokenizer(dir + "/tok512.bin", model.weights().config.vocab_size);
     const auto loaded = std::chrono::steady_clock::now();
     const std::vector<int> generated = greedy_generate(model, {Llama2cTokenizer::bos_id}, 40);
@@ -80,9 +80,9 @@ TEST_CASE("stories260K: the oneDNN forward matches a double-precision llama2.c-s
     const std::string dir = stories260k_dir();
     if (dir.empty()) return;
     OnednnBackend backend;
-    LlamaModel model(backend, read_llama2c_checkpoint(dir + "/stories260K.bin"));
-    const Llama2cConfig& c = model.weights().config;
-    CHECK(c.dim == 64);
+    WholeModel model(backend, read_llama2c_checkpoint(dir + "/stories260K.bin"));
+    const ModelConfig& c = model.weights().config;
+    CHECK(c.d_model == 64);
     CHECK(c.n_layers == 5);
     CHECK(c.n_kv_heads == 4);
     CHECK(c.shared_classifier);
@@ -128,7 +128,7 @@ TEST_CASE("stories260K: layer 1 has a previous-token head on the story") {
     const std::string dir = stories260k_dir();
     if (dir.empty()) return;
     OnednnBackend backend;
-    LlamaModel model(backend, read_llama2c_checkpoint(dir + "/stories260K.bin"));
+    WholeModel model(backend, read_llama2c_checkpoint(dir + "/stories260K.bin"));
     const Llama2cTokenizer tokenizer(dir + "/tok512.bin", 512);
     const std::vector<int> tokens = tokenizer.encode(story, true, false);
     const ModelRun run = model.run(tokens);

@@ -1,9 +1,9 @@
-// A model run block by block (LlamaModel::run_blocks, what `model --stream-layers` uses) on small
+// A model run block by block (WholeModel::run_blocks, what `model --stream-layers` uses) on small
 // random Llama models: each block's result equals run()'s, nothing is kept in the run, and a
 // streamed model loads each block once per pass and none up front.
 #include <doctest/doctest.h>
 
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "random_llama.hpp"
 #include "support.hpp"
 
@@ -13,8 +13,8 @@ using namespace test_support;
 namespace {
 
 // `whole`'s blocks behind load_block, counting the loads of each block in `loads`.
-LlamaWeights streamed_weights(const LlamaWeights& whole, std::vector<int>& loads) {
-    LlamaWeights w = whole;
+ModelWeights streamed_weights(const ModelWeights& whole, std::vector<int>& loads) {
+    ModelWeights w = whole;
     w.layers.clear();
     loads.assign(whole.layers.size(), 0);
     w.load_block = [blocks = whole.layers, &loads](int64_t l) {
@@ -39,10 +39,10 @@ TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, 
     OnednnBackend backend;
     for (const ModelShape& s : test_model_shapes) {
         INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads << " layers " << s.layers);
-        const LlamaWeights weights = random_model(s, 16);
+        const ModelWeights weights = random_model(s, 16);
         for (int64_t T : {1, 7, 16}) {
             const std::vector<int> tokens = random_tokens(T, s.vocab);
-            LlamaModel model(backend, weights);
+            WholeModel model(backend, weights);
             const ModelRun whole = model.run(tokens, true, true);
             size_t visits = 0;
             const ModelRun streamed =
@@ -68,13 +68,13 @@ TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, 
 TEST_CASE("a streamed model loads no block up front and each block once per pass") {
     OnednnBackend backend;
     const ModelShape s = test_model_shapes[2];
-    const LlamaWeights whole = random_model(s, 16);
+    const ModelWeights whole = random_model(s, 16);
     const std::vector<int> tokens = random_tokens(9, s.vocab);
-    const ModelRun expected = LlamaModel(backend, whole).run(tokens);
+    const ModelRun expected = WholeModel(backend, whole).run(tokens);
     std::vector<int> loads;
     {
         // Keeping attention weights (the default): the pass's loads serve attention_weights() too.
-        LlamaModel model(backend, streamed_weights(whole, loads));
+        WholeModel model(backend, streamed_weights(whole, loads));
         CHECK(loads == std::vector<int>(3, 0));
         const ModelRun run = model.run(tokens);
         CHECK(loads == std::vector<int>(3, 1));
@@ -87,7 +87,7 @@ TEST_CASE("a streamed model loads no block up front and each block once per pass
     {
         // attention_weights() before any pass loads each block once; a block-by-block pass
         // without keeping them loads each block again, once.
-        LlamaModel model(backend, streamed_weights(whole, loads));
+        WholeModel model(backend, streamed_weights(whole, loads));
         CHECK(model.attention_weights().size() == 3);
         CHECK(loads == std::vector<int>(3, 1));
         model.keep_attention_weights(false);

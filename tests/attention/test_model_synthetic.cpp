@@ -8,7 +8,7 @@
 
 #include "onednn_backend.hpp"
 #include "error.hpp"
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
 #include "support.hpp"
@@ -32,7 +32,7 @@ TEST_CASE("whole-model forward matches the double reference on random models") {
     OnednnBackend backend;
     for (const ModelShape& s : test_model_shapes) {
         INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads);
-        LlamaModel model(backend, random_model(s, 16));
+        WholeModel model(backend, random_model(s, 16));
         std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
         for (int T : {1, 5, 16}) {
             std::vector<int> tokens(static_cast<size_t>(T));
@@ -56,7 +56,7 @@ TEST_CASE("whole-model forward matches the double reference on random models") {
 
 TEST_CASE("greedy decoding picks each argmax of the unpadded forward and stops at seq_len") {
     OnednnBackend backend;
-    LlamaModel model(backend, random_model(16, 24, 2, 4, 2, 30, 10));
+    WholeModel model(backend, random_model(16, 24, 2, 4, 2, 30, 10));
     for (std::vector<int> prompt : {std::vector<int>{3}, std::vector<int>{5, 7, 9}}) {
         const std::vector<int> sequence = greedy_generate(model, prompt, 5);
         REQUIRE(sequence.size() >= prompt.size());
@@ -80,7 +80,7 @@ TEST_CASE("greedy decoding picks each argmax of the unpadded forward and stops a
 
 TEST_CASE("greedy decoding with choices picks each argmax among the ids below it (a tokenizer smaller than the vocabulary)") {
     OnednnBackend backend;
-    LlamaModel model(backend, random_model(16, 24, 2, 4, 2, 30, 12));
+    WholeModel model(backend, random_model(16, 24, 2, 4, 2, 30, 12));
     const int64_t choices = 7;
     const std::vector<int> sequence = greedy_generate(model, {20, 25}, 8, {}, {}, choices);
     REQUIRE(sequence.size() == 10);  // no end ids: it runs to its length

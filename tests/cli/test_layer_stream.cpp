@@ -14,7 +14,7 @@
 #include "attention/random_llama.hpp"
 #include "error.hpp"
 #include "layer_stream.hpp"
-#include "llama_model.hpp"
+#include "whole_model.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -50,7 +50,7 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
         for (const ScaleMode scale : {ScaleMode::head, ScaleMode::global}) {
             INFO("layers " << s.layers << " heads " << s.heads << " scale " << (scale == ScaleMode::head ? "head" : "global"));
             const int64_t T = 13;
-            LlamaModel model(backend, random_model(s, 16));
+            WholeModel model(backend, random_model(s, 16));
             const std::vector<int> ids = random_tokens(T, s.vocab);
             const std::vector<int64_t> token_ids(ids.begin(), ids.end());
             std::vector<std::string> labels;

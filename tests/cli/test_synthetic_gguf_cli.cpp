@@ -87,7 +87,7 @@ void check_layout(const GgufFile& file, const std::string& type, uint32_t type_i
     }
     const Tensor norm = file.load("output_norm.weight");
     for (float v : norm.data) CHECK((v > 0.5f && v < 1.5f));
-    const Llama2cConfig config = gguf_llama_config(file);
+    const ModelConfig config = gguf_llama_config(file);
     CHECK(config.n_kv_heads == s.kv_heads);
     CHECK(!config.shared_classifier);
 }

@@ -90,29 +90,29 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         CAPTURE(tied);
         const WrittenModel m = llama_model("", tied);
         write_text(dir / "m.gguf", m.builder.bytes());
-        const LlamaWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
-        const LlamaWeights streamed = read_llama_model(dir / "m.gguf");  // blocks loaded on demand
+        const ModelWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
+        const ModelWeights streamed = read_llama_model(dir / "m.gguf");  // blocks loaded on demand
         CHECK(streamed.layers.empty());
         CHECK(streamed.classifier.data == w.classifier.data);
-        CHECK(streamed.load_block(1).w2.data == w.layers[1].w2.data);
+        CHECK(streamed.load_block(1).w_out.data == w.layers[1].w_out.data);
         CHECK(streamed.load_block(0).attention.w_q.data == w.layers[0].attention.w_q.data);
-        const Llama2cConfig& c = w.config;
-        CHECK(c.dim == D);
-        CHECK(c.hidden_dim == F);
+        const ModelConfig& c = w.config;
+        CHECK(c.d_model == D);
+        CHECK(c.ffn_dim == F);
         CHECK(c.n_layers == L);
         CHECK(c.n_heads == H);
         CHECK(c.n_kv_heads == KV);
         CHECK(c.vocab_size == V);
-        CHECK(c.seq_len == 16);
+        CHECK(c.max_tokens == 16);
         CHECK(c.rope_base == 500000.0);
-        CHECK(c.rms_epsilon == doctest::Approx(1e-6));
+        CHECK(c.norm_epsilon == doctest::Approx(1e-6));
         CHECK(c.shared_classifier == tied);
         CHECK(w.token_embedding.data == m.tensors.at("token_embd.weight").data);
         CHECK(w.classifier.data == transposed(m.tensors.at(tied ? "token_embd.weight" : "output.weight")).data);
-        CHECK(w.rms_final.data == m.tensors.at("output_norm.weight").data);
+        CHECK(w.final_norm.weight.data == m.tensors.at("output_norm.weight").data);
         for (int64_t l = 0; l < L; ++l) {
             const std::string p = "blk." + std::to_string(l) + ".";
-            const LlamaBlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const BlockWeights& b = w.layers[static_cast<size_t>(l)];
             CHECK(b.attention.rope == RopeStyle::interleaved);
             CHECK(b.attention.rope_base == 500000.0);
             CHECK(b.attention.causal);
@@ -120,11 +120,11 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
             CHECK(b.attention.w_k.data == transposed(m.tensors.at(p + "attn_k.weight")).data);
             CHECK(b.attention.w_v.data == transposed(m.tensors.at(p + "attn_v.weight")).data);
             CHECK(b.attention.w_o.data == transposed(m.tensors.at(p + "attn_output.weight")).data);
-            CHECK(b.w1.data == transposed(m.tensors.at(p + "ffn_gate.weight")).data);
-            CHECK(b.w2.data == transposed(m.tensors.at(p + "ffn_down.weight")).data);
-            CHECK(b.w3.data == transposed(m.tensors.at(p + "ffn_up.weight")).data);
-            CHECK(b.rms_attention.data == m.tensors.at(p + "attn_norm.weight").data);
-            CHECK(b.rms_ffn.data == m.tensors.at(p + "ffn_norm.weight").data);
+            CHECK(b.w_in.data == transposed(m.tensors.at(p + "ffn_gate.weight")).data);
+            CHECK(b.w_out.data == transposed(m.tensors.at(p + "ffn_down.weight")).data);
+            CHECK(b.w_up.data == transposed(m.tensors.at(p + "ffn_up.weight")).data);
+            CHECK(b.attention_norm.weight.data == m.tensors.at(p + "attn_norm.weight").data);
+            CHECK(b.feed_forward_norm.weight.data == m.tensors.at(p + "ffn_norm.weight").data);
         }
         // "\u2581" reads as a space: the dummy prefix and "\u2581a" merge; "c" falls back to its byte.
         const Llama2cTokenizer tokenizer = read_llama_tokenizer(dir / "m.gguf", "", V);

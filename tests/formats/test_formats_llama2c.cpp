@@ -100,15 +100,15 @@ TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate cl
         INFO("dim " << h.dim << " heads " << h.heads << " kv " << h.kv_heads << " vocab " << h.vocab);
         std::vector<Tensor> arrays;
         write_text(dir / "m.bin", checkpoint_bytes(h, arrays));
-        const LlamaWeights w = read_llama2c_checkpoint(dir / "m.bin");
+        const ModelWeights w = read_llama2c_checkpoint(dir / "m.bin");
         CHECK(w.config.vocab_size == std::abs(h.vocab));
         CHECK(w.config.shared_classifier == (h.vocab > 0));
         CHECK(w.token_embedding.data == arrays[0].data);
-        CHECK(w.rms_final.data == arrays[10].data);
+        CHECK(w.final_norm.weight.data == arrays[10].data);
         CHECK(w.classifier.data == transposed(h.vocab > 0 ? arrays[0] : arrays[12]).data);
         REQUIRE(static_cast<int>(w.layers.size()) == h.layers);
         for (int64_t l = 0; l < h.layers; ++l) {
-            const LlamaBlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const BlockWeights& b = w.layers[static_cast<size_t>(l)];
             CHECK(b.attention.num_heads == h.heads);
             CHECK(b.attention.num_kv_heads == h.kv_heads);
             CHECK(b.attention.d_head == h.dim / h.heads);
@@ -119,12 +119,12 @@ TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate cl
             CHECK(b.attention.w_k.data == transposed(layer_matrix(arrays[3], l)).data);
             CHECK(b.attention.w_v.data == transposed(layer_matrix(arrays[4], l)).data);
             CHECK(b.attention.w_o.data == transposed(layer_matrix(arrays[5], l)).data);
-            CHECK(b.w1.data == transposed(layer_matrix(arrays[7], l)).data);
-            CHECK(b.w2.data == transposed(layer_matrix(arrays[8], l)).data);
-            CHECK(b.w3.data == transposed(layer_matrix(arrays[9], l)).data);
-            CHECK(b.w1.shape == std::vector<int64_t>{h.dim, h.hidden});
-            CHECK(std::equal(b.rms_attention.data.begin(), b.rms_attention.data.end(), arrays[1].data.begin() + l * h.dim));
-            CHECK(std::equal(b.rms_ffn.data.begin(), b.rms_ffn.data.end(), arrays[6].data.begin() + l * h.dim));
+            CHECK(b.w_in.data == transposed(layer_matrix(arrays[7], l)).data);
+            CHECK(b.w_out.data == transposed(layer_matrix(arrays[8], l)).data);
+            CHECK(b.w_up.data == transposed(layer_matrix(arrays[9], l)).data);
+            CHECK(b.w_in.shape == std::vector<int64_t>{h.dim, h.hidden});
+            CHECK(std::equal(b.attention_norm.weight.data.begin(), b.attention_norm.weight.data.end(), arrays[1].data.begin() + l * h.dim));
+            CHECK(std::equal(b.feed_forward_norm.weight.data.begin(), b.feed_forward_norm.weight.data.end(), arrays[6].data.begin() + l * h.dim));
         }
     }
 }

@@ -46,20 +46,20 @@ void read_folder(const fs::path& folder) {
     const attn_viz::HfConfig config = attn_viz::read_hf_config((folder / "config.json").string());
     const auto& llama_types = attn_viz::hf_llama_model_types();
     if (std::find(llama_types.begin(), llama_types.end(), config.model_type) == llama_types.end()) {
-        const attn_viz::TransformerWeights w = attn_viz::read_hf_transformer_folder(folder.string(), attn_viz_fuzz::limits());
+        const attn_viz::ModelWeights w = attn_viz::read_hf_transformer_folder(folder.string(), attn_viz_fuzz::limits());
         if (static_cast<int64_t>(w.layers.size()) != config.num_layers.value_or(-1)) __builtin_trap();
-        for (const attn_viz::TransformerBlockWeights& b : w.layers) expect_valid(b.attention);
+        for (const attn_viz::BlockWeights& b : w.layers) expect_valid(b.attention);
         return;
     }
-    const attn_viz::LlamaWeights w = attn_viz::read_hf_llama_folder(folder.string(), attn_viz_fuzz::limits());
-    const attn_viz::Llama2cConfig& c = w.config;
-    if (w.token_embedding.shape != std::vector<int64_t>{c.vocab_size, c.dim} || w.classifier.shape != std::vector<int64_t>{c.dim, c.vocab_size})
+    const attn_viz::ModelWeights w = attn_viz::read_hf_llama_folder(folder.string(), attn_viz_fuzz::limits());
+    const attn_viz::ModelConfig& c = w.config;
+    if (w.token_embedding.shape != std::vector<int64_t>{c.vocab_size, c.d_model} || w.classifier.shape != std::vector<int64_t>{c.d_model, c.vocab_size})
         __builtin_trap();
     if (w.layers.empty() && w.load_block) {
         for (int64_t l = 0; l < c.n_layers; ++l) expect_valid(w.load_block(l).attention);
     } else {
         if (static_cast<int64_t>(w.layers.size()) != c.n_layers) __builtin_trap();
-        for (const attn_viz::LlamaBlockWeights& b : w.layers) expect_valid(b.attention);
+        for (const attn_viz::BlockWeights& b : w.layers) expect_valid(b.attention);
     }
 }
 

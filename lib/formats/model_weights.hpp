@@ -1,0 +1,84 @@
+// The weights of a whole transformer of any family attn-viz runs, in one convention whatever file
+// they came from (every matrix x W): a block is data (which norm, which feed-forward, which
+// residual arrangement), so one forward pass (whole_model.hpp) runs every family. A reader of a
+// new family fills a ModelWeights; only a block the enums below cannot describe needs a new value.
+//   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2): rms, gated, pre_norm.
+//   GPT-2: layer_norm, plain, pre_norm, learned positions.  GPT-NeoX: layer_norm, plain, parallel.
+//   BERT: layer_norm, plain, post_norm, learned positions, token type row, embedding norm, no classifier.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "activation.hpp"
+#include "layer_weights.hpp"
+#include "tensor.hpp"
+
+namespace attn_viz {
+
+enum class NormKind {
+    rms,         // x / sqrt(mean(x^2) + eps) * weight
+    layer_norm,  // (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
+};
+
+enum class FeedForwardKind {
+    gated,  // (act(x w_in + b_in) * (x w_up + b_up)) w_out + b_out
+    plain,  // act(x w_in + b_in) w_out + b_out
+};
+
+enum class ResidualLayout {
+    pre_norm,   // x = x + attention(N1(x)); x = x + ffn(N2(x))
+    parallel,   // x = x + attention(N1(x)) + ffn(N2(x))
+    post_norm,  // x = N1(x + attention(x)); x = N2(x + ffn(x))
+};
+
+struct NormWeights {
+    Tensor weight;  // [D], or empty where the model has no such norm
+    Tensor bias;    // [D] for layer_norm; empty for rms
+};
+
+struct ModelConfig {
+    std::string architecture;  // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert"
+    int64_t d_model = 0;       // D
+    int64_t ffn_dim = 0;       // F, the feed-forward width
+    int64_t n_layers = 0;
+    int64_t n_heads = 0;
+    int64_t n_kv_heads = 0;
+    int64_t vocab_size = 0;          // V
+    int64_t max_tokens = 0;          // the longest sequence a run takes (seq_len, max_position_embeddings)
+    bool shared_classifier = false;  // the classifier is the token embedding, transposed
+    NormKind norm = NormKind::rms;
+    double norm_epsilon = 1e-5;
+    FeedForwardKind feed_forward = FeedForwardKind::gated;
+    Activation activation = Activation::silu;  // of the gate (gated) or the hidden layer (plain)
+    ResidualLayout residual = ResidualLayout::pre_norm;
+    double rope_base = 10000.0;  // the Llama-family readers' RoPE base for every block (LayerWeights holds what runs)
+};
+
+struct BlockWeights {
+    LayerWeights attention;
+    NormWeights attention_norm;     // pre_norm/parallel: before attention; post_norm: after attention + residual
+    NormWeights feed_forward_norm;  // likewise around the feed-forward
+    Tensor w_in;                    // [D, F] (gated: the gate)
+    Tensor w_up;                    // [D, F] gated only: the projection the gate multiplies; empty for plain
+    Tensor w_out;                   // [F, D]
+    Tensor b_in, b_up, b_out;       // [F], [F], [D], or empty
+};
+
+struct ModelWeights {
+    ModelConfig config;
+    std::vector<BlockWeights> layers;  // every block, or empty when load_block streams them
+    // When set: block l (0 <= l < n_layers) read and converted to float32 on demand, so a model
+    // holds one block's feed-forward weights at a time (a GGUF file stays mapped meanwhile).
+    std::function<BlockWeights(int64_t layer)> load_block;
+    Tensor token_embedding;       // [V, D], row t is token t's embedding
+    Tensor position_embedding;    // [max_tokens, D] learned positions, or empty (RoPE, in the attention)
+    Tensor token_type_embedding;  // [D] BERT's token type 0 row, added at every position; or empty
+    NormWeights embedding_norm;   // on the summed embeddings (BERT), or empty
+    NormWeights final_norm;       // before the classifier, or empty (BERT)
+    Tensor classifier;            // [D, V], logits = x classifier; empty for an encoder
+};
+
+}  // namespace attn_viz
