@@ -164,7 +164,7 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limit
 
 // Refuses (Error bad_input) a forward pass over T tokens whose layer runs exceed the memory budget.
 void check_run_memory(const attn_viz::ModelDescription& c, int64_t T, const attn_viz::LoadLimits& limits) {
-    attn_viz::check_memory(c.n_layers * attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads, T, T),
+    attn_viz::check_memory(c.n_layers * attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T),
                            limits.memory_budget,
                            "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(T) + " tokens");
 }

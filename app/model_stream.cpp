@@ -27,7 +27,7 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
 bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::WholeModel& model, int64_t T,
                     const attn_viz::LoadLimits& limits) {
     const attn_viz::ModelDescription& c = model.description();
-    const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.dim / c.n_heads, T, T);
+    const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T);
     if (asked && !whole_run.empty())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "--stream-layers writes each layer's report before the next layer runs: " + whole_run +

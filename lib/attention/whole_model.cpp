@@ -11,7 +11,7 @@ namespace attn_viz {
 
 WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(backend), weights_(std::move(weights)) {
     const ModelConfig& c = weights_.config;
-    description_ = {c.architecture, c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.vocab_size, c.max_tokens};
+    description_ = {c.architecture, c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.vocab_size, c.head_dim, c.max_tokens};
     if (weights_.load_block) {
         streamed_attention_.resize(static_cast<size_t>(c.n_layers));
         return;

@@ -44,6 +44,7 @@ using BlockVisitor =
 struct ModelDescription {
     std::string architecture;  // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert"
     int64_t n_layers = 0, n_heads = 0, n_kv_heads = 0, dim = 0, vocab_size = 0;
+    int64_t head_dim = 0;    // d_h, which a Hugging Face config.json may set apart from dim / n_heads
     int64_t max_tokens = 0;  // the longest sequence a run takes (seq_len, max_position_embeddings)
 };
 

@@ -103,6 +103,7 @@ ModelConfig gguf_llama_config(const GgufFile& file) {
     c.norm_epsilon = file.get_float("llama.attention.layer_norm_rms_epsilon").value_or(1e-5);
     c.rope_base = file.get_float("llama.rope.freq_base").value_or(10000.0);
     validate_llama_config(c, file.path(), "GGUF llama metadata", "");
+    c.head_dim = c.d_model / c.n_heads;
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(file.path(), "llama.attention.layer_norm_rms_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
     if (!(c.rope_base > 1 && c.rope_base < 1e12))

@@ -53,6 +53,7 @@ ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
             fail_input(path, r.arch() + "." + key + " is " + std::to_string(value) + ", outside 1..2^24");
     if (c.d_model % heads != 0)
         fail_input(path, r.arch() + ".embedding_length " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
+    c.head_dim = c.d_model / heads;
     c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(default_epsilon);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(path, r.arch() + ".attention.layer_norm_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");

@@ -48,6 +48,7 @@ ModelConfig llama_config(const HfConfig& hf) {
     if (!hf.head_dim && c.d_model % c.n_heads != 0)
         fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " + std::to_string(c.d_model) + " / " +
                                 std::to_string(c.n_heads) + " is not whole");
+    c.head_dim = hf.head_dim.value_or(c.d_model / c.n_heads);
     return c;
 }
 

@@ -43,6 +43,7 @@ ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double de
         fail_input(hf.path, "hidden size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
     if (hf.head_dim && *hf.head_dim != c.d_model / heads)
         fail_input(hf.path, "a head size other than hidden_size / num_attention_heads is not supported");
+    c.head_dim = c.d_model / heads;
     if (!hf.rope_scaling.empty())
         fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) + "\" is not supported (only unscaled RoPE)");
     return c;

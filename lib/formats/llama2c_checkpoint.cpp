@@ -27,6 +27,7 @@ ModelConfig parse_header(const unsigned char* bytes, size_t size, const std::str
     c.shared_classifier = c.vocab_size > 0;
     if (c.vocab_size < 0) c.vocab_size = -c.vocab_size;
     validate_llama_config(c, path, "llama2.c header field", " (not a llama2.c version-0 checkpoint?)");
+    c.head_dim = c.d_model / c.n_heads;
     return c;
 }
 

@@ -46,6 +46,7 @@ struct ModelConfig {
     int64_t n_layers = 0;
     int64_t n_heads = 0;
     int64_t n_kv_heads = 0;
+    int64_t head_dim = 0;            // d_h: config.json's head_dim where it sets one, else d_model / n_heads
     int64_t vocab_size = 0;          // V
     int64_t max_tokens = 0;          // the longest sequence a run takes (seq_len, max_position_embeddings)
     bool shared_classifier = false;  // the classifier is the token embedding, transposed

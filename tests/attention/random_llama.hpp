@@ -15,7 +15,7 @@ inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t 
     ModelWeights w;
     w.config.architecture = "llama";  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
     w.config.d_model = dim, w.config.ffn_dim = hidden, w.config.n_layers = layers, w.config.n_heads = heads;
-    w.config.n_kv_heads = kv_heads, w.config.vocab_size = vocab, w.config.max_tokens = seq_len;
+    w.config.n_kv_heads = kv_heads, w.config.head_dim = dim / heads, w.config.vocab_size = vocab, w.config.max_tokens = seq_len;
     const int64_t head = dim / heads, kv = kv_heads * head;
     const float projection_scale = 1.0f / std::sqrt(static_cast<float>(dim));
     w.token_embedding = random_tensor({vocab, dim});

@@ -120,6 +120,17 @@ TEST_CASE("HF Llama-family folders: the windows and masks a config asks for, and
                      "--max-window-layers 0") == std::vector<int64_t>{0, 0});  // use_sliding_window false
 }
 
+TEST_CASE("a model's description gives config.json's head_dim, or dim / heads without one (memory estimates use it)") {
+    OnednnBackend backend;
+    auto head_dim_of = [&](const std::string& arguments) {
+        ScratchDir dir;
+        make_reference_folder(dir, arguments);
+        return WholeModel(backend, read_hf_llama_folder(dir.path().string())).description().head_dim;
+    };
+    CHECK(head_dim_of("--model-type llama --d-model 16 --heads 2 --kv-heads 1 --layers 1 --ffn 24 --vocab 30 --tokens 4 --head-dim 12") == 12);
+    CHECK(head_dim_of("--model-type llama --d-model 16 --heads 4 --kv-heads 2 --layers 1 --ffn 24 --vocab 30 --tokens 4") == 4);
+}
+
 TEST_CASE("HF Llama-family folders: every config key that is not implemented is refused naming key and value") {
     ScratchDir dir;
     make_reference_folder(dir, "--model-type llama --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 20 --vocab 30 --tokens 3");
