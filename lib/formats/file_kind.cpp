@@ -47,7 +47,7 @@ bool is_llama2c_checkpoint(const unsigned char* bytes, size_t size) {
     if (size < 28) return false;
     int32_t f[7];
     for (int i = 0; i < 7; ++i) f[i] = int32_at(bytes, 4 * static_cast<size_t>(i));
-    const int32_t vocab = f[5] < 0 ? -f[5] : f[5];
+    const int64_t vocab = f[5] < 0 ? -int64_t{f[5]} : f[5];  // negative: the classifier is not shared; INT32_MIN too
     const bool sizes = f[0] > 0 && f[0] <= (1 << 15) && f[1] > 0 && f[1] <= (1 << 17) && f[2] > 0 && f[2] <= (1 << 10) &&
                        f[3] > 0 && f[4] > 0 && vocab > 0 && vocab <= (1 << 20) && f[6] > 0 && f[6] <= (1 << 20);
     return sizes && f[0] % f[3] == 0 && f[3] % f[4] == 0;

@@ -2,6 +2,8 @@
 // it is (the CLI tests check the messages users see).
 #include <doctest/doctest.h>
 
+#include <cstdint>
+
 #include "file_kind.hpp"
 #include "mapped_file.hpp"
 #include "npy.hpp"
@@ -54,6 +56,13 @@ TEST_CASE("edge cases: a tokenizer that starts with '{', a truncated tokenizer, 
     std::string checkpoint = llama2c_checkpoint_bytes(16, 32, 1, 4, 2, 10, 8);
     const int32_t heads = 5;  // 16 is not divisible by 5
     std::memcpy(checkpoint.data() + 12, &heads, 4);
+    CHECK(kind_of_bytes(checkpoint) != FileKind::llama2c_checkpoint);
+    // A vocabulary size of INT32_MIN (negative: an unshared classifier) has no positive size: not a
+    // checkpoint, and no overflow negating it (fuzz_llama2c_checkpoint's finding, which
+    // UndefinedBehaviorSanitizer stops in the sanitizer build).
+    checkpoint = llama2c_checkpoint_bytes(16, 32, 1, 4, 2, 10, 8);
+    const int32_t lowest = INT32_MIN;
+    std::memcpy(checkpoint.data() + 20, &lowest, 4);
     CHECK(kind_of_bytes(checkpoint) != FileKind::llama2c_checkpoint);
 }
 
