@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
+#include "synthetic_gguf.hpp"
 #include "support.hpp"
 
 using namespace test_support;
@@ -142,10 +143,7 @@ TEST_CASE("a 4-bit copy of stories260K moves more than its Q8_0 copy, at the hea
 TEST_CASE("a Q4_K copy of a model with rows of 256 moves more than its Q8_0 copy, at the heads and at the output") {
     ScratchDir dir;
     const std::string source = dir / "f32.gguf";
-    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + source +
-                                           " --type F32 --dim 256 --layers 2 --heads 4 --kv-heads 4 --ffn 512 --vocab 300 --seed " +
-                                           std::to_string(rng()() % 100000));
-    REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+    make_synthetic_gguf(source, "F32", {256, 2, 4, 4, 512, 300}, static_cast<unsigned>(rng()() % 100000));
     std::string tokens = " --tokens 1";
     std::uniform_int_distribution<int> id(3, 299);
     for (int t = 1; t < 24; ++t) tokens += "," + std::to_string(id(rng()));

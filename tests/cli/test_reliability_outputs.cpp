@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli_fixtures.hpp"
+#include "synthetic_gguf.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -99,10 +100,7 @@ std::string interrupted_model_run(const std::string& model, const std::string& o
 TEST_CASE("Ctrl-C during a long model run prints one line saying what is kept, exits 130, and leaves DIR untouched") {
     ScratchDir dir;
     const std::string model = dir / "m.gguf";
-    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + model +
-                                           " --type F32 --dim 32 --layers 12 --heads 2 --kv-heads 2 --ffn 32 --vocab 300 --seed " +
-                                           std::to_string(rng()() % 1000));
-    REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+    make_synthetic_gguf(model, "F32", {32, 12, 2, 2, 32, 300}, static_cast<unsigned>(rng()() % 1000));
     // A previous run's results in out/, which the interrupted run would have replaced.
     REQUIRE(run_attn_viz("model -q --model " + model + " --tokens 1,5,9 --stats-only --out " + (dir / "out")).exit_code == 0);
     const auto before = snapshot(dir / "out");

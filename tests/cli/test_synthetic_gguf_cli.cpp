@@ -11,27 +11,15 @@
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
 #include "support.hpp"
+#include "synthetic_gguf.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 
 namespace {
 
-struct Shape {
-    int64_t dim, layers, heads, kv_heads, ffn, vocab;
-};
-
-// The script's output for `shape` and `type` at `path` (REQUIREd to succeed).
-void make_synthetic(const std::string& path, const std::string& type, const Shape& s, unsigned seed) {
-    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + path +
-                                           " --type " + type + " --dim " + std::to_string(s.dim) + " --layers " + std::to_string(s.layers) +
-                                           " --heads " + std::to_string(s.heads) + " --kv-heads " + std::to_string(s.kv_heads) + " --ffn " +
-                                           std::to_string(s.ffn) + " --vocab " + std::to_string(s.vocab) + " --seed " + std::to_string(seed));
-    REQUIRE_MESSAGE(made.exit_code == 0, made.output);
-}
-
 // The file's metadata and tensor infos are what the script promises for `shape` and `type`.
-void check_layout(const GgufFile& file, const std::string& type, uint32_t type_id, const Shape& s) {
+void check_layout(const GgufFile& file, const std::string& type, uint32_t type_id, const SyntheticShape& s) {
     CHECK(file.version() == 3);
     CHECK(file.get_string("general.architecture") == "llama");
     CHECK(file.get_uint("llama.block_count") == uint64_t(s.layers));
@@ -101,7 +89,7 @@ TEST_CASE("make_synthetic_gguf.py writes llama.cpp's llama layout in F32, F16, Q
     const struct {
         const char* type;
         uint32_t id;
-        Shape shape;
+        SyntheticShape shape;
     } cases[] = {{"Q4_K", 12, {256, 2, 4, 2, 512, 300}},
                  {"Q8_0", 8, {64, 3, 2, 2, 96, 270}},
                  {"F16", 1, {48, 2, 3, 1, 40, 260}},
@@ -111,7 +99,7 @@ TEST_CASE("make_synthetic_gguf.py writes llama.cpp's llama layout in F32, F16, Q
         CAPTURE(type);
         ScratchDir dir;
         const std::string path = dir / "tiny.gguf";
-        make_synthetic(path, c.type, c.shape, seed);
+        make_synthetic_gguf(path, c.type, c.shape, seed);
         check_layout(GgufFile(path), c.type, c.id, c.shape);
 
         const CommandResult r = run_attn_viz("model -q --model " + path + " --tokens 1,258,7,259,42,99,5 --stats-only --out " + (dir / "out"));
@@ -128,8 +116,8 @@ TEST_CASE("make_synthetic_gguf.py writes llama.cpp's llama layout in F32, F16, Q
 
 TEST_CASE("make_synthetic_gguf.py: its vocabulary encodes text, and shapes a type cannot hold are refused by name") {
     ScratchDir dir;
-    const Shape tiny{256, 1, 2, 1, 256, 400};
-    make_synthetic(dir / "t.gguf", "Q4_K", tiny, 3);
+    const SyntheticShape tiny{256, 1, 2, 1, 256, 400};
+    make_synthetic_gguf(dir / "t.gguf", "Q4_K", tiny, 3);
     const CommandResult text = run_attn_viz("model --model " + (dir / "t.gguf") + " --text \"abc ab, z!\" --stats-only --out " + (dir / "out"));
     REQUIRE_MESSAGE(text.exit_code == 0, text.output);
     CHECK(text.output.find("9 tokens: abc ab, z!") != std::string::npos);  // <s> \u2581a b c \u2581a b , \u2581z !
