@@ -24,6 +24,7 @@
 #include "model_run.hpp"
 #include "model_tokenizer.hpp"
 #include "model_stream.hpp"
+#include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"

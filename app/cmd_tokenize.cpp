@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "input_limits.hpp"
 #include "model_tokenizer.hpp"
+#include "model_tokenizer_file.hpp"
 #include "tokenized_texts.hpp"
 
 namespace attn_viz_cli {

@@ -10,6 +10,7 @@
 #include "gguf.hpp"
 #include "heatmap.hpp"
 #include "model_tokenizer.hpp"
+#include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
 #include "ranked_compare.hpp"
 #include "token_file.hpp"

@@ -5,7 +5,7 @@
 # with its dictionary tests/fuzz/dict/<target>.dict. Reports per target the seconds, the runs
 # made, the coverage (edges) and features reached, and what it found; findings (crash-*, leak-*,
 # timeout-*, oom-* files) land in build-fuzz/findings/<target>/ and become regression tests in
-# tests/fuzz/regressions/<target>/ (replayed by tests/formats/test_reliability_fuzz.cpp).
+# tests/fuzz/regressions/<target>/ (replayed by tests/models/test_reliability_fuzz.cpp).
 #   scripts/fuzz.sh SECONDS [TARGET...]     (default 60 seconds, every target)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

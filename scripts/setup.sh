@@ -22,7 +22,7 @@ if [[ "${1:-}" != "build" ]]; then
     python3 python3-numpy python3-torch   # scripts/reference.py, the PyTorch cross-check
     chromium                              # headless: the render tests open report.html in it
     slurm-wlm munge parallel              # tests/cluster: a one-node Slurm cluster, GNU parallel
-    nodejs                                # tests/formats/tokenizer_crosscheck: npm's @huggingface/tokenizers
+    nodejs                                # tests/tokenizers/tokenizer_crosscheck: npm's @huggingface/tokenizers
   )
   # Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs includes it.
   command -v npm >/dev/null || packages+=(npm)

@@ -1,5 +1,5 @@
 // The model folders of the fuzz target fuzz_hf_folder (tests/fuzz/fuzz_hf_folder.cpp), shared with
-// the replay of its findings (tests/formats/test_reliability_fuzz.cpp): fixed random weights of a
+// the replay of its findings (tests/models/test_reliability_fuzz.cpp): fixed random weights of a
 // small llama model (hidden 8, 2 heads, 1 KV head, 2 layers, ffn 12, vocab 16) as model.safetensors
 // in one folder and as two shards in another; an input is config.json and, after a NUL byte,
 // model.safetensors.index.json, which send it to the sharded folder.

@@ -9,6 +9,7 @@
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "gguf_llama.hpp"
+#include "gguf_tokenizer.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "whole_model.hpp"

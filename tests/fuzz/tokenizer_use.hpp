@@ -1,4 +1,4 @@
-// What the tokenizer fuzz targets (and the replay of their findings, tests/formats/
+// What the tokenizer fuzz targets (and the replay of their findings, tests/models/
 // test_reliability_fuzz.cpp) do with a tokenizer that loaded: encode texts with it, then decode
 // and label the ids. The texts include long runs of one character (where a Split pattern that
 // backtracks catastrophically takes exponential time, and a quadratic merge loop seconds) and,

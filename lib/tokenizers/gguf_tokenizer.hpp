@@ -1,5 +1,6 @@
-// Byte-level BPE tokenizers (tokenizer.ggml.model "gpt2": GPT-2, Llama 3, Qwen2, ...) and WordPiece
-// tokenizers (model "bert": BERT, BGE, MiniLM, ...) from a GGUF file's metadata, as llama.cpp's converter writes them from a Hugging Face tokenizer. They are
+// Tokenizers from a GGUF file's metadata, as llama.cpp's converter writes them: SentencePiece
+// (tokenizer.ggml.model "llama": Llama 2, TinyStories) as llama2.c's encoder takes it, byte-level
+// BPE ("gpt2": GPT-2, Llama 3, Qwen2, ...) and WordPiece ("bert": BERT, BGE, MiniLM, ...)
 // translated back to the tokenizer.json pipeline HfTokenizer runs, so GGUF files and Hugging Face
 // folders share one encoder.
 #pragma once
@@ -9,6 +10,7 @@
 
 #include "gguf.hpp"
 #include "hf_tokenizer.hpp"
+#include "llama2c_tokenizer.hpp"
 
 namespace attn_viz {
 
@@ -30,6 +32,12 @@ HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size);
 // is lowercased and accents stripped (BertNormalizer), as llama.cpp's WordPiece always does. The
 // same checks as read_gguf_bpe_tokenizer, the twin check on the translated tokens.
 HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_size);
+
+// tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores, BOS/EOS ids 1 and 2 as
+// llama2.c's encoder assumes. Other tokenizer models are refused by name ("gpt2" byte-level BPE:
+// read_gguf_bpe_tokenizer). `vocab_size` > 0 must be the token count; 0
+// checks it against the file's token_embd.weight, if any (a vocabulary-only GGUF file has no tensors).
+Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size);
 
 // The tokenizer.ggml.pre names read_gguf_bpe_tokenizer knows, for messages and docs.
 std::string supported_gguf_pre_tokenizers();

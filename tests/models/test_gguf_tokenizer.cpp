@@ -12,6 +12,7 @@
 #include "gguf_tokenizer.hpp"
 #include "llama_vocab_vectors.hpp"
 #include "model_tokenizer.hpp"
+#include "model_tokenizer_file.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;

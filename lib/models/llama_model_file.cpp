@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
+#include "gguf_tokenizer.hpp"
 #include "hf_llama_checkpoint.hpp"
 #include "llama2c_checkpoint.hpp"
 

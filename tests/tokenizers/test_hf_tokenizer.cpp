@@ -17,7 +17,7 @@
 
 #include "expect_input_error.hpp"
 #include "gguf.hpp"
-#include "gguf_llama.hpp"
+#include "gguf_tokenizer.hpp"
 #include "hf_tokenizer.hpp"
 #include "llama_vocab_vectors.hpp"
 #include "llama2c_tokenizer.hpp"

@@ -10,6 +10,7 @@
 #include "fuzz/tokenizer_use.hpp"
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
+#include "gguf_tokenizer.hpp"
 #include "hf_config.hpp"
 #include "hf_folder_fixture.hpp"
 #include "hf_llama_checkpoint.hpp"

@@ -1,6 +1,6 @@
 // A whole model's tokenizer, whichever files it comes from: a llama2.c tokenizer.bin or a GGUF
 // model's own (Llama2cTokenizer), or a Hugging Face folder's (HfTokenizer). Model mode, corpus
-// mode and compare use only this.
+// mode and compare use only this; model_tokenizer_file.hpp reads a model's.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "load_limits.hpp"
+#include "hf_tokenizer.hpp"
+#include "llama2c_tokenizer.hpp"
 
 namespace attn_viz {
 
@@ -38,15 +39,10 @@ public:
 // min_token_count already is (a long text is refused at once), else after.
 std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens, const std::string& where);
 
-// The tokenizer of a model file or folder: `tokenizer_path` when given (a Hugging Face folder,
-// tokenizer.json or legacy vocabulary file such as vocab.txt; a GGUF file's own tokenizer, from a
-// vocabulary-only file too; else a llama2.c tokenizer.bin), else the model's own (a GGUF file's:
-// "llama" SentencePiece, "gpt2" byte-level BPE or "bert" WordPiece, gguf_tokenizer.hpp; a Hugging Face folder's). A
-// llama2.c checkpoint without a tokenizer is Error(bad_input) naming it; `vocab_size` > 0 must
-// match a llama2.c or GGUF tokenizer's size (0: a GGUF model's own) and bound a Hugging Face
-// tokenizer's (more tokens than the model's vocabulary: Error(bad_input) naming both sizes).
-std::unique_ptr<ModelTokenizer> read_model_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int64_t vocab_size,
-                                                     const LoadLimits& limits = {});
+// The two kinds of tokenizer as a model takes a text: llama2.c's (and a GGUF "llama" vocabulary's)
+// with BOS and no EOS, a Hugging Face pipeline's with its post-processor's special tokens.
+std::unique_ptr<ModelTokenizer> as_model_tokenizer(Llama2cTokenizer tokenizer);
+std::unique_ptr<ModelTokenizer> as_model_tokenizer(HfTokenizer tokenizer);
 
 // Upper bound of the memory that encoding a text and labelling its tokens takes per byte of text
 // (ids, labels, the table or JSON line, the encoders' working lists): 55 to 61 measured with

@@ -7,6 +7,7 @@
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "gguf_llama.hpp"
+#include "gguf_tokenizer.hpp"
 #include "llama_model_file.hpp"
 #include "support.hpp"
 

@@ -2,6 +2,7 @@
 // same tokenizer, then HfTokenizer::from_json.
 #include "gguf_tokenizer.hpp"
 
+#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,22 @@
 
 namespace attn_viz {
 namespace {
+
+// "\u2581" (SentencePiece's visible space) back to " ", as llama2.c's vocabulary stores it.
+std::string with_spaces(const std::string& piece) {
+    static const std::string visible_space = "\xe2\x96\x81";
+    std::string result;
+    for (size_t i = 0; i < piece.size();) {
+        if (piece.compare(i, visible_space.size(), visible_space) == 0) {
+            result += ' ';
+            i += visible_space.size();
+        } else {
+            result += piece[i++];
+        }
+    }
+    return result;
+}
+
 
 using json = nlohmann::json;
 
@@ -188,6 +205,42 @@ HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_si
                             {"post_processor", std::move(post_processor)},
                             {"decoder", {{"type", "WordPiece"}}}};
     return HfTokenizer::from_json(tokenizer, json::object(), path);
+}
+
+Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size) {
+    const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
+    if (model != "llama")
+        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads the SentencePiece \"llama\" and the byte-level "
+                                "BPE \"gpt2\" tokenizers from GGUF");
+    std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
+    // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
+    // vocabulary-only file has no tensors: its tokens are checked on their own).
+    int64_t model_vocab = vocab_size;
+    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
+        model_vocab = embedding->dims[1];
+    if (model_vocab > 0 && static_cast<int64_t>(pieces.size()) != model_vocab)
+        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) + " tokens but the model's vocabulary has " +
+                                    std::to_string(model_vocab));
+    const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
+                                                                        : std::vector<float>(pieces.size(), 0.0f);
+    // The encoder puts BOS 1 first; EOS (Llama 2's 2, Phi-3's 32000) only has to be a token.
+    const std::string bos_key = "tokenizer.ggml.bos_token_id", eos_key = "tokenizer.ggml.eos_token_id";
+    if (file.has(bos_key) && file.get_uint(bos_key) != static_cast<uint64_t>(Llama2cTokenizer::bos_id))
+        fail_input(file.path(), bos_key + " is " + std::to_string(*file.get_uint(bos_key)) + "; attn-viz's llama tokenizer needs " +
+                                    std::to_string(Llama2cTokenizer::bos_id));
+    if (file.has(eos_key) && file.get_uint(eos_key) >= pieces.size())
+        fail_input(file.path(), eos_key + " " + std::to_string(*file.get_uint(eos_key)) + " is not one of its " + std::to_string(pieces.size()) +
+                                    " tokens");
+    // The encoder's byte fallback takes byte b as token 3 + b.
+    for (int byte = 0; byte < 256 && pieces.size() >= 259; ++byte) {
+        char expected[8];
+        std::snprintf(expected, sizeof expected, "<0x%02X>", byte);
+        if (pieces[static_cast<size_t>(3 + byte)] != expected)
+            fail_input(file.path(), "tokenizer.ggml.tokens[" + std::to_string(3 + byte) + "] is not the byte token " + expected +
+                                        " (the llama tokenizer's byte fallback)");
+    }
+    for (std::string& piece : pieces) piece = with_spaces(piece);
+    return Llama2cTokenizer(file.path(), std::move(pieces), scores);
 }
 
 }  // namespace attn_viz

@@ -2,7 +2,7 @@
 # attn-viz's tokenizer.json reader against @huggingface/tokenizers (npm, pure JavaScript) on every
 # tokenizer.json under SHARED/models: tokenizer_crosscheck.mjs says what is compared.
 #
-#   tests/formats/tokenizer_crosscheck.sh BIN SHARED CACHE   (ctest: tokenizer-crosscheck)
+#   tests/tokenizers/tokenizer_crosscheck.sh BIN SHARED CACHE   (ctest: tokenizer-crosscheck)
 # The package is installed once into CACHE (under the build tree). Exits 77 (ctest: skipped) with a
 # "skipped:" line when node, npm, the registry or the model files are unavailable, or 1 for the
 # first three with ATTN_VIZ_REQUIRE_NPM=1 (CI, which has the registry).

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "gguf.hpp"
-#include "llama2c_tokenizer.hpp"
 #include "model_weights.hpp"
 
 namespace attn_viz {
@@ -32,11 +31,5 @@ ModelWeights read_gguf_llama(const GgufFile& file);
 // As read_gguf_llama, but the blocks stay in the (shared, mapped) file: `layers` is empty and
 // `load_block` dequantizes one block when called.
 ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
-
-// tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores, BOS/EOS ids 1 and 2 as
-// llama2.c's encoder assumes. Other tokenizer models are refused by name ("gpt2" byte-level BPE:
-// read_gguf_bpe_tokenizer in gguf_tokenizer.hpp). `vocab_size` > 0 must be the token count; 0
-// checks it against the file's token_embd.weight, if any (a vocabulary-only GGUF file has no tensors).
-Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size);
 
 }  // namespace attn_viz
