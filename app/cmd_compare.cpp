@@ -19,6 +19,7 @@
 #include "json_text.hpp"
 #include "layer_options.hpp"
 #include "layer_source.hpp"
+#include "model_files.hpp"
 #include "onednn_backend.hpp"
 #include "option_parsing.hpp"
 #include "output_dir.hpp"
@@ -192,7 +193,7 @@ int compare(CompareOptions& o) {
     // An unknown metric fails here, before any work.
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
-    if (is_whole_model_path(o.weights_a) || is_whole_model_path(o.weights_b)) return compare_models(o, options, limits);
+    if (attn_viz::is_model_path(o.weights_a) || attn_viz::is_model_path(o.weights_b)) return compare_models(o, options, limits);
     if (!o.corpus.path.empty())
         throw Error(ErrorKind::usage, "compare: --inputs runs two whole models over a corpus; two layers compare on one --input");
     if (o.model_input.generate > 0)

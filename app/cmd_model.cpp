@@ -20,7 +20,6 @@
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
-#include "model_folder_files.hpp"
 #include "model_run.hpp"
 #include "model_tokenizer.hpp"
 #include "model_stream.hpp"
@@ -156,9 +155,9 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limit
                         attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
-    attn_viz::refuse_model_folder_file(o.checkpoint);
-    in.model = attn_viz::open_whole_model(backend, o.checkpoint, limits);
-    in.tokenizer = attn_viz::read_model_tokenizer(o.checkpoint, o.tokenizer, in.model->description().vocab_size, limits);
+    const attn_viz::ModelFiles files = attn_viz::open_model_files(o.checkpoint, limits);
+    in.model = attn_viz::open_whole_model(backend, files, limits);
+    in.tokenizer = attn_viz::read_model_tokenizer(files, o.tokenizer, in.model->description().vocab_size, limits);
     if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.model->description());
     return in;
 }

@@ -47,7 +47,8 @@ void declare_options(CLI::App* cmd, TokenizeOptions& o) {
 int tokenize(const TokenizeOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
-    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(o.model, o.tokenizer, 0, limits);
+    const std::unique_ptr<ModelTokenizer> tokenizer =
+        o.tokenizer.empty() ? read_model_tokenizer(open_model_files(o.model, limits), "", 0, limits) : read_tokenizer_file(o.tokenizer, 0, limits);
     bool first = true;
     auto print = [&](const TokenizedText& tokenized, const std::string& where) {
         if (o.json) {

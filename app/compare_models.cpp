@@ -4,10 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include "error.hpp"
-#include "gguf.hpp"
 #include "heatmap.hpp"
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
@@ -18,19 +16,17 @@
 
 namespace attn_viz_cli {
 
-bool is_whole_model_path(const std::string& path) {
-    return std::filesystem::is_directory(path) || attn_viz::is_gguf_file(path) ||
-           (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
-}
-
 ComparedModels::ComparedModels(const std::string& path_a, const std::string& path_b, const std::string& tokenizer_path, int threads,
                                const attn_viz::LoadLimits& limits)
-    : backend(threads), a(attn_viz::open_whole_model(backend, path_a, limits)), b(attn_viz::open_whole_model(backend, path_b, limits)) {
+    : backend(threads) {
+    const attn_viz::ModelFiles files_a = attn_viz::open_model_files(path_a, limits);
+    a = attn_viz::open_whole_model(backend, files_a, limits);
+    b = attn_viz::open_whole_model(backend, path_b, limits);
     const attn_viz::ModelDescription &ca = a->description(), &cb = b->description();
     if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
         ca.vocab_size != cb.vocab_size)
         attn_viz::fail_input(path_b, "a different architecture from " + path_a + " (dim, layers, heads, KV heads or vocabulary)");
-    tokenizer = attn_viz::read_model_tokenizer(path_a, tokenizer_path, ca.vocab_size, limits);
+    tokenizer = attn_viz::read_model_tokenizer(files_a, tokenizer_path, ca.vocab_size, limits);
 }
 
 ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids, const attn_viz::AnalysisOptions& options) {

@@ -36,10 +36,6 @@ struct ModelComparison {
     std::optional<attn_viz::GenerationComparison> generation;  // with generate > 0
 };
 
-// Whether `path` is a model compare runs whole: a folder (Hugging Face), GGUF (by magic) or a
-// llama2.c ".bin".
-bool is_whole_model_path(const std::string& path);
-
 // Both models, opened once (same dim, layers, heads, KV heads and vocabulary, else
 // Error(bad_input) naming `b`), with the tokenizer (`tokenizer`, or the first model's own).
 struct ComparedModels {

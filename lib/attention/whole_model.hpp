@@ -25,6 +25,7 @@
 #include "layer_weights.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "load_limits.hpp"
+#include "model_files.hpp"
 #include "model_run.hpp"
 #include "model_weights.hpp"
 #include "onednn_backend.hpp"
@@ -124,12 +125,11 @@ private:
     size_t streamed_index_ = 0;
 };
 
-// The model at `path`: a Hugging Face folder (config.json's model_type: llama, mistral, qwen2,
-// gpt2, gpt_neox, bert; another type is Error(bad_input) naming config.json and listing the
-// supported ones), a GGUF file (general.architecture llama, blocks streamed; gpt2, gptneox, bert)
-// or a llama2.c checkpoint. `backend` must outlive the model.
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path,
-                                             const LoadLimits& limits = {});
+// The model in `files` (model_files.hpp: a Hugging Face folder of a supported model_type, a GGUF
+// file, a llama2.c checkpoint; read_model_weights says which families), or at `path`.
+// `backend` must outlive the model.
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const ModelFiles& files, const LoadLimits& limits = {});
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits = {});
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
 // stopping early at one of `end_ids` (llama2.c's BOS, a Hugging Face model's EOS) or at the

@@ -129,7 +129,10 @@ const std::vector<std::string>& hf_llama_model_types() {
 }
 
 ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits) {
-    const HfConfig hf = read_hf_config((std::filesystem::path(folder) / "config.json").string());
+    return read_hf_llama_folder(folder, read_hf_config((std::filesystem::path(folder) / "config.json").string()), limits);
+}
+
+ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
     ModelWeights w;
     w.config = llama_config(hf);
     const ModelConfig& c = w.config;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hf_config.hpp"
 #include "load_limits.hpp"
 #include "model_weights.hpp"
 
@@ -21,5 +22,8 @@ const std::vector<std::string>& hf_llama_model_types();
 // ones), a missing hyper-parameter, or a RoPE scaling other than linear and llama3; naming the checkpoint for a missing or
 // misshapen tensor; Error(io) when a file cannot be read.
 ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits = {});
+
+// As above, with the folder's config.json already parsed (model_files.hpp parses it once).
+ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& config, const LoadLimits& limits = {});
 
 }  // namespace attn_viz

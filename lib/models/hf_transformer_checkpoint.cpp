@@ -217,7 +217,10 @@ std::vector<std::string> hf_model_types() {
 }
 
 ModelWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits) {
-    const HfConfig hf = read_hf_config((std::filesystem::path(folder) / "config.json").string());
+    return read_hf_transformer_folder(folder, read_hf_config((std::filesystem::path(folder) / "config.json").string()), limits);
+}
+
+ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
     const auto& types = hf_transformer_model_types();
     if (std::find(types.begin(), types.end(), hf.model_type) == types.end()) {
         const auto& llama_types = hf_llama_model_types();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "hf_config.hpp"
 #include "load_limits.hpp"
 #include "model_weights.hpp"
 
@@ -30,5 +31,8 @@ std::vector<std::string> hf_model_types();
 // one), a missing hyper-parameter or an option the forward pass does not implement; naming the
 // checkpoint for a missing or misshapen tensor; Error(io) when a file cannot be read.
 ModelWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits = {});
+
+// As above, with the folder's config.json already parsed (model_files.hpp parses it once).
+ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfig& config, const LoadLimits& limits = {});
 
 }  // namespace attn_viz

@@ -13,7 +13,7 @@
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "whole_model.hpp"
-#include "llama_model_file.hpp"
+#include "model_files.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
 
@@ -131,7 +131,7 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     CHECK(max_attention_difference(gguf_model.run(ids), bin_run) < 1e-5);
 
     // Streamed by layer: the same run, and the attention weights kept for the report.
-    WholeModel streamed(backend, read_llama_model(dir + "/stories260K.gguf"));
+    WholeModel streamed(backend, read_model_weights(open_model_files(dir + "/stories260K.gguf")));
     CHECK(streamed.weights().layers.empty());
     REQUIRE(streamed.attention_weights().size() == 5);
     CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);

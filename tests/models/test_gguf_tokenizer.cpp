@@ -1,7 +1,7 @@
 // Byte-level BPE ("gpt2") tokenizers from GGUF metadata: llama.cpp's real GPT-2 vocabulary file
 // against its test vectors (skipped with a message where ../shared is absent), each supported
 // tokenizer.ggml.pre on a small vocabulary whose ids tell the splits apart, the BOS defaults,
-// read_model_tokenizer's dispatch, and hostile metadata.
+// read_tokenizer_file's and read_model_tokenizer's dispatch, and hostile metadata.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -70,10 +70,10 @@ TEST_CASE("llama.cpp's GPT-2 vocabulary GGUF encodes every test string to exactl
     CHECK(tokenizer.encode("a<|endoftext|>b", false) == std::vector<int>{64, 50256, 65});
 
     // The model path a GGUF file's own tokenizer takes: no BOS for GPT-2 (as HF and llama.cpp).
-    const std::unique_ptr<ModelTokenizer> model = read_model_tokenizer(path, "", 50257);
+    const std::unique_ptr<ModelTokenizer> model = read_tokenizer_file(path, 50257);
     for (const VocabCase& c : cases) CHECK(model->encode(c.text) == c.ids);
     CHECK(model->end_ids() == std::vector<int>{50256});
-    expect_input_error([&] { read_model_tokenizer(path, "", 50000); }, {"ggml-vocab-gpt-2.gguf", "50257 tokens but the model's vocabulary has 50000"});
+    expect_input_error([&] { read_tokenizer_file(path, 50000); }, {"ggml-vocab-gpt-2.gguf", "50257 tokens but the model's vocabulary has 50000"});
 }
 
 TEST_CASE("each supported tokenizer.ggml.pre splits as its tokenizer.json does, and llama-bpe adds BOS") {
@@ -124,7 +124,7 @@ TEST_CASE("each supported tokenizer.ggml.pre splits as its tokenizer.json does, 
     CHECK(flagged.encode("ab", true) == std::vector<int>{id_of(m, "ab"), 18});
     // Through read_model_tokenizer (a GGUF file of any architecture brings its tokenizer).
     write_bpe_gguf(dir / "m.gguf", flags);
-    CHECK(read_model_tokenizer(dir / "m.gguf", "", 19)->encode("ab") == std::vector<int>{id_of(m, "ab"), 18});
+    CHECK(read_model_tokenizer(open_model_files(dir / "m.gguf"), "", 19)->encode("ab") == std::vector<int>{id_of(m, "ab"), 18});
 }
 
 TEST_CASE("hostile byte-level BPE metadata in GGUF is refused naming the file and the key") {

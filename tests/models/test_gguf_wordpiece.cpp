@@ -61,8 +61,8 @@ TEST_CASE("llama.cpp's BERT (BGE) vocabulary GGUF encodes every test string to e
     CHECK(tokenizer.token_id("##ing") == 2075);
     CHECK(tokenizer.token_id("hello") == 7592);
 
-    // Through read_model_tokenizer: [CLS] 101 ... [SEP] 102 around every text.
-    const std::unique_ptr<ModelTokenizer> model = read_model_tokenizer(path, "", 0);
+    // Through read_tokenizer_file: [CLS] 101 ... [SEP] 102 around every text.
+    const std::unique_ptr<ModelTokenizer> model = read_tokenizer_file(path, 0);
     for (const VocabCase& c : cases) {
         std::vector<int> expected = c.ids;
         expected.insert(expected.begin(), 101);
@@ -70,7 +70,7 @@ TEST_CASE("llama.cpp's BERT (BGE) vocabulary GGUF encodes every test string to e
         CHECK(model->encode(c.text) == expected);
     }
     CHECK(model->labels({101, 7592, 2075, 102}) == tokenizer.labels({101, 7592, 2075, 102}));
-    expect_input_error([&] { read_model_tokenizer(path, "", 30000); }, {"ggml-vocab-bert-bge.gguf", "30522 tokens but the model's vocabulary has 30000"});
+    expect_input_error([&] { read_tokenizer_file(path, 30000); }, {"ggml-vocab-bert-bge.gguf", "30522 tokens but the model's vocabulary has 30000"});
 
     // The same vocabulary as bert-base-uncased's vocab.txt, token for token, and the same encoding
     // as its folder's tokenizer.json, [CLS] and [SEP] included.
@@ -96,7 +96,7 @@ TEST_CASE("a GGUF WordPiece vocabulary in llama.cpp's spelling encodes as its vo
     CHECK(tokenizer.encode("Ünaffable able!", false) == std::vector<int>{5, 6, 7, 8, 9});
     CHECK(tokenizer.encode("unaffable [SEP] ab", true) == std::vector<int>{2, 5, 6, 7, 3, 1, 3});  // "ab" is unknown as a whole
     CHECK(tokenizer.decode({2, 5, 6, 7, 8, 3}) == "unaffable able");
-    CHECK(read_model_tokenizer(dir / "t.gguf", "", 0)->encode("A") == std::vector<int>{2, 10, 3});
+    CHECK(read_tokenizer_file(dir / "t.gguf", 0)->encode("A") == std::vector<int>{2, 10, 3});
 
     // Without cls/sep ids there is nothing around the text.
     GgufBuilder bare;

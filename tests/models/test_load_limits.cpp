@@ -41,7 +41,7 @@ int64_t read_stream(const std::string& path, int64_t d_model, const LoadLimits& 
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("a corpus stream checks each line against the budget and passes its limits to the line's tensors") {
     ScratchDir dir;

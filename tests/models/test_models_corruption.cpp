@@ -47,7 +47,7 @@ int corrupt_and_load(const std::string& good, size_t header_bytes, const std::st
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("corrupted safetensors files load or fail cleanly") {
     ScratchDir dir;

@@ -8,7 +8,8 @@
 #include "gguf_builder.hpp"
 #include "gguf_llama.hpp"
 #include "gguf_tokenizer.hpp"
-#include "llama_model_file.hpp"
+#include "model_files.hpp"
+#include "model_tokenizer_file.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -83,7 +84,7 @@ WrittenModel llama_model(const std::string& skip = "", bool tied = false) {
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
     ScratchDir dir;
@@ -92,7 +93,7 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         const WrittenModel m = llama_model("", tied);
         write_text(dir / "m.gguf", m.builder.bytes());
         const ModelWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
-        const ModelWeights streamed = read_llama_model(dir / "m.gguf");  // blocks loaded on demand
+        const ModelWeights streamed = read_model_weights(open_model_files(dir / "m.gguf"));  // blocks loaded on demand
         CHECK(streamed.layers.empty());
         CHECK(streamed.classifier.data == w.classifier.data);
         CHECK(streamed.load_block(1).w_out.data == w.layers[1].w_out.data);
@@ -128,7 +129,7 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
             CHECK(b.feed_forward_norm.weight.data == m.tensors.at(p + "ffn_norm.weight").data);
         }
         // "\u2581" reads as a space: the dummy prefix and "\u2581a" merge; "c" falls back to its byte.
-        const Llama2cTokenizer tokenizer = read_llama_tokenizer(dir / "m.gguf", "", V);
+        const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(GgufFile(dir / "m.gguf"), V);
         CHECK(tokenizer.piece(space_a) == " a");
         CHECK(tokenizer.encode("ab c", true, false) == std::vector<int>{1, space_a, b, space, 'c' + 3});
         CHECK(tokenizer.decode({1, space_a, b}) == "ab");
@@ -142,7 +143,7 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     auto expect_refused = [&](const GgufBuilder& b, const std::string& fragment) {
         CAPTURE(fragment);
         write_text(path, b.bytes());
-        expect_input_error([&] { read_llama_model(path); }, {"bad.gguf", fragment});
+        expect_input_error([&] { read_model_weights(open_model_files(path)); }, {"bad.gguf", fragment});
     };
     expect_refused(llama_model("general.architecture").builder, "general.architecture is \"\"");
     expect_refused(llama_model("llama.block_count").builder, "llama.block_count");
@@ -152,8 +153,8 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     expect_refused(llama_model("output_norm.weight").builder, "output_norm.weight");
 
     GgufBuilder other_architecture;
-    other_architecture.add_string("general.architecture", "gpt2");
-    expect_refused(other_architecture, "\"gpt2\"");
+    other_architecture.add_string("general.architecture", "mamba");
+    expect_refused(other_architecture, "\"mamba\"");
     GgufBuilder partial_rope = llama_model("llama.rope.dimension_count").builder;
     partial_rope.add_u32("llama.rope.dimension_count", 2);
     expect_refused(partial_rope, "partial RoPE");
@@ -170,7 +171,7 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     auto expect_tokenizer_refused = [&](const GgufBuilder& b, const std::string& fragment) {
         CAPTURE(fragment);
         write_text(path, b.bytes());
-        expect_input_error([&] { read_llama_tokenizer(path, "", V); }, {"bad.gguf", fragment});
+        expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), V); }, {"bad.gguf", fragment});
     };
     GgufBuilder bert;
     bert.add_string("tokenizer.ggml.model", "bert");
@@ -185,7 +186,7 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     few.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
     expect_tokenizer_refused(few, "holds 2 tokens");
     write_text(dir / "m.bin", "not a GGUF file");
-    expect_input_error([&] { read_llama_tokenizer(dir / "m.bin", "", V); }, {"m.bin", "tokenizer"});
+    expect_input_error([&] { read_model_tokenizer(open_model_files(dir / "m.bin"), "", V); }, {"m.bin", "tokenizer"});
 }
 
 TEST_CASE("GGUF llama: an unused tensor of a type attn-viz cannot decode refuses the model, by name, but not its tokenizer") {
@@ -198,11 +199,11 @@ TEST_CASE("GGUF llama: an unused tensor of a type attn-viz cannot decode refuses
         WrittenModel m = llama_model();
         m.builder.add_tensor("unused.weight", {256}, type, std::string(type == 10 ? 84 : 66, '\x11'));
         write_text(path, m.builder.bytes());
-        expect_input_error([&] { read_llama_model(path); },
+        expect_input_error([&] { read_model_weights(open_model_files(path)); },
                            {"extra.gguf: tensor \"unused.weight\": is of type " + name + ", which attn-viz cannot decode"});
         const GgufFile file(path);  // the file's structure is read
         CHECK(file.find_tensor("unused.weight")->bytes == (type == 10 ? 84u : 66u));
-        CHECK(read_llama_tokenizer(path, "", V).vocab_size() == V);  // a vocabulary read takes no tensor
+        CHECK(read_model_tokenizer(open_model_files(path), "", V)->vocab_size() == V);  // a vocabulary read takes no tensor
     }
     // A type id ggml does not have (removed Q4_2) refuses the file as soon as it is opened.
     WrittenModel m = llama_model();
@@ -227,12 +228,15 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
     };
     const std::string path = dir / "vocab.gguf";
     write_text(path, tokenizer_file(vocabulary(), V - 1).bytes());  // an EOS other than 2, as Phi-3's 32000
-    for (const Llama2cTokenizer& tokenizer : {read_gguf_llama_tokenizer(GgufFile(path), 0), read_llama_tokenizer("", path, 0),
-                                              read_llama_tokenizer("", path, V)}) {
-        CHECK(tokenizer.vocab_size() == V);
-        CHECK(tokenizer.encode("ab c", true, false) == std::vector<int>{1, space_a, b, space, 'c' + 3});
+    const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(GgufFile(path), 0);
+    CHECK(tokenizer.vocab_size() == V);
+    CHECK(tokenizer.encode("ab c", true, false) == std::vector<int>{1, space_a, b, space, 'c' + 3});
+    for (const int64_t vocab : {int64_t{0}, int64_t{V}}) {  // as --tokenizer: the model's tokenizer, with its BOS
+        const std::unique_ptr<ModelTokenizer> given = read_tokenizer_file(path, vocab);
+        CHECK(given->vocab_size() == V);
+        CHECK(given->encode("ab c") == std::vector<int>{1, space_a, b, space, 'c' + 3});
     }
-    expect_input_error([&] { read_llama_tokenizer("", path, V + 1); }, {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
+    expect_input_error([&] { read_tokenizer_file(path, V + 1); }, {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
 
     // With a token_embd.weight, its rows are the vocabulary the tokens must fill.
     GgufBuilder with_model = tokenizer_file(vocabulary(), 2);
@@ -257,7 +261,7 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
     one_token.add_u32("tokenizer.ggml.bos_token_id", 1);
     write_text(path, one_token.bytes());
     for (int64_t vocab : {0, 1})
-        expect_input_error([&] { read_llama_tokenizer("", path, vocab); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});
+        expect_input_error([&] { read_tokenizer_file(path, vocab); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});
     one_token.add_f32_tensor("token_embd.weight", {D, 1}, random_tensor({1, D}).data);
     write_text(path, one_token.bytes());
     expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});

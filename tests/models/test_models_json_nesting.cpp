@@ -73,7 +73,7 @@ nlohmann::json random_value(int depth) {
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("every JSON loader refuses a file nested ~50,000 levels deep with a clean error naming it") {
     ScratchDir dir;

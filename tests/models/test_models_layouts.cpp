@@ -125,7 +125,7 @@ struct LayoutCase {
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("each layout preset reads back random layers in F32, F16 and BF16") {
     const std::vector<LayoutCase> cases = {

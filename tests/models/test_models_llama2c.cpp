@@ -92,7 +92,7 @@ std::vector<int> rescanning_encode(const std::vector<std::string>& pieces, const
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate classifiers") {
     ScratchDir dir;

@@ -10,14 +10,14 @@
 
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
-#include "llama_model_file.hpp"
+#include "model_files.hpp"
 #include "support.hpp"
 #include "weights_fingerprint.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 
-TEST_SUITE("formats") {
+TEST_SUITE("models") {
 
 TEST_CASE("a transformer's fingerprint: the same from one file or two shards, another when any tensor or setting changes") {
     for (const std::string type : {"gpt2", "gpt_neox", "bert"}) {
@@ -57,10 +57,10 @@ TEST_CASE("stories260K's fingerprints in three formats are the ones saved corpus
     const std::string gguf = shared_model_dir("stories260K-gguf", {"stories260K.gguf", "stories260K-Q8_0.gguf"});
     const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors"});
     if (bin.empty() || gguf.empty() || hf.empty()) return;
-    CHECK(model_fingerprint(read_llama_model(bin + "/stories260K.bin")) == 0x3a1dfbad7fe953bcull);
-    CHECK(model_fingerprint(read_llama_model(gguf + "/stories260K.gguf")) == 0xb752431d6d21135cull);  // blocks streamed
-    CHECK(model_fingerprint(read_llama_model(gguf + "/stories260K-Q8_0.gguf")) == 0x901fdc52ab5236d9ull);
-    CHECK(model_fingerprint(read_llama_model(hf)) == 0x879e3020c241b457ull);
+    CHECK(model_fingerprint(read_model_weights(open_model_files(bin + "/stories260K.bin"))) == 0x3a1dfbad7fe953bcull);
+    CHECK(model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K.gguf"))) == 0xb752431d6d21135cull);  // blocks streamed
+    CHECK(model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K-Q8_0.gguf"))) == 0x901fdc52ab5236d9ull);
+    CHECK(model_fingerprint(read_model_weights(open_model_files(hf))) == 0x879e3020c241b457ull);
 }
 
 }  // TEST_SUITE

@@ -37,7 +37,7 @@ std::pair<std::vector<int>, int64_t> read_ids(const std::string& path, int64_t D
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("tokenizers") {
 
 TEST_CASE("parse_corpus_shard reads I/N and refuses anything else as a usage error") {
     const CorpusShard s = parse_corpus_shard("2/5");

@@ -26,7 +26,7 @@ std::string tokenizer_folder(const ScratchDir& dir, const json& config) {
 
 }  // namespace
 
-TEST_SUITE("formats") {
+TEST_SUITE("tokenizers") {
 
 TEST_CASE("tokenizer_config.json: named special tokens and boolean flags are applied") {
     ScratchDir dir;

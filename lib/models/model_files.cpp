@@ -1,0 +1,73 @@
+#include "model_files.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "error.hpp"
+#include "file_kind.hpp"
+#include "gguf_llama.hpp"
+#include "gguf_transformer.hpp"
+#include "hf_llama_checkpoint.hpp"
+#include "hf_transformer_checkpoint.hpp"
+#include "input_open.hpp"
+#include "llama2c_checkpoint.hpp"
+#include "model_folder_files.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+ModelFiles open_model_files(const std::string& path, const LoadLimits& limits) {
+    ModelFiles files;
+    files.path = path;
+    if (std::filesystem::is_directory(path)) {
+        files.format = ModelFormat::hf_folder;
+        files.config = read_hf_config((std::filesystem::path(path) / "config.json").string());
+        return files;
+    }
+    refuse_model_folder_file(path);
+    if (is_gguf_file(path)) {
+        files.format = ModelFormat::gguf;
+        files.gguf = std::make_shared<const GgufFile>(path, limits);
+    }
+    return files;
+}
+
+bool is_model_path(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return true;
+    if (!std::filesystem::is_regular_file(path, ec)) return false;
+    if (is_gguf_file(path)) return true;
+    // A llama2.c checkpoint's header is its first 28 bytes (a probe, not a read: no input recorded).
+    unsigned char header[28];
+    const UniqueFd fd = open_input_file(path, "");
+    return ::read(fd.get(), header, sizeof header) == static_cast<ssize_t>(sizeof header) &&
+           sniff_file_kind(header, sizeof header) == FileKind::llama2c_checkpoint;
+}
+
+ModelWeights read_model_weights(const ModelFiles& files, const LoadLimits& limits) {
+    switch (files.format) {
+        case ModelFormat::hf_folder:
+            // Every type not of the Llama family goes to read_hf_transformer_folder, whose error
+            // lists all supported ones.
+            if (contains(hf_llama_model_types(), files.config.model_type)) return read_hf_llama_folder(files.path, files.config, limits);
+            return read_hf_transformer_folder(files.path, files.config, limits);
+        case ModelFormat::gguf:
+            if (contains(gguf_transformer_architectures(), files.gguf->get_string("general.architecture").value_or("")))
+                return read_gguf_transformer(*files.gguf);
+            return read_gguf_llama_streaming(files.gguf);
+        case ModelFormat::llama2c:
+            return read_llama2c_checkpoint(files.path, limits);
+    }
+    throw Error(ErrorKind::internal, files.path + ": unknown model format");
+}
+
+}  // namespace attn_viz
