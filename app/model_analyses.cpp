@@ -4,6 +4,7 @@
 #include "error.hpp"
 #include "generation.hpp"
 #include "head_ablation.hpp"
+#include "logit_attribution_report.hpp"
 #include "option_parsing.hpp"
 #include "progress.hpp"
 #include "rollout_report.hpp"
@@ -17,6 +18,14 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "L1H3,L2H0-7 (any case) or 1:3,2:0-7");
     cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
+    cmd->add_flag("--logit-attribution", o.logit_attribution,
+                  "Direct logit attribution: each head's (and each embedding, feed-forward and bias's) direct contribution to the "
+                  "logit of the next token at every position, through the final norm with its scale frozen (logit_attribution.csv, "
+                  "logit_attribution_*.png; decoders only)");
+    cmd->add_option("--target", o.target,
+                    "With --logit-attribution: attribute this token id's logit at every position instead of each position's next "
+                    "token (ids as attn-viz tokenize prints them)")
+        ->check(CLI::NonNegativeNumber)->needs("--logit-attribution");
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;
@@ -24,7 +33,9 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
-bool asks_for_model_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
+bool asks_for_model_analyses(const ModelAnalysisOptions& o) {
+    return !o.ablate.empty() || o.logit_attribution || o.rollout || o.flow;
+}
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model, int64_t tokens) {
     const attn_viz::ModelDescription& c = model.description();
@@ -32,6 +43,10 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
         check_model_has_logits(model, "--ablate");
         parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); });
     }
+    if (o.logit_attribution) check_model_has_logits(model, "--logit-attribution");
+    if (o.target >= c.vocab_size)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) + ": outside the vocabulary (0.." +
+                                                              std::to_string(c.vocab_size - 1) + ")");
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
                                                               std::to_string(o.flow_max_tokens) +
@@ -40,7 +55,7 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
 
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                                    const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
+                                    const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
                                     bool show_progress, attn_viz::Timings& timings) {
     using namespace attn_viz;
     nlohmann::json stats = nlohmann::json::object();
@@ -54,6 +69,16 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
         progress.finish();
         stats.update(write_ablation_outputs(out, ablation, c.n_layers, c.n_heads, report));
     }
+    if (o.logit_attribution) {
+        Timings::Scope t(timings, "logit attribution");
+        const std::vector<int> targets =
+            o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target)) : next_token_targets(run);
+        const std::string target = o.target >= 0 ? "token " + std::to_string(o.target) + " '" + tokenizer.labels({static_cast<int>(o.target)})[0] + "'"
+                                                 : "next token";
+        stats.update(write_logit_attribution_outputs(out, attribute_logits(model, backend, run, targets), tokenizer.labels(targets),
+                                                     target, report));
+    }
+    const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;
     for (const LayerResult& layer : run.layers) layers.push_back(&layer);
     if (o.rollout) {

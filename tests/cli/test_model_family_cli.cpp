@@ -1,8 +1,8 @@
 // attn-viz model and compare on random small GPT-2, GPT-NeoX and BERT Hugging Face folders with a
 // small tokenizer.json (scripts/reference_hf_transformer.py): the dumped attention is the float64
 // reference's, stats.json has every head, --generate is the reference's greedy continuation,
-// BERT's text is [CLS] ... [SEP] and it refuses --generate and --ablate, ablation and the other
-// whole-model analyses run, and compare of a folder with itself finds nothing.
+// BERT's text is [CLS] ... [SEP] and it refuses --generate, --ablate and --logit-attribution,
+// ablation, logit attribution and the other whole-model analyses run, and compare of a folder with itself finds nothing.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
+#include "logit_attribution_csv.hpp"
 #include "npy.hpp"
 #include "support.hpp"
 
@@ -101,7 +102,7 @@ TEST_CASE("model --model on a BERT folder: [CLS] text [SEP], pictures without a 
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
-    for (const std::string option : {"--generate 3", "--ablate all"}) {
+    for (const std::string option : {"--generate 3", "--ablate all", "--logit-attribution"}) {
         CAPTURE(option);
         const CommandResult refused = run_attn_viz(model + " " + option + " --out " + (dir / "refused"));
         CHECK(refused.exit_code == 2);
@@ -120,13 +121,16 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
                               "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 270 --tokens 3 --tokenizer");
         const std::string folder = dir.path().string();
         const CommandResult r = run_attn_viz("model -q --model " + folder + " --text \"the cat sat on the mat\" --ablate all --rollout " +
-                                             "--map norm --out " + (dir / "out"));
+                                             "--map norm --logit-attribution --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
         CHECK(stats["ablation"]["heads"].size() == 4);
         const std::vector<std::string> tokens = stats["tokens"];
         CHECK(std::count(tokens.begin(), tokens.end(), " cat") == 1);  // byte-level "Ġcat", decoded
         CHECK(std::filesystem::exists(dir / "out/ablation.csv"));
+        // Through the final LayerNorm, with its bias and every block's: the components sum to the logit.
+        for (const auto& [position, sum] : logit_attribution_sums(read_text(dir / "out/logit_attribution.csv")))
+            CHECK(sum == doctest::Approx(stats["logit_attribution"]["positions"][position]["logit"].get<double>()).epsilon(1e-4));
 
         const CommandResult compared = run_attn_viz("compare " + folder + " " + folder + " --text \"the cat sat\" --out " +
                                                     (dir / "compare") + " --fail-above 0");

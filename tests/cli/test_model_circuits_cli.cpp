@@ -1,0 +1,75 @@
+// attn-viz model's circuit analyses on the trained stories260K: --logit-attribution (with and
+// without --target), their files, stats.json entries and findings, and their usage errors
+// (skipped with a message where ../shared is absent).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "logit_attribution_csv.hpp"
+#include "support.hpp"
+
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string model_files(const std::string& model) {
+    return " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE("model --logit-attribution: every component at every position sums to the logit of the next token; --target; errors") {
+    const std::string model = stories260k_dir();
+    if (model.empty()) return;
+    ScratchDir dir;
+    const std::vector<int> ids = {1, 403, 407, 261, 300, 403, 407, 261, 290};
+    const std::string files = model_files(model) + " --tokens 1,403,407,261,300,403,407,261,290";
+    const CommandResult r = run_attn_viz("model" + files + " --logit-attribution --html --out " + (dir / "out"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    const nlohmann::json& a = stats["logit_attribution"];
+    CHECK(a["target"] == "next token");
+    const size_t T = ids.size();
+    REQUIRE(a["positions"].size() == T);
+    for (size_t t = 0; t + 1 < T; ++t) CHECK(a["positions"][t]["target_id"] == ids[t + 1]);
+    REQUIRE(a["heads"].size() == 40);
+    for (size_t n = 1; n < 40; ++n) CHECK(a["heads"][n - 1]["mean"] >= a["heads"][n]["mean"]);
+    REQUIRE(a["layers"].size() == 5);
+    // 1 embedding + 5 layers x (8 heads + bias + feed-forward) + the norm's bias, per position.
+    const std::string csv = read_text(dir / "out/logit_attribution.csv");
+    CHECK(csv.rfind("position,target_id,component,layer,head,contribution\n", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == static_cast<long>(1 + T * (2 + 5 * 10)));
+    for (const auto& [position, sum] : logit_attribution_sums(csv))
+        CHECK(sum == doctest::Approx(a["positions"][position]["logit"].get<double>()).epsilon(1e-4));
+    CHECK(fs::exists(dir / "out/logit_attribution_heads.png"));
+    CHECK(fs::exists(dir / "out/logit_attribution_last.png"));
+    // The top head named in the findings, on stdout and in report.html.
+    REQUIRE(a["findings"].size() == 2);
+    const std::string first = a["findings"][0];
+    CHECK(first.find("L" + std::to_string(a["heads"][0]["layer"].get<int>()) + "H" + std::to_string(a["heads"][0]["head"].get<int>())) !=
+          std::string::npos);
+    CHECK(r.output.find("  " + first + "\n") != std::string::npos);
+    CHECK(read_text(dir / "out/report.html").find("<section class=\"analysis\" id=\"logit_attribution\">") != std::string::npos);
+
+    // --target: one token's logit everywhere.
+    REQUIRE(run_attn_viz("model -q" + files + " --logit-attribution --target 300 --stats-only --out " + (dir / "target")).exit_code == 0);
+    const nlohmann::json target = nlohmann::json::parse(read_text(dir / "target/stats.json"))["logit_attribution"];
+    CHECK(target["target"].get<std::string>().rfind("token 300 '", 0) == 0);
+    for (const auto& position : target["positions"]) CHECK(position["target_id"] == 300);
+    CHECK(!fs::exists(dir / "target/logit_attribution_heads.png"));
+
+    for (const char* bad : {" --target 3", " --logit-attribution --target 512", " --logit-attribution --target x"}) {
+        INFO(bad);
+        const CommandResult refused = run_attn_viz("model -q" + files + bad + " --out " + (dir / "bad"));
+        CHECK(refused.exit_code == 2);
+        CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
+        CHECK(!fs::exists(dir / "bad"));
+    }
+}
+
+}  // TEST_SUITE
