@@ -112,7 +112,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
-                                       "--generate, --ablate, --logit-attribution, --rollout, --flow");
+                                       "--generate, --ablate, --logit-attribution, --patch-from, --rollout, --flow");
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -349,7 +349,7 @@ int run_model(ModelOptions& o) {
         check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model, T, limits);
         if (!o.stream_layers) check_run_memory(model.description(), T, limits);
-        check_model_analysis_options(o.analyses, model, T);
+        check_model_analysis_options(o.analyses, model, *in.tokenizer, in.ids);
     }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or

@@ -5,11 +5,29 @@
 #include "generation.hpp"
 #include "head_ablation.hpp"
 #include "logit_attribution_report.hpp"
+#include "patching_report.hpp"
+#include "token_file.hpp"
 #include "option_parsing.hpp"
 #include "progress.hpp"
 #include "rollout_report.hpp"
 
 namespace attn_viz_cli {
+namespace {
+
+bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o.patch_from_tokens; }
+
+// The corrupted input of --patch-from (encoded as --text is) or --patch-from-tokens, checked
+// against the model.
+std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                               const attn_viz::ModelDescription& model) {
+    std::vector<int> ids = o.patch_from ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, "--patch-from")
+                                        : attn_viz::parse_token_ids(*o.patch_from_tokens, "--patch-from-tokens");
+    attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens);
+    return ids;
+}
+
+}  // namespace
+
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
@@ -26,6 +44,16 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "With --logit-attribution: attribute this token id's logit at every position instead of each position's next "
                     "token (ids as attn-viz tokenize prints them)")
         ->check(CLI::NonNegativeNumber)->needs("--logit-attribution");
+    auto* patch_from = cmd->add_option("--patch-from", o.patch_from,
+                                       "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
+                                       "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
+                                       "patching_*.png; decoders only)");
+    auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens, "The corrupted input of activation patching as token ids");
+    patch_from->excludes(patch_tokens);
+    cmd->add_option("--patch-metric", o.patch_metric,
+                    "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token id A minus "
+                    "that of B at the last position)")
+        ->capture_default_str();
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;
@@ -34,10 +62,12 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
 }
 
 bool asks_for_model_analyses(const ModelAnalysisOptions& o) {
-    return !o.ablate.empty() || o.logit_attribution || o.rollout || o.flow;
+    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o) || o.rollout || o.flow;
 }
 
-void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model, int64_t tokens) {
+void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
+                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids) {
+    const int64_t tokens = static_cast<int64_t>(ids.size());
     const attn_viz::ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
         check_model_has_logits(model, "--ablate");
@@ -47,6 +77,18 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
     if (o.target >= c.vocab_size)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) + ": outside the vocabulary (0.." +
                                                               std::to_string(c.vocab_size - 1) + ")");
+    if (asks_for_patching(o)) {
+        const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
+        check_model_has_logits(model, option);
+        attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size);
+        const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
+        if (corrupted != ids.size())
+            throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
+                                                                  " tokens, the clean input " + std::to_string(ids.size()) +
+                                                                  "; patching needs the same number of tokens");
+    } else if (o.patch_metric != "loss") {
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from or --patch-from-tokens");
+    }
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
                                                               std::to_string(o.flow_max_tokens) +
@@ -77,6 +119,17 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
                                                  : "next token";
         stats.update(write_logit_attribution_outputs(out, attribute_logits(model, backend, run, targets), tokenizer.labels(targets),
                                                      target, report));
+    }
+    if (asks_for_patching(o)) {
+        Timings::Scope t(timings, "patching");
+        const std::vector<int> ids = corrupted_ids(o, tokenizer, c);
+        const ModelRun corrupted = model.run(ids, false);
+        Progress progress(show_progress, "patched head");
+        const PatchingReport patching = patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
+                                                    parse_patch_metric(o.patch_metric, c.vocab_size),
+                                                    [&](int64_t done, int64_t total) { progress.update(done, total); });
+        progress.finish();
+        stats.update(write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report));
     }
     const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;

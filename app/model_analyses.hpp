@@ -1,9 +1,12 @@
 // The whole-model analyses of `attn-viz model` beyond the per-layer report: true head ablation
-// (--ablate, --ablate-mode), direct logit attribution (--logit-attribution, --target) and
-// attention rollout and flow across layers (--rollout, --flow).
+// (--ablate, --ablate-mode), direct logit attribution (--logit-attribution, --target),
+// activation patching (--patch-from, --patch-from-tokens, --patch-metric) and attention rollout
+// and flow across layers (--rollout, --flow).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -21,20 +24,25 @@ struct ModelAnalysisOptions {
     std::string ablate_mode = "zero";
     bool logit_attribution = false;
     int64_t target = -1;  // --target: the token id attributed at every position; -1: each position's next token
+    std::optional<std::string> patch_from, patch_from_tokens;  // the corrupted input, as text or ids
+    std::string patch_metric = "loss";
     bool rollout = false, flow = false;
     int64_t flow_max_tokens = 0;
 };
 
-// Adds --ablate, --ablate-mode, --logit-attribution, --target, --rollout, --flow and --flow-max-tokens.
+// Adds --ablate, --ablate-mode, --logit-attribution, --target, --patch-from, --patch-from-tokens,
+// --patch-metric, --rollout, --flow and --flow-max-tokens.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
 // Whether any of the analyses was asked for (corpus mode refuses them).
 bool asks_for_model_analyses(const ModelAnalysisOptions& options);
 
-// Refuses (Error usage) a bad --ablate list or mode, --ablate or --logit-attribution on a model
-// without logits (BERT), a --target outside the vocabulary, or --flow on more than
+// Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching on
+// a model without logits (BERT), a --target outside the vocabulary, a bad --patch-metric, a
+// corrupted input whose length differs from the clean input's `ids`, or --flow on more than
 // --flow-max-tokens tokens, before any work.
-void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model, int64_t tokens);
+void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
+                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids);
 
 // Runs what the options ask for on the clean run, writes its files into `out` and returns the
 // stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as

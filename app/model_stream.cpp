@@ -20,6 +20,7 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
     add(generate > 0, "--generate");
     add(!analyses.ablate.empty(), "--ablate");
     add(analyses.logit_attribution, "--logit-attribution");
+    add(analyses.patch_from || analyses.patch_from_tokens, "--patch-from");
     add(analyses.rollout, "--rollout");
     add(analyses.flow, "--flow");
     return names;

@@ -1,6 +1,7 @@
 // attn-viz model's circuit analyses on the trained stories260K: --logit-attribution (with and
-// without --target), their files, stats.json entries and findings, and their usage errors
-// (skipped with a message where ../shared is absent).
+// without --target), activation patching (--patch-from, --patch-from-tokens, --patch-metric),
+// their files, stats.json entries and findings, and their usage errors (skipped with a message
+// where ../shared is absent).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -66,6 +67,62 @@ TEST_CASE("model --logit-attribution: every component at every position sums to 
     for (const char* bad : {" --target 3", " --logit-attribution --target 512", " --logit-attribution --target x"}) {
         INFO(bad);
         const CommandResult refused = run_attn_viz("model -q" + files + bad + " --out " + (dir / "bad"));
+        CHECK(refused.exit_code == 2);
+        CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
+        CHECK(!fs::exists(dir / "bad"));
+    }
+}
+
+TEST_CASE("model --patch-from-tokens ranks every head by how far patching it moves the loss; logit-diff; --patch-from text; errors") {
+    const std::string model = stories260k_dir();
+    if (model.empty()) return;
+    ScratchDir dir;
+    // A sentence seen twice; the corrupted input changes the first copy, so the second is no repeat.
+    const std::string clean = " --tokens 1,403,407,261,300,290,403,407,261,300,290";
+    const std::string files = model_files(model) + clean + " --patch-from-tokens 1,350,380,270,310,295,403,407,261,300,290";
+    const CommandResult r = run_attn_viz("model -q" + files + " --out " + (dir / "out"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    const nlohmann::json& p = stats["activation_patching"];
+    CHECK(p["metric"] == "loss");
+    CHECK(p["corrupted_tokens"].size() == 11);
+    REQUIRE(p["heads"].size() == 40);
+    const double clean_loss = p["clean"], effect = p["corrupted"].get<double>() - clean_loss;
+    CHECK(effect != 0.0);
+    for (size_t n = 0; n < 40; ++n) {
+        const nlohmann::json& head = p["heads"][n];
+        if (n > 0) CHECK(std::abs(p["heads"][n - 1]["delta"].get<double>()) >= std::abs(head["delta"].get<double>()));
+        CHECK(head["value"].get<double>() == doctest::Approx(clean_loss + head["delta"].get<double>()));
+        CHECK(head["fraction"].get<double>() == doctest::Approx(head["delta"].get<double>() / effect));
+    }
+    const std::string csv = read_text(dir / "out/patching.csv");
+    CHECK(csv.rfind("rank,index,layer,head,delta,fraction,kl,value\n1,", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 41);
+    CHECK(fs::exists(dir / "out/patching_delta.png"));
+    CHECK(fs::exists(dir / "out/patching_kl.png"));
+    REQUIRE(p["findings"].size() == 2);
+    CHECK(p["findings"][0].get<std::string>().rfind("activation patching (loss): patching L", 0) == 0);
+
+    // A logit difference at the last position; the corrupted input as text.
+    const CommandResult diff = run_attn_viz("model -q" + files + " --patch-metric logit-diff:290,300 --stats-only --out " + (dir / "diff"));
+    REQUIRE_MESSAGE(diff.exit_code == 0, diff.output);
+    const nlohmann::json d = nlohmann::json::parse(read_text(dir / "diff/stats.json"))["activation_patching"];
+    CHECK(d["metric"] == "logit-diff:290,300");
+    CHECK(d["clean"] != d["corrupted"]);
+    const std::string text = model_files(model) + " --text \"Lily saw a ball.\"";
+    const CommandResult same = run_attn_viz("model -q" + text + " --patch-from \"Lily saw a ball.\" --stats-only --out " + (dir / "same"));
+    REQUIRE_MESSAGE(same.exit_code == 0, same.output);
+    for (const auto& head : nlohmann::json::parse(read_text(dir / "same/stats.json"))["activation_patching"]["heads"])
+        CHECK(head["delta"] == 0.0);
+
+    const CommandResult longer = run_attn_viz("model -q" + text + " --patch-from \"Lily saw a big red ball.\" --out " + (dir / "bad"));
+    CHECK(longer.exit_code == 2);
+    CHECK(longer.output.find("--patch-from: the corrupted input has ") != std::string::npos);
+    for (const std::string bad : {text + " --patch-metric logit-diff:1,2", text + " --patch-from x --patch-from-tokens 1,2",
+                                  files + " --patch-metric logit-diff:1", files + " --patch-metric logit-diff:1,512",
+                                  model_files(model) + clean + " --patch-from-tokens 1,2"}) {
+        INFO(bad);
+        const CommandResult refused = run_attn_viz("model -q" + bad + " --out " + (dir / "bad"));
         CHECK(refused.exit_code == 2);
         CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
         CHECK(!fs::exists(dir / "bad"));

@@ -102,7 +102,7 @@ TEST_CASE("model --model on a BERT folder: [CLS] text [SEP], pictures without a 
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
-    for (const std::string option : {"--generate 3", "--ablate all", "--logit-attribution"}) {
+    for (const std::string option : {"--generate 3", "--ablate all", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
         CAPTURE(option);
         const CommandResult refused = run_attn_viz(model + " " + option + " --out " + (dir / "refused"));
         CHECK(refused.exit_code == 2);
@@ -128,6 +128,10 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
         const std::vector<std::string> tokens = stats["tokens"];
         CHECK(std::count(tokens.begin(), tokens.end(), " cat") == 1);  // byte-level "Ġcat", decoded
         CHECK(std::filesystem::exists(dir / "out/ablation.csv"));
+        const CommandResult patched = run_attn_viz("model -q --model " + folder + " --tokens 5,6,7,8 --patch-from-tokens 9,6,7,8 " +
+                                                   "--stats-only --out " + (dir / "patched"));
+        REQUIRE_MESSAGE(patched.exit_code == 0, patched.output);
+        CHECK(nlohmann::json::parse(read_text(dir / "patched/stats.json"))["activation_patching"]["heads"].size() == 4);
         // Through the final LayerNorm, with its bias and every block's: the components sum to the logit.
         for (const auto& [position, sum] : logit_attribution_sums(read_text(dir / "out/logit_attribution.csv")))
             CHECK(sum == doctest::Approx(stats["logit_attribution"]["positions"][position]["logit"].get<double>()).epsilon(1e-4));
