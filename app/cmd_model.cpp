@@ -112,7 +112,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
-                                       "--generate, --ablate, --logit-attribution, --patch-from, --rollout, --flow");
+                                       "--generate, --ablate, --logit-attribution, --patch-from, --composition, --rollout, --flow");
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }

@@ -3,6 +3,7 @@
 #include "ablation_report.hpp"
 #include "error.hpp"
 #include "generation.hpp"
+#include "composition_report.hpp"
 #include "head_ablation.hpp"
 #include "logit_attribution_report.hpp"
 #include "patching_report.hpp"
@@ -54,6 +55,9 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token id A minus "
                     "that of B at the last position)")
         ->capture_default_str();
+    cmd->add_flag("--composition", o.composition,
+                  "Composition scores from the weights: Q-, K- and V-composition of every head with every head of a later layer "
+                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png)");
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;
@@ -62,7 +66,7 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
 }
 
 bool asks_for_model_analyses(const ModelAnalysisOptions& o) {
-    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o) || o.rollout || o.flow;
+    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o) || o.composition || o.rollout || o.flow;
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
@@ -130,6 +134,14 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
                                                     [&](int64_t done, int64_t total) { progress.update(done, total); });
         progress.finish();
         stats.update(write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report));
+    }
+    if (o.composition) {
+        Timings::Scope t(timings, "composition");
+        const NormFolding folding = attention_norm_folding(model.weights());
+        const std::string folded = folding.weights.empty() ? "none (norms after the attention)"
+                                   : folding.center        ? "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred"
+                                                           : "RMSNorm weights folded into W_Q, W_K, W_V";
+        stats.update(write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend), folded, report));
     }
     const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;

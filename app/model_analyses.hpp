@@ -1,7 +1,7 @@
 // The whole-model analyses of `attn-viz model` beyond the per-layer report: true head ablation
 // (--ablate, --ablate-mode), direct logit attribution (--logit-attribution, --target),
-// activation patching (--patch-from, --patch-from-tokens, --patch-metric) and attention rollout
-// and flow across layers (--rollout, --flow).
+// activation patching (--patch-from, --patch-from-tokens, --patch-metric), composition scores
+// (--composition) and attention rollout and flow across layers (--rollout, --flow).
 #pragma once
 
 #include <optional>
@@ -26,12 +26,13 @@ struct ModelAnalysisOptions {
     int64_t target = -1;  // --target: the token id attributed at every position; -1: each position's next token
     std::optional<std::string> patch_from, patch_from_tokens;  // the corrupted input, as text or ids
     std::string patch_metric = "loss";
+    bool composition = false;
     bool rollout = false, flow = false;
     int64_t flow_max_tokens = 0;
 };
 
 // Adds --ablate, --ablate-mode, --logit-attribution, --target, --patch-from, --patch-from-tokens,
-// --patch-metric, --rollout, --flow and --flow-max-tokens.
+// --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
 // Whether any of the analyses was asked for (corpus mode refuses them).

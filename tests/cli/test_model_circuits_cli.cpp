@@ -1,6 +1,6 @@
 // attn-viz model's circuit analyses on the trained stories260K: --logit-attribution (with and
 // without --target), activation patching (--patch-from, --patch-from-tokens, --patch-metric),
-// their files, stats.json entries and findings, and their usage errors (skipped with a message
+// composition scores (--composition), their files, stats.json entries and findings, and their usage errors (skipped with a message
 // where ../shared is absent).
 #include <doctest/doctest.h>
 
@@ -127,6 +127,36 @@ TEST_CASE("model --patch-from-tokens ranks every head by how far patching it mov
         CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
         CHECK(!fs::exists(dir / "bad"));
     }
+}
+
+TEST_CASE("model --composition scores every earlier head against every later head, three kinds, with pictures and findings") {
+    const std::string model = stories260k_dir();
+    if (model.empty()) return;
+    ScratchDir dir;
+    const CommandResult r = run_attn_viz("model" + model_files(model) + " --tokens 1,403,407 --composition --out " + (dir / "out"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json c = nlohmann::json::parse(read_text(dir / "out/stats.json"))["composition"];
+    CHECK(c["norm_folding"] == "RMSNorm weights folded into W_Q, W_K, W_V");
+    // 8 x 8 heads for each of the 10 pairs of layers.
+    const std::string csv = read_text(dir / "out/composition.csv");
+    CHECK(csv.rfind("kind,earlier_layer,earlier_head,later_layer,later_head,score\n", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 640);
+    REQUIRE(c["findings"].size() == 3);
+    for (const char* kind : {"q", "k", "v"}) {
+        INFO(kind);
+        const nlohmann::json& top = c[kind]["top"];
+        REQUIRE(top.size() == 10);
+        for (size_t n = 0; n < top.size(); ++n) {
+            CHECK(top[n]["later_layer"] > top[n]["earlier_layer"]);
+            CHECK(top[n]["score"].get<double>() > 0);
+            CHECK(top[n]["score"].get<double>() <= 1);
+            if (n > 0) CHECK(top[n - 1]["score"] >= top[n]["score"]);
+        }
+        CHECK(c[kind]["mean"].get<double>() < top[0]["score"].get<double>());
+        CHECK(fs::exists(dir / ("out/composition_" + std::string(kind) + ".png")));
+    }
+    CHECK(r.output.find("  " + c["findings"][1].get<std::string>() + "\n") != std::string::npos);
+    CHECK(c["findings"][1].get<std::string>().rfind("K-composition: strongest L", 0) == 0);
 }
 
 }  // TEST_SUITE

@@ -93,12 +93,14 @@ TEST_CASE("model --model on a BERT folder: [CLS] text [SEP], pictures without a 
     make_reference_folder(dir, "reference_hf_transformer.py",
                           "--model-type bert --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 70 --tokens 3 --tokenizer");
     const std::string model = "model --model " + dir.path().string() + " --text \"The cat sat.\"";
-    const CommandResult r = run_attn_viz(model + " -q --rollout --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
+    const CommandResult r = run_attn_viz(model + " -q --rollout --composition --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     CHECK(stats["tokens"] == nlohmann::json::array({"[CLS]", "the", "cat", "sat", ".", "[SEP]"}));
     CHECK(std::filesystem::exists(dir / "out/layer_01/head_01.png"));
     CHECK(std::filesystem::exists(dir / "out/rollout.npy"));
+    CHECK(stats["composition"]["norm_folding"] == "none (norms after the attention)");  // BERT's norms come after its attention
+    CHECK(stats["composition"]["k"]["top"].size() == 4);  // 2 x 2 heads of layer 0 against layer 1
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
@@ -121,13 +123,14 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
                               "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 270 --tokens 3 --tokenizer");
         const std::string folder = dir.path().string();
         const CommandResult r = run_attn_viz("model -q --model " + folder + " --text \"the cat sat on the mat\" --ablate all --rollout " +
-                                             "--map norm --logit-attribution --out " + (dir / "out"));
+                                             "--map norm --logit-attribution --composition --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
         CHECK(stats["ablation"]["heads"].size() == 4);
         const std::vector<std::string> tokens = stats["tokens"];
         CHECK(std::count(tokens.begin(), tokens.end(), " cat") == 1);  // byte-level "Ġcat", decoded
         CHECK(std::filesystem::exists(dir / "out/ablation.csv"));
+        CHECK(stats["composition"]["norm_folding"] == "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred");
         const CommandResult patched = run_attn_viz("model -q --model " + folder + " --tokens 5,6,7,8 --patch-from-tokens 9,6,7,8 " +
                                                    "--stats-only --out " + (dir / "patched"));
         REQUIRE_MESSAGE(patched.exit_code == 0, patched.output);
