@@ -20,6 +20,20 @@ struct FoldedLayer {
     int64_t kv_col(int64_t h) const { return (h / group) * d_head; }
 };
 
+// m: [R, C] -> each column's mean over the rows removed (columns), or each row's mean over the
+// columns, in place.
+void remove_means(Tensor& m, bool columns) {
+    const int64_t R = m.dim(0), C = m.dim(1);
+    const int64_t vectors = columns ? C : R, length = columns ? R : C, step = columns ? C : 1, next = columns ? 1 : C;
+    for (int64_t v = 0; v < vectors; ++v) {
+        float* first = m.ptr() + v * next;
+        double mean = 0;
+        for (int64_t i = 0; i < length; ++i) mean += first[i * step];
+        mean /= static_cast<double>(length);
+        for (int64_t i = 0; i < length; ++i) first[i * step] = static_cast<float>(first[i * step] - mean);
+    }
+}
+
 // w: [D, n] -> diag(weight) w, columns centred when `center`.
 Tensor folded_reader(const Tensor& w, const Tensor* weight, bool center) {
     Tensor out = w;
@@ -27,27 +41,14 @@ Tensor folded_reader(const Tensor& w, const Tensor* weight, bool center) {
     if (weight)
         for (int64_t i = 0; i < D; ++i)
             for (int64_t j = 0; j < n; ++j) out.data[i * n + j] *= weight->data[i];
-    if (center)
-        for (int64_t j = 0; j < n; ++j) {
-            double mean = 0;
-            for (int64_t i = 0; i < D; ++i) mean += out.data[i * n + j];
-            mean /= static_cast<double>(D);
-            for (int64_t i = 0; i < D; ++i) out.data[i * n + j] = static_cast<float>(out.data[i * n + j] - mean);
-        }
+    if (center) remove_means(out, true);
     return out;
 }
 
 // w_o: [H d_h, D] -> each row centred when `center`.
 Tensor folded_writer(const Tensor& w_o, bool center) {
     Tensor out = w_o;
-    if (!center) return out;
-    const int64_t rows = w_o.dim(0), D = w_o.dim(1);
-    for (int64_t r = 0; r < rows; ++r) {
-        double mean = 0;
-        for (int64_t i = 0; i < D; ++i) mean += out.data[r * D + i];
-        mean /= static_cast<double>(D);
-        for (int64_t i = 0; i < D; ++i) out.data[r * D + i] = static_cast<float>(out.data[r * D + i] - mean);
-    }
+    if (center) remove_means(out, false);
     return out;
 }
 

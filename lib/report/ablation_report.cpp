@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "file_write.hpp"
 #include "head_names.hpp"
 #include "head_effect_outputs.hpp"
 #include "stats_report.hpp"
@@ -56,22 +55,12 @@ std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report) {
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& o) {
     const std::vector<HeadAblationEffect> ranked = ranked_ablations(report);
-    std::string csv = "rank,index,layer,head,delta_loss,kl,loss\n";
-    nlohmann::json ranking = nlohmann::json::array();
-    std::vector<float> delta_loss(static_cast<size_t>(layers * heads), 0.0f), kl(delta_loss);
-    for (size_t r = 0; r < ranked.size(); ++r) {
-        const HeadAblationEffect& e = ranked[r];
-        const int64_t index = e.id.layer * heads + e.id.head;
-        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(e.id.layer) + "," +
-               std::to_string(e.id.head) + "," + csv_number(e.delta_loss) + "," + csv_number(e.kl) + "," + csv_number(e.loss) + "\n";
-        ranking.push_back({{"rank", r + 1}, {"index", index}, {"layer", e.id.layer}, {"head", e.id.head},
-                           {"delta_loss", json_number(e.delta_loss)}, {"kl", json_number(e.kl)}, {"loss", json_number(e.loss)}});
-        delta_loss[static_cast<size_t>(index)] = std::isfinite(e.delta_loss) ? static_cast<float>(e.delta_loss) : 0.0f;
-        kl[static_cast<size_t>(index)] = static_cast<float>(e.kl);
-    }
-    write_file_bytes(out.file("ablation.csv"), csv);
+    std::vector<RankedHeadRow> rows;
+    for (const HeadAblationEffect& e : ranked) rows.push_back({e.id.layer, e.id.head, {e.delta_loss, e.kl, e.loss}});
+    const nlohmann::json ranking = write_ranked_heads(out.file("ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
     const std::string mode = ablation_mode_name(report.mode);
     if (o.pictures) {
+        const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads), kl = layer_head_values(rows, 1, layers, heads);
         write_layer_head_png(out.file("ablation_delta_loss.png"), delta_loss, layers, heads,
                              "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
         write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,

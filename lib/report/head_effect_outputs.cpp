@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "colormap.hpp"
+#include "file_write.hpp"
 #include "heatmap.hpp"
+#include "stats_report.hpp"
 
 namespace attn_viz {
 
@@ -26,6 +28,35 @@ void write_layer_head_png(const std::string& path, const std::vector<float>& val
     style.title = title, style.colorbar_label = value_label;
     style.raw_labels = true, style.row_axis_label = "layer", style.column_axis_label = "head";
     write_head_png(path, values.data(), all, layer_names, head_names, style);
+}
+
+nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names, const std::vector<RankedHeadRow>& rows,
+                                  int64_t heads) {
+    std::string csv = "rank,index,layer,head";
+    for (const std::string& name : names) csv += "," + name;
+    csv += "\n";
+    nlohmann::json ranking = nlohmann::json::array();
+    for (size_t r = 0; r < rows.size(); ++r) {
+        const RankedHeadRow& row = rows[r];
+        const int64_t index = row.layer * heads + row.head;
+        nlohmann::json entry = {{"rank", r + 1}, {"index", index}, {"layer", row.layer}, {"head", row.head}};
+        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(row.layer) + "," + std::to_string(row.head);
+        for (size_t v = 0; v < names.size(); ++v) {
+            csv += "," + csv_number(row.values[v]);
+            entry[names[v]] = json_number(row.values[v]);
+        }
+        csv += "\n";
+        ranking.push_back(entry);
+    }
+    write_file_bytes(path, csv);
+    return ranking;
+}
+
+std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers, int64_t heads) {
+    std::vector<float> values(static_cast<size_t>(layers * heads), 0.0f);
+    for (const RankedHeadRow& row : rows)
+        if (std::isfinite(row.values[value])) values[static_cast<size_t>(row.layer * heads + row.head)] = static_cast<float>(row.values[value]);
+    return values;
 }
 
 std::string short_number(double x, const char* format) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "file_write.hpp"
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
 #include "stats_report.hpp"
@@ -57,21 +56,11 @@ std::vector<std::string> patching_findings(const PatchingReport& report, const s
 nlohmann::json write_patching_outputs(OutputDir& out, const PatchingReport& report, int64_t layers, int64_t heads,
                                       const std::vector<std::string>& corrupted_tokens, const ReportOptions& o) {
     const std::vector<HeadPatchEffect> ranked = ranked_patches(report);
-    std::string csv = "rank,index,layer,head,delta,fraction,kl,value\n";
-    nlohmann::json ranking = nlohmann::json::array();
-    std::vector<float> delta(static_cast<size_t>(layers * heads), 0.0f), kl(delta);
-    for (size_t r = 0; r < ranked.size(); ++r) {
-        const HeadPatchEffect& e = ranked[r];
-        const int64_t index = e.id.layer * heads + e.id.head;
-        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(e.id.layer) + "," + std::to_string(e.id.head) +
-               "," + csv_number(e.delta) + "," + csv_number(e.fraction) + "," + csv_number(e.kl) + "," + csv_number(e.value) + "\n";
-        ranking.push_back({{"rank", r + 1}, {"index", index}, {"layer", e.id.layer}, {"head", e.id.head}, {"delta", json_number(e.delta)},
-                           {"fraction", json_number(e.fraction)}, {"kl", json_number(e.kl)}, {"value", json_number(e.value)}});
-        delta[static_cast<size_t>(index)] = std::isfinite(e.delta) ? static_cast<float>(e.delta) : 0.0f;
-        kl[static_cast<size_t>(index)] = static_cast<float>(e.kl);
-    }
-    write_file_bytes(out.file("patching.csv"), csv);
+    std::vector<RankedHeadRow> rows;
+    for (const HeadPatchEffect& e : ranked) rows.push_back({e.id.layer, e.id.head, {e.delta, e.fraction, e.kl, e.value}});
+    const nlohmann::json ranking = write_ranked_heads(out.file("patching.csv"), {"delta", "fraction", "kl", "value"}, rows, heads);
     if (o.pictures) {
+        const std::vector<float> delta = layer_head_values(rows, 0, layers, heads), kl = layer_head_values(rows, 2, layers, heads);
         write_layer_head_png(out.file("patching_delta.png"), delta, layers, heads,
                              "Change of " + metric_words(report.metric) + " when a head is patched from the corrupted input",
                              "change", o, true);

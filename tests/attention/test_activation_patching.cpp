@@ -17,13 +17,6 @@ using namespace test_support;
 
 namespace {
 
-std::vector<int> random_tokens(int T, int64_t vocab) {
-    std::uniform_int_distribution<int> token(0, static_cast<int>(vocab) - 1);
-    std::vector<int> tokens(static_cast<size_t>(T));
-    for (int& id : tokens) id = token(rng());
-    return tokens;
-}
-
 // Head h's [T, hs] outputs in layer l of a reference run.
 std::vector<double> reference_head_rows(const ReferenceRun& run, int64_t l, int64_t h, int64_t hs, int64_t D, int64_t T) {
     std::vector<double> rows;
@@ -55,7 +48,7 @@ TEST_CASE("patching a head from a corrupted run equals the double reference reru
         const int64_t hs = s.dim / s.heads;
         for (int T : {1, 6}) {
             INFO("dim " << s.dim << " heads " << s.heads << " T " << T);
-            const std::vector<int> clean_ids = random_tokens(T, s.vocab), corrupted_ids = random_tokens(T, s.vocab);
+            const std::vector<int> clean_ids = random_ids(T, s.vocab), corrupted_ids = random_ids(T, s.vocab);
             const ModelRun clean = model.run(clean_ids), corrupted = model.run(corrupted_ids);
             const ReferenceRun reference_corrupted = reference_forward(model.weights(), corrupted_ids);
             const ReferenceRun reference_clean = reference_forward(model.weights(), clean_ids);
@@ -89,7 +82,7 @@ TEST_CASE("planted patching: a head that writes nothing, a corruption equal to t
     // No feed-forward, so the one layer's head 0 is all that reads the context.
     std::fill(weights.layers[0].w_out.data.begin(), weights.layers[0].w_out.data.end(), 0.0f);
     WholeModel model(backend, std::move(weights));
-    std::vector<int> clean_ids = random_tokens(8, 30), corrupted_ids = clean_ids;
+    std::vector<int> clean_ids = random_ids(8, 30), corrupted_ids = clean_ids;
     corrupted_ids[0] = (clean_ids[0] + 1) % 30;  // only the first token differs
     const ModelRun clean = model.run(clean_ids), corrupted = model.run(corrupted_ids);
     const PatchingReport report = patch_heads(model, backend, clean, corrupted, parse_ablated_heads("all", 1, 4), {});

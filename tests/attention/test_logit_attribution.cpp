@@ -32,13 +32,6 @@ double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run
     return sum;
 }
 
-std::vector<int> random_tokens(int T, int64_t vocab) {
-    std::uniform_int_distribution<int> token(0, static_cast<int>(vocab) - 1);
-    std::vector<int> tokens(static_cast<size_t>(T));
-    for (int& id : tokens) id = token(rng());
-    return tokens;
-}
-
 // The random Llama made a LayerNorm model with parallel blocks and biases (GPT-NeoX's layout).
 ModelWeights layer_norm_parallel_model() {
     ModelWeights w = random_model(16, 24, 2, 4, 4, 30, 16);
@@ -61,7 +54,7 @@ TEST_CASE("direct logit attribution of each head matches the double reference, a
         WholeModel model(backend, random_model(s, 16));
         for (int T : {1, 2, 7}) {
             INFO("dim " << s.dim << " heads " << s.heads << " T " << T);
-            const std::vector<int> tokens = random_tokens(T, s.vocab);
+            const std::vector<int> tokens = random_ids(T, s.vocab);
             const ModelRun run = model.run(tokens);
             const ReferenceRun reference = reference_forward(model.weights(), tokens);
             const std::vector<int> targets = next_token_targets(run);
@@ -85,7 +78,7 @@ TEST_CASE("direct logit attribution of each head matches the double reference, a
 TEST_CASE("direct logit attribution sums to the logit through a final LayerNorm with biases, and for a chosen target") {
     OnednnBackend backend;
     WholeModel model(backend, layer_norm_parallel_model());
-    const std::vector<int> tokens = random_tokens(9, 30);
+    const std::vector<int> tokens = random_ids(9, 30);
     const ModelRun run = model.run(tokens);
     const LogitAttribution a = attribute_logits(model, backend, run, std::vector<int>(9, 4));
     for (int t = 0; t < 9; ++t) {
@@ -102,7 +95,7 @@ TEST_CASE("a head whose output projection is zero attributes nothing") {
     Tensor& w_o = weights.layers[1].attention.w_o;  // [H*d_h, D]: head 3's rows are zeroed
     std::fill(w_o.data.begin() + 3 * 4 * 16, w_o.data.end(), 0.0f);
     WholeModel model(backend, std::move(weights));
-    const ModelRun run = model.run(random_tokens(6, 30));
+    const ModelRun run = model.run(random_ids(6, 30));
     const LogitAttribution a = attribute_logits(model, backend, run, next_token_targets(run));
     for (int t = 0; t < 6; ++t) {
         CHECK(a.head_at(1, 3, t) == 0.0);
