@@ -30,6 +30,18 @@ struct ReferenceAblation {
     std::vector<double> replacement;
 };
 
+// logits: [T, V] -> mean_{t<T-1} -log softmax(logits_t)[tokens_{t+1}], written from docs/metrics.md.
+inline double reference_next_token_loss(const std::vector<double>& logits, const std::vector<int>& tokens, int64_t vocab) {
+    double total = 0;
+    const size_t T = tokens.size();
+    for (size_t t = 0; t + 1 < T; ++t) {
+        double z = 0;
+        for (int64_t v = 0; v < vocab; ++v) z += std::exp(logits[t * vocab + v]);
+        total += std::log(z) - logits[t * vocab + tokens[t + 1]];
+    }
+    return T < 2 ? NAN : total / static_cast<double>(T - 1);
+}
+
 // rms_norm(x) * weight with llama2.c's eps.
 inline std::vector<double> reference_rms_norm(const std::vector<double>& x, const Tensor& weight) {
     double sum = 0;

@@ -25,17 +25,6 @@ std::vector<double> reference_head_rows(const ReferenceRun& run, int64_t l, int6
     return rows;
 }
 
-// The loss of the next tokens of `tokens` under reference logits [T, V].
-double reference_loss(const std::vector<double>& logits, const std::vector<int>& tokens, int64_t vocab) {
-    double total = 0;
-    for (size_t t = 0; t + 1 < tokens.size(); ++t) {
-        double z = 0;
-        for (int64_t v = 0; v < vocab; ++v) z += std::exp(logits[t * vocab + v]);
-        total += std::log(z) - logits[t * vocab + tokens[t + 1]];
-    }
-    return total / static_cast<double>(tokens.size() - 1);
-}
-
 }  // namespace
 
 TEST_SUITE("model") {
@@ -61,7 +50,7 @@ TEST_CASE("patching a head from a corrupted run equals the double reference reru
                         {e.id.layer, e.id.head, reference_head_rows(reference_corrupted, e.id.layer, e.id.head, hs, s.dim, T)});
                     const double* last = patched.logits.data() + (T - 1) * s.vocab;
                     const double expected =
-                        metric.kind == PatchMetric::Kind::loss ? (T > 1 ? reference_loss(patched.logits, clean_ids, s.vocab) : NAN) : last[1] - last[2];
+                        metric.kind == PatchMetric::Kind::loss ? reference_next_token_loss(patched.logits, clean_ids, s.vocab) : last[1] - last[2];
                     if (std::isnan(expected)) CHECK(std::isnan(e.value));
                     else CHECK(e.value == doctest::Approx(expected).epsilon(1e-4).scale(1e-3));
                 }

@@ -20,6 +20,17 @@ std::string model_files(const std::string& model) {
     return " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
 }
 
+// Each of `arguments` (after "model -q") is a one-line usage error (exit 2) that writes nothing.
+void check_usage_errors(const std::vector<std::string>& arguments, const ScratchDir& dir) {
+    for (const std::string& bad : arguments) {
+        INFO(bad);
+        const CommandResult refused = run_attn_viz("model -q" + bad + " --out " + (dir / "bad"));
+        CHECK(refused.exit_code == 2);
+        CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
+        CHECK(!fs::exists(dir / "bad"));
+    }
+}
+
 }  // namespace
 
 TEST_SUITE("model") {
@@ -64,13 +75,7 @@ TEST_CASE("model --logit-attribution: every component at every position sums to 
     for (const auto& position : target["positions"]) CHECK(position["target_id"] == 300);
     CHECK(!fs::exists(dir / "target/logit_attribution_heads.png"));
 
-    for (const char* bad : {" --target 3", " --logit-attribution --target 512", " --logit-attribution --target x"}) {
-        INFO(bad);
-        const CommandResult refused = run_attn_viz("model -q" + files + bad + " --out " + (dir / "bad"));
-        CHECK(refused.exit_code == 2);
-        CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
-        CHECK(!fs::exists(dir / "bad"));
-    }
+    check_usage_errors({files + " --target 3", files + " --logit-attribution --target 512", files + " --logit-attribution --target x"}, dir);
 }
 
 TEST_CASE("model --patch-from-tokens ranks every head by how far patching it moves the loss; logit-diff; --patch-from text; errors") {
@@ -118,15 +123,10 @@ TEST_CASE("model --patch-from-tokens ranks every head by how far patching it mov
     const CommandResult longer = run_attn_viz("model -q" + text + " --patch-from \"Lily saw a big red ball.\" --out " + (dir / "bad"));
     CHECK(longer.exit_code == 2);
     CHECK(longer.output.find("--patch-from: the corrupted input has ") != std::string::npos);
-    for (const std::string bad : {text + " --patch-metric logit-diff:1,2", text + " --patch-from x --patch-from-tokens 1,2",
-                                  files + " --patch-metric logit-diff:1", files + " --patch-metric logit-diff:1,512",
-                                  model_files(model) + clean + " --patch-from-tokens 1,2"}) {
-        INFO(bad);
-        const CommandResult refused = run_attn_viz("model -q" + bad + " --out " + (dir / "bad"));
-        CHECK(refused.exit_code == 2);
-        CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
-        CHECK(!fs::exists(dir / "bad"));
-    }
+    check_usage_errors({text + " --patch-metric logit-diff:1,2", text + " --patch-from x --patch-from-tokens 1,2",
+                        files + " --patch-metric logit-diff:1", files + " --patch-metric logit-diff:1,512",
+                        model_files(model) + clean + " --patch-from-tokens 1,2"},
+                       dir);
 }
 
 TEST_CASE("model --composition scores every earlier head against every later head, three kinds, with pictures and findings") {
