@@ -1,16 +1,16 @@
 #include "model_analyses.hpp"
 
 #include "ablation_report.hpp"
+#include "composition_report.hpp"
 #include "error.hpp"
 #include "generation.hpp"
-#include "composition_report.hpp"
 #include "head_ablation.hpp"
 #include "logit_attribution_report.hpp"
-#include "patching_report.hpp"
-#include "token_file.hpp"
 #include "option_parsing.hpp"
+#include "patching_report.hpp"
 #include "progress.hpp"
 #include "rollout_report.hpp"
+#include "token_file.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -27,8 +27,36 @@ std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::Mo
     return ids;
 }
 
-}  // namespace
 
+// --logit-attribution: each position's next token (or --target) attributed, and its outputs.
+nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
+                                       attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
+                                       const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report) {
+    const int target_id = static_cast<int>(o.target);
+    const std::vector<int> targets = o.target >= 0 ? std::vector<int>(run.tokens.size(), target_id) : attn_viz::next_token_targets(run);
+    const std::string target =
+        o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+    return attn_viz::write_logit_attribution_outputs(out, attn_viz::attribute_logits(model, backend, run, targets),
+                                                     tokenizer.labels(targets), target, report);
+}
+
+// --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
+nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
+                              attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
+                              const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report, bool show_progress) {
+    using namespace attn_viz;
+    const ModelDescription& c = model.description();
+    const std::vector<int> ids = corrupted_ids(o, tokenizer, c);
+    const ModelRun corrupted = model.run(ids, false);
+    Progress progress(show_progress, "patched head");
+    const PatchingReport patching = patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
+                                                parse_patch_metric(o.patch_metric, c.vocab_size),
+                                                [&](int64_t done, int64_t total) { progress.update(done, total); });
+    progress.finish();
+    return write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report);
+}
+
+}  // namespace
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
@@ -84,13 +112,13 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
     if (asks_for_patching(o)) {
         const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
         check_model_has_logits(model, option);
-        attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size);
+        parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
         const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
         if (corrupted != ids.size())
             throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
                                                                   " tokens, the clean input " + std::to_string(ids.size()) +
                                                                   "; patching needs the same number of tokens");
-    } else if (o.patch_metric != "loss") {
+    } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from or --patch-from-tokens");
     }
     if (o.flow && tokens > o.flow_max_tokens)
@@ -117,31 +145,17 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
     }
     if (o.logit_attribution) {
         Timings::Scope t(timings, "logit attribution");
-        const std::vector<int> targets =
-            o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target)) : next_token_targets(run);
-        const std::string target = o.target >= 0 ? "token " + std::to_string(o.target) + " '" + tokenizer.labels({static_cast<int>(o.target)})[0] + "'"
-                                                 : "next token";
-        stats.update(write_logit_attribution_outputs(out, attribute_logits(model, backend, run, targets), tokenizer.labels(targets),
-                                                     target, report));
+        stats.update(write_logit_attribution(out, o, model, backend, run, tokenizer, report));
     }
     if (asks_for_patching(o)) {
         Timings::Scope t(timings, "patching");
-        const std::vector<int> ids = corrupted_ids(o, tokenizer, c);
-        const ModelRun corrupted = model.run(ids, false);
-        Progress progress(show_progress, "patched head");
-        const PatchingReport patching = patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
-                                                    parse_patch_metric(o.patch_metric, c.vocab_size),
-                                                    [&](int64_t done, int64_t total) { progress.update(done, total); });
-        progress.finish();
-        stats.update(write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report));
+        stats.update(write_patching(out, o, model, backend, run, tokenizer, report, show_progress));
     }
     if (o.composition) {
         Timings::Scope t(timings, "composition");
         const NormFolding folding = attention_norm_folding(model.weights());
-        const std::string folded = folding.weights.empty() ? "none (norms after the attention)"
-                                   : folding.center        ? "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred"
-                                                           : "RMSNorm weights folded into W_Q, W_K, W_V";
-        stats.update(write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend), folded, report));
+        stats.update(write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
+                                               norm_folding_description(folding), report));
     }
     const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;

@@ -77,8 +77,8 @@ double squared_norm(const Circuit& c, int64_t d_head) {
 
 // gl: A^T A block at gl_at, m: M's d_h x d_h block at (row, col) of `m`, gr: S S^T block at
 // gr_at -> ||A M S||_F^2 = <(A^T A) M, M (S S^T)>_F, in double.
-double squared_product_norm(const Tensor& gl, int64_t gl_at, const Tensor& m, int64_t row, int64_t col, const Tensor& gr,
-                            int64_t gr_at, int64_t d) {
+double squared_product_norm(const Tensor& gl, int64_t gl_at, const Tensor& m, int64_t row, int64_t col,
+                            const Tensor& gr, int64_t gr_at, int64_t d) {
     const int64_t nl = gl.dim(1), nm = m.dim(1), nr = gr.dim(1);
     std::vector<double> left(static_cast<size_t>(d * d), 0.0), right(left);
     for (int64_t x = 0; x < d; ++x)
@@ -86,7 +86,7 @@ double squared_product_norm(const Tensor& gl, int64_t gl_at, const Tensor& m, in
             const double g = gl.data[(gl_at + x) * nl + gl_at + z];
             const double mm = m.data[(row + x) * nm + col + z];
             for (int64_t y = 0; y < d; ++y) {
-                left[x * d + y] += g * m.data[(row + z) * nm + col + y];            // (A^T A M)[x, y]
+                left[x * d + y] += g * m.data[(row + z) * nm + col + y];         // (A^T A M)[x, y]
                 right[x * d + y] += mm * gr.data[(gr_at + z) * nr + gr_at + y];  // (M S S^T)[x, y]
             }
         }
@@ -111,6 +111,12 @@ NormFolding attention_norm_folding(const ModelWeights& model) {
     return folding;
 }
 
+std::string norm_folding_description(const NormFolding& folding) {
+    if (folding.weights.empty()) return "none (norms after the attention)";
+    return folding.center ? "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred"
+                          : "RMSNorm weights folded into W_Q, W_K, W_V";
+}
+
 CompositionScores composition_scores(const std::vector<const LayerWeights*>& layers, const NormFolding& folding,
                                      OnednnBackend& backend) {
     CompositionScores result;
@@ -120,7 +126,8 @@ CompositionScores composition_scores(const std::vector<const LayerWeights*>& lay
     for (size_t l = 0; l < layers.size(); ++l) {
         if (layers[l]->num_heads != result.heads || layers[l]->d_head != layers[0]->d_head)
             throw Error(ErrorKind::internal, "composition_scores: layers differ in heads or d_head");
-        const Tensor* weight = l < folding.weights.size() && !folding.weights[l].empty() ? &folding.weights[l] : nullptr;
+        const Tensor* weight =
+            l < folding.weights.size() && !folding.weights[l].empty() ? &folding.weights[l] : nullptr;
         folded.push_back(fold(*layers[l], weight, folding.center, backend));
     }
     const int64_t L = result.layers, H = result.heads, N = L * H, d = layers.empty() ? 0 : layers[0]->d_head;
@@ -136,9 +143,12 @@ CompositionScores composition_scores(const std::vector<const LayerWeights*>& lay
             const auto reader_at = [&](int64_t h) { return kind == CompositionKind::q ? h * d : b.kv_col(h); };
             const auto right_circuit = [&](int64_t h) {  // R_h = reader S: {reader^T reader, S S^T}
                 switch (kind) {
-                    case CompositionKind::q: return Circuit{&b.gram_q, h * d, &b.gram_k, b.kv_col(h)};
-                    case CompositionKind::k: return Circuit{&b.gram_k, b.kv_col(h), &b.gram_q, h * d};
-                    default: return Circuit{&b.gram_v, b.kv_col(h), &b.gram_o, h * d};
+                    case CompositionKind::q:
+                        return Circuit{&b.gram_q, h * d, &b.gram_k, b.kv_col(h)};
+                    case CompositionKind::k:
+                        return Circuit{&b.gram_k, b.kv_col(h), &b.gram_q, h * d};
+                    default:
+                        return Circuit{&b.gram_v, b.kv_col(h), &b.gram_o, h * d};
                 }
             };
             for (int64_t l1 = 0; l1 < l2; ++l1) {
@@ -151,10 +161,12 @@ CompositionScores composition_scores(const std::vector<const LayerWeights*>& lay
                     const double ov = std::sqrt(squared_norm({&a.gram_v, a.kv_col(ha), &a.gram_o, ha * d}, d));
                     for (int64_t hb = 0; hb < H; ++hb) {
                         const Circuit right = right_circuit(hb);
-                        const double product =
-                            squared_product_norm(a.gram_v, a.kv_col(ha), m, ha * d, reader_at(hb), *right.right, right.right_at, d);
-                        const double score = std::sqrt(std::max(product, 0.0)) / (ov * std::sqrt(squared_norm(right, d)));
-                        result.scores[static_cast<int>(kind)].data[(l1 * H + ha) * N + l2 * H + hb] = static_cast<float>(score);
+                        const double product = squared_product_norm(a.gram_v, a.kv_col(ha), m, ha * d, reader_at(hb),
+                                                                    *right.right, right.right_at, d);
+                        const double score =
+                            std::sqrt(std::max(product, 0.0)) / (ov * std::sqrt(squared_norm(right, d)));
+                        result.scores[static_cast<int>(kind)].data[(l1 * H + ha) * N + l2 * H + hb] =
+                            static_cast<float>(score);
                     }
                 }
             }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "layer_weights.hpp"
@@ -43,6 +44,9 @@ struct NormFolding {
 // attention (centred for LayerNorm); a post-norm model (BERT) folds nothing, its norms come after
 // the attention. A streamed model's blocks are loaded for their norms.
 NormFolding attention_norm_folding(const ModelWeights& model);
+
+// How `folding` treats the norms, in words (stats.json's norm_folding).
+std::string norm_folding_description(const NormFolding& folding);
 
 // layers[l]: one layer's weights (all with the same D, H and d_h). Every earlier head against
 // every head of every later layer, three kinds.

@@ -18,7 +18,7 @@ struct PatchMetric {
     int correct = -1, wrong = -1;  // logit_diff: logit(correct) - logit(wrong) at the last position
 };
 
-// "loss" or "logit-diff:A,B" (token ids below `vocab_size`); Error(usage, "--patch-metric '...': ...")
+// "loss" or "logit-diff:A,B" (token ids below `vocab_size`); Error(usage, "patch metric '...': ...")
 // otherwise.
 PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size);
 // "loss" or "logit-diff:A,B", as parsed.
@@ -30,10 +30,11 @@ double patch_metric_value(const PatchMetric& metric, const Tensor& logits, const
 
 struct HeadPatchEffect {
     AblatedHead id;
-    double value = 0;     // the metric with the head patched
-    double delta = 0;     // value - the clean value
-    double fraction = 0;  // delta / (corrupted - clean): the share of the corruption's effect the head alone carries (NaN if 0)
-    double kl = 0;        // mean_t KL(p_clean,t || p_patched,t), nats
+    double value = 0;  // the metric with the head patched
+    double delta = 0;  // value - the clean value
+    double fraction =
+        0;  // delta / (corrupted - clean): the share of the corruption's effect the head alone carries (NaN if 0)
+    double kl = 0;  // mean_t KL(p_clean,t || p_patched,t), nats
 };
 
 struct PatchingReport {
@@ -46,6 +47,7 @@ struct PatchingReport {
 // otherwise). For each of `heads`, its output in the clean run replaced by its corrupted output
 // (logits_with_head_replaced: one partial forward per head). on_head (optional): told after each.
 PatchingReport patch_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean, const ModelRun& corrupted,
-                           const std::vector<AblatedHead>& heads, const PatchMetric& metric, const StepCallback& on_head = {});
+                           const std::vector<AblatedHead>& heads, const PatchMetric& metric,
+                           const StepCallback& on_head = {});
 
 }  // namespace attn_viz

@@ -36,16 +36,19 @@ Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residua
             mean /= static_cast<double>(D);
         }
         for (int64_t i = 0; i < D; ++i) square += (x[i] - mean) * (x[i] - mean);
-        const double scale = has_norm ? 1.0 / std::sqrt(square / static_cast<double>(D) + weights.config.norm_epsilon) : 1.0;
+        const double scale =
+            has_norm ? 1.0 / std::sqrt(square / static_cast<double>(D) + weights.config.norm_epsilon) : 1.0;
         std::vector<double> v(static_cast<size_t>(D));
         double v_mean = 0;
         for (int64_t i = 0; i < D; ++i) {
             v[i] = (has_norm ? double(norm.weight.data[i]) : 1.0) * weights.classifier.data[i * V + target];
             v_mean += v[i] / static_cast<double>(D);
         }
-        for (int64_t i = 0; i < D; ++i) directions.data[t * D + i] = static_cast<float>(scale * (v[i] - (centered ? v_mean : 0.0)));
+        for (int64_t i = 0; i < D; ++i)
+            directions.data[t * D + i] = static_cast<float>(scale * (v[i] - (centered ? v_mean : 0.0)));
         if (!norm.bias.empty())
-            for (int64_t i = 0; i < D; ++i) norm_bias[t] += double(norm.bias.data[i]) * weights.classifier.data[i * V + target];
+            for (int64_t i = 0; i < D; ++i)
+                norm_bias[t] += double(norm.bias.data[i]) * weights.classifier.data[i * V + target];
     }
     return directions;
 }
@@ -69,10 +72,12 @@ std::vector<int> next_token_targets(const ModelRun& run) {
     return targets;
 }
 
-LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, const ModelRun& run, const std::vector<int>& targets) {
+LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, const ModelRun& run,
+                                  const std::vector<int>& targets) {
     const ModelWeights& weights = model.weights();
     if (!model.has_logits() || weights.config.residual == ResidualLayout::post_norm)
-        throw Error(ErrorKind::internal, "attribute_logits: a " + weights.config.architecture + " model's logits do not decompose");
+        throw Error(ErrorKind::internal,
+                    "attribute_logits: a " + weights.config.architecture + " model's logits do not decompose");
     const int64_t T = run.final_residual.dim(0), D = run.final_residual.dim(1), V = run.logits.dim(1);
     LogitAttribution a;
     a.layers = static_cast<int64_t>(run.layers.size()), a.heads = model.description().n_heads, a.tokens = T;
@@ -87,12 +92,14 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
         const int64_t width = layer.context.dim(1), d_head = w.d_head;
         // g = u W_O^T: [T, H*d_h], so that head h's contribution at t is z_h,t . g_t[h d_h, (h+1) d_h).
         MatmulShape shape = dense_matmul(T, D, width);
-        shape.w_strides[0] = D * width, shape.w_strides[1] = 1, shape.w_strides[2] = D;  // W_O [H*d_h, D] read as [D, H*d_h]
+        shape.w_strides[0] = D * width, shape.w_strides[1] = 1,
+        shape.w_strides[2] = D;  // W_O [H*d_h, D] read as [D, H*d_h]
         Tensor g({T, width});
         backend.matmul(shape, u.ptr(), w.w_o.ptr(), nullptr, g.ptr());
         for (int64_t h = 0; h < a.heads; ++h)
             for (int64_t t = 0; t < T; ++t)
-                a.head.push_back(dot(layer.context.ptr() + t * width + h * d_head, g.ptr() + t * width + h * d_head, d_head));
+                a.head.push_back(
+                    dot(layer.context.ptr() + t * width + h * d_head, g.ptr() + t * width + h * d_head, d_head));
         // Block l's feed-forward: what the block added besides its attention output.
         const Tensor& entering = run.residual[static_cast<size_t>(l)];
         const Tensor& leaving = l + 1 < a.layers ? run.residual[static_cast<size_t>(l + 1)] : run.final_residual;

@@ -28,7 +28,9 @@ struct LogitAttribution {
     std::vector<double> embedding;              // [T] the embeddings' (tokens, learned positions)
     std::vector<double> norm_bias;              // [T] the final LayerNorm bias's (0 for RMSNorm)
 
-    double head_at(int64_t l, int64_t h, int64_t t) const { return head[static_cast<size_t>((l * heads + h) * tokens + t)]; }
+    double head_at(int64_t l, int64_t h, int64_t t) const {
+        return head[static_cast<size_t>((l * heads + h) * tokens + t)];
+    }
     // The sum of every component at position t (equal to logits[t] up to rounding).
     double component_sum(int64_t t) const;
 };
@@ -41,6 +43,7 @@ std::vector<int> next_token_targets(const ModelRun& run);
 // from the run's layer contexts, layer outputs and residual streams (run from model.run) and the
 // model's final norm and classifier. The model must have logits and a pre-norm or parallel
 // residual layout (not BERT's post-norm: Error(internal)).
-LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, const ModelRun& run, const std::vector<int>& targets);
+LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, const ModelRun& run,
+                                  const std::vector<int>& targets);
 
 }  // namespace attn_viz

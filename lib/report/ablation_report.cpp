@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "head_names.hpp"
 #include "head_effect_outputs.hpp"
+#include "head_names.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {

@@ -28,7 +28,7 @@ std::vector<std::string> composition_findings(const CompositionScores& scores);
 // head, column = later head; pairs not earlier -> later hatched) into `out`; returns
 // {"composition": {"norm_folding", "q"/"k"/"v": {"mean", "top" (the strongest top_pairs)},
 // "findings"}}. norm_folding: how the norms were folded, in words.
-nlohmann::json write_composition_outputs(OutputDir& out, const CompositionScores& scores, const std::string& norm_folding,
-                                         const ReportOptions& options);
+nlohmann::json write_composition_outputs(OutputDir& out, const CompositionScores& scores,
+                                         const std::string& norm_folding, const ReportOptions& options);
 
 }  // namespace attn_viz

@@ -12,7 +12,8 @@
 namespace attn_viz {
 
 void write_layer_head_png(const std::string& path, const std::vector<float>& values, int64_t layers, int64_t heads,
-                          const std::string& title, const std::string& value_label, const ReportOptions& o, bool signed_values) {
+                          const std::string& title, const std::string& value_label, const ReportOptions& o,
+                          bool signed_values) {
     std::vector<std::string> layer_names, head_names;
     for (int64_t l = 0; l < layers; ++l) layer_names.push_back("L" + std::to_string(l));
     for (int64_t h = 0; h < heads; ++h) head_names.push_back("H" + std::to_string(h));
@@ -30,8 +31,8 @@ void write_layer_head_png(const std::string& path, const std::vector<float>& val
     write_head_png(path, values.data(), all, layer_names, head_names, style);
 }
 
-nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names, const std::vector<RankedHeadRow>& rows,
-                                  int64_t heads) {
+nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names,
+                                  const std::vector<RankedHeadRow>& rows, int64_t heads) {
     std::string csv = "rank,index,layer,head";
     for (const std::string& name : names) csv += "," + name;
     csv += "\n";
@@ -40,7 +41,8 @@ nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std
         const RankedHeadRow& row = rows[r];
         const int64_t index = row.layer * heads + row.head;
         nlohmann::json entry = {{"rank", r + 1}, {"index", index}, {"layer", row.layer}, {"head", row.head}};
-        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(row.layer) + "," + std::to_string(row.head);
+        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(row.layer) + "," +
+               std::to_string(row.head);
         for (size_t v = 0; v < names.size(); ++v) {
             csv += "," + csv_number(row.values[v]);
             entry[names[v]] = json_number(row.values[v]);
@@ -52,10 +54,12 @@ nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std
     return ranking;
 }
 
-std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers, int64_t heads) {
+std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers,
+                                     int64_t heads) {
     std::vector<float> values(static_cast<size_t>(layers * heads), 0.0f);
     for (const RankedHeadRow& row : rows)
-        if (std::isfinite(row.values[value])) values[static_cast<size_t>(row.layer * heads + row.head)] = static_cast<float>(row.values[value]);
+        if (std::isfinite(row.values[value]))
+            values[static_cast<size_t>(row.layer * heads + row.head)] = static_cast<float>(row.values[value]);
     return values;
 }
 

@@ -29,12 +29,13 @@ struct RankedHeadRow {
 // rows: the heads in rank order; names: their values' names. Writes the CSV "rank, index, layer,
 // head, <names>" (index = layer * heads + head; undefined values as empty fields) at `path` and
 // returns the same rows as stats.json objects (undefined values as null).
-nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names, const std::vector<RankedHeadRow>& rows,
-                                  int64_t heads);
+nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names,
+                                  const std::vector<RankedHeadRow>& rows, int64_t heads);
 
 // Value number `value` of each row at its head's place in [L, H] (0 for heads not in `rows` and
 // undefined values): a layers x heads picture's data.
-std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers, int64_t heads);
+std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers,
+                                     int64_t heads);
 
 // x printed with `format` (a findings sentence).
 std::string short_number(double x, const char* format = "%.4g");

@@ -85,7 +85,8 @@ TEST_CASE("composition scores match ||OV_a R_b||_F / (||OV_a||_F ||R_b||_F) on t
         std::vector<LayerWeights> layers;
         NormFolding folding;
         folding.center = s.center;
-        for (int64_t l = 0; l < s.L; ++l) layers.push_back(random_attention(s.D, s.H, s.KV, s.d)), folding.weights.push_back(random_tensor({s.D}));
+        for (int64_t l = 0; l < s.L; ++l)
+            layers.push_back(random_attention(s.D, s.H, s.KV, s.d)), folding.weights.push_back(random_tensor({s.D}));
         std::vector<const LayerWeights*> pointers;
         for (const LayerWeights& w : layers) pointers.push_back(&w);
         const CompositionScores scores = composition_scores(pointers, folding, backend);
@@ -99,13 +100,17 @@ TEST_CASE("composition scores match ||OV_a R_b||_F / (||OV_a||_F ||R_b||_F) on t
                 }
                 const LayerWeights &wa = layers[la], &wb = layers[lb];
                 const Tensor *na = &folding.weights[la], *nb = &folding.weights[lb];
-                const Matrix ov_a = product(reader(wa.w_v, (ha / group) * s.d, s.d, na, s.center), writer(wa.w_o, ha * s.d, s.d, s.center));
-                const Matrix q = reader(wb.w_q, hb * s.d, s.d, nb, s.center), k = reader(wb.w_k, (hb / group) * s.d, s.d, nb, s.center);
+                const Matrix ov_a = product(reader(wa.w_v, (ha / group) * s.d, s.d, na, s.center),
+                                            writer(wa.w_o, ha * s.d, s.d, s.center));
+                const Matrix q = reader(wb.w_q, hb * s.d, s.d, nb, s.center),
+                             k = reader(wb.w_k, (hb / group) * s.d, s.d, nb, s.center);
                 const Matrix qk = product(q, transpose(k)), kq = transpose(qk);
-                const Matrix ov_b = product(reader(wb.w_v, (hb / group) * s.d, s.d, nb, s.center), writer(wb.w_o, hb * s.d, s.d, s.center));
+                const Matrix ov_b = product(reader(wb.w_v, (hb / group) * s.d, s.d, nb, s.center),
+                                            writer(wb.w_o, hb * s.d, s.d, s.center));
                 const Matrix* rights[3] = {&qk, &kq, &ov_b};
                 for (int kind = 0; kind < 3; ++kind) {
-                    const double expected = frobenius(product(ov_a, *rights[kind])) / (frobenius(ov_a) * frobenius(*rights[kind]));
+                    const double expected =
+                        frobenius(product(ov_a, *rights[kind])) / (frobenius(ov_a) * frobenius(*rights[kind]));
                     CHECK(scores.scores[kind].data[a * N + b] == doctest::Approx(expected).epsilon(1e-4));
                 }
             }

@@ -1,17 +1,17 @@
 // True head ablation (zero and mean) on small random Llama models against the double-precision
 // reference forward with the head's output replaced, a planted head that cannot matter, and the
 // --ablate head list.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include <doctest/doctest.h>
+
 #include "error.hpp"
 #include "head_ablation.hpp"
-#include "whole_model.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;

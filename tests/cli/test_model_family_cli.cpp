@@ -1,8 +1,9 @@
 // attn-viz model and compare on random small GPT-2, GPT-NeoX and BERT Hugging Face folders with a
 // small tokenizer.json (scripts/reference_hf_transformer.py): the dumped attention is the float64
 // reference's, stats.json has every head, --generate is the reference's greedy continuation,
-// BERT's text is [CLS] ... [SEP] and it refuses --generate, --ablate and --logit-attribution,
-// ablation, logit attribution and the other whole-model analyses run, and compare of a folder with itself finds nothing.
+// BERT's text is [CLS] ... [SEP] and it refuses --generate, --ablate, --logit-attribution and
+// patching, ablation, logit attribution, patching, composition and the other whole-model
+// analyses run, and compare of a folder with itself finds nothing.
 #include <doctest/doctest.h>
 
 #include <algorithm>
