@@ -1,6 +1,8 @@
 // True ablation of attention heads in a whole model: a head's output is removed (zeroed, or
 // replaced by its mean over the tokens) and the model reruns from that layer on; the change of the
 // next-token loss and the KL divergence of the next-token distributions measure the head's effect.
+// The replacement of one head's output and the rerun (logits_with_head_replaced) serve activation
+// patching too (activation_patching.hpp).
 #pragma once
 
 #include <cstdint>
