@@ -21,8 +21,8 @@
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
 #include "model_run.hpp"
-#include "model_tokenizer.hpp"
 #include "model_stream.hpp"
+#include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
 #include "output_dir.hpp"
@@ -112,7 +112,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
-                                       "--generate, --ablate, --rollout, --flow");
+                                       "--generate, --ablate, --logit-attribution, --patch-from, --composition, --rollout, --flow");
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -310,7 +310,7 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     } else {
         const attn_viz::ModelRun run =
             forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
-        const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, in.tokenizer->labels(in.ids), o.report,
+        const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, *in.tokenizer, o.report,
                                                              progress_wanted(o.output.quiet), timings);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
         printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, analyses, timings, notes), "");
@@ -349,7 +349,7 @@ int run_model(ModelOptions& o) {
         check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model, T, limits);
         if (!o.stream_layers) check_run_memory(model.description(), T, limits);
-        check_model_analysis_options(o.analyses, model, T);
+        check_model_analysis_options(o.analyses, model, *in.tokenizer, in.ids);
     }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or

@@ -1,14 +1,62 @@
 #include "model_analyses.hpp"
 
 #include "ablation_report.hpp"
+#include "composition_report.hpp"
 #include "error.hpp"
 #include "generation.hpp"
 #include "head_ablation.hpp"
+#include "logit_attribution_report.hpp"
 #include "option_parsing.hpp"
+#include "patching_report.hpp"
 #include "progress.hpp"
 #include "rollout_report.hpp"
+#include "token_file.hpp"
 
 namespace attn_viz_cli {
+namespace {
+
+bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o.patch_from_tokens; }
+
+// The corrupted input of --patch-from (encoded as --text is) or --patch-from-tokens, checked
+// against the model.
+std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                               const attn_viz::ModelDescription& model) {
+    std::vector<int> ids = o.patch_from ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, "--patch-from")
+                                        : attn_viz::parse_token_ids(*o.patch_from_tokens, "--patch-from-tokens");
+    attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens);
+    return ids;
+}
+
+
+// --logit-attribution: each position's next token (or --target) attributed, and its outputs.
+nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
+                                       attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
+                                       const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report) {
+    const int target_id = static_cast<int>(o.target);
+    const std::vector<int> targets = o.target >= 0 ? std::vector<int>(run.tokens.size(), target_id) : attn_viz::next_token_targets(run);
+    const std::string target =
+        o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+    return attn_viz::write_logit_attribution_outputs(out, attn_viz::attribute_logits(model, backend, run, targets),
+                                                     tokenizer.labels(targets), target, report);
+}
+
+// --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
+nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
+                              attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
+                              const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report, bool show_progress) {
+    using namespace attn_viz;
+    const ModelDescription& c = model.description();
+    const std::vector<int> ids = corrupted_ids(o, tokenizer, c);
+    const ModelRun corrupted = model.run(ids, false);
+    Progress progress(show_progress, "patched head");
+    const PatchingReport patching = patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
+                                                parse_patch_metric(o.patch_metric, c.vocab_size),
+                                                [&](int64_t done, int64_t total) { progress.update(done, total); });
+    progress.finish();
+    return write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report);
+}
+
+}  // namespace
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
@@ -17,6 +65,27 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "L1H3,L2H0-7 (any case) or 1:3,2:0-7");
     cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
+    cmd->add_flag("--logit-attribution", o.logit_attribution,
+                  "Direct logit attribution: each head's (and each embedding, feed-forward and bias's) direct contribution to the "
+                  "logit of the next token at every position, through the final norm with its scale frozen (logit_attribution.csv, "
+                  "logit_attribution_*.png; decoders only)");
+    cmd->add_option("--target", o.target,
+                    "With --logit-attribution: attribute this token id's logit at every position instead of each position's next "
+                    "token (ids as attn-viz tokenize prints them)")
+        ->check(CLI::NonNegativeNumber)->needs("--logit-attribution");
+    auto* patch_from = cmd->add_option("--patch-from", o.patch_from,
+                                       "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
+                                       "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
+                                       "patching_*.png; decoders only)");
+    auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens, "The corrupted input of activation patching as token ids");
+    patch_from->excludes(patch_tokens);
+    cmd->add_option("--patch-metric", o.patch_metric,
+                    "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token id A minus "
+                    "that of B at the last position)")
+        ->capture_default_str();
+    cmd->add_flag("--composition", o.composition,
+                  "Composition scores from the weights: Q-, K- and V-composition of every head with every head of a later layer "
+                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png)");
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;
@@ -24,13 +93,33 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
-bool asks_for_model_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
+bool asks_for_model_analyses(const ModelAnalysisOptions& o) {
+    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o) || o.composition || o.rollout || o.flow;
+}
 
-void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model, int64_t tokens) {
+void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
+                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids) {
+    const int64_t tokens = static_cast<int64_t>(ids.size());
     const attn_viz::ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
         check_model_has_logits(model, "--ablate");
         parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); });
+    }
+    if (o.logit_attribution) check_model_has_logits(model, "--logit-attribution");
+    if (o.target >= c.vocab_size)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) + ": outside the vocabulary (0.." +
+                                                              std::to_string(c.vocab_size - 1) + ")");
+    if (asks_for_patching(o)) {
+        const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
+        check_model_has_logits(model, option);
+        parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
+        const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
+        if (corrupted != ids.size())
+            throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
+                                                                  " tokens, the clean input " + std::to_string(ids.size()) +
+                                                                  "; patching needs the same number of tokens");
+    } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from or --patch-from-tokens");
     }
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
@@ -40,7 +129,7 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
 
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                                    const std::vector<std::string>& tokens, const attn_viz::ReportOptions& report,
+                                    const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
                                     bool show_progress, attn_viz::Timings& timings) {
     using namespace attn_viz;
     nlohmann::json stats = nlohmann::json::object();
@@ -54,6 +143,21 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
         progress.finish();
         stats.update(write_ablation_outputs(out, ablation, c.n_layers, c.n_heads, report));
     }
+    if (o.logit_attribution) {
+        Timings::Scope t(timings, "logit attribution");
+        stats.update(write_logit_attribution(out, o, model, backend, run, tokenizer, report));
+    }
+    if (asks_for_patching(o)) {
+        Timings::Scope t(timings, "patching");
+        stats.update(write_patching(out, o, model, backend, run, tokenizer, report, show_progress));
+    }
+    if (o.composition) {
+        Timings::Scope t(timings, "composition");
+        const NormFolding folding = attention_norm_folding(model.weights());
+        stats.update(write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
+                                               norm_folding_description(folding), report));
+    }
+    const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;
     for (const LayerResult& layer : run.layers) layers.push_back(&layer);
     if (o.rollout) {

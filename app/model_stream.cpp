@@ -19,6 +19,9 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
     add(report.html, "--html");
     add(generate > 0, "--generate");
     add(!analyses.ablate.empty(), "--ablate");
+    add(analyses.logit_attribution, "--logit-attribution");
+    add(analyses.patch_from || analyses.patch_from_tokens, "--patch-from");
+    add(analyses.composition, "--composition");
     add(analyses.rollout, "--rollout");
     add(analyses.flow, "--flow");
     return names;

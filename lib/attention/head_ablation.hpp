@@ -1,6 +1,8 @@
 // True ablation of attention heads in a whole model: a head's output is removed (zeroed, or
 // replaced by its mean over the tokens) and the model reruns from that layer on; the change of the
 // next-token loss and the KL divergence of the next-token distributions measure the head's effect.
+// The replacement of one head's output and the rerun (logits_with_head_replaced) serve activation
+// patching too (activation_patching.hpp).
 #pragma once
 
 #include <cstdint>
@@ -50,10 +52,19 @@ std::vector<double> next_token_kl(const Tensor& p_logits, const Tensor& q_logits
 // clean, ablated: [T, V] logits. mean_t KL(softmax(clean_t) || softmax(ablated_t)), in double.
 double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
 
-// Head h of layer l, ablated: the layer output Y becomes Y - (z_h - r) W_O^h, where z_h is the
-// head's output [T, d_h] (run.layers[l].context) and r is 0 (zero) or mean_t z_h (mean); then the
-// model reruns from block l on `clean`'s residual stream: one partial forward per head. The model
-// must have logits (a decoder). on_head (optional): told after each head.
+// context: [T, H*d_h] a layer's concatenated head outputs -> head `head`'s columns: [T, d_h].
+Tensor head_output(const Tensor& context, int64_t head, int64_t d_head);
+
+// replacement: [T, d_h]. The logits [T, V] when head `id`'s output z_h (clean.layers[l].context)
+// is replaced by `replacement`: the layer output Y becomes Y - (z_h - replacement) W_O^h and the
+// model reruns from block l on `clean`'s residual stream (one partial forward). Ablation and
+// activation patching (activation_patching.hpp) both replace a head this way. The model must
+// have logits (a decoder).
+Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean, const AblatedHead& id,
+                                 const Tensor& replacement);
+
+// Head h of layer l, ablated: its output z_h replaced by 0 (zero) or by mean_t z_h (mean), by
+// logits_with_head_replaced: one partial forward per head. on_head (optional): told after each head.
 AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
                             const std::vector<AblatedHead>& heads, AblationMode mode, const StepCallback& on_head = {});
 

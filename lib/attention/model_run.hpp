@@ -12,6 +12,7 @@ struct ModelRun {
     std::vector<int> tokens;          // the T input ids
     std::vector<LayerResult> layers;  // per block: attention [H, T, T], margins, context, output, ...
     std::vector<Tensor> residual;     // per block, [T, D]: the residual stream entering it
+    Tensor final_residual;            // [T, D] the residual stream after the last block, before the final norm
     Tensor hidden_states;             // [T, D] after the last block (and the final norm, when the model has one)
     Tensor logits;                    // [T, V]: row t predicts token t + 1; empty for an encoder (BERT)
 };

@@ -72,6 +72,7 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contri
     }
 
     // Step 3: the final norm and the classifier, where the model has them.
+    run.final_residual = x;  // what direct logit attribution decomposes
     run.hidden_states = final_hidden_states(std::move(x));
     if (has_logits()) run.logits = linear(backend_, run.hidden_states, weights_.classifier);
     return run;

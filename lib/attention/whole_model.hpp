@@ -77,8 +77,8 @@ public:
                  const StepCallback& on_layer = {});
 
     // As run, but each block's result and residual go to `visit` as soon as the block is done
-    // instead of into the run: the returned run has the tokens, hidden states (after the final
-    // norm, where the model has one) and logits [T, V] (empty for an encoder), and no layers or
+    // instead of into the run: the returned run has the tokens, the final residual stream, hidden
+    // states (after the final norm, where the model has one) and logits [T, V] (empty for an encoder), and no layers or
     // residuals. Memory holds one block's results at a time if `visit` lets them go
     // (--stream-layers, model_stream.hpp).
     ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,

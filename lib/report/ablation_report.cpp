@@ -2,41 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
-#include "file_write.hpp"
+#include "head_effect_outputs.hpp"
 #include "head_names.hpp"
-#include "heatmap.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
-namespace {
-
-// values: [L, H] one number per head -> a labelled layers x heads picture with its own color range.
-void write_layer_head_png(const std::string& path, const std::vector<float>& values, int64_t layers, int64_t heads,
-                          const std::string& title, const std::string& value_label, const ReportOptions& o) {
-    std::vector<std::string> layer_names, head_names;
-    for (int64_t l = 0; l < layers; ++l) layer_names.push_back("L" + std::to_string(l));
-    for (int64_t h = 0; h < heads; ++h) head_names.push_back("H" + std::to_string(h));
-    const Visibility all{layers, heads, false, {}};
-    HeatmapStyle style;
-    style.colormap = o.style.colormap, style.max_px = o.style.max_px;
-    const ValueRange range = visible_value_range(values.data(), all);
-    style.vmin = range.vmin, style.vmax = range.vmax;
-    style.title = title, style.colorbar_label = value_label;
-    style.raw_labels = true, style.row_axis_label = "layer", style.column_axis_label = "head";
-    write_head_png(path, values.data(), all, layer_names, head_names, style);
-}
-
-std::string csv_field(double x) { return std::isfinite(x) ? json_number(x).dump() : ""; }
-
-std::string nats(double x, const char* format = "%.4g") {
-    char text[32];
-    std::snprintf(text, sizeof text, format, x);
-    return text;
-}
-
-}  // namespace
 
 std::vector<std::string> ablation_findings(const AblationReport& report, const std::vector<HeadAblationEffect>& ranked) {
     if (ranked.empty()) return {};
@@ -48,24 +19,24 @@ std::vector<std::string> ablation_findings(const AblationReport& report, const s
         return a.kl < b.kl;
     });
     const std::string kl_sentence = "the largest change of the predictions is " + head_name(most_kl.id.layer, most_kl.id.head) +
-                                    "'s (KL " + nats(most_kl.kl) + " nats)";
+                                    "'s (KL " + short_number(most_kl.kl) + " nats)";
     if (!std::isfinite(report.clean_loss) || !std::isfinite(top.delta_loss))
         return {"ablation (" + mode + "): one token has no next-token loss; " + kl_sentence};
     std::vector<std::string> findings;
     if (top.delta_loss > 0)
         findings.push_back("ablation (" + mode + "): removing " + top_name + " raises the next-token loss most, by " +
-                           nats(top.delta_loss) + " nats (" + nats(100 * top.delta_loss / report.clean_loss, "%.1f") +
-                           "% of the clean " + nats(report.clean_loss) + ")");
+                           short_number(top.delta_loss) + " nats (" + short_number(100 * top.delta_loss / report.clean_loss, "%.1f") +
+                           "% of the clean " + short_number(report.clean_loss) + ")");
     else
         findings.push_back("ablation (" + mode + "): removing no listed head raises the next-token loss (clean " +
-                           nats(report.clean_loss) + " nats); the largest change is " + top_name + "'s " + nats(top.delta_loss));
+                           short_number(report.clean_loss) + " nats); the largest change is " + top_name + "'s " + short_number(top.delta_loss));
     // "Matters": moves the loss by more than 1% of the clean loss, either way.
     const double matters = 0.01 * std::abs(report.clean_loss);
     const auto mattering = std::count_if(ranked.begin(), ranked.end(), [&](const HeadAblationEffect& e) {
         return std::isfinite(e.delta_loss) && std::abs(e.delta_loss) > matters;
     });
     findings.push_back(std::to_string(mattering) + " of " + std::to_string(ranked.size()) +
-                       " ablated heads move the loss by more than 1% of the clean loss (" + nats(matters, "%.3g") + " nats); " +
+                       " ablated heads move the loss by more than 1% of the clean loss (" + short_number(matters, "%.3g") + " nats); " +
                        kl_sentence);
     return findings;
 }
@@ -84,22 +55,12 @@ std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report) {
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& o) {
     const std::vector<HeadAblationEffect> ranked = ranked_ablations(report);
-    std::string csv = "rank,index,layer,head,delta_loss,kl,loss\n";
-    nlohmann::json ranking = nlohmann::json::array();
-    std::vector<float> delta_loss(static_cast<size_t>(layers * heads), 0.0f), kl(delta_loss);
-    for (size_t r = 0; r < ranked.size(); ++r) {
-        const HeadAblationEffect& e = ranked[r];
-        const int64_t index = e.id.layer * heads + e.id.head;
-        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(e.id.layer) + "," +
-               std::to_string(e.id.head) + "," + csv_field(e.delta_loss) + "," + csv_field(e.kl) + "," + csv_field(e.loss) + "\n";
-        ranking.push_back({{"rank", r + 1}, {"index", index}, {"layer", e.id.layer}, {"head", e.id.head},
-                           {"delta_loss", json_number(e.delta_loss)}, {"kl", json_number(e.kl)}, {"loss", json_number(e.loss)}});
-        delta_loss[static_cast<size_t>(index)] = std::isfinite(e.delta_loss) ? static_cast<float>(e.delta_loss) : 0.0f;
-        kl[static_cast<size_t>(index)] = static_cast<float>(e.kl);
-    }
-    write_file_bytes(out.file("ablation.csv"), csv);
+    std::vector<RankedHeadRow> rows;
+    for (const HeadAblationEffect& e : ranked) rows.push_back({e.id.layer, e.id.head, {e.delta_loss, e.kl, e.loss}});
+    const nlohmann::json ranking = write_ranked_heads(out.file("ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
     const std::string mode = ablation_mode_name(report.mode);
     if (o.pictures) {
+        const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads), kl = layer_head_values(rows, 1, layers, heads);
         write_layer_head_png(out.file("ablation_delta_loss.png"), delta_loss, layers, heads,
                              "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
         write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,

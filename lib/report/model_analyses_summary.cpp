@@ -14,7 +14,9 @@ struct Shown {
     const char* key;
     const char* heading;
 };
-constexpr Shown shown_analyses[] = {{"ablation", "Ablation"}, {"attention_rollout", "Attention rollout"}, {"attention_flow", "Attention flow"}};
+constexpr Shown shown_analyses[] = {{"ablation", "Ablation"}, {"logit_attribution", "Direct logit attribution"},
+                                     {"activation_patching", "Activation patching"}, {"composition", "Composition scores"},
+                                     {"attention_rollout", "Attention rollout"}, {"attention_flow", "Attention flow"}};
 
 // A number of a stats entry ("" when null), with `format`.
 std::string number_text(const nlohmann::json& value, const char* format) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include "model_weights.hpp"
 #include "support.hpp"
@@ -45,6 +47,14 @@ inline constexpr ModelShape test_model_shapes[] = {{16, 24, 2, 4, 2, 30}, {8, 5,
 
 inline attn_viz::ModelWeights random_model(const ModelShape& s, int64_t seq_len) {
     return random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, seq_len);
+}
+
+// T random ids below `vocab`.
+inline std::vector<int> random_ids(int T, int64_t vocab) {
+    std::uniform_int_distribution<int> token(0, static_cast<int>(vocab) - 1);
+    std::vector<int> tokens(static_cast<size_t>(T));
+    for (int& id : tokens) id = token(rng());
+    return tokens;
 }
 
 }  // namespace test_support

@@ -19,14 +19,28 @@ using attn_viz::Tensor;
 struct ReferenceRun {
     std::vector<std::vector<double>> attention;     // per layer, [H, T, T]
     std::vector<std::vector<double>> head_outputs;  // per layer, [T, H*hs]: the heads' outputs before W_O
+    std::vector<double> final_residual;             // [T, D]: the residual stream before the final norm
     std::vector<double> logits;                     // [T, V]
 };
 
-// One head whose output is replaced, at every position, by `replacement` ([hs]; empty = zeros).
+// One head whose output is replaced by `replacement`: [hs] at every position, [T, hs] one row per
+// position, or empty (zeros).
 struct ReferenceAblation {
     int64_t layer = -1, head = -1;
     std::vector<double> replacement;
 };
+
+// logits: [T, V] -> mean_{t<T-1} -log softmax(logits_t)[tokens_{t+1}], written from docs/metrics.md.
+inline double reference_next_token_loss(const std::vector<double>& logits, const std::vector<int>& tokens, int64_t vocab) {
+    double total = 0;
+    const size_t T = tokens.size();
+    for (size_t t = 0; t + 1 < T; ++t) {
+        double z = 0;
+        for (int64_t v = 0; v < vocab; ++v) z += std::exp(logits[t * vocab + v]);
+        total += std::log(z) - logits[t * vocab + tokens[t + 1]];
+    }
+    return T < 2 ? NAN : total / static_cast<double>(T - 1);
+}
 
 // rms_norm(x) * weight with llama2.c's eps.
 inline std::vector<double> reference_rms_norm(const std::vector<double>& x, const Tensor& weight) {
@@ -58,6 +72,7 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
     run.attention.assign(static_cast<size_t>(c.n_layers), std::vector<double>(static_cast<size_t>(H * T * T), 0.0));
     run.head_outputs.assign(static_cast<size_t>(c.n_layers), std::vector<double>(static_cast<size_t>(T * D), 0.0));
     run.logits.resize(static_cast<size_t>(T * c.vocab_size));
+    run.final_residual.resize(static_cast<size_t>(T * D));
     std::vector<std::vector<std::vector<double>>> key_cache(static_cast<size_t>(c.n_layers)), value_cache(key_cache);
     for (int64_t pos = 0; pos < T; ++pos) {
         std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D, w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
@@ -97,7 +112,10 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
             }
             std::copy(heads.begin(), heads.end(), run.head_outputs[l].begin() + pos * D);
             if (l == ablation.layer)
-                for (int64_t i = 0; i < hs; ++i) heads[ablation.head * hs + i] = ablation.replacement.empty() ? 0.0 : ablation.replacement[i];
+                for (int64_t i = 0; i < hs; ++i) {
+                    const size_t row = ablation.replacement.size() == static_cast<size_t>(T * hs) ? static_cast<size_t>(pos * hs) : 0;
+                    heads[ablation.head * hs + i] = ablation.replacement.empty() ? 0.0 : ablation.replacement[row + i];
+                }
             const std::vector<double> attended = reference_times(heads, b.attention.w_o);
             for (int64_t i = 0; i < D; ++i) x[i] += attended[i];
             const std::vector<double> xf = reference_rms_norm(x, b.feed_forward_norm.weight);
@@ -107,6 +125,7 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
             const std::vector<double> down = reference_times(gate, b.w_out);
             for (int64_t i = 0; i < D; ++i) x[i] += down[i];
         }
+        std::copy(x.begin(), x.end(), run.final_residual.begin() + pos * D);
         const std::vector<double> logits = reference_times(reference_rms_norm(x, w.final_norm.weight), w.classifier);
         std::copy(logits.begin(), logits.end(), run.logits.begin() + pos * c.vocab_size);
     }

@@ -1,34 +1,22 @@
 // True head ablation (zero and mean) on small random Llama models against the double-precision
 // reference forward with the head's output replaced, a planted head that cannot matter, and the
 // --ablate head list.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include <doctest/doctest.h>
+
 #include "error.hpp"
 #include "head_ablation.hpp"
-#include "whole_model.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 
 namespace {
-
-// logits: [T, V] -> mean_{t<T-1} -log softmax(logits_t)[tokens_{t+1}], written from docs/metrics.md.
-double reference_loss(const std::vector<double>& logits, const std::vector<int>& tokens, int64_t vocab) {
-    double total = 0;
-    const size_t T = tokens.size();
-    for (size_t t = 0; t + 1 < T; ++t) {
-        double z = 0;
-        for (int64_t v = 0; v < vocab; ++v) z += std::exp(logits[t * vocab + v]);
-        total += std::log(z) - logits[t * vocab + tokens[t + 1]];
-    }
-    return T < 2 ? NAN : total / static_cast<double>(T - 1);
-}
 
 // mean_t sum_v p log(p / q) with p, q the softmaxes of the rows.
 double reference_kl(const std::vector<double>& clean, const std::vector<double>& ablated, int64_t T, int64_t vocab) {
@@ -71,7 +59,7 @@ TEST_CASE("zero and mean ablation match the double reference with the head's out
                 INFO("dim " << s.dim << " heads " << s.heads << " T " << T << " mode " << std::string(ablation_mode_name(mode)));
                 const AblationReport report = ablate_heads(model, backend, clean, heads, mode);
                 REQUIRE(report.heads.size() == heads.size());
-                const double clean_loss = reference_loss(reference.logits, tokens, s.vocab);
+                const double clean_loss = reference_next_token_loss(reference.logits, tokens, s.vocab);
                 CHECK(std::isnan(report.clean_loss) == (T == 1));
                 if (T > 1) CHECK(report.clean_loss == doctest::Approx(clean_loss).epsilon(1e-5));
                 double largest_kl = 0;
@@ -84,7 +72,7 @@ TEST_CASE("zero and mean ablation match the double reference with the head's out
                     largest_kl = std::max(largest_kl, kl);
                     CHECK(e.kl == doctest::Approx(kl).epsilon(1e-3).scale(1e-3));
                     if (T > 1) {
-                        const double loss = reference_loss(ablated.logits, tokens, s.vocab);
+                        const double loss = reference_next_token_loss(ablated.logits, tokens, s.vocab);
                         CHECK(e.loss == doctest::Approx(loss).epsilon(1e-5));
                         CHECK(e.delta_loss == doctest::Approx(loss - clean_loss).epsilon(1e-3).scale(1e-3));
                     } else {

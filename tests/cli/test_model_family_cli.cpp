@@ -1,8 +1,9 @@
 // attn-viz model and compare on random small GPT-2, GPT-NeoX and BERT Hugging Face folders with a
 // small tokenizer.json (scripts/reference_hf_transformer.py): the dumped attention is the float64
 // reference's, stats.json has every head, --generate is the reference's greedy continuation,
-// BERT's text is [CLS] ... [SEP] and it refuses --generate and --ablate, ablation and the other
-// whole-model analyses run, and compare of a folder with itself finds nothing.
+// BERT's text is [CLS] ... [SEP] and it refuses --generate, --ablate, --logit-attribution and
+// patching, ablation, logit attribution, patching, composition and the other whole-model
+// analyses run, and compare of a folder with itself finds nothing.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
+#include "logit_attribution_csv.hpp"
 #include "npy.hpp"
 #include "support.hpp"
 
@@ -92,16 +94,18 @@ TEST_CASE("model --model on a BERT folder: [CLS] text [SEP], pictures without a 
     make_reference_folder(dir, "reference_hf_transformer.py",
                           "--model-type bert --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 70 --tokens 3 --tokenizer");
     const std::string model = "model --model " + dir.path().string() + " --text \"The cat sat.\"";
-    const CommandResult r = run_attn_viz(model + " -q --rollout --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
+    const CommandResult r = run_attn_viz(model + " -q --rollout --composition --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     CHECK(stats["tokens"] == nlohmann::json::array({"[CLS]", "the", "cat", "sat", ".", "[SEP]"}));
     CHECK(std::filesystem::exists(dir / "out/layer_01/head_01.png"));
     CHECK(std::filesystem::exists(dir / "out/rollout.npy"));
+    CHECK(stats["composition"]["norm_folding"] == "none (norms after the attention)");  // BERT's norms come after its attention
+    CHECK(stats["composition"]["k"]["top"].size() == 4);  // 2 x 2 heads of layer 0 against layer 1
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
-    for (const std::string option : {"--generate 3", "--ablate all"}) {
+    for (const std::string option : {"--generate 3", "--ablate all", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
         CAPTURE(option);
         const CommandResult refused = run_attn_viz(model + " " + option + " --out " + (dir / "refused"));
         CHECK(refused.exit_code == 2);
@@ -120,13 +124,21 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
                               "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 270 --tokens 3 --tokenizer");
         const std::string folder = dir.path().string();
         const CommandResult r = run_attn_viz("model -q --model " + folder + " --text \"the cat sat on the mat\" --ablate all --rollout " +
-                                             "--map norm --out " + (dir / "out"));
+                                             "--map norm --logit-attribution --composition --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
         CHECK(stats["ablation"]["heads"].size() == 4);
         const std::vector<std::string> tokens = stats["tokens"];
         CHECK(std::count(tokens.begin(), tokens.end(), " cat") == 1);  // byte-level "Ġcat", decoded
         CHECK(std::filesystem::exists(dir / "out/ablation.csv"));
+        CHECK(stats["composition"]["norm_folding"] == "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred");
+        const CommandResult patched = run_attn_viz("model -q --model " + folder + " --tokens 5,6,7,8 --patch-from-tokens 9,6,7,8 " +
+                                                   "--stats-only --out " + (dir / "patched"));
+        REQUIRE_MESSAGE(patched.exit_code == 0, patched.output);
+        CHECK(nlohmann::json::parse(read_text(dir / "patched/stats.json"))["activation_patching"]["heads"].size() == 4);
+        // Through the final LayerNorm, with its bias and every block's: the components sum to the logit.
+        for (const auto& [position, sum] : logit_attribution_sums(read_text(dir / "out/logit_attribution.csv")))
+            CHECK(sum == doctest::Approx(stats["logit_attribution"]["positions"][position]["logit"].get<double>()).epsilon(1e-4));
 
         const CommandResult compared = run_attn_viz("compare " + folder + " " + folder + " --text \"the cat sat\" --out " +
                                                     (dir / "compare") + " --fail-above 0");

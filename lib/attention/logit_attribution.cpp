@@ -1,0 +1,117 @@
+// Direct logit attribution: the frozen-scale directions of the targets' logits in the residual
+// stream, and each component's dot product with them (the heads' through W_O on oneDNN).
+#include "logit_attribution.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "error.hpp"
+
+namespace attn_viz {
+namespace {
+
+// a, b: [D] rows -> a . b in double.
+double dot(const float* a, const float* b, int64_t D) {
+    double sum = 0;
+    for (int64_t i = 0; i < D; ++i) sum += double(a[i]) * b[i];
+    return sum;
+}
+
+// The directions of the targets' logits: row t is s_t center(w * U[:, target_t]), with s_t the
+// final norm's scale of final_residual's row t (1 and w = 1 without a final norm): [T, D].
+// norm_bias gets b . U[:, target_t] per position.
+Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residual, const std::vector<int>& targets,
+                        std::vector<double>& norm_bias) {
+    const int64_t T = final_residual.dim(0), D = final_residual.dim(1), V = weights.classifier.dim(1);
+    const NormWeights& norm = weights.final_norm;
+    const bool has_norm = !norm.weight.empty(), centered = has_norm && weights.config.norm == NormKind::layer_norm;
+    Tensor directions({T, D});
+    norm_bias.assign(static_cast<size_t>(T), 0.0);
+    for (int64_t t = 0; t < T; ++t) {
+        const float* x = final_residual.ptr() + t * D;
+        const int64_t target = targets[static_cast<size_t>(t)];
+        double mean = 0, square = 0;
+        if (centered) {
+            for (int64_t i = 0; i < D; ++i) mean += x[i];
+            mean /= static_cast<double>(D);
+        }
+        for (int64_t i = 0; i < D; ++i) square += (x[i] - mean) * (x[i] - mean);
+        const double scale =
+            has_norm ? 1.0 / std::sqrt(square / static_cast<double>(D) + weights.config.norm_epsilon) : 1.0;
+        std::vector<double> v(static_cast<size_t>(D));
+        double v_mean = 0;
+        for (int64_t i = 0; i < D; ++i) {
+            v[i] = (has_norm ? double(norm.weight.data[i]) : 1.0) * weights.classifier.data[i * V + target];
+            v_mean += v[i] / static_cast<double>(D);
+        }
+        for (int64_t i = 0; i < D; ++i)
+            directions.data[t * D + i] = static_cast<float>(scale * (v[i] - (centered ? v_mean : 0.0)));
+        if (!norm.bias.empty())
+            for (int64_t i = 0; i < D; ++i)
+                norm_bias[t] += double(norm.bias.data[i]) * weights.classifier.data[i * V + target];
+    }
+    return directions;
+}
+
+}  // namespace
+
+double LogitAttribution::component_sum(int64_t t) const {
+    double sum = embedding[t] + norm_bias[t];
+    for (int64_t l = 0; l < layers; ++l) {
+        sum += attention_bias[l * tokens + t] + mlp[l * tokens + t];
+        for (int64_t h = 0; h < heads; ++h) sum += head_at(l, h, t);
+    }
+    return sum;
+}
+
+std::vector<int> next_token_targets(const ModelRun& run) {
+    const int64_t T = run.logits.dim(0), V = run.logits.dim(1);
+    std::vector<int> targets(run.tokens.begin() + 1, run.tokens.end());
+    const float* last = run.logits.ptr() + (T - 1) * V;
+    targets.push_back(static_cast<int>(std::max_element(last, last + V) - last));
+    return targets;
+}
+
+LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, const ModelRun& run,
+                                  const std::vector<int>& targets) {
+    const ModelWeights& weights = model.weights();
+    if (!model.has_logits() || weights.config.residual == ResidualLayout::post_norm)
+        throw Error(ErrorKind::internal,
+                    "attribute_logits: a " + weights.config.architecture + " model's logits do not decompose");
+    const int64_t T = run.final_residual.dim(0), D = run.final_residual.dim(1), V = run.logits.dim(1);
+    LogitAttribution a;
+    a.layers = static_cast<int64_t>(run.layers.size()), a.heads = model.description().n_heads, a.tokens = T;
+    a.targets = targets;
+    for (int64_t t = 0; t < T; ++t) a.logits.push_back(run.logits.data[t * V + targets[static_cast<size_t>(t)]]);
+    const Tensor u = logit_directions(weights, run.final_residual, targets, a.norm_bias);  // [T, D]
+    for (int64_t t = 0; t < T; ++t) a.embedding.push_back(dot(run.residual[0].ptr() + t * D, u.ptr() + t * D, D));
+    const std::vector<const LayerWeights*> attention = model.attention_weights();
+    for (int64_t l = 0; l < a.layers; ++l) {
+        const LayerResult& layer = run.layers[static_cast<size_t>(l)];
+        const LayerWeights& w = *attention[static_cast<size_t>(l)];
+        const int64_t width = layer.context.dim(1), d_head = w.d_head;
+        // g = u W_O^T: [T, H*d_h], so that head h's contribution at t is z_h,t . g_t[h d_h, (h+1) d_h).
+        MatmulShape shape = dense_matmul(T, D, width);
+        shape.w_strides[0] = D * width, shape.w_strides[1] = 1,
+        shape.w_strides[2] = D;  // W_O [H*d_h, D] read as [D, H*d_h]
+        Tensor g({T, width});
+        backend.matmul(shape, u.ptr(), w.w_o.ptr(), nullptr, g.ptr());
+        for (int64_t h = 0; h < a.heads; ++h)
+            for (int64_t t = 0; t < T; ++t)
+                a.head.push_back(
+                    dot(layer.context.ptr() + t * width + h * d_head, g.ptr() + t * width + h * d_head, d_head));
+        // Block l's feed-forward: what the block added besides its attention output.
+        const Tensor& entering = run.residual[static_cast<size_t>(l)];
+        const Tensor& leaving = l + 1 < a.layers ? run.residual[static_cast<size_t>(l + 1)] : run.final_residual;
+        std::vector<float> added(static_cast<size_t>(D));
+        for (int64_t t = 0; t < T; ++t) {
+            a.attention_bias.push_back(w.b_o.empty() ? 0.0 : dot(w.b_o.ptr(), u.ptr() + t * D, D));
+            for (int64_t i = 0; i < D; ++i)
+                added[i] = leaving.data[t * D + i] - entering.data[t * D + i] - layer.output.data[t * D + i];
+            a.mlp.push_back(dot(added.data(), u.ptr() + t * D, D));
+        }
+    }
+    return a;
+}
+
+}  // namespace attn_viz
