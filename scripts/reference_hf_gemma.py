@@ -33,8 +33,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_hf_llama import (activation, inverse_frequencies, rand, rope, save_expected, write_ids, write_model_folder,  # noqa: E402
-                                write_tokenizer)
+from reference_hf_llama import activation, inverse_frequencies, rand, rope, write_everything  # noqa: E402
 
 
 def gemma_norm(x, weight, eps):
@@ -157,12 +156,7 @@ def main():
         w[p_ + "mlp.gate_proj.weight"], w[p_ + "mlp.up_proj.weight"] = rand(F, D), rand(F, D)
         w[p_ + "mlp.down_proj.weight"] = rand(D, F)
 
-    write_model_folder(a.out, w, cfg, 1)
-    if a.tokenizer:
-        write_tokenizer(a.out, V)
-    ids = write_ids(a.out, V, a.tokens)
-    attentions, logits = forward(w, cfg, ids)
-    save_expected(a.out, attentions, {"logits": logits})
+    write_everything(a, w, cfg, forward)
 
 
 if __name__ == "__main__":

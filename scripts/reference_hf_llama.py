@@ -216,6 +216,17 @@ def save_expected(out, attentions, results):
         np.save(os.path.join(out, f"expected_{name}.npy"), value.numpy())
 
 
+def write_everything(a, w, cfg, run):
+    """The folder (a.shards files, a tokenizer with a.tokenizer), a.tokens random ids and what
+    run(w, cfg, ids) expects: (attention per layer, logits)."""
+    write_model_folder(a.out, w, cfg, getattr(a, "shards", 1))
+    if a.tokenizer:
+        write_tokenizer(a.out, a.vocab)
+    ids = write_ids(a.out, a.vocab, a.tokens)
+    attentions, logits = run(w, cfg, ids)
+    save_expected(a.out, attentions, {"logits": logits})
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("d-model", "heads", "kv-heads", "layers", "ffn", "vocab", "tokens"):
@@ -299,12 +310,7 @@ def main():
     if not a.tied:
         w["lm_head.weight"] = rand(V, D)
 
-    write_model_folder(a.out, w, cfg, a.shards)
-    if a.tokenizer:
-        write_tokenizer(a.out, V)
-    ids = write_ids(a.out, V, a.tokens)
-    attentions, logits = forward(w, cfg, ids)
-    save_expected(a.out, attentions, {"logits": logits})
+    write_everything(a, w, cfg, forward)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,15 @@ void edit_config(const ScratchDir& dir, const std::string& from, const std::stri
     write_text(dir / "config.json", text.replace(text.find(from), from.size(), to));
 }
 
+// Replaces `from` by `to` in the folder's config.json, expects read_hf_llama_folder to refuse it
+// with a message holding `needles`, and puts `from` back.
+void expect_refused(const ScratchDir& dir, const std::string& from, const std::string& to, const std::vector<std::string>& needles) {
+    CAPTURE(to);
+    edit_config(dir, from, to);
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, needles);
+    edit_config(dir, to, from);
+}
+
 }  // namespace
 
 TEST_SUITE("model") {
@@ -40,12 +49,10 @@ TEST_CASE("HF Qwen3 folders: missing q/k norms and keys Qwen3 does not have are 
     ScratchDir dir;
     make_reference_folder(dir, "reference_hf_llama.py",
                           "--model-type qwen3 --d-model 8 --heads 2 --kv-heads 1 --head-dim 4 --layers 1 --ffn 9 --vocab 12 --tokens 3");
-    const std::string config = dir / "config.json";
-    edit_config(dir, "\"model_type\": \"qwen3\"", "\"model_type\": \"qwen3\", \"attn_logit_softcapping\": 30.0");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); },
-                       {config, "attn_logit_softcapping = 30.0 is not supported (attn-viz does not implement attn_logit_softcapping for qwen3)"});
-    edit_config(dir, ", \"attn_logit_softcapping\": 30.0", ", \"partial_rotary_factor\": 0.5");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "partial_rotary_factor 0.5 is not supported for qwen3"});
+    const std::string config = dir / "config.json", type = "\"model_type\": \"qwen3\"";
+    expect_refused(dir, type, type + ", \"attn_logit_softcapping\": 30.0",
+                   {config, "attn_logit_softcapping = 30.0 is not supported (attn-viz does not implement attn_logit_softcapping for qwen3)"});
+    expect_refused(dir, type, type + ", \"partial_rotary_factor\": 0.5", {config, "partial_rotary_factor 0.5 is not supported for qwen3"});
     // A Llama folder called qwen3 (with head_dim: Qwen3's default is 128): no q/k norms.
     ScratchDir llama;
     make_reference_folder(llama, "reference_hf_llama.py",
@@ -104,20 +111,15 @@ TEST_CASE("HF Gemma folders: keys and forms attn-viz does not implement are refu
     make_reference_folder(dir, "reference_hf_gemma.py",
                           "--model-type gemma3_text --d-model 8 --heads 2 --kv-heads 1 --head-dim 4 --layers 2 --ffn 9 --vocab 12 --tokens 3");
     const std::string config = dir / "config.json", anchor = "\"rope_theta\": 10000.0";
-    edit_config(dir, anchor, anchor + ", \"use_bidirectional_attention\": true");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); },
-                       {config, "use_bidirectional_attention = true is not supported (attn-viz does not implement use_bidirectional_attention for gemma3_text)"});
-    edit_config(dir, ", \"use_bidirectional_attention\": true", "");
-    edit_config(dir, "\"final_logit_softcapping\": null", "\"final_logit_softcapping\": -1");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "\"final_logit_softcapping\" is -1, expected a positive number"});
-    edit_config(dir, "\"final_logit_softcapping\": -1", "\"final_logit_softcapping\": null");
-    edit_config(dir, "\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"relu\"");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "activation \"relu\" is not supported"});
-    edit_config(dir, "\"hidden_activation\": \"relu\"", "\"hidden_activation\": \"gelu_pytorch_tanh\"");
+    expect_refused(dir, anchor, anchor + ", \"use_bidirectional_attention\": true",
+                   {config, "use_bidirectional_attention = true is not supported (attn-viz does not implement use_bidirectional_attention for gemma3_text)"});
+    expect_refused(dir, "\"final_logit_softcapping\": null", "\"final_logit_softcapping\": -1",
+                   {config, "\"final_logit_softcapping\" is -1, expected a positive number"});
+    expect_refused(dir, "\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"relu\"",
+                   {config, "activation \"relu\" is not supported"});
     // transformers v5's per-layer-type rope_parameters (Gemma 3's local and global bases).
-    edit_config(dir, anchor, "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); },
-                       {config, "rope_parameters per layer type (\"sliding_attention\": ...) are not supported"});
+    expect_refused(dir, anchor, "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}",
+                   {config, "rope_parameters per layer type (\"sliding_attention\": ...) are not supported"});
 }
 
 // Phi-3: q, k, v split from qkv_proj and gate, up from gate_up_proj; partial rotary; sliding_window
@@ -137,13 +139,10 @@ TEST_CASE("HF Phi-3 folders: longrope and misshapen fused projections are refuse
     ScratchDir dir;
     make_reference_folder(dir, "reference_hf_llama.py", "--model-type phi3 --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 12 --tokens 3");
     const std::string config = dir / "config.json", anchor = "\"rope_theta\": 10000.0";
-    edit_config(dir, anchor, anchor + ", \"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1], \"long_factor\": [1]}");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); },
-                       {config, "rope_scaling \"longrope\" is not supported (supported: linear, llama3)"});
-    edit_config(dir, ", \"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1], \"long_factor\": [1]}", "");
-    edit_config(dir, "\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); },
-                       {dir / "model.safetensors", "'model.layers.0.self_attn.qkv_proj.weight' has shape [16, 8], expected [24, 8]"});
+    expect_refused(dir, anchor, anchor + ", \"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1], \"long_factor\": [1]}",
+                   {config, "rope_scaling \"longrope\" is not supported (supported: linear, llama3)"});
+    expect_refused(dir, "\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2",
+                   {dir / "model.safetensors", "'model.layers.0.self_attn.qkv_proj.weight' has shape [16, 8], expected [24, 8]"});
 }
 
 }  // TEST_SUITE
