@@ -5,6 +5,8 @@
 // transformers' modeling code; the keys each family refuses.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "decoder_reference.hpp"
 #include "expect_input_error.hpp"
 
@@ -104,6 +106,21 @@ TEST_CASE("HF Gemma folders: each layer's window and RoPE base as transformers p
     CHECK(layers_of("--model-type gemma3_text --d-model 8 --heads 2 --kv-heads 1 --head-dim 4 --layers 7 --ffn 9 --vocab 12 --tokens 2 "
                     "--sliding-window 3 --rope-theta 500000 --rope-local-base 50") ==
           Layers{{3, 50}, {3, 50}, {3, 50}, {3, 50}, {3, 50}, {0, 500000}, {3, 50}});
+}
+
+// Gemma2Config's defaults where config.json has no soft-cap keys (a null one means none).
+TEST_CASE("HF Gemma 2 folders without soft-cap keys get transformers' defaults 50 and 30") {
+    ScratchDir dir;
+    make_reference_folder(dir, "reference_hf_gemma.py",
+                          "--model-type gemma2 --d-model 8 --heads 2 --kv-heads 1 --head-dim 4 --layers 1 --ffn 9 --vocab 12 --tokens 3 "
+                          "--query-pre-attn-scalar 9");
+    edit_config(dir, "\"attn_logit_softcapping\": null", "\"absent_a\": null");
+    edit_config(dir, "\"final_logit_softcapping\": null", "\"absent_b\": null");
+    const ModelWeights weights = read_hf_llama_folder(dir.path().string());
+    CHECK(weights.layers[0].attention.logit_softcap == 50.0);
+    CHECK(weights.layers[0].attention.score_scale == doctest::Approx(1.0 / 3.0));
+    CHECK(weights.config.final_logit_softcap == 30.0);
+    CHECK(weights.config.embedding_scale == static_cast<float>(std::sqrt(8.0)));
 }
 
 TEST_CASE("HF Gemma folders: keys and forms attn-viz does not implement are refused naming file and key") {
