@@ -62,7 +62,7 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
                      "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
                      "statistic aggregated.");
     cmd->add_option("--checkpoint,--model", o.checkpoint,
-                    "Hugging Face model folder (config.json model_type llama, mistral, qwen2, gpt2, gpt_neox or bert; "
+                    "Hugging Face model folder (config.json model_type llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, gpt2, gpt_neox or bert; "
                     "model.safetensors or its shards; tokenizer.json or the legacy vocabulary files), GGUF model of architecture llama, gpt2, gptneox or bert (F32, F16, BF16, Q4_0, "
                     "Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors), or llama2.c checkpoint (e.g. "
                     "../shared/models/stories260K/stories260K.bin)")

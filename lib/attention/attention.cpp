@@ -53,6 +53,12 @@ MatmulShape batched_matmul(int64_t batch, int64_t m, int64_t k, int64_t n, int64
     return s;
 }
 
+// scores: [n] -> cap * tanh(scores / cap), in place.
+void soft_cap(float* scores, int64_t n, double cap) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) scores[i] = static_cast<float>(cap * std::tanh(scores[i] / cap));
+}
+
 // z: [H, T, d_h] -> [T, H*d_h]
 Tensor from_head_major(const Tensor& z) {
     const int64_t heads = z.dim(0), rows = z.dim(1), width = z.dim(2);
@@ -146,10 +152,13 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     r.visibility = {T, S, w.causal && !request.context, request.key_excluded, w.causal && !request.context ? w.sliding_window : 0};
 
     // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V, each one product
-    // batched over heads that writes head-major [heads, rows, d_h]; rotary embedding on Q and K.
+    // batched over heads that writes head-major [heads, rows, d_h]; per-head norms (where the
+    // layer has them), then rotary embedding on Q and K.
     Tensor q = project_heads(backend_, x, w.w_q, w.b_q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
     Tensor k = project_heads(backend_, c, w.w_k, w.b_k, d_h);  // [KV, S, d_h]
     Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
+    if (!w.q_norm.empty()) q = rms_normalized(q, w.q_norm, w.qk_norm_epsilon, w.qk_norm_offset);
+    if (!w.k_norm.empty()) k = rms_normalized(k, w.k_norm, w.qk_norm_epsilon, w.qk_norm_offset);
     apply_rope(q, w.rope, rope_frequencies_);
     apply_rope(k, w.rope, rope_frequencies_);
 
@@ -164,7 +173,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     r.logit_margin = Tensor({H, T});
     Tensor z = Tensor::uninitialized({H, T, d_h});
     const MapSteps step = map_steps(KV, G * T, S);
-    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_h)));
+    const float scale = static_cast<float>(w.score_scale > 0 ? w.score_scale : 1.0 / std::sqrt(static_cast<double>(d_h)));
     const int64_t key_quantum = (S + 3) / 4;
     for (int64_t g0 = 0; g0 < KV; g0 += step.groups)
         for (int64_t first = 0; first < step.group_rows; first += step.rows) {
@@ -173,12 +182,14 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
             const int64_t n_keys = std::min(S, (keys_seen(r.visibility, row0, count) + key_quantum - 1) / key_quantum * key_quantum);
             // The step's rows hold n_keys keys each (dense) until Step 4 has read them.
             float* map_rows = r.attention.ptr() + row0 * S;
-            // Step 2: scaled scores Q[rows] K_g[:n_keys]^T / sqrt(d_h), K_g^T a transposed view of K.
+            // Step 2: scaled scores Q[rows] K_g[:n_keys]^T / sqrt(d_h) (or the layer's score scale),
+            // K_g^T a transposed view of K; soft-capped where the layer says (Gemma 2).
             MatmulShape scores = batched_matmul(step.groups, rows, d_h, n_keys, step.group_rows);
             scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
             if (step.groups > 1) scores.w_strides[0] = S * d_h;
             scores.scale = scale;
             backend_.matmul(scores, q.ptr() + row0 * d_h, k.ptr() + g0 * S * d_h, nullptr, map_rows);
+            if (w.logit_softcap > 0) soft_cap(map_rows, count * n_keys, w.logit_softcap);
             // Step 3: masks (causal future, padding), logit margins and the softmax over visible keys.
             masked_softmax(map_rows, row0, count, n_keys, r.visibility, r.logit_margin.ptr() + row0);
             // Step 4: head outputs Z[rows] = P[rows, :n_keys] V_g[:n_keys].

@@ -5,20 +5,6 @@
 namespace attn_viz {
 namespace {
 
-// x: [T, D]; weight: [D] -> x_t / sqrt(mean(x_t^2) + epsilon) * weight, row by row.
-Tensor rms_norm(const Tensor& x, const Tensor& weight, double epsilon) {
-    const int64_t T = x.dim(0), D = x.dim(1);
-    Tensor y({T, D});
-    for (int64_t t = 0; t < T; ++t) {
-        const float* row = x.ptr() + t * D;
-        double sum = 0;
-        for (int64_t i = 0; i < D; ++i) sum += double(row[i]) * row[i];
-        const double scale = 1.0 / std::sqrt(sum / static_cast<double>(D) + epsilon);
-        for (int64_t i = 0; i < D; ++i) y.data[t * D + i] = static_cast<float>(row[i] * scale * weight.data[i]);
-    }
-    return y;
-}
-
 // x: [T, D] -> each row (x - mean) / sqrt(var + eps) * weight + bias (biased variance, as torch).
 Tensor layer_norm(const Tensor& x, const NormWeights& norm, double epsilon) {
     const int64_t T = x.dim(0), D = x.dim(1);
@@ -39,7 +25,12 @@ Tensor layer_norm(const Tensor& x, const NormWeights& norm, double epsilon) {
 }  // namespace
 
 Tensor normalized(const Tensor& x, const NormWeights& norm, NormKind kind, double epsilon) {
-    return kind == NormKind::rms ? rms_norm(x, norm.weight, epsilon) : layer_norm(x, norm, epsilon);
+    switch (kind) {
+        case NormKind::rms: return rms_normalized(x, norm.weight, epsilon);
+        case NormKind::rms_offset_one: return rms_normalized(x, norm.weight, epsilon, 1.0f);
+        case NormKind::layer_norm: break;
+    }
+    return layer_norm(x, norm, epsilon);
 }
 
 Tensor feed_forward(OnednnBackend& backend, const Tensor& x, const BlockWeights& block, const ModelConfig& config) {

@@ -11,6 +11,7 @@ namespace attn_viz {
 
 // x: [T, D] -> each row normalized by `kind` with `epsilon`, accumulated in double, as float:
 //   rms:        x_t / sqrt(mean(x_t^2) + eps) * weight
+//   rms_offset_one: x_t / sqrt(mean(x_t^2) + eps) * (1 + weight)   (Gemma)
 //   layer_norm: (x_t - mean) / sqrt(var + eps) * weight + bias (biased variance, as torch)
 Tensor normalized(const Tensor& x, const NormWeights& norm, NormKind kind, double epsilon);
 

@@ -25,6 +25,19 @@ void activate_in_place(Tensor& x, Activation activation) {
     }
 }
 
+Tensor rms_normalized(const Tensor& x, const Tensor& weight, double epsilon, float offset) {
+    const int64_t width = x.dim(x.rank() - 1), rows = static_cast<int64_t>(x.data.size()) / width;
+    Tensor y(x.shape);
+    for (int64_t t = 0; t < rows; ++t) {
+        const float* row = x.ptr() + t * width;
+        double sum = 0;
+        for (int64_t i = 0; i < width; ++i) sum += double(row[i]) * row[i];
+        const double scale = 1.0 / std::sqrt(sum / static_cast<double>(width) + epsilon);
+        for (int64_t i = 0; i < width; ++i) y.data[t * width + i] = static_cast<float>(row[i] * scale * (offset + weight.data[i]));
+    }
+    return y;
+}
+
 void add_in_place(Tensor& x, const Tensor& delta) {
     for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += delta.data[i];
 }

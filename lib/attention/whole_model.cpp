@@ -2,6 +2,8 @@
 // kind and residual layout.
 #include "whole_model.hpp"
 
+#include <cmath>
+
 #include "block_ops.hpp"
 #include "dense_ops.hpp"
 #include "error.hpp"
@@ -74,7 +76,7 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contri
     // Step 3: the final norm and the classifier, where the model has them.
     run.final_residual = x;  // what direct logit attribution decomposes
     run.hidden_states = final_hidden_states(std::move(x));
-    if (has_logits()) run.logits = linear(backend_, run.hidden_states, weights_.classifier);
+    if (has_logits()) run.logits = logits_of(run.hidden_states);
     return run;
 }
 
@@ -97,12 +99,22 @@ Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
         finish_block(l, x, result.output);
         attention.recycle(std::move(result));
     }
-    return linear(backend_, final_hidden_states(std::move(x)), weights_.classifier);
+    return logits_of(final_hidden_states(std::move(x)));
+}
+
+Tensor WholeModel::logits_of(const Tensor& hidden_states) {
+    Tensor logits = linear(backend_, hidden_states, weights_.classifier);
+    const double cap = weights_.config.final_logit_softcap;
+    if (cap > 0)
+        for (float& v : logits.data) v = static_cast<float>(cap * std::tanh(v / cap));
+    return logits;
 }
 
 Tensor WholeModel::embedded(const std::vector<int>& tokens) const {
     Tensor x = embedding_rows(weights_.token_embedding, tokens);
     const int64_t T = x.dim(0), D = x.dim(1);
+    if (weights_.config.embedding_scale != 1.0f)
+        for (float& v : x.data) v *= weights_.config.embedding_scale;
     if (!weights_.position_embedding.empty())  // rows 0..T-1 of [max_tokens, D]: the same layout as x
         for (int64_t i = 0; i < T * D; ++i) x.data[i] += weights_.position_embedding.data[i];
     if (!weights_.token_type_embedding.empty())
@@ -130,6 +142,10 @@ void WholeModel::finish_block(size_t l, Tensor& x, const Tensor& attended) {
             add_in_place(x, ffn_output);
             break;
         }
+        case ResidualLayout::sandwich:
+            add_in_place(x, normalized_by(attended, b.attention_output_norm));
+            add_in_place(x, normalized_by(feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c), b.feed_forward_output_norm));
+            break;
         case ResidualLayout::post_norm:
             add_in_place(x, attended);
             x = normalized_by(x, b.attention_norm);

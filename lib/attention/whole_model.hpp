@@ -1,13 +1,14 @@
 // A whole transformer of any family (model_weights.hpp: llama2.c, GGUF and Hugging Face
-// Llama-family models, GPT-2, GPT-NeoX/Pythia, BERT) run over a token sequence on oneDNN, its
+// Llama-family models, Gemma 2/3, GPT-2, GPT-NeoX/Pythia, BERT) run over a token sequence on oneDNN, its
 // blocks run from what their data says:
-//   embeddings (+ learned positions, + token type 0) [-> embedding norm]
+//   embeddings [x scale] (+ learned positions, + token type 0) [-> embedding norm]
 //   -> per block, by config.residual, with N1/N2 its norms (config.norm: RMSNorm or LayerNorm):
 //        pre_norm     x = x + attention(N1(x)); x = x + ffn(N2(x))      (Llama, GPT-2, NeoX without parallel residual)
 //        parallel     x = x + attention(N1(x)) + ffn(N2(x))             (GPT-NeoX)
 //        post_norm    x = N1(x + attention(x)); x = N2(x + ffn(x))      (BERT)
+//        sandwich     x = x + N1'(attention(N1(x))); x = x + N2'(ffn(N2(x)))  (Gemma 2/3)
 //      with ffn gated (Llama's SwiGLU) or plain (GELU MLP) by config.feed_forward
-//   [-> final norm] [-> logits x classifier]   (an encoder has no classifier and no logits)
+//   [-> final norm] [-> logits x classifier [-> soft-capped]]   (an encoder has no classifier and no logits)
 // Every layer's attention is kept for drawing (run), or handed to a visitor block by block and
 // not kept (run_blocks); a model whose weights stream (load_block) holds one block at a time.
 // Model mode, its analyses, generation and compare take any model; open_whole_model opens any
@@ -106,6 +107,8 @@ private:
     void finish_block(size_t l, Tensor& x, const Tensor& attended);
     // x: [T, D] the residual stream after the last block -> the final hidden states [T, D].
     Tensor final_hidden_states(Tensor x) const;
+    // hidden_states: [T, D] -> logits [T, V], soft-capped where the model says (Gemma 2).
+    Tensor logits_of(const Tensor& hidden_states);
     // x: [T, D] -> `norm` of it by the model's norm kind and epsilon.
     Tensor normalized_by(const Tensor& x, const NormWeights& norm) const;
     // Block l's weights and attention layer: the model's own, or (streaming) loaded now unless

@@ -1,6 +1,7 @@
 // Reading model hyper-parameters from a Hugging Face config.json.
 #include "hf_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <initializer_list>
 
@@ -159,13 +160,30 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     result.attention_bias = bool_field(config, "attention_bias", where);
     result.mlp_bias = bool_field(config, "mlp_bias", where);
     result.is_decoder = bool_field(config, "is_decoder", where);
-    // Keys of architectures attn-viz does not run: refused when set in any family's config.
+    // Keys that change the forward pass: refused unless the reading family implements them
+    // (refuse_unimplemented; Gemma 2/3 implement the first three).
     for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "use_qk_norm",
                             "qk_layernorm", "clip_qkv", "logits_scaling", "attention_multiplier", "embedding_multiplier",
-                            "residual_multiplier"}) {
+                            "residual_multiplier", "use_bidirectional_attention"}) {
         auto it = config.find(key);
         if (it != config.end() && !it->is_null() && *it != false) result.unimplemented.push_back(std::string(key) + " = " + json_excerpt(*it));
     }
+}
+
+// `key` as a positive number, 0 when config.json sets it to null.
+std::optional<double> number_or_null(const nlohmann::json& config, const char* key, const std::string& where) {
+    const auto it = config.find(key);
+    if (it != config.end() && it->is_null()) return 0.0;
+    return positive_number(config, {key}, where);
+}
+
+void read_gemma_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    result.hidden_activation = string_field(config, {"hidden_activation"}, where);
+    result.attn_logit_softcapping = number_or_null(config, "attn_logit_softcapping", where);
+    result.final_logit_softcapping = number_or_null(config, "final_logit_softcapping", where);
+    result.query_pre_attn_scalar = positive_number(config, {"query_pre_attn_scalar"}, where);
+    result.rope_local_base_freq = positive_number(config, {"rope_local_base_freq"}, where, 1.0);
+    result.sliding_window_pattern = positive_int(config, {"sliding_window_pattern", "_sliding_window_pattern"}, where);
 }
 
 void read_model_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
@@ -179,6 +197,7 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
         result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
     read_rope(config, where, result);
     read_option_fields(config, where, result);
+    read_gemma_fields(config, where, result);
 }
 
 }  // namespace
@@ -214,7 +233,11 @@ int64_t required_value(const std::optional<int64_t>& value, const HfConfig& conf
 }
 
 Activation parse_activation(const HfConfig& config, const std::string& fallback) {
-    const std::string name = config.activation.empty() ? fallback : config.activation;
+    return activation_named(config.activation, config, fallback);
+}
+
+Activation activation_named(const std::string& given, const HfConfig& config, const std::string& fallback) {
+    const std::string name = given.empty() ? fallback : given;
     if (name == "gelu") return Activation::gelu_erf;
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
     if (name == "silu" || name == "swish") return Activation::silu;
@@ -222,10 +245,13 @@ Activation parse_activation(const HfConfig& config, const std::string& fallback)
                                 " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish)");
 }
 
-void refuse_unimplemented(const HfConfig& config) {
-    if (!config.unimplemented.empty())
-        fail_input(config.path, config.unimplemented.front() + " is not supported (attn-viz does not implement " +
-                                    config.unimplemented.front().substr(0, config.unimplemented.front().find(' ')) + ")");
+void refuse_unimplemented(const HfConfig& config, const std::vector<std::string>& implemented) {
+    for (const std::string& setting : config.unimplemented) {
+        const std::string key = setting.substr(0, setting.find(' '));
+        if (std::find(implemented.begin(), implemented.end(), key) == implemented.end())
+            fail_input(config.path, setting + " is not supported (attn-viz does not implement " + key +
+                                        (config.model_type.empty() ? "" : " for " + config.model_type) + ")");
+    }
 }
 
 HfConfig find_hf_config_beside(const std::string& checkpoint_path) {

@@ -46,6 +46,13 @@ struct HfConfig {
     std::optional<bool> attention_bias;        // Llama, Mistral: q/k/v/o biases
     std::optional<bool> mlp_bias;              // Llama: gate/up/down biases
     std::optional<bool> is_decoder;            // BERT: a causal mask
+    // Gemma 2/3 (0 where config.json sets the key to null: none):
+    std::string hidden_activation;                     // the feed-forward's activation ("" when absent)
+    std::optional<double> attn_logit_softcapping;      // scores -> cap * tanh(scores / cap)
+    std::optional<double> final_logit_softcapping;     // logits -> cap * tanh(logits / cap)
+    std::optional<double> query_pre_attn_scalar;       // scores scaled by its -1/2 power instead of head_dim's
+    std::optional<double> rope_local_base_freq;        // Gemma 3: the RoPE base of sliding-window layers
+    std::optional<int64_t> sliding_window_pattern;     // Gemma 3: every this-th layer is full attention
     // "key = value" for each key set that changes the forward pass of any family and that no
     // reader implements (logit soft-capping, QK norms, ...; refuse_unimplemented).
     std::vector<std::string> unimplemented;
@@ -55,8 +62,13 @@ struct HfConfig {
 // set); Error(bad_input) naming config.json and the supported names otherwise.
 Activation parse_activation(const HfConfig& config, const std::string& fallback);
 
-// Error(bad_input) naming config.json and the first of config.unimplemented, if any.
-void refuse_unimplemented(const HfConfig& config);
+// The activation `name` (`fallback` when empty) stands for; Error(bad_input) naming config.json
+// and the supported names otherwise.
+Activation activation_named(const std::string& name, const HfConfig& config, const std::string& fallback);
+
+// Error(bad_input) naming config.json and the first of config.unimplemented, if any, whose key is
+// not one of `implemented` (the keys the reading family implements).
+void refuse_unimplemented(const HfConfig& config, const std::vector<std::string>& implemented = {});
 
 // The rope_scaling types whose parameters are read (and that the Llama-family loader applies).
 const std::vector<std::string>& rope_scaling_types();

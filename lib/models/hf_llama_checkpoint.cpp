@@ -1,13 +1,15 @@
 #include "hf_llama_checkpoint.hpp"
 
 #include <algorithm>
-#include <utility>
+#include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
 #include "hf_config.hpp"
+#include "hf_decoder_families.hpp"
 #include "json_input.hpp"
 #include "layouts.hpp"
 #include "safetensors_shards.hpp"
@@ -25,11 +27,10 @@ void require_supported(const HfConfig& hf, const char* key, const std::string& v
 }
 
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
-ModelConfig llama_config(const HfConfig& hf) {
-    require_supported(hf, "model_type", hf.model_type, hf_llama_model_types());
+ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
     if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
-    refuse_unimplemented(hf);
-    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0)
+    refuse_unimplemented(hf, family.implemented_keys);
+    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0 && !family.partial_rotary)
         fail_input(hf.path, "partial_rotary_factor " + json_excerpt(nlohmann::json(*hf.rotary_fraction)) + " is not supported for " +
                                 hf.model_type + " (transformers' " + hf.model_type + " turns whole heads)");
     ModelConfig c;  // RMSNorm, gated feed-forward, pre-norm: ModelConfig's defaults
@@ -41,32 +42,22 @@ ModelConfig llama_config(const HfConfig& hf) {
     c.n_kv_heads = hf.num_kv_heads.value_or(c.n_heads);
     c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
     c.max_tokens = required_value(hf.max_positions, hf, "max_position_embeddings");
-    c.shared_classifier = hf.tie_word_embeddings.value_or(false);  // LlamaConfig's default
-    c.norm_epsilon = hf.norm_epsilon.value_or(1e-6);                 // LlamaConfig's default
-    c.rope_base = hf.rope_base.value_or(10000.0);
-    c.activation = parse_activation(hf, "silu");
-    if (!hf.head_dim && c.d_model % c.n_heads != 0)
+    c.shared_classifier = hf.tie_word_embeddings.value_or(family.default_tied);
+    c.norm_epsilon = hf.norm_epsilon.value_or(family.default_epsilon);
+    c.rope_base = hf.rope_base.value_or(family.default_rope_base);
+    // transformers' Gemma MLPs read hidden_activation, the others hidden_act.
+    c.activation = family.gemma ? activation_named(hf.hidden_activation, hf, "gelu_pytorch_tanh") : parse_activation(hf, "silu");
+    if (!hf.head_dim && family.default_head_dim == 0 && c.d_model % c.n_heads != 0)
         fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " + std::to_string(c.d_model) + " / " +
                                 std::to_string(c.n_heads) + " is not whole");
-    c.head_dim = hf.head_dim.value_or(c.d_model / c.n_heads);
+    c.head_dim = hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim : c.d_model / c.n_heads);
+    if (family.gemma) {
+        c.norm = NormKind::rms_offset_one;
+        c.residual = ResidualLayout::sandwich;
+        c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));  // transformers casts it to the model's dtype
+        c.final_logit_softcap = hf.final_logit_softcapping.value_or(family.default_final_softcap);
+    }
     return c;
-}
-
-// The keys each query of block `layer` sees (0: every earlier key), as transformers' configs
-// decide it (sliding_window absent: 4096; null: none): Mistral's sliding_window on every layer; Qwen2's sliding_window
-// (default 4096) only with use_sliding_window, on layers from max_window_layers (default 28) on;
-// layer_types, when given, choosing the sliding layers of both. Llama has no sliding window.
-int64_t sliding_window_of(const HfConfig& hf, int64_t layer, int64_t layers) {
-    if (hf.model_type == "llama") return 0;
-    const bool qwen2 = hf.model_type == "qwen2";
-    if (qwen2 && !hf.use_sliding_window.value_or(false)) return 0;
-    if (!hf.layer_types.empty() && static_cast<int64_t>(hf.layer_types.size()) != layers)
-        fail_input(hf.path, "layer_types lists " + std::to_string(hf.layer_types.size()) + " layers, num_hidden_layers is " +
-                                std::to_string(layers));
-    const bool sliding = !hf.layer_types.empty() ? hf.layer_types[static_cast<size_t>(layer)] == "sliding_attention"
-                         : qwen2                 ? layer >= hf.max_window_layers.value_or(28)
-                                                 : true;
-    return sliding ? hf.sliding_window.value_or(4096) : 0;
 }
 
 // Throws Error(bad_input) naming the checkpoint unless the bias tensor `name` is `present`
@@ -76,41 +67,98 @@ void expect_bias(bool present, bool expected, const std::string& name, const std
     fail_input(source.path(), "tensor '" + name + "' is " + (expected ? "missing" : "there") + ", but " + reason);
 }
 
-// Step 2 for one block: the attention through the llama layout preset, its biases and head size
-// checked against config.json, its sliding window; norms and the gated MLP transposed from
-// [out, in] to x W, with their biases when mlp_bias says so.
-BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const ModelConfig& c, int64_t l) {
+// Phi-3's attention: q, k and v are rows [0, H d_h), [H d_h, (H + KV) d_h) and the rest of qkv_proj.
+LayerWeights fused_attention(const SafetensorsShards& source, const ModelConfig& c, const std::string& block) {
+    LayerWeights w;
+    w.d_model = c.d_model, w.num_heads = c.n_heads, w.num_kv_heads = c.n_kv_heads, w.d_head = c.head_dim;
+    const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
+    const Tensor qkv = load_of_shape(source, block + "self_attn.qkv_proj.weight", {q + 2 * kv, c.d_model});
+    w.w_q = transposed(rows_of(qkv, 0, q));
+    w.w_k = transposed(rows_of(qkv, q, kv));
+    w.w_v = transposed(rows_of(qkv, q + kv, kv));
+    w.w_o = transposed(load_of_shape(source, block + "self_attn.o_proj.weight", {c.d_model, q}));
+    expect_bias(source.contains(block + "self_attn.qkv_proj.bias"), false, block + "self_attn.qkv_proj.bias", "phi3 has no attention biases", source);
+    return w;
+}
+
+// Block l's attention: its tensors (through the llama layout preset, or split from Phi-3's fused
+// projection), biases and head size checked against config.json, then what the family changes:
+// sliding window, q/k norms, Gemma's score scale, soft-cap and local RoPE base, partial rotary.
+LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family, const ModelConfig& c,
+                            int64_t l) {
+    const std::string block = "model.layers." + std::to_string(l) + ".";
     LayoutOptions options;
     options.num_heads = c.n_heads;
     options.num_kv_heads = c.n_kv_heads;
     options.rope_base = c.rope_base;
+    LayerWeights a = family.fused ? fused_attention(source, c, block) : load_layer(source, "llama", static_cast<int>(l), options, hf);
+    if (a.d_head != c.head_dim)
+        fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " + std::to_string(a.num_heads * a.d_head) +
+                                      " outputs, expected " + std::to_string(c.n_heads) + " heads x head size " + std::to_string(c.head_dim));
+    a.causal = true;
+    a.rope = RopeStyle::half_split;
+    a.rope_base = c.rope_base;
+    a.rope_scaling = hf.rope_scaling_parameters;
+    a.sliding_window = sliding_window_of(hf, family, l, c.n_layers);
+    if (!family.fused) {
+        const bool by_config = family.attention_biases == BiasRule::by_config && hf.attention_bias.value_or(false);
+        const bool qkv = by_config || family.attention_biases == BiasRule::qkv;
+        const std::string why = family.attention_biases == BiasRule::by_config
+                                    ? "config.json's attention_bias is " + std::string(by_config ? "true" : "false or absent")
+                                : family.attention_biases == BiasRule::qkv ? hf.model_type + " has q/k/v biases and none on o_proj"
+                                                                           : hf.model_type + " has no attention biases";
+        expect_bias(!a.b_q.empty(), qkv, block + "self_attn.q_proj.bias", why, source);
+        expect_bias(!a.b_k.empty(), qkv, block + "self_attn.k_proj.bias", why, source);
+        expect_bias(!a.b_v.empty(), qkv, block + "self_attn.v_proj.bias", why, source);
+        expect_bias(!a.b_o.empty(), by_config, block + "self_attn.o_proj.bias", why, source);
+    }
+    if (family.qk_norm) {
+        a.q_norm = load_of_shape(source, block + "self_attn.q_norm.weight", {c.head_dim});
+        a.k_norm = load_of_shape(source, block + "self_attn.k_norm.weight", {c.head_dim});
+        a.qk_norm_epsilon = c.norm_epsilon;
+        a.qk_norm_offset = family.gemma ? 1.0f : 0.0f;
+    }
+    if (family.gemma) {
+        a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
+        a.logit_softcap = hf.attn_logit_softcapping.value_or(family.default_attn_softcap);
+    }
+    if (family.windows == WindowRule::pattern && a.sliding_window > 0) {  // Gemma 3's local layers: their own base, unscaled
+        a.rope_base = hf.rope_local_base_freq.value_or(10000.0);
+        a.rope_scaling = {};
+    }
+    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0)  // transformers: int(head_dim * partial_rotary_factor)
+        a.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * *hf.rotary_fraction);
+    return a;
+}
+
+// Step 2 for one block: its attention, norms and gated MLP (Phi-3's gate_up_proj split into
+// gate and up), transposed from [out, in] to x W, with biases where mlp_bias says so.
+BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family, const ModelConfig& c, int64_t l) {
     const int64_t d = c.d_model, f = c.ffn_dim;
     const std::string block = "model.layers." + std::to_string(l) + ".";
     BlockWeights b;
-    b.attention = load_layer(source, "llama", static_cast<int>(l), options, hf);
-    const int64_t head_dim = hf.head_dim.value_or(c.d_model / c.n_heads);
-    if (b.attention.d_head != head_dim)
-        fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " + std::to_string(b.attention.num_heads * b.attention.d_head) +
-                                      " outputs, expected " + std::to_string(c.n_heads) + " heads x head size " + std::to_string(head_dim));
-    b.attention.sliding_window = sliding_window_of(hf, l, c.n_layers);
-    // transformers: Llama's q/k/v/o biases follow attention_bias, Qwen2 has q/k/v biases, Mistral none.
-    const bool llama = hf.model_type == "llama", qwen2 = hf.model_type == "qwen2";
-    const bool attention_bias = llama && hf.attention_bias.value_or(false);
-    const std::string why = llama ? "config.json's attention_bias is " + std::string(attention_bias ? "true" : "false or absent")
-                                  : qwen2 ? "qwen2 has q/k/v biases and none on o_proj" : hf.model_type + " has no attention biases";
-    expect_bias(!b.attention.b_q.empty(), attention_bias || qwen2, block + "self_attn.q_proj.bias", why, source);
-    expect_bias(!b.attention.b_k.empty(), attention_bias || qwen2, block + "self_attn.k_proj.bias", why, source);
-    expect_bias(!b.attention.b_v.empty(), attention_bias || qwen2, block + "self_attn.v_proj.bias", why, source);
-    expect_bias(!b.attention.b_o.empty(), attention_bias, block + "self_attn.o_proj.bias", why, source);
+    b.attention = read_attention(source, hf, family, c, l);
     b.attention_norm.weight = load_of_shape(source, block + "input_layernorm.weight", {d});
-    b.feed_forward_norm.weight = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
-    b.w_in = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
+    if (family.gemma) {  // Gemma's post_attention_layernorm is on the attention output
+        b.attention_output_norm.weight = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
+        b.feed_forward_norm.weight = load_of_shape(source, block + "pre_feedforward_layernorm.weight", {d});
+        b.feed_forward_output_norm.weight = load_of_shape(source, block + "post_feedforward_layernorm.weight", {d});
+    } else {
+        b.feed_forward_norm.weight = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
+    }
+    if (family.fused) {
+        const Tensor gate_up = load_of_shape(source, block + "mlp.gate_up_proj.weight", {2 * f, d});
+        b.w_in = transposed(rows_of(gate_up, 0, f));
+        b.w_up = transposed(rows_of(gate_up, f, f));
+    } else {
+        b.w_in = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
+        b.w_up = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
+    }
     b.w_out = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
-    b.w_up = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
-    // transformers: Llama's MLP biases follow mlp_bias; Mistral and Qwen2 have none.
-    const bool mlp_bias = llama && hf.mlp_bias.value_or(false);
-    const std::string mlp_why = llama ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
-                                      : hf.model_type + " has no MLP biases";
+    // transformers: Llama's MLP biases follow mlp_bias; the other families have none.
+    const bool mlp_bias = family.mlp_bias_key && hf.mlp_bias.value_or(false);
+    const std::string mlp_why = family.mlp_bias_key ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
+                                                    : hf.model_type + " has no MLP biases";
     const std::pair<Tensor*, std::pair<const char*, int64_t>> biases[] = {
         {&b.b_in, {"mlp.gate_proj.bias", f}}, {&b.b_out, {"mlp.down_proj.bias", d}}, {&b.b_up, {"mlp.up_proj.bias", f}}};
     for (const auto& [bias, name_and_size] : biases) {
@@ -124,7 +172,11 @@ BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, con
 }  // namespace
 
 const std::vector<std::string>& hf_llama_model_types() {
-    static const std::vector<std::string> types = {"llama", "mistral", "qwen2"};
+    static const std::vector<std::string> types = [] {
+        std::vector<std::string> names;
+        for (const DecoderFamily& family : decoder_families()) names.push_back(family.model_type);
+        return names;
+    }();
     return types;
 }
 
@@ -133,12 +185,13 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& l
 }
 
 ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
+    const DecoderFamily& family = decoder_family(hf);
     ModelWeights w;
-    w.config = llama_config(hf);
+    w.config = llama_config(hf, family);
     const ModelConfig& c = w.config;
     const SafetensorsShards source(folder, limits);
     // Step 2: every block.
-    for (int64_t l = 0; l < c.n_layers; ++l) w.layers.push_back(read_block(source, hf, c, l));
+    for (int64_t l = 0; l < c.n_layers; ++l) w.layers.push_back(read_block(source, hf, family, c, l));
     const int64_t d = c.d_model;
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
     w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});

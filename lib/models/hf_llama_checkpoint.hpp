@@ -1,9 +1,12 @@
-// Hugging Face model folders of the Llama family (model_type llama, mistral, qwen2: Llama 2/3,
-// TinyLlama, SmolLM, Mistral, Qwen2): config.json and model.safetensors (or its shards) read into
-// ModelWeights (RMSNorm, gated feed-forward, pre-norm) in the x W convention, with HF's half-split
-// RoPE (rope_scaling linear or llama3, v4 keys or v5 rope_parameters), GQA, head_dim, hidden_act,
-// Llama's attention_bias and mlp_bias, Qwen2's q/k/v biases, Mistral's and Qwen2's sliding windows. Tied embeddings (no
-// lm_head.weight) share the embedding matrix as the classifier. docs/formats.md lists every key.
+// Hugging Face model folders of the Llama-like decoder families (hf_decoder_families.hpp: llama,
+// mistral, qwen2, qwen3, gemma2, gemma3_text, phi3: Llama 2/3, TinyLlama, SmolLM, Mistral, Qwen2/3,
+// Gemma 2/3 text, Phi-3/Phi-4-mini): config.json and model.safetensors (or its shards) read into
+// ModelWeights in the x W convention, with HF's half-split RoPE (rope_scaling linear or llama3, v4
+// keys or v5 rope_parameters), GQA, head_dim, hidden_act, each family's biases, sliding windows
+// and what else its row in the family table says (q/k norms, Gemma's (1 + w) sandwich norms, scaled
+// embeddings, soft-caps and local RoPE base, Phi-3's fused projections and partial rotary). Tied
+// embeddings (no lm_head.weight) share the embedding matrix as the classifier. docs/formats.md
+// lists every key.
 #pragma once
 
 #include <string>

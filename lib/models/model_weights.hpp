@@ -2,7 +2,8 @@
 // they came from (every matrix x W): a block is data (which norm, which feed-forward, which
 // residual arrangement), so one forward pass (whole_model.hpp) runs every family. A reader of a
 // new family fills a ModelWeights; only a block the enums below cannot describe needs a new value.
-//   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2): rms, gated, pre_norm.
+//   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2/qwen3/phi3): rms, gated, pre_norm.
+//   Gemma 2/3 (Hugging Face gemma2, gemma3_text): rms_offset_one, gated (GeGLU), sandwich, scaled embeddings.
 //   GPT-2: layer_norm, plain, pre_norm, learned positions.  GPT-NeoX: layer_norm, plain, parallel.
 //   BERT: layer_norm, plain, post_norm, learned positions, token type row, embedding norm, no classifier.
 #pragma once
@@ -19,7 +20,8 @@
 namespace attn_viz {
 
 enum class NormKind {
-    rms,         // x / sqrt(mean(x^2) + eps) * weight
+    rms,             // x / sqrt(mean(x^2) + eps) * weight
+    rms_offset_one,  // x / sqrt(mean(x^2) + eps) * (1 + weight) (Gemma; weights stored as w, not 1 + w)
     layer_norm,  // (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
 };
 
@@ -32,6 +34,7 @@ enum class ResidualLayout {
     pre_norm,   // x = x + attention(N1(x)); x = x + ffn(N2(x))
     parallel,   // x = x + attention(N1(x)) + ffn(N2(x))
     post_norm,  // x = N1(x + attention(x)); x = N2(x + ffn(x))
+    sandwich,   // x = x + N1'(attention(N1(x))); x = x + N2'(ffn(N2(x)))  (Gemma 2/3: pre- and post-norms)
 };
 
 struct NormWeights {
@@ -56,12 +59,16 @@ struct ModelConfig {
     Activation activation = Activation::silu;  // of the gate (gated) or the hidden layer (plain)
     ResidualLayout residual = ResidualLayout::pre_norm;
     double rope_base = 10000.0;  // the Llama-family readers' RoPE base for every block (LayerWeights holds what runs)
+    float embedding_scale = 1.0f;       // token embeddings times this (Gemma: sqrt(D) rounded to float, as transformers)
+    double final_logit_softcap = 0.0;   // logits -> cap * tanh(logits / cap) (Gemma 2); 0 = none
 };
 
 struct BlockWeights {
     LayerWeights attention;
     NormWeights attention_norm;     // pre_norm/parallel: before attention; post_norm: after attention + residual
     NormWeights feed_forward_norm;  // likewise around the feed-forward
+    NormWeights attention_output_norm;     // sandwich only: N1', on the attention output before the residual add
+    NormWeights feed_forward_output_norm;  // sandwich only: N2', on the feed-forward output
     Tensor w_in;                    // [D, F] (gated: the gate)
     Tensor w_up;                    // [D, F] gated only: the projection the gate multiplies; empty for plain
     Tensor w_out;                   // [F, D]

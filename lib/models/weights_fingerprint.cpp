@@ -21,6 +21,13 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
             f.add_bytes(&v, sizeof v);
     }
     for (const Tensor* t : {&w.w_q, &w.w_k, &w.w_v, &w.w_o, &w.b_q, &w.b_k, &w.b_v, &w.b_o}) f.add_tensor(*t);
+    if (!w.q_norm.empty() || !w.k_norm.empty()) {  // likewise: layers without q/k norms keep their fingerprints
+        f.add_tensor(w.q_norm);
+        f.add_tensor(w.k_norm);
+        for (double v : {w.qk_norm_epsilon, double{w.qk_norm_offset}}) f.add_bytes(&v, sizeof v);
+    }
+    for (double v : {w.score_scale, w.logit_softcap})  // likewise
+        if (v != 0.0) f.add_bytes(&v, sizeof v);
     return f.value();
 }
 
@@ -46,13 +53,16 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
         for (const Tensor* t : {&b.attention_norm.weight, &b.feed_forward_norm.weight, &b.w_in, &b.w_out, &b.w_up})
             f.add_tensor(*t);
-        for (const Tensor* t : {&b.b_in, &b.b_out, &b.b_up})
+        for (const Tensor* t : {&b.b_in, &b.b_out, &b.b_up, &b.attention_output_norm.weight, &b.feed_forward_output_norm.weight})
             if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
     }
     for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight, &w.classifier}) f.add_tensor(*t);
     if (c.activation != Activation::silu) f.add_int(static_cast<int64_t>(c.activation) + 1000);            // likewise
     if (c.feed_forward != FeedForwardKind::gated) f.add_int(static_cast<int64_t>(c.feed_forward) + 2000);  // likewise
     if (c.residual != ResidualLayout::pre_norm) f.add_int(static_cast<int64_t>(c.residual) + 3000);        // likewise
+    if (c.norm != NormKind::rms) f.add_int(static_cast<int64_t>(c.norm) + 4000);                           // likewise
+    for (double v : {double{c.embedding_scale} - 1.0, c.final_logit_softcap})                             // likewise
+        if (v != 0.0) f.add_bytes(&v, sizeof v);
     return f.value();
 }
 
@@ -86,7 +96,7 @@ uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
 }  // namespace
 
 uint64_t model_fingerprint(const ModelWeights& w) {
-    return w.config.norm == NormKind::rms ? rms_model_fingerprint(w) : layer_norm_model_fingerprint(w);
+    return w.config.norm == NormKind::layer_norm ? layer_norm_model_fingerprint(w) : rms_model_fingerprint(w);
 }
 
 }  // namespace attn_viz

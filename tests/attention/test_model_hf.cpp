@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "decoder_reference.hpp"
 #include "expect_input_error.hpp"
 #include "hf_llama_checkpoint.hpp"
 #include "hf_reference_folder.hpp"
@@ -26,27 +27,7 @@ void make_reference_folder(const ScratchDir& dir, const std::string& arguments) 
     test_support::make_reference_folder(dir, "reference_hf_llama.py", arguments);
 }
 
-// Runs each folder of reference_hf_llama.py `cases` and checks attention (1e-5) and logits (1e-5
-// of their scale) against its float64 forward.
-void check_against_reference(const std::vector<std::string>& cases) {
-    OnednnBackend backend;
-    for (const std::string& arguments : cases) {
-        CAPTURE(arguments);
-        ScratchDir dir;
-        make_reference_folder(dir, arguments);
-        WholeModel model(backend, read_hf_llama_folder(dir.path().string()));
-        const ModelRun run = model.run(read_ids(dir / "ids.txt"));
-        double attention_error = 0;
-        for (size_t l = 0; l < run.layers.size(); ++l)
-            attention_error = std::max(attention_error, max_abs_diff(run.layers[l].attention, read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))));
-        const Tensor expected_logits = read_npy(dir / "expected_logits.npy");
-        const double logit_scale = magnitude(expected_logits);
-        const double logit_error = max_abs_diff(run.logits, expected_logits);
-        MESSAGE(arguments << ": max attention error " << attention_error << ", max logit error " << logit_error << " of " << logit_scale);
-        CHECK(attention_error < 1e-5);
-        CHECK(logit_error < 1e-5 * logit_scale);
-    }
-}
+void check_against_reference(const std::vector<std::string>& cases) { check_decoder_folders("reference_hf_llama.py", cases); }
 
 }  // namespace
 
@@ -154,7 +135,7 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
     expect_refused("\"mlp_bias\": false", "\"mlp_bias\": true",
                    {weights, "'model.layers.0.mlp.gate_proj.bias' is missing, but config.json's mlp_bias is true"});
     expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"gemma\"",
-                   {config, "model_type \"gemma\" is not supported (supported: llama, mistral, qwen2)"});
+                   {config, "model_type \"gemma\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3)"});
     with_key("\"head_dim\": 4", {weights, "'model.layers.0.self_attn.q_proj.weight' has 16 outputs, expected 2 heads x head size 4"});
     with_key("\"partial_rotary_factor\": 0.5", {config, "partial_rotary_factor 0.5 is not supported for llama"});
     with_key("\"attn_logit_softcapping\": 50.0", {config, "attn_logit_softcapping = 50.0 is not supported"});
@@ -237,7 +218,7 @@ TEST_CASE("hostile model folders: lying configs and indexes get one-line errors 
     with_config("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3");
     expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {"layer 2 is out of range"});
     with_config("\"model_type\": \"llama\"", "\"model_type\": \"gpt_bigcode\"");
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "\"gpt_bigcode\" is not supported (supported: llama, mistral, qwen2)"});
+    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, {config, "\"gpt_bigcode\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3)"});
     // An untrusted name is quoted cut short, not whole.
     with_config("\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"" + std::string(100000, 'y') + "\"}");
     try {

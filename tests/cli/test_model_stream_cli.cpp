@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
+#include "npy.hpp"
 #include "support.hpp"
 
 using namespace test_support;
@@ -76,6 +77,39 @@ TEST_CASE("model --stream-layers on GPT-2, GPT-NeoX and BERT folders: the whole 
         CHECK(a["heads"].size() > 2);
         CHECK(b["heads"] == a["heads"]);
         CHECK(b["pair_scope"] == "layer");
+    }
+}
+
+// The decoder families of issue 23 through the CLI, by token ids (the bytes of "Hello world!" in
+// the folders' small byte-level tokenizer): each runs whole and layer by layer with the same heads
+// and dump, and a sliding layer's cells outside the window are 0 in the dump.
+TEST_CASE("model --stream-layers on Qwen3, Gemma 2, Gemma 3 and Phi-3 folders: the whole run's heads and dump") {
+    const std::pair<const char*, std::string> families[] = {
+        {"reference_hf_llama.py", "--model-type qwen3 --d-model 16 --heads 4 --kv-heads 2 --head-dim 6 --layers 2 --ffn 20 --vocab 270 "
+                                  "--tokens 12 --sliding-window 4 --use-sliding-window --max-window-layers 1"},
+        {"reference_hf_gemma.py", "--model-type gemma2 --d-model 16 --heads 2 --kv-heads 1 --head-dim 8 --layers 2 --ffn 20 --vocab 270 "
+                                  "--tokens 12 --sliding-window 4 --attn-softcap 3 --final-softcap 5"},
+        {"reference_hf_gemma.py", "--model-type gemma3_text --d-model 16 --heads 2 --kv-heads 1 --head-dim 8 --layers 2 --ffn 20 "
+                                  "--vocab 270 --tokens 12 --sliding-window 4 --pattern 2"},
+        {"reference_hf_llama.py", "--model-type phi3 --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 20 --vocab 270 --tokens 12 "
+                                  "--sliding-window 4 --partial-rotary 0.5"},
+    };
+    for (const auto& [script, arguments] : families) {
+        CAPTURE(arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, script, arguments + " --tokenizer");
+        const std::string ids = "72,101,108,108,111,32,119,111,114,108,100,33";
+        run_whole_and_streamed("model -q --model " + dir.path().string() + " --tokens " + ids + " --scale head", dir);
+        const nlohmann::json a = stats(dir / "whole"), b = stats(dir / "streamed");
+        CHECK(a["heads"].size() >= 4);
+        CHECK(b["heads"] == a["heads"]);
+        // Layer 0 slides in each (qwen3 from max_window_layers 1: layer 1): query 11 sees keys 8..11 only.
+        const attn_viz::Tensor dump = attn_viz::read_npy(dir / "whole.npy");  // [L, H, T, T]
+        const int64_t H = dump.dim(1), T = dump.dim(2), sliding = std::string(arguments).find("qwen3") != std::string::npos ? 1 : 0;
+        double outside = 0, inside = 0;
+        for (int64_t j = 0; j < T; ++j) (j < 8 ? outside : inside) += dump.data[static_cast<size_t>(((sliding * H) * T + 11) * T + j)];
+        CHECK(outside == 0.0);
+        CHECK(inside == doctest::Approx(1.0).epsilon(1e-5));
     }
 }
 
