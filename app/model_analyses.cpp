@@ -5,6 +5,8 @@
 #include "error.hpp"
 #include "generation.hpp"
 #include "head_ablation.hpp"
+#include "composition_scores.hpp"
+#include "logit_attribution.hpp"
 #include "logit_attribution_report.hpp"
 #include "option_parsing.hpp"
 #include "patching_report.hpp"
@@ -105,7 +107,15 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
         check_model_has_logits(model, "--ablate");
         parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); });
     }
-    if (o.logit_attribution) check_model_has_logits(model, "--logit-attribution");
+    if (o.logit_attribution) {
+        check_model_has_logits(model, "--logit-attribution");
+        if (const std::string obstacle = attn_viz::logit_attribution_obstacle(model.weights()); !obstacle.empty())
+            throw attn_viz::Error(attn_viz::ErrorKind::usage, "--logit-attribution: this model's logits do not split into per-head terms: " + obstacle);
+    }
+    if (o.composition)
+        if (const std::string obstacle = attn_viz::composition_obstacle(model.weights(), model.attention_weights()); !obstacle.empty())
+            throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                                  "--composition: composition scores do not describe this model's heads: " + obstacle);
     if (o.target >= c.vocab_size)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) + ": outside the vocabulary (0.." +
                                                               std::to_string(c.vocab_size - 1) + ")");

@@ -111,6 +111,13 @@ NormFolding attention_norm_folding(const ModelWeights& model) {
     return folding;
 }
 
+std::string composition_obstacle(const ModelWeights& model, const std::vector<const LayerWeights*>& layers) {
+    for (const LayerWeights* layer : layers)
+        if (!layer->q_norm.empty() || !layer->k_norm.empty()) return "per-head q/k norms make its W_QK nonlinear";
+    if (model.config.residual == ResidualLayout::sandwich) return "a norm rescales each attention output before the residual add";
+    return "";
+}
+
 std::string norm_folding_description(const NormFolding& folding) {
     if (folding.weights.empty()) return "none (norms after the attention)";
     return folding.center ? "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred"

@@ -45,6 +45,11 @@ struct NormFolding {
 // the attention. A streamed model's blocks are loaded for their norms.
 NormFolding attention_norm_folding(const ModelWeights& model);
 
+// Why composition scores (bilinear in the weights) do not describe `model`'s heads, or "" when
+// they do: per-head q/k norms (Qwen3, Gemma 3) make W_QK nonlinear, and a norm on each attention
+// output (Gemma's sandwich blocks) rescales W_OV per token. `layers`: the model's attention weights.
+std::string composition_obstacle(const ModelWeights& model, const std::vector<const LayerWeights*>& layers);
+
 // How `folding` treats the norms, in words (stats.json's norm_folding).
 std::string norm_folding_description(const NormFolding& folding);
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "whole_model.hpp"
@@ -39,10 +40,16 @@ struct LogitAttribution {
 // top prediction (argmax of logits [T, V]'s last row).
 std::vector<int> next_token_targets(const ModelRun& run);
 
+// Why `weights`' logits do not decompose into the components above, or "" when they do: a
+// post-norm model (BERT: norms after each block's attention), a norm on each attention output
+// before the residual add (Gemma's sandwich blocks: each head's share is rescaled per token), or
+// final-logit soft-capping (a tanh of the whole logit).
+std::string logit_attribution_obstacle(const ModelWeights& weights);
+
 // targets: [T] token ids below V. Every component's direct contribution to logits_t(targets_t),
 // from the run's layer contexts, layer outputs and residual streams (run from model.run) and the
-// model's final norm and classifier. The model must have logits and a pre-norm or parallel
-// residual layout (not BERT's post-norm: Error(internal)).
+// model's final norm and classifier. The model must have logits and no logit_attribution_obstacle
+// (Error(internal) otherwise).
 LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, const ModelRun& run,
                                   const std::vector<int>& targets);
 

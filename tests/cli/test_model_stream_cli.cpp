@@ -110,6 +110,17 @@ TEST_CASE("model --stream-layers on Qwen3, Gemma 2, Gemma 3 and Phi-3 folders: t
         for (int64_t j = 0; j < T; ++j) (j < 8 ? outside : inside) += dump.data[static_cast<size_t>(((sliding * H) * T + 11) * T + j)];
         CHECK(outside == 0.0);
         CHECK(inside == doctest::Approx(1.0).epsilon(1e-5));
+
+        // Circuits: attribution needs logits that are sums of head terms (not Gemma's post-norms and
+        // soft-capped logits), composition a bilinear W_QK and W_OV (not q/k norms or post-norms).
+        const bool gemma = arguments.find("gemma") != std::string::npos, qwen3 = arguments.find("qwen3") != std::string::npos;
+        const std::string model = "model -q --model " + dir.path().string() + " --tokens " + ids + " --out ";
+        const CommandResult attribution = run_attn_viz(model + (dir / "dla") + " --logit-attribution");
+        CHECK_MESSAGE(attribution.exit_code == (gemma ? 2 : 0), attribution.output);
+        if (gemma) CHECK(attribution.output.find("--logit-attribution: this model's logits do not split into per-head terms") != std::string::npos);
+        const CommandResult composition = run_attn_viz(model + (dir / "composition") + " --composition");
+        CHECK_MESSAGE(composition.exit_code == (gemma || qwen3 ? 2 : 0), composition.output);
+        if (gemma || qwen3) CHECK(composition.output.find("--composition: composition scores do not describe this model's heads") != std::string::npos);
     }
 }
 
