@@ -129,9 +129,8 @@ TEST_SUITE("model") {
         const CommandResult same =
             run_attn_viz("model -q" + text + " --patch-from \"Lily saw a ball.\" --stats-only --out " + (dir / "same"));
         REQUIRE_MESSAGE(same.exit_code == 0, same.output);
-        for (const auto& head :
-             nlohmann::json::parse(read_text(dir / "same/stats.json"))["activation_patching"]["heads"])
-            CHECK(head["delta"] == 0.0);
+        const nlohmann::json same_stats = nlohmann::json::parse(read_text(dir / "same/stats.json"));  // outlives the loop
+        for (const auto& head : same_stats["activation_patching"]["heads"]) CHECK(head["delta"] == 0.0);
 
         const CommandResult longer =
             run_attn_viz("model -q" + text + " --patch-from \"Lily saw a big red ball.\" --out " + (dir / "bad"));
