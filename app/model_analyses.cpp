@@ -30,16 +30,18 @@ std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::Mo
 }
 
 
+// The token attributed at each position of `run`: --target, or each position's next token.
+std::vector<int> attribution_targets(const ModelAnalysisOptions& o, const attn_viz::ModelRun& run) {
+    return o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target)) : attn_viz::next_token_targets(run);
+}
+
 // --logit-attribution: each position's next token (or --target) attributed, and its outputs.
 nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                        attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                        const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report) {
-    const int target_id = static_cast<int>(o.target);
-    const std::vector<int> targets = o.target >= 0 ? std::vector<int>(run.tokens.size(), target_id) : attn_viz::next_token_targets(run);
-    const std::string target =
-        o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+    const std::vector<int> targets = attribution_targets(o, run);
     return attn_viz::write_logit_attribution_outputs(out, attn_viz::attribute_logits(model, backend, run, targets),
-                                                     tokenizer.labels(targets), target, report);
+                                                     tokenizer.labels(targets), attribution_target(o, tokenizer), report);
 }
 
 // --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
@@ -59,6 +61,17 @@ nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptio
 }
 
 }  // namespace
+
+std::string attribution_target(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
+    const int target_id = static_cast<int>(o.target);
+    return o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+}
+
+void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
+                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run) {
+    const int64_t T = static_cast<int64_t>(run.tokens.size());
+    corpus.add(attn_viz::attribute_logits(model, backend, run, attribution_targets(o, run)), o.target >= 0 ? T : T - 1);
+}
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
@@ -95,8 +108,13 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
-bool asks_for_model_analyses(const ModelAnalysisOptions& o) {
-    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o) || o.composition || o.rollout || o.flow;
+bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
+
+void check_corpus_analyses(const ModelAnalysisOptions& o) {
+    if (asks_for_patching(o))
+        throw CLI::ValidationError("--inputs", std::string(o.patch_from ? "--patch-from" : "--patch-from-tokens") +
+                                                   ": corpus mode would need a corrupted partner for every sequence, which it does not "
+                                                   "take yet; patch one text at a time");
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
@@ -137,6 +155,17 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
                                                               " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
 }
 
+nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
+                                     attn_viz::OnednnBackend& backend, const attn_viz::ReportOptions& report,
+                                     attn_viz::Timings& timings) {
+    using namespace attn_viz;
+    if (!o.composition) return nlohmann::json::object();
+    Timings::Scope t(timings, "composition");
+    const NormFolding folding = attention_norm_folding(model.weights());
+    return write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
+                                     norm_folding_description(folding), report);
+}
+
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                     attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                     const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
@@ -161,12 +190,7 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
         Timings::Scope t(timings, "patching");
         stats.update(write_patching(out, o, model, backend, run, tokenizer, report, show_progress));
     }
-    if (o.composition) {
-        Timings::Scope t(timings, "composition");
-        const NormFolding folding = attention_norm_folding(model.weights());
-        stats.update(write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
-                                               norm_folding_description(folding), report));
-    }
+    stats.update(write_weight_analyses(out, o, model, backend, report, timings));
     const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;
     for (const LayerResult& layer : run.layers) layers.push_back(&layer);

@@ -1,6 +1,6 @@
 // attn-viz model's circuit analyses on the trained stories260K: --logit-attribution (with and
 // without --target), activation patching (--patch-from, --patch-from-tokens, --patch-metric),
-// composition scores (--composition), their files, stats.json entries and findings, and their
+// composition scores (--composition, streamed too), their files, stats.json entries and findings, and their
 // usage errors (skipped with a message where ../shared is absent).
 #include <doctest/doctest.h>
 
@@ -173,6 +173,14 @@ TEST_SUITE("model") {
         }
         CHECK(r.output.find("  " + c["findings"][1].get<std::string>() + "\n") != std::string::npos);
         CHECK(c["findings"][1].get<std::string>().rfind("K-composition: strongest L", 0) == 0);
+
+        // Streamed layer by layer: the weights' scores are the same, to the byte.
+        const CommandResult streamed = run_attn_viz("model -q --stream-layers" + model_files(model) +
+                                                    " --tokens 1,403,407 --composition --out " + (dir / "streamed"));
+        REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+        CHECK(read_text(dir / "streamed/composition.csv") == csv);
+        CHECK(nlohmann::json::parse(read_text(dir / "streamed/stats.json"))["composition"] == c);
+        for (const char* kind : {"q", "k", "v"}) CHECK(fs::exists(dir / ("streamed/composition_" + std::string(kind) + ".png")));
     }
 
 }  // TEST_SUITE
