@@ -83,7 +83,8 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_flag("--logit-attribution", o.logit_attribution,
                   "Direct logit attribution: each head's (and each embedding, feed-forward and bias's) direct contribution to the "
                   "logit of the next token at every position, through the final norm with its scale frozen (logit_attribution.csv, "
-                  "logit_attribution_*.png; decoders only)");
+                  "logit_attribution_*.png; decoders only); over a corpus (--inputs) each component's mean and std over every "
+                  "attributed position, merged across --shard partials");
     cmd->add_option("--target", o.target,
                     "With --logit-attribution: attribute this token id's logit at every position instead of each position's next "
                     "token (ids as attn-viz tokenize prints them)")
@@ -91,7 +92,7 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     auto* patch_from = cmd->add_option("--patch-from", o.patch_from,
                                        "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
                                        "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
-                                       "patching_*.png; decoders only)");
+                                       "patching_*.png; decoders only; one text, not --inputs)");
     auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens, "The corrupted input of activation patching as token ids");
     patch_from->excludes(patch_tokens);
     cmd->add_option("--patch-metric", o.patch_metric,
@@ -100,7 +101,8 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->capture_default_str();
     cmd->add_flag("--composition", o.composition,
                   "Composition scores from the weights: Q-, K- and V-composition of every head with every head of a later layer "
-                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png)");
+                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png); from the weights alone, so with --stream-layers "
+                  "and --inputs too");
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;

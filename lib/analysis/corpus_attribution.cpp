@@ -52,7 +52,7 @@ void CorpusAttribution::merge(const CorpusAttribution& other, const std::string&
         fail_input(where, "its logit attribution has another layout");
     if (other.target_ != target_)
         fail_input(where, "attributes the logit of the " + other.target_ + ", the corpus so far that of the " + target_ +
-                              ": partials of different --target cannot be merged");
+                              ": partials attributing different targets cannot be merged");
     for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
 }
 

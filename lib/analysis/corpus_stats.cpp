@@ -55,7 +55,7 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
                                       "cannot be merged");
     if (attribution_.has_value() != other.attribution_.has_value())
         fail_input(where, std::string(other.attribution_ ? "holds" : "lacks") + " direct logit attribution, " + sources_.front() +
-                              (attribution_ ? " holds it" : " lacks it") + ": runs with and without --logit-attribution cannot be merged");
+                              (attribution_ ? " holds it" : " lacks it") + ": partials with and without logit attribution cannot be merged");
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);
     // Both fingerprint lists sorted: walk them together.

@@ -164,10 +164,10 @@ TEST_SUITE("model") {
                     .exit_code == 0);
         const CommandResult other_target = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "t1.json") + " --out " + (dir / "bad"));
         CHECK(other_target.exit_code == 3);
-        CHECK(other_target.output.find("partials of different --target cannot be merged") != std::string::npos);
+        CHECK(other_target.output.find("partials attributing different targets cannot be merged") != std::string::npos);
         const CommandResult without = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "n1.json") + " --out " + (dir / "bad"));
         CHECK(without.exit_code == 3);
-        CHECK(without.output.find("runs with and without --logit-attribution cannot be merged") != std::string::npos);
+        CHECK(without.output.find("partials with and without logit attribution cannot be merged") != std::string::npos);
         const nlohmann::json target = nlohmann::json::parse(read_text(dir / "t1/stats.json"))["logit_attribution"];
         CHECK(target["positions"] == 4);  // shard 1/2 holds the second sequence: every position attributed
 
