@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "corpus_fingerprint.hpp"
 #include "corpus_options.hpp"
+#include "corpus_patching_run.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "generation.hpp"
@@ -111,11 +112,10 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
         ->excludes(corpus);
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
-        if (*corpus) {
-            check_corpus_analyses(o.analyses);
+        check_corpus_analyses(o.analyses, corpus->count() > 0);
+        if (*corpus)
             check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
                               "--generate, --ablate, --rollout, --flow");
-        }
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -241,9 +241,14 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
     check_model_analysis_options(o.analyses, model, *in.tokenizer, {});
     const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
+    const ModelDescription& c = model.description();
     if (o.analyses.logit_attribution)
-        corpus.keep_attribution(CorpusAttribution(model.description().n_layers, model.description().n_heads,
-                                                  attribution_target(o.analyses, *in.tokenizer)));
+        corpus.keep_attribution(CorpusAttribution(c.n_layers, c.n_heads, attribution_target(o.analyses, *in.tokenizer)));
+    std::optional<CorpusPatchingRun> patching;
+    if (!o.analyses.patch_from_inputs.empty()) {
+        corpus.keep_patching(CorpusPatching(c.n_layers, c.n_heads, parse_patch_metric(o.analyses.patch_metric, c.vocab_size)));
+        patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
+    }
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
@@ -263,15 +268,12 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             Timings::Scope t(timings, "load");
             if (!documents.next(doc, where)) break;
         }
-        const ModelSequence sequence = parse_model_sequence(doc, where);
-        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
-        const std::vector<int> ids = sequence.text ? encode_within_context(*in.tokenizer, *sequence.text, model.description().max_tokens, where)
-                                                   : sequence.token_ids;
+        const std::vector<int> ids = model_sequence_ids(doc, *in.tokenizer, c.max_tokens, limits.memory_budget, where);
         ModelRun run;
         try {
             // The context first: a larger memory budget cannot help a sequence the model cannot take.
-            check_model_tokens(ids, model.description().vocab_size, model.description().max_tokens);
-            check_run_memory(model.description(), static_cast<int64_t>(ids.size()), limits);
+            check_model_tokens(ids, c.vocab_size, c.max_tokens);
+            check_run_memory(c, static_cast<int64_t>(ids.size()), limits);
             run = forward(model, ids, where + ": ", false, false, timings);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
@@ -281,6 +283,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             Timings::Scope a(timings, "logit attribution");
             add_corpus_attribution(*attribution, o.analyses, model, backend, run);
         }
+        if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
         Timings::Scope t(timings, "statistics");
         std::vector<const LayerResult*> layers;
         for (const LayerResult& r : run.layers) layers.push_back(&r);
@@ -289,6 +292,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
         progress.update(corpus.num_sequences());
     }
     progress.finish();
+    if (patching) patching->finish(*corpus.patching(), documents.corpus_sequences());
     return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed, analyses);
 }
 

@@ -95,6 +95,13 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                                        "patching_*.png; decoders only; one text, not --inputs)");
     auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens, "The corrupted input of activation patching as token ids");
     patch_from->excludes(patch_tokens);
+    cmd->add_option("--patch-from-inputs", o.patch_from_inputs,
+                    "Activation patching over a corpus (with --inputs): the corrupted partner of each sequence, a corpus of the same "
+                    "form and size read line for line (each partner as many tokens as its clean sequence); every head's mean and std "
+                    "change of the metric and KL over the pairs (patching.csv, patching_*.png), merged across --shard partials")
+        ->check(CLI::ExistingPath)
+        ->excludes(patch_from)
+        ->excludes(patch_tokens);
     cmd->add_option("--patch-metric", o.patch_metric,
                     "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token id A minus "
                     "that of B at the last position)")
@@ -112,11 +119,13 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
 
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
 
-void check_corpus_analyses(const ModelAnalysisOptions& o) {
-    if (asks_for_patching(o))
+void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
+    if (corpus_mode && asks_for_patching(o))
         throw CLI::ValidationError("--inputs", std::string(o.patch_from ? "--patch-from" : "--patch-from-tokens") +
-                                                   ": corpus mode would need a corrupted partner for every sequence, which it does not "
-                                                   "take yet; patch one text at a time");
+                                                   " gives one corrupted input; over a corpus, give each sequence its partner with "
+                                                   "--patch-from-inputs C2.jsonl");
+    if (!corpus_mode && !o.patch_from_inputs.empty())
+        throw CLI::ValidationError("--patch-from-inputs", "pairs a corrupted corpus with --inputs; for one text use --patch-from");
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
@@ -148,8 +157,11 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
             throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
                                                                   " tokens, the clean input " + std::to_string(ids.size()) +
                                                                   "; patching needs the same number of tokens");
+    } else if (!o.patch_from_inputs.empty()) {
+        check_model_has_logits(model, "--patch-from-inputs");
+        parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
     } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from or --patch-from-tokens");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from, --patch-from-tokens or --patch-from-inputs");
     }
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +

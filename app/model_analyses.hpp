@@ -1,6 +1,6 @@
 // The whole-model analyses of `attn-viz model` beyond the per-layer report: true head ablation
 // (--ablate, --ablate-mode), direct logit attribution (--logit-attribution, --target),
-// activation patching (--patch-from, --patch-from-tokens, --patch-metric), composition scores
+// activation patching (--patch-from, --patch-from-tokens, --patch-from-inputs, --patch-metric), composition scores
 // (--composition) and attention rollout and flow across layers (--rollout, --flow).
 #pragma once
 
@@ -26,6 +26,7 @@ struct ModelAnalysisOptions {
     bool logit_attribution = false;
     int64_t target = -1;  // --target: the token id attributed at every position; -1: each position's next token
     std::optional<std::string> patch_from, patch_from_tokens;  // the corrupted input, as text or ids
+    std::string patch_from_inputs;                             // corpus mode: the corrupted corpus; "" for none
     std::string patch_metric = "loss";
     bool composition = false;
     bool rollout = false, flow = false;
@@ -33,16 +34,18 @@ struct ModelAnalysisOptions {
 };
 
 // Adds --ablate, --ablate-mode, --logit-attribution, --target, --patch-from, --patch-from-tokens,
-// --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
+// --patch-from-inputs, --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
 // Whether --ablate, --rollout or --flow was asked for (corpus mode refuses them, as it refuses maps).
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& options);
 
-// Refuses (CLI::ValidationError, exit 2) activation patching in corpus mode, saying why.
-void check_corpus_analyses(const ModelAnalysisOptions& options);
+// Refuses (CLI::ValidationError, exit 2) --patch-from and --patch-from-tokens in corpus mode
+// (`corpus_mode`) and --patch-from-inputs outside it, saying what to use instead.
+void check_corpus_analyses(const ModelAnalysisOptions& options, bool corpus_mode);
 
-// Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching on
+// Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching (of
+// one text or of a corpus) on
 // a model without logits (BERT), a --target outside the vocabulary, a bad --patch-metric, a
 // corrupted input whose length differs from the clean input's `ids`, or --flow on more than
 // --flow-max-tokens tokens, before any work.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
 
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
@@ -53,9 +54,12 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
                                       ", " + sources_[thresholds_source_] + " with " + name + "=" +
                                       threshold_text((*thresholds_).*member) + ": partials of runs with different thresholds "
                                       "cannot be merged");
-    if (attribution_.has_value() != other.attribution_.has_value())
-        fail_input(where, std::string(other.attribution_ ? "holds" : "lacks") + " direct logit attribution, " + sources_.front() +
-                              (attribution_ ? " holds it" : " lacks it") + ": partials with and without logit attribution cannot be merged");
+    // Each analysis a partial may carry: on both sides or on neither.
+    for (const auto& [mine, theirs, what] : {std::tuple{attribution_.has_value(), other.attribution_.has_value(), "direct logit attribution"},
+                                            std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"}})
+        if (mine != theirs)
+            fail_input(where, std::string(theirs ? "holds " : "lacks ") + what + ", " + sources_.front() + (mine ? " holds it" : " lacks it") +
+                                  ": partials with and without " + what + " cannot be merged");
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);
     // Both fingerprint lists sorted: walk them together.
@@ -140,6 +144,7 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
     std::inplace_merge(sequences_.begin(), sequences_.begin() + static_cast<std::ptrdiff_t>(before), sequences_.end());
     for (size_t k = 0; k < heads_.size(); ++k) heads_[k].merge(other.heads_[k]);
     if (attribution_) attribution_->merge(*other.attribution_, where);
+    if (patching_) patching_->merge(*other.patching_, where);
     for (int m = 0; m < pair_metric_count; ++m)
         for (size_t k = 0; k < matrices_[m].size(); ++k) matrices_[m][k].merge(other.matrices_[m][k]);
     num_sequences_ += other.num_sequences_;

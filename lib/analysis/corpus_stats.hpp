@@ -16,6 +16,7 @@
 
 #include "corpus_attribution.hpp"
 #include "corpus_coverage.hpp"
+#include "corpus_patching.hpp"
 #include "head_analysis.hpp"
 
 namespace attn_viz {
@@ -69,6 +70,10 @@ public:
     void keep_attribution(CorpusAttribution attribution) { attribution_ = std::move(attribution); }
     CorpusAttribution* attribution() { return attribution_ ? &*attribution_ : nullptr; }
     const CorpusAttribution* attribution() const { return attribution_ ? &*attribution_ : nullptr; }
+    // Keeps activation patching too (model --inputs --patch-from-inputs), as attribution.
+    void keep_patching(CorpusPatching patching) { patching_ = std::move(patching); }
+    CorpusPatching* patching() { return patching_ ? &*patching_ : nullptr; }
+    const CorpusPatching* patching() const { return patching_ ? &*patching_ : nullptr; }
 
     int64_t num_sequences() const { return num_sequences_; }
     // How many of them have a fingerprint: fewer than num_sequences() when partials of an
@@ -106,6 +111,7 @@ private:
     uint32_t weights_source_ = 0, thresholds_source_ = 0;  // which of sources_ set them
     CorpusCoverage coverage_;
     std::optional<CorpusAttribution> attribution_;  // model --logit-attribution's moments, when kept
+    std::optional<CorpusPatching> patching_;        // model --patch-from-inputs's moments, when kept
 
     // Throws Error(internal) while sequences of a corpus run wait for set_coverage().
     const std::vector<CountedSequence>& sorted_sequences() const;

@@ -5,6 +5,7 @@
 #include "file_write.hpp"
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
+#include "patching_report.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
@@ -108,8 +109,10 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
 }
 
 nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumulator& corpus, const ReportOptions& options) {
-    if (!corpus.attribution()) return nlohmann::json::object();
-    return write_corpus_attribution_outputs(out, *corpus.attribution(), options);
+    nlohmann::json stats = nlohmann::json::object();
+    if (corpus.attribution()) stats.update(write_corpus_attribution_outputs(out, *corpus.attribution(), options));
+    if (corpus.patching()) stats.update(write_corpus_patching_outputs(out, *corpus.patching(), options));
+    return stats;
 }
 
 }  // namespace attn_viz
