@@ -3,11 +3,14 @@
 // convert_hf_to_gguf.py does (Qwen3Model, Gemma2Model, Gemma3Model, Phi3MiniModel): TextModel's
 // keys plus each class's own, tensors renamed by gguf-py's tensor map and left as they are (no q/k
 // permutation: llama.cpp runs these with NEOX RoPE), except Gemma's "*norm.weight" plus 1. The
-// vocabulary is not converted (the folders have none; Gemma3Model would cut token_embd to it).
+// folders have no tokenizer.model: a stand-in SentencePiece vocabulary of the embedding's size
+// takes its place (so the CLI opens the file), and token_embd keeps every row (Gemma3Model would
+// cut it to the real vocabulary).
 #pragma once
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gguf_transformer_conversion.hpp"
 
@@ -16,6 +19,22 @@ namespace test_support {
 // general.architecture of a folder's model_type.
 inline std::string gguf_architecture_of(const std::string& model_type) {
     return model_type == "gemma3_text" ? "gemma3" : model_type;
+}
+
+// tokenizer.ggml.* of a SentencePiece ("llama") vocabulary in Llama's order, <unk>, <s>, </s>
+// (attn-viz's GGUF SentencePiece reader wants BOS 1; Gemma's own has BOS 2), then normal pieces
+// "\u2581w<id>".
+inline void add_stand_in_vocabulary(GgufBuilder& b, int64_t vocab_size) {
+    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+    std::vector<int32_t> types = {2, 3, 3};
+    for (int64_t id = 3; id < vocab_size; ++id) tokens.push_back("\xe2\x96\x81w" + std::to_string(id)), types.push_back(1);
+    b.add_string("tokenizer.ggml.model", "llama");
+    b.add_string_array("tokenizer.ggml.tokens", tokens);
+    b.add_f32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+    b.add_i32_array("tokenizer.ggml.token_type", types);
+    b.add_u32("tokenizer.ggml.bos_token_id", 1);
+    b.add_u32("tokenizer.ggml.eos_token_id", 2);
+    b.add_u32("tokenizer.ggml.unknown_token_id", 0);
 }
 
 // The folder's checkpoint written as `path` (F32 GGUF v3); `spoil` as in convert_folder.
@@ -62,6 +81,7 @@ inline void convert_decoder_folder(const std::string& folder, const std::string&
         u32("rope.dimension_count", static_cast<int64_t>(fraction * static_cast<double>(d)) / heads);
         u32("attention.sliding_window", hf.sliding_window.value_or(0));
     }
+    add_stand_in_vocabulary(b, *hf.vocab_size);
     auto put = [&](const std::string& name, const Tensor& t) {
         if (!spoil.omit.count(name)) b.add_f32_tensor(name, {t.shape.rbegin(), t.shape.rend()}, t.data);
     };
