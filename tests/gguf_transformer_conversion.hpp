@@ -208,7 +208,7 @@ inline void check_same_model(const ModelWeights& gguf, const ModelWeights& hf, d
     const ModelConfig &a = gguf.config, &b = hf.config;
     auto fields = [](const ModelConfig& c) {
         return std::tuple(c.architecture, c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.max_tokens,
-                          c.norm, c.feed_forward, c.residual, c.activation, c.shared_classifier, c.embedding_scale);
+                          c.norm, c.feed_forward, c.residual, c.activation, c.embedding_scale);  // classifiers compared as tensors (GPT2Model copies a tied one)
     };
     CHECK(fields(a) == fields(b));
     CHECK(a.norm_epsilon == doctest::Approx(b.norm_epsilon));  // float32 in GGUF
