@@ -20,6 +20,8 @@ packages=(
 if [[ "${1:-}" != "build" ]]; then
   packages+=(
     python3 python3-numpy python3-torch   # scripts/reference.py, the PyTorch cross-check
+    python3-sentencepiece                 # tests/tokenizers/unigram_spm_crosscheck: SentencePiece itself
+    python3-pip                           # tests/tokenizers/rust_tokenizers_crosscheck: PyPI's tokenizers, pinned
     chromium                              # headless: the render tests open report.html in it
     slurm-wlm munge parallel              # tests/cluster: a one-node Slurm cluster, GNU parallel
     nodejs                                # tests/tokenizers/tokenizer_crosscheck: npm's @huggingface/tokenizers

@@ -32,4 +32,30 @@ std::string base64_encode(const uint8_t* data, size_t size) {
     return out;
 }
 
+std::optional<std::string> base64_decode(std::string_view text) {
+    while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+    if (text.size() % 4 == 1) return std::nullopt;
+    const auto sextet = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        return c == '+' ? 62 : c == '/' ? 63 : -1;
+    };
+    std::string out;
+    out.reserve(text.size() / 4 * 3 + 2);
+    uint32_t bits = 0;
+    int held = 0;  // bits waiting in `bits`
+    for (char c : text) {
+        const int value = sextet(c);
+        if (value < 0) return std::nullopt;
+        bits = (bits << 6) | static_cast<uint32_t>(value);
+        held += 6;
+        if (held >= 8) {
+            held -= 8;
+            out += static_cast<char>((bits >> held) & 0xFF);
+        }
+    }
+    return out;
+}
+
 }  // namespace attn_viz

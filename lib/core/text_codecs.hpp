@@ -1,9 +1,11 @@
-// Escaping text for XML/HTML and encoding bytes as base64, for the SVG and HTML outputs.
+// Escaping text for XML/HTML and base64, for the SVG and HTML outputs and the binary blobs JSON files carry.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace attn_viz {
 
@@ -12,5 +14,8 @@ std::string xml_escape(const std::string& text);
 
 // Standard base64 (RFC 4648, with padding).
 std::string base64_encode(const uint8_t* data, size_t size);
+
+// The bytes of standard base64 text (padding optional); nullopt when `text` is not base64.
+std::optional<std::string> base64_decode(std::string_view text);
 
 }  // namespace attn_viz

@@ -9,6 +9,7 @@
 #include "mapped_file.hpp"
 #include "tokenizer_pipeline.hpp"
 #include "unicode_text.hpp"
+#include "unigram_model.hpp"
 #include "utf8.hpp"
 #include "wordpiece_model.hpp"
 
@@ -18,6 +19,8 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+
+using TokenizerModel = std::variant<BpeModel, WordPieceModel, UnigramModel>;
 
 struct AddedToken {
     std::string content;
@@ -37,7 +40,7 @@ std::string quote_text(const std::string& text) { return "\"" + escape_invalid_u
 }  // namespace
 
 struct HfTokenizer::Impl {
-    Impl(std::string path_, std::string kind_, std::variant<BpeModel, WordPieceModel> model_, const json& normalizer_spec,
+    Impl(std::string path_, std::string kind_, TokenizerModel model_, const json& normalizer_spec,
          const json& pre_tokenizer_spec, const json& decoder_spec)
         : path(std::move(path_)),
           kind(std::move(kind_)),
@@ -47,7 +50,7 @@ struct HfTokenizer::Impl {
           decoder(parse_decoder(decoder_spec, path)) {}
 
     std::string path, kind;
-    std::variant<BpeModel, WordPieceModel> model;
+    TokenizerModel model;
     Normalizer normalizer;
     PreTokenizer pre_tokenizer;
     TokenDecoder decoder;
@@ -165,7 +168,20 @@ std::optional<std::string> optional_string(const json& spec, const char* key) {
     return std::nullopt;
 }
 
-std::variant<BpeModel, WordPieceModel> parse_model(const json& spec, const std::string& where) {
+// A Unigram vocabulary: [[piece, score], ...] in id order.
+std::vector<std::pair<std::string, double>> parse_unigram_pieces(const json& vocab, const std::string& where) {
+    if (!vocab.is_array()) fail_input(where, "\"vocab\" is not a list of [piece, score]");
+    std::vector<std::pair<std::string, double>> pieces;
+    pieces.reserve(vocab.size());
+    for (const json& entry : vocab) {
+        if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number())
+            fail_input(where, "vocabulary entry " + std::to_string(pieces.size()) + " is not [piece, score]");
+        pieces.emplace_back(entry[0].get<std::string>(), entry[1].get<double>());
+    }
+    return pieces;
+}
+
+TokenizerModel parse_model(const json& spec, const std::string& where) {
     const std::string here = where + ": model";
     if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string()) fail_input(here, "missing \"type\"");
     const std::string type = spec["type"].get<std::string>();
@@ -194,7 +210,14 @@ std::variant<BpeModel, WordPieceModel> parse_model(const json& spec, const std::
             options.max_input_chars_per_word = static_cast<int>(json_integer_in(*limit, 1, INT32_MAX, here, "\"max_input_chars_per_word\""));
         return WordPieceModel(parse_vocab(spec["vocab"], here), optional_string(spec, "unk_token").value_or("[UNK]"), options, here);
     }
-    fail_input(here, "unsupported model type " + quote_text(type) + " (supported: BPE, WordPiece)");
+    if (type == "Unigram") {
+        UnigramModel::Options options;
+        if (const auto unk = spec.find("unk_id"); unk != spec.end() && !unk->is_null())
+            options.unk_id = static_cast<int>(json_integer_in(*unk, 0, INT32_MAX, here, "\"unk_id\""));
+        options.byte_fallback = spec.value("byte_fallback", false);
+        return UnigramModel(parse_unigram_pieces(spec["vocab"], here), options, here);
+    }
+    fail_input(here, "unsupported model type " + quote_text(type) + " (supported: BPE, WordPiece, Unigram)");
 }
 
 std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& where) {
@@ -283,8 +306,9 @@ std::vector<std::string> read_lines(const std::string& path) {
 std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std::string& path) {
     if (!doc.is_object() || !doc.contains("model")) fail_input(path, "not a tokenizer.json (no \"model\")");
     auto step = [&](const char* key) { return doc.contains(key) ? doc[key] : json(); };
-    std::variant<BpeModel, WordPieceModel> model = parse_model(doc["model"], path);
-    const std::string kind = std::holds_alternative<WordPieceModel>(model) ? "WordPiece"
+    TokenizerModel model = parse_model(doc["model"], path);
+    const std::string kind = std::holds_alternative<WordPieceModel>(model)  ? "WordPiece"
+                             : std::holds_alternative<UnigramModel>(model) ? "Unigram"
                              : has_step_type(step("pre_tokenizer"), "ByteLevel", "pretokenizers") ? "byte-level BPE"
                                                                                                    : "BPE";
     auto impl = std::make_unique<HfTokenizer::Impl>(path, kind, std::move(model), step("normalizer"), step("pre_tokenizer"), step("decoder"));
@@ -350,6 +374,9 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const s
     };
     impl.bos = special("bos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "<s>");
     impl.eos = special("eos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "</s>");
+    // transformers' decode removes spaces before punctuation when the folder asks for it (T5 does);
+    // a decoder that cleans up on its own (WordPiece) keeps doing so when the folder says false.
+    if (flag("clean_up_tokenization_spaces") == true) impl.decoder.cleanup = true;
     if (const std::optional<bool> add_bos = flag("add_bos_token")) {
         impl.prefix_ids.clear();
         if (*add_bos && impl.bos) impl.prefix_ids.push_back(*impl.bos);

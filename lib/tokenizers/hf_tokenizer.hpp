@@ -1,8 +1,8 @@
 // Tokenizers of Hugging Face model folders, read from tokenizer.json (byte-level BPE: GPT-2,
 // Pythia, Llama 3, Qwen2; SentencePiece-style BPE with byte fallback: Llama 2, TinyLlama, Mistral;
-// WordPiece: BERT) or from the legacy files: vocab.json + merges.txt (or OpenAI's encoder.json +
+// WordPiece: BERT; SentencePiece Unigram: T5, ALBERT, XLNet, mT5) or from the legacy files: vocab.json + merges.txt (or OpenAI's encoder.json +
 // vocab.bpe) for GPT-2-style BPE, vocab.txt for BERT. tokenizer_config.json beside it decides
-// add_bos_token / add_eos_token and names the BOS and EOS tokens.
+// add_bos_token / add_eos_token and clean_up_tokenization_spaces and names the BOS and EOS tokens.
 #pragma once
 
 #include <memory>
@@ -30,7 +30,7 @@ public:
     HfTokenizer(HfTokenizer&&) noexcept;
     HfTokenizer& operator=(HfTokenizer&&) noexcept;
 
-    // What kind of tokenizer this is, for messages: "byte-level BPE", "BPE", "WordPiece".
+    // What kind of tokenizer this is, for messages: "byte-level BPE", "BPE", "WordPiece", "Unigram".
     const std::string& kind() const;
     // One more than the largest token id.
     int vocab_size() const;

@@ -7,6 +7,8 @@
 #include "byte_level.hpp"
 #include "error.hpp"
 #include "json_input.hpp"
+#include "precompiled_charsmap.hpp"
+#include "text_codecs.hpp"
 #include "unicode_text.hpp"
 #include "utf8.hpp"
 
@@ -214,6 +216,16 @@ Normalizer parse_normalizer(const json& spec, const std::string& where) {
         };
     }
     if (type == "BertNormalizer") return bert_normalizer(spec);
+    if (type == "Precompiled") {
+        const json& charsmap = member(spec, "precompiled_charsmap", here);
+        // An empty charsmap (a SentencePiece model saved with the identity rule) changes nothing.
+        if (charsmap.is_null() || charsmap == "") return [](std::string text) { return text; };
+        if (!charsmap.is_string()) fail_input(here, "\"precompiled_charsmap\" is not a base64 string");
+        std::optional<std::string> blob = base64_decode(charsmap.get<std::string>());
+        if (!blob) fail_input(here, "\"precompiled_charsmap\" is not base64");
+        auto rules = std::make_shared<const PrecompiledCharsmap>(std::move(*blob), here);
+        return [rules](std::string text) { return rules->normalize(text); };
+    }
     if (type == "Lowercase") return [](std::string text) { return to_lower(text); };
     if (type == "NFD") return normalize_nfd;
     if (type == "NFC") return normalize_nfc;

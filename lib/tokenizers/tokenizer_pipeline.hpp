@@ -13,7 +13,7 @@ namespace attn_viz {
 
 // A normalizer: the text of one segment (the text between added tokens) in its normal form.
 // null JSON gives the identity. Types: Sequence, Prepend, Replace, BertNormalizer, Lowercase,
-// NFD, NFC, NFKC, NFKD, StripAccents, Strip.
+// NFD, NFC, NFKC, NFKD, StripAccents, Strip, Precompiled (precompiled_charsmap.hpp).
 using Normalizer = std::function<std::string(std::string)>;
 Normalizer parse_normalizer(const nlohmann::json& spec, const std::string& where);
 

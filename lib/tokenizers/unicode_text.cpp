@@ -1,5 +1,6 @@
 #include "unicode_text.hpp"
 
+#include <unicode/brkiter.h>
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
 #include <unicode/regex.h>
@@ -117,6 +118,24 @@ std::string normalize_nfkd(const std::string& text) { return normalize(text, &ic
 std::string to_lower(const std::string& text) {
     icu::UnicodeString unicode = icu::UnicodeString::fromUTF8(text);
     return to_utf8(unicode.toLower(icu::Locale::getRoot()));
+}
+
+std::vector<std::string> grapheme_clusters(const std::string& text) {
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::BreakIterator> breaks(icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
+    // A UText over the UTF-8 bytes, so the break positions are byte offsets into `text`.
+    UText* utext = utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status);
+    if (U_SUCCESS(status)) breaks->setText(utext, status);
+    if (U_FAILURE(status)) {
+        utext_close(utext);
+        throw Error(ErrorKind::internal, std::string("ICU character breaks unavailable: ") + u_errorName(status));
+    }
+    std::vector<std::string> clusters;
+    for (int32_t begin = breaks->first(), end = breaks->next(); end != icu::BreakIterator::DONE; begin = end, end = breaks->next())
+        clusters.push_back(text.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin)));
+    breaks.reset();
+    utext_close(utext);
+    return clusters;
 }
 
 bool is_unicode_whitespace(char32_t c) { return u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_WHITE_SPACE); }

@@ -45,6 +45,10 @@ std::string normalize_nfkc(const std::string& text);
 std::string normalize_nfkd(const std::string& text);
 std::string to_lower(const std::string& text);
 
+// `text` cut into its extended grapheme clusters (user-perceived characters: "e" + U+0301, a
+// flag's two regional indicators, an emoji joined by U+200D), by ICU's character break rules.
+std::vector<std::string> grapheme_clusters(const std::string& text);
+
 // Character classes by Unicode general category (ICU's data, never tables of ours).
 bool is_unicode_whitespace(char32_t c);  // the White_Space property
 bool is_control(char32_t c);             // Cc, Cf, Cn, Co (BERT's _is_control, less \t \n \r)

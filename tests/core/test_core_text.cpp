@@ -1,4 +1,4 @@
-// Hostile text: escape_invalid_utf8 and dump_json.
+// Hostile text: escape_invalid_utf8, dump_json and base64.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "json_text.hpp"
 #include "support.hpp"
+#include "text_codecs.hpp"
 #include "utf8.hpp"
 
 using namespace attn_viz;
@@ -18,6 +19,23 @@ bool valid_utf8(const std::string& text) { return decode_utf8(text).find(U'\uFFF
 }  // namespace
 
 TEST_SUITE("core") {
+
+TEST_CASE("base64: random bytes of every length round-trip; RFC 4648's vectors; what is not base64 is refused") {
+    for (size_t size = 0; size < 40; ++size) {
+        std::string bytes(size, '\0');
+        for (char& b : bytes) b = static_cast<char>(test_support::rng()() & 0xFF);
+        const std::string text = base64_encode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+        CAPTURE(size);
+        CHECK(base64_decode(text) == bytes);
+        CHECK(base64_decode(text.substr(0, text.find('='))) == bytes);  // padding optional
+    }
+    CHECK(base64_decode("Zm9vYmFy") == "foobar");
+    CHECK(base64_decode("Zm9vYg==") == "foob");
+    CHECK(base64_decode("Zg") == "f");
+    CHECK(!base64_decode("Zm9v YmFy"));
+    CHECK(!base64_decode("Zm9vY"));  // a lone sextet is not a byte
+    CHECK(!base64_decode("Zm-_"));   // the URL-safe alphabet is another encoding
+}
 
 TEST_CASE("escape_invalid_utf8 keeps valid UTF-8 and writes every other byte as \\xNN") {
     CHECK(escape_invalid_utf8("") == "");

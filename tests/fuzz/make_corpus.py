@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the fuzz seed corpus: small valid and near-valid files per target, under
 tests/fuzz/corpus/<target>/. Deterministic (fixed seed), so re-running reproduces the files."""
+import base64
 import json
 import os
 import random
@@ -304,6 +305,24 @@ bert_processing["post_processor"] = {"type": "BertProcessing", "sep": ["[SEP]", 
 bert_processing["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}, {"type": "StripAccents"}]}
 bert_processing["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Punctuation"}, {"type": "Digits", "individual_digits": True}]}
 out("fuzz_hf_tokenizer", "bert_processing.json", json.dumps(bert_processing))
+
+# SentencePiece Unigram as T5 and ALBERT save it: [piece, score] pairs, WhitespaceSplit + Metaspace,
+# and a Precompiled normalizer whose one-unit trie leads outside itself (T5's real charsmap is 230 kB).
+unigram = {
+    "version": "1.0", "added_tokens": [{"id": 1, "content": "</s>", "special": True}],
+    "normalizer": {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(struct.pack("<II", 4, 0x7FFFFC00)).decode()},
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                      {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}]},
+    "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                       "pair": [], "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+    "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+    "model": {"type": "Unigram", "unk_id": 2, "byte_fallback": False,
+              "vocab": [["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0], ["\u2581", -2.0], ["\u2581the", -3.1], ["t", -4.0], ["h", -4.2],
+                        ["e", -3.9], ["he", -5.0], ["\u2581t", -4.4], ["caf", -7.5], ["\u00e9", -6.0], ["<0xC3>", -9.0]]}}
+out("fuzz_hf_tokenizer", "unigram_precompiled.json", json.dumps(unigram))
+unigram["normalizer"] = None
+unigram["model"]["byte_fallback"] = True
+out("fuzz_hf_tokenizer", "unigram_byte_fallback.json", json.dumps(unigram))
 
 hostile = json.loads(json.dumps(gpt2_tokenizer))
 hostile["model"]["merges"] = ["\u0120 zz", "q q"]

@@ -1,0 +1,110 @@
+#include "unigram_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "error.hpp"
+#include "utf8.hpp"
+
+namespace attn_viz {
+
+namespace {
+
+// The unknown token's cost below the lowest score (SentencePiece's kUnkPenalty).
+constexpr double unknown_penalty = 10.0;
+
+size_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
+
+}  // namespace
+
+UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pieces, const Options& options, const std::string& where)
+    : options_(options), where_(where) {
+    if (pieces.empty()) fail_input(where, "the Unigram vocabulary is empty");
+    vocab_.reserve(pieces.size());
+    scores_.reserve(pieces.size());
+    double lowest = std::numeric_limits<double>::infinity();
+    for (size_t id = 0; id < pieces.size(); ++id) {
+        const auto& [text, score] = pieces[id];
+        if (!std::isfinite(score)) fail_input(where, "piece " + std::to_string(id) + " has a score that is not finite");
+        vocab_[text] = static_cast<int>(id);
+        scores_.push_back(score);
+        lowest = std::min(lowest, score);
+        longest_piece_ = std::max(longest_piece_, text.size());
+    }
+    unk_score_ = lowest - unknown_penalty;
+    if (options.unk_id && (*options.unk_id < 0 || static_cast<size_t>(*options.unk_id) >= pieces.size()))
+        fail_input(where, "unk_id " + std::to_string(*options.unk_id) + " is not one of the " + std::to_string(pieces.size()) + " pieces");
+}
+
+std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::string& word) const {
+    // best[e]: the best path over word[0, e): its score, where its last piece starts, that piece's id.
+    struct Node {
+        double score = 0;
+        size_t start = std::string::npos;  // npos: no path ends here yet
+        int id = -1;
+    };
+    const size_t n = word.size();
+    std::vector<Node> best(n + 1);
+    const auto offer = [&](size_t start, size_t end, double score, int id) {
+        Node& node = best[end];
+        if (node.start == std::string::npos || score > node.score) node = {score, start, id};
+    };
+    for (size_t start = 0; start < n; start += utf8_length(static_cast<unsigned char>(word[start]))) {
+        const double here = best[start].score;
+        const size_t code_point = std::min(utf8_length(static_cast<unsigned char>(word[start])), n - start);
+        bool single_code_point_piece = false;
+        for (size_t length = 1; length <= std::min(longest_piece_, n - start); ++length) {
+            const auto found = vocab_.find(word.substr(start, length));
+            if (found == vocab_.end()) continue;
+            offer(start, start + length, here + scores_[found->second], found->second);
+            single_code_point_piece = single_code_point_piece || length == code_point;
+        }
+        if (!single_code_point_piece) {
+            if (!options_.unk_id)
+                fail_input(where_, "the character \"" + escape_invalid_utf8(word.substr(start, code_point)) +
+                                       "\" is not in the vocabulary, which has no unknown token");
+            offer(start, start + code_point, here + unk_score_, *options_.unk_id);
+        }
+    }
+    // Back from the end; runs of unknown pieces become one.
+    std::vector<std::pair<size_t, size_t>> pieces;
+    bool after_unknown = false;  // the piece just taken (the next one in the word) is unknown
+    for (size_t end = n; end > 0; end = best[end].start) {
+        const Node& node = best[end];
+        const bool unknown = options_.unk_id && node.id == *options_.unk_id;
+        if (unknown && after_unknown) pieces.back().first = node.start;
+        else pieces.emplace_back(node.start, end);
+        after_unknown = unknown;
+    }
+    std::reverse(pieces.begin(), pieces.end());
+    return pieces;
+}
+
+void UnigramModel::encode_word(const std::string& word, std::vector<int>& ids) const {
+    for (const auto& [begin, end] : best_pieces(word)) {
+        const std::string piece = word.substr(begin, end - begin);
+        if (const auto found = vocab_.find(piece); found != vocab_.end()) {
+            ids.push_back(found->second);
+            continue;
+        }
+        if (options_.byte_fallback) {
+            std::vector<int> bytes;
+            for (const char byte : piece) {
+                char name[8];
+                std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned char>(byte));
+                const auto token = vocab_.find(name);
+                if (token == vocab_.end()) break;
+                bytes.push_back(token->second);
+            }
+            if (bytes.size() == piece.size()) {
+                ids.insert(ids.end(), bytes.begin(), bytes.end());
+                continue;
+            }
+        }
+        ids.push_back(*options_.unk_id);
+    }
+}
+
+}  // namespace attn_viz
