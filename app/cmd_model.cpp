@@ -111,8 +111,11 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
         ->excludes(corpus);
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
-        if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
-                                       "--generate, --ablate, --logit-attribution, --patch-from, --composition, --rollout, --flow");
+        if (*corpus) {
+            check_corpus_analyses(o.analyses);
+            check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
+                              "--generate, --ablate, --rollout, --flow");
+        }
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -236,6 +239,11 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard, CorpusLines::json_or_text);
     CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
+    check_model_analysis_options(o.analyses, model, *in.tokenizer, {});
+    const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
+    if (o.analyses.logit_attribution)
+        corpus.keep_attribution(CorpusAttribution(model.description().n_layers, model.description().n_heads,
+                                                  attribution_target(o.analyses, *in.tokenizer)));
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
@@ -269,6 +277,10 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             if (e.kind() != ErrorKind::bad_input) throw;
             fail_input(where, e.what());
         }
+        if (CorpusAttribution* attribution = corpus.attribution()) {
+            Timings::Scope a(timings, "logit attribution");
+            add_corpus_attribution(*attribution, o.analyses, model, backend, run);
+        }
         Timings::Scope t(timings, "statistics");
         std::vector<const LayerResult*> layers;
         for (const LayerResult& r : run.layers) layers.push_back(&r);
@@ -277,7 +289,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
         progress.update(corpus.num_sequences());
     }
     progress.finish();
-    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed);
+    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed, analyses);
 }
 
 // --generate: the model's greedy continuation of the ids, on stdout after the table.
@@ -301,12 +313,16 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
     attn_viz::PictureNotes notes;
     if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
+        // The weights' analyses first: they need every block's attention weights, not its maps.
+        const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
         attn_viz::LayerStreamInput stream{model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
                                           std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
+        stream.extra_stats.update(analyses);
         const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream),
                                                                      o.report, progress_wanted(o.output.quiet), timings, notes);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
         printed.add_analysis(analysis, "");
+        printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
         const attn_viz::ModelRun run =
             forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "corpus_attribution.hpp"
 #include "model_tokenizer.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
@@ -35,8 +36,11 @@ struct ModelAnalysisOptions {
 // --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
-// Whether any of the analyses was asked for (corpus mode refuses them).
-bool asks_for_model_analyses(const ModelAnalysisOptions& options);
+// Whether --ablate, --rollout or --flow was asked for (corpus mode refuses them, as it refuses maps).
+bool asks_for_per_text_analyses(const ModelAnalysisOptions& options);
+
+// Refuses (CLI::ValidationError, exit 2) activation patching in corpus mode, saying why.
+void check_corpus_analyses(const ModelAnalysisOptions& options);
 
 // Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching on
 // a model without logits (BERT), a --target outside the vocabulary, a bad --patch-metric, a
@@ -45,7 +49,22 @@ bool asks_for_model_analyses(const ModelAnalysisOptions& options);
 void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
                                   const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids);
 
-// Runs what the options ask for on the clean run, writes its files into `out` and returns the
+// What --logit-attribution attributes, in words: "next token" or "token 300 'x'".
+std::string attribution_target(const ModelAnalysisOptions& options, const attn_viz::ModelTokenizer& tokenizer);
+
+// Corpus mode's --logit-attribution: one sequence's run attributed into `corpus`, at every
+// position with --target, else at the positions whose next token the sequence holds (all but the last).
+void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
+                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run);
+
+// The analyses of the weights alone (--composition): written into `out` without a forward pass
+// (so a streamed run and corpus mode write them as one run does); returns their stats.json
+// entries ({} when none was asked).
+nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
+                                     attn_viz::OnednnBackend& backend, const attn_viz::ReportOptions& report,
+                                     attn_viz::Timings& timings);
+
+// Runs what the options ask for on the clean run (write_weight_analyses' too), writes its files into `out` and returns the
 // stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as
 // progress on stderr (progress.hpp).
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
