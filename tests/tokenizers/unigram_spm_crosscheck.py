@@ -7,7 +7,10 @@ SentencePiece, so the random texts leave out those characters:
   - U+0085 (NEXT LINE) is whitespace to tokenizer.json's WhitespaceSplit, and a character to
     SentencePiece;
   - a grapheme cluster under 6 bytes whose first character the charsmap rewrites (ſ + U+FF9E, a
-    half-width sound mark) is replaced whole by the tokenizers library, mark and all.
+    half-width sound mark) is replaced whole by the tokenizers library, mark and all;
+and where two segmentations tie (the same pieces in another order, "." + "........" against
+"........" + "."), each Viterbi keeps its own: such a reordering is reported as a tie, not a
+mismatch.
 The npm cross-check's package approximates the Precompiled normalizer with NFKC; SentencePiece runs the
 real charsmap, so this is the check of the charsmap's rules that runs everywhere (Debian only).
 
@@ -65,14 +68,21 @@ if run.returncode != 0:
     print(f"FAIL: attn-viz tokenize exited {run.returncode}: {run.stderr}")
     sys.exit(1)
 ours = [json.loads(line)["ids"] for line in run.stdout.split("\n") if line]
-mismatches = 0
+mismatches = ties = 0
 for text, ids in zip(texts, ours):
     expected = processor.encode(text) + [eos]
-    if ids != expected:
-        mismatches += 1
-        print(f"MISMATCH {json.dumps(text)}\n  ours {ids}\n  spm  {expected}")
+    if ids == expected:
+        continue
+    # The same pieces in another order spell the same text with the same total score ("." then
+    # "........" or the other way round): a tie each Viterbi breaks its own way, not a difference.
+    if sorted(ids) == sorted(expected) and processor.decode(ids) == processor.decode(expected):
+        ties += 1
+        print(f"tie {json.dumps(text)}: ours {ids}, spm {expected}")
+        continue
+    mismatches += 1
+    print(f"MISMATCH {json.dumps(text)}\n  ours {ids}\n  spm  {expected}")
 if len(ours) != len(texts):
     print(f"FAIL: attn-viz printed {len(ours)} results for {len(texts)} texts")
     sys.exit(1)
-print(f"t5-base: {len(texts) - mismatches}/{len(texts)} texts give SentencePiece's ids (seed {seed})")
+print(f"t5-base: {len(texts) - mismatches}/{len(texts)} texts give SentencePiece's ids ({ties} of them as an equal-score reordering; seed {seed})")
 sys.exit(1 if mismatches else 0)
