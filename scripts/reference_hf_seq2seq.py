@@ -254,8 +254,9 @@ def main():
     write_model_folder(a.out, w, cfg, a.shards)
     if a.tokenizer:
         write_tokenizer(a.out, a.vocab)
-    source = torch.randint(0, a.vocab, (a.source_tokens,)).tolist()
-    target = torch.randint(0, a.vocab, (a.target_tokens,)).tolist()
+    ids_below = 256 if a.tokenizer else a.vocab  # the tokenizer's byte tokens: every id has a label
+    source = torch.randint(0, ids_below, (a.source_tokens,)).tolist()
+    target = torch.randint(0, ids_below, (a.target_tokens,)).tolist()
     for name, ids in (("source", source), ("target", target)):
         with open(os.path.join(a.out, f"{name}_ids.txt"), "w") as f:
             f.write(" ".join(map(str, ids)))
