@@ -179,6 +179,12 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
     w.config = t5_config(hf);
     const ModelConfig& c = w.config.blocks;
     const int64_t d = c.d_model, v = c.vocab_size, buckets = hf.relative_buckets.value_or(32);
+    const int64_t max_distance = hf.relative_max_distance.value_or(128);
+    // Each half of the encoder's buckets needs an exact bucket, and the logarithmic ones a range
+    // past the exact ones (else transformers divides by log(1) = 0).
+    if (buckets < 4 || max_distance <= buckets / 2)
+        fail_input(hf.path, "relative_attention_num_buckets " + std::to_string(buckets) + " with relative_attention_max_distance " +
+                                std::to_string(max_distance) + ": at least 4 buckets and a distance above half of them are needed");
     const bool gated = c.feed_forward == FeedForwardKind::gated;
     const AttentionNames names{"q", "k", "v", "o"};
     w.token_embedding = load_of_shape(source, "shared.weight", {v, d});
@@ -212,7 +218,7 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
         stack->final_norm = {load_of_shape(source, std::string(name) + "final_layer_norm.weight", {d}), {}};
         stack->relative_positions.table =
             load_of_shape(source, sub(name, 0, 0) + "SelfAttention.relative_attention_bias.weight", {buckets, c.n_heads});
-        stack->relative_positions.max_distance = hf.relative_max_distance.value_or(128);
+        stack->relative_positions.max_distance = max_distance;
     }
     const bool tied = hf.tie_word_embeddings.value_or(true);
     w.classifier = transposed(tied ? w.token_embedding : load_of_shape(source, "lm_head.weight", {v, d}));

@@ -153,6 +153,10 @@ TEST_CASE("HF encoder-decoder folders: options, forms and tensors attn-viz does 
     refused(t5, "\"relative_attention_num_buckets\": 32", "\"relative_attention_num_buckets\": 16",
             {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", "[16, 2]"});
     refused(t5, "\"d_kv\": 4", "\"d_kv\": -4", {t5_config, "\"d_kv\" is -4"});
+    refused(t5, "\"relative_attention_num_buckets\": 32", "\"relative_attention_num_buckets\": 3",
+            {t5_config, "relative_attention_num_buckets 3 with relative_attention_max_distance 128"});
+    refused(t5, "\"relative_attention_max_distance\": 128", "\"relative_attention_max_distance\": 16",
+            {t5_config, "a distance above half of them"});
     refused(t5, "\"num_heads\": 2,", "\"absent_heads\": 2,", {t5_config, "missing \"num_heads\""});
     OnednnBackend backend;
     Seq2SeqModel model(backend, read_folder(t5));
