@@ -5,8 +5,10 @@
 
 #include "commands.hpp"
 #include "compare_corpus_run.hpp"
+#include "corpus_attribution_report.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
+#include "model_analyses_summary.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "partial_json.hpp"
@@ -110,11 +112,15 @@ int merge(const MergeOptions& o) {
 
     // Step 2: stage the outputs, then move them into place together.
     OutputDir out(o.output.out, o.output.force);
-    write_analysis_outputs(out, "", report, {{"corpora", corpora_json(corpus.coverage())}}, ReportOptions{});
+    nlohmann::json extra = write_corpus_analysis_outputs(out, corpus, ReportOptions{});
+    const std::string analyses_text = model_analyses_text(extra);
+    extra["corpora"] = corpora_json(corpus.coverage());
+    write_analysis_outputs(out, "", report, extra, ReportOptions{});
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
     if (!o.output.quiet) {
         std::fputs(stats_table(report).c_str(), stdout);
+        std::fputs(analyses_text.c_str(), stdout);
         print_merged(o, corpus.num_sequences(), corpus.coverage());
     }
     return 0;

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "corpus_fingerprint.hpp"
 #include "corpus_options.hpp"
+#include "corpus_patching_run.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "generation.hpp"
@@ -122,8 +123,10 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
         ->excludes(corpus);
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
-        if (*corpus) check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_model_analyses(o.analyses),
-                                       "--generate, --ablate, --logit-attribution, --patch-from, --composition, --rollout, --flow");
+        check_corpus_analyses(o.analyses, corpus->count() > 0);
+        if (*corpus)
+            check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
+                              "--generate, --ablate, --rollout, --flow");
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -246,6 +249,16 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard, CorpusLines::json_or_text);
     CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
+    check_model_analysis_options(o.analyses, model, *in.tokenizer, {});
+    const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
+    const ModelDescription& c = model.description();
+    if (o.analyses.logit_attribution)
+        corpus.keep_attribution(CorpusAttribution(c.n_layers, c.n_heads, attribution_target(o.analyses, *in.tokenizer)));
+    std::optional<CorpusPatchingRun> patching;
+    if (!o.analyses.patch_from_inputs.empty()) {
+        corpus.keep_patching(CorpusPatching(c.n_layers, c.n_heads, parse_patch_metric(o.analyses.patch_metric, c.vocab_size)));
+        patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
+    }
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
@@ -265,20 +278,22 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             Timings::Scope t(timings, "load");
             if (!documents.next(doc, where)) break;
         }
-        const ModelSequence sequence = parse_model_sequence(doc, where);
-        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
-        const std::vector<int> ids = sequence.text ? encode_within_context(*in.tokenizer, *sequence.text, model.description().max_tokens, where)
-                                                   : sequence.token_ids;
+        const std::vector<int> ids = model_sequence_ids(doc, *in.tokenizer, c.max_tokens, limits.memory_budget, where);
         ModelRun run;
         try {
             // The context first: a larger memory budget cannot help a sequence the model cannot take.
-            check_model_tokens(ids, model.description().vocab_size, model.description().max_tokens);
-            check_run_memory(model.description(), static_cast<int64_t>(ids.size()), limits);
+            check_model_tokens(ids, c.vocab_size, c.max_tokens);
+            check_run_memory(c, static_cast<int64_t>(ids.size()), limits);
             run = forward(model, ids, where + ": ", false, false, timings);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
             fail_input(where, e.what());
         }
+        if (CorpusAttribution* attribution = corpus.attribution()) {
+            Timings::Scope a(timings, "logit attribution");
+            add_corpus_attribution(*attribution, o.analyses, model, backend, run);
+        }
+        if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
         Timings::Scope t(timings, "statistics");
         std::vector<const LayerResult*> layers;
         for (const LayerResult& r : run.layers) layers.push_back(&r);
@@ -287,7 +302,8 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
         progress.update(corpus.num_sequences());
     }
     progress.finish();
-    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed);
+    if (patching) patching->finish(*corpus.patching(), documents.corpus_sequences());
+    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed, analyses);
 }
 
 // --generate: the model's greedy continuation of the ids, on stdout after the table.
@@ -311,12 +327,16 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
     attn_viz::PictureNotes notes;
     if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
+        // The weights' analyses first: they need every block's attention weights, not its maps.
+        const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
         attn_viz::LayerStreamInput stream{model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
                                           std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
+        stream.extra_stats.update(analyses);
         const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream),
                                                                      o.report, progress_wanted(o.output.quiet), timings, notes);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
         printed.add_analysis(analysis, "");
+        printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
         const attn_viz::ModelRun run =
             forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);

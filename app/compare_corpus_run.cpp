@@ -44,10 +44,7 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string&
     std::string where;
     Progress progress(progress_wanted(quiet), "sequence");
     while (documents.next(doc, where)) {
-        const ModelSequence sequence = parse_model_sequence(doc, where);
-        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
-        const std::vector<int> ids = sequence.text ? encode_within_context(*models.tokenizer, *sequence.text, description.max_tokens, where)
-                                                   : sequence.token_ids;
+        const std::vector<int> ids = model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits.memory_budget, where);
         ModelComparison m;
         try {
             check_model_tokens(ids, description.vocab_size, description.max_tokens);

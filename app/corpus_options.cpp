@@ -1,6 +1,8 @@
 #include "corpus_options.hpp"
 
+#include "corpus_attribution_report.hpp"
 #include "error.hpp"
+#include "model_analyses_summary.hpp"
 #include "option_parsing.hpp"
 #include "provenance.hpp"
 #include "stats_report.hpp"
@@ -55,14 +57,18 @@ std::string corpus_run_note(const CorpusOptionValues& v, const attn_viz::CorpusD
 
 nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,
                                  const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
-                                 attn_viz::OutputDir& out, RunOutput& printed) {
+                                 attn_viz::OutputDir& out, RunOutput& printed, const nlohmann::json& analyses) {
     using namespace attn_viz;
     corpus.set_coverage(corpus_run_coverage(v, documents, corpus.num_sequences()));
     const ModelAnalysis analysis = corpus.finish(report.thresholds);
     const nlohmann::json provenance = run_provenance();  // every file of the corpus is read by now
-    write_analysis_outputs(out, "", analysis, {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, report);
+    nlohmann::json extra = analyses;
+    extra.update(write_corpus_analysis_outputs(out, corpus, report));
+    extra.update({{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}});
+    write_analysis_outputs(out, "", analysis, extra, report);
     if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
     printed.add_analysis(analysis, "");
+    printed.add_text(model_analyses_text(extra));
     printed.add_text(corpus_run_note(v, documents, corpus.num_sequences()));
     return provenance;
 }

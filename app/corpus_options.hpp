@@ -55,9 +55,12 @@ std::string corpus_run_note(const CorpusOptionValues& values, const attn_viz::Co
 // which corpus `corpus` covers, writes the report (stats.json with "corpora" and "provenance", CSV
 // tables, figures) and --save-partial, and adds to what is printed the analysis, then "12
 // sequences from c.jsonl" or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus holds
-// 12)". Returns the run's provenance. Throws Error(bad_input) when the run took no sequence.
+// 12)". `analyses`: more stats.json entries (model's --composition), printed with the corpus's
+// own (its logit attribution: write_corpus_analysis_outputs). Returns the run's provenance. Throws
+// Error(bad_input) when the run took no sequence.
 nlohmann::json finish_corpus_run(const CorpusOptionValues& values, attn_viz::CorpusAccumulator& corpus,
                                  const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
-                                 attn_viz::OutputDir& out, RunOutput& printed);
+                                 attn_viz::OutputDir& out, RunOutput& printed,
+                                 const nlohmann::json& analyses = nlohmann::json::object());
 
 }  // namespace attn_viz_cli

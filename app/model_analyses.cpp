@@ -30,16 +30,18 @@ std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::Mo
 }
 
 
+// The token attributed at each position of `run`: --target, or each position's next token.
+std::vector<int> attribution_targets(const ModelAnalysisOptions& o, const attn_viz::ModelRun& run) {
+    return o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target)) : attn_viz::next_token_targets(run);
+}
+
 // --logit-attribution: each position's next token (or --target) attributed, and its outputs.
 nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                                        attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
                                        const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report) {
-    const int target_id = static_cast<int>(o.target);
-    const std::vector<int> targets = o.target >= 0 ? std::vector<int>(run.tokens.size(), target_id) : attn_viz::next_token_targets(run);
-    const std::string target =
-        o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+    const std::vector<int> targets = attribution_targets(o, run);
     return attn_viz::write_logit_attribution_outputs(out, attn_viz::attribute_logits(model, backend, run, targets),
-                                                     tokenizer.labels(targets), target, report);
+                                                     tokenizer.labels(targets), attribution_target(o, tokenizer), report);
 }
 
 // --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
@@ -60,6 +62,17 @@ nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptio
 
 }  // namespace
 
+std::string attribution_target(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
+    const int target_id = static_cast<int>(o.target);
+    return o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+}
+
+void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
+                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run) {
+    const int64_t T = static_cast<int64_t>(run.tokens.size());
+    corpus.add(attn_viz::attribute_logits(model, backend, run, attribution_targets(o, run)), o.target >= 0 ? T : T - 1);
+}
+
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
                     "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
@@ -70,7 +83,8 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_flag("--logit-attribution", o.logit_attribution,
                   "Direct logit attribution: each head's (and each embedding, feed-forward and bias's) direct contribution to the "
                   "logit of the next token at every position, through the final norm with its scale frozen (logit_attribution.csv, "
-                  "logit_attribution_*.png; decoders only)");
+                  "logit_attribution_*.png; decoders only); over a corpus (--inputs) each component's mean and std over every "
+                  "attributed position, merged across --shard partials");
     cmd->add_option("--target", o.target,
                     "With --logit-attribution: attribute this token id's logit at every position instead of each position's next "
                     "token (ids as attn-viz tokenize prints them)")
@@ -78,16 +92,24 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     auto* patch_from = cmd->add_option("--patch-from", o.patch_from,
                                        "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
                                        "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
-                                       "patching_*.png; decoders only)");
+                                       "patching_*.png; decoders only; one text, not --inputs)");
     auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens, "The corrupted input of activation patching as token ids");
     patch_from->excludes(patch_tokens);
+    cmd->add_option("--patch-from-inputs", o.patch_from_inputs,
+                    "Activation patching over a corpus (with --inputs): the corrupted partner of each sequence, a corpus of the same "
+                    "form and size read line for line (each partner as many tokens as its clean sequence); every head's mean and std "
+                    "change of the metric and KL over the pairs (patching.csv, patching_*.png), merged across --shard partials")
+        ->check(CLI::ExistingPath)
+        ->excludes(patch_from)
+        ->excludes(patch_tokens);
     cmd->add_option("--patch-metric", o.patch_metric,
                     "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token id A minus "
                     "that of B at the last position)")
         ->capture_default_str();
     cmd->add_flag("--composition", o.composition,
                   "Composition scores from the weights: Q-, K- and V-composition of every head with every head of a later layer "
-                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png)");
+                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png); from the weights alone, so with --stream-layers "
+                  "and --inputs too");
     cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
     cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;
@@ -95,8 +117,15 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
-bool asks_for_model_analyses(const ModelAnalysisOptions& o) {
-    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o) || o.composition || o.rollout || o.flow;
+bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
+
+void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
+    if (corpus_mode && asks_for_patching(o))
+        throw CLI::ValidationError("--inputs", std::string(o.patch_from ? "--patch-from" : "--patch-from-tokens") +
+                                                   " gives one corrupted input; over a corpus, give each sequence its partner with "
+                                                   "--patch-from-inputs C2.jsonl");
+    if (!corpus_mode && !o.patch_from_inputs.empty())
+        throw CLI::ValidationError("--patch-from-inputs", "pairs a corrupted corpus with --inputs; for one text use --patch-from");
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
@@ -128,13 +157,27 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
             throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
                                                                   " tokens, the clean input " + std::to_string(ids.size()) +
                                                                   "; patching needs the same number of tokens");
+    } else if (!o.patch_from_inputs.empty()) {
+        check_model_has_logits(model, "--patch-from-inputs");
+        parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
     } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from or --patch-from-tokens");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from, --patch-from-tokens or --patch-from-inputs");
     }
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
                                                               std::to_string(o.flow_max_tokens) +
                                                               " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
+}
+
+nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
+                                     attn_viz::OnednnBackend& backend, const attn_viz::ReportOptions& report,
+                                     attn_viz::Timings& timings) {
+    using namespace attn_viz;
+    if (!o.composition) return nlohmann::json::object();
+    Timings::Scope t(timings, "composition");
+    const NormFolding folding = attention_norm_folding(model.weights());
+    return write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
+                                     norm_folding_description(folding), report);
 }
 
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
@@ -161,12 +204,7 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
         Timings::Scope t(timings, "patching");
         stats.update(write_patching(out, o, model, backend, run, tokenizer, report, show_progress));
     }
-    if (o.composition) {
-        Timings::Scope t(timings, "composition");
-        const NormFolding folding = attention_norm_folding(model.weights());
-        stats.update(write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
-                                               norm_folding_description(folding), report));
-    }
+    stats.update(write_weight_analyses(out, o, model, backend, report, timings));
     const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;
     for (const LayerResult& layer : run.layers) layers.push_back(&layer);

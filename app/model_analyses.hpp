@@ -1,6 +1,6 @@
 // The whole-model analyses of `attn-viz model` beyond the per-layer report: true head ablation
 // (--ablate, --ablate-mode), direct logit attribution (--logit-attribution, --target),
-// activation patching (--patch-from, --patch-from-tokens, --patch-metric), composition scores
+// activation patching (--patch-from, --patch-from-tokens, --patch-from-inputs, --patch-metric), composition scores
 // (--composition) and attention rollout and flow across layers (--rollout, --flow).
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "corpus_attribution.hpp"
 #include "model_tokenizer.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
@@ -25,6 +26,7 @@ struct ModelAnalysisOptions {
     bool logit_attribution = false;
     int64_t target = -1;  // --target: the token id attributed at every position; -1: each position's next token
     std::optional<std::string> patch_from, patch_from_tokens;  // the corrupted input, as text or ids
+    std::string patch_from_inputs;                             // corpus mode: the corrupted corpus; "" for none
     std::string patch_metric = "loss";
     bool composition = false;
     bool rollout = false, flow = false;
@@ -32,20 +34,40 @@ struct ModelAnalysisOptions {
 };
 
 // Adds --ablate, --ablate-mode, --logit-attribution, --target, --patch-from, --patch-from-tokens,
-// --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
+// --patch-from-inputs, --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
-// Whether any of the analyses was asked for (corpus mode refuses them).
-bool asks_for_model_analyses(const ModelAnalysisOptions& options);
+// Whether --ablate, --rollout or --flow was asked for (corpus mode refuses them, as it refuses maps).
+bool asks_for_per_text_analyses(const ModelAnalysisOptions& options);
 
-// Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching on
+// Refuses (CLI::ValidationError, exit 2) --patch-from and --patch-from-tokens in corpus mode
+// (`corpus_mode`) and --patch-from-inputs outside it, saying what to use instead.
+void check_corpus_analyses(const ModelAnalysisOptions& options, bool corpus_mode);
+
+// Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching (of
+// one text or of a corpus) on
 // a model without logits (BERT), a --target outside the vocabulary, a bad --patch-metric, a
 // corrupted input whose length differs from the clean input's `ids`, or --flow on more than
 // --flow-max-tokens tokens, before any work.
 void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
                                   const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids);
 
-// Runs what the options ask for on the clean run, writes its files into `out` and returns the
+// What --logit-attribution attributes, in words: "next token" or "token 300 'x'".
+std::string attribution_target(const ModelAnalysisOptions& options, const attn_viz::ModelTokenizer& tokenizer);
+
+// Corpus mode's --logit-attribution: one sequence's run attributed into `corpus`, at every
+// position with --target, else at the positions whose next token the sequence holds (all but the last).
+void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
+                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run);
+
+// The analyses of the weights alone (--composition): written into `out` without a forward pass
+// (so a streamed run and corpus mode write them as one run does); returns their stats.json
+// entries ({} when none was asked).
+nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
+                                     attn_viz::OnednnBackend& backend, const attn_viz::ReportOptions& report,
+                                     attn_viz::Timings& timings);
+
+// Runs what the options ask for on the clean run (write_weight_analyses' too), writes its files into `out` and returns the
 // stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as
 // progress on stderr (progress.hpp).
 nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,

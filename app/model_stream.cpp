@@ -21,7 +21,6 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
     add(!analyses.ablate.empty(), "--ablate");
     add(analyses.logit_attribution, "--logit-attribution");
     add(analyses.patch_from || analyses.patch_from_tokens, "--patch-from");
-    add(analyses.composition, "--composition");
     add(analyses.rollout, "--rollout");
     add(analyses.flow, "--flow");
     return names;

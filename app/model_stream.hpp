@@ -13,7 +13,7 @@
 
 namespace attn_viz_cli {
 
-// The options given that need every layer at once (--html, --generate, --ablate, --rollout,
+// The options given that need every layer at once (--html, --generate, --ablate, --logit-attribution, --patch-from, --rollout,
 // --flow), comma-separated, or "".
 std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses);
 

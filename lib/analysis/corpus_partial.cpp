@@ -44,6 +44,8 @@ nlohmann::json CorpusAccumulator::partial_json() const {
                              {"sequences", std::move(sequences)}};
     }
     if (!coverage_.empty()) j["corpora"] = corpora_json(coverage_);
+    if (attribution_) j["logit_attribution"] = attribution_->partial_json();
+    if (patching_) j["activation_patching"] = patching_->partial_json();
     return j;
 }
 
@@ -100,6 +102,10 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
             acc.sequences_.push_back({fingerprint_value(sequences[k], "sequence " + std::to_string(k), where), 0});
     }
     if (j.contains("corpora")) acc.coverage_ = read_coverage(j["corpora"], acc.num_sequences_, where);
+    if (j.contains("logit_attribution"))
+        acc.attribution_ = CorpusAttribution::from_partial_json(j["logit_attribution"], acc.num_layers_, acc.num_heads_, where);
+    if (j.contains("activation_patching"))
+        acc.patching_ = CorpusPatching::from_partial_json(j["activation_patching"], acc.num_layers_, acc.num_heads_, where);
     return acc;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
 
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
@@ -19,33 +20,6 @@ std::string threshold_text(double value) {
 }
 
 }  // namespace
-
-void RunningMoments::add(double x) {
-    if (std::isnan(x)) return;
-    ++count;
-    const double delta = x - mean;
-    mean += delta / static_cast<double>(count);
-    m2 += delta * (x - mean);
-}
-
-void RunningMoments::merge(const RunningMoments& other) {
-    if (other.count == 0) return;
-    if (count == 0) {
-        *this = other;
-        return;
-    }
-    const double n = static_cast<double>(count + other.count);
-    const double delta = other.mean - mean;
-    mean += delta * static_cast<double>(other.count) / n;
-    m2 += other.m2 + delta * delta * static_cast<double>(count) * static_cast<double>(other.count) / n;
-    count += other.count;
-}
-
-double RunningMoments::mean_or_nan() const { return count > 0 ? mean : std::numeric_limits<double>::quiet_NaN(); }
-
-double RunningMoments::population_std() const {
-    return count > 0 ? std::sqrt(std::max(0.0, m2) / static_cast<double>(count)) : std::numeric_limits<double>::quiet_NaN();
-}
 
 CorpusAccumulator::CorpusAccumulator(uint64_t weights_fingerprint, const LabelThresholds& thresholds)
     : weights_fingerprint_(weights_fingerprint), thresholds_(thresholds) {}
@@ -80,6 +54,12 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
                                       ", " + sources_[thresholds_source_] + " with " + name + "=" +
                                       threshold_text((*thresholds_).*member) + ": partials of runs with different thresholds "
                                       "cannot be merged");
+    // Each analysis a partial may carry: on both sides or on neither.
+    for (const auto& [mine, theirs, what] : {std::tuple{attribution_.has_value(), other.attribution_.has_value(), "direct logit attribution"},
+                                            std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"}})
+        if (mine != theirs)
+            fail_input(where, std::string(theirs ? "holds " : "lacks ") + what + ", " + sources_.front() + (mine ? " holds it" : " lacks it") +
+                                  ": partials with and without " + what + " cannot be merged");
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);
     // Both fingerprint lists sorted: walk them together.
@@ -163,6 +143,8 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
     for (const CountedSequence& s : other.sorted_sequences()) sequences_.push_back({s.fingerprint, source});
     std::inplace_merge(sequences_.begin(), sequences_.begin() + static_cast<std::ptrdiff_t>(before), sequences_.end());
     for (size_t k = 0; k < heads_.size(); ++k) heads_[k].merge(other.heads_[k]);
+    if (attribution_) attribution_->merge(*other.attribution_, where);
+    if (patching_) patching_->merge(*other.patching_, where);
     for (int m = 0; m < pair_metric_count; ++m)
         for (size_t k = 0; k < matrices_[m].size(); ++k) matrices_[m][k].merge(other.matrices_[m][k]);
     num_sequences_ += other.num_sequences_;

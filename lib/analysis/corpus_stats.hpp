@@ -14,24 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "corpus_attribution.hpp"
 #include "corpus_coverage.hpp"
+#include "corpus_patching.hpp"
 #include "head_analysis.hpp"
 
 namespace attn_viz {
 
 inline constexpr const char* partial_format = "attn-viz/partial@1";
-
-// Mean and spread of the defined (non-NaN) values added.
-struct RunningMoments {
-    int64_t count = 0;
-    double mean = 0;
-    double m2 = 0;  // sum of squared deviations from the mean
-
-    void add(double x);                         // NaN is skipped
-    void merge(const RunningMoments& other);    // as if other's values had been added here
-    double mean_or_nan() const;                 // NaN when count == 0
-    double population_std() const;              // sqrt(m2 / count); NaN when count == 0
-};
 
 class CorpusAccumulator {
 public:
@@ -74,6 +64,17 @@ public:
     void set_coverage(CorpusCoverage coverage);
     const CorpusCoverage& coverage() const { return coverage_; }
 
+    // Keeps direct logit attribution too (model --inputs --logit-attribution): `attribution`, empty,
+    // of the run's layout and target; its moments are saved, loaded and merged with the rest
+    // (merge() refuses a partial with another target, or with attribution on one side only).
+    void keep_attribution(CorpusAttribution attribution) { attribution_ = std::move(attribution); }
+    CorpusAttribution* attribution() { return attribution_ ? &*attribution_ : nullptr; }
+    const CorpusAttribution* attribution() const { return attribution_ ? &*attribution_ : nullptr; }
+    // Keeps activation patching too (model --inputs --patch-from-inputs), as attribution.
+    void keep_patching(CorpusPatching patching) { patching_ = std::move(patching); }
+    CorpusPatching* patching() { return patching_ ? &*patching_ : nullptr; }
+    const CorpusPatching* patching() const { return patching_ ? &*patching_ : nullptr; }
+
     int64_t num_sequences() const { return num_sequences_; }
     // How many of them have a fingerprint: fewer than num_sequences() when partials of an
     // earlier version were merged in.
@@ -109,6 +110,8 @@ private:
     std::vector<std::string> sources_ = {"this run"};  // names of what was merged, for messages
     uint32_t weights_source_ = 0, thresholds_source_ = 0;  // which of sources_ set them
     CorpusCoverage coverage_;
+    std::optional<CorpusAttribution> attribution_;  // model --logit-attribution's moments, when kept
+    std::optional<CorpusPatching> patching_;        // model --patch-from-inputs's moments, when kept
 
     // Throws Error(internal) while sequences of a corpus run wait for set_coverage().
     const std::vector<CountedSequence>& sorted_sequences() const;

@@ -1,151 +1,126 @@
-// Llama hyper-parameters, weights and tokenizer from a GGUF file's metadata and tensors.
+// Llama-like decoders' weights from a GGUF file, by the family table of gguf_decoder_families.hpp.
 #include "gguf_llama.hpp"
 
-#include <cmath>
-#include <cstdio>
-#include <optional>
+#include <algorithm>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "error.hpp"
-#include "gguf_transformer.hpp"
-#include "json_input.hpp"
-#include "llama2c_checkpoint.hpp"
+#include "gguf_decoder_families.hpp"
 #include "tensor.hpp"
 
 namespace attn_viz {
 namespace {
 
-int64_t required_count(const GgufFile& file, const std::string& key) { return gguf_required_count(file, key, "llama"); }
-
-void check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
-    gguf_check_tensor(file, name, shape, "llama");
-}
-
-Tensor load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape) {
-    return gguf_load_shaped(file, name, shape, "llama");
-}
-
 struct BlockTensor {
-    std::string name;
+    std::string name;            // without "blk.N." and ".weight"
     std::vector<int64_t> shape;  // row-major; matrices [out, in]
 };
 
-// Block `layer`'s tensors in the order read_gguf_llama_block takes them: attn_q, attn_k, attn_v,
-// attn_output, attn_norm, ffn_norm, ffn_gate, ffn_down, ffn_up.
-std::vector<BlockTensor> block_tensors(const ModelConfig& c, int64_t layer) {
-    const int64_t d = c.d_model, f = c.ffn_dim, kv = c.n_kv_heads * (c.d_model / c.n_heads);
-    const std::string p = "blk." + std::to_string(layer) + ".";
-    return {{p + "attn_q.weight", {d, d}},      {p + "attn_k.weight", {kv, d}},   {p + "attn_v.weight", {kv, d}},
-            {p + "attn_output.weight", {d, d}}, {p + "attn_norm.weight", {d}},    {p + "ffn_norm.weight", {d}},
-            {p + "ffn_gate.weight", {f, d}},    {p + "ffn_down.weight", {d, f}},  {p + "ffn_up.weight", {f, d}}};
-}
-
-void check_gguf_llama_block(const GgufFile& file, const ModelConfig& c, int64_t layer) {
-    for (const BlockTensor& t : block_tensors(c, layer)) check_tensor(file, t.name, t.shape);
-}
-
-// Metadata that changes llama.cpp's forward pass of some architecture and that attn-viz does not
-// implement for llama: a sliding window (llama.cpp applies none to llama either, so a file that
-// names one was meant for another architecture), key/value head sizes other than the head size,
-// mixture-of-experts blocks and logit soft-capping. Error(bad_input) naming the key and its value.
-void refuse_unimplemented_gguf_keys(const GgufFile& file, int64_t head) {
-    for (const char* key : {"llama.attention.sliding_window", "llama.expert_count", "llama.attn_logit_softcapping",
-                            "llama.final_logit_softcapping", "llama.attention.key_length", "llama.attention.value_length"}) {
-        if (!file.has(key)) continue;
-        const std::optional<double> value = file.get_float(key);
-        const bool head_size = std::string(key).find("_length") != std::string::npos;
-        if (head_size && value && *value == static_cast<double>(head)) continue;
-        if (std::string(key) == "llama.expert_count" && value && *value == 0) continue;
-        const bool whole = value && *value == std::floor(*value) && std::fabs(*value) < 1e15;
-        const std::string text = whole ? std::to_string(static_cast<long long>(*value)) : value ? json_excerpt(nlohmann::json(*value)) : "<not a number>";
-        fail_input(file.path(), std::string(key) + " = " + text + " is not supported" + (head_size ? " (only the head size " + std::to_string(head) + ")" : ""));
+// The tensors block `layer` of the family needs (biases aside), with their shapes.
+std::vector<BlockTensor> block_tensors(const GgufDecoder& decoder) {
+    const ModelConfig& c = decoder.config;
+    const GgufDecoderFamily& family = *decoder.family;
+    const int64_t d = c.d_model, f = c.ffn_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
+    std::vector<BlockTensor> t = {{"attn_norm", {d}}, {"attn_output", {d, q}}, {"ffn_norm", {d}}, {"ffn_down", {d, f}}};
+    if (family.fused) {
+        t.insert(t.end(), {{"attn_qkv", {q + 2 * kv, d}}, {"ffn_up", {2 * f, d}}});
+    } else {
+        t.insert(t.end(), {{"attn_q", {q, d}}, {"attn_k", {kv, d}}, {"attn_v", {kv, d}}, {"ffn_gate", {f, d}}, {"ffn_up", {f, d}}});
     }
+    if (family.qk_norm) t.insert(t.end(), {{"attn_q_norm", {c.head_dim}}, {"attn_k_norm", {c.head_dim}}});
+    if (family.gemma) t.insert(t.end(), {{"post_attention_norm", {d}}, {"post_ffw_norm", {d}}});
+    return t;
 }
 
-}  // namespace
+std::string block_prefix(int64_t layer) { return "blk." + std::to_string(layer) + "."; }
 
-ModelConfig gguf_llama_config(const GgufFile& file) {
-    const std::string architecture = file.get_string("general.architecture").value_or("");
-    if (architecture != "llama") {
-        std::string supported = "llama";
-        for (const std::string& other : gguf_transformer_architectures()) supported += ", " + other;
-        fail_input(file.path(), "general.architecture is \"" + architecture + "\"; attn-viz runs GGUF models of architecture " + supported);
+void check_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
+    for (const BlockTensor& t : block_tensors(decoder))
+        gguf_check_tensor(file, block_prefix(layer) + t.name + ".weight", t.shape, decoder.family->architecture);
+}
+
+// Gemma's norm weights are stored as 1 + w (convert_hf_to_gguf.py adds 1); ModelWeights keeps w.
+Tensor stored_norm(Tensor weight, bool plus_one) {
+    if (plus_one)
+        for (float& v : weight.data) v -= 1.0f;
+    return weight;
+}
+
+// Block `layer`, every tensor checked against the configuration's shape: its attention (split
+// from phi3's attn_qkv, with optional attn_{q,k,v,output}.bias elsewhere, q/k norms), norms and
+// gated feed-forward (split from phi3's ffn_up = [gate; up]), as x W.
+BlockWeights read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
+    check_block(file, decoder, layer);  // first, so a bad block is named as the streaming reader names it
+    const GgufDecoderFamily& family = *decoder.family;
+    const ModelConfig& c = decoder.config;
+    const std::vector<BlockTensor> tensors = block_tensors(decoder);
+    const std::string p = block_prefix(layer);
+    auto load = [&](const std::string& name) {
+        const auto t = std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
+        return gguf_load_shaped(file, p + name + ".weight", t->shape, family.architecture);
+    };
+    auto bias = [&](const std::string& name, int64_t size) {
+        return file.find_tensor(p + name + ".bias") ? gguf_load_shaped(file, p + name + ".bias", {size}, family.architecture) : Tensor{};
+    };
+    const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, f = c.ffn_dim;
+    BlockWeights b;
+    LayerWeights& a = b.attention;
+    a = gguf_layer_settings(decoder, layer);
+    if (family.fused) {
+        const Tensor qkv = load("attn_qkv");
+        a.w_q = transposed(rows_of(qkv, 0, q)), a.w_k = transposed(rows_of(qkv, q, kv)), a.w_v = transposed(rows_of(qkv, q + kv, kv));
+        const Tensor gate_up = load("ffn_up");
+        b.w_in = transposed(rows_of(gate_up, 0, f)), b.w_up = transposed(rows_of(gate_up, f, f));
+    } else {
+        a.w_q = transposed(load("attn_q")), a.w_k = transposed(load("attn_k")), a.w_v = transposed(load("attn_v"));
+        a.b_q = bias("attn_q", q), a.b_k = bias("attn_k", kv), a.b_v = bias("attn_v", kv), a.b_o = bias("attn_output", c.d_model);
+        b.w_in = transposed(load("ffn_gate")), b.w_up = transposed(load("ffn_up"));
     }
-    ModelConfig c;  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
-    c.architecture = "llama";
-    c.n_layers = required_count(file, "llama.block_count");
-    c.d_model = required_count(file, "llama.embedding_length");
-    c.ffn_dim = required_count(file, "llama.feed_forward_length");
-    c.n_heads = required_count(file, "llama.attention.head_count");
-    c.n_kv_heads = file.has("llama.attention.head_count_kv") ? required_count(file, "llama.attention.head_count_kv") : c.n_heads;
-    c.max_tokens = required_count(file, "llama.context_length");
-    const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
-    if (!embedding || embedding->dims.size() != 2) fail_input(file.path(), "has no 2-D tensor \"token_embd.weight\"");
-    c.vocab_size = embedding->dims[1];
-    c.shared_classifier = file.find_tensor("output.weight") == nullptr;
-    c.norm_epsilon = file.get_float("llama.attention.layer_norm_rms_epsilon").value_or(1e-5);
-    c.rope_base = file.get_float("llama.rope.freq_base").value_or(10000.0);
-    validate_llama_config(c, file.path(), "GGUF llama metadata", "");
-    c.head_dim = c.d_model / c.n_heads;
-    if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
-        fail_input(file.path(), "llama.attention.layer_norm_rms_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
-    if (!(c.rope_base > 1 && c.rope_base < 1e12))
-        fail_input(file.path(), "llama.rope.freq_base " + std::to_string(c.rope_base) + " is outside (1, 1e12)");
-    const int64_t head = c.d_model / c.n_heads;
-    if (file.has("llama.rope.dimension_count") && required_count(file, "llama.rope.dimension_count") != head)
-        fail_input(file.path(), "llama.rope.dimension_count is not the head size " + std::to_string(head) + " (partial RoPE is not supported)");
-    if (file.find_tensor("rope_freqs.weight") || file.has("llama.rope.scaling.type"))
-        if (file.get_string("llama.rope.scaling.type").value_or("scaled") != "none")
-            fail_input(file.path(), "uses scaled RoPE (rope_freqs or llama.rope.scaling), which attn-viz does not support");
-    refuse_unimplemented_gguf_keys(file, head);
-    return c;
+    a.w_o = transposed(load("attn_output"));
+    if (family.qk_norm) a.q_norm = stored_norm(load("attn_q_norm"), family.gemma), a.k_norm = stored_norm(load("attn_k_norm"), family.gemma);
+    validate_layer(a, file.path() + ": layer " + std::to_string(layer));
+    b.w_out = transposed(load("ffn_down"));
+    b.attention_norm.weight = stored_norm(load("attn_norm"), family.gemma);
+    b.feed_forward_norm.weight = stored_norm(load("ffn_norm"), family.gemma);
+    if (family.gemma) {
+        b.attention_output_norm.weight = stored_norm(load("post_attention_norm"), true);
+        b.feed_forward_output_norm.weight = stored_norm(load("post_ffw_norm"), true);
+    }
+    return b;
 }
-
-BlockWeights read_gguf_llama_block(const GgufFile& file, const ModelConfig& c, int64_t layer) {
-    const std::vector<BlockTensor> t = block_tensors(c, layer);
-    auto load = [&](size_t i) { return load_shaped(file, t[i].name, t[i].shape); };
-    // GGUF matrices are [out, in] row-major (dims [in, out]); BlockWeights wants x W.
-    auto matrix = [&](size_t i) { return transposed(load(i)); };
-    BlockWeights block;
-    block.attention = llama_attention_weights(c, matrix(0), matrix(1), matrix(2), matrix(3), file.path() + ": layer " + std::to_string(layer));
-    block.attention_norm.weight = load(4);
-    block.feed_forward_norm.weight = load(5);
-    block.w_in = matrix(6);
-    block.w_out = matrix(7);
-    block.w_up = matrix(8);
-    return block;
-}
-
-namespace {
 
 // Configuration, embedding, final norm and classifier: everything but the blocks.
-ModelWeights read_outside_blocks(const GgufFile& file) {
+ModelWeights read_outside_blocks(const GgufFile& file, const GgufDecoder& decoder) {
     ModelWeights w;
-    w.config = gguf_llama_config(file);
+    w.config = decoder.config;
     gguf_check_model_tensors(file);
     const ModelConfig& c = w.config;
-    w.token_embedding = load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model});
-    w.final_norm.weight = load_shaped(file, "output_norm.weight", {c.d_model});
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_shaped(file, "output.weight", {c.vocab_size, c.d_model}));
+    const std::string& architecture = decoder.family->architecture;
+    w.token_embedding = gguf_load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model}, architecture);
+    w.final_norm.weight = stored_norm(gguf_load_shaped(file, "output_norm.weight", {c.d_model}, architecture), decoder.family->gemma);
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding
+                                                  : gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture));
     return w;
 }
 
 }  // namespace
 
+ModelConfig gguf_llama_config(const GgufFile& file) { return gguf_decoder_config(file).config; }
+
 ModelWeights read_gguf_llama(const GgufFile& file) {
-    ModelWeights w = read_outside_blocks(file);
-    for (int64_t l = 0; l < w.config.n_layers; ++l) w.layers.push_back(read_gguf_llama_block(file, w.config, l));
+    const GgufDecoder decoder = gguf_decoder_config(file);
+    ModelWeights w = read_outside_blocks(file, decoder);
+    for (int64_t l = 0; l < w.config.n_layers; ++l) w.layers.push_back(read_block(file, decoder, l));
     return w;
 }
 
 ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
-    ModelWeights w = read_outside_blocks(*file);
+    const GgufDecoder decoder = gguf_decoder_config(*file);
+    ModelWeights w = read_outside_blocks(*file, decoder);
     // Every block's tensors are checked now (names, shapes, decodable types), so a bad file fails
     // before the forward pass rather than at its last layer.
-    for (int64_t l = 0; l < w.config.n_layers; ++l) check_gguf_llama_block(*file, w.config, l);
-    w.load_block = [file, config = w.config](int64_t layer) { return read_gguf_llama_block(*file, config, layer); };
+    for (int64_t l = 0; l < w.config.n_layers; ++l) check_block(*file, decoder, l);
+    w.load_block = [file, decoder](int64_t layer) { return read_block(*file, decoder, layer); };
     return w;
 }
 

@@ -1,6 +1,15 @@
-// A Llama model ("general.architecture" = "llama") from a GGUF file: hyper-parameters from the
-// metadata, weights (any decodable ggml type) converted to the x W convention of ModelWeights (RMSNorm, gated, pre-norm),
-// and the SentencePiece ("llama") tokenizer from tokenizer.ggml.*.
+// Llama-like decoders from GGUF files as llama.cpp's convert_hf_to_gguf.py writes them
+// ("general.architecture" llama, qwen3, gemma2, gemma3, phi3; gguf_decoder_families.hpp says what
+// each adds to Llama): hyper-parameters from the metadata, weights (any decodable ggml type)
+// converted to the x W convention of ModelWeights, the same ModelWeights the family's Hugging Face
+// folder gives. The tokenizer comes from tokenizer.ggml.* (model_tokenizer_file.hpp).
+//   every family  token_embd [V, D], output_norm [D], output [V, D] (the classifier; tied to
+//                 token_embd when absent); blk.N.attn_norm, ffn_norm [D], attn_output [D, H d_h],
+//                 ffn_down [D, F]; attn_q [H d_h, D], attn_k, attn_v [KV d_h, D] with optional
+//                 .bias, ffn_gate, ffn_up [F, D] (phi3 instead: attn_qkv [(H + 2 KV) d_h, D] and
+//                 ffn_up [2 F, D], gate rows first).
+//   qwen3, gemma3 blk.N.attn_q_norm, attn_k_norm [d_h].
+//   gemma2/3      blk.N.post_attention_norm, post_ffw_norm [D]; every norm stored as 1 + w.
 #pragma once
 
 #include <memory>
@@ -11,25 +20,16 @@
 
 namespace attn_viz {
 
-// The model's configuration from llama.* metadata: block_count, embedding_length,
-// feed_forward_length, attention.head_count(_kv) (KV defaults to the head count),
-// context_length, attention.layer_norm_rms_epsilon (default 1e-5), rope.freq_base (default
-// 10000), with the vocabulary from token_embd.weight. Refuses another
-// architecture, counts out of range or inconsistent, partial or scaled RoPE (Error bad_input
-// naming the file and key).
+// The model's configuration (gguf_decoder_config in gguf_decoder_families.hpp, which lists the
+// keys read and refused).
 ModelConfig gguf_llama_config(const GgufFile& file);
 
-// One block's weights (layer l < block_count), dequantized: blk.l.attn_{norm,q,k,v,output},
-// ffn_{norm,gate,up,down}, each checked against the configuration's shape. Q/K rows are in
-// GGUF's interleaved-pair RoPE order (llama.cpp's converter permutes Hugging Face's back).
-BlockWeights read_gguf_llama_block(const GgufFile& file, const ModelConfig& config, int64_t layer);
-
-// The whole model: token_embd, every block, output_norm and output (the classifier; tied to
-// token_embd when the file has no output.weight).
+// The whole model, every block read and each tensor checked against the configuration's shape;
+// Error(bad_input) naming the file and the key or tensor.
 ModelWeights read_gguf_llama(const GgufFile& file);
 
-// As read_gguf_llama, but the blocks stay in the (shared, mapped) file: `layers` is empty and
-// `load_block` dequantizes one block when called.
+// As read_gguf_llama, but the blocks stay in the (shared, mapped) file: every block's tensors are
+// checked now, `layers` is empty and `load_block` dequantizes one block when called.
 ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
 
 }  // namespace attn_viz

@@ -52,6 +52,61 @@ std::string ablation_heading(const nlohmann::json& ablation) {
            (count > ablation_heads_shown ? " (first " + std::to_string(ablation_heads_shown) + ", all in ablation.csv)" : "") + ":";
 }
 
+// A ranked table of an analysis for report.html: its caption, column names and rows.
+struct AnalysisTable {
+    std::string caption;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+};
+
+// The first ablation_heads_shown heads of a ranked "heads" list: rank, head, then `fields`
+// (stats.json names) printed with `format`.
+std::vector<std::vector<std::string>> ranked_head_rows(const nlohmann::json& heads, const std::vector<std::string>& fields,
+                                                       const char* format) {
+    std::vector<std::vector<std::string>> rows;
+    for (const nlohmann::json& h : heads) {
+        if (rows.size() == ablation_heads_shown) break;
+        std::vector<std::string> row = {std::to_string(h["rank"].get<int64_t>()), head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>())};
+        for (const std::string& field : fields) row.push_back(number_text(h[field], format));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// The strongest pairs of each kind of the "composition" entry: kind, earlier head, later head, score.
+std::vector<std::vector<std::string>> composition_rows(const nlohmann::json& composition) {
+    std::vector<std::vector<std::string>> rows;
+    for (const char* kind : {"q", "k", "v"}) {
+        if (!composition.contains(kind)) continue;
+        const nlohmann::json& top = composition[kind]["top"];
+        for (size_t n = 0; n < top.size() && n < composition_pairs_shown; ++n)
+            rows.push_back({std::string(1, static_cast<char>(kind[0] - 'a' + 'A')),
+                            head_name(top[n]["earlier_layer"].get<int64_t>(), top[n]["earlier_head"].get<int64_t>()),
+                            head_name(top[n]["later_layer"].get<int64_t>(), top[n]["later_head"].get<int64_t>()),
+                            number_text(top[n]["score"], "%.4f")});
+    }
+    return rows;
+}
+
+// The table report.html shows of the analysis stored under `key` (no columns: none).
+AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry) {
+    if (key == "ablation")
+        return {ablation_heading(entry), {"rank", "head", "delta loss (nats)", "KL (nats)"}, ablation_rows(entry)};
+    if (key == "logit_attribution")
+        return {"the heads that write most toward the " + entry["target"].get<std::string>() + " (mean over " +
+                    std::to_string(entry["positions"].size()) + " positions; all in logit_attribution.csv):",
+                {"rank", "head", "mean contribution", "last position"}, ranked_head_rows(entry["heads"], {"mean", "last"}, "%+.4f")};
+    if (key == "activation_patching")
+        return {"activation patching (" + entry["metric"].get<std::string>() + "): clean " + number_text(entry["clean"], "%.4f") +
+                    ", corrupted " + number_text(entry["corrupted"], "%.4f") + "; the heads whose patching moves it most (all in patching.csv):",
+                {"rank", "head", "delta", "fraction", "KL (nats)"},
+                ranked_head_rows(entry["heads"], {"delta", "fraction", "kl"}, "%+.4f")};
+    if (key == "composition")
+        return {"the strongest compositions of each kind (all in composition.csv):", {"kind", "earlier head", "later head", "score"},
+                composition_rows(entry)};
+    return {};
+}
+
 }  // namespace
 
 std::string model_analyses_text(const nlohmann::json& stats) {
@@ -80,10 +135,12 @@ std::string model_analyses_html(const nlohmann::json& stats) {
         if (!stats.contains(analysis.key)) continue;
         const nlohmann::json& entry = stats[analysis.key];
         html += std::string("<section class=\"analysis\" id=\"") + analysis.key + "\"><h2>" + analysis.heading + "</h2>\n";
-        if (std::string(analysis.key) == "ablation") {
-            html += "<p>" + xml_escape(ablation_heading(entry)) + "</p>\n<table><thead><tr><th>rank</th><th>head</th>"
-                    "<th>delta loss (nats)</th><th>KL (nats)</th></tr></thead><tbody>\n";
-            for (const std::vector<std::string>& row : ablation_rows(entry)) {
+        const AnalysisTable table = analysis_table(analysis.key, entry);
+        if (!table.columns.empty()) {
+            html += "<p>" + xml_escape(table.caption) + "</p>\n<table><thead><tr>";
+            for (const std::string& column : table.columns) html += "<th>" + xml_escape(column) + "</th>";
+            html += "</tr></thead><tbody>\n";
+            for (const std::vector<std::string>& row : table.rows) {
                 html += "<tr>";
                 for (const std::string& cell : row) html += "<td>" + xml_escape(cell) + "</td>";
                 html += "</tr>\n";

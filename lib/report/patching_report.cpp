@@ -58,6 +58,26 @@ std::vector<std::string> patching_findings(const PatchingReport& report, const s
     return findings;
 }
 
+namespace {
+
+// patching_delta.png and patching_kl.png (layers x heads) of `rows` (values: delta first, KL at
+// `kl_value`), unless --stats-only; `over` ends both titles (" over 12 pairs" or "").
+void write_patching_pictures(OutputDir& out, const std::vector<RankedHeadRow>& rows, size_t kl_value, const PatchMetric& metric,
+                             int64_t layers, int64_t heads, const std::string& over, const ReportOptions& o) {
+    if (!o.pictures) return;
+    write_layer_head_png(out.file("patching_delta.png"), layer_head_values(rows, 0, layers, heads), layers, heads,
+                         "Change of " + metric_words(metric) + " when a head is patched from the corrupted input" + over, "change", o,
+                         true);
+    write_layer_head_png(out.file("patching_kl.png"), layer_head_values(rows, kl_value, layers, heads), layers, heads,
+                         "KL(clean || patched) of next-token distributions" + over, "mean KL (nats)", o);
+}
+
+nlohmann::json moments_entry(const RunningMoments& m) {
+    return {{"mean", json_number(m.mean_or_nan())}, {"std", json_number(m.population_std())}};
+}
+
+}  // namespace
+
 nlohmann::json write_patching_outputs(OutputDir& out, const PatchingReport& report, int64_t layers, int64_t heads,
                                       const std::vector<std::string>& corrupted_tokens, const ReportOptions& o) {
     const std::vector<HeadPatchEffect> ranked = ranked_patches(report);
@@ -66,16 +86,7 @@ nlohmann::json write_patching_outputs(OutputDir& out, const PatchingReport& repo
         rows.push_back({e.id.layer, e.id.head, {e.delta, e.fraction, e.kl, e.value}});
     const nlohmann::json ranking =
         write_ranked_heads(out.file("patching.csv"), {"delta", "fraction", "kl", "value"}, rows, heads);
-    if (o.pictures) {
-        const std::vector<float> delta = layer_head_values(rows, 0, layers, heads),
-                                 kl = layer_head_values(rows, 2, layers, heads);
-        write_layer_head_png(
-            out.file("patching_delta.png"), delta, layers, heads,
-            "Change of " + metric_words(report.metric) + " when a head is patched from the corrupted input", "change",
-            o, true);
-        write_layer_head_png(out.file("patching_kl.png"), kl, layers, heads,
-                             "KL(clean || patched) of next-token distributions", "mean KL (nats)", o);
-    }
+    write_patching_pictures(out, rows, 2, report.metric, layers, heads, "", o);
     return {{"activation_patching",
              {{"metric", patch_metric_name(report.metric)},
               {"clean", json_number(report.clean)},
@@ -83,6 +94,46 @@ nlohmann::json write_patching_outputs(OutputDir& out, const PatchingReport& repo
               {"corrupted_tokens", corrupted_tokens},
               {"heads", ranking},
               {"findings", patching_findings(report, ranked)}}}};
+}
+
+PatchingReport mean_patching_report(const CorpusPatching& p) {
+    PatchingReport mean;
+    mean.metric = p.metric();
+    mean.clean = p.moments(PatchingPart::clean).mean_or_nan();
+    mean.corrupted = p.moments(PatchingPart::corrupted).mean_or_nan();
+    const double effect = mean.corrupted - mean.clean;
+    for (int64_t l = 0; l < p.layers(); ++l)
+        for (int64_t h = 0; h < p.heads(); ++h) {
+            const double delta = p.moments(PatchingPart::delta, l, h).mean_or_nan();
+            mean.heads.push_back({{l, h}, mean.clean + delta, delta, effect != 0 ? delta / effect : NAN,
+                                  p.moments(PatchingPart::kl, l, h).mean_or_nan()});
+        }
+    return mean;
+}
+
+nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatching& p, const ReportOptions& o) {
+    const PatchingReport mean = mean_patching_report(p);
+    const std::vector<HeadPatchEffect> ranked = ranked_patches(mean);
+    std::vector<RankedHeadRow> rows;
+    for (const HeadPatchEffect& e : ranked) {
+        const RunningMoments &delta = p.moments(PatchingPart::delta, e.id.layer, e.id.head),
+                             &kl = p.moments(PatchingPart::kl, e.id.layer, e.id.head);
+        rows.push_back({e.id.layer, e.id.head,
+                        {e.delta, delta.population_std(), e.fraction, e.kl, kl.population_std(), static_cast<double>(delta.count)}});
+    }
+    const nlohmann::json ranking = write_ranked_heads(out.file("patching.csv"),
+                                                      {"delta_mean", "delta_std", "fraction", "kl_mean", "kl_std", "pairs"}, rows, p.heads());
+    const std::string over = " (mean over " + std::to_string(p.pairs()) + " pairs)";
+    write_patching_pictures(out, rows, 3, mean.metric, p.layers(), p.heads(), over, o);
+    std::vector<std::string> findings = patching_findings(mean, ranked);
+    for (std::string& finding : findings) finding = "over " + std::to_string(p.pairs()) + " pairs, " + finding;
+    return {{"activation_patching",
+             {{"metric", patch_metric_name(p.metric())},
+              {"pairs", p.pairs()},
+              {"clean", moments_entry(p.moments(PatchingPart::clean))},
+              {"corrupted", moments_entry(p.moments(PatchingPart::corrupted))},
+              {"heads", ranking},
+              {"findings", findings}}}};
 }
 
 }  // namespace attn_viz

@@ -9,13 +9,28 @@ namespace attn_viz {
 
 namespace {
 
+// The labels of `ids` by `tokenizer`, an id at or past its vocabulary as "<id N>" (a row of a
+// padded embedding, as Pythia's, or a random model's prediction outside a small tokenizer).
+template <typename Tokenizer>
+std::vector<std::string> labels_within(const Tokenizer& tokenizer, const std::vector<int>& ids) {
+    const int known = tokenizer.vocab_size();
+    std::vector<int> inside;
+    for (int id : ids)
+        if (id < known) inside.push_back(id);
+    const std::vector<std::string> inside_labels = tokenizer.labels(inside);
+    std::vector<std::string> labels;
+    size_t next = 0;
+    for (int id : ids) labels.push_back(id < known ? inside_labels[next++] : "<id " + std::to_string(id) + ">");
+    return labels;
+}
+
 class Llama2cModelTokenizer : public ModelTokenizer {
 public:
     explicit Llama2cModelTokenizer(Llama2cTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
     std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*bos=*/true, /*eos=*/false); }
     int64_t min_token_count(const std::string& text) const override { return tokenizer_.min_token_count(text, true, false); }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
-    std::vector<std::string> labels(const std::vector<int>& ids) const override { return tokenizer_.labels(ids); }
+    std::vector<std::string> labels(const std::vector<int>& ids) const override { return labels_within(tokenizer_, ids); }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return Llama2cTokenizer::bos_id; }
     std::vector<int> end_ids() const override { return {Llama2cTokenizer::bos_id}; }  // as llama2.c's run.c stops
@@ -30,7 +45,7 @@ public:
     std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*add_special_tokens=*/true); }
     int64_t min_token_count(const std::string&) const override { return 0; }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
-    std::vector<std::string> labels(const std::vector<int>& ids) const override { return tokenizer_.labels(ids); }
+    std::vector<std::string> labels(const std::vector<int>& ids) const override { return labels_within(tokenizer_, ids); }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return tokenizer_.bos_id().value_or(-1); }
     std::vector<int> end_ids() const override {

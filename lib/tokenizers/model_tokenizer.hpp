@@ -24,7 +24,8 @@ public:
     virtual int64_t min_token_count(const std::string& text) const = 0;
     // The text of `ids` (special tokens print nothing), bytes that are not UTF-8 as "\xNN".
     virtual std::string decode(const std::vector<int>& ids) const = 0;
-    // One label per token for heatmap axes (its text, special tokens as written).
+    // One label per token for heatmap axes (its text, special tokens as written); an id at or past
+    // vocab_size() (a model's vocabulary may be larger) as "<id N>".
     virtual std::vector<std::string> labels(const std::vector<int>& ids) const = 0;
     // One more than the largest id it knows (a model's vocabulary may be larger: Pythia's is padded).
     virtual int vocab_size() const = 0;

@@ -128,4 +128,12 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
     return sequence;
 }
 
+std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                                    uint64_t memory_budget, const std::string& where) {
+    ModelSequence sequence = parse_model_sequence(doc, where);
+    if (!sequence.text) return std::move(sequence.token_ids);
+    check_tokenizing_memory(sequence.text->size(), memory_budget, where);
+    return encode_within_context(tokenizer, *sequence.text, max_tokens, where);
+}
+
 }  // namespace attn_viz

@@ -113,4 +113,12 @@ struct ModelSequence {
 // non-integer id list).
 ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where);
 
+class ModelTokenizer;
+
+// The ids a model runs for one corpus document: its text encoded by `tokenizer` within
+// `max_tokens` (the text's size checked against `memory_budget` first), or its ids as given
+// (checked by the caller against the model). Errors name `where`.
+std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                                    uint64_t memory_budget, const std::string& where);
+
 }  // namespace attn_viz

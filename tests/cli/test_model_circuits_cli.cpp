@@ -1,9 +1,11 @@
 // attn-viz model's circuit analyses on the trained stories260K: --logit-attribution (with and
 // without --target), activation patching (--patch-from, --patch-from-tokens, --patch-metric),
-// composition scores (--composition), their files, stats.json entries and findings, and their
+// composition scores (--composition, streamed too), their files, stats.json entries and findings, and their
 // usage errors (skipped with a message where ../shared is absent).
 #include <doctest/doctest.h>
 
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,24 @@ void check_usage_errors(const std::vector<std::string>& arguments, const Scratch
         CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') <= 2);
         CHECK(!fs::exists(dir / "bad"));
     }
+}
+
+// "<tr><td>a</td><td>b</td>...": the start of a report.html table row.
+std::string table_row(const std::vector<std::string>& cells) {
+    std::string row = "<tr>";
+    for (const std::string& cell : cells) row += "<td>" + cell + "</td>";
+    return row;
+}
+
+std::string head_text(const nlohmann::json& layer, const nlohmann::json& head) {
+    return "L" + std::to_string(layer.get<int>()) + "H" + std::to_string(head.get<int>());
+}
+
+// A number as the report's tables print it: "%+.4f" (signed), or "%.4f".
+std::string signed4(const nlohmann::json& x, const char* format = "%+.4f") {
+    char text[32];
+    std::snprintf(text, sizeof text, format, x.get<double>());
+    return text;
 }
 
 }  // namespace
@@ -67,8 +87,16 @@ TEST_SUITE("model") {
         CHECK(first.find("L" + std::to_string(a["heads"][0]["layer"].get<int>()) + "H" +
                          std::to_string(a["heads"][0]["head"].get<int>())) != std::string::npos);
         CHECK(r.output.find("  " + first + "\n") != std::string::npos);
-        CHECK(read_text(dir / "out/report.html").find("<section class=\"analysis\" id=\"logit_attribution\">") !=
-              std::string::npos);
+        const std::string html = read_text(dir / "out/report.html");
+        CHECK(html.find("<section class=\"analysis\" id=\"logit_attribution\">") != std::string::npos);
+        // The table of the top heads: rank, head, mean and last-position contribution.
+        CHECK(html.find("<th>mean contribution</th><th>last position</th>") != std::string::npos);
+        for (size_t n = 0; n < 10; ++n) {
+            const nlohmann::json& head = a["heads"][n];
+            CHECK(html.find(table_row({std::to_string(n + 1), head_text(head["layer"], head["head"]), signed4(head["mean"]),
+                                       signed4(head["last"])})) != std::string::npos);
+        }
+        CHECK(html.find(table_row({"11", head_text(a["heads"][10]["layer"], a["heads"][10]["head"])})) == std::string::npos);
 
         // --target: one token's logit everywhere.
         REQUIRE(run_attn_viz("model -q" + files + " --logit-attribution --target 300 --stats-only --out " +
@@ -94,10 +122,17 @@ TEST_SUITE("model") {
         const std::string clean = " --tokens 1,403,407,261,300,290,403,407,261,300,290";
         const std::string files =
             model_files(model) + clean + " --patch-from-tokens 1,350,380,270,310,295,403,407,261,300,290";
-        const CommandResult r = run_attn_viz("model -q" + files + " --heads L0H0 --out " + (dir / "out"));
+        const CommandResult r = run_attn_viz("model -q" + files + " --heads L0H0 --html --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
         const nlohmann::json& p = stats["activation_patching"];
+        const std::string html = read_text(dir / "out/report.html");  // the ranking's table: the first 10 heads
+        CHECK(html.find("<th>delta</th><th>fraction</th><th>KL (nats)</th>") != std::string::npos);
+        for (size_t n = 0; n < 10; ++n) {
+            const nlohmann::json& head = p["heads"][n];
+            CHECK(html.find(table_row({std::to_string(n + 1), head_text(head["layer"], head["head"]), signed4(head["delta"]),
+                                       signed4(head["fraction"]), signed4(head["kl"])})) != std::string::npos);
+        }
         CHECK(p["metric"] == "loss");
         CHECK(p["corrupted_tokens"].size() == 11);
         REQUIRE(p["heads"].size() == 40);
@@ -149,9 +184,19 @@ TEST_SUITE("model") {
         if (model.empty()) return;
         ScratchDir dir;
         const CommandResult r =
-            run_attn_viz("model" + model_files(model) + " --tokens 1,403,407 --composition --heads L0H0 --out " + (dir / "out"));
+            run_attn_viz("model" + model_files(model) + " --tokens 1,403,407 --composition --heads L0H0 --html --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json c = nlohmann::json::parse(read_text(dir / "out/stats.json"))["composition"];
+        const std::string html = read_text(dir / "out/report.html");  // the 5 strongest pairs of each kind
+        CHECK(html.find("<th>kind</th><th>earlier head</th><th>later head</th><th>score</th>") != std::string::npos);
+        for (const char* kind : {"q", "k", "v"})
+            for (size_t n = 0; n < 6; ++n) {
+                const nlohmann::json& pair = c[kind]["top"][n];
+                const std::string row = table_row({std::string(1, static_cast<char>(std::toupper(kind[0]))),
+                                                   head_text(pair["earlier_layer"], pair["earlier_head"]),
+                                                   head_text(pair["later_layer"], pair["later_head"]), signed4(pair["score"], "%.4f")});
+                CHECK((html.find(row) != std::string::npos) == (n < 5));
+            }
         CHECK(c["norm_folding"] == "RMSNorm weights folded into W_Q, W_K, W_V");
         // 8 x 8 heads for each of the 10 pairs of layers.
         const std::string csv = read_text(dir / "out/composition.csv");
@@ -173,6 +218,14 @@ TEST_SUITE("model") {
         }
         CHECK(r.output.find("  " + c["findings"][1].get<std::string>() + "\n") != std::string::npos);
         CHECK(c["findings"][1].get<std::string>().rfind("K-composition: strongest L", 0) == 0);
+
+        // Streamed layer by layer: the weights' scores are the same, to the byte.
+        const CommandResult streamed = run_attn_viz("model -q --stream-layers" + model_files(model) +
+                                                    " --tokens 1,403,407 --composition --out " + (dir / "streamed"));
+        REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+        CHECK(read_text(dir / "streamed/composition.csv") == csv);
+        CHECK(nlohmann::json::parse(read_text(dir / "streamed/stats.json"))["composition"] == c);
+        for (const char* kind : {"q", "k", "v"}) CHECK(fs::exists(dir / ("streamed/composition_" + std::string(kind) + ".png")));
     }
 
 }  // TEST_SUITE

@@ -21,6 +21,7 @@
 #include "hf_tokenizer.hpp"
 #include "llama_vocab_vectors.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "model_tokenizer.hpp"
 #include "support.hpp"
 #include "unicode_text.hpp"
 
@@ -125,6 +126,12 @@ TEST_CASE("stories260K's tokenizer.json encodes as the llama2.c tokenizer does, 
         CHECK(tokenizer.decode(tokenizer.encode(text, true)) == text);
     }
     CHECK(tokenizer.labels(tokenizer.encode("Once upon", true)) == std::vector<std::string>{"<s>", " Once", " upon"});
+    // As a model takes it: ids past the tokenizer's vocabulary (a padded embedding's, a random
+    // model's prediction) are labelled by number instead of refused.
+    const std::vector<int> beyond = {1, 512, 403, 700};
+    const std::vector<std::string> labels = {"<s>", "<id 512>", tokenizer.labels({403})[0], "<id 700>"};
+    CHECK(as_model_tokenizer(HfTokenizer::load(hf))->labels(beyond) == labels);
+    CHECK(as_model_tokenizer(Llama2cTokenizer(llama2c + "/tok512.bin"))->labels(beyond) == labels);
 }
 
 TEST_CASE("BPE merges by rank, leftmost first, as a plain reference does, on random words") {

@@ -1,0 +1,80 @@
+#include "corpus_patching.hpp"
+
+#include <cstdint>
+
+#include "error.hpp"
+#include "fingerprint.hpp"
+#include "partial_json.hpp"
+
+namespace attn_viz {
+
+CorpusPatching::CorpusPatching(int64_t layers, int64_t heads, PatchMetric metric)
+    : layers_(layers), heads_(heads), metric_(metric), moments_(static_cast<size_t>(2 * layers * heads + 2)) {}
+
+size_t CorpusPatching::index(PatchingPart part, int64_t layer, int64_t head) const {
+    const int64_t N = layers_ * heads_;
+    switch (part) {
+        case PatchingPart::delta: return static_cast<size_t>(layer * heads_ + head);
+        case PatchingPart::kl: return static_cast<size_t>(N + layer * heads_ + head);
+        case PatchingPart::clean: return static_cast<size_t>(2 * N);
+        case PatchingPart::corrupted: break;
+    }
+    return static_cast<size_t>(2 * N + 1);
+}
+
+const RunningMoments& CorpusPatching::moments(PatchingPart part, int64_t layer, int64_t head) const {
+    return moments_[index(part, layer, head)];
+}
+
+void CorpusPatching::add(const PatchingReport& report) {
+    if (static_cast<int64_t>(report.heads.size()) != layers_ * heads_ || patch_metric_name(report.metric) != patch_metric_name(metric_))
+        throw Error(ErrorKind::internal, "CorpusPatching::add: a report of another layout or metric");
+    for (const HeadPatchEffect& e : report.heads) {
+        moments_[index(PatchingPart::delta, e.id.layer, e.id.head)].add(e.delta);
+        moments_[index(PatchingPart::kl, e.id.layer, e.id.head)].add(e.kl);
+    }
+    moments_[index(PatchingPart::clean, 0, 0)].add(report.clean);
+    moments_[index(PatchingPart::corrupted, 0, 0)].add(report.corrupted);
+    ++pairs_;
+}
+
+void CorpusPatching::merge(const CorpusPatching& other, const std::string& where) {
+    if (other.layers_ != layers_ || other.heads_ != heads_) fail_input(where, "its activation patching has another layout");
+    if (patch_metric_name(other.metric_) != patch_metric_name(metric_))
+        fail_input(where, "patches with the metric " + patch_metric_name(other.metric_) + ", the corpus so far with " + patch_metric_name(metric_) +
+                              ": partials measuring different metrics cannot be merged");
+    if (corrupted_corpus_ && other.corrupted_corpus_ && *corrupted_corpus_ != *other.corrupted_corpus_)
+        fail_input(where, "was patched from another corrupted corpus (fingerprint " + fingerprint_text(*other.corrupted_corpus_) +
+                              ", the corpus so far " + fingerprint_text(*corrupted_corpus_) + ")");
+    if (!corrupted_corpus_) corrupted_corpus_ = other.corrupted_corpus_;
+    for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
+    pairs_ += other.pairs_;
+}
+
+nlohmann::json CorpusPatching::partial_json() const {
+    nlohmann::json j = {{"metric", patch_metric_name(metric_)}, {"num_layers", layers_}, {"num_heads", heads_}, {"pairs", pairs_}, {"moments", moments_json(moments_)}};
+    if (corrupted_corpus_) j["corrupted_corpus"] = fingerprint_text(*corrupted_corpus_);
+    return j;
+}
+
+CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads, const std::string& where) {
+    const std::string in = where + " activation_patching";
+    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers || whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
+        fail_input(in, "its layers x heads differ from the partial's");
+    const nlohmann::json& metric = member(j, "metric", in);
+    if (!metric.is_string()) fail_input(in, "\"metric\" must be a string");
+    PatchMetric parsed;
+    try {
+        // The ids were checked against the model's vocabulary by the run that wrote the partial.
+        parsed = parse_patch_metric(metric.get<std::string>(), INT32_MAX);
+    } catch (const Error& e) {
+        fail_input(in, e.what());
+    }
+    CorpusPatching p(layers, heads, parsed);
+    p.pairs_ = whole_number(j, "pairs", 0, max_partial_sequences, in);
+    if (j.contains("corrupted_corpus")) p.corrupted_corpus_ = fingerprint_value(j["corrupted_corpus"], "\"corrupted_corpus\"", in);
+    p.moments_ = read_moments(member(j, "moments", in), p.moments_.size(), max_partial_sequences, in);
+    return p;
+}
+
+}  // namespace attn_viz

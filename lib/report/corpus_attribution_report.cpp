@@ -1,0 +1,118 @@
+#include "corpus_attribution_report.hpp"
+
+#include <algorithm>
+
+#include "file_write.hpp"
+#include "head_effect_outputs.hpp"
+#include "head_names.hpp"
+#include "patching_report.hpp"
+#include "stats_report.hpp"
+
+namespace attn_viz {
+namespace {
+
+// One head's moments, for the ranking.
+struct HeadMoments {
+    int64_t layer = 0, head = 0;
+    double mean = 0, std = 0;
+};
+
+// Every head, most toward the target on average first (then layer, head).
+std::vector<HeadMoments> ranked_heads(const CorpusAttribution& a) {
+    std::vector<HeadMoments> heads;
+    for (int64_t l = 0; l < a.layers(); ++l)
+        for (int64_t h = 0; h < a.heads(); ++h) {
+            const RunningMoments& m = a.moments(AttributionPart::head, l, h);
+            heads.push_back({l, h, m.mean_or_nan(), m.population_std()});
+        }
+    std::stable_sort(heads.begin(), heads.end(), [](const HeadMoments& x, const HeadMoments& y) { return x.mean > y.mean; });
+    return heads;
+}
+
+nlohmann::json moments_entry(const RunningMoments& m) {
+    return {{"mean", json_number(m.mean_or_nan())}, {"std", json_number(m.population_std())}};
+}
+
+// The sum over the layers of one layer part's means.
+double summed_means(const CorpusAttribution& a, AttributionPart part) {
+    double sum = 0;
+    for (int64_t l = 0; l < a.layers(); ++l) sum += a.moments(part, l).mean_or_nan();
+    return sum;
+}
+
+std::string signed_text(double x) { return short_number(x, "%+.3g"); }
+
+}  // namespace
+
+std::vector<std::string> corpus_attribution_findings(const CorpusAttribution& a) {
+    const std::vector<HeadMoments> order = ranked_heads(a);
+    if (order.empty() || a.positions() == 0) return {};
+    const HeadMoments &top = order.front(), &bottom = order.back();
+    return {"direct logit attribution over " + std::to_string(a.positions()) + " positions: " + head_name(top.layer, top.head) +
+            " writes most toward the " + a.target() + " (" + signed_text(top.mean) + " on average, std " +
+            short_number(top.std, "%.3g") + "), " + head_name(bottom.layer, bottom.head) + " most against it (" +
+            signed_text(bottom.mean) + "); of the mean logit " + short_number(a.moments(AttributionPart::logit).mean, "%.3g") +
+            ", the heads give " + signed_text(summed_means(a, AttributionPart::layer_heads)) + ", the feed-forwards " +
+            signed_text(summed_means(a, AttributionPart::mlp)) + ", the embeddings " +
+            signed_text(a.moments(AttributionPart::embedding).mean)};
+}
+
+nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttribution& a, const ReportOptions& o) {
+    std::string csv = "component,layer,head,mean,std,count\n";
+    const auto row = [&](const char* component, const std::string& layer, const std::string& head, const RunningMoments& m) {
+        csv += std::string(component) + "," + layer + "," + head + "," + csv_number(m.mean_or_nan()) + "," +
+               csv_number(m.population_std()) + "," + std::to_string(m.count) + "\n";
+    };
+    row("embedding", "", "", a.moments(AttributionPart::embedding));
+    nlohmann::json layers = nlohmann::json::array();
+    for (int64_t l = 0; l < a.layers(); ++l) {
+        const std::string layer = std::to_string(l);
+        for (int64_t h = 0; h < a.heads(); ++h) row("head", layer, std::to_string(h), a.moments(AttributionPart::head, l, h));
+        row("heads", layer, "", a.moments(AttributionPart::layer_heads, l));
+        row("attention_bias", layer, "", a.moments(AttributionPart::attention_bias, l));
+        row("mlp", layer, "", a.moments(AttributionPart::mlp, l));
+        layers.push_back({{"layer", l},
+                          {"heads", moments_entry(a.moments(AttributionPart::layer_heads, l))},
+                          {"attention_bias", moments_entry(a.moments(AttributionPart::attention_bias, l))},
+                          {"mlp", moments_entry(a.moments(AttributionPart::mlp, l))}});
+    }
+    row("norm_bias", "", "", a.moments(AttributionPart::norm_bias));
+    row("logit", "", "", a.moments(AttributionPart::logit));
+    write_file_bytes(out.file("logit_attribution.csv"), csv);
+
+    const std::vector<HeadMoments> order = ranked_heads(a);
+    nlohmann::json ranking = nlohmann::json::array();
+    for (size_t r = 0; r < order.size(); ++r)
+        ranking.push_back({{"rank", r + 1},
+                           {"layer", order[r].layer},
+                           {"head", order[r].head},
+                           {"mean", json_number(order[r].mean)},
+                           {"std", json_number(order[r].std)}});
+    if (o.pictures) {
+        std::vector<float> means;
+        for (int64_t l = 0; l < a.layers(); ++l)
+            for (int64_t h = 0; h < a.heads(); ++h) means.push_back(static_cast<float>(a.moments(AttributionPart::head, l, h).mean));
+        write_layer_head_png(out.file("logit_attribution_heads.png"), means, a.layers(), a.heads(),
+                             "Direct logit attribution to the " + a.target() + ", mean over " + std::to_string(a.positions()) +
+                                 " positions of the corpus",
+                             "logit contribution", o, true);
+    }
+    return {{"logit_attribution",
+             {{"target", a.target()},
+              {"positions", a.positions()},
+              {"logit", moments_entry(a.moments(AttributionPart::logit))},
+              {"embedding", moments_entry(a.moments(AttributionPart::embedding))},
+              {"norm_bias", moments_entry(a.moments(AttributionPart::norm_bias))},
+              {"layers", layers},
+              {"heads", ranking},
+              {"findings", corpus_attribution_findings(a)}}}};
+}
+
+nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumulator& corpus, const ReportOptions& options) {
+    nlohmann::json stats = nlohmann::json::object();
+    if (corpus.attribution()) stats.update(write_corpus_attribution_outputs(out, *corpus.attribution(), options));
+    if (corpus.patching()) stats.update(write_corpus_patching_outputs(out, *corpus.patching(), options));
+    return stats;
+}
+
+}  // namespace attn_viz
