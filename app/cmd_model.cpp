@@ -16,12 +16,14 @@
 #include "generation.hpp"
 #include "head_analysis.hpp"
 #include "head_selection_options.hpp"
+#include "hf_seq2seq_checkpoint.hpp"
 #include "input_limits.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
 #include "model_run.hpp"
+#include "model_seq2seq.hpp"
 #include "model_stream.hpp"
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
@@ -33,6 +35,7 @@
 #include "report_options.hpp"
 #include "run_output.hpp"
 #include "run_steps.hpp"
+#include "seq2seq_report.hpp"
 #include "sequence_stream.hpp"
 #include "token_file.hpp"
 #include "token_ids.hpp"
@@ -44,6 +47,8 @@ namespace {
 struct ModelOptions {
     std::string checkpoint, tokenizer, text;
     std::optional<std::string> token_ids;  // --tokens, given ('' too: refused as no ids)
+    std::string target_text;               // --target-text: an encoder-decoder's decoder input
+    std::optional<std::string> target_token_ids;  // --target-tokens
     std::string layers, heads;             // --layers, --heads: the heads to draw (head_selection_options.hpp)
     CorpusOptionValues corpus;
     int64_t induction = 0;
@@ -86,8 +91,14 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     text->excludes(tokens)->excludes(induction)->excludes(corpus);
     tokens->excludes(induction)->excludes(corpus);
     induction->excludes(corpus);
+    auto* target_text = cmd->add_option("--target-text", o.target_text,
+                                        "Encoder-decoder models (bart, t5): the decoder's input as text, teacher forced as given (not "
+                                        "shifted); --text is then the encoder's source");
+    auto* target_tokens = cmd->add_option("--target-tokens", o.target_token_ids, "Encoder-decoder models: the decoder's input as token ids");
+    target_text->excludes(target_tokens);
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
-    cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens (decoders only: not BERT)")->check(CLI::Range(0, 4096));
+    cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
+                    "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")->check(CLI::Range(0, 4096));
     add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced); optional with "
                                        "--json, which without it prints the summary and writes nothing", false,
                                        "Print no progress and no tables (--generate's continuation is still printed)"});
@@ -154,11 +165,10 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer
     return encode_within_context(tokenizer, o.text, model.max_tokens, "--text");
 }
 
-ModelInputs load_inputs(const ModelOptions& o, const attn_viz::LoadLimits& limits, attn_viz::OnednnBackend& backend,
-                        attn_viz::Timings& timings) {
+ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits,
+                        attn_viz::OnednnBackend& backend, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "load");
     ModelInputs in;
-    const attn_viz::ModelFiles files = attn_viz::open_model_files(o.checkpoint, limits);
     in.model = attn_viz::open_whole_model(backend, files, limits);
     in.tokenizer = attn_viz::read_model_tokenizer(files, o.tokenizer, in.model->description().vocab_size, limits);
     if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.model->description());
@@ -342,12 +352,35 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     return provenance;
 }
 
+// An encoder-decoder folder (bart, t5): the options it does not take refused, then its run
+// (model_seq2seq.hpp).
+int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
+    const ModelAnalysisOptions& a = o.analyses;
+    refuse_for_encoder_decoder(files.config.model_type,
+                               {{"--inputs (corpus mode)", !o.corpus.path.empty()}, {"--induction", o.induction > 0},
+                                {"--stream-layers", o.stream_layers}, {"--layers", !o.layers.empty()}, {"--heads", !o.heads.empty()},
+                                {"--dump-output", !o.report.dump_output.empty()}, {"--svg", !o.report_values.svg.empty()},
+                                {"--map norm", o.report.map == attn_viz::PictureMap::norm}, {"--ablate", !a.ablate.empty()},
+                                {"--logit-attribution", a.logit_attribution}, {"--patch-from", a.patch_from || a.patch_from_tokens},
+                                {"--composition", a.composition}, {"--rollout", a.rollout}, {"--flow", a.flow},
+                                {"--generate with --target-text or --target-tokens",
+                                 o.generate > 0 && (!o.target_text.empty() || o.target_token_ids)}});
+    attn_viz::check_output_files(attn_viz::seq2seq_dump_paths(o.report.dump_attention), {o.checkpoint, o.tokenizer}, o.output.out);
+    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, o.report,
+                              o.output, o.json, o.timings},
+                             files, limits);
+}
+
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     resolve_report_options(o.report, o.report_values);
     o.report.pictures = !o.stats_only && !o.output.out.empty();
     resolve_corpus_options(o.corpus);
+    const ModelFiles files = open_model_files(o.checkpoint, limits);
+    const bool encoder_decoder = files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
+    if (encoder_decoder) return run_encoder_decoder(o, files, limits);
+    refuse_target_for_decoder(files.config.model_type, !o.target_text.empty() || o.target_token_ids);
     const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);
     const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
     check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
@@ -359,7 +392,7 @@ int run_model(ModelOptions& o) {
     OutputDir& out = *out_dir;
     out.protect_inputs(inputs);
     OnednnBackend backend(o.report.threads);
-    ModelInputs in = load_inputs(o, limits, backend, timings);
+    ModelInputs in = load_inputs(o, files, limits, backend, timings);
     WholeModel& model = *in.model;
     o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
     if (o.generate > 0) check_model_has_logits(model, "--generate");

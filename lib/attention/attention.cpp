@@ -59,6 +59,16 @@ void soft_cap(float* scores, int64_t n, double cap) {
     for (int64_t i = 0; i < n; ++i) scores[i] = static_cast<float>(cap * std::tanh(scores[i] / cap));
 }
 
+// rows: `count` rows of `keys` scores (dense), rows [first, first + count) of an [H*T, S] map;
+// bias: [H, T, S] -> each score plus its bias, in place.
+void add_score_bias(float* rows, int64_t first, int64_t count, int64_t keys, const Tensor& bias) {
+    const int64_t S = bias.dim(2);
+    for (int64_t n = 0; n < count; ++n) {
+        const float* b = bias.ptr() + (first + n) * S;
+        for (int64_t j = 0; j < keys; ++j) rows[n * keys + j] += b[j];
+    }
+}
+
 // z: [H, T, d_h] -> [T, H*d_h]
 Tensor from_head_major(const Tensor& z) {
     const int64_t heads = z.dim(0), rows = z.dim(1), width = z.dim(2);
@@ -147,6 +157,9 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     if (!request.key_excluded.empty() && static_cast<int64_t>(request.key_excluded.size()) != S)
         throw Error(ErrorKind::bad_input, "padding mask has " + std::to_string(request.key_excluded.size()) +
                                               " entries for " + std::to_string(S) + " keys");
+    if (request.score_bias && request.score_bias->shape != std::vector<int64_t>{H, T, S})
+        throw Error(ErrorKind::internal, "score bias has shape " + shape_string(request.score_bias->shape) + " for a map of " +
+                                             shape_string({H, T, S}));
 
     LayerResult r;
     r.visibility = {T, S, w.causal && !request.context, request.key_excluded, w.causal && !request.context ? w.sliding_window : 0};
@@ -183,13 +196,15 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
             // The step's rows hold n_keys keys each (dense) until Step 4 has read them.
             float* map_rows = r.attention.ptr() + row0 * S;
             // Step 2: scaled scores Q[rows] K_g[:n_keys]^T / sqrt(d_h) (or the layer's score scale),
-            // K_g^T a transposed view of K; soft-capped where the layer says (Gemma 2).
+            // K_g^T a transposed view of K; soft-capped where the layer says (Gemma 2); plus the request's
+            // score bias (T5).
             MatmulShape scores = batched_matmul(step.groups, rows, d_h, n_keys, step.group_rows);
             scores.w_strides[1] = 1, scores.w_strides[2] = d_h;
             if (step.groups > 1) scores.w_strides[0] = S * d_h;
             scores.scale = scale;
             backend_.matmul(scores, q.ptr() + row0 * d_h, k.ptr() + g0 * S * d_h, nullptr, map_rows);
             if (w.logit_softcap > 0) soft_cap(map_rows, count * n_keys, w.logit_softcap);
+            if (request.score_bias) add_score_bias(map_rows, row0, count, n_keys, *request.score_bias);
             // Step 3: masks (causal future, padding), logit margins and the softmax over visible keys.
             masked_softmax(map_rows, row0, count, n_keys, r.visibility, r.logit_margin.ptr() + row0);
             // Step 4: head outputs Z[rows] = P[rows, :n_keys] V_g[:n_keys].

@@ -18,6 +18,7 @@ struct AttentionRequest {
     const Tensor* input = nullptr;    // x: [T, D], queries (and keys/values without context)
     const Tensor* context = nullptr;  // c: [S, D] for cross-attention (keys/values), or null
     std::vector<uint8_t> key_excluded;  // [S] padding mask, 1 = exclude; empty = none
+    const Tensor* score_bias = nullptr; // [H, T, S] added to the scaled scores before masking (T5's relative positions), or null
     bool with_contributions = true;     // fill contribution_norms / contribution_gram
     bool with_value_norms = false;      // fill value_norms (norm-based maps)
 };

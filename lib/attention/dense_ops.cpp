@@ -1,5 +1,6 @@
 #include "dense_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn_viz {
@@ -16,6 +17,10 @@ void activate_in_place(Tensor& x, Activation activation) {
     constexpr double sqrt_half = 0.70710678118654752440, sqrt_two_over_pi = 0.79788456080286535588;
     if (activation == Activation::silu) {
         for (float& v : x.data) v = v / (1.0f + std::exp(-v));
+        return;
+    }
+    if (activation == Activation::relu) {
+        for (float& v : x.data) v = std::max(v, 0.0f);
         return;
     }
     for (float& v : x.data) {

@@ -8,6 +8,7 @@ enum class Activation {
     gelu_erf,   // 0.5 x (1 + erf(x / sqrt 2)): "gelu"
     gelu_tanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): "gelu_new", "gelu_pytorch_tanh", "gelu_fast"
     silu,       // x / (1 + e^-x): "silu", "swish"
+    relu,       // max(x, 0): "relu" (T5 v1.0's feed-forward)
 };
 
 }  // namespace attn_viz

@@ -186,6 +186,24 @@ void read_gemma_fields(const nlohmann::json& config, const std::string& where, H
     result.sliding_window_pattern = positive_int(config, {"sliding_window_pattern", "_sliding_window_pattern"}, where);
 }
 
+void read_seq2seq_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
+    result.decoder_layers = positive_int(config, {"decoder_layers", "num_decoder_layers"}, where);
+    result.encoder_layers = positive_int(config, {"encoder_layers"}, where);
+    result.decoder_heads = positive_int(config, {"decoder_attention_heads"}, where);
+    result.encoder_ffn_dim = positive_int(config, {"encoder_ffn_dim", "d_ff"}, where);
+    result.decoder_ffn_dim = positive_int(config, {"decoder_ffn_dim", "d_ff"}, where);
+    result.key_value_dim = positive_int(config, {"d_kv"}, where);
+    result.relative_buckets = positive_int(config, {"relative_attention_num_buckets"}, where);
+    result.relative_max_distance = positive_int(config, {"relative_attention_max_distance"}, where);
+    result.decoder_start_token_id = positive_int(config, {"decoder_start_token_id"}, where, 0);
+    result.feed_forward_proj = string_field(config, {"feed_forward_proj"}, where);
+    result.scale_embedding = bool_field(config, "scale_embedding", where);
+    result.normalize_before = bool_field(config, "normalize_before", where);
+    result.add_final_layer_norm = bool_field(config, "add_final_layer_norm", where);
+    result.add_bias_logits = bool_field(config, "add_bias_logits", where);
+    result.static_position_embeddings = bool_field(config, "static_position_embeddings", where);
+}
+
 void read_model_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
     if (config.contains("model_type") && config["model_type"].is_string()) result.model_type = config["model_type"].get<std::string>();
     result.intermediate_size = positive_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, where);
@@ -198,6 +216,7 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     read_rope(config, where, result);
     read_option_fields(config, where, result);
     read_gemma_fields(config, where, result);
+    read_seq2seq_fields(config, where, result);
 }
 
 }  // namespace
@@ -241,8 +260,9 @@ Activation activation_named(const std::string& given, const HfConfig& config, co
     if (name == "gelu") return Activation::gelu_erf;
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
     if (name == "silu" || name == "swish") return Activation::silu;
+    if (name == "relu") return Activation::relu;
     fail_input(config.path, "activation " + json_excerpt(nlohmann::json(name)) +
-                                " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish)");
+                                " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
 }
 
 void refuse_unimplemented(const HfConfig& config, const std::vector<std::string>& implemented) {

@@ -53,6 +53,20 @@ struct HfConfig {
     std::optional<double> query_pre_attn_scalar;       // scores scaled by its -1/2 power instead of head_dim's
     std::optional<double> rope_local_base_freq;        // Gemma 3: the RoPE base of sliding-window layers
     std::optional<int64_t> sliding_window_pattern;     // Gemma 3: every this-th layer is full attention
+    // Encoder-decoder models (BART, T5: hf_seq2seq_checkpoint.hpp):
+    std::optional<int64_t> decoder_layers;        // decoder_layers | num_decoder_layers
+    std::optional<int64_t> encoder_layers;        // encoder_layers (BART; T5's is num_layers)
+    std::optional<int64_t> decoder_heads;         // decoder_attention_heads (BART)
+    std::optional<int64_t> encoder_ffn_dim;       // encoder_ffn_dim (BART) | d_ff (T5)
+    std::optional<int64_t> decoder_ffn_dim;       // decoder_ffn_dim (BART) | d_ff (T5)
+    std::optional<int64_t> key_value_dim;         // d_kv (T5: the head size)
+    std::optional<int64_t> relative_buckets;      // relative_attention_num_buckets (T5)
+    std::optional<int64_t> relative_max_distance; // relative_attention_max_distance (T5)
+    std::optional<int64_t> decoder_start_token_id;
+    std::string feed_forward_proj;                // T5: "relu", "gated-gelu", ... ("" when absent)
+    std::optional<bool> scale_embedding;          // BART: embeddings times sqrt(d_model)
+    // BART options attn-viz refuses when true (mBART's pre-norm, extra norms, a logits bias layer).
+    std::optional<bool> normalize_before, add_final_layer_norm, add_bias_logits, static_position_embeddings;
     // "key = value" for each key set that changes the forward pass of any family and that no
     // reader implements (logit soft-capping, QK norms, ...; refuse_unimplemented).
     std::vector<std::string> unimplemented;

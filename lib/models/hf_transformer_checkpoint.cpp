@@ -4,23 +4,18 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <initializer_list>
 
+#include "checkpoint_tensors.hpp"
 #include "error.hpp"
 #include "hf_config.hpp"
 #include "hf_llama_checkpoint.hpp"
+#include "hf_seq2seq_checkpoint.hpp"
 #include "layouts.hpp"
 #include "safetensors_shards.hpp"
 #include "utf8.hpp"
 
 namespace attn_viz {
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-    std::string text;
-    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-    return text;
-}
 
 // The sizes every family has, from config.json under its family's key names.
 // LayerNorm and a plain MLP (pre-norm unless the family says otherwise).
@@ -47,25 +42,6 @@ ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double de
     if (!hf.rope_scaling.empty())
         fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) + "\" is not supported (only unscaled RoPE)");
     return c;
-}
-
-// The first of `prefixes` under which `source` holds `probe`; Error(bad_input) naming the file otherwise.
-std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes, const std::string& probe) {
-    for (const char* prefix : prefixes)
-        if (source.contains(prefix + probe)) return prefix;
-    fail_input(source.path(), "missing tensor '" + std::string(*prefixes.begin()) + probe + "'");
-}
-
-Tensor optional_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
-    return source.contains(name) ? load_of_shape(source, name, shape) : Tensor{};
-}
-
-// `name`.weight and `name`.bias ([D] each); checkpoints converted from TensorFlow name them
-// `name`.gamma and `name`.beta, which transformers renames when loading.
-NormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d) {
-    const bool tensorflow_names = !source.contains(name + ".weight") && source.contains(name + ".gamma");
-    return {load_of_shape(source, name + (tensorflow_names ? ".gamma" : ".weight"), {d}),
-            load_of_shape(source, name + (tensorflow_names ? ".beta" : ".bias"), {d})};
 }
 
 // Where a family keeps a block's tensors, after the prefix and "<layers>N.".
@@ -213,6 +189,7 @@ const std::vector<std::string>& hf_transformer_model_types() {
 std::vector<std::string> hf_model_types() {
     std::vector<std::string> types = hf_llama_model_types();
     types.insert(types.end(), hf_transformer_model_types().begin(), hf_transformer_model_types().end());
+    types.insert(types.end(), hf_seq2seq_model_types().begin(), hf_seq2seq_model_types().end());
     return types;
 }
 
@@ -226,6 +203,10 @@ ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfi
         const auto& llama_types = hf_llama_model_types();
         if (std::find(llama_types.begin(), llama_types.end(), hf.model_type) != llama_types.end())
             throw Error(ErrorKind::internal, hf.path + ": model_type \"" + hf.model_type + "\" is read by read_hf_llama_folder");
+        if (is_seq2seq_model_type(hf.model_type))
+            throw Error(ErrorKind::usage, hf.path + ": model_type \"" + hf.model_type +
+                                              "\" is an encoder-decoder model, which only the model command runs (over a source and a "
+                                              "target); this command takes decoder or encoder models");
         fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) + "\" is not supported (supported: " + joined(hf_model_types()) + ")");
     }
     const SafetensorsShards source(folder, limits);

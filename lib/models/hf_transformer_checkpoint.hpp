@@ -23,8 +23,8 @@ namespace attn_viz {
 // The model types read_hf_transformer_folder reads: "gpt2", "gpt_neox", "bert".
 const std::vector<std::string>& hf_transformer_model_types();
 
-// Every model type a Hugging Face folder may have: the Llama family's (hf_llama_checkpoint.hpp)
-// and the above, for messages.
+// Every model type a Hugging Face folder may have: the Llama family's (hf_llama_checkpoint.hpp),
+// the above and the encoder-decoders (hf_seq2seq_checkpoint.hpp), for messages.
 std::vector<std::string> hf_model_types();
 
 // Throws Error(bad_input) naming config.json for another architecture (listing every supported

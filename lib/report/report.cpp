@@ -31,10 +31,6 @@ std::string shown_label(const ModelAnalysis& a, int64_t n) {
     return a.labels[static_cast<size_t>(n)] + (too_short_to_label(a) ? "?" : "");
 }
 
-namespace {
-
-// [L, H, T, S] gathered from the layers; [H, T, S] for `run`'s one layer (with_layer_axis false).
-// A model's dump keeps the layer axis even when the model has one layer.
 Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis) {
     const Tensor& first = layers.front()->attention;
     std::vector<int64_t> shape = first.shape;
@@ -44,6 +40,8 @@ Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool wit
         std::copy(layers[l]->attention.data.begin(), layers[l]->attention.data.end(), all.data.begin() + l * first.size());
     return all;
 }
+
+namespace {
 
 std::string two_digits(int64_t n) {
     char s[24];

@@ -101,6 +101,11 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
 void check_output_files(const std::vector<std::string>& paths, const std::vector<std::string>& inputs,
                         const std::string& out_dir);
 
+// The layers' attention maps [H, T, S] gathered into [L, H, T, S] (what --dump-attention writes);
+// [H, T, S] for `run`'s one layer (with_layer_axis false). A model's dump keeps the layer axis
+// even when the model has one layer.
+Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis);
+
 // Threads to use for `requested` (0 = all cores).
 int resolve_threads(int requested);
 

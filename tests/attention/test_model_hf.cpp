@@ -128,8 +128,8 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
     auto with_key = [&](const std::string& key_and_value, const std::vector<std::string>& needles) {
         expect_refused(anchor, anchor + ", " + key_and_value, needles);
     };
-    expect_refused("\"hidden_act\": \"silu\"", "\"hidden_act\": \"relu\"",
-                   {config, "activation \"relu\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish)"});
+    expect_refused("\"hidden_act\": \"silu\"", "\"hidden_act\": \"quick_gelu\"",
+                   {config, "activation \"quick_gelu\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu)"});
     expect_refused("\"attention_bias\": false", "\"attention_bias\": true",
                    {weights, "'model.layers.0.self_attn.q_proj.bias' is missing, but config.json's attention_bias is true"});
     expect_refused("\"mlp_bias\": false", "\"mlp_bias\": true",

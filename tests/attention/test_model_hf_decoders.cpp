@@ -132,8 +132,8 @@ TEST_CASE("HF Gemma folders: keys and forms attn-viz does not implement are refu
                    {config, "use_bidirectional_attention = true is not supported (attn-viz does not implement use_bidirectional_attention for gemma3_text)"});
     expect_refused(dir, "\"final_logit_softcapping\": null", "\"final_logit_softcapping\": -1",
                    {config, "\"final_logit_softcapping\" is -1, expected a positive number"});
-    expect_refused(dir, "\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"relu\"",
-                   {config, "activation \"relu\" is not supported"});
+    expect_refused(dir, "\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"quick_gelu\"",
+                   {config, "activation \"quick_gelu\" is not supported"});
     // transformers v5's per-layer-type rope_parameters (Gemma 3's local and global bases).
     expect_refused(dir, anchor, "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}",
                    {config, "rope_parameters per layer type (\"sliding_attention\": ...) are not supported"});

@@ -40,11 +40,11 @@ TEST_CASE("model --model stories260K-hf: the attention, tokens and story of stor
 
 TEST_CASE("model --model on a folder of a family model mode does not run names the supported ones") {
     ScratchDir dir;
-    write_text(dir / "config.json", R"({"model_type": "t5", "d_model": 8})");
+    write_text(dir / "config.json", R"({"model_type": "mbart", "d_model": 8})");
     const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --text hi --out " + (dir / "out"));
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("config.json") != std::string::npos);
-    CHECK(r.output.find("\"t5\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, gpt2, gpt_neox, bert)") != std::string::npos);
+    CHECK(r.output.find("\"mbart\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, gpt2, gpt_neox, bert, bart, t5)") != std::string::npos);
 }
 
 }  // TEST_SUITE

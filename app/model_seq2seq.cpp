@@ -1,0 +1,143 @@
+// The encoder-decoder run of attn-viz model: load, check sizes, run (or generate, then run), write
+// the three stacks' report, commit, print.
+#include "model_seq2seq.hpp"
+
+#include <algorithm>
+
+#include "error.hpp"
+#include "generation.hpp"
+#include "hf_seq2seq_checkpoint.hpp"
+#include "layer_cost.hpp"
+#include "memory_budget.hpp"
+#include "model_tokenizer_file.hpp"
+#include "onednn_backend.hpp"
+#include "output_dir.hpp"
+#include "progress.hpp"
+#include "provenance.hpp"
+#include "report_options.hpp"
+#include "run_output.hpp"
+#include "run_steps.hpp"
+#include "seq2seq_report.hpp"
+#include "token_file.hpp"
+
+namespace attn_viz_cli {
+namespace {
+
+using attn_viz::Error;
+using attn_viz::ErrorKind;
+
+// The ids of a text option (encoded by the model's tokenizer) or of its ids option.
+std::vector<int> ids_of(const std::string& text, const std::optional<std::string>& ids, const attn_viz::ModelTokenizer& tokenizer,
+                        int64_t max_tokens, const char* text_option, const char* ids_option) {
+    if (ids) return attn_viz::parse_token_ids(*ids, ids_option);
+    return attn_viz::encode_within_context(tokenizer, text, max_tokens, text_option);
+}
+
+// Refuses (Error bad_input) a run whose three stacks' maps exceed the memory budget.
+void check_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
+    auto layer = [&](int64_t queries, int64_t keys) {
+        return attn_viz::estimate_layer_run_bytes(c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, queries, keys);
+    };
+    attn_viz::check_memory(c.n_layers * layer(S, S) + decoder_layers * (layer(T, T) + layer(T, S)), limits.memory_budget,
+                           "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
+}
+
+// --generate: the decoder's greedy ids from its start token, printed as a continuation of it.
+std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::ModelTokenizer& tokenizer,
+                                  const std::vector<int>& source, RunOutput& printed) {
+    const int start = model.weights().config.decoder_start_token_id;
+    const std::vector<int> target = model.generate(source, o.generate, tokenizer.end_ids(), tokenizer.vocab_size());
+    Generation g;
+    g.ids.assign(target.begin() + 1, target.end());
+    g.text = tokenizer.decode(g.ids);
+    g.requested = o.generate;
+    const bool ended = !g.ids.empty() && !tokenizer.end_ids().empty() &&
+                       std::find(tokenizer.end_ids().begin(), tokenizer.end_ids().end(), g.ids.back()) != tokenizer.end_ids().end();
+    g.stop = ended ? "end_of_text" : static_cast<int64_t>(g.ids.size()) < o.generate ? "context_full" : "length";
+    if (ended) g.end_token = tokenizer.labels({g.ids.back()}).front();
+    const std::string prompt = tokenizer.decode(source) + " -> " + tokenizer.labels({start}).front();
+    printed.add_result(generation_lines(g, prompt));
+    printed.json()["generation"] = generation_json(g, prompt);
+    return target;
+}
+
+}  // namespace
+
+void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<std::pair<std::string, bool>>& given) {
+    for (const auto& [option, set] : given)
+        if (set)
+            throw Error(ErrorKind::usage, option + " does not apply to an encoder-decoder model (" + model_type +
+                                              ") yet; model takes --text/--tokens with --target-text/--target-tokens or --generate");
+}
+
+void refuse_target_for_decoder(const std::string& model_type, bool target_given) {
+    if (target_given)
+        throw Error(ErrorKind::usage, "--target-text and --target-tokens are the decoder input of an encoder-decoder model (bart, t5); " +
+                                          (model_type.empty() ? std::string("this model") : "model_type " + model_type) + " has no decoder input");
+}
+
+int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
+    using namespace attn_viz;
+    if (o.generate <= 0 && o.target_text.empty() && !o.target_token_ids)
+        throw Error(ErrorKind::usage, "an encoder-decoder model (" + files.config.model_type +
+                                          ") needs the decoder's input: --target-text, --target-tokens or --generate N");
+    Timings timings;
+    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
+    OutputDir& out = *out_dir;
+    out.protect_inputs({o.checkpoint, o.tokenizer});
+    OnednnBackend backend(o.report.threads);
+
+    // Step 1: the model, its tokenizer, the source and target ids, validated before anything is written.
+    std::unique_ptr<Seq2SeqModel> model;
+    std::unique_ptr<ModelTokenizer> tokenizer;
+    std::vector<int> source, target;
+    {
+        Timings::Scope t(timings, "load");
+        model = std::make_unique<Seq2SeqModel>(backend, read_hf_seq2seq_folder(files.path, files.config, limits));
+        const ModelConfig& c = model->weights().config.blocks;
+        tokenizer = read_model_tokenizer(files, o.tokenizer, c.vocab_size, limits);
+        source = ids_of(o.text, o.token_ids, *tokenizer, c.max_tokens, "--text", "--tokens");
+        if (o.generate <= 0) target = ids_of(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text", "--target-tokens");
+    }
+    const ModelConfig& c = model->weights().config.blocks;
+    check_run_memory(c, model->weights().config.n_decoder_layers, static_cast<int64_t>(source.size()),
+                     o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size()), limits);
+
+    // Step 2: the forward pass (after the greedy target, with --generate), then the three stacks' report.
+    RunOutput printed("model", o.json, o.output.quiet);
+    if (o.generate > 0) {
+        Timings::Scope t(timings, "generate");
+        target = generated_target(o, *model, *tokenizer, source, printed);
+    }
+    Seq2SeqRun run;
+    {
+        Timings::Scope t(timings, "forward");
+        run = model->run(source, target);
+    }
+    const nlohmann::json provenance = run_provenance();
+    Seq2SeqReportInput report;
+    report.run = &run;
+    report.weights = &model->weights();
+    report.source_tokens = tokenizer->labels(source);
+    report.target_tokens = tokenizer->labels(target);
+    report.extra_stats = {{"provenance", provenance}, {"model_type", c.architecture}};
+    report.model_description = o.checkpoint + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " +
+                               std::to_string(model->weights().config.n_decoder_layers) + " decoder layers x " + std::to_string(c.n_heads) + " heads)";
+    report.source_text = o.text, report.target_text = o.target_text;
+    PictureNotes notes;
+    const Seq2SeqAnalysis analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
+    printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" + std::to_string(target.size()) +
+                     " target tokens: " + tokenizer->decode(target) + "\n");
+    for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
+    printed.add_text(picture_hint(notes, o.report));
+    printed.json()["source_tokens"] = report.source_tokens;
+    printed.json()["target_tokens"] = report.target_tokens;
+
+    // Step 3: everything moves into place together; then what the user asked to see.
+    commit_outputs(out, timings);
+    printed.print(o.output.out, provenance);
+    if (o.timings) print_timings(timings);
+    return 0;
+}
+
+}  // namespace attn_viz_cli

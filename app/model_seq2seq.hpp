@@ -1,0 +1,39 @@
+// attn-viz model over an encoder-decoder folder (BART, T5): the source (--text or --tokens)
+// through the encoder, the target (--target-text or --target-tokens, the decoder input as given,
+// or --generate N's greedy continuation from the decoder start token) through the decoder, and
+// the three kinds of attention drawn and analysed (seq2seq_report.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model_files.hpp"
+#include "output_options.hpp"
+#include "report.hpp"
+
+namespace attn_viz_cli {
+
+struct Seq2SeqModelOptions {
+    std::string checkpoint, tokenizer;
+    std::string text, target_text;                        // --text, --target-text ("" when not given)
+    std::optional<std::string> token_ids, target_token_ids;  // --tokens, --target-tokens
+    int generate = 0;
+    attn_viz::ReportOptions report;  // resolved
+    OutputOptionValues output;
+    bool json = false, timings = false;
+};
+
+// Error(usage) naming the first option of `given` (option, whether given) that is set: an
+// encoder-decoder run does not take it yet.
+void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<std::pair<std::string, bool>>& given);
+
+// Error(usage) naming --target-text / --target-tokens when given for a model that is not an
+// encoder-decoder.
+void refuse_target_for_decoder(const std::string& model_type, bool target_given);
+
+// The run over the folder `files` (an encoder-decoder model_type); returns the exit code.
+int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
+
+}  // namespace attn_viz_cli

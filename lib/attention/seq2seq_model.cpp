@@ -1,0 +1,129 @@
+// The encoder-decoder forward pass: the encoder once, then the decoder with its cross-attention.
+#include "seq2seq_model.hpp"
+
+#include <algorithm>
+
+#include "block_ops.hpp"
+#include "dense_ops.hpp"
+#include "error.hpp"
+#include "model_run.hpp"
+#include "relative_position_bias.hpp"
+
+namespace attn_viz {
+
+Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights) : backend_(backend), weights_(std::move(weights)) {
+    for (const BlockWeights& b : weights_.encoder) encoder_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.attention));
+    for (const DecoderBlockWeights& b : weights_.decoder) {
+        decoder_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.block.attention));
+        cross_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.cross_attention));
+    }
+}
+
+Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions) {
+    const ModelConfig& c = weights_.config.blocks;
+    for (const auto& [ids, name] : {std::pair{&source, "source"}, std::pair{&target, "target"}}) {
+        try {
+            check_model_tokens(*ids, c.vocab_size, c.max_tokens);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::bad_input) throw;
+            fail_input(std::string("the ") + name, e.what());
+        }
+    }
+    Seq2SeqRun run;
+    run.source = source;
+    run.target = target;
+    encode(run, with_contributions);
+    decode(run, with_contributions);
+    return run;
+}
+
+std::vector<int> Seq2SeqModel::generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids, int64_t choices) {
+    const ModelConfig& c = weights_.config.blocks;
+    Seq2SeqRun run = this->run(source, {weights_.config.decoder_start_token_id}, false);
+    const int64_t V = c.vocab_size, limit = choices > 0 ? std::min(choices, V) : V;
+    for (int step = 0; step < steps && static_cast<int64_t>(run.target.size()) < c.max_tokens; ++step) {
+        const float* last = run.logits.ptr() + (static_cast<int64_t>(run.target.size()) - 1) * V;
+        const int next = static_cast<int>(std::max_element(last, last + limit) - last);
+        run.target.push_back(next);
+        if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
+        run.decoder.clear(), run.cross.clear();
+        decode(run, false);
+    }
+    return run.target;
+}
+
+template <typename Sublayer>
+void Seq2SeqModel::add_sublayer(Tensor& x, const NormWeights& norm, Sublayer sublayer) const {
+    if (weights_.config.blocks.residual == ResidualLayout::post_norm) {
+        add_in_place(x, sublayer(x));
+        x = normalized_by(x, norm);
+    } else {
+        add_in_place(x, sublayer(normalized_by(x, norm)));
+    }
+}
+
+Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias,
+                              bool with_contributions, std::vector<LayerResult>& results) {
+    AttentionRequest request;
+    request.input = &input;
+    request.context = context;
+    request.score_bias = bias.empty() ? nullptr : &bias;
+    request.with_contributions = with_contributions;
+    results.push_back(layer.run(request));
+    return results.back().output;
+}
+
+Tensor Seq2SeqModel::position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const {
+    const RelativePositionTable& positions = stack.relative_positions;
+    return positions.table.empty() ? Tensor{} : relative_position_bias(positions.table, T, T, bidirectional, positions.max_distance);
+}
+
+void Seq2SeqModel::encode(Seq2SeqRun& run, bool with_contributions) {
+    const StackWeights& stack = weights_.encoder_stack;
+    Tensor x = embedded(run.source, stack);
+    const Tensor bias = position_bias(stack, static_cast<int64_t>(run.source.size()), true);
+    for (size_t l = 0; l < weights_.encoder.size(); ++l) {
+        const BlockWeights& b = weights_.encoder[l];
+        add_sublayer(x, b.attention_norm, [&](const Tensor& input) {
+            return attended(*encoder_attention_[l], input, nullptr, bias, with_contributions, run.encoder);
+        });
+        add_sublayer(x, b.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b, weights_.config.blocks); });
+    }
+    run.encoder_output = stack.final_norm.weight.empty() ? std::move(x) : normalized_by(x, stack.final_norm);
+}
+
+void Seq2SeqModel::decode(Seq2SeqRun& run, bool with_contributions) {
+    const StackWeights& stack = weights_.decoder_stack;
+    Tensor x = embedded(run.target, stack);
+    const Tensor bias = position_bias(stack, static_cast<int64_t>(run.target.size()), false);
+    for (size_t l = 0; l < weights_.decoder.size(); ++l) {
+        const DecoderBlockWeights& b = weights_.decoder[l];
+        add_sublayer(x, b.block.attention_norm, [&](const Tensor& input) {
+            return attended(*decoder_attention_[l], input, nullptr, bias, with_contributions, run.decoder);
+        });
+        add_sublayer(x, b.cross_attention_norm, [&](const Tensor& input) {
+            return attended(*cross_attention_[l], input, &run.encoder_output, Tensor{}, with_contributions, run.cross);
+        });
+        add_sublayer(x, b.block.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b.block, weights_.config.blocks); });
+    }
+    if (!stack.final_norm.weight.empty()) x = normalized_by(x, stack.final_norm);
+    if (weights_.config.classifier_scale != 1.0f)
+        for (float& v : x.data) v *= weights_.config.classifier_scale;
+    run.logits = linear(backend_, x, weights_.classifier, weights_.classifier_bias);
+}
+
+Tensor Seq2SeqModel::embedded(const std::vector<int>& tokens, const StackWeights& stack) const {
+    Tensor x = embedding_rows(weights_.token_embedding, tokens);
+    const float scale = weights_.config.blocks.embedding_scale;
+    if (scale != 1.0f)
+        for (float& v : x.data) v *= scale;
+    if (!stack.positions.empty())  // rows 0..T-1 of [max_tokens, D]: the same layout as x
+        for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += stack.positions.data[i];
+    return stack.embedding_norm.weight.empty() ? x : normalized_by(x, stack.embedding_norm);
+}
+
+Tensor Seq2SeqModel::normalized_by(const Tensor& x, const NormWeights& norm) const {
+    return normalized(x, norm, weights_.config.blocks.norm, weights_.config.blocks.norm_epsilon);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,75 @@
+// An encoder-decoder transformer (seq2seq_weights.hpp: BART, T5) run on oneDNN: the encoder over
+// the source ids, the decoder over the target ids as given (teacher forced: the caller chooses
+// the decoder input, e.g. the decoder start token then the target; nothing is shifted here),
+// each decoder block's cross-attention reading the encoder's output. Every block of both stacks
+// is run by its residual layout, with N its norm:
+//   pre_norm  (T5)   x = x + sublayer(N(x))      post_norm (BART)   x = N(x + sublayer(x))
+// for the sublayers self-attention, cross-attention (decoder), feed-forward; embeddings
+// x scale (+ learned positions) [-> embedding norm]; after each stack its final norm (T5); logits
+// = (decoder output x classifier_scale) classifier (+ classifier bias).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "attention.hpp"
+#include "layer_result.hpp"
+#include "onednn_backend.hpp"
+#include "seq2seq_weights.hpp"
+
+namespace attn_viz {
+
+struct Seq2SeqRun {
+    std::vector<int> source;            // the S encoder ids
+    std::vector<int> target;            // the T decoder ids
+    std::vector<LayerResult> encoder;   // per encoder block: self-attention, attention [H, S, S]
+    std::vector<LayerResult> decoder;   // per decoder block: causal self-attention, attention [H, T, T]
+    std::vector<LayerResult> cross;     // per decoder block: cross-attention, attention [H, T, S]
+    Tensor encoder_output;              // [S, D] after the encoder (and its final norm)
+    Tensor logits;                      // [T, V]: row t predicts the target token after target[t]
+};
+
+class Seq2SeqModel {
+public:
+    // Builds one AttentionLayer per attention module (weights repacked once). `backend` must
+    // outlive the model.
+    Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights);
+
+    const Seq2SeqWeights& weights() const { return weights_; }
+
+    // source: S ids, target: T ids, each 1..max_tokens ids below the vocabulary size
+    // (Error(bad_input) naming `source` / `target` otherwise). with_contributions: fill each
+    // LayerResult's per-head output shares.
+    Seq2SeqRun run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions = true);
+
+    // Greedy decoding: the decoder start token followed by up to `steps` argmax tokens (over the
+    // ids below `choices` when it is positive), stopping after one of `end_ids` or at max_tokens.
+    // Returns the decoder's ids, the start token first.
+    std::vector<int> generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids, int64_t choices = 0);
+
+private:
+    // The encoder over run.source: fills run.encoder and run.encoder_output.
+    void encode(Seq2SeqRun& run, bool with_contributions);
+    // The decoder over run.target against run.encoder_output: fills run.decoder, run.cross, run.logits.
+    void decode(Seq2SeqRun& run, bool with_contributions);
+    // input: [T, D] (queries; keys and values too without context), context: [S, D] or null,
+    // bias: [H, T, S] or empty -> the layer's output [T, D]; its result appended to `results`.
+    Tensor attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, bool with_contributions,
+                    std::vector<LayerResult>& results);
+    // The stack's relative position bias [H, T, T] (T5), or empty (no relative positions).
+    Tensor position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const;
+    // tokens: T ids -> the stack's embedded tokens [T, D]
+    Tensor embedded(const std::vector<int>& tokens, const StackWeights& stack) const;
+    // x: [T, D] -> the sublayer's output added in the residual layout around `norm`, in place;
+    // sublayer: [T, D] -> [T, D].
+    template <typename Sublayer>
+    void add_sublayer(Tensor& x, const NormWeights& norm, Sublayer sublayer) const;
+    // x: [T, D] -> normalized by the model's norm kind and epsilon
+    Tensor normalized_by(const Tensor& x, const NormWeights& norm) const;
+
+    OnednnBackend& backend_;
+    Seq2SeqWeights weights_;
+    std::vector<std::unique_ptr<AttentionLayer>> encoder_attention_, decoder_attention_, cross_attention_;
+};
+
+}  // namespace attn_viz

@@ -1,0 +1,30 @@
+// Small lookups every Hugging Face folder reader shares: where a checkpoint's names start, tensors
+// a family may or may not have, LayerNorm pairs. Each checks the shape before converting.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "model_weights.hpp"
+#include "tensor_source.hpp"
+
+namespace attn_viz {
+
+// The first of `prefixes` under which `source` holds `probe`; Error(bad_input) naming the file
+// and the first prefix's tensor otherwise.
+std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes, const std::string& probe);
+
+// The tensor `name` of `shape`, or empty when the checkpoint has no such tensor (a misshapen one is
+// Error(bad_input) naming the file and the tensor).
+Tensor optional_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape);
+
+// `name`.weight and `name`.bias ([D] each); checkpoints converted from TensorFlow name them
+// `name`.gamma and `name`.beta, which transformers renames when loading.
+NormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d);
+
+// "a, b, c": names for messages.
+std::string joined(const std::vector<std::string>& names);
+
+}  // namespace attn_viz

@@ -1,0 +1,44 @@
+// The outputs of an encoder-decoder run (seq2seq_model.hpp): each stack's pictures and
+// statistics files in its folder (encoder/, decoder/, cross/: layer_NN/head_NN.png, stats.json,
+// heads.csv, ... as write_report writes a model's; cross maps have the target tokens down and the
+// source tokens across), the top-level stats.json holding every head of the three stacks with
+// its "stack" ("encoder" | "decoder" | "cross"; cross heads also with their "alignment",
+// cross_alignment.hpp), and --dump-attention's P.npy as P.encoder.npy [L_enc, H, S, S],
+// P.decoder.npy [L_dec, H, T, T] and P.cross.npy [L_dec, H, T, S].
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report.hpp"
+#include "seq2seq_model.hpp"
+
+namespace attn_viz {
+
+struct Seq2SeqReportInput {
+    const Seq2SeqRun* run = nullptr;
+    const Seq2SeqWeights* weights = nullptr;
+    std::vector<std::string> source_tokens;  // S labels
+    std::vector<std::string> target_tokens;  // T labels
+    nlohmann::json extra_stats = nlohmann::json::object();  // more top-level stats.json keys (provenance)
+    std::string model_description;           // report.html's "Model"
+    std::string source_text, target_text;    // report.html's "Input" of the encoder and of the decoder, or ""
+};
+
+// The three stacks' analyses, in stack order, with their names.
+struct Seq2SeqAnalysis {
+    std::vector<std::pair<std::string, ModelAnalysis>> stacks;  // ("encoder", ...), ("decoder", ...), ("cross", ...)
+};
+
+// The three dump paths of --dump-attention `path`: P.encoder.npy, P.decoder.npy, P.cross.npy for
+// P.npy (or for P without the extension); none for "".
+std::vector<std::string> seq2seq_dump_paths(const std::string& path);
+
+// Writes every output into `out` (staged; the caller commits); options.dump_attention is split as
+// above, options.dump_output is not supported here (the caller refuses it).
+Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options, Timings& timings,
+                                     PictureNotes* notes = nullptr);
+
+}  // namespace attn_viz
