@@ -1,6 +1,7 @@
 #include "model_files.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include <unistd.h>
@@ -45,12 +46,13 @@ bool is_model_path(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) return true;
     if (!std::filesystem::is_regular_file(path, ec)) return false;
-    if (is_gguf_file(path)) return true;
-    // A llama2.c checkpoint's header is its first 28 bytes (a probe, not a read: no input recorded).
+    // A probe of the first bytes, opened once: GGUF's magic is its first 4, a llama2.c
+    // checkpoint's header its first 28.
     unsigned char header[28];
     const UniqueFd fd = open_input_file(path, "");
-    return ::read(fd.get(), header, sizeof header) == static_cast<ssize_t>(sizeof header) &&
-           sniff_file_kind(header, sizeof header) == FileKind::llama2c_checkpoint;
+    const ssize_t got = ::read(fd.get(), header, sizeof header);
+    if (got >= 4 && std::memcmp(header, "GGUF", 4) == 0) return true;
+    return got == static_cast<ssize_t>(sizeof header) && sniff_file_kind(header, sizeof header) == FileKind::llama2c_checkpoint;
 }
 
 ModelWeights read_model_weights(const ModelFiles& files, const LoadLimits& limits) {
