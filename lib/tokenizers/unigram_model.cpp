@@ -51,12 +51,14 @@ std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::stri
         Node& node = best[end];
         if (node.start == std::string::npos || score > node.score) node = {score, start, id};
     };
+    std::string candidate;  // one buffer for every lookup: assign() reuses its capacity
     for (size_t start = 0; start < n; start += utf8_length(static_cast<unsigned char>(word[start]))) {
         const double here = best[start].score;
         const size_t code_point = std::min(utf8_length(static_cast<unsigned char>(word[start])), n - start);
         bool single_code_point_piece = false;
         for (size_t length = 1; length <= std::min(longest_piece_, n - start); ++length) {
-            const auto found = vocab_.find(word.substr(start, length));
+            candidate.assign(word, start, length);
+            const auto found = vocab_.find(candidate);
             if (found == vocab_.end()) continue;
             offer(start, start + length, here + scores_[found->second], found->second);
             single_code_point_piece = single_code_point_piece || length == code_point;
