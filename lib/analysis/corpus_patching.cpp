@@ -27,7 +27,7 @@ const RunningMoments& CorpusPatching::moments(PatchingPart part, int64_t layer, 
 }
 
 void CorpusPatching::add(const PatchingReport& report) {
-    if (static_cast<int64_t>(report.heads.size()) != layers_ * heads_ || patch_metric_name(report.metric) != patch_metric_name(metric_))
+    if (static_cast<int64_t>(report.heads.size()) != layers_ * heads_ || report.metric != metric_)
         throw Error(ErrorKind::internal, "CorpusPatching::add: a report of another layout or metric");
     for (const HeadPatchEffect& e : report.heads) {
         moments_[index(PatchingPart::delta, e.id.layer, e.id.head)].add(e.delta);
@@ -40,7 +40,7 @@ void CorpusPatching::add(const PatchingReport& report) {
 
 void CorpusPatching::merge(const CorpusPatching& other, const std::string& where) {
     if (other.layers_ != layers_ || other.heads_ != heads_) fail_input(where, "its activation patching has another layout");
-    if (patch_metric_name(other.metric_) != patch_metric_name(metric_))
+    if (other.metric_ != metric_)
         fail_input(where, "patches with the metric " + patch_metric_name(other.metric_) + ", the corpus so far with " + patch_metric_name(metric_) +
                               ": partials measuring different metrics cannot be merged");
     if (corrupted_corpus_ && other.corrupted_corpus_ && *corrupted_corpus_ != *other.corrupted_corpus_)

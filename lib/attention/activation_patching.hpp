@@ -16,6 +16,8 @@ struct PatchMetric {
     enum class Kind { loss, logit_diff };
     Kind kind = Kind::loss;
     int correct = -1, wrong = -1;  // logit_diff: logit(correct) - logit(wrong) at the last position
+
+    bool operator==(const PatchMetric&) const = default;
 };
 
 // "loss" or "logit-diff:A,B" (token ids below `vocab_size`); Error(usage, "patch metric '...': ...")
