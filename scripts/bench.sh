@@ -6,7 +6,9 @@
 #   3. a Llama-7B-sized layer (D=4096, H=32, T=4096): time and peak RSS against what it must hold;
 #   4. corpus mode: sequences per second for 1,000 sequences of T=128 on a BERT-base-sized layer;
 #   5. a whole synthetic Llama-7B GGUF (Q4_K) through `attn-viz model` at T=2048, streamed layer by
-#      layer (scripts/bench_model7b.sh: generates the 3.8 GB file in a scratch directory first).
+#      layer (scripts/bench_model7b.sh: generates the 3.8 GB file in a scratch directory first);
+#   6. a mid-size synthetic decoder's forward pass (scripts/forward_flops.sh) against oneDNN's f32
+#      matmul rate measured in the same run, with the CPU named and the date.
 # Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3 and 5)
 # ONEDNN_MAX_CPU_ISA in the environment caps oneDNN's kernels, e.g. ONEDNN_MAX_CPU_ISA=AVX2 runs
 # them as on a CPU without AVX-512 (attn-viz keeps any cap below AMX; without one it uses the
@@ -113,3 +115,20 @@ if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
   echo "== 5. a whole Llama-7B-shaped GGUF model (Q4_K): attn-viz model at T=2048, every head =="
   ATTN_VIZ=$bin "$root/scripts/bench_model7b.sh" Q4_K
 fi
+
+echo
+echo "== 6. a mid-size decoder's forward against the matmul rate: Q4_K GGUF, dim 1024, 4 layers, T=511, --stats-only =="
+D=1024 L=4 H=16 F=2816 V=4000 N=255  # T = BOS + N tokens twice
+/usr/bin/python3 "$root/scripts/make_synthetic_gguf.py" --out "$work/mid.gguf" --type Q4_K --dim $D --layers $L --heads $H \
+  --kv-heads $H --ffn $F --vocab $V >/dev/null
+# Both in this run, side by side: oneDNN's f32 matmul rate now, then the forward's median time.
+rate=$("$bin" bench --d-model 64 --heads 1 --tokens 16 --repeat 3 | awk '/^oneDNN f32 matmul/ {print $5; exit}')
+forward_ms=$(for ((i = 0; i < runs; i++)); do
+  "$bin" model -q --timings --stats-only --model "$work/mid.gguf" --induction $N --out "$work/mid_out" 2>&1 >/dev/null |
+    awk '$1 == "forward" {print $2}'
+  rm -rf "$work/mid_out"
+done | median)
+awk -v flop="$("$root/scripts/forward_flops.sh" $D $L $H $H $F $V $((2 * N + 1)))" -v ms="$forward_ms" -v rate="$rate" \
+  -v cpu="$(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')" -v date="$(date -u +%Y-%m-%d)" 'BEGIN {
+    printf "%s, %s: forward %.1f GFLOP in %.0f ms: %.1f GFLOP/s = %.0f%% of the f32 matmul rate measured now (%s GFLOP/s)\n",
+      cpu, date, flop / 1e9, ms, flop / ms / 1e6, 100 * flop / ms / 1e6 / rate, rate }'

@@ -38,13 +38,8 @@ for type in "${types[@]}"; do
   sed 's/^/  /' "$work/timings"
   read -r wall user sys rss_kb <"$work/time"
   forward=$(awk '$1 == "forward" {print $2 / 1000}' "$work/timings")
-  # The forward pass's FLOP: per layer the Q/K/V/O projections, the causal scores and P.V, the
-  # SwiGLU feed-forward; then the classifier.
   awk -v wall="$wall" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}')" -v rss="$rss_kb" -v fwd="$forward" \
-    -v rate="$rate" -v cpu_rate="$cpu_rate" -v D=$D -v L=$L -v H=$H -v KV="$kv" -v F=$F -v V=$V -v T=$T 'BEGIN {
-      dh = D / H
-      layer = 2 * T * D * (2 * D + 2 * KV * dh) + 4 * H * dh * T * (T + 1) / 2 + 2 * T * 3 * D * F
-      flop = L * layer + 2 * T * D * V
+    -v rate="$rate" -v cpu_rate="$cpu_rate" -v L=$L -v flop="$("$root/scripts/forward_flops.sh" $D $L $H "$kv" $F $V $T)" 'BEGIN {
       printf "wall %.0f s (%.1f min; target < 10 min), %.1f s per layer, of which forward %.1f s\n", wall, wall / 60, wall / L, fwd / L
       printf "forward %.2f TFLOP in %.0f s: %.1f GFLOP/s = %.0f%% of the matmul rate measured now (%s GFLOP/s)\n",
         flop / 1e12, fwd, flop / fwd / 1e9, 100 * flop / fwd / 1e9 / rate, rate

@@ -100,6 +100,8 @@ void apply_rope(Tensor& x, RopeStyle style, const std::vector<double>& inverse_f
     if (style == RopeStyle::none) return;
     const int64_t heads = x.dim(0), rows = x.dim(1), d_head = x.dim(2);
     const int64_t half = static_cast<int64_t>(inverse_frequencies.size());
+    // Positions in parallel: each writes only its own rows of every head.
+#pragma omp parallel for schedule(static) if (rows * half * heads > 16384)
     for (int64_t t = 0; t < rows; ++t) {
         const double position = static_cast<double>(first_position + t);
         for (int64_t i = 0; i < half; ++i) {

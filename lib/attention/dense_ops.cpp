@@ -3,7 +3,121 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fast_exp.hpp"
+#include "error.hpp"
+#include "gram_matrix.hpp"
+
 namespace attn_viz {
+namespace {
+
+// The element-by-element passes run over OpenMP's threads (the pool oneDNN uses, between its
+// calls) in runs of this many values, or of rows of at least this many values; smaller work
+// stays on the calling thread.
+constexpr int64_t run_length = 16384;
+
+// body(begin, end) for runs covering [0, n), in parallel when there are several.
+template <class Body>
+void over_runs(int64_t n, const Body& body) {
+#pragma omp parallel for schedule(static) if (n > run_length)
+    for (int64_t begin = 0; begin < n; begin += run_length) body(begin, std::min(n, begin + run_length));
+}
+
+// body(row) for every row of `rows` rows of `width` values, in parallel when they are many values.
+template <class Body>
+void over_rows(int64_t rows, int64_t width, const Body& body) {
+#pragma omp parallel for schedule(static) if (rows * width > run_length && rows > 1)
+    for (int64_t t = 0; t < rows; ++t) body(t);
+}
+
+// v: [n] -> sum v in double, eight lanes so that the loop vectorizes.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double sum_in_double(const float* v, int64_t n) {
+    constexpr int lanes = 8;
+    double part[lanes] = {}, sum = 0;
+    int64_t i = 0;
+    for (; i + lanes <= n; i += lanes)
+        for (int l = 0; l < lanes; ++l) part[l] += v[i + l];
+    for (; i < n; ++i) sum += v[i];
+    for (double p : part) sum += p;
+    return sum;
+}
+
+// v: [n] -> sum (v - mean)^2 in double, eight lanes.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double squared_deviations(const float* v, double mean, int64_t n) {
+    constexpr int lanes = 8;
+    double part[lanes] = {}, sum = 0;
+    int64_t i = 0;
+    for (; i + lanes <= n; i += lanes)
+        for (int l = 0; l < lanes; ++l) part[l] += (v[i + l] - mean) * (v[i + l] - mean);
+    for (; i < n; ++i) sum += (v[i] - mean) * (v[i] - mean);
+    for (double p : part) sum += p;
+    return sum;
+}
+
+// row, weight: [n] -> out = row * scale * (offset + weight), in double, as float.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void scale_row(const float* __restrict row, double scale,
+                                                                                const float* __restrict weight, float offset,
+                                                                                float* __restrict out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(row[i] * scale * (offset + weight[i]));
+}
+
+// row, weight, bias: [n] -> out = (row - mean) * scale * weight + bias, in double, as float.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void center_scale_row(const float* __restrict row, double mean, double scale,
+                                                                                       const float* __restrict weight,
+                                                                                       const float* __restrict bias,
+                                                                                       float* __restrict out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((row[i] - mean) * scale * weight[i] + bias[i]);
+}
+
+// v: [n] -> SiLU(v) = v / (1 + e^-v) in float, times gate where it is given. e^-|v| by
+// fast_exp_nonpositive (2e-7 relative) so that the loop vectorizes; for v < 0,
+// v / (1 + e^-v) = v e^v / (1 + e^v).
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void silu_run(float* __restrict v, const float* __restrict gate, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float e = fast_exp_nonpositive(-std::fabs(v[i]));
+        const float y = v[i] * (v[i] >= 0.0f ? 1.0f : e) / (1.0f + e);
+        v[i] = gate ? y * gate[i] : y;
+    }
+}
+
+// v: [n] -> max(v, 0), times gate where it is given.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void relu_run(float* __restrict v, const float* __restrict gate, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float y = std::max(v[i], 0.0f);
+        v[i] = gate ? y * gate[i] : y;
+    }
+}
+
+// v: [n] -> GELU(v) in double (erf or tanh form), as float, times gate where it is given.
+void gelu_run(float* v, const float* gate, int64_t n, Activation activation) {
+    constexpr double sqrt_half = 0.70710678118654752440, sqrt_two_over_pi = 0.79788456080286535588;
+    for (int64_t i = 0; i < n; ++i) {
+        const double a = v[i];
+        const float y = static_cast<float>(activation == Activation::gelu_erf ? 0.5 * a * (1.0 + std::erf(a * sqrt_half))
+                                                                              : 0.5 * a * (1.0 + std::tanh(sqrt_two_over_pi * (a + 0.044715 * a * a * a))));
+        v[i] = gate ? y * gate[i] : y;
+    }
+}
+
+// x: [n]; gate: [n] or null -> x = activation(x) (* gate), in parallel runs.
+void activate(float* x, const float* gate, int64_t n, Activation activation) {
+    over_runs(n, [&](int64_t begin, int64_t end) {
+        float* v = x + begin;
+        const float* g = gate ? gate + begin : nullptr;
+        switch (activation) {
+            case Activation::silu: return silu_run(v, g, end - begin);
+            case Activation::relu: return relu_run(v, g, end - begin);
+            case Activation::gelu_erf:
+            case Activation::gelu_tanh: return gelu_run(v, g, end - begin, activation);
+        }
+    });
+}
+
+// a, b: [n] -> a += b.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void add_run(float* __restrict a, const float* __restrict b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+}
+
+}  // namespace
 
 Tensor linear(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
     Tensor y = Tensor::uninitialized({x.dim(0), w.dim(1)});
@@ -14,37 +128,44 @@ Tensor linear(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Te
 }
 
 void activate_in_place(Tensor& x, Activation activation) {
-    constexpr double sqrt_half = 0.70710678118654752440, sqrt_two_over_pi = 0.79788456080286535588;
-    if (activation == Activation::silu) {
-        for (float& v : x.data) v = v / (1.0f + std::exp(-v));
-        return;
-    }
-    if (activation == Activation::relu) {
-        for (float& v : x.data) v = std::max(v, 0.0f);
-        return;
-    }
-    for (float& v : x.data) {
-        const double a = v;
-        v = static_cast<float>(activation == Activation::gelu_erf ? 0.5 * a * (1.0 + std::erf(a * sqrt_half))
-                                                                  : 0.5 * a * (1.0 + std::tanh(sqrt_two_over_pi * (a + 0.044715 * a * a * a))));
-    }
+    activate(x.ptr(), nullptr, static_cast<int64_t>(x.data.size()), activation);
+}
+
+void activate_and_gate(Tensor& x, const Tensor& gate, Activation activation) {
+    if (gate.shape != x.shape)
+        throw Error(ErrorKind::internal, "activate_and_gate: gate " + shape_string(gate.shape) + " for " + shape_string(x.shape));
+    activate(x.ptr(), gate.ptr(), static_cast<int64_t>(x.data.size()), activation);
 }
 
 Tensor rms_normalized(const Tensor& x, const Tensor& weight, double epsilon, float offset) {
     const int64_t width = x.dim(x.rank() - 1), rows = static_cast<int64_t>(x.data.size()) / width;
-    Tensor y(x.shape);
-    for (int64_t t = 0; t < rows; ++t) {
+    Tensor y = Tensor::uninitialized(x.shape);
+    over_rows(rows, width, [&](int64_t t) {
         const float* row = x.ptr() + t * width;
-        double sum = 0;
-        for (int64_t i = 0; i < width; ++i) sum += double(row[i]) * row[i];
-        const double scale = 1.0 / std::sqrt(sum / static_cast<double>(width) + epsilon);
-        for (int64_t i = 0; i < width; ++i) y.data[t * width + i] = static_cast<float>(row[i] * scale * (offset + weight.data[i]));
-    }
+        const double scale = 1.0 / std::sqrt(dot_in_double(row, row, width) / static_cast<double>(width) + epsilon);
+        scale_row(row, scale, weight.ptr(), offset, y.ptr() + t * width, width);
+    });
+    return y;
+}
+
+Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon) {
+    const int64_t T = x.dim(0), D = x.dim(1);
+    Tensor y = Tensor::uninitialized({T, D});
+    over_rows(T, D, [&](int64_t t) {
+        const float* row = x.ptr() + t * D;
+        const double mean = sum_in_double(row, D) / static_cast<double>(D);
+        const double scale = 1.0 / std::sqrt(squared_deviations(row, mean, D) / static_cast<double>(D) + epsilon);
+        center_scale_row(row, mean, scale, weight.ptr(), bias.ptr(), y.ptr() + t * D, D);
+    });
     return y;
 }
 
 void add_in_place(Tensor& x, const Tensor& delta) {
-    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += delta.data[i];
+    if (delta.shape != x.shape)
+        throw Error(ErrorKind::internal, "add_in_place: " + shape_string(delta.shape) + " added to " + shape_string(x.shape));
+    float* a = x.ptr();
+    const float* b = delta.ptr();
+    over_runs(static_cast<int64_t>(x.data.size()), [&](int64_t begin, int64_t end) { add_run(a + begin, b + begin, end - begin); });
 }
 
 }  // namespace attn_viz

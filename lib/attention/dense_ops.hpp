@@ -11,15 +11,25 @@ namespace attn_viz {
 // x: [rows, k]; w: [k, n]; bias: [n] or empty -> x w + bias: [rows, n]
 Tensor linear(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias = {});
 
-// x -> activation(x), element by element (GELU in double precision, SiLU in float as llama2.c).
+// x -> activation(x), element by element (GELU in double precision, SiLU in float as llama2.c,
+// e^x to 2e-7 relative), in parallel over OpenMP's threads.
 void activate_in_place(Tensor& x, Activation activation);
+
+// x, gate: the same shape -> x = activation(x) * gate, in one pass (a gated feed-forward's
+// act(x w_in) * (x w_up)).
+void activate_and_gate(Tensor& x, const Tensor& gate, Activation activation);
 
 // x: [..., width]; weight: [width] -> each row v (of the last dimension) as
 // v / sqrt(mean(v^2) + epsilon) * (offset + weight), accumulated in double, as float: a model's
 // RMSNorm (offset 0; Gemma's 1) over [T, D], or a per-head q/k norm over [H, T, d_h].
+// Rows in parallel.
 Tensor rms_normalized(const Tensor& x, const Tensor& weight, double epsilon, float offset = 0.0f);
 
-// x += delta, element by element (same shapes).
+// x: [T, D]; weight, bias: [D] -> each row (x_t - mean) / sqrt(var + eps) * weight + bias (biased
+// variance, as torch), accumulated in double, as float; rows in parallel.
+Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon);
+
+// x += delta, element by element (same shapes, else Error internal).
 void add_in_place(Tensor& x, const Tensor& delta);
 
 }  // namespace attn_viz

@@ -76,10 +76,21 @@ std::vector<double> rope_inverse_frequencies(const LayerWeights& l) {
 }
 
 Tensor transposed(const Tensor& m) {
+    // In tiles of 8 x 8, so that neither side strides through memory one value per cache line:
+    // a GGUF model's weights are transposed as each block is read (row by row this took 11% of a
+    // --stats-only model run; tiled it is 1.6-5x faster on 1024-4096 wide weights, measured
+    // 2026-11-26 on an AMD EPYC, AVX2).
+    constexpr int64_t tile = 8;
     const int64_t rows = m.dim(0), cols = m.dim(1);
-    Tensor t({cols, rows});
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) t.data[c * rows + r] = m.data[r * cols + c];
+    Tensor t = Tensor::uninitialized({cols, rows});
+    const float* in = m.ptr();
+    float* out = t.ptr();
+    for (int64_t r0 = 0; r0 < rows; r0 += tile)
+        for (int64_t c0 = 0; c0 < cols; c0 += tile) {
+            const int64_t r1 = std::min(rows, r0 + tile), c1 = std::min(cols, c0 + tile);
+            for (int64_t c = c0; c < c1; ++c)
+                for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+        }
     return t;
 }
 
