@@ -65,12 +65,12 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Model>& m, const std::optio
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(m->mutex);
-        const std::vector<int> run_ids_ = run_ids(*m, text, ids);
-        attn_viz::ModelRun run = m->model->run(run_ids_, true, false, on_layer);
+        const std::vector<int> tokens = run_ids(*m, text, ids);
+        attn_viz::ModelRun run = m->model->run(tokens, true, false, on_layer);
         r->layers = std::move(run.layers);
         r->weights = m->model->attention_weights();
-        r->tokens = m->tokenizer->labels(run_ids_);
-        r->ids.assign(run_ids_.begin(), run_ids_.end());
+        r->tokens = m->tokenizer->labels(tokens);
+        r->ids.assign(tokens.begin(), tokens.end());
     }
     r->owner = m;
     r->whole_model = true;
