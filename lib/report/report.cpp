@@ -17,6 +17,7 @@
 #include "model_analyses_summary.hpp"
 #include "norm_attention.hpp"
 #include "npy.hpp"
+#include "png_writer.hpp"
 #include "parallel_for.hpp"
 #include "report_columns.hpp"
 #include "file_write.hpp"
@@ -110,13 +111,13 @@ HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const Mod
     return style;
 }
 
-// Throws Error(usage) when the head to draw as SVG (an index into in.layers) is not one of the
-// analysis' heads; the message names it by its layer's number.
-void check_svg_head(const HeadId& id, const ModelAnalysis& a, const ReportInput& in) {
+// Throws Error(usage) when the head to draw (`what`: "svg head", "head"; an index into in.layers) is
+// not one of the analysis' heads; the message names it by its layer's number.
+void check_drawn_head(const HeadId& id, const ModelAnalysis& a, const ReportInput& in, const std::string& what) {
     if (id.layer >= 0 && id.layer < a.num_layers && id.head >= 0 && id.head < a.num_heads) return;
     const int64_t shown_layer = id.layer >= 0 && id.layer < a.num_layers ? layer_number(in, id.layer) : id.layer;
     const std::string heads = std::to_string(a.num_heads) + (a.num_heads == 1 ? " head" : " heads");
-    throw Error(ErrorKind::usage, "svg head " + head_name(shown_layer, id.head) + " is out of range: " +
+    throw Error(ErrorKind::usage, what + " " + head_name(shown_layer, id.head) + " is out of range: " +
                                       (a.num_layers == 1 ? "the layer has " + heads
                                                          : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
 }
@@ -154,7 +155,7 @@ PictureNotes write_head_pictures(OutputDir& out, const ReportInput& in, const Re
     });
     if (o.svg) {
         const HeadId id = *o.svg;
-        check_svg_head(id, a, in);
+        check_drawn_head(id, a, in, "svg head");
         const int64_t n = id.layer * a.num_heads + id.head;
         const float* weights = head_weights(in, a, n);
         write_head_svg(out.file(head_file(in, id.layer, id.head, ".svg")), weights, vis, in.query_tokens, in.key_tokens,
@@ -180,6 +181,15 @@ ReportInput pictured_layers(const ReportInput& in, PictureMap map, std::vector<L
         drawn.layers.push_back(&norm_layers[l]);
     }
     return drawn;
+}
+
+// The keys stats.json has beside the analysis: the tokens (the key tokens too when they differ)
+// and in.extra_stats.
+nlohmann::json report_extra_stats(const ReportInput& in) {
+    nlohmann::json extra = {{"tokens", in.query_tokens}};
+    if (in.key_tokens != in.query_tokens) extra["key_tokens"] = in.key_tokens;
+    extra.update(in.extra_stats);
+    return extra;
 }
 
 }  // namespace
@@ -266,24 +276,44 @@ int resolve_threads(int requested) {
     return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+ModelAnalysis analyze_report(const ReportInput& in, const ReportOptions& o) {
+    AnalysisOptions options;
+    options.thresholds = o.thresholds;
+    options.sparse_error = o.sparse_error;
+    options.on_sparse_layer = o.on_sparse_layer;
+    options.threads = resolve_threads(o.threads);
+    options.weight_similarity = in.weight_similarity;
+    return analyze_model(in.layers, in.weights, in.token_ids, options);
+}
+
+nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis) {
+    nlohmann::json stats = stats_json(numbered_analysis(analysis, in));
+    stats.update(report_extra_stats(in));
+    return stats;
+}
+
+std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, const HeadId& id) {
+    check_drawn_head(id, a, in, "head");
+    std::vector<LayerResult> norm_layers;
+    const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
+    const ReportOptions drawn_options = pictured_options(o);
+    const int64_t n = id.layer * a.num_heads + id.head;
+    const float* weights = head_weights(drawn, a, n);
+    const HeatmapStyle style = head_style(drawn, drawn_options, a, n, weights, global_value_range(drawn, a.num_heads));
+    const HeatmapLayout layout = layout_heatmap(weights, in.layers.front()->visibility, in.query_tokens, in.key_tokens, style);
+    return encode_png(render_heatmap(layout, style));
+}
+
 ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings, PictureNotes* notes) {
     const int threads = resolve_threads(o.threads);
     // Step 1: every statistic, label and head-by-head matrix.
     ModelAnalysis analysis;
     {
         Timings::Scope t(timings, "statistics");
-        AnalysisOptions options;
-        options.thresholds = o.thresholds;
-        options.sparse_error = o.sparse_error;
-        options.on_sparse_layer = o.on_sparse_layer;
-        options.threads = threads;
-        options.weight_similarity = in.weight_similarity;
-        analysis = analyze_model(in.layers, in.weights, in.token_ids, options);
+        analysis = analyze_report(in, o);
     }
     const ModelAnalysis named = numbered_analysis(analysis, in);
-    nlohmann::json extra = {{"tokens", in.query_tokens}};
-    if (in.key_tokens != in.query_tokens) extra["key_tokens"] = in.key_tokens;
-    extra.update(in.extra_stats);
+    const nlohmann::json extra = report_extra_stats(in);
     // Step 2: files and pictures.
     {
         Timings::Scope t(timings, output_files_stage(o));

@@ -3,6 +3,7 @@
 // (one layer) and `attn-viz model` (every layer, pictures in layer_NN/ folders).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -66,6 +67,18 @@ struct PictureNotes {
 // (if given) gets what the pictures look like.
 ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings,
                            PictureNotes* notes = nullptr);
+
+// Step 1 of write_report: every statistic, label and head-by-head matrix of in's layers (heads
+// indexed by their place in in.layers), as `options` ask (thresholds, sparse error, threads).
+ModelAnalysis analyze_report(const ReportInput& in, const ReportOptions& options);
+
+// The stats.json document write_report writes for `analysis` (analyze_report of `in`): heads named
+// by in.layer_numbers, the tokens and in.extra_stats merged in.
+nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis);
+
+// Head `id` (its layer an index into in.layers) drawn as write_report draws its head_NN.png (title,
+// color range over in's heads, --map norm), as PNG bytes. Error(usage) when it is not a head of `in`.
+std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis, const HeadId& id);
 
 // Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
 std::string shown_label(const ModelAnalysis& a, int64_t n);

@@ -1,0 +1,20 @@
+"""attn-viz from Python: run attention of whole models and layer files on the CLI's native core.
+
+    import attn_viz
+    model = attn_viz.Model("../shared/models/stories260K-hf")
+    result = model.run(text="Once upon a time")
+    result.attention      # float32 [L, H, T, T], not copied
+    result.tokens, result.ids
+    result.stats()        # the stats.json document as a dict
+    result.head_png(0, 3) # layer 0 head 3 as PNG bytes
+    result.write("out")   # pictures and statistics files as `attn-viz model --out out`
+    result.to_bertviz()   # (per-layer [1, H, T, T] attentions, tokens) for BertViz
+
+Errors of the library raise attn_viz.Error (a RuntimeError) with the CLI's one-line message.
+"""
+from ._core import Error, Layer, Model, Result
+from .bertviz import to_bertviz
+
+Result.to_bertviz = to_bertviz
+
+__all__ = ["Error", "Layer", "Model", "Result", "to_bertviz"]

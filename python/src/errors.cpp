@@ -1,0 +1,39 @@
+#include "errors.hpp"
+
+#include "error.hpp"
+
+namespace py = pybind11;
+
+namespace attn_viz_python {
+namespace {
+
+const char* kind_name(attn_viz::ErrorKind kind) {
+    switch (kind) {
+        case attn_viz::ErrorKind::usage: return "usage";
+        case attn_viz::ErrorKind::bad_input: return "bad_input";
+        case attn_viz::ErrorKind::io: return "io";
+        case attn_viz::ErrorKind::internal: return "internal";
+    }
+    return "internal";
+}
+
+// The class attn_viz.Error; never destroyed: it lives as long as the interpreter, past the
+// module's static objects.
+py::exception<attn_viz::Error>* error_class = nullptr;
+
+}  // namespace
+
+void register_errors(py::module_& m) {
+    error_class = new py::exception<attn_viz::Error>(m, "Error", PyExc_RuntimeError);
+    py::register_exception_translator([](std::exception_ptr thrown) {
+        try {
+            if (thrown) std::rethrow_exception(thrown);
+        } catch (const attn_viz::Error& e) {
+            py::object instance = py::handle(error_class->ptr())(e.what());
+            instance.attr("kind") = kind_name(e.kind());
+            PyErr_SetObject(error_class->ptr(), instance.ptr());
+        }
+    });
+}
+
+}  // namespace attn_viz_python

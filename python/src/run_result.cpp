@@ -1,0 +1,98 @@
+#include "run_result.hpp"
+
+#include <pybind11/stl.h>
+
+#include "json_text.hpp"
+#include "numpy_tensor.hpp"
+#include "output_dir.hpp"
+#include "timings.hpp"
+
+namespace py = pybind11;
+
+namespace attn_viz_python {
+
+attn_viz::ReportInput RunResult::report_input() const {
+    attn_viz::ReportInput in;
+    for (const attn_viz::LayerResult& layer : layers) in.layers.push_back(&layer);
+    in.weights = weights;
+    in.query_tokens = in.key_tokens = tokens;
+    in.layer_folders = whole_model;
+    in.token_ids = ids;
+    in.layer_numbers = layer_numbers;
+    in.model_description = description;
+    in.input_text = input_text;
+    return in;
+}
+
+const attn_viz::ModelAnalysis& RunResult::analysis() {
+    if (!analyzed) analyzed = attn_viz::analyze_report(report_input(), attn_viz::ReportOptions{});
+    return *analyzed;
+}
+
+namespace {
+
+// [L, H, T, S] for a model (one layer too), as `model --dump-attention` writes it; [1, H, T, S]
+// for a layer file, whose dump (`run --dump-attention`) is [H, T, S].
+py::object attention_array(RunResult& r) {
+    if (r.attention) return r.attention;
+    std::vector<const attn_viz::LayerResult*> layers;
+    for (const attn_viz::LayerResult& layer : r.layers) layers.push_back(&layer);
+    attn_viz::Tensor stacked;
+    {
+        py::gil_scoped_release released;
+        stacked = attn_viz::stacked_attention(layers, true);
+    }
+    r.attention = to_numpy(std::move(stacked));
+    return r.attention;
+}
+
+// stats.json's document, through JSON text, so the dict is exactly what the file holds.
+py::object stats(RunResult& r) {
+    std::string text;
+    {
+        py::gil_scoped_release released;
+        std::lock_guard<std::mutex> lock(r.mutex);
+        text = attn_viz::dump_json(attn_viz::report_stats(r.report_input(), r.analysis()));
+    }
+    return py::module_::import("json").attr("loads")(text);
+}
+
+py::bytes head_png(RunResult& r, int64_t layer, int64_t head) {
+    std::vector<uint8_t> png;
+    {
+        py::gil_scoped_release released;
+        std::lock_guard<std::mutex> lock(r.mutex);
+        png = attn_viz::head_png(r.report_input(), attn_viz::ReportOptions{}, r.analysis(), {layer, head});
+    }
+    return py::bytes(reinterpret_cast<const char*>(png.data()), png.size());
+}
+
+// Every picture and statistics file into `out`, as the CLI writes them with --out (and --html).
+void write(RunResult& r, const std::string& out, bool force, bool html) {
+    py::gil_scoped_release released;
+    std::lock_guard<std::mutex> lock(r.mutex);
+    attn_viz::ReportOptions options;
+    options.html = html;
+    attn_viz::OutputDir dir(out, force);
+    attn_viz::Timings timings;
+    attn_viz::write_report(dir, r.report_input(), options, timings);
+    dir.commit();
+}
+
+}  // namespace
+
+void bind_run_result(py::module_& m) {
+    py::class_<RunResult, std::shared_ptr<RunResult>>(m, "Result",
+                                                      "The attention of one run: maps, tokens, statistics and pictures.")
+        .def_property_readonly("attention", &attention_array,
+                               "Attention weights, float32 [L, H, T, S] (S == T for self-attention), not copied")
+        .def_property_readonly("tokens", [](const RunResult& r) { return r.tokens; }, "The T token labels")
+        .def_property_readonly("ids", [](const RunResult& r) { return r.ids; }, "The T token ids")
+        .def("stats", &stats, "Statistics of every head: the document the CLI writes as stats.json (without provenance)")
+        .def("head_png", &head_png, py::arg("layer"), py::arg("head"),
+             "Head `head` of layer `layer` (an index into the run's layers) drawn as the CLI draws head_NN.png, as PNG bytes")
+        .def("write", &write, py::arg("out"), py::arg("force") = false, py::arg("html") = false,
+             "Writes the pictures and statistics files into the folder `out` as the CLI's --out does (report.html with html=True)");
+}
+
+}  // namespace attn_viz_python
