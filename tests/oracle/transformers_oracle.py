@@ -56,13 +56,13 @@ transformers.utils.logging.disable_progress_bar()
 
 def randomize(model):
     """transformers' initialisation (std 0.02) makes every map nearly uniform; redraw every tensor
-    so that heads are peaked and a wrong mask, position or scale shows: matrices N(0, 0.35²),
+    so that heads are peaked and a wrong mask, position or scale shows: matrices N(0, 0.3²),
     embeddings N(0, 1), biases N(0, 0.1²), norm weights about 1 (Gemma's (1 + w) about 0). Larger
     scores would meet the oracle's own rounding: transformers computes RoPE angles in float32 even
     for a float64 model (inv_freq and positions as torch.float), about 2e-6 rad at position 32."""
     for name, p in model.named_parameters():
         if p.dim() >= 2:
-            p.copy_(torch.randn_like(p) * (1.0 if "embed" in name or name.endswith(("wte.weight", "wpe.weight", "shared.weight")) else 0.35))
+            p.copy_(torch.randn_like(p) * (1.0 if "embed" in name or name.endswith(("wte.weight", "wpe.weight", "shared.weight")) else 0.3))
         elif "norm" in name.lower() or ".ln" in name or name.startswith("ln_"):
             p.copy_(torch.randn_like(p) * 0.2 + (0.0 if bool((p == 0).all()) else 1.0))
         else:
