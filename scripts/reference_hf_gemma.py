@@ -9,7 +9,8 @@ transformers' modeling_gemma2 / modeling_gemma3 define it, written here independ
     post_feedforward_layernorm on its output, each output added to the residual stream;
   - GeGLU MLP down(gelu_tanh(gate) * up) (hidden_activation gelu_pytorch_tanh);
   - scores scaled by query_pre_attn_scalar^-1/2, soft-capped cap * tanh(s / cap) when
-    attn_logit_softcapping is set (Gemma 2), then the causal / sliding-window mask (query i sees
+    attn_logit_softcapping is set (Gemma 2 only: Gemma 3's config keeps the key, its attention
+    ignores it), then the causal / sliding-window mask (query i sees
     keys i - W < j <= i, as masking_utils' sliding_window_overlay);
   - sliding layers: Gemma 2's even layers (layer_types "sliding_attention" if (i + 1) % 2);
     Gemma 3's all but every sliding_window_pattern-th ((i + 1) % pattern != 0), with RoPE base
@@ -23,7 +24,8 @@ transformers' modeling_gemma2 / modeling_gemma3 define it, written here independ
 Usage: reference_hf_gemma.py --out DIR --model-type gemma2|gemma3_text --d-model 24 --heads 4
            --kv-heads 2 --head-dim 8 --layers 2 --ffn 37 --vocab 53 --tokens 9 [--seed N]
            [--sliding-window W] [--pattern P] [--query-pre-attn-scalar S] [--attn-softcap C]
-           [--final-softcap C] [--rope-theta B] [--rope-local-base B] [--linear-scaling F] [--layer-types] [--tokenizer]
+           [--final-softcap C] [--rope-theta B] [--rope-local-base B] [--linear-scaling F] [--rope-format v4|v5]
+           [--layer-types] [--tokenizer]
 """
 import argparse
 import math
@@ -88,7 +90,7 @@ def forward(w, cfg, ids):
         k, v = k.repeat_interleave(H // KV, 0), v.repeat_interleave(H // KV, 0)  # repeat_kv
         scores = q @ k.transpose(1, 2) * cfg["query_pre_attn_scalar"] ** -0.5
         cap = cfg.get("attn_logit_softcapping")
-        if cap is not None:
+        if cap is not None and cfg["model_type"] == "gemma2":  # Gemma3Attention never passes softcap on
             scores = torch.tanh(scores / cap) * cap
         attention = torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
         attentions.append(attention)
@@ -121,6 +123,7 @@ def main():
     p.add_argument("--rope-theta", type=float, default=10000.0)
     p.add_argument("--rope-local-base", type=float, default=10000.0, help="gemma3_text")
     p.add_argument("--linear-scaling", type=float, default=None, help="gemma3_text: rope_scaling linear factor (full layers)")
+    p.add_argument("--rope-format", choices=["v4", "v5"], default="v4", help="gemma3_text v5: rope_parameters per layer type")
     p.add_argument("--layer-types", action="store_true", help="write the sliding layers as layer_types, not the family's rule")
     p.add_argument("--tokenizer", action="store_true", help="also a small byte-level BPE tokenizer.json (--vocab 265 or more)")
     a = p.parse_args()
@@ -156,7 +159,13 @@ def main():
         w[p_ + "mlp.gate_proj.weight"], w[p_ + "mlp.up_proj.weight"] = rand(F, D), rand(F, D)
         w[p_ + "mlp.down_proj.weight"] = rand(D, F)
 
-    write_everything(a, w, cfg, forward)
+    written = cfg
+    if a.rope_format == "v5" and gemma3:  # transformers v5's Gemma 3 form: rope_parameters per layer type
+        written = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling", "rope_local_base_freq")}
+        written["rope_parameters"] = {
+            "full_attention": dict(cfg.get("rope_scaling") or {"rope_type": "default"}, rope_theta=cfg["rope_theta"]),
+            "sliding_attention": {"rope_type": "default", "rope_theta": cfg["rope_local_base_freq"]}}
+    write_everything(a, w, written, lambda w_, _, ids: forward(w_, cfg, ids))
 
 
 if __name__ == "__main__":

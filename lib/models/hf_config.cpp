@@ -111,6 +111,26 @@ std::optional<double> rope_base(const nlohmann::json& config, const std::string&
     return positive_number(config, {"rope_theta", "rotary_emb_base"}, where, 1.0);
 }
 
+// transformers v5's rope_parameters per layer type, as its Gemma 3 config writes them:
+// {"full_attention": {...}, "sliding_attention": {...}}. The full layers' entry is read as the
+// model's RoPE (by the caller); the sliding layers' must be unscaled, its rope_theta their base
+// (v4's rope_local_base_freq). Marks the config so that families without local bases refuse it.
+void read_rope_per_layer_type(const nlohmann::json& parameters, const std::string& where, HfConfig& result) {
+    for (const auto& [name, value] : parameters.items())
+        if ((name != "full_attention" && name != "sliding_attention") || !value.is_object())
+            fail_input(where, "rope_parameters per layer type hold \"" + escape_invalid_utf8(name) + "\": " + json_excerpt(value) +
+                                  " (supported: \"full_attention\" and \"sliding_attention\", each an object)");
+    if (!parameters.contains("full_attention") || !parameters.contains("sliding_attention"))
+        fail_input(where, "rope_parameters per layer type need both \"full_attention\" and \"sliding_attention\"");
+    const nlohmann::json& local = parameters["sliding_attention"];
+    const std::string type = string_field(local, {"rope_type", "type"}, where);
+    if (type != "default")
+        fail_input(where, "rope_parameters' sliding_attention has rope_type " + json_excerpt(nlohmann::json(type)) +
+                              " (supported: \"default\": attn-viz's sliding layers are unscaled)");
+    result.rope_local_base_freq = rope_base(local, where + ": rope_parameters' sliding_attention");
+    result.rope_per_layer_type = true;
+}
+
 // RoPE: transformers v4's top-level rope_theta | rotary_emb_base, rope_scaling and rotary_pct |
 // partial_rotary_factor, or v5's rope_parameters holding them all; both only when they agree.
 void read_rope(const nlohmann::json& config, const std::string& where, HfConfig& result) {
@@ -125,17 +145,19 @@ void read_rope(const nlohmann::json& config, const std::string& where, HfConfig&
         return;
     }
     if (!parameters->is_object()) fail_input(where, "\"rope_parameters\" is " + json_excerpt(*parameters) + ", expected an object");
-    for (const auto& [name, value] : parameters->items())
-        if (value.is_object())
-            fail_input(where, "rope_parameters per layer type (\"" + escape_invalid_utf8(name) + "\": ...) are not supported");
     if (has_scaling) fail_input(where, "both rope_scaling and rope_parameters are set; a config has one of them");
-    read_rope_scaling(*parameters, "rope_parameters", where, result);
-    const std::optional<double> theta = rope_base(*parameters, where + ": rope_parameters");
+    const nlohmann::json* global = &*parameters;
+    if (std::any_of(parameters->begin(), parameters->end(), [](const nlohmann::json& value) { return value.is_object(); })) {
+        read_rope_per_layer_type(*parameters, where, result);
+        global = &(*parameters)["full_attention"];
+    }
+    read_rope_scaling(*global, "rope_parameters", where, result);
+    const std::optional<double> theta = rope_base(*global, where + ": rope_parameters");
     if (theta && result.rope_base && *theta != *result.rope_base)
         fail_input(where, "rope_parameters' rope_theta " + json_excerpt(nlohmann::json(*theta)) + " disagrees with rope_theta " +
                               json_excerpt(nlohmann::json(*result.rope_base)) + " beside it");
     if (theta) result.rope_base = theta;
-    const std::optional<double> fraction = positive_number(*parameters, {"partial_rotary_factor"}, where + ": rope_parameters");
+    const std::optional<double> fraction = positive_number(*global, {"partial_rotary_factor"}, where + ": rope_parameters");
     if (fraction && result.rotary_fraction && *fraction != *result.rotary_fraction)
         fail_input(where, "rope_parameters' partial_rotary_factor disagrees with the one beside it");
     if (fraction) result.rotary_fraction = fraction;
@@ -182,7 +204,12 @@ void read_gemma_fields(const nlohmann::json& config, const std::string& where, H
     result.attn_logit_softcapping = number_or_null(config, "attn_logit_softcapping", where);
     result.final_logit_softcapping = number_or_null(config, "final_logit_softcapping", where);
     result.query_pre_attn_scalar = positive_number(config, {"query_pre_attn_scalar"}, where);
-    result.rope_local_base_freq = positive_number(config, {"rope_local_base_freq"}, where, 1.0);
+    const std::optional<double> local_base = positive_number(config, {"rope_local_base_freq"}, where, 1.0);
+    if (local_base && result.rope_local_base_freq && *local_base != *result.rope_local_base_freq)
+        fail_input(where, "rope_local_base_freq " + json_excerpt(nlohmann::json(*local_base)) +
+                              " disagrees with rope_parameters' sliding_attention rope_theta " +
+                              json_excerpt(nlohmann::json(*result.rope_local_base_freq)));
+    if (local_base) result.rope_local_base_freq = local_base;
     result.sliding_window_pattern = positive_int(config, {"sliding_window_pattern", "_sliding_window_pattern"}, where);
 }
 
@@ -217,6 +244,10 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     read_option_fields(config, where, result);
     read_gemma_fields(config, where, result);
     read_seq2seq_fields(config, where, result);
+    // Only Gemma 3 gives its sliding layers a RoPE of their own; any other family would ignore it.
+    if (result.rope_per_layer_type && result.model_type != "gemma3_text")
+        fail_input(where, "rope_parameters per layer type are not supported for model_type " +
+                              json_excerpt(nlohmann::json(result.model_type)) + " (only gemma3_text has a RoPE base of its own on sliding layers)");
 }
 
 }  // namespace

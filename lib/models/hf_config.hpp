@@ -52,6 +52,7 @@ struct HfConfig {
     std::optional<double> final_logit_softcapping;     // logits -> cap * tanh(logits / cap)
     std::optional<double> query_pre_attn_scalar;       // scores scaled by its -1/2 power instead of head_dim's
     std::optional<double> rope_local_base_freq;        // Gemma 3: the RoPE base of sliding-window layers
+    bool rope_per_layer_type = false;                  // v5's rope_parameters per layer type (sliding base above)
     std::optional<int64_t> sliding_window_pattern;     // Gemma 3: every this-th layer is full attention
     // Encoder-decoder models (BART, T5: hf_seq2seq_checkpoint.hpp):
     std::optional<int64_t> decoder_layers;        // decoder_layers | num_decoder_layers

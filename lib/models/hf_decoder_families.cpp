@@ -17,7 +17,7 @@ const std::vector<DecoderFamily>& decoder_families() {
                             .default_window = 4096, .default_head_dim = 128, .qk_norm = true};
         DecoderFamily gemma2{.model_type = "gemma2", .attention_biases = BiasRule::by_config, .windows = WindowRule::alternating,
                              .default_window = 4096, .default_head_dim = 256, .default_tied = true, .gemma = true,
-                             .default_attn_softcap = 50.0, .default_final_softcap = 30.0, .implemented_keys = gemma_keys};
+                             .default_attn_softcap = 50.0, .default_final_softcap = 30.0, .attn_softcap = true, .implemented_keys = gemma_keys};
         DecoderFamily gemma3{.model_type = "gemma3_text", .attention_biases = BiasRule::by_config, .windows = WindowRule::pattern,
                              .default_window = 4096, .default_head_dim = 256, .default_rope_base = 1000000.0, .default_tied = true,
                              .qk_norm = true, .gemma = true, .implemented_keys = gemma_keys};

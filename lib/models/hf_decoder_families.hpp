@@ -43,6 +43,9 @@ struct DecoderFamily {
     bool fused = false;         // Phi-3: qkv_proj and gate_up_proj, split at read time
     bool partial_rotary = false;  // Phi-3: partial_rotary_factor turns the first part of each head
     double default_attn_softcap = 0.0, default_final_softcap = 0.0;  // Gemma 2: 50 and 30
+    // Applies attn_logit_softcapping (Gemma 2). transformers' Gemma 3 keeps the key in its config but
+    // never passes it to the attention (modeling_gemma3, every version): read and ignored there too.
+    bool attn_softcap = false;
     std::vector<std::string> implemented_keys = {};  // of HfConfig::unimplemented's keys
 };
 

@@ -120,7 +120,7 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
     }
     if (family.gemma) {
         a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
-        a.logit_softcap = hf.attn_logit_softcapping.value_or(family.default_attn_softcap);
+        a.logit_softcap = family.attn_softcap ? hf.attn_logit_softcapping.value_or(family.default_attn_softcap) : 0.0;
     }
     if (family.windows == WindowRule::pattern && a.sliding_window > 0) {  // Gemma 3's local layers: their own base, unscaled
         a.rope_base = hf.rope_local_base_freq.value_or(10000.0);

@@ -146,8 +146,9 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
     expect_refused(anchor, "\"rope_parameters\": {\"rope_theta\": 10000.0}", {config, "rope_parameters has no \"rope_type\""});
     with_key("\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 500000.0}",
              {config, "rope_parameters' rope_theta 500000.0 disagrees with rope_theta 10000.0"});
-    expect_refused(anchor, "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}",
-                   {config, "rope_parameters per layer type (\"full_attention\": ...) are not supported"});
+    expect_refused(anchor, "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}, "
+                           "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 100.0}}",
+                   {config, "rope_parameters per layer type are not supported for model_type \"llama\""});
     expect_refused(anchor, "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2}, \"rope_parameters\": {\"rope_type\": \"default\"}",
                    {config, "both rope_scaling and rope_parameters are set"});
     // Mistral's and Qwen2's window keys.

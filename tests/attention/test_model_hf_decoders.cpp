@@ -88,6 +88,9 @@ TEST_CASE("HF Gemma 3 text folders: attention and logits equal a float64 forward
         "--sliding-window 6 --pattern 3 --rope-theta 1000000 --rope-local-base 100 --linear-scaling 4",
         "--model-type gemma3_text --d-model 16 --heads 2 --kv-heads 2 --head-dim 4 --layers 2 --ffn 20 --vocab 30 --tokens 33 "
         "--sliding-window 4 --pattern 2 --layer-types --attn-softcap 3 --final-softcap 4",
+        // transformers v5 writes the bases as rope_parameters per layer type.
+        "--model-type gemma3_text --d-model 16 --heads 4 --kv-heads 2 --head-dim 8 --layers 3 --ffn 20 --vocab 30 --tokens 12 "
+        "--sliding-window 3 --pattern 3 --rope-theta 1000000 --rope-local-base 100 --linear-scaling 4 --rope-format v5",
     });
 }
 
@@ -134,9 +137,14 @@ TEST_CASE("HF Gemma folders: keys and forms attn-viz does not implement are refu
                    {config, "\"final_logit_softcapping\" is -1, expected a positive number"});
     expect_refused(dir, "\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"quick_gelu\"",
                    {config, "activation \"quick_gelu\" is not supported"});
-    // transformers v5's per-layer-type rope_parameters (Gemma 3's local and global bases).
+    // transformers v5's per-layer-type rope_parameters: both types, the sliding one unscaled.
+    const std::string full = "\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}";
     expect_refused(dir, anchor, "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}",
-                   {config, "rope_parameters per layer type (\"sliding_attention\": ...) are not supported"});
+                   {config, "rope_parameters per layer type need both \"full_attention\" and \"sliding_attention\""});
+    expect_refused(dir, anchor, "\"rope_parameters\": {" + full + ", \"sliding_attention\": {\"rope_type\": \"linear\", \"factor\": 2}}",
+                   {config, "rope_parameters' sliding_attention has rope_type \"linear\" (supported: \"default\""});
+    expect_refused(dir, anchor, "\"rope_parameters\": {" + full + ", \"chunked_attention\": {\"rope_type\": \"default\"}}",
+                   {config, "rope_parameters per layer type hold \"chunked_attention\""});
 }
 
 // Phi-3: q, k, v split from qkv_proj and gate, up from gate_up_proj; partial rotary; sliding_window

@@ -23,12 +23,8 @@ PACKAGE = "tokenizers==0.23.3"  # pinned: a new release is a deliberate update
 binary, shared, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
-def unavailable(reason):
-    if os.environ.get("ATTN_VIZ_REQUIRE_PYPI") == "1":
-        print(f"error: {reason} (required: ATTN_VIZ_REQUIRE_PYPI=1)")
-        sys.exit(1)
-    print(f"skipped: {reason}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pypi_unavailable import unavailable  # noqa: E402
 
 
 models = os.path.join(shared, "models")

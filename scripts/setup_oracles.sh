@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the test-time oracles from the Python package index, pinned: transformers and the PyTorch
+# it runs on, with every package they import, into DIR (default build/oracles), for Debian's
+# /usr/bin/python3 (PYTHONPATH=DIR). tests/oracle/transformers_oracle.py runs it (ctest
+# transformers-oracle). Idempotent: DIR/.pins records what is installed, and the same pins install
+# nothing again; other pins replace DIR whole.
+#
+# PyPI has no CPU-only PyTorch for x86-64 Linux: its torch wheel is a CUDA build whose shared library
+# links the CUDA runtime, so `import torch` needs the nvidia-* packages even on a machine without a
+# GPU (4.6 GB installed). triton, which only torch.compile uses, is left out (1 GB).
+# Debian's python3-torch 1.13 cannot serve: transformers >= 4.51 (Qwen3) needs PyTorch >= 2.
+# Exit status: 0 installed (or already there), 1 pip failed (no pip, no index, a pin gone).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:-$root/build/oracles}
+
+# `pip install --target` of transformers==5.24.0 and torch==2.15.0 with their dependencies,
+# resolved 2026-11-26 and frozen here (triton removed). A new version is a deliberate update.
+pins=(
+  transformers==5.24.0 torch==2.15.0 numpy==2.4.6 safetensors==0.8.0 tokenizers==0.23.3
+  huggingface-hub==2.4.0 hf-xet==1.8.0 filelock==4.3.1 fsspec==2026.9.0 packaging==26.4 pyyaml==6.0.4
+  regex==2026.11.19 tqdm==4.70.1 typer==0.29.2 click==8.5.1 rich==15.0.0 markdown-it-py==4.3.0
+  mdurl==0.1.2 pygments==2.21.0 shellingham==1.5.4 annotated-doc==0.0.7 httpx2==2.16.2
+  httpcore2==2.16.2 h11==0.16.0 anyio==4.16.0 idna==3.20 truststore==0.10.5 pydantic==2.14.4
+  pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 typing-extensions==4.16.0
+  sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1 jinja2==3.1.6 MarkupSafe==3.0.4 setuptools==84.2.1
+  cuda-toolkit==13.2.2 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1 nvidia-cublas==13.4.1.3
+  nvidia-cuda-cccl==13.3.5.0.6 nvidia-cuda-cupti==13.2.86 nvidia-cuda-nvrtc==13.2.86
+  nvidia-cuda-runtime==13.2.86 nvidia-cudnn-cu13==9.26.0.51 nvidia-cufft==12.2.0.57
+  nvidia-cufile==1.17.1.22 nvidia-cusolver==12.2.0.11 nvidia-cusparse==12.7.10.12
+  nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 nvidia-nvjitlink==13.5.37
+  nvidia-nvshmem-cu13==3.7.2 nvidia-nvtx==13.2.86
+)
+wanted=$(printf '%s\n' "${pins[@]}")
+if [[ -f $dir/.pins && "$(cat "$dir/.pins")" == "$wanted" ]]; then
+  echo "setup_oracles: $dir has the pinned set"
+  exit 0
+fi
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || { echo "setup_oracles: no pip for /usr/bin/python3 (scripts/setup.sh installs python3-pip)"; exit 1; }
+echo "setup_oracles: installing ${#pins[@]} packages (about 2.5 GB to download, 4.6 GB installed) into $dir"
+rm -rf "$dir" "$dir.partial"
+start=$SECONDS
+# --no-deps: the list above is the whole closure; pip resolves nothing, so nothing drifts.
+/usr/bin/python3 -m pip install --quiet --no-deps --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
+  --no-cache-dir --target "$dir.partial" "${pins[@]}"
+echo "$wanted" >"$dir.partial/.pins"
+mv "$dir.partial" "$dir"
+echo "setup_oracles: done in $((SECONDS - start)) s, $(du -sh "$dir" | cut -f1)"

@@ -1,0 +1,170 @@
+"""Random configurations of every family attn-viz reads, as transformers' own Config classes take
+them (transformers_oracle.py builds, saves and runs them). Each draw returns (kind, config, window):
+kind "causal" (a *ForCausalLM), "encoder" (BertModel) or "seq2seq" (a *ForConditionalGeneration),
+window the sliding window when some layer has one (so a test can run past it), else None."""
+import transformers as tf
+
+
+def _ids(v):
+    """Special token ids inside a small vocabulary (some Config classes default to 32000 and more)."""
+    return {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0} if v > 2 else {}
+
+
+def _rope(rng, kinds=("default", "linear", "llama3")):
+    kind = rng.choice(kinds)
+    p = {"rope_type": kind, "rope_theta": rng.choice([10000.0, 500000.0, 1000.0])}
+    if kind == "linear":
+        p["factor"] = rng.choice([2.0, 4.0])
+    elif kind == "llama3":
+        p.update(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=rng.choice([16, 8192]))
+    return p
+
+
+def _shape(rng):
+    """Heads, KV heads and head size: one head, GQA, MQA, odd sizes."""
+    heads = rng.choice([1, 2, 4, 6])
+    kv = rng.choice([k for k in (1, 2, 3, heads) if heads % k == 0])
+    return heads, kv, rng.choice([4, 6, 8, 10])
+
+
+def _llama_like(rng):
+    heads, kv, dh = _shape(rng)
+    d = rng.choice([heads * dh, 12, 20, 24])
+    v = rng.randint(20, 60)
+    c = dict(hidden_size=d, num_attention_heads=heads, num_key_value_heads=kv, head_dim=dh,
+             num_hidden_layers=rng.randint(1, 3), intermediate_size=rng.randint(8, 40), vocab_size=v,
+             rms_norm_eps=rng.choice([1e-5, 1e-6]), tie_word_embeddings=rng.random() < 0.5, **_ids(v))
+    return c
+
+
+def llama(rng):
+    c = _llama_like(rng)
+    c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.5,
+             hidden_act=rng.choice(["silu", "gelu", "gelu_pytorch_tanh"]))
+    return "causal", tf.LlamaConfig(**c), None
+
+
+def mistral(rng):
+    c = _llama_like(rng)
+    w = rng.choice([None, 3, 5])
+    c.update(rope_parameters=_rope(rng, ("default",)), sliding_window=w)
+    return "causal", tf.MistralConfig(**c), w
+
+
+def qwen2(rng):
+    c = _llama_like(rng)
+    w = rng.choice([3, 4])
+    c.update(rope_parameters=_rope(rng), use_sliding_window=rng.random() < 0.7, sliding_window=w,
+             max_window_layers=rng.randint(0, c["num_hidden_layers"]))
+    cfg = tf.Qwen2Config(**c)
+    return "causal", cfg, w if "sliding_attention" in cfg.layer_types else None
+
+
+def qwen3(rng):
+    c = _llama_like(rng)
+    w = rng.choice([3, 4])
+    c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, use_sliding_window=rng.random() < 0.5,
+             sliding_window=w, max_window_layers=rng.randint(0, c["num_hidden_layers"]))
+    cfg = tf.Qwen3Config(**c)
+    return "causal", cfg, w if "sliding_attention" in cfg.layer_types else None
+
+
+def phi3(rng):
+    heads, kv, dh = _shape(rng)
+    dh = rng.choice([4, 8, 12])  # int(head_dim * factor) even: attn-viz refuses an odd rotary width
+    v = rng.randint(20, 60)
+    w = rng.choice([None, 4])
+    # Phi-3 has no head_dim key: hidden_size / heads.
+    cfg = tf.Phi3Config(hidden_size=heads * dh, num_attention_heads=heads, num_key_value_heads=kv,
+                        num_hidden_layers=rng.randint(1, 3), intermediate_size=rng.randint(8, 40), vocab_size=v,
+                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                         "partial_rotary_factor": rng.choice([1.0, 0.5])},
+                        sliding_window=w, tie_word_embeddings=rng.random() < 0.5, **_ids(v))
+    return "causal", cfg, w
+
+
+def _gemma(rng):
+    heads, kv, dh = _shape(rng)
+    v = rng.randint(20, 60)
+    w = rng.choice([3, 5])
+    return dict(hidden_size=heads * rng.choice([dh, 3, 5]), num_attention_heads=heads, num_key_value_heads=kv,
+                head_dim=dh, num_hidden_layers=rng.randint(1, 4), intermediate_size=rng.randint(8, 40), vocab_size=v,
+                sliding_window=w, query_pre_attn_scalar=rng.choice([dh, 16, 7]),
+                final_logit_softcapping=rng.choice([None, 30.0, 3.0]), attention_bias=rng.random() < 0.3, **_ids(v)), w
+
+
+def gemma2(rng):
+    c, w = _gemma(rng)
+    c.update(attn_logit_softcapping=rng.choice([None, 50.0, 2.0]), rope_parameters=_rope(rng, ("default",)))
+    return "causal", tf.Gemma2Config(**c), w
+
+
+def gemma3_text(rng):
+    c, w = _gemma(rng)
+    c.update(attn_logit_softcapping=rng.choice([None, 2.0]), sliding_window_pattern=rng.choice([2, 3, 6]),
+             rope_parameters={"full_attention": _rope(rng, ("default", "linear")),
+                              "sliding_attention": {"rope_type": "default", "rope_theta": rng.choice([10000.0, 500.0])}})
+    if rng.random() < 0.3:
+        c["layer_types"] = [rng.choice(["full_attention", "sliding_attention"]) for _ in range(c["num_hidden_layers"])]
+    cfg = tf.Gemma3TextConfig(**c)
+    return "causal", cfg, w if "sliding_attention" in cfg.layer_types else None
+
+
+def gpt2(rng):
+    heads = rng.choice([1, 2, 4])
+    v = rng.randint(20, 60)
+    cfg = tf.GPT2Config(n_embd=heads * rng.choice([3, 4, 8]), n_head=heads, n_layer=rng.randint(1, 3),
+                        n_inner=rng.choice([None, 13]), n_positions=64, vocab_size=v,
+                        activation_function=rng.choice(["gelu_new", "gelu", "gelu_pytorch_tanh"]),
+                        layer_norm_epsilon=rng.choice([1e-5, 1e-6]), tie_word_embeddings=rng.random() < 0.7,
+                        bos_token_id=1, eos_token_id=2)
+    return "causal", cfg, None
+
+
+def gpt_neox(rng):
+    heads = rng.choice([1, 2, 4])
+    dh = rng.choice([8, 16])  # an even rotary width at every factor: attn-viz refuses an odd one
+    v = rng.randint(20, 60)
+    cfg = tf.GPTNeoXConfig(hidden_size=heads * dh, num_attention_heads=heads, num_hidden_layers=rng.randint(1, 3),
+                           intermediate_size=rng.randint(8, 40), vocab_size=v, max_position_embeddings=64,
+                           rope_parameters={"rope_type": "default", "rope_theta": rng.choice([10000.0, 100.0]),
+                                            "partial_rotary_factor": rng.choice([0.25, 0.5, 1.0])},
+                           use_parallel_residual=rng.random() < 0.6, hidden_act=rng.choice(["gelu", "gelu_new"]),
+                           tie_word_embeddings=rng.random() < 0.3, **_ids(v))
+    return "causal", cfg, None
+
+
+def bert(rng):
+    heads = rng.choice([1, 2, 4])
+    v = rng.randint(20, 60)
+    cfg = tf.BertConfig(hidden_size=heads * rng.choice([3, 4, 8]), num_attention_heads=heads,
+                        num_hidden_layers=rng.randint(1, 3), intermediate_size=rng.randint(8, 40), vocab_size=v,
+                        max_position_embeddings=64, type_vocab_size=rng.choice([1, 2]),
+                        layer_norm_eps=rng.choice([1e-12, 1e-5]), hidden_act=rng.choice(["gelu", "gelu_new"]), pad_token_id=0)
+    return "encoder", cfg, None
+
+
+def bart(rng):
+    heads = rng.choice([1, 2, 4])
+    v = rng.randint(20, 60)
+    cfg = tf.BartConfig(d_model=heads * rng.choice([3, 4, 8]), encoder_layers=rng.randint(1, 3), decoder_layers=rng.randint(1, 3),
+                        encoder_attention_heads=heads, decoder_attention_heads=heads, encoder_ffn_dim=rng.randint(8, 30),
+                        decoder_ffn_dim=rng.randint(8, 30), vocab_size=v, max_position_embeddings=64,
+                        scale_embedding=rng.random() < 0.5, activation_function=rng.choice(["gelu", "relu"]),
+                        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=None)
+    return "seq2seq", cfg, None
+
+
+def t5(rng):
+    heads = rng.choice([1, 2, 4])
+    v = rng.randint(20, 60)
+    gated = rng.random() < 0.5
+    cfg = tf.T5Config(d_model=rng.choice([8, 12, 16]), d_kv=rng.choice([3, 4, 8]), d_ff=rng.randint(8, 30), num_layers=rng.randint(1, 3),
+                      num_decoder_layers=rng.randint(1, 3), num_heads=heads, vocab_size=v,
+                      relative_attention_num_buckets=rng.choice([8, 32]), relative_attention_max_distance=rng.choice([20, 128]),
+                      feed_forward_proj="gated-gelu" if gated else "relu", tie_word_embeddings=not gated,
+                      pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    return "seq2seq", cfg, None
+
+
+FAMILIES = {f.__name__: f for f in (llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""attn-viz against transformers itself: for every family attn-viz reads, random models made by
+transformers' own classes (oracle_families.py: its Config classes, AutoModel*.from_config in float64
+with eager attention), saved with save_pretrained (config.json as transformers writes it, float64
+safetensors), run by `attn-viz model --tokens ... --dump-attention`, and compared with transformers'
+forward (output_attentions=True): every attention map within 1e-5; where the CLI reports them, the
+next-token loss (`--ablate`'s clean_loss) within 1e-5 relative, logits (`--logit-attribution
+--target`'s per-position logit, Gemma's last-position logit difference through `--patch-metric`)
+within 1e-5 of the largest logit, and encoder-decoders' greedy continuation (`--generate`) equal.
+Lengths: T = 1, a few short ones, 33, and one past the sliding window where a layer has one.
+
+  transformers_oracle.py ATTN_VIZ_BINARY ORACLE_DIR   (ctest: transformers-oracle)
+The pinned packages are installed once into ORACLE_DIR by scripts/setup_oracles.sh. Exits 77 (skipped)
+with a "skipped:" line when pip or the package index is unavailable, or 1 with ATTN_VIZ_REQUIRE_PYPI=1.
+ATTN_VIZ_ORACLE_SEED=N replays a seed; ATTN_VIZ_ORACLE_FAMILIES=llama,t5 runs only those."""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+binary, oracle_dir = sys.argv[1], sys.argv[2]
+here = os.path.dirname(os.path.abspath(__file__))
+setup = os.path.join(here, "..", "..", "scripts", "setup_oracles.sh")
+
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pypi_unavailable import unavailable  # noqa: E402
+
+
+installed = subprocess.run(["bash", setup, oracle_dir], capture_output=True, text=True)
+if installed.returncode != 0:
+    unavailable("scripts/setup_oracles.sh could not install the oracles: " +
+                ((installed.stdout + installed.stderr).strip().splitlines() or ["no output"])[-1])
+sys.path.insert(0, oracle_dir)  # ahead of Debian's python3-torch 1.13 and numpy
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
+
+sys.path.insert(0, here)
+from oracle_families import FAMILIES  # noqa: E402
+
+CONFIGS_PER_FAMILY = 4
+TOL = 1e-5
+
+seed = int(os.environ.get("ATTN_VIZ_ORACLE_SEED", time.time_ns() % 2147483647))
+print(f"seed {seed} (replay: ATTN_VIZ_ORACLE_SEED={seed}); transformers {transformers.__version__}, torch {torch.__version__}")
+chosen = os.environ.get("ATTN_VIZ_ORACLE_FAMILIES")
+families = chosen.split(",") if chosen else list(FAMILIES)
+torch.set_grad_enabled(False)
+transformers.utils.logging.disable_progress_bar()
+
+
+def randomize(model):
+    """transformers' initialisation (std 0.02) makes every map nearly uniform; redraw every tensor
+    so that heads are peaked and a wrong mask, position or scale shows: matrices N(0, 0.3²),
+    embeddings N(0, 1), biases N(0, 0.1²), norm weights about 1 (Gemma's (1 + w) about 0). Larger
+    scores would meet the oracle's own rounding: transformers computes RoPE angles in float32 even
+    for a float64 model (inv_freq and positions as torch.float), about 2e-6 rad at position 32."""
+    for name, p in model.named_parameters():
+        if p.dim() >= 2:
+            p.copy_(torch.randn_like(p) * (1.0 if "embed" in name or name.endswith(("wte.weight", "wpe.weight", "shared.weight")) else 0.3))
+        elif "norm" in name.lower() or ".ln" in name or name.startswith("ln_"):
+            p.copy_(torch.randn_like(p) * 0.2 + (0.0 if bool((p == 0).all()) else 1.0))
+        else:
+            p.copy_(torch.randn_like(p) * 0.1)
+
+
+def save_folder(model, config, folder):
+    model.save_pretrained(folder)
+    # The CLI reads a tokenizer beside the weights even for --tokens: a WordPiece vocabulary of one
+    # token per embedding row, made with Hugging Face's tokenizers.
+    vocab = {("[UNK]" if i == 0 else f"w{i}"): i for i in range(config.vocab_size)}
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(os.path.join(folder, "tokenizer.json"))
+
+
+def run_cli(folder, out, arguments):
+    command = [binary, "model", "--model", folder, "--out", out, "--stats-only", "-q", "--force", "--threads", "1"] + arguments
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise AssertionError(f"attn-viz exited {run.returncode}: {run.stderr.strip()}")
+    with open(os.path.join(out, "stats.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def ids_text(ids):
+    return ",".join(str(i) for i in ids)
+
+
+def compare_maps(what, ours, theirs):
+    """ours: [L, H, T, S] float32 from the CLI; theirs: transformers' tuple of [1, H, T, S]."""
+    reference = np.stack([a[0].numpy() for a in theirs])
+    if ours.shape != reference.shape:
+        raise AssertionError(f"{what} maps have shape {ours.shape}, transformers {reference.shape}")
+    error = np.abs(ours.astype(np.float64) - reference)
+    worst = np.unravel_index(int(error.argmax()), error.shape)
+    if error.max() > TOL:
+        raise AssertionError(f"{what} layer {worst[0]} head {worst[1]} query {worst[2]} key {worst[3]}: "
+                             f"{ours[worst]:.8f} against transformers' {reference[worst]:.8f}")
+    return float(error.max())
+
+
+def check_decoder(family, model, folder, out, ids, errors):
+    T = len(ids)
+    theirs = model(torch.tensor([ids]), output_attentions=True, labels=torch.tensor([ids]) if T > 1 else None)
+    extra = []
+    if T > 1:
+        extra += ["--ablate", "L0H0"]
+        if family.startswith("gemma"):  # soft-capped, sandwich-normed: no attribution; the patching metric instead
+            extra += ["--patch-from-tokens", ids_text(reversed(ids)), "--patch-metric", "logit-diff:1,2"]
+        else:
+            target = random.Random(T).randrange(model.config.vocab_size)
+            extra += ["--logit-attribution", "--target", str(target)]
+    stats = run_cli(folder, out, ["--tokens", ids_text(ids), "--dump-attention", out + ".npy"] + extra)
+    errors["attention"] = max(errors["attention"], compare_maps("attention", np.load(out + ".npy"), theirs.attentions))
+    if T == 1:
+        return
+    logits = theirs.logits[0]
+    span = float(logits.abs().max())
+    loss = stats["ablation"]["clean_loss"]
+    errors["loss"] = max(errors["loss"], abs(loss - float(theirs.loss)) / abs(float(theirs.loss)))
+    if errors["loss"] > TOL:
+        raise AssertionError(f"next-token loss {loss:.8f} against transformers' {float(theirs.loss):.8f}")
+    if family.startswith("gemma"):
+        ours, reference = [stats["activation_patching"]["clean"]], [float(logits[-1, 1] - logits[-1, 2])]
+    else:
+        ours = [p["logit"] for p in stats["logit_attribution"]["positions"]]
+        reference = [float(logits[t, target]) for t in range(T)]
+    for t, (a, b) in enumerate(zip(ours, reference)):
+        errors["logits"] = max(errors["logits"], abs(a - b) / span)
+        if abs(a - b) > TOL * span:
+            raise AssertionError(f"logit at position {t}: {a:.8f} against transformers' {b:.8f} (largest logit {span:.3f})")
+
+
+def check_encoder(model, folder, out, ids, errors):
+    theirs = model(torch.tensor([ids]), output_attentions=True)
+    run_cli(folder, out, ["--tokens", ids_text(ids), "--dump-attention", out + ".npy"])
+    errors["attention"] = max(errors["attention"], compare_maps("attention", np.load(out + ".npy"), theirs.attentions))
+
+
+def greedy(model, source, steps):
+    """transformers' greedy continuation from decoder_start_token_id, and whether every choice was
+    clear (top two logits apart by more than float32 could blur)."""
+    target = [model.config.decoder_start_token_id]
+    clear = True
+    for _ in range(steps):
+        logits = model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([target])).logits[0, -1]
+        top = torch.topk(logits, 2).values
+        clear = clear and float(top[0] - top[1]) > 1e-4 * float(logits.abs().max())
+        target.append(int(logits.argmax()))
+    return target[1:], clear
+
+
+def check_seq2seq(model, folder, out, source, target, errors):
+    theirs = model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([target]), output_attentions=True)
+    run_cli(folder, out, ["--tokens", ids_text(source), "--target-tokens", ids_text(target), "--dump-attention", out + ".npy"])
+    for stack, maps in (("encoder", theirs.encoder_attentions), ("decoder", theirs.decoder_attentions), ("cross", theirs.cross_attentions)):
+        errors["attention"] = max(errors["attention"], compare_maps(stack, np.load(f"{out}.{stack}.npy"), maps))
+    continuation, clear = greedy(model, source, 4)
+    if clear:
+        stats = run_cli(folder, out + "-generate", ["--tokens", ids_text(source), "--generate", "4", "--json"])
+        ours = stats["generation"]["tokens"] if "generation" in stats else None
+        if ours is not None and ours != continuation[:len(ours)]:
+            raise AssertionError(f"greedy continuation {ours} against transformers' {continuation}")
+
+
+def lengths(rng, config, window):
+    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 64
+    ts = [1, rng.randint(2, 9), min(33, limit)]
+    if window:
+        ts.append(window + rng.randint(2, 6))
+    return ts
+
+
+AUTO = {"causal": transformers.AutoModelForCausalLM, "encoder": transformers.AutoModel, "seq2seq": transformers.AutoModelForSeq2SeqLM}
+failures = 0
+with tempfile.TemporaryDirectory() as scratch:
+    for family in families:
+        errors = {"attention": 0.0, "logits": 0.0, "loss": 0.0}
+        rng = random.Random(f"{seed}/{family}")
+        done = 0
+        for k in range(CONFIGS_PER_FAMILY):
+            kind, config, window = FAMILIES[family](rng)
+            torch.manual_seed(rng.randrange(2**31))
+            model = AUTO[kind].from_config(config, attn_implementation="eager", dtype=torch.float64).eval()
+            randomize(model)
+            folder = os.path.join(scratch, f"{family}_{k}")
+            save_folder(model, config, folder)
+            for T in lengths(rng, config, window):
+                ids = [rng.randrange(config.vocab_size) for _ in range(T)]
+                out = os.path.join(scratch, f"{family}_{k}_T{T}")
+                try:
+                    if kind == "causal":
+                        check_decoder(family, model, folder, out, ids, errors)
+                    elif kind == "encoder":
+                        check_encoder(model, folder, out, ids, errors)
+                    else:
+                        target = [rng.randrange(config.vocab_size) for _ in range(rng.choice([1, T, 7]))]
+                        check_seq2seq(model, folder, out, ids, target, errors)
+                    done += 1
+                except AssertionError as e:
+                    failures += 1
+                    with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+                        print(f"FAIL {family} config {k} (seed {seed}), T = {T}: {e}\n  config.json: {json.dumps(json.load(f), sort_keys=True)}")
+                    break  # the next lengths of this config would say the same
+        print(f"{family:12s} {done} runs, max error: attention {errors['attention']:.1e}, "
+              f"logits {errors['logits']:.1e} (of the largest), loss {errors['loss']:.1e} (relative)")
+print(f"{'all' if not failures else failures} {'agree' if not failures else 'runs disagree'} with transformers {transformers.__version__}")
+sys.exit(1 if failures else 0)
