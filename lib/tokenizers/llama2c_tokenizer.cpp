@@ -87,8 +87,8 @@ void Llama2cTokenizer::index_pieces() {
     const auto size = static_cast<int64_t>(pieces_.size());
     if (specials_.bos < 0 || specials_.bos >= size || specials_.eos < 0 || specials_.eos >= size)
         fail_input(path_, "holds " + std::to_string(pieces_.size()) + " token" + (pieces_.size() == 1 ? "" : "s") +
-                              "; its BOS " + std::to_string(specials_.bos) + " and EOS " + std::to_string(specials_.eos) +
-                              " must be among them");
+                              (size < 3 ? "; a llama tokenizer needs at least 3 (<unk>, BOS " : "; it needs its BOS ") +
+                              std::to_string(specials_.bos) + ", EOS " + std::to_string(specials_.eos) + (size < 3 ? ")" : " among them"));
     for (size_t id = 0; id < pieces_.size(); ++id) {
         ids_.emplace(pieces_[id], static_cast<int>(id));
         longest_piece_bytes_ = std::max(longest_piece_bytes_, pieces_[id].size());
