@@ -356,15 +356,28 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
 // (model_seq2seq.hpp).
 int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     const ModelAnalysisOptions& a = o.analyses;
-    refuse_for_encoder_decoder(files.config.model_type,
-                               {{"--inputs (corpus mode)", !o.corpus.path.empty()}, {"--induction", o.induction > 0},
-                                {"--stream-layers", o.stream_layers}, {"--layers", !o.layers.empty()}, {"--heads", !o.heads.empty()},
-                                {"--dump-output", !o.report.dump_output.empty()}, {"--svg", !o.report_values.svg.empty()},
-                                {"--map norm", o.report.map == attn_viz::PictureMap::norm}, {"--ablate", !a.ablate.empty()},
-                                {"--logit-attribution", a.logit_attribution}, {"--patch-from", a.patch_from || a.patch_from_tokens},
-                                {"--composition", a.composition}, {"--rollout", a.rollout}, {"--flow", a.flow},
-                                {"--generate with --target-text or --target-tokens",
-                                 o.generate > 0 && (!o.target_text.empty() || o.target_token_ids)}});
+    const std::string per_stack = "its statistics are per stack (encoder, decoder, cross) and ";
+    const std::string decoder_only = "it follows one residual stream predicting the next token, while a decoder also reads the encoder "
+                                     "through cross attention; not built for encoder-decoders";
+    refuse_for_encoder_decoder(
+        files.config.model_type,
+        {{"--inputs (corpus mode)", !o.corpus.path.empty(),
+          per_stack + "corpus partials hold one stack of decoder layers; not built for encoder-decoders (run each source and target pair alone)"},
+         {"--induction", o.induction > 0, "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
+         {"--stream-layers", o.stream_layers, "every decoder layer reads the encoder's last output, so the encoder runs whole; not built"},
+         {"--layers", !o.layers.empty(), "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
+         {"--heads", !o.heads.empty(), "LxHy names would be ambiguous across the three stacks; every head is drawn"},
+         {"--dump-output", !o.report.dump_output.empty(), "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
+         {"--svg", !o.report_values.svg.empty(), "LxHy names would be ambiguous across the three stacks; use the PNGs in encoder/, decoder/, cross/"},
+         {"--map norm", o.report.map == attn_viz::PictureMap::norm, "the norm-based maps need each stack's value norms, which the encoder-decoder run does not keep"},
+         {"--ablate", !a.ablate.empty(), decoder_only},
+         {"--logit-attribution", a.logit_attribution, decoder_only},
+         {"--patch-from", a.patch_from || a.patch_from_tokens, decoder_only},
+         {"--composition", a.composition, decoder_only},
+         {"--rollout", a.rollout, "rollout composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
+         {"--flow", a.flow, "flow composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
+         {"--generate with --target-text or --target-tokens", o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
+          "--generate makes the target; give one or the other"}});
     attn_viz::check_output_files(attn_viz::seq2seq_dump_paths(o.report.dump_attention), {o.checkpoint, o.tokenizer}, o.output.out);
     return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, o.report,
                               o.output, o.json, o.timings},

@@ -63,11 +63,9 @@ std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2Se
 
 }  // namespace
 
-void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<std::pair<std::string, bool>>& given) {
-    for (const auto& [option, set] : given)
-        if (set)
-            throw Error(ErrorKind::usage, option + " does not apply to an encoder-decoder model (" + model_type +
-                                              ") yet; model takes --text/--tokens with --target-text/--target-tokens or --generate");
+void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options) {
+    for (const RefusedOption& o : options)
+        if (o.given) throw Error(ErrorKind::usage, o.option + " does not apply to an encoder-decoder model (" + model_type + "): " + o.why);
 }
 
 void refuse_target_for_decoder(const std::string& model_type, bool target_given) {
@@ -123,7 +121,8 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     report.extra_stats = {{"provenance", provenance}, {"model_type", c.architecture}};
     report.model_description = o.checkpoint + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " +
                                std::to_string(model->weights().config.n_decoder_layers) + " decoder layers x " + std::to_string(c.n_heads) + " heads)";
-    report.source_text = o.text, report.target_text = o.target_text;
+    report.source_text = o.text.empty() ? tokenizer->decode(source) : o.text;  // --tokens: the ids decoded
+    report.target_text = o.target_text.empty() ? tokenizer->decode(target) : o.target_text;  // --target-tokens, --generate
     PictureNotes notes;
     const Seq2SeqAnalysis analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
     printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" + std::to_string(target.size()) +

@@ -25,9 +25,16 @@ struct Seq2SeqModelOptions {
     bool json = false, timings = false;
 };
 
-// Error(usage) naming the first option of `given` (option, whether given) that is set: an
-// encoder-decoder run does not take it yet.
-void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<std::pair<std::string, bool>>& given);
+// An option an encoder-decoder run does not take: its name, whether it was given, and why not.
+struct RefusedOption {
+    std::string option;
+    bool given = false;
+    std::string why;
+};
+
+// Error(usage) "OPTION does not apply to an encoder-decoder model (TYPE): WHY" for the first of
+// `options` that was given.
+void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options);
 
 // Error(usage) naming --target-text / --target-tokens when given for a model that is not an
 // encoder-decoder.

@@ -4,7 +4,7 @@
 // keys plus each class's own, tensors renamed by gguf-py's tensor map and left as they are (no q/k
 // permutation: llama.cpp runs these with NEOX RoPE), except Gemma's "*norm.weight" plus 1. The
 // folders have no tokenizer.model: a stand-in SentencePiece vocabulary of the embedding's size
-// takes its place (so the CLI opens the file), and token_embd keeps every row (Gemma3Model would
+// takes its place (so the CLI opens the file; Gemma's with Gemma's special ids), and token_embd keeps every row (Gemma3Model would
 // cut it to the real vocabulary).
 #pragma once
 
@@ -21,20 +21,30 @@ inline std::string gguf_architecture_of(const std::string& model_type) {
     return model_type == "gemma3_text" ? "gemma3" : model_type;
 }
 
-// tokenizer.ggml.* of a SentencePiece ("llama") vocabulary in Llama's order, <unk>, <s>, </s>
-// (attn-viz's GGUF SentencePiece reader wants BOS 1; Gemma's own has BOS 2), then normal pieces
-// "\u2581w<id>".
-inline void add_stand_in_vocabulary(GgufBuilder& b, int64_t vocab_size) {
+// tokenizer.ggml.* of a SentencePiece ("llama") vocabulary. Llama's order: <unk>, <s>, </s>, then
+// normal pieces "\u2581w<id>". Gemma's (gemma): <pad>, <eos>, <bos>, <unk> with BOS 2, EOS 1 and
+// add_space_prefix false, as Gemma2Model writes it, then "\u2581", "a", "b", "c" and the merges
+// "ab", "abc", "\u2581a" (scores -2, -1, -3: "abc abc" is <bos> abc \u2581 abc without a prefix),
+// then "\u2581w<id>".
+inline void add_stand_in_vocabulary(GgufBuilder& b, int64_t vocab_size, bool gemma) {
     std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
     std::vector<int32_t> types = {2, 3, 3};
-    for (int64_t id = 3; id < vocab_size; ++id) tokens.push_back("\xe2\x96\x81w" + std::to_string(id)), types.push_back(1);
+    std::vector<float> scores(3, 0.0f);
+    if (gemma) {
+        tokens = {"<pad>", "<eos>", "<bos>", "<unk>", "\xe2\x96\x81", "a", "b", "c", "ab", "abc", "\xe2\x96\x81" "a"};
+        types = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1};
+        scores = {0, 0, 0, 0, -10, -10, -10, -10, -2, -1, -3};
+    }
+    for (auto id = static_cast<int64_t>(tokens.size()); id < vocab_size; ++id)
+        tokens.push_back("\xe2\x96\x81w" + std::to_string(id)), types.push_back(1), scores.push_back(-20.0f);
     b.add_string("tokenizer.ggml.model", "llama");
     b.add_string_array("tokenizer.ggml.tokens", tokens);
-    b.add_f32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+    b.add_f32_array("tokenizer.ggml.scores", scores);
     b.add_i32_array("tokenizer.ggml.token_type", types);
-    b.add_u32("tokenizer.ggml.bos_token_id", 1);
-    b.add_u32("tokenizer.ggml.eos_token_id", 2);
-    b.add_u32("tokenizer.ggml.unknown_token_id", 0);
+    b.add_u32("tokenizer.ggml.bos_token_id", gemma ? 2 : 1);
+    b.add_u32("tokenizer.ggml.eos_token_id", gemma ? 1 : 2);
+    b.add_u32("tokenizer.ggml.unknown_token_id", gemma ? 3 : 0);
+    if (gemma) b.add_bool("tokenizer.ggml.add_space_prefix", false);
 }
 
 // The folder's checkpoint written as `path` (F32 GGUF v3); `spoil` as in convert_folder.
@@ -81,7 +91,7 @@ inline void convert_decoder_folder(const std::string& folder, const std::string&
         u32("rope.dimension_count", static_cast<int64_t>(fraction * static_cast<double>(d)) / heads);
         u32("attention.sliding_window", hf.sliding_window.value_or(0));
     }
-    add_stand_in_vocabulary(b, *hf.vocab_size);
+    add_stand_in_vocabulary(b, *hf.vocab_size, gemma);
     auto put = [&](const std::string& name, const Tensor& t) {
         if (!spoil.omit.count(name)) b.add_f32_tensor(name, {t.shape.rbegin(), t.shape.rend()}, t.data);
     };

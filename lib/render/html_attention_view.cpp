@@ -23,8 +23,8 @@ const char* const attention_view_script = R"JS(
     var d = model.data, rows = model.rows, cols = model.cols, row_px = 16, gap_px = 180, shown = 3;
     var state = {layer: 0, head: 'all', query: null, locked: false};
     var controls = element('div', 'view-controls'), layer_select = element('select'), head_select = element('select');
-    layer_select.id = 'view-layer';
-    head_select.id = 'view-head';
+    layer_select.id = container.id + '-layer';
+    head_select.id = container.id + '-head';
     model.layers.forEach(function (layer, l) {
       var option = element('option', '', 'Layer ' + layer.number);
       option.value = String(l);

@@ -25,9 +25,16 @@ constexpr int zlib_level = 6;        // libdeflate's default level
 constexpr int top_code = 254;         // codes 0..254 span the color range
 constexpr uint8_t masked_code = 255;
 
-void check_input(const HtmlReportInput& input) {
+// The page's sets of maps in order: the input's own, then more_maps.
+std::vector<const HtmlMaps*> map_sets(const HtmlReportInput& input) {
+    std::vector<const HtmlMaps*> sets = {&input};
+    for (const HtmlMaps& more : input.more_maps) sets.push_back(&more);
+    return sets;
+}
+
+void check_maps(const HtmlMaps& input) {
     const Visibility& v = input.visibility;
-    if (input.layers.empty()) throw Error(ErrorKind::internal, "html report: no layers");
+    if (input.layers.empty()) throw Error(ErrorKind::internal, "html report: no layers in set '" + input.name + "'");
     for (const Tensor* layer : input.layers)
         if (layer->rank() != 3 || layer->dim(0) != input.layers[0]->dim(0) || layer->dim(1) != v.queries || layer->dim(2) != v.keys)
             throw Error(ErrorKind::internal, "html report: attention " + shape_string(layer->shape) + " does not match [H, " +
@@ -43,6 +50,15 @@ void check_input(const HtmlReportInput& input) {
                                       " key tokens for a " + std::to_string(v.queries) + "x" + std::to_string(v.keys) + " map");
 }
 
+void check_input(const HtmlReportInput& input) {
+    const std::vector<const HtmlMaps*> sets = map_sets(input);
+    for (size_t k = 0; k < sets.size(); ++k) {
+        check_maps(*sets[k]);
+        if (sets.size() > 1 && (sets[k]->name.empty() || std::count_if(sets.begin(), sets.end(), [&](const HtmlMaps* m) { return m->name == sets[k]->name; }) > 1))
+            throw Error(ErrorKind::internal, "html report: set " + std::to_string(k) + " needs a name of its own");
+    }
+}
+
 // Appends one map's cells to `codes`: round(position * 254) on the map's color scale (linear or
 // log, its own range), masked cells 255.
 void append_codes(std::vector<uint8_t>& codes, const CellGrid& cells, const ValueScale& scale) {
@@ -51,7 +67,7 @@ void append_codes(std::vector<uint8_t>& codes, const CellGrid& cells, const Valu
 }
 
 // The heads of layer l the page shows: input.head_numbers[l], or every head.
-std::vector<int64_t> shown_heads(const HtmlReportInput& input, size_t l) {
+std::vector<int64_t> shown_heads(const HtmlMaps& input, size_t l) {
     if (!input.head_numbers.empty()) return input.head_numbers[l];
     std::vector<int64_t> heads(static_cast<size_t>(input.layers[0]->dim(0)));
     for (size_t h = 0; h < heads.size(); ++h) heads[h] = static_cast<int64_t>(h);
@@ -67,12 +83,17 @@ nlohmann::json display_tokens(const std::vector<std::string>& tokens) {
 // How finely to embed the maps: the side of each pooled map, full resolution within the cell
 // budget of all maps together.
 int64_t embedded_side(const HtmlReportInput& input) {
-    const Visibility& visibility = input.visibility;
-    int64_t n_maps = 0;
-    for (size_t l = 0; l < input.layers.size(); ++l) n_maps += static_cast<int64_t>(shown_heads(input, l).size());
-    int64_t side = std::max(visibility.queries, visibility.keys);
-    if (n_maps * visibility.queries * visibility.keys > max_report_cells)
-        side = std::max<int64_t>(16, static_cast<int64_t>(std::sqrt(static_cast<double>(max_report_cells) / n_maps)));
+    int64_t n_maps = 0, cells = 0, side = 0;
+    for (const HtmlMaps* set : map_sets(input)) {
+        const Visibility& visibility = set->visibility;
+        for (size_t l = 0; l < set->layers.size(); ++l) {
+            const auto heads = static_cast<int64_t>(shown_heads(*set, l).size());
+            n_maps += heads;
+            cells += heads * visibility.queries * visibility.keys;
+        }
+        side = std::max({side, visibility.queries, visibility.keys});
+    }
+    if (cells > max_report_cells) side = std::max<int64_t>(16, static_cast<int64_t>(std::sqrt(static_cast<double>(max_report_cells) / n_maps)));
     return side;
 }
 
@@ -88,11 +109,15 @@ nlohmann::json colormap_lut(const Colormap& colormap) {
     return lut;
 }
 
-// Adds the maps to data: each pooled to at most side x side cells, their cell edges (the same for
-// every map), each map's color range layer by layer ("layers"), and every map's codes (see
-// append_codes), layer-major, as one zlib stream in base64 ("codes").
-void add_maps(nlohmann::json& data, const HtmlReportInput& input, int64_t side) {
+// Adds one set's maps to data: its name and tokens, each map pooled to at most side x side
+// cells, their cell edges (the same for every map of the set), each map's color range layer by
+// layer ("layers"), and every map's codes (see append_codes), layer-major, as one zlib stream in
+// base64 ("codes").
+void add_maps(nlohmann::json& data, const HtmlMaps& input, const HtmlReportInput& page, int64_t side) {
     const Visibility& visibility = input.visibility;
+    data["name"] = input.name;
+    data["query_tokens"] = display_tokens(input.query_tokens);
+    data["key_tokens"] = display_tokens(input.key_tokens);
     const int64_t per_head = visibility.queries * visibility.keys;
     nlohmann::json layers = nlohmann::json::array();
     std::vector<uint8_t> codes;
@@ -100,22 +125,21 @@ void add_maps(nlohmann::json& data, const HtmlReportInput& input, int64_t side) 
         nlohmann::json heads = nlohmann::json::array();
         for (int64_t h : shown_heads(input, l)) {
             const float* weights = input.layers[l]->ptr() + h * per_head;
-            const CellGrid cells = build_cell_grid(weights, visibility, std::nullopt, side, side, input.style.pool);
+            const CellGrid cells = build_cell_grid(weights, visibility, std::nullopt, side, side, page.style.pool);
             if (!data.contains("row_edges")) {
                 data["row_edges"] = cells.row_edges;
                 data["col_edges"] = cells.col_edges;
                 data["pooled"] = cells.pooled();
             }
-            const ValueRange range = input.scale == ScaleMode::head ? visible_value_range(weights, visibility)
-                                                                     : ValueRange{input.style.vmin, input.style.vmax};
-            append_codes(codes, cells, ValueScale{range.vmin, range.vmax, input.style.log_scale});
+            const ValueRange range = page.scale == ScaleMode::head ? visible_value_range(weights, visibility)
+                                                                    : ValueRange{page.style.vmin, page.style.vmax};
+            append_codes(codes, cells, ValueScale{range.vmin, range.vmax, page.style.log_scale});
             heads.push_back({{"number", h}, {"vmin", range.vmin}, {"vmax", range.vmax}});
         }
         layers.push_back({{"number", input.layer_numbers.empty() ? static_cast<int64_t>(l) : input.layer_numbers[l]},
                           {"heads", heads}});
     }
     data["layers"] = std::move(layers);
-    data["top_code"] = top_code;
     const std::vector<uint8_t> stream = zlib_compress(codes.data(), codes.size(), zlib_level);
     data["codes"] = base64_encode(stream.data(), stream.size());
 }
@@ -134,33 +158,40 @@ nlohmann::json shown_stats(const nlohmann::json& stats) {
     return shown;
 }
 
-// The data the script draws, as JSON text safe inside a <script> element ("</" escaped).
+// The data the script draws, as JSON text safe inside a <script> element ("</" escaped): the
+// first set's maps at the top level, the others' in "more_maps".
 std::string report_data(const HtmlReportInput& input, const Colormap& colormap) {
     nlohmann::json data = {{"title", input.title},
-                           {"query_tokens", display_tokens(input.query_tokens)},
-                           {"key_tokens", display_tokens(input.key_tokens)},
                            {"log_scale", input.style.log_scale},
                            {"scale", input.scale == ScaleMode::head ? "head" : "global"},
                            {"value_name", input.value_name},
                            {"pool", input.style.pool == PoolMode::mean ? "mean" : "max"},
                            {"mask_color", {mask_color.r, mask_color.g, mask_color.b}},
                            {"masked_code", masked_code},
+                           {"top_code", top_code},
                            {"stats", shown_stats(input.stats)},
                            {"column_order", input.column_order},
                            {"table_notes", input.table_notes}};
     data["colormap"] = colormap_lut(colormap);
-    add_maps(data, input, embedded_side(input));
+    const int64_t side = embedded_side(input);
+    add_maps(data, input, input, side);
+    data["more_maps"] = nlohmann::json::array();
+    for (const HtmlMaps& more : input.more_maps) {
+        nlohmann::json set = nlohmann::json::object();
+        add_maps(set, more, input, side);
+        data["more_maps"].push_back(std::move(set));
+    }
     std::string json = dump_json(data);
     for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
     return json;
 }
 
-// The overview sheet (without its title: the page has one) as a PNG, base64.
-std::string overview_png_base64(const HtmlReportInput& input) {
+// One set's overview sheet (without its title: the page has one) as a PNG, base64.
+std::string overview_png_base64(const HtmlMaps& set, const HtmlReportInput& input) {
     HeatmapStyle overview_style = input.style;
     overview_style.title.clear();
     const std::vector<uint8_t> overview_png =
-        encode_png(render_overview(input.layers, input.layer_numbers, input.visibility, overview_style, input.scale));
+        encode_png(render_overview(set.layers, set.layer_numbers, set.visibility, overview_style, input.scale));
     return base64_encode(overview_png.data(), overview_png.size());
 }
 
@@ -252,20 +283,25 @@ std::string provenance_rows(const nlohmann::json& stats) {
 // The "About" table under the title: model, input and T, the map kind, the colour legend,
 // the shown layers and heads, provenance.
 std::string about_table(const HtmlReportInput& input, const Colormap& colormap) {
-    const Visibility& visibility = input.visibility;
-    int64_t shown = 0;
-    for (size_t l = 0; l < input.layers.size(); ++l) shown += static_cast<int64_t>(shown_heads(input, l).size());
-    const int64_t n_heads = input.layers[0]->dim(0);
-    const std::string maps = std::to_string(shown) + " maps: " + std::to_string(input.layers.size()) + " layer(s) of " +
-                             std::to_string(n_heads) + " heads" + (input.head_numbers.empty() ? "" : " (a selection of the heads)");
+    std::string maps, tokens;
+    for (const HtmlMaps* set : map_sets(input)) {
+        const Visibility& visibility = set->visibility;
+        int64_t shown = 0;
+        for (size_t l = 0; l < set->layers.size(); ++l) shown += static_cast<int64_t>(shown_heads(*set, l).size());
+        const std::string named = set->name.empty() ? "" : xml_escape(set->name) + ": ";
+        const std::string separator = maps.empty() ? "" : "; ";
+        maps += separator + named + std::to_string(shown) + " maps: " + std::to_string(set->layers.size()) + " layer(s) of " +
+                std::to_string(set->layers[0]->dim(0)) + " heads" + (set->head_numbers.empty() ? "" : " (a selection of the heads)");
+        tokens += separator + named + "T = " + std::to_string(visibility.queries) + " queries &times; " + std::to_string(visibility.keys) +
+                  " keys" + (visibility.causal ? ", causal" : "");
+    }
     std::string rows;
     auto row = [&](const std::string& name, const std::string& id, const std::string& html) {
         rows += "<tr><th>" + name + "</th><td id=\"" + id + "\">" + html + "</td></tr>\n";
     };
     if (!input.model.empty()) row("Model", "about-model", xml_escape(input.model));
     row("Input", "about-input", xml_escape(input_description(input)));
-    row("Tokens", "about-tokens", "T = " + std::to_string(visibility.queries) + " queries &times; " + std::to_string(visibility.keys) +
-                                      " keys" + (visibility.causal ? ", causal" : ""));
+    row("Tokens", "about-tokens", tokens);
     row("Map", "about-map", xml_escape(input.map_kind));
     row("Shown", "about-shown", maps);
     row("Colours", "about-colours", colour_legend(input, colormap));
@@ -283,10 +319,7 @@ std::string html_report(const HtmlReportInput& input) {
     // Step 1: the data the script draws, every map embedded as finely as the cell budget allows.
     const std::string json = report_data(input, colormap);
 
-    // Step 2: the overview picture, inline.
-    const std::string overview = overview_png_base64(input);
-
-    // Step 3: the page.
+    // Step 2: the page; each set with its attention view, overview picture (inline) and heads.
     const std::string title = xml_escape(input.title);
     std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
@@ -296,9 +329,15 @@ std::string html_report(const HtmlReportInput& input) {
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
     html += input.analysis_sections;
-    html += "<h2>Attention view</h2>\n<div id=\"view\"></div>\n";
-    html += "<h2>Overview</h2>\n<img class=\"overview\" alt=\"all heads\" src=\"data:image/png;base64," + overview + "\">\n";
-    html += "<h2>Heads</h2>\n<div id=\"maps\"></div>\n<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
+    for (const HtmlMaps* set : map_sets(input)) {
+        const std::string id = set->name.empty() ? "" : "-" + xml_escape(set->name);
+        const std::string of = set->heading.empty() ? "" : ": " + xml_escape(set->heading);
+        html += "<h2>Attention view" + of + "</h2>\n<div id=\"view" + id + "\"></div>\n";
+        html += "<h2>Overview" + of + "</h2>\n<img class=\"overview\" id=\"overview" + id + "\" alt=\"all heads\" src=\"data:image/png;base64," +
+                overview_png_base64(*set, input) + "\">\n";
+        html += "<h2>Heads" + of + "</h2>\n<div id=\"maps" + id + "\"></div>\n";
+    }
+    html += "<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
     html += "<script type=\"application/json\" id=\"report-data\">" + json + "</script>\n<script>\n(function () {\n'use strict';" +
             attention_view_script + report_script + "})();\n</script>\n</body>\n</html>\n";
     return html;

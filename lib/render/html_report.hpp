@@ -16,20 +16,29 @@
 
 namespace attn_viz {
 
-struct HtmlReportInput {
-    std::string title = "attn-viz report";
+// One set of maps the page shows, each with its own attention view, overview and heads: a
+// model's self-attention, or one of an encoder-decoder's encoder, decoder and cross attention.
+struct HtmlMaps {
+    std::string name;     // "" for a page's only set; else a word naming it ("encoder"), unique within the page
+    std::string heading;  // the set's section titles (e.g. "Cross attention: target tokens down, source tokens across"), or ""
     std::vector<std::string> query_tokens;  // T entries (raw tokenizer strings; shown via display_token)
     std::vector<std::string> key_tokens;    // S entries
     std::vector<const Tensor*> layers;      // one [H, T, S] attention tensor per layer
     std::vector<int64_t> layer_numbers;     // names of the layers ("L<n>"); empty = 0, 1, ...
     std::vector<std::vector<int64_t>> head_numbers;  // per layer: the heads to show, ascending; empty = every head
+    Visibility visibility;
+};
+
+// The page: its first (usually only) set of maps, then more_maps in order.
+struct HtmlReportInput : HtmlMaps {
+    std::vector<HtmlMaps> more_maps;  // an encoder-decoder's decoder and cross attention after its encoder
+    std::string title = "attn-viz report";
     // What the page shows, in its "About" table at the top ("" = left out): the model
     // ("path (llama, 5 layers x 8 heads)"), the input text (or its first tokens), the kind of map.
     std::string model;
     std::string input_text;
     std::string map_kind = "attention weights";
     std::string value_name = "weight";  // what a cell holds, in the legend and tooltips ("norm" for norm-based maps)
-    Visibility visibility;
     // stats.json: every top-level array of objects (e.g. "heads") becomes a sortable table whose
     // columns are the objects' scalar fields; other top-level scalars are a table above them;
     // "provenance" (version, command line, input files and their SHA-256) goes into "About".
@@ -44,8 +53,8 @@ struct HtmlReportInput {
     ScaleMode scale = ScaleMode::head;
 };
 
-// Maps are embedded at full resolution while all of them together hold at most 4M cells
-// (e.g. 12 heads at T = 512); beyond that each is pooled (style.pool) to a common smaller side.
+// Maps are embedded at full resolution while all of them together (every set) hold at most 4M
+// cells (e.g. 12 heads at T = 512); beyond that each is pooled (style.pool) to a common smaller side.
 // A cell's code is round(254 * its color position) on its map's scale (linear or log between the
 // map's vmin and vmax), 255 when masked.
 std::string html_report(const HtmlReportInput& input);

@@ -96,10 +96,11 @@ const char* const report_script = R"JS(
     return new Response(stream).arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
   }
 
-  function head_labels(stats) {
+  // The labels of the heads of the set `name` (an encoder-decoder's heads carry their "stack"), by "layer:head".
+  function head_labels(stats, name) {
     var labels = {};
     (Array.isArray(stats.heads) ? stats.heads : []).forEach(function (h) {
-      if (h && typeof h === 'object' && typeof h.label === 'string') labels[h.layer + ':' + h.head] = h.label;
+      if (h && typeof h === 'object' && typeof h.label === 'string' && (h.stack || '') === name) labels[h.layer + ':' + h.head] = h.label;
     });
     return labels;
   }
@@ -107,7 +108,7 @@ const char* const report_script = R"JS(
   // Every map with its codes: model.layers[l].heads[h] = {vmin, vmax, codes, name, label, layer,
   // index (its place in the layer's list), number (the head's number in the model)}.
   function make_model(data, codes) {
-    var rows = data.row_edges.length - 1, cols = data.col_edges.length - 1, at = 0, labels = head_labels(data.stats);
+    var rows = data.row_edges.length - 1, cols = data.col_edges.length - 1, at = 0, labels = head_labels(data.stats, data.name || '');
     data.layers.forEach(function (layer) {
       layer.heads.forEach(function (head, h) {
         head.codes = codes.subarray(at, at + rows * cols);
@@ -242,8 +243,7 @@ const char* const report_script = R"JS(
     return {canvas: canvas, left: left, top: top, cell: cell};
   }
 
-  function build_maps(model, view) {
-    var container = document.getElementById('maps');
+  function build_maps(model, view, container) {
     model.layers.forEach(function (layer, index) {
       var details = element('details');
       details.open = index === 0 || model.layers.length <= 2;
@@ -360,13 +360,26 @@ const char* const report_script = R"JS(
     if (scalar_body.rows.length) container.insertBefore(scalars, container.firstChild);
   }
 
+  // The page's sets of maps: the data itself, then each of data.more_maps over the data's shared fields.
+  function map_sets(data) {
+    return [data].concat((data.more_maps || []).map(function (more) {
+      var set = {};
+      Object.keys(data).forEach(function (key) { set[key] = data[key]; });
+      Object.keys(more).forEach(function (key) { set[key] = more[key]; });
+      return set;
+    }));
+  }
+
   function main() {
     var data = JSON.parse(document.getElementById('report-data').textContent);
     build_tables(data.stats, data.column_order, data.table_notes);
-    return inflate(data.codes).then(function (codes) {
-      var model = make_model(data, codes);
-      var view = attention_view(model, document.getElementById('view'));
-      build_maps(model, view);
+    var sets = map_sets(data);
+    return Promise.all(sets.map(function (set) { return inflate(set.codes); })).then(function (codes) {
+      sets.forEach(function (set, k) {
+        var model = make_model(set, codes[k]), id = set.name ? '-' + set.name : '';
+        var view = attention_view(model, document.getElementById('view' + id));
+        build_maps(model, view, document.getElementById('maps' + id));
+      });
       document.body.setAttribute('data-ready', '1');
     });
   }

@@ -4,11 +4,12 @@
 namespace attn_viz {
 
 extern const char* const report_css;
-// Reads the JSON in <script id="report-data">, inflates the maps, builds the attention view in
-// #view, draws every map with its token labels on a <canvas> in #maps (tooltip on hover, a click
-// shows that query in the view), builds the sortable tables in #tables and the findings list;
-// errors are listed in #report-errors; sets <body data-ready="1"> when done. Runs inside one
-// function scope together with attention_view_script.
+// Reads the JSON in <script id="report-data">, inflates the maps, builds each set's attention
+// view in #view and draws every map with its token labels on a <canvas> in #maps (#view-NAME and
+// #maps-NAME for a set named NAME; tooltip on hover, a click shows that query in the set's view),
+// builds the sortable tables in #tables and the findings list; errors are listed in
+// #report-errors; sets <body data-ready="1"> when done. Runs inside one function scope together
+// with attention_view_script.
 extern const char* const report_script;
 // attention_view(model, container) (html_attention_view.cpp): the BertViz-style view.
 extern const char* const attention_view_script;

@@ -75,18 +75,6 @@ std::string matrix_head_label(const ModelAnalysis& a, int64_t index) {
     return a.num_layers > 1 ? head_name(id.layer, id.head) : "H" + std::to_string(id.head);
 }
 
-// The extremes of all heads' visible weights, from which map_color_range takes the shared range.
-ValueRange global_value_range(const ReportInput& in, int64_t heads) {
-    const Visibility& vis = in.layers.front()->visibility;
-    ValueRange global{1, 0};
-    for (const LayerResult* r : in.layers)
-        for (int64_t h = 0; h < heads; ++h) {
-            const ValueRange v = visible_value_range(r->attention.ptr() + h * vis.queries * vis.keys, vis);
-            global.vmin = std::min(global.vmin, v.vmin), global.vmax = std::max(global.vmax, v.vmax);
-        }
-    return global;
-}
-
 // Head n's map (in a.head_ids order): weights [T, S].
 const float* head_weights(const ReportInput& in, const ModelAnalysis& a, int64_t n) {
     const HeadId& id = a.head_ids[static_cast<size_t>(n)];
@@ -193,6 +181,17 @@ nlohmann::json report_extra_stats(const ReportInput& in) {
 }
 
 }  // namespace
+
+ValueRange global_value_range(const ReportInput& in, int64_t heads) {
+    const Visibility& vis = in.layers.front()->visibility;
+    ValueRange global{1, 0};
+    for (const LayerResult* r : in.layers)
+        for (int64_t h = 0; h < heads; ++h) {
+            const ValueRange v = visible_value_range(r->attention.ptr() + h * vis.queries * vis.keys, vis);
+            global.vmin = std::min(global.vmin, v.vmin), global.vmax = std::max(global.vmax, v.vmax);
+        }
+    return global;
+}
 
 ReportOptions pictured_options(const ReportOptions& o) {
     ReportOptions drawn = o;

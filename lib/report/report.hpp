@@ -90,6 +90,10 @@ const char* output_files_stage(const ReportOptions& options);
 // The options the pictures are drawn with: under --map norm, the colorbar says so.
 ReportOptions pictured_options(const ReportOptions& options);
 
+// The extremes of the visible weights of in.layers' first `heads` heads, from which
+// map_color_range takes the shared range (--scale global).
+ValueRange global_value_range(const ReportInput& in, int64_t heads);
+
 // The color rule of the options' --scale, --vmin and --vmax.
 ColorRangeRule color_rule(const ReportOptions& options);
 

@@ -23,7 +23,7 @@ std::map<std::string, std::vector<std::string>> report_column_order() {
     std::vector<std::string> statistics, metrics;
     for (const HeadStatField& f : head_stat_fields()) statistics.push_back(f.name);
     for (int m = 0; m < pair_metric_count; ++m) metrics.push_back(pair_metric_name(static_cast<PairMetric>(m)));
-    std::vector<std::string> heads = ordered({"layer", "head", "label", "previous_token_mass", "next_token_mass", "self_mass",
+    std::vector<std::string> heads = ordered({"stack", "layer", "head", "label", "previous_token_mass", "next_token_mass", "self_mass",
                                               "first_token_mass", "induction", "duplicate_token", "entropy", "normalized_entropy",
                                               "confidence", "keys_for_90", "mean_distance", "logit_margin", "contribution",
                                               "ablation_importance"},

@@ -1,15 +1,21 @@
 #include "seq2seq_report.hpp"
 
+#include "color_range.hpp"
 #include "cross_alignment.hpp"
 #include "file_write.hpp"
+#include "html_report.hpp"
 #include "json_text.hpp"
 #include "npy.hpp"
+#include "report_columns.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
 namespace {
 
 constexpr const char* stack_names[3] = {"encoder", "decoder", "cross"};
+constexpr const char* stack_headings[3] = {"encoder self-attention (source tokens down and across)",
+                                           "decoder self-attention (target tokens down and across, causal)",
+                                           "cross attention (target tokens down, source tokens across)"};
 
 // Stack `k`'s maps, weights, token labels and ids as a model report in its own folder.
 ReportInput stack_input(const Seq2SeqReportInput& in, int k) {
@@ -32,6 +38,51 @@ ReportInput stack_input(const Seq2SeqReportInput& in, int k) {
     return r;
 }
 
+// The page's statistics: stats.json's, and its cross heads' alignment as a table of its own
+// ("cross_alignment": layer, head and the alignment statistics; nested objects are not table columns).
+nlohmann::json page_stats(const nlohmann::json& stats) {
+    nlohmann::json shown = stats;
+    shown["cross_alignment"] = nlohmann::json::array();
+    for (const nlohmann::json& head : stats["heads"])
+        if (head.contains("alignment")) {
+            nlohmann::json row = {{"layer", head["layer"]}, {"head", head["head"]}};
+            row.update(head["alignment"]);
+            shown["cross_alignment"].push_back(std::move(row));
+        }
+    return shown;
+}
+
+// report.html: the three stacks' maps as three sets of one page (encoder, decoder, cross), one
+// colour range over all three under --scale global.
+void write_seq2seq_html(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options, const nlohmann::json& stats) {
+    HtmlReportInput html;
+    ValueRange all{1, 0};
+    for (int k = 0; k < 3; ++k) {
+        const ReportInput stack = stack_input(in, k);
+        HtmlMaps& set = k == 0 ? html : html.more_maps.emplace_back();
+        set.name = stack_names[k];
+        set.heading = stack_headings[k];
+        set.query_tokens = stack.query_tokens, set.key_tokens = stack.key_tokens;
+        for (const LayerResult* layer : stack.layers) set.layers.push_back(&layer->attention);
+        set.visibility = stack.layers.front()->visibility;
+        const ValueRange range = global_value_range(stack, stack.layers.front()->attention.dim(0));
+        all.vmin = std::min(all.vmin, range.vmin), all.vmax = std::max(all.vmax, range.vmax);
+    }
+    html.style = options.style;
+    const ValueRange shared = map_color_range(color_rule(options), all, all);
+    html.style.vmin = shared.vmin, html.style.vmax = shared.vmax;
+    html.scale = options.scale;
+    html.stats = page_stats(stats);
+    html.column_order = report_column_order();
+    html.column_order["cross_alignment"] = {"layer", "head", "entropy", "confidence", "diagonal", "monotonicity", "coverage"};
+    html.table_notes = report_table_notes(stats);
+    html.table_notes["cross_alignment"] = "One row per cross-attention head: how it aligns the target tokens (rows) to the source tokens "
+                                          "(columns); formulas in docs/metrics.md.";
+    html.model = in.model_description;
+    html.input_text = "source: " + in.source_text + " | target: " + in.target_text;
+    write_html_report(out.file("report.html"), html);
+}
+
 }  // namespace
 
 std::vector<std::string> seq2seq_dump_paths(const std::string& path) {
@@ -46,6 +97,7 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
     ReportOptions stack_options = options;
     stack_options.dump_attention.clear();
     stack_options.dump_output.clear();
+    stack_options.html = false;  // one page for the three stacks, below
     Seq2SeqAnalysis result;
     nlohmann::json stats = {{"format", stats_format}, {"source_tokens", in.source_tokens}, {"target_tokens", in.target_tokens},
                             {"heads", nlohmann::json::array()}, {"stacks", nlohmann::json::object()}};
@@ -72,6 +124,7 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
         result.stacks.emplace_back(stack_names[k], std::move(analysis));
     }
     write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
+    if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
     for (size_t k = 0; k < dumps.size(); ++k)

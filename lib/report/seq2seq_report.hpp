@@ -4,7 +4,10 @@
 // source tokens across), the top-level stats.json holding every head of the three stacks with
 // its "stack" ("encoder" | "decoder" | "cross"; cross heads also with their "alignment",
 // cross_alignment.hpp), and --dump-attention's P.npy as P.encoder.npy [L_enc, H, S, S],
-// P.decoder.npy [L_dec, H, T, T] and P.cross.npy [L_dec, H, T, S].
+// P.decoder.npy [L_dec, H, T, T] and P.cross.npy [L_dec, H, T, S]. With --html, one report.html
+// at the top shows the three stacks as BertViz does: an attention view, an overview and the heads
+// of each (#view-encoder, #view-decoder, #view-cross), and the statistics of all heads with a
+// table of the cross heads' alignment.
 #pragma once
 
 #include <string>
@@ -24,7 +27,7 @@ struct Seq2SeqReportInput {
     std::vector<std::string> target_tokens;  // T labels
     nlohmann::json extra_stats = nlohmann::json::object();  // more top-level stats.json keys (provenance)
     std::string model_description;           // report.html's "Model"
-    std::string source_text, target_text;    // report.html's "Input" of the encoder and of the decoder, or ""
+    std::string source_text, target_text;    // report.html's "Input": the source and target texts (decoded ids when given as ids)
 };
 
 // The three stacks' analyses, in stack order, with their names.

@@ -223,24 +223,22 @@ Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_s
                                     std::to_string(model_vocab));
     const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
                                                                         : std::vector<float>(pieces.size(), 0.0f);
-    // The encoder puts BOS 1 first; EOS (Llama 2's 2, Phi-3's 32000) only has to be a token.
-    const std::string bos_key = "tokenizer.ggml.bos_token_id", eos_key = "tokenizer.ggml.eos_token_id";
-    if (file.has(bos_key) && file.get_uint(bos_key) != static_cast<uint64_t>(Llama2cTokenizer::bos_id))
-        fail_input(file.path(), bos_key + " is " + std::to_string(*file.get_uint(bos_key)) + "; attn-viz's llama tokenizer needs " +
-                                    std::to_string(Llama2cTokenizer::bos_id));
-    if (file.has(eos_key) && file.get_uint(eos_key) >= pieces.size())
-        fail_input(file.path(), eos_key + " " + std::to_string(*file.get_uint(eos_key)) + " is not one of its " + std::to_string(pieces.size()) +
-                                    " tokens");
-    // The encoder's byte fallback takes byte b as token 3 + b.
-    for (int byte = 0; byte < 256 && pieces.size() >= 259; ++byte) {
-        char expected[8];
-        std::snprintf(expected, sizeof expected, "<0x%02X>", byte);
-        if (pieces[static_cast<size_t>(3 + byte)] != expected)
-            fail_input(file.path(), "tokenizer.ggml.tokens[" + std::to_string(3 + byte) + "] is not the byte token " + expected +
-                                        " (the llama tokenizer's byte fallback)");
-    }
+    // BOS, EOS, whether BOS is added and the dummy prefix from the metadata, with llama.cpp's
+    // defaults for a SentencePiece vocabulary (BOS 1, EOS 2, both choices on); Gemma's file says
+    // BOS 2, EOS 1 and no space prefix. The ids must be tokens (checked by the tokenizer).
+    SentencePieceSpecials specials;
+    auto id_of = [&](const std::string& key, int fallback) {
+        const std::optional<uint64_t> id = file.get_uint(key);
+        if (id && *id >= pieces.size() && pieces.size() >= 3)  // fewer tokens: the tokenizer says it needs 3
+            fail_input(file.path(), key + " " + std::to_string(*id) + " is not one of its " + std::to_string(pieces.size()) + " tokens");
+        return id ? static_cast<int>(*id) : fallback;
+    };
+    specials.bos = id_of("tokenizer.ggml.bos_token_id", specials.bos);
+    specials.eos = id_of("tokenizer.ggml.eos_token_id", specials.eos);
+    specials.add_bos = file.get_bool("tokenizer.ggml.add_bos_token").value_or(specials.add_bos);
+    specials.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix").value_or(specials.add_space_prefix);
     for (std::string& piece : pieces) piece = with_spaces(piece);
-    return Llama2cTokenizer(file.path(), std::move(pieces), scores);
+    return Llama2cTokenizer(file.path(), std::move(pieces), scores, specials);
 }
 
 }  // namespace attn_viz

@@ -33,8 +33,10 @@ HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size);
 // same checks as read_gguf_bpe_tokenizer, the twin check on the translated tokens.
 HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_size);
 
-// tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores, BOS/EOS ids 1 and 2 as
-// llama2.c's encoder assumes. Other tokenizer models are refused by name ("gpt2" byte-level BPE:
+// tokenizer.ggml.model "llama": tokens ("\u2581" for space) and scores; .bos_token_id and
+// .eos_token_id (defaults 1 and 2), .add_bos_token and .add_space_prefix (defaults true), as
+// llama.cpp reads them: Gemma's vocabulary has BOS 2, EOS 1 and no space prefix. Byte fallback
+// takes the "<0xNN>" tokens wherever they are. Other tokenizer models are refused by name ("gpt2" byte-level BPE:
 // read_gguf_bpe_tokenizer). `vocab_size` > 0 must be the token count; 0
 // checks it against the file's token_embd.weight, if any (a vocabulary-only GGUF file has no tensors).
 Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size);

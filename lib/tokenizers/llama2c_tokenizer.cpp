@@ -2,6 +2,7 @@
 #include "llama2c_tokenizer.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <queue>
 
@@ -72,8 +73,9 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     index_pieces();
 }
 
-Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces, std::vector<float> scores)
-    : path_(source), pieces_(std::move(pieces)), scores_(std::move(scores)) {
+Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces, std::vector<float> scores,
+                                   const SentencePieceSpecials& specials)
+    : path_(source), specials_(specials), pieces_(std::move(pieces)), scores_(std::move(scores)) {
     if (pieces_.empty()) fail_input(source, "holds no tokens");
     if (pieces_.size() != scores_.size())
         fail_input(source, "has " + std::to_string(pieces_.size()) + " tokens but " + std::to_string(scores_.size()) + " scores");
@@ -82,18 +84,27 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::s
 
 void Llama2cTokenizer::index_pieces() {
     // encode() puts BOS and EOS in by id, and merges over BOS's piece: both must be tokens.
-    if (pieces_.size() <= static_cast<size_t>(eos_id))
+    const auto size = static_cast<int64_t>(pieces_.size());
+    if (specials_.bos < 0 || specials_.bos >= size || specials_.eos < 0 || specials_.eos >= size)
         fail_input(path_, "holds " + std::to_string(pieces_.size()) + " token" + (pieces_.size() == 1 ? "" : "s") +
-                              "; a llama tokenizer needs at least 3 (<unk>, BOS " + std::to_string(bos_id) + ", EOS " +
-                              std::to_string(eos_id) + ")");
+                              (size < 3 ? "; a llama tokenizer needs at least 3 (<unk>, BOS " : "; it needs its BOS ") +
+                              std::to_string(specials_.bos) + ", EOS " + std::to_string(specials_.eos) + (size < 3 ? ")" : " among them"));
     for (size_t id = 0; id < pieces_.size(); ++id) {
         ids_.emplace(pieces_[id], static_cast<int>(id));
         longest_piece_bytes_ = std::max(longest_piece_bytes_, pieces_[id].size());
     }
-    // Byte b falls back to token 3 + b when that token is <0xNN> for b (run.c's convention).
+    // Byte b falls back to token 3 + b when that token is <0xNN> for b (run.c's convention), else
+    // to the token spelled "<0xNN>" (llama.cpp's lookup; Gemma's byte tokens start elsewhere).
     byte_ids_.fill(-1);
-    for (int byte = 0; byte < 256 && static_cast<size_t>(byte) + 3 < pieces_.size(); ++byte)
-        if (byte_of_piece(pieces_[static_cast<size_t>(byte) + 3]) == byte) byte_ids_[static_cast<size_t>(byte)] = byte + 3;
+    for (int byte = 0; byte < 256; ++byte) {
+        if (static_cast<size_t>(byte) + 3 < pieces_.size() && byte_of_piece(pieces_[static_cast<size_t>(byte) + 3]) == byte) {
+            byte_ids_[static_cast<size_t>(byte)] = byte + 3;
+            continue;
+        }
+        char spelled[8];
+        std::snprintf(spelled, sizeof spelled, "<0x%02X>", byte);
+        byte_ids_[static_cast<size_t>(byte)] = lookup(spelled);
+    }
 }
 
 const std::string& Llama2cTokenizer::piece(int id) const {
@@ -109,10 +120,10 @@ int Llama2cTokenizer::lookup(const std::string& piece) const {
 
 std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, bool eos) const {
     std::vector<int> tokens;
-    if (bos) tokens.push_back(bos_id);
+    if (bos) tokens.push_back(specials_.bos);
 
     // Step 1: the dummy prefix (SentencePiece's add_dummy_prefix) when there is any text.
-    if (!text.empty()) {
+    if (!text.empty() && specials_.add_space_prefix) {
         const int space = lookup(" ");
         if (space < 0) fail_input(path_, "vocabulary has no \" \" piece for the dummy prefix");
         tokens.push_back(space);
@@ -130,12 +141,12 @@ std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, boo
         if (id >= 0) {
             tokens.push_back(id);
         } else {
-            for (unsigned char byte : code_point) {  // byte fallback: <0x00> is token 3
+            for (unsigned char byte : code_point) {  // byte fallback: <0x00> is token 3 in llama2.c's vocabularies
                 const int byte_id = byte_ids_[byte];
                 if (byte_id < 0)
                     fail_input(path_, "vocabulary of " + std::to_string(vocab_size()) + " tokens has no byte token for byte " +
-                                          std::to_string(byte) + " of the text (token " + std::to_string(byte + 3) +
-                                          " would be its <0xNN>)");
+                                          std::to_string(byte) + " of the text (neither token " + std::to_string(byte + 3) +
+                                          " nor any other is its <0xNN>)");
                 tokens.push_back(byte_id);
             }
         }
@@ -144,12 +155,13 @@ std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, boo
 
     // Step 3: the merges (like run.c, BOS takes part).
     merge_pairs(tokens);
-    if (eos) tokens.push_back(eos_id);
+    if (eos) tokens.push_back(specials_.eos);
     return tokens;
 }
 
 int64_t Llama2cTokenizer::min_token_count(const std::string& text, bool bos, bool eos) const {
-    const size_t spelled = (bos ? pieces_[bos_id].size() : 0) + (text.empty() ? 0 : 1 + text.size());
+    const size_t prefix = specials_.add_space_prefix ? 1 : 0;
+    const size_t spelled = (bos ? pieces_[static_cast<size_t>(specials_.bos)].size() : 0) + (text.empty() ? 0 : prefix + text.size());
     const size_t longest = std::max<size_t>(longest_piece_bytes_, 1);
     const int64_t merged = static_cast<int64_t>((spelled + longest - 1) / longest);
     return std::max<int64_t>(merged, bos ? 1 : 0) + (eos ? 1 : 0);
@@ -206,14 +218,14 @@ std::string Llama2cTokenizer::decode_piece(int prev, int id) const {
     const std::string& text = piece(id);
     const int byte = byte_of_piece(text);
     if (byte >= 0) return std::string(1, static_cast<char>(byte));
-    if (prev == bos_id && !text.empty() && text[0] == ' ') return text.substr(1);
+    if (prev == specials_.bos && specials_.add_space_prefix && !text.empty() && text[0] == ' ') return text.substr(1);
     return text;
 }
 
 std::string Llama2cTokenizer::decode(const std::vector<int>& ids) const {
     std::string text;
     for (size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] == bos_id || ids[i] == eos_id) continue;
+        if (ids[i] == specials_.bos || ids[i] == specials_.eos) continue;
         text += decode_piece(i > 0 ? ids[i - 1] : -1, ids[i]);
     }
     return escape_invalid_utf8(text);  // after joining: byte tokens may form one character together
@@ -224,8 +236,9 @@ std::vector<std::string> Llama2cTokenizer::labels(const std::vector<int>& ids) c
     for (int id : ids) {
         const std::string& text = piece(id);
         const int byte = byte_of_piece(text);
-        if (id == bos_id) result.push_back("<s>");
-        else if (id == eos_id) result.push_back("</s>");
+        const bool bracketed = text.size() > 2 && text.front() == '<' && text.back() == '>';  // "<bos>", not llama2.c's "\n<s>\n"
+        if (id == specials_.bos) result.push_back(bracketed ? text : "<s>");
+        else if (id == specials_.eos) result.push_back(bracketed ? text : "</s>");
         else if (byte >= 0x20 && byte < 0x7f) result.push_back(std::string(1, static_cast<char>(byte)));
         else result.push_back(escape_invalid_utf8(text));
     }

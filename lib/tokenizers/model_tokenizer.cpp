@@ -27,15 +27,16 @@ std::vector<std::string> labels_within(const Tokenizer& tokenizer, const std::ve
 class Llama2cModelTokenizer : public ModelTokenizer {
 public:
     explicit Llama2cModelTokenizer(Llama2cTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
-    std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*bos=*/true, /*eos=*/false); }
-    int64_t min_token_count(const std::string& text) const override { return tokenizer_.min_token_count(text, true, false); }
+    std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, adds_bos(), /*eos=*/false); }
+    int64_t min_token_count(const std::string& text) const override { return tokenizer_.min_token_count(text, adds_bos(), false); }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
     std::vector<std::string> labels(const std::vector<int>& ids) const override { return labels_within(tokenizer_, ids); }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
-    int begin_id() const override { return Llama2cTokenizer::bos_id; }
-    std::vector<int> end_ids() const override { return {Llama2cTokenizer::bos_id}; }  // as llama2.c's run.c stops
+    int begin_id() const override { return tokenizer_.specials().bos; }
+    std::vector<int> end_ids() const override { return {tokenizer_.specials().bos}; }  // as llama2.c's run.c stops
 
 private:
+    bool adds_bos() const { return tokenizer_.specials().add_bos; }
     Llama2cTokenizer tokenizer_;
 };
 

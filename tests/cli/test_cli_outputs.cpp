@@ -43,8 +43,8 @@ TEST_CASE("a run directory holds a PNG per head, the figures, stats.json, CSV ta
 TEST_CASE("report.html's tables: heads columns in a meaningful order, pairs naming their heads and whether they are redundant") {
     const auto order = report_column_order();
     const std::vector<std::string>& heads = order.at("heads");
-    REQUIRE(heads.size() == 4 + head_stat_count);  // layer, head, label, every statistic once, index
-    CHECK(std::vector<std::string>(heads.begin(), heads.begin() + 3) == std::vector<std::string>{"layer", "head", "label"});
+    REQUIRE(heads.size() == 5 + head_stat_count);  // stack (encoder-decoders), layer, head, label, every statistic once, index
+    CHECK(std::vector<std::string>(heads.begin(), heads.begin() + 4) == std::vector<std::string>{"stack", "layer", "head", "label"});
     CHECK(heads.back() == "index");
     for (const HeadStatField& f : head_stat_fields()) CHECK_MESSAGE(std::count(heads.begin(), heads.end(), f.name) == 1, f.name);
     const std::vector<std::string>& pairs = order.at("redundant_pairs");

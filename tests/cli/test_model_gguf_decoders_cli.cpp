@@ -1,7 +1,7 @@
 // attn-viz model on a GGUF gemma2 file: a random Gemma 2 folder (scripts/reference_hf_gemma.py)
 // converted as llama.cpp's Gemma2Model does (gguf_decoder_conversion.hpp) runs on --tokens to the
 // float64 reference's attention, sliding layer included (the converter's stand-in vocabulary names
-// the tokens).
+// the tokens), and on --text through that vocabulary laid out as Gemma's (BOS 2, no space prefix).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -40,6 +40,12 @@ TEST_CASE("model --model GEMMA2.gguf --tokens: the reference's attention (a slid
     CHECK(from_gguf.data[8 * 9 + 0] == 0.0f);  // layer 0 slides: the last query does not see the first key
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "gguf/stats.json"));
     CHECK(stats["heads"].size() == 4);
+
+    // --text through the file's own (Gemma-style) vocabulary: BOS 2 first, no space prefix.
+    const CommandResult text = run_attn_viz("model -q --model " + (dir / "gemma2.gguf") + " --text \"abc abc\" --out " + (dir / "text"));
+    REQUIRE_MESSAGE(text.exit_code == 0, text.output);
+    const nlohmann::json text_stats = nlohmann::json::parse(read_text(dir / "text/stats.json"));
+    CHECK(text_stats["tokens"] == nlohmann::json{"<bos>", "abc", " ", "abc"});
 }
 
 }  // TEST_SUITE

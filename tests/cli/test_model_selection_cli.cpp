@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "html_page_driver.hpp"
 #include "support.hpp"
 
 using namespace test_support;
@@ -25,15 +26,6 @@ std::set<std::string> head_pictures(const fs::path& dir) {
 
 std::string picture(int layer, int head) {
     return "layer_0" + std::to_string(layer) + "/head_0" + std::to_string(head) + ".png";
-}
-
-// The JSON in report.html's <script id="report-data">.
-nlohmann::json report_data(const std::string& html) {
-    const std::string open = "<script type=\"application/json\" id=\"report-data\">";
-    const size_t begin = html.find(open);
-    REQUIRE(begin != std::string::npos);
-    const size_t end = html.find("</script>", begin);
-    return nlohmann::json::parse(html.substr(begin + open.size(), end - begin - open.size()));
 }
 
 }  // namespace

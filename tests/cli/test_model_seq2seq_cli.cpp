@@ -2,14 +2,17 @@
 // scripts/reference_hf_seq2seq.py): the three stacks' picture folders, stats.json's "stack" on
 // every head and "alignment" on cross heads, --dump-attention's three arrays equal to the float64
 // reference's maps, T5 with the real t5-base tokenizer.json (skipped where ../shared lacks it),
-// --generate, and the options an encoder-decoder run refuses (exit 2).
+// --generate, --html's one page with the encoder, decoder and cross views, and the options an
+// encoder-decoder run refuses (exit 2).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
+#include "html_page_driver.hpp"
 #include "npy.hpp"
 #include "support.hpp"
 
@@ -100,31 +103,106 @@ TEST_CASE("model on a T5 folder with t5-base's tokenizer.json: texts, the target
     CHECK(gen_stats["target_tokens"].size() >= 2);
 }
 
-TEST_CASE("model on an encoder-decoder refuses what does not apply to it yet, and a decoder refuses a target (exit 2)") {
+TEST_CASE("model --html on an encoder-decoder: one report.html with the encoder, decoder and cross views and the alignment table") {
+    ScratchDir dir;
+    make_reference_folder(dir, "reference_hf_seq2seq.py",
+                          "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 2 --ffn 20 --vocab 300 "
+                          "--source-tokens 9 --target-tokens 6 --tokenizer");
+    const std::string out = dir / "out";
+    const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(dir / "source_ids.txt") +
+                                         " --target-tokens " + id_list(dir / "target_ids.txt") + " --html --out " + out +
+                                         " --dump-attention " + (dir / "maps.npy"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    for (const char* stack : {"encoder", "decoder", "cross"}) CHECK(!std::filesystem::exists(dir / ("out/" + std::string(stack) + "/report.html")));
+    const std::string html = read_text(dir / "out/report.html");
+    const nlohmann::json data = report_data(html);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    REQUIRE(data["more_maps"].size() == 2);
+    const nlohmann::json& encoder = data;
+    const nlohmann::json &decoder = data["more_maps"][0], &cross = data["more_maps"][1];
+    CHECK(encoder["name"] == "encoder");
+    CHECK(decoder["name"] == "decoder");
+    CHECK(cross["name"] == "cross");
+    // Cross maps: target tokens down, source tokens across.
+    CHECK(encoder["query_tokens"].size() == 9);
+    CHECK(decoder["query_tokens"].size() == 6);
+    CHECK(cross["query_tokens"].size() == 6);
+    CHECK(cross["key_tokens"].size() == 9);
+    CHECK(cross["row_edges"].size() == 7);
+    CHECK(cross["col_edges"].size() == 10);
+    CHECK(cross["layers"].size() == 2);
+    CHECK(cross["layers"][1]["heads"].size() == 4);
+    CHECK(html.find("cross attention (target tokens down, source tokens across)") != std::string::npos);
+    // The statistics: every head of the three stacks, and the cross heads' alignment as a table.
+    CHECK(data["stats"]["heads"].size() == stats["heads"].size());
+    REQUIRE(data["stats"]["cross_alignment"].size() == 8);
+    const nlohmann::json& row = data["stats"]["cross_alignment"][5];  // L1 H1
+    CHECK(row["layer"] == 1);
+    CHECK(row["head"] == 1);
+    CHECK(row["monotonicity"] == stats["heads"][8 + 8 + 5]["alignment"]["monotonicity"]);
+
+    const std::string chromium = chromium_command();
+    if (chromium.empty()) {
+        MESSAGE("skipped: chromium not installed");
+        return;
+    }
+    // In the cross view, layer 1 head 2, query 4: the strongest source key marked is the dump's.
+    const nlohmann::json shown = drive_report(chromium, dir, html, R"(
+function choose(id, value) { var s = document.getElementById(id); s.value = value; s.dispatchEvent(new Event('change')); }
+choose('view-cross-layer', '1'); choose('view-cross-head', '2');
+document.querySelector('#view-cross .view-query[data-index="4"]').click();
+var first = document.querySelector('#view-cross .view-key[data-rank="1"]');
+return {views: document.querySelectorAll('.view-body').length, key: Number(first.getAttribute('data-index')),
+        weight: Number(first.getAttribute('data-weight')), tables: document.querySelectorAll('#tables table').length};
+)");
+    CAPTURE(shown.dump());
+    CHECK(shown["views"] == 3);
+    const Tensor maps = read_npy(dir / "maps.cross.npy");  // [L, H, T, S]
+    const float* row_weights = maps.ptr() + ((1 * 4 + 2) * 6 + 4) * 9;
+    const float strongest = *std::max_element(row_weights, row_weights + 9);
+    float global_top = 0;  // --scale global: one range, 0 to the largest weight of the three stacks
+    for (const char* stack : {"encoder", "decoder", "cross"}) {
+        const Tensor all = read_npy(dir / ("maps." + std::string(stack) + ".npy"));
+        global_top = std::max(global_top, *std::max_element(all.data.begin(), all.data.end()));
+    }
+    CHECK(row_weights[shown["key"].get<int>()] >= strongest - global_top / 254);  // within a code step of the largest
+    CHECK(std::abs(shown["weight"].get<double>() - row_weights[shown["key"].get<int>()]) <= global_top / 254 + 1e-3);
+}
+
+TEST_CASE("model on an encoder-decoder refuses each option that does not apply to it, saying why, and a decoder refuses a target (exit 2)") {
     ScratchDir dir;
     make_reference_folder(dir, "reference_hf_seq2seq.py",
                           "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 20 "
                           "--source-tokens 2 --target-tokens 2");
-    const std::string run = "model --model " + dir.path().string() + " --tokens 1,2,3 ";
+    const std::string model = "model --model " + dir.path().string() + " ", run = model + "--tokens 1,2,3 ";
+    const std::string target = "--target-tokens 0,1 --out " + (dir / "o") + " ";
     write_text(dir / "corpus.txt", "1 2\n");
-    for (const auto& [options, needle] : std::vector<std::pair<std::string, std::string>>{
-             {"--target-tokens 0,1 --stream-layers --out " + (dir / "o"), "--stream-layers does not apply to an encoder-decoder model (t5)"},
-             {"--target-tokens 0,1 --ablate all --out " + (dir / "o"), "--ablate does not apply"},
-             {"--target-tokens 0,1 --rollout --out " + (dir / "o"), "--rollout does not apply"},
-             {"--target-tokens 0,1 --composition --out " + (dir / "o"), "--composition does not apply"},
-             {"--target-tokens 0,1 --layers 0 --out " + (dir / "o"), "--layers does not apply"},
-             {"--target-tokens 0,1 --generate 2 --out " + (dir / "o"), "--generate with --target-text or --target-tokens does not apply"},
-             {"--out " + (dir / "o"), "needs the decoder's input: --target-text, --target-tokens or --generate N"},
+    // Each refusal names the option and says why, on one line.
+    for (const auto& [command, needle] : std::vector<std::pair<std::string, std::string>>{
+             {run + target + "--stream-layers", "--stream-layers does not apply to an encoder-decoder model (t5): every decoder layer reads the encoder's last output"},
+             {run + target + "--ablate all", "--ablate does not apply to an encoder-decoder model (t5): it follows one residual stream"},
+             {run + target + "--logit-attribution", "--logit-attribution does not apply to an encoder-decoder model (t5): it follows one residual stream"},
+             {run + target + "--patch-from-tokens 1,2,4", "--patch-from does not apply to an encoder-decoder model (t5): it follows one residual stream"},
+             {run + target + "--composition", "--composition does not apply to an encoder-decoder model (t5): it follows one residual stream"},
+             {run + target + "--rollout", "--rollout does not apply to an encoder-decoder model (t5): rollout composes one stack's maps"},
+             {run + target + "--flow", "--flow does not apply to an encoder-decoder model (t5): flow composes one stack's maps"},
+             {run + target + "--layers 0", "--layers does not apply to an encoder-decoder model (t5): layer numbers would be ambiguous"},
+             {run + target + "--heads L0H0", "--heads does not apply to an encoder-decoder model (t5): LxHy names would be ambiguous"},
+             {run + target + "--svg L0H0", "--svg does not apply to an encoder-decoder model (t5): LxHy names would be ambiguous"},
+             {run + target + "--map norm", "--map norm does not apply to an encoder-decoder model (t5): the norm-based maps need"},
+             {run + target + "--dump-output " + (dir / "out.npy"), "--dump-output does not apply to an encoder-decoder model (t5): there are two last outputs"},
+             {model + target + "--induction 4", "--induction does not apply to an encoder-decoder model (t5): the test feeds a repeated random sequence"},
+             {model + "--inputs " + (dir / "corpus.txt") + " --out " + (dir / "o"), "--inputs (corpus mode) does not apply to an encoder-decoder model (t5): its statistics are per stack"},
+             {run + target + "--generate 2", "--generate with --target-text or --target-tokens does not apply to an encoder-decoder model (t5): --generate makes the target"},
+             {run + "--out " + (dir / "o"), "needs the decoder's input: --target-text, --target-tokens or --generate N"},
          }) {
-        CAPTURE(options);
-        const CommandResult r = run_attn_viz(run + options);
+        CAPTURE(command);
+        const CommandResult r = run_attn_viz(command);
         CHECK(r.exit_code == 2);
         CHECK_MESSAGE(r.output.find(needle) != std::string::npos, r.output);
+        CHECK(std::count(r.output.begin(), r.output.end(), '\n') <= 2);  // the error line (and at most a usage hint)
         CHECK(!std::filesystem::exists(dir / "o"));
     }
-    const CommandResult corpus = run_attn_viz("model --model " + dir.path().string() + " --inputs " + (dir / "corpus.txt") + " --out " + (dir / "o"));
-    CHECK(corpus.exit_code == 2);
-    CHECK_MESSAGE(corpus.output.find("--inputs (corpus mode) does not apply to an encoder-decoder model") != std::string::npos, corpus.output);
     const CommandResult compared = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --tokens 1,2");
     CHECK(compared.exit_code == 2);
     CHECK_MESSAGE(compared.output.find("is an encoder-decoder model, which only the model command runs") != std::string::npos, compared.output);

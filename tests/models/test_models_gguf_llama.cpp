@@ -179,8 +179,8 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     GgufBuilder bos;
     bos.add_string("tokenizer.ggml.model", "llama");
     bos.add_string_array("tokenizer.ggml.tokens", vocabulary());
-    bos.add_u32("tokenizer.ggml.bos_token_id", 5);
-    expect_tokenizer_refused(bos, "bos_token_id is 5");
+    bos.add_u32("tokenizer.ggml.bos_token_id", 263);  // any id among the tokens is taken (Gemma's is 2)
+    expect_tokenizer_refused(bos, "bos_token_id 263 is not one of its 263 tokens");
     GgufBuilder few;
     few.add_string("tokenizer.ggml.model", "llama");
     few.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
@@ -249,7 +249,9 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
     std::vector<std::string> no_newline = vocabulary();
     no_newline[3 + '\n'] = "x";
     write_text(path, tokenizer_file(no_newline, 2).bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "tokenizer.ggml.tokens[13] is not the byte token <0x0A>"});
+    // Byte tokens are looked up by their spelling wherever they are: a missing one fails when a text needs it.
+    const Llama2cTokenizer no_byte = read_gguf_llama_tokenizer(GgufFile(path), 0);
+    expect_input_error([&] { no_byte.encode("a\nb", true, false); }, {"vocab.gguf", "no byte token for byte 10"});
 
     // One token (BOS 1 named, as before the check): refused at load, vocabulary-only or with a
     // one-row token_embd.weight, rather than encode reading past it.

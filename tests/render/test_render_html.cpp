@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "html_page_driver.hpp"
 #include "html_report.hpp"
 #include "render_test_support.hpp"
 #include "text_codecs.hpp"
@@ -18,12 +19,6 @@ using namespace test_support;
 using namespace render_test;
 
 namespace {
-
-std::string chromium_command() {
-    for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-        if (std::filesystem::exists(path)) return path;
-    return "";
-}
 
 // Standard base64 with padding, decoded independently of the library's encoder.
 std::vector<uint8_t> base64_decode(const std::string& text) {
@@ -39,15 +34,6 @@ std::vector<uint8_t> base64_decode(const std::string& text) {
         if ((count += 6) >= 8) out.push_back(static_cast<uint8_t>(bits >> (count -= 8)));
     }
     return out;
-}
-
-// The JSON in <script id="report-data"> (its "<\/" is JSON's own escape of "/").
-nlohmann::json report_data(const std::string& html) {
-    const std::string open = "<script type=\"application/json\" id=\"report-data\">";
-    const size_t begin = html.find(open);
-    REQUIRE(begin != std::string::npos);
-    const size_t end = html.find("</script>", begin);
-    return nlohmann::json::parse(html.substr(begin + open.size(), end - begin - open.size()));
 }
 
 // Every map's codes, layer-major: the base64 zlib stream "codes" inflated.
@@ -85,40 +71,6 @@ std::vector<std::string> numbered_tokens(const char* stem, int64_t n) {
     std::vector<std::string> tokens;
     for (int64_t i = 0; i < n; ++i) tokens.push_back(std::string(stem).append(std::to_string(i)));  // not stem + ...: GCC 12 -Wrestrict
     return tokens;
-}
-
-// Opens page in headless Chromium (virtual time, so the page's asynchronous steps finish),
-// Chromium's own log to log_path.
-CommandResult run_chromium(const std::string& chromium, const std::string& page, const std::string& extra, const std::string& log_path) {
-    ScratchDir profile;
-    return run_command(chromium + " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-                       "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-                       profile.path().string() + " --enable-logging=stderr --v=0 --window-size=1200,1600 --virtual-time-budget=10000 " +
-                       extra + " file://" + page + " 2>" + log_path);
-}
-
-// Runs `steps` (a function body returning a JSON-able value; `prelude` declares what it needs) in
-// a copy of the report once the page is ready, and returns that value. Fails the test when the
-// page reports a script error or the steps do not finish.
-nlohmann::json drive_report(const std::string& chromium, const ScratchDir& dir, const std::string& html, const std::string& steps,
-                            const std::string& prelude = "") {
-    std::string driven = html;
-    driven.insert(driven.rfind("</body>"), "<script>" + prelude + "\n(function wait() {\n"
-                  "  if (!document.body.getAttribute('data-ready')) return setTimeout(wait, 10);\n"
-                  "  var out = document.createElement('pre');\n  out.id = 'driven';\n"
-                  "  out.textContent = JSON.stringify((function () {" + steps + "})());\n  document.body.appendChild(out);\n"
-                  "})();\n</script>\n");
-    write_text(dir / "driven.html", driven);
-    const CommandResult dom = run_chromium(chromium, dir / "driven.html", "--dump-dom", dir / "driven.log");
-    CHECK(dom.output.find("<ul id=\"report-errors\"></ul>") != std::string::npos);
-    CHECK(read_text(dir / "driven.log").find("Uncaught") == std::string::npos);
-    const size_t begin = dom.output.find("<pre id=\"driven\">");
-    REQUIRE_MESSAGE(begin != std::string::npos, dom.output.substr(0, 2000));
-    const size_t end = dom.output.find("</pre>", begin);
-    std::string json = dom.output.substr(begin + 17, end - begin - 17);
-    for (const auto& [entity, text] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}})
-        for (size_t at = json.find(entity); at != std::string::npos; at = json.find(entity, at + 1)) json.replace(at, std::string(entity).size(), text);
-    return nlohmann::json::parse(json);
 }
 
 // The report input of `layers` ([H, T, T] each), `tokens` on both axes.
@@ -508,6 +460,112 @@ return out;
     REQUIRE(captions.size() == 4);
     const char* names[] = {"L3 H1 \u00b7 ", "L5 H0 \u00b7 ", "L5 H2 \u00b7 ", "L5 H3 \u00b7 "};  // then the head's own range (--scale head)
     for (size_t k = 0; k < 4; ++k) CHECK(captions[k].get<std::string>().rfind(names[k], 0) == 0);
+}
+
+TEST_CASE("HTML report with several sets of maps (an encoder-decoder's encoder, decoder and cross attention): each its own view, overview and heads") {
+    ScratchDir dir;
+    const int64_t s = 6, t = 4, n_heads = 2;
+    const Visibility encoder_v = square_visibility(s, false), decoder_v = square_visibility(t, true);
+    Visibility cross_v;
+    cross_v.queries = t, cross_v.keys = s, cross_v.causal = false;
+    const std::vector<Tensor> encoder = random_layers(2, n_heads, encoder_v), decoder = random_layers(3, n_heads, decoder_v),
+                              cross = random_layers(3, n_heads, cross_v);
+    HtmlReportInput input = self_attention_report(encoder, encoder_v, numbered_tokens("src", s));
+    input.name = "encoder", input.heading = "encoder self-attention";
+    HtmlMaps& decoder_set = input.more_maps.emplace_back();
+    decoder_set.name = "decoder", decoder_set.layers = pointers(decoder), decoder_set.visibility = decoder_v;
+    decoder_set.query_tokens = decoder_set.key_tokens = numbered_tokens("tgt", t);
+    HtmlMaps& cross_set = input.more_maps.emplace_back();
+    cross_set.name = "cross", cross_set.heading = "cross attention", cross_set.layers = pointers(cross), cross_set.visibility = cross_v;
+    cross_set.query_tokens = numbered_tokens("tgt", t), cross_set.key_tokens = numbered_tokens("src", s);
+    input.stats = {{"heads", {{{"stack", "encoder"}, {"layer", 1}, {"head", 0}, {"label", "enc-label"}},
+                              {{"stack", "cross"}, {"layer", 1}, {"head", 0}, {"label", "cross-label"}}}}};
+    const std::string html = html_report(input);
+
+    // The data: the encoder's maps at the top level, then the decoder's and the cross maps, each
+    // with its own tokens, edges and codes, each map within half a step of its weights.
+    const nlohmann::json data = report_data(html);
+    REQUIRE(data["more_maps"].size() == 2);
+    const std::vector<std::pair<const nlohmann::json*, const std::vector<Tensor>*>> sets = {
+        {&data, &encoder}, {&data["more_maps"][0], &decoder}, {&data["more_maps"][1], &cross}};
+    const Visibility* visibilities[] = {&encoder_v, &decoder_v, &cross_v};
+    const char* names[] = {"encoder", "decoder", "cross"};
+    for (size_t k = 0; k < sets.size(); ++k) {
+        CAPTURE(k);
+        const nlohmann::json& set = *sets[k].first;
+        const Visibility& v = *visibilities[k];
+        CHECK(set["name"] == names[k]);
+        CHECK(set["query_tokens"].size() == static_cast<size_t>(v.queries));
+        CHECK(set["key_tokens"].size() == static_cast<size_t>(v.keys));
+        CHECK(set["row_edges"].size() == static_cast<size_t>(v.queries + 1));
+        CHECK(set["col_edges"].size() == static_cast<size_t>(v.keys + 1));
+        const std::vector<uint8_t> codes = map_codes(set);
+        REQUIRE(codes.size() == sets[k].second->size() * static_cast<size_t>(n_heads * v.queries * v.keys));
+        size_t at = 0;
+        for (const Tensor& layer : *sets[k].second)
+            for (int64_t h = 0; h < n_heads; ++h) {
+                const float* w = layer.ptr() + h * v.queries * v.keys;
+                const auto [low, high] = visible_extremes(w, v);
+                for (int64_t i = 0; i < v.queries; ++i)
+                    for (int64_t j = 0; j < v.keys; ++j, ++at) {
+                        if (!v.visible(i, j)) {
+                            CHECK(codes[at] == 255);
+                            continue;
+                        }
+                        CHECK(std::abs(codes[at] - scale_position(w[i * v.keys + j], low, high, false) * 254) <= 0.5 + 1e-3);
+                    }
+            }
+    }
+    CHECK(data["more_maps"][1]["query_tokens"][0] == "tgt0");
+    CHECK(data["more_maps"][1]["key_tokens"][0] == "src0");
+    CHECK(html.find("<h2>Attention view: cross attention</h2>") != std::string::npos);
+    CHECK(html.find("id=\"overview-decoder\"") != std::string::npos);
+
+    // Sets need names of their own.
+    input.more_maps[1].name = "decoder";
+    CHECK_THROWS_AS(html_report(input), Error);
+    input.more_maps[1].name = "";
+    CHECK_THROWS_AS(html_report(input), Error);
+
+    const std::string chromium = chromium_command();
+    if (chromium.empty()) {
+        MESSAGE("skipped: chromium not installed");
+        return;
+    }
+    // Each set's view and maps; a click on the cross set's second map (L0 H1; later layers start
+    // folded) selects its last row in the cross view only.
+    const nlohmann::json shown = drive_report(chromium, dir, html, R"(
+var out = {};
+['encoder', 'decoder', 'cross'].forEach(function (name) {
+  out[name] = {queries: document.querySelectorAll('#view-' + name + ' .view-query').length,
+               keys: document.querySelectorAll('#view-' + name + ' .view-key').length,
+               layers: document.getElementById('view-' + name + '-layer').options.length,
+               captions: Array.prototype.map.call(document.querySelectorAll('#maps-' + name + ' figcaption'), function (c) { return c.textContent; })};
+});
+var canvas = document.querySelectorAll('#maps-cross canvas.map')[1], box = canvas.getBoundingClientRect();
+canvas.dispatchEvent(new MouseEvent('click', {clientX: box.right - 2, clientY: box.bottom - 2}));
+out.cross_query = document.getElementById('view-cross').getAttribute('data-query');
+out.cross_layer = document.getElementById('view-cross').getAttribute('data-layer');
+out.encoder_query = document.getElementById('view-encoder').getAttribute('data-query');
+return out;
+)");
+    CAPTURE(shown.dump());
+    CHECK(shown["encoder"]["queries"] == s);
+    CHECK(shown["encoder"]["keys"] == s);
+    CHECK(shown["encoder"]["layers"] == 2);
+    CHECK(shown["decoder"]["queries"] == t);
+    CHECK(shown["decoder"]["layers"] == 3);
+    CHECK(shown["cross"]["queries"] == t);
+    CHECK(shown["cross"]["keys"] == s);
+    REQUIRE(shown["cross"]["captions"].size() == 6);
+    REQUIRE(shown["encoder"]["captions"].size() == 4);
+    // Labels belong to their stack: L1 H0 is labelled differently in the encoder and the cross set, and not at all in the decoder.
+    CHECK(shown["encoder"]["captions"][2].get<std::string>().rfind("L1 H0 \u00b7 enc-label", 0) == 0);
+    CHECK(shown["cross"]["captions"][2].get<std::string>().rfind("L1 H0 \u00b7 cross-label", 0) == 0);
+    CHECK(shown["decoder"]["captions"][2].get<std::string>().find("label") == std::string::npos);
+    CHECK(shown["cross_query"] == std::to_string(t - 1));
+    CHECK(shown["cross_layer"] == "0");
+    CHECK(shown["encoder_query"] == "");
 }
 
 TEST_CASE("HTML report pools maps when all of them together exceed the cell budget") {
