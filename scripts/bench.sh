@@ -5,7 +5,7 @@
 #      same things (every per-head PNG, entropy, correlation matrix) on three shapes; median of RUNS;
 #   3. a Llama-7B-sized layer (D=4096, H=32, T=4096): time and peak RSS against what it must hold;
 #   4. corpus mode: sequences per second for 1,000 sequences of T=128 on a BERT-base-sized layer;
-#   5. a whole synthetic Llama-7B GGUF (Q4_K) through `attn-viz model` at T=2048, streamed layer by
+#   5. a whole synthetic Llama-7B GGUF (Q4_K) through `attn-viz model` at T=2047, streamed layer by
 #      layer (scripts/bench_model7b.sh: generates the 3.8 GB file in a scratch directory first);
 #   6. a mid-size synthetic decoder's forward pass (scripts/forward_flops.sh) against oneDNN's f32
 #      matmul rate measured in the same run, with the CPU named and the date.
@@ -112,7 +112,7 @@ awk -v a="$start" -v b="$end" 'BEGIN {printf "1000 sequences in %.2f s: %.0f seq
 
 if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
   echo
-  echo "== 5. a whole Llama-7B-shaped GGUF model (Q4_K): attn-viz model at T=2048, every head =="
+  echo "== 5. a whole Llama-7B-shaped GGUF model (Q4_K): attn-viz model at T=2047, every head =="
   ATTN_VIZ=$bin "$root/scripts/bench_model7b.sh" Q4_K
 fi
 

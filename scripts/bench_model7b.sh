@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 14's whole-model benchmark: `attn-viz model` on a synthetic Llama-7B-shaped GGUF (dim 4096,
 # 32 layers, 32 heads, FFN 11008, vocab 32000, random weights from scripts/make_synthetic_gguf.py,
-# generated on demand, never committed) at T = 2048 (BOS + --induction 1023), every head analysed
-# and drawn (pooled pictures), the report streamed layer by layer (docs/streaming.md). Prints the
+# generated on demand, never committed) at T = 2047 (BOS + --induction 1023 = 1 + 2 x 1023 tokens, the
+# issue's T = 2048 less one), every head analysed and drawn (pooled pictures), the report streamed
+# layer by layer (docs/streaming.md). Prints the
 # time per layer, the forward pass's GFLOP/s against this machine's measured matmul rate (attn-viz
 # bench), peak RSS and CPU time. Targets: under 10 minutes, peak RSS under 6 GB.
 # Usage: scripts/bench_model7b.sh [TYPE ...]   (types Q4_K Q8_0 F16 F32; default Q4_K Q8_0)
@@ -19,7 +20,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dir=${BENCH_GGUF_DIR:-$work}
 mkdir -p "$dir"
-D=4096 L=32 H=32 F=11008 V=32000 T=2048
+D=4096 L=32 H=32 F=11008 V=32000 T=2047
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1 /proc/loadavg); date: $(date -u +%Y-%m-%dT%H:%MZ)"
 # The matmul rate now (wall clock, all cores: what the run gets under the same load) and per CPU

@@ -13,10 +13,12 @@
 
 namespace test_support {
 
-// /usr/bin/chromium (or chromium-browser), or "" when neither is installed.
-inline std::string chromium_command() {
+// /usr/bin/chromium (or chromium-browser), or "" after the message "skipped: chromium not installed"
+// when neither is installed (the caller returns then).
+inline std::string chromium_or_skip() {
     for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
         if (std::filesystem::exists(path)) return path;
+    MESSAGE("skipped: chromium not installed");
     return "";
 }
 

@@ -29,26 +29,21 @@ void over_rows(int64_t rows, int64_t width, const Body& body) {
     for (int64_t t = 0; t < rows; ++t) body(t);
 }
 
-// v: [n] -> sum v in double, eight lanes so that the loop vectorizes.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double sum_in_double(const float* v, int64_t n) {
+// v: [n] -> sum (v - center)^power in double (power 1 or 2), eight lanes so that the loop vectorizes.
+template <int power>
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double deviation_sum(const float* v, double center, int64_t n) {
+    static_assert(power == 1 || power == 2);
+    const auto term = [center](float x) {
+        const double d = x - center;
+        if constexpr (power == 1) return d;
+        else return d * d;
+    };
     constexpr int lanes = 8;
     double part[lanes] = {}, sum = 0;
     int64_t i = 0;
     for (; i + lanes <= n; i += lanes)
-        for (int l = 0; l < lanes; ++l) part[l] += v[i + l];
-    for (; i < n; ++i) sum += v[i];
-    for (double p : part) sum += p;
-    return sum;
-}
-
-// v: [n] -> sum (v - mean)^2 in double, eight lanes.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double squared_deviations(const float* v, double mean, int64_t n) {
-    constexpr int lanes = 8;
-    double part[lanes] = {}, sum = 0;
-    int64_t i = 0;
-    for (; i + lanes <= n; i += lanes)
-        for (int l = 0; l < lanes; ++l) part[l] += (v[i + l] - mean) * (v[i + l] - mean);
-    for (; i < n; ++i) sum += (v[i] - mean) * (v[i] - mean);
+        for (int l = 0; l < lanes; ++l) part[l] += term(v[i + l]);
+    for (; i < n; ++i) sum += term(v[i]);
     for (double p : part) sum += p;
     return sum;
 }
@@ -153,8 +148,8 @@ Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bia
     Tensor y = Tensor::uninitialized({T, D});
     over_rows(T, D, [&](int64_t t) {
         const float* row = x.ptr() + t * D;
-        const double mean = sum_in_double(row, D) / static_cast<double>(D);
-        const double scale = 1.0 / std::sqrt(squared_deviations(row, mean, D) / static_cast<double>(D) + epsilon);
+        const double mean = deviation_sum<1>(row, 0.0, D) / static_cast<double>(D);
+        const double scale = 1.0 / std::sqrt(deviation_sum<2>(row, mean, D) / static_cast<double>(D) + epsilon);
         center_scale_row(row, mean, scale, weight.ptr(), bias.ptr(), y.ptr() + t * D, D);
     });
     return y;

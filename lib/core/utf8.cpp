@@ -81,4 +81,9 @@ std::string encode_utf8(char32_t c) {
     return out;
 }
 
+std::string byte_token_name(unsigned char byte) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    return std::string{'<', '0', 'x', hex[byte >> 4], hex[byte & 0xF], '>'};
+}
+
 }  // namespace attn_viz

@@ -17,4 +17,7 @@ std::string encode_utf8(char32_t code_point);
 // Applied where text from files enters the program (token labels), so every output is valid.
 std::string escape_invalid_utf8(std::string_view bytes);
 
+// The spelling of a byte-fallback token in SentencePiece vocabularies: "<0xNN>", upper-case hex.
+std::string byte_token_name(unsigned char byte);
+
 }  // namespace attn_viz

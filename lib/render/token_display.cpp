@@ -1,7 +1,6 @@
 // Readable token labels (see token_display.hpp for the rules).
 #include "token_display.hpp"
 
-#include <cstdio>
 
 #include "font.hpp"
 #include "utf8.hpp"
@@ -34,9 +33,7 @@ std::string show_byte(int byte) {
     if (byte == '\t') return tab_mark;
     if (byte == ' ') return visible_space;
     if (byte > 0x20 && byte < 0x7F) return std::string(1, static_cast<char>(byte));
-    char text[8];
-    std::snprintf(text, sizeof text, "<0x%02X>", byte);
-    return text;
+    return byte_token_name(static_cast<unsigned char>(byte));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "bpe_model.hpp"
 
-#include <cstdio>
 #include <queue>
 #include <tuple>
 
@@ -37,9 +36,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, int> vocab, const std::vector
     }
     // Step 2: the byte tokens a fallback needs.
     for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", b);
-        const auto found = vocab_.find(name);
+        const auto found = vocab_.find(byte_token_name(static_cast<unsigned char>(b)));
         byte_token_[b] = found == vocab_.end() ? -1 : found->second;
     }
 }

@@ -2,7 +2,6 @@
 #include "llama2c_tokenizer.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <queue>
 
@@ -101,9 +100,7 @@ void Llama2cTokenizer::index_pieces() {
             byte_ids_[static_cast<size_t>(byte)] = byte + 3;
             continue;
         }
-        char spelled[8];
-        std::snprintf(spelled, sizeof spelled, "<0x%02X>", byte);
-        byte_ids_[static_cast<size_t>(byte)] = lookup(spelled);
+        byte_ids_[static_cast<size_t>(byte)] = lookup(byte_token_name(static_cast<unsigned char>(byte)));
     }
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "error.hpp"
@@ -94,9 +93,7 @@ void UnigramModel::encode_word(const std::string& word, std::vector<int>& ids) c
         if (options_.byte_fallback) {
             std::vector<int> bytes;
             for (const char byte : piece) {
-                char name[8];
-                std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned char>(byte));
-                const auto token = vocab_.find(name);
+                const auto token = vocab_.find(byte_token_name(static_cast<unsigned char>(byte)));
                 if (token == vocab_.end()) break;
                 bytes.push_back(token->second);
             }

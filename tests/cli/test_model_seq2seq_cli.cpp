@@ -141,11 +141,8 @@ TEST_CASE("model --html on an encoder-decoder: one report.html with the encoder,
     CHECK(row["head"] == 1);
     CHECK(row["monotonicity"] == stats["heads"][8 + 8 + 5]["alignment"]["monotonicity"]);
 
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     // In the cross view, layer 1 head 2, query 4: the strongest source key marked is the dump's.
     const nlohmann::json shown = drive_report(chromium, dir, html, R"(
 function choose(id, value) { var s = document.getElementById(id); s.value = value; s.dispatchEvent(new Event('change')); }

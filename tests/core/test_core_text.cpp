@@ -1,6 +1,7 @@
-// Hostile text: escape_invalid_utf8, dump_json and base64.
+// Hostile text: escape_invalid_utf8, dump_json and base64; byte-fallback token spellings.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,14 @@ TEST_CASE("escape_invalid_utf8 keeps valid UTF-8 and writes every other byte as 
         const std::string escaped = escape_invalid_utf8(bytes);
         CHECK(valid_utf8(escaped));
         CHECK(escape_invalid_utf8(escaped) == escaped);
+    }
+}
+
+TEST_CASE("byte_token_name spells every byte as printf's \"<0x%02X>\" does") {
+    for (int byte = 0; byte < 256; ++byte) {
+        char expected[8];
+        std::snprintf(expected, sizeof expected, "<0x%02X>", byte);
+        CHECK(byte_token_name(static_cast<unsigned char>(byte)) == expected);
     }
 }
 

@@ -169,11 +169,8 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     CHECK(count_of(html, "</script>") == 2);  // token text cannot end the data block
     CHECK_FALSE(report_data(html)["stats"].contains("correlation"));  // matrices are not shown: not embedded
 
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     // A page with a deliberate error proves the error capture works before trusting "no errors".
     std::string broken = html;
     broken.insert(broken.rfind("</body>"), "<script>undefined_function_for_test();</script>");
@@ -243,11 +240,8 @@ TEST_CASE("HTML report: the attention view marks the strongest keys of a clicked
     HtmlReportInput input = self_attention_report(layers, v, numbered_tokens("tok", t));
     input.layer_numbers = {4, 7};
     const std::string html = html_report(input);
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     // Each step's marked keys: [rank, key index, shown weight] in document order, and the view's state.
     const nlohmann::json results = drive_report(chromium, dir, html, R"(
 function marked() {
@@ -352,11 +346,8 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     const size_t body = norm_html.find("<body>");
     CHECK(norm_html.substr(body, norm_html.find("<script", body) - body).find("weight") == std::string::npos);
 
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     write_text(dir / "norm.html", norm_html);
     const nlohmann::json shown = drive_report(chromium, dir, html, R"(
 function text(id) { var e = document.getElementById(id); var box = e.getBoundingClientRect(); return {text: e.innerText, visible: box.width > 0 && box.height > 0}; }
@@ -384,15 +375,12 @@ return {tooltip: document.getElementById('tooltip').textContent, map: document.g
 
 TEST_CASE("HTML report: at T = 256 and beyond the attention view keeps the clicked query in sight") {
     ScratchDir dir;
-    const std::string chromium = chromium_command();
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     for (int64_t t : {256, 400}) {
         const Visibility v = square_visibility(t, true);
         const std::vector<Tensor> layers = random_layers(1, 2, v);
         const std::string html = html_report(self_attention_report(layers, v, numbered_tokens("tok", t)));
-        if (chromium.empty()) {
-            MESSAGE("skipped: chromium not installed");
-            return;
-        }
         // Click rows near the end and in the middle of the second head's map under "Heads", and a
         // row of the view's own map: each time the chosen query's token is inside the view's box.
         const nlohmann::json results = drive_report(chromium, dir, html, R"(
@@ -447,11 +435,8 @@ TEST_CASE("HTML report shows only the chosen heads of the chosen layers, named b
         CHECK(std::abs(codes[static_cast<size_t>(t * t + k)] - scale_position(w[k], low, high, false) * 254) <= 0.5 + 1e-3);
     input.head_numbers = {{4}, {0}};
     CHECK_THROWS_AS(html_report(input), Error);
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     const nlohmann::json captions = drive_report(chromium, dir, html, R"(
 var out = [];
 document.querySelectorAll('#maps figcaption').forEach(function (c) { out.push(c.textContent); });
@@ -527,11 +512,8 @@ TEST_CASE("HTML report with several sets of maps (an encoder-decoder's encoder, 
     input.more_maps[1].name = "";
     CHECK_THROWS_AS(html_report(input), Error);
 
-    const std::string chromium = chromium_command();
-    if (chromium.empty()) {
-        MESSAGE("skipped: chromium not installed");
-        return;
-    }
+    const std::string chromium = chromium_or_skip();
+    if (chromium.empty()) return;
     // Each set's view and maps; a click on the cross set's second map (L0 H1; later layers start
     // folded) selects its last row in the cross view only.
     const nlohmann::json shown = drive_report(chromium, dir, html, R"(
