@@ -1,6 +1,7 @@
 // attn-viz merge: combines corpus partial results (attn-viz/partial@1) into one report:
 // stats.json with mean and std per statistic, heads.csv, pairs.csv and the head-by-head figures;
-// or compare partials (attn-viz/compare-partial@1) into the compare.json a corpus compare writes.
+// or compare partials (attn-viz/compare-partial@1) into the compare.json a corpus compare writes;
+// or encoder-decoder partials (attn-viz/seq2seq-partial@1) into the three stacks' report.
 #include <cstdio>
 
 #include "commands.hpp"
@@ -14,6 +15,8 @@
 #include "partial_json.hpp"
 #include "provenance.hpp"
 #include "report.hpp"
+#include "seq2seq_corpus.hpp"
+#include "seq2seq_report.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz_cli {
@@ -28,7 +31,8 @@ struct MergeOptions {
 
 void declare_options(CLI::App* cmd, MergeOptions& o) {
     cmd->description("Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
-                     "heads.csv and pairs.csv; or compare partials (attn-viz/compare-partial@1, from compare --inputs "
+                     "heads.csv and pairs.csv; or an encoder-decoder's (attn-viz/seq2seq-partial@1) into stats.json and the encoder/, "
+                     "decoder/ and cross/ folders; or compare partials (attn-viz/compare-partial@1, from compare --inputs "
                      "--save-partial) into compare.json as the single compare run writes it.");
     cmd->add_option("partials", o.partials,
                     "Partial result files written by corpus runs (model/run --inputs), or all by corpus compares (compare --inputs)")
@@ -41,17 +45,27 @@ void declare_options(CLI::App* cmd, MergeOptions& o) {
                   "Merge even when shards of a corpus (run with --shard I/N) are missing; the report says which");
 }
 
-bool is_compare_partial(const nlohmann::json& partial) {
-    return partial.is_object() && partial.contains("format") && partial["format"] == attn_viz::compare_partial_format;
+// A partial file's "format": attn-viz/partial@1, attn-viz/compare-partial@1,
+// attn-viz/seq2seq-partial@1, or anything else ("" when it has none).
+std::string partial_kind(const nlohmann::json& partial) {
+    return partial.is_object() && partial.contains("format") && partial["format"].is_string() ? partial["format"].get<std::string>() : "";
 }
 
-// The partial at `path`, refused (naming it) when its kind is not that of the first partial.
-nlohmann::json read_partial_of_kind(const std::string& path, bool compare, const MergeOptions& o) {
+// The partial at `path`, refused (naming it) when it is of a kind other than `kind`, the first
+// partial's: a compare or an encoder-decoder partial among others (any other format is refused
+// by the reader).
+nlohmann::json read_partial_of_kind(const std::string& path, const std::string& kind, const MergeOptions& o) {
+    using attn_viz::compare_partial_format, attn_viz::seq2seq_partial_format;
     nlohmann::json partial = attn_viz::read_partial_file(path);
-    if (is_compare_partial(partial) != compare)
-        attn_viz::fail_input(path, std::string(compare ? "is not a compare partial (" : "is a compare partial (") +
-                                       attn_viz::compare_partial_format + ") while " + o.partials.front() + " is" +
-                                       (compare ? "" : " not") + ": merge partials of one kind");
+    const std::string its = partial_kind(partial);
+    const auto special = [](const std::string& k) { return k == compare_partial_format || k == seq2seq_partial_format; };
+    if (its != kind && (special(its) || special(kind))) {
+        const std::string named = special(kind) ? kind : its;  // the special kind the message is about
+        const bool is = its == named;
+        attn_viz::fail_input(path, std::string(is ? "is " : "is not ") +
+                                       (named == compare_partial_format ? "a compare partial (" : "an encoder-decoder partial (") + named +
+                                       ") while " + o.partials.front() + " is" + (is ? " not" : "") + ": merge partials of one kind");
+    }
     return partial;
 }
 
@@ -69,13 +83,19 @@ void print_merged(const MergeOptions& o, int64_t sequences, const attn_viz::Corp
     if (!coverage.empty()) std::printf("coverage: %s\n", coverage.summary().c_str());
 }
 
+// Every partial of `o` (all of `kind`) read and merged into one accumulator, its coverage checked.
+template <typename Accumulator>
+Accumulator merged_partials(const MergeOptions& o, const std::string& kind) {
+    Accumulator corpus;
+    for (const std::string& path : o.partials) corpus.merge(Accumulator::from_partial_json(read_partial_of_kind(path, kind, o), path), path);
+    check_coverage(corpus.coverage(), o.allow_partial);
+    return corpus;
+}
+
 // Compare partials: compare.json (and its pictures) as `compare --inputs` over the whole corpus.
 int merge_compare_partials(const MergeOptions& o) {
     using namespace attn_viz;
-    CompareCorpusAccumulator corpus;
-    for (const std::string& path : o.partials)
-        corpus.merge(CompareCorpusAccumulator::from_partial_json(read_partial_of_kind(path, true, o), path), path);
-    check_coverage(corpus.coverage(), o.allow_partial);
+    const auto corpus = merged_partials<CompareCorpusAccumulator>(o, compare_partial_format);
     const CorpusCompareReport report =
         corpus_compare_report(corpus, parse_thresholds(o.thresholds, corpus.thresholds()), "js_distance", -1);
     OutputDir out(o.output.out, o.output.force);
@@ -89,15 +109,33 @@ int merge_compare_partials(const MergeOptions& o) {
     return 0;
 }
 
+// Encoder-decoder partials: stats.json and each stack's files as `model --inputs` over the whole corpus.
+int merge_seq2seq_partials(const MergeOptions& o) {
+    using namespace attn_viz;
+    const auto corpus = merged_partials<Seq2SeqCorpusAccumulator>(o, seq2seq_partial_format);
+    const Seq2SeqAnalysis report = corpus.finish(parse_thresholds(o.thresholds, corpus.thresholds()));
+    OutputDir out(o.output.out, o.output.force);
+    write_seq2seq_corpus_report(out, report, {{"corpora", corpora_json(corpus.coverage())}}, ReportOptions{});
+    if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
+    out.commit();
+    if (!o.output.quiet) {
+        for (const auto& [name, stack] : report.stacks) std::printf("\n%s:\n%s", name.c_str(), stats_table(stack).c_str());
+        print_merged(o, corpus.num_sequences(), corpus.coverage());
+    }
+    return 0;
+}
+
 int merge(const MergeOptions& o) {
     using namespace attn_viz;
     // Step 1: validate options and every partial before writing anything.
     parse_thresholds(o.thresholds);  // a bad --threshold fails here, before any partial is read
     check_output_files({o.save_partial}, o.partials, o.output.out);
-    if (is_compare_partial(read_partial_file(o.partials.front()))) return merge_compare_partials(o);
+    const std::string kind = partial_kind(read_partial_file(o.partials.front()));
+    if (kind == compare_partial_format) return merge_compare_partials(o);
+    if (kind == seq2seq_partial_format) return merge_seq2seq_partials(o);
     CorpusAccumulator corpus;
     for (const std::string& path : o.partials) {
-        const CorpusAccumulator partial = CorpusAccumulator::from_partial_json(read_partial_of_kind(path, false, o), path);
+        const CorpusAccumulator partial = CorpusAccumulator::from_partial_json(read_partial_of_kind(path, partial_format, o), path);
         if (partial.num_fingerprinted() < partial.num_sequences())
             std::fprintf(stderr, "attn-viz: warning: %s: %lld of its %lld sequences have no fingerprint (an earlier attn-viz "
                                  "wrote it): sequences counted twice and other weights cannot be detected\n",

@@ -24,6 +24,7 @@
 #include "model_analyses_summary.hpp"
 #include "model_run.hpp"
 #include "model_seq2seq.hpp"
+#include "model_seq2seq_corpus.hpp"
 #include "model_stream.hpp"
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
@@ -86,7 +87,8 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     CLI::Option* corpus = add_corpus_options(cmd, o.corpus,
                                              "Corpus mode: a text file of one text per line, a .jsonl file with one {\"text\": \"...\"} "
                                              "or {\"tokens\": [1, 403, ...]} per line, or a folder of such JSON files (as tokenize "
-                                             "--inputs takes them); every statistic is aggregated "
+                                             "--inputs takes them; an encoder-decoder's lines add \"target_text\" or "
+                                             "\"target_tokens\", its decoder input); every statistic is aggregated "
                                              "(mean and std per head) with memory independent of their number");
     text->excludes(tokens)->excludes(induction)->excludes(corpus);
     tokens->excludes(induction)->excludes(corpus);
@@ -95,7 +97,8 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
                                         "Encoder-decoder models (bart, t5): the decoder's input as text, teacher forced as given (not "
                                         "shifted); --text is then the encoder's source");
     auto* target_tokens = cmd->add_option("--target-tokens", o.target_token_ids, "Encoder-decoder models: the decoder's input as token ids");
-    target_text->excludes(target_tokens);
+    target_text->excludes(target_tokens)->excludes(corpus);  // an encoder-decoder corpus's lines give their targets
+    target_tokens->excludes(corpus);
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
     cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
                     "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")->check(CLI::Range(0, 4096));
@@ -273,11 +276,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     nlohmann::json doc;
     std::string where;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
-    while (true) {
-        {
-            Timings::Scope t(timings, "load");
-            if (!documents.next(doc, where)) break;
-        }
+    while (next_corpus_document(documents, doc, where, timings)) {
         const std::vector<int> ids = model_sequence_ids(doc, *in.tokenizer, c.max_tokens, limits.memory_budget, where);
         ModelRun run;
         try {
@@ -353,16 +352,14 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
 }
 
 // An encoder-decoder folder (bart, t5): the options it does not take refused, then its run
-// (model_seq2seq.hpp).
+// (model_seq2seq.hpp) or its corpus run (model_seq2seq_corpus.hpp).
 int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     const ModelAnalysisOptions& a = o.analyses;
-    const std::string per_stack = "its statistics are per stack (encoder, decoder, cross) and ";
     const std::string decoder_only = "it follows one residual stream predicting the next token, while a decoder also reads the encoder "
                                      "through cross attention; not built for encoder-decoders";
     refuse_for_encoder_decoder(
         files.config.model_type,
-        {{"--inputs (corpus mode)", !o.corpus.path.empty(),
-          per_stack + "corpus partials hold one stack of decoder layers; not built for encoder-decoders (run each source and target pair alone)"},
+        {{"--patch-from-inputs", !a.patch_from_inputs.empty(), decoder_only},
          {"--induction", o.induction > 0, "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
          {"--stream-layers", o.stream_layers, "every decoder layer reads the encoder's last output, so the encoder runs whole; not built"},
          {"--layers", !o.layers.empty(), "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
@@ -379,6 +376,10 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
          {"--generate with --target-text or --target-tokens", o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
           "--generate makes the target; give one or the other"}});
     attn_viz::check_output_files(attn_viz::seq2seq_dump_paths(o.report.dump_attention), {o.checkpoint, o.tokenizer}, o.output.out);
+    if (!o.corpus.path.empty()) {
+        attn_viz::check_output_files({o.corpus.save_partial}, {o.checkpoint, o.tokenizer, o.corpus.path}, o.output.out);
+        return run_seq2seq_corpus({o.checkpoint, o.tokenizer, o.corpus, o.report, o.output, o.json, o.timings}, files, limits);
+    }
     return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, o.report,
                               o.output, o.json, o.timings},
                              files, limits);

@@ -38,6 +38,11 @@ std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOp
             {"--save-partial", !corpus.save_partial.empty()}, {"--html", report.html}, {"--svg", !report_values.svg.empty()}};
 }
 
+bool next_corpus_document(attn_viz::CorpusDocuments& documents, nlohmann::json& doc, std::string& where, attn_viz::Timings& timings) {
+    attn_viz::Timings::Scope t(timings, "load");
+    return documents.next(doc, where);
+}
+
 attn_viz::CorpusCoverage corpus_run_coverage(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents,
                                              int64_t num_sequences) {
     const attn_viz::CorpusShard& shard = v.shard;

@@ -33,15 +33,6 @@ std::vector<int> ids_of(const std::string& text, const std::optional<std::string
     return attn_viz::encode_within_context(tokenizer, text, max_tokens, text_option);
 }
 
-// Refuses (Error bad_input) a run whose three stacks' maps exceed the memory budget.
-void check_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
-    auto layer = [&](int64_t queries, int64_t keys) {
-        return attn_viz::estimate_layer_run_bytes(c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, queries, keys);
-    };
-    attn_viz::check_memory(c.n_layers * layer(S, S) + decoder_layers * (layer(T, T) + layer(T, S)), limits.memory_budget,
-                           "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
-}
-
 // --generate: the decoder's greedy ids from its start token, printed as a continuation of it.
 std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::ModelTokenizer& tokenizer,
                                   const std::vector<int>& source, RunOutput& printed) {
@@ -62,6 +53,14 @@ std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2Se
 }
 
 }  // namespace
+
+void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
+    auto layer = [&](int64_t queries, int64_t keys) {
+        return attn_viz::estimate_layer_run_bytes(c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, queries, keys);
+    };
+    attn_viz::check_memory(c.n_layers * layer(S, S) + decoder_layers * (layer(T, T) + layer(T, S)), limits.memory_budget,
+                           "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
+}
 
 void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options) {
     for (const RefusedOption& o : options)
@@ -98,7 +97,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         if (o.generate <= 0) target = ids_of(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text", "--target-tokens");
     }
     const ModelConfig& c = model->weights().config.blocks;
-    check_run_memory(c, model->weights().config.n_decoder_layers, static_cast<int64_t>(source.size()),
+    check_seq2seq_run_memory(c, model->weights().config.n_decoder_layers, static_cast<int64_t>(source.size()),
                      o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size()), limits);
 
     // Step 2: the forward pass (after the greedy target, with --generate), then the three stacks' report.

@@ -40,6 +40,10 @@ void refuse_for_encoder_decoder(const std::string& model_type, const std::vector
 // encoder-decoder.
 void refuse_target_for_decoder(const std::string& model_type, bool target_given);
 
+// Refuses (Error bad_input) a run over S source and T target tokens whose three stacks' maps
+// exceed the memory budget (`c`: the blocks' configuration, n_layers the encoder's).
+void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits);
+
 // The run over the folder `files` (an encoder-decoder model_type); returns the exit code.
 int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
 

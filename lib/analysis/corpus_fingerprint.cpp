@@ -20,6 +20,15 @@ uint64_t token_sequence_fingerprint(const std::vector<int>& ids) {
     return f.value();
 }
 
+uint64_t token_pair_fingerprint(const std::vector<int>& source, const std::vector<int>& target) {
+    Fingerprint f;
+    for (const std::vector<int>* ids : {&source, &target}) {
+        f.add_int(static_cast<int64_t>(ids->size()));
+        for (int id : *ids) f.add_int(id);
+    }
+    return f.value();
+}
+
 uint64_t corpus_sequence_key(uint64_t corpus_fingerprint, int64_t position, uint64_t sequence_fingerprint) {
     Fingerprint f;
     f.add_int(static_cast<int64_t>(corpus_fingerprint));

@@ -20,6 +20,9 @@ uint64_t sequence_fingerprint(const Tensor& embeddings, const std::vector<uint8_
 // A sequence of token ids (a model corpus line, {"text"} encoded or {"tokens"}): T, then each id.
 uint64_t token_sequence_fingerprint(const std::vector<int>& ids);
 
+// An encoder-decoder's corpus line: S, each source id, T, each target id.
+uint64_t token_pair_fingerprint(const std::vector<int>& source, const std::vector<int>& target);
+
 // The key a corpus run counts a sequence under: the corpus's fingerprint
 // (CorpusDocuments::corpus_fingerprint), the sequence's position in the corpus (0-based, every
 // shard's sequences counted) and the sequence's own fingerprint (one of the two above). Equal for

@@ -74,10 +74,19 @@ std::vector<CrossAlignment> cross_alignment(const Tensor& map) {
     return heads;
 }
 
+const std::array<CrossAlignmentField, cross_alignment_count>& cross_alignment_fields() {
+    static const std::array<CrossAlignmentField, cross_alignment_count> fields = {{{"entropy", &CrossAlignment::entropy},
+                                                                                   {"confidence", &CrossAlignment::confidence},
+                                                                                   {"diagonal", &CrossAlignment::diagonal},
+                                                                                   {"monotonicity", &CrossAlignment::monotonicity},
+                                                                                   {"coverage", &CrossAlignment::coverage}}};
+    return fields;
+}
+
 nlohmann::json cross_alignment_json(const CrossAlignment& a) {
-    return {{"entropy", json_number(a.entropy)},   {"confidence", json_number(a.confidence)},
-            {"diagonal", json_number(a.diagonal)}, {"monotonicity", json_number(a.monotonicity)},
-            {"coverage", json_number(a.coverage)}};
+    nlohmann::json j = nlohmann::json::object();
+    for (const CrossAlignmentField& f : cross_alignment_fields()) j[f.name] = json_number(a.*f.member);
+    return j;
 }
 
 }  // namespace attn_viz

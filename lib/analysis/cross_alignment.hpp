@@ -3,6 +3,7 @@
 // T target tokens (rows) to the S source tokens (columns) is. Formulas: docs/metrics.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,15 @@ struct CrossAlignment {
     double monotonicity = 0; // Spearman correlation of i and argmax_j a_ij over the rows; NaN when T < 2 or either is constant
     double coverage = 0;     // share of source tokens j receiving sum_i a_ij >= T / (2 S), half their uniform share
 };
+
+// The statistics of CrossAlignment with their stats.json names, in that order (corpus moments,
+// partial files and stats.json iterate them).
+struct CrossAlignmentField {
+    const char* name;
+    double CrossAlignment::*member;
+};
+inline constexpr int cross_alignment_count = 5;
+const std::array<CrossAlignmentField, cross_alignment_count>& cross_alignment_fields();
 
 // map: [H, T, S] one layer's cross-attention weights (rows sum to 1) -> one CrossAlignment per head.
 std::vector<CrossAlignment> cross_alignment(const Tensor& map);

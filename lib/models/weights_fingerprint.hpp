@@ -7,6 +7,7 @@
 
 #include "layer_weights.hpp"
 #include "model_weights.hpp"
+#include "seq2seq_weights.hpp"
 
 namespace attn_viz {
 
@@ -29,5 +30,15 @@ uint64_t layer_fingerprint(const LayerWeights& weights);
 //     w_out, b_out; w_up and b_up where present), then token_embedding, position_embedding,
 //     token_type_embedding, embedding_norm weight and bias, final_norm weight and bias, classifier.
 uint64_t model_fingerprint(const ModelWeights& weights);
+
+// An encoder-decoder (BART, T5): the architecture's bytes, its configuration (d_model, ffn_dim,
+// vocab_size, n_layers, n_decoder_layers, n_heads, head_dim, max_tokens, norm, residual, feed-forward,
+// activation, decoder_start_token_id) and norm_epsilon, embedding_scale and classifier_scale as
+// float64; then per encoder block its block (the attention layer's fingerprint, then
+// attention_norm, feed_forward_norm (weight, bias each), w_in, b_in, w_up, b_up, w_out, b_out), per
+// decoder block its block, its cross-attention layer's fingerprint and cross_attention_norm; then
+// token_embedding, each stack's positions, embedding_norm, final_norm, relative position table and
+// max_distance (encoder first), the classifier and its bias.
+uint64_t seq2seq_fingerprint(const Seq2SeqWeights& weights);
 
 }  // namespace attn_viz

@@ -1,24 +1,24 @@
 #include "seq2seq_report.hpp"
 
 #include "color_range.hpp"
-#include "cross_alignment.hpp"
 #include "file_write.hpp"
 #include "html_report.hpp"
 #include "json_text.hpp"
 #include "npy.hpp"
 #include "report_columns.hpp"
+#include "seq2seq_stats.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
 namespace {
 
-constexpr const char* stack_names[3] = {"encoder", "decoder", "cross"};
 constexpr const char* stack_headings[3] = {"encoder self-attention (source tokens down and across)",
                                            "decoder self-attention (target tokens down and across, causal)",
                                            "cross attention (target tokens down, source tokens across)"};
 
-// Stack `k`'s maps, weights, token labels and ids as a model report in its own folder.
-ReportInput stack_input(const Seq2SeqReportInput& in, int k) {
+}  // namespace
+
+ReportInput seq2seq_stack_input(const Seq2SeqReportInput& in, int k) {
     const Seq2SeqRun& run = *in.run;
     const std::vector<LayerResult>& layers = k == 0 ? run.encoder : k == 1 ? run.decoder : run.cross;
     ReportInput r;
@@ -32,11 +32,13 @@ ReportInput stack_input(const Seq2SeqReportInput& in, int k) {
     const std::vector<int>& ids = k == 0 ? run.source : run.target;
     if (k < 2) r.token_ids.assign(ids.begin(), ids.end());  // duplicate-token / induction scores: self-attention only
     r.layer_folders = true;
-    r.folder = std::string(stack_names[k]) + "/";
-    r.model_description = in.model_description + " " + stack_names[k];
+    r.folder = std::string(seq2seq_stack_names[k]) + "/";
+    r.model_description = in.model_description + " " + seq2seq_stack_names[k];
     r.input_text = k == 0 ? in.source_text : in.target_text;
     return r;
 }
+
+namespace {
 
 // The page's statistics: stats.json's, and its cross heads' alignment as a table of its own
 // ("cross_alignment": layer, head and the alignment statistics; nested objects are not table columns).
@@ -58,9 +60,9 @@ void write_seq2seq_html(OutputDir& out, const Seq2SeqReportInput& in, const Repo
     HtmlReportInput html;
     ValueRange all{1, 0};
     for (int k = 0; k < 3; ++k) {
-        const ReportInput stack = stack_input(in, k);
+        const ReportInput stack = seq2seq_stack_input(in, k);
         HtmlMaps& set = k == 0 ? html : html.more_maps.emplace_back();
-        set.name = stack_names[k];
+        set.name = seq2seq_stack_names[k];
         set.heading = stack_headings[k];
         set.query_tokens = stack.query_tokens, set.key_tokens = stack.key_tokens;
         for (const LayerResult* layer : stack.layers) set.layers.push_back(&layer->attention);
@@ -99,37 +101,30 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
     stack_options.dump_output.clear();
     stack_options.html = false;  // one page for the three stacks, below
     Seq2SeqAnalysis result;
-    nlohmann::json stats = {{"format", stats_format}, {"source_tokens", in.source_tokens}, {"target_tokens", in.target_tokens},
-                            {"heads", nlohmann::json::array()}, {"stacks", nlohmann::json::object()}};
-    stats.update(in.extra_stats);
     for (int k = 0; k < 3; ++k) {
-        const ReportInput stack = stack_input(in, k);
-        ModelAnalysis analysis = write_report(out, stack, stack_options, timings, notes);
-        const nlohmann::json stack_stats = stats_json(analysis);
-        std::vector<CrossAlignment> alignment;
-        for (const LayerResult* layer : stack.layers)
-            if (k == 2) {
-                const std::vector<CrossAlignment> heads = cross_alignment(layer->attention);
-                alignment.insert(alignment.end(), heads.begin(), heads.end());
-            }
-        for (size_t n = 0; n < stack_stats["heads"].size(); ++n) {
-            nlohmann::json head = stack_stats["heads"][n];
-            head["stack"] = stack_names[k];
-            if (k == 2) head["alignment"] = cross_alignment_json(alignment[n]);
-            stats["heads"].push_back(std::move(head));
-        }
-        stats["stacks"][stack_names[k]] = {{"num_layers", analysis.num_layers}, {"num_heads", analysis.num_heads},
-                                           {"num_queries", analysis.num_queries}, {"num_keys", analysis.num_keys},
-                                           {"causal", analysis.causal}, {"folder", stack.folder}};
-        result.stacks.emplace_back(stack_names[k], std::move(analysis));
+        const ReportInput stack = seq2seq_stack_input(in, k);
+        result.stacks.emplace_back(seq2seq_stack_names[k], write_report(out, stack, stack_options, timings, notes));
+        if (k == 2) result.alignment = stack_alignment(stack.layers);
     }
+    nlohmann::json stats = seq2seq_stats_json(result);
+    stats.update({{"source_tokens", in.source_tokens}, {"target_tokens", in.target_tokens}});
+    stats.update(in.extra_stats);
     write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
     if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
     for (size_t k = 0; k < dumps.size(); ++k)
-        write_npy(out.external_file(dumps[k]), stacked_attention(stack_input(in, static_cast<int>(k)).layers, true));
+        write_npy(out.external_file(dumps[k]), stacked_attention(seq2seq_stack_input(in, static_cast<int>(k)).layers, true));
     return result;
+}
+
+nlohmann::json write_seq2seq_corpus_report(OutputDir& out, const Seq2SeqAnalysis& analysis, const nlohmann::json& extra,
+                                           const ReportOptions& options) {
+    for (const auto& [name, stack] : analysis.stacks) write_analysis_outputs(out, name + "/", stack, nlohmann::json::object(), options);
+    nlohmann::json stats = seq2seq_stats_json(analysis);
+    stats.update(extra);
+    write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
+    return stats;
 }
 
 }  // namespace attn_viz

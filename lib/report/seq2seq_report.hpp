@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report.hpp"
+#include "seq2seq_stats.hpp"
 #include "seq2seq_model.hpp"
 
 namespace attn_viz {
@@ -30,10 +31,10 @@ struct Seq2SeqReportInput {
     std::string source_text, target_text;    // report.html's "Input": the source and target texts (decoded ids when given as ids)
 };
 
-// The three stacks' analyses, in stack order, with their names.
-struct Seq2SeqAnalysis {
-    std::vector<std::pair<std::string, ModelAnalysis>> stacks;  // ("encoder", ...), ("decoder", ...), ("cross", ...)
-};
+// Stack k (0 encoder, 1 decoder, 2 cross: seq2seq_stack_names)'s maps, weights, token labels and
+// ids as a model report in its own folder ("encoder/", ...); what write_seq2seq_report writes and
+// what corpus mode analyses (analyze_report) for each stack.
+ReportInput seq2seq_stack_input(const Seq2SeqReportInput& input, int k);
 
 // The three dump paths of --dump-attention `path`: P.encoder.npy, P.decoder.npy, P.cross.npy for
 // P.npy (or for P without the extension); none for "".
@@ -43,5 +44,12 @@ std::vector<std::string> seq2seq_dump_paths(const std::string& path);
 // above, options.dump_output is not supported here (the caller refuses it).
 Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options, Timings& timings,
                                      PictureNotes* notes = nullptr);
+
+// Corpus mode (seq2seq_corpus.hpp, its finish()): each stack's statistics files in its folder
+// (write_analysis_outputs: stats.json, heads.csv, pairs.csv and the head-by-head figures, means
+// and stds) and the top-level stats.json (seq2seq_stats_json with `extra` merged in), staged.
+// Returns that stats.json.
+nlohmann::json write_seq2seq_corpus_report(OutputDir& out, const Seq2SeqAnalysis& analysis, const nlohmann::json& extra,
+                                           const ReportOptions& options);
 
 }  // namespace attn_viz

@@ -107,33 +107,45 @@ bool SequenceStream::next(SequenceInput& out, std::string& where) {
     return true;
 }
 
-ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where) {
-    const bool has_text = doc.is_object() && doc.contains("text"), has_tokens = doc.is_object() && doc.contains("tokens");
+ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where, const SequenceKeys& keys) {
+    const std::string text_key = keys.text, tokens_key = keys.tokens;
+    const bool has_text = doc.is_object() && doc.contains(text_key), has_tokens = doc.is_object() && doc.contains(tokens_key);
     if (has_text == has_tokens)
-        fail_input(where, "expected a JSON object with either \"text\" (a string) or \"tokens\" (a list of token ids)");
+        fail_input(where, "expected a JSON object with either \"" + text_key + "\" (a string) or \"" + tokens_key + "\" (a list of token ids)");
     ModelSequence sequence;
     if (has_text) {
-        if (!doc["text"].is_string()) fail_input(where, "\"text\" must be a string");
-        sequence.text = doc["text"].get<std::string>();
+        if (!doc[text_key].is_string()) fail_input(where, "\"" + text_key + "\" must be a string");
+        sequence.text = doc[text_key].get<std::string>();
         return sequence;
     }
-    const nlohmann::json& tokens = doc["tokens"];
-    if (!tokens.is_array() || tokens.empty()) fail_input(where, "\"tokens\" must be a non-empty list of token ids");
+    const nlohmann::json& tokens = doc[tokens_key];
+    if (!tokens.is_array() || tokens.empty()) fail_input(where, "\"" + tokens_key + "\" must be a non-empty list of token ids");
     for (size_t t = 0; t < tokens.size(); ++t) {
         const nlohmann::json& id = tokens[t];
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int>::max())
-            fail_input(where, "tokens[" + std::to_string(t) + "] is not a token id (a whole number >= 0)");
+            fail_input(where, tokens_key + "[" + std::to_string(t) + "] is not a token id (a whole number >= 0)");
         sequence.token_ids.push_back(static_cast<int>(id.get<int64_t>()));
     }
     return sequence;
 }
 
 std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                                    uint64_t memory_budget, const std::string& where) {
-    ModelSequence sequence = parse_model_sequence(doc, where);
+                                    uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
+    ModelSequence sequence = parse_model_sequence(doc, where, keys);
     if (!sequence.text) return std::move(sequence.token_ids);
     check_tokenizing_memory(sequence.text->size(), memory_budget, where);
     return encode_within_context(tokenizer, *sequence.text, max_tokens, where);
+}
+
+SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                                     uint64_t memory_budget, const std::string& where) {
+    if (!doc.is_object() || (!doc.contains(target_keys.text) && !doc.contains(target_keys.tokens)))
+        fail_input(where, "an encoder-decoder's corpus line needs its decoder input too: {\"text\": ..., \"target_text\": ...} or "
+                          "{\"tokens\": [...], \"target_tokens\": [...]}");
+    SequencePair pair;
+    pair.source = model_sequence_ids(doc, tokenizer, max_tokens, memory_budget, where);
+    pair.target = model_sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys);
+    return pair;
 }
 
 }  // namespace attn_viz

@@ -109,9 +109,17 @@ struct ModelSequence {
     std::vector<int> token_ids;
 };
 
+// The keys a corpus line names a sequence's text and ids with: "text" and "tokens", or an
+// encoder-decoder's decoder input, "target_text" and "target_tokens".
+struct SequenceKeys {
+    const char* text = "text";
+    const char* tokens = "tokens";
+};
+inline constexpr SequenceKeys target_keys = {"target_text", "target_tokens"};
+
 // Throws Error(bad_input, "<where>: ...") for anything else (neither or both keys, an empty or
 // non-integer id list).
-ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where);
+ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where, const SequenceKeys& keys = {});
 
 class ModelTokenizer;
 
@@ -119,6 +127,15 @@ class ModelTokenizer;
 // `max_tokens` (the text's size checked against `memory_budget` first), or its ids as given
 // (checked by the caller against the model). Errors name `where`.
 std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                                    uint64_t memory_budget, const std::string& where);
+                                    uint64_t memory_budget, const std::string& where, const SequenceKeys& keys = {});
+
+// An encoder-decoder's corpus line: the source ("text" or "tokens") and the decoder input as given
+// ("target_text" or "target_tokens"), each as model_sequence_ids reads it. A line without a target
+// throws Error(bad_input, "<where>: ...").
+struct SequencePair {
+    std::vector<int> source, target;
+};
+SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                                     uint64_t memory_budget, const std::string& where);
 
 }  // namespace attn_viz

@@ -189,7 +189,8 @@ TEST_CASE("model on an encoder-decoder refuses each option that does not apply t
              {run + target + "--map norm", "--map norm does not apply to an encoder-decoder model (t5): the norm-based maps need"},
              {run + target + "--dump-output " + (dir / "out.npy"), "--dump-output does not apply to an encoder-decoder model (t5): there are two last outputs"},
              {model + target + "--induction 4", "--induction does not apply to an encoder-decoder model (t5): the test feeds a repeated random sequence"},
-             {model + "--inputs " + (dir / "corpus.txt") + " --out " + (dir / "o"), "--inputs (corpus mode) does not apply to an encoder-decoder model (t5): its statistics are per stack"},
+             {model + "--inputs " + (dir / "corpus.txt") + " --patch-from-inputs " + (dir / "corpus.txt") + " --out " + (dir / "o"),
+              "--patch-from-inputs does not apply to an encoder-decoder model (t5): it follows one residual stream"},
              {run + target + "--generate 2", "--generate with --target-text or --target-tokens does not apply to an encoder-decoder model (t5): --generate makes the target"},
              {run + "--out " + (dir / "o"), "needs the decoder's input: --target-text, --target-tokens or --generate N"},
          }) {

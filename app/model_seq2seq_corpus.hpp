@@ -1,0 +1,28 @@
+// Corpus mode of attn-viz model over an encoder-decoder folder (BART, T5): every line of --inputs
+// ({"text", "target_text"} or {"tokens", "target_tokens"}; the target is the decoder input as
+// given) through the model, one at a time, each stack's statistics and the cross heads' alignment
+// into running moments (seq2seq_corpus.hpp); stats.json with every head's mean and std and its
+// "stack", each stack's files in its folder, --shard and --save-partial as for decoder models.
+#pragma once
+
+#include <string>
+
+#include "corpus_options.hpp"
+#include "model_files.hpp"
+#include "output_options.hpp"
+#include "report.hpp"
+
+namespace attn_viz_cli {
+
+struct Seq2SeqCorpusOptions {
+    std::string checkpoint, tokenizer;
+    CorpusOptionValues corpus;       // resolved (--shard parsed)
+    attn_viz::ReportOptions report;  // resolved
+    OutputOptionValues output;
+    bool json = false, timings = false;
+};
+
+// The corpus run over the folder `files` (an encoder-decoder model_type); returns the exit code.
+int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
+
+}  // namespace attn_viz_cli
