@@ -8,7 +8,10 @@
 #   5. a whole synthetic Llama-7B GGUF (Q4_K) through `attn-viz model` at T=2047, streamed layer by
 #      layer (scripts/bench_model7b.sh: generates the 3.8 GB file in a scratch directory first);
 #   6. a mid-size synthetic decoder's forward pass (scripts/forward_flops.sh) against oneDNN's f32
-#      matmul rate measured in the same run, with the CPU named and the date.
+#      matmul rate measured in the same run, with the CPU named and the date;
+#   7. the field's Python workflows (scripts/bench_peers.sh): transformers and TransformerLens with
+#      matplotlib against the CLI and the attn_viz package, one GPT-2-shaped model at T=512, every
+#      head's PNG (installs the oracles from PyPI once: scripts/setup_oracles.sh).
 # Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3 and 5)
 # ONEDNN_MAX_CPU_ISA in the environment caps oneDNN's kernels, e.g. ONEDNN_MAX_CPU_ISA=AVX2 runs
 # them as on a CPU without AVX-512 (attn-viz keeps any cap below AMX; without one it uses the
@@ -132,3 +135,7 @@ awk -v flop="$("$root/scripts/forward_flops.sh" $D $L $H $H $F $V $((2 * N + 1))
   -v cpu="$(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')" -v date="$(date -u +%Y-%m-%d)" 'BEGIN {
     printf "%s, %s: forward %.1f GFLOP in %.0f ms: %.1f GFLOP/s = %.0f%% of the f32 matmul rate measured now (%s GFLOP/s)\n",
       cpu, date, flop / 1e9, ms, flop / ms / 1e6, 100 * flop / ms / 1e6 / rate, rate }'
+
+echo
+echo "== 7. the Python workflows: transformers / TransformerLens + matplotlib, the CLI, the attn_viz package =="
+ATTN_VIZ=$bin "$root/scripts/bench_peers.sh" "$runs" 512

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the test-time oracles from the Python package index, pinned: transformers and the PyTorch
-# it runs on, with every package they import, into DIR (default build/oracles), for Debian's
-# /usr/bin/python3 (PYTHONPATH=DIR). tests/oracle/transformers_oracle.py runs it (ctest
-# transformers-oracle). Idempotent: DIR/.pins records what is installed, and the same pins install
-# nothing again; other pins replace DIR whole.
+# it runs on, with every package they import, into DIR (default build/oracles), and TransformerLens
+# with matplotlib beside them into DIR-tl, for Debian's /usr/bin/python3 (PYTHONPATH=DIR-tl:DIR).
+# tests/oracle/transformers_oracle.py and transformer_lens_oracle.py run it (ctest
+# transformers-oracle, transformer-lens-oracle), and so does scripts/bench.sh for its Python peers.
+# Idempotent: each directory's .pins records what is installed, and the same pins install nothing
+# again; other pins replace that directory whole.
 #
 # PyPI has no CPU-only PyTorch for x86-64 Linux: its torch wheel is a CUDA build whose shared library
 # links the CUDA runtime, so `import torch` needs the nvidia-* packages even on a machine without a
@@ -31,18 +33,43 @@ pins=(
   nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 nvidia-nvjitlink==13.5.37
   nvidia-nvshmem-cu13==3.7.2 nvidia-nvtx==13.2.86
 )
-wanted=$(printf '%s\n' "${pins[@]}")
-if [[ -f $dir/.pins && "$(cat "$dir/.pins")" == "$wanted" ]]; then
-  echo "setup_oracles: $dir has the pinned set"
-  exit 0
-fi
-/usr/bin/python3 -m pip --version >/dev/null 2>&1 || { echo "setup_oracles: no pip for /usr/bin/python3 (scripts/setup.sh installs python3-pip)"; exit 1; }
-echo "setup_oracles: installing ${#pins[@]} packages (about 2.5 GB to download, 4.6 GB installed) into $dir"
-rm -rf "$dir" "$dir.partial"
-start=$SECONDS
-# --no-deps: the list above is the whole closure; pip resolves nothing, so nothing drifts.
-/usr/bin/python3 -m pip install --quiet --no-deps --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
-  --no-cache-dir --target "$dir.partial" "${pins[@]}"
-echo "$wanted" >"$dir.partial/.pins"
-mv "$dir.partial" "$dir"
-echo "setup_oracles: done in $((SECONDS - start)) s, $(du -sh "$dir" | cut -f1)"
+
+# TransformerLens 4.3 (its TransformerBridge over transformers >= 5.9, so the set above serves it)
+# and matplotlib (bench.sh's peers draw with it), with what they import that the set above lacks,
+# resolved by pip against it 2026-11-26. Left out, as triton: wandb, sentencepiece, protobuf and
+# transformers-stream-generator, which TransformerLens declares but imports only for training, logging
+# or particular tokenizers (about 100 MB more). About 95 MB to download, 400 MB installed, 3 minutes.
+tl_pins=(
+  transformer-lens==4.3.0 einops==0.8.2 fancy-einsum==0.0.3 jaxtyping==0.3.11 wadler-lindig==0.1.8
+  typeguard==4.6.1 beartype==0.23.1 accelerate==1.15.0 psutil==7.2.2 datasets==5.2.0 pyarrow==26.0.1
+  dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 pandas==3.1.1 tzdata==2026.6 python-dateutil==4.0.0
+  requests==2.34.2 urllib3==2.8.0 certifi==2026.10.19.post1 charset-normalizer==3.5.3
+  matplotlib==3.11.2 contourpy==1.3.3 cycler==0.12.1 fonttools==4.68.0 kiwisolver==1.5.1
+  pillow==13.0.0 pyparsing==3.3.3
+)
+
+# install DIR SIZE PIN...: the pinned set into DIR unless DIR/.pins says it is there.
+install() {
+  local target=$1 size=$2
+  shift 2
+  local wanted
+  wanted=$(printf '%s\n' "$@")
+  if [[ -f $target/.pins && "$(cat "$target/.pins")" == "$wanted" ]]; then
+    echo "setup_oracles: $target has the pinned set"
+    return
+  fi
+  /usr/bin/python3 -m pip --version >/dev/null 2>&1 || { echo "setup_oracles: no pip for /usr/bin/python3 (scripts/setup.sh installs python3-pip)"; exit 1; }
+  echo "setup_oracles: installing $# packages ($size) into $target"
+  rm -rf "$target" "$target.partial"
+  local start=$SECONDS
+  # --no-deps: each list is the whole closure (with the sets before it); pip resolves nothing, so
+  # nothing drifts.
+  /usr/bin/python3 -m pip install --quiet --no-deps --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
+    --no-cache-dir --target "$target.partial" "$@"
+  echo "$wanted" >"$target.partial/.pins"
+  mv "$target.partial" "$target"
+  echo "setup_oracles: done in $((SECONDS - start)) s, $(du -sh "$target" | cut -f1)"
+}
+
+install "$dir" "about 2.5 GB to download, 4.6 GB installed" "${pins[@]}"
+install "$dir-tl" "about 95 MB to download, 400 MB installed" "${tl_pins[@]}"

@@ -13,6 +13,7 @@ Lengths: T = 1, a few short ones, 33, and one past the sliding window where a la
 The pinned packages are installed once into ORACLE_DIR by scripts/setup_oracles.sh. Exits 77 (skipped)
 with a "skipped:" line when pip or the package index is unavailable, or 1 with ATTN_VIZ_REQUIRE_PYPI=1.
 ATTN_VIZ_ORACLE_SEED=N replays a seed; ATTN_VIZ_ORACLE_FAMILIES=llama,t5 runs only those."""
+import functools
 import json
 import os
 import random
@@ -38,10 +39,11 @@ sys.path.insert(0, oracle_dir)  # ahead of Debian's python3-torch 1.13 and numpy
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 
 sys.path.insert(0, here)
 from oracle_families import FAMILIES  # noqa: E402
+import oracle_models  # noqa: E402
+from oracle_models import randomize, save_folder  # noqa: E402
 
 CONFIGS_PER_FAMILY = 4
 TOL = 1e-5
@@ -52,40 +54,7 @@ chosen = os.environ.get("ATTN_VIZ_ORACLE_FAMILIES")
 families = chosen.split(",") if chosen else list(FAMILIES)
 torch.set_grad_enabled(False)
 transformers.utils.logging.disable_progress_bar()
-
-
-def randomize(model):
-    """transformers' initialisation (std 0.02) makes every map nearly uniform; redraw every tensor
-    so that heads are peaked and a wrong mask, position or scale shows: matrices N(0, 0.3²),
-    embeddings N(0, 1), biases N(0, 0.1²), norm weights about 1 (Gemma's (1 + w) about 0). Larger
-    scores would meet the oracle's own rounding: transformers computes RoPE angles in float32 even
-    for a float64 model (inv_freq and positions as torch.float), about 2e-6 rad at position 32."""
-    for name, p in model.named_parameters():
-        if p.dim() >= 2:
-            p.copy_(torch.randn_like(p) * (1.0 if "embed" in name or name.endswith(("wte.weight", "wpe.weight", "shared.weight")) else 0.3))
-        elif "norm" in name.lower() or ".ln" in name or name.startswith("ln_"):
-            p.copy_(torch.randn_like(p) * 0.2 + (0.0 if bool((p == 0).all()) else 1.0))
-        else:
-            p.copy_(torch.randn_like(p) * 0.1)
-
-
-def save_folder(model, config, folder):
-    model.save_pretrained(folder)
-    # The CLI reads a tokenizer beside the weights even for --tokens: a WordPiece vocabulary of one
-    # token per embedding row, made with Hugging Face's tokenizers.
-    vocab = {("[UNK]" if i == 0 else f"w{i}"): i for i in range(config.vocab_size)}
-    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.save(os.path.join(folder, "tokenizer.json"))
-
-
-def run_cli(folder, out, arguments):
-    command = [binary, "model", "--model", folder, "--out", out, "--stats-only", "-q", "--force", "--threads", "1"] + arguments
-    run = subprocess.run(command, capture_output=True, text=True)
-    if run.returncode != 0:
-        raise AssertionError(f"attn-viz exited {run.returncode}: {run.stderr.strip()}")
-    with open(os.path.join(out, "stats.json"), encoding="utf-8") as f:
-        return json.load(f)
+run_cli = functools.partial(oracle_models.run_cli, binary)
 
 
 def ids_text(ids):
