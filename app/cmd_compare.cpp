@@ -11,6 +11,7 @@
 #include "compare_corpus_run.hpp"
 #include "compare_models.hpp"
 #include "compare_pictures.hpp"
+#include "compare_seq2seq.hpp"
 #include "compare_summary.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -20,6 +21,7 @@
 #include "layer_options.hpp"
 #include "layer_source.hpp"
 #include "model_files.hpp"
+#include "model_seq2seq.hpp"
 #include "onednn_backend.hpp"
 #include "option_parsing.hpp"
 #include "output_dir.hpp"
@@ -53,7 +55,8 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                      "models over a corpus (--inputs): labels, statistic changes, and how alike each head's maps are.");
     cmd->add_option("weights_a", o.weights_a,
                     "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
-                    "whole model (Hugging Face folder of a Llama-family, GPT-2, GPT-NeoX or BERT model, GGUF, llama2.c .bin)")
+                    "whole model (Hugging Face folder of a Llama-family, GPT-2, GPT-NeoX or BERT model, GGUF, llama2.c .bin; or a BART "
+                    "or T5 folder, compared with another over --target-text too)")
         ->required()->check(CLI::ExistingPath);
     cmd->add_option("weights_b", o.weights_b, "Second layer or model, same architecture (any of those formats)")
         ->required()->check(CLI::ExistingPath);
@@ -65,6 +68,10 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "ids both run over instead of --text");
     cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
     cmd->add_option("--text", o.model_input.text, "Models: text both run over (encoded as the first model's tokenizer does: BOS first for Llama, [CLS] ... [SEP] for BERT)");
+    cmd->add_option("--target-text", o.model_input.target_text,
+                    "Encoder-decoder models (bart, t5): the decoder input both run over, teacher forced (encoded as the first "
+                    "model's tokenizer does, as given: no shift by the tool)");
+    cmd->add_option("--target-tokens", o.model_input.target_token_ids, "Encoder-decoder models: the decoder input as token ids instead of --target-text");
     cmd->add_option("--tokenizer", o.model_input.tokenizer,
                     "Models: llama2.c tokenizer, or a Hugging Face tokenizer.json or folder (a GGUF model's or folder's own "
                     "without it)")
@@ -95,9 +102,9 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
         if (o.diff_pictures > 0 && o.output.out.empty())
             throw CLI::ValidationError("--diff-pictures", "the pictures go into the output directory: give --out DIR");
         if (!o.corpus.path.empty() && (!o.model_input.text.empty() || o.tokens || o.model_input.generate > 0 || o.diff_pictures > 0 ||
-                                       !o.input.path.empty()))
-            throw CLI::ValidationError("--inputs", "a corpus compare keeps no maps and no single input: --text, --tokens, --input, "
-                                                   "--generate and --diff-pictures are for one sequence");
+                                       !o.input.path.empty() || !o.model_input.target_text.empty() || o.model_input.target_token_ids))
+            throw CLI::ValidationError("--inputs", "a corpus compare keeps no maps and no single input: --text, --tokens, --target-text, "
+                                                   "--target-tokens, --input, --generate and --diff-pictures are for one sequence");
         if (!o.corpus.save_partial.empty() && o.output.out.empty())
             throw CLI::ValidationError("--save-partial", "the partial is written with the run's outputs: give --out DIR");
     });
@@ -142,12 +149,30 @@ int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& op
     return exit_status(o, report.comparison.mean, report.metric, report.summary);
 }
 
+// Two encoder-decoder folders (compare_seq2seq.hpp); both must be one (Error(bad_input) naming
+// the other otherwise).
+int compare_encoder_decoders(const CompareOptions& o, bool seq2seq_a, bool seq2seq_b, const attn_viz::AnalysisOptions& options,
+                             const attn_viz::LoadLimits& limits) {
+    if (seq2seq_a != seq2seq_b)
+        attn_viz::fail_input(seq2seq_a ? o.weights_b : o.weights_a, std::string("not an encoder-decoder folder, while ") +
+                                                                        (seq2seq_a ? o.weights_a : o.weights_b) +
+                                                                        " is one: compare takes two models of one architecture");
+    if (o.diff_pictures > 0)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "compare: --diff-pictures is not built for encoder-decoders (it names heads "
+                                                          "LxHy, ambiguous across the encoder, decoder and cross stacks)");
+    const Seq2SeqComparison m = compare_seq2seq_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    return report_seq2seq_comparison(m, {o.fail_metric, o.fail_above, o.output, {o.weights_a, o.weights_b, o.model_input.tokenizer}});
+}
+
 int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (!o.corpus.path.empty()) return compare_models_corpus(o, options, limits);
     o.model_input.token_ids = o.tokens;
     if (o.model_input.text.empty() == !o.model_input.token_ids)
         throw Error(ErrorKind::usage, "compare of two models needs one of --text or --tokens");
+    const bool seq2seq_a = is_seq2seq_folder(o.weights_a, limits), seq2seq_b = is_seq2seq_folder(o.weights_b, limits);
+    if (seq2seq_a || seq2seq_b) return compare_encoder_decoders(o, seq2seq_a, seq2seq_b, options, limits);
+    refuse_target_for_decoder("", !o.model_input.target_text.empty() || o.model_input.target_token_ids);
     const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
     const std::vector<double> metric = comparison_metric(m.heads, o.fail_metric);
     const CompareSummary summary = summarize_comparison(m.heads, metric, o.fail_metric, m.top1, o.fail_above);

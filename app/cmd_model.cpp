@@ -355,22 +355,25 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
 // (model_seq2seq.hpp) or its corpus run (model_seq2seq_corpus.hpp).
 int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     const ModelAnalysisOptions& a = o.analyses;
-    const std::string decoder_only = "it follows one residual stream predicting the next token, while a decoder also reads the encoder "
-                                     "through cross attention; not built for encoder-decoders";
+    const std::string corrupted_pair =
+        "the corrupted run would need its own source and target pair of the same lengths; not built for encoder-decoders";
     refuse_for_encoder_decoder(
         files.config.model_type,
-        {{"--patch-from-inputs", !a.patch_from_inputs.empty(), decoder_only},
+        {{"--patch-from-inputs", !a.patch_from_inputs.empty(), corrupted_pair},
          {"--induction", o.induction > 0, "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
-         {"--stream-layers", o.stream_layers, "every decoder layer reads the encoder's last output, so the encoder runs whole; not built"},
+         {"--stream-layers", o.stream_layers, "the encoder-decoder run keeps every layer's maps of the three stacks until its report is written; not built to release them layer by layer"},
          {"--layers", !o.layers.empty(), "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
          {"--heads", !o.heads.empty(), "LxHy names would be ambiguous across the three stacks; every head is drawn"},
          {"--dump-output", !o.report.dump_output.empty(), "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
          {"--svg", !o.report_values.svg.empty(), "LxHy names would be ambiguous across the three stacks; use the PNGs in encoder/, decoder/, cross/"},
          {"--map norm", o.report.map == attn_viz::PictureMap::norm, "the norm-based maps need each stack's value norms, which the encoder-decoder run does not keep"},
-         {"--ablate", !a.ablate.empty(), decoder_only},
-         {"--logit-attribution", a.logit_attribution, decoder_only},
-         {"--patch-from", a.patch_from || a.patch_from_tokens, decoder_only},
-         {"--composition", a.composition, decoder_only},
+         {"--logit-attribution", a.logit_attribution,
+          "encoder heads reach the logits only through cross attention, and BART's post-norm blocks rescale the residual stream after "
+          "every sublayer; not built for encoder-decoders"},
+         {"--patch-from", a.patch_from || a.patch_from_tokens, corrupted_pair},
+         {"--composition", a.composition,
+          "it composes heads within one residual stream, while a cross head's keys and values read the encoder's; not built for "
+          "encoder-decoders"},
          {"--rollout", a.rollout, "rollout composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
          {"--flow", a.flow, "flow composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
          {"--generate with --target-text or --target-tokens", o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
@@ -380,7 +383,7 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
         attn_viz::check_output_files({o.corpus.save_partial}, {o.checkpoint, o.tokenizer, o.corpus.path}, o.output.out);
         return run_seq2seq_corpus({o.checkpoint, o.tokenizer, o.corpus, o.report, o.output, o.json, o.timings}, files, limits);
     }
-    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, o.report,
+    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, a.ablate, a.ablate_mode, o.report,
                               o.output, o.json, o.timings},
                              files, limits);
 }

@@ -67,16 +67,19 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
     return result;
 }
 
-std::string output_comparison_text(const ModelComparison& m) {
-    if (!m.output) return "output: the models have no next-token logits (encoders): compared at the heads only\n";
-    const attn_viz::OutputComparison& o = *m.output;
+std::string output_comparison_line(const attn_viz::OutputComparison& o) {
     char line[512];
     std::snprintf(line, sizeof line,
                   "output: mean KL(A || B) of next-token distributions %.4g nats (largest %.4g at position %lld); loss A %.4f, "
                   "loss B %.4f nats; top-1 next tokens agree at %.3f of %zu positions\n",
                   o.mean_kl, o.kl[static_cast<size_t>(o.max_kl_position)], static_cast<long long>(o.max_kl_position), o.loss_a,
                   o.loss_b, o.top1_agreement, o.kl.size());
-    std::string out = line;
+    return line;
+}
+
+std::string output_comparison_text(const ModelComparison& m) {
+    if (!m.output) return "output: the models have no next-token logits (encoders): compared at the heads only\n";
+    std::string out = output_comparison_line(*m.output);
     if (!m.generation) return out;
     const attn_viz::GenerationComparison& g = *m.generation;
     if (g.first_divergence < 0)
@@ -116,12 +119,12 @@ void write_head_grid_picture(const std::string& path, const attn_viz::HeadCompar
 }
 
 void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c, const std::vector<double>& top1,
-                               const std::string& over) {
-    write_head_grid_picture(out.file("js_distance.png"), c, c.maps.js_distance,
+                               const std::string& over, const std::string& folder) {
+    write_head_grid_picture(out.file(folder + "js_distance.png"), c, c.maps.js_distance,
                             {"JS distance between the two models' maps, per head" + over, "JS distance"});
-    write_head_grid_picture(out.file("map_correlation.png"), c, c.maps.correlation,
+    write_head_grid_picture(out.file(folder + "map_correlation.png"), c, c.maps.correlation,
                             {"Correlation of the two models' maps, per head" + over, "map correlation", "viridis", -1, 1});
-    write_head_grid_picture(out.file("top1_agreement.png"), c, top1,
+    write_head_grid_picture(out.file(folder + "top1_agreement.png"), c, top1,
                             {"Queries whose strongest key agrees, per head" + over, "top-1 agreement", "viridis", 0, 1});
 }
 

@@ -24,6 +24,8 @@ struct ModelCompareInput {
     std::string text;       // encoded as the first model's tokenizer does
     std::optional<std::string> token_ids;  // "1,403,407" instead of text (given empty: refused as no ids)
     int generate = 0;                      // > 0: both models' greedy continuations of this many tokens, compared
+    std::string target_text;                        // encoder-decoders: the decoder input both run over (compare_seq2seq.hpp)
+    std::optional<std::string> target_token_ids;    // or its ids
 };
 
 struct ModelComparison {
@@ -58,6 +60,8 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
 // The lines compare prints about the models' outputs: mean and largest KL, both losses, top-1
 // agreement of next tokens and, with generations, where the continuations part.
 std::string output_comparison_text(const ModelComparison& comparison);
+// Its first line, about the next-token distributions alone.
+std::string output_comparison_line(const attn_viz::OutputComparison& output);
 
 // A layers (rows) x heads (columns) picture of one per-head measure (JS distance, map correlation,
 // top-1 agreement), colored over [low, high]; an undefined head is drawn at `low`.
@@ -68,9 +72,10 @@ struct HeadGridPicture {
 void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& comparison,
                              const std::vector<double>& values, const HeadGridPicture& picture);
 
-// Stages js_distance.png, map_correlation.png and top1_agreement.png (top1: [N]) in `out`, each
-// title ending in `over` (e.g. " (mean over the corpus)", or "").
+// Stages js_distance.png, map_correlation.png and top1_agreement.png (top1: [N]) in `out` (in its
+// `folder`, e.g. "cross/", or at the top), each title ending in `over` (e.g. " (mean over the
+// corpus)", or "").
 void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& comparison, const std::vector<double>& top1,
-                               const std::string& over);
+                               const std::string& over, const std::string& folder = "");
 
 }  // namespace attn_viz_cli

@@ -76,8 +76,9 @@ void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnal
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option("--ablate", o.ablate,
                     "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; decoders only): all, or heads as "
-                    "L1H3,L2H0-7 (any case) or 1:3,2:0-7");
+                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, or heads as "
+                    "L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, encoder/L0H1,decoder/all,cross/1:0 "
+                    "(each stack's files in its folder; the loss is the teacher-forced target's)");
     cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
     cmd->add_flag("--logit-attribution", o.logit_attribution,

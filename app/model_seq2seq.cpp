@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ablation_report.hpp"
 #include "error.hpp"
 #include "generation.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
@@ -11,12 +12,14 @@
 #include "memory_budget.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
+#include "option_parsing.hpp"
 #include "output_dir.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
 #include "report_options.hpp"
 #include "run_output.hpp"
 #include "run_steps.hpp"
+#include "seq2seq_ablation.hpp"
 #include "seq2seq_report.hpp"
 #include "token_file.hpp"
 
@@ -25,13 +28,6 @@ namespace {
 
 using attn_viz::Error;
 using attn_viz::ErrorKind;
-
-// The ids of a text option (encoded by the model's tokenizer) or of its ids option.
-std::vector<int> ids_of(const std::string& text, const std::optional<std::string>& ids, const attn_viz::ModelTokenizer& tokenizer,
-                        int64_t max_tokens, const char* text_option, const char* ids_option) {
-    if (ids) return attn_viz::parse_token_ids(*ids, ids_option);
-    return attn_viz::encode_within_context(tokenizer, text, max_tokens, text_option);
-}
 
 // --generate: the decoder's greedy ids from its start token, printed as a continuation of it.
 std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::ModelTokenizer& tokenizer,
@@ -52,6 +48,37 @@ std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2Se
     return target;
 }
 
+// o.ablate's heads, each stack's by the number of its layers (Error(usage) naming --ablate).
+std::vector<attn_viz::Seq2SeqHead> ablated_heads(const Seq2SeqModelOptions& o, const attn_viz::Seq2SeqWeights& weights) {
+    return parse_option("--ablate", [&] {
+        return attn_viz::parse_seq2seq_ablated_heads(o.ablate, weights.config.blocks.n_layers, weights.config.n_decoder_layers,
+                                                     weights.config.blocks.n_heads);
+    });
+}
+
+// --ablate: each chosen head removed in turn, the model rerun; each stack's ablation.csv and
+// pictures in its folder, and {"encoder": {...}, "decoder": ..., "cross": ...} (the stacks with
+// ablated heads, each as write_ablation_outputs' "ablation") for stats.json's "ablation".
+nlohmann::json seq2seq_ablation(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::Seq2SeqRun& clean,
+                                attn_viz::OutputDir& out, attn_viz::Timings& timings) {
+    using namespace attn_viz;
+    Timings::Scope t(timings, "ablation");
+    Progress progress(progress_wanted(o.output.quiet), "ablated head");
+    const std::array<AblationReport, 3> reports =
+        ablate_seq2seq_heads(model, clean, ablated_heads(o, model.weights()), parse_ablation_mode(o.ablate_mode),
+                             [&](int64_t done, int64_t total) { progress.update(done, total); });
+    progress.finish();
+    nlohmann::json stacks = nlohmann::json::object();
+    for (Seq2SeqStack stack : seq2seq_stacks) {
+        const AblationReport& report = reports[static_cast<size_t>(stack)];
+        if (report.heads.empty()) continue;
+        const std::string name = seq2seq_stack_name(stack);
+        const int64_t layers = stack == Seq2SeqStack::encoder ? model.weights().config.blocks.n_layers : model.weights().config.n_decoder_layers;
+        stacks[name] = write_ablation_outputs(out, report, layers, model.weights().config.blocks.n_heads, o.report, name + "/")["ablation"];
+    }
+    return stacks;
+}
+
 }  // namespace
 
 void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
@@ -60,6 +87,12 @@ void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_la
     };
     attn_viz::check_memory(c.n_layers * layer(S, S) + decoder_layers * (layer(T, T) + layer(T, S)), limits.memory_budget,
                            "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
+}
+
+std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids, const attn_viz::ModelTokenizer& tokenizer,
+                             int64_t max_tokens, const char* text_option, const char* ids_option) {
+    if (ids) return attn_viz::parse_token_ids(*ids, ids_option);
+    return attn_viz::encode_within_context(tokenizer, text, max_tokens, text_option);
 }
 
 void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options) {
@@ -93,8 +126,9 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         model = std::make_unique<Seq2SeqModel>(backend, read_hf_seq2seq_folder(files.path, files.config, limits));
         const ModelConfig& c = model->weights().config.blocks;
         tokenizer = read_model_tokenizer(files, o.tokenizer, c.vocab_size, limits);
-        source = ids_of(o.text, o.token_ids, *tokenizer, c.max_tokens, "--text", "--tokens");
-        if (o.generate <= 0) target = ids_of(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text", "--target-tokens");
+        source = seq2seq_ids(o.text, o.token_ids, *tokenizer, c.max_tokens, "--text", "--tokens");
+        if (o.generate <= 0) target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text", "--target-tokens");
+        if (!o.ablate.empty()) ablated_heads(o, model->weights());
     }
     const ModelConfig& c = model->weights().config.blocks;
     check_seq2seq_run_memory(c, model->weights().config.n_decoder_layers, static_cast<int64_t>(source.size()),
@@ -118,6 +152,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     report.source_tokens = tokenizer->labels(source);
     report.target_tokens = tokenizer->labels(target);
     report.extra_stats = {{"provenance", provenance}, {"model_type", c.architecture}};
+    if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
     report.model_description = o.checkpoint + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " +
                                std::to_string(model->weights().config.n_decoder_layers) + " decoder layers x " + std::to_string(c.n_heads) + " heads)";
     report.source_text = o.text.empty() ? tokenizer->decode(source) : o.text;  // --tokens: the ids decoded
@@ -127,6 +162,14 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" + std::to_string(target.size()) +
                      " target tokens: " + tokenizer->decode(target) + "\n");
     for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
+    if (report.extra_stats.contains("ablation")) {
+        const nlohmann::json& ablation = report.extra_stats["ablation"];
+        for (Seq2SeqStack stack : seq2seq_stacks)
+            if (ablation.contains(seq2seq_stack_name(stack)))
+                for (const auto& finding : ablation[seq2seq_stack_name(stack)]["findings"])
+                    printed.add_text(std::string(seq2seq_stack_name(stack)) + ": " + finding.get<std::string>() + "\n");
+        printed.json()["ablation"] = ablation;
+    }
     printed.add_text(picture_hint(notes, o.report));
     printed.json()["source_tokens"] = report.source_tokens;
     printed.json()["target_tokens"] = report.target_tokens;

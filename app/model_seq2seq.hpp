@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model_files.hpp"
+#include "model_tokenizer.hpp"
 #include "output_options.hpp"
 #include "report.hpp"
 
@@ -20,10 +21,16 @@ struct Seq2SeqModelOptions {
     std::string text, target_text;                        // --text, --target-text ("" when not given)
     std::optional<std::string> token_ids, target_token_ids;  // --tokens, --target-tokens
     int generate = 0;
+    std::string ablate, ablate_mode = "zero";  // --ablate ("": none) and --ablate-mode
     attn_viz::ReportOptions report;  // resolved
     OutputOptionValues output;
     bool json = false, timings = false;
 };
+
+// The ids of a text option (encoded by `tokenizer`, within max_tokens) or of its ids option
+// ("1,2,3"; given: it wins).
+std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids, const attn_viz::ModelTokenizer& tokenizer,
+                             int64_t max_tokens, const char* text_option, const char* ids_option);
 
 // An option an encoder-decoder run does not take: its name, whether it was given, and why not.
 struct RefusedOption {

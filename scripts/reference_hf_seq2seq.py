@@ -21,11 +21,15 @@ input is the target ids as given (teacher forced, no shift).
   DIR/config.json, DIR/model.safetensors (or two shards), DIR/source_ids.txt, DIR/target_ids.txt,
   DIR/expected_{encoder,decoder,cross}_L.npy [H, S, S], [H, T, T], [H, T, S],
   DIR/expected_logits.npy [T, V]
+  with --zero-head STACK:L:H (STACK encoder, decoder or cross) also DIR/expected_logits_zeroed.npy
+  [T, V]: the same forward with that head's output (its columns of the context, before the output
+  projection) zeroed, transformers' head_mask / layer_head_mask applied to one head
 
 Usage: reference_hf_seq2seq.py --out DIR --model-type bart|t5 --d-model 24 --heads 4
            --encoder-layers 2 --decoder-layers 1 --ffn 37 --vocab 53 --source-tokens 7
            --target-tokens 5 [--head-dim 6 (t5)] [--gated (t5 v1.1)] [--scale-embedding (bart)]
            [--positions 40 (bart)] [--buckets 32 --max-distance 128 (t5)] [--shards 2] [--seed N] [--tokenizer]
+           [--zero-head encoder:0:1]
 """
 import argparse
 import math
@@ -39,8 +43,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_hf_llama import activation, rand, write_model_folder, write_tokenizer  # noqa: E402
 
 
-def attention(q, k, v, H, bias=None, causal=False):
-    """q: [Tq, H*dh], k, v: [Tk, H*dh] (q already scaled) -> (weights [H, Tq, Tk], context [Tq, H*dh])."""
+def attention(q, k, v, H, bias=None, causal=False, zeroed=None):
+    """q: [Tq, H*dh], k, v: [Tk, H*dh] (q already scaled) -> (weights [H, Tq, Tk], context [Tq, H*dh]);
+    head `zeroed` (an index, or None) contributes zeros to the context."""
     Tq, Tk = q.shape[0], k.shape[0]
     q, k, v = (t.view(t.shape[0], H, -1).transpose(0, 1) for t in (q, k, v))
     scores = q @ k.transpose(1, 2)
@@ -49,10 +54,19 @@ def attention(q, k, v, H, bias=None, causal=False):
     if causal:
         scores = scores.masked_fill(torch.arange(Tk)[None, :] > torch.arange(Tq)[:, None], float("-inf"))
     weights = torch.softmax(scores, dim=-1)
-    return weights, (weights @ v).transpose(0, 1).reshape(Tq, -1)
+    context = weights @ v
+    if zeroed is not None:
+        context = context.clone()
+        context[zeroed] = 0
+    return weights, context.transpose(0, 1).reshape(Tq, -1)
 
 
-def bart_forward(w, cfg, source, target):
+def zeroed_head(zero, stack, maps):
+    """The head to zero in the next layer of `stack` (its index is len(maps[stack])), or None."""
+    return zero[2] if zero is not None and zero[0] == stack and zero[1] == len(maps[stack]) else None
+
+
+def bart_forward(w, cfg, source, target, zero=None):
     p, D, H = "model.", cfg["d_model"], cfg["encoder_attention_heads"]
     scale = math.sqrt(D) if cfg["scale_embedding"] else 1.0
 
@@ -62,9 +76,10 @@ def bart_forward(w, cfg, source, target):
     def linear(name, x):
         return x @ w[name + ".weight"].T + w[name + ".bias"]
 
-    def attend(prefix, x, memory, causal):
+    def attend(prefix, x, memory, causal, stack):
         q = linear(prefix + "q_proj", x) * (D // H) ** -0.5
-        weights, context = attention(q, linear(prefix + "k_proj", memory), linear(prefix + "v_proj", memory), H, causal=causal)
+        weights, context = attention(q, linear(prefix + "k_proj", memory), linear(prefix + "v_proj", memory), H, causal=causal,
+                                     zeroed=zeroed_head(zero, stack, maps))
         return weights, linear(prefix + "out_proj", context)
 
     def embed(ids, stack):
@@ -78,17 +93,17 @@ def bart_forward(w, cfg, source, target):
     x = embed(source, "encoder")
     for layer in range(cfg["encoder_layers"]):
         b = f"{p}encoder.layers.{layer}."
-        a, out = attend(b + "self_attn.", x, x, False)
+        a, out = attend(b + "self_attn.", x, x, False, "encoder")
         maps["encoder"].append(a)
         x = norm(x + out, b + "self_attn_layer_norm")
         x = norm(x + feed_forward(b, x), b + "final_layer_norm")
     memory, y = x, embed(target, "decoder")
     for layer in range(cfg["decoder_layers"]):
         b = f"{p}decoder.layers.{layer}."
-        a, out = attend(b + "self_attn.", y, y, True)
+        a, out = attend(b + "self_attn.", y, y, True, "decoder")
         maps["decoder"].append(a)
         y = norm(y + out, b + "self_attn_layer_norm")
-        a, out = attend(b + "encoder_attn.", y, memory, False)
+        a, out = attend(b + "encoder_attn.", y, memory, False, "cross")
         maps["cross"].append(a)
         y = norm(y + out, b + "encoder_attn_layer_norm")
         y = norm(y + feed_forward(b, y), b + "final_layer_norm")
@@ -113,7 +128,7 @@ def relative_position_bucket(relative_position, bidirectional, num_buckets, max_
     return relative_buckets + torch.where(is_small, relative_position, if_large)
 
 
-def t5_forward(w, cfg, source, target):
+def t5_forward(w, cfg, source, target, zero=None):
     D, H, eps = cfg["d_model"], cfg["num_heads"], cfg["layer_norm_epsilon"]
     gated = cfg["feed_forward_proj"] == "gated-gelu"
 
@@ -130,8 +145,9 @@ def t5_forward(w, cfg, source, target):
         table = w[f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
         return table[buckets].permute(2, 0, 1)  # [H, Tq, Tk]
 
-    def attend(prefix, x, memory, bias, causal):
-        weights, context = attention(linear(prefix + "q", x), linear(prefix + "k", memory), linear(prefix + "v", memory), H, bias, causal)
+    def attend(prefix, x, memory, bias, causal, stack):
+        weights, context = attention(linear(prefix + "q", x), linear(prefix + "k", memory), linear(prefix + "v", memory), H, bias, causal,
+                                     zeroed_head(zero, stack, maps))
         return weights, linear(prefix + "o", context)
 
     def feed_forward(prefix, x):
@@ -144,7 +160,7 @@ def t5_forward(w, cfg, source, target):
     def self_attention(b, x, bias, stack):
         """x plus layer.0's self-attention of the normed x (causal in the decoder), its map kept."""
         h = norm(x, b + "0.layer_norm.weight")
-        a, out = attend(b + "0.SelfAttention.", h, h, bias, stack == "decoder")
+        a, out = attend(b + "0.SelfAttention.", h, h, bias, stack == "decoder", stack)
         maps[stack].append(a)
         return x + out
 
@@ -160,7 +176,7 @@ def t5_forward(w, cfg, source, target):
     for layer in range(cfg["num_decoder_layers"]):
         b = f"decoder.block.{layer}.layer."
         y = self_attention(b, y, bias, "decoder")
-        a, out = attend(b + "1.EncDecAttention.", norm(y, b + "1.layer_norm.weight"), memory, None, False)
+        a, out = attend(b + "1.EncDecAttention.", norm(y, b + "1.layer_norm.weight"), memory, None, False, "cross")
         maps["cross"].append(a)
         y = y + out
         y = y + feed_forward(b + "2.DenseReluDense.", norm(y, b + "2.layer_norm.weight"))
@@ -245,6 +261,7 @@ def main():
     p.add_argument("--max-distance", type=int, default=128, help="t5: relative_attention_max_distance")
     p.add_argument("--shards", type=int, default=1, choices=[1, 2])
     p.add_argument("--tokenizer", action="store_true", help="also a small byte-level BPE tokenizer.json (--vocab 265 or more)")
+    p.add_argument("--zero-head", default=None, help="STACK:LAYER:HEAD: also expected_logits_zeroed.npy with that head zeroed")
     a = p.parse_args()
     if a.seed is not None:
         torch.manual_seed(a.seed)
@@ -260,11 +277,16 @@ def main():
     for name, ids in (("source", source), ("target", target)):
         with open(os.path.join(a.out, f"{name}_ids.txt"), "w") as f:
             f.write(" ".join(map(str, ids)))
-    maps, logits = (bart_forward if a.model_type == "bart" else t5_forward)(w, cfg, source, target)
+    forward = bart_forward if a.model_type == "bart" else t5_forward
+    maps, logits = forward(w, cfg, source, target)
     for kind, layers in maps.items():
         for layer, weights in enumerate(layers):
             np.save(os.path.join(a.out, f"expected_{kind}_{layer}.npy"), weights.numpy())
     np.save(os.path.join(a.out, "expected_logits.npy"), logits.numpy())
+    if a.zero_head:
+        stack, layer, head = a.zero_head.split(":")
+        _, zeroed = forward(w, cfg, source, target, (stack, int(layer), int(head)))
+        np.save(os.path.join(a.out, "expected_logits_zeroed.npy"), zeroed.numpy())
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "head_names.hpp"
+#include "head_replacement.hpp"
 
 namespace attn_viz {
 namespace {
@@ -19,18 +20,6 @@ double log_sum_exp(const float* row, int64_t vocab) {
     double sum = 0;
     for (int64_t v = 0; v < vocab; ++v) sum += std::exp(double(row[v]) - top);
     return top + std::log(sum);
-}
-
-// z: [T, d_h] one head's output -> its mean over the tokens, at every position: [T, d_h].
-Tensor token_mean(const Tensor& z) {
-    const int64_t T = z.dim(0), d_head = z.dim(1);
-    Tensor mean({T, d_head});
-    for (int64_t i = 0; i < d_head; ++i) {
-        double sum = 0;
-        for (int64_t t = 0; t < T; ++t) sum += z.data[t * d_head + i];
-        for (int64_t t = 0; t < T; ++t) mean.data[t * d_head + i] = static_cast<float>(sum / static_cast<double>(T));
-    }
-    return mean;
 }
 
 }  // namespace
@@ -96,26 +85,17 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
     return std::accumulate(kl.begin(), kl.end(), 0.0) / static_cast<double>(kl.size());
 }
 
-Tensor head_output(const Tensor& context, int64_t head, int64_t d_head) {
-    const int64_t T = context.dim(0), width = context.dim(1);
-    Tensor z({T, d_head});
-    for (int64_t t = 0; t < T; ++t) std::copy_n(context.ptr() + t * width + head * d_head, d_head, z.ptr() + t * d_head);
-    return z;
+HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated, const std::vector<int>& tokens,
+                                   double clean_loss) {
+    const double loss = next_token_loss(ablated, tokens);
+    return {id, loss, loss - clean_loss, mean_next_token_kl(clean, ablated)};
 }
 
 Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean, const AblatedHead& id,
                                  const Tensor& replacement) {
     const LayerResult& layer = clean.layers.at(static_cast<size_t>(id.layer));
     const LayerWeights& attention = *model.attention_weights()[static_cast<size_t>(id.layer)];
-    const Tensor& w_o = attention.w_o;  // [H*d_h, D]
-    const int64_t d_head = attention.d_head, T = layer.output.dim(0), D = layer.output.dim(1);
-    // Y - (z_h - r) W_O^h: W_O^h is head h's d_h contiguous rows of W_O.
-    Tensor removed = head_output(layer.context, id.head, d_head);
-    for (size_t i = 0; i < removed.data.size(); ++i) removed.data[i] -= replacement.data[i];
-    Tensor share({T, D});
-    backend.matmul(dense_matmul(T, d_head, D), removed.ptr(), w_o.ptr() + id.head * d_head * D, nullptr, share.ptr());
-    Tensor output = layer.output;
-    for (size_t i = 0; i < output.data.size(); ++i) output.data[i] -= share.data[i];
+    const Tensor output = output_with_head_replaced(backend, attention, layer, id.head, replacement);
     return model.logits_from(clean, static_cast<size_t>(id.layer), output);
 }
 
@@ -127,11 +107,9 @@ AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const Mod
     for (const AblatedHead& id : heads) {
         const int64_t d_head = model.attention_weights()[static_cast<size_t>(id.layer)]->d_head;
         const Tensor z = head_output(clean.layers.at(static_cast<size_t>(id.layer)).context, id.head, d_head);
-        const Tensor replacement = mode == AblationMode::mean ? token_mean(z) : Tensor(z.shape);
+        const Tensor replacement = ablation_replacement(z, mode == AblationMode::mean);
         const Tensor logits = logits_with_head_replaced(model, backend, clean, id, replacement);
-        HeadAblationEffect effect{id, next_token_loss(logits, clean.tokens), 0, mean_next_token_kl(clean.logits, logits)};
-        effect.delta_loss = effect.loss - report.clean_loss;
-        report.heads.push_back(effect);
+        report.heads.push_back(ablation_effect(id, clean.logits, logits, clean.tokens, report.clean_loss));
         if (on_head) on_head(static_cast<int64_t>(report.heads.size()), static_cast<int64_t>(heads.size()));
     }
     return report;

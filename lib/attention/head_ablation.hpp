@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "head_replacement.hpp"
 #include "whole_model.hpp"
 
 namespace attn_viz {
@@ -52,8 +53,10 @@ std::vector<double> next_token_kl(const Tensor& p_logits, const Tensor& q_logits
 // clean, ablated: [T, V] logits. mean_t KL(softmax(clean_t) || softmax(ablated_t)), in double.
 double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
 
-// context: [T, H*d_h] a layer's concatenated head outputs -> head `head`'s columns: [T, d_h].
-Tensor head_output(const Tensor& context, int64_t head, int64_t d_head);
+// clean, ablated: [T, V] logits over `tokens`. The ablated run's loss, its change from
+// clean_loss, and mean_next_token_kl(clean, ablated).
+HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated, const std::vector<int>& tokens,
+                                   double clean_loss);
 
 // replacement: [T, d_h]. The logits [T, V] when head `id`'s output z_h (clean.layers[l].context)
 // is replaced by `replacement`: the layer output Y becomes Y - (z_h - replacement) W_O^h and the

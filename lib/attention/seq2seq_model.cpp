@@ -6,10 +6,15 @@
 #include "block_ops.hpp"
 #include "dense_ops.hpp"
 #include "error.hpp"
+#include "head_replacement.hpp"
 #include "model_run.hpp"
 #include "relative_position_bias.hpp"
 
 namespace attn_viz {
+
+const char* seq2seq_stack_name(Seq2SeqStack stack) {
+    return stack == Seq2SeqStack::encoder ? "encoder" : stack == Seq2SeqStack::decoder ? "decoder" : "cross";
+}
 
 Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights) : backend_(backend), weights_(std::move(weights)) {
     for (const BlockWeights& b : weights_.encoder) encoder_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.attention));
@@ -19,7 +24,8 @@ Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights) : bac
     }
 }
 
-Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions) {
+Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions,
+                              const ReplacedHead* replaced) {
     const ModelConfig& c = weights_.config.blocks;
     for (const auto& [ids, name] : {std::pair{&source, "source"}, std::pair{&target, "target"}}) {
         try {
@@ -32,8 +38,8 @@ Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<i
     Seq2SeqRun run;
     run.source = source;
     run.target = target;
-    encode(run, with_contributions);
-    decode(run, with_contributions);
+    encode(run, with_contributions, replaced);
+    decode(run, with_contributions, replaced);
     return run;
 }
 
@@ -47,7 +53,7 @@ std::vector<int> Seq2SeqModel::generate(const std::vector<int>& source, int step
         run.target.push_back(next);
         if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
         run.decoder.clear(), run.cross.clear();
-        decode(run, false);
+        decode(run, false, nullptr);
     }
     return run.target;
 }
@@ -63,14 +69,18 @@ void Seq2SeqModel::add_sublayer(Tensor& x, const NormWeights& norm, Sublayer sub
 }
 
 Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias,
-                              bool with_contributions, std::vector<LayerResult>& results) {
+                              bool with_contributions, std::vector<LayerResult>& results, const ReplacedHead* replaced,
+                              Seq2SeqHead where) {
     AttentionRequest request;
     request.input = &input;
     request.context = context;
     request.score_bias = bias.empty() ? nullptr : &bias;
     request.with_contributions = with_contributions;
     results.push_back(layer.run(request));
-    return results.back().output;
+    LayerResult& result = results.back();
+    if (!replaced || replaced->id.stack != where.stack || replaced->id.layer != where.layer) return result.output;
+    const Tensor z = head_output(result.context, replaced->id.head, layer.weights().d_head);
+    return output_with_head_replaced(backend_, layer.weights(), result, replaced->id.head, ablation_replacement(z, replaced->by_mean));
 }
 
 Tensor Seq2SeqModel::position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const {
@@ -78,31 +88,34 @@ Tensor Seq2SeqModel::position_bias(const StackWeights& stack, int64_t T, bool bi
     return positions.table.empty() ? Tensor{} : relative_position_bias(positions.table, T, T, bidirectional, positions.max_distance);
 }
 
-void Seq2SeqModel::encode(Seq2SeqRun& run, bool with_contributions) {
+void Seq2SeqModel::encode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced) {
     const StackWeights& stack = weights_.encoder_stack;
     Tensor x = embedded(run.source, stack);
     const Tensor bias = position_bias(stack, static_cast<int64_t>(run.source.size()), true);
     for (size_t l = 0; l < weights_.encoder.size(); ++l) {
         const BlockWeights& b = weights_.encoder[l];
         add_sublayer(x, b.attention_norm, [&](const Tensor& input) {
-            return attended(*encoder_attention_[l], input, nullptr, bias, with_contributions, run.encoder);
+            return attended(*encoder_attention_[l], input, nullptr, bias, with_contributions, run.encoder, replaced,
+                            {Seq2SeqStack::encoder, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b, weights_.config.blocks); });
     }
     run.encoder_output = stack.final_norm.weight.empty() ? std::move(x) : normalized_by(x, stack.final_norm);
 }
 
-void Seq2SeqModel::decode(Seq2SeqRun& run, bool with_contributions) {
+void Seq2SeqModel::decode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced) {
     const StackWeights& stack = weights_.decoder_stack;
     Tensor x = embedded(run.target, stack);
     const Tensor bias = position_bias(stack, static_cast<int64_t>(run.target.size()), false);
     for (size_t l = 0; l < weights_.decoder.size(); ++l) {
         const DecoderBlockWeights& b = weights_.decoder[l];
         add_sublayer(x, b.block.attention_norm, [&](const Tensor& input) {
-            return attended(*decoder_attention_[l], input, nullptr, bias, with_contributions, run.decoder);
+            return attended(*decoder_attention_[l], input, nullptr, bias, with_contributions, run.decoder, replaced,
+                            {Seq2SeqStack::decoder, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.cross_attention_norm, [&](const Tensor& input) {
-            return attended(*cross_attention_[l], input, &run.encoder_output, Tensor{}, with_contributions, run.cross);
+            return attended(*cross_attention_[l], input, &run.encoder_output, Tensor{}, with_contributions, run.cross, replaced,
+                            {Seq2SeqStack::cross, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.block.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b.block, weights_.config.blocks); });
     }

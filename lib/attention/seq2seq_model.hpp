@@ -29,6 +29,25 @@ struct Seq2SeqRun {
     Tensor logits;                      // [T, V]: row t predicts the target token after target[t]
 };
 
+// The three kinds of attention, in the order of their folders and of stats.json's "stack".
+enum class Seq2SeqStack { encoder, decoder, cross };
+inline constexpr Seq2SeqStack seq2seq_stacks[3] = {Seq2SeqStack::encoder, Seq2SeqStack::decoder, Seq2SeqStack::cross};
+const char* seq2seq_stack_name(Seq2SeqStack stack);  // "encoder", "decoder", "cross"
+
+struct Seq2SeqHead {
+    Seq2SeqStack stack = Seq2SeqStack::encoder;
+    int64_t layer = 0, head = 0;
+    bool operator==(const Seq2SeqHead&) const = default;
+};
+
+// A head whose output z_h a run replaces (true ablation): by zeros, or by its mean over the
+// tokens; the layer's output becomes Y - (z_h - replacement) W_O^h (head_replacement.hpp) and
+// everything after it sees the change (an encoder head reaches every cross-attention).
+struct ReplacedHead {
+    Seq2SeqHead id;
+    bool by_mean = false;
+};
+
 class Seq2SeqModel {
 public:
     // Builds one AttentionLayer per attention module (weights repacked once). `backend` must
@@ -39,8 +58,10 @@ public:
 
     // source: S ids, target: T ids, each 1..max_tokens ids below the vocabulary size
     // (Error(bad_input) naming `source` / `target` otherwise). with_contributions: fill each
-    // LayerResult's per-head output shares.
-    Seq2SeqRun run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions = true);
+    // LayerResult's per-head output shares. replaced (optional): that head's output replaced; the
+    // maps of its layer are the clean ones (only what follows the head changes).
+    Seq2SeqRun run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions = true,
+                   const ReplacedHead* replaced = nullptr);
 
     // Greedy decoding: the decoder start token followed by up to `steps` argmax tokens (over the
     // ids below `choices` when it is positive), stopping after one of `end_ids` or at max_tokens.
@@ -49,13 +70,14 @@ public:
 
 private:
     // The encoder over run.source: fills run.encoder and run.encoder_output.
-    void encode(Seq2SeqRun& run, bool with_contributions);
+    void encode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced);
     // The decoder over run.target against run.encoder_output: fills run.decoder, run.cross, run.logits.
-    void decode(Seq2SeqRun& run, bool with_contributions);
+    void decode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced);
     // input: [T, D] (queries; keys and values too without context), context: [S, D] or null,
-    // bias: [H, T, S] or empty -> the layer's output [T, D]; its result appended to `results`.
+    // bias: [H, T, S] or empty -> the layer's output [T, D] (with `replaced`'s head replaced when
+    // it names this stack and layer, `where`); its result appended to `results`.
     Tensor attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, bool with_contributions,
-                    std::vector<LayerResult>& results);
+                    std::vector<LayerResult>& results, const ReplacedHead* replaced, Seq2SeqHead where);
     // The stack's relative position bias [H, T, T] (T5), or empty (no relative positions).
     Tensor position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const;
     // tokens: T ids -> the stack's embedded tokens [T, D]

@@ -205,8 +205,8 @@ ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfi
             throw Error(ErrorKind::internal, hf.path + ": model_type \"" + hf.model_type + "\" is read by read_hf_llama_folder");
         if (is_seq2seq_model_type(hf.model_type))
             throw Error(ErrorKind::usage, hf.path + ": model_type \"" + hf.model_type +
-                                              "\" is an encoder-decoder model, which only the model command runs (over a source and a "
-                                              "target); this command takes decoder or encoder models");
+                                              "\" is an encoder-decoder model, which `model` runs and `compare` compares over one source and "
+                                              "target; this command takes decoder or encoder models");
         fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) + "\" is not supported (supported: " + joined(hf_model_types()) + ")");
     }
     const SafetensorsShards source(folder, limits);

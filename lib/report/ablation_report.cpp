@@ -53,17 +53,17 @@ std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report) {
 }
 
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
-                                      const ReportOptions& o) {
+                                      const ReportOptions& o, const std::string& folder) {
     const std::vector<HeadAblationEffect> ranked = ranked_ablations(report);
     std::vector<RankedHeadRow> rows;
     for (const HeadAblationEffect& e : ranked) rows.push_back({e.id.layer, e.id.head, {e.delta_loss, e.kl, e.loss}});
-    const nlohmann::json ranking = write_ranked_heads(out.file("ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
+    const nlohmann::json ranking = write_ranked_heads(out.file(folder + "ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
     const std::string mode = ablation_mode_name(report.mode);
     if (o.pictures) {
         const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads), kl = layer_head_values(rows, 1, layers, heads);
-        write_layer_head_png(out.file("ablation_delta_loss.png"), delta_loss, layers, heads,
+        write_layer_head_png(out.file(folder + "ablation_delta_loss.png"), delta_loss, layers, heads,
                              "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
-        write_layer_head_png(out.file("ablation_kl.png"), kl, layers, heads,
+        write_layer_head_png(out.file(folder + "ablation_kl.png"), kl, layers, heads,
                              "KL(clean || ablated) of next-token distributions, " + mode + " ablation", "mean KL (nats)", o);
     }
     return {{"ablation",

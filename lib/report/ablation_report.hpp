@@ -21,9 +21,10 @@ std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report);
 std::vector<std::string> ablation_findings(const AblationReport& report, const std::vector<HeadAblationEffect>& ranked);
 
 // Writes ablation.csv, and unless --stats-only (options.pictures false) ablation_delta_loss.png
-// and ablation_kl.png (layers x heads; heads not ablated are drawn as 0), into `out` and returns
-// {"ablation": {"mode", "clean_loss", "heads" (ranked), "findings"}} for stats.json.
+// and ablation_kl.png (layers x heads; heads not ablated are drawn as 0), into `out` (in its
+// `folder`, e.g. "cross/", or at the top) and returns {"ablation": {"mode", "clean_loss", "heads"
+// (ranked), "findings"}} for stats.json.
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
-                                      const ReportOptions& options);
+                                      const ReportOptions& options, const std::string& folder = "");
 
 }  // namespace attn_viz

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -166,6 +167,56 @@ return {views: document.querySelectorAll('.view-body').length, key: Number(first
     CHECK(std::abs(shown["weight"].get<double>() - row_weights[shown["key"].get<int>()]) <= global_top / 254 + 1e-3);
 }
 
+TEST_CASE("model --ablate on an encoder-decoder: each stack's ablation in its folder, the zeroed head's loss equal to the float64 head mask's") {
+    for (const std::string stack : {"encoder", "decoder", "cross"}) {
+        CAPTURE(stack);
+        ScratchDir dir;
+        make_reference_folder(dir, "reference_hf_seq2seq.py",
+                              "--model-type t5 --d-model 12 --heads 3 --head-dim 4 --encoder-layers 2 --decoder-layers 2 --ffn 10 "
+                              "--vocab 300 --tokenizer --source-tokens 6 --target-tokens 7 --zero-head " + stack + ":1:2");
+        const std::vector<int> target = read_ids(dir / "target_ids.txt");
+        const std::string other = stack == "encoder" ? "decoder" : "encoder";
+        const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(dir / "source_ids.txt") +
+                                             " --target-tokens " + id_list(dir / "target_ids.txt") + " --ablate " + stack + "/L1H2," +
+                                             other + "/all --out " + (dir / "out"));
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+        const CommandResult unnamed = run_attn_viz("model --model " + dir.path().string() + " --tokens 1,2 --target-tokens 0,1 --ablate L0H0 --out " +
+                                                   (dir / "o"));
+        CHECK(unnamed.exit_code == 2);
+        CHECK_MESSAGE(unnamed.output.find("--ablate: heads 'L0H0': 'L0H0' names no stack") != std::string::npos, unnamed.output);
+        CHECK_MESSAGE(r.output.find(stack + ": ablation (zero): removing") != std::string::npos, r.output);
+        for (const std::string& file : {stack + "/ablation.csv", stack + "/ablation_delta_loss.png", other + "/ablation_kl.png"})
+            CHECK_MESSAGE(std::filesystem::exists(dir / ("out/" + file)), file);
+        const std::string third = stack == "cross" ? "decoder" : "cross";
+        CHECK(!std::filesystem::exists(dir / ("out/" + third + "/ablation.csv")));
+        const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+        const nlohmann::json& ablation = stats["ablation"];
+        CHECK(ablation[other]["heads"].size() == 6);
+        REQUIRE(ablation[stack]["heads"].size() == 1);
+        // The teacher-forced target loss of both reference logits, in double.
+        double losses[2] = {0, 0};
+        const char* files[2] = {"expected_logits.npy", "expected_logits_zeroed.npy"};
+        for (int k = 0; k < 2; ++k) {
+            const Tensor logits = read_npy(dir / files[k]);
+            const int64_t V = logits.dim(1);
+            for (size_t t = 0; t + 1 < target.size(); ++t) {
+                const float* row = logits.ptr() + static_cast<int64_t>(t) * V;
+                double top = row[0], sum = 0;
+                for (int64_t v = 0; v < V; ++v) top = std::max(top, double(row[v]));
+                for (int64_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - top);
+                losses[k] += top + std::log(sum) - row[target[t + 1]];
+            }
+            losses[k] /= static_cast<double>(target.size() - 1);
+        }
+        CHECK(ablation[stack]["clean_loss"].get<double>() == doctest::Approx(losses[0]).epsilon(1e-5));
+        const nlohmann::json& head = ablation[stack]["heads"][0];
+        CHECK(head["layer"] == 1);
+        CHECK(head["head"] == 2);
+        CHECK(head["loss"].get<double>() == doctest::Approx(losses[1]).epsilon(1e-5));
+        CHECK(head["delta_loss"].get<double>() == doctest::Approx(losses[1] - losses[0]).epsilon(1e-4).scale(1.0));
+    }
+}
+
 TEST_CASE("model on an encoder-decoder refuses each option that does not apply to it, saying why, and a decoder refuses a target (exit 2)") {
     ScratchDir dir;
     make_reference_folder(dir, "reference_hf_seq2seq.py",
@@ -176,11 +227,10 @@ TEST_CASE("model on an encoder-decoder refuses each option that does not apply t
     write_text(dir / "corpus.txt", "1 2\n");
     // Each refusal names the option and says why, on one line.
     for (const auto& [command, needle] : std::vector<std::pair<std::string, std::string>>{
-             {run + target + "--stream-layers", "--stream-layers does not apply to an encoder-decoder model (t5): every decoder layer reads the encoder's last output"},
-             {run + target + "--ablate all", "--ablate does not apply to an encoder-decoder model (t5): it follows one residual stream"},
-             {run + target + "--logit-attribution", "--logit-attribution does not apply to an encoder-decoder model (t5): it follows one residual stream"},
-             {run + target + "--patch-from-tokens 1,2,4", "--patch-from does not apply to an encoder-decoder model (t5): it follows one residual stream"},
-             {run + target + "--composition", "--composition does not apply to an encoder-decoder model (t5): it follows one residual stream"},
+             {run + target + "--stream-layers", "--stream-layers does not apply to an encoder-decoder model (t5): the encoder-decoder run keeps every layer's maps"},
+             {run + target + "--logit-attribution", "--logit-attribution does not apply to an encoder-decoder model (t5): encoder heads reach the logits only through cross attention"},
+             {run + target + "--patch-from-tokens 1,2,4", "--patch-from does not apply to an encoder-decoder model (t5): the corrupted run would need its own source and target"},
+             {run + target + "--composition", "--composition does not apply to an encoder-decoder model (t5): it composes heads within one residual stream"},
              {run + target + "--rollout", "--rollout does not apply to an encoder-decoder model (t5): rollout composes one stack's maps"},
              {run + target + "--flow", "--flow does not apply to an encoder-decoder model (t5): flow composes one stack's maps"},
              {run + target + "--layers 0", "--layers does not apply to an encoder-decoder model (t5): layer numbers would be ambiguous"},
@@ -190,7 +240,7 @@ TEST_CASE("model on an encoder-decoder refuses each option that does not apply t
              {run + target + "--dump-output " + (dir / "out.npy"), "--dump-output does not apply to an encoder-decoder model (t5): there are two last outputs"},
              {model + target + "--induction 4", "--induction does not apply to an encoder-decoder model (t5): the test feeds a repeated random sequence"},
              {model + "--inputs " + (dir / "corpus.txt") + " --patch-from-inputs " + (dir / "corpus.txt") + " --out " + (dir / "o"),
-              "--patch-from-inputs does not apply to an encoder-decoder model (t5): it follows one residual stream"},
+              "--patch-from-inputs does not apply to an encoder-decoder model (t5): the corrupted run would need its own source and target pair"},
              {run + target + "--generate 2", "--generate with --target-text or --target-tokens does not apply to an encoder-decoder model (t5): --generate makes the target"},
              {run + "--out " + (dir / "o"), "needs the decoder's input: --target-text, --target-tokens or --generate N"},
          }) {
@@ -203,7 +253,15 @@ TEST_CASE("model on an encoder-decoder refuses each option that does not apply t
     }
     const CommandResult compared = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --tokens 1,2");
     CHECK(compared.exit_code == 2);
-    CHECK_MESSAGE(compared.output.find("is an encoder-decoder model, which only the model command runs") != std::string::npos, compared.output);
+    CHECK_MESSAGE(compared.output.find("compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens") !=
+                      std::string::npos,
+                  compared.output);
+    write_text(dir / "corpus.txt", "1 2\n");
+    const CommandResult corpus = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --inputs " + (dir / "corpus.txt"));
+    CHECK(corpus.exit_code == 2);
+    CHECK_MESSAGE(corpus.output.find("is an encoder-decoder model, which `model` runs and `compare` compares over one source and target") !=
+                      std::string::npos,
+                  corpus.output);
 
     ScratchDir llama;
     make_reference_folder(llama, "reference_hf_llama.py",
