@@ -208,11 +208,6 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
     return stats;
 }
 
-// "path (llama, 5 layers x 8 heads)": the model as report.html names it.
-std::string model_description(const std::string& path, const attn_viz::ModelDescription& model) {
-    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " + std::to_string(model.n_heads) + " heads)";
-}
-
 // Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
 // whole-model analyses (`analyses`: write_model_analyses).
 attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
@@ -229,7 +224,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
     report.extra_stats.update(input_stats(o, in, model, provenance));
-    report.model_description = model_description(o.checkpoint, model.description());
+    report.model_description = attn_viz::model_description(o.checkpoint, model.description());
     report.input_text = o.text;
     WeightSimilarities weight_similarity;
     {

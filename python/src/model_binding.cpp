@@ -51,12 +51,6 @@ std::vector<int> run_ids(const Model& m, const std::optional<std::string>& text,
     return *ids;
 }
 
-// "path (llama, 5 layers x 8 heads)": the model as report.html names it.
-std::string describe(const Model& m) {
-    const attn_viz::ModelDescription& d = m.model->description();
-    return m.path + " (" + d.architecture + ", " + std::to_string(d.n_layers) + " layers x " + std::to_string(d.n_heads) + " heads)";
-}
-
 std::shared_ptr<RunResult> run(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
                                const std::optional<std::vector<int>>& ids, py::object progress) {
     auto r = std::make_shared<RunResult>();
@@ -74,7 +68,7 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Model>& m, const std::optio
     }
     r->owner = m;
     r->whole_model = true;
-    r->description = describe(*m);
+    r->description = attn_viz::model_description(m->path, m->model->description());
     r->input_text = text.value_or("");
     return r;
 }
