@@ -29,6 +29,11 @@ const attn_viz::ModelAnalysis& RunResult::analysis() {
     return *analyzed;
 }
 
+const std::optional<attn_viz::ValueRange>& RunResult::png_range() {
+    if (!png_range_made) png_range_made = attn_viz::head_png_range(report_input(), attn_viz::ReportOptions{}, analysis());
+    return *png_range_made;
+}
+
 namespace {
 
 // [L, H, T, S] for a model (one layer too), as `model --dump-attention` writes it; [1, H, T, S]
@@ -62,7 +67,7 @@ py::bytes head_png(RunResult& r, int64_t layer, int64_t head) {
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(r.mutex);
-        png = attn_viz::head_png(r.report_input(), attn_viz::ReportOptions{}, r.analysis(), {layer, head});
+        png = attn_viz::head_png(r.report_input(), attn_viz::ReportOptions{}, r.analysis(), {layer, head}, r.png_range());
     }
     return py::bytes(reinterpret_cast<const char*>(png.data()), png.size());
 }
