@@ -2,6 +2,7 @@
 
 #include "color_range.hpp"
 #include "cross_alignment.hpp"
+#include "error.hpp"
 #include "file_write.hpp"
 #include "html_report.hpp"
 #include "json_text.hpp"
@@ -92,24 +93,29 @@ std::vector<std::string> seq2seq_dump_paths(const std::string& path) {
     return {stem + ".encoder.npy", stem + ".decoder.npy", stem + ".cross.npy"};
 }
 
-Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options, Timings& timings,
-                                     PictureNotes* notes) {
-    ReportOptions stack_options = options;
-    stack_options.dump_attention.clear();
-    stack_options.dump_output.clear();
-    stack_options.html = false;  // one page for the three stacks, below
+std::string seq2seq_model_description(const std::string& path, const Seq2SeqConfig& config) {
+    const ModelConfig& c = config.blocks;
+    return path + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " + std::to_string(config.n_decoder_layers) +
+           " decoder layers x " + std::to_string(c.n_heads) + " heads)";
+}
+
+Seq2SeqAnalysis analyze_seq2seq(const Seq2SeqReportInput& in, const ReportOptions& options) {
     Seq2SeqAnalysis result;
+    for (int k = 0; k < 3; ++k) result.stacks.emplace_back(stack_names[k], analyze_report(stack_input(in, k), options));
+    return result;
+}
+
+nlohmann::json seq2seq_stats(const Seq2SeqReportInput& in, const Seq2SeqAnalysis& analysis) {
     nlohmann::json stats = {{"format", stats_format}, {"source_tokens", in.source_tokens}, {"target_tokens", in.target_tokens},
                             {"heads", nlohmann::json::array()}, {"stacks", nlohmann::json::object()}};
     stats.update(in.extra_stats);
     for (int k = 0; k < 3; ++k) {
-        const ReportInput stack = stack_input(in, k);
-        ModelAnalysis analysis = write_report(out, stack, stack_options, timings, notes);
-        const nlohmann::json stack_stats = stats_json(analysis);
+        const ModelAnalysis& a = analysis.stacks[static_cast<size_t>(k)].second;
+        const nlohmann::json stack_stats = stats_json(a);
         std::vector<CrossAlignment> alignment;
-        for (const LayerResult* layer : stack.layers)
-            if (k == 2) {
-                const std::vector<CrossAlignment> heads = cross_alignment(layer->attention);
+        if (k == 2)
+            for (const LayerResult& layer : in.run->cross) {
+                const std::vector<CrossAlignment> heads = cross_alignment(layer.attention);
                 alignment.insert(alignment.end(), heads.begin(), heads.end());
             }
         for (size_t n = 0; n < stack_stats["heads"].size(); ++n) {
@@ -118,17 +124,35 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
             if (k == 2) head["alignment"] = cross_alignment_json(alignment[n]);
             stats["heads"].push_back(std::move(head));
         }
-        stats["stacks"][stack_names[k]] = {{"num_layers", analysis.num_layers}, {"num_heads", analysis.num_heads},
-                                           {"num_queries", analysis.num_queries}, {"num_keys", analysis.num_keys},
-                                           {"causal", analysis.causal}, {"folder", stack.folder}};
-        result.stacks.emplace_back(stack_names[k], std::move(analysis));
+        stats["stacks"][stack_names[k]] = {{"num_layers", a.num_layers}, {"num_heads", a.num_heads}, {"num_queries", a.num_queries},
+                                           {"num_keys", a.num_keys}, {"causal", a.causal}, {"folder", std::string(stack_names[k]) + "/"}};
     }
+    return stats;
+}
+
+Tensor seq2seq_stacked_attention(const Seq2SeqRun& run, const std::string& stack) {
+    const std::vector<LayerResult>* layers = stack == "encoder" ? &run.encoder : stack == "decoder" ? &run.decoder
+                                           : stack == "cross"   ? &run.cross : nullptr;
+    if (!layers) throw Error(ErrorKind::internal, "no stack '" + stack + "' in an encoder-decoder run");
+    std::vector<const LayerResult*> pointers;
+    for (const LayerResult& layer : *layers) pointers.push_back(&layer);
+    return stacked_attention(pointers, true);
+}
+
+Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options, Timings& timings,
+                                     PictureNotes* notes) {
+    ReportOptions stack_options = options;
+    stack_options.dump_attention.clear();
+    stack_options.dump_output.clear();
+    stack_options.html = false;  // one page for the three stacks, below
+    Seq2SeqAnalysis result;
+    for (int k = 0; k < 3; ++k) result.stacks.emplace_back(stack_names[k], write_report(out, stack_input(in, k), stack_options, timings, notes));
+    const nlohmann::json stats = seq2seq_stats(in, result);
     write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
     if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
-    for (size_t k = 0; k < dumps.size(); ++k)
-        write_npy(out.external_file(dumps[k]), stacked_attention(stack_input(in, static_cast<int>(k)).layers, true));
+    for (size_t k = 0; k < dumps.size(); ++k) write_npy(out.external_file(dumps[k]), seq2seq_stacked_attention(*in.run, stack_names[k]));
     return result;
 }
 
