@@ -106,7 +106,7 @@ TEST_CASE("a shard parses only its own lines; a malformed line is the error of t
 
 // The fingerprint and size of the corpus at `path` as shard `shard` sees them once read to the end.
 std::pair<uint64_t, int64_t> corpus_identity(const std::string& path, CorpusShard shard = {}) {
-    CorpusDocuments documents(path, {}, shard);
+    CorpusDocuments documents(path, LoadLimits{}, shard);
     nlohmann::json doc;
     std::string where;
     while (documents.next(doc, where)) {
@@ -186,7 +186,7 @@ TEST_CASE("lines held in memory are the JSONL file of the same lines: documents,
     write_text(dir / "c.jsonl", text);
     for (const CorpusShard shard : {CorpusShard{0, 1}, CorpusShard{1, 3}, CorpusShard{2, 3}}) {
         CAPTURE(shard.text());
-        CorpusDocuments file((dir / "c.jsonl").string(), {}, shard), held("<lines>", lines, shard);
+        CorpusDocuments file(dir / "c.jsonl", LoadLimits{}, shard), held("<lines>", lines, shard);
         nlohmann::json a, b;
         std::string where_a, where_b;
         while (file.next(a, where_a)) {
@@ -199,7 +199,7 @@ TEST_CASE("lines held in memory are the JSONL file of the same lines: documents,
         CHECK(held.corpus_sequences() == file.corpus_sequences());
         CHECK(held.corpus_fingerprint() == file.corpus_fingerprint());
     }
-    CorpusDocuments bad("<lines>", {"{\"tokens\": [1]}", "{oops"});
+    CorpusDocuments bad("<lines>", std::vector<std::string>{"{\"tokens\": [1]}", "{oops"});
     nlohmann::json doc;
     std::string where;
     CHECK(bad.next(doc, where));
