@@ -300,7 +300,7 @@ std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOpti
 std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, const HeadId& id,
                               const std::optional<ValueRange>& range) {
     check_drawn_head(id, a, in, "head");
-    if (o.scale == ScaleMode::global && !range) throw Error(ErrorKind::internal, "head_png: --scale global needs head_png_range's range");
+    if (o.scale == ScaleMode::global && !range) throw Error(ErrorKind::internal, "head_png: a shared color range needs head_png_range's range");
     const int64_t n = id.layer * a.num_heads + id.head;
     const Visibility& vis = in.layers.front()->visibility;
     Tensor norm_map;  // --map norm: the head's layer only
