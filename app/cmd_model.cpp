@@ -22,6 +22,7 @@
 #include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
+#include "model_corpus_run.hpp"
 #include "model_run.hpp"
 #include "model_seq2seq.hpp"
 #include "model_seq2seq_corpus.hpp"
@@ -178,23 +179,15 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files
     return in;
 }
 
-// Refuses (Error bad_input) a forward pass over T tokens whose layer runs exceed the memory budget.
-void check_run_memory(const attn_viz::ModelDescription& c, int64_t T, const attn_viz::LoadLimits& limits) {
-    attn_viz::check_memory(c.n_layers * attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T),
-                           limits.memory_budget,
-                           "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(T) + " tokens");
-}
-
-// The forward pass over `ids`; names the heads of each layer NaN/Inf values reach (`where`: ""
-// or "c.jsonl:3: "); with_value_norms for --map norm; show_layers: the layers done as progress on
-// stderr.
-attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids, const std::string& where, bool with_value_norms,
-                           bool show_layers, attn_viz::Timings& timings) {
+// The forward pass over `ids`; names the heads of each layer NaN/Inf values reach; with_value_norms
+// for --map norm; show_layers: the layers done as progress on stderr.
+attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids, bool with_value_norms, bool show_layers,
+                           attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
     Progress progress(show_layers, "layer");
     attn_viz::ModelRun run =
         model.run(ids, true, with_value_norms, [&](int64_t done, int64_t total) { progress.update(done, total); });
-    for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, where);
+    for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, "");
     return run;
 }
 
@@ -209,11 +202,6 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
                                     {"token_ids_from", range.first}, {"token_ids_to", range.end}};
     }
     return stats;
-}
-
-// "path (llama, 5 layers x 8 heads)": the model as report.html names it.
-std::string model_description(const std::string& path, const attn_viz::ModelDescription& model) {
-    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " + std::to_string(model.n_heads) + " heads)";
 }
 
 // Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
@@ -232,7 +220,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
     report.extra_stats.update(input_stats(o, in, model, provenance));
-    report.model_description = model_description(o.checkpoint, model.description());
+    report.model_description = attn_viz::model_description(o.checkpoint, model.description());
     report.input_text = o.text;
     WeightSimilarities weight_similarity;
     {
@@ -262,44 +250,28 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
         corpus.keep_patching(CorpusPatching(c.n_layers, c.n_heads, parse_patch_metric(o.analyses.patch_metric, c.vocab_size)));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
-    const std::vector<const LayerWeights*> weights = model.attention_weights();
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weight similarity");
-        weight_similarity = weight_similarities(weights, false, backend);
+        weight_similarity = weight_similarities(model.attention_weights(), false, backend);
     }
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
     options.sparse_error = o.report.sparse_error;
     options.threads = resolve_threads(o.report.threads);
     options.weight_similarity = &weight_similarity;
-    nlohmann::json doc;
-    std::string where;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
-    while (next_corpus_document(documents, doc, where, timings)) {
-        const std::vector<int> ids = model_sequence_ids(doc, *in.tokenizer, c.max_tokens, limits.memory_budget, where);
-        ModelRun run;
-        try {
-            // The context first: a larger memory budget cannot help a sequence the model cannot take.
-            check_model_tokens(ids, c.vocab_size, c.max_tokens);
-            check_run_memory(c, static_cast<int64_t>(ids.size()), limits);
-            run = forward(model, ids, where + ": ", false, false, timings);
-        } catch (const Error& e) {
-            if (e.kind() != ErrorKind::bad_input) throw;
-            fail_input(where, e.what());
-        }
+    ModelCorpusHooks hooks;
+    hooks.on_run = [&](const std::string& where, const ModelRun& run) {
+        for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, where + ": ");
         if (CorpusAttribution* attribution = corpus.attribution()) {
             Timings::Scope a(timings, "logit attribution");
             add_corpus_attribution(*attribution, o.analyses, model, backend, run);
         }
         if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
-        Timings::Scope t(timings, "statistics");
-        std::vector<const LayerResult*> layers;
-        for (const LayerResult& r : run.layers) layers.push_back(&r);
-        corpus.add_corpus_sequence(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
-                                   token_sequence_fingerprint(ids), documents.position());
-        progress.update(corpus.num_sequences());
-    }
+    };
+    hooks.on_sequence = [&](int64_t sequences) { progress.update(sequences); };
+    add_model_corpus(documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
     progress.finish();
     if (patching) patching->finish(*corpus.patching(), documents.corpus_sequences());
     return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed, analyses);
@@ -338,7 +310,7 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
         const attn_viz::ModelRun run =
-            forward(model, in.ids, "", o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
+            forward(model, in.ids, o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
         const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, *in.tokenizer, o.report,
                                                              progress_wanted(o.output.quiet), timings);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
@@ -418,7 +390,7 @@ int run_model(ModelOptions& o) {
         // The context first: a larger memory budget cannot help a text the model cannot take.
         check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model, T, limits);
-        if (!o.stream_layers) check_run_memory(model.description(), T, limits);
+        if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);
         check_model_analysis_options(o.analyses, model, *in.tokenizer, in.ids);
     }
 

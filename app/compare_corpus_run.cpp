@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "file_write.hpp"
 #include "json_text.hpp"
+#include "model_corpus_run.hpp"
 #include "model_run.hpp"
 #include "progress.hpp"
 #include "ranked_compare.hpp"
@@ -57,7 +58,7 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string&
         progress.update(accumulator.num_sequences());
     }
     progress.finish();
-    accumulator.set_coverage(corpus_run_coverage(corpus, documents, accumulator.num_sequences()));
+    accumulator.set_coverage(corpus_run_coverage(corpus.path, corpus.shard, documents, accumulator.num_sequences()));
     note = corpus_run_note(corpus, documents, accumulator.num_sequences());
     return accumulator;
 }

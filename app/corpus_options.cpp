@@ -3,6 +3,7 @@
 #include "corpus_attribution_report.hpp"
 #include "error.hpp"
 #include "model_analyses_summary.hpp"
+#include "model_corpus_run.hpp"
 #include "option_parsing.hpp"
 #include "provenance.hpp"
 #include "stats_report.hpp"
@@ -38,22 +39,6 @@ std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOp
             {"--save-partial", !corpus.save_partial.empty()}, {"--html", report.html}, {"--svg", !report_values.svg.empty()}};
 }
 
-bool next_corpus_document(attn_viz::CorpusDocuments& documents, nlohmann::json& doc, std::string& where, attn_viz::Timings& timings) {
-    attn_viz::Timings::Scope t(timings, "load");
-    return documents.next(doc, where);
-}
-
-attn_viz::CorpusCoverage corpus_run_coverage(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents,
-                                             int64_t num_sequences) {
-    const attn_viz::CorpusShard& shard = v.shard;
-    if (num_sequences == 0)
-        attn_viz::fail_input(v.path, shard.count == 1 ? "holds no sequences"
-                                                      : "shard " + shard.text() + " holds no sequences (the corpus holds " +
-                                                            std::to_string(documents.corpus_sequences()) + ": use at most that many shards)");
-    return attn_viz::CorpusCoverage(
-        {v.path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count, {shard.index}, {"this run"}});
-}
-
 std::string corpus_run_note(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents, int64_t num_sequences) {
     return std::to_string(num_sequences) + " sequences from " + v.path +
            (v.shard_text.empty() ? "" : " (shard " + v.shard.text() + "; the corpus holds " + std::to_string(documents.corpus_sequences()) + ")") +
@@ -64,7 +49,7 @@ nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAc
                                  const attn_viz::CorpusDocuments& documents, const attn_viz::ReportOptions& report,
                                  attn_viz::OutputDir& out, RunOutput& printed, const nlohmann::json& analyses) {
     using namespace attn_viz;
-    corpus.set_coverage(corpus_run_coverage(v, documents, corpus.num_sequences()));
+    corpus.set_coverage(corpus_run_coverage(v.path, v.shard, documents, corpus.num_sequences()));
     const ModelAnalysis analysis = corpus.finish(report.thresholds);
     const nlohmann::json provenance = run_provenance();  // every file of the corpus is read by now
     nlohmann::json extra = analyses;

@@ -42,14 +42,6 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
 std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values,
                                                         const CorpusOptionValues& corpus);
 
-// Reads the next document of `documents` into `doc`, named in `where`, timed as "load"; false at the end.
-bool next_corpus_document(attn_viz::CorpusDocuments& documents, nlohmann::json& doc, std::string& where, attn_viz::Timings& timings);
-
-// Which shard of which corpus a run of `num_sequences` sequences from `documents` (read to the
-// end) covers. Throws Error(bad_input) when the run took no sequence.
-attn_viz::CorpusCoverage corpus_run_coverage(const CorpusOptionValues& values, const attn_viz::CorpusDocuments& documents,
-                                             int64_t num_sequences);
-
 // "12 sequences from c.jsonl" or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus
 // holds 12)", and a newline.
 std::string corpus_run_note(const CorpusOptionValues& values, const attn_viz::CorpusDocuments& documents, int64_t num_sequences);

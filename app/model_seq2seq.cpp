@@ -153,8 +153,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     report.target_tokens = tokenizer->labels(target);
     report.extra_stats = {{"provenance", provenance}, {"model_type", c.architecture}};
     if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
-    report.model_description = o.checkpoint + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " +
-                               std::to_string(model->weights().config.n_decoder_layers) + " decoder layers x " + std::to_string(c.n_heads) + " heads)";
+    report.model_description = seq2seq_model_description(o.checkpoint, model->weights().config);
     report.source_text = o.text.empty() ? tokenizer->decode(source) : o.text;  // --tokens: the ids decoded
     report.target_text = o.target_text.empty() ? tokenizer->decode(target) : o.target_text;  // --target-tokens, --generate
     PictureNotes notes;

@@ -7,6 +7,7 @@
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
+#include "model_corpus_run.hpp"
 #include "model_seq2seq.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
@@ -82,7 +83,7 @@ int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, c
     nlohmann::json doc;
     std::string where;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
-    while (next_corpus_document(documents, doc, where, timings)) {
+    while (attn_viz::next_corpus_document(documents, doc, where, timings)) {
         const SequencePair pair =
             model_sequence_pair_ids(doc, *tokenizer, model->weights().config.blocks.max_tokens, limits.memory_budget, where);
         const Seq2SeqRun run = forward(*model, pair, limits, where, timings);
@@ -93,7 +94,7 @@ int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, c
     progress.finish();
 
     // Step 3: the report and the partial, moved into place together; then what is printed.
-    corpus.set_coverage(corpus_run_coverage(o.corpus, documents, corpus.num_sequences()));
+    corpus.set_coverage(attn_viz::corpus_run_coverage(o.corpus.path, o.corpus.shard, documents, corpus.num_sequences()));
     const Seq2SeqAnalysis analysis = corpus.finish(o.report.thresholds);
     const nlohmann::json provenance = run_provenance();  // every file of the corpus is read by now
     write_seq2seq_corpus_report(out, analysis, {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, o.report);

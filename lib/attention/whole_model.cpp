@@ -11,6 +11,10 @@
 
 namespace attn_viz {
 
+std::string model_description(const std::string& path, const ModelDescription& model) {
+    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " + std::to_string(model.n_heads) + " heads)";
+}
+
 WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(backend), weights_(std::move(weights)) {
     const ModelConfig& c = weights_.config;
     description_ = {c.architecture, c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.vocab_size, c.head_dim, c.max_tokens};

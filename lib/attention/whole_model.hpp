@@ -50,6 +50,9 @@ struct ModelDescription {
     int64_t max_tokens = 0;  // the longest sequence a run takes (seq_len, max_position_embeddings)
 };
 
+// "path (llama, 5 layers x 8 heads)": the model at `path` as report.html names it.
+std::string model_description(const std::string& path, const ModelDescription& model);
+
 class WholeModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its

@@ -291,15 +291,26 @@ nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis
     return stats;
 }
 
-std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, const HeadId& id) {
-    check_drawn_head(id, a, in, "head");
+std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a) {
+    if (o.scale == ScaleMode::head) return std::nullopt;
     std::vector<LayerResult> norm_layers;
-    const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
-    const ReportOptions drawn_options = pictured_options(o);
+    return global_value_range(pictured_layers(in, o.map, norm_layers), a.num_heads);
+}
+
+std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, const HeadId& id,
+                              const std::optional<ValueRange>& range) {
+    check_drawn_head(id, a, in, "head");
+    if (o.scale == ScaleMode::global && !range) throw Error(ErrorKind::internal, "head_png: a shared color range needs head_png_range's range");
     const int64_t n = id.layer * a.num_heads + id.head;
-    const float* weights = head_weights(drawn, a, n);
-    const HeatmapStyle style = head_style(drawn, drawn_options, a, n, weights, global_value_range(drawn, a.num_heads));
-    const HeatmapLayout layout = layout_heatmap(weights, in.layers.front()->visibility, in.query_tokens, in.key_tokens, style);
+    const Visibility& vis = in.layers.front()->visibility;
+    Tensor norm_map;  // --map norm: the head's layer only
+    const float* weights = head_weights(in, a, n);
+    if (o.map == PictureMap::norm) {
+        norm_map = norm_based_map(*in.layers[static_cast<size_t>(id.layer)]);
+        weights = norm_map.ptr() + id.head * vis.queries * vis.keys;
+    }
+    const HeatmapStyle style = head_style(in, pictured_options(o), a, n, weights, range.value_or(ValueRange{1, 0}));
+    const HeatmapLayout layout = layout_heatmap(weights, vis, in.query_tokens, in.key_tokens, style);
     return encode_png(render_heatmap(layout, style));
 }
 

@@ -76,9 +76,16 @@ ModelAnalysis analyze_report(const ReportInput& in, const ReportOptions& options
 // by in.layer_numbers, the tokens and in.extra_stats merged in.
 nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis);
 
+// The shared color range head_png draws with: under --scale global, global_value_range of in's
+// pictured maps (--map norm: the norm-based maps); none under --scale head (each head's own). Made
+// once per input, so that one head_png costs one head.
+std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis);
+
 // Head `id` (its layer an index into in.layers) drawn as write_report draws its head_NN.png (title,
-// color range over in's heads, --map norm), as PNG bytes. Error(usage) when it is not a head of `in`.
-std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis, const HeadId& id);
+// color range `range` from head_png_range, --map norm), as PNG bytes. Error(usage) when it is not a
+// head of `in`.
+std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis, const HeadId& id,
+                              const std::optional<ValueRange>& range);
 
 // Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
 std::string shown_label(const ModelAnalysis& a, int64_t n);

@@ -1,6 +1,7 @@
 #include "seq2seq_report.hpp"
 
 #include "color_range.hpp"
+#include "error.hpp"
 #include "file_write.hpp"
 #include "html_report.hpp"
 #include "json_text.hpp"
@@ -94,27 +95,63 @@ std::vector<std::string> seq2seq_dump_paths(const std::string& path) {
     return {stem + ".encoder.npy", stem + ".decoder.npy", stem + ".cross.npy"};
 }
 
+std::string seq2seq_model_description(const std::string& path, const Seq2SeqConfig& config) {
+    const ModelConfig& c = config.blocks;
+    return path + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " + std::to_string(config.n_decoder_layers) +
+           " decoder layers x " + std::to_string(c.n_heads) + " heads)";
+}
+
+namespace {
+
+// The three stacks' analyses, each by `analyze` (a ReportInput -> its ModelAnalysis), and the cross
+// heads' alignment.
+template <class Analyze>
+Seq2SeqAnalysis analyze_stacks(const Seq2SeqReportInput& in, const Analyze& analyze) {
+    Seq2SeqAnalysis result;
+    for (int k = 0; k < 3; ++k) {
+        const ReportInput stack = seq2seq_stack_input(in, k);
+        result.stacks.emplace_back(seq2seq_stack_names[k], analyze(stack));
+        if (k == 2) result.alignment = stack_alignment(stack.layers);
+    }
+    return result;
+}
+
+}  // namespace
+
+Seq2SeqAnalysis analyze_seq2seq(const Seq2SeqReportInput& in, const ReportOptions& options) {
+    return analyze_stacks(in, [&](const ReportInput& stack) { return analyze_report(stack, options); });
+}
+
+nlohmann::json seq2seq_stats(const Seq2SeqReportInput& in, const Seq2SeqAnalysis& analysis) {
+    nlohmann::json stats = seq2seq_stats_json(analysis);
+    stats.update({{"source_tokens", in.source_tokens}, {"target_tokens", in.target_tokens}});
+    stats.update(in.extra_stats);
+    return stats;
+}
+
+Tensor seq2seq_stacked_attention(const Seq2SeqRun& run, const std::string& stack) {
+    const std::vector<LayerResult>* layers = stack == "encoder" ? &run.encoder : stack == "decoder" ? &run.decoder
+                                           : stack == "cross"   ? &run.cross : nullptr;
+    if (!layers) throw Error(ErrorKind::internal, "no stack '" + stack + "' in an encoder-decoder run");
+    std::vector<const LayerResult*> pointers;
+    for (const LayerResult& layer : *layers) pointers.push_back(&layer);
+    return stacked_attention(pointers, true);
+}
+
 Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options, Timings& timings,
                                      PictureNotes* notes) {
     ReportOptions stack_options = options;
     stack_options.dump_attention.clear();
     stack_options.dump_output.clear();
     stack_options.html = false;  // one page for the three stacks, below
-    Seq2SeqAnalysis result;
-    for (int k = 0; k < 3; ++k) {
-        const ReportInput stack = seq2seq_stack_input(in, k);
-        result.stacks.emplace_back(seq2seq_stack_names[k], write_report(out, stack, stack_options, timings, notes));
-        if (k == 2) result.alignment = stack_alignment(stack.layers);
-    }
-    nlohmann::json stats = seq2seq_stats_json(result);
-    stats.update({{"source_tokens", in.source_tokens}, {"target_tokens", in.target_tokens}});
-    stats.update(in.extra_stats);
+    const Seq2SeqAnalysis result =
+        analyze_stacks(in, [&](const ReportInput& stack) { return write_report(out, stack, stack_options, timings, notes); });
+    const nlohmann::json stats = seq2seq_stats(in, result);
     write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
     if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
-    for (size_t k = 0; k < dumps.size(); ++k)
-        write_npy(out.external_file(dumps[k]), stacked_attention(seq2seq_stack_input(in, static_cast<int>(k)).layers, true));
+    for (size_t k = 0; k < dumps.size(); ++k) write_npy(out.external_file(dumps[k]), seq2seq_stacked_attention(*in.run, seq2seq_stack_names[k]));
     return result;
 }
 

@@ -40,6 +40,21 @@ ReportInput seq2seq_stack_input(const Seq2SeqReportInput& input, int k);
 // P.npy (or for P without the extension); none for "".
 std::vector<std::string> seq2seq_dump_paths(const std::string& path);
 
+// "path (bart, 2 encoder + 2 decoder layers x 4 heads)": the model at `path` as report.html names it.
+std::string seq2seq_model_description(const std::string& path, const Seq2SeqConfig& config);
+
+// The three stacks' analyses (analyze_report of each with `options`), as write_seq2seq_report makes them.
+Seq2SeqAnalysis analyze_seq2seq(const Seq2SeqReportInput& input, const ReportOptions& options);
+
+// The top-level stats.json document of `analysis` (analyze_seq2seq of `input`): every head of the
+// three stacks with its "stack" (cross heads with their "alignment"), the tokens, "stacks" and
+// input.extra_stats.
+nlohmann::json seq2seq_stats(const Seq2SeqReportInput& input, const Seq2SeqAnalysis& analysis);
+
+// The attention of stack `stack` ("encoder", "decoder" or "cross") as --dump-attention writes it:
+// [L_enc, H, S, S], [L_dec, H, T, T] or [L_dec, H, T, S]. Error(internal) for another name.
+Tensor seq2seq_stacked_attention(const Seq2SeqRun& run, const std::string& stack);
+
 // Writes every output into `out` (staged; the caller commits); options.dump_attention is split as
 // above, options.dump_output is not supported here (the caller refuses it).
 Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options, Timings& timings,

@@ -66,6 +66,25 @@ CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limi
     base_dir_ = fs::path(path).parent_path().string();
 }
 
+CorpusDocuments::CorpusDocuments(const std::string& name, std::vector<std::string> lines, CorpusShard shard)
+    : path_(name), shard_(shard), held_lines_(std::move(lines)) {}
+
+bool CorpusDocuments::next_line(int64_t& number) {
+    if (!jsonl_) {
+        if (held_next_ == held_lines_.size()) return false;
+        line_ = std::move(held_lines_[held_next_++]);
+        number = static_cast<int64_t>(held_next_);
+        return true;
+    }
+    // Every line, another shard's too, is held only up to what parsing it (JSON) or tokenizing it
+    // (plain text) within the budget allows (the fingerprint needs all of it), so every shard
+    // refuses the same over-long line.
+    const uint64_t bytes_per_line_byte = text_lines_ ? tokenize_bytes_per_text_byte : json_bytes_per_text_byte;
+    if (!jsonl_->next(line_, limits_.memory_budget / bytes_per_line_byte)) return false;
+    number = jsonl_->line_number();
+    return true;
+}
+
 void CorpusDocuments::add_text(const std::string& text) {
     fingerprint_.add_int(static_cast<int64_t>(text.size()));
     fingerprint_.add_bytes(text.data(), text.size());
@@ -82,15 +101,12 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         }
         return false;
     }
-    // Every line, another shard's too, is held only up to what parsing it (JSON) or tokenizing it
-    // (plain text) within the budget allows (the fingerprint needs all of it), so every shard
-    // refuses the same over-long line.
-    const uint64_t bytes_per_line_byte = text_lines_ ? tokenize_bytes_per_text_byte : json_bytes_per_text_byte;
-    while (jsonl_->next(line_, limits_.memory_budget / bytes_per_line_byte)) {
+    int64_t number = 0;
+    while (next_line(number)) {
         if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
-        where = path_ + ":" + std::to_string(jsonl_->line_number());
+        where = path_ + ":" + std::to_string(number);
         doc = text_lines_ ? text_document(line_, where) : parse_json_text(line_, where);
         return true;
     }

@@ -51,6 +51,10 @@ public:
     // of it is read.
     explicit CorpusDocuments(const std::string& path, const LoadLimits& limits = {}, CorpusShard shard = {},
                              CorpusLines lines = CorpusLines::json);
+    // The JSON documents `lines` held in memory (e.g. from Python), read as the lines of a JSONL
+    // file named `name` would be: the same shards, positions and corpus fingerprint, documents
+    // named "<name>:<line>" (1-based).
+    CorpusDocuments(const std::string& name, std::vector<std::string> lines, CorpusShard shard = {});
 
     // Reads the shard's next document into `doc` and names it in `where` ("c.jsonl:17",
     // "dir/a.json"); false at the end. Blank lines are skipped and not counted; a malformed line
@@ -78,11 +82,15 @@ private:
     int64_t sequences_passed_ = 0;
     Fingerprint fingerprint_;
     std::unique_ptr<InputLines> jsonl_;  // a file of lines (JSONL or plain text)
+    std::vector<std::string> held_lines_;  // or lines in memory, the next at held_next_
+    size_t held_next_ = 0;
     bool text_lines_ = false;
     std::string line_;
     std::vector<std::string> files_;  // folder mode, sorted by name
 
     void add_text(const std::string& text);  // to the fingerprint: length, then bytes
+    // The next line of the file or of the held lines into line_, its 1-based number into `number`; false at the end.
+    bool next_line(int64_t& number);
 };
 
 // Input sequences (embeddings, tokens, mask) of a corpus or of one shard of it.

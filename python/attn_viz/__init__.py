@@ -9,12 +9,17 @@
     result.head_png(0, 3) # layer 0 head 3 as PNG bytes
     result.write("out")   # pictures and statistics files as `attn-viz model --out out`
     result.to_bertviz()   # (per-layer [1, H, T, T] attentions, tokens) for BertViz
+    result.to_transformer_lens()  # {"blocks.0.attn.hook_pattern": [1, H, T, T], ...}
+    model.run_corpus("corpus.jsonl")  # the stats.json of `attn-viz model --inputs corpus.jsonl`
+    attn_viz.Model("bart-folder").run(text="...", target_text="...")  # .encoder, .decoder, .cross
 
 Errors of the library raise attn_viz.Error (a RuntimeError) with the CLI's one-line message.
 """
-from ._core import Error, Layer, Model, Result
+from ._core import Error, Layer, Model, Result, Seq2SeqResult
 from .bertviz import to_bertviz
+from .transformer_lens import to_transformer_lens
 
 Result.to_bertviz = to_bertviz
+Result.to_transformer_lens = to_transformer_lens
 
-__all__ = ["Error", "Layer", "Model", "Result", "to_bertviz"]
+__all__ = ["Error", "Layer", "Model", "Result", "Seq2SeqResult", "to_bertviz", "to_transformer_lens"]

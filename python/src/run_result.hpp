@@ -31,8 +31,12 @@ struct RunResult {
     // The analysis of every head, made once (the caller holds `mutex`).
     const attn_viz::ModelAnalysis& analysis();
 
+    // The shared color range of head_png (the caller holds `mutex`), made once.
+    const std::optional<attn_viz::ValueRange>& png_range();
+
     std::mutex mutex;  // the analysis is made with the GIL released
     std::optional<attn_viz::ModelAnalysis> analyzed;
+    std::optional<std::optional<attn_viz::ValueRange>> png_range_made;  // none until the first head_png
     pybind11::object attention;  // the [L, H, T, S] array, made on first use
 };
 

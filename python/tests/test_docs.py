@@ -13,7 +13,7 @@ def test_docs_python_md_runs(tmp_path, monkeypatch, capsys):
         pytest.skip(f"{MODELS} is absent (../shared is not beside the source tree)")
     with open(os.path.join(SOURCE_DIR, "docs", "python.md")) as f:
         cells = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    assert len(cells) >= 5
+    assert len(cells) >= 7
     root = tmp_path / "repo"
     root.mkdir()
     os.symlink(os.path.join(SOURCE_DIR, "data"), root / "data")
@@ -23,4 +23,4 @@ def test_docs_python_md_runs(tmp_path, monkeypatch, capsys):
     for n, cell in enumerate(cells):
         exec(compile(cell, f"docs/python.md cell {n}", "exec"), namespace)
     printed = capsys.readouterr().out
-    assert "layers x" in printed and "no/such/model" in printed
+    assert "layers x" in printed and "no/such/model" in printed and "3 sequences;" in printed

@@ -117,3 +117,36 @@ def test_head_out_of_range_raises_error(demo_result):
     heads = demo_result.attention.shape[1]
     with pytest.raises(attn_viz.Error, match=f"head L0H{heads} is out of range"):
         demo_result.head_png(0, heads)
+
+
+@pytest.mark.parametrize("d_model,heads,tokens,causal", [(24, 3, 7, True), (10, 1, 1, False), (15, 5, 11, False)])
+def test_to_transformer_lens_matches_a_float64_reference(tmp_path, d_model, heads, tokens, causal):
+    """hook_pattern, hook_z and hook_attn_out of a random layer against softmax(QK^T)V and its W_O."""
+    seed = int.from_bytes(os.urandom(4), "little")
+    weights, sequence = make_layer(tmp_path, d_model, heads, tokens, causal, seed)
+    result = attn_viz.Layer(weights).run(sequence)
+    names = result.to_transformer_lens()
+    assert sorted(names) == ["blocks.0.attn.hook_pattern", "blocks.0.attn.hook_z", "blocks.0.hook_attn_out"]
+    load = lambda name: np.load(tmp_path / f"{name}.npy").astype(np.float64)
+    maps = reference_maps(tmp_path, heads, causal)  # [H, T, T]
+    v = load("x") @ load("W_V") + load("b_V")  # [T, D]
+    d_h = d_model // heads
+    z = np.stack([maps[h] @ v[:, h * d_h:(h + 1) * d_h] for h in range(heads)], axis=1)  # [T, H, d_h]
+    attn_out = z.reshape(tokens, d_model) @ load("W_O") + load("b_O")
+    err = f"seed {seed}"
+    assert names["blocks.0.attn.hook_pattern"].shape == (1, heads, tokens, tokens)
+    np.testing.assert_allclose(names["blocks.0.attn.hook_pattern"][0], maps, rtol=0, atol=1e-5, err_msg=err)
+    assert names["blocks.0.attn.hook_z"].shape == (1, tokens, heads, d_h)
+    np.testing.assert_allclose(names["blocks.0.attn.hook_z"][0], z, rtol=0, atol=1e-5, err_msg=err)
+    assert names["blocks.0.hook_attn_out"].shape == (1, tokens, d_model)
+    np.testing.assert_allclose(names["blocks.0.hook_attn_out"][0], attn_out, rtol=0, atol=1e-5, err_msg=err)
+    z_view = names["blocks.0.attn.hook_z"]
+    del result, names
+    np.testing.assert_allclose(z_view[0], z, rtol=0, atol=1e-5)  # the view keeps the result alive
+
+
+def test_head_outputs_layer_out_of_range_raises_error(demo_result):
+    with pytest.raises(attn_viz.Error, match="layer 1 is out of range: the run has 1 layers"):
+        demo_result.head_outputs(1)
+    with pytest.raises(attn_viz.Error, match="layer -1 is out of range"):
+        demo_result.attention_output(-1)

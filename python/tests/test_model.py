@@ -125,3 +125,26 @@ def test_write_is_the_cli_folder(tmp_path, hf_model):
     for name in py_files:
         if name.endswith(".png"):
             assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+
+
+def test_to_transformer_lens_names_every_layer_with_views(hf_model):
+    result = hf_model.run(text=TEXT)
+    names = result.to_transformer_lens()
+    L, H, T, _ = result.attention.shape
+    d = hf_model.description
+    hooks = ["attn.hook_pattern", "attn.hook_z", "hook_attn_out"]
+    assert sorted(names) == sorted(f"blocks.{layer}.{hook}" for layer in range(L) for hook in hooks)
+    for layer in range(L):
+        pattern = names[f"blocks.{layer}.attn.hook_pattern"]
+        assert pattern.shape == (1, H, T, T) and np.shares_memory(pattern, result.attention)
+        np.testing.assert_array_equal(pattern[0], result.attention[layer])
+        assert names[f"blocks.{layer}.attn.hook_z"].shape == (1, T, H, d["head_dim"])
+        assert names[f"blocks.{layer}.hook_attn_out"].shape == (1, T, d["dim"])
+
+
+def test_head_png_of_any_layer_is_the_cli_picture(tmp_path, hf_model):
+    cli("model", "--checkpoint", hf_model.path, "--text", TEXT, "--out", str(tmp_path / "cli"), "-q")
+    result = hf_model.run(text=TEXT)
+    L, H = result.attention.shape[:2]
+    for layer, head in [(0, 0), (L - 1, H - 1), (L // 2, 1)]:
+        assert result.head_png(layer, head) == (tmp_path / "cli" / f"layer_{layer:02d}" / f"head_{head:02d}.png").read_bytes()

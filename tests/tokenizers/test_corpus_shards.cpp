@@ -106,7 +106,7 @@ TEST_CASE("a shard parses only its own lines; a malformed line is the error of t
 
 // The fingerprint and size of the corpus at `path` as shard `shard` sees them once read to the end.
 std::pair<uint64_t, int64_t> corpus_identity(const std::string& path, CorpusShard shard = {}) {
-    CorpusDocuments documents(path, {}, shard);
+    CorpusDocuments documents(path, LoadLimits{}, shard);
     nlohmann::json doc;
     std::string where;
     while (documents.next(doc, where)) {
@@ -168,6 +168,42 @@ TEST_CASE("a model corpus line is a text or a list of token ids") {
         CAPTURE(bad);
         expect_input_error([&] { parse_model_sequence(nlohmann::json::parse(bad), "c.jsonl:9"); }, {"c.jsonl:9"});
     }
+}
+
+}
+
+TEST_SUITE("tokenizers") {
+
+TEST_CASE("lines held in memory are the JSONL file of the same lines: documents, shards, positions, fingerprint") {
+    ScratchDir dir;
+    std::vector<std::string> lines;
+    const int count = 11;  // lines 4 and 8 blank
+    std::string text;
+    for (int i = 0; i < count; ++i) {
+        lines.push_back(i % 4 == 3 ? "  " : nlohmann::json{{"tokens", {i, i + 1}}}.dump());
+        text += lines.back() + "\n";
+    }
+    write_text(dir / "c.jsonl", text);
+    for (const CorpusShard shard : {CorpusShard{0, 1}, CorpusShard{1, 3}, CorpusShard{2, 3}}) {
+        CAPTURE(shard.text());
+        CorpusDocuments file(dir / "c.jsonl", LoadLimits{}, shard), held("<lines>", lines, shard);
+        nlohmann::json a, b;
+        std::string where_a, where_b;
+        while (file.next(a, where_a)) {
+            REQUIRE(held.next(b, where_b));
+            CHECK(a == b);
+            CHECK(where_b == "<lines>" + where_a.substr(where_a.rfind(':')));
+            CHECK(held.position() == file.position());
+        }
+        CHECK_FALSE(held.next(b, where_b));
+        CHECK(held.corpus_sequences() == file.corpus_sequences());
+        CHECK(held.corpus_fingerprint() == file.corpus_fingerprint());
+    }
+    CorpusDocuments bad("<lines>", std::vector<std::string>{"{\"tokens\": [1]}", "{oops"});
+    nlohmann::json doc;
+    std::string where;
+    CHECK(bad.next(doc, where));
+    expect_input_error([&] { bad.next(doc, where); }, {"<lines>:2"});
 }
 
 }

@@ -1,0 +1,21 @@
+#include "run_folder.hpp"
+
+namespace py = pybind11;
+
+namespace attn_viz_python {
+
+void write_run_folder(std::mutex& mutex, const std::string& out, bool force, bool html,
+                      const std::function<void(attn_viz::OutputDir&, const attn_viz::ReportOptions&, attn_viz::Timings&)>& stage) {
+    py::gil_scoped_release released;
+    std::lock_guard<std::mutex> lock(mutex);
+    attn_viz::ReportOptions options;
+    options.html = html;
+    attn_viz::OutputDir dir(out, force);
+    attn_viz::Timings timings;
+    stage(dir, options, timings);
+    dir.commit();
+}
+
+py::object json_to_python(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
+
+}  // namespace attn_viz_python
