@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "corpus_fingerprint.hpp"
 #include "corpus_options.hpp"
 #include "corpus_patching_run.hpp"
 #include "corpus_stats.hpp"
@@ -18,8 +17,6 @@
 #include "head_selection_options.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
 #include "input_limits.hpp"
-#include "layer_cost.hpp"
-#include "memory_budget.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
 #include "model_corpus_run.hpp"
