@@ -13,6 +13,7 @@
 
 #include "hf_reference_folder.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
+#include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
 #include "seq2seq_model.hpp"
 #include "support.hpp"
@@ -106,6 +107,9 @@ void check_compare(const std::string& arguments) {
 
     // The output along the target: row t predicts target token t + 1.
     const int64_t V = run_a.logits.dim(1);
+    // Top-1 is among the tokens the tokenizer names (the CLI's choice; the model's rows past them have no label).
+    const int64_t choices = read_tokenizer_file(a / "tokenizer.json", V)->vocab_size();
+    REQUIRE(choices <= V);
     double kl_sum = 0, loss_a = 0, loss_b = 0, agree = 0;
     for (int64_t t = 0; t < T; ++t) {
         const float *pa = run_a.logits.ptr() + t * V, *pb = run_b.logits.ptr() + t * V;
@@ -113,7 +117,7 @@ void check_compare(const std::string& arguments) {
             const double lp = log_probability(pa, V, v), lq = log_probability(pb, V, v);
             kl_sum += std::exp(lp) * (lp - lq);
         }
-        agree += std::max_element(pa, pa + V) - pa == std::max_element(pb, pb + V) - pb;
+        agree += std::max_element(pa, pa + choices) - pa == std::max_element(pb, pb + choices) - pb;
         if (t + 1 < T) loss_a -= log_probability(pa, V, target[t + 1]), loss_b -= log_probability(pb, V, target[t + 1]);
     }
     const nlohmann::json& output = doc["output"];
