@@ -39,23 +39,19 @@ Seq2SeqRun forward(Seq2SeqModel& model, const SequencePair& pair, const LoadLimi
     }
 }
 
-// Every stack's analysis of one run (as write_seq2seq_report's) and its cross heads' alignment into
-// `corpus`; each stack's weight similarities computed on the first run, kept in `similarity`.
+// Every stack's analysis of one run (analyze_seq2seq, as write_seq2seq_report's) and its cross
+// heads' alignment into `corpus`; each stack's weight similarities computed on the first run, kept
+// in `similarity`.
 void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2SeqWeights& weights, const ReportOptions& options,
              std::array<std::optional<WeightSimilarities>, 3>& similarity, OnednnBackend& backend, int64_t position) {
     Seq2SeqReportInput in;
     in.run = &run;
     in.weights = &weights;
-    std::array<ModelAnalysis, 3> stacks;
-    std::vector<CrossAlignment> alignment;
-    for (int k = 0; k < 3; ++k) {
-        ReportInput stack = seq2seq_stack_input(in, k);
-        if (!similarity[k]) similarity[k] = weight_similarities(stack.weights, false, backend);
-        stack.weight_similarity = &*similarity[k];
-        stacks[k] = analyze_report(stack, options);
-        if (k == 2) alignment = stack_alignment(stack.layers);
+    for (size_t k = 0; k < similarity.size(); ++k) {
+        if (!similarity[k]) similarity[k] = weight_similarities(seq2seq_stack_input(in, static_cast<int>(k)).weights, false, backend);
+        in.weight_similarity[k] = &*similarity[k];
     }
-    corpus.add_corpus_sequence(stacks, alignment, token_pair_fingerprint(run.source, run.target), position);
+    corpus.add_corpus_sequence(analyze_seq2seq(in, options), token_pair_fingerprint(run.source, run.target), position);
 }
 
 }  // namespace

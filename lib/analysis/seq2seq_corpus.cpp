@@ -11,12 +11,12 @@ Seq2SeqCorpusAccumulator::Seq2SeqCorpusAccumulator(uint64_t weights_fingerprint,
     : stacks_{CorpusAccumulator(weights_fingerprint, thresholds), CorpusAccumulator(weights_fingerprint, thresholds),
               CorpusAccumulator(weights_fingerprint, thresholds)} {}
 
-void Seq2SeqCorpusAccumulator::add_corpus_sequence(const std::array<ModelAnalysis, 3>& stacks, const std::vector<CrossAlignment>& alignment,
-                                                   uint64_t fingerprint, int64_t corpus_position) {
-    if (alignment.size() != stacks.back().heads.size())
-        throw Error(ErrorKind::internal, "Seq2SeqCorpusAccumulator: " + std::to_string(alignment.size()) + " alignments for " +
-                                             std::to_string(stacks.back().heads.size()) + " cross heads");
-    for (size_t k = 0; k < stacks.size(); ++k) stacks_[k].add_corpus_sequence(stacks[k], fingerprint, corpus_position);
+void Seq2SeqCorpusAccumulator::add_corpus_sequence(const Seq2SeqAnalysis& analysis, uint64_t fingerprint, int64_t corpus_position) {
+    const std::vector<CrossAlignment>& alignment = analysis.alignment;
+    if (analysis.stacks.size() != stacks_.size() || alignment.size() != analysis.stacks.back().second.heads.size())
+        throw Error(ErrorKind::internal, "Seq2SeqCorpusAccumulator: " + std::to_string(analysis.stacks.size()) + " stacks, " +
+                                             std::to_string(alignment.size()) + " alignments for the cross heads");
+    for (size_t k = 0; k < stacks_.size(); ++k) stacks_[k].add_corpus_sequence(analysis.stacks[k].second, fingerprint, corpus_position);
     if (alignment_.empty()) alignment_.resize(alignment.size() * cross_alignment_count);
     for (size_t n = 0; n < alignment.size(); ++n)
         for (int s = 0; s < cross_alignment_count; ++s)

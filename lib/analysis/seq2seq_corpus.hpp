@@ -29,11 +29,10 @@ public:
     // labelling heads with `thresholds`.
     Seq2SeqCorpusAccumulator(uint64_t weights_fingerprint, const LabelThresholds& thresholds);
 
-    // Adds one pair's analyses (encoder, decoder, cross, as seq2seq_stack_names) and its cross
-    // heads' alignment (layer-major), counted under `fingerprint` (token_pair_fingerprint) at
+    // Adds one pair's analysis (its stacks in seq2seq_stack_names' order and its cross heads'
+    // alignment, layer-major), counted under `fingerprint` (token_pair_fingerprint) at
     // `corpus_position` (CorpusAccumulator::add_corpus_sequence).
-    void add_corpus_sequence(const std::array<ModelAnalysis, 3>& stacks, const std::vector<CrossAlignment>& alignment,
-                             uint64_t fingerprint, int64_t corpus_position);
+    void add_corpus_sequence(const Seq2SeqAnalysis& analysis, uint64_t fingerprint, int64_t corpus_position);
     // CorpusAccumulator::set_coverage, for the three stacks.
     void set_coverage(const CorpusCoverage& coverage);
     const CorpusCoverage& coverage() const { return stacks_.front().coverage(); }

@@ -10,6 +10,7 @@
 // table of the cross heads' alignment.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct Seq2SeqReportInput {
     nlohmann::json extra_stats = nlohmann::json::object();  // more top-level stats.json keys (provenance)
     std::string model_description;           // report.html's "Model"
     std::string source_text, target_text;    // report.html's "Input": the source and target texts (decoded ids when given as ids)
+    // Each stack's weight similarities when computed once for many runs (corpus mode); null: computed by the analysis.
+    std::array<const WeightSimilarities*, 3> weight_similarity{};
 };
 
 // Stack k (0 encoder, 1 decoder, 2 cross: seq2seq_stack_names)'s maps, weights, token labels and
