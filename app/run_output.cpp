@@ -39,10 +39,10 @@ void RunOutput::print(const std::string& out, const nlohmann::json& provenance) 
         document_["out"] = out.empty() ? nlohmann::json() : nlohmann::json(out);  // null: nothing written
         document_["provenance"] = provenance;
         std::fputs((attn_viz::dump_json(document_, 1) + "\n").c_str(), stdout);
-    } else if (!quiet_) {
-        std::printf("%swrote %s\n", text_.c_str(), out.c_str());
     } else {
-        std::fputs(results_.c_str(), stdout);
+        // fwrite, not printf("%s"): a decoded text may hold a NUL byte, and what follows it must still print.
+        const std::string shown = quiet_ ? results_ : text_ + "wrote " + out + "\n";
+        std::fwrite(shown.data(), 1, shown.size(), stdout);
     }
 }
 
