@@ -330,7 +330,6 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
         files.config.model_type,
         {{"--patch-from-inputs", !a.patch_from_inputs.empty(), corrupted_pair},
          {"--induction", o.induction > 0, "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
-         {"--stream-layers", o.stream_layers, "the encoder-decoder run keeps every layer's maps of the three stacks until its report is written; not built to release them layer by layer"},
          {"--layers", !o.layers.empty(), "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
          {"--heads", !o.heads.empty(), "LxHy names would be ambiguous across the three stacks; every head is drawn"},
          {"--dump-output", !o.report.dump_output.empty(), "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
@@ -352,8 +351,8 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
         attn_viz::check_output_files({o.corpus.save_partial}, {o.checkpoint, o.tokenizer, o.corpus.path}, o.output.out);
         return run_seq2seq_corpus({o.checkpoint, o.tokenizer, o.corpus, o.report, o.output, o.json, o.timings}, files, limits);
     }
-    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, a.ablate, a.ablate_mode, o.report,
-                              o.output, o.json, o.timings},
+    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, a.ablate, a.ablate_mode,
+                              o.stream_layers, whole_run_options(o.report, o.generate, a), o.report, o.output, o.json, o.timings},
                              files, limits);
 }
 
@@ -386,7 +385,7 @@ int run_model(ModelOptions& o) {
         const int64_t T = static_cast<int64_t>(in.ids.size());
         // The context first: a larger memory budget cannot help a text the model cannot take.
         check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
-        o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model, T, limits);
+        o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);
         check_model_analysis_options(o.analyses, model, *in.tokenizer, in.ids);
     }

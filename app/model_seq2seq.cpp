@@ -1,8 +1,9 @@
 // The encoder-decoder run of attn-viz model: load, check sizes, run (or generate, then run), write
-// the three stacks' report, commit, print.
+// the three stacks' report (or run and write it layer by layer), commit, print.
 #include "model_seq2seq.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "ablation_report.hpp"
 #include "error.hpp"
@@ -21,6 +22,7 @@
 #include "run_steps.hpp"
 #include "seq2seq_ablation.hpp"
 #include "seq2seq_report.hpp"
+#include "seq2seq_stream.hpp"
 #include "token_file.hpp"
 
 namespace attn_viz_cli {
@@ -79,13 +81,49 @@ nlohmann::json seq2seq_ablation(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqM
     return stacks;
 }
 
+// The run of `report.run`'s ids with every attention layer's report written as soon as the layer
+// is done (Seq2SeqStream into `out`); show_layers: the layers done as progress on stderr.
+attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_viz::Seq2SeqModel& model, const attn_viz::Seq2SeqReportInput& report,
+                                                const attn_viz::ReportOptions& options, bool show_layers, attn_viz::Timings& timings,
+                                                attn_viz::PictureNotes& notes) {
+    using namespace attn_viz;
+    using clock = std::chrono::steady_clock;
+    Seq2SeqStream stream(out, report, options, timings);
+    const Seq2SeqConfig& c = model.weights().config;
+    const int64_t total = c.blocks.n_layers + 2 * c.n_decoder_layers;
+    int64_t done = 0;
+    Progress progress(show_layers, "attention layer");
+    // "forward" is the time in the layers, without the time each layer's report takes.
+    clock::time_point forward_from = clock::now();
+    const auto forward_time = [&] { timings.add("forward", std::chrono::duration<double>(clock::now() - forward_from).count()); };
+    model.run_layers(report.run->source, report.run->target, true,
+                     [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights) {
+                         forward_time();
+                         stream.add_layer(stack, layer, result, weights);
+                         progress.update(++done, total);
+                         forward_from = clock::now();
+                     });
+    forward_time();
+    progress.finish();
+    return stream.finish(notes);
+}
+
 }  // namespace
 
-void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
+RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T) {
+    using attn_viz::saturating_product;
     auto layer = [&](int64_t queries, int64_t keys) {
         return attn_viz::estimate_layer_run_bytes(c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, queries, keys);
     };
-    attn_viz::check_memory(c.n_layers * layer(S, S) + decoder_layers * (layer(T, T) + layer(T, S)), limits.memory_budget,
+    const uint64_t encoder = saturating_product(layer(S, S), static_cast<uint64_t>(c.n_layers));
+    const uint64_t decoder = saturating_product(layer(T, T) + layer(T, S), static_cast<uint64_t>(decoder_layers));
+    const uint64_t whole = encoder + decoder < encoder ? UINT64_MAX : encoder + decoder;  // saturated
+    return {whole, std::max({layer(S, S), layer(T, T), layer(T, S)}),
+            "running one attention layer over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens"};
+}
+
+void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
+    attn_viz::check_memory(seq2seq_run_bytes(c, decoder_layers, S, T).whole_run, limits.memory_budget,
                            "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
 }
 
@@ -131,20 +169,20 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         if (!o.ablate.empty()) ablated_heads(o, model->weights());
     }
     const ModelConfig& c = model->weights().config.blocks;
-    check_seq2seq_run_memory(c, model->weights().config.n_decoder_layers, static_cast<int64_t>(source.size()),
-                     o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size()), limits);
+    const int64_t S = static_cast<int64_t>(source.size()), T = o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size());
+    const int64_t decoder_layers = model->weights().config.n_decoder_layers;
+    const bool streamed = streams_layers(o.stream_layers, o.whole_run, seq2seq_run_bytes(c, decoder_layers, S, T), limits);
+    if (!streamed) check_seq2seq_run_memory(c, decoder_layers, S, T, limits);
 
-    // Step 2: the forward pass (after the greedy target, with --generate), then the three stacks' report.
+    // Step 2: the forward pass (after the greedy target, with --generate), then the three stacks'
+    // report; or both together, layer by layer.
     RunOutput printed("model", o.json, o.output.quiet);
     if (o.generate > 0) {
         Timings::Scope t(timings, "generate");
         target = generated_target(o, *model, *tokenizer, source, printed);
     }
     Seq2SeqRun run;
-    {
-        Timings::Scope t(timings, "forward");
-        run = model->run(source, target);
-    }
+    run.source = source, run.target = target;
     const nlohmann::json provenance = run_provenance();
     Seq2SeqReportInput report;
     report.run = &run;
@@ -152,12 +190,21 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     report.source_tokens = tokenizer->labels(source);
     report.target_tokens = tokenizer->labels(target);
     report.extra_stats = {{"provenance", provenance}, {"model_type", c.architecture}};
-    if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
     report.model_description = seq2seq_model_description(o.checkpoint, model->weights().config);
     report.source_text = o.text.empty() ? tokenizer->decode(source) : o.text;  // --tokens: the ids decoded
     report.target_text = o.target_text.empty() ? tokenizer->decode(target) : o.target_text;  // --target-tokens, --generate
     PictureNotes notes;
-    const Seq2SeqAnalysis analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
+    Seq2SeqAnalysis analysis;
+    if (streamed) {
+        analysis = stream_seq2seq_report(out, *model, report, o.report, progress_wanted(o.output.quiet), timings, notes);
+    } else {
+        {
+            Timings::Scope t(timings, "forward");
+            run = model->run(source, target);
+        }
+        if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
+        analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
+    }
     printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" + std::to_string(target.size()) +
                      " target tokens: " + tokenizer->decode(target) + "\n");
     for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");

@@ -1,7 +1,8 @@
 // attn-viz model over an encoder-decoder folder (BART, T5): the source (--text or --tokens)
 // through the encoder, the target (--target-text or --target-tokens, the decoder input as given,
 // or --generate N's greedy continuation from the decoder start token) through the decoder, and
-// the three kinds of attention drawn and analysed (seq2seq_report.hpp).
+// the three kinds of attention drawn and analysed (seq2seq_report.hpp), or with --stream-layers
+// (or by itself when the whole run exceeds the memory budget) layer by layer (seq2seq_stream.hpp).
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "model_files.hpp"
+#include "model_stream.hpp"
 #include "model_tokenizer.hpp"
 #include "output_options.hpp"
 #include "report.hpp"
@@ -22,6 +24,8 @@ struct Seq2SeqModelOptions {
     std::optional<std::string> token_ids, target_token_ids;  // --tokens, --target-tokens
     int generate = 0;
     std::string ablate, ablate_mode = "zero";  // --ablate ("": none) and --ablate-mode
+    bool stream_layers = false;                // --stream-layers
+    std::string whole_run;                     // the options given that need every layer at once (whole_run_options)
     attn_viz::ReportOptions report;  // resolved
     OutputOptionValues output;
     bool json = false, timings = false;
@@ -47,8 +51,12 @@ void refuse_for_encoder_decoder(const std::string& model_type, const std::vector
 // encoder-decoder.
 void refuse_target_for_decoder(const std::string& model_type, bool target_given);
 
+// The maps' memory of a run over S source and T target tokens (`c`: the blocks' configuration,
+// n_layers the encoder's): the three stacks' at once, and the largest attention layer's.
+RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T);
+
 // Refuses (Error bad_input) a run over S source and T target tokens whose three stacks' maps
-// exceed the memory budget (`c`: the blocks' configuration, n_layers the encoder's).
+// exceed the memory budget.
 void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits);
 
 // The run over the folder `files` (an encoder-decoder model_type); returns the exit code.

@@ -26,18 +26,21 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
     return names;
 }
 
-bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::WholeModel& model, int64_t T,
-                    const attn_viz::LoadLimits& limits) {
-    const attn_viz::ModelDescription& c = model.description();
-    const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T);
+bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& bytes, const attn_viz::LoadLimits& limits) {
     if (asked && !whole_run.empty())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "--stream-layers writes each layer's report before the next layer runs: " + whole_run +
                                   " need every layer at once");
-    const bool whole_run_fits = attn_viz::saturating_product(layer_bytes, static_cast<uint64_t>(c.n_layers)) <= limits.memory_budget;
-    if (!asked && (whole_run_fits || !whole_run.empty())) return false;
-    attn_viz::check_memory(layer_bytes, limits.memory_budget, "running one layer on " + std::to_string(T) + " tokens");
+    if (!asked && (bytes.whole_run <= limits.memory_budget || !whole_run.empty())) return false;
+    attn_viz::check_memory(bytes.largest_layer, limits.memory_budget, bytes.largest_layer_what);
     return true;
+}
+
+RunBytes model_run_bytes(const attn_viz::WholeModel& model, int64_t T) {
+    const attn_viz::ModelDescription& c = model.description();
+    const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T);
+    return {attn_viz::saturating_product(layer_bytes, static_cast<uint64_t>(c.n_layers)), layer_bytes,
+            "running one layer on " + std::to_string(T) + " tokens"};
 }
 
 void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, const std::string& where) {

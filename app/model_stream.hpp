@@ -17,14 +17,22 @@ namespace attn_viz_cli {
 // --flow), comma-separated, or "".
 std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses);
 
-// Whether the model (any family: the streamed forward pass is WholeModel::run_blocks) runs layer
-// by layer over T tokens: when `asked` (--stream-layers), or when the whole run's layers exceed
-// the memory budget and no whole-run option (`whole_run`, from whole_run_options) is given.
-// Refuses --stream-layers with a whole-run option (Error usage) and a streamed run whose one layer
-// exceeds the budget (Error bad_input); a whole run that does not fit is refused by the caller as
-// before.
-bool streams_layers(bool asked, const std::string& whole_run, const attn_viz::WholeModel& model, int64_t T,
-                    const attn_viz::LoadLimits& limits);
+// The memory a run's maps take: every layer's at once (a whole run) and its largest layer's (a
+// streamed run), with what that layer is for the message refusing it ("running one layer on 9 tokens").
+struct RunBytes {
+    uint64_t whole_run = 0, largest_layer = 0;
+    std::string largest_layer_what;
+};
+
+// Whether a run goes layer by layer: when `asked` (--stream-layers), or when the whole run's maps
+// exceed the memory budget and no whole-run option (`whole_run`, from whole_run_options) is given.
+// Refuses --stream-layers with a whole-run option (Error usage) and a streamed run whose largest
+// layer exceeds the budget (Error bad_input); a whole run that does not fit is refused by the
+// caller as before.
+bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& bytes, const attn_viz::LoadLimits& limits);
+
+// The model's (any family: the streamed forward pass is WholeModel::run_blocks) RunBytes over T tokens.
+RunBytes model_run_bytes(const attn_viz::WholeModel& model, int64_t T);
 
 // Warns on stderr of the heads of block `layer` that NaN/Inf values reach (`where`: "" or
 // "c.jsonl:3: ").

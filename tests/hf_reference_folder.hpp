@@ -21,6 +21,13 @@ inline std::vector<int> read_ids(const std::string& path) {
     return ids;
 }
 
+// "1,2,3": ids as --tokens and --target-tokens take them.
+inline std::string id_list(const std::vector<int>& ids) {
+    std::string list;
+    for (int id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+    return list;
+}
+
 // Writes a reference model folder into `dir` with scripts/`script` and `arguments`, seeded from rng().
 inline void make_reference_folder(const ScratchDir& dir, const std::string& script, const std::string& arguments) {
     const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/" + script + " --out " +

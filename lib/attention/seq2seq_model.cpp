@@ -26,6 +26,15 @@ Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights) : bac
 
 Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions,
                               const ReplacedHead* replaced) {
+    return run_pass(source, target, {with_contributions, replaced, nullptr});
+}
+
+Seq2SeqRun Seq2SeqModel::run_layers(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions,
+                                     const Seq2SeqLayerVisitor& visit) {
+    return run_pass(source, target, {with_contributions, nullptr, &visit});
+}
+
+Seq2SeqRun Seq2SeqModel::run_pass(const std::vector<int>& source, const std::vector<int>& target, const Pass& pass) {
     const ModelConfig& c = weights_.config.blocks;
     for (const auto& [ids, name] : {std::pair{&source, "source"}, std::pair{&target, "target"}}) {
         try {
@@ -38,8 +47,8 @@ Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<i
     Seq2SeqRun run;
     run.source = source;
     run.target = target;
-    encode(run, with_contributions, replaced);
-    decode(run, with_contributions, replaced);
+    encode(run, pass);
+    decode(run, pass);
     return run;
 }
 
@@ -53,7 +62,7 @@ std::vector<int> Seq2SeqModel::generate(const std::vector<int>& source, int step
         run.target.push_back(next);
         if (std::find(end_ids.begin(), end_ids.end(), next) != end_ids.end()) break;
         run.decoder.clear(), run.cross.clear();
-        decode(run, false, nullptr);
+        decode(run, {false, nullptr, nullptr});
     }
     return run.target;
 }
@@ -68,19 +77,27 @@ void Seq2SeqModel::add_sublayer(Tensor& x, const NormWeights& norm, Sublayer sub
     }
 }
 
-Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias,
-                              bool with_contributions, std::vector<LayerResult>& results, const ReplacedHead* replaced,
-                              Seq2SeqHead where) {
+Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, const Pass& pass,
+                              std::vector<LayerResult>& results, Seq2SeqHead where) {
     AttentionRequest request;
     request.input = &input;
     request.context = context;
     request.score_bias = bias.empty() ? nullptr : &bias;
-    request.with_contributions = with_contributions;
-    results.push_back(layer.run(request));
-    LayerResult& result = results.back();
-    if (!replaced || replaced->id.stack != where.stack || replaced->id.layer != where.layer) return result.output;
-    const Tensor z = head_output(result.context, replaced->id.head, layer.weights().d_head);
-    return output_with_head_replaced(backend_, layer.weights(), result, replaced->id.head, ablation_replacement(z, replaced->by_mean));
+    request.with_contributions = pass.with_contributions;
+    LayerResult result = layer.run(request);
+    const ReplacedHead* replaced = pass.replaced;
+    Tensor output;
+    if (replaced && replaced->id.stack == where.stack && replaced->id.layer == where.layer) {
+        const Tensor z = head_output(result.context, replaced->id.head, layer.weights().d_head);
+        output = output_with_head_replaced(backend_, layer.weights(), result, replaced->id.head, ablation_replacement(z, replaced->by_mean));
+    } else {
+        output = result.output;
+    }
+    if (pass.visit)
+        (*pass.visit)(where.stack, where.layer, result, layer.weights());
+    else
+        results.push_back(std::move(result));
+    return output;
 }
 
 Tensor Seq2SeqModel::position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const {
@@ -88,33 +105,31 @@ Tensor Seq2SeqModel::position_bias(const StackWeights& stack, int64_t T, bool bi
     return positions.table.empty() ? Tensor{} : relative_position_bias(positions.table, T, T, bidirectional, positions.max_distance);
 }
 
-void Seq2SeqModel::encode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced) {
+void Seq2SeqModel::encode(Seq2SeqRun& run, const Pass& pass) {
     const StackWeights& stack = weights_.encoder_stack;
     Tensor x = embedded(run.source, stack);
     const Tensor bias = position_bias(stack, static_cast<int64_t>(run.source.size()), true);
     for (size_t l = 0; l < weights_.encoder.size(); ++l) {
         const BlockWeights& b = weights_.encoder[l];
         add_sublayer(x, b.attention_norm, [&](const Tensor& input) {
-            return attended(*encoder_attention_[l], input, nullptr, bias, with_contributions, run.encoder, replaced,
-                            {Seq2SeqStack::encoder, static_cast<int64_t>(l)});
+            return attended(*encoder_attention_[l], input, nullptr, bias, pass, run.encoder, {Seq2SeqStack::encoder, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b, weights_.config.blocks); });
     }
     run.encoder_output = stack.final_norm.weight.empty() ? std::move(x) : normalized_by(x, stack.final_norm);
 }
 
-void Seq2SeqModel::decode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced) {
+void Seq2SeqModel::decode(Seq2SeqRun& run, const Pass& pass) {
     const StackWeights& stack = weights_.decoder_stack;
     Tensor x = embedded(run.target, stack);
     const Tensor bias = position_bias(stack, static_cast<int64_t>(run.target.size()), false);
     for (size_t l = 0; l < weights_.decoder.size(); ++l) {
         const DecoderBlockWeights& b = weights_.decoder[l];
         add_sublayer(x, b.block.attention_norm, [&](const Tensor& input) {
-            return attended(*decoder_attention_[l], input, nullptr, bias, with_contributions, run.decoder, replaced,
-                            {Seq2SeqStack::decoder, static_cast<int64_t>(l)});
+            return attended(*decoder_attention_[l], input, nullptr, bias, pass, run.decoder, {Seq2SeqStack::decoder, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.cross_attention_norm, [&](const Tensor& input) {
-            return attended(*cross_attention_[l], input, &run.encoder_output, Tensor{}, with_contributions, run.cross, replaced,
+            return attended(*cross_attention_[l], input, &run.encoder_output, Tensor{}, pass, run.cross,
                             {Seq2SeqStack::cross, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.block.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b.block, weights_.config.blocks); });

@@ -9,6 +9,7 @@
 // = (decoder output x classifier_scale) classifier (+ classifier bias).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,12 @@ struct ReplacedHead {
     bool by_mean = false;
 };
 
+// Told of each attention layer of a pass as soon as it is done (Seq2SeqModel::run_layers), in the
+// order they run: every encoder layer, then per decoder layer its self- and its cross-attention.
+// result: the layer's maps ([H, S, S], [H, T, T] or [H, T, S]) and outputs; weights: its attention
+// weights. The pass keeps neither after the visitor returns.
+using Seq2SeqLayerVisitor = std::function<void(Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights)>;
+
 class Seq2SeqModel {
 public:
     // Builds one AttentionLayer per attention module (weights repacked once). `backend` must
@@ -63,21 +70,37 @@ public:
     Seq2SeqRun run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions = true,
                    const ReplacedHead* replaced = nullptr);
 
+    // As run, but each attention layer's result goes to `visit` as soon as the layer is done instead
+    // of into the run: the returned run has the ids, the encoder's output and the logits, and no
+    // layers. Memory holds one attention layer's maps at a time (--stream-layers, model_seq2seq.hpp);
+    // the decoder needs only the encoder's output.
+    Seq2SeqRun run_layers(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions,
+                          const Seq2SeqLayerVisitor& visit);
+
     // Greedy decoding: the decoder start token followed by up to `steps` argmax tokens (over the
     // ids below `choices` when it is positive), stopping after one of `end_ids` or at max_tokens.
     // Returns the decoder's ids, the start token first.
     std::vector<int> generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids, int64_t choices = 0);
 
 private:
-    // The encoder over run.source: fills run.encoder and run.encoder_output.
-    void encode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced);
-    // The decoder over run.target against run.encoder_output: fills run.decoder, run.cross, run.logits.
-    void decode(Seq2SeqRun& run, bool with_contributions, const ReplacedHead* replaced);
+    // What a pass computes and where its layers' results go.
+    struct Pass {
+        bool with_contributions = true;
+        const ReplacedHead* replaced = nullptr;     // a head whose output is replaced, or none
+        const Seq2SeqLayerVisitor* visit = nullptr;  // where each layer's result goes; none: into the run
+    };
+    // Checks the source and target ids (Error(bad_input)), then runs the encoder and the decoder.
+    Seq2SeqRun run_pass(const std::vector<int>& source, const std::vector<int>& target, const Pass& pass);
+    // The encoder over run.source: fills run.encoder (unless visited) and run.encoder_output.
+    void encode(Seq2SeqRun& run, const Pass& pass);
+    // The decoder over run.target against run.encoder_output: fills run.decoder, run.cross (unless
+    // visited) and run.logits.
+    void decode(Seq2SeqRun& run, const Pass& pass);
     // input: [T, D] (queries; keys and values too without context), context: [S, D] or null,
-    // bias: [H, T, S] or empty -> the layer's output [T, D] (with `replaced`'s head replaced when
-    // it names this stack and layer, `where`); its result appended to `results`.
-    Tensor attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, bool with_contributions,
-                    std::vector<LayerResult>& results, const ReplacedHead* replaced, Seq2SeqHead where);
+    // bias: [H, T, S] or empty -> the layer's output [T, D] (with pass.replaced's head replaced when
+    // it names this stack and layer, `where`); its result handed to pass.visit or appended to `results`.
+    Tensor attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, const Pass& pass,
+                    std::vector<LayerResult>& results, Seq2SeqHead where);
     // The stack's relative position bias [H, T, T] (T5), or empty (no relative positions).
     Tensor position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const;
     // tokens: T ids -> the stack's embedded tokens [T, D]

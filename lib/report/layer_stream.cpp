@@ -46,9 +46,9 @@ LayerStream::LayerStream(OutputDir& out, LayerStreamInput input, const ReportOpt
                                           " layers of " + std::to_string(input_.num_heads) + " heads");
     const std::vector<int64_t> numbers = overview_layers();
     tiles_ = overview_tiles(numbers, static_cast<int>(numbers.size()), static_cast<int>(input_.num_heads), options_.style, true);
-    const int64_t T = static_cast<int64_t>(input_.tokens.size());
+    const int64_t T = static_cast<int64_t>(input_.tokens.size()), K = static_cast<int64_t>(key_tokens().size());
     if (!options_.dump_attention.empty())
-        dump_.emplace(out_.external_file(options_.dump_attention), std::vector<int64_t>{input_.num_layers, input_.num_heads, T, T});
+        dump_.emplace(out_.external_file(options_.dump_attention), std::vector<int64_t>{input_.num_layers, input_.num_heads, T, K});
 }
 
 std::vector<int64_t> LayerStream::overview_layers() const {
@@ -75,8 +75,10 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         Timings::Scope t(timings_, "pictures");
         ReportInput in;
         in.layers = {&result};
-        in.query_tokens = in.key_tokens = input_.tokens;
+        in.query_tokens = input_.tokens;
+        in.key_tokens = key_tokens();
         in.layer_folders = true;
+        in.folder = input_.folder;
         in.layer_numbers = {layer};
         in.token_ids = input_.token_ids;
         ReportOptions o = options_;
@@ -107,8 +109,9 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
     }
     Timings::Scope t(timings_, output_files_stage(options_));
     nlohmann::json extra = {{"tokens", input_.tokens}, {"pair_scope", "layer"}};
+    if (key_tokens() != input_.tokens) extra["key_tokens"] = key_tokens();
     extra.update(input_.extra_stats);
-    write_analysis_outputs(out_, "", analysis, extra, options_);
+    write_analysis_outputs(out_, input_.folder, analysis, extra, options_);
     if (options_.pictures) {
         notes.maps += drawn_.maps, notes.dark_maps += drawn_.dark_maps;
         const std::vector<int64_t> numbers = overview_layers();
@@ -118,7 +121,7 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
         HeatmapStyle shared_style = pictured_options(options_).style;
         const ValueRange shared = map_color_range(color_rule(options_), range_, range_);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
-        write_png(out_.file("overview.png"), render_overview_tiles(tiles_, numbers, shared_style, color_rule(options_), nullptr, labels));
+        write_png(out_.file(input_.folder + "overview.png"), render_overview_tiles(tiles_, numbers, shared_style, color_rule(options_), nullptr, labels));
     }
     if (dump_) dump_->close();
     return analysis;

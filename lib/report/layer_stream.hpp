@@ -20,29 +20,32 @@ namespace attn_viz {
 struct LayerStreamInput {
     int64_t num_layers = 0;                  // L layers of num_heads heads each
     int64_t num_heads = 0;
-    std::vector<std::string> tokens;         // T labels (self-attention: queries and keys)
+    std::vector<std::string> tokens;         // T labels of the queries (and of the keys, without key_tokens)
     std::vector<int64_t> token_ids;          // for duplicate-token / induction scores, or empty
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (provenance, ...)
+    std::vector<std::string> key_tokens = {};  // K labels of the keys when they differ (cross attention), or empty
+    std::string folder = {};                 // "" or "encoder/": where in the run directory
 };
 
 class LayerStream {
 public:
     // Checks the options a streamed report can honour (no HTML report: Error internal; an SVG head
-    // out of range: Error usage) and opens the attention dump ([L, H, T, T], staged in `out`) when asked.
+    // out of range: Error usage) and opens the attention dump ([L, H, T, K], staged in `out`) when asked.
     LayerStream(OutputDir& out, LayerStreamInput input, const ReportOptions& options, Timings& timings);
 
-    // result: layer `layer`'s attention ([H, T, T]; layers come in order 0, 1, ...); weights: its
+    // result: layer `layer`'s attention ([H, T, K]; layers come in order 0, 1, ...); weights: its
     // attention weights (the layer's weight similarities). Writes the layer's pictures and dump
     // slice and keeps its statistics; neither `result` nor `weights` is kept.
     void add_layer(int64_t layer, const LayerResult& result, const LayerWeights& weights);
 
-    // After the last layer: stats.json, heads.csv, pairs.csv, the matrix pictures, overview.png
+    // After the last layer: stats.json, heads.csv, pairs.csv, the matrix pictures, overview.png (under input.folder)
     // (rows: the layers options.drawn selects; its shared range over every layer) and the closed dump. Returns the whole analysis;
     // `notes` gets what the pictures look like.
     ModelAnalysis finish(PictureNotes& notes);
 
 private:
     std::vector<int64_t> overview_layers() const;  // the overview's rows: the layers with a selected head
+    const std::vector<std::string>& key_tokens() const { return input_.key_tokens.empty() ? input_.tokens : input_.key_tokens; }
 
     OutputDir& out_;
     LayerStreamInput input_;

@@ -1,8 +1,8 @@
 // Encoder-decoder folders (hf_seq2seq_checkpoint.hpp, seq2seq_model.hpp): random BART and T5
 // (v1.0 and v1.1) folders of several shapes at S, T in {1, 7, 33} against the float64 forward of
 // scripts/reference_hf_seq2seq.py, written from transformers' modeling_bart and modeling_t5:
-// encoder, decoder and cross maps to 1e-5, logits to 1e-5 of their scale; T5's buckets; the
-// keys and tensors refused.
+// encoder, decoder and cross maps to 1e-5, logits to 1e-5 of their scale, and the layer-by-layer
+// pass handing over the same maps in order; T5's buckets; the keys and tensors refused.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -33,6 +33,28 @@ double map_error(const std::vector<LayerResult>& layers, const ScratchDir& dir, 
     return error;
 }
 
+// run_layers hands over the layers run() keeps, in the order they run (the encoder's, then per
+// decoder layer its self- and cross-attention), the same maps, and keeps none itself.
+void check_layers_streamed(Seq2SeqModel& model, const Seq2SeqRun& run) {
+    std::vector<std::pair<Seq2SeqStack, int64_t>> order, expected_order;
+    for (size_t l = 0; l < run.encoder.size(); ++l) expected_order.emplace_back(Seq2SeqStack::encoder, l);
+    for (size_t l = 0; l < run.decoder.size(); ++l)
+        expected_order.insert(expected_order.end(), {{Seq2SeqStack::decoder, l}, {Seq2SeqStack::cross, l}});
+    double difference = 0;
+    const Seq2SeqRun streamed =
+        model.run_layers(run.source, run.target, true, [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights&) {
+            order.emplace_back(stack, layer);
+            const std::vector<LayerResult>& kept = stack == Seq2SeqStack::encoder ? run.encoder : stack == Seq2SeqStack::decoder ? run.decoder : run.cross;
+            REQUIRE(layer < static_cast<int64_t>(kept.size()));
+            difference = std::max({difference, max_abs_diff(result.attention, kept[static_cast<size_t>(layer)].attention),
+                                   max_abs_diff(result.output, kept[static_cast<size_t>(layer)].output)});
+        });
+    CHECK(order == expected_order);
+    CHECK(difference == 0.0);
+    CHECK((streamed.encoder.empty() && streamed.decoder.empty() && streamed.cross.empty()));
+    CHECK(max_abs_diff(streamed.logits, run.logits) == 0.0);
+}
+
 void check_seq2seq_folders(const std::vector<std::string>& cases) {
     OnednnBackend backend;
     for (const std::string& arguments : cases) {
@@ -57,6 +79,7 @@ void check_seq2seq_folders(const std::vector<std::string>& cases) {
                           << "; max logit error " << logit_error << " of " << logit_scale);
         for (double e : errors) CHECK(e < 1e-5);
         CHECK(logit_error < 1e-5 * logit_scale);
+        check_layers_streamed(model, run);
     }
 }
 

@@ -23,12 +23,6 @@ using namespace test_support;
 
 namespace {
 
-std::string id_list(const std::vector<int>& ids) {
-    std::string list;
-    for (int id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
-    return list;
-}
-
 Seq2SeqRun run_folder(OnednnBackend& backend, const ScratchDir& dir, const std::vector<int>& source, const std::vector<int>& target) {
     Seq2SeqModel model(backend, read_hf_seq2seq_folder(dir.path().string(), read_hf_config(dir / "config.json")));
     return model.run(source, target);

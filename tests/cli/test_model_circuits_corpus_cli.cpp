@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hf_reference_folder.hpp"
 #include "support.hpp"
 
 using namespace test_support;
@@ -26,12 +27,6 @@ const std::vector<std::vector<int>> sequences = {
 
 std::string model_files(const std::string& model) {
     return " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
-}
-
-std::string ids_text(const std::vector<int>& ids) {
-    std::string text;
-    for (int id : ids) text += (text.empty() ? "" : ",") + std::to_string(id);
-    return text;
 }
 
 // component "head" of layer l, head h -> l * 8 + h; of a layer's sum ("heads") or feed-forward
@@ -100,7 +95,7 @@ TEST_SUITE("model") {
         if (model.empty()) return;
         ScratchDir dir;
         std::string corpus;
-        for (const std::vector<int>& ids : sequences) corpus += "{\"tokens\": [" + ids_text(ids) + "]}\n";
+        for (const std::vector<int>& ids : sequences) corpus += "{\"tokens\": [" + id_list(ids) + "]}\n";
         write_text(dir / "c.jsonl", corpus);
         const std::string files = model_files(model);
         const CommandResult r = run_attn_viz("model" + files + " --inputs " + (dir / "c.jsonl") +
@@ -119,7 +114,7 @@ TEST_SUITE("model") {
         std::map<int, Moments> expected;
         for (size_t s = 0; s < sequences.size(); ++s) {
             const std::string out = dir / ("single" + std::to_string(s));
-            REQUIRE(run_attn_viz("model -q" + files + " --tokens " + ids_text(sequences[s]) + " --logit-attribution --stats-only --out " + out)
+            REQUIRE(run_attn_viz("model -q" + files + " --tokens " + id_list(sequences[s]) + " --logit-attribution --stats-only --out " + out)
                         .exit_code == 0);
             add_single_run(expected, read_text(out + "/logit_attribution.csv"), static_cast<int>(sequences[s].size()) - 1);
         }
@@ -189,8 +184,8 @@ TEST_SUITE("model") {
             std::vector<int> partner = ids;
             partner[partner.size() / 2] = 268 + static_cast<int>(partners.size());
             partners.push_back(partner);
-            clean += "{\"tokens\": [" + ids_text(ids) + "]}\n";
-            corrupted += "{\"tokens\": [" + ids_text(partner) + "]}\n";
+            clean += "{\"tokens\": [" + id_list(ids) + "]}\n";
+            corrupted += "{\"tokens\": [" + id_list(partner) + "]}\n";
         }
         write_text(dir / "c.jsonl", clean);
         write_text(dir / "c2.jsonl", corrupted);
@@ -213,7 +208,7 @@ TEST_SUITE("model") {
         Moments clean_loss;
         for (size_t s = 0; s < sequences.size(); ++s) {
             const std::string out = dir / ("single" + std::to_string(s));
-            REQUIRE(run_attn_viz("model -q" + files + " --tokens " + ids_text(sequences[s]) + " --patch-from-tokens " + ids_text(partners[s]) +
+            REQUIRE(run_attn_viz("model -q" + files + " --tokens " + id_list(sequences[s]) + " --patch-from-tokens " + id_list(partners[s]) +
                                  " --stats-only --out " + out)
                         .exit_code == 0);
             for (const std::vector<std::string>& f : csv_rows(read_text(out + "/patching.csv"))) {

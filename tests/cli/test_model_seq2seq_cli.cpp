@@ -22,13 +22,6 @@ using namespace test_support;
 
 namespace {
 
-// "1,2,3" from a reference folder's ids file.
-std::string id_list(const std::string& path) {
-    std::string list;
-    for (int id : read_ids(path)) list += (list.empty() ? "" : ",") + std::to_string(id);
-    return list;
-}
-
 // The heads of stats.json of each stack.
 std::map<std::string, int64_t> heads_per_stack(const nlohmann::json& stats) {
     std::map<std::string, int64_t> count;
@@ -46,8 +39,8 @@ TEST_CASE("model on a BART folder: encoder/, decoder/ and cross/ pictures, stats
                           "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 --vocab 300 "
                           "--source-tokens 7 --target-tokens 5 --tokenizer");
     const std::string model = dir.path().string(), out = dir / "out";
-    const CommandResult r = run_attn_viz("model --model " + model + " --tokens " + id_list(dir / "source_ids.txt") + " --target-tokens " +
-                                         id_list(dir / "target_ids.txt") + " --out " + out + " --dump-attention " + (dir / "maps.npy"));
+    const CommandResult r = run_attn_viz("model --model " + model + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) + " --target-tokens " +
+                                         id_list(read_ids(dir / "target_ids.txt")) + " --out " + out + " --dump-attention " + (dir / "maps.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     for (const char* picture : {"encoder/layer_01/head_03.png", "decoder/layer_02/head_03.png", "cross/layer_02/head_00.png",
                                 "encoder/stats.json", "cross/heads.csv"})
@@ -110,8 +103,8 @@ TEST_CASE("model --html on an encoder-decoder: one report.html with the encoder,
                           "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 2 --ffn 20 --vocab 300 "
                           "--source-tokens 9 --target-tokens 6 --tokenizer");
     const std::string out = dir / "out";
-    const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(dir / "source_ids.txt") +
-                                         " --target-tokens " + id_list(dir / "target_ids.txt") + " --html --out " + out +
+    const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
+                                         " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --html --out " + out +
                                          " --dump-attention " + (dir / "maps.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     for (const char* stack : {"encoder", "decoder", "cross"}) CHECK(!std::filesystem::exists(dir / ("out/" + std::string(stack) + "/report.html")));
@@ -176,8 +169,8 @@ TEST_CASE("model --ablate on an encoder-decoder: each stack's ablation in its fo
                               "--vocab 300 --tokenizer --source-tokens 6 --target-tokens 7 --zero-head " + stack + ":1:2");
         const std::vector<int> target = read_ids(dir / "target_ids.txt");
         const std::string other = stack == "encoder" ? "decoder" : "encoder";
-        const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(dir / "source_ids.txt") +
-                                             " --target-tokens " + id_list(dir / "target_ids.txt") + " --ablate " + stack + "/L1H2," +
+        const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
+                                             " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --ablate " + stack + "/L1H2," +
                                              other + "/all --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const CommandResult unnamed = run_attn_viz("model --model " + dir.path().string() + " --tokens 1,2 --target-tokens 0,1 --ablate L0H0 --out " +
@@ -227,7 +220,6 @@ TEST_CASE("model on an encoder-decoder refuses each option that does not apply t
     write_text(dir / "corpus.txt", "1 2\n");
     // Each refusal names the option and says why, on one line.
     for (const auto& [command, needle] : std::vector<std::pair<std::string, std::string>>{
-             {run + target + "--stream-layers", "--stream-layers does not apply to an encoder-decoder model (t5): the encoder-decoder run keeps every layer's maps"},
              {run + target + "--logit-attribution", "--logit-attribution does not apply to an encoder-decoder model (t5): encoder heads reach the logits only through cross attention"},
              {run + target + "--patch-from-tokens 1,2,4", "--patch-from does not apply to an encoder-decoder model (t5): the corrupted run would need its own source and target"},
              {run + target + "--composition", "--composition does not apply to an encoder-decoder model (t5): it composes heads within one residual stream"},

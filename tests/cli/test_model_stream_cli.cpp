@@ -1,7 +1,8 @@
 // attn-viz model --stream-layers on stories260K as GGUF (skipped with a message where
-// ../shared/models/stories260K-gguf is absent): the whole run's head statistics, pictures (--scale
-// head) and dump, pairs within layers; streaming by itself when the layers do not fit the budget
-// together; the options that need every layer at once refused.
+// ../shared/models/stories260K-gguf is absent), on random folders of the other families and on
+// encoder-decoders (BART, T5): the whole run's head statistics, pictures (--scale head) and dumps,
+// pairs within layers; streaming by itself when the layers do not fit the budget together; the
+// options that need every layer at once refused.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -122,6 +123,73 @@ TEST_CASE("model --stream-layers on Qwen3, Gemma 2, Gemma 3 and Phi-3 folders: t
         CHECK_MESSAGE(composition.exit_code == (gemma || qwen3 ? 2 : 0), composition.output);
         if (gemma || qwen3) CHECK(composition.output.find("--composition: composition scores do not describe this model's heads") != std::string::npos);
     }
+}
+
+// Encoder-decoders stream each stack's attention layers into its folder: the encoder's first, then
+// per decoder layer its self- and cross-attention (cross maps [T, S], their alignment statistics).
+TEST_CASE("model --stream-layers on BART and T5 folders: the whole run's heads, pictures and three dumps, pairs within layers") {
+    for (const std::string arguments : {"--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 "
+                                        "--vocab 300 --source-tokens 9 --target-tokens 6",
+                                        "--model-type t5 --d-model 10 --heads 2 --head-dim 5 --encoder-layers 1 --decoder-layers 2 "
+                                        "--ffn 13 --vocab 300 --source-tokens 7 --target-tokens 1 --gated"}) {
+        CAPTURE(arguments);
+        ScratchDir dir;
+        make_reference_folder(dir, "reference_hf_seq2seq.py", arguments + " --tokenizer");
+        const std::string run = "model -q --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
+                                " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --scale head";
+        const CommandResult whole = run_attn_viz(run + " --out " + (dir / "whole") + " --dump-attention " + (dir / "whole.npy"));
+        REQUIRE_MESSAGE(whole.exit_code == 0, whole.output);
+        const CommandResult streamed =
+            run_attn_viz(run + " --stream-layers --out " + (dir / "streamed") + " --dump-attention " + (dir / "streamed.npy"));
+        REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+        for (const std::string stack : {"encoder", "decoder", "cross"}) {
+            CAPTURE(stack);
+            CHECK(read_text(dir / ("streamed." + stack + ".npy")) == read_text(dir / ("whole." + stack + ".npy")));
+            for (const std::string file : {"/layer_00/head_01.png", "/overview.png"})
+                CHECK(read_text(dir / ("streamed/" + stack + file)) == read_text(dir / ("whole/" + stack + file)));
+            const nlohmann::json a = stats(dir / ("whole/" + stack)), b = stats(dir / ("streamed/" + stack));
+            CHECK(b["heads"] == a["heads"]);
+            CHECK(b["tokens"] == a["tokens"]);
+            CHECK(b.value("key_tokens", nlohmann::json()) == a.value("key_tokens", nlohmann::json()));
+            CHECK(b["pair_scope"] == "layer");
+            CHECK(b["js_distance"][0][1] == a["js_distance"][0][1]);  // L0H0 and L0H1
+            const size_t next_layer = b["js_distance"].size() > 4 ? 4 : 2;  // L1H0: 4 heads a layer (bart), 2 (t5)
+            if (b["js_distance"].size() > next_layer) CHECK(b["js_distance"][0][next_layer].is_null());
+        }
+        const nlohmann::json a = stats(dir / "whole"), b = stats(dir / "streamed");
+        CHECK(b["heads"] == a["heads"]);  // every stack's heads, the cross heads with their alignment
+        CHECK(b["stacks"] == a["stacks"]);
+        CHECK(b["source_tokens"] == a["source_tokens"]);
+        CHECK(b["target_tokens"] == a["target_tokens"]);
+        CHECK(b["pair_scope"] == "layer");
+        CHECK(!a.contains("pair_scope"));
+    }
+}
+
+TEST_CASE("model on an encoder-decoder streams by itself when its three stacks do not fit the memory budget together") {
+    ScratchDir dir;
+    make_reference_folder(dir, "reference_hf_seq2seq.py",
+                          "--model-type t5 --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 --vocab 300 "
+                          "--source-tokens 64 --target-tokens 48 --tokenizer");
+    // 300 KB holds one attention layer (and the model's files), not the ~750 KB of all eight.
+    const std::string run = "model -q --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
+                            " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --max-memory 300k --out ";
+    const CommandResult streamed = run_attn_viz(run + (dir / "auto"));
+    REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
+    CHECK(stats(dir / "auto")["pair_scope"] == "layer");
+    CHECK(stats(dir / "auto/cross")["pair_scope"] == "layer");
+    // --html needs every layer at once: the whole run, which does not fit, is refused as before.
+    const CommandResult html = run_attn_viz(run + (dir / "html") + " --html");
+    CHECK(html.exit_code == 3);
+    CHECK(html.output.find("running an encoder-decoder over 64 source and 48 target tokens needs") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "html"));
+    for (const std::string option : {"--html", "--ablate cross/all"}) {
+        const CommandResult refused = run_attn_viz(run + (dir / "refused") + " --stream-layers " + option);
+        CHECK(refused.exit_code == 2);
+        CHECK(refused.output.find("--stream-layers writes each layer's report before the next layer runs: " + option.substr(0, option.find(' ')) +
+                                  " need every layer at once") != std::string::npos);
+    }
+    CHECK(!std::filesystem::exists(dir / "refused"));
 }
 
 TEST_CASE("model streams by itself when its layers do not fit the memory budget together") {
