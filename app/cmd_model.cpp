@@ -3,7 +3,6 @@
 // memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
 // (--inputs), every statistic aggregated.
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -405,11 +404,7 @@ int run_model(ModelOptions& o) {
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
     printed.print(o.output.out, provenance);
-    if (o.timings) {
-        char peak[64];
-        std::snprintf(peak, sizeof peak, "  peak RSS          %10.1f MB\n", static_cast<double>(peak_resident_bytes()) / (1 << 20));
-        print_timings(timings, peak);
-    }
+    if (o.timings) print_timings(timings, peak_memory_line());
     return 0;
 }
 

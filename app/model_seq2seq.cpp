@@ -223,7 +223,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
     printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings);
+    if (o.timings) print_timings(timings, peak_memory_line());
     return 0;
 }
 

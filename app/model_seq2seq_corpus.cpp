@@ -100,7 +100,7 @@ int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, c
     printed.add_text(corpus_run_note(o.corpus, documents, corpus.num_sequences()));
     commit_outputs(out, timings);
     printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings);
+    if (o.timings) print_timings(timings, peak_memory_line());
     return 0;
 }
 
