@@ -145,22 +145,37 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
     return sequence;
 }
 
-std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                                    uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
+namespace {
+
+// The ids of the sequence `keys` name in `doc`, as model_sequence_ids reads them.
+std::vector<int> sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens, uint64_t memory_budget,
+                              const std::string& where, const SequenceKeys& keys) {
     ModelSequence sequence = parse_model_sequence(doc, where, keys);
     if (!sequence.text) return std::move(sequence.token_ids);
     check_tokenizing_memory(sequence.text->size(), memory_budget, where);
     return encode_within_context(tokenizer, *sequence.text, max_tokens, where);
 }
 
+bool has_target(const nlohmann::json& doc) { return doc.is_object() && (doc.contains(target_keys.text) || doc.contains(target_keys.tokens)); }
+
+}  // namespace
+
+std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                                    uint64_t memory_budget, const std::string& where) {
+    if (has_target(doc))
+        fail_input(where, "\"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model (bart, t5); "
+                          "this model has no decoder input");
+    return sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
+}
+
 SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
                                      uint64_t memory_budget, const std::string& where) {
-    if (!doc.is_object() || (!doc.contains(target_keys.text) && !doc.contains(target_keys.tokens)))
+    if (!has_target(doc))
         fail_input(where, "an encoder-decoder's corpus line needs its decoder input too: {\"text\": ..., \"target_text\": ...} or "
                           "{\"tokens\": [...], \"target_tokens\": [...]}");
     SequencePair pair;
-    pair.source = model_sequence_ids(doc, tokenizer, max_tokens, memory_budget, where);
-    pair.target = model_sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys);
+    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
+    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys);
     return pair;
 }
 

@@ -131,15 +131,16 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
 
 class ModelTokenizer;
 
-// The ids a model runs for one corpus document: its text encoded by `tokenizer` within
-// `max_tokens` (the text's size checked against `memory_budget` first), or its ids as given
-// (checked by the caller against the model). Errors name `where`.
+// The ids a model without a decoder input runs for one corpus document: its text encoded by
+// `tokenizer` within `max_tokens` (the text's size checked against `memory_budget` first), or its
+// ids as given (checked by the caller against the model). Errors name `where`; a document with
+// an encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
 std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                                    uint64_t memory_budget, const std::string& where, const SequenceKeys& keys = {});
+                                    uint64_t memory_budget, const std::string& where);
 
 // An encoder-decoder's corpus line: the source ("text" or "tokens") and the decoder input as given
-// ("target_text" or "target_tokens"), each as model_sequence_ids reads it. A line without a target
-// throws Error(bad_input, "<where>: ...").
+// ("target_text" or "target_tokens"), each read as model_sequence_ids reads a document. A line
+// without a target throws Error(bad_input, "<where>: ...").
 struct SequencePair {
     std::vector<int> source, target;
 };

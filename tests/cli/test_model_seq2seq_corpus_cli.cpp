@@ -185,7 +185,7 @@ TEST_CASE("model --inputs on BART and T5 folders: each head's mean and std over 
     }
 }
 
-TEST_CASE("model --inputs on an encoder-decoder refuses a line without a target, ids it cannot take, partials of another kind or model") {
+TEST_CASE("model --inputs on an encoder-decoder refuses a line without a target, ids it cannot take, partials of another kind or model; a decoder a line with a target") {
     ScratchDir dir;
     make_reference_folder(dir, "reference_hf_seq2seq.py",
                           "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 270 "
@@ -222,6 +222,14 @@ TEST_CASE("model --inputs on an encoder-decoder refuses a line without a target,
     r = run_attn_viz("model -q --model " + llama.path().string() + " --inputs " + (llama / "c.jsonl") + " --out " + (llama / "o") +
                      " --save-partial " + (dir / "decoder.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    // A decoder model has no decoder input: a line with a target is refused, not run without it.
+    write_text(llama / "targeted.jsonl", "{\"tokens\": [1, 2]}\n{\"tokens\": [1], \"target_tokens\": [2]}\n");
+    r = run_attn_viz("model -q --model " + llama.path().string() + " --inputs " + (llama / "targeted.jsonl") + " --out " + (llama / "t"));
+    CHECK(r.exit_code == 3);
+    CHECK_MESSAGE(r.output.find("targeted.jsonl:2: \"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model") !=
+                      std::string::npos,
+                  r.output);
+    CHECK(!fs::exists(llama / "t"));
     r = run_attn_viz("merge -q " + (dir / "seq2seq.json") + " " + (dir / "decoder.json") + " --out " + (dir / "m"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("decoder.json: is not an encoder-decoder partial (attn-viz/seq2seq-partial@1) while ") != std::string::npos,
