@@ -79,7 +79,7 @@ HeadMatrix attention_choice_mi(const std::vector<const LayerResult*>& layers, in
             const double correction = static_cast<double>(own[a].bins + own[b].bins - joint.bins - 1) / (2 * n);
             mi.at(a, b) = plug_in + correction;
         }
-    });
+    }, N * static_cast<int64_t>(rows.size()));
     for (int64_t a = 0; a < N; ++a)
         for (int64_t b = a + 1; b < N; ++b) mi.at(b, a) = mi.at(a, b);
     return mi;

@@ -140,7 +140,7 @@ PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& 
             const size_t first = static_cast<size_t>(k * block);
             sum_block(maps, pairs, first, std::min(maps.rows.size(), first + static_cast<size_t>(block)), p_ln_p, sums);
         }
-    });
+    }, static_cast<int64_t>(maps.rows.size() * P) * maps.keys / std::max<int64_t>(chunks, 1));
 
     // Step 2: the chunks' partial sums in chunk order.
     PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};

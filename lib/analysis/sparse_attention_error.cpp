@@ -189,7 +189,8 @@ std::vector<SparseHeadError> sparse_attention_errors(const LayerResult& r, doubl
     if (KV == 0 || H % KV != 0 || r.values.dim(1) != r.attention.dim(2))
         throw Error(ErrorKind::internal, "sparse_attention_errors: values do not match the attention map");
     const std::vector<int64_t> sizes = sparse_sizes(r.attention.dim(2));
-    parallel_for(H, threads, [&](int64_t h) { heads[static_cast<size_t>(h)] = head_error(r, h, sizes, tolerance); });
+    parallel_for(H, threads, [&](int64_t h) { heads[static_cast<size_t>(h)] = head_error(r, h, sizes, tolerance); },
+                 r.attention.dim(1) * r.attention.dim(2) * static_cast<int64_t>(sizes.size()));
     return heads;
 }
 

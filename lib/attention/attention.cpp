@@ -12,6 +12,7 @@
 #include "head_output_shares.hpp"
 #include "masked_softmax.hpp"
 #include "onednn_backend.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 namespace {
@@ -55,7 +56,7 @@ MatmulShape batched_matmul(int64_t batch, int64_t m, int64_t k, int64_t n, int64
 
 // scores: [n] -> cap * tanh(scores / cap), in place.
 void soft_cap(float* scores, int64_t n, double cap) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > parallel_min_values)
     for (int64_t i = 0; i < n; ++i) scores[i] = static_cast<float>(cap * std::tanh(scores[i] / cap));
 }
 
@@ -87,7 +88,7 @@ Tensor project_heads(OnednnBackend& backend, const Tensor& x, const Tensor& w, c
     const int64_t rows = x.dim(0), heads = w.dim(1) / d_h;
     const Tensor token_major = linear(backend, x, w, bias);  // [rows, heads*d_h]
     Tensor y = Tensor::uninitialized({heads, rows, d_h});
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (heads * rows * d_h > parallel_min_values)
     for (int64_t h = 0; h < heads; ++h)
         for (int64_t r = 0; r < rows; ++r)
             std::copy_n(token_major.ptr() + r * heads * d_h + h * d_h, d_h, y.ptr() + (h * rows + r) * d_h);
@@ -101,7 +102,7 @@ void apply_rope(Tensor& x, RopeStyle style, const std::vector<double>& inverse_f
     const int64_t heads = x.dim(0), rows = x.dim(1), d_head = x.dim(2);
     const int64_t half = static_cast<int64_t>(inverse_frequencies.size());
     // Positions in parallel: each writes only its own rows of every head.
-#pragma omp parallel for schedule(static) if (rows * half * heads > 16384)
+#pragma omp parallel for schedule(static) if (rows * half * heads > parallel_min_values)
     for (int64_t t = 0; t < rows; ++t) {
         const double position = static_cast<double>(first_position + t);
         for (int64_t i = 0; i < half; ++i) {

@@ -6,6 +6,7 @@
 #include "fast_exp.hpp"
 #include "error.hpp"
 #include "gram_matrix.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 // The element-by-element passes run over OpenMP's threads (the pool oneDNN uses, between its
 // calls) in runs of this many values, or of rows of at least this many values; smaller work
 // stays on the calling thread.
-constexpr int64_t run_length = 16384;
+constexpr int64_t run_length = parallel_min_values;
 
 // body(begin, end) for runs covering [0, n), in parallel when there are several.
 template <class Body>

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "gram_matrix.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 
@@ -28,7 +29,7 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
     s.batch = H;
     backend.matmul(s, z.ptr(), head_grams_.ptr(), nullptr, y.ptr());
     norms = Tensor::uninitialized({H, T});
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (H * T * d_h > parallel_min_values)
     for (int64_t n = 0; n < H * T; ++n) {
         const double square = dot_in_double(y.ptr() + n * d_h, z.ptr() + n * d_h, d_h);
         norms.data[n] = static_cast<float>(std::sqrt(std::max(square, 0.0)));  // rounding can dip below 0
@@ -46,7 +47,7 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
 void HeadOutputShares::value_norms(const Tensor& v, Tensor& norms) const {
     const int64_t H = heads_, d_h = d_head_, KV = v.dim(0), S = v.dim(1), group = H / KV;
     norms = Tensor::uninitialized({H, S});
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (H * S * d_h * d_h > parallel_min_values)
     for (int64_t n = 0; n < H * S; ++n) {
         const int64_t h = n / S, j = n % S;
         const float* value = v.ptr() + ((h / group) * S + j) * d_h;

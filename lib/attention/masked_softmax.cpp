@@ -8,6 +8,7 @@
 
 #include "error.hpp"
 #include "fast_exp.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 namespace {
@@ -84,7 +85,7 @@ void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_key
         throw Error(ErrorKind::internal, "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
                                              std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count * row_keys > parallel_min_values)
     for (int64_t n = 0; n < count; ++n) {
         const int64_t i = (first + n) % T;
         float* row = scores + n * row_keys;

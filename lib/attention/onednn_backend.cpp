@@ -113,7 +113,35 @@ OnednnBackend::~OnednnBackend() = default;
 
 std::vector<std::string> OnednnBackend::implementations() const { return impl_->implementations; }
 
+namespace {
+
+// Products of fewer FLOPs than this (tens of microseconds on one core) are created and run on the
+// calling thread alone: waking OpenMP's other threads for them cost more than the product, and
+// far more when other processes hold the cores. The choice follows the shape only, so a shape's
+// primitive is always created and run with the same number of threads.
+constexpr double single_thread_flops = 1 << 20;
+
+// Sets OpenMP's thread count for oneDNN's next calls on this thread to one while it lives, when `on`.
+class SingleThreaded {
+public:
+    explicit SingleThreaded(bool on) : previous_(on ? omp_get_max_threads() : 0) {
+        if (on) omp_set_num_threads(1);
+    }
+    ~SingleThreaded() {
+        if (previous_ > 0) omp_set_num_threads(previous_);
+    }
+    SingleThreaded(const SingleThreaded&) = delete;
+    SingleThreaded& operator=(const SingleThreaded&) = delete;
+
+private:
+    int previous_;
+};
+
+}  // namespace
+
 void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w, const float* bias, float* c) {
+    const SingleThreaded small(2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.k) *
+                                   static_cast<double>(s.n) < single_thread_flops);
     try {
         // Step 1: describe the operands (strided views; no copies) and find or create the primitive.
         const memory::desc a_md = strided_desc(s.batch, s.m, s.k, s.a_strides);

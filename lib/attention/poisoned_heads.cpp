@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "finite.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 
@@ -16,7 +17,7 @@ std::vector<std::string> poisoned_heads(const LayerResult& result, int64_t layer
     const bool has_shares = result.contribution_norms.rank() == 2 && result.contribution_norms.dim(0) == H;
     // Heads are scanned on OpenMP threads (a 268 MB map at T = 2048 takes ~25 ms on one core).
     std::vector<uint8_t> finite(static_cast<size_t>(H));
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (H * per_head > parallel_min_values)
     for (int64_t h = 0; h < H; ++h) {
         bool ok = all_finite(result.attention.ptr() + h * per_head, per_head);
         if (has_shares) {

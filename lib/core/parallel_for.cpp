@@ -6,8 +6,9 @@
 
 namespace attn_viz {
 
-void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body) {
-    const int workers = static_cast<int>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(count, 1)));
+void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body, int64_t values_per_item) {
+    const bool small = count * std::max<int64_t>(values_per_item, 1) < parallel_min_values;
+    const int workers = small ? 1 : static_cast<int>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(count, 1)));
     std::exception_ptr failure;
     std::atomic<bool> failed{false};
 #pragma omp parallel for schedule(dynamic, 1) num_threads(workers)

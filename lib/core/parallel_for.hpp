@@ -8,9 +8,16 @@
 
 namespace attn_viz {
 
+// Work of fewer values than this (tens of microseconds on one core) stays on the calling thread:
+// waking OpenMP's other threads costs more than it saves, and far more when other processes hold
+// the cores (a corpus of tiny models ran 60x slower on two threads than on one under load).
+inline constexpr int64_t parallel_min_values = 16384;
+
 // Runs body(index) for every index in [0, count) on up to `threads` threads (the caller's
-// included); indices are handed out one at a time, so uneven work balances. After a body throws,
-// the remaining indices are skipped and the first exception is rethrown on the caller.
-void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body);
+// included), on the calling thread alone when count x values_per_item (about how many values a
+// body reads) is below parallel_min_values; indices are handed out one at a time, so uneven work
+// balances. After a body throws, the remaining indices are skipped and the first exception is
+// rethrown on the caller.
+void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body, int64_t values_per_item = parallel_min_values);
 
 }  // namespace attn_viz

@@ -127,7 +127,7 @@ void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibil
         tiles.visible[static_cast<size_t>(first + h)] = visible_value_range(weights, visibility);
         tiles.cells[static_cast<size_t>(first + h)] =
             build_cell_grid(weights, visibility, std::nullopt, tiles.budget, tiles.budget, style.pool);
-    });
+    }, per_head);
 }
 
 namespace {
