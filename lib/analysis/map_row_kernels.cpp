@@ -17,7 +17,7 @@ float x_ln_x(float x) { return x * fast_ln(x); }  // 0 at x == 0: fast_ln(0) is 
 
 }  // namespace
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] RowSelf sum_self_row(const float* p, int64_t keys, float* p_ln_p) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] RowSelf sum_self_row(const float* p, int64_t keys, float* p_ln_p) {
     float square[lanes] = {}, mass[lanes] = {};
     int64_t j = 0;
     for (; j + lanes <= keys; j += lanes)
@@ -35,7 +35,7 @@ float x_ln_x(float x) { return x * fast_ln(x); }  // 0 at x == 0: fast_ln(0) is 
     return sums;
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] RowPair compare_rows(const float* p, const float* q,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] RowPair compare_rows(const float* p, const float* q,
                                                                           const float* p_ln_p, const float* q_ln_q,
                                                                           int64_t keys) {
     // Entry j's share of 2 ln 2 JSD; masked to exactly 0 where the weights are equal (compared on
@@ -63,7 +63,7 @@ float x_ln_x(float x) { return x * fast_ln(x); }  // 0 at x == 0: fast_ln(0) is 
     return sums;
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] double divergence_by_ratio(const float* p, const float* q,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double divergence_by_ratio(const float* p, const float* q,
                                                                                 int64_t keys) {
     auto entry = [](float a, float b) {
         const float total = a + b;

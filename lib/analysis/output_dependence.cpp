@@ -1,5 +1,6 @@
 #include "output_dependence.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "error.hpp"
@@ -70,6 +71,44 @@ Tensor centred_columns(const Tensor& context) {
     return centred;
 }
 
+// The loops below run over contiguous rows of a transposed copy so that they vectorize; each
+// output's sum still adds its terms in the order k = 0, 1, ..., as the plain dot products would.
+
+// inverse: [d, d] lower triangular; centred: [T, C] -> whitened[:, col + r] = sum_{k <= r}
+// inverse[r, k] centred[:, col + k], for r < d.
+void whiten_head(const std::vector<double>& inverse, const Tensor& centred, int64_t col, int64_t d, Tensor& whitened) {
+    const int64_t T = centred.dim(0), C = centred.dim(1);
+    std::vector<double> x(static_cast<size_t>(d * T)), y(static_cast<size_t>(T));  // x: [d, T]
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t k = 0; k < d; ++k) x[k * T + t] = centred.data[t * C + col + k];
+    for (int64_t r = 0; r < d; ++r) {
+        std::fill(y.begin(), y.end(), 0.0);
+        for (int64_t k = 0; k <= r; ++k) {
+            const double w = inverse[r * d + k];
+            const double* xk = x.data() + k * T;
+            for (int64_t t = 0; t < T; ++t) y[t] += w * xk[t];
+        }
+        for (int64_t t = 0; t < T; ++t) whitened.data[t * C + col + r] = static_cast<float>(y[t]);
+    }
+}
+
+// m: [d, d] -> I - m m^T, [d, d] symmetric.
+std::vector<double> identity_minus_outer(const std::vector<double>& m, int64_t d) {
+    std::vector<double> m_t(static_cast<size_t>(d * d)), outer(static_cast<size_t>(d)), out(static_cast<size_t>(d * d));
+    for (int64_t r = 0; r < d; ++r)
+        for (int64_t k = 0; k < d; ++k) m_t[k * d + r] = m[r * d + k];
+    for (int64_t r = 0; r < d; ++r) {
+        std::fill(outer.begin(), outer.begin() + r + 1, 0.0);  // outer[c] = sum_k m[r, k] m[c, k], c <= r
+        for (int64_t k = 0; k < d; ++k) {
+            const double w = m[r * d + k];
+            const double* column = m_t.data() + k * d;
+            for (int64_t c = 0; c <= r; ++c) outer[c] += w * column[c];
+        }
+        for (int64_t c = 0; c <= r; ++c) out[r * d + c] = out[c * d + r] = (r == c ? 1.0 : 0.0) - outer[c];
+    }
+    return out;
+}
+
 // One layer's pairs into the [N, N] matrices, its heads starting at `first`.
 // context: [T, H*d_h].
 void layer_dependence(const Tensor& context, int64_t H, int64_t first, OnednnBackend& backend, OutputDependence& out) {
@@ -91,15 +130,7 @@ void layer_dependence(const Tensor& context, int64_t H, int64_t first, OnednnBac
         for (int64_t k = 0; k < d; ++k) sigma[k * d + k] += output_mi_ridge * trace / static_cast<double>(d);
         if (!cholesky_in_place(sigma, d)) continue;
         varies[a] = true;
-        const std::vector<double> inverse = lower_inverse(sigma, d);
-        for (int64_t t = 0; t < T; ++t) {
-            const float* x = centred.ptr() + t * C + a * d;
-            for (int64_t r = 0; r < d; ++r) {
-                double y = 0;
-                for (int64_t k = 0; k <= r; ++k) y += inverse[r * d + k] * x[k];
-                whitened.data[t * C + a * d + r] = static_cast<float>(y);
-            }
-        }
+        whiten_head(lower_inverse(sigma, d), centred, a * d, d, whitened);
     }
     const Tensor whitened_gram = gram(backend, whitened, false);
     // Step 3: every pair a <= b of the layer.
@@ -108,14 +139,7 @@ void layer_dependence(const Tensor& context, int64_t H, int64_t first, OnednnBac
             if (!varies[a] || !varies[b]) continue;
             const double cka = sum_of_squares(block(covariance, a * d, b * d, d)) / (own_norm[a] * own_norm[b]);
             // M = L_a^-1 Sigma_ab L_b^-T; ln det(I - M M^T) = sum_k ln(1 - rho_k^2).
-            const std::vector<double> m = block(whitened_gram, a * d, b * d, d);
-            std::vector<double> residual(static_cast<size_t>(d * d));
-            for (int64_t r = 0; r < d; ++r)
-                for (int64_t c = 0; c <= r; ++c) {
-                    double x = 0;
-                    for (int64_t k = 0; k < d; ++k) x += m[r * d + k] * m[c * d + k];
-                    residual[r * d + c] = residual[c * d + r] = (r == c ? 1.0 : 0.0) - x;
-                }
+            std::vector<double> residual = identity_minus_outer(block(whitened_gram, a * d, b * d, d), d);
             double mi = NAN;
             if (cholesky_in_place(residual, d)) {
                 mi = 0;

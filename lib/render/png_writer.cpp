@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string_view>
 
@@ -83,14 +84,20 @@ PixelBytes expand_palette(const RasterImage& image) {
     pixels.channels = gray ? 1 : 3;
     const size_t count = static_cast<size_t>(image.width) * static_cast<size_t>(image.height);
     pixels.bytes = std::make_unique_for_overwrite<uint8_t[]>(count * static_cast<size_t>(pixels.channels));
-    uint8_t* out = pixels.bytes.get();
-    const uint16_t* in = image.indices.data();
-    if (gray) {
-        for (size_t i = 0; i < count; ++i) out[i] = image.palette[in[i]].r;
-    } else {
-        for (size_t i = 0; i < count; ++i) {
-            const Rgb color = image.palette[in[i]];
-            out[3 * i] = color.r, out[3 * i + 1] = color.g, out[3 * i + 2] = color.b;
+    const size_t width = static_cast<size_t>(image.width), row_bytes = width * static_cast<size_t>(pixels.channels);
+    for (size_t y = 0; y < static_cast<size_t>(image.height); ++y) {
+        const uint16_t* in = image.indices.data() + y * width;
+        uint8_t* out = pixels.bytes.get() + y * row_bytes;
+        // Heatmap cells are several pixels tall: a row like the one above is copied, not looked up.
+        if (y > 0 && std::memcmp(in, in - width, width * sizeof(uint16_t)) == 0) {
+            std::memcpy(out, out - row_bytes, row_bytes);
+        } else if (gray) {
+            for (size_t x = 0; x < width; ++x) out[x] = image.palette[in[x]].r;
+        } else {
+            for (size_t x = 0; x < width; ++x) {
+                const Rgb color = image.palette[in[x]];
+                out[3 * x] = color.r, out[3 * x + 1] = color.g, out[3 * x + 2] = color.b;
+            }
         }
     }
     return pixels;

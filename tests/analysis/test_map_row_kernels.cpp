@@ -1,0 +1,89 @@
+// The attention-map similarities' row kernels (sum_self_row, compare_rows, divergence_by_ratio)
+// against double references, on random rows of every length around the sixteen-lane blocks.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "map_row_kernels.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+
+namespace {
+
+// A random probability row of `keys` entries; a share `zeros` of them exactly 0 (masked keys).
+std::vector<float> random_row(int64_t keys, double zeros) {
+    auto& rng = test_support::rng();
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::vector<double> x(static_cast<size_t>(keys));
+    double sum = 0;
+    for (double& v : x) sum += v = unit(rng) < zeros ? 0.0 : std::exp(6.0 * unit(rng));
+    std::vector<float> row(static_cast<size_t>(keys));
+    for (size_t j = 0; j < row.size(); ++j) row[j] = sum > 0 ? static_cast<float>(x[j] / sum) : 0.0f;
+    return row;
+}
+
+// JS divergence (bits) of two rows, in double.
+double reference_divergence(const std::vector<float>& p, const std::vector<float>& q) {
+    double js = 0;
+    for (size_t j = 0; j < p.size(); ++j) {
+        const double a = p[j], b = q[j], m = (a + b) / 2;
+        if (a > 0) js += 0.5 * a * std::log2(a / m);
+        if (b > 0) js += 0.5 * b * std::log2(b / m);
+    }
+    return js;
+}
+
+}  // namespace
+
+TEST_SUITE("analysis") {
+
+TEST_CASE("row kernels match double references at every length around the lane blocks") {
+    for (int64_t keys : {1, 2, 15, 16, 17, 31, 33, 100, 513}) {
+        for (double zeros : {0.0, 0.3}) {
+            CAPTURE(keys);
+            CAPTURE(zeros);
+            const std::vector<float> p = random_row(keys, zeros), q = random_row(keys, zeros);
+            std::vector<float> p_ln_p(p.size()), q_ln_q(q.size());
+            const RowSelf self = sum_self_row(p.data(), keys, p_ln_p.data());
+            sum_self_row(q.data(), keys, q_ln_q.data());
+            double square = 0, mass = 0, dot = 0;
+            for (size_t j = 0; j < p.size(); ++j) {
+                square += double(p[j]) * p[j], mass += p[j], dot += double(p[j]) * q[j];
+                CHECK(p_ln_p[j] == doctest::Approx(p[j] > 0 ? p[j] * std::log(double(p[j])) : 0.0).epsilon(1e-6).scale(1e-7));
+            }
+            CHECK(self.square == doctest::Approx(square).epsilon(1e-6));
+            CHECK(self.mass == doctest::Approx(mass).epsilon(1e-6));
+            const double divergence = reference_divergence(p, q);
+            const RowPair pair = compare_rows(p.data(), q.data(), p_ln_p.data(), q_ln_q.data(), keys);
+            CHECK(pair.dot == doctest::Approx(dot).epsilon(1e-6));
+            CHECK(std::abs(pair.divergence - divergence) < 1e-6);  // one-log form: absolute error
+            CHECK(divergence_by_ratio(p.data(), q.data(), keys) == doctest::Approx(divergence).epsilon(1e-5).scale(1e-12));
+        }
+    }
+}
+
+TEST_CASE("row kernels: equal rows diverge by exactly 0, disjoint rows by exactly one bit") {
+    for (int64_t keys : {1, 16, 37}) {
+        CAPTURE(keys);
+        const std::vector<float> p = random_row(keys, 0.0);
+        std::vector<float> p_ln_p(p.size());
+        sum_self_row(p.data(), keys, p_ln_p.data());
+        CHECK(compare_rows(p.data(), p.data(), p_ln_p.data(), p_ln_p.data(), keys).divergence == 0.0);
+        // Disjoint supports: uniform on the first half against uniform on the rest.
+        if (keys < 2) continue;
+        std::vector<float> a(p.size(), 0.0f), b(p.size(), 0.0f);
+        const int64_t half = keys / 2;
+        for (int64_t j = 0; j < half; ++j) a[static_cast<size_t>(j)] = 1.0f / static_cast<float>(half);
+        for (int64_t j = half; j < keys; ++j) b[static_cast<size_t>(j)] = 1.0f / static_cast<float>(keys - half);
+        std::vector<float> a_ln_a(a.size()), b_ln_b(b.size());
+        sum_self_row(a.data(), keys, a_ln_a.data());
+        sum_self_row(b.data(), keys, b_ln_b.data());
+        CHECK(compare_rows(a.data(), b.data(), a_ln_a.data(), b_ln_b.data(), keys).divergence == doctest::Approx(1.0).epsilon(1e-6));
+        CHECK(divergence_by_ratio(a.data(), b.data(), keys) == doctest::Approx(1.0).epsilon(1e-6));
+    }
+}
+
+}  // TEST_SUITE
