@@ -5,7 +5,6 @@
 
 #include "attention.hpp"
 #include "commands.hpp"
-#include "corpus_fingerprint.hpp"
 #include "corpus_options.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
@@ -26,6 +25,7 @@
 #include "sequence_stream.hpp"
 #include "timings.hpp"
 #include "token_ids.hpp"
+#include "weights_fingerprint.hpp"
 
 namespace attn_viz_cli {
 namespace {

@@ -29,8 +29,8 @@ pip=("$venv/bin/pip" --disable-pip-version-check --timeout 20 --retries 1)
 
 # The build requirements from the index (or pip's cache) first, so that an unreachable index is
 # told apart from a failing build.
-mapfile -t requires < <("$python" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
-  "$source_dir/pyproject.toml")
+mapfile -t requires < <("$python" -c 'import sys, tomllib
+print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' "$source_dir/pyproject.toml")
 if ! probe=$("${pip[@]}" download --no-deps -q -d "$venv/probe" "${requires[@]}" 2>&1); then
   unavailable "pip cannot fetch the build backend (${requires[*]}) from the package index: $(tail -n 1 <<<"$probe")"
 fi
