@@ -5,11 +5,11 @@
 
 #include "attention.hpp"
 #include "commands.hpp"
-#include "corpus_fingerprint.hpp"
 #include "corpus_options.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "input_limits.hpp"
+#include "layer_corpus_run.hpp"
 #include "layer_cost.hpp"
 #include "layer_options.hpp"
 #include "onednn_backend.hpp"
@@ -25,6 +25,7 @@
 #include "sequence_stream.hpp"
 #include "timings.hpp"
 #include "token_ids.hpp"
+#include "weights_fingerprint.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -117,11 +118,16 @@ struct LayerRunner {
             attn_viz::Timings::Scope t(timings, "attention");
             result = layer.run(request);
         }
+        count(result, where);
+        return result;
+    }
+
+    // After a run: the poisoned-heads warning (`where`: "" or "sequence 3: "), its FLOPs counted.
+    void count(const attn_viz::LayerResult& result, const std::string& where) {
         warn_poisoned_heads(result, layer_number, where);
         const attn_viz::Visibility& v = result.visibility;
         flops += attn_viz::attention_flops(v.queries, v.keys, weights.d_model, weights.num_heads, weights.num_kv_heads,
                                            weights.d_head, true, v.causal);
-        return result;
     }
 };
 
@@ -158,16 +164,10 @@ RunInputs load_inputs(const RunOptions& o, const attn_viz::LoadLimits& limits, a
     return in;
 }
 
-// Refuses (Error bad_input) a layer run on T queries x S keys beyond the memory budget.
-void check_layer_memory(const attn_viz::LayerWeights& w, int64_t T, int64_t S, const attn_viz::LoadLimits& limits) {
-    attn_viz::check_memory(attn_viz::estimate_layer_run_bytes(w.d_model, w.num_heads, w.num_kv_heads, w.d_head, T, S),
-                           limits.memory_budget, "running the layer on " + std::to_string(T) + " x " + std::to_string(S) + " tokens");
-}
-
 void check_run_memory(const RunOptions& o, const RunInputs& in, const attn_viz::LoadLimits& limits) {
     for (const attn_viz::SequenceInput& sequence : in.sequences) {
         const int64_t T = sequence.embeddings.dim(0);
-        check_layer_memory(in.weights, T, o.context.empty() ? T : in.context.embeddings.dim(0), limits);
+        attn_viz::check_layer_run_memory(in.weights, T, o.context.empty() ? T : in.context.embeddings.dim(0), limits.memory_budget);
     }
 }
 
@@ -212,35 +212,20 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
 nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out,
                           RunOutput& printed) {
     using namespace attn_viz;
-    SequenceStream stream(o.corpus.path, runner.weights.d_model, limits, o.corpus.shard);
+    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
     CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
     AnalysisOptions options;
     options.thresholds = o.report.thresholds;
     options.sparse_error = o.report.sparse_error;
     options.threads = resolve_threads(o.report.threads);
     options.weight_similarity = &runner.weight_similarity;
-    SequenceInput sequence;
-    std::string where;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
-    while (true) {
-        {
-            Timings::Scope t(runner.timings, "load");
-            if (!stream.next(sequence, where)) break;
-        }
-        const int64_t T = sequence.embeddings.dim(0);
-        check_layer_memory(runner.weights, T, T, limits);
-        AttentionRequest request;
-        request.input = &sequence.embeddings;
-        request.key_excluded = sequence.key_excluded;
-        LayerResult result = runner.run(request, where + ": ");
-        Timings::Scope t(runner.timings, "statistics");
-        corpus.add_corpus_sequence(analyze_layer(result, &runner.weights, token_ids_from_labels(sequence.tokens), options),
-                                   sequence_fingerprint(sequence.embeddings, sequence.key_excluded), stream.documents().position());
-        runner.layer.recycle(std::move(result));
-        progress.update(corpus.num_sequences());
-    }
+    LayerCorpusHooks hooks;
+    hooks.on_run = [&runner](const std::string& where, const LayerResult& result) { runner.count(result, where + ": "); };
+    hooks.on_sequence = [&progress](int64_t sequences) { progress.update(sequences); };
+    add_layer_corpus(documents, runner.layer, options, limits, corpus, hooks, runner.timings);
     progress.finish();
-    return finish_corpus_run(o.corpus, corpus, stream.documents(), o.report, out, printed);
+    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed);
 }
 
 int run(RunOptions& o) {

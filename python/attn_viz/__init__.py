@@ -11,6 +11,7 @@
     result.to_bertviz()   # (per-layer [1, H, T, T] attentions, tokens) for BertViz
     result.to_transformer_lens()  # {"blocks.0.attn.hook_pattern": [1, H, T, T], ...}
     model.run_corpus("corpus.jsonl")  # the stats.json of `attn-viz model --inputs corpus.jsonl`
+    attn_viz.Layer("weights.json").run_corpus("inputs.jsonl")  # ... of `attn-viz run --inputs`
     attn_viz.Model("bart-folder").run(text="...", target_text="...")  # .encoder, .decoder, .cross
 
 Errors of the library raise attn_viz.Error (a RuntimeError) with the CLI's one-line message.

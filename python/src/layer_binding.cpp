@@ -1,14 +1,11 @@
 // attn_viz.Layer: one attention layer's weights (attn-viz/weights@1, or a .safetensors checkpoint
 // with a layout) run on an input sequence file, as `attn-viz run` does (app/cmd_run.cpp):
 // load_layer_weights, load_sequence, AttentionLayer::run.
-#include <memory>
-#include <mutex>
-
 #include <pybind11/stl.h>
 
 #include "attention.hpp"
 #include "bindings.hpp"
-#include "layer_source.hpp"
+#include "layer.hpp"
 #include "run_result.hpp"
 #include "token_ids.hpp"
 
@@ -16,14 +13,6 @@ namespace py = pybind11;
 
 namespace attn_viz_python {
 namespace {
-
-struct Layer {
-    std::unique_ptr<attn_viz::OnednnBackend> backend;  // outlive `layer`
-    attn_viz::LayerSource source;
-    attn_viz::LayerWeights weights;
-    std::unique_ptr<attn_viz::AttentionLayer> layer;
-    std::mutex mutex;  // one run at a time: runs release the GIL
-};
 
 std::shared_ptr<Layer> open_layer(const std::string& path, const std::string& layout, int layer, int threads) {
     auto l = std::make_shared<Layer>();
@@ -66,6 +55,10 @@ void bind_layer(py::module_& m) {
         .def("run", &run, py::arg("input"), py::arg("tokens") = "",
              "Runs the layer on the sequence in `input`: JSON {tokens, embeddings, attention_mask}, or .npy/.safetensors "
              "embeddings [T, D] with a `tokens` file")
+        .def("run_corpus", &run_corpus, py::arg("corpus"), py::arg("progress") = py::none(), py::arg("shard") = py::none(),
+             "Runs a corpus through the layer as `attn-viz run --inputs` does and returns its stats.json document (without "
+             "provenance) as a dict: `corpus` is a JSONL file of input objects, a folder of input JSON files, or a list of "
+             "dicts ({tokens, embeddings, attention_mask}); progress(done, total) after each sequence; shard \"I/N\" as --shard")
         .def_property_readonly("num_heads", [](const Layer& l) { return l.weights.num_heads; })
         .def_property_readonly("d_model", [](const Layer& l) { return l.weights.d_model; })
         .def_property_readonly("path", [](const Layer& l) { return l.source.path; });

@@ -23,4 +23,4 @@ def test_docs_python_md_runs(tmp_path, monkeypatch, capsys):
     for n, cell in enumerate(cells):
         exec(compile(cell, f"docs/python.md cell {n}", "exec"), namespace)
     printed = capsys.readouterr().out
-    assert "layers x" in printed and "no/such/model" in printed and "3 sequences;" in printed
+    assert "layers x" in printed and "no/such/model" in printed and "3 sequences;" in printed and "2 layer sequences;" in printed

@@ -1,0 +1,62 @@
+#include "corpus_source.hpp"
+
+#include "corpus_coverage.hpp"
+#include "error.hpp"
+#include "json_text.hpp"
+#include "model_corpus_run.hpp"
+#include "stats_report.hpp"
+
+namespace py = pybind11;
+
+namespace attn_viz_python {
+namespace {
+
+// What names a corpus given as a list, in messages ("<lines>:3: ...") and in stats.json's "corpora".
+constexpr const char* lines_name = "<lines>";
+
+}  // namespace
+
+PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::string>& shard_text, attn_viz::CorpusLines lines_kind,
+                           bool texts)
+    : shard(shard_text ? attn_viz::parse_corpus_shard(*shard_text) : attn_viz::CorpusShard{}) {
+    const py::module_ os = py::module_::import("os");
+    if (py::isinstance<py::str>(source) || py::isinstance(source, os.attr("PathLike"))) {
+        total = py::none();
+        name = py::str(os.attr("fspath")(source));
+        documents = std::make_unique<attn_viz::CorpusDocuments>(name, attn_viz::LoadLimits{}, shard, lines_kind);
+        return;
+    }
+    if (!py::isinstance<py::list>(source) && !py::isinstance<py::tuple>(source))
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "run_corpus takes a path or a list of dicts" +
+                                                              std::string(texts ? " and strings" : "") + ", not " +
+                                                              std::string(py::str(source.get_type().attr("__name__"))));
+    const py::object dumps = py::module_::import("json").attr("dumps");
+    std::vector<std::string> lines;
+    int64_t held = 0;
+    for (const py::handle item : source) {
+        if (texts && py::isinstance<py::str>(item)) {
+            py::dict doc;
+            doc["text"] = item;
+            lines.push_back(py::str(dumps(doc, py::arg("ensure_ascii") = false)));
+        } else if (py::isinstance<py::dict>(item)) {
+            lines.push_back(py::str(dumps(item, py::arg("ensure_ascii") = false)));
+        } else {
+            throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(lines_name) + ":" + std::to_string(lines.size() + 1) +
+                                                                  ": expected a dict" + (texts ? " or a string" : "") + ", not " +
+                                                                  std::string(py::str(item.get_type().attr("__name__"))));
+        }
+        if (shard.holds(static_cast<int64_t>(lines.size()) - 1)) ++held;
+    }
+    total = py::int_(held);
+    name = lines_name;
+    documents = std::make_unique<attn_viz::CorpusDocuments>(lines_name, std::move(lines), shard);
+}
+
+std::string PythonCorpus::finished_json(attn_viz::CorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds) const {
+    corpus.set_coverage(attn_viz::corpus_run_coverage(name, shard, *documents, corpus.num_sequences()));
+    nlohmann::json stats = attn_viz::stats_json(corpus.finish(thresholds));
+    stats["corpora"] = attn_viz::corpora_json(corpus.coverage());
+    return attn_viz::dump_json(stats);
+}
+
+}  // namespace attn_viz_python
