@@ -23,7 +23,7 @@ if [[ "${1:-}" != "build" ]]; then
     python3-sentencepiece                 # tests/tokenizers/unigram_spm_crosscheck: SentencePiece itself
     python3-pip                           # tests/tokenizers/rust_tokenizers_crosscheck: PyPI's tokenizers, pinned
     python3-dev pybind11-dev python3-pybind11  # python/: the attn_viz module, built for Debian's python3
-    python3-pytest python3-venv python3-setuptools python3-wheel  # its tests and `pip install .` (offline)
+    python3-pytest python3-venv           # its tests, and the venv `pip install .` is tested in
     chromium                              # headless: the render tests open report.html in it
     slurm-wlm munge parallel              # tests/cluster: a one-node Slurm cluster, GNU parallel
     nodejs                                # tests/tokenizers/tokenizer_crosscheck: npm's @huggingface/tokenizers

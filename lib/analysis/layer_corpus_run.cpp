@@ -15,14 +15,13 @@ void check_layer_run_memory(const LayerWeights& w, int64_t T, int64_t S, uint64_
 void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options, const LoadLimits& limits,
                       CorpusAccumulator& corpus, const LayerCorpusHooks& hooks, Timings& timings) {
     const LayerWeights& weights = layer.weights();
-    nlohmann::json doc;
+    SequenceStream sequences(documents, weights.d_model, limits);
     std::string where;
     SequenceInput sequence;
     while (true) {
         {
             Timings::Scope t(timings, "load");
-            if (!documents.next(doc, where)) break;
-            sequence = parse_sequence(doc, weights.d_model, where, documents.base_dir(), limits);
+            if (!sequences.next(sequence, where)) break;
         }
         const int64_t T = sequence.embeddings.dim(0);
         check_layer_run_memory(weights, T, T, limits.memory_budget);

@@ -113,8 +113,8 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
     return false;
 }
 
-SequenceStream::SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits, CorpusShard shard)
-    : d_model_(d_model), limits_(limits), documents_(path, limits, shard) {}
+SequenceStream::SequenceStream(CorpusDocuments& documents, int64_t d_model, const LoadLimits& limits)
+    : documents_(documents), d_model_(d_model), limits_(limits) {}
 
 bool SequenceStream::next(SequenceInput& out, std::string& where) {
     nlohmann::json doc;

@@ -93,21 +93,20 @@ private:
     bool next_line(int64_t& number);
 };
 
-// Input sequences (embeddings, tokens, mask) of a corpus or of one shard of it.
+// Input sequences (embeddings, tokens, mask) of a layer's corpus or of one shard of it: the
+// documents of `documents` (which must outlive the stream) parsed as parse_sequence reads them.
 class SequenceStream {
 public:
     // Embeddings must have `d_model` columns. Every sequence is read within `limits`.
-    SequenceStream(const std::string& path, int64_t d_model, const LoadLimits& limits = {}, CorpusShard shard = {});
+    SequenceStream(CorpusDocuments& documents, int64_t d_model, const LoadLimits& limits = {});
 
     // Reads the next sequence into `out` and names it in `where`; false at the end.
     bool next(SequenceInput& out, std::string& where);
 
-    const CorpusDocuments& documents() const { return documents_; }
-
 private:
+    CorpusDocuments& documents_;
     int64_t d_model_;
     LoadLimits limits_;
-    CorpusDocuments documents_;
 };
 
 // One sequence of a model corpus (attn-viz model --inputs): {"text": "..."} for the model's

@@ -8,7 +8,8 @@
 namespace {
 
 void read_all(const std::string& path) {
-    attn_viz::SequenceStream stream(path, 4, attn_viz_fuzz::limits());
+    attn_viz::CorpusDocuments documents(path, attn_viz_fuzz::limits());
+    attn_viz::SequenceStream stream(documents, 4, attn_viz_fuzz::limits());
     attn_viz::SequenceInput sequence;
     std::string where;
     while (stream.next(sequence, where)) {

@@ -31,7 +31,8 @@ LayerWeights random_weights(int64_t D, int64_t H) {
 
 // Reads every sequence of `path`; returns how many there were.
 int64_t read_stream(const std::string& path, int64_t d_model, const LoadLimits& limits) {
-    SequenceStream stream(path, d_model, limits);
+    CorpusDocuments documents(path, limits);
+    SequenceStream stream(documents, d_model, limits);
     SequenceInput sequence;
     std::string where;
     int64_t count = 0;

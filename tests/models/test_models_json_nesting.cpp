@@ -98,7 +98,8 @@ TEST_CASE("every JSON loader refuses a file nested ~50,000 levels deep with a cl
     write_text(dir / "corpus.jsonl", "{\"embeddings\":[[1,2]]}\n{\"embeddings\":" + deep + "}\n");
     expect_input_error(
         [&] {
-            SequenceStream stream(dir / "corpus.jsonl", 2);
+            CorpusDocuments documents(dir / "corpus.jsonl");
+            SequenceStream stream(documents, 2);
             SequenceInput sequence;
             std::string where;
             while (stream.next(sequence, where)) {

@@ -48,7 +48,8 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
                        scratch.path().string());
     } else if (target == "fuzz_corpus_jsonl") {
         write_text(scratch / "finding.jsonl", bytes);
-        SequenceStream stream(scratch / "finding.jsonl", 4);
+        CorpusDocuments documents(scratch / "finding.jsonl");
+        SequenceStream stream(documents, 4);
         SequenceInput sequence;
         std::string where;
         while (stream.next(sequence, where)) {

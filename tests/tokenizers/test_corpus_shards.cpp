@@ -27,12 +27,13 @@ std::string sequence_line(int id, int64_t T, int64_t D) {
 
 // The ids of the sequences a stream yields, in order, and the corpus size it counted.
 std::pair<std::vector<int>, int64_t> read_ids(const std::string& path, int64_t D, CorpusShard shard) {
-    SequenceStream stream(path, D, {}, shard);
+    CorpusDocuments documents(path, LoadLimits{}, shard);
+    SequenceStream stream(documents, D);
     SequenceInput sequence;
     std::string where;
     std::vector<int> ids;
     while (stream.next(sequence, where)) ids.push_back(static_cast<int>(sequence.embeddings.data[0]));
-    return {ids, stream.documents().corpus_sequences()};
+    return {ids, documents.corpus_sequences()};
 }
 
 }  // namespace
