@@ -137,7 +137,8 @@ struct HeadMeans {
 
     // row: [S] the weights of query i, which sees `visible` keys. One pass for the sums, then
     // the positional entries read directly. Keys past the diagonal of a causal map are zero:
-    // the sums stop there.
+    // the sums stop there. Cross attention has no positions in common: its distance, previous,
+    // next and self means stay empty (undefined); the first key is still the first source token.
     void add_row(const float* row, int64_t i, int64_t visible, const Visibility& vis) {
         const int64_t S = vis.keys;
         const int64_t row_end = vis.causal ? std::min(S, i + 1) : S;
@@ -145,10 +146,12 @@ struct HeadMeans {
         entropy.add(sums.entropy);
         normalized.add(visible > 1 ? sums.entropy / std::log(static_cast<double>(visible)) : 0.0);
         confidence.add(sums.maximum);
-        distance.add(sums.distance);
-        if (i >= 1 && i - 1 < S && vis.visible(i, i - 1)) previous.add(row[i - 1]);
-        if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
-        if (i < S && vis.visible(i, i)) self.add(row[i]);
+        if (vis.shared_positions) {
+            distance.add(sums.distance);
+            if (i >= 1 && i - 1 < S && vis.visible(i, i - 1)) previous.add(row[i - 1]);
+            if (i + 1 < S && vis.visible(i, i + 1)) next.add(row[i + 1]);
+            if (i < S && vis.visible(i, i)) self.add(row[i]);
+        }
         if (vis.visible(i, 0)) first.add(row[0]);
         keys90.add(static_cast<double>(
             keys_for_mass.count(row, row_end, sums.mass, static_cast<float>(sums.maximum), mass_fraction)));

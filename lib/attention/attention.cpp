@@ -165,7 +165,8 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
                                              shape_string({H, T, S}));
 
     LayerResult r;
-    r.visibility = {T, S, w.causal && !request.context, request.key_excluded, w.causal && !request.context ? w.sliding_window : 0};
+    r.visibility = {T, S, w.causal && !request.context, request.key_excluded, w.causal && !request.context ? w.sliding_window : 0,
+                    !request.context};
 
     // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V, each one product
     // batched over heads that writes head-major [heads, rows, d_h]; per-head norms (where the

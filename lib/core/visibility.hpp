@@ -16,6 +16,9 @@ struct Visibility {
     bool causal = false;
     std::vector<uint8_t> key_excluded;  // [S], 1 = padding key; empty = none excluded
     int64_t window = 0;                 // sliding window W (causal layers only); 0 = none
+    // Queries and keys are positions of one sequence (self-attention); false for cross attention
+    // (target queries, source keys), where "the previous token" or a distance means nothing.
+    bool shared_positions = true;
 
     bool visible(int64_t i, int64_t j) const {
         return j >= visible_begin(i) && (!causal || j <= i) && (key_excluded.empty() || !key_excluded[static_cast<size_t>(j)]);

@@ -56,9 +56,18 @@ TEST_CASE("model on a BART folder: encoder/, decoder/ and cross/ pictures, stats
     CHECK(max_abs_diff(last, expected_cross) < 1e-5);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     CHECK(heads_per_stack(stats) == std::map<std::string, int64_t>{{"cross", 12}, {"decoder", 12}, {"encoder", 8}});
+    // Cross heads have no positions in common with their keys: no distance, previous, next or
+    // self weight, and none of the labels built on them; self-attention heads have all four.
     for (const nlohmann::json& head : stats["heads"]) {
         CHECK(head.contains("entropy"));
-        CHECK(head.contains("alignment") == (head["stack"] == "cross"));
+        const bool cross_head = head["stack"] == "cross";
+        CHECK(head.contains("alignment") == cross_head);
+        for (const char* positional : {"mean_distance", "previous_token_mass", "next_token_mass", "self_mass"})
+            CHECK_MESSAGE(head[positional].is_null() == (cross_head || (std::string(positional) == "next_token_mass" && head["stack"] == "decoder")),
+                          positional << " of " << head["stack"] << " L" << head["layer"] << "H" << head["head"]);
+        CHECK(head["first_token_mass"].is_number());
+        if (cross_head)
+            for (const char* label : {"previous-token", "next-token", "self", "local"}) CHECK(head["label"] != label);
     }
     const nlohmann::json& alignment = stats["heads"].back()["alignment"];
     for (const char* key : {"entropy", "confidence", "diagonal", "monotonicity", "coverage"}) CHECK_MESSAGE(alignment.contains(key), key);
