@@ -10,10 +10,11 @@
 // (wall seconds, and the process's CPU seconds over the same call). --repeat R decodes the same batch R
 // times (the memory cleared in between); best_ is the fastest by wall time.
 // --cpu-backend NAME loads lib-dir/libggml-cpu-NAME.so (e.g. icelake: AVX-512 VNNI without AMX) instead.
-// --logits-out F.npy writes every position's logits, float32 [T, vocab], for correctness checks.
+// --logits-out F.npy writes every position's logits, float32 [T, vocab], for correctness checks; --kv-f32
+// keeps K and V in float32 instead of llama.cpp's default float16.
 //
 // Usage: llama_cpp_prompt --lib-dir DIR --model F.gguf (--tokens T | --ids FILE) [--threads 2] [--repeat 1]
-//                         [--cpu-backend NAME] [--logits-out F.npy] [--verbose]
+//                         [--cpu-backend NAME] [--logits-out F.npy] [--kv-f32] [--verbose]
 #include <llama.h>
 
 #include <algorithm>
@@ -31,7 +32,7 @@ namespace {
 struct Options {
     std::string lib_dir, cpu_backend, model, ids_file, logits_out;
     int tokens = 0, threads = 2, repeat = 1;
-    bool verbose = false;
+    bool kv_f32 = false, verbose = false;
 };
 
 // What llama.cpp's log says about where the weights went: kept for the result line.
@@ -45,6 +46,7 @@ Options parse_options(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--verbose") { o.verbose = true; continue; }
+        if (arg == "--kv-f32") { o.kv_f32 = true; continue; }
         if (i + 1 >= argc) throw std::runtime_error(arg + " needs a value");
         const std::string value = argv[++i];
         if (arg == "--lib-dir") o.lib_dir = value;
@@ -157,6 +159,7 @@ int run(const Options& o) {
     context_params.n_threads = o.threads;
     context_params.n_threads_batch = o.threads;
     context_params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    if (o.kv_f32) context_params.type_k = context_params.type_v = GGML_TYPE_F32;
     llama_context* context = llama_init_from_model(model, context_params);
     if (context == nullptr) throw std::runtime_error("llama.cpp cannot make a context of " + std::to_string(T) + " tokens");
     const double load_seconds = seconds_since(load_start);
