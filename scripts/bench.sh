@@ -11,8 +11,11 @@
 #      matmul rate measured in the same run, with the CPU named and the date;
 #   7. the field's Python workflows (scripts/bench_peers.sh): transformers and TransformerLens with
 #      matplotlib against the CLI and the attn_viz package, one GPT-2-shaped model at T=512, every
-#      head's PNG (installs the oracles from PyPI once: scripts/setup_oracles.sh).
-# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3 and 5)
+#      head's PNG (installs the oracles from PyPI once: scripts/setup_oracles.sh);
+#   8. per added 7B-wide Q4_K layer at T=2047, `attn-viz model --stats-only` against llama.cpp's
+#      one-batch prompt processing of the same GGUF (scripts/bench_llama_cpp.sh: fetches llama.cpp's
+#      prebuilt CPU libraries from npm once, scripts/setup_llama_cpp.sh).
+# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3, 5 and 8)
 # ONEDNN_MAX_CPU_ISA in the environment caps oneDNN's kernels, e.g. ONEDNN_MAX_CPU_ISA=AVX2 runs
 # them as on a CPU without AVX-512 (attn-viz keeps any cap below AMX; without one it uses the
 # highest ISA below AMX). It does not reach attn-viz's own vectorized loops, which GCC picks by
@@ -139,3 +142,9 @@ awk -v flop="$("$root/scripts/forward_flops.sh" $D $L $H $H $F $V $((2 * N + 1))
 echo
 echo "== 7. the Python workflows: transformers / TransformerLens + matplotlib, the CLI, the attn_viz package =="
 ATTN_VIZ=$bin "$root/scripts/bench_peers.sh" "$runs" 512
+
+if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
+  echo
+  echo "== 8. per added 7B-wide Q4_K layer: attn-viz model --stats-only against llama.cpp's prompt processing =="
+  ATTN_VIZ=$bin "$root/scripts/bench_llama_cpp.sh"
+fi
