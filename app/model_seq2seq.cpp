@@ -3,7 +3,6 @@
 #include "model_seq2seq.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "ablation_report.hpp"
 #include "error.hpp"
@@ -87,24 +86,14 @@ attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_v
                                                 const attn_viz::ReportOptions& options, bool show_layers, attn_viz::Timings& timings,
                                                 attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
-    using clock = std::chrono::steady_clock;
     Seq2SeqStream stream(out, report, options, timings);
     const Seq2SeqConfig& c = model.weights().config;
-    const int64_t total = c.blocks.n_layers + 2 * c.n_decoder_layers;
-    int64_t done = 0;
-    Progress progress(show_layers, "attention layer");
-    // "forward" is the time in the layers, without the time each layer's report takes.
-    clock::time_point forward_from = clock::now();
-    const auto forward_time = [&] { timings.add("forward", std::chrono::duration<double>(clock::now() - forward_from).count()); };
+    StreamedForward forward(timings, show_layers, "attention layer", c.blocks.n_layers + 2 * c.n_decoder_layers);
     model.run_layers(report.run->source, report.run->target, true,
                      [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights) {
-                         forward_time();
-                         stream.add_layer(stack, layer, result, weights);
-                         progress.update(++done, total);
-                         forward_from = clock::now();
+                         forward.report([&] { stream.add_layer(stack, layer, result, weights); });
                      });
-    forward_time();
-    progress.finish();
+    forward.finish();
     return stream.finish(notes);
 }
 

@@ -1,13 +1,11 @@
 #include "model_stream.hpp"
 
-#include <chrono>
 #include <cstdio>
 
 #include "error.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
 #include "poisoned_heads.hpp"
-#include "progress.hpp"
 
 namespace attn_viz_cli {
 
@@ -48,27 +46,33 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, cons
         std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", where.c_str(), head.c_str());
 }
 
+StreamedForward::StreamedForward(attn_viz::Timings& timings, bool show, std::string what, int64_t total)
+    : timings_(timings), progress_(show, std::move(what)), total_(total), forward_from_(std::chrono::steady_clock::now()) {}
+
+void StreamedForward::stop_forward_clock() {
+    timings_.add("forward", std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_from_).count());
+}
+
+void StreamedForward::finish() {
+    stop_forward_clock();
+    progress_.finish();
+}
+
 attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model, const std::vector<int>& ids,
                                             attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
                                             bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
-    using clock = std::chrono::steady_clock;
     model.keep_attention_weights(false);
     const int64_t n_layers = input.num_layers;
     LayerStream stream(out, std::move(input), report, timings);
-    Progress progress(show_layers, "layer");
-    // "forward" is the time in the blocks, without the time each layer's report takes.
-    clock::time_point forward_from = clock::now();
-    const auto forward_time = [&] { timings.add("forward", std::chrono::duration<double>(clock::now() - forward_from).count()); };
+    StreamedForward forward(timings, show_layers, "layer", n_layers);
     model.run_blocks(ids, true, report.map == PictureMap::norm, [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
-        forward_time();
-        warn_poisoned_heads(result, l, "");
-        stream.add_layer(static_cast<int64_t>(l), result, weights);
-        progress.update(static_cast<int64_t>(l) + 1, n_layers);
-        forward_from = clock::now();
+        forward.report([&] {
+            warn_poisoned_heads(result, l, "");
+            stream.add_layer(static_cast<int64_t>(l), result, weights);
+        });
     });
-    forward_time();
-    progress.finish();
+    forward.finish();
     return stream.finish(notes);
 }
 

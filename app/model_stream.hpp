@@ -9,6 +9,8 @@
 #include "layer_stream.hpp"
 #include "load_limits.hpp"
 #include "model_analyses.hpp"
+#include "progress.hpp"
+#include "timings.hpp"
 #include "whole_model.hpp"
 
 namespace attn_viz_cli {
@@ -33,6 +35,32 @@ bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& by
 
 // The model's (any family: the streamed forward pass is WholeModel::run_blocks) RunBytes over T tokens.
 RunBytes model_run_bytes(const attn_viz::WholeModel& model, int64_t T);
+
+// The clock and progress of a forward pass whose layers are reported as they arrive: "forward" in
+// `timings` is the time in the layers without the time each layer's report takes, and the layers
+// done show as progress ("attention layer 3/18") when `show` is set.
+class StreamedForward {
+public:
+    StreamedForward(attn_viz::Timings& timings, bool show, std::string what, int64_t total);
+    // Runs `report_layer` for the layer just done, outside the forward's clock, then counts it.
+    template <class ReportLayer>
+    void report(ReportLayer&& report_layer) {
+        stop_forward_clock();
+        report_layer();
+        progress_.update(++done_, total_);
+        forward_from_ = std::chrono::steady_clock::now();
+    }
+    // Adds the time since the last layer's report to "forward" and erases the progress line.
+    void finish();
+
+private:
+    void stop_forward_clock();
+
+    attn_viz::Timings& timings_;
+    Progress progress_;
+    int64_t done_ = 0, total_;
+    std::chrono::steady_clock::time_point forward_from_;
+};
 
 // Warns on stderr of the heads of block `layer` that NaN/Inf values reach (`where`: "" or
 // "c.jsonl:3: ").
