@@ -12,21 +12,20 @@ namespace attn_viz {
 namespace {
 
 // The element-by-element passes run over OpenMP's threads (the pool oneDNN uses, between its
-// calls) in runs of this many values, or of rows of at least this many values; smaller work
-// stays on the calling thread.
-constexpr int64_t run_length = parallel_min_values;
+// calls) in runs of parallel_min_values values, or of rows of at least that many values; smaller
+// work stays on the calling thread.
 
 // body(begin, end) for runs covering [0, n), in parallel when there are several.
 template <class Body>
 void over_runs(int64_t n, const Body& body) {
-#pragma omp parallel for schedule(static) if (n > run_length)
-    for (int64_t begin = 0; begin < n; begin += run_length) body(begin, std::min(n, begin + run_length));
+#pragma omp parallel for schedule(static) if (n > parallel_min_values)
+    for (int64_t begin = 0; begin < n; begin += parallel_min_values) body(begin, std::min(n, begin + parallel_min_values));
 }
 
 // body(row) for every row of `rows` rows of `width` values, in parallel when they are many values.
 template <class Body>
 void over_rows(int64_t rows, int64_t width, const Body& body) {
-#pragma omp parallel for schedule(static) if (rows * width > run_length && rows > 1)
+#pragma omp parallel for schedule(static) if (rows * width > parallel_min_values && rows > 1)
     for (int64_t t = 0; t < rows; ++t) body(t);
 }
 

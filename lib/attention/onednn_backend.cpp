@@ -14,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "error.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 
@@ -115,11 +116,13 @@ std::vector<std::string> OnednnBackend::implementations() const { return impl_->
 
 namespace {
 
-// Products of fewer FLOPs than this (tens of microseconds on one core) are created and run on the
-// calling thread alone: waking OpenMP's other threads for them cost more than the product, and
-// far more when other processes hold the cores. The choice follows the shape only, so a shape's
-// primitive is always created and run with the same number of threads.
-constexpr double single_thread_flops = 1 << 20;
+// Products of fewer FLOPs than this are created and run on the calling thread alone, by the rule
+// parallel_for.hpp states for values: one core does about 64 FLOPs of a product in the time an
+// element pass reads one value, so both thresholds are the same tens of microseconds, below which
+// waking OpenMP's other threads costs more than the work (and far more when other processes hold
+// the cores). The choice follows the shape only, so a shape's primitive is always created and run
+// with the same number of threads.
+constexpr double single_thread_flops = 64.0 * parallel_min_values;
 
 // Sets OpenMP's thread count for oneDNN's next calls on this thread to one while it lives, when `on`.
 class SingleThreaded {
