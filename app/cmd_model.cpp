@@ -221,7 +221,7 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weight similarity");
-        weight_similarity = weight_similarities(report.weights, false, backend);
+        weight_similarity = weight_similarities(report.weights, false, backend, output_grams_of(report.layers));
     }
     report.weight_similarity = &weight_similarity;
     return write_report(out, report, o.report, timings, &notes);

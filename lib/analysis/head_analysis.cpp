@@ -52,8 +52,10 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
 
 // The weight-space matrices (Q-K and O-V cosines): options.weight_similarity when given, else
 // computed from the weights; all NaN (undefined) without weights.
-void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights, size_t n_layers,
+// weights[l] ran as layers[l]: a run that computed a layer's W_O Gram lends it.
+void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights, const std::vector<const LayerResult*>& layers,
                          const AnalysisOptions& options, OnednnBackend& backend) {
+    const size_t n_layers = layers.size();
     const int64_t N = static_cast<int64_t>(a.heads.size());
     if (weights.empty()) {
         a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
@@ -68,7 +70,8 @@ void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*
             throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
     WeightSimilarities computed;
     if (!options.weight_similarity) {
-        computed = weight_similarities(weights, options.weight_similarity_across_layers, backend);
+        const bool across = options.weight_similarity_across_layers;
+        computed = weight_similarities(weights, across, backend, across ? std::vector<const Tensor*>{} : output_grams_of(layers));
     }
     const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
     if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
@@ -101,7 +104,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.matrices[static_cast<size_t>(PairMetric::js_distance)] = std::move(maps.js_distance);
     a.matrices[static_cast<size_t>(PairMetric::output_cosine)] = output_cosine(layers);
     OnednnBackend backend(options.threads);
-    add_weight_matrices(a, weights, layers.size(), options, backend);
+    add_weight_matrices(a, weights, layers, options, backend);
     // Step 3: dependence: of the head outputs over the tokens, of the attention choices.
     OutputDependence outputs = output_dependence(layers, backend);
     a.matrices[static_cast<size_t>(PairMetric::output_mi)] = std::move(outputs.gaussian_mi);

@@ -45,11 +45,14 @@ Tensor group_gram(OnednnBackend& backend, const std::vector<const Tensor*>& matr
 // The Gram matrices of one group of layers (one layer, or all with across_layers), and where each
 // head's d_h columns sit in them.
 struct CircuitGrams {
-    Tensor q, k, v, o;                   // over the columns of W_Q, W_K, W_V and the rows of W_O
+    Tensor q, k, v;                      // over the columns of W_Q, W_K and W_V
+    Tensor own_o;                        // over the rows of W_O, unless a run had it: then
+    const Tensor* o = nullptr;           // that one (o points at one or the other)
     std::vector<int64_t> q_col, kv_col;  // per head (of the group): first column of its block
 };
 
-CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeights*>& layers) {
+// known_o: the group's W_O Gram if already computed, or null.
+CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeights*>& layers, const Tensor* known_o) {
     std::vector<const Tensor*> q, k, v, o;
     CircuitGrams g;
     int64_t q_offset = 0, kv_offset = 0;
@@ -65,14 +68,26 @@ CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeig
     g.q = group_gram(backend, q, false);
     g.k = group_gram(backend, k, false);
     g.v = group_gram(backend, v, false);
-    g.o = group_gram(backend, o, true);
+    if (!known_o) g.own_o = group_gram(backend, o, true);
+    g.o = known_o ? known_o : &g.own_o;
     return g;
 }
 
 }  // namespace
 
+std::vector<const Tensor*> output_grams_of(const std::vector<const LayerResult*>& layers) {
+    std::vector<const Tensor*> grams;
+    for (const LayerResult* r : layers) {
+        if (!r->output_gram) return {};
+        grams.push_back(r->output_gram.get());
+    }
+    return grams;
+}
+
 WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& layers, bool across_layers,
-                                       OnednnBackend& backend) {
+                                       OnednnBackend& backend, const std::vector<const Tensor*>& output_grams) {
+    if (!output_grams.empty() && (across_layers || output_grams.size() != layers.size()))
+        throw Error(ErrorKind::internal, "weight_similarities: W_O Grams must be one per layer, without across_layers");
     int64_t N = 0;
     for (const LayerWeights* w : layers) {
         if (w->d_head != layers[0]->d_head || w->d_model != layers[0]->d_model)
@@ -88,8 +103,8 @@ WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& l
     else
         for (const LayerWeights* w : layers) groups.push_back({w});
     int64_t first_head = 0;
-    for (const auto& group : groups) {
-        const CircuitGrams g = grams_for(backend, group);
+    for (size_t i = 0; i < groups.size(); ++i) {
+        const CircuitGrams g = grams_for(backend, groups[i], output_grams.empty() ? nullptr : output_grams[i]);
         const int64_t n = static_cast<int64_t>(g.q_col.size());
         for (int64_t a = 0; a < n; ++a)
             for (int64_t b = a; b < n; ++b) {
@@ -97,7 +112,7 @@ WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& l
                 qk_inner.at(first_head + a, first_head + b) =
                     block_inner(g.q, g.q_col[ia], g.q_col[ib], g.k, g.kv_col[ia], g.kv_col[ib], r);
                 ov_inner.at(first_head + a, first_head + b) =
-                    block_inner(g.v, g.kv_col[ia], g.kv_col[ib], g.o, g.q_col[ia], g.q_col[ib], r);
+                    block_inner(g.v, g.kv_col[ia], g.kv_col[ib], *g.o, g.q_col[ia], g.q_col[ib], r);
             }
         first_head += n;
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "head_matrix.hpp"
+#include "layer_result.hpp"
 #include "layer_weights.hpp"
 #include "onednn_backend.hpp"
 
@@ -22,8 +23,15 @@ struct WeightSimilarities {
 // `across_layers` is set, otherwise NaN. The d_h x d_h blocks A_a^T A_b of every pair come from
 // four Gram matrices per layer (W_Q^T W_Q, W_K^T W_K, W_V^T W_V, W_O W_O^T; over all layers'
 // columns at once with `across_layers`), computed on oneDNN: cost 2 D (H d_h)^2 each. The result
-// depends on the weights only: compute it once per run.
+// depends on the weights only: compute it once per run. output_grams (without across_layers):
+// per layer, W_O W_O^T where a run has computed it already (LayerResult::output_gram), or null;
+// empty: none known. A known Gram is used instead of computing it again (the same product, so
+// the same bits).
 WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& layers, bool across_layers,
-                                       OnednnBackend& backend);
+                                       OnednnBackend& backend, const std::vector<const Tensor*>& output_grams = {});
+
+// The W_O Grams the runs `layers` computed (LayerResult::output_gram), one per layer, or none
+// (empty) unless every layer has one: weight_similarities' output_grams.
+std::vector<const Tensor*> output_grams_of(const std::vector<const LayerResult*>& layers);
 
 }  // namespace attn_viz

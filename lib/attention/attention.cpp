@@ -224,6 +224,7 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     r.output = linear(backend_, r.context, w.w_o, w.b_o);
     if ((request.with_contributions || request.with_value_norms) && !output_shares_)
         output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
+    if (request.with_contributions || request.with_value_norms) r.output_gram = output_shares_->output_gram();
     if (request.with_contributions) output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
     if (request.with_value_norms) output_shares_->value_norms(r.values, r.value_norms);
     return r;

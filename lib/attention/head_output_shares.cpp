@@ -12,12 +12,13 @@ HeadOutputShares::HeadOutputShares(OnednnBackend& backend, const Tensor& w_o, in
     : heads_(heads), d_head_(w_o.dim(0) / heads) {
     const int64_t width = w_o.dim(0), d_h = d_head_;
     // Step 1: G = W_O W_O^T.
-    output_gram_ = gram(backend, w_o, /*of_rows=*/true);
+    output_gram_ = std::make_shared<const Tensor>(gram(backend, w_o, /*of_rows=*/true));
+    const Tensor& g = *output_gram_;
     // Step 2: the diagonal blocks, copied together.
     head_grams_ = Tensor::uninitialized({heads, d_h, d_h});
     for (int64_t h = 0; h < heads; ++h)
         for (int64_t x = 0; x < d_h; ++x)
-            std::copy_n(output_gram_.ptr() + (h * d_h + x) * width + h * d_h, d_h, head_grams_.ptr() + (h * d_h + x) * d_h);
+            std::copy_n(g.ptr() + (h * d_h + x) * width + h * d_h, d_h, head_grams_.ptr() + (h * d_h + x) * d_h);
 }
 
 void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const Tensor& context, Tensor& norms,
@@ -41,7 +42,7 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
     for (int64_t a = 0; a < H; ++a)
         for (int64_t b = 0; b < H; ++b)
             share_gram.data[a * H + b] =
-                static_cast<float>(block_inner(outputs_gram, a * d_h, b * d_h, output_gram_, a * d_h, b * d_h, d_h));
+                static_cast<float>(block_inner(outputs_gram, a * d_h, b * d_h, *output_gram_, a * d_h, b * d_h, d_h));
 }
 
 void HeadOutputShares::value_norms(const Tensor& v, Tensor& norms) const {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "onednn_backend.hpp"
 #include "tensor.hpp"
@@ -27,9 +28,12 @@ public:
     // weight 1 (Kobayashi et al. 2020's ||f(x_j)||). O(H S d_h^2), in double.
     void value_norms(const Tensor& v, Tensor& norms) const;
 
+    // G = W_O W_O^T [H*d_h, H*d_h], shared with the results that carry it (LayerResult::output_gram).
+    const std::shared_ptr<const Tensor>& output_gram() const { return output_gram_; }
+
 private:
     int64_t heads_ = 0, d_head_ = 0;
-    Tensor output_gram_;  // [H*d_h, H*d_h] G = W_O W_O^T
+    std::shared_ptr<const Tensor> output_gram_;  // [H*d_h, H*d_h] G = W_O W_O^T
     Tensor head_grams_;   // [H, d_h, d_h] its diagonal blocks, dense (a strided view would leave brgemm)
 };
 

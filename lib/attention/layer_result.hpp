@@ -1,6 +1,8 @@
 // What one attention layer's run produces: the maps that pictures and statistics read.
 #pragma once
 
+#include <memory>
+
 #include "tensor.hpp"
 #include "visibility.hpp"
 
@@ -16,6 +18,9 @@ struct LayerResult {
     Tensor contribution_norms;  // [H, T] ||(A_h V_h)_t W_O^h||, head h's share of output row t
     Tensor contribution_gram;   // [H, H] sum_t <c_th, c_tg> of those shares
     Tensor value_norms;         // [H, S] ||v_j W_O^h||, key j's value through head h (empty unless asked)
+    // [H d_h, H d_h] W_O W_O^T, the layer's (computed once per layer for the output shares and
+    // shared with the weight similarities); null unless contributions or value norms were asked.
+    std::shared_ptr<const Tensor> output_gram;
 };
 
 }  // namespace attn_viz

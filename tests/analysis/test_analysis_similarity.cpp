@@ -1,11 +1,15 @@
 // Pairwise head similarities, weight-circuit cosines and clustering against double references.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 
-#include "onednn_backend.hpp"
 #include "analysis_fixtures.hpp"
+#include "attention.hpp"
+#include "error.hpp"
+#include "gram_matrix.hpp"
+#include "onednn_backend.hpp"
 #include "head_clustering.hpp"
 #include "head_similarity.hpp"
 #include "head_stats.hpp"
@@ -211,6 +215,38 @@ TEST_CASE("weight circuit cosines match dense D x D products, with grouped KV he
                     CHECK(s.ov_cosine.at(a, b) == doctest::Approx(ov).epsilon(1e-6));
                 }
         }
+    }
+}
+
+TEST_CASE("a run's W_O Gram is the weight similarities' own: lending it changes no bit") {
+    OnednnBackend backend(1);
+    for (const auto& [D, H, KV, d_head, T] : std::vector<std::array<int64_t, 5>>{{5, 1, 1, 3, 1}, {12, 4, 2, 3, 7}, {9, 3, 3, 2, 4}}) {
+        INFO("D=" << D << " H=" << H << " KV=" << KV << " T=" << T);
+        const LayerWeights w0 = random_weights(D, H, KV, d_head), w1 = random_weights(D, H, KV, d_head);
+        AttentionLayer layer0(backend, w0), layer1(backend, w1);
+        const Tensor x = test_support::random_tensor({T, D});
+        AttentionRequest request;
+        request.input = &x;
+        const LayerResult r0 = layer0.run(request), r1 = layer1.run(request);
+        REQUIRE(r0.output_gram);
+        const Tensor own = gram(backend, w0.w_o, /*of_rows=*/true);
+        CHECK(r0.output_gram->shape == own.shape);
+        CHECK(r0.output_gram->data == own.data);
+        const WeightSimilarities computed = weight_similarities({&w0, &w1}, false, backend);
+        const WeightSimilarities lent = weight_similarities({&w0, &w1}, false, backend, output_grams_of({&r0, &r1}));
+        for (int64_t a = 0; a < 2 * H; ++a)
+            for (int64_t b = 0; b < 2 * H; ++b) {
+                const double qk = computed.qk_cosine.at(a, b), ov = computed.ov_cosine.at(a, b);
+                CHECK((std::isnan(qk) ? std::isnan(lent.qk_cosine.at(a, b)) : lent.qk_cosine.at(a, b) == qk));
+                CHECK((std::isnan(ov) ? std::isnan(lent.ov_cosine.at(a, b)) : lent.ov_cosine.at(a, b) == ov));
+            }
+        // A run without contributions or value norms computes no Gram, and lends none for any layer.
+        request.with_contributions = false;
+        AttentionLayer fresh(backend, w1);
+        const LayerResult bare = fresh.run(request);
+        CHECK_FALSE(bare.output_gram);
+        CHECK(output_grams_of({&r0, &bare}).empty());
+        CHECK_THROWS_AS(weight_similarities({&w0, &w1}, true, backend, output_grams_of({&r0, &r1})), Error);
     }
 }
 
