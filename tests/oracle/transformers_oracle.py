@@ -6,7 +6,8 @@ safetensors), run by `attn-viz model --tokens ... --dump-attention`, and compare
 forward (output_attentions=True): every attention map within 1e-5; where the CLI reports them, the
 next-token loss (`--ablate`'s clean_loss) within 1e-5 relative, logits (`--logit-attribution
 --target`'s per-position logit, Gemma's last-position logit difference through `--patch-metric`)
-within 1e-5 of the largest logit, and encoder-decoders' greedy continuation (`--generate`) equal.
+within 1e-5 of the largest logit, and encoder-decoders' teacher-forced loss along the target
+(`--ablate`'s clean_loss) within 1e-5 relative and greedy continuation (`--generate`) equal.
 Lengths: T = 1, a few short ones, 33, and one past the sliding window where a layer has one.
 
   transformers_oracle.py ATTN_VIZ_BINARY ORACLE_DIR   (ctest: transformers-oracle)
@@ -125,11 +126,24 @@ def greedy(model, source, steps):
     return target[1:], clear
 
 
+def teacher_forced_loss(logits, target):
+    """logits: [T, V] for decoder inputs `target`; the mean over t < T - 1 of -log p(target[t + 1]),
+    in float64 (the loss `--ablate` reports as clean_loss)."""
+    rows = torch.log_softmax(logits[:-1].double(), dim=-1)
+    return float(-rows[torch.arange(len(target) - 1), torch.tensor(target[1:])].mean())
+
+
 def check_seq2seq(model, folder, out, source, target, errors):
     theirs = model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([target]), output_attentions=True)
-    run_cli(folder, out, ["--tokens", ids_text(source), "--target-tokens", ids_text(target), "--dump-attention", out + ".npy"])
+    extra = ["--ablate", "decoder/L0H0"] if len(target) > 1 else []
+    stats = run_cli(folder, out, ["--tokens", ids_text(source), "--target-tokens", ids_text(target), "--dump-attention", out + ".npy"] + extra)
     for stack, maps in (("encoder", theirs.encoder_attentions), ("decoder", theirs.decoder_attentions), ("cross", theirs.cross_attentions)):
         errors["attention"] = max(errors["attention"], compare_maps(stack, np.load(f"{out}.{stack}.npy"), maps))
+    if extra:  # the logits, through the teacher-forced loss along the target
+        loss, reference = stats["ablation"]["decoder"]["clean_loss"], teacher_forced_loss(theirs.logits[0], target)
+        errors["loss"] = max(errors["loss"], abs(loss - reference) / abs(reference))
+        if abs(loss - reference) > TOL * abs(reference):
+            raise AssertionError(f"teacher-forced loss {loss:.8f} against transformers' {reference:.8f}")
     continuation, clear = greedy(model, source, 4)
     if clear:
         stats = run_cli(folder, out + "-generate", ["--tokens", ids_text(source), "--generate", "4", "--json"])
