@@ -57,7 +57,8 @@ class WholeModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
     // blocks, loads nothing yet: a pass loads each block when it reaches it, replacing the
-    // previous one (one block's weights at a time). `backend` must outlive the model.
+    // previous one (one block's weights at a time; in the previous one's memory where the
+    // weights can be loaded into it, ModelWeights::load_block_into). `backend` must outlive the model.
     WholeModel(OnednnBackend& backend, ModelWeights weights);
 
     const ModelWeights& weights() const { return weights_; }

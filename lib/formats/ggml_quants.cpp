@@ -1,10 +1,14 @@
 // ggml block formats to float32, one block at a time, from the layouts of ggml-common.h.
 #include "ggml_quants.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "error.hpp"
+#include "finite.hpp"
+#include "parallel_for.hpp"
 #include "safetensors.hpp"  // f16_to_float, bf16_to_float
 
 namespace attn_viz {
@@ -214,6 +218,53 @@ void dequantize_row(uint32_t type, const unsigned char* src, float* dst, int64_t
     }
     for (int64_t i = 0; i < n / info->block_elements; ++i)
         decode_block(static_cast<GgmlType>(type), src + i * info->block_bytes, dst + i * info->block_elements);
+}
+
+namespace {
+
+// Rows decoded together before they are transposed: 256 bytes (four cache lines) of each output
+// row per visit to its page. Measured on 7B-wide Q4_K matrices (4096 and 11008 wide, one thread,
+// 2026-11-26): 16 rows took 1.4x the CPU time of 64, 32 rows 1.2x, 128 rows as 64.
+constexpr int64_t tile_rows = 64;
+
+// tile: [n, cols] decoded rows (n <= tile_rows) -> their columns into dst: [cols, rows] at
+// column offset r0, through tile_rows x tile_rows blocks read whole from the tile.
+void transpose_tile(const float* tile, int64_t n, int64_t cols, float* dst, int64_t rows, int64_t r0) {
+    float block[tile_rows][tile_rows];
+    for (int64_t c0 = 0; c0 < cols; c0 += tile_rows) {
+        const int64_t width = std::min(tile_rows, cols - c0);
+        for (int64_t r = 0; r < n; ++r) std::copy_n(tile + r * cols + c0, width, block[r]);
+        for (int64_t c = 0; c < width; ++c) {
+            float* out = dst + (c0 + c) * rows + r0;
+            for (int64_t r = 0; r < n; ++r) out[r] = block[r][c];
+        }
+    }
+}
+
+}  // namespace
+
+bool dequantize_transposed(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst) {
+    const GgmlTypeInfo* info = ggml_type_info(type);
+    if (!info || !info->decodable || cols % info->block_elements != 0)
+        throw Error(ErrorKind::internal, "dequantize_transposed: type " + std::to_string(type) + " with rows of " +
+                                             std::to_string(cols) + " values cannot be decoded");
+    const int64_t row_bytes = cols / info->block_elements * info->block_bytes;
+    const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
+    bool finite = true;
+    // Each thread decodes a tile of rows into its own buffer, checks it and writes its transpose;
+    // dequantize_row cannot throw here (the type and row length are checked above).
+#pragma omp parallel reduction(&& : finite) if (rows * cols > parallel_min_values && tiles > 1)
+    {
+        std::vector<float> tile(static_cast<size_t>(std::min(rows, tile_rows) * cols));
+#pragma omp for schedule(dynamic)
+        for (int64_t t = 0; t < tiles; ++t) {
+            const int64_t r0 = t * tile_rows, n = std::min(tile_rows, rows - r0);
+            for (int64_t r = 0; r < n; ++r) dequantize_row(type, src + (r0 + r) * row_bytes, tile.data() + r * cols, cols);
+            finite = all_finite(tile.data(), n * cols) && finite;
+            transpose_tile(tile.data(), n, cols, dst, rows, r0);
+        }
+    }
+    return finite;
 }
 
 }  // namespace attn_viz

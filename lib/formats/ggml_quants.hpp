@@ -27,4 +27,10 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type);
 // (ggml-common.h, dequantize_row_* in ggml-quants.c); docs/formats.md lists them.
 void dequantize_row(uint32_t type, const unsigned char* src, float* dst, int64_t n);
 
+// src: `rows` rows of `cols` values of `type` each (decodable, cols a multiple of its
+// block_elements) -> dst: their transpose [cols, rows], dst[c * rows + r] = value (r, c), the
+// values dequantize_row gives. Decoded in tiles of rows, each transposed while it is in cache,
+// in parallel over OpenMP's threads. Returns whether every value is finite.
+bool dequantize_transposed(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst);
+
 }  // namespace attn_viz

@@ -343,6 +343,35 @@ Tensor GgufFile::load(const std::string& name) const {
     return result;
 }
 
+void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t count, Tensor& out) const {
+    const GgufTensorInfo* t = find_tensor(name);
+    if (!t) fail_input(path_, "has no tensor \"" + name + "\"");
+    check_decodable(*t);
+    const std::string what = path_ + ": tensor \"" + name + "\"";
+    const std::vector<int64_t> shape = t->shape();
+    if (shape.size() != 2 || begin < 0 || count < 0 || begin + count > shape[0])
+        throw Error(ErrorKind::internal, what + " of shape " + shape_string(shape) + " has no rows [" + std::to_string(begin) +
+                                             ", " + std::to_string(begin + count) + ")");
+    const int64_t cols = shape[1];
+    check_memory_elements(static_cast<uint64_t>(element_count({cols, count}, what)), sizeof(float), limits_.memory_budget,
+                          what + " of shape " + shape_string(shape));
+    // Step 1: out as [cols, count], in the memory it has when that is enough (resize within the
+    // capacity neither allocates nor zeroes).
+    const size_t size = static_cast<size_t>(cols * count);
+    if (out.data.capacity() < size) out = Tensor::uninitialized({cols, count}, what);
+    out.shape = {cols, count};
+    out.data.resize(size);
+    // Step 2: decode and transpose, then let the rows' file pages go.
+    const GgmlTypeInfo* info = ggml_type_info(t->type);
+    const uint64_t row_bytes = static_cast<uint64_t>(cols / info->block_elements * info->block_bytes);
+    const unsigned char* rows = file_->data() + t->offset + static_cast<uint64_t>(begin) * row_bytes;
+    const bool finite = dequantize_transposed(t->type, rows, count, cols, out.ptr());
+    file_->release(t->offset + static_cast<uint64_t>(begin) * row_bytes, static_cast<uint64_t>(count) * row_bytes);
+    // Step 3: a non-finite value is refused by load(), which names the first in the tensor's own
+    // order (the rows before `begin` were checked by the calls that decoded them).
+    if (!finite && !limits_.allow_nonfinite) static_cast<void>(load(name));
+}
+
 void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
     const GgmlTypeInfo* info = ggml_type_info(tensor.type);
     if (!info->decodable)

@@ -46,10 +46,12 @@ Tensor stored_norm(Tensor weight, bool plus_one) {
     return weight;
 }
 
-// Block `layer`, every tensor checked against the configuration's shape: its attention (split
-// from phi3's attn_qkv, with optional attn_{q,k,v,output}.bias elsewhere, q/k norms), norms and
-// gated feed-forward (split from phi3's ffn_up = [gate; up]), as x W.
-BlockWeights read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
+// Block `layer` into `b`, every tensor checked against the configuration's shape: its attention
+// (split from phi3's attn_qkv, with optional attn_{q,k,v,output}.bias elsewhere, q/k norms), norms
+// and gated feed-forward (split from phi3's ffn_up = [gate; up]), as x W. The matrices are decoded
+// straight into their transposes in the memory b's matrices have (GgufFile::load_transposed), so
+// refilling one BlockWeights block after block allocates them once.
+void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer, BlockWeights& b) {
     check_block(file, decoder, layer);  // first, so a bad block is named as the streaming reader names it
     const GgufDecoderFamily& family = *decoder.family;
     const ModelConfig& c = decoder.config;
@@ -59,33 +61,44 @@ BlockWeights read_block(const GgufFile& file, const GgufDecoder& decoder, int64_
         const auto t = std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
         return gguf_load_shaped(file, p + name + ".weight", t->shape, family.architecture);
     };
+    // Rows [begin, begin + count) of matrix `name` (checked above), transposed into `out`.
+    auto load_transposed = [&](const std::string& name, int64_t begin, int64_t count, Tensor& out) {
+        file.load_transposed(p + name + ".weight", begin, count, out);
+    };
     auto bias = [&](const std::string& name, int64_t size) {
         return file.find_tensor(p + name + ".bias") ? gguf_load_shaped(file, p + name + ".bias", {size}, family.architecture) : Tensor{};
     };
-    const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, f = c.ffn_dim;
-    BlockWeights b;
+    const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, f = c.ffn_dim;
     LayerWeights& a = b.attention;
-    a = gguf_layer_settings(decoder, layer);
-    if (family.fused) {
-        const Tensor qkv = load("attn_qkv");
-        a.w_q = transposed(rows_of(qkv, 0, q)), a.w_k = transposed(rows_of(qkv, q, kv)), a.w_v = transposed(rows_of(qkv, q + kv, kv));
-        const Tensor gate_up = load("ffn_up");
-        b.w_in = transposed(rows_of(gate_up, 0, f)), b.w_up = transposed(rows_of(gate_up, f, f));
-    } else {
-        a.w_q = transposed(load("attn_q")), a.w_k = transposed(load("attn_k")), a.w_v = transposed(load("attn_v"));
-        a.b_q = bias("attn_q", q), a.b_k = bias("attn_k", kv), a.b_v = bias("attn_v", kv), a.b_o = bias("attn_output", c.d_model);
-        b.w_in = transposed(load("ffn_gate")), b.w_up = transposed(load("ffn_up"));
+    {  // the layer's settings, keeping the memory of the matrices about to be overwritten
+        LayerWeights settings = gguf_layer_settings(decoder, layer);
+        settings.w_q = std::move(a.w_q), settings.w_k = std::move(a.w_k), settings.w_v = std::move(a.w_v), settings.w_o = std::move(a.w_o);
+        a = std::move(settings);
     }
-    a.w_o = transposed(load("attn_output"));
+    if (family.fused) {
+        load_transposed("attn_qkv", 0, q, a.w_q), load_transposed("attn_qkv", q, kv, a.w_k), load_transposed("attn_qkv", q + kv, kv, a.w_v);
+        load_transposed("ffn_up", 0, f, b.w_in), load_transposed("ffn_up", f, f, b.w_up);
+    } else {
+        load_transposed("attn_q", 0, q, a.w_q), load_transposed("attn_k", 0, kv, a.w_k), load_transposed("attn_v", 0, kv, a.w_v);
+        a.b_q = bias("attn_q", q), a.b_k = bias("attn_k", kv), a.b_v = bias("attn_v", kv), a.b_o = bias("attn_output", d);
+        load_transposed("ffn_gate", 0, f, b.w_in), load_transposed("ffn_up", 0, f, b.w_up);
+    }
+    load_transposed("attn_output", 0, d, a.w_o);
     if (family.qk_norm) a.q_norm = stored_norm(load("attn_q_norm"), family.gemma), a.k_norm = stored_norm(load("attn_k_norm"), family.gemma);
     validate_layer(a, file.path() + ": layer " + std::to_string(layer));
-    b.w_out = transposed(load("ffn_down"));
+    load_transposed("ffn_down", 0, d, b.w_out);
     b.attention_norm.weight = stored_norm(load("attn_norm"), family.gemma);
     b.feed_forward_norm.weight = stored_norm(load("ffn_norm"), family.gemma);
     if (family.gemma) {
         b.attention_output_norm.weight = stored_norm(load("post_attention_norm"), true);
         b.feed_forward_output_norm.weight = stored_norm(load("post_ffw_norm"), true);
     }
+}
+
+// Block `layer` in memory of its own.
+BlockWeights read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
+    BlockWeights b;
+    read_block(file, decoder, layer, b);
     return b;
 }
 
@@ -121,6 +134,7 @@ ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
     // before the forward pass rather than at its last layer.
     for (int64_t l = 0; l < w.config.n_layers; ++l) check_block(*file, decoder, l);
     w.load_block = [file, decoder](int64_t layer) { return read_block(*file, decoder, layer); };
+    w.load_block_into = [file, decoder](int64_t layer, BlockWeights& block) { read_block(*file, decoder, layer, block); };
     return w;
 }
 

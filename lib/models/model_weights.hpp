@@ -81,6 +81,11 @@ struct ModelWeights {
     // When set: block l (0 <= l < n_layers) read and converted to float32 on demand, so a model
     // holds one block's feed-forward weights at a time (a GGUF file stays mapped meanwhile).
     std::function<BlockWeights(int64_t layer)> load_block;
+    // When set (beside load_block): block l read into `block`, a BlockWeights that is empty or
+    // was filled by this function before, in the memory its tensors have where that is enough,
+    // so that refilling one BlockWeights block after block allocates (and page-faults) its
+    // weights once (WholeModel does, when streaming).
+    std::function<void(int64_t layer, BlockWeights& block)> load_block_into;
     Tensor token_embedding;       // [V, D], row t is token t's embedding
     Tensor position_embedding;    // [max_tokens, D] learned positions, or empty (RoPE, in the attention)
     Tensor token_type_embedding;  // [D] BERT's token type 0 row, added at every position; or empty

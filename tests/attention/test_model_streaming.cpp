@@ -1,9 +1,15 @@
 // A model run block by block (WholeModel::run_blocks, what `model --stream-layers` uses) on small
 // random Llama models: each block's result equals run()'s, nothing is kept in the run, and a
-// streamed model loads each block once per pass and none up front.
+// streamed model loads each block once per pass and none up front; a streamed GGUF model of
+// quantized blocks, refilling one block's memory, runs as the model read whole.
 #include <doctest/doctest.h>
 
+#include <memory>
+
+#include "gguf.hpp"
+#include "gguf_llama.hpp"
 #include "whole_model.hpp"
+#include "quantized_llama_gguf.hpp"
 #include "random_llama.hpp"
 #include "support.hpp"
 
@@ -96,6 +102,33 @@ TEST_CASE("a streamed model loads no block up front and each block once per pass
         CHECK(visits == 3);
         CHECK(loads == std::vector<int>(3, 2));
     }
+}
+
+TEST_CASE("a streamed GGUF model of quantized blocks, refilling one block's memory, runs as the model read whole") {
+    ScratchDir dir;
+    write_text(dir / "q.gguf", quantized_llama_gguf());
+    const auto file = std::make_shared<const GgufFile>(dir / "q.gguf");
+    OnednnBackend backend;
+    WholeModel whole(backend, read_gguf_llama(*file));
+    WholeModel streamed(backend, read_gguf_llama_streaming(file));
+    for (int64_t T : {1, 6, 16}) {
+        CAPTURE(T);
+        const std::vector<int> tokens = random_tokens(T, QuantizedLlama::vocab);
+        const ModelRun expected = whole.run(tokens);
+        for (int pass = 0; pass < 2; ++pass) {  // the second pass refills the blocks of the first
+            const ModelRun run = streamed.run(tokens);
+            CHECK(run.logits.data == expected.logits.data);
+            REQUIRE(run.layers.size() == expected.layers.size());
+            for (size_t l = 0; l < run.layers.size(); ++l) {
+                CHECK(run.layers[l].attention.data == expected.layers[l].attention.data);
+                CHECK(run.layers[l].contribution_norms.data == expected.layers[l].contribution_norms.data);
+                CHECK(run.residual[l].data == expected.residual[l].data);
+            }
+        }
+    }
+    const std::vector<const LayerWeights*> kept = streamed.attention_weights(), read = whole.attention_weights();
+    REQUIRE(kept.size() == read.size());
+    for (size_t l = 0; l < kept.size(); ++l) CHECK(kept[l]->w_o.data == read[l]->w_o.data);
 }
 
 }

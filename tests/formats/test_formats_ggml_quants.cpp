@@ -1,13 +1,17 @@
 // dequantize_row against an independent numpy decoder written below from ggml-common.h's block
-// layouts, on random blocks (random bytes, with random finite scales).
+// layouts, on random blocks (random bytes, with random finite scales); dequantize_transposed
+// against dequantize_row.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "ggml_quants.hpp"
-#include "safetensors.hpp"
+#include "random_ggml_blocks.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -90,45 +94,9 @@ elif kind == "Q8_K":
 np.asarray(out, dtype="<f4").reshape(-1).tofile(dst)
 )PY";
 
-// Random blocks of `info`: random bytes, with each block's scales random finite values.
-std::string random_blocks(GgmlType type, const GgmlTypeInfo& info, int64_t blocks) {
-    std::uniform_int_distribution<int> byte(0, 255);
-    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-    std::string bytes(static_cast<size_t>(blocks * info.block_bytes), '\0');
-    for (char& c : bytes) c = static_cast<char>(byte(rng()));
-    auto put_half = [&](size_t at, float v) {
-        const uint16_t h = float_to_f16(v);
-        std::memcpy(bytes.data() + at, &h, 2);
-    };
-    for (int64_t i = 0; i < blocks; ++i) {
-        const size_t at = static_cast<size_t>(i * info.block_bytes);
-        switch (type) {
-            case GgmlType::f32: {
-                const float v = value(rng());
-                std::memcpy(bytes.data() + at, &v, 4);
-                break;
-            }
-            case GgmlType::f16: put_half(at, value(rng())); break;
-            case GgmlType::bf16: {
-                const uint16_t h = float_to_bf16(value(rng()));
-                std::memcpy(bytes.data() + at, &h, 2);
-                break;
-            }
-            case GgmlType::q4_1: case GgmlType::q5_1: case GgmlType::q4_k: case GgmlType::q5_k:
-                put_half(at, value(rng()));
-                put_half(at + 2, value(rng()));
-                break;
-            case GgmlType::q6_k: put_half(at + 208, value(rng())); break;
-            case GgmlType::q8_k: {
-                const float d = value(rng());
-                std::memcpy(bytes.data() + at, &d, 4);
-                break;
-            }
-            default: put_half(at, value(rng())); break;  // Q4_0, Q5_0, Q8_0: the scale d first
-        }
-    }
-    return bytes;
-}
+// Every type dequantize_row decodes.
+constexpr GgmlType decodable_types[] = {GgmlType::f32,  GgmlType::f16,  GgmlType::bf16, GgmlType::q4_0, GgmlType::q4_1, GgmlType::q5_0,
+                                        GgmlType::q5_1, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k, GgmlType::q8_k};
 
 std::vector<float> read_floats(const std::string& path) {
     const std::string bytes = read_text(path);
@@ -144,9 +112,7 @@ TEST_SUITE("formats") {
 TEST_CASE("ggml block types decode as an independent numpy decoder of ggml-common.h's layouts does") {
     ScratchDir dir;
     write_text(dir / "decode.py", numpy_decoder);
-    const GgmlType types[] = {GgmlType::f32,  GgmlType::f16,  GgmlType::bf16, GgmlType::q4_0, GgmlType::q4_1, GgmlType::q5_0,
-                              GgmlType::q5_1, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k, GgmlType::q8_k};
-    for (GgmlType type : types) {
+    for (GgmlType type : decodable_types) {
         const GgmlTypeInfo& info = *ggml_type_info(static_cast<uint32_t>(type));
         CAPTURE(info.name);
         REQUIRE(info.decodable);
@@ -172,6 +138,40 @@ TEST_CASE("ggml block types decode as an independent numpy decoder of ggml-commo
                 REQUIRE(std::abs(decoded[static_cast<size_t>(i)] - expected[static_cast<size_t>(i)]) <= 1e-6f * largest);
             }
         }
+    }
+}
+
+TEST_CASE("dequantize_transposed gives dequantize_row's values, transposed, for every type and odd row counts") {
+    for (GgmlType type : decodable_types) {
+        const GgmlTypeInfo& info = *ggml_type_info(static_cast<uint32_t>(type));
+        CAPTURE(info.name);
+        // One row; fewer rows than a tile; a tile and a ragged one; many tiles (the parallel path).
+        for (const auto& [rows, row_blocks] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {17, 1}, {37, 5}, {301, 2}}) {
+            CAPTURE(rows);
+            const int64_t cols = row_blocks * info.block_elements;
+            const std::string bytes = random_blocks(type, info, rows * row_blocks);
+            const auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
+            std::vector<float> rows_decoded(static_cast<size_t>(rows * cols));
+            dequantize_row(static_cast<uint32_t>(type), src, rows_decoded.data(), rows * cols);
+            std::vector<float> transposed(static_cast<size_t>(rows * cols), -7.0f);
+            REQUIRE(dequantize_transposed(static_cast<uint32_t>(type), src, rows, cols, transposed.data()));
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = 0; c < cols; ++c)
+                    REQUIRE(transposed[static_cast<size_t>(c * rows + r)] == rows_decoded[static_cast<size_t>(r * cols + c)]);
+        }
+    }
+}
+
+TEST_CASE("dequantize_transposed reports a non-finite value in any row") {
+    const int64_t rows = 45, cols = 64;
+    for (int64_t bad_row : {0, 16, 44}) {
+        std::vector<float> values(static_cast<size_t>(rows * cols));
+        for (float& v : values) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng());
+        values[static_cast<size_t>(bad_row * cols + 5)] = std::numeric_limits<float>::infinity();
+        std::vector<float> transposed(values.size());
+        CHECK(!dequantize_transposed(static_cast<uint32_t>(GgmlType::f32), reinterpret_cast<const unsigned char*>(values.data()), rows,
+                                     cols, transposed.data()));
+        CHECK(std::isinf(transposed[static_cast<size_t>(5 * rows + bad_row)]));
     }
 }
 

@@ -2,12 +2,17 @@
 // alignment, and hostile files refused with one-line errors naming the file.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <utility>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
+#include "layer_weights.hpp"
+#include "random_ggml_blocks.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -172,6 +177,55 @@ TEST_CASE("GGUF: tensors of a type attn-viz cannot decode, and non-finite values
     LoadLimits small;
     small.memory_budget = 4;
     expect_input_error([&] { GgufFile(dir / "m.gguf", small).load("nan"); }, {"m.gguf"}, Remedy::raise_memory_budget);
+}
+
+TEST_CASE("GGUF: load_transposed decodes rows straight into their transpose, in the memory the output has") {
+    ScratchDir dir;
+    GgufBuilder b;
+    const Tensor plain = random_tensor({37, 5});
+    b.add_f32_tensor("f32", {5, 37}, plain.data);
+    b.add_tensor("q4_k", {512, 19}, static_cast<uint32_t>(GgmlType::q4_k), random_blocks(GgmlType::q4_k, 19 * 2));
+    b.add_tensor("q8_0", {96, 33}, static_cast<uint32_t>(GgmlType::q8_0), random_blocks(GgmlType::q8_0, 33 * 3));
+    b.add_tensor("q6_k", {256, 1}, static_cast<uint32_t>(GgmlType::q6_k), random_blocks(GgmlType::q6_k, 1));
+    write_text(dir / "m.gguf", b.bytes());
+    const GgufFile f(dir / "m.gguf");
+    for (const char* name : {"f32", "q4_k", "q8_0", "q6_k"}) {
+        CAPTURE(name);
+        const Tensor whole = f.load(name);
+        const int64_t rows = whole.dim(0), cols = whole.dim(1);
+        Tensor out;
+        f.load_transposed(name, 0, rows, out);
+        CHECK(out.shape == std::vector<int64_t>{cols, rows});
+        CHECK(out.data == transposed(whole).data);
+        // Parts of the rows (as a fused q/k/v projection is split), each into the same memory.
+        const float* memory = out.ptr();
+        for (const auto& [begin, count] : {std::pair<int64_t, int64_t>{0, 1}, {rows / 3, rows - rows / 3}, {rows - 1, 1}}) {
+            f.load_transposed(name, begin, count, out);
+            CHECK(out.ptr() == memory);
+            CHECK(out.shape == std::vector<int64_t>{cols, count});
+            CHECK(out.data == transposed(rows_of(whole, begin, count)).data);
+        }
+    }
+    Tensor out;
+    CHECK_THROWS_AS(f.load_transposed("f32", 30, 8, out), Error);
+    CHECK_THROWS_AS(f.load_transposed("absent", 0, 1, out), Error);
+}
+
+TEST_CASE("GGUF: load_transposed refuses a non-finite value as load does, naming its index in the whole tensor") {
+    ScratchDir dir;
+    GgufBuilder b;
+    Tensor values = random_tensor({20, 3});
+    values.data[17 * 3 + 1] = std::numeric_limits<float>::quiet_NaN();
+    b.add_f32_tensor("nan", {3, 20}, values.data);
+    write_text(dir / "m.gguf", b.bytes());
+    const GgufFile f(dir / "m.gguf");
+    Tensor out;
+    f.load_transposed("nan", 0, 17, out);  // the rows before the NaN
+    expect_input_error([&] { f.load_transposed("nan", 17, 3, out); }, {"m.gguf", "nan[17, 1] is not finite"}, Remedy::allow_nonfinite);
+    LoadLimits lenient;
+    lenient.allow_nonfinite = true;
+    GgufFile(dir / "m.gguf", lenient).load_transposed("nan", 0, 20, out);
+    CHECK(std::isnan(out.data[1 * 20 + 17]));
 }
 
 }  // TEST_SUITE

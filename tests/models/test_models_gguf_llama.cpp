@@ -3,6 +3,9 @@
 // are not a llama model refused with errors naming the file and the key or tensor.
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <utility>
+
 #include "expect_input_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
@@ -10,6 +13,7 @@
 #include "gguf_tokenizer.hpp"
 #include "model_files.hpp"
 #include "model_tokenizer_file.hpp"
+#include "quantized_llama_gguf.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -134,6 +138,50 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         CHECK(tokenizer.encode("ab c", true, false) == std::vector<int>{1, space_a, b, space, 'c' + 3});
         CHECK(tokenizer.decode({1, space_a, b}) == "ab");
         CHECK(tokenizer.decode({1, a, space_a}) == "a a");
+    }
+}
+
+TEST_CASE("GGUF llama: quantized blocks decode into their transposes, streamed into one block's reused memory as read whole") {
+    ScratchDir dir;
+    write_text(dir / "q.gguf", quantized_llama_gguf());
+    const GgufFile file(dir / "q.gguf");
+    const ModelWeights whole = read_gguf_llama(file);
+    const ModelWeights streamed = read_gguf_llama_streaming(std::make_shared<const GgufFile>(dir / "q.gguf"));
+    REQUIRE(streamed.load_block_into);
+    // Every matrix as the whole tensor decoded by load() and transposed.
+    for (int64_t l = 0; l < QuantizedLlama::layers; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        const BlockWeights& b = whole.layers[static_cast<size_t>(l)];
+        CHECK(b.attention.w_q.data == transposed(file.load(p + "attn_q.weight")).data);
+        CHECK(b.attention.w_k.data == transposed(file.load(p + "attn_k.weight")).data);
+        CHECK(b.attention.w_v.data == transposed(file.load(p + "attn_v.weight")).data);
+        CHECK(b.attention.w_o.data == transposed(file.load(p + "attn_output.weight")).data);
+        CHECK(b.w_in.data == transposed(file.load(p + "ffn_gate.weight")).data);
+        CHECK(b.w_up.data == transposed(file.load(p + "ffn_up.weight")).data);
+        CHECK(b.w_out.data == transposed(file.load(p + "ffn_down.weight")).data);
+    }
+    // One BlockWeights refilled block after block, out of order and twice: equal to the blocks
+    // read whole, in the memory of its first fill.
+    BlockWeights reused;
+    const float* memory = nullptr;
+    for (int64_t l : {1, 0, 0, 1}) {
+        CAPTURE(l);
+        streamed.load_block_into(l, reused);
+        if (!memory) memory = reused.w_out.ptr();
+        CHECK(reused.w_out.ptr() == memory);
+        const BlockWeights& b = whole.layers[static_cast<size_t>(l)];
+        const LayerWeights &got = reused.attention, &want = b.attention;
+        for (const auto& [x, y] : {std::pair{&got.w_q, &want.w_q}, {&got.w_k, &want.w_k}, {&got.w_v, &want.w_v}, {&got.w_o, &want.w_o},
+                                   {&reused.w_in, &b.w_in}, {&reused.w_up, &b.w_up}, {&reused.w_out, &b.w_out},
+                                   {&reused.attention_norm.weight, &b.attention_norm.weight},
+                                   {&reused.feed_forward_norm.weight, &b.feed_forward_norm.weight}}) {
+            CHECK(x->shape == y->shape);
+            CHECK(x->data == y->data);
+        }
+        CHECK(got.num_heads == want.num_heads);
+        CHECK(got.num_kv_heads == want.num_kv_heads);
+        CHECK(got.rope == want.rope);
+        CHECK(got.causal == want.causal);
     }
 }
 
