@@ -3,6 +3,7 @@
 // memory budget, run the forward pass, write the report, commit, print. Or over a corpus of texts
 // (--inputs), every statistic aggregated.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -227,12 +228,24 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
     return write_report(out, report, o.report, timings, &notes);
 }
 
-// Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time,
-// each layer's analysis into running moments; memory does not depend on the number of sequences.
-// Adds the result to what is printed and returns the run's provenance.
+// --timings' line on a corpus run's passes: "  layer-major       2 batches of at most 16 sequences,
+// 310.2 of 17612.0 MB budgeted\n", or nothing for a sequence-major run.
+std::string corpus_passes_line(const attn_viz::ModelCorpusPasses& passes, uint64_t memory_budget) {
+    if (!passes.layer_major) return "";
+    char line[160];
+    std::snprintf(line, sizeof line, "  layer-major       %lld batch%s of at most %lld sequences, %.1f of %.1f MB budgeted\n",
+                  static_cast<long long>(passes.batches), passes.batches == 1 ? "" : "es", static_cast<long long>(passes.largest_batch),
+                  static_cast<double>(passes.largest_batch_bytes) / (1 << 20), static_cast<double>(memory_budget) / (1 << 20));
+    return line;
+}
+
+// Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time
+// or (a streamed model) a batch at a time layer by layer, each sequence's analysis into running
+// moments; memory does not depend on the number of sequences. Adds the result to what is printed,
+// how the sequences went through the model to `timing_notes`, and returns the run's provenance.
 nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& limits, const ModelInputs& in,
                                 attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
-                                RunOutput& printed, attn_viz::Timings& timings) {
+                                RunOutput& printed, attn_viz::Timings& timings, std::string& timing_notes) {
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard, CorpusLines::json_or_text);
     CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
@@ -258,17 +271,23 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     options.weight_similarity = &weight_similarity;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
     ModelCorpusHooks hooks;
-    hooks.on_run = [&](const std::string& where, const ModelRun& run) {
-        for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, where + ": ");
-        if (CorpusAttribution* attribution = corpus.attribution()) {
-            Timings::Scope a(timings, "logit attribution");
-            add_corpus_attribution(*attribution, o.analyses, model, backend, run);
-        }
-        if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
+    hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
+        for (size_t l = 0; l < layers.size(); ++l) warn_poisoned_heads(layers[l], l, where + ": ");
     };
+    // Analyses of whole runs (residual streams, logits) run each sequence alone; without them a
+    // streamed model runs layer-major.
+    if (corpus.attribution() || patching)
+        hooks.on_run = [&](const std::string& where, const ModelRun& run) {
+            if (CorpusAttribution* attribution = corpus.attribution()) {
+                Timings::Scope a(timings, "logit attribution");
+                add_corpus_attribution(*attribution, o.analyses, model, backend, run);
+            }
+            if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
+        };
     hooks.on_sequence = [&](int64_t sequences) { progress.update(sequences); };
-    add_model_corpus(documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
+    const ModelCorpusPasses passes = add_model_corpus(documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
     progress.finish();
+    timing_notes += corpus_passes_line(passes, limits.memory_budget);
     if (patching) patching->finish(*corpus.patching(), documents.corpus_sequences());
     return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed, analyses);
 }
@@ -392,6 +411,7 @@ int run_model(ModelOptions& o) {
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or
     // each sequence of the corpus through the model, into running sums.
     RunOutput printed("model", o.json, o.output.quiet);
+    std::string timing_notes;  // what --timings adds below the stages
     Progress sparse_progress(o.report.sparse_error && o.corpus.path.empty() && progress_wanted(o.output.quiet), "sparse-error layer");
     o.report.on_sparse_layer = [&sparse_progress](int64_t done, int64_t total) {
         sparse_progress.update(done, total);
@@ -399,12 +419,12 @@ int run_model(ModelOptions& o) {
     };
     const nlohmann::json provenance = o.corpus.path.empty()
                                           ? run_model_once(o, in, model, backend, out, printed, timings)
-                                          : run_model_corpus(o, limits, in, model, backend, out, printed, timings);
+                                          : run_model_corpus(o, limits, in, model, backend, out, printed, timings, timing_notes);
 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
     printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings, peak_memory_line());
+    if (o.timings) print_timings(timings, timing_notes + peak_memory_line());
     return 0;
 }
 

@@ -1,44 +1,177 @@
 #include "model_corpus_run.hpp"
 
+#include <algorithm>
+#include <optional>
+
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
 
 namespace attn_viz {
+namespace {
+
+// One document of the corpus, read and checked for the model: its name, ids and corpus position.
+struct CorpusSequence {
+    std::string where;
+    std::vector<int> ids;
+    int64_t position = 0;
+};
+
+// Reads the next document into `s`, its ids checked as a run takes them (the context first: a
+// larger memory budget cannot help a sequence the model cannot take; then the memory of its run
+// alone); false at the end.
+bool next_corpus_sequence(CorpusDocuments& documents, const WholeModel& model, const ModelTokenizer& tokenizer,
+                          const LoadLimits& limits, CorpusSequence& s, Timings& timings) {
+    const ModelDescription& c = model.description();
+    nlohmann::json doc;
+    if (!next_corpus_document(documents, doc, s.where, timings)) return false;
+    s.ids = model_sequence_ids(doc, tokenizer, c.max_tokens, limits.memory_budget, s.where);
+    s.position = documents.position();
+    try {
+        check_model_tokens(s.ids, c.vocab_size, c.max_tokens);
+        check_model_run_memory(c, static_cast<int64_t>(s.ids.size()), limits.memory_budget);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::bad_input) throw;
+        fail_input(s.where, e.what());
+    }
+    return true;
+}
+
+// Sequence `s`'s layers told to the hooks, analysed and added to `corpus` at its position.
+void add_sequence_analysis(const CorpusSequence& s, const std::vector<LayerResult>& layers,
+                           const std::vector<const LayerWeights*>& weights, const AnalysisOptions& options,
+                           CorpusAccumulator& corpus, const ModelCorpusHooks& hooks, Timings& timings) {
+    Timings::Scope t(timings, "statistics");
+    std::vector<const LayerResult*> results;
+    for (const LayerResult& r : layers) results.push_back(&r);
+    corpus.add_corpus_sequence(analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options),
+                               token_sequence_fingerprint(s.ids), s.position);
+    if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());
+}
+
+// Runs `call` (a forward pass), naming the document `*where` points to when it throws a bad_input
+// error.
+template <typename Call>
+void naming_failing_document(const std::string* const& where, Call call) {
+    try {
+        call();
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::bad_input) throw;
+        fail_input(*where, e.what());
+    }
+}
+
+// Sequence-major: each document through the whole model, then its analysis.
+void add_sequences_one_by_one(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
+                              const AnalysisOptions& options, const LoadLimits& limits, CorpusAccumulator& corpus,
+                              const ModelCorpusHooks& hooks, Timings& timings) {
+    const std::vector<const LayerWeights*> weights = model.attention_weights();
+    CorpusSequence s;
+    const std::string* where = &s.where;
+    while (next_corpus_sequence(documents, model, tokenizer, limits, s, timings)) {
+        ModelRun run;
+        naming_failing_document(where, [&] {
+            Timings::Scope t(timings, "forward");
+            run = model.run(s.ids, true, false, hooks.on_layer);
+        });
+        if (hooks.on_layers) hooks.on_layers(s.where, run.layers);
+        if (hooks.on_run) hooks.on_run(s.where, run);
+        add_sequence_analysis(s, run.layers, weights, options, corpus, hooks, timings);
+    }
+}
+
+// The next layer-major batch: `pending` (the document the previous batch had no room for) and the
+// documents after it while the batch fits the budget; the first that does not becomes `pending`.
+// Empty at the end of the corpus.
+std::vector<CorpusSequence> next_corpus_batch(CorpusDocuments& documents, const WholeModel& model, const ModelTokenizer& tokenizer,
+                                              const LoadLimits& limits, std::optional<CorpusSequence>& pending,
+                                              Timings& timings) {
+    std::vector<CorpusSequence> batch;
+    std::vector<int64_t> lengths;
+    CorpusSequence s;
+    while (pending || next_corpus_sequence(documents, model, tokenizer, limits, s, timings)) {
+        if (pending) s = std::move(*pending), pending.reset();
+        lengths.push_back(static_cast<int64_t>(s.ids.size()));
+        if (!batch.empty() && model_corpus_batch_bytes(model.description(), lengths) > limits.memory_budget) {
+            pending = std::move(s);
+            break;
+        }
+        batch.push_back(std::move(s));
+    }
+    return batch;
+}
+
+// Layer-major: batches of documents through the model block by block, each sequence analysed when
+// its last block is done, in corpus order.
+ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
+                                            const AnalysisOptions& options, const LoadLimits& limits,
+                                            CorpusAccumulator& corpus, const ModelCorpusHooks& hooks, Timings& timings) {
+    const std::vector<const LayerWeights*> weights = model.attention_weights();
+    const int64_t L = model.description().n_layers;
+    ModelCorpusPasses passes;
+    passes.layer_major = true;
+    std::optional<CorpusSequence> pending;
+    for (;;) {
+        const std::vector<CorpusSequence> batch = next_corpus_batch(documents, model, tokenizer, limits, pending, timings);
+        if (batch.empty()) break;
+        std::vector<int64_t> lengths;
+        std::vector<std::vector<int>> ids;
+        for (const CorpusSequence& s : batch) ids.push_back(s.ids), lengths.push_back(static_cast<int64_t>(s.ids.size()));
+        ++passes.batches;
+        passes.largest_batch = std::max(passes.largest_batch, static_cast<int64_t>(batch.size()));
+        passes.largest_batch_bytes = std::max(passes.largest_batch_bytes, model_corpus_batch_bytes(model.description(), lengths));
+
+        // Step 1: the batch block by block; each sequence keeps its layers' results.
+        std::vector<std::vector<LayerResult>> layers(batch.size());
+        const std::string* running = &batch[0].where;  // the document the forward is on, for an error's message
+        naming_failing_document(running, [&] {
+            Timings::Scope t(timings, "forward");
+            model.run_batch_blocks(
+                ids, true, false,
+                [&](size_t i, size_t l, LayerResult& result, const LayerWeights&) {
+                    layers[i].push_back(std::move(result));
+                    running = &batch[(i + 1) % batch.size()].where;
+                    if (hooks.on_layer) hooks.on_layer(static_cast<int64_t>(l) + 1, L);
+                },
+                &timings);
+        });
+        // Step 2: each sequence's analysis in corpus order, its results let go once counted.
+        for (size_t i = 0; i < batch.size(); ++i) {
+            if (hooks.on_layers) hooks.on_layers(batch[i].where, layers[i]);
+            add_sequence_analysis(batch[i], layers[i], weights, options, corpus, hooks, timings);
+            layers[i].clear();
+        }
+    }
+    return passes;
+}
+
+}  // namespace
 
 void check_model_run_memory(const ModelDescription& c, int64_t T, uint64_t memory_budget) {
     check_memory(c.n_layers * estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T), memory_budget,
                  "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(T) + " tokens");
 }
 
-void add_model_corpus(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer, const AnalysisOptions& options,
-                      const LoadLimits& limits, CorpusAccumulator& corpus, const ModelCorpusHooks& hooks, Timings& timings) {
-    const ModelDescription& c = model.description();
-    const std::vector<const LayerWeights*> weights = model.attention_weights();
-    nlohmann::json doc;
-    std::string where;
-    while (next_corpus_document(documents, doc, where, timings)) {
-        const std::vector<int> ids = model_sequence_ids(doc, tokenizer, c.max_tokens, limits.memory_budget, where);
-        ModelRun run;
-        try {
-            // The context first: a larger memory budget cannot help a sequence the model cannot take.
-            check_model_tokens(ids, c.vocab_size, c.max_tokens);
-            check_model_run_memory(c, static_cast<int64_t>(ids.size()), limits.memory_budget);
-            Timings::Scope t(timings, "forward");
-            run = model.run(ids, true, false, hooks.on_layer);
-        } catch (const Error& e) {
-            if (e.kind() != ErrorKind::bad_input) throw;
-            fail_input(where, e.what());
-        }
-        if (hooks.on_run) hooks.on_run(where, run);
-        Timings::Scope t(timings, "statistics");
-        std::vector<const LayerResult*> layers;
-        for (const LayerResult& r : run.layers) layers.push_back(&r);
-        corpus.add_corpus_sequence(analyze_model(layers, weights, std::vector<int64_t>(ids.begin(), ids.end()), options),
-                                   token_sequence_fingerprint(ids), documents.position());
-        if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());
+uint64_t model_corpus_batch_bytes(const ModelDescription& c, const std::vector<int64_t>& lengths) {
+    const int64_t longest = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+    uint64_t bytes = estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, longest, longest);
+    for (int64_t T : lengths) {
+        const uint64_t results = saturating_product(static_cast<uint64_t>(c.n_layers),
+                                                    estimate_layer_result_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T));
+        const uint64_t residual = saturating_product(static_cast<uint64_t>(T * c.dim), sizeof(float));
+        for (uint64_t term : {results, residual}) bytes = bytes > UINT64_MAX - term ? UINT64_MAX : bytes + term;
     }
+    return bytes;
+}
+
+ModelCorpusPasses add_model_corpus(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
+                                   const AnalysisOptions& options, const LoadLimits& limits, CorpusAccumulator& corpus,
+                                   const ModelCorpusHooks& hooks, Timings& timings) {
+    if (model.weights().load_block && !hooks.on_run)
+        return add_sequences_layer_major(documents, model, tokenizer, options, limits, corpus, hooks, timings);
+    add_sequences_one_by_one(documents, model, tokenizer, options, limits, corpus, hooks, timings);
+    return {};
 }
 
 bool next_corpus_document(CorpusDocuments& documents, nlohmann::json& doc, std::string& where, Timings& timings) {

@@ -21,20 +21,28 @@ double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, i
     return projections + scores_and_pv + output + share_products;
 }
 
+namespace {
+
+uint64_t nonnegative(int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(v, 0)); }
+
+uint64_t mul(std::initializer_list<uint64_t> factors) {
+    uint64_t p = 1;
+    for (uint64_t f : factors) p = saturating_product(p, f);
+    return p;
+}
+
+uint64_t add(std::initializer_list<uint64_t> terms) {
+    uint64_t sum = 0;
+    for (uint64_t v : terms) sum = sum > UINT64_MAX - v ? UINT64_MAX : sum + v;
+    return sum;
+}
+
+}  // namespace
+
 uint64_t estimate_layer_run_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head, int64_t T,
                                   int64_t S) {
-    const auto u = [](int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(v, 0)); };
+    const auto u = nonnegative;
     const uint64_t D = u(d_model), H = u(num_heads), KV = u(num_kv_heads), dh = u(d_head), t = u(T), s = u(S);
-    const auto mul = [](std::initializer_list<uint64_t> factors) {
-        uint64_t p = 1;
-        for (uint64_t f : factors) p = saturating_product(p, f);
-        return p;
-    };
-    const auto add = [](std::initializer_list<uint64_t> terms) {
-        uint64_t sum = 0;
-        for (uint64_t v : terms) sum = sum > UINT64_MAX - v ? UINT64_MAX : sum + v;
-        return sum;
-    };
     // Floats: the weights twice (loaded, and the layer's copy), inputs, Q (twice: projected and
     // head-major), K, V, the attention map, margins, head outputs twice, output, and what the
     // per-head output shares need (head_output_shares.hpp: two [H d_h, H d_h] Grams, z G_hh).
@@ -42,6 +50,15 @@ uint64_t estimate_layer_run_bytes(int64_t d_model, int64_t num_heads, int64_t nu
     const uint64_t floats = add({mul({2, weights}), mul({t, D}), mul({s, D}), mul({2, t, H, dh}), mul({2, s, KV, dh}),
                                  mul({H, t, s}), mul({2, H, t}), mul({2, t, H, dh}), mul({t, D}),
                                  mul({2, H, dh, H, dh}), mul({t, H, dh}), mul({H, H})});
+    return saturating_product(floats, 4);
+}
+
+uint64_t estimate_layer_result_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head, int64_t T,
+                                     int64_t S) {
+    const auto u = nonnegative;
+    const uint64_t D = u(d_model), H = u(num_heads), KV = u(num_kv_heads), dh = u(d_head), t = u(T), s = u(S);
+    const uint64_t floats = add({mul({H, t, s}), mul({2, H, t}), mul({t, H, dh}), mul({KV, s, dh}), mul({t, D}),
+                                 mul({H, H}), mul({H, s})});
     return saturating_product(floats, 4);
 }
 

@@ -30,6 +30,7 @@
 #include "model_run.hpp"
 #include "model_weights.hpp"
 #include "onednn_backend.hpp"
+#include "timings.hpp"
 
 namespace attn_viz {
 
@@ -41,6 +42,12 @@ using StepCallback = std::function<void(int64_t done, int64_t total)>;
 // attention weights (valid during the call only).
 using BlockVisitor =
     std::function<void(size_t layer, LayerResult& result, Tensor& residual, const LayerWeights& weights)>;
+
+// Told after block `layer` has run on sequence `sequence` (its index in the batch) of a batch
+// pass: its attention result (the visitor may move it away) and the block's attention weights
+// (valid during the call only).
+using BatchBlockVisitor =
+    std::function<void(size_t sequence, size_t layer, LayerResult& result, const LayerWeights& weights)>;
 
 // The shape of a whole model, for checks, messages and reports.
 struct ModelDescription {
@@ -89,6 +96,15 @@ public:
     ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
                         const BlockVisitor& visit);
 
+    // The sequences of `batch` (each as run takes tokens) layer-major: each block is loaded once
+    // (a streamed model: read and decoded once per batch, not once per sequence) and run on every
+    // sequence's residual stream in batch order before the next block; each block's result goes
+    // to `visit` as run_blocks' do, with the same numbers as run_blocks on that sequence alone.
+    // Memory holds the batch's residual streams [T_i, D] and one block. No final norm or
+    // logits. `timings` (if set) gets the time spent loading blocks as "block loads".
+    void run_batch_blocks(const std::vector<std::vector<int>>& batch, bool with_contributions, bool with_value_norms,
+                          const BatchBlockVisitor& visit, Timings* timings = nullptr);
+
     // Whether passes of a streamed model keep each block's attention weights for
     // attention_weights() (default true); false bounds memory by one block (run_blocks' visitor
     // sees each block's weights anyway). A model holding every block has nothing to let go.
@@ -109,6 +125,9 @@ private:
     // x: [T, D] the residual stream entering block l -> leaving it, given the block's attention
     // output `attended` [T, D], in place.
     void finish_block(size_t l, Tensor& x, const Tensor& attended);
+    // x: [T, D] the residual stream entering block l -> leaving it, in place; returns the
+    // block's attention result.
+    LayerResult run_block(size_t l, Tensor& x, bool with_contributions, bool with_value_norms);
     // x: [T, D] the residual stream after the last block -> the final hidden states [T, D].
     Tensor final_hidden_states(Tensor x) const;
     // hidden_states: [T, D] -> logits [T, V], soft-capped where the model says (Gemma 2).
