@@ -130,6 +130,9 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
             model.run_batch_blocks(
                 ids, true, false,
                 [&](size_t i, size_t l, LayerResult& result, const LayerWeights&) {
+                    // Kept until the sequence's last block: not with its block's W_O Gram ([H d_h]^2;
+                    // corpus mode computed the weight similarities before the first sequence).
+                    result.output_gram.reset();
                     layers[i].push_back(std::move(result));
                     running = &batch[(i + 1) % batch.size()].where;
                     if (hooks.on_layer) hooks.on_layer(static_cast<int64_t>(l) + 1, L);

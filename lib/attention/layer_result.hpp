@@ -19,7 +19,8 @@ struct LayerResult {
     Tensor contribution_gram;   // [H, H] sum_t <c_th, c_tg> of those shares
     Tensor value_norms;         // [H, S] ||v_j W_O^h||, key j's value through head h (empty unless asked)
     // [H d_h, H d_h] W_O W_O^T, the layer's (computed once per layer for the output shares and
-    // shared with the weight similarities); null unless contributions or value norms were asked.
+    // shared with the weight similarities); null unless contributions or value norms were asked,
+    // and in the results a streamed model keeps for every layer (WholeModel::run, corpus batches).
     std::shared_ptr<const Tensor> output_gram;
 };
 

@@ -44,6 +44,9 @@ ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions
     std::vector<Tensor> residual;
     ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
                               [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
+                                  // A streamed model's results kept for every layer would keep every
+                                  // block's W_O Gram too ([H d_h]^2 each), which its layer drops.
+                                  if (weights_.load_block) result.output_gram.reset();
                                   layers.push_back(std::move(result));
                                   residual.push_back(std::move(entering));
                                   if (on_layer) on_layer(static_cast<int64_t>(l) + 1, description().n_layers);
@@ -67,13 +70,7 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contri
     // replacing the previous one.
     for (size_t l = 0; l < static_cast<size_t>(c.n_layers); ++l) {
         Tensor entering = x;
-        const Tensor input = attention_input(l, x);
-        AttentionRequest request;
-        request.input = &input;
-        request.with_contributions = with_contributions;
-        request.with_value_norms = with_value_norms;
-        LayerResult result = attention_layer(l).run(request);
-        finish_block(l, x, result.output);
+        LayerResult result = run_block(l, x, with_contributions, with_value_norms);
         visit(l, result, entering, block(l).attention);
     }
 

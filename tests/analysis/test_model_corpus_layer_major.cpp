@@ -21,7 +21,8 @@ using namespace test_support;
 
 namespace {
 
-// A GGUF model, its blocks loaded through a wrapper that counts the loads of each block.
+// A GGUF model, its blocks loaded through wrappers that count the loads of each block (a fresh
+// block, or one refilled in the previous block's memory).
 struct CountedModel {
     std::unique_ptr<ModelTokenizer> tokenizer;
     std::vector<int> loads;
@@ -31,10 +32,15 @@ struct CountedModel {
         const std::unique_ptr<WholeModel> opened = open_whole_model(backend, path);
         ModelWeights weights = opened->weights();
         REQUIRE(weights.load_block);
+        REQUIRE(weights.load_block_into);
         loads.assign(static_cast<size_t>(weights.config.n_layers), 0);
         weights.load_block = [load = weights.load_block, this](int64_t l) {
             ++loads[static_cast<size_t>(l)];
             return load(l);
+        };
+        weights.load_block_into = [load = weights.load_block_into, this](int64_t l, BlockWeights& block) {
+            ++loads[static_cast<size_t>(l)];
+            load(l, block);
         };
         model = std::make_unique<WholeModel>(backend, std::move(weights));
         tokenizer = read_model_tokenizer(open_model_files(path), "", model->description().vocab_size);
