@@ -59,7 +59,7 @@ HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, c
                                    double clean_loss);
 
 // replacement: [T, d_h]. The logits [T, V] when head `id`'s output z_h (clean.layers[l].context)
-// is replaced by `replacement`: the layer output Y becomes Y - (z_h - replacement) W_O^h and the
+// is replaced by `replacement`: the layer output becomes Z' W_O + b_O (head_replacement.hpp) and the
 // model reruns from block l on `clean`'s residual stream (one partial forward). Ablation and
 // activation patching (activation_patching.hpp) both replace a head this way. The model must
 // have logits (a decoder).

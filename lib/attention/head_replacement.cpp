@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "dense_ops.hpp"
+
 namespace attn_viz {
 
 Tensor head_output(const Tensor& context, int64_t head, int64_t d_head) {
@@ -27,16 +29,13 @@ Tensor ablation_replacement(const Tensor& z, bool by_mean) { return by_mean ? to
 
 Tensor output_with_head_replaced(OnednnBackend& backend, const LayerWeights& attention, const LayerResult& layer, int64_t head,
                                  const Tensor& replacement) {
-    const Tensor& w_o = attention.w_o;  // [H*d_h, D]
-    const int64_t d_head = attention.d_head, T = layer.output.dim(0), D = layer.output.dim(1);
-    // Y - (z_h - r) W_O^h: W_O^h is head h's d_h contiguous rows of W_O.
-    Tensor removed = head_output(layer.context, head, d_head);
-    for (size_t i = 0; i < removed.data.size(); ++i) removed.data[i] -= replacement.data[i];
-    Tensor share({T, D});
-    backend.matmul(dense_matmul(T, d_head, D), removed.ptr(), w_o.ptr() + head * d_head * D, nullptr, share.ptr());
-    Tensor output = layer.output;
-    for (size_t i = 0; i < output.data.size(); ++i) output.data[i] -= share.data[i];
-    return output;
+    const int64_t d_head = attention.d_head, T = layer.context.dim(0), width = layer.context.dim(1);
+    // Step 1: Z' = Z with head h's d_h columns replaced.
+    Tensor context = layer.context;  // [T, H*d_h]
+    for (int64_t t = 0; t < T; ++t)
+        std::copy_n(replacement.ptr() + t * d_head, d_head, context.ptr() + t * width + head * d_head);
+    // Step 2: the output projection as the layer ran it.
+    return linear(backend, context, attention.w_o, attention.b_o);
 }
 
 }  // namespace attn_viz

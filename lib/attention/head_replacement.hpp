@@ -22,8 +22,10 @@ Tensor token_mean(const Tensor& z);
 Tensor ablation_replacement(const Tensor& z, bool by_mean);
 
 // replacement: [T, d_h]. The layer's output [T, D] with head `head`'s output z_h
-// (layer.context) replaced by `replacement`: Y - (z_h - replacement) W_O^h, W_O^h being head h's
-// d_h rows of attention.w_o [H*d_h, D].
+// (layer.context) replaced by `replacement`: Z' W_O + b_O as the layer computed Y = Z W_O + b_O,
+// Z' being layer.context with head h's d_h columns replaced. (Y - (z_h - replacement) W_O^h is the
+// same in exact arithmetic, but in float32 it loses the digits Y and head h's share have in common
+// when that share is large.) A replacement equal to z_h gives Y's own bits.
 Tensor output_with_head_replaced(OnednnBackend& backend, const LayerWeights& attention, const LayerResult& layer, int64_t head,
                                  const Tensor& replacement);
 

@@ -42,7 +42,7 @@ struct Seq2SeqHead {
 };
 
 // A head whose output z_h a run replaces (true ablation): by zeros, or by its mean over the
-// tokens; the layer's output becomes Y - (z_h - replacement) W_O^h (head_replacement.hpp) and
+// tokens; the layer's output becomes Z' W_O + b_O, z_h's columns of Z replaced (head_replacement.hpp), and
 // everything after it sees the change (an encoder head reaches every cross-attention).
 struct ReplacedHead {
     Seq2SeqHead id;
