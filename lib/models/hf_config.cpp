@@ -240,6 +240,8 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
     if (config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean())
         result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
+    if (config.contains("scale_decoder_outputs") && config["scale_decoder_outputs"].is_boolean())
+        result.scale_decoder_outputs = config["scale_decoder_outputs"].get<bool>();
     read_rope(config, where, result);
     read_option_fields(config, where, result);
     read_gemma_fields(config, where, result);

@@ -27,6 +27,9 @@ struct HfConfig {
     std::optional<int64_t> head_dim;
     std::optional<double> norm_epsilon;        // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
     std::optional<bool> tie_word_embeddings;
+    // T5's scale_decoder_outputs (transformers >= 5 writes it and always ties the classifier to the
+    // embeddings; before, an untied T5 v1.1 meant no scaling)
+    std::optional<bool> scale_decoder_outputs;
     // rope_scaling's (or transformers v5's rope_parameters') "rope_type" (or "type"); "" when none or "default"
     std::string rope_scaling;
     RopeScaling rope_scaling_parameters;       // read for the types in rope_scaling_types(); kind none otherwise

@@ -170,7 +170,11 @@ Seq2SeqConfig t5_config(const HfConfig& hf) {
     c.residual = ResidualLayout::pre_norm;
     t5_feed_forward(hf, c);
     s.decoder_start_token_id = static_cast<int>(hf.decoder_start_token_id.value_or(0));
-    if (hf.tie_word_embeddings.value_or(true)) s.classifier_scale = static_cast<float>(std::pow(static_cast<double>(c.d_model), -0.5));
+    // The decoder's output is scaled by d_model^-0.5 before the classifier as transformers says:
+    // by scale_decoder_outputs where config.json has it (transformers >= 5), else when the
+    // classifier is the tied embedding (original T5; v1.1 unties it and does not scale).
+    if (hf.scale_decoder_outputs.value_or(hf.tie_word_embeddings.value_or(true)))
+        s.classifier_scale = static_cast<float>(std::pow(static_cast<double>(c.d_model), -0.5));
     return s;
 }
 
