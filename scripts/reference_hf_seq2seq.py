@@ -181,9 +181,9 @@ def t5_forward(w, cfg, source, target, zero=None):
         y = y + out
         y = y + feed_forward(b + "2.DenseReluDense.", norm(y, b + "2.layer_norm.weight"))
     y = norm(y, "decoder.final_layer_norm.weight")
-    if cfg["tie_word_embeddings"]:
-        return maps, (y * D**-0.5) @ w["shared.weight"].T
-    return maps, y @ w["lm_head.weight"].T
+    # Scaled by D^-1/2 when tied, unless scale_decoder_outputs (transformers >= 5) says otherwise.
+    scale = D**-0.5 if cfg.get("scale_decoder_outputs", cfg["tie_word_embeddings"]) else 1.0
+    return maps, (y * scale) @ w["shared.weight" if cfg["tie_word_embeddings"] else "lm_head.weight"].T
 
 
 def bart_weights(a):
@@ -220,7 +220,7 @@ def bart_weights(a):
 def t5_weights(a):
     D, F, V, H, dh = a.d_model, a.ffn, a.vocab, a.heads, a.head_dim
     w = {"shared.weight": rand(V, D, scale=1.0)}
-    if a.gated:
+    if a.gated and not a.transformers5:
         w["lm_head.weight"] = rand(V, D)
     for stack, layers in (("encoder", a.encoder_layers), ("decoder", a.decoder_layers)):
         w[f"{stack}.final_layer_norm.weight"] = 1.0 + rand(D, scale=0.1)
@@ -243,6 +243,8 @@ def t5_weights(a):
            "layer_norm_epsilon": 1e-6, "feed_forward_proj": "gated-gelu" if a.gated else "relu",
            "tie_word_embeddings": not a.gated, "decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0,
            "is_encoder_decoder": True}
+    if a.transformers5:  # as transformers >= 5 saves any T5: tied, the scaling said apart
+        cfg.update(tie_word_embeddings=True, scale_decoder_outputs=not a.gated)
     return w, cfg
 
 
@@ -255,6 +257,8 @@ def main():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--head-dim", type=int, default=None, help="t5: d_kv (default d_model / heads)")
     p.add_argument("--gated", action="store_true", help="t5 v1.1: gated-gelu, untied lm_head")
+    p.add_argument("--transformers5", action="store_true",
+                   help="t5: config.json as transformers >= 5 writes it (tie_word_embeddings true, scale_decoder_outputs)")
     p.add_argument("--scale-embedding", action="store_true", help="bart: embeddings times sqrt(d_model)")
     p.add_argument("--positions", type=int, default=40, help="bart: max_position_embeddings")
     p.add_argument("--buckets", type=int, default=32, help="t5: relative_attention_num_buckets")

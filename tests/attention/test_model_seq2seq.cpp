@@ -115,6 +115,11 @@ TEST_CASE("HF T5 folders (v1.0 and v1.1): encoder, decoder and cross maps and lo
         "--source-tokens 7 --target-tokens 33 --gated --buckets 8 --max-distance 20 --shards 2",
         "--model-type t5 --d-model 16 --heads 4 --encoder-layers 1 --decoder-layers 2 --ffn 20 --vocab 30 --source-tokens 33 "
         "--target-tokens 33",
+        // As transformers >= 5 saves them: always tied, scale_decoder_outputs false for v1.1.
+        "--model-type t5 --d-model 12 --heads 3 --encoder-layers 2 --decoder-layers 1 --ffn 13 --vocab 23 --source-tokens 5 "
+        "--target-tokens 6 --gated --transformers5",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 2 --ffn 9 --vocab 19 --source-tokens 4 "
+        "--target-tokens 3 --transformers5",
     });
 }
 
