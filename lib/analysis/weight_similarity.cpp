@@ -46,15 +46,18 @@ Tensor group_gram(OnednnBackend& backend, const std::vector<const Tensor*>& matr
 // head's d_h columns sit in them.
 struct CircuitGrams {
     Tensor q, k, v;                      // over the columns of W_Q, W_K and W_V
-    Tensor own_o;                        // over the rows of W_O, unless a run had it: then
-    const Tensor* o = nullptr;           // that one (o points at one or the other)
+    const Tensor* known_o = nullptr;     // over the rows of W_O: a run's, or else
+    Tensor own_o;                        // computed here
     std::vector<int64_t> q_col, kv_col;  // per head (of the group): first column of its block
+
+    const Tensor& o() const { return known_o ? *known_o : own_o; }
 };
 
 // known_o: the group's W_O Gram if already computed, or null.
 CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeights*>& layers, const Tensor* known_o) {
     std::vector<const Tensor*> q, k, v, o;
     CircuitGrams g;
+    g.known_o = known_o;
     int64_t q_offset = 0, kv_offset = 0;
     for (const LayerWeights* w : layers) {
         q.push_back(&w->w_q), k.push_back(&w->w_k), v.push_back(&w->w_v), o.push_back(&w->w_o);
@@ -69,7 +72,6 @@ CircuitGrams grams_for(OnednnBackend& backend, const std::vector<const LayerWeig
     g.k = group_gram(backend, k, false);
     g.v = group_gram(backend, v, false);
     if (!known_o) g.own_o = group_gram(backend, o, true);
-    g.o = known_o ? known_o : &g.own_o;
     return g;
 }
 
@@ -112,7 +114,7 @@ WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& l
                 qk_inner.at(first_head + a, first_head + b) =
                     block_inner(g.q, g.q_col[ia], g.q_col[ib], g.k, g.kv_col[ia], g.kv_col[ib], r);
                 ov_inner.at(first_head + a, first_head + b) =
-                    block_inner(g.v, g.kv_col[ia], g.kv_col[ib], *g.o, g.q_col[ia], g.q_col[ib], r);
+                    block_inner(g.v, g.kv_col[ia], g.kv_col[ib], g.o(), g.q_col[ia], g.q_col[ib], r);
             }
         first_head += n;
     }
