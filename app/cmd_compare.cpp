@@ -51,37 +51,50 @@ struct CompareOptions {
 };
 
 void declare_options(CLI::App* cmd, CompareOptions& o) {
-    cmd->description("Compare two checkpoints of one layer (or two whole models) head by head on one input, or two whole "
-                     "models over a corpus (--inputs): labels, statistic changes, and how alike each head's maps are.");
-    cmd->add_option("weights_a", o.weights_a,
-                    "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
-                    "whole model (Hugging Face folder of a Llama-family, GPT-2, GPT-NeoX or BERT model, GGUF, llama2.c .bin; or a BART "
-                    "or T5 folder, compared with another over --target-text too)")
-        ->required()->check(CLI::ExistingPath);
+    cmd->description(
+        "Compare two checkpoints of one layer (or two whole models) head by head on one input, or two whole "
+        "models over a corpus (--inputs): labels, statistic changes, and how alike each head's maps are.");
+    cmd->add_option(
+           "weights_a", o.weights_a,
+           "First layer: attn-viz/weights@1 JSON, or a .safetensors checkpoint with --layout (as run --weights); or a "
+           "whole model (Hugging Face folder of a Llama-family, GPT-2, GPT-NeoX or BERT model, GGUF, llama2.c .bin; or "
+           "a BART "
+           "or T5 folder, compared with another over --target-text too)")
+        ->required()
+        ->check(CLI::ExistingPath);
     cmd->add_option("weights_b", o.weights_b, "Second layer or model, same architecture (any of those formats)")
-        ->required()->check(CLI::ExistingPath);
-    cmd->add_option("--input", o.input.path,
-                    "Layers: input sequence both run on: JSON, or embeddings [T, D] as .npy or .safetensors (as for run)")
+        ->required()
+        ->check(CLI::ExistingPath);
+    cmd->add_option(
+           "--input", o.input.path,
+           "Layers: input sequence both run on: JSON, or embeddings [T, D] as .npy or .safetensors (as for run)")
         ->check(CLI::ExistingFile);
-    cmd->add_option("--tokens", o.tokens,
-                    "Layers: token labels for .npy/.safetensors embeddings (JSON list or one token per line); models: token "
-                    "ids both run over instead of --text");
+    cmd->add_option(
+        "--tokens", o.tokens,
+        "Layers: token labels for .npy/.safetensors embeddings (JSON list or one token per line); models: token "
+        "ids both run over instead of --text");
     cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
-    cmd->add_option("--text", o.model_input.text, "Models: text both run over (encoded as the first model's tokenizer does: BOS first for Llama, [CLS] ... [SEP] for BERT)");
-    cmd->add_option("--target-text", o.model_input.target_text,
-                    "Encoder-decoder models (bart, t5): the decoder input both run over, teacher forced (encoded as the first "
-                    "model's tokenizer does, as given: no shift by the tool)");
-    cmd->add_option("--target-tokens", o.model_input.target_token_ids, "Encoder-decoder models: the decoder input as token ids instead of --target-text");
-    cmd->add_option("--tokenizer", o.model_input.tokenizer,
-                    "Models: llama2.c tokenizer, or a Hugging Face tokenizer.json or folder (a GGUF model's or folder's own "
-                    "without it)")
+    cmd->add_option("--text", o.model_input.text,
+                    "Models: text both run over (encoded as the first model's tokenizer does: BOS first for Llama, "
+                    "[CLS] ... [SEP] for BERT)");
+    cmd->add_option(
+        "--target-text", o.model_input.target_text,
+        "Encoder-decoder models (bart, t5): the decoder input both run over, teacher forced (encoded as the first "
+        "model's tokenizer does, as given: no shift by the tool)");
+    cmd->add_option("--target-tokens", o.model_input.target_token_ids,
+                    "Encoder-decoder models: the decoder input as token ids instead of --target-text");
+    cmd->add_option(
+           "--tokenizer", o.model_input.tokenizer,
+           "Models: llama2.c tokenizer, or a Hugging Face tokenizer.json or folder (a GGUF model's or folder's own "
+           "without it)")
         ->check(CLI::ExistingPath);
     add_layer_options(cmd, o.layer, o.layer_values);
-    add_corpus_options(cmd, o.corpus,
-                       "Models: a corpus both run over instead of --text, as `model --inputs` reads it (JSONL of "
-                       "{\"text\": ...} or {\"tokens\": [...]}, plain-text lines, or a folder of .json): every measure is "
-                       "reported as its mean and std over the sequences, and --fail-above tests the mean",
-                       attn_viz::compare_partial_format);
+    add_corpus_options(
+        cmd, o.corpus,
+        "Models: a corpus both run over instead of --text, as `model --inputs` reads it (JSONL of "
+        "{\"text\": ...} or {\"tokens\": [...]}, plain-text lines, or a folder of .json): every measure is "
+        "reported as its mean and std over the sequences, and --fail-above tests the mean",
+        attn_viz::compare_partial_format);
     cmd->add_option("--generate", o.model_input.generate,
                     "Models: also generate N tokens greedily with each model from the input and say at which step the "
                     "continuations part")
@@ -91,7 +104,9 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
                     "difference on a diverging scale, red where A attends more) in DIR/diff_head_NN.png (models: "
                     "DIR/diff_layer_LL_head_NN.png) (needs --out)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-    cmd->add_option("--fail-above", o.fail_above, "Exit 1 when any head's --fail-metric exceeds this (with --inputs: its mean over the corpus)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--fail-above", o.fail_above,
+                    "Exit 1 when any head's --fail-metric exceeds this (with --inputs: its mean over the corpus)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--fail-metric", o.fail_metric,
                     "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
                     "correlation) or a statistic name (absolute change)");
@@ -101,12 +116,16 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
     cmd->parse_complete_callback([&o] {
         if (o.diff_pictures > 0 && o.output.out.empty())
             throw CLI::ValidationError("--diff-pictures", "the pictures go into the output directory: give --out DIR");
-        if (!o.corpus.path.empty() && (!o.model_input.text.empty() || o.tokens || o.model_input.generate > 0 || o.diff_pictures > 0 ||
-                                       !o.input.path.empty() || !o.model_input.target_text.empty() || o.model_input.target_token_ids))
-            throw CLI::ValidationError("--inputs", "a corpus compare keeps no maps and no single input: --text, --tokens, --target-text, "
-                                                   "--target-tokens, --input, --generate and --diff-pictures are for one sequence");
+        if (!o.corpus.path.empty() &&
+            (!o.model_input.text.empty() || o.tokens || o.model_input.generate > 0 || o.diff_pictures > 0 ||
+             !o.input.path.empty() || !o.model_input.target_text.empty() || o.model_input.target_token_ids))
+            throw CLI::ValidationError(
+                "--inputs",
+                "a corpus compare keeps no maps and no single input: --text, --tokens, --target-text, "
+                "--target-tokens, --input, --generate and --diff-pictures are for one sequence");
         if (!o.corpus.save_partial.empty() && o.output.out.empty())
-            throw CLI::ValidationError("--save-partial", "the partial is written with the run's outputs: give --out DIR");
+            throw CLI::ValidationError("--save-partial",
+                                       "the partial is written with the run's outputs: give --out DIR");
     });
 }
 
@@ -114,8 +133,9 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
 int exit_status(const CompareOptions& o, const attn_viz::HeadComparison& c, const std::vector<double>& metric,
                 const attn_viz::CompareSummary& summary) {
     for (int64_t n : summary.failing)
-        std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n", attn_viz::head_tag(c.first.head_ids[static_cast<size_t>(n)]).c_str(),
-                     o.fail_metric.c_str(), metric[static_cast<size_t>(n)], o.fail_above);
+        std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n",
+                     attn_viz::head_tag(c.first.head_ids[static_cast<size_t>(n)]).c_str(), o.fail_metric.c_str(),
+                     metric[static_cast<size_t>(n)], o.fail_above);
     return summary.failing.empty() ? 0 : 1;
 }
 
@@ -129,14 +149,15 @@ nlohmann::json compare_document(const attn_viz::HeadComparison& c, const attn_vi
 }
 
 // Two whole models over a corpus: each measure's mean and std; --fail-above tests the means.
-int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
+int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& options,
+                          const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     resolve_corpus_options(o.corpus);
     const std::vector<std::string> inputs = {o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus.path};
     check_output_files({o.corpus.save_partial}, inputs, o.output.out);
     std::string note;
-    const CompareCorpusAccumulator corpus = compare_models_over_corpus(o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus,
-                                                                       options, o.threads, limits, o.output.quiet, note);
+    const CompareCorpusAccumulator corpus = compare_models_over_corpus(
+        o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus, options, o.threads, limits, o.output.quiet, note);
     const CorpusCompareReport report = corpus_compare_report(corpus, options.thresholds, o.fail_metric, o.fail_above);
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
@@ -151,17 +172,21 @@ int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& op
 
 // Two encoder-decoder folders (compare_seq2seq.hpp); both must be one (Error(bad_input) naming
 // the other otherwise).
-int compare_encoder_decoders(const CompareOptions& o, bool seq2seq_a, bool seq2seq_b, const attn_viz::AnalysisOptions& options,
-                             const attn_viz::LoadLimits& limits) {
+int compare_encoder_decoders(const CompareOptions& o, bool seq2seq_a, bool seq2seq_b,
+                             const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     if (seq2seq_a != seq2seq_b)
-        attn_viz::fail_input(seq2seq_a ? o.weights_b : o.weights_a, std::string("not an encoder-decoder folder, while ") +
-                                                                        (seq2seq_a ? o.weights_a : o.weights_b) +
-                                                                        " is one: compare takes two models of one architecture");
+        attn_viz::fail_input(seq2seq_a ? o.weights_b : o.weights_a,
+                             std::string("not an encoder-decoder folder, while ") +
+                                 (seq2seq_a ? o.weights_a : o.weights_b) +
+                                 " is one: compare takes two models of one architecture");
     if (o.diff_pictures > 0)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "compare: --diff-pictures is not built for encoder-decoders (it names heads "
-                                                          "LxHy, ambiguous across the encoder, decoder and cross stacks)");
-    const Seq2SeqComparison m = compare_seq2seq_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
-    return report_seq2seq_comparison(m, {o.fail_metric, o.fail_above, o.output, {o.weights_a, o.weights_b, o.model_input.tokenizer}});
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              "compare: --diff-pictures is not built for encoder-decoders (it names heads "
+                              "LxHy, ambiguous across the encoder, decoder and cross stacks)");
+    const Seq2SeqComparison m =
+        compare_seq2seq_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    return report_seq2seq_comparison(
+        m, {o.fail_metric, o.fail_above, o.output, {o.weights_a, o.weights_b, o.model_input.tokenizer}});
 }
 
 int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
@@ -186,7 +211,8 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         write_comparison_pictures(out, m.heads, m.top1, "");
         if (o.diff_pictures > 0) {
             std::vector<const LayerResult*> first, second;
-            for (size_t l = 0; l < m.run_a.layers.size(); ++l) first.push_back(&m.run_a.layers[l]), second.push_back(&m.run_b.layers[l]);
+            for (size_t l = 0; l < m.run_a.layers.size(); ++l)
+                first.push_back(&m.run_a.layers[l]), second.push_back(&m.run_b.layers[l]);
             write_diff_pictures(out, m.heads, first, second, m.token_labels, o.diff_pictures);
         }
         out.commit();
@@ -202,7 +228,8 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
 // One of the two checkpoints, through the loader that picks the format by file type (every format
 // `run --weights` reads; a new one joins there or here). --layout and the other checkpoint
 // options apply to a .safetensors checkpoint, so a JSON layer can be compared with one.
-attn_viz::LayerWeights load_compared_layer(const std::string& path, const CompareOptions& o, const attn_viz::LoadLimits& limits) {
+attn_viz::LayerWeights load_compared_layer(const std::string& path, const CompareOptions& o,
+                                           const attn_viz::LoadLimits& limits) {
     attn_viz::LayerSource source = o.layer;
     source.path = path;
     if (!path.ends_with(".safetensors")) source.layout.clear();
@@ -218,19 +245,26 @@ int compare(CompareOptions& o) {
     // An unknown metric fails here, before any work.
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
-    if (attn_viz::is_model_path(o.weights_a) || attn_viz::is_model_path(o.weights_b)) return compare_models(o, options, limits);
+    if (attn_viz::is_model_path(o.weights_a) || attn_viz::is_model_path(o.weights_b))
+        return compare_models(o, options, limits);
     if (!o.corpus.path.empty())
-        throw Error(ErrorKind::usage, "compare: --inputs runs two whole models over a corpus; two layers compare on one --input");
+        throw Error(ErrorKind::usage,
+                    "compare: --inputs runs two whole models over a corpus; two layers compare on one --input");
     if (o.model_input.generate > 0)
-        throw Error(ErrorKind::usage, "compare: --generate continues a text with two whole models; two layers have no next tokens");
+        throw Error(ErrorKind::usage,
+                    "compare: --generate continues a text with two whole models; two layers have no next tokens");
     if (o.input.path.empty())
-        throw Error(ErrorKind::usage, "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
-                                      ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
+        throw Error(
+            ErrorKind::usage,
+            "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
+            ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
     o.input.tokens_path = o.tokens.value_or("");
     resolve_layer_options(o.layer, o.layer_values);
     const LayerWeights a = load_compared_layer(o.weights_a, o, limits), b = load_compared_layer(o.weights_b, o, limits);
-    if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads || a.causal != b.causal)
-        fail_input(o.weights_b, "a different architecture from " + o.weights_a + " (d_model, heads, KV heads or causal)");
+    if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads ||
+        a.causal != b.causal)
+        fail_input(o.weights_b,
+                   "a different architecture from " + o.weights_a + " (d_model, heads, KV heads or causal)");
     const SequenceInput input = load_sequence(o.input, a.d_model, limits);
 
     // Step 2: both layers on oneDNN (from this thread only), then the comparison.
@@ -262,6 +296,8 @@ int compare(CompareOptions& o) {
 
 }  // namespace
 
-void add_compare_command(CLI::App& app, CommandAction& action) { add_command(app, action, "compare", declare_options, compare); }
+void add_compare_command(CLI::App& app, CommandAction& action) {
+    add_command(app, action, "compare", declare_options, compare);
+}
 
 }  // namespace attn_viz_cli

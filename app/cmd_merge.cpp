@@ -30,12 +30,15 @@ struct MergeOptions {
 };
 
 void declare_options(CLI::App* cmd, MergeOptions& o) {
-    cmd->description("Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
-                     "heads.csv and pairs.csv; or an encoder-decoder's (attn-viz/seq2seq-partial@1) into stats.json and the encoder/, "
-                     "decoder/ and cross/ folders; or compare partials (attn-viz/compare-partial@1, from compare --inputs "
-                     "--save-partial) into compare.json as the single compare run writes it.");
+    cmd->description(
+        "Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
+        "heads.csv and pairs.csv; or an encoder-decoder's (attn-viz/seq2seq-partial@1) into stats.json and the "
+        "encoder/, "
+        "decoder/ and cross/ folders; or compare partials (attn-viz/compare-partial@1, from compare --inputs "
+        "--save-partial) into compare.json as the single compare run writes it.");
     cmd->add_option("partials", o.partials,
-                    "Partial result files written by corpus runs (model/run --inputs), or all by corpus compares (compare --inputs)")
+                    "Partial result files written by corpus runs (model/run --inputs), or all by corpus compares "
+                    "(compare --inputs)")
         ->required()
         ->check(CLI::ExistingFile);
     add_output_options(cmd, o.output, {"Output directory"});
@@ -48,7 +51,9 @@ void declare_options(CLI::App* cmd, MergeOptions& o) {
 // A partial file's "format": attn-viz/partial@1, attn-viz/compare-partial@1,
 // attn-viz/seq2seq-partial@1, or anything else ("" when it has none).
 std::string partial_kind(const nlohmann::json& partial) {
-    return partial.is_object() && partial.contains("format") && partial["format"].is_string() ? partial["format"].get<std::string>() : "";
+    return partial.is_object() && partial.contains("format") && partial["format"].is_string()
+               ? partial["format"].get<std::string>()
+               : "";
 }
 
 // The partial at `path`, refused (naming it) when it is of a kind other than `kind`, the first
@@ -58,13 +63,17 @@ nlohmann::json read_partial_of_kind(const std::string& path, const std::string& 
     using attn_viz::compare_partial_format, attn_viz::seq2seq_partial_format;
     nlohmann::json partial = attn_viz::read_partial_file(path);
     const std::string its = partial_kind(partial);
-    const auto special = [](const std::string& k) { return k == compare_partial_format || k == seq2seq_partial_format; };
+    const auto special = [](const std::string& k) {
+        return k == compare_partial_format || k == seq2seq_partial_format;
+    };
     if (its != kind && (special(its) || special(kind))) {
         const std::string named = special(kind) ? kind : its;  // the special kind the message is about
         const bool is = its == named;
-        attn_viz::fail_input(path, std::string(is ? "is " : "is not ") +
-                                       (named == compare_partial_format ? "a compare partial (" : "an encoder-decoder partial (") + named +
-                                       ") while " + o.partials.front() + " is" + (is ? " not" : "") + ": merge partials of one kind");
+        attn_viz::fail_input(
+            path, std::string(is ? "is " : "is not ") +
+                      (named == compare_partial_format ? "a compare partial (" : "an encoder-decoder partial (") +
+                      named + ") while " + o.partials.front() + " is" + (is ? " not" : "") +
+                      ": merge partials of one kind");
     }
     return partial;
 }
@@ -78,8 +87,8 @@ void check_coverage(const attn_viz::CorpusCoverage& coverage, bool allow_partial
 }
 
 void print_merged(const MergeOptions& o, int64_t sequences, const attn_viz::CorpusCoverage& coverage) {
-    std::printf("merged %lld sequences from %zu partial files; wrote %s\n", static_cast<long long>(sequences), o.partials.size(),
-                o.output.out.c_str());
+    std::printf("merged %lld sequences from %zu partial files; wrote %s\n", static_cast<long long>(sequences),
+                o.partials.size(), o.output.out.c_str());
     if (!coverage.empty()) std::printf("coverage: %s\n", coverage.summary().c_str());
 }
 
@@ -87,7 +96,8 @@ void print_merged(const MergeOptions& o, int64_t sequences, const attn_viz::Corp
 template <typename Accumulator>
 Accumulator merged_partials(const MergeOptions& o, const std::string& kind) {
     Accumulator corpus;
-    for (const std::string& path : o.partials) corpus.merge(Accumulator::from_partial_json(read_partial_of_kind(path, kind, o), path), path);
+    for (const std::string& path : o.partials)
+        corpus.merge(Accumulator::from_partial_json(read_partial_of_kind(path, kind, o), path), path);
     check_coverage(corpus.coverage(), o.allow_partial);
     return corpus;
 }
@@ -119,7 +129,8 @@ int merge_seq2seq_partials(const MergeOptions& o) {
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
     if (!o.output.quiet) {
-        for (const auto& [name, stack] : report.stacks) std::printf("\n%s:\n%s", name.c_str(), stats_table(stack).c_str());
+        for (const auto& [name, stack] : report.stacks)
+            std::printf("\n%s:\n%s", name.c_str(), stats_table(stack).c_str());
         print_merged(o, corpus.num_sequences(), corpus.coverage());
     }
     return 0;
@@ -135,10 +146,12 @@ int merge(const MergeOptions& o) {
     if (kind == seq2seq_partial_format) return merge_seq2seq_partials(o);
     CorpusAccumulator corpus;
     for (const std::string& path : o.partials) {
-        const CorpusAccumulator partial = CorpusAccumulator::from_partial_json(read_partial_of_kind(path, partial_format, o), path);
+        const CorpusAccumulator partial =
+            CorpusAccumulator::from_partial_json(read_partial_of_kind(path, partial_format, o), path);
         if (partial.num_fingerprinted() < partial.num_sequences())
-            std::fprintf(stderr, "attn-viz: warning: %s: %lld of its %lld sequences have no fingerprint (an earlier attn-viz "
-                                 "wrote it): sequences counted twice and other weights cannot be detected\n",
+            std::fprintf(stderr,
+                         "attn-viz: warning: %s: %lld of its %lld sequences have no fingerprint (an earlier attn-viz "
+                         "wrote it): sequences counted twice and other weights cannot be detected\n",
                          path.c_str(), static_cast<long long>(partial.num_sequences() - partial.num_fingerprinted()),
                          static_cast<long long>(partial.num_sequences()));
         corpus.merge(partial, path);
@@ -166,6 +179,8 @@ int merge(const MergeOptions& o) {
 
 }  // namespace
 
-void add_merge_command(CLI::App& app, CommandAction& action) { add_command(app, action, "merge", declare_options, merge); }
+void add_merge_command(CLI::App& app, CommandAction& action) {
+    add_command(app, action, "merge", declare_options, merge);
+}
 
 }  // namespace attn_viz_cli

@@ -45,10 +45,10 @@ namespace {
 
 struct ModelOptions {
     std::string checkpoint, tokenizer, text;
-    std::optional<std::string> token_ids;  // --tokens, given ('' too: refused as no ids)
-    std::string target_text;               // --target-text: an encoder-decoder's decoder input
+    std::optional<std::string> token_ids;         // --tokens, given ('' too: refused as no ids)
+    std::string target_text;                      // --target-text: an encoder-decoder's decoder input
     std::optional<std::string> target_token_ids;  // --target-tokens
-    std::string layers, heads;             // --layers, --heads: the heads to draw (head_selection_options.hpp)
+    std::string layers, heads;                    // --layers, --heads: the heads to draw (head_selection_options.hpp)
     CorpusOptionValues corpus;
     int64_t induction = 0;
     uint64_t seed = 0;
@@ -62,68 +62,88 @@ struct ModelOptions {
 };
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
-    cmd->description("Run a whole model (Hugging Face folder of the Llama, GPT-2, GPT-NeoX/Pythia or BERT family, GGUF or llama2.c "
-                     "checkpoint) over a text and draw and analyse every layer's "
-                     "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
-                     "statistic aggregated.");
+    cmd->description(
+        "Run a whole model (Hugging Face folder of the Llama, GPT-2, GPT-NeoX/Pythia or BERT family, GGUF or llama2.c "
+        "checkpoint) over a text and draw and analyse every layer's "
+        "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
+        "statistic aggregated.");
     cmd->add_option("--checkpoint,--model", o.checkpoint,
-                    "Hugging Face model folder (config.json model_type llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, gpt2, gpt_neox or bert; "
-                    "model.safetensors or its shards; tokenizer.json or the legacy vocabulary files), GGUF model of architecture llama, gpt2, gptneox or bert (F32, F16, BF16, Q4_0, "
+                    "Hugging Face model folder (config.json model_type llama, mistral, qwen2, qwen3, gemma2, "
+                    "gemma3_text, phi3, gpt2, gpt_neox or bert; "
+                    "model.safetensors or its shards; tokenizer.json or the legacy vocabulary files), GGUF model of "
+                    "architecture llama, gpt2, gptneox or bert (F32, F16, BF16, Q4_0, "
                     "Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors), or llama2.c checkpoint (e.g. "
                     "../shared/models/stories260K/stories260K.bin)")
-        ->required()->check(CLI::ExistingPath);
-    cmd->add_option("--tokenizer", o.tokenizer,
-                    "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin), or a Hugging Face tokenizer.json or "
-                    "folder; a GGUF model's or a model folder's own is used without it")
+        ->required()
         ->check(CLI::ExistingPath);
-    auto* text = cmd->add_option("--text", o.text, "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and Llama, [CLS] ... [SEP] for BERT)");
+    cmd->add_option(
+           "--tokenizer", o.tokenizer,
+           "llama2.c tokenizer (e.g. ../shared/models/stories260K/tok512.bin), or a Hugging Face tokenizer.json or "
+           "folder; a GGUF model's or a model folder's own is used without it")
+        ->check(CLI::ExistingPath);
+    auto* text = cmd->add_option("--text", o.text,
+                                 "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and "
+                                 "Llama, [CLS] ... [SEP] for BERT)");
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
-                                      "Induction test: BOS (if the tokenizer has one) then N random tokens repeated twice; reports duplicate-token and "
+                                      "Induction test: BOS (if the tokenizer has one) then N random tokens repeated "
+                                      "twice; reports duplicate-token and "
                                       "induction scores for every head")
                           ->check(CLI::Range(1, 100000));
-    CLI::Option* corpus = add_corpus_options(cmd, o.corpus,
-                                             "Corpus mode: a text file of one text per line, a .jsonl file with one {\"text\": \"...\"} "
-                                             "or {\"tokens\": [1, 403, ...]} per line, or a folder of such JSON files (as tokenize "
-                                             "--inputs takes them; an encoder-decoder's lines add \"target_text\" or "
-                                             "\"target_tokens\", its decoder input); every statistic is aggregated "
-                                             "(mean and std per head) with memory independent of their number");
+    CLI::Option* corpus =
+        add_corpus_options(cmd, o.corpus,
+                           "Corpus mode: a text file of one text per line, a .jsonl file with one {\"text\": \"...\"} "
+                           "or {\"tokens\": [1, 403, ...]} per line, or a folder of such JSON files (as tokenize "
+                           "--inputs takes them; an encoder-decoder's lines add \"target_text\" or "
+                           "\"target_tokens\", its decoder input); every statistic is aggregated "
+                           "(mean and std per head) with memory independent of their number");
     text->excludes(tokens)->excludes(induction)->excludes(corpus);
     tokens->excludes(induction)->excludes(corpus);
     induction->excludes(corpus);
-    auto* target_text = cmd->add_option("--target-text", o.target_text,
-                                        "Encoder-decoder models (bart, t5): the decoder's input as text, teacher forced as given (not "
-                                        "shifted); --text is then the encoder's source");
-    auto* target_tokens = cmd->add_option("--target-tokens", o.target_token_ids, "Encoder-decoder models: the decoder's input as token ids");
+    auto* target_text =
+        cmd->add_option("--target-text", o.target_text,
+                        "Encoder-decoder models (bart, t5): the decoder's input as text, teacher forced as given (not "
+                        "shifted); --text is then the encoder's source");
+    auto* target_tokens = cmd->add_option("--target-tokens", o.target_token_ids,
+                                          "Encoder-decoder models: the decoder's input as token ids");
     target_text->excludes(target_tokens)->excludes(corpus);  // an encoder-decoder corpus's lines give their targets
     target_tokens->excludes(corpus);
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
-    cmd->add_option("--generate", o.generate, "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
-                    "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")->check(CLI::Range(0, 4096));
-    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced); optional with "
-                                       "--json, which without it prints the summary and writes nothing", false,
-                                       "Print no progress and no tables (--generate's continuation is still printed)"});
-    cmd->add_option("--dump-attention", o.report.dump_attention, "Also write every layer's attention as float32 .npy [L, H, T, T]");
-    cmd->add_option("--dump-output", o.report.dump_output, "Also write the last layer's attention output as float32 .npy [T, D]");
+    cmd->add_option("--generate", o.generate,
+                    "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
+                    "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")
+        ->check(CLI::Range(0, 4096));
+    add_output_options(cmd, o.output,
+                       {"Output directory (created; a previous run's files there are replaced); optional with "
+                        "--json, which without it prints the summary and writes nothing",
+                        false, "Print no progress and no tables (--generate's continuation is still printed)"});
+    cmd->add_option("--dump-attention", o.report.dump_attention,
+                    "Also write every layer's attention as float32 .npy [L, H, T, T]");
+    cmd->add_option("--dump-output", o.report.dump_output,
+                    "Also write the last layer's attention output as float32 .npy [T, D]");
     add_report_options(cmd, o.report, o.report_values);
     add_model_analysis_options(cmd, o.analyses);
     add_scripting_options(cmd, o.json, o.stats_only);
     add_input_limit_options(cmd, o.limit_values);
-    auto* layers = cmd->add_option("--layers", o.layers,
-                                   "Draw only these layers' heads (pictures, overview rows, report.html; statistics stay over all "
-                                   "heads): layers and ranges, e.g. 3,5-7");
-    auto* heads = cmd->add_option("--heads", o.heads,
-                                  "Draw only these heads (with --layers: those too): LxHy, LxHa-b, x:y or x:a-b, e.g. L3H1,L4H0-7");
+    auto* layers =
+        cmd->add_option("--layers", o.layers,
+                        "Draw only these layers' heads (pictures, overview rows, report.html; statistics stay over all "
+                        "heads): layers and ranges, e.g. 3,5-7");
+    auto* heads = cmd->add_option(
+        "--heads", o.heads,
+        "Draw only these heads (with --layers: those too): LxHy, LxHa-b, x:y or x:a-b, e.g. L3H1,L4H0-7");
     layers->excludes(corpus);
     heads->excludes(corpus);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
-    cmd->add_flag("--stream-layers", o.stream_layers,
-                  "Write each layer's pictures, statistics and dump slice as soon as the layer is done and release its maps "
-                  "(memory of one layer; pair matrices within layers only; docs/streaming.md); automatic when the whole run "
-                  "exceeds the memory budget")
+    cmd->add_flag(
+           "--stream-layers", o.stream_layers,
+           "Write each layer's pictures, statistics and dump slice as soon as the layer is done and release its maps "
+           "(memory of one layer; pair matrices within layers only; docs/streaming.md); automatic when the whole run "
+           "exceeds the memory budget")
         ->excludes(corpus);
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
-        if (!*text && !*tokens && !*induction && !*corpus) throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
+        if (!*text && !*tokens && !*induction && !*corpus)
+            throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         check_corpus_analyses(o.analyses, corpus->count() > 0);
         if (*corpus)
             check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
@@ -152,7 +172,8 @@ InductionRange induction_range(const attn_viz::ModelDescription& model, const at
 
 // The token ids of --induction (BOS if the tokenizer has one, then random tokens past the byte
 // tokens, repeated twice), --tokens or --text (as the model's tokenizer encodes it).
-std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ModelDescription& model) {
+std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                           const attn_viz::ModelDescription& model) {
     using namespace attn_viz;
     if (o.induction > 0) {
         const InductionRange range = induction_range(model, tokenizer);
@@ -178,8 +199,8 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files
 
 // The forward pass over `ids`; names the heads of each layer NaN/Inf values reach; with_value_norms
 // for --map norm; show_layers: the layers done as progress on stderr.
-attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids, bool with_value_norms, bool show_layers,
-                           attn_viz::Timings& timings) {
+attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids, bool with_value_norms,
+                           bool show_layers, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
     Progress progress(show_layers, "layer");
     attn_viz::ModelRun run =
@@ -195,8 +216,11 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
     nlohmann::json stats = {{"provenance", provenance}};
     if (o.induction > 0) {
         const InductionRange range = induction_range(model.description(), *in.tokenizer);
-        stats["induction_input"] = {{"length", o.induction}, {"seed", o.seed}, {"first_token_id", in.tokenizer->begin_id()},
-                                    {"token_ids_from", range.first}, {"token_ids_to", range.end}};
+        stats["induction_input"] = {{"length", o.induction},
+                                    {"seed", o.seed},
+                                    {"first_token_id", in.tokenizer->begin_id()},
+                                    {"token_ids_from", range.first},
+                                    {"token_ids_to", range.end}};
     }
     return stats;
 }
@@ -233,9 +257,11 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
 std::string corpus_passes_line(const attn_viz::ModelCorpusPasses& passes, uint64_t memory_budget) {
     if (!passes.layer_major) return "";
     char line[160];
-    std::snprintf(line, sizeof line, "  layer-major       %lld batch%s of at most %lld sequences, %.1f of %.1f MB budgeted\n",
-                  static_cast<long long>(passes.batches), passes.batches == 1 ? "" : "es", static_cast<long long>(passes.largest_batch),
-                  static_cast<double>(passes.largest_batch_bytes) / (1 << 20), static_cast<double>(memory_budget) / (1 << 20));
+    std::snprintf(
+        line, sizeof line, "  layer-major       %lld batch%s of at most %lld sequences, %.1f of %.1f MB budgeted\n",
+        static_cast<long long>(passes.batches), passes.batches == 1 ? "" : "es",
+        static_cast<long long>(passes.largest_batch), static_cast<double>(passes.largest_batch_bytes) / (1 << 20),
+        static_cast<double>(memory_budget) / (1 << 20));
     return line;
 }
 
@@ -253,10 +279,12 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
     const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
     const ModelDescription& c = model.description();
     if (o.analyses.logit_attribution)
-        corpus.keep_attribution(CorpusAttribution(c.n_layers, c.n_heads, attribution_target(o.analyses, *in.tokenizer)));
+        corpus.keep_attribution(
+            CorpusAttribution(c.n_layers, c.n_heads, attribution_target(o.analyses, *in.tokenizer)));
     std::optional<CorpusPatchingRun> patching;
     if (!o.analyses.patch_from_inputs.empty()) {
-        corpus.keep_patching(CorpusPatching(c.n_layers, c.n_heads, parse_patch_metric(o.analyses.patch_metric, c.vocab_size)));
+        corpus.keep_patching(
+            CorpusPatching(c.n_layers, c.n_heads, parse_patch_metric(o.analyses.patch_metric, c.vocab_size)));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
     WeightSimilarities weight_similarity;
@@ -285,7 +313,8 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
         };
     hooks.on_sequence = [&](int64_t sequences) { progress.update(sequences); };
-    const ModelCorpusPasses passes = add_model_corpus(documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
+    const ModelCorpusPasses passes =
+        add_model_corpus(documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
     progress.finish();
     timing_notes += corpus_passes_line(passes, limits.memory_budget);
     if (patching) patching->finish(*corpus.patching(), documents.corpus_sequences());
@@ -298,7 +327,8 @@ void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInpu
     if (o.generate <= 0) return;
     attn_viz::Timings::Scope t(timings, "generate");
     Progress progress(progress_wanted(o.output.quiet), "token");
-    const Generation g = generate(model, *in.tokenizer, in.ids, o.generate, [&](int64_t done, int64_t total) { progress.update(done, total); });
+    const Generation g = generate(model, *in.tokenizer, in.ids, o.generate,
+                                  [&](int64_t done, int64_t total) { progress.update(done, total); });
     const std::string prompt = in.tokenizer->decode(in.ids);
     printed.add_result(generation_lines(g, prompt));
     printed.json()["generation"] = generation_json(g, prompt);
@@ -315,21 +345,23 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
     if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
         // The weights' analyses first: they need every block's attention weights, not its maps.
         const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
-        attn_viz::LayerStreamInput stream{model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
-                                          std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
+        attn_viz::LayerStreamInput stream{
+            model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
+            std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
         stream.extra_stats.update(analyses);
-        const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream),
-                                                                     o.report, progress_wanted(o.output.quiet), timings, notes);
+        const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream), o.report,
+                                                                     progress_wanted(o.output.quiet), timings, notes);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
         printed.add_analysis(analysis, "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
-        const attn_viz::ModelRun run =
-            forward(model, in.ids, o.report.map == attn_viz::PictureMap::norm, progress_wanted(o.output.quiet), timings);
-        const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, *in.tokenizer, o.report,
-                                                             progress_wanted(o.output.quiet), timings);
+        const attn_viz::ModelRun run = forward(model, in.ids, o.report.map == attn_viz::PictureMap::norm,
+                                               progress_wanted(o.output.quiet), timings);
+        const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, *in.tokenizer,
+                                                             o.report, progress_wanted(o.output.quiet), timings);
         printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
-        printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, analyses, timings, notes), "");
+        printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, analyses, timings, notes),
+                             "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     }
     printed.add_text(picture_hint(notes, o.report));
@@ -343,34 +375,49 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
 int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     const ModelAnalysisOptions& a = o.analyses;
     const std::string corrupted_pair =
-        "the corrupted run would need its own source and target pair of the same lengths; not built for encoder-decoders";
+        "the corrupted run would need its own source and target pair of the same lengths; not built for "
+        "encoder-decoders";
     refuse_for_encoder_decoder(
         files.config.model_type,
         {{"--patch-from-inputs", !a.patch_from_inputs.empty(), corrupted_pair},
-         {"--induction", o.induction > 0, "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
-         {"--layers", !o.layers.empty(), "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
+         {"--induction", o.induction > 0,
+          "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
+         {"--layers", !o.layers.empty(),
+          "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
          {"--heads", !o.heads.empty(), "LxHy names would be ambiguous across the three stacks; every head is drawn"},
-         {"--dump-output", !o.report.dump_output.empty(), "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
-         {"--svg", !o.report_values.svg.empty(), "LxHy names would be ambiguous across the three stacks; use the PNGs in encoder/, decoder/, cross/"},
-         {"--map norm", o.report.map == attn_viz::PictureMap::norm, "the norm-based maps need each stack's value norms, which the encoder-decoder run does not keep"},
+         {"--dump-output", !o.report.dump_output.empty(),
+          "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
+         {"--svg", !o.report_values.svg.empty(),
+          "LxHy names would be ambiguous across the three stacks; use the PNGs in encoder/, decoder/, cross/"},
+         {"--map norm", o.report.map == attn_viz::PictureMap::norm,
+          "the norm-based maps need each stack's value norms, which the encoder-decoder run does not keep"},
          {"--logit-attribution", a.logit_attribution,
-          "encoder heads reach the logits only through cross attention, and BART's post-norm blocks rescale the residual stream after "
+          "encoder heads reach the logits only through cross attention, and BART's post-norm blocks rescale the "
+          "residual stream after "
           "every sublayer; not built for encoder-decoders"},
          {"--patch-from", a.patch_from || a.patch_from_tokens, corrupted_pair},
          {"--composition", a.composition,
-          "it composes heads within one residual stream, while a cross head's keys and values read the encoder's; not built for "
+          "it composes heads within one residual stream, while a cross head's keys and values read the encoder's; not "
+          "built for "
           "encoder-decoders"},
-         {"--rollout", a.rollout, "rollout composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
-         {"--flow", a.flow, "flow composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
-         {"--generate with --target-text or --target-tokens", o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
+         {"--rollout", a.rollout,
+          "rollout composes one stack's maps through its residual stream; a decoder's also flows through cross "
+          "attention"},
+         {"--flow", a.flow,
+          "flow composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
+         {"--generate with --target-text or --target-tokens",
+          o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
           "--generate makes the target; give one or the other"}});
-    attn_viz::check_output_files(attn_viz::seq2seq_dump_paths(o.report.dump_attention), {o.checkpoint, o.tokenizer}, o.output.out);
+    attn_viz::check_output_files(attn_viz::seq2seq_dump_paths(o.report.dump_attention), {o.checkpoint, o.tokenizer},
+                                 o.output.out);
     if (!o.corpus.path.empty()) {
         attn_viz::check_output_files({o.corpus.save_partial}, {o.checkpoint, o.tokenizer, o.corpus.path}, o.output.out);
-        return run_seq2seq_corpus({o.checkpoint, o.tokenizer, o.corpus, o.report, o.output, o.json, o.timings}, files, limits);
+        return run_seq2seq_corpus({o.checkpoint, o.tokenizer, o.corpus, o.report, o.output, o.json, o.timings}, files,
+                                  limits);
     }
-    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids, o.generate, a.ablate, a.ablate_mode,
-                              o.stream_layers, whole_run_options(o.report, o.generate, a), o.report, o.output, o.json, o.timings},
+    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids,
+                              o.generate, a.ablate, a.ablate_mode, o.stream_layers,
+                              whole_run_options(o.report, o.generate, a), o.report, o.output, o.json, o.timings},
                              files, limits);
 }
 
@@ -381,7 +428,8 @@ int run_model(ModelOptions& o) {
     o.report.pictures = !o.stats_only && !o.output.out.empty();
     resolve_corpus_options(o.corpus);
     const ModelFiles files = open_model_files(o.checkpoint, limits);
-    const bool encoder_decoder = files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
+    const bool encoder_decoder =
+        files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
     if (encoder_decoder) return run_encoder_decoder(o, files, limits);
     refuse_target_for_decoder(files.config.model_type, !o.target_text.empty() || o.target_token_ids);
     const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);
@@ -403,7 +451,8 @@ int run_model(ModelOptions& o) {
         const int64_t T = static_cast<int64_t>(in.ids.size());
         // The context first: a larger memory budget cannot help a text the model cannot take.
         check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
-        o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses), model_run_bytes(model, T), limits);
+        o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
+                                         model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);
         check_model_analysis_options(o.analyses, model, *in.tokenizer, in.ids);
     }
@@ -412,14 +461,15 @@ int run_model(ModelOptions& o) {
     // each sequence of the corpus through the model, into running sums.
     RunOutput printed("model", o.json, o.output.quiet);
     std::string timing_notes;  // what --timings adds below the stages
-    Progress sparse_progress(o.report.sparse_error && o.corpus.path.empty() && progress_wanted(o.output.quiet), "sparse-error layer");
+    Progress sparse_progress(o.report.sparse_error && o.corpus.path.empty() && progress_wanted(o.output.quiet),
+                             "sparse-error layer");
     o.report.on_sparse_layer = [&sparse_progress](int64_t done, int64_t total) {
         sparse_progress.update(done, total);
         if (done == total) sparse_progress.finish();
     };
-    const nlohmann::json provenance = o.corpus.path.empty()
-                                          ? run_model_once(o, in, model, backend, out, printed, timings)
-                                          : run_model_corpus(o, limits, in, model, backend, out, printed, timings, timing_notes);
+    const nlohmann::json provenance =
+        o.corpus.path.empty() ? run_model_once(o, in, model, backend, out, printed, timings)
+                              : run_model_corpus(o, limits, in, model, backend, out, printed, timings, timing_notes);
 
     // Step 3: everything moves into place together; then what the user asked to see.
     commit_outputs(out, timings);
@@ -430,6 +480,8 @@ int run_model(ModelOptions& o) {
 
 }  // namespace
 
-void add_model_command(CLI::App& app, CommandAction& action) { add_command(app, action, "model", declare_options, run_model); }
+void add_model_command(CLI::App& app, CommandAction& action) {
+    add_command(app, action, "model", declare_options, run_model);
+}
 
 }  // namespace attn_viz_cli

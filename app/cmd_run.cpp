@@ -44,41 +44,52 @@ struct RunOptions {
 };
 
 void declare_options(CLI::App* cmd, RunOptions& o) {
-    cmd->description("Run one multi-head attention layer on a sequence and write a heatmap per head, statistics (stats.json, "
-                     "CSV) and optional dumps.");
+    cmd->description(
+        "Run one multi-head attention layer on a sequence and write a heatmap per head, statistics (stats.json, "
+        "CSV) and optional dumps.");
     cmd->add_option("--weights", o.layer.path,
                     "Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), or a .safetensors "
                     "checkpoint with --layout")
-        ->required()->check(CLI::ExistingFile);
-    cmd->add_option("--input", o.inputs,
-                    "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
-                    ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option(
+           "--input", o.inputs,
+           "Input sequence: JSON {\"tokens\", \"embeddings\", \"attention_mask\"}, or embeddings [T, D] as .npy or "
+           ".safetensors. Repeat for a batch: each sequence gets its own folder seq_NN/")
         ->check(CLI::ExistingFile);
     add_corpus_options(cmd, o.corpus,
                        "Corpus mode: a JSONL file (one input object per line) or a folder of input JSON files; "
                        "every statistic is aggregated (mean and std per head) with memory independent of their number");
-    cmd->add_option("--tokens", o.tokens, "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
+    cmd->add_option("--tokens", o.tokens,
+                    "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
         ->check(CLI::ExistingFile);
     cmd->add_option("--input-tensor", o.input_tensor, "Name of the embeddings tensor in a .safetensors input");
-    cmd->add_option("--context", o.context, "Cross-attention: keys and values come from this sequence (same formats as "
-                                            "--input); maps are T x S. Its attention_mask masks keys")
+    cmd->add_option("--context", o.context,
+                    "Cross-attention: keys and values come from this sequence (same formats as "
+                    "--input); maps are T x S. Its attention_mask masks keys")
         ->check(CLI::ExistingFile);
-    add_output_options(cmd, o.output, {"Output directory (created; a previous run's files there are replaced); optional with "
-                                       "--json, which without it prints the summary and writes nothing", false});
-    cmd->add_option("--dump-attention", o.report.dump_attention,
-                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
+    add_output_options(cmd, o.output,
+                       {"Output directory (created; a previous run's files there are replaced); optional with "
+                        "--json, which without it prints the summary and writes nothing",
+                        false});
+    cmd->add_option(
+        "--dump-attention", o.report.dump_attention,
+        "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
     cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]");
     add_layer_options(cmd, o.layer, o.layer_values);
     add_report_options(cmd, o.report, o.report_values);
     add_scripting_options(cmd, o.json, o.stats_only);
     add_input_limit_options(cmd, o.limit_values);
-    cmd->add_flag("--timings", o.timings, "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
+    cmd->add_flag("--timings", o.timings,
+                  "Print the time of each stage (load, attention, statistics, pictures, commit) on stderr");
     cmd->parse_complete_callback([&o] {
         if (o.inputs.empty() && o.corpus.path.empty())
-            throw CLI::ValidationError("no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings "
-                                       "with --tokens), repeated for a batch, or --inputs CORPUS (JSONL or a folder)");
+            throw CLI::ValidationError(
+                "no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings "
+                "with --tokens), repeated for a batch, or --inputs CORPUS (JSONL or a folder)");
         if (!o.inputs.empty() && !o.corpus.path.empty())
-            throw CLI::ValidationError("--input and --inputs", "give one or more --input, or one --inputs corpus, not both");
+            throw CLI::ValidationError("--input and --inputs",
+                                       "give one or more --input, or one --inputs corpus, not both");
         if (!o.corpus.path.empty()) check_corpus_mode(o.report, o.report_values, !o.context.empty(), "--context");
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
@@ -143,8 +154,9 @@ std::string per_sequence(const std::string& path, size_t index) {
     if (path.empty()) return path;
     const std::string suffix = "." + sequence_name(index);
     const size_t dot = path.rfind('.');
-    return dot == std::string::npos || path.find('/', dot) != std::string::npos ? path + suffix
-                                                                                 : path.substr(0, dot) + suffix + path.substr(dot);
+    return dot == std::string::npos || path.find('/', dot) != std::string::npos
+               ? path + suffix
+               : path.substr(0, dot) + suffix + path.substr(dot);
 }
 
 // Every file the run reads: no output may replace one.
@@ -167,14 +179,15 @@ RunInputs load_inputs(const RunOptions& o, const attn_viz::LoadLimits& limits, a
 void check_run_memory(const RunOptions& o, const RunInputs& in, const attn_viz::LoadLimits& limits) {
     for (const attn_viz::SequenceInput& sequence : in.sequences) {
         const int64_t T = sequence.embeddings.dim(0);
-        attn_viz::check_layer_run_memory(in.weights, T, o.context.empty() ? T : in.context.embeddings.dim(0), limits.memory_budget);
+        attn_viz::check_layer_run_memory(in.weights, T, o.context.empty() ? T : in.context.embeddings.dim(0),
+                                         limits.memory_budget);
     }
 }
 
 // Each sequence through the layer, then its pictures, statistics and dumps (staged), a batch's
 // in its own folder seq_NN/, each added to what is printed.
-void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner, attn_viz::OutputDir& out, RunOutput& printed,
-                   const nlohmann::json& provenance) {
+void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner, attn_viz::OutputDir& out,
+                   RunOutput& printed, const nlohmann::json& provenance) {
     attn_viz::PictureNotes notes;
     using namespace attn_viz;
     const bool batch = in.sequences.size() > 1;
@@ -197,7 +210,7 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
         if (batch) report_input.folder = sequence_name(n) + "/";
         report_input.extra_stats["provenance"] = provenance;
         report_input.model_description = o.layer.path + " (layer " + std::to_string(o.layer.layer) + ", " +
-                                          std::to_string(in.weights.num_heads) + " heads)";
+                                         std::to_string(in.weights.num_heads) + " heads)";
         printed.add_analysis(write_report(out, report_input, report, runner.timings, &notes), report_input.folder,
                              batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" : "");
         if (!batch) printed.json()["tokens"] = queries.tokens;
@@ -209,8 +222,8 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
 // Corpus mode: every sequence through the layer and the analysis, one at a time, into running
 // moments; memory does not depend on the number of sequences. Adds the result to what is printed
 // and returns the run's provenance (known once the last sequence is read).
-nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner, attn_viz::OutputDir& out,
-                          RunOutput& printed) {
+nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner,
+                          attn_viz::OutputDir& out, RunOutput& printed) {
     using namespace attn_viz;
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
     CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
@@ -221,7 +234,9 @@ nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limit
     options.weight_similarity = &runner.weight_similarity;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
     LayerCorpusHooks hooks;
-    hooks.on_run = [&runner](const std::string& where, const LayerResult& result) { runner.count(result, where + ": "); };
+    hooks.on_run = [&runner](const std::string& where, const LayerResult& result) {
+        runner.count(result, where + ": ");
+    };
     hooks.on_sequence = [&progress](int64_t sequences) { progress.update(sequences); };
     add_layer_corpus(documents, runner.layer, options, limits, corpus, hooks, runner.timings);
     progress.finish();

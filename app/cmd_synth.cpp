@@ -19,10 +19,12 @@ struct SynthOptions {
 };
 
 void declare_options(CLI::App* cmd, SynthOptions& o) {
-    cmd->description("Write a layer with planted heads (previous-token, sink, uniform, self, two identical next-token heads) "
-                     "and its input: ground truth for the analysis.");
+    cmd->description(
+        "Write a layer with planted heads (previous-token, sink, uniform, self, two identical next-token heads) "
+        "and its input: ground truth for the analysis.");
     add_output_options(cmd, o.output, {"Output directory: weights.json (attn-viz/weights@1) and input.json"});
-    cmd->add_option("--tokens", o.sentence, "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
+    cmd->add_option("--tokens", o.sentence,
+                    "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
     cmd->add_option("--seed", o.seed, "Seed for the content vectors and value/output weights (default 1)");
 }
 
@@ -48,6 +50,8 @@ int synth(const SynthOptions& o) {
 
 }  // namespace
 
-void add_synth_command(CLI::App& app, CommandAction& action) { add_command(app, action, "synth", declare_options, synth); }
+void add_synth_command(CLI::App& app, CommandAction& action) {
+    add_command(app, action, "synth", declare_options, synth);
+}
 
 }  // namespace attn_viz_cli

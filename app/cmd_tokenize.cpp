@@ -19,24 +19,30 @@ struct TokenizeOptions {
 };
 
 void declare_options(CLI::App* cmd, TokenizeOptions& o) {
-    cmd->description("Show how a model's tokenizer encodes texts: each token's id and its text, as the model takes them "
-                     "(with the BOS or [CLS] ... [SEP] its tokenizer adds). No weights are read.");
-    auto* model = cmd->add_option("--model,--checkpoint", o.model,
-                                  "Model whose own tokenizer to use: a Hugging Face folder or a GGUF model (a llama2.c checkpoint "
-                                  "needs --tokenizer)")
-                      ->check(CLI::ExistingPath);
-    auto* tokenizer = cmd->add_option("--tokenizer", o.tokenizer,
-                                      "Tokenizer: a Hugging Face tokenizer.json or folder (tokenizer.json, vocab.json + merges.txt, "
-                                      "encoder.json + vocab.bpe or vocab.txt), a llama2.c tokenizer.bin, or a GGUF file "
-                                      "(a vocabulary-only one too); overrides --model's")
-                          ->check(CLI::ExistingPath);
+    cmd->description(
+        "Show how a model's tokenizer encodes texts: each token's id and its text, as the model takes them "
+        "(with the BOS or [CLS] ... [SEP] its tokenizer adds). No weights are read.");
+    auto* model =
+        cmd->add_option(
+               "--model,--checkpoint", o.model,
+               "Model whose own tokenizer to use: a Hugging Face folder or a GGUF model (a llama2.c checkpoint "
+               "needs --tokenizer)")
+            ->check(CLI::ExistingPath);
+    auto* tokenizer =
+        cmd->add_option("--tokenizer", o.tokenizer,
+                        "Tokenizer: a Hugging Face tokenizer.json or folder (tokenizer.json, vocab.json + merges.txt, "
+                        "encoder.json + vocab.bpe or vocab.txt), a llama2.c tokenizer.bin, or a GGUF file "
+                        "(a vocabulary-only one too); overrides --model's")
+            ->check(CLI::ExistingPath);
     auto* text = cmd->add_option("--text", o.text, "Text to tokenize");
-    auto* inputs = cmd->add_option("--inputs", o.inputs,
-                                   "File of texts: one per line, or a .jsonl file of {\"text\": \"...\"} (or {\"tokens\": [ids]}, "
-                                   "shown with their text) per line, as model mode's --inputs; blank lines are skipped")
-                       ->check(CLI::ExistingFile);
+    auto* inputs =
+        cmd->add_option("--inputs", o.inputs,
+                        "File of texts: one per line, or a .jsonl file of {\"text\": \"...\"} (or {\"tokens\": [ids]}, "
+                        "shown with their text) per line, as model mode's --inputs; blank lines are skipped")
+            ->check(CLI::ExistingFile);
     text->excludes(inputs);
-    cmd->add_flag("--json", o.json, "Print one JSON object per text, {\"text\": ..., \"ids\": [...], \"tokens\": [...]}, one per line");
+    cmd->add_flag("--json", o.json,
+                  "Print one JSON object per text, {\"text\": ..., \"ids\": [...], \"tokens\": [...]}, one per line");
     add_memory_budget_option(cmd, o.limit_values, "a text (an --inputs line)");
     cmd->parse_complete_callback([model, tokenizer, text, inputs] {
         if (!*model && !*tokenizer) throw CLI::RequiredError("--model or --tokenizer");
@@ -48,14 +54,16 @@ int tokenize(const TokenizeOptions& o) {
     using namespace attn_viz;
     const LoadLimits limits = load_limits(o.limit_values);
     const std::unique_ptr<ModelTokenizer> tokenizer =
-        o.tokenizer.empty() ? read_model_tokenizer(open_model_files(o.model, limits), "", 0, limits) : read_tokenizer_file(o.tokenizer, 0, limits);
+        o.tokenizer.empty() ? read_model_tokenizer(open_model_files(o.model, limits), "", 0, limits)
+                            : read_tokenizer_file(o.tokenizer, 0, limits);
     bool first = true;
     auto print = [&](const TokenizedText& tokenized, const std::string& where) {
         if (o.json) {
             std::printf("%s\n", tokenized_json(tokenized).dump().c_str());
             return;
         }
-        std::printf("%s%s%s", first ? "" : "\n", where.empty() ? "" : (where + ": ").c_str(), token_table(tokenized).c_str());
+        std::printf("%s%s%s", first ? "" : "\n", where.empty() ? "" : (where + ": ").c_str(),
+                    token_table(tokenized).c_str());
         first = false;
     };
     if (o.inputs.empty()) {
@@ -69,6 +77,8 @@ int tokenize(const TokenizeOptions& o) {
 
 }  // namespace
 
-void add_tokenize_command(CLI::App& app, CommandAction& action) { add_command(app, action, "tokenize", declare_options, tokenize); }
+void add_tokenize_command(CLI::App& app, CommandAction& action) {
+    add_command(app, action, "tokenize", declare_options, tokenize);
+}
 
 }  // namespace attn_viz_cli

@@ -27,8 +27,8 @@ void add_commands(CLI::App& app, CommandAction& action);
 // of them go in cmd's parse-complete callback); once CLI11 has parsed it, `action` becomes
 // `run(options)`.
 template <typename Options, typename Run>
-void add_command(CLI::App& app, CommandAction& action, const char* name, void (*declare)(CLI::App* cmd, Options& options),
-                 Run run) {
+void add_command(CLI::App& app, CommandAction& action, const char* name,
+                 void (*declare)(CLI::App* cmd, Options& options), Run run) {
     auto options = std::make_shared<Options>();
     CLI::App* cmd = app.add_subcommand(name);
     declare(cmd, *options);

@@ -23,18 +23,22 @@ std::string mean_and_std(const attn_viz::RunningMoments& r) {
 }
 
 std::string corpus_output_text(const attn_viz::CorpusComparison& c) {
-    if (c.output.empty()) return "output: the models have no next-token logits (encoders): compared at the heads only\n";
+    if (c.output.empty())
+        return "output: the models have no next-token logits (encoders): compared at the heads only\n";
     const auto& o = c.output;  // corpus_output_measures: mean_kl, max_kl, loss_a, loss_b, top1_agreement
-    return "output over " + std::to_string(c.num_sequences) + " sequences: mean KL(A || B) of next-token distributions " +
-           mean_and_std(o[0]) + " nats (largest per sequence " + mean_and_std(o[1]) + "); loss A " + mean_and_std(o[2]) +
-           ", loss B " + mean_and_std(o[3]) + " nats; top-1 next tokens agree at " + mean_and_std(o[4]) + "\n";
+    return "output over " + std::to_string(c.num_sequences) +
+           " sequences: mean KL(A || B) of next-token distributions " + mean_and_std(o[0]) +
+           " nats (largest per sequence " + mean_and_std(o[1]) + "); loss A " + mean_and_std(o[2]) + ", loss B " +
+           mean_and_std(o[3]) + " nats; top-1 next tokens agree at " + mean_and_std(o[4]) + "\n";
 }
 
 }  // namespace
 
-attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b, const std::string& tokenizer,
-                                                              const CorpusOptionValues& corpus, const attn_viz::AnalysisOptions& options,
-                                                              int threads, const attn_viz::LoadLimits& limits, bool quiet,
+attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b,
+                                                              const std::string& tokenizer,
+                                                              const CorpusOptionValues& corpus,
+                                                              const attn_viz::AnalysisOptions& options, int threads,
+                                                              const attn_viz::LoadLimits& limits, bool quiet,
                                                               std::string& note) {
     using namespace attn_viz;
     ComparedModels models(a, b, tokenizer, threads, limits);
@@ -45,7 +49,8 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string&
     std::string where;
     Progress progress(progress_wanted(quiet), "sequence");
     while (documents.next(doc, where)) {
-        const std::vector<int> ids = model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits.memory_budget, where);
+        const std::vector<int> ids =
+            model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits.memory_budget, where);
         ModelComparison m;
         try {
             check_model_tokens(ids, description.vocab_size, description.max_tokens);
@@ -63,8 +68,9 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string&
     return accumulator;
 }
 
-CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds,
-                                          const std::string& metric_name, double fail_above) {
+CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulator& corpus,
+                                          const attn_viz::LabelThresholds& thresholds, const std::string& metric_name,
+                                          double fail_above) {
     using namespace attn_viz;
     CorpusCompareReport r{corpus.finish(thresholds), {}, {}, {}, {}};
     const HeadComparison& mean = r.comparison.mean;
@@ -74,11 +80,13 @@ CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulat
     r.document = corpus_comparison_json(r.comparison);
     r.document["summary"] = compare_summary_json(r.summary, mean, r.metric, top1);
     r.document["corpora"] = corpora_json(corpus.coverage());
-    r.text = compare_summary_text(r.summary, mean, r.metric, top1) + corpus_output_text(r.comparison) + ranked_comparison_table(mean, top1);
+    r.text = compare_summary_text(r.summary, mean, r.metric, top1) + corpus_output_text(r.comparison) +
+             ranked_comparison_table(mean, top1);
     return r;
 }
 
-void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& r, const nlohmann::json& provenance) {
+void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& r,
+                                  const nlohmann::json& provenance) {
     nlohmann::json doc = r.document;
     doc["provenance"] = provenance;
     attn_viz::write_file_atomically(out.file("compare.json"), attn_viz::dump_json(doc, 1) + "\n");

@@ -19,9 +19,11 @@ namespace attn_viz_cli {
 // Both models over the corpus's sequences ({"text"} encoded as the first model's tokenizer does,
 // or {"tokens"}), with the coverage of the shard set; `note` gets "N sequences from FILE ...".
 // A sequence the models cannot take throws Error(bad_input) naming its file and line.
-attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b, const std::string& tokenizer,
-                                                              const CorpusOptionValues& corpus, const attn_viz::AnalysisOptions& options,
-                                                              int threads, const attn_viz::LoadLimits& limits, bool quiet,
+attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b,
+                                                              const std::string& tokenizer,
+                                                              const CorpusOptionValues& corpus,
+                                                              const attn_viz::AnalysisOptions& options, int threads,
+                                                              const attn_viz::LoadLimits& limits, bool quiet,
                                                               std::string& note);
 
 // What a corpus comparison reports, from the accumulated moments.
@@ -33,11 +35,13 @@ struct CorpusCompareReport {
     std::string text;         // summary, output level and the ranked heads, as compare prints them
 };
 
-CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds,
-                                          const std::string& metric_name, double fail_above);
+CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulator& corpus,
+                                          const attn_viz::LabelThresholds& thresholds, const std::string& metric_name,
+                                          double fail_above);
 
 // Stages compare.json (with `provenance`) and the layers x heads pictures of the mean JS distance,
 // map correlation and top-1 agreement in `out`.
-void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& report, const nlohmann::json& provenance);
+void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& report,
+                                  const nlohmann::json& provenance);
 
 }  // namespace attn_viz_cli

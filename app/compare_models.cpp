@@ -16,8 +16,8 @@
 
 namespace attn_viz_cli {
 
-ComparedModels::ComparedModels(const std::string& path_a, const std::string& path_b, const std::string& tokenizer_path, int threads,
-                               const attn_viz::LoadLimits& limits)
+ComparedModels::ComparedModels(const std::string& path_a, const std::string& path_b, const std::string& tokenizer_path,
+                               int threads, const attn_viz::LoadLimits& limits)
     : backend(threads) {
     const attn_viz::ModelFiles files_a = attn_viz::open_model_files(path_a, limits);
     a = attn_viz::open_whole_model(backend, files_a, limits);
@@ -25,11 +25,13 @@ ComparedModels::ComparedModels(const std::string& path_a, const std::string& pat
     const attn_viz::ModelDescription &ca = a->description(), &cb = b->description();
     if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
         ca.vocab_size != cb.vocab_size)
-        attn_viz::fail_input(path_b, "a different architecture from " + path_a + " (dim, layers, heads, KV heads or vocabulary)");
+        attn_viz::fail_input(
+            path_b, "a different architecture from " + path_a + " (dim, layers, heads, KV heads or vocabulary)");
     tokenizer = attn_viz::read_model_tokenizer(files_a, tokenizer_path, ca.vocab_size, limits);
 }
 
-ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids, const attn_viz::AnalysisOptions& options) {
+ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids,
+                                  const attn_viz::AnalysisOptions& options) {
     using namespace attn_viz;
     ModelComparison result;
     result.run_a = models.a->run(ids);
@@ -47,7 +49,8 @@ ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>
 }
 
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                     const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits) {
+                                     const attn_viz::AnalysisOptions& options, int threads,
+                                     const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     // Step 1: both models of one shape, the tokenizer and the token ids.
     ComparedModels models(a, b, input.tokenizer, threads, limits);
@@ -69,11 +72,12 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
 
 std::string output_comparison_line(const attn_viz::OutputComparison& o) {
     char line[512];
-    std::snprintf(line, sizeof line,
-                  "output: mean KL(A || B) of next-token distributions %.4g nats (largest %.4g at position %lld); loss A %.4f, "
-                  "loss B %.4f nats; top-1 next tokens agree at %.3f of %zu positions\n",
-                  o.mean_kl, o.kl[static_cast<size_t>(o.max_kl_position)], static_cast<long long>(o.max_kl_position), o.loss_a,
-                  o.loss_b, o.top1_agreement, o.kl.size());
+    std::snprintf(
+        line, sizeof line,
+        "output: mean KL(A || B) of next-token distributions %.4g nats (largest %.4g at position %lld); loss A %.4f, "
+        "loss B %.4f nats; top-1 next tokens agree at %.3f of %zu positions\n",
+        o.mean_kl, o.kl[static_cast<size_t>(o.max_kl_position)], static_cast<long long>(o.max_kl_position), o.loss_a,
+        o.loss_b, o.top1_agreement, o.kl.size());
     return line;
 }
 
@@ -83,15 +87,16 @@ std::string output_comparison_text(const ModelComparison& m) {
     if (!m.generation) return out;
     const attn_viz::GenerationComparison& g = *m.generation;
     if (g.first_divergence < 0)
-        out += "  greedy continuations (" + std::to_string(g.a.size()) + " tokens): identical: " + m.generation_a->text + "\n";
+        out += "  greedy continuations (" + std::to_string(g.a.size()) +
+               " tokens): identical: " + m.generation_a->text + "\n";
     else
-        out += "  greedy continuations part at step " + std::to_string(g.first_divergence) + " of " + std::to_string(g.steps) +
-               "\n    A: " + m.generation_a->text + "\n    B: " + m.generation_b->text + "\n";
+        out += "  greedy continuations part at step " + std::to_string(g.first_divergence) + " of " +
+               std::to_string(g.steps) + "\n    A: " + m.generation_a->text + "\n    B: " + m.generation_b->text + "\n";
     return out;
 }
 
-void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& c, const std::vector<double>& values,
-                             const HeadGridPicture& picture) {
+void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& c,
+                             const std::vector<double>& values, const HeadGridPicture& picture) {
     using namespace attn_viz;
     const int64_t L = c.first.num_layers, H = c.first.num_heads;
     std::vector<float> grid(static_cast<size_t>(L * H));
@@ -118,14 +123,16 @@ void write_head_grid_picture(const std::string& path, const attn_viz::HeadCompar
     write_head_png(path, grid.data(), all, layers, heads, style);
 }
 
-void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c, const std::vector<double>& top1,
-                               const std::string& over, const std::string& folder) {
+void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c,
+                               const std::vector<double>& top1, const std::string& over, const std::string& folder) {
     write_head_grid_picture(out.file(folder + "js_distance.png"), c, c.maps.js_distance,
                             {"JS distance between the two models' maps, per head" + over, "JS distance"});
-    write_head_grid_picture(out.file(folder + "map_correlation.png"), c, c.maps.correlation,
-                            {"Correlation of the two models' maps, per head" + over, "map correlation", "viridis", -1, 1});
-    write_head_grid_picture(out.file(folder + "top1_agreement.png"), c, top1,
-                            {"Queries whose strongest key agrees, per head" + over, "top-1 agreement", "viridis", 0, 1});
+    write_head_grid_picture(
+        out.file(folder + "map_correlation.png"), c, c.maps.correlation,
+        {"Correlation of the two models' maps, per head" + over, "map correlation", "viridis", -1, 1});
+    write_head_grid_picture(
+        out.file(folder + "top1_agreement.png"), c, top1,
+        {"Queries whose strongest key agrees, per head" + over, "top-1 agreement", "viridis", 0, 1});
 }
 
 }  // namespace attn_viz_cli

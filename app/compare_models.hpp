@@ -9,13 +9,13 @@
 
 #include "generation.hpp"
 #include "head_analysis.hpp"
-#include "model_tokenizer.hpp"
-#include "onednn_backend.hpp"
-#include "whole_model.hpp"
 #include "head_compare.hpp"
 #include "load_limits.hpp"
+#include "model_tokenizer.hpp"
+#include "onednn_backend.hpp"
 #include "output_comparison.hpp"
 #include "output_dir.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 
@@ -24,8 +24,8 @@ struct ModelCompareInput {
     std::string text;       // encoded as the first model's tokenizer does
     std::optional<std::string> token_ids;  // "1,403,407" instead of text (given empty: refused as no ids)
     int generate = 0;                      // > 0: both models' greedy continuations of this many tokens, compared
-    std::string target_text;                        // encoder-decoders: the decoder input both run over (compare_seq2seq.hpp)
-    std::optional<std::string> target_token_ids;    // or its ids
+    std::string target_text;               // encoder-decoders: the decoder input both run over (compare_seq2seq.hpp)
+    std::optional<std::string> target_token_ids;  // or its ids
 };
 
 struct ModelComparison {
@@ -50,12 +50,14 @@ struct ComparedModels {
 };
 
 // Both models over `ids`: every head compared and, for decoders, the next-token outputs.
-ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids, const attn_viz::AnalysisOptions& options);
+ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids,
+                                  const attn_viz::AnalysisOptions& options);
 
 // Both models (as ComparedModels) over the input's tokens, as compare_on_tokens, and with
 // input.generate the greedy continuations (an encoder refuses it, Error(usage)).
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                     const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits);
+                                     const attn_viz::AnalysisOptions& options, int threads,
+                                     const attn_viz::LoadLimits& limits);
 
 // The lines compare prints about the models' outputs: mean and largest KL, both losses, top-1
 // agreement of next tokens and, with generations, where the continuations part.
@@ -75,7 +77,8 @@ void write_head_grid_picture(const std::string& path, const attn_viz::HeadCompar
 // Stages js_distance.png, map_correlation.png and top1_agreement.png (top1: [N]) in `out` (in its
 // `folder`, e.g. "cross/", or at the top), each title ending in `over` (e.g. " (mean over the
 // corpus)", or "").
-void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& comparison, const std::vector<double>& top1,
-                               const std::string& over, const std::string& folder = "");
+void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& comparison,
+                               const std::vector<double>& top1, const std::string& over,
+                               const std::string& folder = "");
 
 }  // namespace attn_viz_cli

@@ -12,9 +12,11 @@ namespace {
 
 std::string picture_name(const attn_viz::HeadId& id, bool layers) {
     char name[64];
-    if (layers) std::snprintf(name, sizeof name, "diff_layer_%02lld_head_%02lld.png", static_cast<long long>(id.layer),
-                              static_cast<long long>(id.head));
-    else std::snprintf(name, sizeof name, "diff_head_%02lld.png", static_cast<long long>(id.head));
+    if (layers)
+        std::snprintf(name, sizeof name, "diff_layer_%02lld_head_%02lld.png", static_cast<long long>(id.layer),
+                      static_cast<long long>(id.head));
+    else
+        std::snprintf(name, sizeof name, "diff_head_%02lld.png", static_cast<long long>(id.head));
     return name;
 }
 
@@ -28,8 +30,8 @@ std::vector<int64_t> most_changed_heads(const attn_viz::HeadComparison& c, int64
 
 void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c,
                          const std::vector<const attn_viz::LayerResult*>& first,
-                         const std::vector<const attn_viz::LayerResult*>& second, const std::vector<std::string>& tokens,
-                         int64_t count) {
+                         const std::vector<const attn_viz::LayerResult*>& second,
+                         const std::vector<std::string>& tokens, int64_t count) {
     const attn_viz::Visibility& vis = first.front()->visibility;
     const int64_t map_size = vis.queries * vis.keys;
     attn_viz::HeatmapStyle style;
@@ -37,14 +39,15 @@ void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadCompariso
     for (const int64_t n : most_changed_heads(c, count)) {
         const attn_viz::HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
         const size_t layer = static_cast<size_t>(id.layer);
-        const std::string head = (first.size() > 1 ? "layer " + std::to_string(id.layer) + " " : "") + "head " + std::to_string(id.head);
+        const std::string head =
+            (first.size() > 1 ? "layer " + std::to_string(id.layer) + " " : "") + "head " + std::to_string(id.head);
         char change[96];
         std::snprintf(change, sizeof change, "A - B (JS distance %.3f)", c.maps.js_distance[static_cast<size_t>(n)]);
-        attn_viz::write_map_comparison_png(out.file(picture_name(id, first.size() > 1)),
-                                           first[layer]->attention.ptr() + id.head * map_size,
-                                           second[layer]->attention.ptr() + id.head * map_size, vis, tokens, tokens, style,
-                                           {"A: " + head + " - " + c.first.labels[static_cast<size_t>(n)],
-                                            "B: " + head + " - " + c.second.labels[static_cast<size_t>(n)], change});
+        attn_viz::write_map_comparison_png(
+            out.file(picture_name(id, first.size() > 1)), first[layer]->attention.ptr() + id.head * map_size,
+            second[layer]->attention.ptr() + id.head * map_size, vis, tokens, tokens, style,
+            {"A: " + head + " - " + c.first.labels[static_cast<size_t>(n)],
+             "B: " + head + " - " + c.second.labels[static_cast<size_t>(n)], change});
     }
 }
 

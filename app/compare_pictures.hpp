@@ -20,7 +20,7 @@ std::vector<int64_t> most_changed_heads(const attn_viz::HeadComparison& comparis
 // each run's layers (as compared); tokens: [T] labels of the queries and keys.
 void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& comparison,
                          const std::vector<const attn_viz::LayerResult*>& first,
-                         const std::vector<const attn_viz::LayerResult*>& second, const std::vector<std::string>& tokens,
-                         int64_t count);
+                         const std::vector<const attn_viz::LayerResult*>& second,
+                         const std::vector<std::string>& tokens, int64_t count);
 
 }  // namespace attn_viz_cli

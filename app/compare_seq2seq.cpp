@@ -23,8 +23,9 @@ using attn_viz::Seq2SeqStack;
 
 // Stack k's LayerResults of `run`.
 std::vector<const attn_viz::LayerResult*> stack_layers(const attn_viz::Seq2SeqRun& run, Seq2SeqStack stack) {
-    const std::vector<attn_viz::LayerResult>& layers =
-        stack == Seq2SeqStack::encoder ? run.encoder : stack == Seq2SeqStack::decoder ? run.decoder : run.cross;
+    const std::vector<attn_viz::LayerResult>& layers = stack == Seq2SeqStack::encoder   ? run.encoder
+                                                       : stack == Seq2SeqStack::decoder ? run.decoder
+                                                                                        : run.cross;
     std::vector<const attn_viz::LayerResult*> result;
     for (const attn_viz::LayerResult& layer : layers) result.push_back(&layer);
     return result;
@@ -36,12 +37,15 @@ std::vector<const attn_viz::LayerWeights*> stack_weights(const attn_viz::Seq2Seq
     for (const attn_viz::BlockWeights& b : weights.encoder)
         if (stack == Seq2SeqStack::encoder) result.push_back(&b.attention);
     for (const attn_viz::DecoderBlockWeights& b : weights.decoder)
-        if (stack != Seq2SeqStack::encoder) result.push_back(stack == Seq2SeqStack::decoder ? &b.block.attention : &b.cross_attention);
+        if (stack != Seq2SeqStack::encoder)
+            result.push_back(stack == Seq2SeqStack::decoder ? &b.block.attention : &b.cross_attention);
     return result;
 }
 
 // "cross L1H0".
-std::string stack_head_name(const StackComparison& s, size_t n) { return s.stack + " " + attn_viz::head_tag(s.heads.first.head_ids[n]); }
+std::string stack_head_name(const StackComparison& s, size_t n) {
+    return s.stack + " " + attn_viz::head_tag(s.heads.first.head_ids[n]);
+}
 
 }  // namespace
 
@@ -51,26 +55,34 @@ bool is_seq2seq_folder(const std::string& path, const attn_viz::LoadLimits& limi
 }
 
 Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                         const attn_viz::AnalysisOptions& options, int threads, const attn_viz::LoadLimits& limits) {
+                                         const attn_viz::AnalysisOptions& options, int threads,
+                                         const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (input.generate > 0)
-        throw Error(ErrorKind::usage, "compare: --generate is not built for encoder-decoders: give the target both decoders read "
-                                      "(--target-text or --target-tokens)");
+        throw Error(ErrorKind::usage,
+                    "compare: --generate is not built for encoder-decoders: give the target both decoders read "
+                    "(--target-text or --target-tokens)");
     if (input.target_text.empty() && !input.target_token_ids)
-        throw Error(ErrorKind::usage, "compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens");
+        throw Error(
+            ErrorKind::usage,
+            "compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens");
     // Step 1: both folders of one shape, the tokenizer, the source and target ids.
     const ModelFiles files_a = open_model_files(a, limits), files_b = open_model_files(b, limits);
     Seq2SeqWeights weights_a = read_hf_seq2seq_folder(files_a.path, files_a.config, limits);
     Seq2SeqWeights weights_b = read_hf_seq2seq_folder(files_b.path, files_b.config, limits);
     const ModelConfig &ca = weights_a.config.blocks, &cb = weights_b.config.blocks;
-    if (ca.d_model != cb.d_model || ca.n_layers != cb.n_layers || weights_a.config.n_decoder_layers != weights_b.config.n_decoder_layers ||
-        ca.n_heads != cb.n_heads || ca.head_dim != cb.head_dim || ca.vocab_size != cb.vocab_size)
-        fail_input(b, "a different architecture from " + a + " (d_model, encoder or decoder layers, heads, head size or vocabulary)");
-    const std::unique_ptr<ModelTokenizer> tokenizer = read_model_tokenizer(files_a, input.tokenizer, ca.vocab_size, limits);
+    if (ca.d_model != cb.d_model || ca.n_layers != cb.n_layers ||
+        weights_a.config.n_decoder_layers != weights_b.config.n_decoder_layers || ca.n_heads != cb.n_heads ||
+        ca.head_dim != cb.head_dim || ca.vocab_size != cb.vocab_size)
+        fail_input(b, "a different architecture from " + a +
+                          " (d_model, encoder or decoder layers, heads, head size or vocabulary)");
+    const std::unique_ptr<ModelTokenizer> tokenizer =
+        read_model_tokenizer(files_a, input.tokenizer, ca.vocab_size, limits);
     const int64_t max_tokens = std::min(ca.max_tokens, cb.max_tokens);
-    const std::vector<int> source = seq2seq_ids(input.text, input.token_ids, *tokenizer, max_tokens, "--text", "--tokens");
-    const std::vector<int> target =
-        seq2seq_ids(input.target_text, input.target_token_ids, *tokenizer, max_tokens, "--target-text", "--target-tokens");
+    const std::vector<int> source =
+        seq2seq_ids(input.text, input.token_ids, *tokenizer, max_tokens, "--text", "--tokens");
+    const std::vector<int> target = seq2seq_ids(input.target_text, input.target_token_ids, *tokenizer, max_tokens,
+                                                "--target-text", "--target-tokens");
 
     // Step 2: both forward passes; each stack's heads compared, then the decoders' outputs.
     OnednnBackend backend(threads);
@@ -80,10 +92,11 @@ Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string
     for (Seq2SeqStack stack : seq2seq_stacks) {
         // Token ids feed the duplicate-token and induction scores: self-attention only, as the report does.
         const std::vector<int>& ids = stack == Seq2SeqStack::encoder ? source : target;
-        const std::vector<int64_t> tokens = stack == Seq2SeqStack::cross ? std::vector<int64_t>{} : std::vector<int64_t>(ids.begin(), ids.end());
+        const std::vector<int64_t> tokens =
+            stack == Seq2SeqStack::cross ? std::vector<int64_t>{} : std::vector<int64_t>(ids.begin(), ids.end());
         StackComparison s{seq2seq_stack_name(stack), {}, {}};
-        s.heads = compare_runs(stack_layers(run_a, stack), stack_weights(model_a.weights(), stack), stack_layers(run_b, stack),
-                               stack_weights(model_b.weights(), stack), tokens, options);
+        s.heads = compare_runs(stack_layers(run_a, stack), stack_weights(model_a.weights(), stack),
+                               stack_layers(run_b, stack), stack_weights(model_b.weights(), stack), tokens, options);
         s.top1 = top1_agreement(stack_layers(run_a, stack), stack_layers(run_b, stack));
         result.stacks.push_back(std::move(s));
     }
@@ -102,7 +115,8 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
     if (!request.output.out.empty()) {
         OutputDir out(request.output.out, request.output.force);
         out.protect_inputs(request.inputs);
-        nlohmann::json doc = {{"format", compare_format}, {"heads", nlohmann::json::array()}, {"stacks", nlohmann::json::object()}};
+        nlohmann::json doc = {
+            {"format", compare_format}, {"heads", nlohmann::json::array()}, {"stacks", nlohmann::json::object()}};
         for (size_t k = 0; k < m.stacks.size(); ++k) {
             const StackComparison& s = m.stacks[k];
             nlohmann::json stack = comparison_json(s.heads);
@@ -127,7 +141,8 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
         for (size_t k = 0; k < m.stacks.size(); ++k) {
             const StackComparison& s = m.stacks[k];
             std::fputs((s.stack + ":\n" + compare_summary_text(summaries[k], s.heads, metrics[k], s.top1) +
-                        ranked_comparison_table(s.heads, s.top1) + "\n").c_str(),
+                        ranked_comparison_table(s.heads, s.top1) + "\n")
+                           .c_str(),
                        stdout);
         }
         std::fputs(output_comparison_line(m.output).c_str(), stdout);
@@ -135,8 +150,9 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
     int status = 0;
     for (size_t k = 0; k < m.stacks.size(); ++k)
         for (int64_t n : summaries[k].failing) {
-            std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n", stack_head_name(m.stacks[k], static_cast<size_t>(n)).c_str(),
-                         request.metric.c_str(), metrics[k][static_cast<size_t>(n)], request.fail_above);
+            std::fprintf(stderr, "attn-viz: %s: %s %.6g exceeds %g\n",
+                         stack_head_name(m.stacks[k], static_cast<size_t>(n)).c_str(), request.metric.c_str(),
+                         metrics[k][static_cast<size_t>(n)], request.fail_above);
             status = 1;
         }
     return status;

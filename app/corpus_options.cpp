@@ -13,7 +13,8 @@ namespace attn_viz_cli {
 CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std::string& inputs_help,
                                 const std::string& partial_format) {
     CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
-    cmd->add_option("--save-partial", v.save_partial, "Corpus mode: also write the running sums (" + partial_format + ") for attn-viz merge")
+    cmd->add_option("--save-partial", v.save_partial,
+                    "Corpus mode: also write the running sums (" + partial_format + ") for attn-viz merge")
         ->needs(inputs);
     cmd->add_option("--shard", v.shard_text,
                     "Corpus mode: take only shard I of N, the sequences i with i mod N = I (0-based, in corpus order), "
@@ -23,25 +24,34 @@ CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std:
 }
 
 void resolve_corpus_options(CorpusOptionValues& v) {
-    if (!v.shard_text.empty()) v.shard = parse_option("--shard", [&] { return attn_viz::parse_corpus_shard(v.shard_text); });
+    if (!v.shard_text.empty())
+        v.shard = parse_option("--shard", [&] { return attn_viz::parse_corpus_shard(v.shard_text); });
 }
 
 void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
                        const std::string& other) {
-    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html || !report_values.svg.empty() ||
-        report_values.map != "weights")
-        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other + ", --dump-*, --html, --svg and --map are for one sequence");
+    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html ||
+        !report_values.svg.empty() || report_values.map != "weights")
+        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other +
+                                                   ", --dump-*, --html, --svg and --map are for one sequence");
 }
 
-std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values,
+std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report,
+                                                        const ReportOptionValues& report_values,
                                                         const CorpusOptionValues& corpus) {
-    return {{"--dump-attention", !report.dump_attention.empty()}, {"--dump-output", !report.dump_output.empty()},
-            {"--save-partial", !corpus.save_partial.empty()}, {"--html", report.html}, {"--svg", !report_values.svg.empty()}};
+    return {{"--dump-attention", !report.dump_attention.empty()},
+            {"--dump-output", !report.dump_output.empty()},
+            {"--save-partial", !corpus.save_partial.empty()},
+            {"--html", report.html},
+            {"--svg", !report_values.svg.empty()}};
 }
 
-std::string corpus_run_note(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents, int64_t num_sequences) {
+std::string corpus_run_note(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents,
+                            int64_t num_sequences) {
     return std::to_string(num_sequences) + " sequences from " + v.path +
-           (v.shard_text.empty() ? "" : " (shard " + v.shard.text() + "; the corpus holds " + std::to_string(documents.corpus_sequences()) + ")") +
+           (v.shard_text.empty() ? ""
+                                 : " (shard " + v.shard.text() + "; the corpus holds " +
+                                       std::to_string(documents.corpus_sequences()) + ")") +
            "\n";
 }
 

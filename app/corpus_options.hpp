@@ -39,12 +39,14 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
 
 // The options of run and model that write files besides --out (check_out_or_json): --dump-attention,
 // --dump-output, --save-partial, --html and --svg, each with whether it was given.
-std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values,
+std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report,
+                                                        const ReportOptionValues& report_values,
                                                         const CorpusOptionValues& corpus);
 
 // "12 sequences from c.jsonl" or, with --shard, "3 sequences from c.jsonl (shard 1/4; the corpus
 // holds 12)", and a newline.
-std::string corpus_run_note(const CorpusOptionValues& values, const attn_viz::CorpusDocuments& documents, int64_t num_sequences);
+std::string corpus_run_note(const CorpusOptionValues& values, const attn_viz::CorpusDocuments& documents,
+                            int64_t num_sequences);
 
 // The end of a corpus run whose `documents` have been read to the end: records which shard of
 // which corpus `corpus` covers, writes the report (stats.json with "corpora" and "provenance", CSV

@@ -5,12 +5,16 @@
 
 namespace attn_viz_cli {
 
-CorpusPatchingRun::CorpusPatchingRun(const std::string& path, attn_viz::CorpusShard shard, const attn_viz::LoadLimits& limits,
-                                     const attn_viz::ModelTokenizer& tokenizer)
-    : path_(path), limits_(limits), documents_(path, limits, shard, attn_viz::CorpusLines::json_or_text), tokenizer_(tokenizer) {}
+CorpusPatchingRun::CorpusPatchingRun(const std::string& path, attn_viz::CorpusShard shard,
+                                     const attn_viz::LoadLimits& limits, const attn_viz::ModelTokenizer& tokenizer)
+    : path_(path),
+      limits_(limits),
+      documents_(path, limits, shard, attn_viz::CorpusLines::json_or_text),
+      tokenizer_(tokenizer) {}
 
-void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                            const attn_viz::ModelRun& clean, const std::string& clean_where, attn_viz::Timings& timings) {
+void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeModel& model,
+                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& clean,
+                            const std::string& clean_where, attn_viz::Timings& timings) {
     using namespace attn_viz;
     nlohmann::json doc;
     std::string where;
@@ -19,8 +23,8 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
     const ModelDescription& c = model.description();
     const std::vector<int> ids = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_.memory_budget, where);
     if (ids.size() != clean.tokens.size())
-        fail_input(where, std::to_string(ids.size()) + " tokens, its clean partner " + clean_where + " " + std::to_string(clean.tokens.size()) +
-                              "; patching needs the same number of tokens");
+        fail_input(where, std::to_string(ids.size()) + " tokens, its clean partner " + clean_where + " " +
+                              std::to_string(clean.tokens.size()) + "; patching needs the same number of tokens");
     ModelRun corrupted;
     try {
         check_model_tokens(ids, c.vocab_size, c.max_tokens);
@@ -31,16 +35,19 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
         fail_input(where, e.what());
     }
     Timings::Scope t(timings, "patching");
-    patching.add(patch_heads(model, backend, clean, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads), patching.metric()));
+    patching.add(patch_heads(model, backend, clean, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
+                             patching.metric()));
 }
 
 void CorpusPatchingRun::finish(attn_viz::CorpusPatching& patching, int64_t clean_sequences) {
     nlohmann::json doc;
     std::string where;
-    if (documents_.next(doc, where)) attn_viz::fail_input(where, "the corrupted corpus has more sequences than the clean one");
+    if (documents_.next(doc, where))
+        attn_viz::fail_input(where, "the corrupted corpus has more sequences than the clean one");
     if (documents_.corpus_sequences() != clean_sequences)
         attn_viz::fail_input(path_, "the corrupted corpus holds " + std::to_string(documents_.corpus_sequences()) +
-                                        " sequences, the clean one " + std::to_string(clean_sequences) + "; each needs its partner");
+                                        " sequences, the clean one " + std::to_string(clean_sequences) +
+                                        "; each needs its partner");
     patching.set_corrupted_corpus(documents_.corpus_fingerprint());
 }
 

@@ -6,15 +6,16 @@ namespace attn_viz_cli {
 
 void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option) {
     if (!model.has_logits())
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, option + " needs a model that predicts next tokens, but this is a " +
-                                                              model.description().architecture +
-                                                              " model: an encoder, with no next-token logits");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              option + " needs a model that predicts next tokens, but this is a " +
+                                  model.description().architecture + " model: an encoder, with no next-token logits");
 }
 
-Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
-                    int steps, const attn_viz::StepCallback& on_token) {
+Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer,
+                    const std::vector<int>& prompt, int steps, const attn_viz::StepCallback& on_token) {
     const std::vector<int> end_ids = tokenizer.end_ids();
-    const std::vector<int> all = attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids, tokenizer.vocab_size());
+    const std::vector<int> all =
+        attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids, tokenizer.vocab_size());
     Generation g;
     g.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(prompt.size()), all.end());
     // Decoded after the prompt's last token, so that a leading space is the one the text has.
@@ -24,9 +25,9 @@ Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer&
     g.text = tokenizer.decode(last_and_new).substr(with_last.size());
     g.requested = steps;
     const bool short_of_steps = static_cast<int64_t>(g.ids.size()) < steps;
-    g.stop = !short_of_steps                                                        ? "length"
+    g.stop = !short_of_steps                                                      ? "length"
              : static_cast<int64_t>(all.size()) >= model.description().max_tokens ? "context_full"
-                                                                                   : "end_of_text";
+                                                                                  : "end_of_text";
     if (g.stop == "end_of_text" && !end_ids.empty()) g.end_token = tokenizer.labels({end_ids.front()}).front();
     return g;
 }
@@ -35,18 +36,26 @@ std::string generation_lines(const Generation& g, const std::string& prompt_text
     std::string lines = "prompt: " + prompt_text + "\n";
     const std::string count = std::to_string(g.ids.size()) + (g.ids.size() == 1 ? " token" : " tokens");
     if (g.ids.empty() && g.stop == "end_of_text")
-        return lines + "greedy continuation: none: the model ended the text at once (its first choice was the end-of-text "
-                       "token " + g.end_token + ")\n";
+        return lines +
+               "greedy continuation: none: the model ended the text at once (its first choice was the end-of-text "
+               "token " +
+               g.end_token + ")\n";
     if (g.ids.empty()) return lines + "greedy continuation: none: the prompt already fills the model's context\n";
     std::string how = count;
-    if (g.stop == "end_of_text") how += " of " + std::to_string(g.requested) + ", then the model ended the text (" + g.end_token + ")";
+    if (g.stop == "end_of_text")
+        how += " of " + std::to_string(g.requested) + ", then the model ended the text (" + g.end_token + ")";
     if (g.stop == "context_full") how += " of " + std::to_string(g.requested) + ", then the model's context was full";
     const size_t start = g.text.find_first_not_of(' ');  // the space between prompt and continuation
-    return lines + "greedy continuation (" + how + "): " + (start == std::string::npos ? g.text : g.text.substr(start)) + "\n";
+    return lines + "greedy continuation (" + how +
+           "): " + (start == std::string::npos ? g.text : g.text.substr(start)) + "\n";
 }
 
 nlohmann::json generation_json(const Generation& g, const std::string& prompt_text) {
-    return {{"prompt", prompt_text}, {"continuation", g.text}, {"tokens", g.ids}, {"requested", g.requested}, {"stop", g.stop}};
+    return {{"prompt", prompt_text},
+            {"continuation", g.text},
+            {"tokens", g.ids},
+            {"requested", g.requested},
+            {"stop", g.stop}};
 }
 
 }  // namespace attn_viz_cli

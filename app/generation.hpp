@@ -14,11 +14,12 @@
 namespace attn_viz_cli {
 
 struct Generation {
-    std::vector<int> ids;      // the generated ids only (the prompt's not included)
-    std::string text;          // them decoded
-    int64_t requested = 0;     // --generate N
-    std::string stop;          // "length" (N made), "end_of_text" (the model chose an end token), "context_full" (seq_len reached)
-    std::string end_token;     // with "end_of_text": the label of the token that ended the text ("<s>", "</s>")
+    std::vector<int> ids;   // the generated ids only (the prompt's not included)
+    std::string text;       // them decoded
+    int64_t requested = 0;  // --generate N
+    std::string
+        stop;  // "length" (N made), "end_of_text" (the model chose an end token), "context_full" (seq_len reached)
+    std::string end_token;  // with "end_of_text": the label of the token that ended the text ("<s>", "</s>")
 };
 
 // Refuses (Error usage) `option` (--generate, --ablate) on a model without next-token logits (an
@@ -27,8 +28,8 @@ void check_model_has_logits(const attn_viz::WholeModel& model, const std::string
 
 // Up to `steps` greedy tokens after `prompt`, chosen among the tokenizer's tokens; on_token as for
 // greedy_generate. The model must have logits (check_model_has_logits).
-Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& prompt,
-                    int steps, const attn_viz::StepCallback& on_token);
+Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer,
+                    const std::vector<int>& prompt, int steps, const attn_viz::StepCallback& on_token);
 
 // "prompt:       ...\ngreedy continuation (8 tokens): ...\n", saying so when the model ended
 // the text before its first token or stopped early.

@@ -36,16 +36,26 @@ void keep_freed_memory_for_reuse() {
 std::string remedy_hint(attn_viz::Remedy remedy) {
     using attn_viz::Remedy;
     switch (remedy) {
-        case Remedy::none: return "";
-        case Remedy::allow_nonfinite: return " (use --allow-nonfinite to load it anyway)";
-        case Remedy::raise_memory_budget: return " (--max-memory)";
-        case Remedy::force_output_dir: return " (use --force to write into it anyway)";
-        case Remedy::give_num_heads: return " (pass --num-heads)";
-        case Remedy::give_num_kv_heads: return " (pass --num-kv-heads)";
-        case Remedy::give_layout: return " (pass --layout)";
-        case Remedy::change_layout: return " (pick another --layout or a --prefix)";
-        case Remedy::swap_model_files: return " (--checkpoint takes the model, --tokenizer its tokenizer: are the two swapped?)";
-        case Remedy::run_whole_model: return " (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)";
+        case Remedy::none:
+            return "";
+        case Remedy::allow_nonfinite:
+            return " (use --allow-nonfinite to load it anyway)";
+        case Remedy::raise_memory_budget:
+            return " (--max-memory)";
+        case Remedy::force_output_dir:
+            return " (use --force to write into it anyway)";
+        case Remedy::give_num_heads:
+            return " (pass --num-heads)";
+        case Remedy::give_num_kv_heads:
+            return " (pass --num-kv-heads)";
+        case Remedy::give_layout:
+            return " (pass --layout)";
+        case Remedy::change_layout:
+            return " (pick another --layout or a --prefix)";
+        case Remedy::swap_model_files:
+            return " (--checkpoint takes the model, --tokenizer its tokenizer: are the two swapped?)";
+        case Remedy::run_whole_model:
+            return " (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)";
     }
     return "";
 }
@@ -67,10 +77,11 @@ int main(int argc, char** argv) {
     attn_viz::install_interrupt_cleanup();
     attn_viz_cli::record_command_line(argc, argv);
 
-    CLI::App app{"attn-viz: run multi-head attention with oneDNN, draw every head, and report what each head does.\n"
-                 "Exit status: 0 success, 1 threshold exceeded (compare --fail-above), 2 usage, 3 bad input,\n"
-                 "4 I/O error, 5 internal error, 130 interrupted.",
-                 "attn-viz"};
+    CLI::App app{
+        "attn-viz: run multi-head attention with oneDNN, draw every head, and report what each head does.\n"
+        "Exit status: 0 success, 1 threshold exceeded (compare --fail-above), 2 usage, 3 bad input,\n"
+        "4 I/O error, 5 internal error, 130 interrupted.",
+        "attn-viz"};
     app.set_version_flag("--version", ATTN_VIZ_VERSION);
     app.require_subcommand(1);
 

@@ -2,10 +2,10 @@
 
 #include "ablation_report.hpp"
 #include "composition_report.hpp"
+#include "composition_scores.hpp"
 #include "error.hpp"
 #include "generation.hpp"
 #include "head_ablation.hpp"
-#include "composition_scores.hpp"
 #include "logit_attribution.hpp"
 #include "logit_attribution_report.hpp"
 #include "option_parsing.hpp"
@@ -23,39 +23,44 @@ bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o
 // against the model.
 std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
                                const attn_viz::ModelDescription& model) {
-    std::vector<int> ids = o.patch_from ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, "--patch-from")
-                                        : attn_viz::parse_token_ids(*o.patch_from_tokens, "--patch-from-tokens");
+    std::vector<int> ids =
+        o.patch_from ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, "--patch-from")
+                     : attn_viz::parse_token_ids(*o.patch_from_tokens, "--patch-from-tokens");
     attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens);
     return ids;
 }
 
-
 // The token attributed at each position of `run`: --target, or each position's next token.
 std::vector<int> attribution_targets(const ModelAnalysisOptions& o, const attn_viz::ModelRun& run) {
-    return o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target)) : attn_viz::next_token_targets(run);
+    return o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target))
+                         : attn_viz::next_token_targets(run);
 }
 
 // --logit-attribution: each position's next token (or --target) attributed, and its outputs.
-nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
-                                       attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                                       const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report) {
+nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,
+                                       attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                                       const attn_viz::ModelRun& run, const attn_viz::ModelTokenizer& tokenizer,
+                                       const attn_viz::ReportOptions& report) {
     const std::vector<int> targets = attribution_targets(o, run);
     return attn_viz::write_logit_attribution_outputs(out, attn_viz::attribute_logits(model, backend, run, targets),
-                                                     tokenizer.labels(targets), attribution_target(o, tokenizer), report);
+                                                     tokenizer.labels(targets), attribution_target(o, tokenizer),
+                                                     report);
 }
 
 // --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
 nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
                               attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                              const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report, bool show_progress) {
+                              const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
+                              bool show_progress) {
     using namespace attn_viz;
     const ModelDescription& c = model.description();
     const std::vector<int> ids = corrupted_ids(o, tokenizer, c);
     const ModelRun corrupted = model.run(ids, false);
     Progress progress(show_progress, "patched head");
-    const PatchingReport patching = patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
-                                                parse_patch_metric(o.patch_metric, c.vocab_size),
-                                                [&](int64_t done, int64_t total) { progress.update(done, total); });
+    const PatchingReport patching =
+        patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
+                    parse_patch_metric(o.patch_metric, c.vocab_size),
+                    [&](int64_t done, int64_t total) { progress.update(done, total); });
     progress.finish();
     return write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report);
 }
@@ -64,69 +69,93 @@ nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptio
 
 std::string attribution_target(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
     const int target_id = static_cast<int>(o.target);
-    return o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'" : "next token";
+    return o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'"
+                         : "next token";
 }
 
-void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
-                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run) {
+void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o,
+                            attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                            const attn_viz::ModelRun& run) {
     const int64_t T = static_cast<int64_t>(run.tokens.size());
     corpus.add(attn_viz::attribute_logits(model, backend, run, attribution_targets(o, run)), o.target >= 0 ? T : T - 1);
 }
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
-    cmd->add_option("--ablate", o.ablate,
-                    "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-                    "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, or heads as "
-                    "L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, encoder/L0H1,decoder/all,cross/1:0 "
-                    "(each stack's files in its folder; the loss is the teacher-forced target's)");
-    cmd->add_option("--ablate-mode", o.ablate_mode, "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
-        ->capture_default_str()->check(CLI::IsMember({"zero", "mean"}));
-    cmd->add_flag("--logit-attribution", o.logit_attribution,
-                  "Direct logit attribution: each head's (and each embedding, feed-forward and bias's) direct contribution to the "
-                  "logit of the next token at every position, through the final norm with its scale frozen (logit_attribution.csv, "
-                  "logit_attribution_*.png; decoders only); over a corpus (--inputs) each component's mean and std over every "
-                  "attributed position, merged across --shard partials");
+    cmd->add_option(
+        "--ablate", o.ablate,
+        "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
+        "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, or "
+        "heads as "
+        "L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, encoder/L0H1,decoder/all,cross/1:0 "
+        "(each stack's files in its folder; the loss is the teacher-forced target's)");
+    cmd->add_option("--ablate-mode", o.ablate_mode,
+                    "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"zero", "mean"}));
+    cmd->add_flag(
+        "--logit-attribution", o.logit_attribution,
+        "Direct logit attribution: each head's (and each embedding, feed-forward and bias's) direct contribution to "
+        "the "
+        "logit of the next token at every position, through the final norm with its scale frozen "
+        "(logit_attribution.csv, "
+        "logit_attribution_*.png; decoders only); over a corpus (--inputs) each component's mean and std over every "
+        "attributed position, merged across --shard partials");
     cmd->add_option("--target", o.target,
-                    "With --logit-attribution: attribute this token id's logit at every position instead of each position's next "
+                    "With --logit-attribution: attribute this token id's logit at every position instead of each "
+                    "position's next "
                     "token (ids as attn-viz tokenize prints them)")
-        ->check(CLI::NonNegativeNumber)->needs("--logit-attribution");
-    auto* patch_from = cmd->add_option("--patch-from", o.patch_from,
-                                       "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
-                                       "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
-                                       "patching_*.png; decoders only; one text, not --inputs)");
-    auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens, "The corrupted input of activation patching as token ids");
+        ->check(CLI::NonNegativeNumber)
+        ->needs("--logit-attribution");
+    auto* patch_from = cmd->add_option(
+        "--patch-from", o.patch_from,
+        "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
+        "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
+        "patching_*.png; decoders only; one text, not --inputs)");
+    auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens,
+                                         "The corrupted input of activation patching as token ids");
     patch_from->excludes(patch_tokens);
-    cmd->add_option("--patch-from-inputs", o.patch_from_inputs,
-                    "Activation patching over a corpus (with --inputs): the corrupted partner of each sequence, a corpus of the same "
-                    "form and size read line for line (each partner as many tokens as its clean sequence); every head's mean and std "
-                    "change of the metric and KL over the pairs (patching.csv, patching_*.png), merged across --shard partials")
+    cmd->add_option(
+           "--patch-from-inputs", o.patch_from_inputs,
+           "Activation patching over a corpus (with --inputs): the corrupted partner of each sequence, a corpus of the "
+           "same "
+           "form and size read line for line (each partner as many tokens as its clean sequence); every head's mean "
+           "and std "
+           "change of the metric and KL over the pairs (patching.csv, patching_*.png), merged across --shard partials")
         ->check(CLI::ExistingPath)
         ->excludes(patch_from)
         ->excludes(patch_tokens);
     cmd->add_option("--patch-metric", o.patch_metric,
-                    "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token id A minus "
+                    "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token "
+                    "id A minus "
                     "that of B at the last position)")
         ->capture_default_str();
-    cmd->add_flag("--composition", o.composition,
-                  "Composition scores from the weights: Q-, K- and V-composition of every head with every head of a later layer "
-                  "(Elhage et al. 2021; composition.csv, composition_q/k/v.png); from the weights alone, so with --stream-layers "
-                  "and --inputs too");
-    cmd->add_flag("--rollout", o.rollout, "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
-    cmd->add_flag("--flow", o.flow, "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
+    cmd->add_flag(
+        "--composition", o.composition,
+        "Composition scores from the weights: Q-, K- and V-composition of every head with every head of a later layer "
+        "(Elhage et al. 2021; composition.csv, composition_q/k/v.png); from the weights alone, so with --stream-layers "
+        "and --inputs too");
+    cmd->add_flag("--rollout", o.rollout,
+                  "Attention rollout across layers (rollout.npy [L, T, T], rollout/layer_NN.png)");
+    cmd->add_flag("--flow", o.flow,
+                  "Attention flow across layers, one max-flow problem per pair (flow.npy, flow/layer_NN.png)");
     o.flow_max_tokens = 64;
-    cmd->add_option("--flow-max-tokens", o.flow_max_tokens, "Largest number of tokens --flow accepts (its cost grows about as T^4)")
-        ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+    cmd->add_option("--flow-max-tokens", o.flow_max_tokens,
+                    "Largest number of tokens --flow accepts (its cost grows about as T^4)")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
 
 void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
     if (corpus_mode && asks_for_patching(o))
-        throw CLI::ValidationError("--inputs", std::string(o.patch_from ? "--patch-from" : "--patch-from-tokens") +
-                                                   " gives one corrupted input; over a corpus, give each sequence its partner with "
-                                                   "--patch-from-inputs C2.jsonl");
+        throw CLI::ValidationError("--inputs",
+                                   std::string(o.patch_from ? "--patch-from" : "--patch-from-tokens") +
+                                       " gives one corrupted input; over a corpus, give each sequence its partner with "
+                                       "--patch-from-inputs C2.jsonl");
     if (!corpus_mode && !o.patch_from_inputs.empty())
-        throw CLI::ValidationError("--patch-from-inputs", "pairs a corrupted corpus with --inputs; for one text use --patch-from");
+        throw CLI::ValidationError("--patch-from-inputs",
+                                   "pairs a corrupted corpus with --inputs; for one text use --patch-from");
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
@@ -140,14 +169,18 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
     if (o.logit_attribution) {
         check_model_has_logits(model, "--logit-attribution");
         if (const std::string obstacle = attn_viz::logit_attribution_obstacle(model.weights()); !obstacle.empty())
-            throw attn_viz::Error(attn_viz::ErrorKind::usage, "--logit-attribution: this model's logits do not split into per-head terms: " + obstacle);
+            throw attn_viz::Error(
+                attn_viz::ErrorKind::usage,
+                "--logit-attribution: this model's logits do not split into per-head terms: " + obstacle);
     }
     if (o.composition)
-        if (const std::string obstacle = attn_viz::composition_obstacle(model.weights(), model.attention_weights()); !obstacle.empty())
+        if (const std::string obstacle = attn_viz::composition_obstacle(model.weights(), model.attention_weights());
+            !obstacle.empty())
             throw attn_viz::Error(attn_viz::ErrorKind::usage,
                                   "--composition: composition scores do not describe this model's heads: " + obstacle);
     if (o.target >= c.vocab_size)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) + ": outside the vocabulary (0.." +
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) +
+                                                              ": outside the vocabulary (0.." +
                                                               std::to_string(c.vocab_size - 1) + ")");
     if (asks_for_patching(o)) {
         const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
@@ -155,24 +188,27 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
         parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
         const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
         if (corrupted != ids.size())
-            throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
-                                                                  " tokens, the clean input " + std::to_string(ids.size()) +
-                                                                  "; patching needs the same number of tokens");
+            throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                                  std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
+                                      " tokens, the clean input " + std::to_string(ids.size()) +
+                                      "; patching needs the same number of tokens");
     } else if (!o.patch_from_inputs.empty()) {
         check_model_has_logits(model, "--patch-from-inputs");
         parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
     } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--patch-metric needs --patch-from, --patch-from-tokens or --patch-from-inputs");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              "--patch-metric needs --patch-from, --patch-from-tokens or --patch-from-inputs");
     }
     if (o.flow && tokens > o.flow_max_tokens)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
-                                                              std::to_string(o.flow_max_tokens) +
-                                                              " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
+                                  std::to_string(o.flow_max_tokens) +
+                                  " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
 }
 
-nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
-                                     attn_viz::OnednnBackend& backend, const attn_viz::ReportOptions& report,
-                                     attn_viz::Timings& timings) {
+nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,
+                                     const attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                                     const attn_viz::ReportOptions& report, attn_viz::Timings& timings) {
     using namespace attn_viz;
     if (!o.composition) return nlohmann::json::object();
     Timings::Scope t(timings, "composition");
@@ -181,19 +217,20 @@ nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalys
                                      norm_folding_description(folding), report);
 }
 
-nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
-                                    attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                                    const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
-                                    bool show_progress, attn_viz::Timings& timings) {
+nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,
+                                    attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                                    const attn_viz::ModelRun& run, const attn_viz::ModelTokenizer& tokenizer,
+                                    const attn_viz::ReportOptions& report, bool show_progress,
+                                    attn_viz::Timings& timings) {
     using namespace attn_viz;
     nlohmann::json stats = nlohmann::json::object();
     const ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
         Timings::Scope t(timings, "ablation");
         Progress progress(show_progress, "ablated head");
-        const AblationReport ablation = ablate_heads(model, backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
-                                                     parse_ablation_mode(o.ablate_mode),
-                                                     [&](int64_t done, int64_t total) { progress.update(done, total); });
+        const AblationReport ablation = ablate_heads(
+            model, backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
+            parse_ablation_mode(o.ablate_mode), [&](int64_t done, int64_t total) { progress.update(done, total); });
         progress.finish();
         stats.update(write_ablation_outputs(out, ablation, c.n_layers, c.n_heads, report));
     }
@@ -216,7 +253,8 @@ nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysi
     if (o.flow) {
         Timings::Scope t(timings, "flow");
         Progress progress(show_progress, "flow row");
-        stats.update(write_flow_outputs(out, layers, tokens, report, [&](int64_t done, int64_t total) { progress.update(done, total); }));
+        stats.update(write_flow_outputs(out, layers, tokens, report,
+                                        [&](int64_t done, int64_t total) { progress.update(done, total); }));
     }
     return stats;
 }

@@ -21,7 +21,7 @@
 namespace attn_viz_cli {
 
 struct ModelAnalysisOptions {
-    std::string ablate;              // "", "all" or "L:H,..."
+    std::string ablate;  // "", "all" or "L:H,..."
     std::string ablate_mode = "zero";
     bool logit_attribution = false;
     int64_t target = -1;  // --target: the token id attributed at every position; -1: each position's next token
@@ -57,22 +57,24 @@ std::string attribution_target(const ModelAnalysisOptions& options, const attn_v
 
 // Corpus mode's --logit-attribution: one sequence's run attributed into `corpus`, at every
 // position with --target, else at the positions whose next token the sequence holds (all but the last).
-void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
-                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run);
+void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& options,
+                            attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                            const attn_viz::ModelRun& run);
 
 // The analyses of the weights alone (--composition): written into `out` without a forward pass
 // (so a streamed run and corpus mode write them as one run does); returns their stats.json
 // entries ({} when none was asked).
-nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
-                                     attn_viz::OnednnBackend& backend, const attn_viz::ReportOptions& report,
-                                     attn_viz::Timings& timings);
+nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options,
+                                     const attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                                     const attn_viz::ReportOptions& report, attn_viz::Timings& timings);
 
-// Runs what the options ask for on the clean run (write_weight_analyses' too), writes its files into `out` and returns the
-// stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as
-// progress on stderr (progress.hpp).
-nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options, attn_viz::WholeModel& model,
-                                    attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                                    const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
-                                    bool show_progress, attn_viz::Timings& timings);
+// Runs what the options ask for on the clean run (write_weight_analyses' too), writes its files into `out` and returns
+// the stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as progress on stderr
+// (progress.hpp).
+nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options,
+                                    attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
+                                    const attn_viz::ModelRun& run, const attn_viz::ModelTokenizer& tokenizer,
+                                    const attn_viz::ReportOptions& report, bool show_progress,
+                                    attn_viz::Timings& timings);
 
 }  // namespace attn_viz_cli

@@ -31,16 +31,18 @@ using attn_viz::Error;
 using attn_viz::ErrorKind;
 
 // --generate: the decoder's greedy ids from its start token, printed as a continuation of it.
-std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::ModelTokenizer& tokenizer,
-                                  const std::vector<int>& source, RunOutput& printed) {
+std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model,
+                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& source,
+                                  RunOutput& printed) {
     const int start = model.weights().config.decoder_start_token_id;
     const std::vector<int> target = model.generate(source, o.generate, tokenizer.end_ids(), tokenizer.vocab_size());
     Generation g;
     g.ids.assign(target.begin() + 1, target.end());
     g.text = tokenizer.decode(g.ids);
     g.requested = o.generate;
-    const bool ended = !g.ids.empty() && !tokenizer.end_ids().empty() &&
-                       std::find(tokenizer.end_ids().begin(), tokenizer.end_ids().end(), g.ids.back()) != tokenizer.end_ids().end();
+    const bool ended =
+        !g.ids.empty() && !tokenizer.end_ids().empty() &&
+        std::find(tokenizer.end_ids().begin(), tokenizer.end_ids().end(), g.ids.back()) != tokenizer.end_ids().end();
     g.stop = ended ? "end_of_text" : static_cast<int64_t>(g.ids.size()) < o.generate ? "context_full" : "length";
     if (ended) g.end_token = tokenizer.labels({g.ids.back()}).front();
     const std::string prompt = tokenizer.decode(source) + " -> " + tokenizer.labels({start}).front();
@@ -50,18 +52,20 @@ std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2Se
 }
 
 // o.ablate's heads, each stack's by the number of its layers (Error(usage) naming --ablate).
-std::vector<attn_viz::Seq2SeqHead> ablated_heads(const Seq2SeqModelOptions& o, const attn_viz::Seq2SeqWeights& weights) {
+std::vector<attn_viz::Seq2SeqHead> ablated_heads(const Seq2SeqModelOptions& o,
+                                                 const attn_viz::Seq2SeqWeights& weights) {
     return parse_option("--ablate", [&] {
-        return attn_viz::parse_seq2seq_ablated_heads(o.ablate, weights.config.blocks.n_layers, weights.config.n_decoder_layers,
-                                                     weights.config.blocks.n_heads);
+        return attn_viz::parse_seq2seq_ablated_heads(o.ablate, weights.config.blocks.n_layers,
+                                                     weights.config.n_decoder_layers, weights.config.blocks.n_heads);
     });
 }
 
 // --ablate: each chosen head removed in turn, the model rerun; each stack's ablation.csv and
 // pictures in its folder, and {"encoder": {...}, "decoder": ..., "cross": ...} (the stacks with
 // ablated heads, each as write_ablation_outputs' "ablation") for stats.json's "ablation".
-nlohmann::json seq2seq_ablation(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::Seq2SeqRun& clean,
-                                attn_viz::OutputDir& out, attn_viz::Timings& timings) {
+nlohmann::json seq2seq_ablation(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model,
+                                const attn_viz::Seq2SeqRun& clean, attn_viz::OutputDir& out,
+                                attn_viz::Timings& timings) {
     using namespace attn_viz;
     Timings::Scope t(timings, "ablation");
     Progress progress(progress_wanted(o.output.quiet), "ablated head");
@@ -74,17 +78,20 @@ nlohmann::json seq2seq_ablation(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqM
         const AblationReport& report = reports[static_cast<size_t>(stack)];
         if (report.heads.empty()) continue;
         const std::string name = seq2seq_stack_name(stack);
-        const int64_t layers = stack == Seq2SeqStack::encoder ? model.weights().config.blocks.n_layers : model.weights().config.n_decoder_layers;
-        stacks[name] = write_ablation_outputs(out, report, layers, model.weights().config.blocks.n_heads, o.report, name + "/")["ablation"];
+        const int64_t layers = stack == Seq2SeqStack::encoder ? model.weights().config.blocks.n_layers
+                                                              : model.weights().config.n_decoder_layers;
+        stacks[name] = write_ablation_outputs(out, report, layers, model.weights().config.blocks.n_heads, o.report,
+                                              name + "/")["ablation"];
     }
     return stacks;
 }
 
 // The run of `report.run`'s ids with every attention layer's report written as soon as the layer
 // is done (Seq2SeqStream into `out`); show_layers: the layers done as progress on stderr.
-attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_viz::Seq2SeqModel& model, const attn_viz::Seq2SeqReportInput& report,
-                                                const attn_viz::ReportOptions& options, bool show_layers, attn_viz::Timings& timings,
-                                                attn_viz::PictureNotes& notes) {
+attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_viz::Seq2SeqModel& model,
+                                                const attn_viz::Seq2SeqReportInput& report,
+                                                const attn_viz::ReportOptions& options, bool show_layers,
+                                                attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
     Seq2SeqStream stream(out, report, options, timings);
     const Seq2SeqConfig& c = model.weights().config;
@@ -108,36 +115,46 @@ RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layer
     const uint64_t decoder = saturating_product(layer(T, T) + layer(T, S), static_cast<uint64_t>(decoder_layers));
     const uint64_t whole = encoder + decoder < encoder ? UINT64_MAX : encoder + decoder;  // saturated
     return {whole, std::max({layer(S, S), layer(T, T), layer(T, S)}),
-            "running one attention layer over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens"};
+            "running one attention layer over " + std::to_string(S) + " source and " + std::to_string(T) +
+                " target tokens"};
 }
 
-void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits) {
-    attn_viz::check_memory(seq2seq_run_bytes(c, decoder_layers, S, T).whole_run, limits.memory_budget,
-                           "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
+void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T,
+                              const attn_viz::LoadLimits& limits) {
+    attn_viz::check_memory(
+        seq2seq_run_bytes(c, decoder_layers, S, T).whole_run, limits.memory_budget,
+        "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
 }
 
-std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids, const attn_viz::ModelTokenizer& tokenizer,
-                             int64_t max_tokens, const char* text_option, const char* ids_option) {
+std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids,
+                             const attn_viz::ModelTokenizer& tokenizer, int64_t max_tokens, const char* text_option,
+                             const char* ids_option) {
     if (ids) return attn_viz::parse_token_ids(*ids, ids_option);
     return attn_viz::encode_within_context(tokenizer, text, max_tokens, text_option);
 }
 
 void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options) {
     for (const RefusedOption& o : options)
-        if (o.given) throw Error(ErrorKind::usage, o.option + " does not apply to an encoder-decoder model (" + model_type + "): " + o.why);
+        if (o.given)
+            throw Error(ErrorKind::usage,
+                        o.option + " does not apply to an encoder-decoder model (" + model_type + "): " + o.why);
 }
 
 void refuse_target_for_decoder(const std::string& model_type, bool target_given) {
     if (target_given)
-        throw Error(ErrorKind::usage, "--target-text and --target-tokens are the decoder input of an encoder-decoder model (bart, t5); " +
-                                          (model_type.empty() ? std::string("this model") : "model_type " + model_type) + " has no decoder input");
+        throw Error(ErrorKind::usage,
+                    "--target-text and --target-tokens are the decoder input of an encoder-decoder model (bart, t5); " +
+                        (model_type.empty() ? std::string("this model") : "model_type " + model_type) +
+                        " has no decoder input");
 }
 
-int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
+int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files,
+                      const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (o.generate <= 0 && o.target_text.empty() && !o.target_token_ids)
-        throw Error(ErrorKind::usage, "an encoder-decoder model (" + files.config.model_type +
-                                          ") needs the decoder's input: --target-text, --target-tokens or --generate N");
+        throw Error(ErrorKind::usage,
+                    "an encoder-decoder model (" + files.config.model_type +
+                        ") needs the decoder's input: --target-text, --target-tokens or --generate N");
     Timings timings;
     const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
     OutputDir& out = *out_dir;
@@ -154,13 +171,17 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         const ModelConfig& c = model->weights().config.blocks;
         tokenizer = read_model_tokenizer(files, o.tokenizer, c.vocab_size, limits);
         source = seq2seq_ids(o.text, o.token_ids, *tokenizer, c.max_tokens, "--text", "--tokens");
-        if (o.generate <= 0) target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text", "--target-tokens");
+        if (o.generate <= 0)
+            target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text",
+                                 "--target-tokens");
         if (!o.ablate.empty()) ablated_heads(o, model->weights());
     }
     const ModelConfig& c = model->weights().config.blocks;
-    const int64_t S = static_cast<int64_t>(source.size()), T = o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size());
+    const int64_t S = static_cast<int64_t>(source.size()),
+                  T = o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size());
     const int64_t decoder_layers = model->weights().config.n_decoder_layers;
-    const bool streamed = streams_layers(o.stream_layers, o.whole_run, seq2seq_run_bytes(c, decoder_layers, S, T), limits);
+    const bool streamed =
+        streams_layers(o.stream_layers, o.whole_run, seq2seq_run_bytes(c, decoder_layers, S, T), limits);
     if (!streamed) check_seq2seq_run_memory(c, decoder_layers, S, T, limits);
 
     // Step 2: the forward pass (after the greedy target, with --generate), then the three stacks'
@@ -181,11 +202,13 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     report.extra_stats = {{"provenance", provenance}, {"model_type", c.architecture}};
     report.model_description = seq2seq_model_description(o.checkpoint, model->weights().config);
     report.source_text = o.text.empty() ? tokenizer->decode(source) : o.text;  // --tokens: the ids decoded
-    report.target_text = o.target_text.empty() ? tokenizer->decode(target) : o.target_text;  // --target-tokens, --generate
+    report.target_text =
+        o.target_text.empty() ? tokenizer->decode(target) : o.target_text;  // --target-tokens, --generate
     PictureNotes notes;
     Seq2SeqAnalysis analysis;
     if (streamed) {
-        analysis = stream_seq2seq_report(out, *model, report, o.report, progress_wanted(o.output.quiet), timings, notes);
+        analysis =
+            stream_seq2seq_report(out, *model, report, o.report, progress_wanted(o.output.quiet), timings, notes);
     } else {
         {
             Timings::Scope t(timings, "forward");
@@ -194,8 +217,8 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
         analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
     }
-    printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" + std::to_string(target.size()) +
-                     " target tokens: " + tokenizer->decode(target) + "\n");
+    printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" +
+                     std::to_string(target.size()) + " target tokens: " + tokenizer->decode(target) + "\n");
     for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
     if (report.extra_stats.contains("ablation")) {
         const nlohmann::json& ablation = report.extra_stats["ablation"];

@@ -20,21 +20,22 @@ namespace attn_viz_cli {
 
 struct Seq2SeqModelOptions {
     std::string checkpoint, tokenizer;
-    std::string text, target_text;                        // --text, --target-text ("" when not given)
+    std::string text, target_text;                           // --text, --target-text ("" when not given)
     std::optional<std::string> token_ids, target_token_ids;  // --tokens, --target-tokens
     int generate = 0;
     std::string ablate, ablate_mode = "zero";  // --ablate ("": none) and --ablate-mode
     bool stream_layers = false;                // --stream-layers
     std::string whole_run;                     // the options given that need every layer at once (whole_run_options)
-    attn_viz::ReportOptions report;  // resolved
+    attn_viz::ReportOptions report;            // resolved
     OutputOptionValues output;
     bool json = false, timings = false;
 };
 
 // The ids of a text option (encoded by `tokenizer`, within max_tokens) or of its ids option
 // ("1,2,3"; given: it wins).
-std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids, const attn_viz::ModelTokenizer& tokenizer,
-                             int64_t max_tokens, const char* text_option, const char* ids_option);
+std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids,
+                             const attn_viz::ModelTokenizer& tokenizer, int64_t max_tokens, const char* text_option,
+                             const char* ids_option);
 
 // An option an encoder-decoder run does not take: its name, whether it was given, and why not.
 struct RefusedOption {
@@ -57,9 +58,11 @@ RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layer
 
 // Refuses (Error bad_input) a run over S source and T target tokens whose three stacks' maps
 // exceed the memory budget.
-void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T, const attn_viz::LoadLimits& limits);
+void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T,
+                              const attn_viz::LoadLimits& limits);
 
 // The run over the folder `files` (an encoder-decoder model_type); returns the exit code.
-int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
+int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files,
+                      const attn_viz::LoadLimits& limits);
 
 }  // namespace attn_viz_cli

@@ -27,11 +27,13 @@ namespace {
 using namespace attn_viz;
 
 // The forward pass over one corpus line's pair; what the model refuses (ids, context, memory) names `where`.
-Seq2SeqRun forward(Seq2SeqModel& model, const SequencePair& pair, const LoadLimits& limits, const std::string& where, Timings& timings) {
+Seq2SeqRun forward(Seq2SeqModel& model, const SequencePair& pair, const LoadLimits& limits, const std::string& where,
+                   Timings& timings) {
     Timings::Scope t(timings, "forward");
     try {
         check_seq2seq_run_memory(model.weights().config.blocks, model.weights().config.n_decoder_layers,
-                                 static_cast<int64_t>(pair.source.size()), static_cast<int64_t>(pair.target.size()), limits);
+                                 static_cast<int64_t>(pair.source.size()), static_cast<int64_t>(pair.target.size()),
+                                 limits);
         return model.run(pair.source, pair.target);
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::bad_input) throw;
@@ -42,13 +44,15 @@ Seq2SeqRun forward(Seq2SeqModel& model, const SequencePair& pair, const LoadLimi
 // Every stack's analysis of one run (analyze_seq2seq, as write_seq2seq_report's) and its cross
 // heads' alignment into `corpus`; each stack's weight similarities computed on the first run, kept
 // in `similarity`.
-void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2SeqWeights& weights, const ReportOptions& options,
-             std::array<std::optional<WeightSimilarities>, 3>& similarity, OnednnBackend& backend, int64_t position) {
+void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2SeqWeights& weights,
+             const ReportOptions& options, std::array<std::optional<WeightSimilarities>, 3>& similarity,
+             OnednnBackend& backend, int64_t position) {
     Seq2SeqReportInput in;
     in.run = &run;
     in.weights = &weights;
     for (size_t k = 0; k < similarity.size(); ++k) {
-        if (!similarity[k]) similarity[k] = weight_similarities(seq2seq_stack_input(in, static_cast<int>(k)).weights, false, backend);
+        if (!similarity[k])
+            similarity[k] = weight_similarities(seq2seq_stack_input(in, static_cast<int>(k)).weights, false, backend);
         in.weight_similarity[k] = &*similarity[k];
     }
     corpus.add_corpus_sequence(analyze_seq2seq(in, options), token_pair_fingerprint(run.source, run.target), position);
@@ -80,8 +84,8 @@ int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, c
     std::string where;
     Progress progress(progress_wanted(o.output.quiet), "sequence");
     while (attn_viz::next_corpus_document(documents, doc, where, timings)) {
-        const SequencePair pair =
-            model_sequence_pair_ids(doc, *tokenizer, model->weights().config.blocks.max_tokens, limits.memory_budget, where);
+        const SequencePair pair = model_sequence_pair_ids(doc, *tokenizer, model->weights().config.blocks.max_tokens,
+                                                          limits.memory_budget, where);
         const Seq2SeqRun run = forward(*model, pair, limits, where, timings);
         Timings::Scope t(timings, "statistics");
         add_run(corpus, run, model->weights(), o.report, similarity, backend, documents.position());
@@ -90,10 +94,12 @@ int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, c
     progress.finish();
 
     // Step 3: the report and the partial, moved into place together; then what is printed.
-    corpus.set_coverage(attn_viz::corpus_run_coverage(o.corpus.path, o.corpus.shard, documents, corpus.num_sequences()));
+    corpus.set_coverage(
+        attn_viz::corpus_run_coverage(o.corpus.path, o.corpus.shard, documents, corpus.num_sequences()));
     const Seq2SeqAnalysis analysis = corpus.finish(o.report.thresholds);
     const nlohmann::json provenance = run_provenance();  // every file of the corpus is read by now
-    write_seq2seq_corpus_report(out, analysis, {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, o.report);
+    write_seq2seq_corpus_report(out, analysis,
+                                {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, o.report);
     if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
     RunOutput printed("model", o.json, o.output.quiet);
     for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");

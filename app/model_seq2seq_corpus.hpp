@@ -23,6 +23,7 @@ struct Seq2SeqCorpusOptions {
 };
 
 // The corpus run over the folder `files` (an encoder-decoder model_type); returns the exit code.
-int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
+int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const attn_viz::ModelFiles& files,
+                       const attn_viz::LoadLimits& limits);
 
 }  // namespace attn_viz_cli

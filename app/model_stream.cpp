@@ -9,7 +9,8 @@
 
 namespace attn_viz_cli {
 
-std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses) {
+std::string whole_run_options(const attn_viz::ReportOptions& report, int generate,
+                              const ModelAnalysisOptions& analyses) {
     std::string names;
     const auto add = [&](bool given, const char* name) {
         if (given) names += (names.empty() ? "" : ", ") + std::string(name);
@@ -24,7 +25,8 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
     return names;
 }
 
-bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& bytes, const attn_viz::LoadLimits& limits) {
+bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& bytes,
+                    const attn_viz::LoadLimits& limits) {
     if (asked && !whole_run.empty())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "--stream-layers writes each layer's report before the next layer runs: " + whole_run +
@@ -47,7 +49,10 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, cons
 }
 
 StreamedForward::StreamedForward(attn_viz::Timings& timings, bool show, std::string what, int64_t total)
-    : timings_(timings), progress_(show, std::move(what)), total_(total), forward_from_(std::chrono::steady_clock::now()) {}
+    : timings_(timings),
+      progress_(show, std::move(what)),
+      total_(total),
+      forward_from_(std::chrono::steady_clock::now()) {}
 
 void StreamedForward::stop_forward_clock() {
     timings_.add("forward", std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_from_).count());
@@ -58,20 +63,22 @@ void StreamedForward::finish() {
     progress_.finish();
 }
 
-attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model, const std::vector<int>& ids,
-                                            attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
-                                            bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
+attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model,
+                                            const std::vector<int>& ids, attn_viz::LayerStreamInput input,
+                                            const attn_viz::ReportOptions& report, bool show_layers,
+                                            attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
     model.keep_attention_weights(false);
     const int64_t n_layers = input.num_layers;
     LayerStream stream(out, std::move(input), report, timings);
     StreamedForward forward(timings, show_layers, "layer", n_layers);
-    model.run_blocks(ids, true, report.map == PictureMap::norm, [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
-        forward.report([&] {
-            warn_poisoned_heads(result, l, "");
-            stream.add_layer(static_cast<int64_t>(l), result, weights);
-        });
-    });
+    model.run_blocks(ids, true, report.map == PictureMap::norm,
+                     [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
+                         forward.report([&] {
+                             warn_poisoned_heads(result, l, "");
+                             stream.add_layer(static_cast<int64_t>(l), result, weights);
+                         });
+                     });
     forward.finish();
     return stream.finish(notes);
 }

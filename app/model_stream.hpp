@@ -15,9 +15,11 @@
 
 namespace attn_viz_cli {
 
-// The options given that need every layer at once (--html, --generate, --ablate, --logit-attribution, --patch-from, --rollout,
+// The options given that need every layer at once (--html, --generate, --ablate, --logit-attribution, --patch-from,
+// --rollout,
 // --flow), comma-separated, or "".
-std::string whole_run_options(const attn_viz::ReportOptions& report, int generate, const ModelAnalysisOptions& analyses);
+std::string whole_run_options(const attn_viz::ReportOptions& report, int generate,
+                              const ModelAnalysisOptions& analyses);
 
 // The memory a run's maps take: every layer's at once (a whole run) and its largest layer's (a
 // streamed run), with what that layer is for the message refusing it ("running one layer on 9 tokens").
@@ -31,7 +33,8 @@ struct RunBytes {
 // Refuses --stream-layers with a whole-run option (Error usage) and a streamed run whose largest
 // layer exceeds the budget (Error bad_input); a whole run that does not fit is refused by the
 // caller as before.
-bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& bytes, const attn_viz::LoadLimits& limits);
+bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& bytes,
+                    const attn_viz::LoadLimits& limits);
 
 // The model's (any family: the streamed forward pass is WholeModel::run_blocks) RunBytes over T tokens.
 RunBytes model_run_bytes(const attn_viz::WholeModel& model, int64_t T);
@@ -69,8 +72,9 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, cons
 // The forward pass over `ids` with every block's report written as soon as the block is done
 // (LayerStream into `out`); the model keeps no block's attention weights. show_layers: the layers
 // done as progress on stderr. Returns the whole analysis.
-attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model, const std::vector<int>& ids,
-                                            attn_viz::LayerStreamInput input, const attn_viz::ReportOptions& report,
-                                            bool show_layers, attn_viz::Timings& timings, attn_viz::PictureNotes& notes);
+attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model,
+                                            const std::vector<int>& ids, attn_viz::LayerStreamInput input,
+                                            const attn_viz::ReportOptions& report, bool show_layers,
+                                            attn_viz::Timings& timings, attn_viz::PictureNotes& notes);
 
 }  // namespace attn_viz_cli

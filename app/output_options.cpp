@@ -11,7 +11,8 @@ void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputH
     cmd->add_flag("-q,--quiet", values.quiet, help.quiet);
 }
 
-void check_out_or_json(const OutputOptionValues& values, bool json, const std::vector<std::pair<std::string, bool>>& files) {
+void check_out_or_json(const OutputOptionValues& values, bool json,
+                       const std::vector<std::pair<std::string, bool>>& files) {
     if (!values.out.empty()) return;
     if (!json) throw CLI::RequiredError("--out (or --json, to print the summary and write nothing)");
     for (const auto& [name, given] : files)
@@ -24,11 +25,13 @@ std::unique_ptr<attn_viz::OutputDir> open_output_dir(const OutputOptionValues& v
 }
 
 void add_threshold_option(CLI::App* cmd, std::vector<std::string>& assignments) {
-    cmd->add_option("--threshold", assignments,
-                    "Override a label or redundancy threshold, NAME=VALUE (repeatable; names and defaults in docs/metrics.md)");
+    cmd->add_option(
+        "--threshold", assignments,
+        "Override a label or redundancy threshold, NAME=VALUE (repeatable; names and defaults in docs/metrics.md)");
 }
 
-attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assignments, attn_viz::LabelThresholds base) {
+attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assignments,
+                                           attn_viz::LabelThresholds base) {
     for (const std::string& assignment : assignments)
         parse_option("--threshold", [&] { attn_viz::set_threshold(base, assignment); });
     return base;

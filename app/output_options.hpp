@@ -21,7 +21,7 @@ struct OutputOptionValues {
 
 // How one command describes its output options in --help.
 struct OutputHelp {
-    std::string out;               // what --out holds
+    std::string out;  // what --out holds
     bool out_required = true;
     std::string quiet = "Print nothing on success";
 };
@@ -33,7 +33,8 @@ void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputH
 // summary and nothing is written. Refuses (CLI::RequiredError or ValidationError, exit 2) no
 // --out without --json, and without --out any of `files` (an option's name and whether it was
 // given) that writes a file: dumps, --save-partial, --html, --svg.
-void check_out_or_json(const OutputOptionValues& values, bool json, const std::vector<std::pair<std::string, bool>>& files);
+void check_out_or_json(const OutputOptionValues& values, bool json,
+                       const std::vector<std::pair<std::string, bool>>& files);
 
 // The run's output directory: --out, or without it one that keeps nothing (OutputDir::KeepNothing).
 std::unique_ptr<attn_viz::OutputDir> open_output_dir(const OutputOptionValues& values);
@@ -43,7 +44,8 @@ void add_threshold_option(CLI::App* cmd, std::vector<std::string>& assignments);
 
 // `base` (by default the default thresholds) with every --threshold assignment applied (Error
 // usage on a bad one).
-attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assignments, attn_viz::LabelThresholds base = {});
+attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assignments,
+                                           attn_viz::LabelThresholds base = {});
 
 // Adds --threads N (0, the default, = all cores); `users` says what runs on them.
 void add_threads_option(CLI::App* cmd, int& threads, const std::string& users);

@@ -1,13 +1,15 @@
 #include "progress.hpp"
 
-#include <cstdio>
 #include <unistd.h>
+
+#include <cstdio>
 
 namespace attn_viz_cli {
 
 bool progress_wanted(bool quiet) { return !quiet && isatty(STDERR_FILENO) == 1; }
 
-Progress::Progress(bool enabled, std::string what, int64_t total) : enabled_(enabled), what_(std::move(what)), total_(total) {}
+Progress::Progress(bool enabled, std::string what, int64_t total)
+    : enabled_(enabled), what_(std::move(what)), total_(total) {}
 
 Progress::~Progress() { finish(); }
 

@@ -30,8 +30,10 @@ nlohmann::json run_provenance(std::optional<uint64_t> seed) {
                           {"bytes", ec ? nlohmann::json(nullptr) : nlohmann::json(bytes)},
                           {"sha256", attn_viz::file_sha256(file.path)}});
     }
-    nlohmann::json provenance = {
-        {"tool", "attn-viz"}, {"version", ATTN_VIZ_VERSION}, {"command_line", command_line()}, {"inputs", std::move(inputs)}};
+    nlohmann::json provenance = {{"tool", "attn-viz"},
+                                 {"version", ATTN_VIZ_VERSION},
+                                 {"command_line", command_line()},
+                                 {"inputs", std::move(inputs)}};
     if (seed) provenance["seed"] = *seed;
     return provenance;
 }

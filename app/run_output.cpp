@@ -13,14 +13,17 @@ void add_scripting_options(CLI::App* cmd, bool& json, bool& stats_only) {
                   "Print one JSON document on stdout instead of the tables (attn-viz/summary@1: the per-head table, "
                   "redundant heads, provenance; docs/analysis.md), and nothing else; -q does not silence it. Without "
                   "--out, nothing is written");
-    cmd->add_flag("--stats-only", stats_only, "Write the statistics files only (stats.json, heads.csv, pairs.csv): no pictures")
-        ->excludes("--html")->excludes("--svg");
+    cmd->add_flag("--stats-only", stats_only,
+                  "Write the statistics files only (stats.json, heads.csv, pairs.csv): no pictures")
+        ->excludes("--html")
+        ->excludes("--svg");
 }
 
 RunOutput::RunOutput(const std::string& command, bool json, bool quiet)
     : json_(json), quiet_(quiet), document_({{"format", attn_viz::summary_format}, {"command", command}}) {}
 
-void RunOutput::add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder, const std::string& heading) {
+void RunOutput::add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder,
+                             const std::string& heading) {
     if (!json_) {
         text_ += heading + attn_viz::stats_table(analysis);
         return;

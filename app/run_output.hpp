@@ -23,7 +23,8 @@ public:
 
     // One analysis, written to `folder` ("" or "seq_01/" of a batch): its table under a
     // "sequence N (folder)" line, or its summary (a batch's go in a "sequences" list).
-    void add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder, const std::string& heading = "");
+    void add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder,
+                      const std::string& heading = "");
     // A line of the text form only.
     void add_text(const std::string& line) { text_ += line; }
     // A line of the text form that is a result the user asked for (--generate's continuation):

@@ -46,7 +46,8 @@ std::string unknown_option_message(const CLI::App& app, const CLI::App& command,
     std::string owners;
     for (const CLI::App* other : all_commands(app))
         if (other->get_option_no_throw(option) != nullptr) owners += (owners.empty() ? "" : ", ") + other->get_name();
-    if (!owners.empty()) message += " (an option of " + owners + "; attn-viz " + command.get_name() + " --help lists its own)";
+    if (!owners.empty())
+        message += " (an option of " + owners + "; attn-viz " + command.get_name() + " --help lists its own)";
     return message;
 }
 
@@ -90,7 +91,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     for (size_t i = 1; i <= a.size(); ++i)
         for (size_t j = 1; j <= b.size(); ++j) {
             d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
         }
     return d[a.size()][b.size()];
 }
@@ -98,7 +100,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
     std::vector<std::string> extensions;
     for (const std::string& c : candidates)
-        if (c.size() > name.size() && c.compare(0, name.size(), name) == 0 && name.find_first_not_of('-') != std::string::npos)
+        if (c.size() > name.size() && c.compare(0, name.size(), name) == 0 &&
+            name.find_first_not_of('-') != std::string::npos)
             extensions.push_back(c);
     if (extensions.size() == 1) return extensions.front();
     std::string best;
@@ -111,7 +114,8 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
     return best_distance <= allowed ? best : "";
 }
 
-std::string usage_error_message(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& error) {
+std::string usage_error_message(const CLI::App& app, const std::vector<std::string>& args,
+                                const CLI::ParseError& error) {
     const std::string unknown = unknown_name_message(app, args);
     if (!unknown.empty()) return unknown;
     const std::string name = command_name(app, args);
@@ -121,7 +125,8 @@ std::string usage_error_message(const CLI::App& app, const std::vector<std::stri
     static const std::regex missing(R"(^(--?[A-Za-z0-9-]+) is required$)");
     std::smatch option;
     if (const CLI::App* command = find_command(app, name); std::regex_match(message, option, missing))
-        if (const CLI::Option* o = command->get_option_no_throw(option[1].str()); o != nullptr && !o->get_description().empty())
+        if (const CLI::Option* o = command->get_option_no_throw(option[1].str());
+            o != nullptr && !o->get_description().empty())
             message += ": " + o->get_description();
     return name + ": " + message + " (attn-viz " + name + " --help lists its options)";
 }

@@ -13,7 +13,8 @@ namespace attn_viz_cli {
 // The message (without "attn-viz: error: ") for a failed parse of `args` (argv[1..]): an unknown
 // command or option when there is one (it is usually what caused `error`), else `error`'s text
 // on one line with the command's name and, for a missing option, its description.
-std::string usage_error_message(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& error);
+std::string usage_error_message(const CLI::App& app, const std::vector<std::string>& args,
+                                const CLI::ParseError& error);
 
 // Optimal string alignment distance: insertions, deletions, substitutions and transpositions of
 // adjacent characters each cost 1.

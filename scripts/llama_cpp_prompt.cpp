@@ -45,22 +45,38 @@ Options parse_options(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--verbose") { o.verbose = true; continue; }
-        if (arg == "--kv-f32") { o.kv_f32 = true; continue; }
+        if (arg == "--verbose") {
+            o.verbose = true;
+            continue;
+        }
+        if (arg == "--kv-f32") {
+            o.kv_f32 = true;
+            continue;
+        }
         if (i + 1 >= argc) throw std::runtime_error(arg + " needs a value");
         const std::string value = argv[++i];
-        if (arg == "--lib-dir") o.lib_dir = value;
-        else if (arg == "--cpu-backend") o.cpu_backend = value;
-        else if (arg == "--model") o.model = value;
-        else if (arg == "--ids") o.ids_file = value;
-        else if (arg == "--logits-out") o.logits_out = value;
-        else if (arg == "--tokens") o.tokens = std::stoi(value);
-        else if (arg == "--threads") o.threads = std::stoi(value);
-        else if (arg == "--repeat") o.repeat = std::stoi(value);
-        else throw std::runtime_error("unknown option " + arg);
+        if (arg == "--lib-dir")
+            o.lib_dir = value;
+        else if (arg == "--cpu-backend")
+            o.cpu_backend = value;
+        else if (arg == "--model")
+            o.model = value;
+        else if (arg == "--ids")
+            o.ids_file = value;
+        else if (arg == "--logits-out")
+            o.logits_out = value;
+        else if (arg == "--tokens")
+            o.tokens = std::stoi(value);
+        else if (arg == "--threads")
+            o.threads = std::stoi(value);
+        else if (arg == "--repeat")
+            o.repeat = std::stoi(value);
+        else
+            throw std::runtime_error("unknown option " + arg);
     }
     if (o.lib_dir.empty() || o.model.empty()) throw std::runtime_error("--lib-dir and --model are required");
-    if ((o.tokens > 0) == !o.ids_file.empty()) throw std::runtime_error("give one of --tokens T (T > 0) and --ids FILE");
+    if ((o.tokens > 0) == !o.ids_file.empty())
+        throw std::runtime_error("give one of --tokens T (T > 0) and --ids FILE");
     if (o.threads < 1 || o.repeat < 1) throw std::runtime_error("--threads and --repeat must be positive");
     return o;
 }
@@ -135,7 +151,8 @@ int run(const Options& o) {
     llama_log_set(on_log, &facts);
 
     // Load the CPU backend variant ggml scores best for this CPU from the package's libraries, or the one asked for.
-    if (o.cpu_backend.empty()) ggml_backend_load_all_from_path(o.lib_dir.c_str());
+    if (o.cpu_backend.empty())
+        ggml_backend_load_all_from_path(o.lib_dir.c_str());
     else if (ggml_backend_load((o.lib_dir + "/libggml-cpu-" + o.cpu_backend + ".so").c_str()) == nullptr)
         throw std::runtime_error("cannot load the CPU backend " + o.cpu_backend);
     llama_backend_init();
@@ -161,7 +178,8 @@ int run(const Options& o) {
     context_params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     if (o.kv_f32) context_params.type_k = context_params.type_v = GGML_TYPE_F32;
     llama_context* context = llama_init_from_model(model, context_params);
-    if (context == nullptr) throw std::runtime_error("llama.cpp cannot make a context of " + std::to_string(T) + " tokens");
+    if (context == nullptr)
+        throw std::runtime_error("llama.cpp cannot make a context of " + std::to_string(T) + " tokens");
     const double load_seconds = seconds_since(load_start);
 
     // Decode the batch R times; only the logits of the last position, unless all are asked for.
@@ -187,12 +205,12 @@ int run(const Options& o) {
     const auto best = std::min_element(decode_seconds.begin(), decode_seconds.end()) - decode_seconds.begin();
     if (!o.logits_out.empty()) write_npy(o.logits_out, llama_get_logits(context), T, llama_vocab_n_tokens(vocab));
 
-    std::printf("llama_cpp_prompt tokens=%d threads=%d load_s=%.3f decode_s=%.3f decode_cpu_s=%.3f best_decode_s=%.3f "
-                "best_decode_cpu_s=%.3f cpu_backend=%s weights_buffer=%s\n",
-                T, o.threads, load_seconds, decode_seconds.front(), decode_cpu_seconds.front(),
-                decode_seconds[best], decode_cpu_seconds[best],
-                facts.cpu_backend.empty() ? "unknown" : facts.cpu_backend.c_str(),
-                facts.weights_buffer.empty() ? "unknown" : facts.weights_buffer.c_str());
+    std::printf(
+        "llama_cpp_prompt tokens=%d threads=%d load_s=%.3f decode_s=%.3f decode_cpu_s=%.3f best_decode_s=%.3f "
+        "best_decode_cpu_s=%.3f cpu_backend=%s weights_buffer=%s\n",
+        T, o.threads, load_seconds, decode_seconds.front(), decode_cpu_seconds.front(), decode_seconds[best],
+        decode_cpu_seconds[best], facts.cpu_backend.empty() ? "unknown" : facts.cpu_backend.c_str(),
+        facts.weights_buffer.empty() ? "unknown" : facts.weights_buffer.c_str());
     llama_batch_free(batch);
     llama_free(context);
     llama_model_free(model);

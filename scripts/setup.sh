@@ -4,7 +4,7 @@
 # `setup.sh build` installs only what building and running the CLI needs (the demo's setup).
 # ATTN_VIZ_SETUP_EXTRA may name extras: "bench" (the Python peer's matplotlib and OpenBLAS,
 # hyperfine, time) and "clang" (clang-14 with its sanitizer/fuzzer and OpenMP runtimes, for
-# scripts/fuzz.sh, and clang-format-14 for scripts/format_includes.sh).
+# scripts/fuzz.sh).
 set -euo pipefail
 
 packages=(
@@ -27,6 +27,7 @@ if [[ "${1:-}" != "build" ]]; then
     chromium                              # headless: the render tests open report.html in it
     slurm-wlm munge parallel              # tests/cluster: a one-node Slurm cluster, GNU parallel
     nodejs                                # tests/tokenizers/tokenizer_crosscheck: npm's @huggingface/tokenizers
+    clang-format-14                       # scripts/format.sh --check: .ci/run fails on unformatted code
   )
   # Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs includes it.
   command -v npm >/dev/null || packages+=(npm)
@@ -35,7 +36,7 @@ if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *bench* ]]; then
   packages+=(python3-matplotlib libopenblas0-pthread hyperfine time)
 fi
 if [[ "${ATTN_VIZ_SETUP_EXTRA:-}" == *clang* ]]; then
-  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev clang-format-14)
+  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)
 fi
 
 missing=()

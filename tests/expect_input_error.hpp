@@ -3,11 +3,11 @@
 // given Remedy (none unless the caller can ask for something that gets past the error).
 #pragma once
 
-#include <doctest/doctest.h>
-
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 

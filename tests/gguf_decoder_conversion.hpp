@@ -4,8 +4,8 @@
 // keys plus each class's own, tensors renamed by gguf-py's tensor map and left as they are (no q/k
 // permutation: llama.cpp runs these with NEOX RoPE), except Gemma's "*norm.weight" plus 1. The
 // folders have no tokenizer.model: a stand-in SentencePiece vocabulary of the embedding's size
-// takes its place (so the CLI opens the file; Gemma's with Gemma's special ids), and token_embd keeps every row (Gemma3Model would
-// cut it to the real vocabulary).
+// takes its place (so the CLI opens the file; Gemma's with Gemma's special ids), and token_embd keeps every row
+// (Gemma3Model would cut it to the real vocabulary).
 #pragma once
 
 #include <string>
@@ -31,7 +31,18 @@ inline void add_stand_in_vocabulary(GgufBuilder& b, int64_t vocab_size, bool gem
     std::vector<int32_t> types = {2, 3, 3};
     std::vector<float> scores(3, 0.0f);
     if (gemma) {
-        tokens = {"<pad>", "<eos>", "<bos>", "<unk>", "\xe2\x96\x81", "a", "b", "c", "ab", "abc", "\xe2\x96\x81" "a"};
+        tokens = {"<pad>",
+                  "<eos>",
+                  "<bos>",
+                  "<unk>",
+                  "\xe2\x96\x81",
+                  "a",
+                  "b",
+                  "c",
+                  "ab",
+                  "abc",
+                  "\xe2\x96\x81"
+                  "a"};
         types = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1};
         scores = {0, 0, 0, 0, -10, -10, -10, -10, -2, -1, -3};
     }
@@ -68,7 +79,8 @@ inline void convert_decoder_folder(const std::string& folder, const std::string&
     u32("attention.head_count", heads);
     u32("attention.head_count_kv", hf.num_kv_heads.value_or(heads));
     f32("attention.layer_norm_rms_epsilon", *hf.norm_epsilon);
-    if (arch != "gemma2") f32("rope.freq_base", hf.rope_base.value_or(10000.0));  // Gemma2Model writes none (llama.cpp: 10000)
+    if (arch != "gemma2")
+        f32("rope.freq_base", hf.rope_base.value_or(10000.0));  // Gemma2Model writes none (llama.cpp: 10000)
     if (hf.head_dim) {
         u32("attention.key_length", *hf.head_dim);
         u32("attention.value_length", *hf.head_dim);
@@ -109,21 +121,27 @@ inline void convert_decoder_folder(const std::string& folder, const std::string&
     for (int64_t l = 0; l < *hf.num_layers; ++l) {
         const std::string blk = "blk." + std::to_string(l) + ".", layer = "model.layers." + std::to_string(l) + ".";
         put_norm(blk + "attn_norm.weight", layer + "input_layernorm.weight");
-        put_norm(blk + "ffn_norm.weight", layer + (gemma ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"));
+        put_norm(blk + "ffn_norm.weight",
+                 layer + (gemma ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"));
         if (gemma) {
             put_norm(blk + "post_attention_norm.weight", layer + "post_attention_layernorm.weight");
             put_norm(blk + "post_ffw_norm.weight", layer + "post_feedforward_layernorm.weight");
         }
-        std::vector<std::pair<std::string, std::string>> same = {{"attn_output", "self_attn.o_proj"}, {"ffn_down", "mlp.down_proj"}};
+        std::vector<std::pair<std::string, std::string>> same = {{"attn_output", "self_attn.o_proj"},
+                                                                 {"ffn_down", "mlp.down_proj"}};
         if (phi3) {
             same.insert(same.end(), {{"attn_qkv", "self_attn.qkv_proj"}, {"ffn_up", "mlp.gate_up_proj"}});
         } else {
-            same.insert(same.end(), {{"attn_q", "self_attn.q_proj"}, {"attn_k", "self_attn.k_proj"}, {"attn_v", "self_attn.v_proj"},
-                                     {"ffn_gate", "mlp.gate_proj"}, {"ffn_up", "mlp.up_proj"}});
+            same.insert(same.end(), {{"attn_q", "self_attn.q_proj"},
+                                     {"attn_k", "self_attn.k_proj"},
+                                     {"attn_v", "self_attn.v_proj"},
+                                     {"ffn_gate", "mlp.gate_proj"},
+                                     {"ffn_up", "mlp.up_proj"}});
         }
         for (const auto& [name, hf_name] : same)
             for (const char* part : {".weight", ".bias"})
-                if (source.contains(layer + hf_name + part)) put(blk + name + part, source.load(layer + hf_name + part));
+                if (source.contains(layer + hf_name + part))
+                    put(blk + name + part, source.load(layer + hf_name + part));
         if (source.contains(layer + "self_attn.q_norm.weight")) {
             put_norm(blk + "attn_q_norm.weight", layer + "self_attn.q_norm.weight");
             put_norm(blk + "attn_k_norm.weight", layer + "self_attn.k_norm.weight");

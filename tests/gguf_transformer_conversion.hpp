@@ -5,14 +5,13 @@
 // and the check that two ModelWeights are the same.
 #pragma once
 
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "gguf.hpp"
@@ -33,8 +32,8 @@ using namespace attn_viz;
 struct Spoil {
     std::set<std::string> omit;
     std::map<std::string, uint32_t> u32;
-    std::string architecture;  // "" = the family's
-    bool causal = false;       // BERT's bert.attention.causal
+    std::string architecture;     // "" = the family's
+    bool causal = false;          // BERT's bert.attention.causal
     std::set<std::string> extra;  // [2] tensors added that the conversion of these folders never writes (decoders)
 };
 
@@ -48,9 +47,10 @@ void convert_bert_tensors(int64_t layers, const Put& put, const Get& get, const 
     put_norm("token_embd_norm", "embeddings.LayerNorm");
     for (int64_t l = 0; l < layers; ++l) {
         const std::string blk = "blk." + std::to_string(l) + ".", layer = "encoder.layer." + std::to_string(l) + ".";
-        const std::pair<const char*, const char*> linears[] = {{"attn_q", "attention.self.query"}, {"attn_k", "attention.self.key"},
-                                                               {"attn_v", "attention.self.value"}, {"attn_output", "attention.output.dense"},
-                                                               {"ffn_up", "intermediate.dense"},   {"ffn_down", "output.dense"}};
+        const std::pair<const char*, const char*> linears[] = {
+            {"attn_q", "attention.self.query"}, {"attn_k", "attention.self.key"},
+            {"attn_v", "attention.self.value"}, {"attn_output", "attention.output.dense"},
+            {"ffn_up", "intermediate.dense"},   {"ffn_down", "output.dense"}};
         for (const auto& [name, hf_name] : linears)
             for (const char* part : {".weight", ".bias"}) put(blk + name + part, get(layer + hf_name + part));
         put_norm(blk + "attn_output_norm", layer + "attention.output.LayerNorm");
@@ -75,7 +75,9 @@ inline void add_wordpiece_vocabulary(GgufBuilder& b, const std::string& tokenize
         const auto found = by_id.find(id);
         const std::string token = found == by_id.end() ? "[PAD" + std::to_string(id) + "]" : found->second;
         types.push_back(found == by_id.end() ? 5 : special.count(id) ? 3 : 1);
-        tokens.push_back(types.back() == 3 ? token : token.starts_with("##") ? token.substr(2) : "\xe2\x96\x81" + token);
+        tokens.push_back(types.back() == 3         ? token
+                         : token.starts_with("##") ? token.substr(2)
+                                                   : "\xe2\x96\x81" + token);
     }
     b.add_string("tokenizer.ggml.model", "bert");
     b.add_string_array("tokenizer.ggml.tokens", tokens);
@@ -101,11 +103,14 @@ inline void convert_folder(const std::string& folder, const std::string& path, c
     u32("block_count", *hf.num_layers);
     u32("context_length", *hf.max_positions);
     u32("embedding_length", d);
-    u32("feed_forward_length", hf.intermediate_size.value_or(4 * d));  // the converter writes 4 D for GPT-2; the folders set n_inner
+    u32("feed_forward_length",
+        hf.intermediate_size.value_or(4 * d));  // the converter writes 4 D for GPT-2; the folders set n_inner
     u32("attention.head_count", heads);
-    b.add_f32(arch + ".attention.layer_norm_epsilon", static_cast<float>(hf.norm_epsilon.value_or(bert ? 1e-12 : 1e-5)));
+    b.add_f32(arch + ".attention.layer_norm_epsilon",
+              static_cast<float>(hf.norm_epsilon.value_or(bert ? 1e-12 : 1e-5)));
     if (bert) b.add_bool("bert.attention.causal", spoil.causal);
-    if (bert && std::filesystem::exists(folder + "/tokenizer.json")) add_wordpiece_vocabulary(b, folder + "/tokenizer.json", *hf.vocab_size);
+    if (bert && std::filesystem::exists(folder + "/tokenizer.json"))
+        add_wordpiece_vocabulary(b, folder + "/tokenizer.json", *hf.vocab_size);
     for (const auto& [key, value] : spoil.u32)
         if (key == arch + ".attention.head_count_kv") b.add_u32(key, value);
     if (neox) {
@@ -144,7 +149,8 @@ inline void convert_folder(const std::string& folder, const std::string& path, c
     put("token_embd.weight", get(neox ? "embed_in.weight" : "wte.weight"));
     if (!neox) put("position_embd.weight", get("wpe.weight"));
     for (int64_t l = 0; l < *hf.num_layers; ++l) {
-        const std::string blk = "blk." + std::to_string(l) + ".", layer = (neox ? "layers." : "h.") + std::to_string(l) + ".";
+        const std::string blk = "blk." + std::to_string(l) + ".",
+                          layer = (neox ? "layers." : "h.") + std::to_string(l) + ".";
         if (neox) {
             put_norm(blk + "attn_norm", layer + "input_layernorm");
             put(blk + "attn_qkv.weight", regroup_qkv(get(layer + "attention.query_key_value.weight")));
@@ -171,8 +177,10 @@ inline void convert_folder(const std::string& folder, const std::string& path, c
     }
     put_norm("output_norm", neox ? "final_layer_norm" : "ln_f");
     const char* head = neox ? "embed_out.weight" : "lm_head.weight";
-    if (source.contains(head)) put("output.weight", source.load(head));
-    else if (!neox) put("output.weight", get("wte.weight"));  // GPT2Model's copy of the tied embedding
+    if (source.contains(head))
+        put("output.weight", source.load(head));
+    else if (!neox)
+        put("output.weight", get("wte.weight"));  // GPT2Model's copy of the tied embedding
     write_text(path, b.bytes());
 }
 
@@ -180,15 +188,18 @@ inline void convert_folder(const std::string& folder, const std::string& path, c
 inline void check_same(const Tensor& a, const Tensor& b, const std::string& what, double tolerance = 0.0) {
     CAPTURE(what);
     REQUIRE(a.shape == b.shape);
-    if (tolerance == 0.0) CHECK(a.data == b.data);
-    else CHECK(max_abs_diff(a, b) <= tolerance);
+    if (tolerance == 0.0)
+        CHECK(a.data == b.data);
+    else
+        CHECK(max_abs_diff(a, b) <= tolerance);
 }
 
-inline void check_same_layer(const LayerWeights& a, const LayerWeights& b, const std::string& where, double norm_tolerance = 0.0) {
+inline void check_same_layer(const LayerWeights& a, const LayerWeights& b, const std::string& where,
+                             double norm_tolerance = 0.0) {
     CAPTURE(where);
     auto sizes = [](const LayerWeights& w) {
-        return std::tuple(w.d_model, w.num_heads, w.num_kv_heads, w.d_head, w.causal, w.rope, w.rope_dims, w.sliding_window,
-                          w.rope_scaling.kind, w.qk_norm_offset);
+        return std::tuple(w.d_model, w.num_heads, w.num_kv_heads, w.d_head, w.causal, w.rope, w.rope_dims,
+                          w.sliding_window, w.rope_scaling.kind, w.qk_norm_offset);
     };
     CHECK(sizes(a) == sizes(b));
     CHECK(a.rope_base == doctest::Approx(b.rope_base));
@@ -198,8 +209,9 @@ inline void check_same_layer(const LayerWeights& a, const LayerWeights& b, const
     CHECK(a.qk_norm_epsilon == doctest::Approx(b.qk_norm_epsilon));  // float32 in GGUF
     check_same(a.q_norm, b.q_norm, where + " q_norm", norm_tolerance);
     check_same(a.k_norm, b.k_norm, where + " k_norm", norm_tolerance);
-    const std::pair<const Tensor*, const Tensor*> tensors[] = {{&a.w_q, &b.w_q}, {&a.w_k, &b.w_k}, {&a.w_v, &b.w_v}, {&a.w_o, &b.w_o},
-                                                               {&a.b_q, &b.b_q}, {&a.b_k, &b.b_k}, {&a.b_v, &b.b_v}, {&a.b_o, &b.b_o}};
+    const std::pair<const Tensor*, const Tensor*> tensors[] = {{&a.w_q, &b.w_q}, {&a.w_k, &b.w_k}, {&a.w_v, &b.w_v},
+                                                               {&a.w_o, &b.w_o}, {&a.b_q, &b.b_q}, {&a.b_k, &b.b_k},
+                                                               {&a.b_v, &b.b_v}, {&a.b_o, &b.b_o}};
     for (const auto& [x, y] : tensors) check_same(*x, *y, where + " projection");
 }
 
@@ -207,8 +219,9 @@ inline void check_same_layer(const LayerWeights& a, const LayerWeights& b, const
 inline void check_same_model(const ModelWeights& gguf, const ModelWeights& hf, double norm_tolerance = 0.0) {
     const ModelConfig &a = gguf.config, &b = hf.config;
     auto fields = [](const ModelConfig& c) {
-        return std::tuple(c.architecture, c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.max_tokens,
-                          c.norm, c.feed_forward, c.residual, c.activation, c.embedding_scale);  // classifiers compared as tensors (GPT2Model copies a tied one)
+        return std::tuple(c.architecture, c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, c.n_heads, c.n_kv_heads,
+                          c.head_dim, c.max_tokens, c.norm, c.feed_forward, c.residual, c.activation,
+                          c.embedding_scale);  // classifiers compared as tensors (GPT2Model copies a tied one)
     };
     CHECK(fields(a) == fields(b));
     CHECK(a.norm_epsilon == doctest::Approx(b.norm_epsilon));  // float32 in GGUF
@@ -219,9 +232,10 @@ inline void check_same_model(const ModelWeights& gguf, const ModelWeights& hf, d
         const BlockWeights &x = gguf.layers[l], &y = hf.layers[l];
         const std::string where = "layer " + std::to_string(l);
         check_same_layer(x.attention, y.attention, where, norm_tolerance);
-        for (const auto& [p, q] : {std::pair{&x.attention_norm, &y.attention_norm}, std::pair{&x.feed_forward_norm, &y.feed_forward_norm},
-                                   std::pair{&x.attention_output_norm, &y.attention_output_norm},
-                                   std::pair{&x.feed_forward_output_norm, &y.feed_forward_output_norm}}) {
+        for (const auto& [p, q] :
+             {std::pair{&x.attention_norm, &y.attention_norm}, std::pair{&x.feed_forward_norm, &y.feed_forward_norm},
+              std::pair{&x.attention_output_norm, &y.attention_output_norm},
+              std::pair{&x.feed_forward_output_norm, &y.feed_forward_output_norm}}) {
             check_same(p->weight, q->weight, where + " norm", norm_tolerance);
             check_same(p->bias, q->bias, where + " norm");
         }

@@ -39,19 +39,24 @@ inline HfFixtureFolders write_hf_fixture_folders(const std::filesystem::path& ro
                             {"model.norm.weight", random_tensor({d})},
                             {"lm_head.weight", random_tensor({vocab, d})}};
     const std::vector<std::pair<std::string, std::vector<int64_t>>> block = {
-        {"self_attn.q_proj.weight", {d, d}}, {"self_attn.k_proj.weight", {kv, d}}, {"self_attn.v_proj.weight", {kv, d}},
-        {"self_attn.o_proj.weight", {d, d}}, {"mlp.gate_proj.weight", {f, d}},     {"mlp.up_proj.weight", {f, d}},
-        {"mlp.down_proj.weight", {d, f}},    {"input_layernorm.weight", {d}},      {"post_attention_layernorm.weight", {d}}};
+        {"self_attn.q_proj.weight", {d, d}},     {"self_attn.k_proj.weight", {kv, d}},
+        {"self_attn.v_proj.weight", {kv, d}},    {"self_attn.o_proj.weight", {d, d}},
+        {"mlp.gate_proj.weight", {f, d}},        {"mlp.up_proj.weight", {f, d}},
+        {"mlp.down_proj.weight", {d, f}},        {"input_layernorm.weight", {d}},
+        {"post_attention_layernorm.weight", {d}}};
     for (int layer = 0; layer < 2; ++layer)
-        for (const auto& [name, shape] : block) tensors.emplace_back("model.layers." + std::to_string(layer) + "." + name, random_tensor(shape));
+        for (const auto& [name, shape] : block)
+            tensors.emplace_back("model.layers." + std::to_string(layer) + "." + name, random_tensor(shape));
 
     const HfFixtureFolders folders{root / "single", root / "sharded"};
     std::filesystem::create_directories(folders.single);
     std::filesystem::create_directories(folders.sharded);
     attn_viz::write_safetensors((folders.single / "model.safetensors").string(), tensors);
     const auto middle = tensors.begin() + static_cast<std::ptrdiff_t>(tensors.size() / 2);
-    attn_viz::write_safetensors((folders.sharded / "model-00001-of-00002.safetensors").string(), NamedTensors(tensors.begin(), middle));
-    attn_viz::write_safetensors((folders.sharded / "model-00002-of-00002.safetensors").string(), NamedTensors(middle, tensors.end()));
+    attn_viz::write_safetensors((folders.sharded / "model-00001-of-00002.safetensors").string(),
+                                NamedTensors(tensors.begin(), middle));
+    attn_viz::write_safetensors((folders.sharded / "model-00002-of-00002.safetensors").string(),
+                                NamedTensors(middle, tensors.end()));
     return folders;
 }
 
@@ -59,7 +64,8 @@ inline HfFixtureFolders write_hf_fixture_folders(const std::filesystem::path& ro
 inline std::filesystem::path place_hf_fixture_input(const HfFixtureFolders& folders, const uint8_t* data, size_t size) {
     auto write = [](const std::filesystem::path& path, const uint8_t* bytes, size_t count) {
         FILE* f = std::fopen(path.c_str(), "wb");
-        if (!f || (count && std::fwrite(bytes, 1, count, f) != count)) throw attn_viz::Error(attn_viz::ErrorKind::io, path.string() + ": cannot write");
+        if (!f || (count && std::fwrite(bytes, 1, count, f) != count))
+            throw attn_viz::Error(attn_viz::ErrorKind::io, path.string() + ": cannot write");
         std::fclose(f);
     };
     const auto* nul = size ? static_cast<const uint8_t*>(std::memchr(data, 0, size)) : nullptr;

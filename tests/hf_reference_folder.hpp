@@ -30,8 +30,9 @@ inline std::string id_list(const std::vector<int>& ids) {
 
 // Writes a reference model folder into `dir` with scripts/`script` and `arguments`, seeded from rng().
 inline void make_reference_folder(const ScratchDir& dir, const std::string& script, const std::string& arguments) {
-    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/" + script + " --out " +
-                                           dir.path().string() + " --seed " + std::to_string(rng()() % 100000) + " " + arguments);
+    const CommandResult made =
+        run_command("/usr/bin/python3 " + source_dir() + "/scripts/" + script + " --out " + dir.path().string() +
+                    " --seed " + std::to_string(rng()() % 100000) + " " + arguments);
     REQUIRE_MESSAGE(made.exit_code == 0, made.output);
 }
 

@@ -33,25 +33,32 @@ inline nlohmann::json report_data(const std::string& html) {
 
 // Opens page in headless Chromium (virtual time, so the page's asynchronous steps finish),
 // Chromium's own log to log_path.
-inline CommandResult run_chromium(const std::string& chromium, const std::string& page, const std::string& extra, const std::string& log_path) {
+inline CommandResult run_chromium(const std::string& chromium, const std::string& page, const std::string& extra,
+                                  const std::string& log_path) {
     ScratchDir profile;
-    return run_command(chromium + " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+    return run_command(chromium +
+                       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
                        "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-                       profile.path().string() + " --enable-logging=stderr --v=0 --window-size=1200,1600 --virtual-time-budget=10000 " +
-                       extra + " file://" + page + " 2>" + log_path);
+                       profile.path().string() +
+                       " --enable-logging=stderr --v=0 --window-size=1200,1600 --virtual-time-budget=10000 " + extra +
+                       " file://" + page + " 2>" + log_path);
 }
 
 // Runs `steps` (a function body returning a JSON-able value; `prelude` declares what it needs) in
 // a copy of the report once the page is ready, and returns that value. Fails the test when the
 // page reports a script error or the steps do not finish.
-inline nlohmann::json drive_report(const std::string& chromium, const ScratchDir& dir, const std::string& html, const std::string& steps,
-                                   const std::string& prelude = "") {
+inline nlohmann::json drive_report(const std::string& chromium, const ScratchDir& dir, const std::string& html,
+                                   const std::string& steps, const std::string& prelude = "") {
     std::string driven = html;
-    driven.insert(driven.rfind("</body>"), "<script>" + prelude + "\n(function wait() {\n"
-                  "  if (!document.body.getAttribute('data-ready')) return setTimeout(wait, 10);\n"
-                  "  var out = document.createElement('pre');\n  out.id = 'driven';\n"
-                  "  out.textContent = JSON.stringify((function () {" + steps + "})());\n  document.body.appendChild(out);\n"
-                  "})();\n</script>\n");
+    driven.insert(driven.rfind("</body>"),
+                  "<script>" + prelude +
+                      "\n(function wait() {\n"
+                      "  if (!document.body.getAttribute('data-ready')) return setTimeout(wait, 10);\n"
+                      "  var out = document.createElement('pre');\n  out.id = 'driven';\n"
+                      "  out.textContent = JSON.stringify((function () {" +
+                      steps +
+                      "})());\n  document.body.appendChild(out);\n"
+                      "})();\n</script>\n");
     write_text(dir / "driven.html", driven);
     const CommandResult dom = run_chromium(chromium, dir / "driven.html", "--dump-dom", dir / "driven.log");
     CHECK(dom.output.find("<ul id=\"report-errors\"></ul>") != std::string::npos);
@@ -61,7 +68,8 @@ inline nlohmann::json drive_report(const std::string& chromium, const ScratchDir
     const size_t end = dom.output.find("</pre>", begin);
     std::string json = dom.output.substr(begin + 17, end - begin - 17);
     for (const auto& [entity, text] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}})
-        for (size_t at = json.find(entity); at != std::string::npos; at = json.find(entity, at + 1)) json.replace(at, std::string(entity).size(), text);
+        for (size_t at = json.find(entity); at != std::string::npos; at = json.find(entity, at + 1))
+            json.replace(at, std::string(entity).size(), text);
     return nlohmann::json::parse(json);
 }
 

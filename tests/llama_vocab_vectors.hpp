@@ -2,12 +2,12 @@
 // the ids Hugging Face's own tokenizers give them, checked against an HfTokenizer.
 #pragma once
 
-#include <doctest/doctest.h>
-
 #include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "hf_tokenizer.hpp"
 #include "support.hpp"
@@ -38,8 +38,9 @@ inline std::vector<VocabCase> vocab_cases(const std::string& dir, const std::str
 }
 
 // `encode` (without BOS/CLS/SEP, as the vectors were written) gives each case's ids.
-inline void check_vocab_cases(const std::string& kind, const std::function<std::vector<int>(const std::string&)>& encode,
-                       const std::vector<VocabCase>& cases) {
+inline void check_vocab_cases(const std::string& kind,
+                              const std::function<std::vector<int>(const std::string&)>& encode,
+                              const std::vector<VocabCase>& cases) {
     REQUIRE(cases.size() == 46);
     int exact = 0;
     for (const VocabCase& c : cases) {
@@ -52,7 +53,9 @@ inline void check_vocab_cases(const std::string& kind, const std::function<std::
 }
 
 inline void check_vocab_cases(const attn_viz::HfTokenizer& tokenizer, const std::vector<VocabCase>& cases) {
-    check_vocab_cases(tokenizer.kind(), [&](const std::string& text) { return tokenizer.encode(text, /*add_special_tokens=*/false); }, cases);
+    check_vocab_cases(
+        tokenizer.kind(), [&](const std::string& text) { return tokenizer.encode(text, /*add_special_tokens=*/false); },
+        cases);
 }
 
 }  // namespace test_support

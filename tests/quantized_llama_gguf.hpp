@@ -21,8 +21,9 @@ struct QuantizedLlama {
 inline std::string quantized_llama_gguf() {
     using attn_viz::GgmlType;
     using Q = QuantizedLlama;
-    constexpr GgmlType types[] = {GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k, GgmlType::q8_0, GgmlType::q4_0, GgmlType::q4_1,
-                                  GgmlType::q5_0, GgmlType::q5_1, GgmlType::f16,  GgmlType::bf16, GgmlType::q8_k, GgmlType::f32};
+    constexpr GgmlType types[] = {GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k, GgmlType::q8_0,
+                                  GgmlType::q4_0, GgmlType::q4_1, GgmlType::q5_0, GgmlType::q5_1,
+                                  GgmlType::f16,  GgmlType::bf16, GgmlType::q8_k, GgmlType::f32};
     GgufBuilder b;
     b.add_string("general.architecture", "llama");
     b.add_u32("llama.block_count", Q::layers);
@@ -42,7 +43,8 @@ inline std::string quantized_llama_gguf() {
     auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
         const GgmlType type = types[next_type++ % std::size(types)];
         const attn_viz::GgmlTypeInfo& info = *attn_viz::ggml_type_info(static_cast<uint32_t>(type));
-        b.add_tensor(name, {cols, rows}, static_cast<uint32_t>(type), random_blocks(type, info, rows * cols / info.block_elements));
+        b.add_tensor(name, {cols, rows}, static_cast<uint32_t>(type),
+                     random_blocks(type, info, rows * cols / info.block_elements));
     };
     const int64_t kv = Q::kv_heads * Q::dim / Q::heads;
     f32("token_embd.weight", {Q::dim, Q::vocab});

@@ -30,23 +30,32 @@ inline std::string random_blocks(attn_viz::GgmlType type, const attn_viz::GgmlTy
                 std::memcpy(bytes.data() + at, &v, 4);
                 break;
             }
-            case attn_viz::GgmlType::f16: put_half(at, value(rng())); break;
+            case attn_viz::GgmlType::f16:
+                put_half(at, value(rng()));
+                break;
             case attn_viz::GgmlType::bf16: {
                 const uint16_t h = attn_viz::float_to_bf16(value(rng()));
                 std::memcpy(bytes.data() + at, &h, 2);
                 break;
             }
-            case attn_viz::GgmlType::q4_1: case attn_viz::GgmlType::q5_1: case attn_viz::GgmlType::q4_k: case attn_viz::GgmlType::q5_k:
+            case attn_viz::GgmlType::q4_1:
+            case attn_viz::GgmlType::q5_1:
+            case attn_viz::GgmlType::q4_k:
+            case attn_viz::GgmlType::q5_k:
                 put_half(at, value(rng()));
                 put_half(at + 2, value(rng()));
                 break;
-            case attn_viz::GgmlType::q6_k: put_half(at + 208, value(rng())); break;
+            case attn_viz::GgmlType::q6_k:
+                put_half(at + 208, value(rng()));
+                break;
             case attn_viz::GgmlType::q8_k: {
                 const float d = value(rng());
                 std::memcpy(bytes.data() + at, &d, 4);
                 break;
             }
-            default: put_half(at, value(rng())); break;  // Q4_0, Q5_0, Q8_0: the scale d first
+            default:
+                put_half(at, value(rng()));
+                break;  // Q4_0, Q5_0, Q8_0: the scale d first
         }
     }
     return bytes;

@@ -12,18 +12,19 @@
 namespace test_support {
 
 struct ReferenceResult {
-    std::vector<double> attention;  // [H, T, S]
-    std::vector<double> margin;     // [H, T]
-    std::vector<double> context;    // [T, H*d_h]
-    std::vector<double> output;     // [T, D]
-    std::vector<double> norms;      // [H, T]
-    std::vector<double> gram;       // [H, H]
+    std::vector<double> attention;    // [H, T, S]
+    std::vector<double> margin;       // [H, T]
+    std::vector<double> context;      // [T, H*d_h]
+    std::vector<double> output;       // [T, D]
+    std::vector<double> norms;        // [H, T]
+    std::vector<double> gram;         // [H, H]
     std::vector<double> value_norms;  // [H, S] ||v_j W_O^h||, v_j key j's value vector of head h's KV head
 };
 
 // x: [T, D]; c: [S, D] (x itself for self-attention); key_excluded: [S] or empty.
 inline ReferenceResult reference_attention(const attn_viz::LayerWeights& w, const attn_viz::Tensor& x,
-                                           const attn_viz::Tensor* c_or_null, const std::vector<uint8_t>& key_excluded) {
+                                           const attn_viz::Tensor* c_or_null,
+                                           const std::vector<uint8_t>& key_excluded) {
     using attn_viz::RopeStyle;
     const attn_viz::Tensor& c = c_or_null ? *c_or_null : x;
     const int64_t T = x.dim(0), S = c.dim(0), D = w.d_model, H = w.num_heads, KV = w.num_kv_heads, dh = w.d_head;
@@ -98,7 +99,8 @@ inline ReferenceResult reference_attention(const attn_viz::LayerWeights& w, cons
             double square = 0;
             for (int64_t col = 0; col < D; ++col) {
                 double s = 0;
-                for (int64_t d = 0; d < dh; ++d) s += v[j * KV * dh + (h / (H / KV)) * dh + d] * w.w_o.data[(h * dh + d) * D + col];
+                for (int64_t d = 0; d < dh; ++d)
+                    s += v[j * KV * dh + (h / (H / KV)) * dh + d] * w.w_o.data[(h * dh + d) * D + col];
                 square += s * s;
             }
             r.value_norms[h * S + j] = std::sqrt(square);
@@ -111,7 +113,8 @@ inline ReferenceResult reference_attention(const attn_viz::LayerWeights& w, cons
         for (int64_t h = 0; h < H; ++h)
             for (int64_t j = 0; j < D; ++j) {
                 double s = 0;
-                for (int64_t d = 0; d < dh; ++d) s += r.context[t * H * dh + h * dh + d] * w.w_o.data[(h * dh + d) * D + j];
+                for (int64_t d = 0; d < dh; ++d)
+                    s += r.context[t * H * dh + h * dh + d] * w.w_o.data[(h * dh + d) * D + j];
                 share[h * D + j] = s;
             }
         for (int64_t j = 0; j < D; ++j) {

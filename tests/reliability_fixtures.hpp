@@ -40,17 +40,18 @@ void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std:
         FAIL("no error thrown");
     } catch (const attn_viz::Error& e) {
         CHECK(e.kind() == kind);
-        for (const std::string& part : parts) CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
+        for (const std::string& part : parts)
+            CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
         if (remedy) CHECK(e.remedy() == *remedy);
     }
 }
 
 // A llama2.c version-0 checkpoint: header, then random float32 arrays of the sizes it declares.
-inline std::string llama2c_checkpoint_bytes(int32_t dim, int32_t hidden, int32_t layers, int32_t heads, int32_t kv_heads,
-                                            int32_t vocab, int32_t seq_len) {
+inline std::string llama2c_checkpoint_bytes(int32_t dim, int32_t hidden, int32_t layers, int32_t heads,
+                                            int32_t kv_heads, int32_t vocab, int32_t seq_len) {
     const int64_t head = dim / heads, kv = kv_heads * head;
-    const int64_t floats = int64_t(vocab) * dim + layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * dim * hidden) + dim +
-                           seq_len * head;
+    const int64_t floats = int64_t(vocab) * dim + layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * dim * hidden) +
+                           dim + seq_len * head;
     const int32_t header[7] = {dim, hidden, layers, heads, kv_heads, vocab, seq_len};
     std::string bytes(reinterpret_cast<const char*>(header), sizeof header);
     const attn_viz::Tensor values = random_tensor({floats});
@@ -71,7 +72,8 @@ inline std::string tokenizer_bytes(const std::vector<std::pair<std::string, floa
 }
 
 // <unk>, BOS, EOS, the 256 byte tokens, then `extra`.
-inline std::vector<std::pair<std::string, float>> vocabulary_with_bytes(const std::vector<std::pair<std::string, float>>& extra) {
+inline std::vector<std::pair<std::string, float>> vocabulary_with_bytes(
+    const std::vector<std::pair<std::string, float>>& extra) {
     std::vector<std::pair<std::string, float>> pieces = {{"<unk>", 0}, {"\n<s>\n", 0}, {"\n</s>\n", 0}};
     const char* hex = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) pieces.push_back({std::string("<0x") + hex[b / 16] + hex[b % 16] + ">", 0});
@@ -91,7 +93,10 @@ inline std::string llama2c_tokenizer_bytes(int vocab) {
     const int32_t max_length = 8;
     put(&max_length, 4);
     for (int v = 0; v < vocab; ++v) {
-        const std::string piece = v == 0 ? "<unk>" : v == 1 ? "<s>" : v == 2 ? "</s>" : std::string(1, static_cast<char>('a' + v - 3));
+        const std::string piece = v == 0   ? "<unk>"
+                                  : v == 1 ? "<s>"
+                                  : v == 2 ? "</s>"
+                                           : std::string(1, static_cast<char>('a' + v - 3));
         const float score = -static_cast<float>(v);
         const int32_t length = static_cast<int32_t>(piece.size());
         put(&score, 4), put(&length, 4), put(piece.data(), piece.size());

@@ -1,5 +1,7 @@
 #include "support.hpp"
 
+#include <unistd.h>
+
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -8,8 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
 #include <sys/wait.h>
-#include <unistd.h>
 
 namespace test_support {
 
@@ -79,15 +81,14 @@ std::string shared_model_dir(const std::string& name, const std::vector<std::str
     const std::filesystem::path dir = std::filesystem::path(shared_dir()) / "models" / name;
     for (const std::string& file : required)
         if (!std::filesystem::exists(dir / file)) {
-            std::cerr << "skipped: ../shared/models/" << name << "/" << file << " is absent; tests that need it not run\n";
+            std::cerr << "skipped: ../shared/models/" << name << "/" << file
+                      << " is absent; tests that need it not run\n";
             return "";
         }
     return dir.string();
 }
 
-void write_text(const std::string& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
-}
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

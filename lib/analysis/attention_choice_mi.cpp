@@ -69,17 +69,20 @@ HeadMatrix attention_choice_mi(const std::vector<const LayerResult*>& layers, in
         own[a] = sorted_entropy(values);
     }
     // Step 2: the joint entropy of every pair from its sorted pair codes a * S + b.
-    parallel_for(N, threads, [&](int64_t a) {
-        std::vector<int64_t> codes(rows.size());
-        for (int64_t b = a; b < N; ++b) {
-            for (size_t k = 0; k < rows.size(); ++k) codes[k] = choices[a][rows[k]] * S + choices[b][rows[k]];
-            std::sort(codes.begin(), codes.end());
-            const Entropy joint = sorted_entropy(codes);
-            const double plug_in = own[a].plug_in + own[b].plug_in - joint.plug_in;
-            const double correction = static_cast<double>(own[a].bins + own[b].bins - joint.bins - 1) / (2 * n);
-            mi.at(a, b) = plug_in + correction;
-        }
-    }, N * static_cast<int64_t>(rows.size()));
+    parallel_for(
+        N, threads,
+        [&](int64_t a) {
+            std::vector<int64_t> codes(rows.size());
+            for (int64_t b = a; b < N; ++b) {
+                for (size_t k = 0; k < rows.size(); ++k) codes[k] = choices[a][rows[k]] * S + choices[b][rows[k]];
+                std::sort(codes.begin(), codes.end());
+                const Entropy joint = sorted_entropy(codes);
+                const double plug_in = own[a].plug_in + own[b].plug_in - joint.plug_in;
+                const double correction = static_cast<double>(own[a].bins + own[b].bins - joint.bins - 1) / (2 * n);
+                mi.at(a, b) = plug_in + correction;
+            }
+        },
+        N * static_cast<int64_t>(rows.size()));
     for (int64_t a = 0; a < N; ++a)
         for (int64_t b = a + 1; b < N; ++b) mi.at(b, a) = mi.at(a, b);
     return mi;

@@ -25,14 +25,16 @@ std::vector<std::vector<double>> residual_attention(const std::vector<const Tens
     std::vector<std::vector<double>> layers;
     for (const Tensor* map : maps) {
         const int64_t H = map->dim(0), T = map->dim(1);
-        if (map->dim(2) != T) throw Error(ErrorKind::usage, "attention rollout needs self-attention (as many keys as queries)");
+        if (map->dim(2) != T)
+            throw Error(ErrorKind::usage, "attention rollout needs self-attention (as many keys as queries)");
         std::vector<double> a(static_cast<size_t>(T * T), 0.0);
         for (int64_t h = 0; h < H; ++h)
             for (int64_t e = 0; e < T * T; ++e) a[e] += map->data[h * T * T + e];
         for (int64_t i = 0; i < T; ++i) {
             double* row = a.data() + i * T;
             double sum = 0;
-            for (int64_t j = 0; j < T; ++j) sum += (row[j] = 0.5 * row[j] / static_cast<double>(H) + (i == j ? 0.5 : 0.0));
+            for (int64_t j = 0; j < T; ++j)
+                sum += (row[j] = 0.5 * row[j] / static_cast<double>(H) + (i == j ? 0.5 : 0.0));
             for (int64_t j = 0; j < T; ++j) row[j] /= sum;
         }
         layers.push_back(std::move(a));
@@ -59,7 +61,8 @@ Tensor attention_rollout(const std::vector<const Tensor*>& maps) {
     return to_float_tensor(rollout, T);
 }
 
-Tensor attention_flow(const std::vector<const Tensor*>& maps, const std::function<void(int64_t done, int64_t total)>& on_rows) {
+Tensor attention_flow(const std::vector<const Tensor*>& maps,
+                      const std::function<void(int64_t done, int64_t total)>& on_rows) {
     const std::vector<std::vector<double>> residual = residual_attention(maps);
     const int64_t L = static_cast<int64_t>(residual.size()), T = maps.front()->dim(1);
     std::vector<std::vector<double>> flow(static_cast<size_t>(L), std::vector<double>(static_cast<size_t>(T * T), 0.0));

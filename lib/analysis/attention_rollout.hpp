@@ -46,8 +46,8 @@ private:
     bool build_levels(int64_t source, int64_t sink);
     double push(int64_t node, int64_t sink, double limit);
 
-    std::vector<Edge> edges_;                   // edge 2k and its residual twin 2k+1
-    std::vector<std::vector<int64_t>> out_;     // per node, its edges (and twins)
+    std::vector<Edge> edges_;                // edge 2k and its residual twin 2k+1
+    std::vector<std::vector<int64_t>> out_;  // per node, its edges (and twins)
     std::vector<int64_t> level_, next_edge_;
 };
 

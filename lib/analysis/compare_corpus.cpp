@@ -16,8 +16,16 @@ namespace {
 
 // Each head's block of moments: the map measures, top-1 agreement, whether the label changed,
 // then every statistic of A, of B and of the change B - A.
-enum HeadMeasure : int64_t { map_correlation, map_cosine, map_js_distance, top1_agreement, label_changed, first_statistic };
-constexpr const char* head_measure_names[] = {"map_correlation", "map_cosine", "map_js_distance", "top1_agreement", "label_changed"};
+enum HeadMeasure : int64_t {
+    map_correlation,
+    map_cosine,
+    map_js_distance,
+    top1_agreement,
+    label_changed,
+    first_statistic
+};
+constexpr const char* head_measure_names[] = {"map_correlation", "map_cosine", "map_js_distance", "top1_agreement",
+                                              "label_changed"};
 
 constexpr int64_t measures_per_head() { return first_statistic + 3 * head_stat_count; }
 
@@ -60,10 +68,12 @@ HeadComparison comparison_of(int64_t layers, int64_t heads, Value value) {
 
 }  // namespace
 
-CompareCorpusAccumulator::CompareCorpusAccumulator(uint64_t model_a, uint64_t model_b, const LabelThresholds& thresholds)
+CompareCorpusAccumulator::CompareCorpusAccumulator(uint64_t model_a, uint64_t model_b,
+                                                   const LabelThresholds& thresholds)
     : model_a_(model_a), model_b_(model_b), thresholds_(thresholds) {}
 
-void CompareCorpusAccumulator::add(const HeadComparison& c, const std::vector<double>& top1, const OutputComparison* output) {
+void CompareCorpusAccumulator::add(const HeadComparison& c, const std::vector<double>& top1,
+                                   const OutputComparison* output) {
     const int64_t layers = c.first.num_layers, heads = c.first.num_heads;
     if (num_sequences_ == 0) {
         num_layers_ = layers, num_heads_ = heads, has_output_ = output != nullptr;
@@ -73,7 +83,8 @@ void CompareCorpusAccumulator::add(const HeadComparison& c, const std::vector<do
         fail_input("compare", "a sequence of " + std::to_string(layers) + " x " + std::to_string(heads) +
                                   " layers x heads does not match the corpus's first");
     }
-    if (top1.size() != c.first.heads.size()) throw Error(ErrorKind::internal, "compare corpus: top-1 agreement of another head count");
+    if (top1.size() != c.first.heads.size())
+        throw Error(ErrorKind::internal, "compare corpus: top-1 agreement of another head count");
     ++num_sequences_;
     max_queries_ = std::max(max_queries_, c.first.num_queries), max_keys_ = std::max(max_keys_, c.first.num_keys);
     for (size_t n = 0; n < c.first.heads.size(); ++n) {
@@ -105,14 +116,17 @@ void CompareCorpusAccumulator::merge(const CompareCorpusAccumulator& other, cons
     }
     if (other.num_layers_ != num_layers_ || other.num_heads_ != num_heads_ || other.has_output_ != has_output_)
         fail_input(where, "compares " + std::to_string(other.num_layers_) + " x " + std::to_string(other.num_heads_) +
-                              " layers x heads, " + source_ + " " + std::to_string(num_layers_) + " x " + std::to_string(num_heads_));
+                              " layers x heads, " + source_ + " " + std::to_string(num_layers_) + " x " +
+                              std::to_string(num_heads_));
     if (other.model_a_ != model_a_ || other.model_b_ != model_b_)
         fail_input(where, "compares another model pair (fingerprints " + fingerprint_text(other.model_a_) + ", " +
-                              fingerprint_text(other.model_b_) + ") than " + source_ + " (" + fingerprint_text(model_a_) + ", " +
-                              fingerprint_text(model_b_) + "): partials of different model pairs cannot be merged");
+                              fingerprint_text(other.model_b_) + ") than " + source_ + " (" +
+                              fingerprint_text(model_a_) + ", " + fingerprint_text(model_b_) +
+                              "): partials of different model pairs cannot be merged");
     for (const auto& [name, member] : threshold_fields())
         if (other.thresholds_.*member != thresholds_.*member)
-            fail_input(where, std::string("labels heads with another ") + name + " than " + source_ + ": merge runs labelled with the same thresholds");
+            fail_input(where, std::string("labels heads with another ") + name + " than " + source_ +
+                                  ": merge runs labelled with the same thresholds");
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);  // refuses a shard twice or a corpus that changed
     coverage_ = std::move(coverage);
@@ -152,13 +166,18 @@ nlohmann::json CompareCorpusAccumulator::partial_json() const {
             {"heads", moments_json(heads_)},
             {"output", has_output_ ? moments_json(output_) : nlohmann::json()},
             {"thresholds", thresholds_json(thresholds_)},
-            {"fingerprints", {{"hash", fingerprint_hash}, {"model_a", fingerprint_text(model_a_)}, {"model_b", fingerprint_text(model_b_)}}},
+            {"fingerprints",
+             {{"hash", fingerprint_hash},
+              {"model_a", fingerprint_text(model_a_)},
+              {"model_b", fingerprint_text(model_b_)}}},
             {"corpora", corpora_json(coverage_)}};
 }
 
-CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohmann::json& j, const std::string& where) {
+CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohmann::json& j,
+                                                                     const std::string& where) {
     if (!j.is_object() || !j.contains("format") || j["format"] != compare_partial_format)
-        fail_input(where, std::string("not a compare partial result (\"format\" must be \"") + compare_partial_format + "\")");
+        fail_input(where,
+                   std::string("not a compare partial result (\"format\" must be \"") + compare_partial_format + "\")");
     CompareCorpusAccumulator acc;
     acc.source_ = where;
     acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
@@ -170,11 +189,12 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
     acc.max_keys_ = whole_number(j, "max_keys", 1, max_partial_sequences, where);
     if (member(j, "measures", where) != measure_names())
         fail_input(where, "\"measures\" does not list this version's per-head compare measures");
-    acc.heads_ = read_moments(member(j, "heads", where), static_cast<size_t>(N * measures_per_head()), acc.num_sequences_,
-                              where + " heads");
+    acc.heads_ = read_moments(member(j, "heads", where), static_cast<size_t>(N * measures_per_head()),
+                              acc.num_sequences_, where + " heads");
     const nlohmann::json& output = member(j, "output", where);
     acc.has_output_ = !output.is_null();
-    if (acc.has_output_) acc.output_ = read_moments(output, corpus_output_measures.size(), acc.num_sequences_, where + " output");
+    if (acc.has_output_)
+        acc.output_ = read_moments(output, corpus_output_measures.size(), acc.num_sequences_, where + " output");
     acc.thresholds_ = read_thresholds(member(j, "thresholds", where), where);
     const nlohmann::json& fingerprints = member(j, "fingerprints", where);
     if (member(fingerprints, "hash", where) != fingerprint_hash)
@@ -183,8 +203,8 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
     acc.model_b_ = fingerprint_value(member(fingerprints, "model_b", where), "\"model_b\"", where);
     acc.coverage_ = read_coverage(member(j, "corpora", where), acc.num_sequences_, where);
     if (acc.coverage_.sequences_covered() != acc.num_sequences_)
-        fail_input(where, "its \"corpora\" cover " + std::to_string(acc.coverage_.sequences_covered()) + " sequences, not its " +
-                              std::to_string(acc.num_sequences_));
+        fail_input(where, "its \"corpora\" cover " + std::to_string(acc.coverage_.sequences_covered()) +
+                              " sequences, not its " + std::to_string(acc.num_sequences_));
     return acc;
 }
 

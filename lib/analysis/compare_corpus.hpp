@@ -23,13 +23,14 @@ namespace attn_viz {
 inline constexpr const char* compare_partial_format = "attn-viz/compare-partial@1";
 
 // The output-level measures of one sequence, in the order the partial stores them.
-inline constexpr std::array<const char*, 5> corpus_output_measures = {"mean_kl", "max_kl", "loss_a", "loss_b", "top1_agreement"};
+inline constexpr std::array<const char*, 5> corpus_output_measures = {"mean_kl", "max_kl", "loss_a", "loss_b",
+                                                                      "top1_agreement"};
 
 // What finish() gives: the per-head comparison of the means and, in the same layout, of the
 // population standard deviations, so comparison_json and the summary apply to either.
 struct CorpusComparison {
-    HeadComparison mean;    // [N] means; labels are those of the mean statistics of A and of B
-    HeadComparison spread;  // [N] population std of each measure (labels as in `mean`)
+    HeadComparison mean;                        // [N] means; labels are those of the mean statistics of A and of B
+    HeadComparison spread;                      // [N] population std of each measure (labels as in `mean`)
     std::vector<RunningMoments> top1;           // [N] per-head top-1 agreement
     std::vector<RunningMoments> label_changed;  // [N] 1 for a sequence where the head's labels differ
     std::vector<RunningMoments> output;         // [corpus_output_measures.size()], empty: no logits (encoders)

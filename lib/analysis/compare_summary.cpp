@@ -21,7 +21,11 @@ std::string number(double x) {
 
 nlohmann::json head_entry(const HeadComparison& c, int64_t n, double value) {
     const HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
-    return {{"head", head_tag(id)}, {"layer", id.layer}, {"head_index", id.head}, {"index", n}, {"value", json_number(value)}};
+    return {{"head", head_tag(id)},
+            {"layer", id.layer},
+            {"head_index", id.head},
+            {"index", n},
+            {"value", json_number(value)}};
 }
 
 }  // namespace
@@ -37,8 +41,9 @@ std::vector<int64_t> ranked_heads(const std::vector<double>& metric) {
     return order;
 }
 
-CompareSummary summarize_comparison(const HeadComparison& c, const std::vector<double>& metric, const std::string& metric_name,
-                                    const std::vector<double>& top1, double fail_above) {
+CompareSummary summarize_comparison(const HeadComparison& c, const std::vector<double>& metric,
+                                    const std::string& metric_name, const std::vector<double>& top1,
+                                    double fail_above) {
     CompareSummary s;
     s.metric = metric_name;
     s.ranked = ranked_heads(metric);
@@ -55,21 +60,25 @@ CompareSummary summarize_comparison(const HeadComparison& c, const std::vector<d
 nlohmann::json compare_summary_json(const CompareSummary& s, const HeadComparison& c, const std::vector<double>& metric,
                                     const std::vector<double>& top1) {
     const int64_t largest = s.ranked.empty() ? -1 : s.ranked.front();
-    nlohmann::json labels = nlohmann::json::array(), ranked = nlohmann::json::array(), failing = nlohmann::json::array();
+    nlohmann::json labels = nlohmann::json::array(), ranked = nlohmann::json::array(),
+                   failing = nlohmann::json::array();
     for (int64_t n : s.label_changes)
-        labels.push_back({{"head", tag(c, n)}, {"label_a", c.first.labels[static_cast<size_t>(n)]},
+        labels.push_back({{"head", tag(c, n)},
+                          {"label_a", c.first.labels[static_cast<size_t>(n)]},
                           {"label_b", c.second.labels[static_cast<size_t>(n)]}});
     for (int64_t n : s.ranked) ranked.push_back(head_entry(c, n, metric[static_cast<size_t>(n)]));
     for (int64_t n : s.failing) failing.push_back(tag(c, n));
     const bool defined = largest >= 0 && !std::isnan(metric[static_cast<size_t>(largest)]);
-    return {{"metric", s.metric},
-            {"num_heads", metric.size()},
-            {"largest", defined ? head_entry(c, largest, metric[static_cast<size_t>(largest)]) : nlohmann::json()},
-            {"label_changes", std::move(labels)},
-            {"lowest_top1_agreement", s.lowest_top1 < 0 ? nlohmann::json() : head_entry(c, s.lowest_top1, top1[static_cast<size_t>(s.lowest_top1)])},
-            {"fail_above", s.fail_above < 0 ? nlohmann::json() : nlohmann::json(s.fail_above)},
-            {"heads_above", s.fail_above < 0 ? nlohmann::json() : nlohmann::json(std::move(failing))},
-            {"ranked", std::move(ranked)}};
+    return {
+        {"metric", s.metric},
+        {"num_heads", metric.size()},
+        {"largest", defined ? head_entry(c, largest, metric[static_cast<size_t>(largest)]) : nlohmann::json()},
+        {"label_changes", std::move(labels)},
+        {"lowest_top1_agreement",
+         s.lowest_top1 < 0 ? nlohmann::json() : head_entry(c, s.lowest_top1, top1[static_cast<size_t>(s.lowest_top1)])},
+        {"fail_above", s.fail_above < 0 ? nlohmann::json() : nlohmann::json(s.fail_above)},
+        {"heads_above", s.fail_above < 0 ? nlohmann::json() : nlohmann::json(std::move(failing))},
+        {"ranked", std::move(ranked)}};
 }
 
 std::string compare_summary_text(const CompareSummary& s, const HeadComparison& c, const std::vector<double>& metric,
@@ -78,7 +87,8 @@ std::string compare_summary_text(const CompareSummary& s, const HeadComparison& 
     std::string out = "summary: " + std::to_string(heads) + (heads == 1 ? " head" : " heads") + " compared\n";
     const int64_t largest = s.ranked.empty() ? -1 : s.ranked.front();
     if (largest >= 0 && !std::isnan(metric[static_cast<size_t>(largest)]))
-        out += "  largest change: " + tag(c, largest) + ", " + s.metric + " " + number(metric[static_cast<size_t>(largest)]) + "\n";
+        out += "  largest change: " + tag(c, largest) + ", " + s.metric + " " +
+               number(metric[static_cast<size_t>(largest)]) + "\n";
     else
         out += "  largest change: none measurable (" + s.metric + " is undefined for every head)\n";
     out += "  labels changed: ";
@@ -89,10 +99,11 @@ std::string compare_summary_text(const CompareSummary& s, const HeadComparison& 
     }
     out += "\n";
     if (s.lowest_top1 >= 0)
-        out += "  lowest top-1 agreement: " + tag(c, s.lowest_top1) + ", " + number(top1[static_cast<size_t>(s.lowest_top1)]) + "\n";
+        out += "  lowest top-1 agreement: " + tag(c, s.lowest_top1) + ", " +
+               number(top1[static_cast<size_t>(s.lowest_top1)]) + "\n";
     if (s.fail_above >= 0) {
-        out += "  limit " + number(s.fail_above) + " on " + s.metric + ": " + std::to_string(s.failing.size()) + " of " +
-               std::to_string(heads) + " heads above" + (s.failing.empty() ? "" : ":");
+        out += "  limit " + number(s.fail_above) + " on " + s.metric + ": " + std::to_string(s.failing.size()) +
+               " of " + std::to_string(heads) + " heads above" + (s.failing.empty() ? "" : ":");
         for (int64_t n : s.failing) out += " " + tag(c, n);
         out += "\n";
     }

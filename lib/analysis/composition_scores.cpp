@@ -114,7 +114,8 @@ NormFolding attention_norm_folding(const ModelWeights& model) {
 std::string composition_obstacle(const ModelWeights& model, const std::vector<const LayerWeights*>& layers) {
     for (const LayerWeights* layer : layers)
         if (!layer->q_norm.empty() || !layer->k_norm.empty()) return "per-head q/k norms make its W_QK nonlinear";
-    if (model.config.residual == ResidualLayout::sandwich) return "a norm rescales each attention output before the residual add";
+    if (model.config.residual == ResidualLayout::sandwich)
+        return "a norm rescales each attention output before the residual add";
     return "";
 }
 

@@ -6,18 +6,28 @@
 namespace attn_viz {
 
 CorpusAttribution::CorpusAttribution(int64_t layers, int64_t heads, std::string target)
-    : layers_(layers), heads_(heads), target_(std::move(target)), moments_(static_cast<size_t>(layers * heads + 3 * layers + 3)) {}
+    : layers_(layers),
+      heads_(heads),
+      target_(std::move(target)),
+      moments_(static_cast<size_t>(layers * heads + 3 * layers + 3)) {}
 
 size_t CorpusAttribution::index(AttributionPart part, int64_t layer, int64_t head) const {
     const int64_t N = layers_ * heads_;
     switch (part) {
-        case AttributionPart::head: return static_cast<size_t>(layer * heads_ + head);
-        case AttributionPart::layer_heads: return static_cast<size_t>(N + layer);
-        case AttributionPart::attention_bias: return static_cast<size_t>(N + layers_ + layer);
-        case AttributionPart::mlp: return static_cast<size_t>(N + 2 * layers_ + layer);
-        case AttributionPart::embedding: return static_cast<size_t>(N + 3 * layers_);
-        case AttributionPart::norm_bias: return static_cast<size_t>(N + 3 * layers_ + 1);
-        case AttributionPart::logit: break;
+        case AttributionPart::head:
+            return static_cast<size_t>(layer * heads_ + head);
+        case AttributionPart::layer_heads:
+            return static_cast<size_t>(N + layer);
+        case AttributionPart::attention_bias:
+            return static_cast<size_t>(N + layers_ + layer);
+        case AttributionPart::mlp:
+            return static_cast<size_t>(N + 2 * layers_ + layer);
+        case AttributionPart::embedding:
+            return static_cast<size_t>(N + 3 * layers_);
+        case AttributionPart::norm_bias:
+            return static_cast<size_t>(N + 3 * layers_ + 1);
+        case AttributionPart::logit:
+            break;
     }
     return static_cast<size_t>(N + 3 * layers_ + 2);
 }
@@ -38,7 +48,8 @@ void CorpusAttribution::add(const LogitAttribution& a, int64_t positions) {
                 sum += a.head_at(l, h, t);
             }
             moments_[index(AttributionPart::layer_heads, l, 0)].add(sum);
-            moments_[index(AttributionPart::attention_bias, l, 0)].add(a.attention_bias[static_cast<size_t>(l * T + t)]);
+            moments_[index(AttributionPart::attention_bias, l, 0)].add(
+                a.attention_bias[static_cast<size_t>(l * T + t)]);
             moments_[index(AttributionPart::mlp, l, 0)].add(a.mlp[static_cast<size_t>(l * T + t)]);
         }
         moments_[index(AttributionPart::embedding, 0, 0)].add(a.embedding[static_cast<size_t>(t)]);
@@ -51,8 +62,8 @@ void CorpusAttribution::merge(const CorpusAttribution& other, const std::string&
     if (other.layers_ != layers_ || other.heads_ != heads_)
         fail_input(where, "its logit attribution has another layout");
     if (other.target_ != target_)
-        fail_input(where, "attributes the logit of the " + other.target_ + ", the corpus so far that of the " + target_ +
-                              ": partials attributing different targets cannot be merged");
+        fail_input(where, "attributes the logit of the " + other.target_ + ", the corpus so far that of the " +
+                              target_ + ": partials attributing different targets cannot be merged");
     for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
 }
 
@@ -63,7 +74,8 @@ nlohmann::json CorpusAttribution::partial_json() const {
 CorpusAttribution CorpusAttribution::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
                                                        const std::string& where) {
     const std::string in = where + " logit_attribution";
-    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers || whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
+    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
+        whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
         fail_input(in, "its layers x heads differ from the partial's");
     const nlohmann::json& target = member(j, "target", in);
     if (!target.is_string()) fail_input(in, "\"target\" must be a string");

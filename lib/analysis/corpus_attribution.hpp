@@ -41,7 +41,8 @@ public:
     // {"target", "num_layers", "num_heads", "moments": moments_json} and back, validated
     // (Error bad_input naming `where`) against the partial's layout.
     nlohmann::json partial_json() const;
-    static CorpusAttribution from_partial_json(const nlohmann::json& json, int64_t layers, int64_t heads, const std::string& where);
+    static CorpusAttribution from_partial_json(const nlohmann::json& json, int64_t layers, int64_t heads,
+                                               const std::string& where);
 
 private:
     size_t index(AttributionPart part, int64_t layer, int64_t head) const;

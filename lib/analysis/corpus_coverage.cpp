@@ -17,7 +17,9 @@ std::string shard_list(const std::vector<int64_t>& shards) {
 }
 
 // "c.jsonl (fingerprint 0123456789abcdef)"
-std::string corpus_name(const CorpusShards& c) { return c.path + " (fingerprint " + fingerprint_text(c.fingerprint) + ")"; }
+std::string corpus_name(const CorpusShards& c) {
+    return c.path + " (fingerprint " + fingerprint_text(c.fingerprint) + ")";
+}
 
 }  // namespace
 
@@ -44,7 +46,8 @@ void CorpusCoverage::merge(const CorpusCoverage& other) {
                 if (c.path == theirs.path && c.num_shards > 1 && c.num_shards == theirs.num_shards)
                     fail_input(theirs.sources.front(),
                                "its shards of " + corpus_name(theirs) + " and those of " + c.sources.front() + " (" +
-                                   corpus_name(c) + ") were cut from different contents: the corpus changed between "
+                                   corpus_name(c) +
+                                   ") were cut from different contents: the corpus changed between "
                                    "its shards' runs (run every shard on one version)");
             corpora_.push_back(theirs);
             continue;
@@ -54,18 +57,19 @@ void CorpusCoverage::merge(const CorpusCoverage& other) {
                                                    corpus_name(theirs) + ", " + mine->sources.front() + " counts " +
                                                    std::to_string(mine->num_sequences));
         if (mine->num_shards != theirs.num_shards)
-            fail_input(theirs.sources.front(), "splits " + corpus_name(theirs) + " into " + std::to_string(theirs.num_shards) +
-                                                   " shards, " + mine->sources.front() + " into " +
-                                                   std::to_string(mine->num_shards) + ": shards of different splits overlap");
+            fail_input(theirs.sources.front(), "splits " + corpus_name(theirs) + " into " +
+                                                   std::to_string(theirs.num_shards) + " shards, " +
+                                                   mine->sources.front() + " into " + std::to_string(mine->num_shards) +
+                                                   ": shards of different splits overlap");
         for (size_t k = 0; k < theirs.shards.size(); ++k) {
             const int64_t shard = theirs.shards[k];
             const auto at = std::lower_bound(mine->shards.begin(), mine->shards.end(), shard);
             const auto index = at - mine->shards.begin();
             if (at != mine->shards.end() && *at == shard)
-                fail_input(theirs.sources[k], "shard " + std::to_string(shard) + "/" + std::to_string(theirs.num_shards) +
-                                                  " of " + theirs.path + " is already merged from " +
-                                                  mine->sources[static_cast<size_t>(index)] +
-                                                  ": the same shard twice would count its sequences twice");
+                fail_input(theirs.sources[k],
+                           "shard " + std::to_string(shard) + "/" + std::to_string(theirs.num_shards) + " of " +
+                               theirs.path + " is already merged from " + mine->sources[static_cast<size_t>(index)] +
+                               ": the same shard twice would count its sequences twice");
             mine->shards.insert(at, shard);
             mine->sources.insert(mine->sources.begin() + index, theirs.sources[k]);
         }
@@ -78,13 +82,15 @@ std::string CorpusCoverage::missing() const {
         if (c.complete()) continue;
         std::vector<int64_t> absent;
         for (int64_t shard = 0, k = 0; shard < c.num_shards; ++shard) {
-            if (k < static_cast<int64_t>(c.shards.size()) && c.shards[static_cast<size_t>(k)] == shard) ++k;
-            else absent.push_back(shard);
+            if (k < static_cast<int64_t>(c.shards.size()) && c.shards[static_cast<size_t>(k)] == shard)
+                ++k;
+            else
+                absent.push_back(shard);
         }
-        text += (text.empty() ? "" : "; ") + c.path + ": shard" + (absent.size() > 1 ? "s " : " ") + shard_list(absent) + " of " +
-                std::to_string(c.num_shards) + (absent.size() > 1 ? " are" : " is") + " missing (" + std::to_string(c.shards.size()) +
-                " of " + std::to_string(c.num_shards) + " shards, " + std::to_string(c.sequences_covered()) + " of " +
-                std::to_string(c.num_sequences) + " sequences)";
+        text += (text.empty() ? "" : "; ") + c.path + ": shard" + (absent.size() > 1 ? "s " : " ") +
+                shard_list(absent) + " of " + std::to_string(c.num_shards) + (absent.size() > 1 ? " are" : " is") +
+                " missing (" + std::to_string(c.shards.size()) + " of " + std::to_string(c.num_shards) + " shards, " +
+                std::to_string(c.sequences_covered()) + " of " + std::to_string(c.num_sequences) + " sequences)";
     }
     return text;
 }
@@ -103,8 +109,9 @@ nlohmann::json corpora_json(const CorpusCoverage& coverage) {
 std::string CorpusCoverage::summary() const {
     std::string text;
     for (const CorpusShards& c : corpora_) {
-        const std::string sequences = c.complete() ? std::to_string(c.num_sequences)
-                                                   : std::to_string(c.sequences_covered()) + " of " + std::to_string(c.num_sequences);
+        const std::string sequences =
+            c.complete() ? std::to_string(c.num_sequences)
+                         : std::to_string(c.sequences_covered()) + " of " + std::to_string(c.num_sequences);
         text += (text.empty() ? "" : "; ") + std::to_string(c.shards.size()) + " of " + std::to_string(c.num_shards) +
                 " shards of " + c.path + ", " + sequences + " sequences";
     }

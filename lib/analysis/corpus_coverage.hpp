@@ -15,10 +15,10 @@ namespace attn_viz {
 
 // The shards of one corpus that a result covers.
 struct CorpusShards {
-    std::string path;           // the corpus as given to --inputs (for messages; never compared)
-    uint64_t fingerprint = 0;   // CorpusDocuments::corpus_fingerprint()
-    int64_t num_sequences = 0;  // in the whole corpus, every shard's
-    int64_t num_shards = 1;     // N of --shard I/N
+    std::string path;                  // the corpus as given to --inputs (for messages; never compared)
+    uint64_t fingerprint = 0;          // CorpusDocuments::corpus_fingerprint()
+    int64_t num_sequences = 0;         // in the whole corpus, every shard's
+    int64_t num_shards = 1;            // N of --shard I/N
     std::vector<int64_t> shards;       // the shards covered, ascending
     std::vector<std::string> sources;  // [shards.size()] the result each came from (messages; not saved)
 

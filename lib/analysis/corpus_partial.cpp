@@ -31,7 +31,8 @@ nlohmann::json CorpusAccumulator::partial_json() const {
     j["statistics"] = std::move(statistics);  // the order of each head's block in "heads"
     j["heads"] = moments_json(heads_);
     nlohmann::json matrices = nlohmann::json::object();
-    for (int m = 0; m < pair_metric_count; ++m) matrices[pair_metric_name(static_cast<PairMetric>(m))] = moments_json(matrices_[m]);
+    for (int m = 0; m < pair_metric_count; ++m)
+        matrices[pair_metric_name(static_cast<PairMetric>(m))] = moments_json(matrices_[m]);
     j["matrices"] = std::move(matrices);
     if (thresholds_) {
         j["thresholds"] = thresholds_json(*thresholds_);
@@ -70,7 +71,8 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     const nlohmann::json& statistics = member(j, "statistics", where);
     const int64_t listed = statistics.is_array() ? static_cast<int64_t>(statistics.size()) : 0;
     bool same_statistics = listed >= first_release_statistics && listed <= head_stat_count;
-    for (int64_t s = 0; same_statistics && s < listed; ++s) same_statistics = statistics[s] == head_stat_fields()[s].name;
+    for (int64_t s = 0; same_statistics && s < listed; ++s)
+        same_statistics = statistics[s] == head_stat_fields()[s].name;
     if (!same_statistics) fail_input(where, "\"statistics\" does not list this version's per-head statistics");
     const std::vector<RunningMoments> listed_moments =
         read_moments(member(j, "heads", where), static_cast<size_t>(N * listed), acc.num_sequences_, where + " heads");
@@ -103,9 +105,11 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     }
     if (j.contains("corpora")) acc.coverage_ = read_coverage(j["corpora"], acc.num_sequences_, where);
     if (j.contains("logit_attribution"))
-        acc.attribution_ = CorpusAttribution::from_partial_json(j["logit_attribution"], acc.num_layers_, acc.num_heads_, where);
+        acc.attribution_ =
+            CorpusAttribution::from_partial_json(j["logit_attribution"], acc.num_layers_, acc.num_heads_, where);
     if (j.contains("activation_patching"))
-        acc.patching_ = CorpusPatching::from_partial_json(j["activation_patching"], acc.num_layers_, acc.num_heads_, where);
+        acc.patching_ =
+            CorpusPatching::from_partial_json(j["activation_patching"], acc.num_layers_, acc.num_heads_, where);
     return acc;
 }
 

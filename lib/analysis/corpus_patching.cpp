@@ -14,10 +14,14 @@ CorpusPatching::CorpusPatching(int64_t layers, int64_t heads, PatchMetric metric
 size_t CorpusPatching::index(PatchingPart part, int64_t layer, int64_t head) const {
     const int64_t N = layers_ * heads_;
     switch (part) {
-        case PatchingPart::delta: return static_cast<size_t>(layer * heads_ + head);
-        case PatchingPart::kl: return static_cast<size_t>(N + layer * heads_ + head);
-        case PatchingPart::clean: return static_cast<size_t>(2 * N);
-        case PatchingPart::corrupted: break;
+        case PatchingPart::delta:
+            return static_cast<size_t>(layer * heads_ + head);
+        case PatchingPart::kl:
+            return static_cast<size_t>(N + layer * heads_ + head);
+        case PatchingPart::clean:
+            return static_cast<size_t>(2 * N);
+        case PatchingPart::corrupted:
+            break;
     }
     return static_cast<size_t>(2 * N + 1);
 }
@@ -39,27 +43,35 @@ void CorpusPatching::add(const PatchingReport& report) {
 }
 
 void CorpusPatching::merge(const CorpusPatching& other, const std::string& where) {
-    if (other.layers_ != layers_ || other.heads_ != heads_) fail_input(where, "its activation patching has another layout");
+    if (other.layers_ != layers_ || other.heads_ != heads_)
+        fail_input(where, "its activation patching has another layout");
     if (other.metric_ != metric_)
-        fail_input(where, "patches with the metric " + patch_metric_name(other.metric_) + ", the corpus so far with " + patch_metric_name(metric_) +
-                              ": partials measuring different metrics cannot be merged");
+        fail_input(where, "patches with the metric " + patch_metric_name(other.metric_) + ", the corpus so far with " +
+                              patch_metric_name(metric_) + ": partials measuring different metrics cannot be merged");
     if (corrupted_corpus_ && other.corrupted_corpus_ && *corrupted_corpus_ != *other.corrupted_corpus_)
-        fail_input(where, "was patched from another corrupted corpus (fingerprint " + fingerprint_text(*other.corrupted_corpus_) +
-                              ", the corpus so far " + fingerprint_text(*corrupted_corpus_) + ")");
+        fail_input(where, "was patched from another corrupted corpus (fingerprint " +
+                              fingerprint_text(*other.corrupted_corpus_) + ", the corpus so far " +
+                              fingerprint_text(*corrupted_corpus_) + ")");
     if (!corrupted_corpus_) corrupted_corpus_ = other.corrupted_corpus_;
     for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
     pairs_ += other.pairs_;
 }
 
 nlohmann::json CorpusPatching::partial_json() const {
-    nlohmann::json j = {{"metric", patch_metric_name(metric_)}, {"num_layers", layers_}, {"num_heads", heads_}, {"pairs", pairs_}, {"moments", moments_json(moments_)}};
+    nlohmann::json j = {{"metric", patch_metric_name(metric_)},
+                        {"num_layers", layers_},
+                        {"num_heads", heads_},
+                        {"pairs", pairs_},
+                        {"moments", moments_json(moments_)}};
     if (corrupted_corpus_) j["corrupted_corpus"] = fingerprint_text(*corrupted_corpus_);
     return j;
 }
 
-CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads, const std::string& where) {
+CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
+                                                 const std::string& where) {
     const std::string in = where + " activation_patching";
-    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers || whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
+    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
+        whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
         fail_input(in, "its layers x heads differ from the partial's");
     const nlohmann::json& metric = member(j, "metric", in);
     if (!metric.is_string()) fail_input(in, "\"metric\" must be a string");
@@ -72,7 +84,8 @@ CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_
     }
     CorpusPatching p(layers, heads, parsed);
     p.pairs_ = whole_number(j, "pairs", 0, max_partial_sequences, in);
-    if (j.contains("corrupted_corpus")) p.corrupted_corpus_ = fingerprint_value(j["corrupted_corpus"], "\"corrupted_corpus\"", in);
+    if (j.contains("corrupted_corpus"))
+        p.corrupted_corpus_ = fingerprint_value(j["corrupted_corpus"], "\"corrupted_corpus\"", in);
     p.moments_ = read_moments(member(j, "moments", in), p.moments_.size(), max_partial_sequences, in);
     return p;
 }

@@ -44,7 +44,8 @@ public:
     // {"metric" (patch_metric_name), "num_layers", "num_heads", "pairs", "corrupted_corpus",
     // "moments"} and back, validated (Error bad_input naming `where`) against the partial's layout.
     nlohmann::json partial_json() const;
-    static CorpusPatching from_partial_json(const nlohmann::json& json, int64_t layers, int64_t heads, const std::string& where);
+    static CorpusPatching from_partial_json(const nlohmann::json& json, int64_t layers, int64_t heads,
+                                            const std::string& where);
 
 private:
     size_t index(PatchingPart part, int64_t layer, int64_t head) const;

@@ -44,22 +44,27 @@ const std::vector<CorpusAccumulator::CountedSequence>& CorpusAccumulator::sorted
 CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const std::string& where) const {
     check_layout(other.num_layers_, other.num_heads_, other.causal_, where, sources_.front());
     if (weights_fingerprint_ && other.weights_fingerprint_ && *weights_fingerprint_ != *other.weights_fingerprint_)
-        fail_input(where, "was computed with other weights (fingerprint " + fingerprint_text(*other.weights_fingerprint_) +
-                              ") than " + sources_[weights_source_] + " (" + fingerprint_text(*weights_fingerprint_) +
+        fail_input(where, "was computed with other weights (fingerprint " +
+                              fingerprint_text(*other.weights_fingerprint_) + ") than " + sources_[weights_source_] +
+                              " (" + fingerprint_text(*weights_fingerprint_) +
                               "): partials of different layers cannot be merged");
     if (thresholds_ && other.thresholds_)
         for (const auto& [name, member] : threshold_fields())
             if ((*thresholds_).*member != (*other.thresholds_).*member)
-                fail_input(where, std::string("labels heads with ") + name + "=" + threshold_text((*other.thresholds_).*member) +
-                                      ", " + sources_[thresholds_source_] + " with " + name + "=" +
-                                      threshold_text((*thresholds_).*member) + ": partials of runs with different thresholds "
+                fail_input(where, std::string("labels heads with ") + name + "=" +
+                                      threshold_text((*other.thresholds_).*member) + ", " +
+                                      sources_[thresholds_source_] + " with " + name + "=" +
+                                      threshold_text((*thresholds_).*member) +
+                                      ": partials of runs with different thresholds "
                                       "cannot be merged");
     // Each analysis a partial may carry: on both sides or on neither.
-    for (const auto& [mine, theirs, what] : {std::tuple{attribution_.has_value(), other.attribution_.has_value(), "direct logit attribution"},
-                                            std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"}})
+    for (const auto& [mine, theirs, what] :
+         {std::tuple{attribution_.has_value(), other.attribution_.has_value(), "direct logit attribution"},
+          std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"}})
         if (mine != theirs)
-            fail_input(where, std::string(theirs ? "holds " : "lacks ") + what + ", " + sources_.front() + (mine ? " holds it" : " lacks it") +
-                                  ": partials with and without " + what + " cannot be merged");
+            fail_input(where, std::string(theirs ? "holds " : "lacks ") + what + ", " + sources_.front() +
+                                  (mine ? " holds it" : " lacks it") + ": partials with and without " + what +
+                                  " cannot be merged");
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);
     // Both fingerprint lists sorted: walk them together.
@@ -68,8 +73,10 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
     int64_t repeated = 0;
     const CountedSequence* first_repeated = nullptr;
     for (size_t i = 0, j = 0; i < mine.size() && j < theirs.size();) {
-        if (mine[i].fingerprint < theirs[j].fingerprint) ++i;
-        else if (theirs[j].fingerprint < mine[i].fingerprint) ++j;
+        if (mine[i].fingerprint < theirs[j].fingerprint)
+            ++i;
+        else if (theirs[j].fingerprint < mine[i].fingerprint)
+            ++j;
         else {
             if (!first_repeated) first_repeated = &mine[i];
             ++repeated, ++j;
@@ -77,8 +84,8 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
     }
     if (first_repeated)
         fail_input(where, std::to_string(repeated) + " of its " + std::to_string(other.num_sequences_) +
-                              " sequences are already counted from " + sources_[first_repeated->source] + " (fingerprint " +
-                              fingerprint_text(first_repeated->fingerprint) +
+                              " sequences are already counted from " + sources_[first_repeated->source] +
+                              " (fingerprint " + fingerprint_text(first_repeated->fingerprint) +
                               "): the same partial, or a shard of a corpus, twice would count them twice");
     return coverage;
 }
@@ -88,7 +95,8 @@ void CorpusAccumulator::add(const ModelAnalysis& a, uint64_t sequence_fingerprin
     sequences_.push_back({sequence_fingerprint, 0});
 }
 
-void CorpusAccumulator::add_corpus_sequence(const ModelAnalysis& a, uint64_t sequence_fingerprint, int64_t corpus_position) {
+void CorpusAccumulator::add_corpus_sequence(const ModelAnalysis& a, uint64_t sequence_fingerprint,
+                                            int64_t corpus_position) {
     add_statistics(a);
     unkeyed_.push_back({sequence_fingerprint, corpus_position});
 }
@@ -96,9 +104,11 @@ void CorpusAccumulator::add_corpus_sequence(const ModelAnalysis& a, uint64_t seq
 void CorpusAccumulator::set_coverage(CorpusCoverage coverage) {
     if (!unkeyed_.empty()) {
         if (coverage.corpora().size() != 1)
-            throw Error(ErrorKind::internal, "CorpusAccumulator::set_coverage: the sequences of a corpus run need their one corpus");
+            throw Error(ErrorKind::internal,
+                        "CorpusAccumulator::set_coverage: the sequences of a corpus run need their one corpus");
         const uint64_t corpus = coverage.corpora().front().fingerprint;
-        for (const PositionedSequence& s : unkeyed_) sequences_.push_back({corpus_sequence_key(corpus, s.position, s.fingerprint), 0});
+        for (const PositionedSequence& s : unkeyed_)
+            sequences_.push_back({corpus_sequence_key(corpus, s.position, s.fingerprint), 0});
         unkeyed_.clear();
     }
     coverage_ = std::move(coverage);
@@ -111,14 +121,18 @@ void CorpusAccumulator::add_statistics(const ModelAnalysis& a) {
         heads_.assign(static_cast<size_t>(N * head_stat_count), {});
         for (auto& m : matrices_) m.assign(static_cast<size_t>(N * N), {});
     }
-    check_layout(a.num_layers, a.num_heads, a.causal, "sequence " + std::to_string(num_sequences_ + 1), "the corpus so far");
+    check_layout(a.num_layers, a.num_heads, a.causal, "sequence " + std::to_string(num_sequences_ + 1),
+                 "the corpus so far");
     if (static_cast<int64_t>(a.heads.size()) != N)
-        throw Error(ErrorKind::internal, "CorpusAccumulator::add: analysis holds " + std::to_string(a.heads.size()) + " heads");
+        throw Error(ErrorKind::internal,
+                    "CorpusAccumulator::add: analysis holds " + std::to_string(a.heads.size()) + " heads");
     for (int64_t n = 0; n < N; ++n)
         for (int s = 0; s < head_stat_count; ++s)
-            heads_[static_cast<size_t>(n * head_stat_count + s)].add(a.heads[static_cast<size_t>(n)].*head_stat_fields()[s].member);
+            heads_[static_cast<size_t>(n * head_stat_count + s)].add(a.heads[static_cast<size_t>(n)].*
+                                                                     head_stat_fields()[s].member);
     for (int m = 0; m < pair_metric_count; ++m)
-        for (int64_t k = 0; k < N * N; ++k) matrices_[m][static_cast<size_t>(k)].add(a.matrices[m].values[static_cast<size_t>(k)]);
+        for (int64_t k = 0; k < N * N; ++k)
+            matrices_[m][static_cast<size_t>(k)].add(a.matrices[m].values[static_cast<size_t>(k)]);
     ++num_sequences_;
     total_queries_ += a.num_queries;
     max_queries_ = std::max(max_queries_, a.num_queries);
@@ -137,7 +151,8 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
     CorpusCoverage coverage = check_mergeable(other, where);
     const auto source = static_cast<uint32_t>(sources_.size());
     sources_.push_back(where);
-    if (!weights_fingerprint_ && other.weights_fingerprint_) weights_fingerprint_ = other.weights_fingerprint_, weights_source_ = source;
+    if (!weights_fingerprint_ && other.weights_fingerprint_)
+        weights_fingerprint_ = other.weights_fingerprint_, weights_source_ = source;
     if (!thresholds_ && other.thresholds_) thresholds_ = other.thresholds_, thresholds_source_ = source;
     const size_t before = sequences_.size();
     for (const CountedSequence& s : other.sorted_sequences()) sequences_.push_back({s.fingerprint, source});

@@ -96,10 +96,10 @@ private:
     int64_t num_layers_ = 0, num_heads_ = 0;
     bool causal_ = false;
     int64_t num_sequences_ = 0, total_queries_ = 0, max_queries_ = 0, max_keys_ = 0;
-    std::vector<RunningMoments> heads_;  // [N * head_stat_count], head-major
+    std::vector<RunningMoments> heads_;                                    // [N * head_stat_count], head-major
     std::array<std::vector<RunningMoments>, pair_metric_count> matrices_;  // [N * N] each
-    std::optional<uint64_t> weights_fingerprint_;  // none: partials of an earlier version only
-    std::optional<LabelThresholds> thresholds_;     // likewise
+    std::optional<uint64_t> weights_fingerprint_;                          // none: partials of an earlier version only
+    std::optional<LabelThresholds> thresholds_;                            // likewise
     mutable std::vector<CountedSequence> sequences_;  // in any order; sorted_sequences() sorts them
     // add_corpus_sequence()'s sequences until set_coverage() keys them into sequences_.
     struct PositionedSequence {
@@ -107,7 +107,7 @@ private:
         int64_t position = 0;
     };
     std::vector<PositionedSequence> unkeyed_;
-    std::vector<std::string> sources_ = {"this run"};  // names of what was merged, for messages
+    std::vector<std::string> sources_ = {"this run"};      // names of what was merged, for messages
     uint32_t weights_source_ = 0, thresholds_source_ = 0;  // which of sources_ set them
     CorpusCoverage coverage_;
     std::optional<CorpusAttribution> attribution_;  // model --logit-attribution's moments, when kept

@@ -32,7 +32,8 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
     const double n = static_cast<double>(x.size()), mean = (n + 1.0) / 2.0;
     double sxy = 0, sxx = 0, syy = 0;
     for (size_t i = 0; i < x.size(); ++i)
-        sxy += (rx[i] - mean) * (ry[i] - mean), sxx += (rx[i] - mean) * (rx[i] - mean), syy += (ry[i] - mean) * (ry[i] - mean);
+        sxy += (rx[i] - mean) * (ry[i] - mean), sxx += (rx[i] - mean) * (rx[i] - mean),
+            syy += (ry[i] - mean) * (ry[i] - mean);
     if (sxx == 0 || syy == 0) return std::numeric_limits<double>::quiet_NaN();
     return sxy / std::sqrt(sxx * syy);
 }
@@ -60,8 +61,9 @@ CrossAlignment head_alignment(const float* a, int64_t T, int64_t S) {
     r.entropy /= static_cast<double>(T), r.diagonal /= static_cast<double>(T), r.confidence /= static_cast<double>(T);
     r.monotonicity = T < 2 ? std::numeric_limits<double>::quiet_NaN() : spearman(rows, argmax);
     const double floor = static_cast<double>(T) / (2.0 * static_cast<double>(S));
-    r.coverage = static_cast<double>(std::count_if(received.begin(), received.end(), [&](double m) { return m >= floor; })) /
-                 static_cast<double>(S);
+    r.coverage =
+        static_cast<double>(std::count_if(received.begin(), received.end(), [&](double m) { return m >= floor; })) /
+        static_cast<double>(S);
     return r;
 }
 
@@ -75,11 +77,12 @@ std::vector<CrossAlignment> cross_alignment(const Tensor& map) {
 }
 
 const std::array<CrossAlignmentField, cross_alignment_count>& cross_alignment_fields() {
-    static const std::array<CrossAlignmentField, cross_alignment_count> fields = {{{"entropy", &CrossAlignment::entropy},
-                                                                                   {"confidence", &CrossAlignment::confidence},
-                                                                                   {"diagonal", &CrossAlignment::diagonal},
-                                                                                   {"monotonicity", &CrossAlignment::monotonicity},
-                                                                                   {"coverage", &CrossAlignment::coverage}}};
+    static const std::array<CrossAlignmentField, cross_alignment_count> fields = {
+        {{"entropy", &CrossAlignment::entropy},
+         {"confidence", &CrossAlignment::confidence},
+         {"diagonal", &CrossAlignment::diagonal},
+         {"monotonicity", &CrossAlignment::monotonicity},
+         {"coverage", &CrossAlignment::coverage}}};
     return fields;
 }
 

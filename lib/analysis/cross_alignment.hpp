@@ -14,11 +14,13 @@
 namespace attn_viz {
 
 struct CrossAlignment {
-    double entropy = 0;      // mean over rows of -sum_j a_ij ln a_ij (nats)
-    double confidence = 0;   // mean over rows of max_j a_ij
-    double diagonal = 0;     // mean over rows of the mass within the band |j - c_i| <= max(1, S/T), c_i = (i + 1/2) S/T - 1/2
-    double monotonicity = 0; // Spearman correlation of i and argmax_j a_ij over the rows; NaN when T < 2 or either is constant
-    double coverage = 0;     // share of source tokens j receiving sum_i a_ij >= T / (2 S), half their uniform share
+    double entropy = 0;     // mean over rows of -sum_j a_ij ln a_ij (nats)
+    double confidence = 0;  // mean over rows of max_j a_ij
+    double diagonal =
+        0;  // mean over rows of the mass within the band |j - c_i| <= max(1, S/T), c_i = (i + 1/2) S/T - 1/2
+    double monotonicity =
+        0;  // Spearman correlation of i and argmax_j a_ij over the rows; NaN when T < 2 or either is constant
+    double coverage = 0;  // share of source tokens j receiving sum_i a_ij >= T / (2 S), half their uniform share
 };
 
 // The statistics of CrossAlignment with their stats.json names, in that order (corpus moments,

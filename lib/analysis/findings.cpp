@@ -84,13 +84,14 @@ Finding head_kind_finding(const ModelAnalysis& a, const HeadKind& k) {
     const std::string rule = std::string(k.statistic) + " >= " + number(f.threshold);
     if (f.found) {
         f.score = f.scores.front();
-        f.sentence = (f.heads.size() == 1 ? std::string(k.kind) + " head (" : plural + " (") + rule + "): " +
-                     head_list(a, f.heads, f.scores);
+        f.sentence = (f.heads.size() == 1 ? std::string(k.kind) + " head (" : plural + " (") + rule +
+                     "): " + head_list(a, f.heads, f.scores);
     } else {
         f.heads = {order.front()}, f.scores = {score_of(order.front())};
         f.score = f.scores.front();
-        f.sentence = "no " + std::string(k.kind) + " head: the best is " + head_tag(a.head_ids[static_cast<size_t>(order.front())]) +
-                     " with " + number(f.score) + ", threshold " + number(f.threshold) + " (" + k.statistic + ")";
+        f.sentence = "no " + std::string(k.kind) + " head: the best is " +
+                     head_tag(a.head_ids[static_cast<size_t>(order.front())]) + " with " + number(f.score) +
+                     ", threshold " + number(f.threshold) + " (" + k.statistic + ")";
     }
     return f;
 }
@@ -105,7 +106,8 @@ std::vector<Finding> sparse_findings(const ModelAnalysis& a) {
     const auto median = [&](double HeadStats::*member) {
         std::vector<double> values;
         for (int64_t n : measured)
-            if (std::isfinite(a.heads[static_cast<size_t>(n)].*member)) values.push_back(a.heads[static_cast<size_t>(n)].*member);
+            if (std::isfinite(a.heads[static_cast<size_t>(n)].*member))
+                values.push_back(a.heads[static_cast<size_t>(n)].*member);
         if (values.empty()) return nan;
         std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
         return values[values.size() / 2];
@@ -114,8 +116,15 @@ std::vector<Finding> sparse_findings(const ModelAnalysis& a) {
         return a.heads[static_cast<size_t>(x)].keys_needed < a.heads[static_cast<size_t>(y)].keys_needed;
     });
     const double tolerance = a.thresholds.sparse_tolerance;
-    Finding f{"sparse-error", true, {most}, {a.heads[static_cast<size_t>(most)].keys_needed}, "keys_needed",
-              a.heads[static_cast<size_t>(most)].keys_needed, tolerance, false, ""};
+    Finding f{"sparse-error",
+              true,
+              {most},
+              {a.heads[static_cast<size_t>(most)].keys_needed},
+              "keys_needed",
+              a.heads[static_cast<size_t>(most)].keys_needed,
+              tolerance,
+              false,
+              ""};
     const double window = median(&HeadStats::window_needed);
     const auto count = [](double x) {  // key counts: whole numbers, or means over a corpus
         char text[32];
@@ -133,7 +142,10 @@ std::vector<Finding> sparse_findings(const ModelAnalysis& a) {
 std::string head_names_text(const ModelAnalysis& a, const std::vector<int64_t>& heads) {
     std::string names;
     for (size_t n = 0; n < heads.size(); ++n)
-        names += (n == 0 ? "" : n + 1 == heads.size() ? " and " : ", ") + head_tag(a.head_ids[static_cast<size_t>(heads[n])]);
+        names += (n == 0                  ? ""
+                  : n + 1 == heads.size() ? " and "
+                                          : ", ") +
+                 head_tag(a.head_ids[static_cast<size_t>(heads[n])]);
     return names;
 }
 
@@ -162,9 +174,9 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
         if (f.score <= cut) {
             distance = "JS distance at most " + number(f.score) + ", cut " + number(cut);
         } else {
-            distance = "mean JS distance " + number(sum / static_cast<double>(pairs)) + " within the cut " + number(cut) +
-                       "; the farthest pair, " + head_names_text(a, {farthest.first, farthest.second}) + ", is " +
-                       number(f.score) + " apart";
+            distance = "mean JS distance " + number(sum / static_cast<double>(pairs)) + " within the cut " +
+                       number(cut) + "; the farthest pair, " + head_names_text(a, {farthest.first, farthest.second}) +
+                       ", is " + number(f.score) + " apart";
         }
         f.sentence = "redundant: " + head_names_text(a, group) + " attend alike (" + distance + ")" + guess;
         found.push_back(std::move(f));
@@ -176,8 +188,8 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
         none.heads = {x, y};
         none.score = js.at(x, y);
         none.scores = {none.score, none.score};
-        none.sentence += ": the closest pair is " + head_names_text(a, {x, y}) + " with JS distance " + number(none.score) + ", cut " +
-                         number(cut);
+        none.sentence += ": the closest pair is " + head_names_text(a, {x, y}) + " with JS distance " +
+                         number(none.score) + ", cut " + number(cut);
     }
     found.push_back(std::move(none));
     return found;
@@ -201,7 +213,8 @@ std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
     }
     if (f.heads.empty()) return {};
     if (f.heads.size() > max_heads_named) list += " and " + std::to_string(f.heads.size() - max_heads_named) + " more";
-    f.sentence = std::string(f.heads.size() == 1 ? "mixed head" : "mixed heads") + " (no pattern reaches its threshold): " + list;
+    f.sentence = std::string(f.heads.size() == 1 ? "mixed head" : "mixed heads") +
+                 " (no pattern reaches its threshold): " + list;
     return {f};
 }
 
@@ -215,7 +228,9 @@ double tokens_per_sequence(const ModelAnalysis& a) {
 
 }  // namespace
 
-bool too_short_to_label(const ModelAnalysis& a) { return tokens_per_sequence(a) < static_cast<double>(min_tokens_to_label); }
+bool too_short_to_label(const ModelAnalysis& a) {
+    return tokens_per_sequence(a) < static_cast<double>(min_tokens_to_label);
+}
 
 std::vector<Finding> find_findings(const ModelAnalysis& a) {
     std::vector<Finding> findings;
@@ -224,8 +239,9 @@ std::vector<Finding> find_findings(const ModelAnalysis& a) {
         Finding f{"too-short", false, {}, {}, "", tokens, static_cast<double>(min_tokens_to_label), true, ""};
         char count[32];
         std::snprintf(count, sizeof count, "%.3g", tokens);
-        f.sentence = "too short to tell: the input has " + std::string(count) + (a.num_sequences > 1 ? " tokens per sequence" : " tokens") +
-                     ", labelling heads needs at least " + std::to_string(min_tokens_to_label) +
+        f.sentence = "too short to tell: the input has " + std::string(count) +
+                     (a.num_sequences > 1 ? " tokens per sequence" : " tokens") + ", labelling heads needs at least " +
+                     std::to_string(min_tokens_to_label) +
                      " (evenly spread attention alone reaches the thresholds, and maps this small look alike); "
                      "the labels and redundant groups are guesses";
         findings.push_back(std::move(f));
@@ -248,11 +264,17 @@ nlohmann::json findings_json(const ModelAnalysis& a, const std::vector<Finding>&
         nlohmann::json heads = nlohmann::json::array();
         for (size_t n = 0; n < f.heads.size(); ++n) {
             const HeadId& id = a.head_ids[static_cast<size_t>(f.heads[n])];
-            heads.push_back({{"index", f.heads[n]}, {"layer", id.layer}, {"head", id.head}, {"score", json_number(f.scores[n])}});
+            heads.push_back(
+                {{"index", f.heads[n]}, {"layer", id.layer}, {"head", id.head}, {"score", json_number(f.scores[n])}});
         }
-        list.push_back({{"kind", f.kind}, {"found", f.found}, {"heads", std::move(heads)}, {"statistic", f.statistic},
-                        {"score", json_number(f.score)}, {"threshold", json_number(f.threshold)},
-                        {"higher_is_stronger", f.higher_is_stronger}, {"sentence", f.sentence}});
+        list.push_back({{"kind", f.kind},
+                        {"found", f.found},
+                        {"heads", std::move(heads)},
+                        {"statistic", f.statistic},
+                        {"score", json_number(f.score)},
+                        {"threshold", json_number(f.threshold)},
+                        {"higher_is_stronger", f.higher_is_stronger},
+                        {"sentence", f.sentence}});
     }
     return list;
 }

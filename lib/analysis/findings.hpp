@@ -35,13 +35,14 @@ struct Finding {
     // A kind no head can be scored on (induction without repeated tokens) is not found, with no heads.
     std::string kind;
     bool found = false;
-    std::vector<int64_t> heads;  // indices into analysis.head_ids: the heads found, strongest first, or the best candidate
+    std::vector<int64_t>
+        heads;  // indices into analysis.head_ids: the heads found, strongest first, or the best candidate
     std::vector<double> scores;  // one per head: its value of `statistic`
-    std::string statistic;      // which statistic ("previous_token_mass"; "js_distance" for redundant; "" otherwise)
-    double score = 0;           // the strongest head's score (redundant: the group's largest JS distance); NaN: none
-    double threshold = 0;       // what a head must reach (redundant: the clustering cut); NaN: none
+    std::string statistic;       // which statistic ("previous_token_mass"; "js_distance" for redundant; "" otherwise)
+    double score = 0;            // the strongest head's score (redundant: the group's largest JS distance); NaN: none
+    double threshold = 0;        // what a head must reach (redundant: the clustering cut); NaN: none
     bool higher_is_stronger = true;  // false for js_distance
-    std::string sentence;       // the plain-English sentence printed on stdout
+    std::string sentence;            // the plain-English sentence printed on stdout
 };
 
 // The findings of an analysis, in a fixed order: too-short (if so), then each head kind (found or

@@ -26,7 +26,8 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
     for (int64_t l = 0; l < a.num_layers; ++l) {
         const LayerResult& layer = *layers[static_cast<size_t>(l)];
         if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
-            throw Error(ErrorKind::internal, "analyze_model: layer " + std::to_string(l) + " has a different head count");
+            throw Error(ErrorKind::internal,
+                        "analyze_model: layer " + std::to_string(l) + " has a different head count");
         std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
         for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
         if (!options.sparse_error) {
@@ -53,8 +54,9 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
 // The weight-space matrices (Q-K and O-V cosines): options.weight_similarity when given, else
 // computed from the weights; all NaN (undefined) without weights.
 // weights[l] ran as layers[l]: a run that computed a layer's W_O Gram lends it.
-void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights, const std::vector<const LayerResult*>& layers,
-                         const AnalysisOptions& options, OnednnBackend& backend) {
+void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights,
+                         const std::vector<const LayerResult*>& layers, const AnalysisOptions& options,
+                         OnednnBackend& backend) {
     const size_t n_layers = layers.size();
     const int64_t N = static_cast<int64_t>(a.heads.size());
     if (weights.empty()) {
@@ -71,7 +73,8 @@ void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*
     WeightSimilarities computed;
     if (!options.weight_similarity) {
         const bool across = options.weight_similarity_across_layers;
-        computed = weight_similarities(weights, across, backend, across ? std::vector<const Tensor*>{} : output_grams_of(layers));
+        computed = weight_similarities(weights, across, backend,
+                                       across ? std::vector<const Tensor*>{} : output_grams_of(layers));
     }
     const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
     if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
@@ -116,8 +119,8 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     return a;
 }
 
-ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights,
-                            const std::vector<int64_t>& tokens, const AnalysisOptions& options) {
+ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights, const std::vector<int64_t>& tokens,
+                            const AnalysisOptions& options) {
     std::vector<const LayerWeights*> layer_weights;
     if (weights) layer_weights.push_back(weights);
     return analyze_model({&result}, layer_weights, tokens, options);

@@ -21,15 +21,22 @@ namespace attn_viz {
 
 // The pairwise matrices, in the order stats.json and pairs.csv list them.
 enum class PairMetric {
-    correlation, cosine, js_distance, output_cosine, weight_qk_cosine, weight_ov_cosine,
-    output_mi, output_cka, choice_mi  // output_dependence.hpp, attention_choice_mi.hpp
+    correlation,
+    cosine,
+    js_distance,
+    output_cosine,
+    weight_qk_cosine,
+    weight_ov_cosine,
+    output_mi,
+    output_cka,
+    choice_mi  // output_dependence.hpp, attention_choice_mi.hpp
 };
 inline constexpr int pair_metric_count = 9;
 const char* pair_metric_name(PairMetric metric);
 
 struct AnalysisOptions {
     LabelThresholds thresholds;
-    int threads = 1;                            // threads for the statistics (parallel_for)
+    int threads = 1;                               // threads for the statistics (parallel_for)
     bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers
     // The sparse-attention error per head (sparse_attention_error.hpp): about two more A V products
     // per layer, so off by default; without it its statistics are NaN and `sparse` stays empty.
@@ -48,21 +55,21 @@ struct HeadId {
 
 struct ModelAnalysis {
     int64_t num_layers = 0;
-    int64_t num_heads = 0;       // per layer
-    int64_t num_queries = 0;     // T (corpus: the largest T seen)
-    int64_t num_keys = 0;        // S (corpus: the largest S seen)
+    int64_t num_heads = 0;    // per layer
+    int64_t num_queries = 0;  // T (corpus: the largest T seen)
+    int64_t num_keys = 0;     // S (corpus: the largest S seen)
     bool causal = false;
-    int64_t num_sequences = 1;   // > 1 after corpus aggregation
-    int64_t total_queries = 0;   // sum of T over the sequences
+    int64_t num_sequences = 1;  // > 1 after corpus aggregation
+    int64_t total_queries = 0;  // sum of T over the sequences
 
-    std::vector<HeadId> head_ids;           // N = L * H, layer-major; index = position in stats.json "heads"
-    std::vector<HeadStats> heads;           // [N] (corpus: mean over sequences where defined)
-    std::vector<HeadStats> heads_std;       // [N] population std over sequences; empty for one sequence
-    std::vector<std::string> labels;        // [N]
-    std::vector<SparseHeadError> sparse;    // [N] sparse-attention error per pattern size; empty in corpus reports
-    std::array<HeadMatrix, pair_metric_count> matrices;      // [N, N] each, NaN = undefined
-    std::array<HeadMatrix, pair_metric_count> matrices_std;  // corpus only; empty otherwise
-    std::vector<std::vector<int64_t>> redundant_groups;      // head indices
+    std::vector<HeadId> head_ids;         // N = L * H, layer-major; index = position in stats.json "heads"
+    std::vector<HeadStats> heads;         // [N] (corpus: mean over sequences where defined)
+    std::vector<HeadStats> heads_std;     // [N] population std over sequences; empty for one sequence
+    std::vector<std::string> labels;      // [N]
+    std::vector<SparseHeadError> sparse;  // [N] sparse-attention error per pattern size; empty in corpus reports
+    std::array<HeadMatrix, pair_metric_count> matrices;        // [N, N] each, NaN = undefined
+    std::array<HeadMatrix, pair_metric_count> matrices_std;    // corpus only; empty otherwise
+    std::vector<std::vector<int64_t>> redundant_groups;        // head indices
     std::vector<std::pair<int64_t, int64_t>> redundant_pairs;  // (a, b), most redundant first
     LabelThresholds thresholds;
 
@@ -77,8 +84,8 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
                             const AnalysisOptions& options);
 
 // One layer: analyze_model({&result}, weights ? {weights} : {}, tokens, options).
-ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights,
-                            const std::vector<int64_t>& tokens, const AnalysisOptions& options);
+ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights, const std::vector<int64_t>& tokens,
+                            const AnalysisOptions& options);
 
 // Recomputes labels, redundant groups (average linkage on js_distance cut at
 // thresholds.redundancy_js) and redundant pairs (top thresholds.top_pairs by js_distance) from

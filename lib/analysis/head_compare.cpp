@@ -19,19 +19,22 @@ nlohmann::json stats_object(const HeadStats& s) {
 
 }  // namespace
 
-HeadComparison compare_runs(const std::vector<const LayerResult*>& first, const std::vector<const LayerWeights*>& first_weights,
-                            const std::vector<const LayerResult*>& second, const std::vector<const LayerWeights*>& second_weights,
-                            const std::vector<int64_t>& tokens, const AnalysisOptions& options) {
+HeadComparison compare_runs(const std::vector<const LayerResult*>& first,
+                            const std::vector<const LayerWeights*>& first_weights,
+                            const std::vector<const LayerResult*>& second,
+                            const std::vector<const LayerWeights*>& second_weights, const std::vector<int64_t>& tokens,
+                            const AnalysisOptions& options) {
     HeadComparison c;
     c.first = analyze_model(first, first_weights, tokens, options);
     c.second = analyze_model(second, second_weights, tokens, options);
     if (c.first.num_layers != c.second.num_layers || c.first.num_heads != c.second.num_heads)
         fail_input("compare", "the checkpoints differ in shape: " + std::to_string(c.first.num_layers) + " x " +
-                                  std::to_string(c.first.num_heads) + " vs " + std::to_string(c.second.num_layers) + " x " +
-                                  std::to_string(c.second.num_heads) + " layers x heads");
+                                  std::to_string(c.first.num_heads) + " vs " + std::to_string(c.second.num_layers) +
+                                  " x " + std::to_string(c.second.num_heads) + " layers x heads");
     for (size_t n = 0; n < c.first.heads.size(); ++n) {
         HeadStats d;
-        for (const HeadStatField& f : head_stat_fields()) d.*f.member = c.second.heads[n].*f.member - c.first.heads[n].*f.member;
+        for (const HeadStatField& f : head_stat_fields())
+            d.*f.member = c.second.heads[n].*f.member - c.first.heads[n].*f.member;
         c.change.push_back(d);
     }
     c.maps = paired_map_similarities(first, second, options.threads);
@@ -50,7 +53,8 @@ std::vector<double> comparison_metric(const HeadComparison& c, const std::string
             for (const HeadStats& d : c.change) out.push_back(std::abs(d.*f.member));
             return out;
         }
-    throw Error(ErrorKind::usage, "unknown metric '" + name + "': expected js_distance, correlation_distance or a statistic name");
+    throw Error(ErrorKind::usage,
+                "unknown metric '" + name + "': expected js_distance, correlation_distance or a statistic name");
 }
 
 std::vector<int64_t> heads_above(const std::vector<double>& metric, double limit) {
@@ -77,12 +81,8 @@ nlohmann::json comparison_json(const HeadComparison& c) {
                          {"b", stats_object(c.second.heads[n])},
                          {"change", stats_object(c.change[n])}});
     }
-    return {{"format", compare_format},
-            {"num_layers", c.first.num_layers},
-            {"num_heads", c.first.num_heads},
-            {"num_queries", c.first.num_queries},
-            {"num_keys", c.first.num_keys},
-            {"heads", std::move(heads)}};
+    return {{"format", compare_format},           {"num_layers", c.first.num_layers}, {"num_heads", c.first.num_heads},
+            {"num_queries", c.first.num_queries}, {"num_keys", c.first.num_keys},     {"heads", std::move(heads)}};
 }
 
 std::string comparison_table(const HeadComparison& c) {
@@ -99,8 +99,9 @@ std::string comparison_table(const HeadComparison& c) {
     };
     for (size_t n = 0; n < c.first.heads.size(); ++n) {
         std::snprintf(line, sizeof line, "%5lld %4lld %-14s %-14s %8s %8s %9s %9s\n",
-                      static_cast<long long>(c.first.head_ids[n].layer), static_cast<long long>(c.first.head_ids[n].head),
-                      c.first.labels[n].c_str(), c.second.labels[n].c_str(), cell(c.maps.correlation[n]).c_str(),
+                      static_cast<long long>(c.first.head_ids[n].layer),
+                      static_cast<long long>(c.first.head_ids[n].head), c.first.labels[n].c_str(),
+                      c.second.labels[n].c_str(), cell(c.maps.correlation[n]).c_str(),
                       cell(c.maps.js_distance[n]).c_str(), cell(c.change[n].entropy).c_str(),
                       cell(c.change[n].confidence).c_str());
         out += line;

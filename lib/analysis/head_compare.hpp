@@ -22,9 +22,11 @@ struct HeadComparison {
 
 // first/second: one LayerResult per layer of each checkpoint on the same input (same layer count,
 // H and visibility); weights likewise, or empty. tokens: [T] or empty.
-HeadComparison compare_runs(const std::vector<const LayerResult*>& first, const std::vector<const LayerWeights*>& first_weights,
-                            const std::vector<const LayerResult*>& second, const std::vector<const LayerWeights*>& second_weights,
-                            const std::vector<int64_t>& tokens, const AnalysisOptions& options);
+HeadComparison compare_runs(const std::vector<const LayerResult*>& first,
+                            const std::vector<const LayerWeights*>& first_weights,
+                            const std::vector<const LayerResult*>& second,
+                            const std::vector<const LayerWeights*>& second_weights, const std::vector<int64_t>& tokens,
+                            const AnalysisOptions& options);
 
 // The per-head number that `compare --fail-above` tests: "js_distance" (JS distance between the
 // head's two maps), "correlation_distance" (1 - their correlation), or a statistic's name (the

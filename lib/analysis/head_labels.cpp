@@ -70,7 +70,8 @@ NearestPattern nearest_pattern(const HeadStats& s, const LabelThresholds& t) {
     for (const NearestPattern& rule : rules) {
         if (!std::isfinite(rule.score) || !(rule.threshold > 0)) continue;
         const bool local = std::string(rule.label) == "local";
-        const double reached = local ? (rule.score > 0 ? rule.threshold / rule.score : 1.0) : rule.score / rule.threshold;
+        const double reached =
+            local ? (rule.score > 0 ? rule.threshold / rule.score : 1.0) : rule.score / rule.threshold;
         if (reached > best) best = reached, nearest = rule;
     }
     return nearest;

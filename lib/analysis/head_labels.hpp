@@ -11,15 +11,15 @@
 namespace attn_viz {
 
 struct LabelThresholds {
-    double induction = 0.4;        // induction score >= this: "induction"
-    double previous_token = 0.5;   // previous_token_mass >= this: "previous-token"
-    double next_token = 0.5;       // next_token_mass >= this: "next-token"
-    double self = 0.5;             // self_mass >= this: "self"
-    double sink = 0.5;             // first_token_mass >= this: "sink"
-    double diffuse = 0.8;          // normalized_entropy >= this: "diffuse"
-    double local_distance = 2.0;   // mean_distance <= this: "local"
-    double redundancy_js = 0.2;    // clustering cut: groups merge while average JS distance <= this
-    double top_pairs = 10;         // how many most-redundant pairs to list
+    double induction = 0.4;          // induction score >= this: "induction"
+    double previous_token = 0.5;     // previous_token_mass >= this: "previous-token"
+    double next_token = 0.5;         // next_token_mass >= this: "next-token"
+    double self = 0.5;               // self_mass >= this: "self"
+    double sink = 0.5;               // first_token_mass >= this: "sink"
+    double diffuse = 0.8;            // normalized_entropy >= this: "diffuse"
+    double local_distance = 2.0;     // mean_distance <= this: "local"
+    double redundancy_js = 0.2;      // clustering cut: groups merge while average JS distance <= this
+    double top_pairs = 10;           // how many most-redundant pairs to list
     double sparse_tolerance = 0.05;  // relative output error allowed for keys_needed / window_needed
 };
 

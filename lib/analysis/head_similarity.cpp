@@ -133,16 +133,20 @@ PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& 
 
     // Step 1: per chunk, its blocks one after the other.
     std::vector<ChunkSums> partial(static_cast<size_t>(chunks));
-    parallel_for(chunks, threads, [&](int64_t c) {
-        ChunkSums& sums = partial[static_cast<size_t>(c)];
-        sums.dot.assign(P, 0.0), sums.distance.assign(P, 0.0);
-        sums.square.assign(static_cast<size_t>(N), 0.0), sums.mass.assign(static_cast<size_t>(N), 0.0);
-        std::vector<float> p_ln_p;
-        for (int64_t k = c * blocks / chunks; k < (c + 1) * blocks / chunks; ++k) {
-            const size_t first = static_cast<size_t>(k * block);
-            sum_block(maps, pairs, first, std::min(maps.rows.size(), first + static_cast<size_t>(block)), p_ln_p, sums);
-        }
-    }, static_cast<int64_t>(maps.rows.size() * P) * maps.keys / std::max<int64_t>(chunks, 1));
+    parallel_for(
+        chunks, threads,
+        [&](int64_t c) {
+            ChunkSums& sums = partial[static_cast<size_t>(c)];
+            sums.dot.assign(P, 0.0), sums.distance.assign(P, 0.0);
+            sums.square.assign(static_cast<size_t>(N), 0.0), sums.mass.assign(static_cast<size_t>(N), 0.0);
+            std::vector<float> p_ln_p;
+            for (int64_t k = c * blocks / chunks; k < (c + 1) * blocks / chunks; ++k) {
+                const size_t first = static_cast<size_t>(k * block);
+                sum_block(maps, pairs, first, std::min(maps.rows.size(), first + static_cast<size_t>(block)), p_ln_p,
+                          sums);
+            }
+        },
+        static_cast<int64_t>(maps.rows.size() * P) * maps.keys / std::max<int64_t>(chunks, 1));
 
     // Step 2: the chunks' partial sums in chunk order.
     PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
@@ -172,13 +176,16 @@ PairSimilarity finish_pair(const PairSums& sums, const MapSet& maps, int64_t a, 
         return v > 1e-10 * q ? v : 0.0;  // rounding residue of a constant map counts as constant
     };
     const double va = variance(a), vb = variance(b);
-    const double cov = sums.dot.at(a, b) - sums.mass[static_cast<size_t>(a)] * sums.mass[static_cast<size_t>(b)] / entries;
+    const double cov =
+        sums.dot.at(a, b) - sums.mass[static_cast<size_t>(a)] * sums.mass[static_cast<size_t>(b)] / entries;
     const double norms = std::sqrt(sums.dot.at(a, a) * sums.dot.at(b, b));
     PairSimilarity out;
     // Constant maps: every visible entry of a row-stochastic map that is constant equals 1 / V, so
     // two constant maps over one visibility are identical (1); a constant and a varying map: 0.
-    if (a == b || (va == 0 && vb == 0)) out.correlation = 1.0;
-    else out.correlation = va > 0 && vb > 0 ? std::clamp(cov / std::sqrt(va * vb), -1.0, 1.0) : 0.0;
+    if (a == b || (va == 0 && vb == 0))
+        out.correlation = 1.0;
+    else
+        out.correlation = va > 0 && vb > 0 ? std::clamp(cov / std::sqrt(va * vb), -1.0, 1.0) : 0.0;
     out.cosine = norms > 0 ? std::min(1.0, sums.dot.at(a, b) / norms) : undefined;
     out.js_distance = maps.rows.empty() ? undefined : sums.distance.at(a, b) / static_cast<double>(maps.rows.size());
     return out;

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "layer_result.hpp"
 #include "head_matrix.hpp"
+#include "layer_result.hpp"
 
 namespace attn_viz {
 

@@ -252,7 +252,9 @@ std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vecto
 
     // Step 3: each head's means over its rows, heads in parallel.
     std::vector<HeadStats> stats(static_cast<size_t>(H));
-    parallel_for(H, threads, [&](int64_t h) { stats[static_cast<size_t>(h)] = head_stats(r, h, facts); }, r.attention.dim(1) * r.attention.dim(2));
+    parallel_for(
+        H, threads, [&](int64_t h) { stats[static_cast<size_t>(h)] = head_stats(r, h, facts); },
+        r.attention.dim(1) * r.attention.dim(2));
     return stats;
 }
 

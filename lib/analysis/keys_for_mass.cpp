@@ -31,7 +31,8 @@ using f64x4 = double __attribute__((vector_size(32)));
 
 // row: [S]. The comparison is on the bit patterns (ordered like the weights, which are >= 0), so
 // the loop is branch-free; sums in double like a sequential walk's, in four accumulators.
-[[gnu::target_clones("avx512f", "avx2", "default")]] MassAbove mass_above(const float* row, int64_t keys, float threshold) {
+[[gnu::target_clones("avx512f", "avx2", "default")]] MassAbove mass_above(const float* row, int64_t keys,
+                                                                          float threshold) {
     const int32_t limit = std::bit_cast<int32_t>(threshold);
     f64x4 sum[4] = {};
     i32x8 count = {};
@@ -58,7 +59,7 @@ using f64x4 = double __attribute__((vector_size(32)));
 // row: [S]. Appends the weights with bit patterns in [low, low + width) to `out` in key order.
 // Blocks of sixteen are tested branch-free first; only the few blocks holding one are copied.
 [[gnu::target_clones("avx512f", "avx2", "default")]] void gather_range(const float* row, int64_t keys, uint32_t low,
-                                                                      uint32_t width, std::vector<float>& out) {
+                                                                       uint32_t width, std::vector<float>& out) {
     auto inside = [=](float v) { return std::bit_cast<uint32_t>(v) - low < width; };
     int64_t j = 0;
     for (; j + 16 <= keys; j += 16) {
@@ -96,8 +97,10 @@ int64_t KeysForMass::count(const float* row, int64_t keys, double mass, float ma
     while (count_lo - above_hi.count > few && bits_of(hi) - bits_of(lo) > 1) {
         const float mid = float_of(bits_of(lo) + (bits_of(hi) - bits_of(lo)) / 2);
         const MassAbove above_mid = mass_above(row, keys, mid);
-        if (above_mid.sum >= target) lo = mid, count_lo = above_mid.count;
-        else hi = mid, above_hi = above_mid;
+        if (above_mid.sum >= target)
+            lo = mid, count_lo = above_mid.count;
+        else
+            hi = mid, above_hi = above_mid;
     }
     // Step 3: the weights inside the bracket, largest first, on top of everything above it.
     candidates_.clear();

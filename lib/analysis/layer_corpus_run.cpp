@@ -12,8 +12,9 @@ void check_layer_run_memory(const LayerWeights& w, int64_t T, int64_t S, uint64_
                  "running the layer on " + std::to_string(T) + " x " + std::to_string(S) + " tokens");
 }
 
-void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options, const LoadLimits& limits,
-                      CorpusAccumulator& corpus, const LayerCorpusHooks& hooks, Timings& timings) {
+void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options,
+                      const LoadLimits& limits, CorpusAccumulator& corpus, const LayerCorpusHooks& hooks,
+                      Timings& timings) {
     const LayerWeights& weights = layer.weights();
     SequenceStream sequences(documents, weights.d_model, limits);
     std::string where;
@@ -37,7 +38,8 @@ void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const A
         {
             Timings::Scope t(timings, "statistics");
             corpus.add_corpus_sequence(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options),
-                                       sequence_fingerprint(sequence.embeddings, sequence.key_excluded), documents.position());
+                                       sequence_fingerprint(sequence.embeddings, sequence.key_excluded),
+                                       documents.position());
         }
         layer.recycle(std::move(result));
         if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());

@@ -33,7 +33,8 @@ void check_layer_run_memory(const LayerWeights& w, int64_t T, int64_t S, uint64_
 // thresholds, sparse error, threads, weight similarity) added to `corpus` at its corpus position.
 // A malformed sequence throws Error(bad_input) naming the document. Timed as "load", "attention"
 // and "statistics".
-void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options, const LoadLimits& limits,
-                      CorpusAccumulator& corpus, const LayerCorpusHooks& hooks, Timings& timings);
+void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options,
+                      const LoadLimits& limits, CorpusAccumulator& corpus, const LayerCorpusHooks& hooks,
+                      Timings& timings);
 
 }  // namespace attn_viz

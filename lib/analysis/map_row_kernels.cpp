@@ -24,16 +24,23 @@ float ln2_minus_entropy(float u, float r, float s) {
     const float w = u * u;
     // Horner on the coefficients 1 / (2k (2k - 1)), k = 1..10.
     const float series =
-        w * (1.0f / 2 + w * (1.0f / 12 + w * (1.0f / 30 + w * (1.0f / 56 + w * (1.0f / 90 + w * (1.0f / 132 + w * (1.0f / 182 +
-        w * (1.0f / 240 + w * (1.0f / 306 + w * (1.0f / 380))))))))));
+        w * (1.0f / 2 +
+             w * (1.0f / 12 +
+                  w * (1.0f / 30 +
+                       w * (1.0f / 56 +
+                            w * (1.0f / 90 +
+                                 w * (1.0f / 132 +
+                                      w * (1.0f / 182 + w * (1.0f / 240 + w * (1.0f / 306 + w * (1.0f / 380))))))))));
     const float logs = ln2 + x_ln_x(r) + x_ln_x(s);
     const int32_t near_half = w <= 0.25f ? -1 : 0;  // selected on the bits, so loops stay branch-free
-    return std::bit_cast<float>((std::bit_cast<int32_t>(series) & near_half) | (std::bit_cast<int32_t>(logs) & ~near_half));
+    return std::bit_cast<float>((std::bit_cast<int32_t>(series) & near_half) |
+                                (std::bit_cast<int32_t>(logs) & ~near_half));
 }
 
 }  // namespace
 
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] RowSelf sum_self_row(const float* p, int64_t keys, float* p_ln_p) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] RowSelf sum_self_row(const float* p, int64_t keys,
+                                                                                    float* p_ln_p) {
     float square[lanes] = {}, mass[lanes] = {};
     int64_t j = 0;
     for (; j + lanes <= keys; j += lanes)
@@ -52,8 +59,8 @@ float ln2_minus_entropy(float u, float r, float s) {
 }
 
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] RowPair compare_rows(const float* p, const float* q,
-                                                                          const float* p_ln_p, const float* q_ln_q,
-                                                                          int64_t keys) {
+                                                                                    const float* p_ln_p,
+                                                                                    const float* q_ln_q, int64_t keys) {
     // Entry j's share of 2 ln 2 JSD; masked to exactly 0 where the weights are equal (compared on
     // the bits, so the loop has no floating-point branch).
     auto entry = [&](int64_t k) {
@@ -79,11 +86,12 @@ float ln2_minus_entropy(float u, float r, float s) {
     return sums;
 }
 
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double divergence_by_ratio(const float* p, const float* q,
-                                                                                int64_t keys) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double divergence_by_ratio(const float* p,
+                                                                                          const float* q,
+                                                                                          int64_t keys) {
     auto entry = [](float a, float b) {
         const float total = a + b, inverse = 1.0f / (total + 1e-30f);  // every ratio 0 when both are 0
-        const float u = (a - b) * inverse;  // a - b is exact when a and b are close
+        const float u = (a - b) * inverse;                             // a - b is exact when a and b are close
         return total * ln2_minus_entropy(u, a * inverse, b * inverse);
     };
     float divergence[lanes] = {};

@@ -45,8 +45,9 @@ void add_sequence_analysis(const CorpusSequence& s, const std::vector<LayerResul
     Timings::Scope t(timings, "statistics");
     std::vector<const LayerResult*> results;
     for (const LayerResult& r : layers) results.push_back(&r);
-    corpus.add_corpus_sequence(analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options),
-                               token_sequence_fingerprint(s.ids), s.position);
+    corpus.add_corpus_sequence(
+        analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options),
+        token_sequence_fingerprint(s.ids), s.position);
     if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());
 }
 
@@ -84,9 +85,9 @@ void add_sequences_one_by_one(CorpusDocuments& documents, WholeModel& model, con
 // The next layer-major batch: `pending` (the document the previous batch had no room for) and the
 // documents after it while the batch fits the budget; the first that does not becomes `pending`.
 // Empty at the end of the corpus.
-std::vector<CorpusSequence> next_corpus_batch(CorpusDocuments& documents, const WholeModel& model, const ModelTokenizer& tokenizer,
-                                              const LoadLimits& limits, std::optional<CorpusSequence>& pending,
-                                              Timings& timings) {
+std::vector<CorpusSequence> next_corpus_batch(CorpusDocuments& documents, const WholeModel& model,
+                                              const ModelTokenizer& tokenizer, const LoadLimits& limits,
+                                              std::optional<CorpusSequence>& pending, Timings& timings) {
     std::vector<CorpusSequence> batch;
     std::vector<int64_t> lengths;
     CorpusSequence s;
@@ -104,23 +105,27 @@ std::vector<CorpusSequence> next_corpus_batch(CorpusDocuments& documents, const 
 
 // Layer-major: batches of documents through the model block by block, each sequence analysed when
 // its last block is done, in corpus order.
-ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
-                                            const AnalysisOptions& options, const LoadLimits& limits,
-                                            CorpusAccumulator& corpus, const ModelCorpusHooks& hooks, Timings& timings) {
+ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeModel& model,
+                                            const ModelTokenizer& tokenizer, const AnalysisOptions& options,
+                                            const LoadLimits& limits, CorpusAccumulator& corpus,
+                                            const ModelCorpusHooks& hooks, Timings& timings) {
     const std::vector<const LayerWeights*> weights = model.attention_weights();
     const int64_t L = model.description().n_layers;
     ModelCorpusPasses passes;
     passes.layer_major = true;
     std::optional<CorpusSequence> pending;
     for (;;) {
-        const std::vector<CorpusSequence> batch = next_corpus_batch(documents, model, tokenizer, limits, pending, timings);
+        const std::vector<CorpusSequence> batch =
+            next_corpus_batch(documents, model, tokenizer, limits, pending, timings);
         if (batch.empty()) break;
         std::vector<int64_t> lengths;
         std::vector<std::vector<int>> ids;
-        for (const CorpusSequence& s : batch) ids.push_back(s.ids), lengths.push_back(static_cast<int64_t>(s.ids.size()));
+        for (const CorpusSequence& s : batch)
+            ids.push_back(s.ids), lengths.push_back(static_cast<int64_t>(s.ids.size()));
         ++passes.batches;
         passes.largest_batch = std::max(passes.largest_batch, static_cast<int64_t>(batch.size()));
-        passes.largest_batch_bytes = std::max(passes.largest_batch_bytes, model_corpus_batch_bytes(model.description(), lengths));
+        passes.largest_batch_bytes =
+            std::max(passes.largest_batch_bytes, model_corpus_batch_bytes(model.description(), lengths));
 
         // Step 1: the batch block by block; each sequence keeps its layers' results.
         std::vector<std::vector<LayerResult>> layers(batch.size());
@@ -160,8 +165,9 @@ uint64_t model_corpus_batch_bytes(const ModelDescription& c, const std::vector<i
     const int64_t longest = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
     uint64_t bytes = estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, longest, longest);
     for (int64_t T : lengths) {
-        const uint64_t results = saturating_product(static_cast<uint64_t>(c.n_layers),
-                                                    estimate_layer_result_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T));
+        const uint64_t results =
+            saturating_product(static_cast<uint64_t>(c.n_layers),
+                               estimate_layer_result_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T));
         const uint64_t residual = saturating_product(static_cast<uint64_t>(T * c.dim), sizeof(float));
         for (uint64_t term : {results, residual}) bytes = bytes > UINT64_MAX - term ? UINT64_MAX : bytes + term;
     }
@@ -185,10 +191,12 @@ bool next_corpus_document(CorpusDocuments& documents, nlohmann::json& doc, std::
 CorpusCoverage corpus_run_coverage(const std::string& path, const CorpusShard& shard, const CorpusDocuments& documents,
                                    int64_t num_sequences) {
     if (num_sequences == 0)
-        fail_input(path, shard.count == 1 ? "holds no sequences"
-                                          : "shard " + shard.text() + " holds no sequences (the corpus holds " +
-                                                std::to_string(documents.corpus_sequences()) + ": use at most that many shards)");
-    return CorpusCoverage({path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count, {shard.index}, {"this run"}});
+        fail_input(path, shard.count == 1
+                             ? "holds no sequences"
+                             : "shard " + shard.text() + " holds no sequences (the corpus holds " +
+                                   std::to_string(documents.corpus_sequences()) + ": use at most that many shards)");
+    return CorpusCoverage(
+        {path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count, {shard.index}, {"this run"}});
 }
 
 }  // namespace attn_viz

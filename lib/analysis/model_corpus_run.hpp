@@ -37,9 +37,9 @@ struct ModelCorpusHooks {
 // sequences run block by block, each block loaded once per batch.
 struct ModelCorpusPasses {
     bool layer_major = false;
-    int64_t batches = 0;                 // layer-major: how many batches
-    int64_t largest_batch = 0;           // the most sequences in one batch
-    uint64_t largest_batch_bytes = 0;    // the largest batch's model_corpus_batch_bytes
+    int64_t batches = 0;               // layer-major: how many batches
+    int64_t largest_batch = 0;         // the most sequences in one batch
+    uint64_t largest_batch_bytes = 0;  // the largest batch's model_corpus_batch_bytes
 };
 
 // Refuses (Error bad_input) a forward pass over T tokens whose layer runs exceed `memory_budget`.

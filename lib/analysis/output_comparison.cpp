@@ -24,7 +24,8 @@ std::vector<int> most_likely_tokens(const Tensor& logits, int64_t choices) {
 
 }  // namespace
 
-OutputComparison compare_outputs(const Tensor& logits_a, const Tensor& logits_b, const std::vector<int>& tokens, int64_t choices) {
+OutputComparison compare_outputs(const Tensor& logits_a, const Tensor& logits_b, const std::vector<int>& tokens,
+                                 int64_t choices) {
     OutputComparison c;
     c.kl = next_token_kl(logits_a, logits_b);
     c.mean_kl = std::accumulate(c.kl.begin(), c.kl.end(), 0.0) / static_cast<double>(c.kl.size());
@@ -59,10 +60,12 @@ nlohmann::json output_comparison_json(const OutputComparison& o, const Generatio
                           {"top1_a", o.top1_a},
                           {"top1_b", o.top1_b}};
     if (generation)
-        doc["generation"] = {{"steps", generation->steps},
-                             {"a", generation->a},
-                             {"b", generation->b},
-                             {"first_divergence", generation->first_divergence < 0 ? nlohmann::json() : nlohmann::json(generation->first_divergence)}};
+        doc["generation"] = {
+            {"steps", generation->steps},
+            {"a", generation->a},
+            {"b", generation->b},
+            {"first_divergence",
+             generation->first_divergence < 0 ? nlohmann::json() : nlohmann::json(generation->first_divergence)}};
     return doc;
 }
 

@@ -14,23 +14,24 @@
 namespace attn_viz {
 
 struct OutputComparison {
-    std::vector<double> kl;             // [T] KL(p_A,t || p_B,t) in nats: row t predicts token t + 1
-    double mean_kl = 0;                 // over the T positions
-    int64_t max_kl_position = 0;        // the position of the largest KL
-    double loss_a = 0, loss_b = 0;      // each model's next-token loss on the input, nats (NaN when T = 1)
-    std::vector<int> top1_a, top1_b;    // [T] each model's most likely next token
-    double top1_agreement = 0;          // fraction of the T positions where top1_a == top1_b
+    std::vector<double> kl;           // [T] KL(p_A,t || p_B,t) in nats: row t predicts token t + 1
+    double mean_kl = 0;               // over the T positions
+    int64_t max_kl_position = 0;      // the position of the largest KL
+    double loss_a = 0, loss_b = 0;    // each model's next-token loss on the input, nats (NaN when T = 1)
+    std::vector<int> top1_a, top1_b;  // [T] each model's most likely next token
+    double top1_agreement = 0;        // fraction of the T positions where top1_a == top1_b
 };
 
 // logits_a, logits_b: [T, V] of the two models over `tokens` (T ids). choices > 0: the most likely
 // token is taken among the ids below it (the tokenizer's tokens), as greedy generation does.
-OutputComparison compare_outputs(const Tensor& logits_a, const Tensor& logits_b, const std::vector<int>& tokens, int64_t choices);
+OutputComparison compare_outputs(const Tensor& logits_a, const Tensor& logits_b, const std::vector<int>& tokens,
+                                 int64_t choices);
 
 // Two greedy continuations of one prompt (each the generated ids only, without the prompt).
 struct GenerationComparison {
-    int steps = 0;                    // the continuation length asked for
-    std::vector<int> a, b;            // what each model generated (shorter when it ended the text)
-    int64_t first_divergence = -1;    // 0-based step where they first differ (or one ends); -1: identical
+    int steps = 0;                  // the continuation length asked for
+    std::vector<int> a, b;          // what each model generated (shorter when it ended the text)
+    int64_t first_divergence = -1;  // 0-based step where they first differ (or one ends); -1: identical
 };
 
 GenerationComparison compare_generations(int steps, std::vector<int> a, std::vector<int> b);

@@ -30,7 +30,8 @@ const nlohmann::json& member(const nlohmann::json& object, const char* name, con
     return object.at(name);
 }
 
-int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high, const std::string& where) {
+int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high,
+                     const std::string& where) {
     const nlohmann::json& v = member(object, name, where);
     if (!v.is_number_integer() || v.get<int64_t>() < low || v.get<int64_t>() > high)
         fail_input(where, std::string("\"") + name + "\" must be a whole number in [" + std::to_string(low) + ", " +
@@ -60,7 +61,8 @@ std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t exp
 }
 
 uint64_t fingerprint_value(const nlohmann::json& text, const std::string& what, const std::string& where) {
-    const std::optional<uint64_t> value = text.is_string() ? parse_fingerprint_text(text.get<std::string>()) : std::nullopt;
+    const std::optional<uint64_t> value =
+        text.is_string() ? parse_fingerprint_text(text.get<std::string>()) : std::nullopt;
     if (!value) fail_input(where, what + " is not a fingerprint of 16 hex digits");
     return *value;
 }
@@ -86,7 +88,8 @@ LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& 
         const double x = v.is_number() ? v.get<double>() : NAN;
         const bool whole = std::string_view(name) != "top_pairs" || (x >= 0 && x == std::floor(x));
         if (!std::isfinite(x) || !whole)
-            fail_input(where, std::string("threshold \"") + name + "\" is not a finite number (top_pairs: a whole number >= 0)");
+            fail_input(where, std::string("threshold \"") + name +
+                                  "\" is not a finite number (top_pairs: a whole number >= 0)");
         thresholds.*field = x;
     }
     return thresholds;
@@ -110,16 +113,18 @@ CorpusCoverage read_coverage(const nlohmann::json& corpora, int64_t num_sequence
         for (const nlohmann::json& shard : shards) {
             // Every shard a run covers held a sequence: I < min(N, num_sequences).
             if (!shard.is_number_integer() || shard.get<int64_t>() < 0 || shard.get<int64_t>() >= c.num_shards ||
-                shard.get<int64_t>() >= c.num_sequences || (!c.shards.empty() && shard.get<int64_t>() <= c.shards.back()))
-                fail_input(where, "a corpus's \"shards\" must be ascending whole numbers below num_shards and num_sequences");
+                shard.get<int64_t>() >= c.num_sequences ||
+                (!c.shards.empty() && shard.get<int64_t>() <= c.shards.back()))
+                fail_input(where,
+                           "a corpus's \"shards\" must be ascending whole numbers below num_shards and num_sequences");
             c.shards.push_back(shard.get<int64_t>());
         }
         c.sources.assign(c.shards.size(), where);
         coverage.merge(CorpusCoverage(std::move(c)));
     }
     if (coverage.sequences_covered() > num_sequences)
-        fail_input(where, "its \"corpora\" cover " + std::to_string(coverage.sequences_covered()) + " sequences, more than its " +
-                              std::to_string(num_sequences));
+        fail_input(where, "its \"corpora\" cover " + std::to_string(coverage.sequences_covered()) +
+                              " sequences, more than its " + std::to_string(num_sequences));
     return coverage;
 }
 

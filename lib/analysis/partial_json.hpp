@@ -17,19 +17,21 @@
 namespace attn_viz {
 
 inline constexpr const char* fingerprint_hash = "xxh3-64";  // how "fingerprints" were computed (core/fingerprint.hpp)
-inline constexpr int64_t max_partial_heads = 4096;  // layers x heads accepted from a file
+inline constexpr int64_t max_partial_heads = 4096;          // layers x heads accepted from a file
 inline constexpr int64_t max_partial_sequences = int64_t(1) << 50;
 
 // Moments as three parallel arrays {"count", "mean", "m2"}; doubles are written by nlohmann::json
 // in their shortest form that reads back to the same bits, so a save/load round trip is exact.
 nlohmann::json moments_json(const std::vector<RunningMoments>& moments);
 // `expected` moments, each count in [0, max_count], mean and m2 finite, m2 >= 0.
-std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t expected, int64_t max_count, const std::string& where);
+std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t expected, int64_t max_count,
+                                         const std::string& where);
 
 // object[name], refused when `object` is not an object holding it.
 const nlohmann::json& member(const nlohmann::json& object, const char* name, const std::string& where);
 // object[name] as a whole number in [low, high].
-int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high, const std::string& where);
+int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high,
+                     const std::string& where);
 // A fingerprint written as 16 hex digits; `what` names it in the error.
 uint64_t fingerprint_value(const nlohmann::json& text, const std::string& what, const std::string& where);
 

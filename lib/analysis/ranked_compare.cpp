@@ -20,7 +20,8 @@ int64_t strongest_key(const float* row, const Visibility& visibility, int64_t qu
 
 }  // namespace
 
-std::vector<double> top1_agreement(const std::vector<const LayerResult*>& first, const std::vector<const LayerResult*>& second) {
+std::vector<double> top1_agreement(const std::vector<const LayerResult*>& first,
+                                   const std::vector<const LayerResult*>& second) {
     std::vector<double> result;
     for (size_t l = 0; l < first.size(); ++l) {
         const Tensor &a = first[l]->attention, &b = second[l]->attention;
@@ -44,14 +45,15 @@ std::string ranked_comparison_table(const HeadComparison& c, const std::vector<d
     const std::vector<double>& js = c.maps.js_distance;
     std::string out;
     char line[256];
-    std::snprintf(line, sizeof line, "%5s %4s %10s %10s %7s  %-14s %-14s\n", "layer", "head", "JS dist", "map corr", "top-1", "label A",
-                  "label B");
+    std::snprintf(line, sizeof line, "%5s %4s %10s %10s %7s  %-14s %-14s\n", "layer", "head", "JS dist", "map corr",
+                  "top-1", "label A", "label B");
     out += line;
     for (const int64_t i : ranked_heads(js)) {
         const size_t n = static_cast<size_t>(i);
-        std::snprintf(line, sizeof line, "%5lld %4lld %10.6f %10.6f %7.3f  %-14s %-14s\n", static_cast<long long>(c.first.head_ids[n].layer),
-                      static_cast<long long>(c.first.head_ids[n].head), js[n], c.maps.correlation[n], top1[n], c.first.labels[n].c_str(),
-                      c.second.labels[n].c_str());
+        std::snprintf(line, sizeof line, "%5lld %4lld %10.6f %10.6f %7.3f  %-14s %-14s\n",
+                      static_cast<long long>(c.first.head_ids[n].layer),
+                      static_cast<long long>(c.first.head_ids[n].head), js[n], c.maps.correlation[n], top1[n],
+                      c.first.labels[n].c_str(), c.second.labels[n].c_str());
         out += line;
     }
     return out;

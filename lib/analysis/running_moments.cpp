@@ -30,7 +30,8 @@ void RunningMoments::merge(const RunningMoments& other) {
 double RunningMoments::mean_or_nan() const { return count > 0 ? mean : std::numeric_limits<double>::quiet_NaN(); }
 
 double RunningMoments::population_std() const {
-    return count > 0 ? std::sqrt(std::max(0.0, m2) / static_cast<double>(count)) : std::numeric_limits<double>::quiet_NaN();
+    return count > 0 ? std::sqrt(std::max(0.0, m2) / static_cast<double>(count))
+                     : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace attn_viz

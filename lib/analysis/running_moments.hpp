@@ -12,10 +12,10 @@ struct RunningMoments {
     double mean = 0;
     double m2 = 0;  // sum of squared deviations from the mean
 
-    void add(double x);                         // NaN is skipped
-    void merge(const RunningMoments& other);    // as if other's values had been added here
-    double mean_or_nan() const;                 // NaN when count == 0
-    double population_std() const;              // sqrt(m2 / count); NaN when count == 0
+    void add(double x);                       // NaN is skipped
+    void merge(const RunningMoments& other);  // as if other's values had been added here
+    double mean_or_nan() const;               // NaN when count == 0
+    double population_std() const;            // sqrt(m2 / count); NaN when count == 0
 };
 
 }  // namespace attn_viz

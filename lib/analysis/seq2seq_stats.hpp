@@ -22,8 +22,8 @@ inline constexpr std::array<const char*, 3> seq2seq_stack_names = {"encoder", "d
 // The three stacks' analyses, in stack order, with their names.
 struct Seq2SeqAnalysis {
     std::vector<std::pair<std::string, ModelAnalysis>> stacks;  // ("encoder", ...), ("decoder", ...), ("cross", ...)
-    std::vector<CrossAlignment> alignment;      // the cross heads', layer-major
-    std::vector<CrossAlignment> alignment_std;  // corpus mode: their std over sequences; else empty
+    std::vector<CrossAlignment> alignment;                      // the cross heads', layer-major
+    std::vector<CrossAlignment> alignment_std;                  // corpus mode: their std over sequences; else empty
 };
 
 // cross: the decoder's cross-attention layers (attention [H, T, S] each) -> every head's

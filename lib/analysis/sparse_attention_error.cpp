@@ -39,7 +39,11 @@ struct KeptSums {
     int64_t running_count = 0;
 
     KeptSums(size_t sizes, int64_t d_h)
-        : d(d_h), sums(sizes * static_cast<size_t>(d_h)), mass(sizes), count(sizes), running(static_cast<size_t>(d_h)) {}
+        : d(d_h),
+          sums(sizes * static_cast<size_t>(d_h)),
+          mass(sizes),
+          count(sizes),
+          running(static_cast<size_t>(d_h)) {}
     void start() {
         std::fill(running.begin(), running.end(), 0.0f);
         running_mass = 0, running_count = 0;
@@ -150,7 +154,8 @@ SparseHeadError head_error(const LayerResult& r, int64_t h, const std::vector<in
             top_norm2 += double(values[key_of(order[0]) * d + k]) * values[key_of(order[0]) * d + k];
         }
         const double spread = largest_value + std::sqrt(top_norm2);  // >= ||v_j - v_top|| for every j
-        const double trailing = static_cast<double>(V - 1) * std::exp(-static_cast<double>(r.logit_margin.data[h * T + i]));
+        const double trailing =
+            static_cast<double>(V - 1) * std::exp(-static_cast<double>(r.logit_margin.data[h * T + i]));
         const double mass_bound = V > 1 ? trailing / (1 + trailing) : 0.0;
         double top1_error2 = 0;
         const float* top1 = top.sums.data();
@@ -162,7 +167,8 @@ SparseHeadError head_error(const LayerResult& r, int64_t h, const std::vector<in
         error_bound2 += std::pow(mass_bound * spread, 2);
     }
     SparseHeadError e;
-    finish_pattern(top_totals, sizes, rows, output_norm2, tolerance, e.top_k_mass_dropped, e.top_k_error, e.keys_needed);
+    finish_pattern(top_totals, sizes, rows, output_norm2, tolerance, e.top_k_mass_dropped, e.top_k_error,
+                   e.keys_needed);
     finish_pattern(window_totals, sizes, rows, output_norm2, tolerance, e.window_mass_dropped, e.window_error,
                    e.window_needed);
     e.top1_mass_bound = rows > 0 ? bound_sum / rows : NAN;
@@ -189,8 +195,9 @@ std::vector<SparseHeadError> sparse_attention_errors(const LayerResult& r, doubl
     if (KV == 0 || H % KV != 0 || r.values.dim(1) != r.attention.dim(2))
         throw Error(ErrorKind::internal, "sparse_attention_errors: values do not match the attention map");
     const std::vector<int64_t> sizes = sparse_sizes(r.attention.dim(2));
-    parallel_for(H, threads, [&](int64_t h) { heads[static_cast<size_t>(h)] = head_error(r, h, sizes, tolerance); },
-                 r.attention.dim(1) * r.attention.dim(2) * static_cast<int64_t>(sizes.size()));
+    parallel_for(
+        H, threads, [&](int64_t h) { heads[static_cast<size_t>(h)] = head_error(r, h, sizes, tolerance); },
+        r.attention.dim(1) * r.attention.dim(2) * static_cast<int64_t>(sizes.size()));
     return heads;
 }
 

@@ -20,11 +20,11 @@ struct SparseHeadError {
     // ||O - O~||_F / ||O||_F over those rows (NaN when ||O||_F = 0).
     std::vector<double> top_k_mass_dropped, top_k_error;    // keep the k largest weights of each row
     std::vector<double> window_mass_dropped, window_error;  // keep key 0 and the keys j with |i - j| < w
-    double keys_needed = 0;        // smallest k whose top_k_error <= tolerance (NaN when undefined)
-    double window_needed = 0;      // smallest w whose window_error <= tolerance (NaN when undefined)
-    double top1_mass_bound = 0;    // mean over rows of (V_i - 1) e^-m_i / (1 + (V_i - 1) e^-m_i), m_i the logit margin
-    double top1_error_bound = 0;   // the matching output bound, relative to ||O||_F
-    double top1_bound_holds = 0;   // fraction of rows whose top-1 mass and error are within the bounds
+    double keys_needed = 0;       // smallest k whose top_k_error <= tolerance (NaN when undefined)
+    double window_needed = 0;     // smallest w whose window_error <= tolerance (NaN when undefined)
+    double top1_mass_bound = 0;   // mean over rows of (V_i - 1) e^-m_i / (1 + (V_i - 1) e^-m_i), m_i the logit margin
+    double top1_error_bound = 0;  // the matching output bound, relative to ||O||_F
+    double top1_bound_holds = 0;  // fraction of rows whose top-1 mass and error are within the bounds
 };
 
 // result.attention: [H, T, S]; result.values: [KV, S, d_h]; result.logit_margin: [H, T].

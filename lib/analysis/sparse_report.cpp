@@ -27,7 +27,8 @@ nlohmann::json sparse_attention_json(const ModelAnalysis& a) {
                          {"window_mass_dropped", number_list(e.window_mass_dropped)},
                          {"window_error", number_list(e.window_error)}});
     }
-    return {{"tolerance", a.thresholds.sparse_tolerance}, {"sizes", sparse_sizes(a.num_keys)}, {"heads", std::move(heads)}};
+    return {
+        {"tolerance", a.thresholds.sparse_tolerance}, {"sizes", sparse_sizes(a.num_keys)}, {"heads", std::move(heads)}};
 }
 
 std::string sparse_csv(const ModelAnalysis& a) {
@@ -42,8 +43,8 @@ std::string sparse_csv(const ModelAnalysis& a) {
             const std::vector<double>& mass = top ? e.top_k_mass_dropped : e.window_mass_dropped;
             const std::vector<double>& error = top ? e.top_k_error : e.window_error;
             for (size_t m = 0; m < mass.size(); ++m)
-                csv += head + (top ? "top_k," : "window,") + std::to_string(sizes[m]) + "," + csv_number(mass[m]) + "," +
-                       csv_number(error[m]) + "\n";
+                csv += head + (top ? "top_k," : "window,") + std::to_string(sizes[m]) + "," + csv_number(mass[m]) +
+                       "," + csv_number(error[m]) + "\n";
         }
     }
     return csv;

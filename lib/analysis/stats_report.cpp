@@ -40,9 +40,9 @@ nlohmann::json json_number(double x) { return std::isfinite(x) ? nlohmann::json(
 
 nlohmann::json stats_json(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
-    nlohmann::json j = {{"format", stats_format},         {"num_layers", a.num_layers},
-                        {"num_heads", a.num_heads},       {"num_queries", a.num_queries},
-                        {"num_keys", a.num_keys},         {"causal", a.causal},
+    nlohmann::json j = {{"format", stats_format},           {"num_layers", a.num_layers},
+                        {"num_heads", a.num_heads},         {"num_queries", a.num_queries},
+                        {"num_keys", a.num_keys},           {"causal", a.causal},
                         {"num_sequences", a.num_sequences}, {"total_queries", a.total_queries}};
     // Per-head statistics (and their std over sequences in corpus mode).
     nlohmann::json heads = nlohmann::json::array();
@@ -58,7 +58,9 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
         if (a.labels[n] == "mixed") {
             const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds);
             if (*p.label)
-                head["nearest_pattern"] = {{"label", p.label}, {"statistic", p.statistic}, {"score", json_number(p.score)},
+                head["nearest_pattern"] = {{"label", p.label},
+                                           {"statistic", p.statistic},
+                                           {"score", json_number(p.score)},
                                            {"threshold", json_number(p.threshold)}};
         }
         if (corpus) head["std"] = std::move(spread);
@@ -83,7 +85,8 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     for (const auto& [x, y] : a.redundant_pairs) {
         nlohmann::json pair = {{"a", head_ref(a, x)}, {"b", head_ref(a, y)}};
         for (int m = 0; m < pair_metric_count; ++m)
-            pair[pair_metric_name(static_cast<PairMetric>(m))] = json_number(a.matrices[static_cast<size_t>(m)].at(x, y));
+            pair[pair_metric_name(static_cast<PairMetric>(m))] =
+                json_number(a.matrices[static_cast<size_t>(m)].at(x, y));
         // The list is the closest pairs; this says whether the pair itself is close enough to count.
         pair["redundant"] = a.matrix(PairMetric::js_distance).at(x, y) <= a.thresholds.redundancy_js;
         pairs.push_back(std::move(pair));
@@ -120,7 +123,8 @@ std::string pairs_csv(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
     // pairs.csv: a,b,layer_a,head_a,layer_b,head_b,<metrics>[,<metric>_std...]
     std::string pairs = "a,b,layer_a,head_a,layer_b,head_b";
-    for (int m = 0; m < pair_metric_count; ++m) pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m));
+    for (int m = 0; m < pair_metric_count; ++m)
+        pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m));
     if (corpus)
         for (int m = 0; m < pair_metric_count; ++m)
             pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m)) + "_std";
@@ -131,7 +135,8 @@ std::string pairs_csv(const ModelAnalysis& a) {
             const HeadId &ix = a.head_ids[static_cast<size_t>(x)], &iy = a.head_ids[static_cast<size_t>(y)];
             pairs += std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(ix.layer) + "," +
                      std::to_string(ix.head) + "," + std::to_string(iy.layer) + "," + std::to_string(iy.head);
-            for (int m = 0; m < pair_metric_count; ++m) (pairs += ',') += csv_number(a.matrices[static_cast<size_t>(m)].at(x, y));
+            for (int m = 0; m < pair_metric_count; ++m)
+                (pairs += ',') += csv_number(a.matrices[static_cast<size_t>(m)].at(x, y));
             if (corpus)
                 for (int m = 0; m < pair_metric_count; ++m)
                     (pairs += ',') += csv_number(a.matrices_std[static_cast<size_t>(m)].at(x, y));

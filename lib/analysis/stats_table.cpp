@@ -31,13 +31,14 @@ std::string cell(double x, const char* format) {
 // One row of the table: the three leading columns, then the statistics of s.
 std::string table_row(const std::string& layer, const std::string& head, const std::string& label, const HeadStats& s) {
     char line[256];
-    std::snprintf(line, sizeof line, row_format, layer.c_str(), head.c_str(), label.c_str(), cell(s.entropy, "%.3f").c_str(),
-                  cell(s.normalized_entropy, "%.3f").c_str(), cell(s.confidence, "%.3f").c_str(),
-                  cell(s.mean_distance, "%.2f").c_str(), cell(s.previous_token_mass, "%.3f").c_str(),
-                  cell(s.next_token_mass, "%.3f").c_str(), cell(s.self_mass, "%.3f").c_str(),
-                  cell(s.first_token_mass, "%.3f").c_str(), cell(s.keys_for_90, "%.2f").c_str(),
-                  cell(s.logit_margin, "%.2f").c_str(), cell(s.ablation_importance, "%.3f").c_str(),
-                  cell(s.duplicate_token, "%.3f").c_str(), cell(s.induction, "%.3f").c_str());
+    std::snprintf(line, sizeof line, row_format, layer.c_str(), head.c_str(), label.c_str(),
+                  cell(s.entropy, "%.3f").c_str(), cell(s.normalized_entropy, "%.3f").c_str(),
+                  cell(s.confidence, "%.3f").c_str(), cell(s.mean_distance, "%.2f").c_str(),
+                  cell(s.previous_token_mass, "%.3f").c_str(), cell(s.next_token_mass, "%.3f").c_str(),
+                  cell(s.self_mass, "%.3f").c_str(), cell(s.first_token_mass, "%.3f").c_str(),
+                  cell(s.keys_for_90, "%.2f").c_str(), cell(s.logit_margin, "%.2f").c_str(),
+                  cell(s.ablation_importance, "%.3f").c_str(), cell(s.duplicate_token, "%.3f").c_str(),
+                  cell(s.induction, "%.3f").c_str());
     return line;
 }
 
@@ -51,13 +52,13 @@ std::string stats_table(const ModelAnalysis& a) {
         out += "means over " + std::to_string(a.num_sequences) +
                " sequences; the std line under each head is the standard deviation over the sequences\n";
     char line[256];
-    std::snprintf(line, sizeof line, row_format, "layer", "head", "label", "entropy", "norm", "conf", "dist", "prev", "next",
-                  "self", "first", "keys90", "margin", "share", "dup", "induct");
+    std::snprintf(line, sizeof line, row_format, "layer", "head", "label", "entropy", "norm", "conf", "dist", "prev",
+                  "next", "self", "first", "keys90", "margin", "share", "dup", "induct");
     out += line;
     for (size_t n = 0; n < a.heads.size(); ++n) {
         // On inputs too short to tell, a label is a guess: "sink?".
-        out += table_row(std::to_string(a.head_ids[n].layer), std::to_string(a.head_ids[n].head), a.labels[n] + (guessed ? "?" : ""),
-                         a.heads[n]);
+        out += table_row(std::to_string(a.head_ids[n].layer), std::to_string(a.head_ids[n].head),
+                         a.labels[n] + (guessed ? "?" : ""), a.heads[n]);
         if (corpus) out += table_row("", "", "  std", a.heads_std[n]);
     }
     for (const auto& group : a.redundant_groups) {

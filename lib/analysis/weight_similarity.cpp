@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "gram_matrix.hpp"
 #include "error.hpp"
+#include "gram_matrix.hpp"
 
 namespace attn_viz {
 namespace {
@@ -101,7 +101,8 @@ WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& l
     // Step 1: per group of layers (each layer alone, or all together), its Gram matrices, then
     // the inner products of every pair of its heads from d_h x d_h blocks.
     std::vector<std::vector<const LayerWeights*>> groups;
-    if (across_layers) groups.push_back(layers);
+    if (across_layers)
+        groups.push_back(layers);
     else
         for (const LayerWeights* w : layers) groups.push_back({w});
     int64_t first_head = 0;

@@ -29,7 +29,8 @@ MapSteps map_steps(int64_t kv_groups, int64_t group_rows, int64_t keys) {
     MapSteps step{1, group_rows, std::clamp<int64_t>(step_floats / keys, 1, group_rows)};
     // Whole groups per step when they fit: a divisor of the group count, so every step has one
     // shape (each new shape costs oneDNN a JIT compilation).
-    for (int64_t groups = std::min(kv_groups, step_floats / std::max<int64_t>(1, group_rows * keys)); groups > 1; --groups)
+    for (int64_t groups = std::min(kv_groups, step_floats / std::max<int64_t>(1, group_rows * keys)); groups > 1;
+         --groups)
         if (kv_groups % groups == 0) return {groups, group_rows, group_rows};
     return step;
 }
@@ -161,11 +162,15 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
         throw Error(ErrorKind::bad_input, "padding mask has " + std::to_string(request.key_excluded.size()) +
                                               " entries for " + std::to_string(S) + " keys");
     if (request.score_bias && request.score_bias->shape != std::vector<int64_t>{H, T, S})
-        throw Error(ErrorKind::internal, "score bias has shape " + shape_string(request.score_bias->shape) + " for a map of " +
-                                             shape_string({H, T, S}));
+        throw Error(ErrorKind::internal, "score bias has shape " + shape_string(request.score_bias->shape) +
+                                             " for a map of " + shape_string({H, T, S}));
 
     LayerResult r;
-    r.visibility = {T, S, w.causal && !request.context, request.key_excluded, w.causal && !request.context ? w.sliding_window : 0,
+    r.visibility = {T,
+                    S,
+                    w.causal && !request.context,
+                    request.key_excluded,
+                    w.causal && !request.context ? w.sliding_window : 0,
                     !request.context};
 
     // Step 1: projections Q = x W_Q + b_Q, K = c W_K + b_K, V = c W_V + b_V, each one product
@@ -190,13 +195,15 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     r.logit_margin = Tensor({H, T});
     Tensor z = Tensor::uninitialized({H, T, d_h});
     const MapSteps step = map_steps(KV, G * T, S);
-    const float scale = static_cast<float>(w.score_scale > 0 ? w.score_scale : 1.0 / std::sqrt(static_cast<double>(d_h)));
+    const float scale =
+        static_cast<float>(w.score_scale > 0 ? w.score_scale : 1.0 / std::sqrt(static_cast<double>(d_h)));
     const int64_t key_quantum = (S + 3) / 4;
     for (int64_t g0 = 0; g0 < KV; g0 += step.groups)
         for (int64_t first = 0; first < step.group_rows; first += step.rows) {
             const int64_t rows = std::min(step.rows, step.group_rows - first), row0 = g0 * step.group_rows + first;
             const int64_t count = step.groups * rows;
-            const int64_t n_keys = std::min(S, (keys_seen(r.visibility, row0, count) + key_quantum - 1) / key_quantum * key_quantum);
+            const int64_t n_keys =
+                std::min(S, (keys_seen(r.visibility, row0, count) + key_quantum - 1) / key_quantum * key_quantum);
             // The step's rows hold n_keys keys each (dense) until Step 4 has read them.
             float* map_rows = r.attention.ptr() + row0 * S;
             // Step 2: scaled scores Q[rows] K_g[:n_keys]^T / sqrt(d_h) (or the layer's score scale),
@@ -225,7 +232,8 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     if ((request.with_contributions || request.with_value_norms) && !output_shares_)
         output_shares_ = std::make_unique<HeadOutputShares>(backend_, w.w_o, H);
     if (request.with_contributions || request.with_value_norms) r.output_gram = output_shares_->output_gram();
-    if (request.with_contributions) output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
+    if (request.with_contributions)
+        output_shares_->summarise(backend_, z, r.context, r.contribution_norms, r.contribution_gram);
     if (request.with_value_norms) output_shares_->value_norms(r.values, r.value_norms);
     return r;
 }

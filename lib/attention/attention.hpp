@@ -15,12 +15,13 @@ class HeadOutputShares;
 class OnednnBackend;
 
 struct AttentionRequest {
-    const Tensor* input = nullptr;    // x: [T, D], queries (and keys/values without context)
-    const Tensor* context = nullptr;  // c: [S, D] for cross-attention (keys/values), or null
+    const Tensor* input = nullptr;      // x: [T, D], queries (and keys/values without context)
+    const Tensor* context = nullptr;    // c: [S, D] for cross-attention (keys/values), or null
     std::vector<uint8_t> key_excluded;  // [S] padding mask, 1 = exclude; empty = none
-    const Tensor* score_bias = nullptr; // [H, T, S] added to the scaled scores before masking (T5's relative positions), or null
-    bool with_contributions = true;     // fill contribution_norms / contribution_gram
-    bool with_value_norms = false;      // fill value_norms (norm-based maps)
+    const Tensor* score_bias =
+        nullptr;  // [H, T, S] added to the scaled scores before masking (T5's relative positions), or null
+    bool with_contributions = true;  // fill contribution_norms / contribution_gram
+    bool with_value_norms = false;   // fill value_norms (norm-based maps)
 };
 
 // Runs one layer. The weights are used where they are, not copied (a Llama-7B layer's are 256 MB):
@@ -45,8 +46,8 @@ private:
 
     OnednnBackend& backend_;
     const LayerWeights& weights_;
-    std::vector<double> rope_frequencies_;  // rope_inverse_frequencies(weights_)
-    Tensor spare_map_;  // a recycled attention map, or empty
+    std::vector<double> rope_frequencies_;             // rope_inverse_frequencies(weights_)
+    Tensor spare_map_;                                 // a recycled attention map, or empty
     std::unique_ptr<HeadOutputShares> output_shares_;  // from W_O, made by the first run that needs it
 };
 

@@ -4,9 +4,12 @@ namespace attn_viz {
 
 Tensor normalized(const Tensor& x, const NormWeights& norm, NormKind kind, double epsilon) {
     switch (kind) {
-        case NormKind::rms: return rms_normalized(x, norm.weight, epsilon);
-        case NormKind::rms_offset_one: return rms_normalized(x, norm.weight, epsilon, 1.0f);
-        case NormKind::layer_norm: break;
+        case NormKind::rms:
+            return rms_normalized(x, norm.weight, epsilon);
+        case NormKind::rms_offset_one:
+            return rms_normalized(x, norm.weight, epsilon, 1.0f);
+        case NormKind::layer_norm:
+            break;
     }
     return layer_normalized(x, norm.weight, norm.bias, epsilon);
 }

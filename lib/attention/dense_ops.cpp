@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "fast_exp.hpp"
 #include "error.hpp"
+#include "fast_exp.hpp"
 #include "gram_matrix.hpp"
 #include "parallel_for.hpp"
 
@@ -19,7 +19,8 @@ namespace {
 template <class Body>
 void over_runs(int64_t n, const Body& body) {
 #pragma omp parallel for schedule(static) if (n > parallel_min_values)
-    for (int64_t begin = 0; begin < n; begin += parallel_min_values) body(begin, std::min(n, begin + parallel_min_values));
+    for (int64_t begin = 0; begin < n; begin += parallel_min_values)
+        body(begin, std::min(n, begin + parallel_min_values));
 }
 
 // body(row) for every row of `rows` rows of `width` values, in parallel when they are many values.
@@ -31,12 +32,15 @@ void over_rows(int64_t rows, int64_t width, const Body& body) {
 
 // v: [n] -> sum (v - center)^power in double (power 1 or 2), eight lanes so that the loop vectorizes.
 template <int power>
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double deviation_sum(const float* v, double center, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double deviation_sum(const float* v, double center,
+                                                                                    int64_t n) {
     static_assert(power == 1 || power == 2);
     const auto term = [center](float x) {
         const double d = x - center;
-        if constexpr (power == 1) return d;
-        else return d * d;
+        if constexpr (power == 1)
+            return d;
+        else
+            return d * d;
     };
     constexpr int lanes = 8;
     double part[lanes] = {}, sum = 0;
@@ -50,23 +54,26 @@ template <int power>
 
 // row, weight: [n] -> out = row * scale * (offset + weight), in double, as float.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void scale_row(const float* __restrict row, double scale,
-                                                                                const float* __restrict weight, float offset,
-                                                                                float* __restrict out, int64_t n) {
+                                                                              const float* __restrict weight,
+                                                                              float offset, float* __restrict out,
+                                                                              int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(row[i] * scale * (offset + weight[i]));
 }
 
 // row, weight, bias: [n] -> out = (row - mean) * scale * weight + bias, in double, as float.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void center_scale_row(const float* __restrict row, double mean, double scale,
-                                                                                       const float* __restrict weight,
-                                                                                       const float* __restrict bias,
-                                                                                       float* __restrict out, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void center_scale_row(const float* __restrict row,
+                                                                                     double mean, double scale,
+                                                                                     const float* __restrict weight,
+                                                                                     const float* __restrict bias,
+                                                                                     float* __restrict out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((row[i] - mean) * scale * weight[i] + bias[i]);
 }
 
 // v: [n] -> SiLU(v) = v / (1 + e^-v) in float, times gate where it is given. e^-|v| by
 // fast_exp_nonpositive (2e-7 relative) so that the loop vectorizes; for v < 0,
 // v / (1 + e^-v) = v e^v / (1 + e^v).
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void silu_run(float* __restrict v, const float* __restrict gate, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void silu_run(float* __restrict v,
+                                                                             const float* __restrict gate, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const float e = fast_exp_nonpositive(-std::fabs(v[i]));
         const float y = v[i] * (v[i] >= 0.0f ? 1.0f : e) / (1.0f + e);
@@ -75,7 +82,8 @@ template <int power>
 }
 
 // v: [n] -> max(v, 0), times gate where it is given.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void relu_run(float* __restrict v, const float* __restrict gate, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void relu_run(float* __restrict v,
+                                                                             const float* __restrict gate, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const float y = std::max(v[i], 0.0f);
         v[i] = gate ? y * gate[i] : y;
@@ -87,8 +95,10 @@ void gelu_run(float* v, const float* gate, int64_t n, Activation activation) {
     constexpr double sqrt_half = 0.70710678118654752440, sqrt_two_over_pi = 0.79788456080286535588;
     for (int64_t i = 0; i < n; ++i) {
         const double a = v[i];
-        const float y = static_cast<float>(activation == Activation::gelu_erf ? 0.5 * a * (1.0 + std::erf(a * sqrt_half))
-                                                                              : 0.5 * a * (1.0 + std::tanh(sqrt_two_over_pi * (a + 0.044715 * a * a * a))));
+        const float y =
+            static_cast<float>(activation == Activation::gelu_erf
+                                   ? 0.5 * a * (1.0 + std::erf(a * sqrt_half))
+                                   : 0.5 * a * (1.0 + std::tanh(sqrt_two_over_pi * (a + 0.044715 * a * a * a))));
         v[i] = gate ? y * gate[i] : y;
     }
 }
@@ -99,16 +109,20 @@ void activate(float* x, const float* gate, int64_t n, Activation activation) {
         float* v = x + begin;
         const float* g = gate ? gate + begin : nullptr;
         switch (activation) {
-            case Activation::silu: return silu_run(v, g, end - begin);
-            case Activation::relu: return relu_run(v, g, end - begin);
+            case Activation::silu:
+                return silu_run(v, g, end - begin);
+            case Activation::relu:
+                return relu_run(v, g, end - begin);
             case Activation::gelu_erf:
-            case Activation::gelu_tanh: return gelu_run(v, g, end - begin, activation);
+            case Activation::gelu_tanh:
+                return gelu_run(v, g, end - begin, activation);
         }
     });
 }
 
 // a, b: [n] -> a += b.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void add_run(float* __restrict a, const float* __restrict b, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void add_run(float* __restrict a,
+                                                                            const float* __restrict b, int64_t n) {
     for (int64_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
@@ -128,7 +142,8 @@ void activate_in_place(Tensor& x, Activation activation) {
 
 void activate_and_gate(Tensor& x, const Tensor& gate, Activation activation) {
     if (gate.shape != x.shape)
-        throw Error(ErrorKind::internal, "activate_and_gate: gate " + shape_string(gate.shape) + " for " + shape_string(x.shape));
+        throw Error(ErrorKind::internal,
+                    "activate_and_gate: gate " + shape_string(gate.shape) + " for " + shape_string(x.shape));
     activate(x.ptr(), gate.ptr(), static_cast<int64_t>(x.data.size()), activation);
 }
 
@@ -157,10 +172,12 @@ Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bia
 
 void add_in_place(Tensor& x, const Tensor& delta) {
     if (delta.shape != x.shape)
-        throw Error(ErrorKind::internal, "add_in_place: " + shape_string(delta.shape) + " added to " + shape_string(x.shape));
+        throw Error(ErrorKind::internal,
+                    "add_in_place: " + shape_string(delta.shape) + " added to " + shape_string(x.shape));
     float* a = x.ptr();
     const float* b = delta.ptr();
-    over_runs(static_cast<int64_t>(x.data.size()), [&](int64_t begin, int64_t end) { add_run(a + begin, b + begin, end - begin); });
+    over_runs(static_cast<int64_t>(x.data.size()),
+              [&](int64_t begin, int64_t end) { add_run(a + begin, b + begin, end - begin); });
 }
 
 }  // namespace attn_viz

@@ -44,7 +44,8 @@ std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t la
         const std::string shown = head_name(id.layer, id.head);
         if (id.layer >= layers || id.head >= heads)
             throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is out of range: the model has " +
-                                              std::to_string(layers) + " layers of " + std::to_string(heads) + " heads");
+                                              std::to_string(layers) + " layers of " + std::to_string(heads) +
+                                              " heads");
         if (std::find(chosen.begin(), chosen.end(), id) != chosen.end())
             throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is listed twice");
         chosen.push_back(id);
@@ -85,14 +86,14 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated) {
     return std::accumulate(kl.begin(), kl.end(), 0.0) / static_cast<double>(kl.size());
 }
 
-HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated, const std::vector<int>& tokens,
-                                   double clean_loss) {
+HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated,
+                                   const std::vector<int>& tokens, double clean_loss) {
     const double loss = next_token_loss(ablated, tokens);
     return {id, loss, loss - clean_loss, mean_next_token_kl(clean, ablated)};
 }
 
-Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean, const AblatedHead& id,
-                                 const Tensor& replacement) {
+Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
+                                 const AblatedHead& id, const Tensor& replacement) {
     const LayerResult& layer = clean.layers.at(static_cast<size_t>(id.layer));
     const LayerWeights& attention = *model.attention_weights()[static_cast<size_t>(id.layer)];
     const Tensor output = output_with_head_replaced(backend, attention, layer, id.head, replacement);

@@ -55,16 +55,16 @@ double mean_next_token_kl(const Tensor& clean, const Tensor& ablated);
 
 // clean, ablated: [T, V] logits over `tokens`. The ablated run's loss, its change from
 // clean_loss, and mean_next_token_kl(clean, ablated).
-HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated, const std::vector<int>& tokens,
-                                   double clean_loss);
+HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated,
+                                   const std::vector<int>& tokens, double clean_loss);
 
 // replacement: [T, d_h]. The logits [T, V] when head `id`'s output z_h (clean.layers[l].context)
 // is replaced by `replacement`: the layer output becomes Z' W_O + b_O (head_replacement.hpp) and the
 // model reruns from block l on `clean`'s residual stream (one partial forward). Ablation and
 // activation patching (activation_patching.hpp) both replace a head this way. The model must
 // have logits (a decoder).
-Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean, const AblatedHead& id,
-                                 const Tensor& replacement);
+Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
+                                 const AblatedHead& id, const Tensor& replacement);
 
 // Head h of layer l, ablated: its output z_h replaced by 0 (zero) or by mean_t z_h (mean), by
 // logits_with_head_replaced: one partial forward per head. on_head (optional): told after each head.

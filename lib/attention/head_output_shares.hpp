@@ -21,7 +21,8 @@ public:
 
     // z: [H, T, d_h] head outputs, head-major; context: [T, H*d_h] the same, token-major.
     // norms <- [H, T] ||c_th||; share_gram <- [H, H] sum_t <c_ta, c_tb>.
-    void summarise(OnednnBackend& backend, const Tensor& z, const Tensor& context, Tensor& norms, Tensor& share_gram) const;
+    void summarise(OnednnBackend& backend, const Tensor& z, const Tensor& context, Tensor& norms,
+                   Tensor& share_gram) const;
 
     // v: [KV, S, d_h] value vectors, head-major; query head h reads KV head h / (H / KV).
     // norms <- [H, S] ||v[g(h), j] W_O^h|| = sqrt(v G_hh v^T): what key j sends through head h at
@@ -34,7 +35,7 @@ public:
 private:
     int64_t heads_ = 0, d_head_ = 0;
     std::shared_ptr<const Tensor> output_gram_;  // [H*d_h, H*d_h] G = W_O W_O^T
-    Tensor head_grams_;   // [H, d_h, d_h] its diagonal blocks, dense (a strided view would leave brgemm)
+    Tensor head_grams_;  // [H, d_h, d_h] its diagonal blocks, dense (a strided view would leave brgemm)
 };
 
 }  // namespace attn_viz

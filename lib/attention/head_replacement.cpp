@@ -10,7 +10,8 @@ namespace attn_viz {
 Tensor head_output(const Tensor& context, int64_t head, int64_t d_head) {
     const int64_t T = context.dim(0), width = context.dim(1);
     Tensor z({T, d_head});
-    for (int64_t t = 0; t < T; ++t) std::copy_n(context.ptr() + t * width + head * d_head, d_head, z.ptr() + t * d_head);
+    for (int64_t t = 0; t < T; ++t)
+        std::copy_n(context.ptr() + t * width + head * d_head, d_head, z.ptr() + t * d_head);
     return z;
 }
 
@@ -27,8 +28,8 @@ Tensor token_mean(const Tensor& z) {
 
 Tensor ablation_replacement(const Tensor& z, bool by_mean) { return by_mean ? token_mean(z) : Tensor(z.shape); }
 
-Tensor output_with_head_replaced(OnednnBackend& backend, const LayerWeights& attention, const LayerResult& layer, int64_t head,
-                                 const Tensor& replacement) {
+Tensor output_with_head_replaced(OnednnBackend& backend, const LayerWeights& attention, const LayerResult& layer,
+                                 int64_t head, const Tensor& replacement) {
     const int64_t d_head = attention.d_head, T = layer.context.dim(0), width = layer.context.dim(1);
     // Step 1: Z' = Z with head h's d_h columns replaced.
     Tensor context = layer.context;  // [T, H*d_h]

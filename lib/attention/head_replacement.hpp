@@ -26,7 +26,7 @@ Tensor ablation_replacement(const Tensor& z, bool by_mean);
 // Z' being layer.context with head h's d_h columns replaced. (Y - (z_h - replacement) W_O^h is the
 // same in exact arithmetic, but in float32 it loses the digits Y and head h's share have in common
 // when that share is large.) A replacement equal to z_h gives Y's own bits.
-Tensor output_with_head_replaced(OnednnBackend& backend, const LayerWeights& attention, const LayerResult& layer, int64_t head,
-                                 const Tensor& replacement);
+Tensor output_with_head_replaced(OnednnBackend& backend, const LayerWeights& attention, const LayerResult& layer,
+                                 int64_t head, const Tensor& replacement);
 
 }  // namespace attn_viz

@@ -47,18 +47,18 @@ uint64_t estimate_layer_run_bytes(int64_t d_model, int64_t num_heads, int64_t nu
     // head-major), K, V, the attention map, margins, head outputs twice, output, and what the
     // per-head output shares need (head_output_shares.hpp: two [H d_h, H d_h] Grams, z G_hh).
     const uint64_t weights = add({mul({2, D, H, dh}), mul({2, D, KV, dh}), mul({2, H}), mul({2, KV, dh}), D});
-    const uint64_t floats = add({mul({2, weights}), mul({t, D}), mul({s, D}), mul({2, t, H, dh}), mul({2, s, KV, dh}),
-                                 mul({H, t, s}), mul({2, H, t}), mul({2, t, H, dh}), mul({t, D}),
-                                 mul({2, H, dh, H, dh}), mul({t, H, dh}), mul({H, H})});
+    const uint64_t floats =
+        add({mul({2, weights}), mul({t, D}), mul({s, D}), mul({2, t, H, dh}), mul({2, s, KV, dh}), mul({H, t, s}),
+             mul({2, H, t}), mul({2, t, H, dh}), mul({t, D}), mul({2, H, dh, H, dh}), mul({t, H, dh}), mul({H, H})});
     return saturating_product(floats, 4);
 }
 
-uint64_t estimate_layer_result_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head, int64_t T,
-                                     int64_t S) {
+uint64_t estimate_layer_result_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head,
+                                     int64_t T, int64_t S) {
     const auto u = nonnegative;
     const uint64_t D = u(d_model), H = u(num_heads), KV = u(num_kv_heads), dh = u(d_head), t = u(T), s = u(S);
-    const uint64_t floats = add({mul({H, t, s}), mul({2, H, t}), mul({t, H, dh}), mul({KV, s, dh}), mul({t, D}),
-                                 mul({H, H}), mul({H, s})});
+    const uint64_t floats =
+        add({mul({H, t, s}), mul({2, H, t}), mul({t, H, dh}), mul({KV, s, dh}), mul({t, D}), mul({H, H}), mul({H, s})});
     return saturating_product(floats, 4);
 }
 

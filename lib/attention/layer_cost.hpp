@@ -22,7 +22,7 @@ uint64_t estimate_layer_run_bytes(int64_t d_model, int64_t num_heads, int64_t nu
 // An upper estimate of what one attention layer's result (LayerResult) holds once the run is done:
 // the [H, T, S] map, margins and per-head contribution norms [H, T], context [T, H d_h], values
 // [KV, S, d_h], output [T, D], the [H, H] contribution Gram and value norms [H, S].
-uint64_t estimate_layer_result_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head, int64_t T,
-                                     int64_t S);
+uint64_t estimate_layer_result_bytes(int64_t d_model, int64_t num_heads, int64_t num_kv_heads, int64_t d_head,
+                                     int64_t T, int64_t S);
 
 }  // namespace attn_viz

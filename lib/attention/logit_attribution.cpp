@@ -57,10 +57,13 @@ Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residua
 
 std::string logit_attribution_obstacle(const ModelWeights& weights) {
     switch (weights.config.residual) {
-        case ResidualLayout::post_norm: return "its norms come after each block's attention (post-norm)";
-        case ResidualLayout::sandwich: return "a norm rescales each attention output before the residual add (pre- and post-norms)";
+        case ResidualLayout::post_norm:
+            return "its norms come after each block's attention (post-norm)";
+        case ResidualLayout::sandwich:
+            return "a norm rescales each attention output before the residual add (pre- and post-norms)";
         case ResidualLayout::pre_norm:
-        case ResidualLayout::parallel: break;
+        case ResidualLayout::parallel:
+            break;
     }
     if (weights.config.final_logit_softcap != 0) return "its logits are soft-capped (final_logit_softcapping)";
     return "";
@@ -87,7 +90,8 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
                                   const std::vector<int>& targets) {
     const ModelWeights& weights = model.weights();
     if (const std::string obstacle = logit_attribution_obstacle(weights); !model.has_logits() || !obstacle.empty())
-        throw Error(ErrorKind::internal, "attribute_logits: a " + weights.config.architecture + " model's logits do not decompose: " + obstacle);
+        throw Error(ErrorKind::internal, "attribute_logits: a " + weights.config.architecture +
+                                             " model's logits do not decompose: " + obstacle);
     const int64_t T = run.final_residual.dim(0), D = run.final_residual.dim(1), V = run.logits.dim(1);
     LogitAttribution a;
     a.layers = static_cast<int64_t>(run.layers.size()), a.heads = model.description().n_heads, a.tokens = T;

@@ -75,15 +75,18 @@ struct TopTwo {
 
 int64_t keys_seen(const Visibility& vis, int64_t first, int64_t count) {
     int64_t seen = 0;
-    for (int64_t n = first; n < first + count && seen < vis.keys; ++n) seen = std::max(seen, vis.visible_end(n % vis.queries));
+    for (int64_t n = first; n < first + count && seen < vis.keys; ++n)
+        seen = std::max(seen, vis.visible_end(n % vis.queries));
     return seen;
 }
 
-void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_keys, const Visibility& vis, float* margin) {
+void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_keys, const Visibility& vis,
+                    float* margin) {
     const int64_t T = vis.queries;
     if (row_keys < keys_seen(vis, first, count) || row_keys > vis.keys)
-        throw Error(ErrorKind::internal, "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
-                                             std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
+        throw Error(ErrorKind::internal,
+                    "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
+                        std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
 #pragma omp parallel for schedule(static) if (count * row_keys > parallel_min_values)
     for (int64_t n = 0; n < count; ++n) {
@@ -93,7 +96,8 @@ void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_key
         // future) are zero, and left out of everything below; so is a row whose keys in between
         // are all padding (a query that sees no key).
         int64_t begin = vis.visible_begin(i), end = vis.visible_end(i);
-        if (excluded && std::all_of(excluded + begin, excluded + end, [](uint8_t padding) { return padding != 0; })) end = begin;
+        if (excluded && std::all_of(excluded + begin, excluded + end, [](uint8_t padding) { return padding != 0; }))
+            end = begin;
         std::fill(row, row + begin, 0.0f);
         std::fill(row + end, row + row_keys, 0.0f);
         margin[n] = 0.0f;

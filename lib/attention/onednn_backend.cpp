@@ -6,7 +6,6 @@
 
 #include <cctype>
 #include <cstdlib>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -143,8 +142,9 @@ private:
 }  // namespace
 
 void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w, const float* bias, float* c) {
-    const SingleThreaded small(2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.k) *
-                                   static_cast<double>(s.n) < single_thread_flops);
+    const SingleThreaded small(2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) *
+                                   static_cast<double>(s.k) * static_cast<double>(s.n) <
+                               single_thread_flops);
     try {
         // Step 1: describe the operands (strided views; no copies) and find or create the primitive.
         const memory::desc a_md = strided_desc(s.batch, s.m, s.k, s.a_strides);
@@ -158,7 +158,8 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         if (!prim) {
             dnnl::primitive_attr attr;
             if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
-            auto desc = s.has_bias ? dnnl::matmul::desc(a_md, w_md, bias_md, c_md) : dnnl::matmul::desc(a_md, w_md, c_md);
+            auto desc =
+                s.has_bias ? dnnl::matmul::desc(a_md, w_md, bias_md, c_md) : dnnl::matmul::desc(a_md, w_md, c_md);
             dnnl::matmul::primitive_desc pd(desc, attr, impl_->engine);
             impl_->implementations.push_back(pd.impl_info_str());
             impl_->matmuls.emplace_back(s, dnnl::matmul(pd));

@@ -1,10 +1,9 @@
 #include "poisoned_heads.hpp"
 
-#include "head_names.hpp"
-
 #include <cstdint>
 
 #include "finite.hpp"
+#include "head_names.hpp"
 #include "parallel_for.hpp"
 
 namespace attn_viz {

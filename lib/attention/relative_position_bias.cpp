@@ -18,7 +18,8 @@ int64_t relative_position_bucket(int64_t relative, bool bidirectional, int64_t b
     if (relative < max_exact) return bucket + relative;
     // float32 throughout, the divisor's logarithm in double first (Python's math.log), as transformers.
     const float ratio = std::log(static_cast<float>(relative) / static_cast<float>(max_exact));
-    const float divisor = static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
+    const float divisor =
+        static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
     const float scaled = ratio / divisor * static_cast<float>(buckets - max_exact);
     return bucket + std::min<int64_t>(max_exact + static_cast<int64_t>(scaled), buckets - 1);
 }

@@ -16,8 +16,10 @@ const char* seq2seq_stack_name(Seq2SeqStack stack) {
     return stack == Seq2SeqStack::encoder ? "encoder" : stack == Seq2SeqStack::decoder ? "decoder" : "cross";
 }
 
-Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights) : backend_(backend), weights_(std::move(weights)) {
-    for (const BlockWeights& b : weights_.encoder) encoder_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.attention));
+Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights)
+    : backend_(backend), weights_(std::move(weights)) {
+    for (const BlockWeights& b : weights_.encoder)
+        encoder_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.attention));
     for (const DecoderBlockWeights& b : weights_.decoder) {
         decoder_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.block.attention));
         cross_attention_.push_back(std::make_unique<AttentionLayer>(backend_, b.cross_attention));
@@ -25,12 +27,12 @@ Seq2SeqModel::Seq2SeqModel(OnednnBackend& backend, Seq2SeqWeights weights) : bac
 }
 
 Seq2SeqRun Seq2SeqModel::run(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions,
-                              const ReplacedHead* replaced) {
+                             const ReplacedHead* replaced) {
     return run_pass(source, target, {with_contributions, replaced, nullptr});
 }
 
-Seq2SeqRun Seq2SeqModel::run_layers(const std::vector<int>& source, const std::vector<int>& target, bool with_contributions,
-                                     const Seq2SeqLayerVisitor& visit) {
+Seq2SeqRun Seq2SeqModel::run_layers(const std::vector<int>& source, const std::vector<int>& target,
+                                    bool with_contributions, const Seq2SeqLayerVisitor& visit) {
     return run_pass(source, target, {with_contributions, nullptr, &visit});
 }
 
@@ -52,7 +54,8 @@ Seq2SeqRun Seq2SeqModel::run_pass(const std::vector<int>& source, const std::vec
     return run;
 }
 
-std::vector<int> Seq2SeqModel::generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids, int64_t choices) {
+std::vector<int> Seq2SeqModel::generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids,
+                                        int64_t choices) {
     const ModelConfig& c = weights_.config.blocks;
     Seq2SeqRun run = this->run(source, {weights_.config.decoder_start_token_id}, false);
     const int64_t V = c.vocab_size, limit = choices > 0 ? std::min(choices, V) : V;
@@ -77,8 +80,8 @@ void Seq2SeqModel::add_sublayer(Tensor& x, const NormWeights& norm, Sublayer sub
     }
 }
 
-Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, const Pass& pass,
-                              std::vector<LayerResult>& results, Seq2SeqHead where) {
+Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias,
+                              const Pass& pass, std::vector<LayerResult>& results, Seq2SeqHead where) {
     AttentionRequest request;
     request.input = &input;
     request.context = context;
@@ -89,7 +92,8 @@ Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const 
     Tensor output;
     if (replaced && replaced->id.stack == where.stack && replaced->id.layer == where.layer) {
         const Tensor z = head_output(result.context, replaced->id.head, layer.weights().d_head);
-        output = output_with_head_replaced(backend_, layer.weights(), result, replaced->id.head, ablation_replacement(z, replaced->by_mean));
+        output = output_with_head_replaced(backend_, layer.weights(), result, replaced->id.head,
+                                           ablation_replacement(z, replaced->by_mean));
     } else {
         output = result.output;
     }
@@ -102,7 +106,9 @@ Tensor Seq2SeqModel::attended(AttentionLayer& layer, const Tensor& input, const 
 
 Tensor Seq2SeqModel::position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const {
     const RelativePositionTable& positions = stack.relative_positions;
-    return positions.table.empty() ? Tensor{} : relative_position_bias(positions.table, T, T, bidirectional, positions.max_distance);
+    return positions.table.empty()
+               ? Tensor{}
+               : relative_position_bias(positions.table, T, T, bidirectional, positions.max_distance);
 }
 
 void Seq2SeqModel::encode(Seq2SeqRun& run, const Pass& pass) {
@@ -112,9 +118,11 @@ void Seq2SeqModel::encode(Seq2SeqRun& run, const Pass& pass) {
     for (size_t l = 0; l < weights_.encoder.size(); ++l) {
         const BlockWeights& b = weights_.encoder[l];
         add_sublayer(x, b.attention_norm, [&](const Tensor& input) {
-            return attended(*encoder_attention_[l], input, nullptr, bias, pass, run.encoder, {Seq2SeqStack::encoder, static_cast<int64_t>(l)});
+            return attended(*encoder_attention_[l], input, nullptr, bias, pass, run.encoder,
+                            {Seq2SeqStack::encoder, static_cast<int64_t>(l)});
         });
-        add_sublayer(x, b.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b, weights_.config.blocks); });
+        add_sublayer(x, b.feed_forward_norm,
+                     [&](const Tensor& input) { return feed_forward(backend_, input, b, weights_.config.blocks); });
     }
     run.encoder_output = stack.final_norm.weight.empty() ? std::move(x) : normalized_by(x, stack.final_norm);
 }
@@ -126,13 +134,16 @@ void Seq2SeqModel::decode(Seq2SeqRun& run, const Pass& pass) {
     for (size_t l = 0; l < weights_.decoder.size(); ++l) {
         const DecoderBlockWeights& b = weights_.decoder[l];
         add_sublayer(x, b.block.attention_norm, [&](const Tensor& input) {
-            return attended(*decoder_attention_[l], input, nullptr, bias, pass, run.decoder, {Seq2SeqStack::decoder, static_cast<int64_t>(l)});
+            return attended(*decoder_attention_[l], input, nullptr, bias, pass, run.decoder,
+                            {Seq2SeqStack::decoder, static_cast<int64_t>(l)});
         });
         add_sublayer(x, b.cross_attention_norm, [&](const Tensor& input) {
             return attended(*cross_attention_[l], input, &run.encoder_output, Tensor{}, pass, run.cross,
                             {Seq2SeqStack::cross, static_cast<int64_t>(l)});
         });
-        add_sublayer(x, b.block.feed_forward_norm, [&](const Tensor& input) { return feed_forward(backend_, input, b.block, weights_.config.blocks); });
+        add_sublayer(x, b.block.feed_forward_norm, [&](const Tensor& input) {
+            return feed_forward(backend_, input, b.block, weights_.config.blocks);
+        });
     }
     if (!stack.final_norm.weight.empty()) x = normalized_by(x, stack.final_norm);
     if (weights_.config.classifier_scale != 1.0f)

@@ -21,13 +21,13 @@
 namespace attn_viz {
 
 struct Seq2SeqRun {
-    std::vector<int> source;            // the S encoder ids
-    std::vector<int> target;            // the T decoder ids
-    std::vector<LayerResult> encoder;   // per encoder block: self-attention, attention [H, S, S]
-    std::vector<LayerResult> decoder;   // per decoder block: causal self-attention, attention [H, T, T]
-    std::vector<LayerResult> cross;     // per decoder block: cross-attention, attention [H, T, S]
-    Tensor encoder_output;              // [S, D] after the encoder (and its final norm)
-    Tensor logits;                      // [T, V]: row t predicts the target token after target[t]
+    std::vector<int> source;           // the S encoder ids
+    std::vector<int> target;           // the T decoder ids
+    std::vector<LayerResult> encoder;  // per encoder block: self-attention, attention [H, S, S]
+    std::vector<LayerResult> decoder;  // per decoder block: causal self-attention, attention [H, T, T]
+    std::vector<LayerResult> cross;    // per decoder block: cross-attention, attention [H, T, S]
+    Tensor encoder_output;             // [S, D] after the encoder (and its final norm)
+    Tensor logits;                     // [T, V]: row t predicts the target token after target[t]
 };
 
 // The three kinds of attention, in the order of their folders and of stats.json's "stack".
@@ -53,7 +53,8 @@ struct ReplacedHead {
 // order they run: every encoder layer, then per decoder layer its self- and its cross-attention.
 // result: the layer's maps ([H, S, S], [H, T, T] or [H, T, S]) and outputs; weights: its attention
 // weights. The pass keeps neither after the visitor returns.
-using Seq2SeqLayerVisitor = std::function<void(Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights)>;
+using Seq2SeqLayerVisitor =
+    std::function<void(Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights)>;
 
 class Seq2SeqModel {
 public:
@@ -80,13 +81,14 @@ public:
     // Greedy decoding: the decoder start token followed by up to `steps` argmax tokens (over the
     // ids below `choices` when it is positive), stopping after one of `end_ids` or at max_tokens.
     // Returns the decoder's ids, the start token first.
-    std::vector<int> generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids, int64_t choices = 0);
+    std::vector<int> generate(const std::vector<int>& source, int steps, const std::vector<int>& end_ids,
+                              int64_t choices = 0);
 
 private:
     // What a pass computes and where its layers' results go.
     struct Pass {
         bool with_contributions = true;
-        const ReplacedHead* replaced = nullptr;     // a head whose output is replaced, or none
+        const ReplacedHead* replaced = nullptr;      // a head whose output is replaced, or none
         const Seq2SeqLayerVisitor* visit = nullptr;  // where each layer's result goes; none: into the run
     };
     // Checks the source and target ids (Error(bad_input)), then runs the encoder and the decoder.
@@ -99,8 +101,8 @@ private:
     // input: [T, D] (queries; keys and values too without context), context: [S, D] or null,
     // bias: [H, T, S] or empty -> the layer's output [T, D] (with pass.replaced's head replaced when
     // it names this stack and layer, `where`); its result handed to pass.visit or appended to `results`.
-    Tensor attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias, const Pass& pass,
-                    std::vector<LayerResult>& results, Seq2SeqHead where);
+    Tensor attended(AttentionLayer& layer, const Tensor& input, const Tensor* context, const Tensor& bias,
+                    const Pass& pass, std::vector<LayerResult>& results, Seq2SeqHead where);
     // The stack's relative position bias [H, T, T] (T5), or empty (no relative positions).
     Tensor position_bias(const StackWeights& stack, int64_t T, bool bidirectional) const;
     // tokens: T ids -> the stack's embedded tokens [T, D]

@@ -12,12 +12,14 @@
 namespace attn_viz {
 
 std::string model_description(const std::string& path, const ModelDescription& model) {
-    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " + std::to_string(model.n_heads) + " heads)";
+    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " +
+           std::to_string(model.n_heads) + " heads)";
 }
 
 WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(backend), weights_(std::move(weights)) {
     const ModelConfig& c = weights_.config;
-    description_ = {c.architecture, c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.vocab_size, c.head_dim, c.max_tokens};
+    description_ = {c.architecture, c.n_layers,   c.n_heads,  c.n_kv_heads,
+                    c.d_model,      c.vocab_size, c.head_dim, c.max_tokens};
     if (weights_.load_block) {
         streamed_attention_.resize(static_cast<size_t>(c.n_layers));
         return;
@@ -145,7 +147,8 @@ void WholeModel::finish_block(size_t l, Tensor& x, const Tensor& attended) {
         }
         case ResidualLayout::sandwich:
             add_in_place(x, normalized_by(attended, b.attention_output_norm));
-            add_in_place(x, normalized_by(feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c), b.feed_forward_output_norm));
+            add_in_place(x, normalized_by(feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c),
+                                          b.feed_forward_output_norm));
             break;
         case ResidualLayout::post_norm:
             add_in_place(x, attended);

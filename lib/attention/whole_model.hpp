@@ -154,8 +154,10 @@ private:
 // The model in `files` (model_files.hpp: a Hugging Face folder of a supported model_type, a GGUF
 // file, a llama2.c checkpoint; read_model_weights says which families), or at `path`.
 // `backend` must outlive the model.
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const ModelFiles& files, const LoadLimits& limits = {});
-std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path, const LoadLimits& limits = {});
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const ModelFiles& files,
+                                             const LoadLimits& limits = {});
+std::unique_ptr<WholeModel> open_whole_model(OnednnBackend& backend, const std::string& path,
+                                             const LoadLimits& limits = {});
 
 // Greedy decoding: `prompt` (non-empty, e.g. {BOS}) followed by up to `steps` argmax tokens,
 // stopping early at one of `end_ids` (llama2.c's BOS, a Hugging Face model's EOS) or at the

@@ -4,10 +4,14 @@ namespace attn_viz {
 
 int exit_code(ErrorKind kind) {
     switch (kind) {
-        case ErrorKind::usage: return 2;
-        case ErrorKind::bad_input: return 3;
-        case ErrorKind::io: return 4;
-        case ErrorKind::internal: return 5;
+        case ErrorKind::usage:
+            return 2;
+        case ErrorKind::bad_input:
+            return 3;
+        case ErrorKind::io:
+            return 4;
+        case ErrorKind::internal:
+            return 5;
     }
     return 5;
 }

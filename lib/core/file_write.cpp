@@ -1,12 +1,14 @@
 #include "file_write.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.hpp"
 

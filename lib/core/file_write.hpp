@@ -15,7 +15,7 @@ namespace attn_viz {
 class FileWriter {
 public:
     explicit FileWriter(const std::string& path, std::string name_in_errors = "");  // creates or truncates
-    ~FileWriter();                          // closes a file close() was not called for (after an error)
+    ~FileWriter();  // closes a file close() was not called for (after an error)
     FileWriter(const FileWriter&) = delete;
     FileWriter& operator=(const FileWriter&) = delete;
 

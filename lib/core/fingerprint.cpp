@@ -43,8 +43,10 @@ std::optional<uint64_t> parse_fingerprint_text(std::string_view text) {
     uint64_t value = 0;
     for (char c : text) {
         int digit = -1;
-        if (c >= '0' && c <= '9') digit = c - '0';
-        else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+        if (c >= '0' && c <= '9')
+            digit = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            digit = c - 'a' + 10;
         if (digit < 0) return std::nullopt;
         value = value << 4 | static_cast<uint64_t>(digit);
     }

@@ -12,7 +12,8 @@ namespace attn_viz {
 
 void require_finite(const Tensor& t, const std::string& name, const std::string& where, const LoadLimits& limits) {
     if (limits.allow_nonfinite) return;
-    if (const std::string bad = first_nonfinite(t, name); !bad.empty()) fail_input(where, bad + " is not finite", Remedy::allow_nonfinite);
+    if (const std::string bad = first_nonfinite(t, name); !bad.empty())
+        fail_input(where, bad + " is not finite", Remedy::allow_nonfinite);
 }
 
 std::string first_nonfinite(const Tensor& t, const std::string& name) {
@@ -35,7 +36,8 @@ std::string first_nonfinite(const Tensor& t, const std::string& name) {
     for (int64_t start = 0; start < count; start += block) {
         const int64_t end = std::min(count, start + block);
         bool bad = false;
-        for (int64_t i = start; i < end; ++i) bad |= (std::bit_cast<uint32_t>(values[i]) & exponent_bits) == exponent_bits;
+        for (int64_t i = start; i < end; ++i)
+            bad |= (std::bit_cast<uint32_t>(values[i]) & exponent_bits) == exponent_bits;
         if (bad) return false;
     }
     return true;

@@ -21,7 +21,8 @@ constexpr int64_t max_range = 65536;  // more heads than any layer has: a wider 
 std::optional<int64_t> parse_number(std::string_view digits) {
     int64_t value = -1;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0) return std::nullopt;
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
+        return std::nullopt;
     return value;
 }
 
@@ -67,8 +68,10 @@ std::vector<HeadName> parse_head_names(std::string_view text, const std::string&
         const std::optional<int64_t> layer = parse_number(parts->layer);
         const size_t dash = parts->head.find('-');
         const std::optional<int64_t> first = parse_number(parts->head.substr(0, dash));
-        const std::optional<int64_t> last = dash == std::string_view::npos ? first : parse_number(parts->head.substr(dash + 1));
-        if (!layer || !first || !last || *last < *first || *last - *first >= max_range) refuse(text, option, expected_list);
+        const std::optional<int64_t> last =
+            dash == std::string_view::npos ? first : parse_number(parts->head.substr(dash + 1));
+        if (!layer || !first || !last || *last < *first || *last - *first >= max_range)
+            refuse(text, option, expected_list);
         for (int64_t h = *first; h <= *last; ++h) heads.push_back({*layer, h});
         if (comma == std::string_view::npos) return heads;
         rest.remove_prefix(comma + 1);

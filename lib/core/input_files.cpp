@@ -1,11 +1,13 @@
 #include "input_files.hpp"
 
 #include <fcntl.h>
-#include <map>
+
 #include <algorithm>
+#include <map>
 #include <mutex>
-#include <sys/stat.h>
 #include <utility>
+
+#include <sys/stat.h>
 
 namespace attn_viz {
 namespace {
@@ -36,8 +38,10 @@ void record(const struct stat& st, const std::string& path, const std::string& r
     auto [it, added] = r.files.try_emplace(id, InputFile{path, role});
     if (added) return;
     // A record of an earlier file with this inode number (deleted since) gives way.
-    if (identity(AT_FDCWD, it->second.path, 0) != id) it->second = InputFile{path, role};
-    else if (it->second.role.empty()) it->second.role = role;
+    if (identity(AT_FDCWD, it->second.path, 0) != id)
+        it->second = InputFile{path, role};
+    else if (it->second.role.empty())
+        it->second.role = role;
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #include "input_lines.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <unistd.h>
 
 #include "error.hpp"
 #include "input_open.hpp"
@@ -37,7 +38,8 @@ bool InputLines::next(std::string& line, uint64_t max_line_bytes) {
         const size_t take = newline ? static_cast<size_t>(newline - start) : end_ - begin_;
         if (line.size() + take > max_line_bytes)
             fail_input(path_ + ":" + std::to_string(line_number_ + 1),
-                       "line is longer than " + std::to_string(max_line_bytes) + " bytes, the longest the memory budget allows",
+                       "line is longer than " + std::to_string(max_line_bytes) +
+                           " bytes, the longest the memory budget allows",
                        Remedy::raise_memory_budget);
         line.append(start, take);
         begin_ += take;

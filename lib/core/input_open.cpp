@@ -1,8 +1,10 @@
 #include "input_open.hpp"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
+
 #include <sys/stat.h>
 
 #include "error.hpp"
@@ -29,8 +31,10 @@ UniqueFd open_input_file(const std::string& path, const std::string& role) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     if (!fd) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) throw Error(ErrorKind::io, path + ": cannot read its type: " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::io, path + ": is " + file_type_name(st.st_mode) + ", not a regular file");
+    if (::fstat(fd.get(), &st) != 0)
+        throw Error(ErrorKind::io, path + ": cannot read its type: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw Error(ErrorKind::io, path + ": is " + file_type_name(st.st_mode) + ", not a regular file");
     const int flags = ::fcntl(fd.get(), F_GETFL);
     if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
         throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));

@@ -1,11 +1,13 @@
 #include "mapped_file.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.hpp"
 #include "input_open.hpp"
@@ -16,7 +18,8 @@ namespace attn_viz {
 MappedFile::MappedFile(std::string path, const std::string& role) : path_(std::move(path)) {
     const UniqueFd fd = open_input_file(path_, role);
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) throw Error(ErrorKind::io, path_ + ": cannot read its size: " + std::strerror(errno));
+    if (::fstat(fd.get(), &st) != 0)
+        throw Error(ErrorKind::io, path_ + ": cannot read its size: " + std::strerror(errno));
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);

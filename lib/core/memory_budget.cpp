@@ -1,12 +1,13 @@
 // The machine's memory, the default budget and the checks loaders and run estimates go through.
 #include "memory_budget.hpp"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+
+#include <sys/resource.h>
 
 #include "error.hpp"
 
@@ -44,9 +45,7 @@ uint64_t machine_memory() {
 uint64_t default_memory_budget() { return machine_memory() / 4 * 3; }
 
 uint64_t parse_memory_size(const std::string& text) {
-    const auto bad = [&] {
-        return Error(ErrorKind::usage, "\"" + text + "\" is not a size (e.g. 8G, 512M, 1000000)");
-    };
+    const auto bad = [&] { return Error(ErrorKind::usage, "\"" + text + "\" is not a size (e.g. 8G, 512M, 1000000)"); };
     // Step 1: the number.
     size_t i = 0;
     uint64_t value = 0;
@@ -73,7 +72,8 @@ uint64_t parse_memory_size(const std::string& text) {
 void check_memory(uint64_t bytes, uint64_t budget, const std::string& what) {
     if (bytes > budget)
         throw Error(ErrorKind::bad_input,
-                    what + " needs " + std::to_string(bytes) + " bytes, more than the memory budget of " + std::to_string(budget) + " bytes",
+                    what + " needs " + std::to_string(bytes) + " bytes, more than the memory budget of " +
+                        std::to_string(budget) + " bytes",
                     Remedy::raise_memory_budget);
 }
 

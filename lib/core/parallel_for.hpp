@@ -18,6 +18,7 @@ inline constexpr int64_t parallel_min_values = 16384;
 // body reads) is below parallel_min_values; indices are handed out one at a time, so uneven work
 // balances. After a body throws, the remaining indices are skipped and the first exception is
 // rethrown on the caller.
-void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body, int64_t values_per_item = parallel_min_values);
+void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body,
+                  int64_t values_per_item = parallel_min_values);
 
 }  // namespace attn_viz

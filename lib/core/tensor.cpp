@@ -15,8 +15,9 @@ Tensor Tensor::uninitialized(std::vector<int64_t> shape, const std::string& what
     const int64_t count = element_count(shape, what);
     const uint64_t bytes = saturating_product(static_cast<uint64_t>(count), sizeof(float));
     if (bytes > machine_memory())
-        throw Error(ErrorKind::bad_input, what + " of shape " + shape_string(shape) + " needs " + std::to_string(bytes) +
-                                              " bytes, more than this machine's memory of " + std::to_string(machine_memory()) + " bytes");
+        throw Error(ErrorKind::bad_input, what + " of shape " + shape_string(shape) + " needs " +
+                                              std::to_string(bytes) + " bytes, more than this machine's memory of " +
+                                              std::to_string(machine_memory()) + " bytes");
     Tensor t;
     t.shape = std::move(shape);
     t.data.resize(static_cast<size_t>(count));

@@ -18,10 +18,22 @@ Utf8Sequence sequence_at(std::string_view text, size_t i) {
     size_t length = 0;
     char32_t code = 0;
     char32_t minimum = 0;
-    if (lead < 0x80) { length = 1; code = lead; }
-    else if ((lead & 0xE0) == 0xC0) { length = 2; code = lead & 0x1F; minimum = 0x80; }
-    else if ((lead & 0xF0) == 0xE0) { length = 3; code = lead & 0x0F; minimum = 0x800; }
-    else if ((lead & 0xF8) == 0xF0) { length = 4; code = lead & 0x07; minimum = 0x10000; }
+    if (lead < 0x80) {
+        length = 1;
+        code = lead;
+    } else if ((lead & 0xE0) == 0xC0) {
+        length = 2;
+        code = lead & 0x1F;
+        minimum = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+        length = 3;
+        code = lead & 0x0F;
+        minimum = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+        length = 4;
+        code = lead & 0x07;
+        minimum = 0x10000;
+    }
     bool valid = length > 0 && i + length <= text.size();
     for (size_t k = 1; valid && k < length; ++k) {
         const auto next = static_cast<unsigned char>(text[i + k]);

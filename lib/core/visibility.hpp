@@ -11,8 +11,8 @@ namespace attn_viz {
 // layer has a sliding window of W keys and j <= i - W (transformers' sliding_window_overlay:
 // query i sees keys i - W + 1 .. i).
 struct Visibility {
-    int64_t queries = 0;                // T
-    int64_t keys = 0;                   // S
+    int64_t queries = 0;  // T
+    int64_t keys = 0;     // S
     bool causal = false;
     std::vector<uint8_t> key_excluded;  // [S], 1 = padding key; empty = none excluded
     int64_t window = 0;                 // sliding window W (causal layers only); 0 = none
@@ -21,7 +21,8 @@ struct Visibility {
     bool shared_positions = true;
 
     bool visible(int64_t i, int64_t j) const {
-        return j >= visible_begin(i) && (!causal || j <= i) && (key_excluded.empty() || !key_excluded[static_cast<size_t>(j)]);
+        return j >= visible_begin(i) && (!causal || j <= i) &&
+               (key_excluded.empty() || !key_excluded[static_cast<size_t>(j)]);
     }
     // Keys before this are hidden from query i by the sliding window (0 without one).
     int64_t visible_begin(int64_t i) const { return window > 0 ? std::clamp<int64_t>(i - window + 1, 0, keys) : 0; }

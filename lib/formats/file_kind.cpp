@@ -35,7 +35,8 @@ bool is_llama2c_tokenizer(const unsigned char* bytes, size_t size) {
         std::memcpy(&score, bytes + at, 4);
         const int32_t length = int32_at(bytes, at + 4);
         at += 8;
-        if (!std::isfinite(score) || length < 0 || length > max_length || static_cast<size_t>(length) > size - at) return false;
+        if (!std::isfinite(score) || length < 0 || length > max_length || static_cast<size_t>(length) > size - at)
+            return false;
         at += static_cast<size_t>(length);
     }
     return true;
@@ -48,8 +49,9 @@ bool is_llama2c_checkpoint(const unsigned char* bytes, size_t size) {
     int32_t f[7];
     for (int i = 0; i < 7; ++i) f[i] = int32_at(bytes, 4 * static_cast<size_t>(i));
     const int64_t vocab = f[5] < 0 ? -int64_t{f[5]} : f[5];  // negative: the classifier is not shared; INT32_MIN too
-    const bool sizes = f[0] > 0 && f[0] <= (1 << 15) && f[1] > 0 && f[1] <= (1 << 17) && f[2] > 0 && f[2] <= (1 << 10) &&
-                       f[3] > 0 && f[4] > 0 && vocab > 0 && vocab <= (1 << 20) && f[6] > 0 && f[6] <= (1 << 20);
+    const bool sizes = f[0] > 0 && f[0] <= (1 << 15) && f[1] > 0 && f[1] <= (1 << 17) && f[2] > 0 &&
+                       f[2] <= (1 << 10) && f[3] > 0 && f[4] > 0 && vocab > 0 && vocab <= (1 << 20) && f[6] > 0 &&
+                       f[6] <= (1 << 20);
     return sizes && f[0] % f[3] == 0 && f[3] % f[4] == 0;
 }
 
@@ -65,7 +67,8 @@ bool is_json(const unsigned char* bytes, size_t size) {
 std::string advice(FileKind found, FileKind expected) {
     if (found == FileKind::npy && expected == FileKind::json)
         return ": a layer is an attn-viz/weights@1 JSON naming one .npy file per matrix "
-               "({\"format\": \"attn-viz/weights@1\", \"d_model\": D, \"num_heads\": H, \"W_Q\": {\"npy\": \"wq.npy\"}, ...}) "
+               "({\"format\": \"attn-viz/weights@1\", \"d_model\": D, \"num_heads\": H, \"W_Q\": {\"npy\": "
+               "\"wq.npy\"}, ...}) "
                "or a .safetensors checkpoint";
     return "";
 }
@@ -92,12 +95,18 @@ FileKind sniff_file_kind(const unsigned char* bytes, size_t size) {
 
 std::string file_kind_description(FileKind kind) {
     switch (kind) {
-        case FileKind::unknown: return "a file of unknown kind";
-        case FileKind::npy: return "a NumPy array (.npy)";
-        case FileKind::safetensors: return "a safetensors checkpoint";
-        case FileKind::llama2c_checkpoint: return "a llama2.c checkpoint (a whole model)";
-        case FileKind::llama2c_tokenizer: return "a llama2.c tokenizer";
-        case FileKind::json: return "a JSON file";
+        case FileKind::unknown:
+            return "a file of unknown kind";
+        case FileKind::npy:
+            return "a NumPy array (.npy)";
+        case FileKind::safetensors:
+            return "a safetensors checkpoint";
+        case FileKind::llama2c_checkpoint:
+            return "a llama2.c checkpoint (a whole model)";
+        case FileKind::llama2c_tokenizer:
+            return "a llama2.c tokenizer";
+        case FileKind::json:
+            return "a JSON file";
     }
     return "";
 }
@@ -107,7 +116,8 @@ void refuse_other_file_kind(const unsigned char* bytes, size_t size, const std::
     const FileKind found = sniff_file_kind(bytes, size);
     // A '{' first is too weak a sign to name a file JSON when something else was expected.
     if (found == FileKind::unknown || found == FileKind::json || found == expected) return;
-    throw Error(ErrorKind::bad_input, path + ": is " + file_kind_description(found) + ", not " + expected_what + advice(found, expected),
+    throw Error(ErrorKind::bad_input,
+                path + ": is " + file_kind_description(found) + ", not " + expected_what + advice(found, expected),
                 remedy(found, expected));
 }
 

@@ -24,8 +24,8 @@ std::string file_kind_description(FileKind kind);
 // Throws Error(bad_input, "<path>: is <what it is>, not <expected_what>...") when the bytes are
 // recognisably another kind than `expected` (`expected_what` says what the caller reads, e.g.
 // "layer weights (an attn-viz/weights@1 JSON)"); does nothing for `expected` itself, for JSON-
-// looking bytes (a '{' first is a weak sign) or unknown bytes: the loader then says what is wrong. The error's Remedy says what to do where there is one
-// (a checkpoint and a tokenizer swapped, a whole model given as one layer).
+// looking bytes (a '{' first is a weak sign) or unknown bytes: the loader then says what is wrong. The error's Remedy
+// says what to do where there is one (a checkpoint and a tokenizer swapped, a whole model given as one layer).
 void refuse_other_file_kind(const unsigned char* bytes, size_t size, const std::string& path, FileKind expected,
                             const std::string& expected_what);
 

@@ -28,17 +28,20 @@ float half_at(const unsigned char* p) {
 // llama.cpp's GGUF reader refuses too. Block bytes as the static_asserts of ggml-common.h.
 const GgmlTypeInfo* undecodable_entry(uint32_t type) {
     static const GgmlTypeInfo others[] = {
-        {"IQ2_XXS", qk_k, 2 + qk_k / 4, false},                       // 16
-        {"IQ2_XS", qk_k, 2 + qk_k / 4 + qk_k / 32, false},            // 17
-        {"IQ3_XXS", qk_k, 2 + 3 * qk_k / 8, false},                   // 18
-        {"IQ1_S", qk_k, 2 + qk_k / 8 + qk_k / 16, false},             // 19
-        {"IQ4_NL", qk, 2 + qk / 2, false},                            // 20
-        {"IQ3_S", qk_k, 2 + 13 * (qk_k / 32) + qk_k / 64, false},     // 21
-        {"IQ2_S", qk_k, 2 + qk_k / 4 + qk_k / 16, false},             // 22
-        {"IQ4_XS", qk_k, 2 + 2 + qk_k / 2 + qk_k / 64, false},        // 23
-        {"I8", 1, 1, false}, {"I16", 1, 2, false}, {"I32", 1, 4, false}, {"I64", 1, 8, false},  // 24..27
-        {"F64", 1, 8, false},                                         // 28
-        {"IQ1_M", qk_k, qk_k / 8 + qk_k / 16 + qk_k / 32, false},     // 29
+        {"IQ2_XXS", qk_k, 2 + qk_k / 4, false},                    // 16
+        {"IQ2_XS", qk_k, 2 + qk_k / 4 + qk_k / 32, false},         // 17
+        {"IQ3_XXS", qk_k, 2 + 3 * qk_k / 8, false},                // 18
+        {"IQ1_S", qk_k, 2 + qk_k / 8 + qk_k / 16, false},          // 19
+        {"IQ4_NL", qk, 2 + qk / 2, false},                         // 20
+        {"IQ3_S", qk_k, 2 + 13 * (qk_k / 32) + qk_k / 64, false},  // 21
+        {"IQ2_S", qk_k, 2 + qk_k / 4 + qk_k / 16, false},          // 22
+        {"IQ4_XS", qk_k, 2 + 2 + qk_k / 2 + qk_k / 64, false},     // 23
+        {"I8", 1, 1, false},
+        {"I16", 1, 2, false},
+        {"I32", 1, 4, false},
+        {"I64", 1, 8, false},                                      // 24..27
+        {"F64", 1, 8, false},                                      // 28
+        {"IQ1_M", qk_k, qk_k / 8 + qk_k / 16 + qk_k / 32, false},  // 29
     };
     static const GgmlTypeInfo tq1_0{"TQ1_0", qk_k, 2 + 4 + 48, false}, tq2_0{"TQ2_0", qk_k, 2 + qk_k / 4, false};
     static const GgmlTypeInfo mxfp4{"MXFP4", qk, 1 + qk / 2, false};
@@ -62,21 +65,36 @@ const GgmlTypeInfo* table_entry(uint32_t type) {
     static const GgmlTypeInfo q6_k{"Q6_K", qk_k, 2 + qk_k / 16 + 3 * qk_k / 4, true};
     static const GgmlTypeInfo q8_k{"Q8_K", qk_k, 4 + qk_k + qk_k / 16 * 2, true};
     switch (static_cast<GgmlType>(type)) {
-        case GgmlType::f32: return &f32;
-        case GgmlType::f16: return &f16;
-        case GgmlType::bf16: return &bf16;
-        case GgmlType::q4_0: return &q4_0;
-        case GgmlType::q4_1: return &q4_1;
-        case GgmlType::q5_0: return &q5_0;
-        case GgmlType::q5_1: return &q5_1;
-        case GgmlType::q8_0: return &q8_0;
-        case GgmlType::q8_1: return &q8_1;
-        case GgmlType::q2_k: return &q2_k;
-        case GgmlType::q3_k: return &q3_k;
-        case GgmlType::q4_k: return &q4_k;
-        case GgmlType::q5_k: return &q5_k;
-        case GgmlType::q6_k: return &q6_k;
-        case GgmlType::q8_k: return &q8_k;
+        case GgmlType::f32:
+            return &f32;
+        case GgmlType::f16:
+            return &f16;
+        case GgmlType::bf16:
+            return &bf16;
+        case GgmlType::q4_0:
+            return &q4_0;
+        case GgmlType::q4_1:
+            return &q4_1;
+        case GgmlType::q5_0:
+            return &q5_0;
+        case GgmlType::q5_1:
+            return &q5_1;
+        case GgmlType::q8_0:
+            return &q8_0;
+        case GgmlType::q8_1:
+            return &q8_1;
+        case GgmlType::q2_k:
+            return &q2_k;
+        case GgmlType::q3_k:
+            return &q3_k;
+        case GgmlType::q4_k:
+            return &q4_k;
+        case GgmlType::q5_k:
+            return &q5_k;
+        case GgmlType::q6_k:
+            return &q6_k;
+        case GgmlType::q8_k:
+            return &q8_k;
     }
     return undecodable_entry(type);
 }
@@ -182,24 +200,48 @@ void q8_k_block(const unsigned char* b, float* y) {
 
 void decode_block(GgmlType type, const unsigned char* b, float* y) {
     switch (type) {
-        case GgmlType::f32: std::memcpy(y, b, 4); break;
-        case GgmlType::f16: *y = half_at(b); break;
+        case GgmlType::f32:
+            std::memcpy(y, b, 4);
+            break;
+        case GgmlType::f16:
+            *y = half_at(b);
+            break;
         case GgmlType::bf16: {
             uint16_t h;
             std::memcpy(&h, b, 2);
             *y = bf16_to_float(h);
             break;
         }
-        case GgmlType::q4_0: q4_block(b, y, false); break;
-        case GgmlType::q4_1: q4_block(b, y, true); break;
-        case GgmlType::q5_0: q5_block(b, y, false); break;
-        case GgmlType::q5_1: q5_block(b, y, true); break;
-        case GgmlType::q8_0: q8_0_block(b, y); break;
-        case GgmlType::q4_k: q45_k_block(b, y, false); break;
-        case GgmlType::q5_k: q45_k_block(b, y, true); break;
-        case GgmlType::q6_k: q6_k_block(b, y); break;
-        case GgmlType::q8_k: q8_k_block(b, y); break;
-        default: throw Error(ErrorKind::internal, "dequantize_row: type " + std::to_string(static_cast<uint32_t>(type)) + " cannot be decoded");
+        case GgmlType::q4_0:
+            q4_block(b, y, false);
+            break;
+        case GgmlType::q4_1:
+            q4_block(b, y, true);
+            break;
+        case GgmlType::q5_0:
+            q5_block(b, y, false);
+            break;
+        case GgmlType::q5_1:
+            q5_block(b, y, true);
+            break;
+        case GgmlType::q8_0:
+            q8_0_block(b, y);
+            break;
+        case GgmlType::q4_k:
+            q45_k_block(b, y, false);
+            break;
+        case GgmlType::q5_k:
+            q45_k_block(b, y, true);
+            break;
+        case GgmlType::q6_k:
+            q6_k_block(b, y);
+            break;
+        case GgmlType::q8_k:
+            q8_k_block(b, y);
+            break;
+        default:
+            throw Error(ErrorKind::internal,
+                        "dequantize_row: type " + std::to_string(static_cast<uint32_t>(type)) + " cannot be decoded");
     }
 }
 
@@ -259,7 +301,8 @@ bool dequantize_transposed(uint32_t type, const unsigned char* src, int64_t rows
 #pragma omp for schedule(dynamic)
         for (int64_t t = 0; t < tiles; ++t) {
             const int64_t r0 = t * tile_rows, n = std::min(tile_rows, rows - r0);
-            for (int64_t r = 0; r < n; ++r) dequantize_row(type, src + (r0 + r) * row_bytes, tile.data() + r * cols, cols);
+            for (int64_t r = 0; r < n; ++r)
+                dequantize_row(type, src + (r0 + r) * row_bytes, tile.data() + r * cols, cols);
             finite = all_finite(tile.data(), n * cols) && finite;
             transpose_tile(tile.data(), n, cols, dst, rows, r0);
         }

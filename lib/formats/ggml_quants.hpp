@@ -8,8 +8,21 @@ namespace attn_viz {
 
 // The ggml type ids attn-viz names (ggml.h's enum ggml_type). A GGUF file may hold others.
 enum class GgmlType : uint32_t {
-    f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8, q8_1 = 9,
-    q2_k = 10, q3_k = 11, q4_k = 12, q5_k = 13, q6_k = 14, q8_k = 15, bf16 = 30,
+    f32 = 0,
+    f16 = 1,
+    q4_0 = 2,
+    q4_1 = 3,
+    q5_0 = 6,
+    q5_1 = 7,
+    q8_0 = 8,
+    q8_1 = 9,
+    q2_k = 10,
+    q3_k = 11,
+    q4_k = 12,
+    q5_k = 13,
+    q6_k = 14,
+    q8_k = 15,
+    bf16 = 30,
 };
 
 struct GgmlTypeInfo {

@@ -1,9 +1,11 @@
 // GGUF parsing and validation, and tensors decoded from the mapping.
 #include "gguf.hpp"
 
-#include <cstring>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstring>
+
+#include <sys/stat.h>
 
 #include "error.hpp"
 #include "finite.hpp"
@@ -19,19 +21,32 @@ constexpr uint64_t max_string_bytes = uint64_t{1} << 24;  // far above any key, 
 constexpr uint32_t max_dims = 4;                          // GGML_MAX_DIMS
 
 const char* value_type_name(GgufValueType type) {
-    static const char* names[] = {"uint8", "int8",   "uint16", "int16", "uint32", "int32", "float32",
-                                  "bool",  "string", "array",  "uint64", "int64", "float64"};
+    static const char* names[] = {"uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
+                                  "bool",  "string", "array",  "uint64", "int64",  "float64"};
     return names[static_cast<uint32_t>(type)];
 }
 
 // Bytes of one scalar of `type`; 0 for strings and arrays.
 uint64_t scalar_bytes(GgufValueType type) {
     switch (type) {
-        case GgufValueType::u8: case GgufValueType::i8: case GgufValueType::boolean: return 1;
-        case GgufValueType::u16: case GgufValueType::i16: return 2;
-        case GgufValueType::u32: case GgufValueType::i32: case GgufValueType::f32: return 4;
-        case GgufValueType::u64: case GgufValueType::i64: case GgufValueType::f64: return 8;
-        case GgufValueType::string: case GgufValueType::array: return 0;
+        case GgufValueType::u8:
+        case GgufValueType::i8:
+        case GgufValueType::boolean:
+            return 1;
+        case GgufValueType::u16:
+        case GgufValueType::i16:
+            return 2;
+        case GgufValueType::u32:
+        case GgufValueType::i32:
+        case GgufValueType::f32:
+            return 4;
+        case GgufValueType::u64:
+        case GgufValueType::i64:
+        case GgufValueType::f64:
+            return 8;
+        case GgufValueType::string:
+        case GgufValueType::array:
+            return 0;
     }
     return 0;
 }
@@ -88,8 +103,10 @@ private:
 
 // Walks over one value of `type` (not an array), checking it lies inside the file.
 void skip_scalar(Cursor& c, GgufValueType type, const std::string& where) {
-    if (type == GgufValueType::string) c.string(where);
-    else c.skip(scalar_bytes(type), where);
+    if (type == GgufValueType::string)
+        c.string(where);
+    else
+        c.skip(scalar_bytes(type), where);
 }
 
 // One metadata value at the cursor, walked over and validated (an array's strings one by one).
@@ -108,7 +125,8 @@ GgufValue parse_value(Cursor& c, const std::string& where, const std::string& pa
     // Each element takes at least its scalar size (a string at least its 8-byte length).
     const uint64_t least = v.element_type == GgufValueType::string ? 8 : scalar_bytes(v.element_type);
     if (v.count > c.remaining() / least)
-        fail_input(path, where + " declares " + std::to_string(v.count) + " elements, more than the file holds (truncated?)");
+        fail_input(path,
+                   where + " declares " + std::to_string(v.count) + " elements, more than the file holds (truncated?)");
     if (v.element_type == GgufValueType::string) {
         for (uint64_t i = 0; i < v.count; ++i) c.string(where + " element " + std::to_string(i));
     } else {
@@ -127,18 +145,26 @@ int64_t integer_at(const unsigned char* p, GgufValueType type) {
         return v;
     };
     switch (type) {
-        case GgufValueType::u8: return get(uint8_t{});
-        case GgufValueType::i8: return get(int8_t{});
-        case GgufValueType::u16: return get(uint16_t{});
-        case GgufValueType::i16: return get(int16_t{});
-        case GgufValueType::u32: return get(uint32_t{});
-        case GgufValueType::i32: return get(int32_t{});
+        case GgufValueType::u8:
+            return get(uint8_t{});
+        case GgufValueType::i8:
+            return get(int8_t{});
+        case GgufValueType::u16:
+            return get(uint16_t{});
+        case GgufValueType::i16:
+            return get(int16_t{});
+        case GgufValueType::u32:
+            return get(uint32_t{});
+        case GgufValueType::i32:
+            return get(int32_t{});
         case GgufValueType::u64: {
             const uint64_t v = get(uint64_t{});
             return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
         }
-        case GgufValueType::i64: return get(int64_t{});
-        default: return 0;
+        case GgufValueType::i64:
+            return get(int64_t{});
+        default:
+            return 0;
     }
 }
 
@@ -157,10 +183,12 @@ void GgufFile::parse() {
     Cursor c(file_->data(), file_->size(), path_);
 
     // Step 1: the header.
-    if (file_->size() < 4 || std::memcmp(file_->data(), "GGUF", 4) != 0) fail_input(path_, "not a GGUF file (no \"GGUF\" magic)");
+    if (file_->size() < 4 || std::memcmp(file_->data(), "GGUF", 4) != 0)
+        fail_input(path_, "not a GGUF file (no \"GGUF\" magic)");
     c.skip(4, "magic");
     version_ = c.read<uint32_t>("header");
-    if (version_ == 1) fail_input(path_, "is GGUF version 1, which attn-viz does not read (versions 2 and 3 are supported)");
+    if (version_ == 1)
+        fail_input(path_, "is GGUF version 1, which attn-viz does not read (versions 2 and 3 are supported)");
     if (version_ == 0x02000000 || version_ == 0x03000000)
         fail_input(path_, "is a big-endian GGUF file; only little-endian GGUF is supported");
     if (version_ != 2 && version_ != 3) fail_input(path_, "has unknown GGUF version " + std::to_string(version_));
@@ -168,8 +196,9 @@ void GgufFile::parse() {
     const uint64_t kv_count = c.read<uint64_t>("header metadata count");
     // A key/value takes at least 8 + 1 + 4 + 1 bytes, a tensor info at least 8 + 1 + 4 + 8 + 4 + 8.
     if (kv_count > c.remaining() / 14 || tensor_count > c.remaining() / 33)
-        fail_input(path_, "header declares " + std::to_string(kv_count) + " metadata keys and " + std::to_string(tensor_count) +
-                              " tensors, more than its " + std::to_string(file_->size()) + " bytes can hold (truncated?)");
+        fail_input(path_, "header declares " + std::to_string(kv_count) + " metadata keys and " +
+                              std::to_string(tensor_count) + " tensors, more than its " +
+                              std::to_string(file_->size()) + " bytes can hold (truncated?)");
 
     // Step 2: the metadata, each value walked over and validated.
     for (uint64_t i = 0; i < kv_count; ++i) {
@@ -207,13 +236,15 @@ void GgufFile::parse() {
         if (!info) fail_input(path_, where + " has unknown ggml type " + std::to_string(t.type));
         t.offset = c.read<uint64_t>(where + " offset");
         if (t.dims[0] % info->block_elements != 0)
-            fail_input(path_, where + " rows of " + std::to_string(t.dims[0]) + " values are not whole " + info->name + " blocks of " +
-                                  std::to_string(info->block_elements));
+            fail_input(path_, where + " rows of " + std::to_string(t.dims[0]) + " values are not whole " + info->name +
+                                  " blocks of " + std::to_string(info->block_elements));
         // bytes = (ne0 / block) * block_bytes * ne1 * ne2 * ne3, refused on overflow (it must fit the file anyway).
         uint64_t bytes = static_cast<uint64_t>(t.dims[0] / info->block_elements);
         bool overflow = __builtin_mul_overflow(bytes, static_cast<uint64_t>(info->block_bytes), &bytes);
-        for (uint32_t d = 1; d < n_dims; ++d) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(t.dims[d]), &bytes);
-        if (overflow || bytes > file_->size()) fail_input(path_, where + " is larger than the file (" + std::to_string(file_->size()) + " bytes)");
+        for (uint32_t d = 1; d < n_dims; ++d)
+            overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(t.dims[d]), &bytes);
+        if (overflow || bytes > file_->size())
+            fail_input(path_, where + " is larger than the file (" + std::to_string(file_->size()) + " bytes)");
         t.bytes = bytes;
         tensor_index_.emplace(t.name, tensors_.size());
         tensors_.push_back(std::move(t));
@@ -224,10 +255,12 @@ void GgufFile::parse() {
     for (GgufTensorInfo& t : tensors_) {
         const std::string where = "tensor \"" + t.name + "\"";
         if (t.offset % alignment_ != 0)
-            fail_input(path_, where + " offset " + std::to_string(t.offset) + " is not a multiple of the alignment " + std::to_string(alignment_));
-        if (data_start > file_->size() || t.offset > file_->size() - data_start || t.bytes > file_->size() - data_start - t.offset)
-            fail_input(path_, where + " data (" + std::to_string(t.bytes) + " bytes at offset " + std::to_string(t.offset) +
-                                  ") runs past the end of the file (truncated?)");
+            fail_input(path_, where + " offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+                                  std::to_string(alignment_));
+        if (data_start > file_->size() || t.offset > file_->size() - data_start ||
+            t.bytes > file_->size() - data_start - t.offset)
+            fail_input(path_, where + " data (" + std::to_string(t.bytes) + " bytes at offset " +
+                                  std::to_string(t.offset) + ") runs past the end of the file (truncated?)");
         t.offset += data_start;
     }
 }
@@ -243,8 +276,8 @@ std::optional<uint64_t> GgufFile::get_uint(const std::string& key) const {
     const GgufValue& v = metadata_.at(key);
     const int64_t value = is_integer(v.type) ? integer_at(file_->data() + v.offset, v.type) : -1;
     if (value < 0)
-        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) + (is_integer(v.type) ? " below zero" : "") +
-                              ", expected a non-negative integer");
+        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) +
+                              (is_integer(v.type) ? " below zero" : "") + ", expected a non-negative integer");
     return static_cast<uint64_t>(value);
 }
 
@@ -350,11 +383,11 @@ void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t c
     const std::string what = path_ + ": tensor \"" + name + "\"";
     const std::vector<int64_t> shape = t->shape();
     if (shape.size() != 2 || begin < 0 || count < 0 || begin + count > shape[0])
-        throw Error(ErrorKind::internal, what + " of shape " + shape_string(shape) + " has no rows [" + std::to_string(begin) +
-                                             ", " + std::to_string(begin + count) + ")");
+        throw Error(ErrorKind::internal, what + " of shape " + shape_string(shape) + " has no rows [" +
+                                             std::to_string(begin) + ", " + std::to_string(begin + count) + ")");
     const int64_t cols = shape[1];
-    check_memory_elements(static_cast<uint64_t>(element_count({cols, count}, what)), sizeof(float), limits_.memory_budget,
-                          what + " of shape " + shape_string(shape));
+    check_memory_elements(static_cast<uint64_t>(element_count({cols, count}, what)), sizeof(float),
+                          limits_.memory_budget, what + " of shape " + shape_string(shape));
     // Step 1: out as [cols, count], in the memory it has when that is enough (resize within the
     // capacity neither allocates nor zeroes).
     const size_t size = static_cast<size_t>(cols * count);
@@ -376,8 +409,9 @@ void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
     const GgmlTypeInfo* info = ggml_type_info(tensor.type);
     if (!info->decodable)
         fail_input(path_ + ": tensor \"" + tensor.name + "\"",
-                   std::string("is of type ") + info->name + ", which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
-                                                             "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
+                   std::string("is of type ") + info->name +
+                       ", which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                       "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
 }
 
 void gguf_check_model_tensors(const GgufFile& file) {
@@ -390,16 +424,18 @@ int64_t gguf_required_count(const GgufFile& file, const std::string& key, const 
     return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
 }
 
-void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture) {
+void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
+                       const std::string& architecture) {
     const GgufTensorInfo* info = file.find_tensor(name);
     if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a " + architecture + " model)");
     if (info->shape() != shape)
-        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " + shape_string(shape) +
-                                    " from the metadata");
+        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " +
+                                    shape_string(shape) + " from the metadata");
     file.check_decodable(*info);
 }
 
-Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture) {
+Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
+                        const std::string& architecture) {
     gguf_check_tensor(file, name, shape, architecture);
     return file.load(name);
 }

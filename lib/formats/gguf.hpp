@@ -116,8 +116,10 @@ void gguf_check_model_tensors(const GgufFile& file);
 // A required non-negative integer metadata value (capped at 2^40; bounded later by each reader).
 int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture);
 // Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
-void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture);
+void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
+                       const std::string& architecture);
 // Tensor `name` as float32 of row-major `shape`, checked first.
-Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape, const std::string& architecture);
+Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
+                        const std::string& architecture);
 
 }  // namespace attn_viz

@@ -30,7 +30,8 @@ SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const s
             input.tokens.push_back(tokens[i].get<std::string>());
         }
         if (static_cast<int64_t>(input.tokens.size()) != T)
-            fail_input(where, std::to_string(input.tokens.size()) + " tokens for " + std::to_string(T) + " embedding rows");
+            fail_input(where,
+                       std::to_string(input.tokens.size()) + " tokens for " + std::to_string(T) + " embedding rows");
     } else {
         input.tokens = index_labels(T);
     }
@@ -39,7 +40,8 @@ SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const s
         if (!mask.is_array() || static_cast<int64_t>(mask.size()) != T)
             fail_input(where, "\"attention_mask\" must be an array of " + std::to_string(T) + " zeros and ones");
         for (size_t i = 0; i < mask.size(); ++i) {
-            if (mask[i] != 0 && mask[i] != 1) fail_input(where, "attention_mask[" + std::to_string(i) + "] is not 0 or 1");
+            if (mask[i] != 0 && mask[i] != 1)
+                fail_input(where, "attention_mask[" + std::to_string(i) + "] is not 0 or 1");
             input.key_excluded.push_back(mask[i] == 0);
         }
     }

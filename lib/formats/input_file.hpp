@@ -14,8 +14,8 @@
 namespace attn_viz {
 
 struct SequenceInput {
-    std::vector<std::string> tokens;  // T labels; "0".."T-1" when the file has none
-    Tensor embeddings;                // [T, D]
+    std::vector<std::string> tokens;    // T labels; "0".."T-1" when the file has none
+    Tensor embeddings;                  // [T, D]
     std::vector<uint8_t> key_excluded;  // [T] 1 where attention_mask is 0; empty = no padding
 };
 

@@ -35,7 +35,8 @@ std::string quoted_prefix(std::string_view text, size_t max_bytes) {
 
 // Parses `text` with the nesting limit, showing every parser event to `also` as well.
 template <typename Also>
-nlohmann::json parse_json_checked(std::string_view text, const std::string& where, const std::string& invalid_what, Also also) {
+nlohmann::json parse_json_checked(std::string_view text, const std::string& where, const std::string& invalid_what,
+                                  Also also) {
     using event = nlohmann::json::parse_event_t;
     // `depth` counts the arrays and objects already open around the one starting (around a key:
     // its object's depth, 1 for the top level's keys).
@@ -55,16 +56,20 @@ nlohmann::json parse_json_checked(std::string_view text, const std::string& wher
 }  // namespace
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& where, const std::string& invalid_what) {
-    return parse_json_checked(text, where, invalid_what, [](int, nlohmann::json::parse_event_t, const nlohmann::json&) {});
+    return parse_json_checked(text, where, invalid_what,
+                              [](int, nlohmann::json::parse_event_t, const nlohmann::json&) {});
 }
 
 nlohmann::json parse_json_unique_names(std::string_view text, const std::string& where, const std::string& invalid_what,
                                        const std::string& name_what) {
     std::set<std::string> names;
-    return parse_json_checked(text, where, invalid_what, [&](int depth, nlohmann::json::parse_event_t e, const nlohmann::json& parsed) {
-        if (e == nlohmann::json::parse_event_t::key && depth == 1 && !names.insert(parsed.get<std::string>()).second)
-            fail_input(where, name_what + " " + quoted_prefix(parsed.get<std::string>(), max_parser_reason_bytes) + " appears twice");
-    });
+    return parse_json_checked(
+        text, where, invalid_what, [&](int depth, nlohmann::json::parse_event_t e, const nlohmann::json& parsed) {
+            if (e == nlohmann::json::parse_event_t::key && depth == 1 &&
+                !names.insert(parsed.get<std::string>()).second)
+                fail_input(where, name_what + " " + quoted_prefix(parsed.get<std::string>(), max_parser_reason_bytes) +
+                                      " appears twice");
+        });
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits) {
@@ -113,15 +118,18 @@ std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
     return cut(text, max_chars);
 }
 
-int64_t json_integer_in(const nlohmann::json& value, int64_t low, int64_t high, const std::string& where, const std::string& what) {
+int64_t json_integer_in(const nlohmann::json& value, int64_t low, int64_t high, const std::string& where,
+                        const std::string& what) {
     // Non-negative integers parse as unsigned; compared as such, a huge one is never narrowed.
     bool in_range = false;
     if (value.is_number_unsigned())
-        in_range = high >= 0 && value.get<uint64_t>() <= static_cast<uint64_t>(high) && (low <= 0 || value.get<uint64_t>() >= static_cast<uint64_t>(low));
+        in_range = high >= 0 && value.get<uint64_t>() <= static_cast<uint64_t>(high) &&
+                   (low <= 0 || value.get<uint64_t>() >= static_cast<uint64_t>(low));
     else if (value.is_number_integer())
         in_range = value.get<int64_t>() >= low && value.get<int64_t>() <= high;
     if (!in_range)
-        fail_input(where, what + " is " + json_excerpt(value) + ", expected an integer in " + std::to_string(low) + ".." + std::to_string(high));
+        fail_input(where, what + " is " + json_excerpt(value) + ", expected an integer in " + std::to_string(low) +
+                              ".." + std::to_string(high));
     return value.get<int64_t>();
 }
 

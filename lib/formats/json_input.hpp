@@ -41,6 +41,7 @@ std::string json_excerpt(const nlohmann::json& value, size_t max_chars = 40);
 
 // `value` as an integer in [low, high]: a fraction, a number outside (however large: never
 // converted out of range) or another type is Error(bad_input) naming `where` and `what`.
-int64_t json_integer_in(const nlohmann::json& value, int64_t low, int64_t high, const std::string& where, const std::string& what);
+int64_t json_integer_in(const nlohmann::json& value, int64_t low, int64_t high, const std::string& where,
+                        const std::string& what);
 
 }  // namespace attn_viz

@@ -13,7 +13,8 @@ void expect_shape(const Tensor& t, std::vector<int64_t> shape, const char* name,
                   bool optional) {
     if (optional && t.empty() && t.shape.empty()) return;
     if (t.shape != shape)
-        fail_input(where, std::string(name) + " has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
+        fail_input(where,
+                   std::string(name) + " has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
 }
 
 }  // namespace
@@ -27,15 +28,18 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
     if (l.d_head <= 0) fail_input(where, "head size must be positive");
     if (l.rope != RopeStyle::none && l.d_head % 2 != 0) fail_input(where, "rotary embedding needs an even head size");
     if (l.rope_dims < 0 || l.rope_dims > l.d_head || l.rope_dims % 2 != 0)
-        fail_input(where, "rotary dimensions (" + std::to_string(l.rope_dims) + ") must be even and at most the head size " +
-                              std::to_string(l.d_head));
+        fail_input(where, "rotary dimensions (" + std::to_string(l.rope_dims) +
+                              ") must be even and at most the head size " + std::to_string(l.d_head));
     if (l.sliding_window < 0 || (l.sliding_window > 0 && !l.causal))
-        fail_input(where, "a sliding window (" + std::to_string(l.sliding_window) + ") must be positive and on a causal layer");
+        fail_input(where, "a sliding window (" + std::to_string(l.sliding_window) +
+                              ") must be positive and on a causal layer");
     const RopeScaling& scaling = l.rope_scaling;
     if (scaling.kind != RopeScaling::Kind::none &&
         !(scaling.factor > 0 && scaling.low_freq_factor > 0 && scaling.high_freq_factor > scaling.low_freq_factor &&
           scaling.original_max_positions > 0))
-        fail_input(where, "RoPE scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_positions > 0");
+        fail_input(
+            where,
+            "RoPE scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_positions > 0");
     const int64_t q = l.num_heads * l.d_head, kv = l.num_kv_heads * l.d_head;
     expect_shape(l.w_q, {l.d_model, q}, "W_Q", where, false);
     expect_shape(l.w_k, {l.d_model, kv}, "W_K", where, false);
@@ -61,7 +65,8 @@ std::vector<double> rope_inverse_frequencies(const LayerWeights& l) {
             frequencies[i] = frequency / s.factor;
         } else if (s.kind == RopeScaling::Kind::llama3) {
             const double wavelength = 2 * std::numbers::pi / frequency;
-            const double smooth = (s.original_max_positions / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+            const double smooth =
+                (s.original_max_positions / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
             if (wavelength < s.original_max_positions / s.high_freq_factor)
                 frequencies[i] = frequency;
             else if (wavelength > s.original_max_positions / s.low_freq_factor)

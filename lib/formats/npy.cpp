@@ -71,9 +71,12 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     // Step 2: dtype, order and shape from the header dict.
     const std::string descr = header_value(header, "descr", where);
     size_t item_size = 0;
-    if (descr == "'<f4'" || descr == "'|f4'") item_size = 4;
-    else if (descr == "'<f8'" || descr == "'|f8'") item_size = 8;
-    else fail_input(where, "unsupported .npy dtype " + descr + " (need little-endian float32 or float64)");
+    if (descr == "'<f4'" || descr == "'|f4'")
+        item_size = 4;
+    else if (descr == "'<f8'" || descr == "'|f8'")
+        item_size = 8;
+    else
+        fail_input(where, "unsupported .npy dtype " + descr + " (need little-endian float32 or float64)");
     if (header_value(header, "fortran_order", where) != "False")
         fail_input(where, ".npy array is in Fortran order (need C order)");
     const std::string shape_text = header_value(header, "shape", where);
@@ -86,8 +89,8 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     const size_t available = size - data_start;
     if (static_cast<uint64_t>(count) > available / item_size)
         fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " + std::to_string(count) +
-                              " values of " + std::to_string(item_size) + " bytes, file has " + std::to_string(available) +
-                              " bytes");
+                              " values of " + std::to_string(item_size) + " bytes, file has " +
+                              std::to_string(available) + " bytes");
 
     check_memory_elements(static_cast<uint64_t>(count), sizeof(float), limits.memory_budget,
                           where + ": .npy array of shape " + shape_string(shape));
@@ -123,8 +126,10 @@ void write_npy(const std::string& path, const Tensor& tensor) {
 NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape) : path_(path), file_(path) {
     std::string text = "(";
     for (size_t i = 0; i < shape.size(); ++i) text += std::to_string(shape[i]) + ", ";
-    if (shape.size() > 1) text.resize(text.size() - 2);
-    else if (shape.size() == 1) text.resize(text.size() - 1);
+    if (shape.size() > 1)
+        text.resize(text.size() - 2);
+    else if (shape.size() == 1)
+        text.resize(text.size() - 1);
     text += ")";
     for (int64_t n : shape) expected_ *= static_cast<uint64_t>(n);
     std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + text + ", }";
@@ -132,7 +137,15 @@ NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape)
     const size_t unpadded = 10 + header.size() + 1;
     header.append((64 - unpadded % 64) % 64, ' ');
     header += '\n';
-    const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xff),
+    const char preamble[10] = {'\x93',
+                               'N',
+                               'U',
+                               'M',
+                               'P',
+                               'Y',
+                               1,
+                               0,
+                               static_cast<char>(header.size() & 0xff),
                                static_cast<char>(header.size() >> 8)};
     file_.write({preamble, sizeof preamble});
     file_.write(header);
@@ -149,8 +162,8 @@ void NpyWriter::append(const float* values, uint64_t count) {
 
 void NpyWriter::close() {
     if (written_ != expected_)
-        throw Error(ErrorKind::internal, path_ + ": " + std::to_string(written_) + " values written of the .npy shape's " +
-                                             std::to_string(expected_));
+        throw Error(ErrorKind::internal, path_ + ": " + std::to_string(written_) +
+                                             " values written of the .npy shape's " + std::to_string(expected_));
     file_.close();
 }
 

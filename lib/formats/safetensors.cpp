@@ -66,17 +66,21 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& whe
     if (shape == value.end() || !shape->is_array()) fail_input(where, "has no \"shape\" list");
     if (shape->size() > max_rank) fail_input(where, "has more than 8 dimensions");
     for (const auto& dim : *shape) {
-        if (!dim.is_number_unsigned()) fail_input(where, "shape " + json_excerpt(*shape) + " is not a list of non-negative integers");
-        if (dim.get<uint64_t>() > (uint64_t{1} << 48)) fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
+        if (!dim.is_number_unsigned())
+            fail_input(where, "shape " + json_excerpt(*shape) + " is not a list of non-negative integers");
+        if (dim.get<uint64_t>() > (uint64_t{1} << 48))
+            fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
         entry.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
     }
     uint64_t count = 1;
     for (int64_t dim : entry.shape) {
         const uint64_t d = static_cast<uint64_t>(dim);
-        if (d != 0 && count > (uint64_t{1} << 60) / d) fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
+        if (d != 0 && count > (uint64_t{1} << 60) / d)
+            fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
         count *= d;
     }
-    if (count > (uint64_t{1} << 60) / info->bytes) fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
+    if (count > (uint64_t{1} << 60) / info->bytes)
+        fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
 
     // Step 3: the byte range must hold exactly count elements.
     auto offsets = value.find("data_offsets");
@@ -117,7 +121,8 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
     if (size < 8) fail_input(path_, "too short for a safetensors file (" + std::to_string(size) + " bytes)");
     uint64_t header_len = 0;
     std::memcpy(&header_len, bytes, 8);
-    if (header_len > max_header_bytes) fail_input(path_, "safetensors header length " + std::to_string(header_len) + " is absurd");
+    if (header_len > max_header_bytes)
+        fail_input(path_, "safetensors header length " + std::to_string(header_len) + " is absurd");
     if (header_len > size - 8)
         fail_input(path_, "truncated: safetensors header length " + std::to_string(header_len) + " exceeds the file (" +
                               std::to_string(size) + " bytes)");
@@ -125,9 +130,11 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
     const uint64_t buffer_size = size - data_start_;
 
     // Step 2: parse the JSON header.
-    check_memory_elements(header_len, json_bytes_per_text_byte, limits_.memory_budget, path_ + ": parsing the safetensors header");
-    const nlohmann::json header = parse_json_unique_names(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len),
-                                                          path_, "safetensors header is not valid JSON", "safetensors header: tensor");
+    check_memory_elements(header_len, json_bytes_per_text_byte, limits_.memory_budget,
+                          path_ + ": parsing the safetensors header");
+    const nlohmann::json header =
+        parse_json_unique_names(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len), path_,
+                                "safetensors header is not valid JSON", "safetensors header: tensor");
     if (!header.is_object()) fail_input(path_, "safetensors header is not a JSON object");
 
     // Step 3: validate every entry on its own, then the byte ranges against the buffer.
@@ -150,10 +157,12 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
     std::vector<std::pair<const std::string*, const SafetensorsEntry*>> by_begin;
     for (const auto& [name, entry] : entries_)
         if (entry.end > entry.begin) by_begin.emplace_back(&name, &entry);
-    std::sort(by_begin.begin(), by_begin.end(), [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
+    std::sort(by_begin.begin(), by_begin.end(),
+              [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
     for (size_t i = 1; i < by_begin.size(); ++i)
         if (by_begin[i].second->begin < by_begin[i - 1].second->end)
-            fail_input(path_ + ": tensor '" + *by_begin[i].first + "'", "overlaps tensor '" + *by_begin[i - 1].first + "'");
+            fail_input(path_ + ": tensor '" + *by_begin[i].first + "'",
+                       "overlaps tensor '" + *by_begin[i - 1].first + "'");
 }
 
 SafetensorsFile::~SafetensorsFile() = default;
@@ -176,8 +185,8 @@ Tensor SafetensorsFile::load(const std::string& name) const {
     const SafetensorsEntry& e = entry(name);
     const unsigned char* src = file_->data() + data_start_ + e.begin;
     if (!is_float_dtype(e.dtype))
-        fail_input(path_ + ": tensor '" + name + "'",
-                   std::string("has dtype ") + safetensors_dtype_name(e.dtype) + "; only F64, F32, F16 and BF16 can be loaded");
+        fail_input(path_ + ": tensor '" + name + "'", std::string("has dtype ") + safetensors_dtype_name(e.dtype) +
+                                                          "; only F64, F32, F16 and BF16 can be loaded");
     const std::string what = path_ + ": tensor '" + name + "'";
     check_memory_elements(static_cast<uint64_t>(element_count(e.shape, what)), sizeof(float), limits_.memory_budget,
                           what + " of shape " + shape_string(e.shape));
@@ -189,15 +198,28 @@ Tensor SafetensorsFile::load(const std::string& name) const {
             if (!t.empty()) std::memcpy(t.ptr(), src, t.data.size() * 4);  // an empty vector's pointer may be null
             break;
         case SafetensorsDtype::f64:
-            convert_elements(src, 8, t, [](const unsigned char* p) { double d; std::memcpy(&d, p, 8); return narrow_to_float(d); });
+            convert_elements(src, 8, t, [](const unsigned char* p) {
+                double d;
+                std::memcpy(&d, p, 8);
+                return narrow_to_float(d);
+            });
             break;
         case SafetensorsDtype::f16:
-            convert_elements(src, 2, t, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_to_float(h); });
+            convert_elements(src, 2, t, [](const unsigned char* p) {
+                uint16_t h;
+                std::memcpy(&h, p, 2);
+                return f16_to_float(h);
+            });
             break;
         case SafetensorsDtype::bf16:
-            convert_elements(src, 2, t, [](const unsigned char* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); });
+            convert_elements(src, 2, t, [](const unsigned char* p) {
+                uint16_t h;
+                std::memcpy(&h, p, 2);
+                return bf16_to_float(h);
+            });
             break;
-        default: break;  // refused above
+        default:
+            break;  // refused above
     }
     require_finite(t, name, path_, limits_);
     return t;
@@ -214,7 +236,9 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
     uint64_t offset = 0;
     for (const auto& [name, tensor] : tensors) {
         const uint64_t bytes = static_cast<uint64_t>(tensor.size()) * element_bytes;
-        header[name] = {{"dtype", safetensors_dtype_name(dtype)}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+        header[name] = {{"dtype", safetensors_dtype_name(dtype)},
+                        {"shape", tensor.shape},
+                        {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
     std::string header_text = header.dump();
@@ -230,9 +254,15 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
         for (size_t i = 0; i < tensor.data.size(); ++i) {
             const float v = tensor.data[i];
             unsigned char* dst = bytes.data() + i * element_bytes;
-            if (dtype == SafetensorsDtype::f64) { const double d = v; std::memcpy(dst, &d, 8); }
-            else if (dtype == SafetensorsDtype::f32) std::memcpy(dst, &v, 4);
-            else { const uint16_t h = dtype == SafetensorsDtype::f16 ? float_to_f16(v) : float_to_bf16(v); std::memcpy(dst, &h, 2); }
+            if (dtype == SafetensorsDtype::f64) {
+                const double d = v;
+                std::memcpy(dst, &d, 8);
+            } else if (dtype == SafetensorsDtype::f32)
+                std::memcpy(dst, &v, 4);
+            else {
+                const uint16_t h = dtype == SafetensorsDtype::f16 ? float_to_f16(v) : float_to_bf16(v);
+                std::memcpy(dst, &h, 2);
+            }
         }
         out.write({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
     }
@@ -244,7 +274,7 @@ uint16_t float_to_f16(float value) {
     const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
     x &= 0x7fffffff;
     if (x >= 0x7f800000) return sign | (x > 0x7f800000 ? 0x7e00 : 0x7c00);  // NaN stays NaN, inf stays inf
-    if (x >= 0x477ff000) return sign | 0x7c00;                                // >= 65520 rounds to inf
+    if (x >= 0x477ff000) return sign | 0x7c00;                              // >= 65520 rounds to inf
     if (x < 0x38800000) {
         // Below 2^-14: a half subnormal, mantissa = value * 2^24 rounded to nearest even (exact scaling).
         const float scaled = std::bit_cast<float>(x) * 16777216.0f;

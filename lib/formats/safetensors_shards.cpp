@@ -27,11 +27,13 @@ SafetensorsShards::SafetensorsShards(const std::string& folder, const LoadLimits
     if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object())
         fail_input(path_, "no \"weight_map\" object of tensor name -> shard file");
     for (const auto& [tensor, file] : doc["weight_map"].items()) {
-        if (!file.is_string()) fail_input(path_, "the shard of tensor '" + escape_invalid_utf8(tensor) + "' is not a file name");
+        if (!file.is_string())
+            fail_input(path_, "the shard of tensor '" + escape_invalid_utf8(tensor) + "' is not a file name");
         const std::string name = file.get<std::string>();
         // A shard is a plain file of this folder, never a path out of it.
         if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-            fail_input(path_, "shard \"" + escape_invalid_utf8(name) + "\" of tensor '" + escape_invalid_utf8(tensor) + "' is not a file name in the folder");
+            fail_input(path_, "shard \"" + escape_invalid_utf8(name) + "\" of tensor '" + escape_invalid_utf8(tensor) +
+                                  "' is not a file name in the folder");
         file_of_tensor.emplace(tensor, name);
     }
     // Step 2: each shard opened once; every tensor must be where the index says.
@@ -40,7 +42,8 @@ SafetensorsShards::SafetensorsShards(const std::string& folder, const LoadLimits
         auto [slot, is_new] = opened.emplace(file, shards_.size());
         if (is_new) shards_.push_back(std::make_unique<SafetensorsFile>((dir / file).string(), limits));
         if (!shards_[slot->second]->contains(tensor))
-            fail_input(path_, "says tensor '" + escape_invalid_utf8(tensor) + "' is in " + file + ", which does not hold it");
+            fail_input(path_,
+                       "says tensor '" + escape_invalid_utf8(tensor) + "' is in " + file + ", which does not hold it");
         shard_of_.emplace(tensor, slot->second);
     }
 }

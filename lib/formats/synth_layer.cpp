@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "file_write.hpp"
 #include "error.hpp"
+#include "file_write.hpp"
 #include "json_text.hpp"
 #include "weights_file.hpp"
 
@@ -22,7 +22,9 @@ constexpr int64_t d_model = 48, num_heads = 6, d_head = 8, frequencies = 4;
 constexpr int64_t first_marker = 8, constant_channel = 9, first_content = 10;
 constexpr double wanted_logit_gap = 20.0;  // scaled-score gap between the planted key and any other
 
-double frequency(int64_t f, int64_t T) { return M_PI * std::pow(2.0, static_cast<double>(f)) / static_cast<double>(T + 1); }
+double frequency(int64_t f, int64_t T) {
+    return M_PI * std::pow(2.0, static_cast<double>(f)) / static_cast<double>(T + 1);
+}
 
 // Writes a rotation by `shift` positions of every frequency pair times `gain` into the head's
 // query columns: query i then carries position i + shift's code, so it matches key i + shift.
@@ -64,7 +66,8 @@ PlantedLayer make_planted_layer(const std::vector<std::string>& tokens, uint64_t
         x[constant_channel] = 1.0f;
         auto [it, fresh] = content.try_emplace(tokens[static_cast<size_t>(i)]);
         if (fresh)
-            for (int64_t d = first_content; d < d_model; ++d) it->second.push_back(static_cast<float>(0.5 * normal(generator)));
+            for (int64_t d = first_content; d < d_model; ++d)
+                it->second.push_back(static_cast<float>(0.5 * normal(generator)));
         std::copy(it->second.begin(), it->second.end(), x + first_content);
     }
 
@@ -86,12 +89,13 @@ PlantedLayer make_planted_layer(const std::vector<std::string>& tokens, uint64_t
     w.w_q = Tensor({d_model, d_model});
     w.w_k = Tensor({d_model, d_model});
     for (int64_t h : {0, 3, 4, 5})  // keys carry the plain position code
-        for (int64_t r = 0; r < 2 * frequencies; ++r) w.w_k.data[r * d_model + h * d_head + r] = static_cast<float>(position_gain);
-    plant_position_query(w.w_q, 0, -1, position_gain, T);  // head 0: previous token
+        for (int64_t r = 0; r < 2 * frequencies; ++r)
+            w.w_k.data[r * d_model + h * d_head + r] = static_cast<float>(position_gain);
+    plant_position_query(w.w_q, 0, -1, position_gain, T);                                 // head 0: previous token
     w.w_q.data[constant_channel * d_model + 1 * d_head] = static_cast<float>(sink_gain);  // head 1: every query ...
     w.w_k.data[first_marker * d_model + 1 * d_head] = static_cast<float>(sink_gain);      // ... matches key 0's marker
     // head 2: W_Q stays zero, so every score is 0 and the map is uniform.
-    plant_position_query(w.w_q, 3, 0, position_gain, T);  // head 3: self
+    plant_position_query(w.w_q, 3, 0, position_gain, T);   // head 3: self
     plant_position_query(w.w_q, 4, +1, position_gain, T);  // heads 4 and 5: next token, identical
     plant_position_query(w.w_q, 5, +1, position_gain, T);
     p.planted = {"previous-token", "sink", "diffuse", "self", "next-token", "next-token"};
@@ -116,7 +120,8 @@ void write_planted_layer(const std::string& weights_path, const std::string& inp
     nlohmann::json embeddings = nlohmann::json::array();
     const int64_t T = p.embeddings.dim(0), D = p.embeddings.dim(1);
     for (int64_t i = 0; i < T; ++i)
-        embeddings.push_back(std::vector<float>(p.embeddings.data.begin() + i * D, p.embeddings.data.begin() + (i + 1) * D));
+        embeddings.push_back(
+            std::vector<float>(p.embeddings.data.begin() + i * D, p.embeddings.data.begin() + (i + 1) * D));
     const nlohmann::json input = {{"tokens", p.tokens}, {"embeddings", std::move(embeddings)}};
     write_file_atomically(input_path, dump_json(input) + "\n");
 }

@@ -13,10 +13,10 @@
 namespace attn_viz {
 
 struct PlantedLayer {
-    LayerWeights weights;                  // D = 48, H = 6, d_h = 8, not causal, no biases
-    Tensor embeddings;                     // [T, D]
-    std::vector<std::string> tokens;       // T words
-    std::vector<std::string> planted;      // [H] the label each head must get
+    LayerWeights weights;                      // D = 48, H = 6, d_h = 8, not causal, no biases
+    Tensor embeddings;                         // [T, D]
+    std::vector<std::string> tokens;           // T words
+    std::vector<std::string> planted;          // [H] the label each head must get
     int64_t identical_a = 4, identical_b = 5;  // the two heads with identical weights
 };
 

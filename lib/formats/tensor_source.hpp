@@ -29,7 +29,8 @@ public:
 inline Tensor load_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
     if (!source.contains(name)) fail_input(source.path(), "missing tensor '" + name + "'");
     if (source.shape(name) != shape)
-        fail_input(source.path(), "tensor '" + name + "' has shape " + shape_string(source.shape(name)) + ", expected " + shape_string(shape));
+        fail_input(source.path(), "tensor '" + name + "' has shape " + shape_string(source.shape(name)) +
+                                      ", expected " + shape_string(shape));
     return source.load(name);
 }
 

@@ -25,9 +25,12 @@ std::vector<std::string> parse_json_tokens(std::string_view text, const std::str
     std::vector<std::string> tokens;
     for (size_t i = 0; i < list.size(); ++i) {
         const nlohmann::json& item = list[i];
-        if (item.is_string()) tokens.push_back(item.get<std::string>());
-        else if (item.is_number()) tokens.push_back(item.dump());
-        else fail_input(path, "token " + std::to_string(i) + " is " + json_excerpt(item) + ", not a string");
+        if (item.is_string())
+            tokens.push_back(item.get<std::string>());
+        else if (item.is_number())
+            tokens.push_back(item.dump());
+        else
+            fail_input(path, "token " + std::to_string(i) + " is " + json_excerpt(item) + ", not a string");
     }
     return tokens;
 }
@@ -55,9 +58,8 @@ std::vector<std::string> read_tokens(const std::string& path) {
     if (file.size() > max_token_file_bytes) fail_input(path, "token file is larger than 64 MB");
     const std::string_view text = file.text();
     const size_t first = text.find_first_not_of(" \t\r\n");
-    std::vector<std::string> tokens = first != std::string_view::npos && text[first] == '['
-                                          ? parse_json_tokens(text, path)
-                                          : parse_token_lines(text);
+    std::vector<std::string> tokens =
+        first != std::string_view::npos && text[first] == '[' ? parse_json_tokens(text, path) : parse_token_lines(text);
     if (tokens.empty()) fail_input(path, "token file holds no tokens");
     if (tokens.size() > max_tokens) fail_input(path, "token file holds more than 2^20 tokens");
     return tokens;
@@ -88,7 +90,8 @@ Tensor read_embeddings(const std::string& path, const std::string& tensor_name, 
     Tensor x;
     const bool is_npy = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
     if (is_npy) {
-        if (!tensor_name.empty()) fail_input(path, "an .npy file holds one array; a tensor name applies to safetensors only");
+        if (!tensor_name.empty())
+            fail_input(path, "an .npy file holds one array; a tensor name applies to safetensors only");
         x = read_npy(path, limits);
         require_finite(x, "embeddings", path, limits);
     } else {

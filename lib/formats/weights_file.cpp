@@ -35,15 +35,18 @@ nlohmann::json tensor_json(const Tensor& t) {
 LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, const std::string& base_dir,
                            const LoadLimits& limits) {
     if (!doc.is_object()) fail_input(path, "expected a JSON object");
-    if (!doc.contains("format")) fail_input(path, std::string("missing key \"format\" (expected \"") + weights_format + "\")");
+    if (!doc.contains("format"))
+        fail_input(path, std::string("missing key \"format\" (expected \"") + weights_format + "\")");
     if (doc["format"] != weights_format)
-        fail_input(path, "unsupported format " + json_excerpt(doc["format"]) + " (expected \"" + weights_format + "\")");
+        fail_input(path,
+                   "unsupported format " + json_excerpt(doc["format"]) + " (expected \"" + weights_format + "\")");
 
     LayerWeights w;
     w.d_model = positive_integer(doc, "d_model", path);
     w.num_heads = positive_integer(doc, "num_heads", path);
     if (w.d_model % w.num_heads != 0)
-        fail_input(path, "d_model " + std::to_string(w.d_model) + " is not divisible by num_heads " + std::to_string(w.num_heads));
+        fail_input(path, "d_model " + std::to_string(w.d_model) + " is not divisible by num_heads " +
+                             std::to_string(w.num_heads));
     w.num_kv_heads = w.num_heads;
     w.d_head = w.d_model / w.num_heads;
     if (doc.contains("causal")) {
@@ -69,16 +72,20 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
 LayerWeights read_weights_file(const std::string& path, const LoadLimits& limits) {
     {
         const MappedFile file(path, "weights");
-        refuse_other_file_kind(file.data(), file.size(), path, FileKind::json, "layer weights (an attn-viz/weights@1 JSON)");
+        refuse_other_file_kind(file.data(), file.size(), path, FileKind::json,
+                               "layer weights (an attn-viz/weights@1 JSON)");
     }
-    return parse_weights(read_json_file(path, "weights", limits), path, std::filesystem::path(path).parent_path().string(), limits);
+    return parse_weights(read_json_file(path, "weights", limits), path,
+                         std::filesystem::path(path).parent_path().string(), limits);
 }
 
 void write_weights_file(const std::string& path, const LayerWeights& w) {
-    nlohmann::json doc = {{"format", weights_format}, {"d_model", w.d_model}, {"num_heads", w.num_heads}, {"causal", w.causal}};
+    nlohmann::json doc = {
+        {"format", weights_format}, {"d_model", w.d_model}, {"num_heads", w.num_heads}, {"causal", w.causal}};
     doc["W_Q"] = tensor_json(w.w_q), doc["W_K"] = tensor_json(w.w_k);
     doc["W_V"] = tensor_json(w.w_v), doc["W_O"] = tensor_json(w.w_o);
-    const std::pair<const char*, const Tensor*> biases[] = {{"b_Q", &w.b_q}, {"b_K", &w.b_k}, {"b_V", &w.b_v}, {"b_O", &w.b_o}};
+    const std::pair<const char*, const Tensor*> biases[] = {
+        {"b_Q", &w.b_q}, {"b_K", &w.b_k}, {"b_V", &w.b_v}, {"b_O", &w.b_o}};
     for (const auto& [key, t] : biases)
         if (!t->empty()) doc[key] = tensor_json(*t);
     write_file_atomically(path, doc.dump());

@@ -2,7 +2,8 @@
 
 namespace attn_viz {
 
-std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes, const std::string& probe) {
+std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes,
+                        const std::string& probe) {
     for (const char* prefix : prefixes)
         if (source.contains(prefix + probe)) return prefix;
     fail_input(source.path(), "missing tensor '" + std::string(*prefixes.begin()) + probe + "'");

@@ -14,7 +14,8 @@ namespace attn_viz {
 
 // The first of `prefixes` under which `source` holds `probe`; Error(bad_input) naming the file
 // and the first prefix's tensor otherwise.
-std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes, const std::string& probe);
+std::string find_prefix(const TensorSource& source, std::initializer_list<const char*> prefixes,
+                        const std::string& probe);
 
 // The tensor `name` of `shape`, or empty when the checkpoint has no such tensor (a misshapen one is
 // Error(bad_input) naming the file and the tensor).

@@ -17,9 +17,19 @@ const std::vector<GgufDecoderFamily>& gguf_decoder_families() {
     static const std::vector<GgufDecoderFamily> families = {
         {.architecture = "llama", .rope = RopeStyle::interleaved},
         {.architecture = "qwen3", .qk_norm = true},
-        {.architecture = "gemma2", .gemma = true, .window_pattern = 2, .default_window = 4096, .default_attn_softcap = 50.0,
-         .default_final_softcap = 30.0, .wide_scale_layers = 46},
-        {.architecture = "gemma3", .qk_norm = true, .gemma = true, .window_pattern = 6, .wide_scale_layers = 62, .local_rope_base = 10000.0},
+        {.architecture = "gemma2",
+         .gemma = true,
+         .window_pattern = 2,
+         .default_window = 4096,
+         .default_attn_softcap = 50.0,
+         .default_final_softcap = 30.0,
+         .wide_scale_layers = 46},
+        {.architecture = "gemma3",
+         .qk_norm = true,
+         .gemma = true,
+         .window_pattern = 6,
+         .wide_scale_layers = 62,
+         .local_rope_base = 10000.0},
         {.architecture = "phi3", .fused = true, .window_pattern = 1},
     };
     return families;
@@ -54,7 +64,8 @@ void refuse_unimplemented_keys(const GgufFile& file, const GgufDecoderFamily& fa
     std::vector<std::string> keys = {a + ".expert_count"};
     if (!family.gemma) keys.insert(keys.end(), {a + ".attn_logit_softcapping", a + ".final_logit_softcapping"});
     if (family.architecture == "llama")
-        keys.insert(keys.end(), {a + ".attention.sliding_window", a + ".attention.key_length", a + ".attention.value_length"});
+        keys.insert(keys.end(),
+                    {a + ".attention.sliding_window", a + ".attention.key_length", a + ".attention.value_length"});
     for (const std::string& key : keys) {
         if (!file.has(key)) continue;
         const std::optional<double> value = file.get_float(key);
@@ -87,23 +98,28 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
         const int64_t dims = gguf_required_count(file, p + ".rope.dimension_count", p);
         if (dims != a.d_head && (family.architecture != "phi3" || dims % 2 != 0 || dims < 2 || dims > a.d_head))
             fail_input(file.path(), p + ".rope.dimension_count is not the head size " + std::to_string(a.d_head) +
-                                        (family.architecture == "phi3" ? " or an even count below it" : " (partial RoPE is not supported)"));
+                                        (family.architecture == "phi3" ? " or an even count below it"
+                                                                       : " (partial RoPE is not supported)"));
         a.rope_dims = dims == a.d_head ? 0 : dims;
     }
     for (const char* tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
         if (file.find_tensor(tensor))
-            fail_input(file.path(), std::string("has tensor \"") + tensor + "\": Phi-3's LongRoPE scaling is not supported");
+            fail_input(file.path(),
+                       std::string("has tensor \"") + tensor + "\": Phi-3's LongRoPE scaling is not supported");
     const std::string scaling = file.get_string(p + ".rope.scaling.type").value_or("none");
     if (family.architecture == "llama") {
         if (file.find_tensor("rope_freqs.weight") || scaling != "none")
-            fail_input(file.path(), "uses scaled RoPE (rope_freqs or llama.rope.scaling), which attn-viz does not support");
+            fail_input(file.path(),
+                       "uses scaled RoPE (rope_freqs or llama.rope.scaling), which attn-viz does not support");
         return;
     }
-    if (file.find_tensor("rope_freqs.weight")) fail_input(file.path(), "has tensor \"rope_freqs.weight\": scaled RoPE frequencies are not supported");
+    if (file.find_tensor("rope_freqs.weight"))
+        fail_input(file.path(), "has tensor \"rope_freqs.weight\": scaled RoPE frequencies are not supported");
     if (scaling == "none") return;
     const std::optional<double> factor = file.get_float(p + ".rope.scaling.factor");
     if (scaling != "linear" || !factor || !(*factor >= 1 && *factor < 1e6))
-        fail_input(file.path(), p + ".rope.scaling.type \"" + escape_invalid_utf8(scaling) + "\" with factor " + number_text(factor) +
+        fail_input(file.path(), p + ".rope.scaling.type \"" + escape_invalid_utf8(scaling) + "\" with factor " +
+                                    number_text(factor) +
                                     " is not supported (only none, or linear with a factor of at least 1)");
     a.rope_scaling.kind = RopeScaling::Kind::linear;
     a.rope_scaling.factor = *factor;
@@ -131,7 +147,8 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     c.shared_classifier = file.find_tensor("output.weight") == nullptr;
     c.norm_epsilon = file.get_float(p + ".attention.layer_norm_rms_epsilon").value_or(1e-5);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
-        fail_input(file.path(), p + ".attention.layer_norm_rms_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
+        fail_input(file.path(),
+                   p + ".attention.layer_norm_rms_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
     if (p == "llama") {
         validate_llama_config(c, file.path(), "GGUF llama metadata", "");
         c.head_dim = c.d_model / c.n_heads;
@@ -144,21 +161,26 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
         bounded(file, p + ".context_length", c.max_tokens, 1 << 20);
         bounded(file, "token_embd.weight's vocabulary", c.vocab_size, 1 << 20);
         if (c.n_heads % c.n_kv_heads != 0)
-            fail_input(file.path(), p + ".attention.head_count " + std::to_string(c.n_heads) + " is not divisible by " + p +
-                                        ".attention.head_count_kv " + std::to_string(c.n_kv_heads));
+            fail_input(file.path(), p + ".attention.head_count " + std::to_string(c.n_heads) + " is not divisible by " +
+                                        p + ".attention.head_count_kv " + std::to_string(c.n_kv_heads));
         if (!file.has(p + ".attention.key_length") && c.d_model % c.n_heads != 0)
-            fail_input(file.path(), "has no " + p + ".attention.key_length, and " + p + ".embedding_length " + std::to_string(c.d_model) +
-                                        " is not divisible by the head count " + std::to_string(c.n_heads));
-        c.head_dim = file.has(p + ".attention.key_length") ? bounded(file, p + ".attention.key_length", count("attention.key_length"), 1 << 12)
-                                                           : c.d_model / c.n_heads;
+            fail_input(file.path(), "has no " + p + ".attention.key_length, and " + p + ".embedding_length " +
+                                        std::to_string(c.d_model) + " is not divisible by the head count " +
+                                        std::to_string(c.n_heads));
+        c.head_dim = file.has(p + ".attention.key_length")
+                         ? bounded(file, p + ".attention.key_length", count("attention.key_length"), 1 << 12)
+                         : c.d_model / c.n_heads;
         if (file.has(p + ".attention.value_length") && count("attention.value_length") != c.head_dim)
-            fail_input(file.path(), p + ".attention.value_length differs from the key length " + std::to_string(c.head_dim) + " (not supported)");
-        if (c.head_dim % 2 != 0) fail_input(file.path(), "head size " + std::to_string(c.head_dim) + " is odd (RoPE needs pairs)");
+            fail_input(file.path(), p + ".attention.value_length differs from the key length " +
+                                        std::to_string(c.head_dim) + " (not supported)");
+        if (c.head_dim % 2 != 0)
+            fail_input(file.path(), "head size " + std::to_string(c.head_dim) + " is odd (RoPE needs pairs)");
     }
     refuse_unimplemented_keys(file, family, c.head_dim);
 
     LayerWeights& a = decoder.attention;
-    a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.head_dim, a.causal = true;
+    a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.head_dim,
+    a.causal = true;
     read_rope(file, family, a);
     c.rope_base = a.rope_base;
     if (family.qk_norm) {
@@ -167,9 +189,10 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     }
     if (family.window_pattern > 0) {
         const std::string key = p + ".attention.sliding_window";
-        decoder.sliding_window = family.default_window == 0 && family.window_pattern > 1 ? count("attention.sliding_window")
-                                 : file.has(key)                                        ? count("attention.sliding_window")
-                                                                                        : family.default_window;
+        decoder.sliding_window = family.default_window == 0 && family.window_pattern > 1
+                                     ? count("attention.sliding_window")
+                                 : file.has(key) ? count("attention.sliding_window")
+                                                 : family.default_window;
     }
     if (family.gemma) {
         c.norm = NormKind::rms_offset_one;
@@ -181,7 +204,8 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
         if (!(c.final_logit_softcap >= 0) || !(a.logit_softcap >= 0))
             fail_input(file.path(), p + ".attn_logit_softcapping / final_logit_softcapping must not be negative");
         // GGUF has no query_pre_attn_scalar: llama.cpp scales by the key length, or by D / H for the 27B models.
-        const double scalar = c.n_layers == family.wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads) : static_cast<double>(c.head_dim);
+        const double scalar = c.n_layers == family.wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads)
+                                                                     : static_cast<double>(c.head_dim);
         a.score_scale = 1.0 / std::sqrt(scalar);
     }
     return decoder;

@@ -25,7 +25,9 @@ std::vector<BlockTensor> block_tensors(const GgufDecoder& decoder) {
     if (family.fused) {
         t.insert(t.end(), {{"attn_qkv", {q + 2 * kv, d}}, {"ffn_up", {2 * f, d}}});
     } else {
-        t.insert(t.end(), {{"attn_q", {q, d}}, {"attn_k", {kv, d}}, {"attn_v", {kv, d}}, {"ffn_gate", {f, d}}, {"ffn_up", {f, d}}});
+        t.insert(
+            t.end(),
+            {{"attn_q", {q, d}}, {"attn_k", {kv, d}}, {"attn_v", {kv, d}}, {"ffn_gate", {f, d}}, {"ffn_up", {f, d}}});
     }
     if (family.qk_norm) t.insert(t.end(), {{"attn_q_norm", {c.head_dim}}, {"attn_k_norm", {c.head_dim}}});
     if (family.gemma) t.insert(t.end(), {{"post_attention_norm", {d}}, {"post_ffw_norm", {d}}});
@@ -58,7 +60,8 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
     const std::vector<BlockTensor> tensors = block_tensors(decoder);
     const std::string p = block_prefix(layer);
     auto load = [&](const std::string& name) {
-        const auto t = std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
+        const auto t =
+            std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
         return gguf_load_shaped(file, p + name + ".weight", t->shape, family.architecture);
     };
     // Rows [begin, begin + count) of matrix `name` (checked above), transposed into `out`.
@@ -66,25 +69,33 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
         file.load_transposed(p + name + ".weight", begin, count, out);
     };
     auto bias = [&](const std::string& name, int64_t size) {
-        return file.find_tensor(p + name + ".bias") ? gguf_load_shaped(file, p + name + ".bias", {size}, family.architecture) : Tensor{};
+        return file.find_tensor(p + name + ".bias")
+                   ? gguf_load_shaped(file, p + name + ".bias", {size}, family.architecture)
+                   : Tensor{};
     };
     const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, f = c.ffn_dim;
     LayerWeights& a = b.attention;
     {  // the layer's settings, keeping the memory of the matrices about to be overwritten
         LayerWeights settings = gguf_layer_settings(decoder, layer);
-        settings.w_q = std::move(a.w_q), settings.w_k = std::move(a.w_k), settings.w_v = std::move(a.w_v), settings.w_o = std::move(a.w_o);
+        settings.w_q = std::move(a.w_q), settings.w_k = std::move(a.w_k), settings.w_v = std::move(a.w_v),
+        settings.w_o = std::move(a.w_o);
         a = std::move(settings);
     }
     if (family.fused) {
-        load_transposed("attn_qkv", 0, q, a.w_q), load_transposed("attn_qkv", q, kv, a.w_k), load_transposed("attn_qkv", q + kv, kv, a.w_v);
+        load_transposed("attn_qkv", 0, q, a.w_q), load_transposed("attn_qkv", q, kv, a.w_k),
+            load_transposed("attn_qkv", q + kv, kv, a.w_v);
         load_transposed("ffn_up", 0, f, b.w_in), load_transposed("ffn_up", f, f, b.w_up);
     } else {
-        load_transposed("attn_q", 0, q, a.w_q), load_transposed("attn_k", 0, kv, a.w_k), load_transposed("attn_v", 0, kv, a.w_v);
-        a.b_q = bias("attn_q", q), a.b_k = bias("attn_k", kv), a.b_v = bias("attn_v", kv), a.b_o = bias("attn_output", d);
+        load_transposed("attn_q", 0, q, a.w_q), load_transposed("attn_k", 0, kv, a.w_k),
+            load_transposed("attn_v", 0, kv, a.w_v);
+        a.b_q = bias("attn_q", q), a.b_k = bias("attn_k", kv), a.b_v = bias("attn_v", kv),
+        a.b_o = bias("attn_output", d);
         load_transposed("ffn_gate", 0, f, b.w_in), load_transposed("ffn_up", 0, f, b.w_up);
     }
     load_transposed("attn_output", 0, d, a.w_o);
-    if (family.qk_norm) a.q_norm = stored_norm(load("attn_q_norm"), family.gemma), a.k_norm = stored_norm(load("attn_k_norm"), family.gemma);
+    if (family.qk_norm)
+        a.q_norm = stored_norm(load("attn_q_norm"), family.gemma),
+        a.k_norm = stored_norm(load("attn_k_norm"), family.gemma);
     validate_layer(a, file.path() + ": layer " + std::to_string(layer));
     load_transposed("ffn_down", 0, d, b.w_out);
     b.attention_norm.weight = stored_norm(load("attn_norm"), family.gemma);
@@ -110,9 +121,11 @@ ModelWeights read_outside_blocks(const GgufFile& file, const GgufDecoder& decode
     const ModelConfig& c = w.config;
     const std::string& architecture = decoder.family->architecture;
     w.token_embedding = gguf_load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model}, architecture);
-    w.final_norm.weight = stored_norm(gguf_load_shaped(file, "output_norm.weight", {c.d_model}, architecture), decoder.family->gemma);
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding
-                                                  : gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture));
+    w.final_norm.weight =
+        stored_norm(gguf_load_shaped(file, "output_norm.weight", {c.d_model}, architecture), decoder.family->gemma);
+    w.classifier = transposed(c.shared_classifier
+                                  ? w.token_embedding
+                                  : gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture));
     return w;
 }
 
@@ -134,7 +147,9 @@ ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
     // before the forward pass rather than at its last layer.
     for (int64_t l = 0; l < w.config.n_layers; ++l) check_block(*file, decoder, l);
     w.load_block = [file, decoder](int64_t layer) { return read_block(*file, decoder, layer); };
-    w.load_block_into = [file, decoder](int64_t layer, BlockWeights& block) { read_block(*file, decoder, layer, block); };
+    w.load_block_into = [file, decoder](int64_t layer, BlockWeights& block) {
+        read_block(*file, decoder, layer, block);
+    };
     return w;
 }
 

@@ -14,13 +14,17 @@ public:
     GgufModelReader(const GgufFile& file, std::string architecture) : file_(file), arch_(std::move(architecture)) {}
 
     int64_t count(const std::string& key) const { return gguf_required_count(file_, arch_ + "." + key, arch_); }
-    Tensor load(const std::string& name, const std::vector<int64_t>& shape) const { return gguf_load_shaped(file_, name, shape, arch_); }
+    Tensor load(const std::string& name, const std::vector<int64_t>& shape) const {
+        return gguf_load_shaped(file_, name, shape, arch_);
+    }
     // [out, in] as stored -> x W's [in, out].
     Tensor matrix(const std::string& name, int64_t in, int64_t out) const { return transposed(load(name, {out, in})); }
     Tensor optional(const std::string& name, const std::vector<int64_t>& shape) const {
         return file_.find_tensor(name) ? load(name, shape) : Tensor{};
     }
-    NormWeights layer_norm(const std::string& name, int64_t d) const { return {load(name + ".weight", {d}), load(name + ".bias", {d})}; }
+    NormWeights layer_norm(const std::string& name, int64_t d) const {
+        return {load(name + ".weight", {d}), load(name + ".bias", {d})};
+    }
 
     const GgufFile& file() const { return file_; }
     const std::string& arch() const { return arch_; }
@@ -45,18 +49,24 @@ ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
     c.n_heads = heads, c.n_kv_heads = heads;
     const std::string& path = r.file().path();
     if (r.file().has(r.arch() + ".attention.head_count_kv") && r.count("attention.head_count_kv") != heads)
-        fail_input(path, r.arch() + ".attention.head_count_kv differs from the head count (grouped-query attention is not part of " + r.arch() + ")");
-    for (const auto& [key, value] : {std::pair{"block_count", c.n_layers}, std::pair{"embedding_length", c.d_model},
-                                     std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_tokens},
-                                     std::pair{"attention.head_count", heads}})
+        fail_input(path,
+                   r.arch() +
+                       ".attention.head_count_kv differs from the head count (grouped-query attention is not part of " +
+                       r.arch() + ")");
+    for (const auto& [key, value] :
+         {std::pair{"block_count", c.n_layers}, std::pair{"embedding_length", c.d_model},
+          std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_tokens},
+          std::pair{"attention.head_count", heads}})
         if (value < 1 || value > (int64_t{1} << 24))
             fail_input(path, r.arch() + "." + key + " is " + std::to_string(value) + ", outside 1..2^24");
     if (c.d_model % heads != 0)
-        fail_input(path, r.arch() + ".embedding_length " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
+        fail_input(path, r.arch() + ".embedding_length " + std::to_string(c.d_model) + " is not divisible by " +
+                             std::to_string(heads) + " heads");
     c.head_dim = c.d_model / heads;
     c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(default_epsilon);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
-        fail_input(path, r.arch() + ".attention.layer_norm_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
+        fail_input(path,
+                   r.arch() + ".attention.layer_norm_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
     const GgufTensorInfo* embedding = r.file().find_tensor("token_embd.weight");
     if (!embedding || embedding->dims.size() != 2) fail_input(path, "has no 2-D tensor \"token_embd.weight\"");
     c.vocab_size = embedding->dims[1];
@@ -83,7 +93,8 @@ LayerWeights attention(const GgufModelReader& r, const std::string& block, int64
 // Every block of `w.config`: its attention from `attention_of("blk.N.")`, checked, the two
 // LayerNorms `norms` (around attention, around the MLP), ffn_up and ffn_down.
 template <typename AttentionOf>
-void read_blocks(const GgufModelReader& r, ModelWeights& w, const std::pair<const char*, const char*>& norms, const AttentionOf& attention_of) {
+void read_blocks(const GgufModelReader& r, ModelWeights& w, const std::pair<const char*, const char*>& norms,
+                 const AttentionOf& attention_of) {
     const int64_t d = w.config.d_model, f = w.config.ffn_dim;
     for (int64_t l = 0; l < w.config.n_layers; ++l) {
         const std::string block = "blk." + std::to_string(l) + ".";
@@ -137,7 +148,8 @@ ModelWeights read_bert(const GgufModelReader& r) {
     w.token_type_embedding = Tensor({d});
     std::copy_n(type_rows.ptr(), d, w.token_type_embedding.ptr());
     w.embedding_norm = r.layer_norm("token_embd_norm", d);
-    read_blocks(r, w, {"attn_output_norm", "layer_output_norm"}, [&](const std::string& block) { return bert_attention(r, block, d, heads); });
+    read_blocks(r, w, {"attn_output_norm", "layer_output_norm"},
+                [&](const std::string& block) { return bert_attention(r, block, d, heads); });
     return w;
 }
 
@@ -146,8 +158,8 @@ void set_rotary(const GgufModelReader& r, LayerWeights& w) {
     const std::string& path = r.file().path();
     w.rope_dims = r.count("rope.dimension_count");
     if (w.rope_dims > w.d_head || w.rope_dims % 2 != 0)
-        fail_input(path, "gptneox.rope.dimension_count " + std::to_string(w.rope_dims) + " is not an even count of at most the head size " +
-                             std::to_string(w.d_head));
+        fail_input(path, "gptneox.rope.dimension_count " + std::to_string(w.rope_dims) +
+                             " is not an even count of at most the head size " + std::to_string(w.d_head));
     w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
     w.rope_base = r.file().get_float("gptneox.rope.freq_base").value_or(10000.0);
     if (!(w.rope_base > 1 && w.rope_base < 1e12))
@@ -165,8 +177,10 @@ ModelWeights read_gguf_transformer(const GgufFile& file) {
     const std::string architecture = file.get_string("general.architecture").value_or("");
     const auto& known = gguf_transformer_architectures();
     if (std::find(known.begin(), known.end(), architecture) == known.end())
-        fail_input(file.path(), "general.architecture is \"" + escape_invalid_utf8(architecture) +
-                                    "\"; this reader takes GGUF models of architecture gpt2, gptneox or bert (llama: gguf_llama.hpp)");
+        fail_input(
+            file.path(),
+            "general.architecture is \"" + escape_invalid_utf8(architecture) +
+                "\"; this reader takes GGUF models of architecture gpt2, gptneox or bert (llama: gguf_llama.hpp)");
     gguf_check_model_tensors(file);
     const GgufModelReader r(file, architecture);
     if (architecture == "bert") return read_bert(r);

@@ -34,25 +34,28 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
 
 // The first of `keys` present in `config` as a number above `floor` (0: "a positive number"), for
 // epsilons and bases.
-std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where,
-                                      double floor = 0.0) {
+std::optional<double> positive_number(const nlohmann::json& config, std::initializer_list<const char*> keys,
+                                      const std::string& where, double floor = 0.0) {
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
         if (!it->is_number() || !(it->get<double>() > floor))
             fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a " +
-                                  (floor == 0.0 ? std::string("positive number") : "number above " + json_excerpt(nlohmann::json(floor))));
+                                  (floor == 0.0 ? std::string("positive number")
+                                                : "number above " + json_excerpt(nlohmann::json(floor))));
         return it->get<double>();
     }
     return std::nullopt;
 }
 
 // The first of `keys` present in `config` as a string ("" when none is).
-std::string string_field(const nlohmann::json& config, std::initializer_list<const char*> keys, const std::string& where) {
+std::string string_field(const nlohmann::json& config, std::initializer_list<const char*> keys,
+                         const std::string& where) {
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_string()) fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a string");
+        if (!it->is_string())
+            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a string");
         return it->get<std::string>();
     }
     return "";
@@ -61,7 +64,8 @@ std::string string_field(const nlohmann::json& config, std::initializer_list<con
 std::optional<bool> bool_field(const nlohmann::json& config, const char* key, const std::string& where) {
     auto it = config.find(key);
     if (it == config.end() || it->is_null()) return std::nullopt;
-    if (!it->is_boolean()) fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected true or false");
+    if (!it->is_boolean())
+        fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected true or false");
     return it->get<bool>();
 }
 
@@ -77,7 +81,8 @@ void read_family_fields(const nlohmann::json& config, const std::string& where, 
 }
 
 // One parameter of rope_scaling, a positive number that the `type` of scaling requires.
-double scaling_parameter(const nlohmann::json& scaling, const char* key, const std::string& type, const std::string& where) {
+double scaling_parameter(const nlohmann::json& scaling, const char* key, const std::string& type,
+                         const std::string& where) {
     const std::optional<double> value = positive_number(scaling, {key}, where + ": rope_scaling");
     if (!value) fail_input(where, "rope_scaling (" + type + ") has no \"" + key + "\"");
     return *value;
@@ -118,7 +123,8 @@ std::optional<double> rope_base(const nlohmann::json& config, const std::string&
 void read_rope_per_layer_type(const nlohmann::json& parameters, const std::string& where, HfConfig& result) {
     for (const auto& [name, value] : parameters.items())
         if ((name != "full_attention" && name != "sliding_attention") || !value.is_object())
-            fail_input(where, "rope_parameters per layer type hold \"" + escape_invalid_utf8(name) + "\": " + json_excerpt(value) +
+            fail_input(where, "rope_parameters per layer type hold \"" + escape_invalid_utf8(name) +
+                                  "\": " + json_excerpt(value) +
                                   " (supported: \"full_attention\" and \"sliding_attention\", each an object)");
     if (!parameters.contains("full_attention") || !parameters.contains("sliding_attention"))
         fail_input(where, "rope_parameters per layer type need both \"full_attention\" and \"sliding_attention\"");
@@ -138,26 +144,31 @@ void read_rope(const nlohmann::json& config, const std::string& where, HfConfig&
     result.rotary_fraction = positive_number(config, {"rotary_pct", "partial_rotary_factor"}, where);
     const auto scaling = config.find("rope_scaling");
     const bool has_scaling = scaling != config.end() && !scaling->is_null();
-    if (has_scaling && !scaling->is_object()) fail_input(where, "\"rope_scaling\" is " + json_excerpt(*scaling) + ", expected an object");
+    if (has_scaling && !scaling->is_object())
+        fail_input(where, "\"rope_scaling\" is " + json_excerpt(*scaling) + ", expected an object");
     const auto parameters = config.find("rope_parameters");
     if (parameters == config.end() || parameters->is_null()) {
         if (has_scaling) read_rope_scaling(*scaling, "rope_scaling", where, result);
         return;
     }
-    if (!parameters->is_object()) fail_input(where, "\"rope_parameters\" is " + json_excerpt(*parameters) + ", expected an object");
+    if (!parameters->is_object())
+        fail_input(where, "\"rope_parameters\" is " + json_excerpt(*parameters) + ", expected an object");
     if (has_scaling) fail_input(where, "both rope_scaling and rope_parameters are set; a config has one of them");
     const nlohmann::json* global = &*parameters;
-    if (std::any_of(parameters->begin(), parameters->end(), [](const nlohmann::json& value) { return value.is_object(); })) {
+    if (std::any_of(parameters->begin(), parameters->end(),
+                    [](const nlohmann::json& value) { return value.is_object(); })) {
         read_rope_per_layer_type(*parameters, where, result);
         global = &(*parameters)["full_attention"];
     }
     read_rope_scaling(*global, "rope_parameters", where, result);
     const std::optional<double> theta = rope_base(*global, where + ": rope_parameters");
     if (theta && result.rope_base && *theta != *result.rope_base)
-        fail_input(where, "rope_parameters' rope_theta " + json_excerpt(nlohmann::json(*theta)) + " disagrees with rope_theta " +
-                              json_excerpt(nlohmann::json(*result.rope_base)) + " beside it");
+        fail_input(where, "rope_parameters' rope_theta " + json_excerpt(nlohmann::json(*theta)) +
+                              " disagrees with rope_theta " + json_excerpt(nlohmann::json(*result.rope_base)) +
+                              " beside it");
     if (theta) result.rope_base = theta;
-    const std::optional<double> fraction = positive_number(*global, {"partial_rotary_factor"}, where + ": rope_parameters");
+    const std::optional<double> fraction =
+        positive_number(*global, {"partial_rotary_factor"}, where + ": rope_parameters");
     if (fraction && result.rotary_fraction && *fraction != *result.rotary_fraction)
         fail_input(where, "rope_parameters' partial_rotary_factor disagrees with the one beside it");
     if (fraction) result.rotary_fraction = fraction;
@@ -185,10 +196,11 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     // Keys that change the forward pass: refused unless the reading family implements them
     // (refuse_unimplemented; Gemma 2/3 implement the first three).
     for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "use_qk_norm",
-                            "qk_layernorm", "clip_qkv", "logits_scaling", "attention_multiplier", "embedding_multiplier",
-                            "residual_multiplier", "use_bidirectional_attention"}) {
+                            "qk_layernorm", "clip_qkv", "logits_scaling", "attention_multiplier",
+                            "embedding_multiplier", "residual_multiplier", "use_bidirectional_attention"}) {
         auto it = config.find(key);
-        if (it != config.end() && !it->is_null() && *it != false) result.unimplemented.push_back(std::string(key) + " = " + json_excerpt(*it));
+        if (it != config.end() && !it->is_null() && *it != false)
+            result.unimplemented.push_back(std::string(key) + " = " + json_excerpt(*it));
     }
 }
 
@@ -232,7 +244,8 @@ void read_seq2seq_fields(const nlohmann::json& config, const std::string& where,
 }
 
 void read_model_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
-    if (config.contains("model_type") && config["model_type"].is_string()) result.model_type = config["model_type"].get<std::string>();
+    if (config.contains("model_type") && config["model_type"].is_string())
+        result.model_type = config["model_type"].get<std::string>();
     result.intermediate_size = positive_int(config, {"intermediate_size", "n_inner", "ffn_dim"}, where);
     result.vocab_size = positive_int(config, {"vocab_size"}, where);
     result.max_positions = positive_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, where);
@@ -249,7 +262,8 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     // Only Gemma 3 gives its sliding layers a RoPE of their own; any other family would ignore it.
     if (result.rope_per_layer_type && result.model_type != "gemma3_text")
         fail_input(where, "rope_parameters per layer type are not supported for model_type " +
-                              json_excerpt(nlohmann::json(result.model_type)) + " (only gemma3_text has a RoPE base of its own on sliding layers)");
+                              json_excerpt(nlohmann::json(result.model_type)) +
+                              " (only gemma3_text has a RoPE base of its own on sliding layers)");
 }
 
 }  // namespace
@@ -267,7 +281,8 @@ HfConfig read_hf_config(const std::string& config_path) {
 
     HfConfig result;
     result.path = config_path;
-    result.num_heads = positive_int(config, {"num_attention_heads", "n_head", "num_heads", "encoder_attention_heads"}, config_path);
+    result.num_heads =
+        positive_int(config, {"num_attention_heads", "n_head", "num_heads", "encoder_attention_heads"}, config_path);
     result.num_kv_heads = positive_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, config_path);
     auto multi_query = config.find("multi_query");
     if (!result.num_kv_heads && multi_query != config.end() && multi_query->is_boolean() && multi_query->get<bool>())
@@ -294,8 +309,9 @@ Activation activation_named(const std::string& given, const HfConfig& config, co
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
     if (name == "silu" || name == "swish") return Activation::silu;
     if (name == "relu") return Activation::relu;
-    fail_input(config.path, "activation " + json_excerpt(nlohmann::json(name)) +
-                                " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
+    fail_input(config.path,
+               "activation " + json_excerpt(nlohmann::json(name)) +
+                   " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
 }
 
 void refuse_unimplemented(const HfConfig& config, const std::vector<std::string>& implemented) {

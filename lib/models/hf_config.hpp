@@ -23,22 +23,22 @@ struct HfConfig {
     std::string model_type;                    // "llama", "mistral", "qwen2", ... ("" when absent)
     std::optional<int64_t> intermediate_size;  // intermediate_size | n_inner | ffn_dim
     std::optional<int64_t> vocab_size;
-    std::optional<int64_t> max_positions;      // max_position_embeddings | n_positions | n_ctx
+    std::optional<int64_t> max_positions;  // max_position_embeddings | n_positions | n_ctx
     std::optional<int64_t> head_dim;
-    std::optional<double> norm_epsilon;        // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
+    std::optional<double> norm_epsilon;  // rms_norm_eps | layer_norm_eps | layer_norm_epsilon
     std::optional<bool> tie_word_embeddings;
     // T5's scale_decoder_outputs (transformers >= 5 writes it and always ties the classifier to the
     // embeddings; before, an untied T5 v1.1 meant no scaling)
     std::optional<bool> scale_decoder_outputs;
     // rope_scaling's (or transformers v5's rope_parameters') "rope_type" (or "type"); "" when none or "default"
     std::string rope_scaling;
-    RopeScaling rope_scaling_parameters;       // read for the types in rope_scaling_types(); kind none otherwise
+    RopeScaling rope_scaling_parameters;  // read for the types in rope_scaling_types(); kind none otherwise
     // The other families' choices (hf_transformer_checkpoint.hpp):
-    std::string activation;                    // hidden_act | activation_function ("" when absent)
-    std::optional<double> rotary_fraction;     // rotary_pct | partial_rotary_factor | rope_parameters', in (0, 1]
-    std::optional<bool> parallel_residual;     // use_parallel_residual
+    std::string activation;                 // hidden_act | activation_function ("" when absent)
+    std::optional<double> rotary_fraction;  // rotary_pct | partial_rotary_factor | rope_parameters', in (0, 1]
+    std::optional<bool> parallel_residual;  // use_parallel_residual
     std::optional<int64_t> type_vocab_size;
-    std::string position_embedding_type;       // BERT's "absolute", "relative_key", ... ("" when absent)
+    std::string position_embedding_type;                  // BERT's "absolute", "relative_key", ... ("" when absent)
     std::optional<bool> scale_attn_by_inverse_layer_idx;  // GPT-2's per-layer score scaling
     std::optional<bool> scale_attn_weights;               // GPT-2: false = scores not divided by sqrt(d_h)
     // Keys that change some families' forward pass (which family reads which: docs/formats.md):
@@ -50,25 +50,25 @@ struct HfConfig {
     std::optional<bool> mlp_bias;              // Llama: gate/up/down biases
     std::optional<bool> is_decoder;            // BERT: a causal mask
     // Gemma 2/3 (0 where config.json sets the key to null: none):
-    std::string hidden_activation;                     // the feed-forward's activation ("" when absent)
-    std::optional<double> attn_logit_softcapping;      // scores -> cap * tanh(scores / cap)
-    std::optional<double> final_logit_softcapping;     // logits -> cap * tanh(logits / cap)
-    std::optional<double> query_pre_attn_scalar;       // scores scaled by its -1/2 power instead of head_dim's
-    std::optional<double> rope_local_base_freq;        // Gemma 3: the RoPE base of sliding-window layers
-    bool rope_per_layer_type = false;                  // v5's rope_parameters per layer type (sliding base above)
-    std::optional<int64_t> sliding_window_pattern;     // Gemma 3: every this-th layer is full attention
+    std::string hidden_activation;                  // the feed-forward's activation ("" when absent)
+    std::optional<double> attn_logit_softcapping;   // scores -> cap * tanh(scores / cap)
+    std::optional<double> final_logit_softcapping;  // logits -> cap * tanh(logits / cap)
+    std::optional<double> query_pre_attn_scalar;    // scores scaled by its -1/2 power instead of head_dim's
+    std::optional<double> rope_local_base_freq;     // Gemma 3: the RoPE base of sliding-window layers
+    bool rope_per_layer_type = false;               // v5's rope_parameters per layer type (sliding base above)
+    std::optional<int64_t> sliding_window_pattern;  // Gemma 3: every this-th layer is full attention
     // Encoder-decoder models (BART, T5: hf_seq2seq_checkpoint.hpp):
-    std::optional<int64_t> decoder_layers;        // decoder_layers | num_decoder_layers
-    std::optional<int64_t> encoder_layers;        // encoder_layers (BART; T5's is num_layers)
-    std::optional<int64_t> decoder_heads;         // decoder_attention_heads (BART)
-    std::optional<int64_t> encoder_ffn_dim;       // encoder_ffn_dim (BART) | d_ff (T5)
-    std::optional<int64_t> decoder_ffn_dim;       // decoder_ffn_dim (BART) | d_ff (T5)
-    std::optional<int64_t> key_value_dim;         // d_kv (T5: the head size)
-    std::optional<int64_t> relative_buckets;      // relative_attention_num_buckets (T5)
-    std::optional<int64_t> relative_max_distance; // relative_attention_max_distance (T5)
+    std::optional<int64_t> decoder_layers;         // decoder_layers | num_decoder_layers
+    std::optional<int64_t> encoder_layers;         // encoder_layers (BART; T5's is num_layers)
+    std::optional<int64_t> decoder_heads;          // decoder_attention_heads (BART)
+    std::optional<int64_t> encoder_ffn_dim;        // encoder_ffn_dim (BART) | d_ff (T5)
+    std::optional<int64_t> decoder_ffn_dim;        // decoder_ffn_dim (BART) | d_ff (T5)
+    std::optional<int64_t> key_value_dim;          // d_kv (T5: the head size)
+    std::optional<int64_t> relative_buckets;       // relative_attention_num_buckets (T5)
+    std::optional<int64_t> relative_max_distance;  // relative_attention_max_distance (T5)
     std::optional<int64_t> decoder_start_token_id;
-    std::string feed_forward_proj;                // T5: "relu", "gated-gelu", ... ("" when absent)
-    std::optional<bool> scale_embedding;          // BART: embeddings times sqrt(d_model)
+    std::string feed_forward_proj;        // T5: "relu", "gated-gelu", ... ("" when absent)
+    std::optional<bool> scale_embedding;  // BART: embeddings times sqrt(d_model)
     // BART options attn-viz refuses when true (mBART's pre-norm, extra norms, a logits bias layer).
     std::optional<bool> normalize_before, add_final_layer_norm, add_bias_logits, static_position_embeddings;
     // "key = value" for each key set that changes the forward pass of any family and that no

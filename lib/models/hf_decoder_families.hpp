@@ -37,10 +37,10 @@ struct DecoderFamily {
     int64_t default_head_dim = 0;  // head_dim when config.json has none (0: hidden_size / heads)
     double default_rope_base = 10000.0;
     double default_epsilon = 1e-6;
-    bool default_tied = false;  // tie_word_embeddings when absent
-    bool qk_norm = false;       // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
-    bool gemma = false;         // (1 + w) norms, sandwich norms, sqrt(D) embeddings, GeGLU, score scale, soft-caps
-    bool fused = false;         // Phi-3: qkv_proj and gate_up_proj, split at read time
+    bool default_tied = false;    // tie_word_embeddings when absent
+    bool qk_norm = false;         // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
+    bool gemma = false;           // (1 + w) norms, sandwich norms, sqrt(D) embeddings, GeGLU, score scale, soft-caps
+    bool fused = false;           // Phi-3: qkv_proj and gate_up_proj, split at read time
     bool partial_rotary = false;  // Phi-3: partial_rotary_factor turns the first part of each head
     double default_attn_softcap = 0.0, default_final_softcap = 0.0;  // Gemma 2: 50 and 30
     // Applies attn_logit_softcapping (Gemma 2). transformers' Gemma 3 keeps the key in its config but

@@ -19,11 +19,13 @@ namespace attn_viz {
 namespace {
 
 // Throws Error(bad_input) naming config.json unless `value` (of `key`) is one of `supported`.
-void require_supported(const HfConfig& hf, const char* key, const std::string& value, const std::vector<std::string>& supported) {
+void require_supported(const HfConfig& hf, const char* key, const std::string& value,
+                       const std::vector<std::string>& supported) {
     if (std::find(supported.begin(), supported.end(), value) != supported.end()) return;
     std::string known;
     for (const std::string& name : supported) known += (known.empty() ? "" : ", ") + name;
-    fail_input(hf.path, std::string(key) + " " + json_excerpt(nlohmann::json(value)) + " is not supported (supported: " + known + ")");
+    fail_input(hf.path, std::string(key) + " " + json_excerpt(nlohmann::json(value)) +
+                            " is not supported (supported: " + known + ")");
 }
 
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
@@ -31,8 +33,9 @@ ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
     if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
     refuse_unimplemented(hf, family.implemented_keys);
     if (hf.rotary_fraction && *hf.rotary_fraction != 1.0 && !family.partial_rotary)
-        fail_input(hf.path, "partial_rotary_factor " + json_excerpt(nlohmann::json(*hf.rotary_fraction)) + " is not supported for " +
-                                hf.model_type + " (transformers' " + hf.model_type + " turns whole heads)");
+        fail_input(hf.path, "partial_rotary_factor " + json_excerpt(nlohmann::json(*hf.rotary_fraction)) +
+                                " is not supported for " + hf.model_type + " (transformers' " + hf.model_type +
+                                " turns whole heads)");
     ModelConfig c;  // RMSNorm, gated feed-forward, pre-norm: ModelConfig's defaults
     c.architecture = "llama";
     c.d_model = required_value(hf.d_model, hf, "hidden_size");
@@ -46,15 +49,17 @@ ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
     c.norm_epsilon = hf.norm_epsilon.value_or(family.default_epsilon);
     c.rope_base = hf.rope_base.value_or(family.default_rope_base);
     // transformers' Gemma MLPs read hidden_activation, the others hidden_act.
-    c.activation = family.gemma ? activation_named(hf.hidden_activation, hf, "gelu_pytorch_tanh") : parse_activation(hf, "silu");
+    c.activation =
+        family.gemma ? activation_named(hf.hidden_activation, hf, "gelu_pytorch_tanh") : parse_activation(hf, "silu");
     if (!hf.head_dim && family.default_head_dim == 0 && c.d_model % c.n_heads != 0)
-        fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " + std::to_string(c.d_model) + " / " +
-                                std::to_string(c.n_heads) + " is not whole");
+        fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " +
+                                std::to_string(c.d_model) + " / " + std::to_string(c.n_heads) + " is not whole");
     c.head_dim = hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim : c.d_model / c.n_heads);
     if (family.gemma) {
         c.norm = NormKind::rms_offset_one;
         c.residual = ResidualLayout::sandwich;
-        c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));  // transformers casts it to the model's dtype
+        c.embedding_scale = static_cast<float>(
+            std::sqrt(static_cast<double>(c.d_model)));  // transformers casts it to the model's dtype
         c.final_logit_softcap = hf.final_logit_softcapping.value_or(family.default_final_softcap);
     }
     return c;
@@ -62,7 +67,8 @@ ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
 
 // Throws Error(bad_input) naming the checkpoint unless the bias tensor `name` is `present`
 // exactly when `expected` (`reason` says why it is or is not).
-void expect_bias(bool present, bool expected, const std::string& name, const std::string& reason, const TensorSource& source) {
+void expect_bias(bool present, bool expected, const std::string& name, const std::string& reason,
+                 const TensorSource& source) {
     if (present == expected) return;
     fail_input(source.path(), "tensor '" + name + "' is " + (expected ? "missing" : "there") + ", but " + reason);
 }
@@ -77,24 +83,27 @@ LayerWeights fused_attention(const SafetensorsShards& source, const ModelConfig&
     w.w_k = transposed(rows_of(qkv, q, kv));
     w.w_v = transposed(rows_of(qkv, q + kv, kv));
     w.w_o = transposed(load_of_shape(source, block + "self_attn.o_proj.weight", {c.d_model, q}));
-    expect_bias(source.contains(block + "self_attn.qkv_proj.bias"), false, block + "self_attn.qkv_proj.bias", "phi3 has no attention biases", source);
+    expect_bias(source.contains(block + "self_attn.qkv_proj.bias"), false, block + "self_attn.qkv_proj.bias",
+                "phi3 has no attention biases", source);
     return w;
 }
 
 // Block l's attention: its tensors (through the llama layout preset, or split from Phi-3's fused
 // projection), biases and head size checked against config.json, then what the family changes:
 // sliding window, q/k norms, Gemma's score scale, soft-cap and local RoPE base, partial rotary.
-LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family, const ModelConfig& c,
-                            int64_t l) {
+LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family,
+                            const ModelConfig& c, int64_t l) {
     const std::string block = "model.layers." + std::to_string(l) + ".";
     LayoutOptions options;
     options.num_heads = c.n_heads;
     options.num_kv_heads = c.n_kv_heads;
     options.rope_base = c.rope_base;
-    LayerWeights a = family.fused ? fused_attention(source, c, block) : load_layer(source, "llama", static_cast<int>(l), options, hf);
+    LayerWeights a = family.fused ? fused_attention(source, c, block)
+                                  : load_layer(source, "llama", static_cast<int>(l), options, hf);
     if (a.d_head != c.head_dim)
-        fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " + std::to_string(a.num_heads * a.d_head) +
-                                      " outputs, expected " + std::to_string(c.n_heads) + " heads x head size " + std::to_string(c.head_dim));
+        fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " +
+                                      std::to_string(a.num_heads * a.d_head) + " outputs, expected " +
+                                      std::to_string(c.n_heads) + " heads x head size " + std::to_string(c.head_dim));
     a.causal = true;
     a.rope = RopeStyle::half_split;
     a.rope_base = c.rope_base;
@@ -103,10 +112,11 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
     if (!family.fused) {
         const bool by_config = family.attention_biases == BiasRule::by_config && hf.attention_bias.value_or(false);
         const bool qkv = by_config || family.attention_biases == BiasRule::qkv;
-        const std::string why = family.attention_biases == BiasRule::by_config
-                                    ? "config.json's attention_bias is " + std::string(by_config ? "true" : "false or absent")
-                                : family.attention_biases == BiasRule::qkv ? hf.model_type + " has q/k/v biases and none on o_proj"
-                                                                           : hf.model_type + " has no attention biases";
+        const std::string why =
+            family.attention_biases == BiasRule::by_config
+                ? "config.json's attention_bias is " + std::string(by_config ? "true" : "false or absent")
+            : family.attention_biases == BiasRule::qkv ? hf.model_type + " has q/k/v biases and none on o_proj"
+                                                       : hf.model_type + " has no attention biases";
         expect_bias(!a.b_q.empty(), qkv, block + "self_attn.q_proj.bias", why, source);
         expect_bias(!a.b_k.empty(), qkv, block + "self_attn.k_proj.bias", why, source);
         expect_bias(!a.b_v.empty(), qkv, block + "self_attn.v_proj.bias", why, source);
@@ -122,7 +132,8 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
         a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
         a.logit_softcap = family.attn_softcap ? hf.attn_logit_softcapping.value_or(family.default_attn_softcap) : 0.0;
     }
-    if (family.windows == WindowRule::pattern && a.sliding_window > 0) {  // Gemma 3's local layers: their own base, unscaled
+    if (family.windows == WindowRule::pattern &&
+        a.sliding_window > 0) {  // Gemma 3's local layers: their own base, unscaled
         a.rope_base = hf.rope_local_base_freq.value_or(10000.0);
         a.rope_scaling = {};
     }
@@ -133,7 +144,8 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
 
 // Step 2 for one block: its attention, norms and gated MLP (Phi-3's gate_up_proj split into
 // gate and up), transposed from [out, in] to x W, with biases where mlp_bias says so.
-BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family, const ModelConfig& c, int64_t l) {
+BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family,
+                        const ModelConfig& c, int64_t l) {
     const int64_t d = c.d_model, f = c.ffn_dim;
     const std::string block = "model.layers." + std::to_string(l) + ".";
     BlockWeights b;
@@ -157,10 +169,12 @@ BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, con
     b.w_out = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
     // transformers: Llama's MLP biases follow mlp_bias; the other families have none.
     const bool mlp_bias = family.mlp_bias_key && hf.mlp_bias.value_or(false);
-    const std::string mlp_why = family.mlp_bias_key ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
-                                                    : hf.model_type + " has no MLP biases";
-    const std::pair<Tensor*, std::pair<const char*, int64_t>> biases[] = {
-        {&b.b_in, {"mlp.gate_proj.bias", f}}, {&b.b_out, {"mlp.down_proj.bias", d}}, {&b.b_up, {"mlp.up_proj.bias", f}}};
+    const std::string mlp_why = family.mlp_bias_key
+                                    ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
+                                    : hf.model_type + " has no MLP biases";
+    const std::pair<Tensor*, std::pair<const char*, int64_t>> biases[] = {{&b.b_in, {"mlp.gate_proj.bias", f}},
+                                                                          {&b.b_out, {"mlp.down_proj.bias", d}},
+                                                                          {&b.b_up, {"mlp.up_proj.bias", f}}};
     for (const auto& [bias, name_and_size] : biases) {
         const std::string name = block + name_and_size.first;
         expect_bias(source.contains(name), mlp_bias, name, mlp_why, source);
@@ -181,7 +195,8 @@ const std::vector<std::string>& hf_llama_model_types() {
 }
 
 ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits) {
-    return read_hf_llama_folder(folder, read_hf_config((std::filesystem::path(folder) / "config.json").string()), limits);
+    return read_hf_llama_folder(folder, read_hf_config((std::filesystem::path(folder) / "config.json").string()),
+                                limits);
 }
 
 ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
@@ -196,7 +211,8 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf,
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
     w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
     w.final_norm.weight = load_of_shape(source, "model.norm.weight", {d});
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding
+                                                  : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
     return w;
 }
 

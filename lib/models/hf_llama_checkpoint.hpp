@@ -22,8 +22,8 @@ namespace attn_viz {
 const std::vector<std::string>& hf_llama_model_types();
 
 // Throws Error(bad_input) naming config.json for another architecture (listing the supported
-// ones), a missing hyper-parameter, or a RoPE scaling other than linear and llama3; naming the checkpoint for a missing or
-// misshapen tensor; Error(io) when a file cannot be read.
+// ones), a missing hyper-parameter, or a RoPE scaling other than linear and llama3; naming the checkpoint for a missing
+// or misshapen tensor; Error(io) when a file cannot be read.
 ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits = {});
 
 // As above, with the folder's config.json already parsed (model_files.hpp parses it once).

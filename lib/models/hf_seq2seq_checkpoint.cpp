@@ -25,8 +25,8 @@ struct AttentionNames {
 
 // One attention module: `heads` heads of d_h, Linear weights [out, in] (biases where the family
 // has them), no RoPE; score_scale 0 is 1/sqrt(d_h).
-LayerWeights attention_module(const TensorSource& source, const std::string& prefix, const AttentionNames& names, const ModelConfig& c,
-                              bool causal, bool with_bias, double score_scale) {
+LayerWeights attention_module(const TensorSource& source, const std::string& prefix, const AttentionNames& names,
+                              const ModelConfig& c, bool causal, bool with_bias, double score_scale) {
     const int64_t d = c.d_model, inner = c.n_heads * c.head_dim;
     LayerWeights w;
     w.d_model = d, w.num_heads = c.n_heads, w.num_kv_heads = c.n_heads, w.d_head = c.head_dim, w.causal = causal;
@@ -47,16 +47,19 @@ LayerWeights attention_module(const TensorSource& source, const std::string& pre
 
 // A plain (`in` -> `out`) or gated (`in`, `up` -> `out`) feed-forward of width f, with biases
 // where the family has them.
-void feed_forward_module(const TensorSource& source, const std::string& prefix, const char* in, const char* up, const char* out,
-                         int64_t d, int64_t f, bool with_bias, BlockWeights& b) {
+void feed_forward_module(const TensorSource& source, const std::string& prefix, const char* in, const char* up,
+                         const char* out, int64_t d, int64_t f, bool with_bias, BlockWeights& b) {
     b.w_in = transposed(load_of_shape(source, prefix + in + ".weight", {f, d}));
     if (up) b.w_up = transposed(load_of_shape(source, prefix + up + ".weight", {f, d}));
     b.w_out = transposed(load_of_shape(source, prefix + out + ".weight", {d, f}));
-    if (with_bias) b.b_in = load_of_shape(source, prefix + in + ".bias", {f}), b.b_out = load_of_shape(source, prefix + out + ".bias", {d});
+    if (with_bias)
+        b.b_in = load_of_shape(source, prefix + in + ".bias", {f}),
+        b.b_out = load_of_shape(source, prefix + out + ".bias", {d});
 }
 
 void refuse_if_true(const HfConfig& hf, const std::optional<bool>& value, const char* key) {
-    if (value.value_or(false)) fail_input(hf.path, std::string(key) + " = true is not supported (attn-viz reads BART without it)");
+    if (value.value_or(false))
+        fail_input(hf.path, std::string(key) + " = true is not supported (attn-viz reads BART without it)");
 }
 
 // The sizes both families name alike (width, vocabulary, heads) and the encoder's depth, under
@@ -84,10 +87,12 @@ Seq2SeqConfig bart_config(const HfConfig& hf) {
     ModelConfig& c = s.blocks;
     s.n_decoder_layers = required_value(hf.decoder_layers, hf, "decoder_layers");
     if (required_value(hf.decoder_heads, hf, "decoder_attention_heads") != c.n_heads)
-        fail_input(hf.path, "decoder_attention_heads (" + std::to_string(*hf.decoder_heads) + ") differs from encoder_attention_heads (" +
-                                std::to_string(c.n_heads) + "); attn-viz needs one head count for both stacks");
+        fail_input(hf.path, "decoder_attention_heads (" + std::to_string(*hf.decoder_heads) +
+                                ") differs from encoder_attention_heads (" + std::to_string(c.n_heads) +
+                                "); attn-viz needs one head count for both stacks");
     if (c.d_model % c.n_heads != 0)
-        fail_input(hf.path, "d_model " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.n_heads) + " heads");
+        fail_input(hf.path, "d_model " + std::to_string(c.d_model) + " is not divisible by " +
+                                std::to_string(c.n_heads) + " heads");
     c.head_dim = c.d_model / c.n_heads;
     c.ffn_dim = required_value(hf.encoder_ffn_dim, hf, "encoder_ffn_dim");
     required_value(hf.decoder_ffn_dim, hf, "decoder_ffn_dim");
@@ -97,7 +102,8 @@ Seq2SeqConfig bart_config(const HfConfig& hf) {
     c.feed_forward = FeedForwardKind::plain;
     c.activation = parse_activation(hf, "gelu");
     c.residual = ResidualLayout::post_norm;
-    c.embedding_scale = hf.scale_embedding.value_or(false) ? static_cast<float>(std::sqrt(static_cast<double>(c.d_model))) : 1.0f;
+    c.embedding_scale =
+        hf.scale_embedding.value_or(false) ? static_cast<float>(std::sqrt(static_cast<double>(c.d_model))) : 1.0f;
     s.decoder_start_token_id = static_cast<int>(hf.decoder_start_token_id.value_or(2));
     return s;
 }
@@ -136,7 +142,8 @@ Seq2SeqWeights read_bart(const HfConfig& hf, const TensorSource& source) {
         b.block.feed_forward_norm = layer_norm(source, block + "final_layer_norm", d);
         w.decoder.push_back(std::move(b));
     }
-    for (const auto& [stack, name] : {std::pair{&w.encoder_stack, "encoder."}, std::pair{&w.decoder_stack, "decoder."}}) {
+    for (const auto& [stack, name] :
+         {std::pair{&w.encoder_stack, "encoder."}, std::pair{&w.decoder_stack, "decoder."}}) {
         stack->positions = bart_positions(source, prefix + name + "embed_positions.weight", c);
         stack->embedding_norm = layer_norm(source, prefix + name + "layernorm_embedding", d);
     }
@@ -153,9 +160,11 @@ void t5_feed_forward(const HfConfig& hf, ModelConfig& c) {
     const size_t dash = proj.find('-');
     const bool gated = dash != std::string::npos;
     if (gated && (proj.substr(0, dash) != "gated" || proj.find('-', dash + 1) != std::string::npos))
-        fail_input(hf.path, "feed_forward_proj \"" + escape_invalid_utf8(proj) + "\" is not of the form ACT or gated-ACT");
+        fail_input(hf.path,
+                   "feed_forward_proj \"" + escape_invalid_utf8(proj) + "\" is not of the form ACT or gated-ACT");
     c.feed_forward = gated ? FeedForwardKind::gated : FeedForwardKind::plain;
-    c.activation = proj == "gated-gelu" ? Activation::gelu_tanh : activation_named(gated ? proj.substr(dash + 1) : proj, hf, "relu");
+    c.activation = proj == "gated-gelu" ? Activation::gelu_tanh
+                                        : activation_named(gated ? proj.substr(dash + 1) : proj, hf, "relu");
 }
 
 Seq2SeqConfig t5_config(const HfConfig& hf) {
@@ -187,8 +196,9 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
     // Each half of the encoder's buckets needs an exact bucket, and the logarithmic ones a range
     // past the exact ones (else transformers divides by log(1) = 0).
     if (buckets < 4 || max_distance <= buckets / 2)
-        fail_input(hf.path, "relative_attention_num_buckets " + std::to_string(buckets) + " with relative_attention_max_distance " +
-                                std::to_string(max_distance) + ": at least 4 buckets and a distance above half of them are needed");
+        fail_input(hf.path, "relative_attention_num_buckets " + std::to_string(buckets) +
+                                " with relative_attention_max_distance " + std::to_string(max_distance) +
+                                ": at least 4 buckets and a distance above half of them are needed");
     const bool gated = c.feed_forward == FeedForwardKind::gated;
     const AttentionNames names{"q", "k", "v", "o"};
     w.token_embedding = load_of_shape(source, "shared.weight", {v, d});
@@ -197,7 +207,8 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
         return stack + "block." + std::to_string(l) + ".layer." + std::to_string(sublayer) + ".";
     };
     auto feed_forward = [&](const std::string& layer, BlockWeights& b) {
-        feed_forward_module(source, layer + "DenseReluDense.", gated ? "wi_0" : "wi", gated ? "wi_1" : nullptr, "wo", d, c.ffn_dim, false, b);
+        feed_forward_module(source, layer + "DenseReluDense.", gated ? "wi_0" : "wi", gated ? "wi_1" : nullptr, "wo", d,
+                            c.ffn_dim, false, b);
         b.feed_forward_norm = {load_of_shape(source, layer + "layer_norm.weight", {d}), {}};
     };
     auto self_attention = [&](const std::string& layer, bool causal, BlockWeights& b) {
@@ -213,15 +224,17 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
     for (int64_t l = 0; l < w.config.n_decoder_layers; ++l) {
         DecoderBlockWeights b;
         self_attention(sub("decoder.", l, 0), true, b.block);
-        b.cross_attention = attention_module(source, sub("decoder.", l, 1) + "EncDecAttention.", names, c, false, false, 1.0);
+        b.cross_attention =
+            attention_module(source, sub("decoder.", l, 1) + "EncDecAttention.", names, c, false, false, 1.0);
         b.cross_attention_norm = {load_of_shape(source, sub("decoder.", l, 1) + "layer_norm.weight", {d}), {}};
         feed_forward(sub("decoder.", l, 2), b.block);
         w.decoder.push_back(std::move(b));
     }
-    for (const auto& [stack, name] : {std::pair{&w.encoder_stack, "encoder."}, std::pair{&w.decoder_stack, "decoder."}}) {
+    for (const auto& [stack, name] :
+         {std::pair{&w.encoder_stack, "encoder."}, std::pair{&w.decoder_stack, "decoder."}}) {
         stack->final_norm = {load_of_shape(source, std::string(name) + "final_layer_norm.weight", {d}), {}};
-        stack->relative_positions.table =
-            load_of_shape(source, sub(name, 0, 0) + "SelfAttention.relative_attention_bias.weight", {buckets, c.n_heads});
+        stack->relative_positions.table = load_of_shape(
+            source, sub(name, 0, 0) + "SelfAttention.relative_attention_bias.weight", {buckets, c.n_heads});
         stack->relative_positions.max_distance = max_distance;
     }
     const bool tied = hf.tie_word_embeddings.value_or(true);
@@ -243,7 +256,8 @@ bool is_seq2seq_model_type(const std::string& model_type) {
 
 Seq2SeqWeights read_hf_seq2seq_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
     if (!is_seq2seq_model_type(hf.model_type))
-        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) + "\" is not an encoder-decoder attn-viz reads (supported: " +
+        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) +
+                                "\" is not an encoder-decoder attn-viz reads (supported: " +
                                 joined(hf_seq2seq_model_types()) + ")");
     const SafetensorsShards source(folder, limits);
     return hf.model_type == "bart" ? read_bart(hf, source) : read_t5(hf, source);

@@ -35,12 +35,14 @@ ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double de
     const int64_t heads = required_value(hf.num_heads, hf, "num_attention_heads");
     c.n_heads = heads, c.n_kv_heads = heads;
     if (c.d_model % heads != 0)
-        fail_input(hf.path, "hidden size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(heads) + " heads");
+        fail_input(hf.path, "hidden size " + std::to_string(c.d_model) + " is not divisible by " +
+                                std::to_string(heads) + " heads");
     if (hf.head_dim && *hf.head_dim != c.d_model / heads)
         fail_input(hf.path, "a head size other than hidden_size / num_attention_heads is not supported");
     c.head_dim = c.d_model / heads;
     if (!hf.rope_scaling.empty())
-        fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) + "\" is not supported (only unscaled RoPE)");
+        fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) +
+                                "\" is not supported (only unscaled RoPE)");
     return c;
 }
 
@@ -49,9 +51,9 @@ struct BlockNames {
     const char* layers;          // "h.", "layers.", "encoder.layer."
     const char* attention_norm;  // LayerNorm names, without ".weight"
     const char* feed_forward_norm;
-    const char* mlp_in;          // the MLP's layers, without ".weight"
+    const char* mlp_in;  // the MLP's layers, without ".weight"
     const char* mlp_out;
-    bool conv1d;                 // MLP weights [in, out] (GPT-2's Conv1D) rather than Linear's [out, in]
+    bool conv1d;  // MLP weights [in, out] (GPT-2's Conv1D) rather than Linear's [out, in]
 };
 
 // Every block's norms and MLP, and its attention from `attention_of(layer, block name)`.
@@ -61,7 +63,8 @@ void read_blocks(ModelWeights& w, const TensorSource& source, const std::string&
     const ModelConfig& c = w.config;
     const int64_t d = c.d_model, f = c.ffn_dim;
     auto matrix = [&](const std::string& name, int64_t in, int64_t out) {
-        return names.conv1d ? load_of_shape(source, name, {in, out}) : transposed(load_of_shape(source, name, {out, in}));
+        return names.conv1d ? load_of_shape(source, name, {in, out})
+                            : transposed(load_of_shape(source, name, {out, in}));
     };
     for (int64_t l = 0; l < c.n_layers; ++l) {
         const std::string block = prefix + names.layers + std::to_string(l) + ".";
@@ -89,7 +92,9 @@ LayerWeights preset_attention(const TensorSource& source, const char* layout, in
 
 ModelWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
     if (hf.scale_attn_by_inverse_layer_idx.value_or(false) || !hf.scale_attn_weights.value_or(true))
-        fail_input(hf.path, "scale_attn_by_inverse_layer_idx / scale_attn_weights: only scores scaled by 1/sqrt(head size) are supported");
+        fail_input(hf.path,
+                   "scale_attn_by_inverse_layer_idx / scale_attn_weights: only scores scaled by 1/sqrt(head size) are "
+                   "supported");
     ModelWeights w;
     w.config = common_config(hf, 4 * hf.d_model.value_or(0), 1e-5);
     w.config.activation = parse_activation(hf, "gelu_new");
@@ -102,21 +107,24 @@ ModelWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
     w.token_embedding = load_of_shape(source, prefix + "wte.weight", {c.vocab_size, d});
     w.position_embedding = load_of_shape(source, prefix + "wpe.weight", {c.max_tokens, d});
     w.final_norm = layer_norm(source, prefix + "ln_f", d);
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding
+                                                  : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
     return w;
 }
 
 // GPT-NeoX's attention: query_key_value.weight [3D, D] holds, for head h, rows
 // [3 h d_h, 3 h d_h + d_h) of q, the next d_h of k, then d_h of v (its bias [3D] likewise);
 // dense is [out, in]. Rotary on the first int(d_h * rotary_pct) features, half-split.
-LayerWeights neox_attention(const TensorSource& source, const std::string& block, const HfConfig& hf, const ModelConfig& c) {
+LayerWeights neox_attention(const TensorSource& source, const std::string& block, const HfConfig& hf,
+                            const ModelConfig& c) {
     const int64_t d = c.d_model, heads = *hf.num_heads, d_h = d / heads;
     LayerWeights w;
     w.d_model = d, w.num_heads = heads, w.num_kv_heads = heads, w.d_head = d_h, w.causal = true;
     w.rope_base = hf.rope_base.value_or(10000.0);
     w.rope_dims = static_cast<int64_t>(static_cast<double>(d_h) * hf.rotary_fraction.value_or(0.25));  // Python's int()
     if (w.rope_dims % 2 != 0)
-        fail_input(hf.path, "rotary_pct gives " + std::to_string(w.rope_dims) + " rotary features per head; an even count is needed");
+        fail_input(hf.path, "rotary_pct gives " + std::to_string(w.rope_dims) +
+                                " rotary features per head; an even count is needed");
     w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
     const Tensor qkv = load_of_shape(source, block + "attention.query_key_value.weight", {3 * d, d});
     const Tensor qkv_bias = optional_of_shape(source, block + "attention.query_key_value.bias", {3 * d});
@@ -148,11 +156,14 @@ ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
     const ModelConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"gpt_neox.", ""}, "embed_in.weight");
-    read_blocks(w, source, prefix, {"layers.", "input_layernorm", "post_attention_layernorm", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", false},
-                [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
+    read_blocks(
+        w, source, prefix,
+        {"layers.", "input_layernorm", "post_attention_layernorm", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", false},
+        [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
     w.token_embedding = load_of_shape(source, prefix + "embed_in.weight", {c.vocab_size, d});
     w.final_norm = layer_norm(source, prefix + "final_layer_norm", d);
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
+    w.classifier = transposed(c.shared_classifier ? w.token_embedding
+                                                  : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
     return w;
 }
 
@@ -167,12 +178,17 @@ ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
     const ModelConfig& c = w.config;
     const int64_t d = c.d_model;
     const std::string prefix = find_prefix(source, {"", "bert."}, "embeddings.word_embeddings.weight");
-    read_blocks(w, source, prefix, {"encoder.layer.", "attention.output.LayerNorm", "output.LayerNorm", "intermediate.dense", "output.dense", false},
-                [&](int64_t layer, const std::string&) { return preset_attention(source, "bert", layer, hf, hf.is_decoder.value_or(false)); });
+    read_blocks(w, source, prefix,
+                {"encoder.layer.", "attention.output.LayerNorm", "output.LayerNorm", "intermediate.dense",
+                 "output.dense", false},
+                [&](int64_t layer, const std::string&) {
+                    return preset_attention(source, "bert", layer, hf, hf.is_decoder.value_or(false));
+                });
     const std::string embeddings = prefix + "embeddings.";
     w.token_embedding = load_of_shape(source, embeddings + "word_embeddings.weight", {c.vocab_size, d});
     w.position_embedding = load_of_shape(source, embeddings + "position_embeddings.weight", {c.max_tokens, d});
-    const Tensor types = load_of_shape(source, embeddings + "token_type_embeddings.weight", {hf.type_vocab_size.value_or(2), d});
+    const Tensor types =
+        load_of_shape(source, embeddings + "token_type_embeddings.weight", {hf.type_vocab_size.value_or(2), d});
     w.token_type_embedding = Tensor({d});
     std::copy_n(types.ptr(), d, w.token_type_embedding.ptr());  // every token is of type 0
     w.embedding_norm = layer_norm(source, embeddings + "LayerNorm", d);
@@ -194,7 +210,8 @@ std::vector<std::string> hf_model_types() {
 }
 
 ModelWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits) {
-    return read_hf_transformer_folder(folder, read_hf_config((std::filesystem::path(folder) / "config.json").string()), limits);
+    return read_hf_transformer_folder(folder, read_hf_config((std::filesystem::path(folder) / "config.json").string()),
+                                      limits);
 }
 
 ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
@@ -202,12 +219,16 @@ ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfi
     if (std::find(types.begin(), types.end(), hf.model_type) == types.end()) {
         const auto& llama_types = hf_llama_model_types();
         if (std::find(llama_types.begin(), llama_types.end(), hf.model_type) != llama_types.end())
-            throw Error(ErrorKind::internal, hf.path + ": model_type \"" + hf.model_type + "\" is read by read_hf_llama_folder");
+            throw Error(ErrorKind::internal,
+                        hf.path + ": model_type \"" + hf.model_type + "\" is read by read_hf_llama_folder");
         if (is_seq2seq_model_type(hf.model_type))
-            throw Error(ErrorKind::usage, hf.path + ": model_type \"" + hf.model_type +
-                                              "\" is an encoder-decoder model, which `model` runs and `compare` compares over one source and "
-                                              "target; this command takes decoder or encoder models");
-        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) + "\" is not supported (supported: " + joined(hf_model_types()) + ")");
+            throw Error(
+                ErrorKind::usage,
+                hf.path + ": model_type \"" + hf.model_type +
+                    "\" is an encoder-decoder model, which `model` runs and `compare` compares over one source and "
+                    "target; this command takes decoder or encoder models");
+        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) +
+                                "\" is not supported (supported: " + joined(hf_model_types()) + ")");
     }
     const SafetensorsShards source(folder, limits);
     if (hf.model_type == "gpt2") return read_gpt2(hf, source);

@@ -33,6 +33,7 @@ std::vector<std::string> hf_model_types();
 ModelWeights read_hf_transformer_folder(const std::string& folder, const LoadLimits& limits = {});
 
 // As above, with the folder's config.json already parsed (model_files.hpp parses it once).
-ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfig& config, const LoadLimits& limits = {});
+ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfig& config,
+                                        const LoadLimits& limits = {});
 
 }  // namespace attn_viz

@@ -17,12 +17,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 LayerWeights load_layer_weights(const LayerSource& source, const LoadLimits& limits) {
     if (ends_with(source.path, ".safetensors")) {
         if (source.layout.empty())
-            throw Error(ErrorKind::usage, source.path + ": a safetensors checkpoint needs a layout: torch-mha, bert, gpt2 or llama",
+            throw Error(ErrorKind::usage,
+                        source.path + ": a safetensors checkpoint needs a layout: torch-mha, bert, gpt2 or llama",
                         Remedy::give_layout);
         return load_layer(source.path, source.layout, source.layer, source.options, limits);
     }
     if (!source.layout.empty())
-        throw Error(ErrorKind::usage, source.path + ": a layout (" + source.layout + ") applies to .safetensors checkpoints only");
+        throw Error(ErrorKind::usage,
+                    source.path + ": a layout (" + source.layout + ") applies to .safetensors checkpoints only");
     LayerWeights weights = read_weights_file(source.path, limits);
     if (source.options.causal) weights.causal = *source.options.causal;
     return weights;
@@ -31,7 +33,8 @@ LayerWeights load_layer_weights(const LayerSource& source, const LoadLimits& lim
 SequenceInput load_sequence(const SequenceSource& source, int64_t d_model, const LoadLimits& limits) {
     if (!ends_with(source.path, ".npy") && !ends_with(source.path, ".safetensors")) {
         if (!source.tokens_path.empty() || !source.tensor_name.empty())
-            throw Error(ErrorKind::usage, source.path + ": a tokens file and a tensor name apply to .npy/.safetensors embeddings only");
+            throw Error(ErrorKind::usage,
+                        source.path + ": a tokens file and a tensor name apply to .npy/.safetensors embeddings only");
         return read_input_file(source.path, d_model, limits);
     }
     SequenceInput input;
@@ -43,7 +46,8 @@ SequenceInput load_sequence(const SequenceSource& source, int64_t d_model, const
     const int64_t T = input.embeddings.dim(0);
     input.tokens = source.tokens_path.empty() ? index_labels(T) : read_tokens(source.tokens_path);
     if (static_cast<int64_t>(input.tokens.size()) != T)
-        fail_input(source.tokens_path, std::to_string(input.tokens.size()) + " tokens for " + std::to_string(T) + " embedding rows");
+        fail_input(source.tokens_path,
+                   std::to_string(input.tokens.size()) + " tokens for " + std::to_string(T) + " embedding rows");
     return input;
 }
 

@@ -24,8 +24,8 @@ struct Preset {
 // Everything one layer's builder needs: where names start, head counts and error context.
 struct LayerContext {
     const TensorSource& file;
-    std::string base;  // prefix + layer path, e.g. "bert.encoder.layer.3."
-    std::string where; // "<file>: layer 3 (bert)"
+    std::string base;   // prefix + layer path, e.g. "bert.encoder.layer.3."
+    std::string where;  // "<file>: layer 3 (bert)"
     const LayoutOptions& options;
     const HfConfig& config;
 
@@ -38,7 +38,9 @@ struct LayerContext {
         const std::vector<int64_t>& actual = file.shape(name);
         bool ok = actual.size() == shape.size();
         for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] < 0 || shape[i] == actual[i];
-        if (!ok) fail_input(where, "tensor '" + name + "' has shape " + shape_string(actual) + ", expected " + shape_string(shape));
+        if (!ok)
+            fail_input(where,
+                       "tensor '" + name + "' has shape " + shape_string(actual) + ", expected " + shape_string(shape));
         return file.load(name);
     }
     // Like get, or an empty tensor when absent.
@@ -67,7 +69,8 @@ Tensor columns_of(const Tensor& m, int64_t begin, int64_t count) {
     const int64_t rows = m.dim(0), cols = m.dim(1);
     Tensor part({rows, count});
     for (int64_t r = 0; r < rows; ++r)
-        std::copy(m.data.begin() + r * cols + begin, m.data.begin() + r * cols + begin + count, part.data.begin() + r * count);
+        std::copy(m.data.begin() + r * cols + begin, m.data.begin() + r * cols + begin + count,
+                  part.data.begin() + r * count);
     return part;
 }
 
@@ -75,7 +78,8 @@ Tensor columns_of(const Tensor& m, int64_t begin, int64_t count) {
 void set_equal_heads(LayerWeights& w, const LayerContext& c, int64_t q_width) {
     w.num_heads = c.num_heads();
     if (q_width % w.num_heads != 0)
-        fail_input(c.where, "width " + std::to_string(q_width) + " is not divisible by " + std::to_string(w.num_heads) + " heads");
+        fail_input(c.where, "width " + std::to_string(q_width) + " is not divisible by " + std::to_string(w.num_heads) +
+                                " heads");
     w.num_kv_heads = w.num_heads;
     w.d_head = q_width / w.num_heads;
 }
@@ -95,8 +99,8 @@ LayerWeights build_fused(const LayerContext& c, const FusedNames& n) {
     const Tensor qkv = c.get(n.qkv_weight, {-1, -1});
     const int64_t d = n.out_in ? qkv.dim(1) : qkv.dim(0);
     if ((n.out_in ? qkv.dim(0) : qkv.dim(1)) != 3 * d)
-        fail_input(c.where, "tensor '" + c.base + n.qkv_weight + "' has shape " + shape_string(qkv.shape) + ", expected " +
-                                (n.out_in ? "[3D, D]" : "[D, 3D]"));
+        fail_input(c.where, "tensor '" + c.base + n.qkv_weight + "' has shape " + shape_string(qkv.shape) +
+                                ", expected " + (n.out_in ? "[3D, D]" : "[D, 3D]"));
     LayerWeights w;
     w.d_model = d;
     set_equal_heads(w, c, d);
@@ -140,7 +144,9 @@ LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
     w.d_model = d;
     set_equal_heads(w, c, q_width);
     if (n.grouped_kv) {
-        w.num_kv_heads = c.options.num_kv_heads ? *c.options.num_kv_heads : c.config.num_kv_heads ? *c.config.num_kv_heads : w.num_heads;
+        w.num_kv_heads = c.options.num_kv_heads  ? *c.options.num_kv_heads
+                         : c.config.num_kv_heads ? *c.config.num_kv_heads
+                                                 : w.num_heads;
         if (w.num_kv_heads <= 0 || w.num_heads % w.num_kv_heads != 0)
             fail_input(c.where, "key/value heads (" + std::to_string(w.num_kv_heads) + ") must divide the " +
                                     std::to_string(w.num_heads) + " query heads");
@@ -164,7 +170,8 @@ LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
 }
 
 LayerWeights build_bert(const LayerContext& c) {
-    return build_separate(c, {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense", false});
+    return build_separate(
+        c, {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense", false});
 }
 
 // Qwen2 adds q/k/v biases; Llama, Mistral and Qwen2 have none on o_proj (read when present).
@@ -175,7 +182,13 @@ LayerWeights build_llama(const LayerContext& c) {
 const std::vector<Preset>& presets() {
     static const std::vector<Preset> all = {
         {"torch-mha", {""}, "", "in_proj_weight", false, RopeStyle::none, build_torch_mha},
-        {"bert", {"", "bert.", "roberta."}, "encoder.layer.{layer}.", "attention.self.query.weight", false, RopeStyle::none, build_bert},
+        {"bert",
+         {"", "bert.", "roberta."},
+         "encoder.layer.{layer}.",
+         "attention.self.query.weight",
+         false,
+         RopeStyle::none,
+         build_bert},
         {"gpt2", {"", "transformer."}, "h.{layer}.", "attn.c_attn.weight", true, RopeStyle::none, build_gpt2},
         {"llama", {""}, "model.layers.{layer}.", "self_attn.q_proj.weight", true, RopeStyle::half_split, build_llama},
     };
@@ -197,7 +210,8 @@ std::string layer_base(const std::string& prefix, const Preset& preset, int laye
 
 // The prefix under which the file holds this preset's layer 0 ("" candidates first), or null.
 const std::string* find_prefix(const TensorSource& file, const Preset& preset, const LayoutOptions& options) {
-    if (options.prefix) return file.contains(layer_base(*options.prefix, preset, 0) + preset.probe) ? &*options.prefix : nullptr;
+    if (options.prefix)
+        return file.contains(layer_base(*options.prefix, preset, 0) + preset.probe) ? &*options.prefix : nullptr;
     for (const std::string& prefix : preset.default_prefixes)
         if (file.contains(layer_base(prefix, preset, 0) + preset.probe)) return &prefix;
     return nullptr;
@@ -242,9 +256,10 @@ LayerWeights load_layer(const TensorSource& file, const std::string& layout, int
         const std::vector<std::string> names = file.names();
         std::string sample;
         for (size_t i = 0; i < names.size() && i < 3; ++i) sample += (i ? ", '" : "'") + names[i] + "'";
-        fail_input(file.path(), "holds no " + layout + " layer: expected a tensor '" +
-                                    layer_base(options.prefix.value_or(preset.default_prefixes.front()), preset, 0) +
-                                    preset.probe + "' (its tensors start " + (sample.empty() ? "<none>" : sample) + ")",
+        fail_input(file.path(),
+                   "holds no " + layout + " layer: expected a tensor '" +
+                       layer_base(options.prefix.value_or(preset.default_prefixes.front()), preset, 0) + preset.probe +
+                       "' (its tensors start " + (sample.empty() ? "<none>" : sample) + ")",
                    Remedy::change_layout);
     }
     const int layers = count_layers(file, layout, options);
@@ -257,8 +272,9 @@ LayerWeights load_layer(const TensorSource& file, const std::string& layout, int
     const LayerContext context{file, layer_base(*prefix, preset, layer), where, options, config};
     LayerWeights w = preset.build(context);
     if (options.num_kv_heads && *options.num_kv_heads != w.num_kv_heads)
-        fail_input(where, "a key/value head count of " + std::to_string(*options.num_kv_heads) + " does not apply: " + layout +
-                              " layers have as many key/value heads as query heads (" + std::to_string(w.num_heads) + ")");
+        fail_input(where, "a key/value head count of " + std::to_string(*options.num_kv_heads) +
+                              " does not apply: " + layout + " layers have as many key/value heads as query heads (" +
+                              std::to_string(w.num_heads) + ")");
     if (config.d_model && *config.d_model != w.d_model)
         fail_input(where, "tensors have width " + std::to_string(w.d_model) + " but " + config.path + " says " +
                               std::to_string(*config.d_model));
@@ -275,7 +291,8 @@ LayerWeights load_layer(const TensorSource& file, const std::string& layout, int
 LayerWeights load_layer(const std::string& checkpoint_path, const std::string& layout, int layer,
                         const LayoutOptions& options, const LoadLimits& limits) {
     find_preset(layout);  // an unknown layout is a usage error before any file is read
-    const HfConfig config = options.config_path.empty() ? find_hf_config_beside(checkpoint_path) : read_hf_config(options.config_path);
+    const HfConfig config =
+        options.config_path.empty() ? find_hf_config_beside(checkpoint_path) : read_hf_config(options.config_path);
     const SafetensorsFile file(checkpoint_path, limits);
     return load_layer(file, layout, layer, options, config);
 }

@@ -32,7 +32,8 @@ ModelConfig parse_header(const unsigned char* bytes, size_t size, const std::str
 }
 
 // Hands out consecutive float arrays of the file; the total was checked against the file
-// beforehand. Each array must fit the memory budget and be finite unless the limits allow others (named as in llama2.c's run.c, index as stored).
+// beforehand. Each array must fit the memory budget and be finite unless the limits allow others (named as in
+// llama2.c's run.c, index as stored).
 class ArrayReader {
 public:
     ArrayReader(const unsigned char* start, const std::string& path, const LoadLimits& limits)
@@ -62,7 +63,9 @@ public:
     void skip(int64_t floats) { at_ += floats * 4; }
 
 private:
-    static std::string layer_name(const std::string& name, int64_t layer) { return "layer " + std::to_string(layer) + " " + name; }
+    static std::string layer_name(const std::string& name, int64_t layer) {
+        return "layer " + std::to_string(layer) + " " + name;
+    }
     const unsigned char* at_;
     const std::string& path_;
     const LoadLimits& limits_;
@@ -71,10 +74,12 @@ private:
 }  // namespace
 
 // Bounds far above any llama2.c model, low enough that no product below overflows.
-void validate_llama_config(const ModelConfig& c, const std::string& path, const std::string& field, const std::string& hint) {
+void validate_llama_config(const ModelConfig& c, const std::string& path, const std::string& field,
+                           const std::string& hint) {
     auto check_count = [&](int64_t value, int64_t limit, const char* name) {
         if (value <= 0 || value > limit)
-            fail_input(path, field + " " + name + " = " + std::to_string(value) + " is outside 1.." + std::to_string(limit) + hint);
+            fail_input(path, field + " " + name + " = " + std::to_string(value) + " is outside 1.." +
+                                 std::to_string(limit) + hint);
     };
     check_count(c.d_model, 1 << 15, "dim");
     check_count(c.ffn_dim, 1 << 17, "hidden_dim");
@@ -84,13 +89,17 @@ void validate_llama_config(const ModelConfig& c, const std::string& path, const 
     check_count(c.vocab_size, 1 << 20, "vocab_size");
     check_count(c.max_tokens, 1 << 20, "seq_len");
     if (c.d_model % c.n_heads != 0)
-        fail_input(path, "dim " + std::to_string(c.d_model) + " is not divisible by n_heads " + std::to_string(c.n_heads));
+        fail_input(path,
+                   "dim " + std::to_string(c.d_model) + " is not divisible by n_heads " + std::to_string(c.n_heads));
     if (c.n_heads % c.n_kv_heads != 0)
-        fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " + std::to_string(c.n_kv_heads));
-    if ((c.d_model / c.n_heads) % 2 != 0) fail_input(path, "head size " + std::to_string(c.d_model / c.n_heads) + " is odd (RoPE needs pairs)");
+        fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " +
+                             std::to_string(c.n_kv_heads));
+    if ((c.d_model / c.n_heads) % 2 != 0)
+        fail_input(path, "head size " + std::to_string(c.d_model / c.n_heads) + " is odd (RoPE needs pairs)");
 }
 
-LayerWeights llama_attention_weights(const ModelConfig& c, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o, const std::string& where) {
+LayerWeights llama_attention_weights(const ModelConfig& c, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o,
+                                     const std::string& where) {
     LayerWeights a;
     a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.d_model / c.n_heads;
     a.causal = true, a.rope = RopeStyle::interleaved, a.rope_base = c.rope_base;
@@ -105,15 +114,17 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
 
     // Step 1: header, then the exact file size the arrays need (bounded counts: no overflow).
     const ModelConfig c = parse_header(file.data(), file.size(), path);
-    const int64_t d = c.d_model, f = c.ffn_dim, layers = c.n_layers, head = c.d_model / c.n_heads, kv = c.n_kv_heads * head;
+    const int64_t d = c.d_model, f = c.ffn_dim, layers = c.n_layers, head = c.d_model / c.n_heads,
+                  kv = c.n_kv_heads * head;
     const int64_t per_layer = 2 * d + d * d + 2 * kv * d + d * d + 3 * d * f;
-    const int64_t floats = c.vocab_size * d + layers * per_layer + d + c.max_tokens * head +
-                           (c.shared_classifier ? 0 : c.vocab_size * d);
+    const int64_t floats =
+        c.vocab_size * d + layers * per_layer + d + c.max_tokens * head + (c.shared_classifier ? 0 : c.vocab_size * d);
     const int64_t expected = header_bytes + 4 * floats;
     if (static_cast<int64_t>(file.size()) != expected)
         fail_input(path, "file has " + std::to_string(file.size()) + " bytes but its header (dim " + std::to_string(d) +
-                             ", " + std::to_string(layers) + " layers, vocab " + std::to_string(c.vocab_size) + ") needs " +
-                             std::to_string(expected) + (static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
+                             ", " + std::to_string(layers) + " layers, vocab " + std::to_string(c.vocab_size) +
+                             ") needs " + std::to_string(expected) +
+                             (static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
 
     // Step 2: the arrays in file order.
     ArrayReader reader(file.data() + header_bytes, path, limits);
@@ -137,8 +148,8 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
     for (int64_t l = 0; l < layers; ++l) {
         const size_t i = static_cast<size_t>(l);
         BlockWeights block;
-        block.attention = llama_attention_weights(c, std::move(wq[i]), std::move(wk[i]), std::move(wv[i]), std::move(wo[i]),
-                                                  path + ": layer " + std::to_string(l));
+        block.attention = llama_attention_weights(c, std::move(wq[i]), std::move(wk[i]), std::move(wv[i]),
+                                                  std::move(wo[i]), path + ": layer " + std::to_string(l));
         block.attention_norm.weight = std::move(rms_att[i]), block.feed_forward_norm.weight = std::move(rms_ffn[i]);
         block.w_in = std::move(w1[i]), block.w_out = std::move(w2[i]), block.w_up = std::move(w3[i]);
         w.layers.push_back(std::move(block));

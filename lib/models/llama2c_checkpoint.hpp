@@ -15,7 +15,8 @@ namespace attn_viz {
 // Every count positive and bounded (d_model <= 2^15, ffn_dim <= 2^17, n_layers <= 2^10, vocab and
 // max_tokens <= 2^20, so no product of them overflows), heads dividing dim, KV heads dividing heads,
 // an even head size; else Error(bad_input) "<path>: <field> <name> = <value> is outside ..<hint>".
-void validate_llama_config(const ModelConfig& config, const std::string& path, const std::string& field, const std::string& hint);
+void validate_llama_config(const ModelConfig& config, const std::string& path, const std::string& field,
+                           const std::string& hint);
 
 // A block's attention in LayerWeights' convention (causal, interleaved RoPE at config.rope_base,
 // no biases) from x W matrices w_q: [D, D], w_k, w_v: [D, KV * d_h], w_o: [D, D]; validated

@@ -1,10 +1,10 @@
 #include "model_files.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-
-#include <unistd.h>
 
 #include "error.hpp"
 #include "file_kind.hpp"
@@ -52,7 +52,8 @@ bool is_model_path(const std::string& path) {
     const UniqueFd fd = open_input_file(path, "");
     const ssize_t got = ::read(fd.get(), header, sizeof header);
     if (got >= 4 && std::memcmp(header, "GGUF", 4) == 0) return true;
-    return got == static_cast<ssize_t>(sizeof header) && sniff_file_kind(header, sizeof header) == FileKind::llama2c_checkpoint;
+    return got == static_cast<ssize_t>(sizeof header) &&
+           sniff_file_kind(header, sizeof header) == FileKind::llama2c_checkpoint;
 }
 
 ModelWeights read_model_weights(const ModelFiles& files, const LoadLimits& limits) {
@@ -60,7 +61,8 @@ ModelWeights read_model_weights(const ModelFiles& files, const LoadLimits& limit
         case ModelFormat::hf_folder:
             // Every type not of the Llama family goes to read_hf_transformer_folder, whose error
             // lists all supported ones.
-            if (contains(hf_llama_model_types(), files.config.model_type)) return read_hf_llama_folder(files.path, files.config, limits);
+            if (contains(hf_llama_model_types(), files.config.model_type))
+                return read_hf_llama_folder(files.path, files.config, limits);
             return read_hf_transformer_folder(files.path, files.config, limits);
         case ModelFormat::gguf:
             if (contains(gguf_transformer_architectures(), files.gguf->get_string("general.architecture").value_or("")))

@@ -12,10 +12,12 @@ void refuse_model_folder_file(const std::string& path) {
     if (!fs::is_regular_file(path, ec)) return;
     const fs::path file(path);
     const std::string name = file.filename().string(), extension = file.extension().string();
-    if (extension != ".json" && extension != ".safetensors" && name != "merges.txt" && name != "vocab.txt" && name != "tokenizer.model")
+    if (extension != ".json" && extension != ".safetensors" && name != "merges.txt" && name != "vocab.txt" &&
+        name != "tokenizer.model")
         return;
     const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
-    fail_input(path, "is the " + name + " of a model folder, not a model: pass the folder that holds it (" + folder.string() + ")");
+    fail_input(path, "is the " + name + " of a model folder, not a model: pass the folder that holds it (" +
+                         folder.string() + ")");
 }
 
 }  // namespace attn_viz

@@ -17,12 +17,13 @@ namespace attn_viz {
 // `vocab_size` > 0 must match a llama2.c or GGUF tokenizer's size (0: a GGUF model's own rows) and
 // bound a Hugging Face tokenizer's (more tokens than the model's vocabulary: Error(bad_input)
 // naming both sizes).
-std::unique_ptr<ModelTokenizer> read_tokenizer_file(const std::string& path, int64_t vocab_size, const LoadLimits& limits = {});
+std::unique_ptr<ModelTokenizer> read_tokenizer_file(const std::string& path, int64_t vocab_size,
+                                                    const LoadLimits& limits = {});
 
 // `tokenizer_path` when given (read_tokenizer_file), else the model's own: a folder's tokenizer
 // files, a GGUF file's metadata (from the file `model` already parsed); a llama2.c checkpoint has
 // none (Error(bad_input) naming it: its tokenizer.bin is a separate file). `vocab_size` as above.
-std::unique_ptr<ModelTokenizer> read_model_tokenizer(const ModelFiles& model, const std::string& tokenizer_path, int64_t vocab_size,
-                                                     const LoadLimits& limits = {});
+std::unique_ptr<ModelTokenizer> read_model_tokenizer(const ModelFiles& model, const std::string& tokenizer_path,
+                                                     int64_t vocab_size, const LoadLimits& limits = {});
 
 }  // namespace attn_viz

@@ -22,7 +22,7 @@ namespace attn_viz {
 enum class NormKind {
     rms,             // x / sqrt(mean(x^2) + eps) * weight
     rms_offset_one,  // x / sqrt(mean(x^2) + eps) * (1 + weight) (Gemma; weights stored as w, not 1 + w)
-    layer_norm,  // (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
+    layer_norm,      // (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
 };
 
 enum class FeedForwardKind {
@@ -58,21 +58,21 @@ struct ModelConfig {
     FeedForwardKind feed_forward = FeedForwardKind::gated;
     Activation activation = Activation::silu;  // of the gate (gated) or the hidden layer (plain)
     ResidualLayout residual = ResidualLayout::pre_norm;
-    double rope_base = 10000.0;  // the Llama-family readers' RoPE base for every block (LayerWeights holds what runs)
-    float embedding_scale = 1.0f;       // token embeddings times this (Gemma: sqrt(D) rounded to float, as transformers)
-    double final_logit_softcap = 0.0;   // logits -> cap * tanh(logits / cap) (Gemma 2); 0 = none
+    double rope_base = 10000.0;    // the Llama-family readers' RoPE base for every block (LayerWeights holds what runs)
+    float embedding_scale = 1.0f;  // token embeddings times this (Gemma: sqrt(D) rounded to float, as transformers)
+    double final_logit_softcap = 0.0;  // logits -> cap * tanh(logits / cap) (Gemma 2); 0 = none
 };
 
 struct BlockWeights {
     LayerWeights attention;
-    NormWeights attention_norm;     // pre_norm/parallel: before attention; post_norm: after attention + residual
-    NormWeights feed_forward_norm;  // likewise around the feed-forward
+    NormWeights attention_norm;            // pre_norm/parallel: before attention; post_norm: after attention + residual
+    NormWeights feed_forward_norm;         // likewise around the feed-forward
     NormWeights attention_output_norm;     // sandwich only: N1', on the attention output before the residual add
     NormWeights feed_forward_output_norm;  // sandwich only: N2', on the feed-forward output
-    Tensor w_in;                    // [D, F] (gated: the gate)
-    Tensor w_up;                    // [D, F] gated only: the projection the gate multiplies; empty for plain
-    Tensor w_out;                   // [F, D]
-    Tensor b_in, b_up, b_out;       // [F], [F], [D], or empty
+    Tensor w_in;                           // [D, F] (gated: the gate)
+    Tensor w_up;                           // [D, F] gated only: the projection the gate multiplies; empty for plain
+    Tensor w_out;                          // [F, D]
+    Tensor b_in, b_up, b_out;              // [F], [F], [D], or empty
 };
 
 struct ModelWeights {

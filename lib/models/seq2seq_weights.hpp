@@ -23,15 +23,15 @@ namespace attn_viz {
 // T5's relative position bias of one stack: score (i, j) of head h gains table[bucket(j - i), h]
 // (relative_position_bias.hpp), bidirectional buckets in the encoder, causal ones in the decoder.
 struct RelativePositionTable {
-    Tensor table;              // [buckets, H], or empty: no relative positions (BART)
+    Tensor table;                // [buckets, H], or empty: no relative positions (BART)
     int64_t max_distance = 128;  // relative_attention_max_distance
 };
 
 // What a stack adds around its blocks.
 struct StackWeights {
-    Tensor positions;             // [max_tokens, D] learned positions, row t for position t; or empty
-    NormWeights embedding_norm;   // on the embeddings (BART's layernorm_embedding), or empty
-    NormWeights final_norm;       // after the last block (T5's final_layer_norm), or empty
+    Tensor positions;            // [max_tokens, D] learned positions, row t for position t; or empty
+    NormWeights embedding_norm;  // on the embeddings (BART's layernorm_embedding), or empty
+    NormWeights final_norm;      // after the last block (T5's final_layer_norm), or empty
     RelativePositionTable relative_positions;
 };
 

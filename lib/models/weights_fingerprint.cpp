@@ -53,7 +53,8 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
         for (const Tensor* t : {&b.attention_norm.weight, &b.feed_forward_norm.weight, &b.w_in, &b.w_out, &b.w_up})
             f.add_tensor(*t);
-        for (const Tensor* t : {&b.b_in, &b.b_out, &b.b_up, &b.attention_output_norm.weight, &b.feed_forward_output_norm.weight})
+        for (const Tensor* t :
+             {&b.b_in, &b.b_out, &b.b_up, &b.attention_output_norm.weight, &b.feed_forward_output_norm.weight})
             if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
     }
     for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight, &w.classifier}) f.add_tensor(*t);
@@ -61,7 +62,7 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
     if (c.feed_forward != FeedForwardKind::gated) f.add_int(static_cast<int64_t>(c.feed_forward) + 2000);  // likewise
     if (c.residual != ResidualLayout::pre_norm) f.add_int(static_cast<int64_t>(c.residual) + 3000);        // likewise
     if (c.norm != NormKind::rms) f.add_int(static_cast<int64_t>(c.norm) + 4000);                           // likewise
-    for (double v : {double{c.embedding_scale} - 1.0, c.final_logit_softcap})                             // likewise
+    for (double v : {double{c.embedding_scale} - 1.0, c.final_logit_softcap})                              // likewise
         if (v != 0.0) f.add_bytes(&v, sizeof v);
     return f.value();
 }
@@ -96,8 +97,8 @@ uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
 // One block of an encoder-decoder: its attention layer's fingerprint and every tensor.
 void add_seq2seq_block(Fingerprint& f, const BlockWeights& b) {
     f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
-    for (const Tensor* t : {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight, &b.feed_forward_norm.bias,
-                            &b.w_in, &b.b_in, &b.w_up, &b.b_up, &b.w_out, &b.b_out})
+    for (const Tensor* t : {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight,
+                            &b.feed_forward_norm.bias, &b.w_in, &b.b_in, &b.w_up, &b.b_up, &b.w_out, &b.b_out})
         f.add_tensor(*t);
 }
 
@@ -111,11 +112,13 @@ uint64_t seq2seq_fingerprint(const Seq2SeqWeights& w) {
     Fingerprint f;
     const ModelConfig& c = w.config.blocks;
     f.add_bytes(c.architecture.data(), c.architecture.size());
-    for (int64_t v : {c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, w.config.n_decoder_layers, c.n_heads, c.head_dim, c.max_tokens,
-                      static_cast<int64_t>(c.norm), static_cast<int64_t>(c.residual), static_cast<int64_t>(c.feed_forward),
-                      static_cast<int64_t>(c.activation), int64_t{w.config.decoder_start_token_id}})
+    for (int64_t v : {c.d_model, c.ffn_dim, c.vocab_size, c.n_layers, w.config.n_decoder_layers, c.n_heads, c.head_dim,
+                      c.max_tokens, static_cast<int64_t>(c.norm), static_cast<int64_t>(c.residual),
+                      static_cast<int64_t>(c.feed_forward), static_cast<int64_t>(c.activation),
+                      int64_t{w.config.decoder_start_token_id}})
         f.add_int(v);
-    for (double v : {c.norm_epsilon, double{c.embedding_scale}, double{w.config.classifier_scale}}) f.add_bytes(&v, sizeof v);
+    for (double v : {c.norm_epsilon, double{c.embedding_scale}, double{w.config.classifier_scale}})
+        f.add_bytes(&v, sizeof v);
     for (const BlockWeights& b : w.encoder) add_seq2seq_block(f, b);
     for (const DecoderBlockWeights& b : w.decoder) {
         add_seq2seq_block(f, b.block);
@@ -125,8 +128,8 @@ uint64_t seq2seq_fingerprint(const Seq2SeqWeights& w) {
     }
     f.add_tensor(w.token_embedding);
     for (const StackWeights* s : {&w.encoder_stack, &w.decoder_stack}) {
-        for (const Tensor* t : {&s->positions, &s->embedding_norm.weight, &s->embedding_norm.bias, &s->final_norm.weight,
-                                &s->final_norm.bias, &s->relative_positions.table})
+        for (const Tensor* t : {&s->positions, &s->embedding_norm.weight, &s->embedding_norm.bias,
+                                &s->final_norm.weight, &s->final_norm.bias, &s->relative_positions.table})
             f.add_tensor(*t);
         f.add_int(s->relative_positions.max_distance);
     }

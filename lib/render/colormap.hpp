@@ -76,8 +76,8 @@ struct ValueScale {
     float vmax = 1.0f;
     bool log_scale = false;
 
-    double position(float value) const;   // in [0, 1]; inline below: it runs once per cell
-    double log_floor() const;             // the lower end actually used by log scale
+    double position(float value) const;      // in [0, 1]; inline below: it runs once per cell
+    double log_floor() const;                // the lower end actually used by log scale
     double value_at(double position) const;  // inverse of position(), for colorbar ticks
 };
 

@@ -28,7 +28,10 @@ struct ValueAxis {
 ValueAxis value_axis(const std::vector<double>& values, const Font& font) {
     ValueAxis axis;
     for (double v : values)
-        if (std::isfinite(v)) { axis.low = std::min(axis.low, v); axis.high = std::max(axis.high, v); }
+        if (std::isfinite(v)) {
+            axis.low = std::min(axis.low, v);
+            axis.high = std::max(axis.high, v);
+        }
     if (axis.high <= axis.low) axis.high = axis.low + 1.0;
     axis.ticks = axis_ticks(ValueScale{static_cast<float>(axis.low), static_cast<float>(axis.high), false});
     if (axis.ticks.size() >= 2 && axis.ticks.back() < axis.high) {  // end the axis on a tick above the tallest bar
@@ -64,12 +67,18 @@ PlotFrame plot_frame(const ValueAxis& axis, int n, const std::string& title, int
 
 // Bar labels below the plot, every k-th bar when crowded, rotated upward with their ends aligned
 // at the axis. Returns the height they take.
-int place_bar_labels(BarChartLayout& layout, const std::vector<std::string>& labels, const PlotFrame& plot, const Font& font) {
+int place_bar_labels(BarChartLayout& layout, const std::vector<std::string>& labels, const PlotFrame& plot,
+                     const Font& font) {
     const int n = static_cast<int>(labels.size()), label_line = font.line_height(label_px);
     const int stride = (label_line + plot.pitch - 1) / plot.pitch;
     int label_h = 0;
     for (int i = 0; i < n; i += stride) {
-        TextPlacement p{fit_text(font, labels[static_cast<size_t>(i)], label_px, max_label_width), 0, 0, label_line, 0, label_px,
+        TextPlacement p{fit_text(font, labels[static_cast<size_t>(i)], label_px, max_label_width),
+                        0,
+                        0,
+                        label_line,
+                        0,
+                        label_px,
                         TextDirection::upward};
         p.height = font.text_width(p.text, label_px);
         p.x = plot.slot_x(i) + plot.pitch / 2 - label_line / 2;
@@ -104,21 +113,23 @@ void draw_bars(RasterImage& image, BarChartLayout& layout, const std::vector<dou
         const double v = values[static_cast<size_t>(i)];
         if (!std::isfinite(v)) continue;
         const int y_value = plot.y_of(v);
-        image.fill_rect(x, std::min(y_value, layout.axis_y), plot.bar_width, std::abs(y_value - layout.axis_y), bar_color);
+        image.fill_rect(x, std::min(y_value, layout.axis_y), plot.bar_width, std::abs(y_value - layout.axis_y),
+                        bar_color);
     }
 }
 
 // The axes, the bar labels, the y axis name (rotated) and the title.
-void draw_axes_and_text(RasterImage& image, const BarChartLayout& layout, const PlotFrame& plot, const std::string& title,
-                        const std::string& y_label, const Font& font) {
+void draw_axes_and_text(RasterImage& image, const BarChartLayout& layout, const PlotFrame& plot,
+                        const std::string& title, const std::string& y_label, const Font& font) {
     image.fill_rect(plot.left, plot.top, 1, plot_height + 1, text_color);
     image.fill_rect(plot.left, layout.axis_y, plot.right - plot.left, 1, text_color);
     for (const TextPlacement& p : layout.labels) draw_placed_text(image, p);
     const int y_label_w = font.text_width(y_label, axis_px);
-    draw_placed_text(image, {y_label, margin, plot.top + plot_height / 2 - y_label_w / 2, font.line_height(axis_px), y_label_w,
-                             axis_px, TextDirection::upward});
+    draw_placed_text(image, {y_label, margin, plot.top + plot_height / 2 - y_label_w / 2, font.line_height(axis_px),
+                             y_label_w, axis_px, TextDirection::upward});
     if (!title.empty())
-        draw_placed_text(image, {title, margin, margin, font.text_width(title, title_px), font.line_height(title_px), title_px});
+        draw_placed_text(
+            image, {title, margin, margin, font.text_width(title, title_px), font.line_height(title_px), title_px});
 }
 
 }  // namespace

@@ -10,8 +10,8 @@ namespace attn_viz {
 
 struct BarChartLayout {
     int width = 0, height = 0;
-    int axis_x = 0, axis_y = 0;     // plot origin: left edge and the y = 0 line (or bottom)
-    std::vector<int> bar_x, bar_w;  // per bar
+    int axis_x = 0, axis_y = 0;         // plot origin: left edge and the y = 0 line (or bottom)
+    std::vector<int> bar_x, bar_w;      // per bar
     std::vector<TextPlacement> labels;  // bar labels (every k-th when crowded), rotated upward
 };
 

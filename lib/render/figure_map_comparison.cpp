@@ -26,7 +26,8 @@ RasterImage side_by_side(const std::vector<RasterImage>& panels) {
 
 // Values drawn over [low, high] (from range_top()).
 RasterImage panel(const float* values, const Visibility& visibility, const std::vector<std::string>& query_tokens,
-                  const std::vector<std::string>& key_tokens, HeatmapStyle style, float low, float high, const std::string& title) {
+                  const std::vector<std::string>& key_tokens, HeatmapStyle style, float low, float high,
+                  const std::string& title) {
     style.vmin = low;
     style.vmax = high;
     style.title = title;
@@ -53,7 +54,8 @@ std::vector<float> signed_difference(const float* a, const float* b, const Visib
 void write_map_comparison_png(const std::string& path, const float* a, const float* b, const Visibility& visibility,
                               const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens,
                               const HeatmapStyle& style, const MapComparisonTitles& titles) {
-    const float shared = range_top(std::max(visible_value_range(a, visibility).vmax, visible_value_range(b, visibility).vmax));
+    const float shared =
+        range_top(std::max(visible_value_range(a, visibility).vmax, visible_value_range(b, visibility).vmax));
     const std::vector<float> difference = signed_difference(a, b, visibility);
     float largest_change = 0.0f;
     for (const float d : difference) largest_change = std::max(largest_change, std::fabs(d));
@@ -64,8 +66,8 @@ void write_map_comparison_png(const std::string& path, const float* a, const flo
     change_style.log_scale = false;
     write_png(path, side_by_side({panel(a, visibility, query_tokens, key_tokens, style, 0.0f, shared, titles.a),
                                   panel(b, visibility, query_tokens, key_tokens, style, 0.0f, shared, titles.b),
-                                  panel(difference.data(), visibility, query_tokens, key_tokens, change_style, -largest_change,
-                                        largest_change, titles.difference)}));
+                                  panel(difference.data(), visibility, query_tokens, key_tokens, change_style,
+                                        -largest_change, largest_change, titles.difference)}));
 }
 
 }  // namespace attn_viz

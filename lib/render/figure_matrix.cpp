@@ -19,8 +19,10 @@ void mask_uncomputed(CellGrid& cells, const Tensor& matrix) {
     for (int64_t r = 0; r < cells.rows; ++r)
         for (int64_t c = 0; c < cells.cols; ++c) {
             bool any_computed = false;
-            for (int64_t i = cells.row_edges[static_cast<size_t>(r)]; i < cells.row_edges[static_cast<size_t>(r + 1)] && !any_computed; ++i)
-                for (int64_t j = cells.col_edges[static_cast<size_t>(c)]; j < cells.col_edges[static_cast<size_t>(c + 1)]; ++j)
+            for (int64_t i = cells.row_edges[static_cast<size_t>(r)];
+                 i < cells.row_edges[static_cast<size_t>(r + 1)] && !any_computed; ++i)
+                for (int64_t j = cells.col_edges[static_cast<size_t>(c)];
+                     j < cells.col_edges[static_cast<size_t>(c + 1)]; ++j)
                     if (!std::isnan(matrix.data[static_cast<size_t>(i * n + j)])) {
                         any_computed = true;
                         break;
@@ -35,8 +37,8 @@ HeatmapLayout write_matrix_png(const std::string& path, const Tensor& matrix, co
                                const std::string& title, const std::string& colormap, float vmin, float vmax,
                                const std::string& value_label, int max_px, int64_t group_size) {
     if (matrix.rank() != 2 || matrix.dim(0) != matrix.dim(1) || static_cast<int64_t>(labels.size()) != matrix.dim(0))
-        throw Error(ErrorKind::internal, "matrix picture " + path + ": matrix " + shape_string(matrix.shape) + " with " +
-                                             std::to_string(labels.size()) + " labels");
+        throw Error(ErrorKind::internal, "matrix picture " + path + ": matrix " + shape_string(matrix.shape) +
+                                             " with " + std::to_string(labels.size()) + " labels");
     Visibility all_visible;
     all_visible.queries = all_visible.keys = matrix.dim(0);
     HeatmapStyle style;

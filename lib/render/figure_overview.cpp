@@ -30,9 +30,11 @@ void check_layers(const std::vector<const Tensor*>& layers, const Visibility& vi
     if (layers.empty()) throw Error(ErrorKind::internal, "overview: no layers");
     for (size_t l = 0; l < layers.size(); ++l) {
         const Tensor& t = *layers[l];
-        if (t.rank() != 3 || t.dim(0) != layers[0]->dim(0) || t.dim(1) != visibility.queries || t.dim(2) != visibility.keys)
-            throw Error(ErrorKind::internal, "overview: layer " + std::to_string(l) + " attention is " + shape_string(t.shape) +
-                                                 ", expected [H, " + std::to_string(visibility.queries) + ", " +
+        if (t.rank() != 3 || t.dim(0) != layers[0]->dim(0) || t.dim(1) != visibility.queries ||
+            t.dim(2) != visibility.keys)
+            throw Error(ErrorKind::internal, "overview: layer " + std::to_string(l) + " attention is " +
+                                                 shape_string(t.shape) + ", expected [H, " +
+                                                 std::to_string(visibility.queries) + ", " +
                                                  std::to_string(visibility.keys) + "]");
     }
 }
@@ -52,7 +54,8 @@ void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const Heatm
     if (scale == ScaleMode::global) {
         const ValueScale value_scale{style.vmin, style.vmax, style.log_scale};
         for (double v : axis_ticks(value_scale)) {
-            const int at_y = y + static_cast<int>(std::lround((1.0 - value_scale.position(static_cast<float>(v))) * (h - 1)));
+            const int at_y =
+                y + static_cast<int>(std::lround((1.0 - value_scale.position(static_cast<float>(v))) * (h - 1)));
             image.fill_rect(x + 15, at_y, 4, 1, text_color);
             label(format_tick(v), at_y);
         }
@@ -61,8 +64,9 @@ void draw_overview_colorbar(RasterImage& image, int x, int y, int h, const Heatm
         label("max", y);
         label("min", y + h);
     }
-    draw_placed_text(image, {note, x + 22 + font.text_width("0.0000", caption_px) + 4, y + h / 2 - font.text_width(note, caption_px) / 2,
-                             line, font.text_width(note, caption_px), caption_px, TextDirection::upward});
+    draw_placed_text(image, {note, x + 22 + font.text_width("0.0000", caption_px) + 4,
+                             y + h / 2 - font.text_width(note, caption_px) / 2, line, font.text_width(note, caption_px),
+                             caption_px, TextDirection::upward});
 }
 
 // "L<n>": the name of layer row l, from layer_numbers when given.
@@ -96,7 +100,8 @@ SheetFrame sheet_frame(const Font& font, const std::vector<int64_t>& layer_numbe
     frame.colorbar_area = 24 + 22 + font.text_width("0.0000", caption_px) + 4 + frame.caption_line + 8;
     frame.caption_lines = tile_labels ? 2 : 1;
     const int fit_w = (style.max_px - frame.left - frame.colorbar_area - margin) / n_heads - tile_gap;
-    const int fit_h = (style.max_px - frame.top - margin) / n_layers - tile_gap - frame.caption_lines * frame.caption_line - 2;
+    const int fit_h =
+        (style.max_px - frame.top - margin) / n_layers - tile_gap - frame.caption_lines * frame.caption_line - 2;
     frame.budget = std::clamp(std::min(fit_w, fit_h), 8, 160);
     frame.captions = frame.budget >= caption_min_tile;
     frame.caption_h = frame.captions ? frame.caption_lines * frame.caption_line + 2 : 0;
@@ -105,16 +110,16 @@ SheetFrame sheet_frame(const Font& font, const std::vector<int64_t>& layer_numbe
 
 }  // namespace
 
-OverviewTiles overview_tiles(const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads, const HeatmapStyle& style,
-                             bool with_labels) {
+OverviewTiles overview_tiles(const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
+                             const HeatmapStyle& style, bool with_labels) {
     OverviewTiles tiles;
     tiles.num_heads = n_heads;
     tiles.budget = sheet_frame(Font::default_font(), layer_numbers, n_layers, n_heads, style, with_labels).budget;
     return tiles;
 }
 
-void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibility& visibility, const HeatmapStyle& style,
-                        int threads) {
+void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibility& visibility,
+                        const HeatmapStyle& style, int threads) {
     check_layers({&layer}, visibility);
     if (layer.dim(0) != tiles.num_heads)
         throw Error(ErrorKind::internal, "overview: a layer of " + std::to_string(layer.dim(0)) + " heads, expected " +
@@ -122,18 +127,22 @@ void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibil
     const int64_t first = static_cast<int64_t>(tiles.cells.size()), per_head = layer.dim(1) * layer.dim(2);
     tiles.cells.resize(static_cast<size_t>(first + tiles.num_heads));
     tiles.visible.resize(tiles.cells.size());
-    parallel_for(tiles.num_heads, threads, [&](int64_t h) {
-        const float* weights = layer.ptr() + h * per_head;
-        tiles.visible[static_cast<size_t>(first + h)] = visible_value_range(weights, visibility);
-        tiles.cells[static_cast<size_t>(first + h)] =
-            build_cell_grid(weights, visibility, std::nullopt, tiles.budget, tiles.budget, style.pool);
-    }, per_head);
+    parallel_for(
+        tiles.num_heads, threads,
+        [&](int64_t h) {
+            const float* weights = layer.ptr() + h * per_head;
+            tiles.visible[static_cast<size_t>(first + h)] = visible_value_range(weights, visibility);
+            tiles.cells[static_cast<size_t>(first + h)] =
+                build_cell_grid(weights, visibility, std::nullopt, tiles.budget, tiles.budget, style.pool);
+        },
+        per_head);
 }
 
 namespace {
 
 // Each tile's color range: the shared one, or its own (ScaleMode::head, map_color_range).
-std::vector<ValueScale> tile_scales(const OverviewTiles& tiles, const HeatmapStyle& style, const ColorRangeRule& colors) {
+std::vector<ValueScale> tile_scales(const OverviewTiles& tiles, const HeatmapStyle& style,
+                                    const ColorRangeRule& colors) {
     std::vector<ValueScale> scales(tiles.cells.size(), ValueScale{style.vmin, style.vmax, style.log_scale});
     if (colors.scale == ScaleMode::head)
         for (size_t n = 0; n < scales.size(); ++n) {
@@ -156,8 +165,8 @@ TilePitch tile_pitch(const CellGrid& cells, const SheetFrame& frame, int n_layer
     pitch.tile_w = static_cast<int>(cells.cols) * pitch.cell;
     pitch.tile_h = static_cast<int>(cells.rows) * pitch.cell;
     const std::string widest_caption = tagged('L', n_layers) + ' ' + tagged('H', n_heads);
-    const int label_w = frame.captions ? font.text_width(widest_caption, caption_px)
-                                       : font.text_width(tagged('H', n_heads), header_px);
+    const int label_w =
+        frame.captions ? font.text_width(widest_caption, caption_px) : font.text_width(tagged('H', n_heads), header_px);
     pitch.x = std::max(pitch.tile_w, label_w) + tile_gap;
     pitch.y = pitch.tile_h + frame.caption_h + tile_gap;
     return pitch;
@@ -169,12 +178,13 @@ void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, cons
                            const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
                            const HeatmapStyle& style, const Font& font, const std::vector<std::string>& tile_labels) {
     if (!style.title.empty())
-        layout.texts.push_back({style.title, margin, margin, font.text_width(style.title, title_px), font.line_height(title_px), title_px});
+        layout.texts.push_back({style.title, margin, margin, font.text_width(style.title, title_px),
+                                font.line_height(title_px), title_px});
     for (int h = 0; h < n_heads; ++h) {
         const std::string text = tagged('H', h);
         const int w = font.text_width(text, header_px);
-        layout.texts.push_back({text, frame.left + h * pitch.x + pitch.tile_w / 2 - w / 2, frame.top - frame.header_line - 4, w,
-                                frame.header_line, header_px});
+        layout.texts.push_back({text, frame.left + h * pitch.x + pitch.tile_w / 2 - w / 2,
+                                frame.top - frame.header_line - 4, w, frame.header_line, header_px});
     }
     for (int l = 0; l < n_layers; ++l) {
         const int y_row = frame.top + l * pitch.y;
@@ -187,20 +197,21 @@ void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, cons
             layout.tile_y.push_back(y);
             if (frame.captions) {
                 const std::string caption = name + ' ' + tagged('H', h);
-                layout.texts.push_back({caption, x, y_row, font.text_width(caption, caption_px), frame.caption_line, caption_px});
+                layout.texts.push_back(
+                    {caption, x, y_row, font.text_width(caption, caption_px), frame.caption_line, caption_px});
                 if (tile_labels.empty()) continue;
                 const std::string label =
                     fit_text(font, tile_labels[static_cast<size_t>(l * n_heads + h)], caption_px, pitch.x - tile_gap);
-                layout.texts.push_back({label, x, y_row + frame.caption_line, font.text_width(label, caption_px), frame.caption_line,
-                                        caption_px});
+                layout.texts.push_back({label, x, y_row + frame.caption_line, font.text_width(label, caption_px),
+                                        frame.caption_line, caption_px});
             }
         }
     }
 }
 
 // Every tile at its place: cell rows (masked cells plain mask gray) in a gray frame.
-void draw_tiles(RasterImage& image, const OverviewTiles& tiles, const std::vector<ValueScale>& scales, const OverviewLayout& layout,
-                const TilePitch& pitch, const Colormap& colormap) {
+void draw_tiles(RasterImage& image, const OverviewTiles& tiles, const std::vector<ValueScale>& scales,
+                const OverviewLayout& layout, const TilePitch& pitch, const Colormap& colormap) {
     LevelPalette levels(image, colormap);
     const uint16_t mask_index = image.color_index(mask_color);
     std::vector<uint16_t> row_indices(static_cast<size_t>(tiles.cells.front().cols));
@@ -225,14 +236,14 @@ RasterImage render_overview(const std::vector<const Tensor*>& layers, const std:
                             const Visibility& visibility, const HeatmapStyle& style, const ColorRangeRule& colors,
                             OverviewLayout* layout_out, int threads, const std::vector<std::string>& tile_labels) {
     check_layers(layers, visibility);
-    OverviewTiles tiles = overview_tiles(layer_numbers, static_cast<int>(layers.size()), static_cast<int>(layers[0]->dim(0)), style,
-                                         !tile_labels.empty());
+    OverviewTiles tiles = overview_tiles(layer_numbers, static_cast<int>(layers.size()),
+                                         static_cast<int>(layers[0]->dim(0)), style, !tile_labels.empty());
     for (const Tensor* layer : layers) add_overview_layer(tiles, *layer, visibility, style, threads);
     return render_overview_tiles(tiles, layer_numbers, style, colors, layout_out, tile_labels);
 }
 
-RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<int64_t>& layer_numbers, const HeatmapStyle& style,
-                                  const ColorRangeRule& colors, OverviewLayout* layout_out,
+RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<int64_t>& layer_numbers,
+                                  const HeatmapStyle& style, const ColorRangeRule& colors, OverviewLayout* layout_out,
                                   const std::vector<std::string>& tile_labels) {
     // Step 1: sizes. Tiles share one size chosen so the sheet fits style.max_px.
     if (tiles.cells.empty() || tiles.num_heads <= 0) throw Error(ErrorKind::internal, "overview: no layers");
@@ -252,7 +263,8 @@ RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<
     layout.tile_px = std::max(pitch.tile_w, pitch.tile_h);
     layout.cell_px = pitch.cell;
     const int grid_right = frame.left + n_heads * pitch.x;
-    layout.width = std::max(grid_right + frame.colorbar_area + margin, font.text_width(style.title, title_px) + 2 * margin);
+    layout.width =
+        std::max(grid_right + frame.colorbar_area + margin, font.text_width(style.title, title_px) + 2 * margin);
     layout.height = std::max(frame.top + n_layers * pitch.y, frame.top + 160) + margin;
 
     // Step 3: title, headers, captions and where each tile goes.
@@ -262,8 +274,9 @@ RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<
     RasterImage image(layout.width, layout.height);
     draw_tiles(image, tiles, scales, layout, pitch, colormap);
     for (const TextPlacement& text : layout.texts) draw_placed_text(image, text);
-    draw_overview_colorbar(image, grid_right + 24, frame.top, std::max(160, std::min(n_layers * pitch.y - tile_gap, 320)), style,
-                           colors.scale, colormap, font);
+    draw_overview_colorbar(image, grid_right + 24, frame.top,
+                           std::max(160, std::min(n_layers * pitch.y - tile_gap, 320)), style, colors.scale, colormap,
+                           font);
     if (layout_out) *layout_out = layout;
     return image;
 }

@@ -45,14 +45,15 @@ struct OverviewTiles {
 
 // An empty OverviewTiles for a sheet of n_layers x n_heads tiles drawn with `style` (its max_px,
 // title; with_labels: tile labels will be given).
-OverviewTiles overview_tiles(const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads, const HeatmapStyle& style,
-                             bool with_labels);
+OverviewTiles overview_tiles(const std::vector<int64_t>& layer_numbers, int n_layers, int n_heads,
+                             const HeatmapStyle& style, bool with_labels);
 // layer: [H, T, S] one layer's maps -> its tiles appended (pooled with style.pool, on `threads`).
-void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibility& visibility, const HeatmapStyle& style,
-                        int threads = 1);
+void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibility& visibility,
+                        const HeatmapStyle& style, int threads = 1);
 // The sheet of every layer's tiles; style, colors, layer_numbers and tile_labels as render_overview.
-RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<int64_t>& layer_numbers, const HeatmapStyle& style,
-                                  const ColorRangeRule& colors, OverviewLayout* layout_out = nullptr,
+RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<int64_t>& layer_numbers,
+                                  const HeatmapStyle& style, const ColorRangeRule& colors,
+                                  OverviewLayout* layout_out = nullptr,
                                   const std::vector<std::string>& tile_labels = {});
 
 OverviewLayout write_overview_png(const std::string& path, const std::vector<const Tensor*>& layers,

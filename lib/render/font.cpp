@@ -5,12 +5,12 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <fstream>
-#include <iterator>
 
 #include "error.hpp"
 #include "input_files.hpp"
@@ -49,8 +49,7 @@ struct Font::Info {
 
 Font::Font(const std::string& path) : info_(std::make_unique<Info>()) {
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw Error(ErrorKind::io, path + ": font not found (install the Debian package fonts-dejavu-core)");
+    if (!in) throw Error(ErrorKind::io, path + ": font not found (install the Debian package fonts-dejavu-core)");
     record_input_file(path, "font");
     bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     const int offset = bytes_.empty() ? -1 : stbtt_GetFontOffsetForIndex(bytes_.data(), 0);
@@ -99,12 +98,15 @@ std::vector<Font::Glyph> Font::layout(const std::u32string& text, float scale, f
     char32_t previous_char = 0;
     for (char32_t c : text) {
         const bool cached = is_cached(c);
-        const int index = cached ? info_->glyph[c - first_cached] : stbtt_FindGlyphIndex(&info_->info, static_cast<int>(c));
+        const int index =
+            cached ? info_->glyph[c - first_cached] : stbtt_FindGlyphIndex(&info_->info, static_cast<int>(c));
         float advance = 0.6f * pixel_height;
         if (index != 0) {
             int advance_units = 0, bearing = 0;
-            if (cached) advance_units = info_->advance[c - first_cached];
-            else stbtt_GetGlyphHMetrics(&info_->info, index, &advance_units, &bearing);
+            if (cached)
+                advance_units = info_->advance[c - first_cached];
+            else
+                stbtt_GetGlyphHMetrics(&info_->info, index, &advance_units, &bearing);
             advance = advance_units * scale;
             if (previous != 0) x += kerning(previous_char, previous, c, index) * scale;
         }
@@ -154,8 +156,14 @@ TextMask Font::render(std::string_view utf8, float pixel_height) const {
             // Box outline for a character the font lacks.
             const int x0 = static_cast<int>(g.x) + 1, x1 = static_cast<int>(g.x + g.advance) - 2;
             const int y0 = mask.baseline - static_cast<int>(0.7f * pixel_height), y1 = mask.baseline - 1;
-            for (int x = x0; x <= x1; ++x) { put(x, y0, 255); put(x, y1, 255); }
-            for (int y = y0; y <= y1; ++y) { put(x0, y, 255); put(x1, y, 255); }
+            for (int x = x0; x <= x1; ++x) {
+                put(x, y0, 255);
+                put(x, y1, 255);
+            }
+            for (int y = y0; y <= y1; ++y) {
+                put(x0, y, 255);
+                put(x1, y, 255);
+            }
             continue;
         }
         const float shift = g.x - std::floor(g.x);

@@ -19,9 +19,10 @@ void draw_cells(RasterImage& image, const HeatmapLayout& layout, const Colormap&
     std::vector<uint16_t> row_indices(static_cast<size_t>(cells.cols));
     for (int64_t r = 0; r < cells.rows; ++r) {
         for (int64_t c = 0; c < cells.cols; ++c)
-            row_indices[static_cast<size_t>(c)] = cells.is_masked(r, c) ? mask_index : levels.at(scale.position(cells.value(r, c)));
-        image.fill_cell_row(layout.grid_x, layout.grid_y + static_cast<int>(r) * layout.cell_h, layout.cell_w, layout.cell_h,
-                            row_indices.data(), static_cast<int>(cells.cols));
+            row_indices[static_cast<size_t>(c)] =
+                cells.is_masked(r, c) ? mask_index : levels.at(scale.position(cells.value(r, c)));
+        image.fill_cell_row(layout.grid_x, layout.grid_y + static_cast<int>(r) * layout.cell_h, layout.cell_w,
+                            layout.cell_h, row_indices.data(), static_cast<int>(cells.cols));
     }
     // Step 2: the hatch over masked cells (it needs cells of at least 6 px; a no-op below that).
     if (layout.cell_w >= 6 && layout.cell_h >= 6)
@@ -29,8 +30,10 @@ void draw_cells(RasterImage& image, const HeatmapLayout& layout, const Colormap&
             for (int64_t c = 0; c < cells.cols; ++c)
                 if (cells.is_masked(r, c))
                     image.fill_mask_hatch(layout.grid_x + static_cast<int>(c) * layout.cell_w,
-                                          layout.grid_y + static_cast<int>(r) * layout.cell_h, layout.cell_w, layout.cell_h);
-    image.stroke_rect(layout.grid_x - 1, layout.grid_y - 1, layout.grid_width() + 2, layout.grid_height() + 2, frame_color);
+                                          layout.grid_y + static_cast<int>(r) * layout.cell_h, layout.cell_w,
+                                          layout.cell_h);
+    image.stroke_rect(layout.grid_x - 1, layout.grid_y - 1, layout.grid_width() + 2, layout.grid_height() + 2,
+                      frame_color);
 }
 
 // A white line along every cell edge where a group of group_size rows or columns ends (the
@@ -41,12 +44,12 @@ void draw_group_lines(RasterImage& image, const HeatmapLayout& layout, int64_t g
     const int width = layout.cell_w >= 12 ? 2 : 1;
     for (int64_t c = 1; c < cells.cols; ++c)
         if (cells.col_edges[static_cast<size_t>(c)] % group_size == 0)
-            image.fill_rect(layout.grid_x + static_cast<int>(c) * layout.cell_w - width / 2, layout.grid_y, width, layout.grid_height(),
-                            background_color);
+            image.fill_rect(layout.grid_x + static_cast<int>(c) * layout.cell_w - width / 2, layout.grid_y, width,
+                            layout.grid_height(), background_color);
     for (int64_t r = 1; r < cells.rows; ++r)
         if (cells.row_edges[static_cast<size_t>(r)] % group_size == 0)
-            image.fill_rect(layout.grid_x, layout.grid_y + static_cast<int>(r) * layout.cell_h - width / 2, layout.grid_width(), width,
-                            background_color);
+            image.fill_rect(layout.grid_x, layout.grid_y + static_cast<int>(r) * layout.cell_h - width / 2,
+                            layout.grid_width(), width, background_color);
 }
 
 void draw_colorbar(RasterImage& image, const HeatmapLayout& layout, const Colormap& colormap) {
@@ -55,7 +58,8 @@ void draw_colorbar(RasterImage& image, const HeatmapLayout& layout, const Colorm
         const double position = layout.colorbar_h > 1 ? 1.0 - static_cast<double>(y) / (layout.colorbar_h - 1) : 1.0;
         image.fill_rect(layout.colorbar_x, layout.colorbar_y + y, layout.colorbar_w, 1, colormap.raster_at(position));
     }
-    image.stroke_rect(layout.colorbar_x - 1, layout.colorbar_y - 1, layout.colorbar_w + 2, layout.colorbar_h + 2, frame_color);
+    image.stroke_rect(layout.colorbar_x - 1, layout.colorbar_y - 1, layout.colorbar_w + 2, layout.colorbar_h + 2,
+                      frame_color);
     for (const ColorbarTick& tick : layout.ticks)
         image.fill_rect(layout.colorbar_x + layout.colorbar_w, tick.y, 4, 1, text_color);
 }

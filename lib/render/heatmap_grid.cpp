@@ -30,16 +30,19 @@ namespace {
 // "a:b" -> {a, b}
 std::pair<int64_t, int64_t> parse_range(const std::string& whole, const std::string& part, const char* axis) {
     const size_t colon = part.find(':');
-    if (colon == std::string::npos) bad_window(whole, std::string("expected q0:q1,k0:k1, the ") + axis + " range has no ':'");
+    if (colon == std::string::npos)
+        bad_window(whole, std::string("expected q0:q1,k0:k1, the ") + axis + " range has no ':'");
     auto number = [&](const std::string& digits) {
         int64_t value = 0;
         const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
         if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
-            bad_window(whole, std::string("the ") + axis + " range needs two non-negative integers, got '" + part + "'");
+            bad_window(whole,
+                       std::string("the ") + axis + " range needs two non-negative integers, got '" + part + "'");
         return value;
     };
     const int64_t first = number(part.substr(0, colon)), last = number(part.substr(colon + 1));
-    if (first >= last) bad_window(whole, std::string("the ") + axis + " range " + part + " is empty (need start < end)");
+    if (first >= last)
+        bad_window(whole, std::string("the ") + axis + " range " + part + " is empty (need start < end)");
     return {first, last};
 }
 
@@ -79,8 +82,8 @@ namespace {
 // query rows [i0, i1) into pooled, and how many of those rows see it into counts, both
 // [k1 - k0]. Plain loops over contiguous keys that the compiler vectorizes; padding keys are
 // counted too (pool_blocks skips them: a key is padding for every query or for none).
-void pool_keys(const float* weights, const Visibility& visibility, const CellWindow& area, int64_t i0, int64_t i1, bool mean,
-               float* pooled, int32_t* counts) {
+void pool_keys(const float* weights, const Visibility& visibility, const CellWindow& area, int64_t i0, int64_t i1,
+               bool mean, float* pooled, int32_t* counts) {
     const int64_t span = area.k1 - area.k0;
     std::fill(pooled, pooled + span, mean ? 0.0f : -std::numeric_limits<float>::infinity());
     std::fill(counts, counts + span, 0);
@@ -106,7 +109,8 @@ void pool_blocks(CellGrid& grid, int64_t r, const float* pooled, const int32_t* 
         double sum = 0.0;
         float largest = -std::numeric_limits<float>::infinity();
         int64_t count = 0;
-        const int64_t j0 = grid.col_edges[static_cast<size_t>(c)] - k0, j1 = grid.col_edges[static_cast<size_t>(c + 1)] - k0;
+        const int64_t j0 = grid.col_edges[static_cast<size_t>(c)] - k0,
+                      j1 = grid.col_edges[static_cast<size_t>(c + 1)] - k0;
         for (int64_t j = j0; j < j1; ++j) {
             if (excluded && excluded[k0 + j]) continue;
             sum += pooled[j];
@@ -144,8 +148,8 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
     std::vector<float> key_pooled(static_cast<size_t>(area.k1 - area.k0));
     std::vector<int32_t> key_counts(key_pooled.size());
     for (int64_t r = 0; r < grid.rows; ++r) {
-        pool_keys(weights, visibility, area, grid.row_edges[static_cast<size_t>(r)], grid.row_edges[static_cast<size_t>(r + 1)], mean,
-                  key_pooled.data(), key_counts.data());
+        pool_keys(weights, visibility, area, grid.row_edges[static_cast<size_t>(r)],
+                  grid.row_edges[static_cast<size_t>(r + 1)], mean, key_pooled.data(), key_counts.data());
         pool_blocks(grid, r, key_pooled.data(), key_counts.data(), visibility, area.k0, mean);
     }
     return grid;

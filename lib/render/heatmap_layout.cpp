@@ -27,7 +27,10 @@ std::vector<double> axis_ticks(const ValueScale& scale) {
     const double rough = range / 5.0, power = std::pow(10.0, std::floor(std::log10(rough)));
     double step = power * 10;
     for (double m : {1.0, 2.0, 5.0})
-        if (m * power >= rough) { step = m * power; break; }
+        if (m * power >= rough) {
+            step = m * power;
+            break;
+        }
     for (double v = std::ceil(scale.vmin / step - 1e-9) * step; v <= scale.vmax + step * 1e-9; v += step)
         values.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
     return values;
@@ -36,8 +39,10 @@ std::vector<double> axis_ticks(const ValueScale& scale) {
 std::string format_tick(double value) {
     char text[32];
     if (value == 0.0) return "0";
-    if (std::abs(value) >= 1e-3 && std::abs(value) < 1e4) std::snprintf(text, sizeof text, "%.3g", value);
-    else std::snprintf(text, sizeof text, "%.0e", value);
+    if (std::abs(value) >= 1e-3 && std::abs(value) < 1e4)
+        std::snprintf(text, sizeof text, "%.3g", value);
+    else
+        std::snprintf(text, sizeof text, "%.0e", value);
     return text;
 }
 
@@ -61,7 +66,7 @@ struct LabelMaker {
     const Font& font;
     const std::vector<std::string>& tokens;
     int64_t first = 0, last = 0;  // the labelled tokens [first, last)
-    bool raw = false;  // show as given, not as tokenizer tokens
+    bool raw = false;             // show as given, not as tokenizer tokens
     bool with_index = false;
     mutable int widest_px[2] = {-1, -1};  // widest() without and with the index prefix, once measured
 
@@ -111,12 +116,16 @@ CellWindow checked_area(const Visibility& visibility, const std::vector<std::str
                         const std::vector<std::string>& key_tokens, const HeatmapStyle& style) {
     const int64_t queries = visibility.queries, keys = visibility.keys;
     if (queries < 1 || keys < 1)
-        throw Error(ErrorKind::internal, "heatmap: empty attention map " + std::to_string(queries) + "x" + std::to_string(keys));
+        throw Error(ErrorKind::internal,
+                    "heatmap: empty attention map " + std::to_string(queries) + "x" + std::to_string(keys));
     if (!query_tokens.empty() && static_cast<int64_t>(query_tokens.size()) != queries)
-        fail_input("heatmap", std::to_string(query_tokens.size()) + " query tokens for " + std::to_string(queries) + " queries");
+        fail_input("heatmap",
+                   std::to_string(query_tokens.size()) + " query tokens for " + std::to_string(queries) + " queries");
     if (!key_tokens.empty() && static_cast<int64_t>(key_tokens.size()) != keys)
         fail_input("heatmap", std::to_string(key_tokens.size()) + " key tokens for " + std::to_string(keys) + " keys");
-    if (style.max_px < 256) throw Error(ErrorKind::usage, "a picture side of " + std::to_string(style.max_px) + " px is too small (at least 256)");
+    if (style.max_px < 256)
+        throw Error(ErrorKind::usage,
+                    "a picture side of " + std::to_string(style.max_px) + " px is too small (at least 256)");
     Colormap::named(style.colormap);  // rejects an unknown name before any work
     CellWindow area{0, queries, 0, keys};
     if (style.window) {
@@ -138,7 +147,8 @@ struct ColorbarScale {
 ColorbarScale colorbar_scale(const Font& font, const HeatmapStyle& style, const TextLines& lines) {
     ColorbarScale bar{ValueScale{style.vmin, style.vmax, style.log_scale}, {}, 0, 0};
     bar.ticks = axis_ticks(bar.scale);
-    for (double v : bar.ticks) bar.tick_text_width = std::max(bar.tick_text_width, font.text_width(format_tick(v), tick_px));
+    for (double v : bar.ticks)
+        bar.tick_text_width = std::max(bar.tick_text_width, font.text_width(format_tick(v), tick_px));
     bar.area_width = colorbar_gap + colorbar_width + tick_length + 4 + bar.tick_text_width + 8 + lines.axis;
     return bar;
 }
@@ -156,7 +166,8 @@ struct GridFit {
 // grid under 48 px are dropped.
 GridFit fit_grid(const CellWindow& area, const HeatmapStyle& style, const TextLines& lines, int colorbar_area,
                  LabelMaker& rows_maker, LabelMaker& cols_maker) {
-    const bool same_labels = area.q0 == area.k0 && area.q1 == area.k1 && rows_maker.tokens == cols_maker.tokens;  // self-attention
+    const bool same_labels =
+        area.q0 == area.k0 && area.q1 == area.k1 && rows_maker.tokens == cols_maker.tokens;  // self-attention
     GridFit fit;
     fit.labels = style.labels;
     for (int pass = 0; pass < 4; ++pass) {
@@ -190,25 +201,36 @@ void place_token_labels(HeatmapLayout& layout, const LabelMaker& rows_maker, con
                         const TextLines& lines, const HeatmapStyle& style, const Font& font) {
     const int left = layout.grid_x, top = layout.grid_y, cell = layout.cell_w;
     for (int64_t r = 0; r < layout.cells.rows; r += stride) {
-        TextPlacement p{rows_maker.text(layout.cells.row_edges[static_cast<size_t>(r)]), 0, 0, 0, lines.label, label_px};
+        TextPlacement p{
+            rows_maker.text(layout.cells.row_edges[static_cast<size_t>(r)]), 0, 0, 0, lines.label, label_px};
         p.width = font.text_width(p.text, label_px);
         p.x = left - label_gap - p.width;
         p.y = top + static_cast<int>(r) * cell + cell / 2 - lines.label / 2;
         layout.row_labels.push_back(p);
     }
     for (int64_t c = 0; c < layout.cells.cols; c += stride) {
-        TextPlacement p{cols_maker.text(layout.cells.col_edges[static_cast<size_t>(c)]), 0, 0, lines.label, 0, label_px,
+        TextPlacement p{cols_maker.text(layout.cells.col_edges[static_cast<size_t>(c)]),
+                        0,
+                        0,
+                        lines.label,
+                        0,
+                        label_px,
                         TextDirection::upward};
         p.height = font.text_width(p.text, label_px);
         p.x = left + static_cast<int>(c) * cell + cell / 2 - lines.label / 2;
         p.y = top - label_gap - p.height;
         layout.column_labels.push_back(p);
     }
-    TextPlacement row_name{style.row_axis_label, margin, 0, lines.axis, font.text_width(style.row_axis_label, axis_px),
-                           axis_px, TextDirection::upward};
+    TextPlacement row_name{
+        style.row_axis_label, margin, 0, lines.axis, font.text_width(style.row_axis_label, axis_px), axis_px,
+        TextDirection::upward};
     row_name.y = std::max(top, top + layout.grid_height() / 2 - row_name.height / 2);
-    TextPlacement col_name{style.column_axis_label, 0, margin + lines.title_band, font.text_width(style.column_axis_label, axis_px),
-                           lines.axis, axis_px};
+    TextPlacement col_name{style.column_axis_label,
+                           0,
+                           margin + lines.title_band,
+                           font.text_width(style.column_axis_label, axis_px),
+                           lines.axis,
+                           axis_px};
     col_name.x = std::max(left, left + layout.grid_width() / 2 - col_name.width / 2);
     layout.other_text.push_back(row_name);
     layout.other_text.push_back(col_name);
@@ -221,18 +243,27 @@ TextPlacement place_colorbar(HeatmapLayout& layout, const ColorbarScale& bar, co
     layout.colorbar_x = layout.grid_x + layout.grid_width() + colorbar_gap;
     layout.colorbar_y = layout.grid_y;
     layout.colorbar_w = colorbar_width;
-    layout.colorbar_h = std::max(layout.grid_height(), std::min(min_colorbar_height, style.max_px - layout.grid_y - margin));
+    layout.colorbar_h =
+        std::max(layout.grid_height(), std::min(min_colorbar_height, style.max_px - layout.grid_y - margin));
     const int tick_text_x = layout.colorbar_x + colorbar_width + tick_length + 4;
     for (double v : bar.ticks) {
-        const int y = layout.colorbar_y + static_cast<int>(std::lround((1.0 - bar.scale.position(static_cast<float>(v))) * (layout.colorbar_h - 1)));
+        const int y =
+            layout.colorbar_y +
+            static_cast<int>(std::lround((1.0 - bar.scale.position(static_cast<float>(v))) * (layout.colorbar_h - 1)));
         layout.ticks.push_back({v, y});
         const std::string text = format_tick(v);
-        layout.other_text.push_back({text, tick_text_x, y - lines.tick / 2, font.text_width(text, tick_px), lines.tick, tick_px});
+        layout.other_text.push_back(
+            {text, tick_text_x, y - lines.tick / 2, font.text_width(text, tick_px), lines.tick, tick_px});
     }
-    const std::string bar_label = fit_text(font, style.colorbar_label + (style.log_scale ? " (log scale)" : ""), axis_px,
-                                           std::max(layout.colorbar_h, 40));
-    TextPlacement bar_name{bar_label, tick_text_x + bar.tick_text_width + 8, 0, lines.axis, font.text_width(bar_label, axis_px),
-                           axis_px, TextDirection::upward};
+    const std::string bar_label = fit_text(font, style.colorbar_label + (style.log_scale ? " (log scale)" : ""),
+                                           axis_px, std::max(layout.colorbar_h, 40));
+    TextPlacement bar_name{bar_label,
+                           tick_text_x + bar.tick_text_width + 8,
+                           0,
+                           lines.axis,
+                           font.text_width(bar_label, axis_px),
+                           axis_px,
+                           TextDirection::upward};
     bar_name.y = layout.colorbar_y + std::max(0, layout.colorbar_h / 2 - bar_name.height / 2);
     layout.other_text.push_back(bar_name);
     return bar_name;
@@ -243,13 +274,18 @@ TextPlacement place_colorbar(HeatmapLayout& layout, const ColorbarScale& bar, co
 void size_picture(HeatmapLayout& layout, const TextPlacement& bar_name, const TextLines& lines, const std::string& note,
                   const HeatmapStyle& style, const Font& font) {
     layout.width = bar_name.x + lines.axis + margin;
-    layout.height = std::max({layout.grid_y + layout.grid_height(), layout.colorbar_y + layout.colorbar_h, bar_name.y + bar_name.height}) +
+    layout.height = std::max({layout.grid_y + layout.grid_height(), layout.colorbar_y + layout.colorbar_h,
+                              bar_name.y + bar_name.height}) +
                     margin;
     if (!style.title.empty()) {
         const std::string suffix = note.empty() ? "" : " (" + note + ")";
-        layout.width = std::min(style.max_px, std::max(layout.width, font.text_width(style.title + suffix, title_px) + 2 * margin));
-        layout.title.text = fit_text(font, style.title, title_px, layout.width - 2 * margin - font.text_width(suffix, title_px)) + suffix;
-        layout.title = {layout.title.text, margin, margin, font.text_width(layout.title.text, title_px), font.line_height(title_px), title_px};
+        layout.width = std::min(style.max_px,
+                                std::max(layout.width, font.text_width(style.title + suffix, title_px) + 2 * margin));
+        layout.title.text =
+            fit_text(font, style.title, title_px, layout.width - 2 * margin - font.text_width(suffix, title_px)) +
+            suffix;
+        layout.title = {layout.title.text,          margin,  margin, font.text_width(layout.title.text, title_px),
+                        font.line_height(title_px), title_px};
     }
 }
 
@@ -285,7 +321,8 @@ HeatmapLayout layout_heatmap(const float* weights, const Visibility& visibility,
     const TextPlacement bar_name = place_colorbar(layout, bar, lines, style, font);
 
     // Step 7: picture size, and the title fitted into it; a pooled map's title says so.
-    size_picture(layout, bar_name, lines, layout.cells.pooled() ? pooling_note(layout.cells, style.pool) : "", style, font);
+    size_picture(layout, bar_name, lines, layout.cells.pooled() ? pooling_note(layout.cells, style.pool) : "", style,
+                 font);
     return layout;
 }
 

@@ -16,18 +16,19 @@ namespace attn_viz {
 struct HeatmapStyle {
     std::string colormap = "viridis";
     bool log_scale = false;
-    float vmin = 0.0f;  // color range: the caller passes the head's own (--scale head) or the
-    float vmax = 1.0f;  // global one (--scale global); see visible_value_range()
-    int max_px = 1600;  // the picture is at most max_px x max_px (at least 256)
-    PoolMode pool = PoolMode::max;  // a pooled map's title says so: "(3 tokens per cell, max-pooled)"
+    float vmin = 0.0f;                 // color range: the caller passes the head's own (--scale head) or the
+    float vmax = 1.0f;                 // global one (--scale global); see visible_value_range()
+    int max_px = 1600;                 // the picture is at most max_px x max_px (at least 256)
+    PoolMode pool = PoolMode::max;     // a pooled map's title says so: "(3 tokens per cell, max-pooled)"
     std::optional<CellWindow> window;  // show only queries [q0, q1) x keys [k0, k1)
     std::string title;
-    bool labels = true;  // token labels on both axes (--no-labels turns them off)
+    bool labels = true;       // token labels on both axes (--no-labels turns them off)
     bool raw_labels = false;  // labels shown as given (matrix of heads), not through display_token()
     std::string colorbar_label = "attention weight";
     std::string row_axis_label = "query";
     std::string column_axis_label = "key";
-    int64_t group_size = 0;  // > 0: a white line between every group_size rows and columns (the layers of a head-by-head matrix)
+    int64_t group_size =
+        0;  // > 0: a white line between every group_size rows and columns (the layers of a head-by-head matrix)
 };
 
 struct ColorbarTick {
@@ -37,9 +38,9 @@ struct ColorbarTick {
 
 struct HeatmapLayout {
     int width = 0, height = 0;
-    CellGrid cells;                           // what each cell shows, with token index edges
-    int grid_x = 0, grid_y = 0;               // top-left pixel of cell (0, 0)
-    int cell_w = 1, cell_h = 1;               // pixels per cell
+    CellGrid cells;              // what each cell shows, with token index edges
+    int grid_x = 0, grid_y = 0;  // top-left pixel of cell (0, 0)
+    int cell_w = 1, cell_h = 1;  // pixels per cell
     int colorbar_x = 0, colorbar_y = 0, colorbar_w = 0, colorbar_h = 0;
     std::vector<ColorbarTick> ticks;
     TextPlacement title;

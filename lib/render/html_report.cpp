@@ -7,9 +7,9 @@
 
 #include "error.hpp"
 #include "figure_overview.hpp"
+#include "file_write.hpp"
 #include "html_report_assets.hpp"
 #include "json_text.hpp"
-#include "file_write.hpp"
 #include "png_writer.hpp"
 #include "svg_heatmap.hpp"
 #include "text_codecs.hpp"
@@ -21,8 +21,8 @@ namespace attn_viz {
 namespace {
 
 constexpr int64_t max_report_cells = int64_t{1} << 22;  // all maps together, before pooling kicks in
-constexpr int zlib_level = 6;        // libdeflate's default level
-constexpr int top_code = 254;         // codes 0..254 span the color range
+constexpr int zlib_level = 6;                           // libdeflate's default level
+constexpr int top_code = 254;                           // codes 0..254 span the color range
 constexpr uint8_t masked_code = 255;
 
 // The page's sets of maps in order: the input's own, then more_maps.
@@ -36,25 +36,32 @@ void check_maps(const HtmlMaps& input) {
     const Visibility& v = input.visibility;
     if (input.layers.empty()) throw Error(ErrorKind::internal, "html report: no layers in set '" + input.name + "'");
     for (const Tensor* layer : input.layers)
-        if (layer->rank() != 3 || layer->dim(0) != input.layers[0]->dim(0) || layer->dim(1) != v.queries || layer->dim(2) != v.keys)
-            throw Error(ErrorKind::internal, "html report: attention " + shape_string(layer->shape) + " does not match [H, " +
-                                                 std::to_string(v.queries) + ", " + std::to_string(v.keys) + "]");
+        if (layer->rank() != 3 || layer->dim(0) != input.layers[0]->dim(0) || layer->dim(1) != v.queries ||
+            layer->dim(2) != v.keys)
+            throw Error(ErrorKind::internal, "html report: attention " + shape_string(layer->shape) +
+                                                 " does not match [H, " + std::to_string(v.queries) + ", " +
+                                                 std::to_string(v.keys) + "]");
     if (!input.head_numbers.empty() && input.head_numbers.size() != input.layers.size())
-        throw Error(ErrorKind::internal, "html report: head lists for " + std::to_string(input.head_numbers.size()) + " of " +
-                                             std::to_string(input.layers.size()) + " layers");
+        throw Error(ErrorKind::internal, "html report: head lists for " + std::to_string(input.head_numbers.size()) +
+                                             " of " + std::to_string(input.layers.size()) + " layers");
     for (const std::vector<int64_t>& heads : input.head_numbers)
         for (int64_t h : heads)
-            if (h < 0 || h >= input.layers[0]->dim(0)) throw Error(ErrorKind::internal, "html report: head " + std::to_string(h) + " out of range");
-    if (input.query_tokens.size() != static_cast<size_t>(v.queries) || input.key_tokens.size() != static_cast<size_t>(v.keys))
-        fail_input("html report", std::to_string(input.query_tokens.size()) + " query / " + std::to_string(input.key_tokens.size()) +
-                                      " key tokens for a " + std::to_string(v.queries) + "x" + std::to_string(v.keys) + " map");
+            if (h < 0 || h >= input.layers[0]->dim(0))
+                throw Error(ErrorKind::internal, "html report: head " + std::to_string(h) + " out of range");
+    if (input.query_tokens.size() != static_cast<size_t>(v.queries) ||
+        input.key_tokens.size() != static_cast<size_t>(v.keys))
+        fail_input("html report", std::to_string(input.query_tokens.size()) + " query / " +
+                                      std::to_string(input.key_tokens.size()) + " key tokens for a " +
+                                      std::to_string(v.queries) + "x" + std::to_string(v.keys) + " map");
 }
 
 void check_input(const HtmlReportInput& input) {
     const std::vector<const HtmlMaps*> sets = map_sets(input);
     for (size_t k = 0; k < sets.size(); ++k) {
         check_maps(*sets[k]);
-        if (sets.size() > 1 && (sets[k]->name.empty() || std::count_if(sets.begin(), sets.end(), [&](const HtmlMaps* m) { return m->name == sets[k]->name; }) > 1))
+        if (sets.size() > 1 &&
+            (sets[k]->name.empty() ||
+             std::count_if(sets.begin(), sets.end(), [&](const HtmlMaps* m) { return m->name == sets[k]->name; }) > 1))
             throw Error(ErrorKind::internal, "html report: set " + std::to_string(k) + " needs a name of its own");
     }
 }
@@ -63,7 +70,9 @@ void check_input(const HtmlReportInput& input) {
 // log, its own range), masked cells 255.
 void append_codes(std::vector<uint8_t>& codes, const CellGrid& cells, const ValueScale& scale) {
     for (size_t i = 0; i < cells.values.size(); ++i)
-        codes.push_back(cells.masked[i] ? masked_code : static_cast<uint8_t>(nearest_step(scale.position(cells.values[i]), top_code)));
+        codes.push_back(cells.masked[i]
+                            ? masked_code
+                            : static_cast<uint8_t>(nearest_step(scale.position(cells.values[i]), top_code)));
 }
 
 // The heads of layer l the page shows: input.head_numbers[l], or every head.
@@ -93,7 +102,8 @@ int64_t embedded_side(const HtmlReportInput& input) {
         }
         side = std::max({side, visibility.queries, visibility.keys});
     }
-    if (cells > max_report_cells) side = std::max<int64_t>(16, static_cast<int64_t>(std::sqrt(static_cast<double>(max_report_cells) / n_maps)));
+    if (cells > max_report_cells)
+        side = std::max<int64_t>(16, static_cast<int64_t>(std::sqrt(static_cast<double>(max_report_cells) / n_maps)));
     return side;
 }
 
@@ -132,7 +142,7 @@ void add_maps(nlohmann::json& data, const HtmlMaps& input, const HtmlReportInput
                 data["pooled"] = cells.pooled();
             }
             const ValueRange range = page.scale == ScaleMode::head ? visible_value_range(weights, visibility)
-                                                                    : ValueRange{page.style.vmin, page.style.vmax};
+                                                                   : ValueRange{page.style.vmin, page.style.vmax};
             append_codes(codes, cells, ValueScale{range.vmin, range.vmax, page.style.log_scale});
             heads.push_back({{"number", h}, {"vmin", range.vmin}, {"vmax", range.vmax}});
         }
@@ -149,11 +159,15 @@ void add_maps(nlohmann::json& data, const HtmlMaps& input, const HtmlReportInput
 nlohmann::json shown_stats(const nlohmann::json& stats) {
     nlohmann::json shown = nlohmann::json::object();
     for (const auto& [key, value] : stats.items()) {
-        const bool table = value.is_array() && std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) { return v.is_object(); });
+        const bool table = value.is_array() && std::all_of(value.begin(), value.end(),
+                                                           [](const nlohmann::json& v) { return v.is_object(); });
         const bool groups = value.is_array() && std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) {
-                                return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& m) { return m.is_object(); });
+                                return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& m) {
+                                           return m.is_object();
+                                       });
                             });
-        if (value.is_primitive() || key == "findings" || (table && !value.empty()) || (groups && !value.empty())) shown[key] = value;
+        if (value.is_primitive() || key == "findings" || (table && !value.empty()) || (groups && !value.empty()))
+            shown[key] = value;
     }
     return shown;
 }
@@ -182,7 +196,8 @@ std::string report_data(const HtmlReportInput& input, const Colormap& colormap) 
         data["more_maps"].push_back(std::move(set));
     }
     std::string json = dump_json(data);
-    for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
+    for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3))
+        json.replace(at, 2, "<\\/");
     return json;
 }
 
@@ -201,7 +216,11 @@ std::string legend_gradient(const Colormap& colormap) {
     for (int k = 0; k <= 16; ++k) {
         const Rgb c = colormap.entry(std::min(255, k * 16));
         // appended piece by piece: "," + std::to_string(...) trips GCC 12's -Wrestrict
-        stops.append(k ? ",rgb(" : "rgb(").append(std::to_string(c.r)).append(",").append(std::to_string(c.g)).append(",");
+        stops.append(k ? ",rgb(" : "rgb(")
+            .append(std::to_string(c.r))
+            .append(",")
+            .append(std::to_string(c.g))
+            .append(",");
         stops.append(std::to_string(c.b)).append(")");
     }
     return "linear-gradient(to right," + stops + ")";
@@ -214,7 +233,8 @@ std::string colour_legend(const HtmlReportInput& input, const Colormap& colormap
     auto tick = [&](double position, const std::string& text) {
         char left[32];
         std::snprintf(left, sizeof left, "%.2f", 100.0 * position);
-        ticks += "<span class=\"legend-tick\" style=\"left:" + std::string(left) + "%\">" + xml_escape(text) + "</span>";
+        ticks +=
+            "<span class=\"legend-tick\" style=\"left:" + std::string(left) + "%\">" + xml_escape(text) + "</span>";
     };
     std::string note;
     if (input.scale == ScaleMode::global) {
@@ -226,9 +246,10 @@ std::string colour_legend(const HtmlReportInput& input, const Colormap& colormap
         tick(1.0, "largest");
         note = "each map its own range, given in its caption";
     }
-    return "<span class=\"legend-box\"><span id=\"legend\" class=\"legend\" style=\"background:" + legend_gradient(colormap) +
-           "\"></span><span class=\"legend-ticks\">" + ticks + "</span></span> " + xml_escape(input.value_name) + " (" +
-           xml_escape(colormap.name()) + ", " + note + (input.style.log_scale ? ", log scale" : "") + "; gray: masked)";
+    return "<span class=\"legend-box\"><span id=\"legend\" class=\"legend\" style=\"background:" +
+           legend_gradient(colormap) + "\"></span><span class=\"legend-ticks\">" + ticks + "</span></span> " +
+           xml_escape(input.value_name) + " (" + xml_escape(colormap.name()) + ", " + note +
+           (input.style.log_scale ? ", log scale" : "") + "; gray: masked)";
 }
 
 // The input as the page names it: the text, or the first tokens when there is none.
@@ -236,12 +257,14 @@ std::string input_description(const HtmlReportInput& input) {
     constexpr size_t longest_text = 600, first_tokens = 24;
     if (input.input_text.size() > longest_text) {
         size_t cut = longest_text;
-        while (cut > 0 && (static_cast<unsigned char>(input.input_text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+        while (cut > 0 && (static_cast<unsigned char>(input.input_text[cut]) & 0xC0) == 0x80)
+            --cut;  // not inside a character
         return input.input_text.substr(0, cut) + "\u2026";
     }
     if (!input.input_text.empty()) return input.input_text;
     std::string text;
-    for (size_t i = 0; i < std::min(first_tokens, input.query_tokens.size()); ++i) text += (i ? " " : "") + display_token(input.query_tokens[i]);
+    for (size_t i = 0; i < std::min(first_tokens, input.query_tokens.size()); ++i)
+        text += (i ? " " : "") + display_token(input.query_tokens[i]);
     return text + (input.query_tokens.size() > first_tokens ? " \u2026" : "");
 }
 
@@ -251,15 +274,22 @@ std::string provenance_rows(const nlohmann::json& stats) {
     const auto found = stats.find("provenance");
     if (found == stats.end() || !found->is_object()) return "";
     const nlohmann::json& p = *found;
-    auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump(); };
+    auto text = [](const nlohmann::json& v) {
+        return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump();
+    };
     std::string rows;
-    if (p.contains("version")) rows += "<tr><th>Version</th><td>" + xml_escape(text(p.value("tool", nlohmann::json("attn-viz"))) + " " + text(p["version"])) + "</td></tr>\n";
+    if (p.contains("version"))
+        rows += "<tr><th>Version</th><td>" +
+                xml_escape(text(p.value("tool", nlohmann::json("attn-viz"))) + " " + text(p["version"])) +
+                "</td></tr>\n";
     if (p.contains("command_line") && p["command_line"].is_array()) {
         std::string command;
-        for (const nlohmann::json& arg : p["command_line"]) {  // an argument with a space or quote in single quotes, as a shell takes it
+        for (const nlohmann::json& arg :
+             p["command_line"]) {  // an argument with a space or quote in single quotes, as a shell takes it
             std::string shown = text(arg);
             if (shown.find_first_of(" '\"") != std::string::npos) {
-                for (size_t at = shown.find('\''); at != std::string::npos; at = shown.find('\'', at + 4)) shown.replace(at, 1, "'\\''");
+                for (size_t at = shown.find('\''); at != std::string::npos; at = shown.find('\'', at + 4))
+                    shown.replace(at, 1, "'\\''");
                 shown = "'" + shown + "'";
             }
             command.append(command.empty() ? "" : " ").append(shown);
@@ -271,8 +301,9 @@ std::string provenance_rows(const nlohmann::json& stats) {
         std::string files;
         for (const nlohmann::json& f : p["inputs"]) {
             if (!f.is_object()) continue;
-            files += "<li>" + xml_escape(text(f.value("path", nlohmann::json()))) + " (" + xml_escape(text(f.value("role", nlohmann::json()))) +
-                     ", " + xml_escape(text(f.value("bytes", nlohmann::json()))) + " bytes), SHA-256 <code>" +
+            files += "<li>" + xml_escape(text(f.value("path", nlohmann::json()))) + " (" +
+                     xml_escape(text(f.value("role", nlohmann::json()))) + ", " +
+                     xml_escape(text(f.value("bytes", nlohmann::json()))) + " bytes), SHA-256 <code>" +
                      xml_escape(text(f.value("sha256", nlohmann::json()))) + "</code></li>";
         }
         rows += "<tr><th>Inputs</th><td><ul class=\"inputs\">" + files + "</ul></td></tr>\n";
@@ -290,10 +321,11 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
         for (size_t l = 0; l < set->layers.size(); ++l) shown += static_cast<int64_t>(shown_heads(*set, l).size());
         const std::string named = set->name.empty() ? "" : xml_escape(set->name) + ": ";
         const std::string separator = maps.empty() ? "" : "; ";
-        maps += separator + named + std::to_string(shown) + " maps: " + std::to_string(set->layers.size()) + " layer(s) of " +
-                std::to_string(set->layers[0]->dim(0)) + " heads" + (set->head_numbers.empty() ? "" : " (a selection of the heads)");
-        tokens += separator + named + "T = " + std::to_string(visibility.queries) + " queries &times; " + std::to_string(visibility.keys) +
-                  " keys" + (visibility.causal ? ", causal" : "");
+        maps += separator + named + std::to_string(shown) + " maps: " + std::to_string(set->layers.size()) +
+                " layer(s) of " + std::to_string(set->layers[0]->dim(0)) + " heads" +
+                (set->head_numbers.empty() ? "" : " (a selection of the heads)");
+        tokens += separator + named + "T = " + std::to_string(visibility.queries) + " queries &times; " +
+                  std::to_string(visibility.keys) + " keys" + (visibility.causal ? ", causal" : "");
     }
     std::string rows;
     auto row = [&](const std::string& name, const std::string& id, const std::string& html) {
@@ -305,9 +337,10 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
     row("Map", "about-map", xml_escape(input.map_kind));
     row("Shown", "about-shown", maps);
     row("Colours", "about-colours", colour_legend(input, colormap));
-    return "<table class=\"about\" id=\"about\">\n" + rows + provenance_rows(input.stats) + "</table>\n"
-           "<p class=\"note\">Hover a cell for its tokens and " + xml_escape(input.value_name) +
-           "; click it to see that query in the attention view.</p>\n";
+    return "<table class=\"about\" id=\"about\">\n" + rows + provenance_rows(input.stats) +
+           "</table>\n"
+           "<p class=\"note\">Hover a cell for its tokens and " +
+           xml_escape(input.value_name) + "; click it to see that query in the attention view.</p>\n";
 }
 
 }  // namespace
@@ -321,10 +354,11 @@ std::string html_report(const HtmlReportInput& input) {
 
     // Step 2: the page; each set with its attention view, overview picture (inline) and heads.
     const std::string title = xml_escape(input.title);
-    std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
-                       "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>" + title + "</title>\n<style>" +
-                       report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
+    std::string html =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>" +
+        title + "</title>\n<style>" + report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
     html += about_table(input, colormap);
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
@@ -333,13 +367,14 @@ std::string html_report(const HtmlReportInput& input) {
         const std::string id = set->name.empty() ? "" : "-" + xml_escape(set->name);
         const std::string of = set->heading.empty() ? "" : ": " + xml_escape(set->heading);
         html += "<h2>Attention view" + of + "</h2>\n<div id=\"view" + id + "\"></div>\n";
-        html += "<h2>Overview" + of + "</h2>\n<img class=\"overview\" id=\"overview" + id + "\" alt=\"all heads\" src=\"data:image/png;base64," +
-                overview_png_base64(*set, input) + "\">\n";
+        html += "<h2>Overview" + of + "</h2>\n<img class=\"overview\" id=\"overview" + id +
+                "\" alt=\"all heads\" src=\"data:image/png;base64," + overview_png_base64(*set, input) + "\">\n";
         html += "<h2>Heads" + of + "</h2>\n<div id=\"maps" + id + "\"></div>\n";
     }
     html += "<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
-    html += "<script type=\"application/json\" id=\"report-data\">" + json + "</script>\n<script>\n(function () {\n'use strict';" +
-            attention_view_script + report_script + "})();\n</script>\n</body>\n</html>\n";
+    html += "<script type=\"application/json\" id=\"report-data\">" + json +
+            "</script>\n<script>\n(function () {\n'use strict';" + attention_view_script + report_script +
+            "})();\n</script>\n</body>\n</html>\n";
     return html;
 }
 

@@ -19,12 +19,13 @@ namespace attn_viz {
 // One set of maps the page shows, each with its own attention view, overview and heads: a
 // model's self-attention, or one of an encoder-decoder's encoder, decoder and cross attention.
 struct HtmlMaps {
-    std::string name;     // "" for a page's only set; else a word naming it ("encoder"), unique within the page
-    std::string heading;  // the set's section titles (e.g. "Cross attention: target tokens down, source tokens across"), or ""
-    std::vector<std::string> query_tokens;  // T entries (raw tokenizer strings; shown via display_token)
-    std::vector<std::string> key_tokens;    // S entries
-    std::vector<const Tensor*> layers;      // one [H, T, S] attention tensor per layer
-    std::vector<int64_t> layer_numbers;     // names of the layers ("L<n>"); empty = 0, 1, ...
+    std::string name;  // "" for a page's only set; else a word naming it ("encoder"), unique within the page
+    std::string
+        heading;  // the set's section titles (e.g. "Cross attention: target tokens down, source tokens across"), or ""
+    std::vector<std::string> query_tokens;           // T entries (raw tokenizer strings; shown via display_token)
+    std::vector<std::string> key_tokens;             // S entries
+    std::vector<const Tensor*> layers;               // one [H, T, S] attention tensor per layer
+    std::vector<int64_t> layer_numbers;              // names of the layers ("L<n>"); empty = 0, 1, ...
     std::vector<std::vector<int64_t>> head_numbers;  // per layer: the heads to show, ascending; empty = every head
     Visibility visibility;
 };
@@ -49,7 +50,7 @@ struct HtmlReportInput : HtmlMaps {
     std::map<std::string, std::vector<std::string>> column_order;
     std::map<std::string, std::string> table_notes;  // per table: a sentence shown under its title
     std::string analysis_sections;  // HTML <section>s shown after the findings (model --ablate, --rollout, --flow)
-    HeatmapStyle style;  // colormap, log_scale, pool, max_px (overview), vmin/vmax for global scale
+    HeatmapStyle style;             // colormap, log_scale, pool, max_px (overview), vmin/vmax for global scale
     ScaleMode scale = ScaleMode::head;
 };
 

@@ -103,7 +103,9 @@ PixelBytes expand_palette(const RasterImage& image) {
     return pixels;
 }
 
-std::string size_text(const RasterImage& image) { return std::to_string(image.width) + "x" + std::to_string(image.height); }
+std::string size_text(const RasterImage& image) {
+    return std::to_string(image.width) + "x" + std::to_string(image.height);
+}
 
 // The PNG in stb's buffer (from malloc) and its length.
 struct StbPng {
@@ -113,7 +115,8 @@ struct StbPng {
 };
 
 StbPng encode_with_stb(const RasterImage& image) {
-    if (image.width <= 0 || image.height <= 0) throw Error(ErrorKind::internal, "png_writer: empty image " + size_text(image));
+    if (image.width <= 0 || image.height <= 0)
+        throw Error(ErrorKind::internal, "png_writer: empty image " + size_text(image));
     // stb sizes its buffers in int: the filtered rows, height x (1 + width x 3) bytes, and the
     // compressed stream (a little larger at worst) must fit.
     if ((3 * static_cast<int64_t>(image.width) + 1) * image.height > INT_MAX / 2)
@@ -121,9 +124,11 @@ StbPng encode_with_stb(const RasterImage& image) {
     configure_stb_once();
     const PixelBytes pixels = expand_palette(image);
     StbPng png;
-    png.bytes.reset(stbi_write_png_to_mem(pixels.bytes.get(), 0, image.width, image.height, pixels.channels, &png.length));
+    png.bytes.reset(
+        stbi_write_png_to_mem(pixels.bytes.get(), 0, image.width, image.height, pixels.channels, &png.length));
     if (!png.bytes)
-        throw Error(ErrorKind::internal, "png_writer: stb_image_write could not encode a " + size_text(image) + " image (out of memory?)");
+        throw Error(ErrorKind::internal,
+                    "png_writer: stb_image_write could not encode a " + size_text(image) + " image (out of memory?)");
     return png;
 }
 
@@ -134,6 +139,8 @@ std::vector<uint8_t> encode_png(const RasterImage& image) {
     return std::vector<uint8_t>(png.bytes.get(), png.bytes.get() + png.length);
 }
 
-void write_png(const std::string& path, const RasterImage& image) { write_file_bytes(path, encode_with_stb(image).view()); }
+void write_png(const std::string& path, const RasterImage& image) {
+    write_file_bytes(path, encode_with_stb(image).view());
+}
 
 }  // namespace attn_viz

@@ -34,7 +34,8 @@ uint16_t RasterImage::color_index(Rgb color) {
     const size_t mask = color_slots_.size() - 1;
     size_t slot = slot_of(color, bits);
     for (; color_slots_[slot] != 0; slot = (slot + 1) & mask)
-        if (palette[color_slots_[slot] - 1u] == color) return last_index_ = static_cast<uint16_t>(color_slots_[slot] - 1u);
+        if (palette[color_slots_[slot] - 1u] == color)
+            return last_index_ = static_cast<uint16_t>(color_slots_[slot] - 1u);
     // Step 2: a new color goes at the palette's end; keep the table at most half full.
     if (palette.size() >= 65535)
         throw Error(ErrorKind::internal, "raster_image: more than 65535 colors in one " + std::to_string(width) + "x" +
@@ -86,7 +87,8 @@ void RasterImage::fill_cell_row(int x, int y, int w, int h, const uint16_t* cell
         }
     }
     // Step 2: the same pixels on the other rows of the cells.
-    for (int yy = y0 + 1; yy < y1; ++yy) std::copy(first + x0, first + x1, indices.data() + static_cast<size_t>(yy) * width + x0);
+    for (int yy = y0 + 1; yy < y1; ++yy)
+        std::copy(first + x0, first + x1, indices.data() + static_cast<size_t>(yy) * width + x0);
 }
 
 void RasterImage::fill_rect(int x, int y, int w, int h, Rgb color) {
@@ -117,7 +119,9 @@ void RasterImage::blend_pixel(int x, int y, Rgb color, int alpha) {
     const int a = (std::min(alpha, 255) + 8) / 17 * 17;  // nearest of the 16 levels
     if (x < 0 || y < 0 || x >= width || y >= height || a <= 0) return;
     const Rgb under = pixel(x, y);
-    auto mix = [a](uint8_t over, uint8_t below) { return static_cast<uint8_t>((over * a + below * (255 - a) + 127) / 255); };
+    auto mix = [a](uint8_t over, uint8_t below) {
+        return static_cast<uint8_t>((over * a + below * (255 - a) + 127) / 255);
+    };
     set_pixel(x, y, Rgb{mix(color.r, under.r), mix(color.g, under.g), mix(color.b, under.b)});
 }
 

@@ -26,11 +26,13 @@ void append_text(std::string& svg, const TextPlacement& p, const Font& font) {
     const int ascent = font.baseline(p.pixel_height);
     const std::string size = number(font.em_size(p.pixel_height));
     if (p.direction == TextDirection::horizontal) {
-        svg += "<text x=\"" + std::to_string(p.x) + "\" y=\"" + std::to_string(p.y + ascent) + "\" font-size=\"" + size + "\">";
+        svg += "<text x=\"" + std::to_string(p.x) + "\" y=\"" + std::to_string(p.y + ascent) + "\" font-size=\"" +
+               size + "\">";
     } else {
         // Rotated about its start, which sits at the bottom of the box.
         const std::string ax = std::to_string(p.x + ascent), ay = std::to_string(p.y + p.height);
-        svg += "<text x=\"" + ax + "\" y=\"" + ay + "\" font-size=\"" + size + "\" transform=\"rotate(-90 " + ax + " " + ay + ")\">";
+        svg += "<text x=\"" + ax + "\" y=\"" + ay + "\" font-size=\"" + size + "\" transform=\"rotate(-90 " + ax + " " +
+               ay + ")\">";
     }
     svg += xml_escape(p.text) + "</text>\n";
 }
@@ -46,11 +48,14 @@ std::string head_svg(const float* weights, const Visibility& visibility, const s
     const std::string w = std::to_string(layout.width), h = std::to_string(layout.height);
 
     // Step 1: header, the hatch pattern for masked cells, the colorbar gradient (top = vmax).
-    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
-                      " " + h + "\" font-family=\"DejaVu Sans, Verdana, sans-serif\" fill=\"" + hex(text_color) + "\">\n";
-    svg += "<defs>\n<pattern id=\"mask-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
-           "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"" + hex(mask_color) +
-           "\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" + hex(mask_hatch_color) + "\" stroke-width=\"1.5\"/></pattern>\n";
+    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h +
+                      "\" viewBox=\"0 0 " + w + " " + h +
+                      "\" font-family=\"DejaVu Sans, Verdana, sans-serif\" fill=\"" + hex(text_color) + "\">\n";
+    svg +=
+        "<defs>\n<pattern id=\"mask-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"" +
+        hex(mask_color) + "\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" + hex(mask_hatch_color) +
+        "\" stroke-width=\"1.5\"/></pattern>\n";
     svg += "<linearGradient id=\"colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
     for (int i = 0; i <= 16; ++i)
         svg += "<stop offset=\"" + number(i / 16.0) + "\" stop-color=\"" + hex(colormap.at(i / 16.0)) + "\"/>\n";
@@ -71,13 +76,13 @@ std::string head_svg(const float* weights, const Visibility& visibility, const s
     svg += "</g>\n";
 
     // Step 3: colorbar with tick marks, then all text.
-    svg += "<rect x=\"" + std::to_string(layout.colorbar_x) + "\" y=\"" + std::to_string(layout.colorbar_y) + "\" width=\"" +
-           std::to_string(layout.colorbar_w) + "\" height=\"" + std::to_string(layout.colorbar_h) +
+    svg += "<rect x=\"" + std::to_string(layout.colorbar_x) + "\" y=\"" + std::to_string(layout.colorbar_y) +
+           "\" width=\"" + std::to_string(layout.colorbar_w) + "\" height=\"" + std::to_string(layout.colorbar_h) +
            "\" fill=\"url(#colorbar)\" stroke=\"#6e6e6e\"/>\n";
     for (const ColorbarTick& tick : layout.ticks)
-        svg += "<line x1=\"" + std::to_string(layout.colorbar_x + layout.colorbar_w) + "\" y1=\"" + std::to_string(tick.y) +
-               "\" x2=\"" + std::to_string(layout.colorbar_x + layout.colorbar_w + 4) + "\" y2=\"" + std::to_string(tick.y) +
-               "\" stroke=\"" + hex(text_color) + "\"/>\n";
+        svg += "<line x1=\"" + std::to_string(layout.colorbar_x + layout.colorbar_w) + "\" y1=\"" +
+               std::to_string(tick.y) + "\" x2=\"" + std::to_string(layout.colorbar_x + layout.colorbar_w + 4) +
+               "\" y2=\"" + std::to_string(tick.y) + "\" stroke=\"" + hex(text_color) + "\"/>\n";
     if (!layout.title.text.empty()) append_text(svg, layout.title, font);
     for (const auto* group : {&layout.row_labels, &layout.column_labels, &layout.other_text})
         for (const TextPlacement& text : *group) append_text(svg, text, font);

@@ -1,7 +1,6 @@
 // Readable token labels (see token_display.hpp for the rules).
 #include "token_display.hpp"
 
-
 #include "font.hpp"
 #include "utf8.hpp"
 
@@ -22,7 +21,8 @@ int hex_value(char32_t c) {
 
 // "<0xNN>" at position i of points -> the byte, or -1.
 int byte_token_at(const std::u32string& points, size_t i) {
-    if (i + 6 > points.size() || points[i] != '<' || points[i + 1] != '0' || points[i + 2] != 'x' || points[i + 5] != '>')
+    if (i + 6 > points.size() || points[i] != '<' || points[i + 1] != '0' || points[i + 2] != 'x' ||
+        points[i + 5] != '>')
         return -1;
     const int high = hex_value(points[i + 3]), low = hex_value(points[i + 4]);
     return high < 0 || low < 0 ? -1 : high * 16 + low;

@@ -12,10 +12,12 @@ namespace attn_viz {
 std::vector<uint8_t> zlib_compress(const uint8_t* data, size_t size, int level) {
     const std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
         libdeflate_alloc_compressor(level), &libdeflate_free_compressor);
-    if (!compressor) throw Error(ErrorKind::internal, "zlib: cannot allocate a compressor at level " + std::to_string(level));
+    if (!compressor)
+        throw Error(ErrorKind::internal, "zlib: cannot allocate a compressor at level " + std::to_string(level));
     std::vector<uint8_t> out(libdeflate_zlib_compress_bound(compressor.get(), size));
     const size_t written = libdeflate_zlib_compress(compressor.get(), data, size, out.data(), out.size());
-    if (written == 0) throw Error(ErrorKind::internal, "zlib: " + std::to_string(size) + " bytes did not fit the bound");
+    if (written == 0)
+        throw Error(ErrorKind::internal, "zlib: " + std::to_string(size) + " bytes did not fit the bound");
     out.resize(written);
     return out;
 }

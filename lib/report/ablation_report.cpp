@@ -9,35 +9,38 @@
 
 namespace attn_viz {
 
-std::vector<std::string> ablation_findings(const AblationReport& report, const std::vector<HeadAblationEffect>& ranked) {
+std::vector<std::string> ablation_findings(const AblationReport& report,
+                                           const std::vector<HeadAblationEffect>& ranked) {
     if (ranked.empty()) return {};
     const std::string mode = ablation_mode_name(report.mode);
     const HeadAblationEffect& top = ranked.front();
     const std::string top_name = head_name(top.id.layer, top.id.head);
     // The largest KL: what changes the predictions most, whether or not the loss moves.
-    const HeadAblationEffect& most_kl = *std::max_element(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-        return a.kl < b.kl;
-    });
-    const std::string kl_sentence = "the largest change of the predictions is " + head_name(most_kl.id.layer, most_kl.id.head) +
-                                    "'s (KL " + short_number(most_kl.kl) + " nats)";
+    const HeadAblationEffect& most_kl =
+        *std::max_element(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.kl < b.kl; });
+    const std::string kl_sentence = "the largest change of the predictions is " +
+                                    head_name(most_kl.id.layer, most_kl.id.head) + "'s (KL " +
+                                    short_number(most_kl.kl) + " nats)";
     if (!std::isfinite(report.clean_loss) || !std::isfinite(top.delta_loss))
         return {"ablation (" + mode + "): one token has no next-token loss; " + kl_sentence};
     std::vector<std::string> findings;
     if (top.delta_loss > 0)
         findings.push_back("ablation (" + mode + "): removing " + top_name + " raises the next-token loss most, by " +
-                           short_number(top.delta_loss) + " nats (" + short_number(100 * top.delta_loss / report.clean_loss, "%.1f") +
-                           "% of the clean " + short_number(report.clean_loss) + ")");
+                           short_number(top.delta_loss) + " nats (" +
+                           short_number(100 * top.delta_loss / report.clean_loss, "%.1f") + "% of the clean " +
+                           short_number(report.clean_loss) + ")");
     else
         findings.push_back("ablation (" + mode + "): removing no listed head raises the next-token loss (clean " +
-                           short_number(report.clean_loss) + " nats); the largest change is " + top_name + "'s " + short_number(top.delta_loss));
+                           short_number(report.clean_loss) + " nats); the largest change is " + top_name + "'s " +
+                           short_number(top.delta_loss));
     // "Matters": moves the loss by more than 1% of the clean loss, either way.
     const double matters = 0.01 * std::abs(report.clean_loss);
     const auto mattering = std::count_if(ranked.begin(), ranked.end(), [&](const HeadAblationEffect& e) {
         return std::isfinite(e.delta_loss) && std::abs(e.delta_loss) > matters;
     });
     findings.push_back(std::to_string(mattering) + " of " + std::to_string(ranked.size()) +
-                       " ablated heads move the loss by more than 1% of the clean loss (" + short_number(matters, "%.3g") + " nats); " +
-                       kl_sentence);
+                       " ablated heads move the loss by more than 1% of the clean loss (" +
+                       short_number(matters, "%.3g") + " nats); " + kl_sentence);
     return findings;
 }
 
@@ -57,17 +60,23 @@ nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& repo
     const std::vector<HeadAblationEffect> ranked = ranked_ablations(report);
     std::vector<RankedHeadRow> rows;
     for (const HeadAblationEffect& e : ranked) rows.push_back({e.id.layer, e.id.head, {e.delta_loss, e.kl, e.loss}});
-    const nlohmann::json ranking = write_ranked_heads(out.file(folder + "ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
+    const nlohmann::json ranking =
+        write_ranked_heads(out.file(folder + "ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
     const std::string mode = ablation_mode_name(report.mode);
     if (o.pictures) {
-        const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads), kl = layer_head_values(rows, 1, layers, heads);
+        const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads),
+                                 kl = layer_head_values(rows, 1, layers, heads);
         write_layer_head_png(out.file(folder + "ablation_delta_loss.png"), delta_loss, layers, heads,
                              "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
         write_layer_head_png(out.file(folder + "ablation_kl.png"), kl, layers, heads,
-                             "KL(clean || ablated) of next-token distributions, " + mode + " ablation", "mean KL (nats)", o);
+                             "KL(clean || ablated) of next-token distributions, " + mode + " ablation",
+                             "mean KL (nats)", o);
     }
     return {{"ablation",
-             {{"mode", mode}, {"clean_loss", json_number(report.clean_loss)}, {"heads", ranking}, {"findings", ablation_findings(report, ranked)}}}};
+             {{"mode", mode},
+              {"clean_loss", json_number(report.clean_loss)},
+              {"heads", ranking},
+              {"findings", ablation_findings(report, ranked)}}}};
 }
 
 }  // namespace attn_viz

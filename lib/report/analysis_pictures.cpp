@@ -68,13 +68,14 @@ void write_dependence_pictures(OutputDir& out, const std::string& folder, const 
     const auto write = [&](const char* file, PairMetric metric, const char* title, const char* value_label) {
         const HeadMatrix& m = a.matrix(metric);
         const ValueRange range = off_diagonal_range(m);
-        write_matrix_png(out.file(folder + file), head_matrix_tensor(m), names, matrix_title(title, m, a), o.style.colormap, range.vmin,
-                         range.vmax, value_label, o.style.max_px, layer_heads);
+        write_matrix_png(out.file(folder + file), head_matrix_tensor(m), names, matrix_title(title, m, a),
+                         o.style.colormap, range.vmin, range.vmax, value_label, o.style.max_px, layer_heads);
     };
     write("output_mi.png", PairMetric::output_mi, "Gaussian mutual information of head outputs", "nats");
     write("output_cka.png", PairMetric::output_cka, "Linear CKA of head outputs", "CKA");
     write("choice_mi.png", PairMetric::choice_mi, "Mutual information of attention choices", "nats");
-    const bool any_keys = std::any_of(a.heads.begin(), a.heads.end(), [](const HeadStats& s) { return std::isfinite(s.keys_needed); });
+    const bool any_keys =
+        std::any_of(a.heads.begin(), a.heads.end(), [](const HeadStats& s) { return std::isfinite(s.keys_needed); });
     if (any_keys) write_keys_needed_png(out.file(folder + "keys_needed.png"), a, o);
 }
 

@@ -25,7 +25,8 @@ std::vector<HeadMoments> ranked_heads(const CorpusAttribution& a) {
             const RunningMoments& m = a.moments(AttributionPart::head, l, h);
             heads.push_back({l, h, m.mean_or_nan(), m.population_std()});
         }
-    std::stable_sort(heads.begin(), heads.end(), [](const HeadMoments& x, const HeadMoments& y) { return x.mean > y.mean; });
+    std::stable_sort(heads.begin(), heads.end(),
+                     [](const HeadMoments& x, const HeadMoments& y) { return x.mean > y.mean; });
     return heads;
 }
 
@@ -48,10 +49,11 @@ std::vector<std::string> corpus_attribution_findings(const CorpusAttribution& a)
     const std::vector<HeadMoments> order = ranked_heads(a);
     if (order.empty() || a.positions() == 0) return {};
     const HeadMoments &top = order.front(), &bottom = order.back();
-    return {"direct logit attribution over " + std::to_string(a.positions()) + " positions: " + head_name(top.layer, top.head) +
-            " writes most toward the " + a.target() + " (" + signed_text(top.mean) + " on average, std " +
-            short_number(top.std, "%.3g") + "), " + head_name(bottom.layer, bottom.head) + " most against it (" +
-            signed_text(bottom.mean) + "); of the mean logit " + short_number(a.moments(AttributionPart::logit).mean, "%.3g") +
+    return {"direct logit attribution over " + std::to_string(a.positions()) +
+            " positions: " + head_name(top.layer, top.head) + " writes most toward the " + a.target() + " (" +
+            signed_text(top.mean) + " on average, std " + short_number(top.std, "%.3g") + "), " +
+            head_name(bottom.layer, bottom.head) + " most against it (" + signed_text(bottom.mean) +
+            "); of the mean logit " + short_number(a.moments(AttributionPart::logit).mean, "%.3g") +
             ", the heads give " + signed_text(summed_means(a, AttributionPart::layer_heads)) + ", the feed-forwards " +
             signed_text(summed_means(a, AttributionPart::mlp)) + ", the embeddings " +
             signed_text(a.moments(AttributionPart::embedding).mean)};
@@ -59,7 +61,8 @@ std::vector<std::string> corpus_attribution_findings(const CorpusAttribution& a)
 
 nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttribution& a, const ReportOptions& o) {
     std::string csv = "component,layer,head,mean,std,count\n";
-    const auto row = [&](const char* component, const std::string& layer, const std::string& head, const RunningMoments& m) {
+    const auto row = [&](const char* component, const std::string& layer, const std::string& head,
+                         const RunningMoments& m) {
         csv += std::string(component) + "," + layer + "," + head + "," + csv_number(m.mean_or_nan()) + "," +
                csv_number(m.population_std()) + "," + std::to_string(m.count) + "\n";
     };
@@ -67,7 +70,8 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
     nlohmann::json layers = nlohmann::json::array();
     for (int64_t l = 0; l < a.layers(); ++l) {
         const std::string layer = std::to_string(l);
-        for (int64_t h = 0; h < a.heads(); ++h) row("head", layer, std::to_string(h), a.moments(AttributionPart::head, l, h));
+        for (int64_t h = 0; h < a.heads(); ++h)
+            row("head", layer, std::to_string(h), a.moments(AttributionPart::head, l, h));
         row("heads", layer, "", a.moments(AttributionPart::layer_heads, l));
         row("attention_bias", layer, "", a.moments(AttributionPart::attention_bias, l));
         row("mlp", layer, "", a.moments(AttributionPart::mlp, l));
@@ -91,10 +95,11 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
     if (o.pictures) {
         std::vector<float> means;
         for (int64_t l = 0; l < a.layers(); ++l)
-            for (int64_t h = 0; h < a.heads(); ++h) means.push_back(static_cast<float>(a.moments(AttributionPart::head, l, h).mean));
+            for (int64_t h = 0; h < a.heads(); ++h)
+                means.push_back(static_cast<float>(a.moments(AttributionPart::head, l, h).mean));
         write_layer_head_png(out.file("logit_attribution_heads.png"), means, a.layers(), a.heads(),
-                             "Direct logit attribution to the " + a.target() + ", mean over " + std::to_string(a.positions()) +
-                                 " positions of the corpus",
+                             "Direct logit attribution to the " + a.target() + ", mean over " +
+                                 std::to_string(a.positions()) + " positions of the corpus",
                              "logit contribution", o, true);
     }
     return {{"logit_attribution",
@@ -108,7 +113,8 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
               {"findings", corpus_attribution_findings(a)}}}};
 }
 
-nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumulator& corpus, const ReportOptions& options) {
+nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumulator& corpus,
+                                             const ReportOptions& options) {
     nlohmann::json stats = nlohmann::json::object();
     if (corpus.attribution()) stats.update(write_corpus_attribution_outputs(out, *corpus.attribution(), options));
     if (corpus.patching()) stats.update(write_corpus_patching_outputs(out, *corpus.patching(), options));

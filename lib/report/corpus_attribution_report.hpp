@@ -20,10 +20,12 @@ std::vector<std::string> corpus_attribution_findings(const CorpusAttribution& a)
 // --stats-only, logit_attribution_heads.png (the heads' means) into `out`; returns
 // {"logit_attribution": {"target", "positions", "logit", "embedding", "norm_bias" ({"mean",
 // "std"} each), "layers", "heads" (ranked by mean, with std), "findings"}}.
-nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttribution& a, const ReportOptions& options);
+nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttribution& a,
+                                                const ReportOptions& options);
 
 // What a corpus's accumulator holds besides the per-head statistics (its logit attribution and
 // activation patching), written into `out`; returns the stats.json entries ({} when there is none).
-nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumulator& corpus, const ReportOptions& options);
+nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumulator& corpus,
+                                             const ReportOptions& options);
 
 }  // namespace attn_viz

@@ -21,10 +21,11 @@ ModelAnalysis join_layer_analyses(const std::vector<ModelAnalysis>& layers, cons
     for (HeadMatrix& m : a.matrices) m = HeadMatrix(N);
     for (int64_t l = 0; l < a.num_layers; ++l) {
         const ModelAnalysis& layer = layers[static_cast<size_t>(l)];
-        const bool square = std::all_of(layer.matrices.begin(), layer.matrices.end(), [&](const HeadMatrix& m) { return m.size == H; });
+        const bool square =
+            std::all_of(layer.matrices.begin(), layer.matrices.end(), [&](const HeadMatrix& m) { return m.size == H; });
         if (layer.num_layers != 1 || layer.num_heads != H || !square || static_cast<int64_t>(layer.heads.size()) != H)
-            throw Error(ErrorKind::internal, "join_layer_analyses: layer " + std::to_string(l) + " is not one layer of " +
-                                                 std::to_string(H) + " heads");
+            throw Error(ErrorKind::internal, "join_layer_analyses: layer " + std::to_string(l) +
+                                                 " is not one layer of " + std::to_string(H) + " heads");
         for (int64_t h = 0; h < H; ++h) a.head_ids.push_back({l, h});
         a.heads.insert(a.heads.end(), layer.heads.begin(), layer.heads.end());
         a.sparse.insert(a.sparse.end(), layer.sparse.begin(), layer.sparse.end());
@@ -37,18 +38,25 @@ ModelAnalysis join_layer_analyses(const std::vector<ModelAnalysis>& layers, cons
 }
 
 LayerStream::LayerStream(OutputDir& out, LayerStreamInput input, const ReportOptions& options, Timings& timings)
-    : out_(out), input_(std::move(input)), options_(options), timings_(timings), threads_(resolve_threads(options.threads)) {
-    if (options_.html) throw Error(ErrorKind::internal, "LayerStream: the HTML report needs every layer's maps at once");
-    if (options_.svg && (options_.svg->layer < 0 || options_.svg->layer >= input_.num_layers || options_.svg->head < 0 ||
-                         options_.svg->head >= input_.num_heads))
+    : out_(out),
+      input_(std::move(input)),
+      options_(options),
+      timings_(timings),
+      threads_(resolve_threads(options.threads)) {
+    if (options_.html)
+        throw Error(ErrorKind::internal, "LayerStream: the HTML report needs every layer's maps at once");
+    if (options_.svg && (options_.svg->layer < 0 || options_.svg->layer >= input_.num_layers ||
+                         options_.svg->head < 0 || options_.svg->head >= input_.num_heads))
         throw Error(ErrorKind::usage, "svg head " + head_name(options_.svg->layer, options_.svg->head) +
                                           " is out of range: the model has " + std::to_string(input_.num_layers) +
                                           " layers of " + std::to_string(input_.num_heads) + " heads");
     const std::vector<int64_t> numbers = overview_layers();
-    tiles_ = overview_tiles(numbers, static_cast<int>(numbers.size()), static_cast<int>(input_.num_heads), options_.style, true);
+    tiles_ = overview_tiles(numbers, static_cast<int>(numbers.size()), static_cast<int>(input_.num_heads),
+                            options_.style, true);
     const int64_t T = static_cast<int64_t>(input_.tokens.size()), K = static_cast<int64_t>(key_tokens().size());
     if (!options_.dump_attention.empty())
-        dump_.emplace(out_.external_file(options_.dump_attention), std::vector<int64_t>{input_.num_layers, input_.num_heads, T, K});
+        dump_.emplace(out_.external_file(options_.dump_attention),
+                      std::vector<int64_t>{input_.num_layers, input_.num_heads, T, K});
 }
 
 std::vector<int64_t> LayerStream::overview_layers() const {
@@ -85,9 +93,11 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         o.svg.reset();
         if (options_.svg && options_.svg->layer == layer) o.svg = HeadId{0, options_.svg->head};
         ValueRange range;
-        const PictureNotes drawn = write_layer_pictures(out_, in, o, layers_.back(), threads_, range, [&](const Tensor& maps) {
-            if (options_.drawn.has_layer(layer)) add_overview_layer(tiles_, maps, result.visibility, options_.style, threads_);
-        });
+        const PictureNotes drawn =
+            write_layer_pictures(out_, in, o, layers_.back(), threads_, range, [&](const Tensor& maps) {
+                if (options_.drawn.has_layer(layer))
+                    add_overview_layer(tiles_, maps, result.visibility, options_.style, threads_);
+            });
         drawn_.maps += drawn.maps, drawn_.dark_maps += drawn.dark_maps;
         range_.vmin = std::min(range_.vmin, range.vmin), range_.vmax = std::max(range_.vmax, range.vmax);
     }
@@ -117,11 +127,13 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
         const std::vector<int64_t> numbers = overview_layers();
         std::vector<std::string> labels;
         for (int64_t l : numbers)
-            for (int64_t h = 0; h < analysis.num_heads; ++h) labels.push_back(shown_label(analysis, l * analysis.num_heads + h));
+            for (int64_t h = 0; h < analysis.num_heads; ++h)
+                labels.push_back(shown_label(analysis, l * analysis.num_heads + h));
         HeatmapStyle shared_style = pictured_options(options_).style;
         const ValueRange shared = map_color_range(color_rule(options_), range_, range_);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
-        write_png(out_.file(input_.folder + "overview.png"), render_overview_tiles(tiles_, numbers, shared_style, color_rule(options_), nullptr, labels));
+        write_png(out_.file(input_.folder + "overview.png"),
+                  render_overview_tiles(tiles_, numbers, shared_style, color_rule(options_), nullptr, labels));
     }
     if (dump_) dump_->close();
     return analysis;

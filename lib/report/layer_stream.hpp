@@ -18,13 +18,13 @@
 namespace attn_viz {
 
 struct LayerStreamInput {
-    int64_t num_layers = 0;                  // L layers of num_heads heads each
+    int64_t num_layers = 0;  // L layers of num_heads heads each
     int64_t num_heads = 0;
-    std::vector<std::string> tokens;         // T labels of the queries (and of the keys, without key_tokens)
-    std::vector<int64_t> token_ids;          // for duplicate-token / induction scores, or empty
+    std::vector<std::string> tokens;  // T labels of the queries (and of the keys, without key_tokens)
+    std::vector<int64_t> token_ids;   // for duplicate-token / induction scores, or empty
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (provenance, ...)
     std::vector<std::string> key_tokens = {};  // K labels of the keys when they differ (cross attention), or empty
-    std::string folder = {};                 // "" or "encoder/": where in the run directory
+    std::string folder = {};                   // "" or "encoder/": where in the run directory
 };
 
 class LayerStream {
@@ -39,13 +39,15 @@ public:
     void add_layer(int64_t layer, const LayerResult& result, const LayerWeights& weights);
 
     // After the last layer: stats.json, heads.csv, pairs.csv, the matrix pictures, overview.png (under input.folder)
-    // (rows: the layers options.drawn selects; its shared range over every layer) and the closed dump. Returns the whole analysis;
-    // `notes` gets what the pictures look like.
+    // (rows: the layers options.drawn selects; its shared range over every layer) and the closed dump. Returns the
+    // whole analysis; `notes` gets what the pictures look like.
     ModelAnalysis finish(PictureNotes& notes);
 
 private:
     std::vector<int64_t> overview_layers() const;  // the overview's rows: the layers with a selected head
-    const std::vector<std::string>& key_tokens() const { return input_.key_tokens.empty() ? input_.tokens : input_.key_tokens; }
+    const std::vector<std::string>& key_tokens() const {
+        return input_.key_tokens.empty() ? input_.tokens : input_.key_tokens;
+    }
 
     OutputDir& out_;
     LayerStreamInput input_;
@@ -54,8 +56,8 @@ private:
     int threads_;
     std::vector<ModelAnalysis> layers_;  // one per layer done: its heads and within-layer matrices
     OverviewTiles tiles_;
-    ValueRange range_{1, 0};             // extremes of every drawn map so far
-    PictureNotes drawn_;                 // maps drawn so far (the selected heads), and the dark ones
+    ValueRange range_{1, 0};  // extremes of every drawn map so far
+    PictureNotes drawn_;      // maps drawn so far (the selected heads), and the dark ones
     std::optional<NpyWriter> dump_;
 };
 

@@ -14,9 +14,12 @@ struct Shown {
     const char* key;
     const char* heading;
 };
-constexpr Shown shown_analyses[] = {{"ablation", "Ablation"}, {"logit_attribution", "Direct logit attribution"},
-                                     {"activation_patching", "Activation patching"}, {"composition", "Composition scores"},
-                                     {"attention_rollout", "Attention rollout"}, {"attention_flow", "Attention flow"}};
+constexpr Shown shown_analyses[] = {{"ablation", "Ablation"},
+                                    {"logit_attribution", "Direct logit attribution"},
+                                    {"activation_patching", "Activation patching"},
+                                    {"composition", "Composition scores"},
+                                    {"attention_rollout", "Attention rollout"},
+                                    {"attention_flow", "Attention flow"}};
 
 // A number of a stats entry ("" when null), with `format`.
 std::string number_text(const nlohmann::json& value, const char* format) {
@@ -39,7 +42,8 @@ std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablati
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : ablation["heads"]) {
         if (rows.size() == ablation_heads_shown) break;
-        rows.push_back({std::to_string(h["rank"].get<int64_t>()), head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
+        rows.push_back({std::to_string(h["rank"].get<int64_t>()),
+                        head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
                         number_text(h["delta_loss"], "%+.4f"), number_text(h["kl"], "%.4f")});
     }
     return rows;
@@ -47,9 +51,12 @@ std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablati
 
 std::string ablation_heading(const nlohmann::json& ablation) {
     const size_t count = ablation["heads"].size();
-    return "ablation (" + ablation["mode"].get<std::string>() + ", " + std::to_string(count) + (count == 1 ? " head" : " heads") +
-           "): clean next-token loss " + number_text(ablation["clean_loss"], "%.4f") + " nats; the heads that change it most" +
-           (count > ablation_heads_shown ? " (first " + std::to_string(ablation_heads_shown) + ", all in ablation.csv)" : "") + ":";
+    return "ablation (" + ablation["mode"].get<std::string>() + ", " + std::to_string(count) +
+           (count == 1 ? " head" : " heads") + "): clean next-token loss " +
+           number_text(ablation["clean_loss"], "%.4f") + " nats; the heads that change it most" +
+           (count > ablation_heads_shown ? " (first " + std::to_string(ablation_heads_shown) + ", all in ablation.csv)"
+                                         : "") +
+           ":";
 }
 
 // A ranked table of an analysis for report.html: its caption, column names and rows.
@@ -61,12 +68,13 @@ struct AnalysisTable {
 
 // The first ablation_heads_shown heads of a ranked "heads" list: rank, head, then `fields`
 // (stats.json names) printed with `format`.
-std::vector<std::vector<std::string>> ranked_head_rows(const nlohmann::json& heads, const std::vector<std::string>& fields,
-                                                       const char* format) {
+std::vector<std::vector<std::string>> ranked_head_rows(const nlohmann::json& heads,
+                                                       const std::vector<std::string>& fields, const char* format) {
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : heads) {
         if (rows.size() == ablation_heads_shown) break;
-        std::vector<std::string> row = {std::to_string(h["rank"].get<int64_t>()), head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>())};
+        std::vector<std::string> row = {std::to_string(h["rank"].get<int64_t>()),
+                                        head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>())};
         for (const std::string& field : fields) row.push_back(number_text(h[field], format));
         rows.push_back(std::move(row));
     }
@@ -95,14 +103,17 @@ AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry
     if (key == "logit_attribution")
         return {"the heads that write most toward the " + entry["target"].get<std::string>() + " (mean over " +
                     std::to_string(entry["positions"].size()) + " positions; all in logit_attribution.csv):",
-                {"rank", "head", "mean contribution", "last position"}, ranked_head_rows(entry["heads"], {"mean", "last"}, "%+.4f")};
+                {"rank", "head", "mean contribution", "last position"},
+                ranked_head_rows(entry["heads"], {"mean", "last"}, "%+.4f")};
     if (key == "activation_patching")
-        return {"activation patching (" + entry["metric"].get<std::string>() + "): clean " + number_text(entry["clean"], "%.4f") +
-                    ", corrupted " + number_text(entry["corrupted"], "%.4f") + "; the heads whose patching moves it most (all in patching.csv):",
+        return {"activation patching (" + entry["metric"].get<std::string>() + "): clean " +
+                    number_text(entry["clean"], "%.4f") + ", corrupted " + number_text(entry["corrupted"], "%.4f") +
+                    "; the heads whose patching moves it most (all in patching.csv):",
                 {"rank", "head", "delta", "fraction", "KL (nats)"},
                 ranked_head_rows(entry["heads"], {"delta", "fraction", "kl"}, "%+.4f")};
     if (key == "composition")
-        return {"the strongest compositions of each kind (all in composition.csv):", {"kind", "earlier head", "later head", "score"},
+        return {"the strongest compositions of each kind (all in composition.csv):",
+                {"kind", "earlier head", "later head", "score"},
                 composition_rows(entry)};
     return {};
 }
@@ -120,7 +131,8 @@ std::string model_analyses_text(const nlohmann::json& stats) {
             std::snprintf(line, sizeof line, "  %4s  %-8s %12s %10s\n", "rank", "head", "delta loss", "KL (nats)");
             text += line;
             for (const std::vector<std::string>& row : ablation_rows(entry)) {
-                std::snprintf(line, sizeof line, "  %4s  %-8s %12s %10s\n", row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].c_str());
+                std::snprintf(line, sizeof line, "  %4s  %-8s %12s %10s\n", row[0].c_str(), row[1].c_str(),
+                              row[2].c_str(), row[3].c_str());
                 text += line;
             }
         }
@@ -134,7 +146,8 @@ std::string model_analyses_html(const nlohmann::json& stats) {
     for (const Shown& analysis : shown_analyses) {
         if (!stats.contains(analysis.key)) continue;
         const nlohmann::json& entry = stats[analysis.key];
-        html += std::string("<section class=\"analysis\" id=\"") + analysis.key + "\"><h2>" + analysis.heading + "</h2>\n";
+        html +=
+            std::string("<section class=\"analysis\" id=\"") + analysis.key + "\"><h2>" + analysis.heading + "</h2>\n";
         const AnalysisTable table = analysis_table(analysis.key, entry);
         if (!table.columns.empty()) {
             html += "<p>" + xml_escape(table.caption) + "</p>\n<table><thead><tr>";

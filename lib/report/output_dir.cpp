@@ -1,13 +1,15 @@
 #include "output_dir.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <set>
+
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.hpp"
 #include "file_write.hpp"
@@ -63,7 +65,8 @@ UniqueFd open_folder_below(int root, const std::string& root_name, const std::st
         }
         if (!next && (errno == ELOOP || errno == ENOTDIR) && walk != Walk::find_to_remove)
             throw Error(ErrorKind::usage, shown + ": is a symbolic link or not a folder: refusing to write through it");
-        if (!next && walk == Walk::make_to_write) throw Error(ErrorKind::io, shown + ": cannot open: " + std::strerror(errno));
+        if (!next && walk == Walk::make_to_write)
+            throw Error(ErrorKind::io, shown + ": cannot open: " + std::strerror(errno));
         current = std::move(next);
         start = end + 1;
     }
@@ -106,7 +109,8 @@ bool is_attn_viz_output_name(const std::string& relative) {
         const size_t end = relative.find('/', start);
         const std::string part = relative.substr(start, end - start);  // to the end when there is no '/'
         if (part.empty() || part[0] == '.' ||
-            part.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+            part.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+                std::string::npos)
             return false;
         const size_t dot = part.rfind('.');
         if (end == std::string::npos) return dot != std::string::npos && extensions.count(part.substr(dot));
@@ -142,7 +146,8 @@ std::string OutputDir::file(const std::string& relative) {
     std::error_code ec;
     const std::string destination = keep_nothing_ ? relative : dir_ + "/" + relative;  // as errors name it
     if (keep_nothing_) {
-        if (!staging_) staging_ = std::make_unique<StagingDir>((fs::temp_directory_path() / "attn-viz-unkept").string());
+        if (!staging_)
+            staging_ = std::make_unique<StagingDir>((fs::temp_directory_path() / "attn-viz-unkept").string());
     } else {
         refuse_if_input(AT_FDCWD, destination, destination, "overwrite");
         if (!staging_) {
@@ -154,7 +159,8 @@ std::string OutputDir::file(const std::string& relative) {
     }
     const fs::path target = fs::path(staging_->path()) / relative;
     fs::create_directories(target.parent_path(), ec);
-    if (ec) throw Error(ErrorKind::io, fs::path(destination).parent_path().string() + ": cannot create: " + ec.message());
+    if (ec)
+        throw Error(ErrorKind::io, fs::path(destination).parent_path().string() + ": cannot create: " + ec.message());
     files_.push_back(relative);
     staged_paths_.push_back(target.string());
     name_staged_file(target.string(), destination);
@@ -162,7 +168,8 @@ std::string OutputDir::file(const std::string& relative) {
 }
 
 std::string OutputDir::external_file(const std::string& final_path) {
-    if (keep_nothing_) throw Error(ErrorKind::internal, final_path + ": a run that keeps no files writes no file outside it");
+    if (keep_nothing_)
+        throw Error(ErrorKind::internal, final_path + ": a run that keeps no files writes no file outside it");
     std::error_code ec;
     const fs::file_status status = fs::status(final_path, ec);
     if (fs::is_directory(status)) throw Error(ErrorKind::usage, final_path + ": is a directory, expected a file name");
@@ -234,7 +241,8 @@ void OutputDir::move_into_existing_dir() {
         const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::find_to_write);
         if (!parent) continue;
         refuse_if_input(parent.get(), name, dir_ + "/" + f, "overwrite");
-        if (is_folder_at(parent.get(), name)) throw Error(ErrorKind::usage, dir_ + "/" + f + ": is a folder, expected a file");
+        if (is_folder_at(parent.get(), name))
+            throw Error(ErrorKind::usage, dir_ + "/" + f + ": is a folder, expected a file");
     }
     const std::set<std::string> written(files_.begin(), files_.end());
     std::vector<std::string> stale;  // the previous run's files this one does not write again

@@ -6,8 +6,9 @@
 // moves everything into place with rename(2); if the run fails, throws or is interrupted (SIGINT,
 // SIGTERM) first, the staging folders are removed and the previous results, if any, are left as
 // they were; the interrupt says so on stderr ("attn-viz: interrupted: nothing written, the
-// previous results in DIR are kept", or "... nothing written to DIR" when there were none). No destination may be a file the run reads (input_files.hpp): that is refused
-// (Error usage) when the destination is requested and again, before anything moves, in commit().
+// previous results in DIR are kept", or "... nothing written to DIR" when there were none). No destination may be a
+// file the run reads (input_files.hpp): that is refused (Error usage) when the destination is requested and again,
+// before anything moves, in commit().
 #pragma once
 
 #include <map>
@@ -64,8 +65,8 @@ private:
     };
     std::string dir_;
     bool keep_nothing_ = false;
-    std::unique_ptr<StagingDir> staging_;                               // made by the first file()
-    std::vector<std::string> files_;                                    // relative paths in staging
+    std::unique_ptr<StagingDir> staging_;                                  // made by the first file()
+    std::vector<std::string> files_;                                       // relative paths in staging
     std::map<std::string, std::unique_ptr<StagingDir>> external_staging_;  // by the externals' folder
     std::vector<External> externals_;
     std::vector<std::string> staged_paths_;  // every staged file, named in errors by its destination (file_write.hpp)

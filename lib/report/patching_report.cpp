@@ -62,12 +62,14 @@ namespace {
 
 // patching_delta.png and patching_kl.png (layers x heads) of `rows` (values: delta first, KL at
 // `kl_value`), unless --stats-only; `over` ends both titles (" over 12 pairs" or "").
-void write_patching_pictures(OutputDir& out, const std::vector<RankedHeadRow>& rows, size_t kl_value, const PatchMetric& metric,
-                             int64_t layers, int64_t heads, const std::string& over, const ReportOptions& o) {
+void write_patching_pictures(OutputDir& out, const std::vector<RankedHeadRow>& rows, size_t kl_value,
+                             const PatchMetric& metric, int64_t layers, int64_t heads, const std::string& over,
+                             const ReportOptions& o) {
     if (!o.pictures) return;
-    write_layer_head_png(out.file("patching_delta.png"), layer_head_values(rows, 0, layers, heads), layers, heads,
-                         "Change of " + metric_words(metric) + " when a head is patched from the corrupted input" + over, "change", o,
-                         true);
+    write_layer_head_png(
+        out.file("patching_delta.png"), layer_head_values(rows, 0, layers, heads), layers, heads,
+        "Change of " + metric_words(metric) + " when a head is patched from the corrupted input" + over, "change", o,
+        true);
     write_layer_head_png(out.file("patching_kl.png"), layer_head_values(rows, kl_value, layers, heads), layers, heads,
                          "KL(clean || patched) of next-token distributions" + over, "mean KL (nats)", o);
 }
@@ -105,7 +107,10 @@ PatchingReport mean_patching_report(const CorpusPatching& p) {
     for (int64_t l = 0; l < p.layers(); ++l)
         for (int64_t h = 0; h < p.heads(); ++h) {
             const double delta = p.moments(PatchingPart::delta, l, h).mean_or_nan();
-            mean.heads.push_back({{l, h}, mean.clean + delta, delta, effect != 0 ? delta / effect : NAN,
+            mean.heads.push_back({{l, h},
+                                  mean.clean + delta,
+                                  delta,
+                                  effect != 0 ? delta / effect : NAN,
                                   p.moments(PatchingPart::kl, l, h).mean_or_nan()});
         }
     return mean;
@@ -118,11 +123,14 @@ nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatchin
     for (const HeadPatchEffect& e : ranked) {
         const RunningMoments &delta = p.moments(PatchingPart::delta, e.id.layer, e.id.head),
                              &kl = p.moments(PatchingPart::kl, e.id.layer, e.id.head);
-        rows.push_back({e.id.layer, e.id.head,
-                        {e.delta, delta.population_std(), e.fraction, e.kl, kl.population_std(), static_cast<double>(delta.count)}});
+        rows.push_back({e.id.layer,
+                        e.id.head,
+                        {e.delta, delta.population_std(), e.fraction, e.kl, kl.population_std(),
+                         static_cast<double>(delta.count)}});
     }
-    const nlohmann::json ranking = write_ranked_heads(out.file("patching.csv"),
-                                                      {"delta_mean", "delta_std", "fraction", "kl_mean", "kl_std", "pairs"}, rows, p.heads());
+    const nlohmann::json ranking =
+        write_ranked_heads(out.file("patching.csv"),
+                           {"delta_mean", "delta_std", "fraction", "kl_mean", "kl_std", "pairs"}, rows, p.heads());
     const std::string over = " (mean over " + std::to_string(p.pairs()) + " pairs)";
     write_patching_pictures(out, rows, 3, mean.metric, p.layers(), p.heads(), over, o);
     std::vector<std::string> findings = patching_findings(mean, ranked);

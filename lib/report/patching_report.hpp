@@ -35,6 +35,7 @@ PatchingReport mean_patching_report(const CorpusPatching& patching);
 // pairs; ranked by |delta_mean|) and, unless --stats-only, patching_delta.png and patching_kl.png
 // of the means; returns {"activation_patching": {"metric", "pairs", "clean", "corrupted" ({"mean",
 // "std"} each), "heads" (ranked), "findings"}}.
-nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatching& patching, const ReportOptions& options);
+nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatching& patching,
+                                             const ReportOptions& options);
 
 }  // namespace attn_viz

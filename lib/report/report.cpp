@@ -10,6 +10,8 @@
 #include "figure_bar_chart.hpp"
 #include "figure_matrix.hpp"
 #include "figure_overview.hpp"
+#include "file_write.hpp"
+#include "findings.hpp"
 #include "head_names.hpp"
 #include "heatmap.hpp"
 #include "html_report.hpp"
@@ -17,11 +19,9 @@
 #include "model_analyses_summary.hpp"
 #include "norm_attention.hpp"
 #include "npy.hpp"
-#include "png_writer.hpp"
 #include "parallel_for.hpp"
+#include "png_writer.hpp"
 #include "report_columns.hpp"
-#include "file_write.hpp"
-#include "findings.hpp"
 #include "sparse_report.hpp"
 #include "stats_report.hpp"
 #include "svg_heatmap.hpp"
@@ -38,7 +38,8 @@ Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool wit
     if (with_layer_axis) shape.insert(shape.begin(), static_cast<int64_t>(layers.size()));
     Tensor all(shape);
     for (size_t l = 0; l < layers.size(); ++l)
-        std::copy(layers[l]->attention.data.begin(), layers[l]->attention.data.end(), all.data.begin() + l * first.size());
+        std::copy(layers[l]->attention.data.begin(), layers[l]->attention.data.end(),
+                  all.data.begin() + l * first.size());
     return all;
 }
 
@@ -57,8 +58,8 @@ int64_t layer_number(const ReportInput& in, int64_t layer) {
 
 // Where head (layer, head) of `in` goes: "head_03.png", "layer_01/head_03.svg", under in.folder.
 std::string head_file(const ReportInput& in, int64_t layer, int64_t head, const char* extension) {
-    return in.folder + (in.layer_folders ? "layer_" + two_digits(layer_number(in, layer)) + "/" : "") + "head_" + two_digits(head) +
-           extension;
+    return in.folder + (in.layer_folders ? "layer_" + two_digits(layer_number(in, layer)) + "/" : "") + "head_" +
+           two_digits(head) + extension;
 }
 
 // `a` with its heads named by the layers' numbers (run --layer 3: L3H0, not L0H0), for what is
@@ -84,11 +85,12 @@ const float* head_weights(const ReportInput& in, const ModelAnalysis& a, int64_t
 
 // Head n's picture style: its color range (map_color_range of its own and `all`, the extremes
 // over every head) and a title with its layer, label and entropy. weights: [T, S] its map.
-HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int64_t n, const float* weights,
-                        ValueRange all) {
+HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int64_t n,
+                        const float* weights, ValueRange all) {
     const HeadId& id = a.head_ids[static_cast<size_t>(n)];
     HeatmapStyle style = o.style;
-    const ValueRange own = o.scale == ScaleMode::head ? visible_value_range(weights, in.layers.front()->visibility) : all;
+    const ValueRange own =
+        o.scale == ScaleMode::head ? visible_value_range(weights, in.layers.front()->visibility) : all;
     const ValueRange range = map_color_range(color_rule(o), own, all);
     style.vmin = range.vmin, style.vmax = range.vmax;
     const int64_t layer = layer_number(in, id.layer);
@@ -105,9 +107,10 @@ void check_drawn_head(const HeadId& id, const ModelAnalysis& a, const ReportInpu
     if (id.layer >= 0 && id.layer < a.num_layers && id.head >= 0 && id.head < a.num_heads) return;
     const int64_t shown_layer = id.layer >= 0 && id.layer < a.num_layers ? layer_number(in, id.layer) : id.layer;
     const std::string heads = std::to_string(a.num_heads) + (a.num_heads == 1 ? " head" : " heads");
-    throw Error(ErrorKind::usage, what + " " + head_name(shown_layer, id.head) + " is out of range: " +
-                                      (a.num_layers == 1 ? "the layer has " + heads
-                                                         : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
+    throw Error(ErrorKind::usage,
+                what + " " + head_name(shown_layer, id.head) + " is out of range: " +
+                    (a.num_layers == 1 ? "the layer has " + heads
+                                       : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
 }
 
 // The heads of `a` (indices into a.head_ids) that o.drawn selects, by their layer's number.
@@ -154,7 +157,9 @@ PictureNotes write_head_pictures(OutputDir& out, const ReportInput& in, const Re
 
 // What norm-based pictures say they show (--map norm): the colorbar, report.html's "Map".
 constexpr const char* norm_colorbar_label = "norm-based: a_ij |v_j W_O|";
-constexpr const char* norm_map_kind = "norm-based: a_ij \u2016v_j W_O^h\u2016 (attention weight times the norm of the value it moves, Kobayashi et al. 2020)";
+constexpr const char* norm_map_kind =
+    "norm-based: a_ij \u2016v_j W_O^h\u2016 (attention weight times the norm of the value it moves, Kobayashi et al. "
+    "2020)";
 
 // The layers as the pictures show them: `in` itself, or under --map norm copies of its layers whose
 // attention is the norm-based map (kept alive in `norm_layers`).
@@ -207,12 +212,13 @@ ColorRangeRule color_rule(const ReportOptions& o) {
     return rule;
 }
 
-PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, int threads,
-                                  ValueRange& range, const std::function<void(const Tensor&)>& on_drawn) {
+PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a,
+                                  int threads, ValueRange& range, const std::function<void(const Tensor&)>& on_drawn) {
     std::vector<LayerResult> norm_layers;
     const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
     range = global_value_range(drawn, a.num_heads);
-    const PictureNotes drawn_notes = o.pictures ? write_head_pictures(out, drawn, pictured_options(o), a, range, threads) : PictureNotes{};
+    const PictureNotes drawn_notes =
+        o.pictures ? write_head_pictures(out, drawn, pictured_options(o), a, range, threads) : PictureNotes{};
     for (const LayerResult* layer : drawn.layers) on_drawn(layer->attention);
     return drawn_notes;
 }
@@ -242,11 +248,11 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     const HeadMatrix& correlation = a.matrix(PairMetric::correlation);
     const HeadMatrix& js_distance = a.matrix(PairMetric::js_distance);
     write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(correlation), names,
-                     matrix_title("Pearson correlation of attention maps", correlation, a), diverging_colormap, -1.0f, 1.0f,
-                     "correlation", o.style.max_px, layer_heads);
+                     matrix_title("Pearson correlation of attention maps", correlation, a), diverging_colormap, -1.0f,
+                     1.0f, "correlation", o.style.max_px, layer_heads);
     write_matrix_png(out.file(folder + "js_distance.png"), head_matrix_tensor(js_distance), names,
-                     matrix_title("Jensen-Shannon distance of attention maps", js_distance, a), o.style.colormap, 0.0f, 1.0f,
-                     "JS distance", o.style.max_px, layer_heads);
+                     matrix_title("Jensen-Shannon distance of attention maps", js_distance, a), o.style.colormap, 0.0f,
+                     1.0f, "JS distance", o.style.max_px, layer_heads);
     write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
                         "entropy (nats)", o.style.max_px);
     write_dependence_pictures(out, folder, a, names, o);
@@ -264,7 +270,8 @@ void check_output_files(const std::vector<std::string>& paths, const std::vector
         const fs::path parent = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
         const auto [inside, rest] = std::mismatch(run_dir.begin(), run_dir.end(), parent.begin(), parent.end());
         if (!out_dir.empty() && inside == run_dir.end() && !fs::exists(out_dir, ec)) {
-            const std::string why = ", which is only created when the run succeeds: write it elsewhere or create it first";
+            const std::string why =
+                ", which is only created when the run succeeds: write it elsewhere or create it first";
             throw Error(ErrorKind::usage, path + ": is inside the output directory " + out_dir + why);
         }
         check_file_destination(path);
@@ -300,7 +307,8 @@ std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOpti
 std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, const ModelAnalysis& a, const HeadId& id,
                               const std::optional<ValueRange>& range) {
     check_drawn_head(id, a, in, "head");
-    if (o.scale == ScaleMode::global && !range) throw Error(ErrorKind::internal, "head_png: a shared color range needs head_png_range's range");
+    if (o.scale == ScaleMode::global && !range)
+        throw Error(ErrorKind::internal, "head_png: a shared color range needs head_png_range's range");
     const int64_t n = id.layer * a.num_heads + id.head;
     const Visibility& vis = in.layers.front()->visibility;
     Tensor norm_map;  // --map norm: the head's layer only
@@ -314,7 +322,8 @@ std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, con
     return encode_png(render_heatmap(layout, style));
 }
 
-ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings, PictureNotes* notes) {
+ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings,
+                           PictureNotes* notes) {
     const int threads = resolve_threads(o.threads);
     // Step 1: every statistic, label and head-by-head matrix.
     ModelAnalysis analysis;
@@ -347,15 +356,16 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             maps.push_back(&drawn.layers[l]->attention);
             numbers.push_back(number);
             heads.push_back(o.drawn.heads_of(number, analysis.num_heads));
-            for (int64_t h = 0; h < analysis.num_heads; ++h) labels.push_back(shown_label(analysis, static_cast<int64_t>(l) * analysis.num_heads + h));
+            for (int64_t h = 0; h < analysis.num_heads; ++h)
+                labels.push_back(shown_label(analysis, static_cast<int64_t>(l) * analysis.num_heads + h));
         }
         // The overview and report.html take the shared range (--scale global) from the style.
         HeatmapStyle shared_style = drawn_options.style;
         const ValueRange shared = map_color_range(color_rule(o), all, all);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
         if (o.pictures)
-            write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility, shared_style,
-                               color_rule(o), threads, labels);
+            write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility,
+                               shared_style, color_rule(o), threads, labels);
         if (o.html && o.pictures) {
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
@@ -377,7 +387,8 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     // Step 3: raw arrays for scripts.
     {
         Timings::Scope t(timings, "dumps");
-        if (!o.dump_attention.empty()) write_npy(out.external_file(o.dump_attention), stacked_attention(in.layers, in.layer_folders));
+        if (!o.dump_attention.empty())
+            write_npy(out.external_file(o.dump_attention), stacked_attention(in.layers, in.layer_folders));
         if (!o.dump_output.empty()) write_npy(out.external_file(o.dump_output), in.layers.back()->output);
     }
     return named;

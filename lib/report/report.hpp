@@ -11,8 +11,8 @@
 
 #include "color_range.hpp"
 #include "head_analysis.hpp"
-#include "heatmap_grid.hpp"
 #include "head_selection.hpp"
+#include "heatmap_grid.hpp"
 #include "heatmap_layout.hpp"
 #include "layer_result.hpp"
 #include "output_dir.hpp"
@@ -33,34 +33,35 @@ struct ReportOptions {
     ScaleMode scale = ScaleMode::global;
     std::optional<float> vmin, vmax;  // fixed ends of every map's color range (map_color_range)
     PictureMap map = PictureMap::weights;
-    bool html = false;           // report.html
-    bool pictures = true;        // false: the statistics files only (no PNG, SVG or HTML)
-    std::optional<HeadId> svg;   // the head to also draw as SVG (Error usage when out of range)
-    HeadSelection drawn;         // heads (by layer number) with pictures, overview rows and report maps; statistics cover all
+    bool html = false;          // report.html
+    bool pictures = true;       // false: the statistics files only (no PNG, SVG or HTML)
+    std::optional<HeadId> svg;  // the head to also draw as SVG (Error usage when out of range)
+    HeadSelection drawn;  // heads (by layer number) with pictures, overview rows and report maps; statistics cover all
     LabelThresholds thresholds;
-    bool sparse_error = false;   // the sparse-attention error per head (AnalysisOptions::sparse_error)
+    bool sparse_error = false;  // the sparse-attention error per head (AnalysisOptions::sparse_error)
     std::function<void(int64_t done, int64_t total)> on_sparse_layer;  // AnalysisOptions::on_sparse_layer (progress)
 };
 
 struct ReportInput {
-    std::vector<const LayerResult*> layers;    // one for `run`, L for `model`
-    std::vector<const LayerWeights*> weights;  // the same layers' weights (output/weight similarities)
-    std::vector<std::string> query_tokens;     // T labels
-    std::vector<std::string> key_tokens;       // S labels (== query tokens for self-attention)
-    bool layer_folders = false;                // layer_00/head_00.png instead of head_00.png
-    std::string folder;                        // "" or "seq_01/": where in the run directory
-    std::vector<int64_t> token_ids = {};       // for duplicate-token / induction scores, or empty
+    std::vector<const LayerResult*> layers;                 // one for `run`, L for `model`
+    std::vector<const LayerWeights*> weights;               // the same layers' weights (output/weight similarities)
+    std::vector<std::string> query_tokens;                  // T labels
+    std::vector<std::string> key_tokens;                    // S labels (== query tokens for self-attention)
+    bool layer_folders = false;                             // layer_00/head_00.png instead of head_00.png
+    std::string folder;                                     // "" or "seq_01/": where in the run directory
+    std::vector<int64_t> token_ids = {};                    // for duplicate-token / induction scores, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout, provenance)
-    std::vector<int64_t> layer_numbers = {};  // what picture titles, layer folders and overview rows call the layers; empty = 0, 1, ...
+    std::vector<int64_t> layer_numbers =
+        {};  // what picture titles, layer folders and overview rows call the layers; empty = 0, 1, ...
     std::string model_description = {};  // report.html's "Model": "path (llama, 5 layers x 8 heads)", or ""
     std::string input_text = {};         // report.html's "Input": the text run, or "" (the page shows the first tokens)
 };
 
 // What a run's pictures look like, for hints on stdout.
 struct PictureNotes {
-    int64_t maps = 0;         // heads drawn (those of ReportOptions::drawn)
-    int64_t dark_maps = 0;    // of them, mostly dark on a linear scale (mostly_dark)
+    int64_t maps = 0;       // heads drawn (those of ReportOptions::drawn)
+    int64_t dark_maps = 0;  // of them, mostly dark on a linear scale (mostly_dark)
 };
 
 // Writes every output into `out` (staged; the caller commits) and returns the analysis; `notes`
@@ -79,13 +80,14 @@ nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis
 // The shared color range head_png draws with: under --scale global, global_value_range of in's
 // pictured maps (--map norm: the norm-based maps); none under --scale head (each head's own). Made
 // once per input, so that one head_png costs one head.
-std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis);
+std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOptions& options,
+                                         const ModelAnalysis& analysis);
 
 // Head `id` (its layer an index into in.layers) drawn as write_report draws its head_NN.png (title,
 // color range `range` from head_png_range, --map norm), as PNG bytes. Error(usage) when it is not a
 // head of `in`.
-std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis, const HeadId& id,
-                              const std::optional<ValueRange>& range);
+std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis,
+                              const HeadId& id, const std::optional<ValueRange>& range);
 
 // Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
 std::string shown_label(const ModelAnalysis& a, int64_t n);
@@ -109,14 +111,15 @@ ColorRangeRule color_rule(const ReportOptions& options);
 // layers' heads only, which `range` gets. `on_drawn` is told each layer's maps as drawn ([H, T, S]:
 // the weights or the norm-based map), e.g. for overview tiles. Returns how many maps were drawn
 // (options.drawn) and how many of them are mostly dark. For reports written layer by layer (layer_stream.hpp).
-PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options, const ModelAnalysis& a,
-                                  int threads, ValueRange& range, const std::function<void(const Tensor&)>& on_drawn);
+PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options,
+                                  const ModelAnalysis& a, int threads, ValueRange& range,
+                                  const std::function<void(const Tensor&)>& on_drawn);
 
 // The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
 // heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.
 // Used by write_report, by corpus runs and by `attn-viz merge`. Returns the stats.json document.
 nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& analysis,
-                            const nlohmann::json& extra, const ReportOptions& options);
+                                      const nlohmann::json& extra, const ReportOptions& options);
 
 // Checks every file a run will write outside its directory (dumps, --save-partial; "" = none)
 // before any work: none may be an input (refuse_overwriting_inputs), each must be creatable

@@ -23,22 +23,24 @@ std::map<std::string, std::vector<std::string>> report_column_order() {
     std::vector<std::string> statistics, metrics;
     for (const HeadStatField& f : head_stat_fields()) statistics.push_back(f.name);
     for (int m = 0; m < pair_metric_count; ++m) metrics.push_back(pair_metric_name(static_cast<PairMetric>(m)));
-    std::vector<std::string> heads = ordered({"stack", "layer", "head", "label", "previous_token_mass", "next_token_mass", "self_mass",
-                                              "first_token_mass", "induction", "duplicate_token", "entropy", "normalized_entropy",
-                                              "confidence", "keys_for_90", "mean_distance", "logit_margin", "contribution",
-                                              "ablation_importance"},
-                                             statistics);
+    std::vector<std::string> heads =
+        ordered({"stack", "layer", "head", "label", "previous_token_mass", "next_token_mass", "self_mass",
+                 "first_token_mass", "induction", "duplicate_token", "entropy", "normalized_entropy", "confidence",
+                 "keys_for_90", "mean_distance", "logit_margin", "contribution", "ablation_importance"},
+                statistics);
     heads.push_back("index");
     return {{"heads", heads}, {"redundant_pairs", ordered({"a", "b", "redundant", "js_distance"}, metrics)}};
 }
 
 std::map<std::string, std::string> report_table_notes(const nlohmann::json& stats) {
     const nlohmann::json cut = stats.value("/thresholds/redundancy_js"_json_pointer, nlohmann::json(nullptr));
-    return {{"heads", "One row per head. Masses are the mean share of a query's attention on that key; entropy in nats. "
-                      "Hover a number for its full value; click a column header to sort."},
-            {"redundant_pairs", "The closest pairs of heads by Jensen-Shannon distance of their maps, closest first, whether "
-                                "or not they are redundant: redundant = js_distance at most thresholds.redundancy_js (" +
-                                    (cut.is_number() ? cut.dump() : std::string("unknown")) + ")."}};
+    return {{"heads",
+             "One row per head. Masses are the mean share of a query's attention on that key; entropy in nats. "
+             "Hover a number for its full value; click a column header to sort."},
+            {"redundant_pairs",
+             "The closest pairs of heads by Jensen-Shannon distance of their maps, closest first, whether "
+             "or not they are redundant: redundant = js_distance at most thresholds.redundancy_js (" +
+                 (cut.is_number() ? cut.dump() : std::string("unknown")) + ")."}};
 }
 
 }  // namespace attn_viz

@@ -15,13 +15,15 @@ namespace {
 
 // "position 3 ("cat")".
 std::string position_text(int64_t j, const std::vector<std::string>& tokens) {
-    return "position " + std::to_string(j) + (j < static_cast<int64_t>(tokens.size()) ? " (\"" + tokens[static_cast<size_t>(j)] + "\")" : "");
+    return "position " + std::to_string(j) +
+           (j < static_cast<int64_t>(tokens.size()) ? " (\"" + tokens[static_cast<size_t>(j)] + "\")" : "");
 }
 
 // What the last position draws on after the last layer: its two largest entries, and the first
 // token's share (where rollout and flow of causal models tend to pile up). row: [T] the last row
 // of the last layer's map.
-std::string last_position_finding(const std::string& name, const float* row, int64_t L, int64_t T, const std::vector<std::string>& tokens) {
+std::string last_position_finding(const std::string& name, const float* row, int64_t L, int64_t T,
+                                  const std::vector<std::string>& tokens) {
     std::vector<int64_t> order(static_cast<size_t>(T));
     for (int64_t j = 0; j < T; ++j) order[static_cast<size_t>(j)] = j;
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
@@ -32,8 +34,9 @@ std::string last_position_finding(const std::string& name, const float* row, int
         std::snprintf(text, sizeof text, "%.2f", row[j]);
         return std::string(text);
     };
-    std::string sentence = name + ": after the last layer (" + std::to_string(L - 1) + "), the last " + position_text(T - 1, tokens) +
-                           " draws most on " + position_text(order[0], tokens) + " (" + share(order[0]) + ")";
+    std::string sentence = name + ": after the last layer (" + std::to_string(L - 1) + "), the last " +
+                           position_text(T - 1, tokens) + " draws most on " + position_text(order[0], tokens) + " (" +
+                           share(order[0]) + ")";
     if (T > 1) sentence += ", then " + position_text(order[1], tokens) + " (" + share(order[1]) + ")";
     std::snprintf(text, sizeof text, "%.2f", total > 0 ? row[0] / total : 0.0);
     return sentence + "; the first token holds " + text + " of the total";
@@ -42,7 +45,8 @@ std::string last_position_finding(const std::string& name, const float* row, int
 // maps: [L, T, T]. Writes NAME.npy and, with o.pictures, NAME/layer_NN.png; returns the stats.json
 // entry: the files, each layer's last row (what the last position draws on) and the finding.
 nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const Tensor& maps, const std::string& title,
-                                const Visibility& visibility, const std::vector<std::string>& tokens, const ReportOptions& o) {
+                                const Visibility& visibility, const std::vector<std::string>& tokens,
+                                const ReportOptions& o) {
     const int64_t L = maps.dim(0), T = maps.dim(1);
     write_npy(out.file(name + ".npy"), maps);
     nlohmann::json last_rows = nlohmann::json::array();
@@ -63,7 +67,8 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
         write_head_png(out.file(file), map, visibility, tokens, tokens, style);
     }
     const std::vector<std::string> findings = {last_position_finding(name, maps.ptr() + (L * T - 1) * T, L, T, tokens)};
-    nlohmann::json entry = {{"file", name + ".npy"}, {"shape", maps.shape}, {"last_row", last_rows}, {"findings", findings}};
+    nlohmann::json entry = {
+        {"file", name + ".npy"}, {"shape", maps.shape}, {"last_row", last_rows}, {"findings", findings}};
     if (o.pictures) entry["pictures"] = name + "/layer_NN.png";
     return entry;
 }
@@ -74,16 +79,17 @@ nlohmann::json write_rollout_outputs(OutputDir& out, const std::vector<const Lay
                                      const std::vector<std::string>& tokens, const ReportOptions& o) {
     std::vector<const Tensor*> maps;
     for (const LayerResult* layer : layers) maps.push_back(&layer->attention);
-    return {{"attention_rollout",
-             write_layer_maps(out, "rollout", attention_rollout(maps), "Attention rollout", layers.front()->visibility, tokens, o)}};
+    return {{"attention_rollout", write_layer_maps(out, "rollout", attention_rollout(maps), "Attention rollout",
+                                                   layers.front()->visibility, tokens, o)}};
 }
 
-nlohmann::json write_flow_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers, const std::vector<std::string>& tokens,
-                                  const ReportOptions& o, const std::function<void(int64_t done, int64_t total)>& on_rows) {
+nlohmann::json write_flow_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers,
+                                  const std::vector<std::string>& tokens, const ReportOptions& o,
+                                  const std::function<void(int64_t done, int64_t total)>& on_rows) {
     std::vector<const Tensor*> maps;
     for (const LayerResult* layer : layers) maps.push_back(&layer->attention);
-    return {{"attention_flow",
-             write_layer_maps(out, "flow", attention_flow(maps, on_rows), "Attention flow", layers.front()->visibility, tokens, o)}};
+    return {{"attention_flow", write_layer_maps(out, "flow", attention_flow(maps, on_rows), "Attention flow",
+                                                layers.front()->visibility, tokens, o)}};
 }
 
 }  // namespace attn_viz

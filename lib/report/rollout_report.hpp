@@ -24,7 +24,8 @@ nlohmann::json write_rollout_outputs(OutputDir& out, const std::vector<const Lay
 
 // The same for attention flow: flow.npy, flow/layer_NN.png and {"attention_flow": {...}}.
 // on_rows (optional): told as the flow problems are solved, (rows done, L T).
-nlohmann::json write_flow_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers, const std::vector<std::string>& tokens,
-                                  const ReportOptions& options, const std::function<void(int64_t done, int64_t total)>& on_rows = {});
+nlohmann::json write_flow_outputs(OutputDir& out, const std::vector<const LayerResult*>& layers,
+                                  const std::vector<std::string>& tokens, const ReportOptions& options,
+                                  const std::function<void(int64_t done, int64_t total)>& on_rows = {});
 
 }  // namespace attn_viz

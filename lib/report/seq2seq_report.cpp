@@ -58,7 +58,8 @@ nlohmann::json page_stats(const nlohmann::json& stats) {
 
 // report.html: the three stacks' maps as three sets of one page (encoder, decoder, cross), one
 // colour range over all three under --scale global.
-void write_seq2seq_html(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options, const nlohmann::json& stats) {
+void write_seq2seq_html(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options,
+                        const nlohmann::json& stats) {
     HtmlReportInput html;
     ValueRange all{1, 0};
     for (int k = 0; k < 3; ++k) {
@@ -78,10 +79,12 @@ void write_seq2seq_html(OutputDir& out, const Seq2SeqReportInput& in, const Repo
     html.scale = options.scale;
     html.stats = page_stats(stats);
     html.column_order = report_column_order();
-    html.column_order["cross_alignment"] = {"layer", "head", "entropy", "confidence", "diagonal", "monotonicity", "coverage"};
+    html.column_order["cross_alignment"] = {"layer",    "head",         "entropy", "confidence",
+                                            "diagonal", "monotonicity", "coverage"};
     html.table_notes = report_table_notes(stats);
-    html.table_notes["cross_alignment"] = "One row per cross-attention head: how it aligns the target tokens (rows) to the source tokens "
-                                          "(columns); formulas in docs/metrics.md.";
+    html.table_notes["cross_alignment"] =
+        "One row per cross-attention head: how it aligns the target tokens (rows) to the source tokens "
+        "(columns); formulas in docs/metrics.md.";
     html.model = in.model_description;
     html.input_text = "source: " + in.source_text + " | target: " + in.target_text;
     write_html_report(out.file("report.html"), html);
@@ -98,8 +101,8 @@ std::vector<std::string> seq2seq_dump_paths(const std::string& path) {
 
 std::string seq2seq_model_description(const std::string& path, const Seq2SeqConfig& config) {
     const ModelConfig& c = config.blocks;
-    return path + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " + std::to_string(config.n_decoder_layers) +
-           " decoder layers x " + std::to_string(c.n_heads) + " heads)";
+    return path + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " +
+           std::to_string(config.n_decoder_layers) + " decoder layers x " + std::to_string(c.n_heads) + " heads)";
 }
 
 namespace {
@@ -131,34 +134,38 @@ nlohmann::json seq2seq_stats(const Seq2SeqReportInput& in, const Seq2SeqAnalysis
 }
 
 Tensor seq2seq_stacked_attention(const Seq2SeqRun& run, const std::string& stack) {
-    const std::vector<LayerResult>* layers = stack == "encoder" ? &run.encoder : stack == "decoder" ? &run.decoder
-                                           : stack == "cross"   ? &run.cross : nullptr;
+    const std::vector<LayerResult>* layers = stack == "encoder"   ? &run.encoder
+                                             : stack == "decoder" ? &run.decoder
+                                             : stack == "cross"   ? &run.cross
+                                                                  : nullptr;
     if (!layers) throw Error(ErrorKind::internal, "no stack '" + stack + "' in an encoder-decoder run");
     std::vector<const LayerResult*> pointers;
     for (const LayerResult& layer : *layers) pointers.push_back(&layer);
     return stacked_attention(pointers, true);
 }
 
-Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options, Timings& timings,
-                                     PictureNotes* notes) {
+Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& in, const ReportOptions& options,
+                                     Timings& timings, PictureNotes* notes) {
     ReportOptions stack_options = options;
     stack_options.dump_attention.clear();
     stack_options.dump_output.clear();
     stack_options.html = false;  // one page for the three stacks, below
-    const Seq2SeqAnalysis result =
-        analyze_stacks(in, [&](const ReportInput& stack) { return write_report(out, stack, stack_options, timings, notes); });
+    const Seq2SeqAnalysis result = analyze_stacks(
+        in, [&](const ReportInput& stack) { return write_report(out, stack, stack_options, timings, notes); });
     const nlohmann::json stats = seq2seq_stats(in, result);
     write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
     if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
-    for (size_t k = 0; k < dumps.size(); ++k) write_npy(out.external_file(dumps[k]), seq2seq_stacked_attention(*in.run, seq2seq_stack_names[k]));
+    for (size_t k = 0; k < dumps.size(); ++k)
+        write_npy(out.external_file(dumps[k]), seq2seq_stacked_attention(*in.run, seq2seq_stack_names[k]));
     return result;
 }
 
 nlohmann::json write_seq2seq_corpus_report(OutputDir& out, const Seq2SeqAnalysis& analysis, const nlohmann::json& extra,
                                            const ReportOptions& options) {
-    for (const auto& [name, stack] : analysis.stacks) write_analysis_outputs(out, name + "/", stack, nlohmann::json::object(), options);
+    for (const auto& [name, stack] : analysis.stacks)
+        write_analysis_outputs(out, name + "/", stack, nlohmann::json::object(), options);
     nlohmann::json stats = seq2seq_stats_json(analysis);
     stats.update(extra);
     write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");

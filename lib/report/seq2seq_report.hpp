@@ -17,19 +17,20 @@
 #include <nlohmann/json.hpp>
 
 #include "report.hpp"
-#include "seq2seq_stats.hpp"
 #include "seq2seq_model.hpp"
+#include "seq2seq_stats.hpp"
 
 namespace attn_viz {
 
 struct Seq2SeqReportInput {
     const Seq2SeqRun* run = nullptr;
     const Seq2SeqWeights* weights = nullptr;
-    std::vector<std::string> source_tokens;  // S labels
-    std::vector<std::string> target_tokens;  // T labels
+    std::vector<std::string> source_tokens;                 // S labels
+    std::vector<std::string> target_tokens;                 // T labels
     nlohmann::json extra_stats = nlohmann::json::object();  // more top-level stats.json keys (provenance)
-    std::string model_description;           // report.html's "Model"
-    std::string source_text, target_text;    // report.html's "Input": the source and target texts (decoded ids when given as ids)
+    std::string model_description;                          // report.html's "Model"
+    std::string source_text,
+        target_text;  // report.html's "Input": the source and target texts (decoded ids when given as ids)
     // Each stack's weight similarities when computed once for many runs (corpus mode); null: computed by the analysis.
     std::array<const WeightSimilarities*, 3> weight_similarity{};
 };
@@ -60,8 +61,8 @@ Tensor seq2seq_stacked_attention(const Seq2SeqRun& run, const std::string& stack
 
 // Writes every output into `out` (staged; the caller commits); options.dump_attention is split as
 // above, options.dump_output is not supported here (the caller refuses it).
-Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options, Timings& timings,
-                                     PictureNotes* notes = nullptr);
+Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options,
+                                     Timings& timings, PictureNotes* notes = nullptr);
 
 // Corpus mode (seq2seq_corpus.hpp, its finish()): each stack's statistics files in its folder
 // (write_analysis_outputs: stats.json, heads.csv, pairs.csv and the head-by-head figures, means

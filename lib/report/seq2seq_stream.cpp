@@ -6,7 +6,8 @@
 
 namespace attn_viz {
 
-Seq2SeqStream::Seq2SeqStream(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options, Timings& timings)
+Seq2SeqStream::Seq2SeqStream(OutputDir& out, const Seq2SeqReportInput& input, const ReportOptions& options,
+                             Timings& timings)
     : out_(out) {
     stats_input_.source_tokens = input.source_tokens;
     stats_input_.target_tokens = input.target_tokens;
@@ -30,7 +31,8 @@ Seq2SeqStream::Seq2SeqStream(OutputDir& out, const Seq2SeqReportInput& input, co
     }
 }
 
-void Seq2SeqStream::add_layer(Seq2SeqStack stack, int64_t layer, const LayerResult& result, const LayerWeights& weights) {
+void Seq2SeqStream::add_layer(Seq2SeqStack stack, int64_t layer, const LayerResult& result,
+                              const LayerWeights& weights) {
     stacks_[static_cast<size_t>(stack)]->add_layer(layer, result, weights);
     if (stack != Seq2SeqStack::cross) return;
     const std::vector<CrossAlignment> heads = stack_alignment({&result});
@@ -39,7 +41,8 @@ void Seq2SeqStream::add_layer(Seq2SeqStack stack, int64_t layer, const LayerResu
 
 Seq2SeqAnalysis Seq2SeqStream::finish(PictureNotes& notes) {
     Seq2SeqAnalysis analysis;
-    for (size_t k = 0; k < stacks_.size(); ++k) analysis.stacks.emplace_back(seq2seq_stack_names[k], stacks_[k]->finish(notes));
+    for (size_t k = 0; k < stacks_.size(); ++k)
+        analysis.stacks.emplace_back(seq2seq_stack_names[k], stacks_[k]->finish(notes));
     analysis.alignment = std::move(alignment_);
     write_file_bytes(out_.file("stats.json"), dump_json(seq2seq_stats(stats_input_, analysis), 2) + "\n");
     return analysis;

@@ -37,7 +37,7 @@ private:
     OutputDir& out_;
     Seq2SeqReportInput stats_input_;  // the tokens and extra stats (with "pair_scope") of the top-level stats.json
     std::vector<std::unique_ptr<LayerStream>> stacks_;  // encoder, decoder, cross
-    std::vector<CrossAlignment> alignment_;              // the cross heads' so far, layer-major
+    std::vector<CrossAlignment> alignment_;             // the cross heads' so far, layer-major
 };
 
 }  // namespace attn_viz

@@ -1,20 +1,22 @@
 #include "staging_dir.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <dirent.h>
-#include <fcntl.h>
 #include <filesystem>
 #include <mutex>
+#include <vector>
+
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <unistd.h>
-#include <vector>
 
 #include "error.hpp"
 

@@ -58,8 +58,8 @@ public:
 void set_interrupt_line(const std::string& line);
 
 // Installs SIGINT/SIGTERM/SIGHUP handlers that remove every live staging folder, print the
-// interrupt line (set_interrupt_line) and exit with status 130, and ignores SIGXFSZ so that exceeding a file size limit (ulimit -f) makes write()
-// fail with EFBIG and the run end through its normal I/O error path (exit 4) instead of being
+// interrupt line (set_interrupt_line) and exit with status 130, and ignores SIGXFSZ so that exceeding a file size limit
+// (ulimit -f) makes write() fail with EFBIG and the run end through its normal I/O error path (exit 4) instead of being
 // killed with its staging files left behind. Called once by main().
 void install_interrupt_cleanup();
 

@@ -21,8 +21,9 @@ size_t utf8_length(unsigned char lead) {
 
 }  // namespace
 
-BpeModel::BpeModel(std::unordered_map<std::string, int> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
-                   const Options& options, const std::string& where)
+BpeModel::BpeModel(std::unordered_map<std::string, int> vocab,
+                   const std::vector<std::pair<std::string, std::string>>& merges, const Options& options,
+                   const std::string& where)
     : vocab_(std::move(vocab)), options_(options), where_(where) {
     // Step 1: each merge as (left id, right id) -> (rank, merged id), every part a token.
     merges_.reserve(merges.size());
@@ -30,8 +31,9 @@ BpeModel::BpeModel(std::unordered_map<std::string, int> vocab, const std::vector
         const auto& [left, right] = merges[rank];
         const auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
         if (l == vocab_.end() || r == vocab_.end() || m == vocab_.end())
-            fail_input(where, "merge " + std::to_string(rank) + " (\"" + escape_invalid_utf8(left.substr(0, 40)) + "\" + \"" +
-                                  escape_invalid_utf8(right.substr(0, 40)) + "\") joins text that is not in the vocabulary");
+            fail_input(where, "merge " + std::to_string(rank) + " (\"" + escape_invalid_utf8(left.substr(0, 40)) +
+                                  "\" + \"" + escape_invalid_utf8(right.substr(0, 40)) +
+                                  "\") joins text that is not in the vocabulary");
         merges_.try_emplace(pair_key(l->second, r->second), Merge{static_cast<int>(rank), m->second});
     }
     // Step 2: the byte tokens a fallback needs.
@@ -62,7 +64,8 @@ void BpeModel::initial_symbols(const std::string& word, std::vector<int>& symbol
             }
         }
         if (!options_.unk_id)
-            fail_input(where_, "the character \"" + escape_invalid_utf8(character) + "\" is not in the vocabulary, which has no unknown token");
+            fail_input(where_, "the character \"" + escape_invalid_utf8(character) +
+                                   "\" is not in the vocabulary, which has no unknown token");
         if (!(options_.fuse_unk && previous_unknown)) symbols.push_back(*options_.unk_id);
         previous_unknown = true;
     }

@@ -38,7 +38,9 @@ private:
         int rank;
         int merged_id;
     };
-    static uint64_t pair_key(int left, int right) { return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right); }
+    static uint64_t pair_key(int left, int right) {
+        return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+    }
     void initial_symbols(const std::string& word, std::vector<int>& symbols) const;
 
     std::unordered_map<std::string, int> vocab_;

@@ -18,7 +18,8 @@ struct ByteAlphabet {
     ByteAlphabet() {
         char32_t next_free = 0x100;
         for (int b = 0; b < 256; ++b) {
-            const bool prints_as_itself = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+            const bool prints_as_itself =
+                (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
             code_point_of_byte[b] = prints_as_itself ? static_cast<char32_t>(b) : next_free++;
             byte_of_code_point[code_point_of_byte[b]] = static_cast<unsigned char>(b);
         }
@@ -43,8 +44,10 @@ std::string byte_level_decode(std::string_view text) {
     std::string out;
     for (char32_t c : decode_utf8(text)) {
         const auto byte = alphabet().byte_of_code_point.find(c);
-        if (byte != alphabet().byte_of_code_point.end()) out += static_cast<char>(byte->second);
-        else out += encode_utf8(c);
+        if (byte != alphabet().byte_of_code_point.end())
+            out += static_cast<char>(byte->second);
+        else
+            out += encode_utf8(c);
     }
     return out;
 }

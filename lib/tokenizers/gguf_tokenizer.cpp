@@ -29,7 +29,6 @@ std::string with_spaces(const std::string& piece) {
     return result;
 }
 
-
 using json = nlohmann::json;
 
 // llama.cpp's token types (llama_token_type): 0 undefined, 1 normal, 2 unknown, 3 control,
@@ -52,14 +51,16 @@ constexpr const char* qwen2_pattern =
 // llama.cpp's own list for "default" (no tokenizer.json has it): each pattern splits the pieces
 // the previous one left.
 const char* const default_patterns[] = {R"([\p{P}\$\+<=>\^~\|]+)",
-                                        R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))", R"(\p{N}+)",
-                                        R"([0-9][0-9][0-9])"};
+                                        R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))",
+                                        R"(\p{N}+)", R"([0-9][0-9][0-9])"};
 
 json split_step(const std::string& pattern) {
     return {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}};
 }
 
-json byte_level_step(bool use_regex) { return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", use_regex}}; }
+json byte_level_step(bool use_regex) {
+    return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", use_regex}};
+}
 
 // Regex splits, then the bytes of each piece in the byte-level alphabet.
 json split_then_bytes(const std::vector<std::string>& patterns) {
@@ -71,9 +72,11 @@ json split_then_bytes(const std::vector<std::string>& patterns) {
 
 std::optional<PreTokenizerSpec> pre_tokenizer_spec(const std::string& name) {
     if (name == "gpt-2") return PreTokenizerSpec{byte_level_step(true)};  // GPT-2's own pattern inside ByteLevel
-    if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreTokenizerSpec{split_then_bytes({llama3_pattern}), true, true};
+    if (name == "llama-bpe" || name == "llama3" || name == "llama-v3")
+        return PreTokenizerSpec{split_then_bytes({llama3_pattern}), true, true};
     if (name == "qwen2") return PreTokenizerSpec{split_then_bytes({qwen2_pattern})};
-    if (name == "default") return PreTokenizerSpec{split_then_bytes({std::begin(default_patterns), std::end(default_patterns)})};
+    if (name == "default")
+        return PreTokenizerSpec{split_then_bytes({std::begin(default_patterns), std::end(default_patterns)})};
     return std::nullopt;
 }
 
@@ -82,7 +85,8 @@ json special_token(const GgufFile& file, const std::string& key, const std::vect
     const std::optional<uint64_t> id = file.get_uint(key);
     if (!id) return nullptr;
     if (*id >= tokens.size())
-        fail_input(file.path(), key + " is " + std::to_string(*id) + ", outside the " + std::to_string(tokens.size()) + " tokens");
+        fail_input(file.path(),
+                   key + " is " + std::to_string(*id) + ", outside the " + std::to_string(tokens.size()) + " tokens");
     return tokens[*id];
 }
 
@@ -106,11 +110,12 @@ GgufVocabulary read_vocabulary(const GgufFile& file, int64_t vocab_size) {
     GgufVocabulary out{file.get_string_array("tokenizer.ggml.tokens"), {}};
     if (out.tokens.empty()) fail_input(path, "tokenizer.ggml.tokens is empty");
     int64_t model_vocab = vocab_size;
-    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
+    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
+        model_vocab == 0 && embedding && embedding->dims.size() == 2)
         model_vocab = embedding->dims[1];
     if (model_vocab > 0 && static_cast<int64_t>(out.tokens.size()) != model_vocab)
-        fail_input(path, "tokenizer.ggml.tokens holds " + std::to_string(out.tokens.size()) + " tokens but the model's vocabulary has " +
-                             std::to_string(model_vocab));
+        fail_input(path, "tokenizer.ggml.tokens holds " + std::to_string(out.tokens.size()) +
+                             " tokens but the model's vocabulary has " + std::to_string(model_vocab));
     out.types = file.has("tokenizer.ggml.token_type") ? file.get_int_array("tokenizer.ggml.token_type")
                                                       : std::vector<int64_t>(out.tokens.size(), 1);
     if (out.types.size() != out.tokens.size())
@@ -118,20 +123,21 @@ GgufVocabulary read_vocabulary(const GgufFile& file, int64_t vocab_size) {
                              std::to_string(out.tokens.size()) + " tokens");
     for (size_t id = 0; id < out.types.size(); ++id)
         if (out.types[id] < 0 || out.types[id] > last_token_type)
-            fail_input(path, "tokenizer.ggml.token_type of token " + std::to_string(id) + " is " + std::to_string(out.types[id]) +
-                                 ", not one of llama.cpp's types 0..6");
+            fail_input(path, "tokenizer.ggml.token_type of token " + std::to_string(id) + " is " +
+                                 std::to_string(out.types[id]) + ", not one of llama.cpp's types 0..6");
     return out;
 }
 
 // The tokenizer.json "vocab" of `tokens` (no token twice) and its "added_tokens": the control and
 // user-defined tokens, cut out of the text before the model runs, as HF's added tokens.
-std::pair<json, json> vocabulary_json(const std::string& path, const std::vector<std::string>& tokens, const std::vector<int64_t>& types) {
+std::pair<json, json> vocabulary_json(const std::string& path, const std::vector<std::string>& tokens,
+                                      const std::vector<int64_t>& types) {
     json vocab = json::object(), added = json::array();
     for (size_t id = 0; id < tokens.size(); ++id) {
         const std::string& token = tokens[id];
         if (const auto twin = vocab.find(token); twin != vocab.end())
-            fail_input(path, "tokenizer.ggml.tokens holds " + quoted(token) + " twice (ids " + std::to_string(twin->get<int64_t>()) + " and " +
-                                 std::to_string(id) + ")");
+            fail_input(path, "tokenizer.ggml.tokens holds " + quoted(token) + " twice (ids " +
+                                 std::to_string(twin->get<int64_t>()) + " and " + std::to_string(id) + ")");
         vocab[token] = id;
         if (types[id] == control_token || types[id] == user_defined_token)
             added.push_back({{"id", id}, {"content", token}, {"special", types[id] == control_token}});
@@ -156,18 +162,23 @@ std::string supported_gguf_pre_tokenizers() { return "gpt-2, llama-bpe (also lla
 HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string& path = file.path();
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
-    if (model != "gpt2") fail_input(path, "tokenizer.ggml.model is " + quoted(model) + ", not the byte-level BPE \"gpt2\"");
+    if (model != "gpt2")
+        fail_input(path, "tokenizer.ggml.model is " + quoted(model) + ", not the byte-level BPE \"gpt2\"");
     const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");
     const std::optional<PreTokenizerSpec> pre = pre_tokenizer_spec(pre_name);
     if (!pre)
-        fail_input(path, "tokenizer.ggml.pre " + quoted(pre_name) + " is a pre-tokenizer attn-viz does not know (supported: " +
+        fail_input(path, "tokenizer.ggml.pre " + quoted(pre_name) +
+                             " is a pre-tokenizer attn-viz does not know (supported: " +
                              supported_gguf_pre_tokenizers() + ")");
 
     const GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
     auto [vocab, added] = vocabulary_json(path, vocabulary.tokens, vocabulary.types);
-    json bpe = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", file.get_string_array("tokenizer.ggml.merges")},
+    json bpe = {{"type", "BPE"},
+                {"vocab", std::move(vocab)},
+                {"merges", file.get_string_array("tokenizer.ggml.merges")},
                 {"ignore_merges", pre->ignore_merges}};
-    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", vocabulary.tokens); !unk.is_null()) bpe["unk_token"] = unk;
+    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", vocabulary.tokens); !unk.is_null())
+        bpe["unk_token"] = unk;
     const json tokenizer = {{"model", std::move(bpe)},
                             {"added_tokens", std::move(added)},
                             {"pre_tokenizer", pre->steps},
@@ -188,7 +199,8 @@ HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_si
         vocabulary.tokens[id] = wordpiece_spelling(vocabulary.tokens[id], vocabulary.types[id]);
     auto [vocab, added] = vocabulary_json(path, vocabulary.tokens, vocabulary.types);
     json wordpiece = {{"type", "WordPiece"}, {"vocab", std::move(vocab)}, {"continuing_subword_prefix", "##"}};
-    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", vocabulary.tokens); !unk.is_null()) wordpiece["unk_token"] = unk;
+    if (json unk = special_token(file, "tokenizer.ggml.unknown_token_id", vocabulary.tokens); !unk.is_null())
+        wordpiece["unk_token"] = unk;
     // [CLS] text [SEP], as BertProcessing; llama.cpp spells the key "seperator".
     json post_processor = nullptr;
     const json cls = special_token(file, "tokenizer.ggml.cls_token_id", vocabulary.tokens);
@@ -210,17 +222,19 @@ HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_si
 Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "llama")
-        fail_input(file.path(), "tokenizer.ggml.model is \"" + model + "\"; attn-viz reads the SentencePiece \"llama\" and the byte-level "
-                                "BPE \"gpt2\" tokenizers from GGUF");
+        fail_input(file.path(), "tokenizer.ggml.model is \"" + model +
+                                    "\"; attn-viz reads the SentencePiece \"llama\" and the byte-level "
+                                    "BPE \"gpt2\" tokenizers from GGUF");
     std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
     // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
     // vocabulary-only file has no tensors: its tokens are checked on their own).
     int64_t model_vocab = vocab_size;
-    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight"); model_vocab == 0 && embedding && embedding->dims.size() == 2)
+    if (const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
+        model_vocab == 0 && embedding && embedding->dims.size() == 2)
         model_vocab = embedding->dims[1];
     if (model_vocab > 0 && static_cast<int64_t>(pieces.size()) != model_vocab)
-        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) + " tokens but the model's vocabulary has " +
-                                    std::to_string(model_vocab));
+        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) +
+                                    " tokens but the model's vocabulary has " + std::to_string(model_vocab));
     const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
                                                                         : std::vector<float>(pieces.size(), 0.0f);
     // BOS, EOS, whether BOS is added and the dummy prefix from the metadata, with llama.cpp's
@@ -230,7 +244,8 @@ Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_s
     auto id_of = [&](const std::string& key, int fallback) {
         const std::optional<uint64_t> id = file.get_uint(key);
         if (id && *id >= pieces.size() && pieces.size() >= 3)  // fewer tokens: the tokenizer says it needs 3
-            fail_input(file.path(), key + " " + std::to_string(*id) + " is not one of its " + std::to_string(pieces.size()) + " tokens");
+            fail_input(file.path(), key + " " + std::to_string(*id) + " is not one of its " +
+                                        std::to_string(pieces.size()) + " tokens");
         return id ? static_cast<int>(*id) : fallback;
     };
     specials.bos = id_of("tokenizer.ggml.bos_token_id", specials.bos);

@@ -56,12 +56,13 @@ struct HfTokenizer::Impl {
     TokenDecoder decoder;
     std::vector<AddedToken> added;
     std::vector<int> prefix_ids, suffix_ids;  // what add_special_tokens puts around the text
-    std::vector<std::string> token_of_id;      // "" where no token has the id
+    std::vector<std::string> token_of_id;     // "" where no token has the id
     std::vector<bool> special_id;
     std::optional<int> bos, eos;
 
     const std::unordered_map<std::string, int>& vocab() const {
-        return std::visit([](const auto& m) -> const std::unordered_map<std::string, int>& { return m.vocab(); }, model);
+        return std::visit([](const auto& m) -> const std::unordered_map<std::string, int>& { return m.vocab(); },
+                          model);
     }
     void encode_word(const std::string& word, std::vector<int>& ids) const {
         std::visit([&](const auto& m) { m.encode_word(word, ids); }, model);
@@ -92,7 +93,8 @@ std::vector<Segment> HfTokenizer::Impl::split_on_added(const std::string& text) 
         for (const AddedToken& a : added) {
             if (a.content.empty()) continue;
             const size_t at = text.find(a.content, done);
-            if (at != std::string::npos && (at < best_at || (at == best_at && a.content.size() > best->content.size()))) best_at = at, best = &a;
+            if (at != std::string::npos && (at < best_at || (at == best_at && a.content.size() > best->content.size())))
+                best_at = at, best = &a;
         }
         if (!best) break;
         size_t begin = best_at, end = best_at + best->content.size();
@@ -113,11 +115,12 @@ void HfTokenizer::Impl::index_ids() {
         // Ids are dense in every real tokenizer: bounding them by the count of entries bounds
         // the table by the file's size.
         if (id < 0 || static_cast<size_t>(id) >= entries)
-            fail_input(path, "token " + quote_text(text) + " has id " + std::to_string(id) + ", outside 0.." + std::to_string(entries - 1) +
-                                 " (the count of tokens)");
+            fail_input(path, "token " + quote_text(text) + " has id " + std::to_string(id) + ", outside 0.." +
+                                 std::to_string(entries - 1) + " (the count of tokens)");
         if (token_of_id.size() <= static_cast<size_t>(id)) token_of_id.resize(id + 1), special_id.resize(id + 1);
         if (!token_of_id[id].empty() && token_of_id[id] != text)
-            fail_input(path, "tokens " + quote_text(token_of_id[id]) + " and " + quote_text(text) + " share id " + std::to_string(id));
+            fail_input(path, "tokens " + quote_text(token_of_id[id]) + " and " + quote_text(text) + " share id " +
+                                 std::to_string(id));
         token_of_id[id] = text;
         special_id[id] = special_id[id] || special;
     };
@@ -149,7 +152,8 @@ std::vector<std::pair<std::string, std::string>> parse_merges(const json& merges
         if (merge.is_string()) {
             const std::string text = merge.get<std::string>();
             const size_t space = text.find(' ', 1);
-            if (space == std::string::npos) fail_input(where, "merge " + std::to_string(i) + " " + quote_text(text) + " is not two tokens");
+            if (space == std::string::npos)
+                fail_input(where, "merge " + std::to_string(i) + " " + quote_text(text) + " is not two tokens");
             out.emplace_back(text.substr(0, space), text.substr(space + 1));
         } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
             out.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
@@ -164,7 +168,8 @@ std::optional<std::string> optional_string(const json& spec, const char* key) {
     const auto found = spec.find(key);
     if (found == spec.end() || found->is_null()) return std::nullopt;
     if (found->is_string()) return found->get<std::string>();
-    if (found->is_object() && found->contains("content") && (*found)["content"].is_string()) return (*found)["content"].get<std::string>();
+    if (found->is_object() && found->contains("content") && (*found)["content"].is_string())
+        return (*found)["content"].get<std::string>();
     return std::nullopt;
 }
 
@@ -194,21 +199,26 @@ TokenizerModel parse_model(const json& spec, const std::string& where) {
         BpeModel::Options options;
         if (const auto unk = optional_string(spec, "unk_token")) {
             const auto found = vocab.find(*unk);
-            if (found == vocab.end()) fail_input(here, "the unknown token " + quote_text(*unk) + " is not in the vocabulary");
+            if (found == vocab.end())
+                fail_input(here, "the unknown token " + quote_text(*unk) + " is not in the vocabulary");
             options.unk_id = found->second;
         }
         options.fuse_unk = spec.value("fuse_unk", false);
         options.byte_fallback = spec.value("byte_fallback", false);
         options.ignore_merges = spec.value("ignore_merges", false);
         const json no_merges = json::array();
-        return BpeModel(std::move(vocab), parse_merges(spec.contains("merges") ? spec["merges"] : no_merges, here), options, here);
+        return BpeModel(std::move(vocab), parse_merges(spec.contains("merges") ? spec["merges"] : no_merges, here),
+                        options, here);
     }
     if (type == "WordPiece") {
         WordPieceModel::Options options;
-        if (const auto prefix = optional_string(spec, "continuing_subword_prefix")) options.continuing_subword_prefix = *prefix;
+        if (const auto prefix = optional_string(spec, "continuing_subword_prefix"))
+            options.continuing_subword_prefix = *prefix;
         if (const auto limit = spec.find("max_input_chars_per_word"); limit != spec.end() && !limit->is_null())
-            options.max_input_chars_per_word = static_cast<int>(json_integer_in(*limit, 1, INT32_MAX, here, "\"max_input_chars_per_word\""));
-        return WordPieceModel(parse_vocab(spec["vocab"], here), optional_string(spec, "unk_token").value_or("[UNK]"), options, here);
+            options.max_input_chars_per_word =
+                static_cast<int>(json_integer_in(*limit, 1, INT32_MAX, here, "\"max_input_chars_per_word\""));
+        return WordPieceModel(parse_vocab(spec["vocab"], here), optional_string(spec, "unk_token").value_or("[UNK]"),
+                              options, here);
     }
     if (type == "Unigram") {
         UnigramModel::Options options;
@@ -225,28 +235,32 @@ std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& 
     if (list.is_null()) return out;
     if (!list.is_array()) fail_input(where, "\"added_tokens\" is not a list");
     for (const json& a : list) {
-        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") || !a["content"].is_string())
+        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
+            !a["content"].is_string())
             fail_input(where, "an added token lacks an integer \"id\" or a string \"content\"");
         const int64_t id = a["id"].get<int64_t>();
         if (id < 0 || id > INT32_MAX) fail_input(where, "added token id " + std::to_string(id) + " is out of range");
-        out.push_back({a["content"].get<std::string>(), static_cast<int>(id), a.value("special", false), a.value("lstrip", false),
-                       a.value("rstrip", false)});
+        out.push_back({a["content"].get<std::string>(), static_cast<int>(id), a.value("special", false),
+                       a.value("lstrip", false), a.value("rstrip", false)});
     }
     return out;
 }
 
 // The ids a post-processor puts before and after a single sequence.
-void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix, std::vector<int>& suffix) {
+void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix,
+                        std::vector<int>& suffix) {
     if (spec.is_null()) return;
     const std::string here = where + ": post_processor";
     const std::string type = spec.value("type", std::string());
     auto pair_id = [&](const char* key) {
         const json& pair = spec.contains(key) ? spec[key] : json();
-        if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer()) fail_input(here, std::string("\"") + key + "\" is not [token, id]");
+        if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer())
+            fail_input(here, std::string("\"") + key + "\" is not [token, id]");
         return static_cast<int>(pair[1].get<int64_t>());
     };
     if (type == "Sequence") {
-        for (const json& step : spec.value("processors", json::array())) add_post_processor(step, where, prefix, suffix);
+        for (const json& step : spec.value("processors", json::array()))
+            add_post_processor(step, where, prefix, suffix);
     } else if (type == "BertProcessing" || type == "RobertaProcessing") {
         prefix.push_back(pair_id("cls"));
         suffix.insert(suffix.begin(), pair_id("sep"));
@@ -260,16 +274,20 @@ void add_post_processor(const json& spec, const std::string& where, std::vector<
                 after_sequence = true;
                 continue;
             }
-            const std::string name = item.contains("SpecialToken") ? item["SpecialToken"].value("id", std::string()) : std::string();
+            const std::string name =
+                item.contains("SpecialToken") ? item["SpecialToken"].value("id", std::string()) : std::string();
             if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
                 fail_input(here, "the template's special token " + quote_text(name) + " has no ids");
             for (const json& id : specials[name]["ids"]) {
-                if (!id.is_number_integer()) fail_input(here, "special token " + quote_text(name) + " has an id that is not an integer");
+                if (!id.is_number_integer())
+                    fail_input(here, "special token " + quote_text(name) + " has an id that is not an integer");
                 (after_sequence ? suffix : prefix).push_back(static_cast<int>(id.get<int64_t>()));
             }
         }
     } else if (type != "ByteLevel") {
-        fail_input(here, "unsupported type " + quote_text(type) + " (supported: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)");
+        fail_input(here,
+                   "unsupported type " + quote_text(type) +
+                       " (supported: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)");
     }
 }
 
@@ -307,11 +325,12 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std
     if (!doc.is_object() || !doc.contains("model")) fail_input(path, "not a tokenizer.json (no \"model\")");
     auto step = [&](const char* key) { return doc.contains(key) ? doc[key] : json(); };
     TokenizerModel model = parse_model(doc["model"], path);
-    const std::string kind = std::holds_alternative<WordPieceModel>(model)  ? "WordPiece"
-                             : std::holds_alternative<UnigramModel>(model) ? "Unigram"
+    const std::string kind = std::holds_alternative<WordPieceModel>(model)                        ? "WordPiece"
+                             : std::holds_alternative<UnigramModel>(model)                        ? "Unigram"
                              : has_step_type(step("pre_tokenizer"), "ByteLevel", "pretokenizers") ? "byte-level BPE"
-                                                                                                   : "BPE";
-    auto impl = std::make_unique<HfTokenizer::Impl>(path, kind, std::move(model), step("normalizer"), step("pre_tokenizer"), step("decoder"));
+                                                                                                  : "BPE";
+    auto impl = std::make_unique<HfTokenizer::Impl>(path, kind, std::move(model), step("normalizer"),
+                                                    step("pre_tokenizer"), step("decoder"));
     impl->added = parse_added_tokens(step("added_tokens"), path);
     add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids);
     return impl;
@@ -322,16 +341,20 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_json(const std::string& path, 
 }
 
 // GPT-2's own files: vocab.json (or encoder.json) and merges.txt (or vocab.bpe).
-std::unique_ptr<HfTokenizer::Impl> from_gpt2_files(const std::string& vocab_path, const std::string& merges_path, const LoadLimits& limits) {
-    std::unordered_map<std::string, int> vocab = parse_vocab(read_json_file(vocab_path, "tokenizer", limits), vocab_path);
+std::unique_ptr<HfTokenizer::Impl> from_gpt2_files(const std::string& vocab_path, const std::string& merges_path,
+                                                   const LoadLimits& limits) {
+    std::unordered_map<std::string, int> vocab =
+        parse_vocab(read_json_file(vocab_path, "tokenizer", limits), vocab_path);
     std::vector<std::string> lines = read_lines(merges_path);
     if (!lines.empty() && lines[0].rfind("#version", 0) == 0) lines.erase(lines.begin());
     std::erase_if(lines, [](const std::string& line) { return line.empty(); });
     const auto merges = parse_merges(json(lines), merges_path);
     std::vector<AddedToken> added;
-    if (const auto eot = vocab.find("<|endoftext|>"); eot != vocab.end()) added.push_back({eot->first, eot->second, true, false, false});
-    auto impl = std::make_unique<HfTokenizer::Impl>(vocab_path, "byte-level BPE", BpeModel(std::move(vocab), merges, {}, merges_path), json(),
-                                                    json{{"type", "ByteLevel"}, {"add_prefix_space", false}}, json{{"type", "ByteLevel"}});
+    if (const auto eot = vocab.find("<|endoftext|>"); eot != vocab.end())
+        added.push_back({eot->first, eot->second, true, false, false});
+    auto impl = std::make_unique<HfTokenizer::Impl>(
+        vocab_path, "byte-level BPE", BpeModel(std::move(vocab), merges, {}, merges_path), json(),
+        json{{"type", "ByteLevel"}, {"add_prefix_space", false}}, json{{"type", "ByteLevel"}});
     impl->added = std::move(added);
     return impl;
 }
@@ -343,10 +366,12 @@ std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool 
     for (size_t i = 0; i < lines.size(); ++i) vocab.emplace(lines[i], static_cast<int>(i));
     std::vector<AddedToken> added;
     for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
-        if (const auto found = vocab.find(special); found != vocab.end()) added.push_back({found->first, found->second, true, false, false});
-    auto impl = std::make_unique<HfTokenizer::Impl>(path, "WordPiece", WordPieceModel(std::move(vocab), "[UNK]", {}, path),
-                                                    json{{"type", "BertNormalizer"}, {"lowercase", lowercase}}, json{{"type", "BertPreTokenizer"}},
-                                                    json{{"type", "WordPiece"}});
+        if (const auto found = vocab.find(special); found != vocab.end())
+            added.push_back({found->first, found->second, true, false, false});
+    auto impl =
+        std::make_unique<HfTokenizer::Impl>(path, "WordPiece", WordPieceModel(std::move(vocab), "[UNK]", {}, path),
+                                            json{{"type", "BertNormalizer"}, {"lowercase", lowercase}},
+                                            json{{"type", "BertPreTokenizer"}}, json{{"type", "WordPiece"}});
     impl->added = std::move(added);
     for (const auto& [ids, token] : {std::pair{&impl->prefix_ids, "[CLS]"}, std::pair{&impl->suffix_ids, "[SEP]"}})
         if (const auto id = impl->lookup(token)) ids->push_back(*id);
@@ -363,13 +388,16 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const s
         const std::optional<std::string> name = optional_string(config, key);
         if (!name) fail_input(where, std::string("\"") + key + "\" must be a token (a string or {\"content\": ...})");
         const std::optional<int> id = impl.lookup(*name);
-        if (!id) fail_input(where, std::string("\"") + key + "\" " + quote_text(*name) + " is not a token of the vocabulary");
+        if (!id)
+            fail_input(where,
+                       std::string("\"") + key + "\" " + quote_text(*name) + " is not a token of the vocabulary");
         return id;
     };
     auto flag = [&](const char* key) -> std::optional<bool> {
         const auto found = config.find(key);
         if (found == config.end() || found->is_null()) return std::nullopt;
-        if (!found->is_boolean()) fail_input(where, std::string("\"") + key + "\" must be true or false, not " + found->dump());
+        if (!found->is_boolean())
+            fail_input(where, std::string("\"") + key + "\" must be true or false, not " + found->dump());
         return found->get<bool>();
     };
     impl.bos = special("bos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "<s>");
@@ -390,8 +418,8 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const s
 // The pipeline built by `make` (a JSON type error anywhere is the file's fault), its ids indexed
 // and checked, then the configuration applied.
 template <typename Make>
-std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, const json& config, const std::string& config_where,
-                                                    Make make) {
+std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, const json& config,
+                                                    const std::string& config_where, Make make) {
     std::unique_ptr<HfTokenizer::Impl> impl;
     try {
         impl = make();
@@ -405,21 +433,26 @@ std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, co
     for (const std::vector<int>* ids : {&impl->prefix_ids, &impl->suffix_ids})
         for (int id : *ids)
             if (id < 0 || static_cast<size_t>(id) >= vocab_size)
-                fail_input(where, "the special token id " + std::to_string(id) + " the post-processor adds is not in the vocabulary (ids 0.." +
+                fail_input(where, "the special token id " + std::to_string(id) +
+                                      " the post-processor adds is not in the vocabulary (ids 0.." +
                                       std::to_string(static_cast<int64_t>(vocab_size) - 1) + ")");
     return impl;
 }
 
 // The tokenizer of a folder (tokenizer.json first, then the legacy pairs) or of a tokenizer.json.
-std::unique_ptr<HfTokenizer::Impl> from_files(const std::string& path, bool folder, const fs::path& dir, const json& config,
-                                              const LoadLimits& limits) {
+std::unique_ptr<HfTokenizer::Impl> from_files(const std::string& path, bool folder, const fs::path& dir,
+                                              const json& config, const LoadLimits& limits) {
     auto beside = [&](const char* name) { return fs::exists(dir / name) ? (dir / name).string() : std::string(); };
     if (!folder) return from_tokenizer_json(path, limits);
     if (!beside("tokenizer.json").empty()) return from_tokenizer_json(beside("tokenizer.json"), limits);
-    if (!beside("vocab.json").empty() && !beside("merges.txt").empty()) return from_gpt2_files(beside("vocab.json"), beside("merges.txt"), limits);
-    if (!beside("encoder.json").empty() && !beside("vocab.bpe").empty()) return from_gpt2_files(beside("encoder.json"), beside("vocab.bpe"), limits);
+    if (!beside("vocab.json").empty() && !beside("merges.txt").empty())
+        return from_gpt2_files(beside("vocab.json"), beside("merges.txt"), limits);
+    if (!beside("encoder.json").empty() && !beside("vocab.bpe").empty())
+        return from_gpt2_files(beside("encoder.json"), beside("vocab.bpe"), limits);
     if (!beside("vocab.txt").empty()) return from_vocab_txt(beside("vocab.txt"), config.value("do_lower_case", true));
-    fail_input(path, "no tokenizer here: expected tokenizer.json, vocab.json + merges.txt, encoder.json + vocab.bpe or vocab.txt");
+    fail_input(
+        path,
+        "no tokenizer here: expected tokenizer.json, vocab.json + merges.txt, encoder.json + vocab.bpe or vocab.txt");
 }
 
 }  // namespace
@@ -439,7 +472,8 @@ HfTokenizer HfTokenizer::load(const std::string& path, const LoadLimits& limits)
                                         [&] { return from_files(path, folder, dir, config, limits); }));
 }
 
-HfTokenizer HfTokenizer::from_json(const nlohmann::json& tokenizer, const nlohmann::json& config, const std::string& where) {
+HfTokenizer HfTokenizer::from_json(const nlohmann::json& tokenizer, const nlohmann::json& config,
+                                   const std::string& where) {
     return HfTokenizer(checked_pipeline(where, config, where, [&] { return from_tokenizer_doc(tokenizer, where); }));
 }
 

@@ -1,7 +1,7 @@
 // Tokenizers of Hugging Face model folders, read from tokenizer.json (byte-level BPE: GPT-2,
 // Pythia, Llama 3, Qwen2; SentencePiece-style BPE with byte fallback: Llama 2, TinyLlama, Mistral;
-// WordPiece: BERT; SentencePiece Unigram: T5, ALBERT, XLNet, mT5) or from the legacy files: vocab.json + merges.txt (or OpenAI's encoder.json +
-// vocab.bpe) for GPT-2-style BPE, vocab.txt for BERT. tokenizer_config.json beside it decides
+// WordPiece: BERT; SentencePiece Unigram: T5, ALBERT, XLNet, mT5) or from the legacy files: vocab.json + merges.txt (or
+// OpenAI's encoder.json + vocab.bpe) for GPT-2-style BPE, vocab.txt for BERT. tokenizer_config.json beside it decides
 // add_bos_token / add_eos_token and clean_up_tokenization_spaces and names the BOS and EOS tokens.
 #pragma once
 
@@ -24,7 +24,8 @@ public:
     // The same from documents already in memory: `tokenizer` as tokenizer.json, `config` as
     // tokenizer_config.json (an object; bos_token, eos_token, add_bos_token, add_eos_token), as
     // another format's metadata translates to them (gguf_tokenizer.hpp). Errors name `where`.
-    static HfTokenizer from_json(const nlohmann::json& tokenizer, const nlohmann::json& config, const std::string& where);
+    static HfTokenizer from_json(const nlohmann::json& tokenizer, const nlohmann::json& config,
+                                 const std::string& where);
 
     ~HfTokenizer();
     HfTokenizer(HfTokenizer&&) noexcept;

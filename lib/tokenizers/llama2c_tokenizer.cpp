@@ -45,7 +45,8 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     int32_t max_length = 0;
     std::memcpy(&max_length, bytes, 4);
     if (max_length <= 0 || max_length > max_piece_bytes)
-        fail_input(path, "max_token_length " + std::to_string(max_length) + " is outside 1.." + std::to_string(max_piece_bytes));
+        fail_input(path, "max_token_length " + std::to_string(max_length) + " is outside 1.." +
+                             std::to_string(max_piece_bytes));
     size_t at = 4;
     while (at < size) {
         const std::string where = path + ": token " + std::to_string(pieces_.size());
@@ -56,8 +57,10 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
         std::memcpy(&length, bytes + at + 4, 4);
         at += 8;
         if (length < 0 || length > max_length)
-            fail_input(where, "length " + std::to_string(length) + " is outside 0..max_token_length " + std::to_string(max_length));
-        if (static_cast<size_t>(length) > size - at) fail_input(where, "piece runs past the end of the file (truncated)");
+            fail_input(where, "length " + std::to_string(length) + " is outside 0..max_token_length " +
+                                  std::to_string(max_length));
+        if (static_cast<size_t>(length) > size - at)
+            fail_input(where, "piece runs past the end of the file (truncated)");
         if (static_cast<int64_t>(pieces_.size()) >= max_vocab) fail_input(path, "more than 2^22 tokens");
         pieces_.emplace_back(reinterpret_cast<const char*>(bytes + at), static_cast<size_t>(length));
         scores_.push_back(score);
@@ -72,12 +75,13 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     index_pieces();
 }
 
-Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces, std::vector<float> scores,
-                                   const SentencePieceSpecials& specials)
+Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::string> pieces,
+                                   std::vector<float> scores, const SentencePieceSpecials& specials)
     : path_(source), specials_(specials), pieces_(std::move(pieces)), scores_(std::move(scores)) {
     if (pieces_.empty()) fail_input(source, "holds no tokens");
     if (pieces_.size() != scores_.size())
-        fail_input(source, "has " + std::to_string(pieces_.size()) + " tokens but " + std::to_string(scores_.size()) + " scores");
+        fail_input(source, "has " + std::to_string(pieces_.size()) + " tokens but " + std::to_string(scores_.size()) +
+                               " scores");
     index_pieces();
 }
 
@@ -87,7 +91,8 @@ void Llama2cTokenizer::index_pieces() {
     if (specials_.bos < 0 || specials_.bos >= size || specials_.eos < 0 || specials_.eos >= size)
         fail_input(path_, "holds " + std::to_string(pieces_.size()) + " token" + (pieces_.size() == 1 ? "" : "s") +
                               (size < 3 ? "; a llama tokenizer needs at least 3 (<unk>, BOS " : "; it needs its BOS ") +
-                              std::to_string(specials_.bos) + ", EOS " + std::to_string(specials_.eos) + (size < 3 ? ")" : " among them"));
+                              std::to_string(specials_.bos) + ", EOS " + std::to_string(specials_.eos) +
+                              (size < 3 ? ")" : " among them"));
     for (size_t id = 0; id < pieces_.size(); ++id) {
         ids_.emplace(pieces_[id], static_cast<int>(id));
         longest_piece_bytes_ = std::max(longest_piece_bytes_, pieces_[id].size());
@@ -96,7 +101,8 @@ void Llama2cTokenizer::index_pieces() {
     // to the token spelled "<0xNN>" (llama.cpp's lookup; Gemma's byte tokens start elsewhere).
     byte_ids_.fill(-1);
     for (int byte = 0; byte < 256; ++byte) {
-        if (static_cast<size_t>(byte) + 3 < pieces_.size() && byte_of_piece(pieces_[static_cast<size_t>(byte) + 3]) == byte) {
+        if (static_cast<size_t>(byte) + 3 < pieces_.size() &&
+            byte_of_piece(pieces_[static_cast<size_t>(byte) + 3]) == byte) {
             byte_ids_[static_cast<size_t>(byte)] = byte + 3;
             continue;
         }
@@ -106,7 +112,8 @@ void Llama2cTokenizer::index_pieces() {
 
 const std::string& Llama2cTokenizer::piece(int id) const {
     if (id < 0 || id >= vocab_size())
-        fail_input(path_, "token id " + std::to_string(id) + " is outside the vocabulary (0.." + std::to_string(vocab_size() - 1) + ")");
+        fail_input(path_, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                              std::to_string(vocab_size() - 1) + ")");
     return pieces_[static_cast<size_t>(id)];
 }
 
@@ -141,8 +148,9 @@ std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, boo
             for (unsigned char byte : code_point) {  // byte fallback: <0x00> is token 3 in llama2.c's vocabularies
                 const int byte_id = byte_ids_[byte];
                 if (byte_id < 0)
-                    fail_input(path_, "vocabulary of " + std::to_string(vocab_size()) + " tokens has no byte token for byte " +
-                                          std::to_string(byte) + " of the text (neither token " + std::to_string(byte + 3) +
+                    fail_input(path_, "vocabulary of " + std::to_string(vocab_size()) +
+                                          " tokens has no byte token for byte " + std::to_string(byte) +
+                                          " of the text (neither token " + std::to_string(byte + 3) +
                                           " nor any other is its <0xNN>)");
                 tokens.push_back(byte_id);
             }
@@ -158,7 +166,8 @@ std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, boo
 
 int64_t Llama2cTokenizer::min_token_count(const std::string& text, bool bos, bool eos) const {
     const size_t prefix = specials_.add_space_prefix ? 1 : 0;
-    const size_t spelled = (bos ? pieces_[static_cast<size_t>(specials_.bos)].size() : 0) + (text.empty() ? 0 : prefix + text.size());
+    const size_t spelled =
+        (bos ? pieces_[static_cast<size_t>(specials_.bos)].size() : 0) + (text.empty() ? 0 : prefix + text.size());
     const size_t longest = std::max<size_t>(longest_piece_bytes_, 1);
     const int64_t merged = static_cast<int64_t>((spelled + longest - 1) / longest);
     return std::max<int64_t>(merged, bos ? 1 : 0) + (eos ? 1 : 0);
@@ -233,11 +242,16 @@ std::vector<std::string> Llama2cTokenizer::labels(const std::vector<int>& ids) c
     for (int id : ids) {
         const std::string& text = piece(id);
         const int byte = byte_of_piece(text);
-        const bool bracketed = text.size() > 2 && text.front() == '<' && text.back() == '>';  // "<bos>", not llama2.c's "\n<s>\n"
-        if (id == specials_.bos) result.push_back(bracketed ? text : "<s>");
-        else if (id == specials_.eos) result.push_back(bracketed ? text : "</s>");
-        else if (byte >= 0x20 && byte < 0x7f) result.push_back(std::string(1, static_cast<char>(byte)));
-        else result.push_back(escape_invalid_utf8(text));
+        const bool bracketed =
+            text.size() > 2 && text.front() == '<' && text.back() == '>';  // "<bos>", not llama2.c's "\n<s>\n"
+        if (id == specials_.bos)
+            result.push_back(bracketed ? text : "<s>");
+        else if (id == specials_.eos)
+            result.push_back(bracketed ? text : "</s>");
+        else if (byte >= 0x20 && byte < 0x7f)
+            result.push_back(std::string(1, static_cast<char>(byte)));
+        else
+            result.push_back(escape_invalid_utf8(text));
     }
     return result;
 }

@@ -1,7 +1,7 @@
 // llama2.c's tokenizer.bin (a SentencePiece BPE vocabulary with scores; GGUF's "llama" tokenizer
-// is the same vocabulary) and its encoder and decoder, matching run.c's encode()/decode(): dummy-prefix space, UTF-8 code points with
-// <0xNN> byte fallback, then greedy highest-score merges. A GGUF vocabulary brings its own BOS,
-// EOS, whether BOS is added and whether the dummy prefix is (Gemma's: BOS 2, EOS 1, no prefix).
+// is the same vocabulary) and its encoder and decoder, matching run.c's encode()/decode(): dummy-prefix space, UTF-8
+// code points with <0xNN> byte fallback, then greedy highest-score merges. A GGUF vocabulary brings its own BOS, EOS,
+// whether BOS is added and whether the dummy prefix is (Gemma's: BOS 2, EOS 1, no prefix).
 #pragma once
 
 #include <array>
@@ -74,7 +74,7 @@ private:
     std::vector<std::string> pieces_;
     std::vector<float> scores_;
     std::unordered_map<std::string, int> ids_;  // first id of each piece
-    std::array<int, 256> byte_ids_{};            // the <0xNN> token of each byte (llama2.c's 3 + byte), -1 when absent
+    std::array<int, 256> byte_ids_{};           // the <0xNN> token of each byte (llama2.c's 3 + byte), -1 when absent
     size_t longest_piece_bytes_ = 0;
 };
 

@@ -27,10 +27,16 @@ std::vector<std::string> labels_within(const Tokenizer& tokenizer, const std::ve
 class Llama2cModelTokenizer : public ModelTokenizer {
 public:
     explicit Llama2cModelTokenizer(Llama2cTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
-    std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, adds_bos(), /*eos=*/false); }
-    int64_t min_token_count(const std::string& text) const override { return tokenizer_.min_token_count(text, adds_bos(), false); }
+    std::vector<int> encode(const std::string& text) const override {
+        return tokenizer_.encode(text, adds_bos(), /*eos=*/false);
+    }
+    int64_t min_token_count(const std::string& text) const override {
+        return tokenizer_.min_token_count(text, adds_bos(), false);
+    }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
-    std::vector<std::string> labels(const std::vector<int>& ids) const override { return labels_within(tokenizer_, ids); }
+    std::vector<std::string> labels(const std::vector<int>& ids) const override {
+        return labels_within(tokenizer_, ids);
+    }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return tokenizer_.specials().bos; }
     std::vector<int> end_ids() const override { return {tokenizer_.specials().bos}; }  // as llama2.c's run.c stops
@@ -43,10 +49,14 @@ private:
 class HfModelTokenizer : public ModelTokenizer {
 public:
     explicit HfModelTokenizer(HfTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
-    std::vector<int> encode(const std::string& text) const override { return tokenizer_.encode(text, /*add_special_tokens=*/true); }
+    std::vector<int> encode(const std::string& text) const override {
+        return tokenizer_.encode(text, /*add_special_tokens=*/true);
+    }
     int64_t min_token_count(const std::string&) const override { return 0; }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
-    std::vector<std::string> labels(const std::vector<int>& ids) const override { return labels_within(tokenizer_, ids); }
+    std::vector<std::string> labels(const std::vector<int>& ids) const override {
+        return labels_within(tokenizer_, ids);
+    }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return tokenizer_.bos_id().value_or(-1); }
     std::vector<int> end_ids() const override {
@@ -68,13 +78,15 @@ std::unique_ptr<ModelTokenizer> as_model_tokenizer(HfTokenizer tokenizer) {
     return std::make_unique<HfModelTokenizer>(std::move(tokenizer));
 }
 
-std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens, const std::string& where) {
+std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
+                                       const std::string& where) {
     const std::string limit = "the model's sequence length " + std::to_string(max_tokens);
     if (const int64_t at_least = tokenizer.min_token_count(text); at_least > max_tokens)
-        fail_input(where, "a text of " + std::to_string(text.size()) + " bytes is at least " + std::to_string(at_least) +
-                              " tokens, more than " + limit);
+        fail_input(where, "a text of " + std::to_string(text.size()) + " bytes is at least " +
+                              std::to_string(at_least) + " tokens, more than " + limit);
     std::vector<int> ids = tokenizer.encode(text);
-    if (static_cast<int64_t>(ids.size()) > max_tokens) fail_input(where, std::to_string(ids.size()) + " tokens exceed " + limit);
+    if (static_cast<int64_t>(ids.size()) > max_tokens)
+        fail_input(where, std::to_string(ids.size()) + " tokens exceed " + limit);
     return ids;
 }
 

@@ -38,7 +38,8 @@ public:
 // tokenizer.encode(text) for a model that takes at most `max_tokens` tokens; Error(bad_input)
 // naming `where` and the sequence length when the ids would be more: before encoding when
 // min_token_count already is (a long text is refused at once), else after.
-std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens, const std::string& where);
+std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
+                                       const std::string& where);
 
 // The two kinds of tokenizer as a model takes a text: llama2.c's (and a GGUF "llama" vocabulary's)
 // with BOS and no EOS, a Hugging Face pipeline's with its post-processor's special tokens.

@@ -24,7 +24,9 @@ uint32_t read_u32_le(const char* bytes) {
 }  // namespace
 
 PrecompiledCharsmap::PrecompiledCharsmap(std::string blob, const std::string& where) : where_(where) {
-    if (blob.size() < 4) fail_input(where, "precompiled_charsmap is " + std::to_string(blob.size()) + " bytes, shorter than its 4-byte header");
+    if (blob.size() < 4)
+        fail_input(where,
+                   "precompiled_charsmap is " + std::to_string(blob.size()) + " bytes, shorter than its 4-byte header");
     const uint64_t trie_bytes = read_u32_le(blob.data());
     if (trie_bytes % 4 != 0 || trie_bytes == 0 || trie_bytes > blob.size() - 4)
         fail_input(where, "precompiled_charsmap's trie of " + std::to_string(trie_bytes) + " bytes does not fit its " +
@@ -37,7 +39,8 @@ PrecompiledCharsmap::PrecompiledCharsmap(std::string blob, const std::string& wh
 
 uint32_t PrecompiledCharsmap::unit(size_t position) const {
     if (position >= trie_.size())
-        fail_input(where_, "precompiled_charsmap's trie leads to unit " + std::to_string(position) + " of " + std::to_string(trie_.size()));
+        fail_input(where_, "precompiled_charsmap's trie leads to unit " + std::to_string(position) + " of " +
+                               std::to_string(trie_.size()));
     return trie_[position];
 }
 
@@ -72,7 +75,8 @@ std::string PrecompiledCharsmap::normalize(const std::string& text) const {
             }
         for (size_t at = 0; at < cluster.size();) {
             size_t length = 1;  // the code point's UTF-8 length (the text is valid UTF-8)
-            while (at + length < cluster.size() && (static_cast<unsigned char>(cluster[at + length]) & 0xC0) == 0x80) ++length;
+            while (at + length < cluster.size() && (static_cast<unsigned char>(cluster[at + length]) & 0xC0) == 0x80)
+                ++length;
             const std::string_view code_point = std::string_view(cluster).substr(at, length);
             const auto rewritten = replacement(code_point);
             out += rewritten ? *rewritten : code_point;

@@ -28,8 +28,8 @@ CorpusShard parse_corpus_shard(const std::string& text) {
     };
     if (slash == std::string::npos || !whole(0, slash, shard.index) || !whole(slash + 1, text.size(), shard.count) ||
         shard.count < 1 || shard.count > max_corpus_shards || shard.index < 0 || shard.index >= shard.count)
-        throw Error(ErrorKind::usage, "'" + text + "' is not a shard I/N with 0 <= I < N <= " + std::to_string(max_corpus_shards) +
-                                          " (e.g. 0/4)");
+        throw Error(ErrorKind::usage, "'" + text + "' is not a shard I/N with 0 <= I < N <= " +
+                                          std::to_string(max_corpus_shards) + " (e.g. 0/4)");
     return shard;
 }
 
@@ -44,8 +44,12 @@ nlohmann::json text_document(std::string line, const std::string& where) {
 
 }  // namespace
 
-CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard, CorpusLines lines)
-    : path_(path), limits_(limits), shard_(shard), text_lines_(lines == CorpusLines::json_or_text && !path.ends_with(".jsonl")) {
+CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limits, CorpusShard shard,
+                                 CorpusLines lines)
+    : path_(path),
+      limits_(limits),
+      shard_(shard),
+      text_lines_(lines == CorpusLines::json_or_text && !path.ends_with(".jsonl")) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
@@ -125,9 +129,11 @@ bool SequenceStream::next(SequenceInput& out, std::string& where) {
 
 ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where, const SequenceKeys& keys) {
     const std::string text_key = keys.text, tokens_key = keys.tokens;
-    const bool has_text = doc.is_object() && doc.contains(text_key), has_tokens = doc.is_object() && doc.contains(tokens_key);
+    const bool has_text = doc.is_object() && doc.contains(text_key),
+               has_tokens = doc.is_object() && doc.contains(tokens_key);
     if (has_text == has_tokens)
-        fail_input(where, "expected a JSON object with either \"" + text_key + "\" (a string) or \"" + tokens_key + "\" (a list of token ids)");
+        fail_input(where, "expected a JSON object with either \"" + text_key + "\" (a string) or \"" + tokens_key +
+                              "\" (a list of token ids)");
     ModelSequence sequence;
     if (has_text) {
         if (!doc[text_key].is_string()) fail_input(where, "\"" + text_key + "\" must be a string");
@@ -135,7 +141,8 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
         return sequence;
     }
     const nlohmann::json& tokens = doc[tokens_key];
-    if (!tokens.is_array() || tokens.empty()) fail_input(where, "\"" + tokens_key + "\" must be a non-empty list of token ids");
+    if (!tokens.is_array() || tokens.empty())
+        fail_input(where, "\"" + tokens_key + "\" must be a non-empty list of token ids");
     for (size_t t = 0; t < tokens.size(); ++t) {
         const nlohmann::json& id = tokens[t];
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int>::max())
@@ -148,31 +155,37 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
 namespace {
 
 // The ids of the sequence `keys` name in `doc`, as model_sequence_ids reads them.
-std::vector<int> sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens, uint64_t memory_budget,
-                              const std::string& where, const SequenceKeys& keys) {
+std::vector<int> sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                              uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
     ModelSequence sequence = parse_model_sequence(doc, where, keys);
     if (!sequence.text) return std::move(sequence.token_ids);
     check_tokenizing_memory(sequence.text->size(), memory_budget, where);
     return encode_within_context(tokenizer, *sequence.text, max_tokens, where);
 }
 
-bool has_target(const nlohmann::json& doc) { return doc.is_object() && (doc.contains(target_keys.text) || doc.contains(target_keys.tokens)); }
+bool has_target(const nlohmann::json& doc) {
+    return doc.is_object() && (doc.contains(target_keys.text) || doc.contains(target_keys.tokens));
+}
 
 }  // namespace
 
 std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
                                     uint64_t memory_budget, const std::string& where) {
     if (has_target(doc))
-        fail_input(where, "\"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model (bart, t5); "
-                          "this model has no decoder input");
+        fail_input(
+            where,
+            "\"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model (bart, t5); "
+            "this model has no decoder input");
     return sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
 }
 
 SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
                                      uint64_t memory_budget, const std::string& where) {
     if (!has_target(doc))
-        fail_input(where, "an encoder-decoder's corpus line needs its decoder input too: {\"text\": ..., \"target_text\": ...} or "
-                          "{\"tokens\": [...], \"target_tokens\": [...]}");
+        fail_input(
+            where,
+            "an encoder-decoder's corpus line needs its decoder input too: {\"text\": ..., \"target_text\": ...} or "
+            "{\"tokens\": [...], \"target_tokens\": [...]}");
     SequencePair pair;
     pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
     pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys);

@@ -81,7 +81,7 @@ private:
     CorpusShard shard_;
     int64_t sequences_passed_ = 0;
     Fingerprint fingerprint_;
-    std::unique_ptr<InputLines> jsonl_;  // a file of lines (JSONL or plain text)
+    std::unique_ptr<InputLines> jsonl_;    // a file of lines (JSONL or plain text)
     std::vector<std::string> held_lines_;  // or lines in memory, the next at held_next_
     size_t held_next_ = 0;
     bool text_lines_ = false;

@@ -49,13 +49,18 @@ void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tok
         const ModelSequence sequence = parse_model_sequence(doc, where);
         if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
         if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
-        on_text(at_line(where, [&] { return sequence.text ? tokenize_text(tokenizer, *sequence.text) : describe_ids(tokenizer, sequence.token_ids); }),
+        on_text(at_line(where,
+                        [&] {
+                            return sequence.text ? tokenize_text(tokenizer, *sequence.text)
+                                                 : describe_ids(tokenizer, sequence.token_ids);
+                        }),
                 where);
     }
 }
 
 std::string token_table(const TokenizedText& tokenized) {
-    std::string table = quoted(escape_invalid_utf8(tokenized.text)) + ": " + std::to_string(tokenized.ids.size()) + " tokens\n";
+    std::string table =
+        quoted(escape_invalid_utf8(tokenized.text)) + ": " + std::to_string(tokenized.ids.size()) + " tokens\n";
     char row[64];
     std::snprintf(row, sizeof row, "%8s %10s  %s\n", "position", "id", "token");
     table += row;

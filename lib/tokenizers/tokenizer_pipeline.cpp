@@ -70,12 +70,15 @@ bool is_bert_whitespace(char32_t c) { return c == U'\t' || c == U'\n' || c == U'
 bool is_bert_punctuation(char32_t c) { return (c < 0x80 && std::ispunct(static_cast<int>(c))) || is_punctuation(c); }
 
 std::string strip_accents(const std::string& text) {
-    return map_code_points(normalize_nfd(text), [](char32_t c) { return is_nonspacing_mark(c) ? std::string() : encode_utf8(c); });
+    return map_code_points(normalize_nfd(text),
+                           [](char32_t c) { return is_nonspacing_mark(c) ? std::string() : encode_utf8(c); });
 }
 
 Normalizer bert_normalizer(const json& spec) {
-    const bool clean_text = bool_member(spec, "clean_text", true), chinese = bool_member(spec, "handle_chinese_chars", true);
-    const bool lowercase = bool_member(spec, "lowercase", true), accents = bool_member(spec, "strip_accents", lowercase);
+    const bool clean_text = bool_member(spec, "clean_text", true),
+               chinese = bool_member(spec, "handle_chinese_chars", true);
+    const bool lowercase = bool_member(spec, "lowercase", true),
+               accents = bool_member(spec, "strip_accents", lowercase);
     return [=](std::string text) {
         text = map_code_points(text, [&](char32_t c) {
             if (clean_text && (c == 0 || c == 0xFFFD || is_control(c))) return std::string();
@@ -89,8 +92,8 @@ Normalizer bert_normalizer(const json& spec) {
 }
 
 // Split behaviour: how the matched pieces join their neighbours.
-std::vector<std::string> apply_behavior(const std::vector<UnicodeRegex::Piece>& pieces, const std::string& behavior, bool invert,
-                                        const std::string& where) {
+std::vector<std::string> apply_behavior(const std::vector<UnicodeRegex::Piece>& pieces, const std::string& behavior,
+                                        bool invert, const std::string& where) {
     std::vector<std::string> out;
     bool pending_next = false;  // MergedWithNext: the last piece waits for the next one
     bool last_matched = false;
@@ -101,15 +104,21 @@ std::vector<std::string> apply_behavior(const std::vector<UnicodeRegex::Piece>& 
         } else if (behavior == "Isolated") {
             out.push_back(text);
         } else if (behavior == "MergedWithPrevious") {
-            if (matched && !out.empty()) out.back() += text;
-            else out.push_back(text);
+            if (matched && !out.empty())
+                out.back() += text;
+            else
+                out.push_back(text);
         } else if (behavior == "MergedWithNext") {
-            if (pending_next) out.back() += text;
-            else out.push_back(text);
+            if (pending_next)
+                out.back() += text;
+            else
+                out.push_back(text);
             pending_next = matched;
         } else if (behavior == "Contiguous") {
-            if (matched && last_matched && !out.empty()) out.back() += text;
-            else out.push_back(text);
+            if (matched && last_matched && !out.empty())
+                out.back() += text;
+            else
+                out.push_back(text);
         } else {
             fail_input(where, "unknown split behavior \"" + escape_invalid_utf8(behavior) +
                                   "\" (known: Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
@@ -136,7 +145,8 @@ PreTokenizer regex_splitter(const std::string& pattern, std::string behavior, bo
 constexpr const char* gpt2_pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 PreTokenizer byte_level_pre_tokenizer(const json& spec, const std::string& where) {
-    const bool add_prefix_space = bool_member(spec, "add_prefix_space", true), use_regex = bool_member(spec, "use_regex", true);
+    const bool add_prefix_space = bool_member(spec, "add_prefix_space", true),
+               use_regex = bool_member(spec, "use_regex", true);
     const PreTokenizer split = use_regex ? regex_splitter(gpt2_pattern, "Isolated", false, where) : PreTokenizer();
     return [=](std::vector<std::string> words, bool first_segment) {
         if (add_prefix_space)
@@ -150,13 +160,16 @@ PreTokenizer byte_level_pre_tokenizer(const json& spec, const std::string& where
 
 PreTokenizer metaspace_pre_tokenizer(const json& spec, const std::string& where) {
     const std::string replacement = string_member(spec, "replacement", where);
-    std::string scheme = spec.contains("prepend_scheme") && spec["prepend_scheme"].is_string() ? spec["prepend_scheme"].get<std::string>()
-                         : bool_member(spec, "add_prefix_space", true)                        ? "always"
-                                                                                               : "never";
+    std::string scheme = spec.contains("prepend_scheme") && spec["prepend_scheme"].is_string()
+                             ? spec["prepend_scheme"].get<std::string>()
+                         : bool_member(spec, "add_prefix_space", true) ? "always"
+                                                                       : "never";
     if (scheme != "always" && scheme != "first" && scheme != "never")
-        fail_input(where, "unknown prepend_scheme \"" + escape_invalid_utf8(scheme) + "\" (known: always, first, never)");
+        fail_input(where,
+                   "unknown prepend_scheme \"" + escape_invalid_utf8(scheme) + "\" (known: always, first, never)");
     const bool split = bool_member(spec, "split", true);
-    const PreTokenizer splitter = split ? regex_splitter("\\Q" + replacement + "\\E", "MergedWithNext", false, where) : PreTokenizer();
+    const PreTokenizer splitter =
+        split ? regex_splitter("\\Q" + replacement + "\\E", "MergedWithNext", false, where) : PreTokenizer();
     return [=](std::vector<std::string> words, bool first_segment) {
         for (std::string& word : words) {
             word = replace_all(word, " ", replacement);
@@ -245,7 +258,8 @@ Normalizer parse_normalizer(const json& spec, const std::string& where) {
         };
     }
     fail_input(where, "unsupported normalizer type \"" + escape_invalid_utf8(type) +
-                          "\" (supported: Sequence, Prepend, Replace, BertNormalizer, Lowercase, NFD, NFC, NFKC, NFKD, StripAccents, Strip)");
+                          "\" (supported: Sequence, Prepend, Replace, BertNormalizer, Lowercase, NFD, NFC, NFKC, NFKD, "
+                          "StripAccents, Strip)");
 }
 
 PreTokenizer parse_pre_tokenizer(const json& spec, const std::string& where) {
@@ -263,23 +277,30 @@ PreTokenizer parse_pre_tokenizer(const json& spec, const std::string& where) {
     if (type == "ByteLevel") return byte_level_pre_tokenizer(spec, here);
     if (type == "Split") {
         const json& pattern = member(spec, "pattern", here);
-        const std::string regex = pattern.contains("Regex") ? string_member(pattern, "Regex", here) : "\\Q" + string_member(pattern, "String", here) + "\\E";
+        const std::string regex = pattern.contains("Regex") ? string_member(pattern, "Regex", here)
+                                                            : "\\Q" + string_member(pattern, "String", here) + "\\E";
         return regex_splitter(regex, string_member(spec, "behavior", here), bool_member(spec, "invert", false), here);
     }
     if (type == "Metaspace") return metaspace_pre_tokenizer(spec, here);
     if (type == "BertPreTokenizer") {
-        const PreTokenizer on_spaces = character_splitter(is_bert_whitespace, true), on_punctuation = character_splitter(is_bert_punctuation, false);
-        return [=](std::vector<std::string> words, bool first) { return on_punctuation(on_spaces(std::move(words), first), first); };
+        const PreTokenizer on_spaces = character_splitter(is_bert_whitespace, true),
+                           on_punctuation = character_splitter(is_bert_punctuation, false);
+        return [=](std::vector<std::string> words, bool first) {
+            return on_punctuation(on_spaces(std::move(words), first), first);
+        };
     }
     if (type == "Whitespace") return regex_splitter(R"(\w+|[^\w\s]+)", "Removed", true, here);
     if (type == "WhitespaceSplit") return character_splitter(is_unicode_whitespace, true);
-    if (type == "Digits") return regex_splitter(bool_member(spec, "individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", "Isolated", false, here);
+    if (type == "Digits")
+        return regex_splitter(bool_member(spec, "individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", "Isolated",
+                              false, here);
     if (type == "Punctuation") {
         const std::string behavior = spec.contains("behavior") ? string_member(spec, "behavior", here) : "Isolated";
         return regex_splitter(R"([\p{P}[!-/:-@\[-`{-~]])", behavior, false, here);
     }
     fail_input(where, "unsupported pre_tokenizer type \"" + escape_invalid_utf8(type) +
-                          "\" (supported: Sequence, ByteLevel, Split, Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Digits, "
+                          "\" (supported: Sequence, ByteLevel, Split, Metaspace, BertPreTokenizer, Whitespace, "
+                          "WhitespaceSplit, Digits, "
                           "Punctuation)");
 }
 
@@ -299,7 +320,8 @@ void add_decoder(TokenDecoder& decoder, const json& spec, const std::string& whe
     } else if (type == "ByteFallback") {
         decoder.per_token.push_back([](std::string token) {
             unsigned value = 0;
-            if (token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' && std::sscanf(token.c_str() + 3, "%2X", &value) == 1)
+            if (token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
+                std::sscanf(token.c_str() + 3, "%2X", &value) == 1)
                 return std::string(1, static_cast<char>(value));
             return token;
         });
@@ -307,26 +329,37 @@ void add_decoder(TokenDecoder& decoder, const json& spec, const std::string& whe
         // Joining is what decode() does anyway.
     } else if (type == "Strip") {
         if (string_member(spec, "content", here) != " ") fail_input(here, "only spaces can be stripped");
-        decoder.strip_leading_spaces = static_cast<int>(json_integer_in(member(spec, "start", here), 0, INT32_MAX, here, "\"start\""));
+        decoder.strip_leading_spaces =
+            static_cast<int>(json_integer_in(member(spec, "start", here), 0, INT32_MAX, here, "\"start\""));
     } else if (type == "Metaspace") {
         const std::string replacement = string_member(spec, "replacement", here);
         decoder.per_token.push_back([replacement](std::string token) { return replace_all(token, replacement, " "); });
-        const bool prepends = spec.contains("prepend_scheme") && spec["prepend_scheme"].is_string() ? spec["prepend_scheme"] != "never"
-                                                                                                     : bool_member(spec, "add_prefix_space", true);
+        const bool prepends = spec.contains("prepend_scheme") && spec["prepend_scheme"].is_string()
+                                  ? spec["prepend_scheme"] != "never"
+                                  : bool_member(spec, "add_prefix_space", true);
         decoder.strip_leading_spaces = prepends ? 1 : 0;
     } else if (type == "WordPiece") {
         decoder.word_prefix = spec.contains("prefix") ? string_member(spec, "prefix", here) : "##";
         decoder.cleanup = bool_member(spec, "cleanup", true);
     } else {
-        fail_input(where, "unsupported decoder type \"" + escape_invalid_utf8(type) +
-                              "\" (supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, WordPiece)");
+        fail_input(where,
+                   "unsupported decoder type \"" + escape_invalid_utf8(type) +
+                       "\" (supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, WordPiece)");
     }
 }
 
 // HF's clean_up_tokenization: spaces before punctuation and English contractions removed.
 std::string clean_up_tokenization(std::string text) {
-    for (const auto& [from, to] : {std::pair<const char*, const char*>{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
-                                   {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}})
+    for (const auto& [from, to] : {std::pair<const char*, const char*>{" .", "."},
+                                   {" ?", "?"},
+                                   {" !", "!"},
+                                   {" ,", ","},
+                                   {" ' ", "'"},
+                                   {" n't", "n't"},
+                                   {" 'm", "'m"},
+                                   {" 's", "'s"},
+                                   {" 've", "'ve"},
+                                   {" 're", "'re"}})
         text = replace_all(text, from, to);
     return text;
 }
@@ -350,8 +383,10 @@ std::string TokenDecoder::decode(const std::vector<std::string>& tokens) const {
     for (size_t i = 0; i < tokens.size(); ++i) {
         std::string piece = token_text(tokens[i]);
         if (!word_prefix.empty() && i > 0) {
-            if (piece.compare(0, word_prefix.size(), word_prefix) == 0) piece.erase(0, word_prefix.size());
-            else piece.insert(0, " ");
+            if (piece.compare(0, word_prefix.size(), word_prefix) == 0)
+                piece.erase(0, word_prefix.size());
+            else
+                piece.insert(0, " ");
         }
         text += piece;
     }

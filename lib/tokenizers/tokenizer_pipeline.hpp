@@ -29,8 +29,8 @@ PreTokenizer parse_pre_tokenizer(const nlohmann::json& spec, const std::string& 
 // Strip, Metaspace, WordPiece.
 struct TokenDecoder {
     std::vector<std::function<std::string(std::string)>> per_token;
-    std::string word_prefix;     // WordPiece: tokens without it start a new word ("##")
-    bool cleanup = false;        // WordPiece: " ." -> "." and the like
+    std::string word_prefix;       // WordPiece: tokens without it start a new word ("##")
+    bool cleanup = false;          // WordPiece: " ." -> "." and the like
     int strip_leading_spaces = 0;  // Strip (or Metaspace's first-token space): from the joined text
 
     // The text of `tokens` joined, as the tokenizer's decode() gives it.

@@ -26,9 +26,12 @@ std::string with_white_space_classes(const std::string& pattern) {
             continue;
         }
         const char escaped = pattern[++i];
-        if (escaped == 's') out += "\\p{White_Space}";
-        else if (escaped == 'S') out += "\\P{White_Space}";
-        else out += {'\\', escaped};
+        if (escaped == 's')
+            out += "\\p{White_Space}";
+        else if (escaped == 'S')
+            out += "\\P{White_Space}";
+        else
+            out += {'\\', escaped};
     }
     return out;
 }
@@ -44,9 +47,11 @@ using NormalizerInstance = const icu::Normalizer2* (*)(UErrorCode&);
 std::string normalize(const std::string& text, NormalizerInstance instance) {
     UErrorCode status = U_ZERO_ERROR;
     const icu::Normalizer2* normalizer = instance(status);
-    if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU normalizer unavailable: ") + u_errorName(status));
+    if (U_FAILURE(status))
+        throw Error(ErrorKind::internal, std::string("ICU normalizer unavailable: ") + u_errorName(status));
     const icu::UnicodeString normalized = normalizer->normalize(icu::UnicodeString::fromUTF8(text), status);
-    if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU normalization failed: ") + u_errorName(status));
+    if (U_FAILURE(status))
+        throw Error(ErrorKind::internal, std::string("ICU normalization failed: ") + u_errorName(status));
     return to_utf8(normalized);
 }
 
@@ -71,10 +76,11 @@ UnicodeRegex::UnicodeRegex(const std::string& pattern, const std::string& where)
     impl_->where = where;
     UErrorCode status = U_ZERO_ERROR;
     UParseError parse_error{};
-    impl_->pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(with_white_space_classes(pattern)), parse_error, status));
+    impl_->pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(with_white_space_classes(pattern)),
+                                                    parse_error, status));
     if (U_FAILURE(status))
-        fail_input(where, "the regular expression does not compile (" + std::string(u_errorName(status)) + " at offset " +
-                              std::to_string(parse_error.offset) + ")");
+        fail_input(where, "the regular expression does not compile (" + std::string(u_errorName(status)) +
+                              " at offset " + std::to_string(parse_error.offset) + ")");
 }
 
 UnicodeRegex::~UnicodeRegex() = default;
@@ -101,11 +107,14 @@ std::vector<UnicodeRegex::Piece> UnicodeRegex::split(const std::string& text) co
     }
     utext_close(utext);
     if (status == U_REGEX_TIME_OUT || status == U_REGEX_STACK_OVERFLOW)
-        fail_input(impl_->where, "the regular expression \"" + escape_invalid_utf8(impl_->source.substr(0, 200)) + "\" " +
-                                     (status == U_REGEX_TIME_OUT ? "ran past the time limit" : "ran past the backtracking stack limit") +
-                                     " on a piece of " + std::to_string(text.size()) +
-                                     " bytes of text (catastrophic backtracking: nested or overlapping repeats)");
-    if (U_FAILURE(status)) throw Error(ErrorKind::internal, std::string("ICU regex matching failed: ") + u_errorName(status));
+        fail_input(
+            impl_->where,
+            "the regular expression \"" + escape_invalid_utf8(impl_->source.substr(0, 200)) + "\" " +
+                (status == U_REGEX_TIME_OUT ? "ran past the time limit" : "ran past the backtracking stack limit") +
+                " on a piece of " + std::to_string(text.size()) +
+                " bytes of text (catastrophic backtracking: nested or overlapping repeats)");
+    if (U_FAILURE(status))
+        throw Error(ErrorKind::internal, std::string("ICU regex matching failed: ") + u_errorName(status));
     if (done < static_cast<int64_t>(text.size())) pieces.push_back({text.substr(done), false});
     return pieces;
 }
@@ -122,7 +131,8 @@ std::string to_lower(const std::string& text) {
 
 std::vector<std::string> grapheme_clusters(const std::string& text) {
     UErrorCode status = U_ZERO_ERROR;
-    std::unique_ptr<icu::BreakIterator> breaks(icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
+    std::unique_ptr<icu::BreakIterator> breaks(
+        icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
     // A UText over the UTF-8 bytes, so the break positions are byte offsets into `text`.
     UText* utext = utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status);
     if (U_SUCCESS(status)) breaks->setText(utext, status);
@@ -131,7 +141,8 @@ std::vector<std::string> grapheme_clusters(const std::string& text) {
         throw Error(ErrorKind::internal, std::string("ICU character breaks unavailable: ") + u_errorName(status));
     }
     std::vector<std::string> clusters;
-    for (int32_t begin = breaks->first(), end = breaks->next(); end != icu::BreakIterator::DONE; begin = end, end = breaks->next())
+    for (int32_t begin = breaks->first(), end = breaks->next(); end != icu::BreakIterator::DONE;
+         begin = end, end = breaks->next())
         clusters.push_back(text.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin)));
     breaks.reset();
     utext_close(utext);

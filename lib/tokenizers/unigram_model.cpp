@@ -18,7 +18,8 @@ size_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 
 
 }  // namespace
 
-UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pieces, const Options& options, const std::string& where)
+UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pieces, const Options& options,
+                           const std::string& where)
     : options_(options), where_(where) {
     if (pieces.empty()) fail_input(where, "the Unigram vocabulary is empty");
     vocab_.reserve(pieces.size());
@@ -34,7 +35,8 @@ UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pi
     }
     unk_score_ = lowest - unknown_penalty;
     if (options.unk_id && (*options.unk_id < 0 || static_cast<size_t>(*options.unk_id) >= pieces.size()))
-        fail_input(where, "unk_id " + std::to_string(*options.unk_id) + " is not one of the " + std::to_string(pieces.size()) + " pieces");
+        fail_input(where, "unk_id " + std::to_string(*options.unk_id) + " is not one of the " +
+                              std::to_string(pieces.size()) + " pieces");
 }
 
 std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::string& word) const {
@@ -75,8 +77,10 @@ std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::stri
     for (size_t end = n; end > 0; end = best[end].start) {
         const Node& node = best[end];
         const bool unknown = options_.unk_id && node.id == *options_.unk_id;
-        if (unknown && after_unknown) pieces.back().first = node.start;
-        else pieces.emplace_back(node.start, end);
+        if (unknown && after_unknown)
+            pieces.back().first = node.start;
+        else
+            pieces.emplace_back(node.start, end);
         after_unknown = unknown;
     }
     std::reverse(pieces.begin(), pieces.end());

@@ -23,7 +23,8 @@ public:
 
     // pieces: [text, score] in id order. Throws Error(bad_input) naming `where` when a score is
     // not finite or unk_id is not an id.
-    UnigramModel(const std::vector<std::pair<std::string, double>>& pieces, const Options& options, const std::string& where);
+    UnigramModel(const std::vector<std::pair<std::string, double>>& pieces, const Options& options,
+                 const std::string& where);
 
     // Appends the ids of one pre-tokenized word. Throws Error(bad_input) naming the character when
     // it is outside the vocabulary and there is neither an unknown token nor a byte fallback.

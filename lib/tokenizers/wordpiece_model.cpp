@@ -18,11 +18,12 @@ std::vector<size_t> character_starts(const std::string& word) {
 
 }  // namespace
 
-WordPieceModel::WordPieceModel(std::unordered_map<std::string, int> vocab, const std::string& unk_token, const Options& options,
-                               const std::string& where)
+WordPieceModel::WordPieceModel(std::unordered_map<std::string, int> vocab, const std::string& unk_token,
+                               const Options& options, const std::string& where)
     : vocab_(std::move(vocab)), options_(options) {
     const auto unk = vocab_.find(unk_token);
-    if (unk == vocab_.end()) fail_input(where, "the unknown token \"" + escape_invalid_utf8(unk_token) + "\" is not in the vocabulary");
+    if (unk == vocab_.end())
+        fail_input(where, "the unknown token \"" + escape_invalid_utf8(unk_token) + "\" is not in the vocabulary");
     unk_id_ = unk->second;
 }
 
@@ -40,7 +41,8 @@ void WordPieceModel::encode_word(const std::string& word, std::vector<int>& ids)
         size_t end = characters;
         int found_id = -1;
         for (; end > begin; --end) {
-            const std::string piece = (begin > 0 ? options_.continuing_subword_prefix : "") + word.substr(starts[begin], starts[end] - starts[begin]);
+            const std::string piece = (begin > 0 ? options_.continuing_subword_prefix : "") +
+                                      word.substr(starts[begin], starts[end] - starts[begin]);
             if (const auto found = vocab_.find(piece); found != vocab_.end()) {
                 found_id = found->second;
                 break;

@@ -16,8 +16,8 @@ constexpr const char* lines_name = "<lines>";
 
 }  // namespace
 
-PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::string>& shard_text, attn_viz::CorpusLines lines_kind,
-                           bool texts)
+PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::string>& shard_text,
+                           attn_viz::CorpusLines lines_kind, bool texts)
     : shard(shard_text ? attn_viz::parse_corpus_shard(*shard_text) : attn_viz::CorpusShard{}) {
     const py::module_ os = py::module_::import("os");
     if (py::isinstance<py::str>(source) || py::isinstance(source, os.attr("PathLike"))) {
@@ -41,9 +41,10 @@ PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::st
         } else if (py::isinstance<py::dict>(item)) {
             lines.push_back(py::str(dumps(item, py::arg("ensure_ascii") = false)));
         } else {
-            throw attn_viz::Error(attn_viz::ErrorKind::usage, std::string(lines_name) + ":" + std::to_string(lines.size() + 1) +
-                                                                  ": expected a dict" + (texts ? " or a string" : "") + ", not " +
-                                                                  std::string(py::str(item.get_type().attr("__name__"))));
+            throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                                  std::string(lines_name) + ":" + std::to_string(lines.size() + 1) +
+                                      ": expected a dict" + (texts ? " or a string" : "") + ", not " +
+                                      std::string(py::str(item.get_type().attr("__name__"))));
         }
         if (shard.holds(static_cast<int64_t>(lines.size()) - 1)) ++held;
     }
@@ -52,7 +53,8 @@ PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::st
     documents = std::make_unique<attn_viz::CorpusDocuments>(lines_name, std::move(lines), shard);
 }
 
-std::string PythonCorpus::finished_json(attn_viz::CorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds) const {
+std::string PythonCorpus::finished_json(attn_viz::CorpusAccumulator& corpus,
+                                        const attn_viz::LabelThresholds& thresholds) const {
     corpus.set_coverage(attn_viz::corpus_run_coverage(name, shard, *documents, corpus.num_sequences()));
     nlohmann::json stats = attn_viz::stats_json(corpus.finish(thresholds));
     stats["corpora"] = attn_viz::corpora_json(corpus.coverage());

@@ -18,15 +18,16 @@ namespace attn_viz_python {
 // dicts, or with `texts` also strings ({"text": item}), each made one JSON line (so a list and the
 // JSONL file of the same lines are the same corpus). `shard`: "I/N" as --shard, or none.
 struct PythonCorpus {
-    PythonCorpus(const pybind11::handle& source, const std::optional<std::string>& shard, attn_viz::CorpusLines lines, bool texts);
+    PythonCorpus(const pybind11::handle& source, const std::optional<std::string>& shard, attn_viz::CorpusLines lines,
+                 bool texts);
 
     // The stats.json text (without provenance) of `corpus`, whose run read `documents` to the end:
     // its analysis and "corpora". Throws Error(bad_input) when the run took no sequence.
     std::string finished_json(attn_viz::CorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds) const;
 
     attn_viz::CorpusShard shard;
-    std::string name;              // the path, or "<lines>": in messages and stats.json's "corpora"
-    pybind11::object total;        // the number of sequences of the shard; None for a path
+    std::string name;        // the path, or "<lines>": in messages and stats.json's "corpora"
+    pybind11::object total;  // the number of sequences of the shard; None for a path
     std::unique_ptr<attn_viz::CorpusDocuments> documents;
 };
 

@@ -9,10 +9,14 @@ namespace {
 
 const char* kind_name(attn_viz::ErrorKind kind) {
     switch (kind) {
-        case attn_viz::ErrorKind::usage: return "usage";
-        case attn_viz::ErrorKind::bad_input: return "bad_input";
-        case attn_viz::ErrorKind::io: return "io";
-        case attn_viz::ErrorKind::internal: return "internal";
+        case attn_viz::ErrorKind::usage:
+            return "usage";
+        case attn_viz::ErrorKind::bad_input:
+            return "bad_input";
+        case attn_viz::ErrorKind::io:
+            return "io";
+        case attn_viz::ErrorKind::internal:
+            return "internal";
     }
     return "internal";
 }

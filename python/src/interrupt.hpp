@@ -17,7 +17,7 @@ class PythonSteps {
 public:
     explicit PythonSteps(pybind11::object progress) : progress_(std::move(progress)) {}
     // Each valid while this object lives; each throws pybind11::error_already_set to stop the run.
-    attn_viz::StepCallback callback();  // progress(done, total), then Ctrl-C
+    attn_viz::StepCallback callback();            // progress(done, total), then Ctrl-C
     attn_viz::StepCallback interruption_check();  // Ctrl-C only (a corpus's blocks)
     // progress(done, total) after each of `total` steps (None: not known), then Ctrl-C.
     std::function<void(int64_t done)> count_callback(pybind11::object total);

@@ -41,7 +41,8 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Layer>& l, const std::strin
     r->owner = l;
     r->weights = {&l->weights};
     r->layer_numbers = {l->source.layer};
-    r->description = l->source.path + " (layer " + std::to_string(l->source.layer) + ", " + std::to_string(l->weights.num_heads) + " heads)";
+    r->description = l->source.path + " (layer " + std::to_string(l->source.layer) + ", " +
+                     std::to_string(l->weights.num_heads) + " heads)";
     return r;
 }
 
@@ -49,16 +50,23 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Layer>& l, const std::strin
 
 void bind_layer(py::module_& m) {
     py::class_<Layer, std::shared_ptr<Layer>>(m, "Layer", "One attention layer's weights (the input of `attn-viz run`)")
-        .def(py::init(&open_layer), py::arg("path"), py::arg("layout") = "", py::arg("layer") = 0, py::arg("threads") = 0,
-             "Opens attn-viz/weights@1 JSON, or a .safetensors checkpoint's layer `layer` with `layout` (torch-mha, bert, gpt2, "
+        .def(py::init(&open_layer), py::arg("path"), py::arg("layout") = "", py::arg("layer") = 0,
+             py::arg("threads") = 0,
+             "Opens attn-viz/weights@1 JSON, or a .safetensors checkpoint's layer `layer` with `layout` (torch-mha, "
+             "bert, gpt2, "
              "llama); threads: 0 = all cores")
         .def("run", &run, py::arg("input"), py::arg("tokens") = "",
-             "Runs the layer on the sequence in `input`: JSON {tokens, embeddings, attention_mask}, or .npy/.safetensors "
+             "Runs the layer on the sequence in `input`: JSON {tokens, embeddings, attention_mask}, or "
+             ".npy/.safetensors "
              "embeddings [T, D] with a `tokens` file")
-        .def("run_corpus", &run_corpus, py::arg("corpus"), py::arg("progress") = py::none(), py::arg("shard") = py::none(),
-             "Runs a corpus through the layer as `attn-viz run --inputs` does and returns its stats.json document (without "
-             "provenance) as a dict: `corpus` is a JSONL file of input objects, a folder of input JSON files, or a list of "
-             "dicts ({tokens, embeddings, attention_mask}); progress(done, total) after each sequence; shard \"I/N\" as --shard")
+        .def("run_corpus", &run_corpus, py::arg("corpus"), py::arg("progress") = py::none(),
+             py::arg("shard") = py::none(),
+             "Runs a corpus through the layer as `attn-viz run --inputs` does and returns its stats.json document "
+             "(without "
+             "provenance) as a dict: `corpus` is a JSONL file of input objects, a folder of input JSON files, or a "
+             "list of "
+             "dicts ({tokens, embeddings, attention_mask}); progress(done, total) after each sequence; shard \"I/N\" "
+             "as --shard")
         .def_property_readonly("num_heads", [](const Layer& l) { return l.weights.num_heads; })
         .def_property_readonly("d_model", [](const Layer& l) { return l.weights.d_model; })
         .def_property_readonly("path", [](const Layer& l) { return l.source.path; });

@@ -28,12 +28,14 @@ py::object run_corpus(const std::shared_ptr<Layer>& l, py::object corpus_source,
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(l->mutex);
         attn_viz::CorpusAccumulator corpus(attn_viz::layer_fingerprint(l->weights), attn_viz::LabelThresholds{});
-        const attn_viz::WeightSimilarities weight_similarity = attn_viz::weight_similarities({&l->weights}, false, *l->backend);
+        const attn_viz::WeightSimilarities weight_similarity =
+            attn_viz::weight_similarities({&l->weights}, false, *l->backend);
         attn_viz::AnalysisOptions options;
         options.threads = attn_viz::resolve_threads(0);
         options.weight_similarity = &weight_similarity;
         attn_viz::Timings timings;
-        attn_viz::add_layer_corpus(*source.documents, *l->layer, options, attn_viz::LoadLimits{}, corpus, hooks, timings);
+        attn_viz::add_layer_corpus(*source.documents, *l->layer, options, attn_viz::LoadLimits{}, corpus, hooks,
+                                   timings);
         text = source.finished_json(corpus, options.thresholds);
     }
     return json_to_python(text);

@@ -34,8 +34,9 @@ struct Model {
 // The ids of `text` as the CLI's --text encodes them (`what` names it in errors), or `ids` as
 // --tokens gives them, checked against the model; Error(usage) naming `text_name` and `ids_name`
 // unless exactly one is given.
-std::vector<int> model_ids(const Model& m, const std::optional<std::string>& text, const std::optional<std::vector<int>>& ids,
-                           const std::string& text_name, const std::string& ids_name);
+std::vector<int> model_ids(const Model& m, const std::optional<std::string>& text,
+                           const std::optional<std::vector<int>>& ids, const std::string& text_name,
+                           const std::string& ids_name);
 
 // Model.run_corpus: the corpus `source` (a path, or a list of dicts and strings) through a
 // decoder or encoder model, as `attn-viz model --inputs` runs it; returns the stats.json document

@@ -2,14 +2,13 @@
 // tokenizer) opened and run as `attn-viz model` does (app/cmd_model.cpp): open_model_files,
 // open_whole_model (or an encoder-decoder's Seq2SeqModel), read_model_tokenizer,
 // encode_within_context, WholeModel::run.
-#include "model.hpp"
-
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "error.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
 #include "interrupt.hpp"
+#include "model.hpp"
 #include "model_run.hpp"
 #include "model_tokenizer_file.hpp"
 #include "run_result.hpp"
@@ -18,11 +17,16 @@ namespace py = pybind11;
 
 namespace attn_viz_python {
 
-int64_t Model::vocab_size() const { return model ? model->description().vocab_size : seq2seq->weights().config.blocks.vocab_size; }
-int64_t Model::max_tokens() const { return model ? model->description().max_tokens : seq2seq->weights().config.blocks.max_tokens; }
+int64_t Model::vocab_size() const {
+    return model ? model->description().vocab_size : seq2seq->weights().config.blocks.vocab_size;
+}
+int64_t Model::max_tokens() const {
+    return model ? model->description().max_tokens : seq2seq->weights().config.blocks.max_tokens;
+}
 
-std::vector<int> model_ids(const Model& m, const std::optional<std::string>& text, const std::optional<std::vector<int>>& ids,
-                           const std::string& text_name, const std::string& ids_name) {
+std::vector<int> model_ids(const Model& m, const std::optional<std::string>& text,
+                           const std::optional<std::vector<int>>& ids, const std::string& text_name,
+                           const std::string& ids_name) {
     if (text.has_value() == ids.has_value())
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "give one of " + text_name + " or " + ids_name);
     if (text) return attn_viz::encode_within_context(*m.tokenizer, *text, m.max_tokens(), text_name);
@@ -39,7 +43,8 @@ std::shared_ptr<Model> open_model(const std::string& path, const std::string& to
     const attn_viz::ModelFiles files = attn_viz::open_model_files(path);
     m->backend = std::make_unique<attn_viz::OnednnBackend>(threads);
     if (files.format == attn_viz::ModelFormat::hf_folder && attn_viz::is_seq2seq_model_type(files.config.model_type))
-        m->seq2seq = std::make_unique<attn_viz::Seq2SeqModel>(*m->backend, attn_viz::read_hf_seq2seq_folder(files.path, files.config));
+        m->seq2seq = std::make_unique<attn_viz::Seq2SeqModel>(
+            *m->backend, attn_viz::read_hf_seq2seq_folder(files.path, files.config));
     else
         m->model = attn_viz::open_whole_model(*m->backend, files);
     m->tokenizer = attn_viz::read_model_tokenizer(files, tokenizer, m->vocab_size());
@@ -69,12 +74,15 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
 }
 
 // A Result, or a Seq2SeqResult for an encoder-decoder (which takes target_text or target_ids too).
-py::object run(const std::shared_ptr<Model>& m, const std::optional<std::string>& text, const std::optional<std::vector<int>>& ids,
-               const std::optional<std::string>& target_text, const std::optional<std::vector<int>>& target_ids, py::object progress) {
+py::object run(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
+               const std::optional<std::vector<int>>& ids, const std::optional<std::string>& target_text,
+               const std::optional<std::vector<int>>& target_ids, py::object progress) {
     if (m->seq2seq) return run_seq2seq(m, text, ids, target_text, target_ids, std::move(progress));
     if (target_text || target_ids)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, m->path + ": target_text and target_ids are the decoder input of an "
-                                                                    "encoder-decoder model (bart, t5); this model has none");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              m->path +
+                                  ": target_text and target_ids are the decoder input of an "
+                                  "encoder-decoder model (bart, t5); this model has none");
     return py::cast(run_decoder(m, text, ids, std::move(progress)));
 }
 
@@ -83,7 +91,8 @@ py::dict description(const Model& m) {
     if (m.seq2seq) {
         const attn_viz::Seq2SeqConfig& c = m.seq2seq->weights().config;
         out["architecture"] = c.blocks.architecture;
-        out["n_layers"] = c.blocks.n_layers, out["n_decoder_layers"] = c.n_decoder_layers, out["n_heads"] = c.blocks.n_heads;
+        out["n_layers"] = c.blocks.n_layers, out["n_decoder_layers"] = c.n_decoder_layers,
+        out["n_heads"] = c.blocks.n_heads;
         out["n_kv_heads"] = c.blocks.n_kv_heads, out["dim"] = c.blocks.d_model, out["head_dim"] = c.blocks.head_dim;
         out["vocab_size"] = c.blocks.vocab_size, out["max_tokens"] = c.blocks.max_tokens;
         return out;
@@ -91,29 +100,39 @@ py::dict description(const Model& m) {
     const attn_viz::ModelDescription& d = m.model->description();
     out["architecture"] = d.architecture;
     out["n_layers"] = d.n_layers, out["n_heads"] = d.n_heads, out["n_kv_heads"] = d.n_kv_heads;
-    out["dim"] = d.dim, out["head_dim"] = d.head_dim, out["vocab_size"] = d.vocab_size, out["max_tokens"] = d.max_tokens;
+    out["dim"] = d.dim, out["head_dim"] = d.head_dim, out["vocab_size"] = d.vocab_size,
+    out["max_tokens"] = d.max_tokens;
     return out;
 }
 
 }  // namespace
 
 void bind_model(py::module_& m) {
-    py::class_<Model, std::shared_ptr<Model>>(m, "Model", "A whole model: Hugging Face folder, GGUF file or llama2.c checkpoint")
-        .def(py::init(&open_model), py::arg("path"), py::arg("tokenizer") = "", py::arg("threads") = 0,
-             "Opens the model at `path`; `tokenizer`: a llama2.c tokenizer.bin (or a tokenizer.json or folder) when the "
-             "model has none of its own; threads: 0 = all cores")
-        .def("run", &run, py::arg("text") = py::none(), py::arg("ids") = py::none(), py::arg("target_text") = py::none(),
-             py::arg("target_ids") = py::none(), py::arg("progress") = py::none(),
-             "Runs the model over `text` (encoded as the CLI's --text) or token `ids`; an encoder-decoder (bart, t5) also "
+    py::class_<Model, std::shared_ptr<Model>>(m, "Model",
+                                              "A whole model: Hugging Face folder, GGUF file or llama2.c checkpoint")
+        .def(
+            py::init(&open_model), py::arg("path"), py::arg("tokenizer") = "", py::arg("threads") = 0,
+            "Opens the model at `path`; `tokenizer`: a llama2.c tokenizer.bin (or a tokenizer.json or folder) when the "
+            "model has none of its own; threads: 0 = all cores")
+        .def("run", &run, py::arg("text") = py::none(), py::arg("ids") = py::none(),
+             py::arg("target_text") = py::none(), py::arg("target_ids") = py::none(), py::arg("progress") = py::none(),
+             "Runs the model over `text` (encoded as the CLI's --text) or token `ids`; an encoder-decoder (bart, t5) "
+             "also "
              "takes the decoder's input as `target_text` or `target_ids` (teacher forced, as given) and returns a "
-             "Seq2SeqResult; progress(done, total) is called after each layer; Ctrl-C stops the run after the layer in progress")
-        .def("run_corpus", &run_corpus, py::arg("path_or_lines"), py::arg("progress") = py::none(), py::arg("shard") = py::none(),
-             "Runs every sequence of a corpus as `attn-viz model --inputs` does: a path (a .jsonl file of {\"text\"} or "
-             "{\"tokens\"} objects, another file of one text per line, or a folder of .json files), or a list of such dicts "
-             "and of strings (texts); shard 'I/N' takes the sequences i with i mod N == I. progress(done, total) is called "
-             "after each sequence (total None for a path). Returns the stats.json document (without provenance)")
-        .def("encode", [](const Model& m, const std::string& text) { return m.tokenizer->encode(text); }, py::arg("text"),
-             "The ids of `text` as run() encodes it")
+             "Seq2SeqResult; progress(done, total) is called after each layer; Ctrl-C stops the run after the layer in "
+             "progress")
+        .def(
+            "run_corpus", &run_corpus, py::arg("path_or_lines"), py::arg("progress") = py::none(),
+            py::arg("shard") = py::none(),
+            "Runs every sequence of a corpus as `attn-viz model --inputs` does: a path (a .jsonl file of {\"text\"} or "
+            "{\"tokens\"} objects, another file of one text per line, or a folder of .json files), or a list of such "
+            "dicts "
+            "and of strings (texts); shard 'I/N' takes the sequences i with i mod N == I. progress(done, total) is "
+            "called "
+            "after each sequence (total None for a path). Returns the stats.json document (without provenance)")
+        .def(
+            "encode", [](const Model& m, const std::string& text) { return m.tokenizer->encode(text); },
+            py::arg("text"), "The ids of `text` as run() encodes it")
         .def_property_readonly("description", &description, "The model's shape: architecture, n_layers, n_heads, ...")
         .def_property_readonly("path", [](const Model& m) { return m.path; });
 }

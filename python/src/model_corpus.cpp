@@ -19,8 +19,10 @@ namespace attn_viz_python {
 py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source, py::object progress,
                       const std::optional<std::string>& shard) {
     if (!m->model)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, m->path + ": run_corpus does not apply to an encoder-decoder model: corpus "
-                                                                    "statistics hold one stack of layers (run each source and target pair alone)");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              m->path +
+                                  ": run_corpus does not apply to an encoder-decoder model: corpus "
+                                  "statistics hold one stack of layers (run each source and target pair alone)");
     PythonCorpus source(corpus_source, shard, attn_viz::CorpusLines::json_or_text, true);
     PythonSteps steps(std::move(progress));
     attn_viz::ModelCorpusHooks hooks;
@@ -32,12 +34,14 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
         std::lock_guard<std::mutex> lock(m->mutex);
         attn_viz::WholeModel& model = *m->model;
         attn_viz::CorpusAccumulator corpus(model.fingerprint(), attn_viz::LabelThresholds{});
-        const attn_viz::WeightSimilarities weight_similarity = attn_viz::weight_similarities(model.attention_weights(), false, *m->backend);
+        const attn_viz::WeightSimilarities weight_similarity =
+            attn_viz::weight_similarities(model.attention_weights(), false, *m->backend);
         attn_viz::AnalysisOptions options;
         options.threads = attn_viz::resolve_threads(0);
         options.weight_similarity = &weight_similarity;
         attn_viz::Timings timings;
-        attn_viz::add_model_corpus(*source.documents, model, *m->tokenizer, options, attn_viz::LoadLimits{}, corpus, hooks, timings);
+        attn_viz::add_model_corpus(*source.documents, model, *m->tokenizer, options, attn_viz::LoadLimits{}, corpus,
+                                   hooks, timings);
         text = source.finished_json(corpus, options.thresholds);
     }
     return json_to_python(text);

@@ -31,7 +31,8 @@ const attn_viz::ModelAnalysis& RunResult::analysis() {
 }
 
 const std::optional<attn_viz::ValueRange>& RunResult::png_range() {
-    if (!png_range_made) png_range_made = attn_viz::head_png_range(report_input(), attn_viz::ReportOptions{}, analysis());
+    if (!png_range_made)
+        png_range_made = attn_viz::head_png_range(report_input(), attn_viz::ReportOptions{}, analysis());
     return *png_range_made;
 }
 
@@ -54,14 +55,15 @@ py::object attention_array(RunResult& r) {
 
 // Layer `layer`'s tensor `tensor` (of r.layers) as an array of `shape` over the same buffer, which
 // the Result keeps alive (the array's base).
-py::array_t<float> layer_view(const std::shared_ptr<RunResult>& r, int64_t layer, attn_viz::Tensor attn_viz::LayerResult::*tensor,
-                              const std::vector<int64_t>& shape) {
+py::array_t<float> layer_view(const std::shared_ptr<RunResult>& r, int64_t layer,
+                              attn_viz::Tensor attn_viz::LayerResult::*tensor, const std::vector<int64_t>& shape) {
     return py::array_t<float>(shape, (r->layers[static_cast<size_t>(layer)].*tensor).ptr(), py::cast(r));
 }
 
 void check_layer(const RunResult& r, int64_t layer) {
     if (layer < 0 || layer >= static_cast<int64_t>(r.layers.size()))
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "layer " + std::to_string(layer) + " is out of range: the run has " +
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "layer " + std::to_string(layer) +
+                                                              " is out of range: the run has " +
                                                               std::to_string(r.layers.size()) + " layers");
 }
 
@@ -96,36 +98,43 @@ py::bytes head_png(RunResult& r, int64_t layer, int64_t head) {
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(r.mutex);
-        png = attn_viz::head_png(r.report_input(), attn_viz::ReportOptions{}, r.analysis(), {layer, head}, r.png_range());
+        png =
+            attn_viz::head_png(r.report_input(), attn_viz::ReportOptions{}, r.analysis(), {layer, head}, r.png_range());
     }
     return py::bytes(reinterpret_cast<const char*>(png.data()), png.size());
 }
 
 // Every picture and statistics file into `out`, as the CLI writes them with --out (and --html).
 void write(RunResult& r, const std::string& out, bool force, bool html) {
-    write_run_folder(r.mutex, out, force, html, [&](attn_viz::OutputDir& dir, const attn_viz::ReportOptions& options, attn_viz::Timings& timings) {
-        attn_viz::write_report(dir, r.report_input(), options, timings);
-    });
+    write_run_folder(r.mutex, out, force, html,
+                     [&](attn_viz::OutputDir& dir, const attn_viz::ReportOptions& options, attn_viz::Timings& timings) {
+                         attn_viz::write_report(dir, r.report_input(), options, timings);
+                     });
 }
 
 }  // namespace
 
 void bind_run_result(py::module_& m) {
-    py::class_<RunResult, std::shared_ptr<RunResult>>(m, "Result",
-                                                      "The attention of one run: maps, tokens, statistics and pictures.")
+    py::class_<RunResult, std::shared_ptr<RunResult>>(
+        m, "Result", "The attention of one run: maps, tokens, statistics and pictures.")
         .def_property_readonly("attention", &attention_array,
                                "Attention weights, float32 [L, H, T, S] (S == T for self-attention), not copied")
-        .def_property_readonly("tokens", [](const RunResult& r) { return r.tokens; }, "The T token labels")
-        .def_property_readonly("ids", [](const RunResult& r) { return r.ids; }, "The T token ids")
+        .def_property_readonly(
+            "tokens", [](const RunResult& r) { return r.tokens; }, "The T token labels")
+        .def_property_readonly(
+            "ids", [](const RunResult& r) { return r.ids; }, "The T token ids")
         .def("head_outputs", &head_outputs, py::arg("layer"),
              "Layer `layer`'s head outputs A_h V_h before W_O, float32 [T, H, d_h], a view kept alive by the result")
         .def("attention_output", &attention_output, py::arg("layer"),
              "Layer `layer`'s attention output (the heads through W_O, with its bias), float32 [T, D], a view")
-        .def("stats", &stats, "Statistics of every head: the document the CLI writes as stats.json (without provenance)")
+        .def("stats", &stats,
+             "Statistics of every head: the document the CLI writes as stats.json (without provenance)")
         .def("head_png", &head_png, py::arg("layer"), py::arg("head"),
-             "Head `head` of layer `layer` (an index into the run's layers) drawn as the CLI draws head_NN.png, as PNG bytes")
+             "Head `head` of layer `layer` (an index into the run's layers) drawn as the CLI draws head_NN.png, as PNG "
+             "bytes")
         .def("write", &write, py::arg("out"), py::arg("force") = false, py::arg("html") = false,
-             "Writes the pictures and statistics files into the folder `out` as the CLI's --out does (report.html with html=True)");
+             "Writes the pictures and statistics files into the folder `out` as the CLI's --out does (report.html with "
+             "html=True)");
 }
 
 }  // namespace attn_viz_python

@@ -37,7 +37,7 @@ struct RunResult {
     std::mutex mutex;  // the analysis is made with the GIL released
     std::optional<attn_viz::ModelAnalysis> analyzed;
     std::optional<std::optional<attn_viz::ValueRange>> png_range_made;  // none until the first head_png
-    pybind11::object attention;  // the [L, H, T, S] array, made on first use
+    pybind11::object attention;                                         // the [L, H, T, S] array, made on first use
 };
 
 void bind_run_result(pybind11::module_& m);

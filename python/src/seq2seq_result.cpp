@@ -51,18 +51,20 @@ py::object stats(Seq2SeqResult& r) {
 
 // The three stacks' folders and the top stats.json into `out`, as the CLI's --out writes them.
 void write(Seq2SeqResult& r, const std::string& out, bool force, bool html) {
-    write_run_folder(r.mutex, out, force, html, [&](attn_viz::OutputDir& dir, const attn_viz::ReportOptions& options, attn_viz::Timings& timings) {
-        attn_viz::write_seq2seq_report(dir, r.report, options, timings);
-    });
+    write_run_folder(r.mutex, out, force, html,
+                     [&](attn_viz::OutputDir& dir, const attn_viz::ReportOptions& options, attn_viz::Timings& timings) {
+                         attn_viz::write_seq2seq_report(dir, r.report, options, timings);
+                     });
 }
 
 }  // namespace
 
-py::object run_seq2seq(const std::shared_ptr<Model>& m, const std::optional<std::string>& text, const std::optional<std::vector<int>>& ids,
-                       const std::optional<std::string>& target_text, const std::optional<std::vector<int>>& target_ids,
-                       py::object progress) {
+py::object run_seq2seq(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
+                       const std::optional<std::vector<int>>& ids, const std::optional<std::string>& target_text,
+                       const std::optional<std::vector<int>>& target_ids, py::object progress) {
     if (!progress.is_none())
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, m->path + ": progress is not available for an encoder-decoder run");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              m->path + ": progress is not available for an encoder-decoder run");
     auto r = std::make_shared<Seq2SeqResult>();
     {
         py::gil_scoped_release released;
@@ -86,19 +88,28 @@ py::object run_seq2seq(const std::shared_ptr<Model>& m, const std::optional<std:
 
 void bind_seq2seq_result(py::module_& m) {
     py::class_<Seq2SeqResult, std::shared_ptr<Seq2SeqResult>>(
-        m, "Seq2SeqResult", "The attention of one encoder-decoder run: the encoder's, the decoder's and the cross attention")
-        .def_property_readonly("encoder", [](Seq2SeqResult& r) { return stack_attention(r, "encoder"); },
-                               "Encoder self-attention, float32 [L_enc, H, S, S], not copied")
-        .def_property_readonly("decoder", [](Seq2SeqResult& r) { return stack_attention(r, "decoder"); },
-                               "Decoder self-attention (causal), float32 [L_dec, H, T, T], not copied")
-        .def_property_readonly("cross", [](Seq2SeqResult& r) { return stack_attention(r, "cross"); },
-                               "Cross attention (target tokens down, source tokens across), float32 [L_dec, H, T, S], not copied")
-        .def_property_readonly("source_tokens", [](const Seq2SeqResult& r) { return r.report.source_tokens; }, "The S source labels")
-        .def_property_readonly("target_tokens", [](const Seq2SeqResult& r) { return r.report.target_tokens; }, "The T target labels")
-        .def_property_readonly("source_ids", [](const Seq2SeqResult& r) { return r.run.source; }, "The S source ids")
-        .def_property_readonly("target_ids", [](const Seq2SeqResult& r) { return r.run.target; }, "The T target ids")
+        m, "Seq2SeqResult",
+        "The attention of one encoder-decoder run: the encoder's, the decoder's and the cross attention")
+        .def_property_readonly(
+            "encoder", [](Seq2SeqResult& r) { return stack_attention(r, "encoder"); },
+            "Encoder self-attention, float32 [L_enc, H, S, S], not copied")
+        .def_property_readonly(
+            "decoder", [](Seq2SeqResult& r) { return stack_attention(r, "decoder"); },
+            "Decoder self-attention (causal), float32 [L_dec, H, T, T], not copied")
+        .def_property_readonly(
+            "cross", [](Seq2SeqResult& r) { return stack_attention(r, "cross"); },
+            "Cross attention (target tokens down, source tokens across), float32 [L_dec, H, T, S], not copied")
+        .def_property_readonly(
+            "source_tokens", [](const Seq2SeqResult& r) { return r.report.source_tokens; }, "The S source labels")
+        .def_property_readonly(
+            "target_tokens", [](const Seq2SeqResult& r) { return r.report.target_tokens; }, "The T target labels")
+        .def_property_readonly(
+            "source_ids", [](const Seq2SeqResult& r) { return r.run.source; }, "The S source ids")
+        .def_property_readonly(
+            "target_ids", [](const Seq2SeqResult& r) { return r.run.target; }, "The T target ids")
         .def("stats", &stats,
-             "Statistics of every head of the three stacks, each with its \"stack\": the document the CLI writes as the top "
+             "Statistics of every head of the three stacks, each with its \"stack\": the document the CLI writes as "
+             "the top "
              "stats.json (without provenance)")
         .def("write", &write, py::arg("out"), py::arg("force") = false, py::arg("html") = false,
              "Writes encoder/, decoder/, cross/ and the top stats.json into the folder `out` as the CLI's --out does "

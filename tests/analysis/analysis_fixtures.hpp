@@ -21,8 +21,8 @@ struct RandomLayerShape {
 
 // Every field of LayerResult filled consistently: attention rows are softmaxes of random scores
 // with per-head sharpness (so some heads are peaked, some flat), logit_margin from the same
-// scores, random values [H, S, 3] and the head outputs A_h V_h in context, contributions c[h][t] random vectors giving contribution_norms, contribution_gram and
-// output = sum_h c[h] + bias.
+// scores, random values [H, S, 3] and the head outputs A_h V_h in context, contributions c[h][t] random vectors giving
+// contribution_norms, contribution_gram and output = sum_h c[h] + bias.
 inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
     using namespace attn_viz;
     auto& rng = test_support::rng();
@@ -49,7 +49,8 @@ inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
             if (top == -INFINITY) continue;
             double total = 0;
             for (double& s : scores) total += std::exp(s - top);
-            for (int64_t j = 0; j < S; ++j) r.attention.data[(h * T + i) * S + j] = static_cast<float>(std::exp(scores[j] - top) / total);
+            for (int64_t j = 0; j < S; ++j)
+                r.attention.data[(h * T + i) * S + j] = static_cast<float>(std::exp(scores[j] - top) / total);
             std::vector<double> sorted;
             for (double s : scores)
                 if (s > -INFINITY) sorted.push_back(s);
@@ -64,7 +65,8 @@ inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
         for (int64_t i = 0; i < T; ++i)
             for (int64_t k = 0; k < d_h; ++k) {
                 double z = 0;
-                for (int64_t j = 0; j < S; ++j) z += double(r.attention.data[(h * T + i) * S + j]) * r.values.data[(h * S + j) * d_h + k];
+                for (int64_t j = 0; j < S; ++j)
+                    z += double(r.attention.data[(h * T + i) * S + j]) * r.values.data[(h * S + j) * d_h + k];
                 r.context.data[i * H * d_h + h * d_h + k] = static_cast<float>(z);
             }
     const Tensor contributions = test_support::random_tensor({H, T, D});
@@ -84,7 +86,8 @@ inline attn_viz::LayerResult random_layer(const RandomLayerShape& shape) {
     for (int64_t a = 0; a < H; ++a)
         for (int64_t b = 0; b < H; ++b) {
             double dot = 0;
-            for (int64_t k = 0; k < T * D; ++k) dot += double(contributions.data[a * T * D + k]) * contributions.data[b * T * D + k];
+            for (int64_t k = 0; k < T * D; ++k)
+                dot += double(contributions.data[a * T * D + k]) * contributions.data[b * T * D + k];
             r.contribution_gram.data[a * H + b] = static_cast<float>(dot);
         }
     return r;

@@ -1,8 +1,8 @@
 // The analysis commands end to end: `attn-viz synth` (and running its output) and `attn-viz merge`.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "corpus_stats.hpp"
@@ -40,8 +40,8 @@ TEST_CASE("attn-viz synth writes a layer that attn-viz run accepts") {
     CHECK(r.output.empty());
     const auto input = nlohmann::json::parse(read_text(dir / "short/input.json"));
     CHECK(input["tokens"] == nlohmann::json({"a", "b", "a", "c"}));
-    r = run_attn_viz("run --weights " + (dir / "demo/weights.json") + " --input " + (dir / "demo/input.json") + " --out " +
-                     (dir / "run") + " -q");
+    r = run_attn_viz("run --weights " + (dir / "demo/weights.json") + " --input " + (dir / "demo/input.json") +
+                     " --out " + (dir / "run") + " -q");
     CHECK(r.exit_code == 0);
     CHECK(run_attn_viz("synth --out " + (dir / "bad") + " --tokens one").exit_code == 2);
     CHECK(run_attn_viz("synth").exit_code == 2);
@@ -76,11 +76,13 @@ TEST_CASE("attn-viz merge combines partial files into stats.json and CSV tables"
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("bad.json") != std::string::npos);
     CHECK(!std::filesystem::exists(dir / "out2"));
-    CHECK(run_attn_viz("merge " + (dir / "a.json") + " --out " + (dir / "out3") + " --threshold bogus=1").exit_code == 2);
+    CHECK(run_attn_viz("merge " + (dir / "a.json") + " --out " + (dir / "out3") + " --threshold bogus=1").exit_code ==
+          2);
     CHECK(run_attn_viz("merge --out " + (dir / "out4")).exit_code == 2);
 }
 
-TEST_CASE("attn-viz merge refuses sequences counted twice and partials of other weights or thresholds, naming both files") {
+TEST_CASE(
+    "attn-viz merge refuses sequences counted twice and partials of other weights or thresholds, naming both files") {
     ScratchDir dir;
     write_partial(dir / "a.json", 3);
     write_partial(dir / "b.json", 2);
@@ -90,9 +92,11 @@ TEST_CASE("attn-viz merge refuses sequences counted twice and partials of other 
     thresholds["thresholds"]["induction"] = 0.25;
     write_text(dir / "other_thresholds.json", thresholds.dump());
     REQUIRE(run_attn_viz("merge -q " + (dir / "a.json") + " " + (dir / "b.json") + " --out " + (dir / "ab") +
-                         " --save-partial " + (dir / "ab.json")).exit_code == 0);
+                         " --save-partial " + (dir / "ab.json"))
+                .exit_code == 0);
     auto expect_refused = [&](const std::string& first, const std::string& second, const std::string& why) {
-        const CommandResult r = run_attn_viz("merge " + (dir / first) + " " + (dir / second) + " --out " + (dir / "refused"));
+        const CommandResult r =
+            run_attn_viz("merge " + (dir / first) + " " + (dir / second) + " --out " + (dir / "refused"));
         INFO(r.output);
         CHECK(r.exit_code == 3);
         const std::string prefix = "attn-viz: error: " + (dir / second) + ": ";
@@ -111,15 +115,16 @@ TEST_CASE("attn-viz merge refuses sequences counted twice and partials of other 
     nlohmann::json old = nlohmann::json::parse(read_text(dir / "a.json"));
     old.erase("fingerprints"), old.erase("thresholds");
     write_text(dir / "old.json", old.dump());
-    const CommandResult r = run_attn_viz("merge " + (dir / "old.json") + " " + (dir / "b.json") + " --out " + (dir / "mixed") +
-                                         " --save-partial " + (dir / "mixed.json"));
+    const CommandResult r = run_attn_viz("merge " + (dir / "old.json") + " " + (dir / "b.json") + " --out " +
+                                         (dir / "mixed") + " --save-partial " + (dir / "mixed.json"));
     INFO(r.output);
     CHECK(r.exit_code == 0);
-    CHECK(r.output.find("warning: " + (dir / "old.json") + ": 3 of its 3 sequences have no fingerprint") != std::string::npos);
+    CHECK(r.output.find("warning: " + (dir / "old.json") + ": 3 of its 3 sequences have no fingerprint") !=
+          std::string::npos);
     CHECK(r.output.find("merged 5 sequences") != std::string::npos);
     const CorpusAccumulator mixed = CorpusAccumulator::load_partial(dir / "mixed.json");
     CHECK(mixed.num_sequences() == 5);
     CHECK(mixed.num_fingerprinted() == 2);
 }
 
-}
+}  // TEST_SUITE("analysis")

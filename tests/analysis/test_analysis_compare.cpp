@@ -1,15 +1,15 @@
 // compare: two checkpoints head by head, in the library and on the command line.
-#include <doctest/doctest.h>
-
 #include <cmath>
 
-#include "onednn_backend.hpp"
-#include "token_ids.hpp"
+#include <doctest/doctest.h>
+
 #include "attention.hpp"
 #include "error.hpp"
 #include "head_compare.hpp"
+#include "onednn_backend.hpp"
 #include "support.hpp"
 #include "synth_layer.hpp"
+#include "token_ids.hpp"
 #include "weights_file.hpp"
 
 using namespace attn_viz;
@@ -53,8 +53,10 @@ TEST_CASE("compare finds the one head that changed between two checkpoints") {
         INFO("head " << h);
         for (const HeadStatField& f : head_stat_fields()) {
             const double want = c.second.heads[h].*f.member - c.first.heads[h].*f.member;
-            if (std::isnan(want)) CHECK(std::isnan(c.change[h].*f.member));
-            else CHECK(c.change[h].*f.member == want);
+            if (std::isnan(want))
+                CHECK(std::isnan(c.change[h].*f.member));
+            else
+                CHECK(c.change[h].*f.member == want);
         }
         if (h == 3) {
             CHECK(c.maps.js_distance[h] > 0.5);
@@ -79,8 +81,8 @@ TEST_CASE("attn-viz compare exits 1 above --fail-above and 0 for identical check
     const PlantedLayer p = make_planted_layer(planted_demo_tokens(), 5);
     write_planted_layer(dir / "a.json", dir / "x.json", p);
     write_weights_file(dir / "b.json", with_head3_uniform(p.weights));
-    CommandResult r = run_attn_viz("compare " + (dir / "a.json") + " " + (dir / "b.json") + " --input " + (dir / "x.json") +
-                                   " --fail-above 0.5 --out " + (dir / "cmp"));
+    CommandResult r = run_attn_viz("compare " + (dir / "a.json") + " " + (dir / "b.json") + " --input " +
+                                   (dir / "x.json") + " --fail-above 0.5 --out " + (dir / "cmp"));
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(r.output.find("attn-viz: L0H3: js_distance") != std::string::npos);
@@ -91,11 +93,13 @@ TEST_CASE("attn-viz compare exits 1 above --fail-above and 0 for identical check
     CHECK(r.exit_code == 0);
     CHECK(r.output.empty());
     CHECK(run_attn_viz("compare " + (dir / "a.json") + " " + (dir / "b.json") + " --input " + (dir / "x.json") +
-                       " --fail-metric bogus").exit_code == 2);
+                       " --fail-metric bogus")
+              .exit_code == 2);
     LayerWeights other = p.weights;
     other.num_heads = other.num_kv_heads = 3, other.d_head = 16;
     write_weights_file(dir / "c.json", other);
-    CHECK(run_attn_viz("compare " + (dir / "a.json") + " " + (dir / "c.json") + " --input " + (dir / "x.json")).exit_code == 3);
+    CHECK(run_attn_viz("compare " + (dir / "a.json") + " " + (dir / "c.json") + " --input " + (dir / "x.json"))
+              .exit_code == 3);
 }
 
-}
+}  // TEST_SUITE("analysis")

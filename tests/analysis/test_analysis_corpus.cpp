@@ -1,8 +1,8 @@
 // Corpus aggregation (running moments, partial files, exact merge) and the report writers.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <sstream>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "corpus_fingerprint.hpp"
@@ -101,7 +101,8 @@ TEST_CASE("merging two halves of a corpus equals one pass, and both equal a two-
         for (size_t k = 0; k < 36; ++k) {
             INFO(std::string(pair_metric_name(static_cast<PairMetric>(m))) << " entry " << k);
             CHECK(close(two.matrices[m].values[k], one.matrices[m].values[k], 1e-9));
-            CHECK(close_spread(two.matrices_std[m].values[k], one.matrices_std[m].values[k], one.matrices[m].values[k], 1e-9));
+            CHECK(close_spread(two.matrices_std[m].values[k], one.matrices_std[m].values[k], one.matrices[m].values[k],
+                               1e-9));
         }
     CHECK(two.labels == one.labels);
     CHECK(two.total_queries == one.total_queries);
@@ -115,7 +116,8 @@ TEST_CASE("merging two halves of a corpus equals one pass, and both equal a two-
         if (line.compare(0, 17, std::string(13, ' ') + "std ") == 0) {
             ++std_lines;
             char entropy_std[16] = {};
-            std::snprintf(entropy_std, sizeof entropy_std, "%.3f", one.heads_std[static_cast<size_t>(std_lines - 1)].entropy);
+            std::snprintf(entropy_std, sizeof entropy_std, "%.3f",
+                          one.heads_std[static_cast<size_t>(std_lines - 1)].entropy);
             CHECK(line.find(entropy_std) != std::string::npos);
             CHECK(previous.find(one.labels[static_cast<size_t>(std_lines - 1)]) != std::string::npos);
         }
@@ -143,10 +145,12 @@ TEST_CASE("a partial of an earlier version, without the newer statistics, matric
     nlohmann::json old = acc.partial_json();
     const int64_t N = old["num_layers"].get<int64_t>() * old["num_heads"].get<int64_t>();
     constexpr int64_t old_statistics = 14;
-    nlohmann::json heads = {{"count", nlohmann::json::array()}, {"mean", nlohmann::json::array()}, {"m2", nlohmann::json::array()}};
+    nlohmann::json heads = {
+        {"count", nlohmann::json::array()}, {"mean", nlohmann::json::array()}, {"m2", nlohmann::json::array()}};
     for (int64_t n = 0; n < N; ++n)
         for (int64_t s = 0; s < old_statistics; ++s)
-            for (const char* part : {"count", "mean", "m2"}) heads[part].push_back(old["heads"][part][n * head_stat_count + s]);
+            for (const char* part : {"count", "mean", "m2"})
+                heads[part].push_back(old["heads"][part][n * head_stat_count + s]);
     old["heads"] = heads;
     old["statistics"].erase(old["statistics"].begin() + old_statistics, old["statistics"].end());
     for (const char* name : {"output_mi", "output_cka", "choice_mi"}) old["matrices"].erase(name);
@@ -160,7 +164,7 @@ TEST_CASE("a partial of an earlier version, without the newer statistics, matric
     const ModelAnalysis just_new = acc.finish(LabelThresholds{});
     for (int64_t n = 0; n < N; ++n) {
         CHECK(a.heads[n].entropy == doctest::Approx(just_new.heads[n].entropy));  // the same sequence twice
-        CHECK(a.heads[n].top1_error == just_new.heads[n].top1_error);  // only the new partial has it
+        CHECK(a.heads[n].top1_error == just_new.heads[n].top1_error);             // only the new partial has it
         CHECK(a.heads_std[n].top1_error == 0.0);
     }
     CHECK(a.matrix(PairMetric::choice_mi).at(0, 1) == just_new.matrix(PairMetric::choice_mi).at(0, 1));
@@ -238,21 +242,25 @@ TEST_CASE("merge refuses other layouts, weights and thresholds and repeated sequ
         for (uint64_t s : sequences) acc.add(random_run(3, {}), s);
         return acc;
     };
-    auto expect_refused = [](CorpusAccumulator& into, const CorpusAccumulator& other, const std::vector<std::string>& fragments) {
+    auto expect_refused = [](CorpusAccumulator& into, const CorpusAccumulator& other,
+                             const std::vector<std::string>& fragments) {
         try {
             into.merge(other, "second.json");
             FAIL("merged; expected: " << fragments.front());
         } catch (const Error& e) {
             CHECK(e.kind() == ErrorKind::bad_input);
             CHECK(std::string(e.what()).rfind("second.json: ", 0) == 0);
-            for (const std::string& f : fragments) CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, e.what());
+            for (const std::string& f : fragments)
+                CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, e.what());
         }
     };
     CorpusAccumulator merged;
     merged.merge(partial(5, {}, {30, 10, 20}), "first.json");
     CorpusAccumulator unchanged = merged;
-    expect_refused(merged, partial(5, {}, {40, 20}), {"1 of its 2 sequences are already counted from first.json", "0000000000000014"});
-    expect_refused(merged, partial(6, {}, {40}), {"other weights (fingerprint 0000000000000006) than first.json (0000000000000005)"});
+    expect_refused(merged, partial(5, {}, {40, 20}),
+                   {"1 of its 2 sequences are already counted from first.json", "0000000000000014"});
+    expect_refused(merged, partial(6, {}, {40}),
+                   {"other weights (fingerprint 0000000000000006) than first.json (0000000000000005)"});
     LabelThresholds sink;
     sink.sink = 0.75;
     expect_refused(merged, partial(5, sink, {40}), {"sink=0.75, first.json with sink=0.5"});
@@ -273,10 +281,12 @@ TEST_CASE("merge refuses other layouts, weights and thresholds and repeated sequ
     CHECK(saved["fingerprints"]["hash"] == "xxh3-64");
     CHECK(saved["fingerprints"]["weights"] == "0000000000000005");
     CHECK(saved["fingerprints"]["sequences"] ==
-          nlohmann::json({"000000000000000a", "0000000000000014", "000000000000001e", "0000000000000028", "0000000000000032"}));
+          nlohmann::json(
+              {"000000000000000a", "0000000000000014", "000000000000001e", "0000000000000028", "0000000000000032"}));
     CHECK(saved["thresholds"]["sink"] == 0.5);
     CHECK(CorpusAccumulator::from_partial_json(saved, "again.json").partial_json() == saved);
-    const CorpusAccumulator with_sink = CorpusAccumulator::from_partial_json(partial(5, sink, {1}).partial_json(), "s.json");
+    const CorpusAccumulator with_sink =
+        CorpusAccumulator::from_partial_json(partial(5, sink, {1}).partial_json(), "s.json");
     CHECK(with_sink.thresholds().sink == 0.75);
 
     // A partial of an earlier version: nothing to check it against; its sequences have no fingerprint.
@@ -331,8 +341,10 @@ TEST_CASE("stats.json, heads.csv, pairs.csv and the table carry every head and p
         CHECK(j["heads"][4]["label"] == a.labels[4]);
         for (const HeadStatField& f : head_stat_fields()) {
             CHECK(j["heads"][0].contains(f.name));
-            if (std::isnan(a.heads[0].*f.member)) CHECK(j["heads"][0][f.name].is_null());
-            else CHECK(j["heads"][0][f.name].get<double>() == a.heads[0].*f.member);
+            if (std::isnan(a.heads[0].*f.member))
+                CHECK(j["heads"][0][f.name].is_null());
+            else
+                CHECK(j["heads"][0][f.name].get<double>() == a.heads[0].*f.member);
         }
         CHECK(j["heads"][0]["next_token_mass"].is_null());  // causal: no visible next token
         for (int m = 0; m < pair_metric_count; ++m) {
@@ -375,4 +387,4 @@ TEST_CASE("stats.json, heads.csv, pairs.csv and the table carry every head and p
     }
 }
 
-}
+}  // TEST_SUITE("analysis")

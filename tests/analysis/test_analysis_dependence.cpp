@@ -1,9 +1,9 @@
 // Mutual information and linear CKA between heads against plain double-precision references,
 // on random outputs and choices and on planted cases with known answers.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <map>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "attention_choice_mi.hpp"
@@ -71,7 +71,8 @@ DependenceReference reference_dependence(const Tensor& context, int64_t a, int64
     const double cka = frobenius2(sab) / std::sqrt(frobenius2(saa) * frobenius2(sbb));
     double trace_a = 0, trace_b = 0;
     for (int64_t k = 0; k < d; ++k) trace_a += saa[k][k], trace_b += sbb[k][k];
-    for (int64_t k = 0; k < d; ++k) saa[k][k] += output_mi_ridge * trace_a / d, sbb[k][k] += output_mi_ridge * trace_b / d;
+    for (int64_t k = 0; k < d; ++k)
+        saa[k][k] += output_mi_ridge * trace_a / d, sbb[k][k] += output_mi_ridge * trace_b / d;
     Matrix joint(static_cast<size_t>(2 * d), std::vector<double>(static_cast<size_t>(2 * d)));
     for (int64_t r = 0; r < d; ++r)
         for (int64_t s = 0; s < d; ++s)
@@ -120,7 +121,9 @@ TEST_CASE("Gaussian output MI and linear CKA match a double-precision reference"
     };
     // T well above 2d, T below d (rank deficient: only the ridge keeps it finite), one head, odd sizes.
     for (const Shape& s : {Shape{3, 40, 4}, Shape{2, 5, 8}, Shape{1, 9, 3}, Shape{4, 17, 5}, Shape{2, 2, 3}}) {
-        CAPTURE(s.heads); CAPTURE(s.T); CAPTURE(s.d);
+        CAPTURE(s.heads);
+        CAPTURE(s.T);
+        CAPTURE(s.d);
         const LayerResult r = layer_with_outputs(s.heads, s.T, s.d);
         const OutputDependence dep = output_dependence({&r}, backend);
         for (int64_t a = 0; a < s.heads; ++a)
@@ -160,17 +163,22 @@ TEST_CASE("output MI of correlated Gaussian outputs is -1/2 ln(1 - rho^2) up to 
     for (int64_t t = 0; t < T; ++t) {
         const double x = normal(test_support::rng());
         r.context.data[t * 2] = static_cast<float>(x);
-        r.context.data[t * 2 + 1] = static_cast<float>(rho * x + std::sqrt(1 - rho * rho) * normal(test_support::rng()));
+        r.context.data[t * 2 + 1] =
+            static_cast<float>(rho * x + std::sqrt(1 - rho * rho) * normal(test_support::rng()));
     }
     const double shrunk = rho / (1 + output_mi_ridge);  // one dimension: each variance grows by the ridge
-    CHECK(output_dependence({&r}, backend).gaussian_mi.at(0, 1) == doctest::Approx(-0.5 * std::log(1 - shrunk * shrunk)).epsilon(0.1));
+    CHECK(output_dependence({&r}, backend).gaussian_mi.at(0, 1) ==
+          doctest::Approx(-0.5 * std::log(1 - shrunk * shrunk)).epsilon(0.1));
 }
 
 TEST_CASE("choice MI matches a double-precision plug-in + Miller-Madow reference") {
-    for (const RandomLayerShape& shape : {RandomLayerShape{3, 20, 20, 4, false, 0.0}, RandomLayerShape{2, 1, 1, 3, false, 0.0},
-                                          RandomLayerShape{1, 7, 7, 3, true, 0.0}, RandomLayerShape{3, 13, 9, 3, false, 0.4},
-                                          RandomLayerShape{2, 33, 33, 3, true, 0.2}}) {
-        CAPTURE(shape.heads); CAPTURE(shape.queries); CAPTURE(shape.keys);
+    for (const RandomLayerShape& shape :
+         {RandomLayerShape{3, 20, 20, 4, false, 0.0}, RandomLayerShape{2, 1, 1, 3, false, 0.0},
+          RandomLayerShape{1, 7, 7, 3, true, 0.0}, RandomLayerShape{3, 13, 9, 3, false, 0.4},
+          RandomLayerShape{2, 33, 33, 3, true, 0.2}}) {
+        CAPTURE(shape.heads);
+        CAPTURE(shape.queries);
+        CAPTURE(shape.keys);
         const LayerResult first = random_layer(shape), second = random_layer(shape);
         std::vector<const LayerResult*> layers = {&first, &second};
         bool any_row = false;
@@ -204,4 +212,4 @@ TEST_CASE("choice MI of two identical heads is the corrected entropy, of a const
     CHECK(mi.at(0, 2) == doctest::Approx(0.0));
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

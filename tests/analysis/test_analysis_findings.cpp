@@ -1,12 +1,12 @@
 // Findings in words: the planted layer's heads must be found by kind, the identical pair as
 // redundant, missing kinds reported with their best candidate, and short inputs said to be too
 // short; stats.json carries the same findings.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
+
+#include <doctest/doctest.h>
 
 #include "attention.hpp"
 #include "findings.hpp"
@@ -27,8 +27,8 @@ ModelAnalysis planted_analysis(const std::vector<std::string>& tokens, bool with
     AttentionLayer layer(backend, p.weights);
     AttentionRequest request;
     request.input = &p.embeddings;
-    return analyze_layer(layer.run(request), &p.weights, with_token_ids ? token_ids_from_labels(tokens) : std::vector<int64_t>{},
-                         AnalysisOptions{});
+    return analyze_layer(layer.run(request), &p.weights,
+                         with_token_ids ? token_ids_from_labels(tokens) : std::vector<int64_t>{}, AnalysisOptions{});
 }
 
 const Finding& finding(const std::vector<Finding>& findings, const std::string& kind) {
@@ -150,7 +150,8 @@ TEST_CASE("stats.json holds the findings with heads, scores, thresholds and sent
     for (const Finding& f : findings) CHECK(table.find("  " + f.sentence + "\n", words) != std::string::npos);
 }
 
-TEST_CASE("a redundant group whose farthest pair lies beyond the cut says so, naming the pair; close groups say at most") {
+TEST_CASE(
+    "a redundant group whose farthest pair lies beyond the cut says so, naming the pair; close groups say at most") {
     ModelAnalysis a = planted_analysis(planted_demo_tokens());
     const double cut = a.thresholds.redundancy_js;
     // Heads 0, 1 and 2 as a chain: 0-1 and 1-2 close, 0-2 beyond the cut, yet their average
@@ -181,11 +182,12 @@ TEST_CASE("a redundant group whose farthest pair lies beyond the cut says so, na
         std::snprintf(cut_text, sizeof cut_text, "%.2f", cut);
         INFO(groups[0]->sentence);
         CHECK(groups[0]->score == doctest::Approx(far));
-        CHECK(groups[0]->sentence == "redundant: L0H0, L0H1 and L0H2 attend alike (mean JS distance " + std::string(mean) +
-                                         " within the cut " + cut_text + "; the farthest pair, L0H0 and L0H2, is " + largest + " apart)");
+        CHECK(groups[0]->sentence == "redundant: L0H0, L0H1 and L0H2 attend alike (mean JS distance " +
+                                         std::string(mean) + " within the cut " + cut_text +
+                                         "; the farthest pair, L0H0 and L0H2, is " + largest + " apart)");
         CHECK(groups[0]->sentence.find("at most") == std::string::npos);
-        CHECK(groups[1]->sentence == "redundant: L0H4 and L0H5 attend alike (JS distance at most " + std::string(close) + ", cut " +
-                                         cut_text + ")");
+        CHECK(groups[1]->sentence == "redundant: L0H4 and L0H5 attend alike (JS distance at most " +
+                                         std::string(close) + ", cut " + cut_text + ")");
     }
 }
 
@@ -197,7 +199,8 @@ TEST_CASE("on an input too short to tell, redundant groups are stated as guesses
     const std::vector<Finding> findings = find_findings(a);
     CHECK(findings.front().sentence.find("the labels and redundant groups are guesses") != std::string::npos);
     for (const Finding& f : findings)
-        if (f.kind == "redundant") CHECK(f.sentence.find("(a guess: the input is too short to tell)") != std::string::npos);
+        if (f.kind == "redundant")
+            CHECK(f.sentence.find("(a guess: the input is too short to tell)") != std::string::npos);
     const std::string table = stats_table(a);
     CHECK(table.find("\nredundant (a guess): ") != std::string::npos);
     CHECK(table.find("\nredundant: ") == std::string::npos);
@@ -212,7 +215,7 @@ TEST_CASE("a mixed head is named with the pattern it comes nearest to and its sc
         s.induction = 0.001, s.self_mass = 0.002, s.next_token_mass = 0.0, s.normalized_entropy = 0.01;
         s.previous_token_mass = below(test_support::rng());
         s.first_token_mass = s.previous_token_mass * 0.9;  // near, but a smaller fraction of the same 0.5
-        s.mean_distance = 50.0;                             // local needs <= 2: 2/50 of the way
+        s.mean_distance = 50.0;                            // local needs <= 2: 2/50 of the way
         REQUIRE(label_head(s, a.thresholds) == "mixed");
         a.labels[2] = "mixed";
         const NearestPattern p = nearest_pattern(s, a.thresholds);
@@ -225,8 +228,8 @@ TEST_CASE("a mixed head is named with the pattern it comes nearest to and its sc
         char score[16];
         std::snprintf(score, sizeof score, "%.2f", s.previous_token_mass);
         CHECK(mixed.sentence ==
-              "mixed head (no pattern reaches its threshold): L0H2 nearest previous-token (previous_token_mass " + std::string(score) +
-                  ", needs 0.50)");
+              "mixed head (no pattern reaches its threshold): L0H2 nearest previous-token (previous_token_mass " +
+                  std::string(score) + ", needs 0.50)");
         const nlohmann::json head = stats_json(a)["heads"][2];
         CHECK(head["nearest_pattern"]["label"] == "previous-token");
         CHECK(head["nearest_pattern"]["score"].get<double>() == doctest::Approx(s.previous_token_mass));
@@ -264,8 +267,9 @@ TEST_CASE("with the sparse-attention error, a finding names the median keys need
     char median[16], window[16];
     std::snprintf(median, sizeof median, "%.4g", sorted[sorted.size() / 2]);
     std::snprintf(window, sizeof window, "%.4g", windows[windows.size() / 2]);
-    CHECK(f.sentence == "sparse attention (output error <= 5%): the median head needs its top " + std::string(median) + " of " +
-                            std::to_string(a.num_keys) + " keys or a sink + window of " + window + "; the most demanding, L0H3, needs 13");
+    CHECK(f.sentence == "sparse attention (output error <= 5%): the median head needs its top " + std::string(median) +
+                            " of " + std::to_string(a.num_keys) + " keys or a sink + window of " + window +
+                            "; the most demanding, L0H3, needs 13");
 }
 
-}
+}  // TEST_SUITE("analysis")

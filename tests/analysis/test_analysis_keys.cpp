@@ -1,12 +1,12 @@
 // keys_for_90's bisection (KeysForMass) against a full descending sort, on random rows with
 // ties, zeros, a single key, causal-style zero tails and peaked or flat softmaxes.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "keys_for_mass.hpp"
 #include "support.hpp"
@@ -39,12 +39,24 @@ std::vector<float> random_row(RowKind kind, int64_t keys, std::mt19937_64& rng) 
     const double sharpness = 0.5 + 20.0 * unit(rng);
     for (float& v : row) {
         switch (kind) {
-            case RowKind::softmax: v = static_cast<float>(std::exp(sharpness * (unit(rng) - 1.0))); break;
-            case RowKind::ties: v = static_cast<float>(1 + static_cast<int>(4 * unit(rng))) / 64.0f; break;
-            case RowKind::zeros: v = unit(rng) < 0.5 ? 0.0f : static_cast<float>(unit(rng)); break;
-            case RowKind::causal_tail: v = static_cast<float>(unit(rng)); break;
-            case RowKind::one_hot: v = 0.0f; break;
-            case RowKind::uniform: v = 1.0f / 64.0f; break;
+            case RowKind::softmax:
+                v = static_cast<float>(std::exp(sharpness * (unit(rng) - 1.0)));
+                break;
+            case RowKind::ties:
+                v = static_cast<float>(1 + static_cast<int>(4 * unit(rng))) / 64.0f;
+                break;
+            case RowKind::zeros:
+                v = unit(rng) < 0.5 ? 0.0f : static_cast<float>(unit(rng));
+                break;
+            case RowKind::causal_tail:
+                v = static_cast<float>(unit(rng));
+                break;
+            case RowKind::one_hot:
+                v = 0.0f;
+                break;
+            case RowKind::uniform:
+                v = 1.0f / 64.0f;
+                break;
         }
     }
     if (kind == RowKind::causal_tail)  // keys past a random diagonal are zero
@@ -62,8 +74,8 @@ TEST_CASE("keys_for_90 by bisection equals the count of a descending sort, ties 
     auto& rng = test_support::rng();
     KeysForMass counter;
     int checked_long_rows = 0;
-    for (RowKind kind : {RowKind::softmax, RowKind::ties, RowKind::zeros, RowKind::causal_tail, RowKind::one_hot,
-                         RowKind::uniform})
+    for (RowKind kind :
+         {RowKind::softmax, RowKind::ties, RowKind::zeros, RowKind::causal_tail, RowKind::one_hot, RowKind::uniform})
         for (int64_t keys : {1, 2, 3, 7, 16, 17, 33, 100, 1000, 2049})
             for (int repeat = 0; repeat < 20; ++repeat) {
                 const std::vector<float> row = random_row(kind, keys, rng);
@@ -72,7 +84,8 @@ TEST_CASE("keys_for_90 by bisection equals the count of a descending sort, ties 
                 for (float v : row) mass += v, maximum = std::max(maximum, v);
                 for (double fraction : {0.9, 0.5, 1.0}) {
                     INFO("kind " << int(kind) << " keys " << keys << " fraction " << fraction);
-                    CHECK(counter.count(row.data(), keys, mass, maximum, fraction) == sorted_count(row, mass, fraction));
+                    CHECK(counter.count(row.data(), keys, mass, maximum, fraction) ==
+                          sorted_count(row, mass, fraction));
                 }
                 checked_long_rows += keys > 32;
             }
@@ -86,4 +99,4 @@ TEST_CASE("keys_for_90 is 0 for a row without mass") {
     CHECK(counter.count(zeros.data(), 0, 0.0, 0.0f, 0.9) == 0);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

@@ -1,10 +1,10 @@
 // compare's output level (next-token KL per position, losses, top-1 agreement, greedy
 // continuations) against a float64 computation from the logits, and its summary (ranking, label
 // changes, lowest top-1, heads over --fail-above) on hand-made comparisons.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <random>
+
+#include <doctest/doctest.h>
 
 #include "compare_summary.hpp"
 #include "output_comparison.hpp"
@@ -55,7 +55,8 @@ TEST_CASE("compare_outputs: KL per position, both losses and top-1 agreement equ
         for (int64_t t = 0; t < T; ++t) {
             const std::vector<double> p = log_probabilities(a, t), q = log_probabilities(b, t);
             double kl = 0;
-            for (int64_t v = 0; v < V; ++v) kl += std::exp(p[static_cast<size_t>(v)]) * (p[static_cast<size_t>(v)] - q[static_cast<size_t>(v)]);
+            for (int64_t v = 0; v < V; ++v)
+                kl += std::exp(p[static_cast<size_t>(v)]) * (p[static_cast<size_t>(v)] - q[static_cast<size_t>(v)]);
             CHECK(c.kl[static_cast<size_t>(t)] == doctest::Approx(kl).epsilon(1e-6));
             mean += kl / static_cast<double>(T);
             if (t + 1 < T) {
@@ -100,7 +101,9 @@ TEST_CASE("compare_generations: the first step where two continuations differ, o
     CHECK(output_comparison_json(o, nullptr).count("generation") == 0);
 }
 
-TEST_CASE("summarize_comparison ranks heads by the chosen measure, names label changes, the lowest top-1 and the heads over the limit") {
+TEST_CASE(
+    "summarize_comparison ranks heads by the chosen measure, names label changes, the lowest top-1 and the heads over "
+    "the limit") {
     HeadComparison c;
     c.first.head_ids = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
     c.first.labels = {"mixed", "local", "mixed", "sink"};
@@ -133,4 +136,4 @@ TEST_CASE("summarize_comparison ranks heads by the chosen measure, names label c
     CHECK(compare_summary_text(plain, c, metric, {}).find("limit") == std::string::npos);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

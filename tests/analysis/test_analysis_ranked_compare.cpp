@@ -36,8 +36,12 @@ TEST_CASE("top1_agreement counts the queries whose strongest visible key is the 
                 int64_t best_a = -1, best_b = -1;
                 for (int64_t j = 0; j < S; ++j) {
                     if (!a.visibility.visible(i, j)) continue;
-                    if (best_a < 0 || a.attention.data[(h * T + i) * S + j] > a.attention.data[(h * T + i) * S + best_a]) best_a = j;
-                    if (best_b < 0 || b.attention.data[(h * T + i) * S + j] > b.attention.data[(h * T + i) * S + best_b]) best_b = j;
+                    if (best_a < 0 ||
+                        a.attention.data[(h * T + i) * S + j] > a.attention.data[(h * T + i) * S + best_a])
+                        best_a = j;
+                    if (best_b < 0 ||
+                        b.attention.data[(h * T + i) * S + j] > b.attention.data[(h * T + i) * S + best_b])
+                        best_b = j;
                 }
                 if (best_a < 0) continue;
                 ++queries;
@@ -46,9 +50,11 @@ TEST_CASE("top1_agreement counts the queries whose strongest visible key is the 
             if (queries == 0) {
                 CHECK(std::isnan(agreement[static_cast<size_t>(h)]));
             } else {
-                CHECK(agreement[static_cast<size_t>(h)] == doctest::Approx(static_cast<double>(agree) / static_cast<double>(queries)));
+                CHECK(agreement[static_cast<size_t>(h)] ==
+                      doctest::Approx(static_cast<double>(agree) / static_cast<double>(queries)));
             }
-            CHECK((std::isnan(agreement[static_cast<size_t>(H + h)]) || agreement[static_cast<size_t>(H + h)] == 1.0));  // a vs a
+            CHECK((std::isnan(agreement[static_cast<size_t>(H + h)]) ||
+                   agreement[static_cast<size_t>(H + h)] == 1.0));  // a vs a
         }
     }
 }
@@ -69,4 +75,4 @@ TEST_CASE("ranked_comparison_table lists the heads by descending JS distance, Na
     CHECK(table.find("0.250") != std::string::npos);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

@@ -1,18 +1,18 @@
 // Pairwise head similarities, weight-circuit cosines and clustering against double references.
-#include <doctest/doctest.h>
-
 #include <array>
 #include <cmath>
 #include <map>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "attention.hpp"
 #include "error.hpp"
 #include "gram_matrix.hpp"
-#include "onednn_backend.hpp"
 #include "head_clustering.hpp"
 #include "head_similarity.hpp"
 #include "head_stats.hpp"
+#include "onednn_backend.hpp"
 #include "weight_similarity.hpp"
 
 using namespace attn_viz;
@@ -67,7 +67,8 @@ std::vector<double> dense_circuit(const Tensor& left, int64_t left_col, const Te
     for (int64_t r = 0; r < D; ++r)
         for (int64_t c = 0; c < D; ++c)
             for (int64_t k = 0; k < d_head; ++k) {
-                const double rv = right_is_rows ? right.data[(right_col + k) * D + c] : right.data[c * right.dim(1) + right_col + k];
+                const double rv =
+                    right_is_rows ? right.data[(right_col + k) * D + c] : right.data[c * right.dim(1) + right_col + k];
                 m[r * D + c] += double(left.data[r * left.dim(1) + left_col + k]) * rv;
             }
     return m;
@@ -108,7 +109,8 @@ TEST_CASE("map correlation, cosine and JS distance match a double reference acro
         for (int64_t row = 0; row < shape.heads * shape.queries; ++row) {
             double total = 0;
             for (int64_t j = 0; j < shape.keys; ++j) total += second.attention.data[row * shape.keys + j];
-            for (int64_t j = 0; j < shape.keys && total > 0; ++j) second.attention.data[row * shape.keys + j] /= float(total);
+            for (int64_t j = 0; j < shape.keys && total > 0; ++j)
+                second.attention.data[row * shape.keys + j] /= float(total);
         }
         const std::vector<const LayerResult*> layers = {&first, &second};
         for (int threads : {1, 2}) {
@@ -119,7 +121,8 @@ TEST_CASE("map correlation, cosine and JS distance match a double reference acro
                 for (int64_t b = 0; b < N; ++b) {
                     const PairReference want = reference_pair(layers, a, b);
                     INFO("T=" << shape.queries << " pair " << a << "," << b);
-                    if (!std::isnan(want.correlation)) CHECK(m.correlation.at(a, b) == doctest::Approx(want.correlation).epsilon(1e-6));
+                    if (!std::isnan(want.correlation))
+                        CHECK(m.correlation.at(a, b) == doctest::Approx(want.correlation).epsilon(1e-6));
                     CHECK(m.cosine.at(a, b) == doctest::Approx(want.cosine).epsilon(1e-6));
                     CHECK(m.js_distance.at(a, b) == doctest::Approx(want.js_distance).epsilon(1e-5).scale(1e-12));
                     CHECK(m.js_distance.at(a, b) >= 0);
@@ -150,9 +153,9 @@ TEST_CASE("JS distance of near-duplicate heads matches the double reference (sma
     // here (absolute); now it holds to 1e-5 of itself.
     auto& rng = test_support::rng();
     std::uniform_real_distribution<double> centred(-1.0, 1.0);
-    for (const RandomLayerShape& shape : {RandomLayerShape{4, 67, 67, 3, false, 0.0},
-                                          RandomLayerShape{4, 40, 150, 3, false, 0.1},
-                                          RandomLayerShape{4, 90, 90, 3, true, 0.0}})
+    for (const RandomLayerShape& shape :
+         {RandomLayerShape{4, 67, 67, 3, false, 0.0}, RandomLayerShape{4, 40, 150, 3, false, 0.1},
+          RandomLayerShape{4, 90, 90, 3, true, 0.0}})
         for (double eps : {1e-1, 1e-2, 1e-3, 1e-4}) {
             LayerResult r = random_layer(shape);
             const int64_t T = shape.queries, S = shape.keys;
@@ -207,10 +210,12 @@ TEST_CASE("weight circuit cosines match dense D x D products, with grouped KV he
                         CHECK(std::isnan(s.qk_cosine.at(a, b)));
                         continue;
                     }
-                    const double qk = dense_cosine(dense_circuit(wa.w_q, ha * d_head, wa.w_k, ha / group * d_head, d_head, false),
-                                                   dense_circuit(wb.w_q, hb * d_head, wb.w_k, hb / group * d_head, d_head, false));
-                    const double ov = dense_cosine(dense_circuit(wa.w_v, ha / group * d_head, wa.w_o, ha * d_head, d_head, true),
-                                                   dense_circuit(wb.w_v, hb / group * d_head, wb.w_o, hb * d_head, d_head, true));
+                    const double qk =
+                        dense_cosine(dense_circuit(wa.w_q, ha * d_head, wa.w_k, ha / group * d_head, d_head, false),
+                                     dense_circuit(wb.w_q, hb * d_head, wb.w_k, hb / group * d_head, d_head, false));
+                    const double ov =
+                        dense_cosine(dense_circuit(wa.w_v, ha / group * d_head, wa.w_o, ha * d_head, d_head, true),
+                                     dense_circuit(wb.w_v, hb / group * d_head, wb.w_o, hb * d_head, d_head, true));
                     CHECK(s.qk_cosine.at(a, b) == doctest::Approx(qk).epsilon(1e-6));
                     CHECK(s.ov_cosine.at(a, b) == doctest::Approx(ov).epsilon(1e-6));
                 }
@@ -220,7 +225,8 @@ TEST_CASE("weight circuit cosines match dense D x D products, with grouped KV he
 
 TEST_CASE("a run's W_O Gram is the weight similarities' own: lending it changes no bit") {
     OnednnBackend backend(1);
-    for (const auto& [D, H, KV, d_head, T] : std::vector<std::array<int64_t, 5>>{{5, 1, 1, 3, 1}, {12, 4, 2, 3, 7}, {9, 3, 3, 2, 4}}) {
+    for (const auto& [D, H, KV, d_head, T] :
+         std::vector<std::array<int64_t, 5>>{{5, 1, 1, 3, 1}, {12, 4, 2, 3, 7}, {9, 3, 3, 2, 4}}) {
         INFO("D=" << D << " H=" << H << " KV=" << KV << " T=" << T);
         const LayerWeights w0 = random_weights(D, H, KV, d_head), w1 = random_weights(D, H, KV, d_head);
         AttentionLayer layer0(backend, w0), layer1(backend, w1);
@@ -289,4 +295,4 @@ TEST_CASE("average-linkage clusters match merging by mean pairwise distance") {
     }
 }
 
-}
+}  // TEST_SUITE("analysis")

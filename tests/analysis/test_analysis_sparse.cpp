@@ -1,10 +1,10 @@
 // Sparse-attention error per head against a plain double-precision reference, and planted heads
 // with known answers.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "head_analysis.hpp"
@@ -93,7 +93,10 @@ TEST_CASE("sparse-attention error matches a double-precision reference") {
     for (const Case& c : {Case{{4, 20, 20, 4, false, 0.0}, 2, 5}, Case{{1, 1, 1, 3, false, 0.0}, 1, 3},
                           Case{{3, 17, 17, 3, true, 0.0}, 3, 4}, Case{{2, 9, 13, 3, false, 0.3}, 1, 7},
                           Case{{2, 33, 33, 3, true, 0.1}, 2, 2}}) {
-        CAPTURE(c.shape.heads); CAPTURE(c.shape.queries); CAPTURE(c.shape.keys); CAPTURE(c.shape.causal);
+        CAPTURE(c.shape.heads);
+        CAPTURE(c.shape.queries);
+        CAPTURE(c.shape.keys);
+        CAPTURE(c.shape.causal);
         const LayerResult r = layer_with_values(c.shape, c.kv, c.d);
         const double tolerance = 0.05;
         const std::vector<SparseHeadError> errors = sparse_attention_errors(r, tolerance, 2);
@@ -116,8 +119,10 @@ TEST_CASE("sparse-attention error matches a double-precision reference") {
             // The smallest size within the tolerance, unless a reference error sits on the edge.
             const auto needed = [&](const std::vector<double>& error) {
                 for (size_t m = 0; m < sizes.size(); ++m)
-                    if (std::abs(error[m] - tolerance) < 1e-4) return -1.0;
-                    else if (error[m] <= tolerance) return double(sizes[m]);
+                    if (std::abs(error[m] - tolerance) < 1e-4)
+                        return -1.0;
+                    else if (error[m] <= tolerance)
+                        return double(sizes[m]);
                 return -1.0;
             };
             if (needed(top.error) > 0) CHECK(e.keys_needed == needed(top.error));
@@ -137,7 +142,8 @@ TEST_CASE("sparse-attention bound: the mean of (V-1)e^-m / (1 + (V-1)e^-m) over 
     for (int64_t h = 0; h < 2; ++h) {
         double sum = 0;
         for (int64_t i = 0; i < 11; ++i) {
-            const double trailing = double(r.visibility.visible_count(i) - 1) * std::exp(-double(r.logit_margin.data[h * 11 + i]));
+            const double trailing =
+                double(r.visibility.visible_count(i) - 1) * std::exp(-double(r.logit_margin.data[h * 11 + i]));
             sum += trailing / (1 + trailing);
         }
         CHECK(errors[static_cast<size_t>(h)].top1_mass_bound == doctest::Approx(sum / 11).epsilon(1e-9));
@@ -180,4 +186,4 @@ TEST_CASE("analyze_layer fills the sparse statistics and the dependence matrices
     CHECK(a.matrix(PairMetric::choice_mi).at(1, 1) > 0);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

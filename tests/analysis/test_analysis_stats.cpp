@@ -1,9 +1,9 @@
 // Per-head statistics and labels against plain double-precision references.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "error.hpp"
@@ -63,7 +63,8 @@ HeadStats reference_stats(const LayerResult& r, int64_t h, const std::vector<int
         bool dup_target = false, ind_target = false;
         for (int64_t j = 0; j < S; ++j) {
             if (!v.visible(i, j)) continue;
-            if (j >= 1 && j < i && tokens[j] == tokens[i]) dup_mass += a(i, j), dup_target = true;  // key 0 is never a target
+            if (j >= 1 && j < i && tokens[j] == tokens[i])
+                dup_mass += a(i, j), dup_target = true;  // key 0 is never a target
             if (j >= 1 && j <= i && tokens[j - 1] == tokens[i]) ind_mass += a(i, j), ind_target = true;
         }
         if (dup_target) dup.add(dup_mass);
@@ -105,8 +106,8 @@ TEST_SUITE("analysis") {
 
 TEST_CASE("per-head statistics match a double reference over several shapes") {
     const std::vector<RandomLayerShape> shapes = {
-        {1, 1, 1, 3, false, 0.0},  {3, 7, 7, 5, true, 0.0},   {4, 33, 33, 8, false, 0.2},
-        {2, 19, 19, 4, true, 0.3}, {3, 5, 9, 6, false, 0.0},  {2, 40, 40, 3, false, 0.0},
+        {1, 1, 1, 3, false, 0.0},     {3, 7, 7, 5, true, 0.0},      {4, 33, 33, 8, false, 0.2},
+        {2, 19, 19, 4, true, 0.3},    {3, 5, 9, 6, false, 0.0},     {2, 40, 40, 3, false, 0.0},
         {3, 21, 21, 5, true, 0.0, 4}, {2, 30, 30, 4, true, 0.2, 3}, {2, 9, 9, 4, true, 0.0, 1},  // sliding windows
     };
     for (const RandomLayerShape& shape : shapes) {
@@ -161,7 +162,8 @@ TEST_CASE("labels follow the documented priority and thresholds are settable by 
     CHECK(label_head(s, t) == "previous-token");
     set_threshold(t, "previous_token=0.56");
     CHECK(label_head(s, t) == "next-token");
-    for (const char* bad : {"nonsense=1", "induction", "induction=abc", "induction=nan", "top_pairs=-1", "top_pairs=1.5"}) {
+    for (const char* bad :
+         {"nonsense=1", "induction", "induction=abc", "induction=nan", "top_pairs=-1", "top_pairs=1.5"}) {
         INFO(bad);
         try {
             set_threshold(t, bad);
@@ -173,4 +175,4 @@ TEST_CASE("labels follow the documented priority and thresholds are settable by 
     }
 }
 
-}
+}  // TEST_SUITE("analysis")

@@ -1,17 +1,17 @@
 // Ground truth: the planted layer run through the real AttentionLayer must be analysed into the
 // labels, redundancy and statistics it was built to have.
-#include <doctest/doctest.h>
-
 #include <cmath>
 
-#include "onednn_backend.hpp"
-#include "token_ids.hpp"
+#include <doctest/doctest.h>
+
 #include "attention.hpp"
 #include "error.hpp"
 #include "head_analysis.hpp"
+#include "onednn_backend.hpp"
 #include "stats_report.hpp"
 #include "support.hpp"
 #include "synth_layer.hpp"
+#include "token_ids.hpp"
 #include "weights_file.hpp"
 
 using namespace attn_viz;
@@ -35,7 +35,8 @@ LayerResult run_planted(const PlantedLayer& p) {
 TEST_SUITE("analysis") {
 
 TEST_CASE("planted heads get their labels, and the identical pair correlates 1 and groups together") {
-    std::vector<std::vector<std::string>> sentences = {planted_demo_tokens(), {"a", "b"}, {"x", "y", "x", "z", "y", "x", "w"}};
+    std::vector<std::vector<std::string>> sentences = {
+        planted_demo_tokens(), {"a", "b"}, {"x", "y", "x", "z", "y", "x", "w"}};
     for (const auto& tokens : sentences) {
         const PlantedLayer p = make_planted_layer(tokens, test_support::rng()());
         const LayerResult r = run_planted(p);
@@ -57,7 +58,8 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
         CHECK(a.matrix(PairMetric::weight_ov_cosine).at(4, 5) == doctest::Approx(1.0).epsilon(1e-9));
         // Identical heads: CKA 1, each mutual information equal to the head's own (the largest).
         CHECK(a.matrix(PairMetric::output_cka).at(4, 5) == doctest::Approx(1.0).epsilon(1e-5));
-        CHECK(a.matrix(PairMetric::output_mi).at(4, 5) == doctest::Approx(a.matrix(PairMetric::output_mi).at(4, 4)).epsilon(1e-3));
+        CHECK(a.matrix(PairMetric::output_mi).at(4, 5) ==
+              doctest::Approx(a.matrix(PairMetric::output_mi).at(4, 4)).epsilon(1e-3));
         CHECK(a.matrix(PairMetric::choice_mi).at(4, 5) == a.matrix(PairMetric::choice_mi).at(4, 4));
         for (const HeadStats& s : a.heads) CHECK(s.top1_bound_holds == 1.0);
         bool grouped = false;
@@ -140,4 +142,4 @@ TEST_CASE("the induction input repeats a seeded uniform draw") {
     CHECK_THROWS_AS(repeated_random_tokens(5, 10, 10, 1), Error);
 }
 
-}
+}  // TEST_SUITE("analysis")

@@ -1,8 +1,8 @@
 // Attention rollout and flow against straightforward references: rollout as plain products of the
 // residual-augmented maps, flow as the minimum cut found by trying every cut of small graphs.
-#include <doctest/doctest.h>
-
 #include <cmath>
+
+#include <doctest/doctest.h>
 
 #include "attention_rollout.hpp"
 #include "support.hpp"
@@ -54,7 +54,8 @@ double brute_force_flow(const std::vector<Tensor>& maps, int64_t l, int64_t i, i
         for (int64_t k = 0; k <= l; ++k)
             for (int64_t to = 0; to < T; ++to)
                 for (int64_t from = 0; from < T; ++from)
-                    if (on_source_side[k * T + from] && !on_source_side[(k + 1) * T + to]) cut += residual_entry(maps[k], to, from);
+                    if (on_source_side[k * T + from] && !on_source_side[(k + 1) * T + to])
+                        cut += residual_entry(maps[k], to, from);
         best = std::min(best, cut);
     }
     return best;
@@ -85,16 +86,19 @@ TEST_CASE("rollout is the product of the residual-augmented, head-averaged maps"
                 std::vector<double> next(product.size(), 0.0);
                 for (int64_t i = 0; i < T; ++i)
                     for (int64_t j = 0; j < T; ++j)
-                        for (int64_t k = 0; k < T; ++k) next[i * T + j] += residual_entry(maps[l], i, k) * product[k * T + j];
+                        for (int64_t k = 0; k < T; ++k)
+                            next[i * T + j] += residual_entry(maps[l], i, k) * product[k * T + j];
                 product = next;
             }
-            for (int64_t e = 0; e < T * T; ++e) CHECK(rollout.data[l * T * T + e] == doctest::Approx(product[e]).epsilon(1e-6));
+            for (int64_t e = 0; e < T * T; ++e)
+                CHECK(rollout.data[l * T * T + e] == doctest::Approx(product[e]).epsilon(1e-6));
         }
     }
 }
 
 TEST_CASE("flow equals the brute-force minimum cut on small graphs") {
-    for (auto [L, H, T, causal] : {std::tuple{3, 2, 3, true}, std::tuple{2, 3, 4, false}, std::tuple{3, 1, 4, true}, std::tuple{1, 2, 1, true}}) {
+    for (auto [L, H, T, causal] : {std::tuple{3, 2, 3, true}, std::tuple{2, 3, 4, false}, std::tuple{3, 1, 4, true},
+                                   std::tuple{1, 2, 1, true}}) {
         INFO("L " << L << " H " << H << " T " << T << " causal " << causal);
         std::vector<Tensor> maps;
         for (int l = 0; l < L; ++l) maps.push_back(random_maps(H, T, causal));
@@ -106,7 +110,8 @@ TEST_CASE("flow equals the brute-force minimum cut on small graphs") {
                     const double expected = brute_force_flow(maps, l, i, j);
                     CHECK(flow.data[(l * T + i) * T + j] == doctest::Approx(expected).epsilon(1e-6));
                     if (causal && j > i) CHECK(expected == 0.0);
-                    if (l == 0) CHECK(expected == doctest::Approx(residual_entry(maps[0], i, j)).epsilon(1e-9));  // one edge
+                    if (l == 0)
+                        CHECK(expected == doctest::Approx(residual_entry(maps[0], i, j)).epsilon(1e-9));  // one edge
                 }
     }
 }
@@ -115,11 +120,12 @@ TEST_CASE("max flow: a graph where the greedy path must be undone") {
     // s=0 -> 1 -> 3=t and 0 -> 2 -> 3 with the cross edge 1 -> 2: the first BFS path may use the
     // cross edge; the answer 2 needs the residual edge 2 -> 1.
     MaxFlow graph(4);
-    graph.add_edge(0, 1, 1), graph.add_edge(0, 2, 1), graph.add_edge(1, 2, 1), graph.add_edge(1, 3, 1), graph.add_edge(2, 3, 1);
+    graph.add_edge(0, 1, 1), graph.add_edge(0, 2, 1), graph.add_edge(1, 2, 1), graph.add_edge(1, 3, 1),
+        graph.add_edge(2, 3, 1);
     CHECK(graph.solve(0, 3) == 2.0);
     CHECK(graph.solve(0, 3) == 2.0);  // flows reset between calls
     CHECK(graph.solve(3, 0) == 0.0);
     CHECK(graph.solve(1, 1) == 0.0);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("rollout")

@@ -1,9 +1,9 @@
 // Composition scores against the formula in double on explicit D x D matrices (random layers with
 // grouped key/value heads, RMSNorm and LayerNorm folding), and a planted previous-token head
 // whose output only an induction head's keys read: K-composition, no Q- or V-composition.
-#include <doctest/doctest.h>
-
 #include <cmath>
+
+#include <doctest/doctest.h>
 
 #include "composition_scores.hpp"
 #include "support.hpp"

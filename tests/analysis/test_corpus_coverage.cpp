@@ -1,9 +1,9 @@
 // Which shards of which corpora a corpus result covers: counting, merging (refusing a shard
 // twice, other splits, a corpus changed between shards), gaps, and the "corpora" block of partial
 // files, hostile ones included.
-#include <doctest/doctest.h>
-
 #include <cmath>
+
+#include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
 #include "corpus_fingerprint.hpp"
@@ -43,7 +43,8 @@ TEST_SUITE("analysis") {
 
 TEST_CASE("shard I of N covers the sequences i < C with i mod N = I") {
     for (int trial = 0; trial < 20; ++trial) {
-        const int64_t C = 1 + static_cast<int64_t>(test_support::rng()() % 50), N = 1 + static_cast<int64_t>(test_support::rng()() % 12);
+        const int64_t C = 1 + static_cast<int64_t>(test_support::rng()() % 50),
+                      N = 1 + static_cast<int64_t>(test_support::rng()() % 12);
         CAPTURE(C);
         CAPTURE(N);
         int64_t total = 0;
@@ -80,18 +81,22 @@ TEST_CASE("shards merge in any order into one corpus's coverage; what is missing
     CHECK(corpora[0]["fingerprint"] == "0000000000000007");
     CHECK(corpora[1]["shards"] == nlohmann::json({0}));
     // Many missing shards are summarised.
-    CHECK(shard_of(7, 100, 0, 30, "p").missing().find("shards 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 19 more of 30 are missing") !=
-          std::string::npos);
+    CHECK(shard_of(7, 100, 0, 30, "p")
+              .missing()
+              .find("shards 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 19 more of 30 are missing") != std::string::npos);
 }
 
 TEST_CASE("merging refuses a shard twice, one corpus split two ways, and a corpus changed between its shards") {
     CorpusCoverage two = shard_of(7, 10, 0, 4, "p0.json");
     two.merge(shard_of(7, 10, 2, 4, "p2.json"));
-    expect_refused(two, shard_of(7, 10, 2, 4, "again.json"), {"again.json: shard 2/4 of c.jsonl is already merged from p2.json"});
-    expect_refused(two, shard_of(7, 10, 1, 2, "half.json"), {"half.json: splits c.jsonl", "into 2 shards, p0.json into 4"});
+    expect_refused(two, shard_of(7, 10, 2, 4, "again.json"),
+                   {"again.json: shard 2/4 of c.jsonl is already merged from p2.json"});
+    expect_refused(two, shard_of(7, 10, 1, 2, "half.json"),
+                   {"half.json: splits c.jsonl", "into 2 shards, p0.json into 4"});
     expect_refused(two, shard_of(7, 11, 1, 4, "odd.json"), {"odd.json: counts 11 sequences", "p0.json counts 10"});
-    expect_refused(two, shard_of(8, 10, 1, 4, "new.json"), {"new.json: its shards of c.jsonl (fingerprint 0000000000000008)",
-                                                            "p0.json", "changed between its shards' runs"});
+    expect_refused(two, shard_of(8, 10, 1, 4, "new.json"),
+                   {"new.json: its shards of c.jsonl (fingerprint 0000000000000008)", "p0.json",
+                    "changed between its shards' runs"});
     // Whole runs of different corpora under one name, or shards of differently named corpora: a union.
     CorpusCoverage whole = shard_of(7, 10, 0, 1, "a.json");
     whole.merge(shard_of(8, 12, 0, 1, "b.json"));
@@ -114,7 +119,8 @@ TEST_CASE("partial files keep the coverage; merging accumulators merges and chec
     merged.merge(random_partial(3, shard_of(0xfedcba9876543210, 6, 1, 2, "b.json")), "b.json");
     CHECK(merged.coverage().missing().empty());
     CHECK(merged.num_sequences() == 6);
-    test_support::expect_input_error([&] { merged.merge(back, dir / "a.json"); }, {"a.json: shard 0/2", "already merged from"});
+    test_support::expect_input_error([&] { merged.merge(back, dir / "a.json"); },
+                                     {"a.json: shard 0/2", "already merged from"});
     CHECK(merged.num_sequences() == 6);  // a refused merge changes nothing
     // A partial without coverage (an earlier version) merges and adds none.
     merged.merge(random_partial(2, CorpusCoverage()), "old.json");
@@ -122,7 +128,9 @@ TEST_CASE("partial files keep the coverage; merging accumulators merges and chec
     CHECK(merged.coverage().sequences_covered() == 6);
 }
 
-TEST_CASE("a corpus whose repeated lines fall in different shards merges to the single run; a shard counted twice is refused") {
+TEST_CASE(
+    "a corpus whose repeated lines fall in different shards merges to the single run; a shard counted twice is "
+    "refused") {
     // Three distinct sequences; the corpus holds them as A B A C A B, so A falls in every shard of
     // three and B in two. Each sequence has its random maps and its own fingerprint.
     std::vector<ModelAnalysis> distinct;
@@ -154,21 +162,24 @@ TEST_CASE("a corpus whose repeated lines fall in different shards merges to the 
             const double x = one.heads[n].*f.member, y = parts.heads[n].*f.member;
             CHECK_MESSAGE((std::isnan(x) ? std::isnan(y) : std::fabs(x - y) <= 1e-12 * std::fabs(x) + 1e-15), f.name);
             const double sx = one.heads_std[n].*f.member, sy = parts.heads_std[n].*f.member;
-            CHECK_MESSAGE((std::isnan(sx) ? std::isnan(sy) : std::fabs(sx - sy) <= 1e-9 * std::fabs(sx) + 1e-12), f.name);
+            CHECK_MESSAGE((std::isnan(sx) ? std::isnan(sy) : std::fabs(sx - sy) <= 1e-9 * std::fabs(sx) + 1e-12),
+                          f.name);
         }
     CHECK(one.labels == parts.labels);
 
     // The same shard twice: refused by its coverage (also from a copy of the corpus at another
     // path: the same fingerprint), and by its sequences' keys where no coverage says so.
-    test_support::expect_input_error([&] { merged.merge(shard(1, 3, "c.jsonl"), "again.json"); }, {"shard 1/3 of c.jsonl is already merged"});
+    test_support::expect_input_error([&] { merged.merge(shard(1, 3, "c.jsonl"), "again.json"); },
+                                     {"shard 1/3 of c.jsonl is already merged"});
     CorpusAccumulator halves;
     halves.merge(shard(0, 2, "c.jsonl"), "p0.json");
     test_support::expect_input_error([&] { halves.merge(shard(0, 2, "copy.jsonl"), "copy.json"); },
                                      {"shard 0/2 of copy.jsonl is already merged from p0.json"});
     nlohmann::json uncovered = shard(0, 2, "c.jsonl").partial_json();
     uncovered.erase("corpora");
-    test_support::expect_input_error([&] { halves.merge(CorpusAccumulator::from_partial_json(uncovered, "bare.json"), "bare.json"); },
-                                     {"bare.json: 3 of its 3 sequences are already counted from p0.json"});
+    test_support::expect_input_error(
+        [&] { halves.merge(CorpusAccumulator::from_partial_json(uncovered, "bare.json"), "bare.json"); },
+        {"bare.json: 3 of its 3 sequences are already counted from p0.json"});
     // Shard 1/2, which repeats shard 0's lines at other positions, is welcome.
     halves.merge(shard(1, 2, "c.jsonl"), "p1.json");
     CHECK(halves.num_sequences() == size);
@@ -186,7 +197,8 @@ TEST_CASE("hostile \"corpora\" blocks in partial files are refused naming the fi
         nlohmann::json j = good;
         j["corpora"] = corpora;
         test_support::write_text(dir / "bad.json", j.dump());
-        test_support::expect_input_error([&] { CorpusAccumulator::load_partial(dir / "bad.json"); }, {"bad.json", fragment});
+        test_support::expect_input_error([&] { CorpusAccumulator::load_partial(dir / "bad.json"); },
+                                         {"bad.json", fragment});
     };
     const nlohmann::json entry = good["corpora"][0];
     CHECK(entry["shards"] == nlohmann::json({1}));
@@ -219,4 +231,4 @@ TEST_CASE("hostile \"corpora\" blocks in partial files are refused naming the fi
     expect_bad(nlohmann::json::array({e}), "num_shards");
 }
 
-}
+}  // TEST_SUITE("analysis")

@@ -1,9 +1,9 @@
 // The alignment statistics of cross-attention heads (cross_alignment.hpp) on maps whose values are
 // known by hand: a one-to-one diagonal, a uniform map, a reversed alignment, every row on one
 // source token, and a target twice as long as the source.
-#include <doctest/doctest.h>
-
 #include <cmath>
+
+#include <doctest/doctest.h>
 
 #include "cross_alignment.hpp"
 
@@ -38,7 +38,9 @@ TEST_CASE("cross alignment: diagonal, uniform, reversed, collapsed and stretched
     CHECK(flat[1].entropy == doctest::Approx(std::log(8.0)));
     CHECK(flat[1].confidence == doctest::Approx(0.125));
     CHECK(flat[1].coverage == doctest::Approx(1.0));
-    CHECK(flat[1].diagonal == doctest::Approx(14.0 / 32.0));  // the band |j - c_i| <= 2 around c_i = 0.5, 2.5, 4.5, 6.5 holds 3, 4, 4, 3 keys
+    CHECK(
+        flat[1].diagonal ==
+        doctest::Approx(14.0 / 32.0));  // the band |j - c_i| <= 2 around c_i = 0.5, 2.5, 4.5, 6.5 holds 3, 4, 4, 3 keys
     CHECK(std::isnan(flat[1].monotonicity));  // every argmax is key 0: a constant
 
     const CrossAlignment reversed = cross_alignment(one_hot_map(6, 6, [](int64_t i) { return 5 - i; })).front();
@@ -57,4 +59,4 @@ TEST_CASE("cross alignment: diagonal, uniform, reversed, collapsed and stretched
     CHECK(std::isnan(cross_alignment(one_hot_map(1, 3, [](int64_t) { return 1; })).front().monotonicity));
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

@@ -1,10 +1,10 @@
 // The attention-map similarities' row kernels (sum_self_row, compare_rows, divergence_by_ratio)
 // against double references, on random rows of every length around the sixteen-lane blocks.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "map_row_kernels.hpp"
 #include "support.hpp"
@@ -76,7 +76,8 @@ TEST_CASE("row kernels match double references at every length around the lane b
             double square = 0, mass = 0, dot = 0;
             for (size_t j = 0; j < p.size(); ++j) {
                 square += double(p[j]) * p[j], mass += p[j], dot += double(p[j]) * q[j];
-                CHECK(p_ln_p[j] == doctest::Approx(p[j] > 0 ? p[j] * std::log(double(p[j])) : 0.0).epsilon(1e-6).scale(1e-7));
+                CHECK(p_ln_p[j] ==
+                      doctest::Approx(p[j] > 0 ? p[j] * std::log(double(p[j])) : 0.0).epsilon(1e-6).scale(1e-7));
             }
             CHECK(self.square == doctest::Approx(square).epsilon(1e-6));
             CHECK(self.mass == doctest::Approx(mass).epsilon(1e-6));
@@ -84,7 +85,8 @@ TEST_CASE("row kernels match double references at every length around the lane b
             const RowPair pair = compare_rows(p.data(), q.data(), p_ln_p.data(), q_ln_q.data(), keys);
             CHECK(pair.dot == doctest::Approx(dot).epsilon(1e-6));
             CHECK(std::abs(pair.divergence - divergence) < 1e-6);  // one-log form: absolute error
-            CHECK(divergence_by_ratio(p.data(), q.data(), keys) == doctest::Approx(divergence).epsilon(1e-5).scale(1e-12));
+            CHECK(divergence_by_ratio(p.data(), q.data(), keys) ==
+                  doctest::Approx(divergence).epsilon(1e-5).scale(1e-12));
         }
     }
 }
@@ -98,8 +100,10 @@ TEST_CASE("divergence_by_ratio is accurate relative to itself for rows that near
             CAPTURE(spread);
             const std::vector<float> p = random_row(keys, keys > 2 ? 0.2 : 0.0), q = nearby_row(p, spread);
             const double expected = reference_small_divergence(p, q);
-            CHECK(divergence_by_ratio(p.data(), q.data(), keys) == doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
-            CHECK(divergence_by_ratio(q.data(), p.data(), keys) == doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
+            CHECK(divergence_by_ratio(p.data(), q.data(), keys) ==
+                  doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
+            CHECK(divergence_by_ratio(q.data(), p.data(), keys) ==
+                  doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
         }
 }
 
@@ -119,9 +123,10 @@ TEST_CASE("row kernels: equal rows diverge by exactly 0, disjoint rows by exactl
         std::vector<float> a_ln_a(a.size()), b_ln_b(b.size());
         sum_self_row(a.data(), keys, a_ln_a.data());
         sum_self_row(b.data(), keys, b_ln_b.data());
-        CHECK(compare_rows(a.data(), b.data(), a_ln_a.data(), b_ln_b.data(), keys).divergence == doctest::Approx(1.0).epsilon(1e-6));
+        CHECK(compare_rows(a.data(), b.data(), a_ln_a.data(), b_ln_b.data(), keys).divergence ==
+              doctest::Approx(1.0).epsilon(1e-6));
         CHECK(divergence_by_ratio(a.data(), b.data(), keys) == doctest::Approx(1.0).epsilon(1e-6));
     }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

@@ -2,10 +2,10 @@
 // on random quantized GGUF models and stories260K's GGUF, the running moments of every statistic
 // equal the sequence-major run's bit for bit (documents of T = 1 and of different lengths, batches
 // split by the memory budget, both shards of two merged), and each block is loaded once per batch.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <random>
+
+#include <doctest/doctest.h>
 
 #include "cli/synthetic_gguf.hpp"
 #include "corpus_stats.hpp"
@@ -50,8 +50,8 @@ struct CountedModel {
 // One corpus run of `lines` (shard `shard`) through `m`: sequence-major when `sequence_major`
 // (an on_run hook, as whole-run analyses set), else as add_model_corpus chooses. Returns the
 // partial's JSON (every running moment at full precision, the sequences' keys and the coverage).
-nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& lines, CorpusShard shard, bool sequence_major,
-                              const LoadLimits& limits, ModelCorpusPasses* passes = nullptr) {
+nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& lines, CorpusShard shard,
+                              bool sequence_major, const LoadLimits& limits, ModelCorpusPasses* passes = nullptr) {
     OnednnBackend backend;
     CorpusDocuments documents("c.jsonl", lines, shard);
     CorpusAccumulator corpus(m.model->fingerprint(), {});
@@ -62,11 +62,14 @@ nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& l
     ModelCorpusHooks hooks;
     int64_t layer_steps = 0, layer_results = 0;
     hooks.on_layer = [&](int64_t, int64_t) { ++layer_steps; };
-    hooks.on_layers = [&](const std::string&, const std::vector<LayerResult>& layers) { layer_results += static_cast<int64_t>(layers.size()); };
+    hooks.on_layers = [&](const std::string&, const std::vector<LayerResult>& layers) {
+        layer_results += static_cast<int64_t>(layers.size());
+    };
     if (sequence_major) hooks.on_run = [](const std::string&, const ModelRun&) {};
     Timings timings;
     std::fill(m.loads.begin(), m.loads.end(), 0);  // the corpus run's loads only (not the fingerprint's, the weights')
-    const ModelCorpusPasses done = add_model_corpus(documents, *m.model, *m.tokenizer, options, limits, corpus, hooks, timings);
+    const ModelCorpusPasses done =
+        add_model_corpus(documents, *m.model, *m.tokenizer, options, limits, corpus, hooks, timings);
     CHECK(done.layer_major == !sequence_major);
     const int64_t L = m.model->description().n_layers;
     CHECK(layer_steps == corpus.num_sequences() * L);
@@ -107,12 +110,14 @@ int64_t expected_batches(const ModelDescription& c, const std::vector<int>& leng
 }
 
 // Shards 0/2 and 1/2 of `lines` run (layer-major or not) on fresh models and merged.
-nlohmann::json merged_shards(OnednnBackend& backend, const std::string& path, const std::vector<std::string>& lines, bool sequence_major) {
+nlohmann::json merged_shards(OnednnBackend& backend, const std::string& path, const std::vector<std::string>& lines,
+                             bool sequence_major) {
     CorpusAccumulator merged;
     for (int64_t shard = 0; shard < 2; ++shard) {
         CountedModel m(backend, path);
         const nlohmann::json partial = corpus_partial(m, lines, {shard, 2}, sequence_major, {});
-        merged.merge(CorpusAccumulator::from_partial_json(partial, "shard" + std::to_string(shard)), "shard" + std::to_string(shard));
+        merged.merge(CorpusAccumulator::from_partial_json(partial, "shard" + std::to_string(shard)),
+                     "shard" + std::to_string(shard));
     }
     return merged.partial_json();
 }
@@ -121,7 +126,9 @@ nlohmann::json merged_shards(OnednnBackend& backend, const std::string& path, co
 
 TEST_SUITE("analysis") {
 
-TEST_CASE("a streamed model's corpus runs layer-major with the sequence-major run's moments, loading each block once per batch") {
+TEST_CASE(
+    "a streamed model's corpus runs layer-major with the sequence-major run's moments, loading each block once per "
+    "batch") {
     OnednnBackend backend;
     struct Case {
         std::string type;
@@ -193,4 +200,4 @@ TEST_CASE("stories260K's GGUF over a corpus of texts: layer-major equals sequenc
     CHECK(by_layer.loads == std::vector<int>(by_layer.loads.size(), 1));
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("analysis")

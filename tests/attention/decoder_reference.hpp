@@ -27,13 +27,17 @@ inline void check_decoder_folders(const std::string& script, const std::vector<s
         const attn_viz::ModelRun run = model.run(read_ids(dir / "ids.txt"));
         double attention_error = 0;
         for (size_t l = 0; l < run.layers.size(); ++l) {
-            attention_error = std::max(attention_error, max_abs_diff(run.layers[l].attention, attn_viz::read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))));
+            attention_error =
+                std::max(attention_error,
+                         max_abs_diff(run.layers[l].attention,
+                                      attn_viz::read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))));
             CHECK(run.layers[l].visibility.window == weights.layers[l].attention.sliding_window);
         }
         const attn_viz::Tensor expected_logits = attn_viz::read_npy(dir / "expected_logits.npy");
         const double logit_scale = magnitude(expected_logits);
         const double logit_error = max_abs_diff(run.logits, expected_logits);
-        MESSAGE(arguments << ": max attention error " << attention_error << ", max logit error " << logit_error << " of " << logit_scale);
+        MESSAGE(arguments << ": max attention error " << attention_error << ", max logit error " << logit_error
+                          << " of " << logit_scale);
         CHECK(attention_error < 1e-5);
         CHECK(logit_error < 1e-5 * logit_scale);
     }

@@ -11,13 +11,14 @@
 
 namespace test_support {
 
-inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t vocab,
-                                           int64_t seq_len) {
+inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
+                                           int64_t vocab, int64_t seq_len) {
     using namespace attn_viz;
     ModelWeights w;
     w.config.architecture = "llama";  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
     w.config.d_model = dim, w.config.ffn_dim = hidden, w.config.n_layers = layers, w.config.n_heads = heads;
-    w.config.n_kv_heads = kv_heads, w.config.head_dim = dim / heads, w.config.vocab_size = vocab, w.config.max_tokens = seq_len;
+    w.config.n_kv_heads = kv_heads, w.config.head_dim = dim / heads, w.config.vocab_size = vocab,
+    w.config.max_tokens = seq_len;
     const int64_t head = dim / heads, kv = kv_heads * head;
     const float projection_scale = 1.0f / std::sqrt(static_cast<float>(dim));
     w.token_embedding = random_tensor({vocab, dim});
@@ -31,7 +32,8 @@ inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t 
         a.w_q = random_tensor({dim, dim}, projection_scale), a.w_k = random_tensor({dim, kv}, projection_scale);
         a.w_v = random_tensor({dim, kv}, projection_scale), a.w_o = random_tensor({dim, dim}, projection_scale);
         b.attention_norm.weight = random_tensor({dim}), b.feed_forward_norm.weight = random_tensor({dim});
-        b.w_in = random_tensor({dim, hidden}, projection_scale), b.w_up = random_tensor({dim, hidden}, projection_scale);
+        b.w_in = random_tensor({dim, hidden}, projection_scale),
+        b.w_up = random_tensor({dim, hidden}, projection_scale);
         b.w_out = random_tensor({hidden, dim}, 1.0f / std::sqrt(static_cast<float>(hidden)));
         w.layers.push_back(std::move(b));
     }

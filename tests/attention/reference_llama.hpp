@@ -11,8 +11,8 @@
 
 namespace test_support {
 
-using attn_viz::ModelConfig;
 using attn_viz::BlockWeights;
+using attn_viz::ModelConfig;
 using attn_viz::ModelWeights;
 using attn_viz::Tensor;
 
@@ -31,7 +31,8 @@ struct ReferenceAblation {
 };
 
 // logits: [T, V] -> mean_{t<T-1} -log softmax(logits_t)[tokens_{t+1}], written from docs/metrics.md.
-inline double reference_next_token_loss(const std::vector<double>& logits, const std::vector<int>& tokens, int64_t vocab) {
+inline double reference_next_token_loss(const std::vector<double>& logits, const std::vector<int>& tokens,
+                                        int64_t vocab) {
     double total = 0;
     const size_t T = tokens.size();
     for (size_t t = 0; t + 1 < T; ++t) {
@@ -64,7 +65,8 @@ inline std::vector<double> reference_times(const std::vector<double>& x, const T
 // llama2.c's forward() in double: one position at a time with a key/value cache, RoPE from
 // per-dimension frequencies, query head h reading KV head h / (H / KV). With `ablation`, that
 // head's output is replaced before W_O (head_outputs keep the unreplaced values).
-inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<int>& tokens, const ReferenceAblation& ablation = {}) {
+inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<int>& tokens,
+                                      const ReferenceAblation& ablation = {}) {
     const ModelConfig& c = w.config;
     const int64_t T = static_cast<int64_t>(tokens.size()), D = c.d_model, H = c.n_heads, hs = D / H;
     const int64_t kv_width = c.n_kv_heads * hs, kv_mul = H / c.n_kv_heads;
@@ -75,7 +77,8 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
     run.final_residual.resize(static_cast<size_t>(T * D));
     std::vector<std::vector<std::vector<double>>> key_cache(static_cast<size_t>(c.n_layers)), value_cache(key_cache);
     for (int64_t pos = 0; pos < T; ++pos) {
-        std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D, w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
+        std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D,
+                              w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
         for (int64_t l = 0; l < c.n_layers; ++l) {
             const BlockWeights& b = w.layers[static_cast<size_t>(l)];
             const std::vector<double> xb = reference_rms_norm(x, b.attention_norm.weight);
@@ -113,7 +116,8 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
             std::copy(heads.begin(), heads.end(), run.head_outputs[l].begin() + pos * D);
             if (l == ablation.layer)
                 for (int64_t i = 0; i < hs; ++i) {
-                    const size_t row = ablation.replacement.size() == static_cast<size_t>(T * hs) ? static_cast<size_t>(pos * hs) : 0;
+                    const size_t row =
+                        ablation.replacement.size() == static_cast<size_t>(T * hs) ? static_cast<size_t>(pos * hs) : 0;
                     heads[ablation.head * hs + i] = ablation.replacement.empty() ? 0.0 : ablation.replacement[row + i];
                 }
             const std::vector<double> attended = reference_times(heads, b.attention.w_o);

@@ -1,5 +1,3 @@
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -7,10 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "onednn_backend.hpp"
+#include <doctest/doctest.h>
+
 #include "attention.hpp"
 #include "error.hpp"
 #include "norm_attention.hpp"
+#include "onednn_backend.hpp"
 #include "reference_attention.hpp"
 #include "support.hpp"
 
@@ -73,7 +73,8 @@ void check_case(const Case& c) {
     // Norm-based attention: a_ij ||v_j W_O^h||.
     CHECK(max_diff(got.value_norms, want.value_norms) < 1e-4);
     std::vector<double> norm_map(want.attention.size());
-    for (size_t e = 0; e < norm_map.size(); ++e) norm_map[e] = want.attention[e] * want.value_norms[(e / (c.T * S)) * S + e % S];
+    for (size_t e = 0; e < norm_map.size(); ++e)
+        norm_map[e] = want.attention[e] * want.value_norms[(e / (c.T * S)) * S + e % S];
     CHECK(max_diff(norm_based_map(got), norm_map) < 1e-4);
 
     // Rows sum to 1 over visible keys; masked entries are exactly 0.
@@ -102,7 +103,8 @@ TEST_CASE("attention matches a double-precision reference across shapes and opti
         {"causal T=1", 1, 0, 12, 4, 4, true, false, false, RopeStyle::none},
         {"GQA 8/4, interleaved RoPE, causal", 11, 0, 32, 8, 4, true, false, false, RopeStyle::interleaved},
         {"GQA 6/2, half-split RoPE", 10, 0, 24, 6, 2, false, true, false, RopeStyle::half_split},
-        {"partial half-split RoPE (GPT-NeoX), 6 of 10 features, causal", 13, 0, 30, 3, 3, true, true, false, RopeStyle::half_split, 6},
+        {"partial half-split RoPE (GPT-NeoX), 6 of 10 features, causal", 13, 0, 30, 3, 3, true, true, false,
+         RopeStyle::half_split, 6},
         {"partial RoPE on 2 of 12 features, T=1", 1, 0, 24, 2, 2, true, false, false, RopeStyle::half_split, 2},
         {"partial interleaved RoPE, 4 of 8 features", 9, 0, 16, 2, 1, false, false, false, RopeStyle::interleaved, 4},
         {"multi-query 4/1, causal", 8, 0, 16, 4, 1, true, true, false, RopeStyle::none},
@@ -113,7 +115,8 @@ TEST_CASE("attention matches a double-precision reference across shapes and opti
         {"longer T=70 causal", 70, 0, 48, 6, 6, true, true, false, RopeStyle::none},
         // Long enough that the map is walked in runs of rows whose products stop near the diagonal.
         {"causal T=1100, products cut at the diagonal", 1100, 0, 16, 2, 2, true, true, false, RopeStyle::none},
-        {"GQA 4/2 causal T=900, runs across head boundaries", 900, 0, 32, 4, 2, true, false, false, RopeStyle::half_split},
+        {"GQA 4/2 causal T=900, runs across head boundaries", 900, 0, 32, 4, 2, true, false, false,
+         RopeStyle::half_split},
         {"causal with padding T=800", 800, 0, 12, 1, 1, true, false, true, RopeStyle::none},
     };
     for (const Case& c : cases) check_case(c);
@@ -165,14 +168,17 @@ TEST_CASE("a layer refuses partial rotary dimensions that are odd or wider than 
         CAPTURE(rope_dims);
         LayerWeights w = random_layer(8, 2, 2, true, false, RopeStyle::half_split);  // d_h = 4
         w.rope_dims = rope_dims;
-        CHECK_THROWS_WITH_AS(AttentionLayer(backend(), w), doctest::Contains("must be even and at most the head size 4"), Error);
+        CHECK_THROWS_WITH_AS(AttentionLayer(backend(), w),
+                             doctest::Contains("must be even and at most the head size 4"), Error);
     }
 }
 
 // The matmul kernel oneDNN 2.6 picks for every f32 product of a layer on an ISA (measured with
 // ONEDNN_VERBOSE=1 under each ONEDNN_MAX_CPU_ISA): brgemm from AVX-512 up, below it (AVX2, AVX,
 // SSE4.1) the JIT sgemm, which has no brgemm matmul there.
-std::string fast_matmul_kernel(const std::string& isa) { return isa.rfind("avx512_core", 0) == 0 ? "brg:avx512_core" : "gemm:jit"; }
+std::string fast_matmul_kernel(const std::string& isa) {
+    return isa.rfind("avx512_core", 0) == 0 ? "brg:avx512_core" : "gemm:jit";
+}
 
 TEST_CASE("every primitive is one of oneDNN's fast kernels for the ISA it runs on, never the reference fallback") {
     // Biases, GQA, causal masks, RoPE and cross-attention each change the products' shapes.
@@ -186,7 +192,8 @@ TEST_CASE("every primitive is one of oneDNN's fast kernels for the ISA it runs o
     CAPTURE(isa);
     for (const Setup& c : {Setup{64, 4, 4, 33, true, true, false, RopeStyle::none},
                            Setup{64, 8, 2, 33, true, false, false, RopeStyle::interleaved},
-                           Setup{48, 6, 6, 33, false, true, true, RopeStyle::none}, Setup{16, 2, 2, 760, true, true, false, RopeStyle::none}}) {
+                           Setup{48, 6, 6, 33, false, true, true, RopeStyle::none},
+                           Setup{16, 2, 2, 760, true, true, false, RopeStyle::none}}) {
         CAPTURE(c.T);
         LayerWeights w = random_layer(c.D, c.H, c.KV, c.causal, c.biases, c.rope);
         Tensor x = random_tensor({c.T, c.D}), context = random_tensor({21, c.D});
@@ -209,7 +216,8 @@ TEST_CASE("every primitive is one of oneDNN's fast kernels for the ISA it runs o
 
 TEST_CASE("oneDNN runs below AMX, and under the environment's lower cap when one is set") {
     // Lowest first: the ISAs ONEDNN_MAX_CPU_ISA can name below AMX on the machines we run on.
-    const std::vector<std::string> ladder = {"sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni", "avx512_core_bf16"};
+    const std::vector<std::string> ladder = {
+        "sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni", "avx512_core_bf16"};
     const std::string isa = effective_isa_name();
     CAPTURE(isa);
     const auto rung = std::find(ladder.begin(), ladder.end(), isa);
@@ -223,4 +231,4 @@ TEST_CASE("oneDNN runs below AMX, and under the environment's lower cap when one
     if (cap_rung != ladder.end()) CHECK(rung <= cap_rung);
 }
 
-}
+}  // TEST_SUITE("unit")

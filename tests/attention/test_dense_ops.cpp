@@ -1,10 +1,10 @@
 // The forward pass's element-by-element kernels (dense_ops, block_ops, apply_rope) against their
 // definitions in double, on fresh random data of odd sizes, one row and T = 1, large enough that
 // the parallel paths run too.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <doctest/doctest.h>
 
 #include "attention.hpp"
 #include "block_ops.hpp"
@@ -18,10 +18,13 @@ namespace {
 
 // The shapes [rows, width] every kernel is tried on: one row, one column, odd sizes, and sizes
 // past the point where the passes split over threads.
-const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {1, 7}, {3, 1}, {5, 33}, {1, 4099}, {257, 129}, {37, 1031}};
+const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1},    {1, 7},     {3, 1},    {5, 33},
+                                                         {1, 4099}, {257, 129}, {37, 1031}};
 
 // Relative to the larger of |want| and `floor`.
-double relative_error(double got, double want, double floor = 1e-6) { return std::fabs(got - want) / std::max(std::fabs(want), floor); }
+double relative_error(double got, double want, double floor = 1e-6) {
+    return std::fabs(got - want) / std::max(std::fabs(want), floor);
+}
 
 double silu(double a) { return a / (1.0 + std::exp(-a)); }
 double gelu_erf(double a) { return 0.5 * a * (1.0 + std::erf(a / std::sqrt(2.0))); }
@@ -30,10 +33,14 @@ double relu(double a) { return a > 0 ? a : 0.0; }
 
 double activation_of(Activation activation, double a) {
     switch (activation) {
-        case Activation::silu: return silu(a);
-        case Activation::relu: return relu(a);
-        case Activation::gelu_erf: return gelu_erf(a);
-        case Activation::gelu_tanh: return gelu_tanh(a);
+        case Activation::silu:
+            return silu(a);
+        case Activation::relu:
+            return relu(a);
+        case Activation::gelu_erf:
+            return gelu_erf(a);
+        case Activation::gelu_tanh:
+            return gelu_tanh(a);
     }
     return 0;
 }
@@ -89,7 +96,8 @@ TEST_CASE("normalized (layer norm) matches the double definition, biased varianc
             double sum = 0, squares = 0;
             for (int64_t i = 0; i < width; ++i) sum += x.data[t * width + i];
             const double mean = sum / width;
-            for (int64_t i = 0; i < width; ++i) squares += (x.data[t * width + i] - mean) * (x.data[t * width + i] - mean);
+            for (int64_t i = 0; i < width; ++i)
+                squares += (x.data[t * width + i] - mean) * (x.data[t * width + i] - mean);
             const double scale = 1.0 / std::sqrt(squares / width + epsilon);
             for (int64_t i = 0; i < width; ++i) {
                 const double want = (x.data[t * width + i] - mean) * scale * norm.weight.data[i] + norm.bias.data[i];
@@ -101,7 +109,8 @@ TEST_CASE("normalized (layer norm) matches the double definition, biased varianc
 }
 
 TEST_CASE("activations, alone and gated, match the double definitions") {
-    for (const Activation activation : {Activation::silu, Activation::relu, Activation::gelu_erf, Activation::gelu_tanh})
+    for (const Activation activation :
+         {Activation::silu, Activation::relu, Activation::gelu_erf, Activation::gelu_tanh})
         for (const auto& [shape_rows, shape_width] : shapes) {
             const int64_t rows = shape_rows, width = shape_width;
             CAPTURE(int(activation));
@@ -180,9 +189,10 @@ TEST_CASE("apply_rope turns each pair by position x frequency, both styles, part
                         out[b] = float(in[a] * std::sin(angle) + in[b] * std::cos(angle));
                     }
                 }
-            for (size_t i = 0; i < y.data.size(); ++i) worst = std::max(worst, double(std::fabs(y.data[i] - want.data[i])));
+            for (size_t i = 0; i < y.data.size(); ++i)
+                worst = std::max(worst, double(std::fabs(y.data[i] - want.data[i])));
             CHECK(worst < 1e-6);
         }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("unit")

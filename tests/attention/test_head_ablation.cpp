@@ -23,7 +23,8 @@ double reference_kl(const std::vector<double>& clean, const std::vector<double>&
     double total = 0;
     for (int64_t t = 0; t < T; ++t) {
         double zp = 0, zq = 0;
-        for (int64_t v = 0; v < vocab; ++v) zp += std::exp(clean[t * vocab + v]), zq += std::exp(ablated[t * vocab + v]);
+        for (int64_t v = 0; v < vocab; ++v)
+            zp += std::exp(clean[t * vocab + v]), zq += std::exp(ablated[t * vocab + v]);
         for (int64_t v = 0; v < vocab; ++v) {
             const double p = std::exp(clean[t * vocab + v]) / zp, q = std::exp(ablated[t * vocab + v]) / zq;
             total += p * std::log(p / q);
@@ -56,7 +57,8 @@ TEST_CASE("zero and mean ablation match the double reference with the head's out
             const ModelRun clean = model.run(tokens);
             const ReferenceRun reference = reference_forward(model.weights(), tokens);
             for (AblationMode mode : {AblationMode::zero, AblationMode::mean}) {
-                INFO("dim " << s.dim << " heads " << s.heads << " T " << T << " mode " << std::string(ablation_mode_name(mode)));
+                INFO("dim " << s.dim << " heads " << s.heads << " T " << T << " mode "
+                            << std::string(ablation_mode_name(mode)));
                 const AblationReport report = ablate_heads(model, backend, clean, heads, mode);
                 REQUIRE(report.heads.size() == heads.size());
                 const double clean_loss = reference_next_token_loss(reference.logits, tokens, s.vocab);
@@ -66,7 +68,8 @@ TEST_CASE("zero and mean ablation match the double reference with the head's out
                 for (const HeadAblationEffect& e : report.heads) {
                     const int64_t hs = s.dim / s.heads;
                     ReferenceAblation ablation{e.id.layer, e.id.head, {}};
-                    if (mode == AblationMode::mean) ablation.replacement = mean_head_output(reference, e.id.layer, e.id.head, hs, s.dim, T);
+                    if (mode == AblationMode::mean)
+                        ablation.replacement = mean_head_output(reference, e.id.layer, e.id.head, hs, s.dim, T);
                     const ReferenceRun ablated = reference_forward(model.weights(), tokens, ablation);
                     const double kl = reference_kl(reference.logits, ablated.logits, T, s.vocab);
                     largest_kl = std::max(largest_kl, kl);
@@ -82,8 +85,10 @@ TEST_CASE("zero and mean ablation match the double reference with the head's out
                 // Mean ablation changes nothing when every position's head output is the same (one
                 // token, or one id repeated: the mean is the output itself).
                 const bool one_id = std::count(tokens.begin(), tokens.end(), tokens.front()) == T;
-                if (mode == AblationMode::zero || !one_id) CHECK(largest_kl > 1e-5);
-                else CHECK(largest_kl < 1e-9);
+                if (mode == AblationMode::zero || !one_id)
+                    CHECK(largest_kl > 1e-5);
+                else
+                    CHECK(largest_kl < 1e-9);
             }
         }
     }
@@ -114,8 +119,8 @@ TEST_CASE("ablated head lists: all, L1H3 and L:H heads with ranges, and one-line
     CHECK(parse_ablated_heads("1:2,0:0", 2, 3) == std::vector<AblatedHead>{{1, 2}, {0, 0}});
     // The one head notation, any case, with ranges of one layer's heads.
     CHECK(parse_ablated_heads("L1H2,l0h0,1:0-1", 2, 3) == std::vector<AblatedHead>{{1, 2}, {0, 0}, {1, 0}, {1, 1}});
-    for (const char* bad : {"", "1", "1:", ":1", "2:0", "0:3", "0:1,0:1", "0:1,", "a:b", "-1:0", "0:1;1:1", "L2H0", "L0H1,0:1",
-                            "L0H1-3", "L0H2-1", "H1"}) {
+    for (const char* bad : {"", "1", "1:", ":1", "2:0", "0:3", "0:1,0:1", "0:1,", "a:b", "-1:0", "0:1;1:1", "L2H0",
+                            "L0H1,0:1", "L0H1-3", "L0H2-1", "H1"}) {
         INFO(bad);
         try {
             parse_ablated_heads(bad, 2, 3);
@@ -129,4 +134,4 @@ TEST_CASE("ablated head lists: all, L1H3 and L:H heads with ranges, and one-line
     CHECK_THROWS_AS(parse_ablation_mode("resample"), Error);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

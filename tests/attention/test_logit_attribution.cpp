@@ -1,9 +1,9 @@
 // Direct logit attribution on small random models: each head's contribution against a double
 // reference from the reference forward's head outputs and final residual, and every component
 // summing to the model's logit (RMSNorm pre-norm, and LayerNorm with biases in a parallel block).
-#include <doctest/doctest.h>
-
 #include <cmath>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "logit_attribution.hpp"
@@ -49,64 +49,62 @@ ModelWeights layer_norm_parallel_model() {
 }  // namespace
 
 TEST_SUITE("model") {
-    TEST_CASE(
-        "direct logit attribution of each head matches the double reference, and the components sum to the logit") {
-        OnednnBackend backend;
-        for (const ModelShape& s : test_model_shapes) {
-            WholeModel model(backend, random_model(s, 16));
-            for (int T : {1, 2, 7}) {
-                INFO("dim " << s.dim << " heads " << s.heads << " T " << T);
-                const std::vector<int> tokens = random_ids(T, s.vocab);
-                const ModelRun run = model.run(tokens);
-                const ReferenceRun reference = reference_forward(model.weights(), tokens);
-                const std::vector<int> targets = next_token_targets(run);
-                REQUIRE(targets.size() == tokens.size());
-                for (int t = 0; t + 1 < T; ++t) CHECK(targets[t] == tokens[t + 1]);
-                const LogitAttribution a = attribute_logits(model, backend, run, targets);
-                for (int64_t l = 0; l < s.layers; ++l)
-                    for (int64_t h = 0; h < s.heads; ++h)
-                        for (int t = 0; t < T; ++t)
-                            CHECK(a.head_at(l, h, t) ==
-                                  doctest::Approx(
-                                      reference_head_attribution(model.weights(), reference, l, h, t, targets[t]))
-                                      .epsilon(1e-3)
-                                      .scale(1e-3));
-                for (int t = 0; t < T; ++t) {
-                    CHECK(a.logits[t] == doctest::Approx(reference.logits[t * s.vocab + targets[t]]).epsilon(1e-4));
-                    CHECK(a.component_sum(t) == doctest::Approx(a.logits[t]).epsilon(1e-4).scale(1e-3));
-                    CHECK(a.norm_bias[t] == 0.0);
-                }
+TEST_CASE("direct logit attribution of each head matches the double reference, and the components sum to the logit") {
+    OnednnBackend backend;
+    for (const ModelShape& s : test_model_shapes) {
+        WholeModel model(backend, random_model(s, 16));
+        for (int T : {1, 2, 7}) {
+            INFO("dim " << s.dim << " heads " << s.heads << " T " << T);
+            const std::vector<int> tokens = random_ids(T, s.vocab);
+            const ModelRun run = model.run(tokens);
+            const ReferenceRun reference = reference_forward(model.weights(), tokens);
+            const std::vector<int> targets = next_token_targets(run);
+            REQUIRE(targets.size() == tokens.size());
+            for (int t = 0; t + 1 < T; ++t) CHECK(targets[t] == tokens[t + 1]);
+            const LogitAttribution a = attribute_logits(model, backend, run, targets);
+            for (int64_t l = 0; l < s.layers; ++l)
+                for (int64_t h = 0; h < s.heads; ++h)
+                    for (int t = 0; t < T; ++t)
+                        CHECK(
+                            a.head_at(l, h, t) ==
+                            doctest::Approx(reference_head_attribution(model.weights(), reference, l, h, t, targets[t]))
+                                .epsilon(1e-3)
+                                .scale(1e-3));
+            for (int t = 0; t < T; ++t) {
+                CHECK(a.logits[t] == doctest::Approx(reference.logits[t * s.vocab + targets[t]]).epsilon(1e-4));
+                CHECK(a.component_sum(t) == doctest::Approx(a.logits[t]).epsilon(1e-4).scale(1e-3));
+                CHECK(a.norm_bias[t] == 0.0);
             }
         }
     }
+}
 
-    TEST_CASE(
-        "direct logit attribution sums to the logit through a final LayerNorm with biases, and for a chosen target") {
-        OnednnBackend backend;
-        WholeModel model(backend, layer_norm_parallel_model());
-        const std::vector<int> tokens = random_ids(9, 30);
-        const ModelRun run = model.run(tokens);
-        const LogitAttribution a = attribute_logits(model, backend, run, std::vector<int>(9, 4));
-        for (int t = 0; t < 9; ++t) {
-            CHECK(a.logits[t] == doctest::Approx(run.logits.data[t * 30 + 4]));
-            CHECK(a.component_sum(t) == doctest::Approx(a.logits[t]).epsilon(1e-4).scale(1e-3));
-            CHECK(a.norm_bias[t] != 0.0);
-            CHECK(a.attention_bias[t] != 0.0);
-        }
+TEST_CASE("direct logit attribution sums to the logit through a final LayerNorm with biases, and for a chosen target") {
+    OnednnBackend backend;
+    WholeModel model(backend, layer_norm_parallel_model());
+    const std::vector<int> tokens = random_ids(9, 30);
+    const ModelRun run = model.run(tokens);
+    const LogitAttribution a = attribute_logits(model, backend, run, std::vector<int>(9, 4));
+    for (int t = 0; t < 9; ++t) {
+        CHECK(a.logits[t] == doctest::Approx(run.logits.data[t * 30 + 4]));
+        CHECK(a.component_sum(t) == doctest::Approx(a.logits[t]).epsilon(1e-4).scale(1e-3));
+        CHECK(a.norm_bias[t] != 0.0);
+        CHECK(a.attention_bias[t] != 0.0);
     }
+}
 
-    TEST_CASE("a head whose output projection is zero attributes nothing") {
-        OnednnBackend backend;
-        ModelWeights weights = random_model(16, 24, 2, 4, 2, 30, 16);
-        Tensor& w_o = weights.layers[1].attention.w_o;  // [H*d_h, D]: head 3's rows are zeroed
-        std::fill(w_o.data.begin() + 3 * 4 * 16, w_o.data.end(), 0.0f);
-        WholeModel model(backend, std::move(weights));
-        const ModelRun run = model.run(random_ids(6, 30));
-        const LogitAttribution a = attribute_logits(model, backend, run, next_token_targets(run));
-        for (int t = 0; t < 6; ++t) {
-            CHECK(a.head_at(1, 3, t) == 0.0);
-            CHECK(a.head_at(1, 2, t) != 0.0);
-        }
+TEST_CASE("a head whose output projection is zero attributes nothing") {
+    OnednnBackend backend;
+    ModelWeights weights = random_model(16, 24, 2, 4, 2, 30, 16);
+    Tensor& w_o = weights.layers[1].attention.w_o;  // [H*d_h, D]: head 3's rows are zeroed
+    std::fill(w_o.data.begin() + 3 * 4 * 16, w_o.data.end(), 0.0f);
+    WholeModel model(backend, std::move(weights));
+    const ModelRun run = model.run(random_ids(6, 30));
+    const LogitAttribution a = attribute_logits(model, backend, run, next_token_targets(run));
+    for (int t = 0; t < 6; ++t) {
+        CHECK(a.head_at(1, 3, t) == 0.0);
+        CHECK(a.head_at(1, 2, t) != 0.0);
     }
+}
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

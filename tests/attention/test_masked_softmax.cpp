@@ -1,7 +1,7 @@
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "fast_exp.hpp"
@@ -62,10 +62,11 @@ TEST_CASE("masked_softmax matches a double-precision softmax and margin under ev
         int64_t window;  // sliding window (causal cases), 0 = none
     };
     // Window 1 with every third key padding: queries 0, 3, 6, ... see no key at all.
-    for (const Case c : {Case{1, 1, 1, false, false, 1, 0}, Case{3, 7, 7, true, false, 4, 0}, Case{2, 5, 19, false, true, 3, 0},
-                         Case{4, 33, 33, true, true, 30, 0}, Case{1, 17, 40, false, false, 1, 0}, Case{2, 64, 64, true, false, 8, 0},
-                         Case{3, 20, 20, true, false, 4, 5}, Case{2, 33, 33, true, true, 30, 4}, Case{1, 9, 9, true, true, 2, 1},
-                         Case{2, 12, 12, true, false, 3, 12}}) {
+    for (const Case c :
+         {Case{1, 1, 1, false, false, 1, 0}, Case{3, 7, 7, true, false, 4, 0}, Case{2, 5, 19, false, true, 3, 0},
+          Case{4, 33, 33, true, true, 30, 0}, Case{1, 17, 40, false, false, 1, 0}, Case{2, 64, 64, true, false, 8, 0},
+          Case{3, 20, 20, true, false, 4, 5}, Case{2, 33, 33, true, true, 30, 4}, Case{1, 9, 9, true, true, 2, 1},
+          Case{2, 12, 12, true, false, 3, 12}}) {
         CAPTURE(c.H);
         CAPTURE(c.T);
         CAPTURE(c.S);
@@ -107,8 +108,8 @@ TEST_CASE("masked_softmax: ties give a zero margin, a query that sees no key an 
     scores.data = {9.0f, 1.0f, 2.5f, 2.5f, 0.5f, 7.0f, -1.0f, 3.0f};
     Tensor margin({1, 2});
     masked_softmax(scores.ptr(), 0, 2, 4, vis, margin.ptr());
-    CHECK(margin.data[0] == 0.0f);                     // 2.5 twice among the visible keys
-    CHECK(margin.data[1] == doctest::Approx(4.0f));    // 3 - (-1); 7 and 0.5 are padding
+    CHECK(margin.data[0] == 0.0f);                   // 2.5 twice among the visible keys
+    CHECK(margin.data[1] == doctest::Approx(4.0f));  // 3 - (-1); 7 and 0.5 are padding
     CHECK(scores.data[2] == doctest::Approx(0.5f));
     CHECK(scores.data[0] == 0.0f);
 
@@ -137,7 +138,8 @@ TEST_CASE("masked_softmax on causal rows packed to fewer keys than the map has")
         for (int64_t j = 0; j < row_keys; ++j)
             CHECK(std::fabs(scores.data[n * row_keys + j] - want.weights[static_cast<size_t>(j)]) < 1e-6);
     }
-    CHECK_THROWS_AS(masked_softmax(scores.ptr(), first, count, 13, vis, margin.data()), Error);  // query 13 sees 14 keys
+    CHECK_THROWS_AS(masked_softmax(scores.ptr(), first, count, 13, vis, margin.data()),
+                    Error);  // query 13 sees 14 keys
 }
 
 TEST_CASE("masked_softmax: a non-finite score poisons its row instead of vanishing") {
@@ -149,4 +151,4 @@ TEST_CASE("masked_softmax: a non-finite score poisons its row instead of vanishi
     CHECK(std::isnan(scores.data[0]));
 }
 
-}
+}  // TEST_SUITE("unit")

@@ -1,9 +1,9 @@
 // stories260K as llama.cpp's GGUF (../shared/models/stories260K-gguf): the F32 file is the same
 // model as stories260K.bin (weights, tokenizer, attention, the greedy story), and its Q8_0 copy
 // runs with attention close to, but not equal to, the F32 model's.
-#include <doctest/doctest.h>
-
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "expect_input_error.hpp"
 #include "gguf.hpp"
@@ -12,23 +12,25 @@
 #include "gguf_tokenizer.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
-#include "whole_model.hpp"
 #include "model_files.hpp"
 #include "onednn_backend.hpp"
 #include "support.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 
 namespace {
 
-const std::string story = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
+const std::string story =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
 
 // ../shared/models/stories260K-gguf beside stories260K, or "" (the test then returns).
 std::string gguf_dir(const std::string& stories_dir) {
     if (stories_dir.empty()) return "";
     const std::string dir = stories_dir + "-gguf";
-    if (std::filesystem::exists(dir + "/stories260K.gguf") && std::filesystem::exists(dir + "/stories260K-Q8_0.gguf")) return dir;
+    if (std::filesystem::exists(dir + "/stories260K.gguf") && std::filesystem::exists(dir + "/stories260K-Q8_0.gguf"))
+        return dir;
     MESSAGE("skipped: " << dir << " is absent");
     return "";
 }
@@ -46,7 +48,8 @@ std::string llama_metadata_file(const ScratchDir& dir, AddExtra add_extra) {
     b.add_u32("llama.context_length", 16);
     add_extra(b);
     const Tensor embedding = random_tensor({10, 8});
-    b.add_f32_tensor("token_embd.weight", {8, 10}, std::span<const float>(embedding.data.data(), embedding.data.size()));
+    b.add_f32_tensor("token_embd.weight", {8, 10},
+                     std::span<const float>(embedding.data.data(), embedding.data.size()));
     const std::string path = dir / "model.gguf";
     write_text(path, b.bytes());
     return path;
@@ -54,7 +57,8 @@ std::string llama_metadata_file(const ScratchDir& dir, AddExtra add_extra) {
 
 double max_attention_difference(const ModelRun& a, const ModelRun& b) {
     double worst = 0;
-    for (size_t l = 0; l < a.layers.size(); ++l) worst = std::max(worst, max_abs_diff(a.layers[l].attention, b.layers[l].attention));
+    for (size_t l = 0; l < a.layers.size(); ++l)
+        worst = std::max(worst, max_abs_diff(a.layers[l].attention, b.layers[l].attention));
     return worst;
 }
 
@@ -89,7 +93,8 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     const std::string bin_dir = stories260k_dir(), dir = gguf_dir(bin_dir);
     if (dir.empty()) return;
     const GgufFile file(dir + "/stories260K.gguf");
-    const ModelWeights from_gguf = read_gguf_llama(file), from_bin = read_llama2c_checkpoint(bin_dir + "/stories260K.bin");
+    const ModelWeights from_gguf = read_gguf_llama(file),
+                       from_bin = read_llama2c_checkpoint(bin_dir + "/stories260K.bin");
     const ModelConfig& c = from_gguf.config;
     CHECK(c.d_model == 64);
     CHECK(c.ffn_dim == 172);
@@ -160,4 +165,4 @@ TEST_CASE("stories260K-Q8_0.gguf runs, its attention near the F32 model's but no
     CHECK_MESSAGE(text.rfind("Once upon a time", 0) == 0, "generated: " << text);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

@@ -3,10 +3,10 @@
 // scripts/reference_hf_seq2seq.py, written from transformers' modeling_bart and modeling_t5:
 // encoder, decoder and cross maps to 1e-5, logits to 1e-5 of their scale, and the layer-by-layer
 // pass handing over the same maps in order; T5's buckets; the keys and tensors refused.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "expect_input_error.hpp"
 #include "hf_reference_folder.hpp"
@@ -29,7 +29,8 @@ Seq2SeqWeights read_folder(const ScratchDir& dir) {
 double map_error(const std::vector<LayerResult>& layers, const ScratchDir& dir, const std::string& kind) {
     double error = 0;
     for (size_t l = 0; l < layers.size(); ++l)
-        error = std::max(error, max_abs_diff(layers[l].attention, read_npy(dir / ("expected_" + kind + "_" + std::to_string(l) + ".npy"))));
+        error = std::max(error, max_abs_diff(layers[l].attention,
+                                             read_npy(dir / ("expected_" + kind + "_" + std::to_string(l) + ".npy"))));
     return error;
 }
 
@@ -41,13 +42,16 @@ void check_layers_streamed(Seq2SeqModel& model, const Seq2SeqRun& run) {
     for (size_t l = 0; l < run.decoder.size(); ++l)
         expected_order.insert(expected_order.end(), {{Seq2SeqStack::decoder, l}, {Seq2SeqStack::cross, l}});
     double difference = 0;
-    const Seq2SeqRun streamed =
-        model.run_layers(run.source, run.target, true, [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights&) {
+    const Seq2SeqRun streamed = model.run_layers(
+        run.source, run.target, true, [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights&) {
             order.emplace_back(stack, layer);
-            const std::vector<LayerResult>& kept = stack == Seq2SeqStack::encoder ? run.encoder : stack == Seq2SeqStack::decoder ? run.decoder : run.cross;
+            const std::vector<LayerResult>& kept = stack == Seq2SeqStack::encoder   ? run.encoder
+                                                   : stack == Seq2SeqStack::decoder ? run.decoder
+                                                                                    : run.cross;
             REQUIRE(layer < static_cast<int64_t>(kept.size()));
-            difference = std::max({difference, max_abs_diff(result.attention, kept[static_cast<size_t>(layer)].attention),
-                                   max_abs_diff(result.output, kept[static_cast<size_t>(layer)].output)});
+            difference =
+                std::max({difference, max_abs_diff(result.attention, kept[static_cast<size_t>(layer)].attention),
+                          max_abs_diff(result.output, kept[static_cast<size_t>(layer)].output)});
         });
     CHECK(order == expected_order);
     CHECK(difference == 0.0);
@@ -75,8 +79,8 @@ void check_seq2seq_folders(const std::vector<std::string>& cases) {
                                   map_error(run.cross, dir, "cross")};
         const Tensor expected_logits = read_npy(dir / "expected_logits.npy");
         const double logit_error = max_abs_diff(run.logits, expected_logits), logit_scale = magnitude(expected_logits);
-        MESSAGE(arguments << ": max attention error encoder " << errors[0] << ", decoder " << errors[1] << ", cross " << errors[2]
-                          << "; max logit error " << logit_error << " of " << logit_scale);
+        MESSAGE(arguments << ": max attention error encoder " << errors[0] << ", decoder " << errors[1] << ", cross "
+                          << errors[2] << "; max logit error " << logit_error << " of " << logit_scale);
         for (double e : errors) CHECK(e < 1e-5);
         CHECK(logit_error < 1e-5 * logit_scale);
         check_layers_streamed(model, run);
@@ -94,31 +98,42 @@ void edit_config(const ScratchDir& dir, const std::string& from, const std::stri
 
 TEST_SUITE("model") {
 
-TEST_CASE("HF BART folders: encoder, decoder and cross maps and logits equal a float64 forward written from transformers' modeling_bart") {
+TEST_CASE(
+    "HF BART folders: encoder, decoder and cross maps and logits equal a float64 forward written from transformers' "
+    "modeling_bart") {
     check_seq2seq_folders({
-        "--model-type bart --d-model 24 --heads 4 --encoder-layers 2 --decoder-layers 1 --ffn 37 --vocab 53 --source-tokens 7 "
+        "--model-type bart --d-model 24 --heads 4 --encoder-layers 2 --decoder-layers 1 --ffn 37 --vocab 53 "
+        "--source-tokens 7 "
         "--target-tokens 33 --scale-embedding",
-        "--model-type bart --d-model 9 --heads 1 --encoder-layers 1 --decoder-layers 1 --ffn 11 --vocab 17 --source-tokens 1 "
+        "--model-type bart --d-model 9 --heads 1 --encoder-layers 1 --decoder-layers 1 --ffn 11 --vocab 17 "
+        "--source-tokens 1 "
         "--target-tokens 1",
-        "--model-type bart --d-model 20 --heads 4 --encoder-layers 3 --decoder-layers 3 --ffn 21 --vocab 30 --source-tokens 33 "
+        "--model-type bart --d-model 20 --heads 4 --encoder-layers 3 --decoder-layers 3 --ffn 21 --vocab 30 "
+        "--source-tokens 33 "
         "--target-tokens 7 --shards 2",
     });
 }
 
-TEST_CASE("HF T5 folders (v1.0 and v1.1): encoder, decoder and cross maps and logits equal a float64 forward written from transformers' modeling_t5") {
+TEST_CASE(
+    "HF T5 folders (v1.0 and v1.1): encoder, decoder and cross maps and logits equal a float64 forward written from "
+    "transformers' modeling_t5") {
     check_seq2seq_folders({
         "--model-type t5 --d-model 24 --heads 4 --head-dim 5 --encoder-layers 2 --decoder-layers 3 --ffn 37 --vocab 53 "
         "--source-tokens 33 --target-tokens 7",
-        "--model-type t5 --d-model 9 --heads 1 --encoder-layers 1 --decoder-layers 1 --ffn 11 --vocab 17 --source-tokens 1 "
+        "--model-type t5 --d-model 9 --heads 1 --encoder-layers 1 --decoder-layers 1 --ffn 11 --vocab 17 "
+        "--source-tokens 1 "
         "--target-tokens 1 --gated",
         "--model-type t5 --d-model 20 --heads 4 --head-dim 8 --encoder-layers 3 --decoder-layers 1 --ffn 21 --vocab 30 "
         "--source-tokens 7 --target-tokens 33 --gated --buckets 8 --max-distance 20 --shards 2",
-        "--model-type t5 --d-model 16 --heads 4 --encoder-layers 1 --decoder-layers 2 --ffn 20 --vocab 30 --source-tokens 33 "
+        "--model-type t5 --d-model 16 --heads 4 --encoder-layers 1 --decoder-layers 2 --ffn 20 --vocab 30 "
+        "--source-tokens 33 "
         "--target-tokens 33",
         // As transformers >= 5 saves them: always tied, scale_decoder_outputs false for v1.1.
-        "--model-type t5 --d-model 12 --heads 3 --encoder-layers 2 --decoder-layers 1 --ffn 13 --vocab 23 --source-tokens 5 "
+        "--model-type t5 --d-model 12 --heads 3 --encoder-layers 2 --decoder-layers 1 --ffn 13 --vocab 23 "
+        "--source-tokens 5 "
         "--target-tokens 6 --gated --transformers5",
-        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 2 --ffn 9 --vocab 19 --source-tokens 4 "
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 2 --ffn 9 --vocab 19 "
+        "--source-tokens 4 "
         "--target-tokens 3 --transformers5",
     });
 }
@@ -139,9 +154,10 @@ TEST_CASE("T5 relative position buckets as transformers computes them") {
 TEST_CASE("greedy generation starts from decoder_start_token_id and follows the argmax") {
     OnednnBackend backend;
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_seq2seq.py",
-                          "--model-type t5 --d-model 16 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 20 --vocab 30 "
-                          "--source-tokens 5 --target-tokens 1");
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 16 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 20 --vocab 30 "
+        "--source-tokens 5 --target-tokens 1");
     Seq2SeqModel model(backend, read_folder(dir));
     const std::vector<int> source = read_ids(dir / "source_ids.txt");
     const std::vector<int> generated = model.generate(source, 4, {});
@@ -154,29 +170,41 @@ TEST_CASE("greedy generation starts from decoder_start_token_id and follows the 
     }
 }
 
-TEST_CASE("HF encoder-decoder folders: options, forms and tensors attn-viz does not read are refused naming file and key") {
+TEST_CASE(
+    "HF encoder-decoder folders: options, forms and tensors attn-viz does not read are refused naming file and key") {
     ScratchDir bart, t5;
-    make_reference_folder(bart, "reference_hf_seq2seq.py",
-                          "--model-type bart --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 12 "
-                          "--source-tokens 2 --target-tokens 2");
-    make_reference_folder(t5, "reference_hf_seq2seq.py",
-                          "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 12 "
-                          "--source-tokens 2 --target-tokens 2");
+    make_reference_folder(
+        bart, "reference_hf_seq2seq.py",
+        "--model-type bart --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 12 "
+        "--source-tokens 2 --target-tokens 2");
+    make_reference_folder(
+        t5, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 12 "
+        "--source-tokens 2 --target-tokens 2");
     const std::string bart_config = bart / "config.json", t5_config = t5 / "config.json";
-    auto refused = [](const ScratchDir& dir, const std::string& from, const std::string& to, const std::vector<std::string>& needles) {
+    auto refused = [](const ScratchDir& dir, const std::string& from, const std::string& to,
+                      const std::vector<std::string>& needles) {
         CAPTURE(to);
         edit_config(dir, from, to);
         expect_input_error([&] { read_folder(dir); }, needles);
         edit_config(dir, to, from);
     };
-    refused(bart, "\"normalize_before\": false", "\"normalize_before\": true", {bart_config, "normalize_before = true is not supported"});
-    refused(bart, "\"add_final_layer_norm\": false", "\"add_final_layer_norm\": true", {bart_config, "add_final_layer_norm"});
-    refused(bart, "\"decoder_attention_heads\": 2", "\"decoder_attention_heads\": 4", {bart_config, "decoder_attention_heads (4) differs"});
-    refused(bart, "\"model_type\": \"bart\"", "\"model_type\": \"mbart\"", {bart_config, "model_type \"mbart\" is not an encoder-decoder attn-viz reads"});
-    refused(bart, "\"encoder_ffn_dim\": 9", "\"encoder_ffn_dim\": 10", {bart / "model.safetensors", "model.encoder.layers.0.fc1.weight", "[10, 8]"});
-    refused(bart, "\"max_position_embeddings\": 40", "\"max_position_embeddings\": 41", {"model.encoder.embed_positions.weight", "[43, 8]"});
-    refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"gated-relu-x\"", {t5_config, "feed_forward_proj \"gated-relu-x\""});
-    refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"gated-gelu\"", {"encoder.block.0.layer.1.DenseReluDense.wi_0.weight"});
+    refused(bart, "\"normalize_before\": false", "\"normalize_before\": true",
+            {bart_config, "normalize_before = true is not supported"});
+    refused(bart, "\"add_final_layer_norm\": false", "\"add_final_layer_norm\": true",
+            {bart_config, "add_final_layer_norm"});
+    refused(bart, "\"decoder_attention_heads\": 2", "\"decoder_attention_heads\": 4",
+            {bart_config, "decoder_attention_heads (4) differs"});
+    refused(bart, "\"model_type\": \"bart\"", "\"model_type\": \"mbart\"",
+            {bart_config, "model_type \"mbart\" is not an encoder-decoder attn-viz reads"});
+    refused(bart, "\"encoder_ffn_dim\": 9", "\"encoder_ffn_dim\": 10",
+            {bart / "model.safetensors", "model.encoder.layers.0.fc1.weight", "[10, 8]"});
+    refused(bart, "\"max_position_embeddings\": 40", "\"max_position_embeddings\": 41",
+            {"model.encoder.embed_positions.weight", "[43, 8]"});
+    refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"gated-relu-x\"",
+            {t5_config, "feed_forward_proj \"gated-relu-x\""});
+    refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"gated-gelu\"",
+            {"encoder.block.0.layer.1.DenseReluDense.wi_0.weight"});
     refused(t5, "\"d_kv\": 4", "\"d_kv\": 5", {"encoder.block.0.layer.0.SelfAttention.q.weight", "[10, 8]"});
     refused(t5, "\"relative_attention_num_buckets\": 32", "\"relative_attention_num_buckets\": 16",
             {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", "[16, 2]"});
@@ -192,4 +220,4 @@ TEST_CASE("HF encoder-decoder folders: options, forms and tensors attn-viz does 
     expect_input_error([&] { model.run({1}, {}); }, {"the target", "no tokens"});
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

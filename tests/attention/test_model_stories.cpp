@@ -1,25 +1,26 @@
 // The whole-model path on the trained stories260K (../shared/models/stories260K): the tokenizer
 // against llama2.c's encoder, the oneDNN forward against a double-precision reference written
 // like llama2.c's token-at-a-time forward, and greedy decoding against the model's known story.
-#include <doctest/doctest.h>
-
 #include <chrono>
 #include <cmath>
 
-#include "onednn_backend.hpp"
+#include <doctest/doctest.h>
+
 #include "error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
-#include "whole_model.hpp"
+#include "onednn_backend.hpp"
 #include "reference_llama.hpp"
 #include "support.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
 
 namespace {
 
-const std::string story = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
+const std::string story =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
 
 }  // namespace
 
@@ -36,8 +37,9 @@ TEST_CASE("stories260K: the tokenizer encodes as llama2.c does and decodes back"
     // tok512.bin. The second text exercises byte fallback for characters missing from the vocabulary.
     const std::vector<int> story_ids = {1,   403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426,
                                         338, 401, 396, 267, 337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426};
-    const std::string unicode = "h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac";  // "héllo wörld ✓ 日本"
-    const std::vector<int> unicode_ids = {1, 270, 485, 306, 414, 263, 198, 185, 420, 341, 410,
+    const std::string unicode =
+        "h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac";  // "héllo wörld ✓ 日本"
+    const std::vector<int> unicode_ids = {1,   270, 485, 306, 414, 263, 198, 185, 420, 341, 410,
                                           229, 159, 150, 410, 233, 154, 168, 233, 159, 175};
     CHECK(tokenizer.encode(story, true, false) == story_ids);
     CHECK(tokenizer.encode(unicode, true, false) == unicode_ids);
@@ -72,8 +74,10 @@ TEST_CASE("stories260K: greedy decoding from BOS tells the model's known story")
     CHECK(generated.front() == Llama2cTokenizer::bos_id);
     const std::string text = tokenizer.decode(generated);
     CHECK_MESSAGE(text.rfind(story, 0) == 0, "generated: " << text);
-    MESSAGE("stories260K: load " << std::chrono::duration<double, std::milli>(loaded - start).count() << " ms, 40 greedy steps "
-            << std::chrono::duration<double, std::milli>(done - loaded).count() << " ms (full 41-token forward per step)");
+    MESSAGE("stories260K: load " << std::chrono::duration<double, std::milli>(loaded - start).count()
+                                 << " ms, 40 greedy steps "
+                                 << std::chrono::duration<double, std::milli>(done - loaded).count()
+                                 << " ms (full 41-token forward per step)");
 }
 
 TEST_CASE("stories260K: the oneDNN forward matches a double-precision llama2.c-style reference") {
@@ -144,4 +148,4 @@ TEST_CASE("stories260K: layer 1 has a previous-token head on the story") {
     CHECK(best > 0.45);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

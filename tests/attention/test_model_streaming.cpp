@@ -2,16 +2,16 @@
 // random Llama models: each block's result equals run()'s, nothing is kept in the run, and a
 // streamed model loads each block once per pass and none up front; a streamed GGUF model of
 // quantized blocks, refilling one block's memory, runs as the model read whole.
-#include <doctest/doctest.h>
-
 #include <memory>
+
+#include <doctest/doctest.h>
 
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
-#include "whole_model.hpp"
 #include "quantized_llama_gguf.hpp"
 #include "random_llama.hpp"
 #include "support.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -51,8 +51,8 @@ TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, 
             WholeModel model(backend, weights);
             const ModelRun whole = model.run(tokens, true, true);
             size_t visits = 0;
-            const ModelRun streamed =
-                model.run_blocks(tokens, true, true, [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
+            const ModelRun streamed = model.run_blocks(
+                tokens, true, true, [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
                     CHECK(l == visits++);
                     const LayerResult& expected = whole.layers[l];
                     CHECK(result.attention.data == expected.attention.data);
@@ -131,4 +131,4 @@ TEST_CASE("a streamed GGUF model of quantized blocks, refilling one block's memo
     for (size_t l = 0; l < kept.size(); ++l) CHECK(kept[l]->w_o.data == read[l]->w_o.data);
 }
 
-}
+}  // TEST_SUITE("model")

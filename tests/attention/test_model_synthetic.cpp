@@ -1,17 +1,17 @@
 // The whole-model forward and greedy decoding on small random Llama models (no files needed):
 // oneDNN against the double-precision llama2.c-style reference, several shapes including one
 // head, T = 1 and grouped-query attention.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 
-#include "onednn_backend.hpp"
+#include <doctest/doctest.h>
+
 #include "error.hpp"
-#include "whole_model.hpp"
+#include "onednn_backend.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
 #include "support.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -78,7 +78,8 @@ TEST_CASE("greedy decoding picks each argmax of the unpadded forward and stops a
     CHECK_THROWS_AS(greedy_generate(model, std::vector<int>(11, 0), 3), Error);
 }
 
-TEST_CASE("greedy decoding with choices picks each argmax among the ids below it (a tokenizer smaller than the vocabulary)") {
+TEST_CASE(
+    "greedy decoding with choices picks each argmax among the ids below it (a tokenizer smaller than the vocabulary)") {
     OnednnBackend backend;
     WholeModel model(backend, random_model(16, 24, 2, 4, 2, 30, 12));
     const int64_t choices = 7;
@@ -86,10 +87,11 @@ TEST_CASE("greedy decoding with choices picks each argmax among the ids below it
     REQUIRE(sequence.size() == 10);  // no end ids: it runs to its length
     for (size_t t = 2; t < sequence.size(); ++t) {
         CHECK(sequence[t] < choices);
-        const ReferenceRun reference = reference_forward(model.weights(), std::vector<int>(sequence.begin(), sequence.begin() + static_cast<std::ptrdiff_t>(t)));
+        const ReferenceRun reference = reference_forward(
+            model.weights(), std::vector<int>(sequence.begin(), sequence.begin() + static_cast<std::ptrdiff_t>(t)));
         const auto row = reference.logits.begin() + static_cast<std::ptrdiff_t>((t - 1) * 30);
         CHECK(row[sequence[t]] >= *std::max_element(row, row + choices) - 1e-4);
     }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

@@ -1,10 +1,10 @@
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <limits>
 #include <random>
 #include <tuple>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "poisoned_heads.hpp"
 #include "support.hpp"
@@ -39,4 +39,4 @@ TEST_CASE("poisoned_heads finds NaN and +-Inf anywhere in a head's map or output
         }
 }
 
-}
+}  // TEST_SUITE("attention")

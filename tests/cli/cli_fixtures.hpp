@@ -2,22 +2,22 @@
 // helpers to run the tool in the background and see what it left on disk.
 #pragma once
 
-#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <spawn.h>
+#include <unistd.h>
 
 #include <chrono>
-#include <fcntl.h>
 #include <filesystem>
 #include <map>
-#include <pty.h>
 #include <set>
-#include <spawn.h>
 #include <string>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "npy.hpp"
 #include "reference_attention.hpp"
@@ -78,9 +78,12 @@ inline std::map<std::string, std::string> snapshot(const std::filesystem::path& 
     std::map<std::string, std::string> entries;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
         const std::string name = fs::relative(e.path(), dir).string();
-        if (e.is_symlink()) entries[name] = "symbolic link to " + fs::read_symlink(e.path()).string();
-        else if (e.is_directory()) entries[name] = "folder";
-        else entries[name] = "file " + read_text(e.path().string());
+        if (e.is_symlink())
+            entries[name] = "symbolic link to " + fs::read_symlink(e.path()).string();
+        else if (e.is_directory())
+            entries[name] = "folder";
+        else
+            entries[name] = "file " + read_text(e.path().string());
     }
     return entries;
 }
@@ -140,7 +143,8 @@ inline CommandResult run_on_terminal(const std::vector<std::string>& args) {
     }
     CommandResult result;
     char buffer[4096];
-    for (ssize_t n; (n = read(terminal, buffer, sizeof buffer)) > 0;) result.output.append(buffer, static_cast<size_t>(n));
+    for (ssize_t n; (n = read(terminal, buffer, sizeof buffer)) > 0;)
+        result.output.append(buffer, static_cast<size_t>(n));
     close(terminal);
     result.exit_code = wait_exit_code(pid);
     return result;

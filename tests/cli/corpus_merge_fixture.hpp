@@ -18,7 +18,8 @@ namespace test_support {
 inline void check_same_statistics(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "") {
     if (a.is_number() && b.is_number()) {
         const double x = a.get<double>(), y = b.get<double>();
-        CHECK_MESSAGE(std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)) + 1e-15, path << ": " << x << " vs " << y);
+        CHECK_MESSAGE(std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)) + 1e-15,
+                      path << ": " << x << " vs " << y);
     } else if (a.is_object() && b.is_object()) {
         CHECK_MESSAGE(a.size() == b.size(), path);
         for (const auto& [key, value] : a.items()) {
@@ -43,22 +44,26 @@ inline nlohmann::json read_stats(const std::string& dir) {
 
 // Runs `command` (ending in "--inputs C") over the whole corpus into DIR/single, and as `shards`
 // shards (partials DIR/pI.json) whose partials merge into DIR/merged; the two reports must agree.
-inline void check_shards_merge_to_single_run(const ScratchDir& dir, const std::string& command, int64_t shards, int64_t corpus_size) {
+inline void check_shards_merge_to_single_run(const ScratchDir& dir, const std::string& command, int64_t shards,
+                                             int64_t corpus_size) {
     CommandResult r = run_attn_viz(command + " --out " + (dir / "single"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     std::string partials;
     for (int64_t i = 0; i < shards; ++i) {
-        const std::string shard = std::to_string(i) + "/" + std::to_string(shards), name = std::string("p").append(std::to_string(i));
+        const std::string shard = std::to_string(i) + "/" + std::to_string(shards),
+                          name = std::string("p").append(std::to_string(i));
         const std::string partial = dir / (name + ".json");
         r = run_attn_viz(command + " --shard " + shard + " --out " + (dir / name) + " --save-partial " + partial);
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-        CHECK(r.output.find("(shard " + shard + "; the corpus holds " + std::to_string(corpus_size) + ")") != std::string::npos);
+        CHECK(r.output.find("(shard " + shard + "; the corpus holds " + std::to_string(corpus_size) + ")") !=
+              std::string::npos);
         partials += " " + partial;
     }
     r = run_attn_viz("merge " + partials + " --out " + (dir / "merged"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    CHECK_MESSAGE(r.output.find("coverage: " + std::to_string(shards) + " of " + std::to_string(shards) + " shards of ") !=
-                      std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("coverage: " + std::to_string(shards) + " of " + std::to_string(shards) +
+                                " shards of ") != std::string::npos,
+                  r.output);
     nlohmann::json single = read_stats(dir / "single"), merged = read_stats(dir / "merged");
     CHECK(single["num_sequences"] == corpus_size);
     // What each covers: the whole corpus as 1 shard, and as `shards` shards.

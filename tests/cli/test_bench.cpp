@@ -1,7 +1,7 @@
 // attn-viz bench: what it reports about the machine, and the ISA cap taken from the environment.
-#include <doctest/doctest.h>
-
 #include <string>
+
+#include <doctest/doctest.h>
 
 #include "support.hpp"
 
@@ -64,4 +64,4 @@ TEST_CASE("bench runs under ONEDNN_MAX_CPU_ISA when it caps below AMX, and below
     }
 }
 
-}
+}  // TEST_SUITE("cli")

@@ -1,8 +1,8 @@
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "npy.hpp"
@@ -27,8 +27,9 @@ TEST_SUITE("cli") {
 TEST_CASE("run writes stats.json with a heads list, the dumps, and a table on stdout") {
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 5);
-    CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                   (dir / "out") + " --dump-attention " + (dir / "a.npy") + " --dump-output " + (dir / "o.npy"));
+    CommandResult r =
+        run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out") +
+                     " --dump-attention " + (dir / "a.npy") + " --dump-output " + (dir / "o.npy"));
     CHECK(r.exit_code == 0);
     CHECK(r.output.find("entropy") != std::string::npos);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
@@ -47,12 +48,14 @@ TEST_CASE("run writes stats.json with a heads list, the dumps, and a table on st
 TEST_CASE("--quiet prints nothing and --help explains every option") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    CommandResult r = run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out"));
+    CommandResult r = run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
+                                   (dir / "out"));
     CHECK(r.exit_code == 0);
     CHECK(r.output.empty());
     CommandResult help = run_attn_viz("run --help");
     CHECK(help.exit_code == 0);
-    for (const char* option : {"--weights", "--input", "--out", "--dump-attention", "--dump-output", "--quiet", "--context"})
+    for (const char* option :
+         {"--weights", "--input", "--out", "--dump-attention", "--dump-output", "--quiet", "--context"})
         CHECK(help.output.find(option) != std::string::npos);
 }
 
@@ -72,14 +75,23 @@ TEST_CASE("bad input files give a one-line error naming the file, exit 3, and le
     auto layer = [&](const std::string& extra) {
         return "{\"format\":\"attn-viz/weights@1\",\"d_model\":2,\"num_heads\":1" + extra + "}";
     };
-    const std::string all = ",\"W_Q\":" + ok_matrix + ",\"W_K\":" + ok_matrix + ",\"W_V\":" + ok_matrix + ",\"W_O\":" + ok_matrix;
+    const std::string all =
+        ",\"W_Q\":" + ok_matrix + ",\"W_K\":" + ok_matrix + ",\"W_V\":" + ok_matrix + ",\"W_O\":" + ok_matrix;
     const BadCase cases[] = {
         {"missing key", layer(",\"W_Q\":" + ok_matrix), "", "missing key \"W_K\""},
-        {"D not divisible by H", "{\"format\":\"attn-viz/weights@1\",\"d_model\":5,\"num_heads\":2}", "", "not divisible"},
-        {"ragged rows", layer(",\"W_Q\":[[1,0],[0]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "", "row [1] has 1 entries, expected 2"},
-        {"wrong row length", layer(",\"W_Q\":[[1,0,3],[0,1,2]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "", "expected 2"},
-        {"non-numeric", layer(",\"W_Q\":[[1,\"x\"],[0,1]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "", "W_Q[0, 1] is not a number"},
-        {"non-finite", layer(",\"W_Q\":[[1,1e39],[0,1]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "", "not a finite"},
+        {"D not divisible by H", "{\"format\":\"attn-viz/weights@1\",\"d_model\":5,\"num_heads\":2}", "",
+         "not divisible"},
+        {"ragged rows", layer(",\"W_Q\":[[1,0],[0]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"),
+         "", "row [1] has 1 entries, expected 2"},
+        {"wrong row length",
+         layer(",\"W_Q\":[[1,0,3],[0,1,2]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "",
+         "expected 2"},
+        {"non-numeric",
+         layer(",\"W_Q\":[[1,\"x\"],[0,1]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "",
+         "W_Q[0, 1] is not a number"},
+        {"non-finite",
+         layer(",\"W_Q\":[[1,1e39],[0,1]],\"W_K\":[[1,0],[0,1]],\"W_V\":[[1,0],[0,1]],\"W_O\":[[1,0],[0,1]]"), "",
+         "not a finite"},
         {"overflowing number", layer(",\"W_Q\":[[1,1e999],[0,1]]"), "", "w.json"},
         {"bad JSON", "{\"format\": ", "", "invalid JSON"},
         {"wrong format", "{\"format\":\"other@2\"}", "", "unsupported format"},
@@ -97,8 +109,8 @@ TEST_CASE("bad input files give a one-line error naming the file, exit 3, and le
         ScratchDir dir;
         write_text(dir / "w.json", c.weights);
         write_text(dir / "x.json", c.input.empty() ? "{\"embeddings\":[[1,2],[3,4]]}" : c.input);
-        CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                       (dir / "out") + " --dump-attention " + (dir / "a.npy"));
+        CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") +
+                                       " --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
         CHECK(r.exit_code == 3);
         CHECK(r.output.find(c.message) != std::string::npos);
         CHECK(r.output.find(c.input.empty() ? "w.json" : "x.json") != std::string::npos);
@@ -114,7 +126,8 @@ TEST_CASE("truncated and unreadable .npy references are bad input too") {
     std::string bytes = read_text(dir / "x.npy");
     write_text(dir / "x.npy", bytes.substr(0, bytes.size() - 5));
     write_text(dir / "xr.json", "{\"embeddings\": {\"npy\": \"x.npy\"}}");
-    CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "xr.json") + " --out " + (dir / "out"));
+    CommandResult r =
+        run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "xr.json") + " --out " + (dir / "out"));
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("x.npy: truncated") != std::string::npos);
     write_text(dir / "x.npy", "garbage");
@@ -127,12 +140,14 @@ TEST_CASE("truncated and unreadable .npy references are bad input too") {
 TEST_CASE("a second run replaces the first one's files; a foreign non-empty folder needs --force") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
     REQUIRE(run_attn_viz(args).exit_code == 0);
     REQUIRE(run_attn_viz(args).exit_code == 0);
     fs::create_directories(dir / "foreign");
     write_text(dir / "foreign/notes.txt", "mine");
-    const std::string foreign = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "foreign");
+    const std::string foreign =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "foreign");
     CommandResult r = run_attn_viz(foreign);
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("--force") != std::string::npos);
@@ -151,4 +166,4 @@ TEST_CASE("a dump path that is an input file is refused") {
     CHECK(read_text(dir / "x.json") == before);
 }
 
-}
+}  // TEST_SUITE("cli")

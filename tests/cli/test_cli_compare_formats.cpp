@@ -1,11 +1,10 @@
 // compare reads every layer format run reads (here an attn-viz/weights@1 JSON against a BERT
 // safetensors checkpoint of the same layer, and .npy embeddings as the input), records its
 // provenance, and draws the heads that changed most with --diff-pictures N.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
@@ -24,10 +23,14 @@ void write_bert_layers(const std::string& path, const std::vector<LayerWeights>&
     for (size_t l = 0; l < layers.size(); ++l) {
         const LayerWeights& w = layers[l];
         const std::string p = "encoder.layer." + std::to_string(l) + ".attention.";
-        tensors.insert(tensors.end(), {{p + "self.query.weight", transposed(w.w_q)}, {p + "self.query.bias", w.b_q},
-                                       {p + "self.key.weight", transposed(w.w_k)},   {p + "self.key.bias", w.b_k},
-                                       {p + "self.value.weight", transposed(w.w_v)}, {p + "self.value.bias", w.b_v},
-                                       {p + "output.dense.weight", transposed(w.w_o)}, {p + "output.dense.bias", w.b_o}});
+        tensors.insert(tensors.end(), {{p + "self.query.weight", transposed(w.w_q)},
+                                       {p + "self.query.bias", w.b_q},
+                                       {p + "self.key.weight", transposed(w.w_k)},
+                                       {p + "self.key.bias", w.b_k},
+                                       {p + "self.value.weight", transposed(w.w_v)},
+                                       {p + "self.value.bias", w.b_v},
+                                       {p + "output.dense.weight", transposed(w.w_o)},
+                                       {p + "output.dense.bias", w.b_o}});
     }
     write_safetensors(path, tensors);
 }
@@ -51,11 +54,12 @@ TEST_CASE("compare takes a JSON layer against the same layer in a safetensors ch
     REQUIRE(c["heads"].size() == 4);
     for (const auto& head : c["heads"]) CHECK(head["map_js_distance"].get<double>() < 1e-4);
     std::set<std::string> read;
-    for (const auto& input : c["provenance"]["inputs"]) read.insert(fs::path(input["path"].get<std::string>()).filename());
+    for (const auto& input : c["provenance"]["inputs"])
+        read.insert(fs::path(input["path"].get<std::string>()).filename());
     CHECK(read == std::set<std::string>{"m.safetensors", "w.json", "x.npy"});
     // Without --layout the checkpoint cannot be read: the usual hint.
-    const CommandResult no_layout = run_attn_viz("compare -q " + (dir / "w.json") + " " + (dir / "m.safetensors") + " --input " +
-                                                 (dir / "x.npy"));
+    const CommandResult no_layout =
+        run_attn_viz("compare -q " + (dir / "w.json") + " " + (dir / "m.safetensors") + " --input " + (dir / "x.npy"));
     CHECK(no_layout.exit_code == 2);
     CHECK(no_layout.output.find("(pass --layout)") != std::string::npos);
 }
@@ -74,15 +78,18 @@ TEST_CASE("compare --diff-pictures N draws the N heads with the largest map JS d
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json c = nlohmann::json::parse(read_text(dir / "out/compare.json"));
     std::vector<std::pair<double, int>> by_distance;
-    for (const auto& head : c["heads"]) by_distance.emplace_back(head["map_js_distance"].get<double>(), head["head"].get<int>());
+    for (const auto& head : c["heads"])
+        by_distance.emplace_back(head["map_js_distance"].get<double>(), head["head"].get<int>());
     std::sort(by_distance.rbegin(), by_distance.rend());
     std::set<std::string> expected = {"compare.json", ".attn-viz-run"};
-    for (int k = 0; k < 2; ++k) expected.insert("diff_head_0" + std::to_string(by_distance[static_cast<size_t>(k)].second) + ".png");
+    for (int k = 0; k < 2; ++k)
+        expected.insert("diff_head_0" + std::to_string(by_distance[static_cast<size_t>(k)].second) + ".png");
     CHECK(names_in(dir / "out") == expected);
 
     const CommandResult no_out = run_attn_viz(compare + " --diff-pictures 2");
     CHECK(no_out.exit_code == 2);
-    CHECK(no_out.output.find("--diff-pictures: the pictures go into the output directory: give --out DIR") != std::string::npos);
+    CHECK(no_out.output.find("--diff-pictures: the pictures go into the output directory: give --out DIR") !=
+          std::string::npos);
 }
 
-}
+}  // TEST_SUITE("cli")

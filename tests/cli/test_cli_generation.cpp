@@ -1,7 +1,6 @@
 // model --generate: the continuation on its own line after the prompt, how it ended (at once
 // when the model's first choice ends the text), the same in --json, and progress at a terminal.
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
@@ -34,11 +33,13 @@ TEST_CASE("a model whose first choice ends the text says it stopped at once, in 
     ScratchDir dir;
     write_text(dir / "m.bin", bos_predicting_checkpoint());
     write_text(dir / "tok.bin", llama2c_tokenizer_bytes(8));
-    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " --tokens 1 --generate 5 --out ";
+    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") +
+                              " --tokens 1 --generate 5 --out ";
     const CommandResult text = run_attn_viz(model + (dir / "text"));
     REQUIRE_MESSAGE(text.exit_code == 0, text.output);
-    CHECK(text.output.find("prompt: \ngreedy continuation: none: the model ended the text at once (its first choice was the "
-                           "end-of-text token <s>)\n") != std::string::npos);
+    CHECK(text.output.find(
+              "prompt: \ngreedy continuation: none: the model ended the text at once (its first choice was the "
+              "end-of-text token <s>)\n") != std::string::npos);
     const CommandResult json = run_attn_viz(model + (dir / "json") + " --json --stats-only");
     REQUIRE_MESSAGE(json.exit_code == 0, json.output);
     const nlohmann::json g = nlohmann::json::parse(json.output)["generation"];
@@ -48,8 +49,8 @@ TEST_CASE("a model whose first choice ends the text says it stopped at once, in 
     CHECK(g["requested"] == 5);
 
     // At a terminal, the forward pass shows its layers on stderr (erased when done); with -q, nothing.
-    const std::vector<std::string> args = {"model", "--checkpoint", dir / "m.bin", "--tokenizer", dir / "tok.bin", "--tokens", "1,3,4",
-                                           "--stats-only", "--out", dir / "tty"};
+    const std::vector<std::string> args = {"model",    "--checkpoint", dir / "m.bin",  "--tokenizer", dir / "tok.bin",
+                                           "--tokens", "1,3,4",        "--stats-only", "--out",       dir / "tty"};
     const CommandResult shown = run_on_terminal(args);
     REQUIRE_MESSAGE(shown.exit_code == 0, shown.output);
     CHECK(shown.output.find("\rattn-viz: layer 1/1\033[K\r\033[K") != std::string::npos);
@@ -65,12 +66,13 @@ TEST_CASE("stories260K: the continuation is printed apart from the prompt, and -
     if (model.empty()) return;
     ScratchDir dir;
     const std::string files = "model --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
-    const CommandResult text = run_attn_viz(files + " --stats-only --text \"Once upon a time\" --generate 6 --out " + (dir / "t"));
+    const CommandResult text =
+        run_attn_viz(files + " --stats-only --text \"Once upon a time\" --generate 6 --out " + (dir / "t"));
     REQUIRE_MESSAGE(text.exit_code == 0, text.output);
     CHECK(text.output.find("\nprompt: Once upon a time\ngreedy continuation (6 tokens): , there was a little g\n") !=
           std::string::npos);
-    const CommandResult json =
-        run_attn_viz(files + " --stats-only --induction 8 --seed 7 --generate 3 --json --out " + (dir / "j") + " 2>/dev/null");
+    const CommandResult json = run_attn_viz(files + " --stats-only --induction 8 --seed 7 --generate 3 --json --out " +
+                                            (dir / "j") + " 2>/dev/null");
     REQUIRE_MESSAGE(json.exit_code == 0, json.output);
     const nlohmann::json doc = nlohmann::json::parse(json.output);
     CHECK(doc["command"] == "model");
@@ -85,4 +87,4 @@ TEST_CASE("stories260K: the continuation is printed apart from the prompt, and -
     CHECK(!g["continuation"].get<std::string>().empty());
 }
 
-}
+}  // TEST_SUITE("model")

@@ -1,12 +1,11 @@
 // One head notation on the command line (L1H3 in any case, or 1:3; messages print L1H3), and run
 // --layer N naming its heads LN (the model case is skipped with a message where ../shared is
 // absent; model --ablate's notation is tested with its other outputs in test_model_ablation_cli).
-#include <doctest/doctest.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <set>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
@@ -18,7 +17,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // An input of T random rows of D numbers with tokens w0, w1, ... as DIR/x.json.
-void write_input(const ScratchDir& dir, int64_t T, int64_t D) { write_text(dir / "x.json", random_sequence_line(T, D)); }
+void write_input(const ScratchDir& dir, int64_t T, int64_t D) {
+    write_text(dir / "x.json", random_sequence_line(T, D));
+}
 
 }  // namespace
 
@@ -47,10 +48,11 @@ TEST_CASE("compare --fail-above names the failing heads as LxHy, with the layer 
     ScratchDir dir;
     write_layer_fixture(dir, 16, 4, 9);
     write_weights_file(dir / "b.json", random_layer(16, 4, 4, false, true));
-    const CommandResult r = run_attn_viz("compare -q " + (dir / "w.json") + " " + (dir / "b.json") + " --input " + (dir / "x.json") +
-                                         " --fail-above 0");
+    const CommandResult r = run_attn_viz("compare -q " + (dir / "w.json") + " " + (dir / "b.json") + " --input " +
+                                         (dir / "x.json") + " --fail-above 0");
     CHECK(r.exit_code == 1);
-    for (int h = 0; h < 4; ++h) CHECK(r.output.find("attn-viz: L0H" + std::to_string(h) + ": js_distance ") != std::string::npos);
+    for (int h = 0; h < 4; ++h)
+        CHECK(r.output.find("attn-viz: L0H" + std::to_string(h) + ": js_distance ") != std::string::npos);
     CHECK(r.output.find("head ") == std::string::npos);
 }
 
@@ -63,7 +65,8 @@ TEST_CASE("run --layer N names its heads LN in the table, the findings and stats
     if (hf.empty()) return;
     ScratchDir dir;
     write_input(dir, 12, 64);
-    const std::string run = "run --weights " + hf + "/model.safetensors --layout llama --layer 3 --input " + (dir / "x.json");
+    const std::string run =
+        "run --weights " + hf + "/model.safetensors --layout llama --layer 3 --input " + (dir / "x.json");
     const CommandResult r = run_attn_viz(run + " --out " + (dir / "out") + " --svg L3H5");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));

@@ -2,9 +2,9 @@
 // valid name), an option of another command, a missing input, a file of the wrong kind (a .npy
 // as layer weights, a tokenizer as a checkpoint and the other way round, a whole model as one
 // layer).
-#include <doctest/doctest.h>
-
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "reliability_fixtures.hpp"
@@ -28,11 +28,14 @@ TEST_SUITE("cli") {
 TEST_CASE("a mistyped command or option gets the closest valid one; another command's option says whose it is") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    const std::string run = "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
-    check_one_line(run_attn_viz(run + " --colourmap magma"), 2, "run: unknown option --colourmap (did you mean --colormap?)");
+    const std::string run =
+        "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    check_one_line(run_attn_viz(run + " --colourmap magma"), 2,
+                   "run: unknown option --colourmap (did you mean --colormap?)");
     check_one_line(run_attn_viz(run + " --stat"), 2, "run: unknown option --stat (did you mean --stats-only?)");
-    check_one_line(run_attn_viz("run --weights " + (dir / "w.json") + " --inpt " + (dir / "x.json") + " --out " + (dir / "out")), 2,
-                   "run: unknown option --inpt (did you mean --input?)");
+    check_one_line(
+        run_attn_viz("run --weights " + (dir / "w.json") + " --inpt " + (dir / "x.json") + " --out " + (dir / "out")),
+        2, "run: unknown option --inpt (did you mean --input?)");
     check_one_line(run_attn_viz("rnu " + (dir / "w.json")), 2, "unknown command 'rnu' (did you mean run?)");
     check_one_line(run_attn_viz("model --weights " + (dir / "w.json")), 2,
                    "model: unknown option --weights (an option of run; attn-viz model --help lists its own)");
@@ -49,15 +52,18 @@ TEST_CASE("a mistyped command or option gets the closest valid one; another comm
 TEST_CASE("a missing input says what to give; a missing required option says what it holds") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    check_one_line(run_attn_viz("run --weights " + (dir / "w.json") + " --out " + (dir / "out")), 2,
-                   "run: no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings with --tokens), "
-                   "repeated for a batch, or --inputs CORPUS (JSONL or a folder) (attn-viz run --help lists its options)");
-    check_one_line(run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "w.json")), 2,
-                   "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
-                   ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
-    check_one_line(run_attn_viz("run --input " + (dir / "x.json") + " --out " + (dir / "out")), 2,
-                   "run: --weights is required: Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), "
-                   "or a .safetensors checkpoint with --layout (attn-viz run --help lists its options)");
+    check_one_line(
+        run_attn_viz("run --weights " + (dir / "w.json") + " --out " + (dir / "out")), 2,
+        "run: no input sequence: give --input X (a JSON sequence, or .npy/.safetensors embeddings with --tokens), "
+        "repeated for a batch, or --inputs CORPUS (JSONL or a folder) (attn-viz run --help lists its options)");
+    check_one_line(
+        run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "w.json")), 2,
+        "compare: no input sequence: two layers need --input X, the sequence both run on (a JSON sequence, or "
+        ".npy/.safetensors embeddings with --tokens) (attn-viz compare --help lists its options)");
+    check_one_line(
+        run_attn_viz("run --input " + (dir / "x.json") + " --out " + (dir / "out")), 2,
+        "run: --weights is required: Layer weights: attn-viz/weights@1 JSON (tensors inline or {\"npy\": file}), "
+        "or a .safetensors checkpoint with --layout (attn-viz run --help lists its options)");
     CHECK(run_attn_viz("--help").exit_code == 0);
     CHECK(run_attn_viz("run --help").output.find("--stats-only") != std::string::npos);
 }
@@ -68,13 +74,17 @@ TEST_CASE("a .npy or a whole llama2.c model given as layer weights is refused wi
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 8, 16));
     const std::string tail = " --input " + (dir / "x.json") + " --out " + (dir / "out");
     check_one_line(run_attn_viz("run --weights " + (dir / "wq.npy") + tail), 3,
-                   dir / "wq.npy" + ": is a NumPy array (.npy), not layer weights (an attn-viz/weights@1 JSON): a layer is an "
-                   "attn-viz/weights@1 JSON naming one .npy file per matrix ({\"format\": \"attn-viz/weights@1\", \"d_model\": D, "
-                   "\"num_heads\": H, \"W_Q\": {\"npy\": \"wq.npy\"}, ...}) or a .safetensors checkpoint");
+                   dir / "wq.npy" +
+                       ": is a NumPy array (.npy), not layer weights (an attn-viz/weights@1 JSON): a layer is an "
+                       "attn-viz/weights@1 JSON naming one .npy file per matrix ({\"format\": \"attn-viz/weights@1\", "
+                       "\"d_model\": D, "
+                       "\"num_heads\": H, \"W_Q\": {\"npy\": \"wq.npy\"}, ...}) or a .safetensors checkpoint");
     check_one_line(run_attn_viz("run --weights " + (dir / "m.bin") + tail), 3,
-                   dir / "m.bin" + ": is a llama2.c checkpoint (a whole model), not layer weights (an attn-viz/weights@1 "
-                   "JSON) (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)");
-    CHECK(run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "wk.npy") + " --input " + (dir / "x.json")).exit_code == 3);
+                   dir / "m.bin" +
+                       ": is a llama2.c checkpoint (a whole model), not layer weights (an attn-viz/weights@1 "
+                       "JSON) (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)");
+    CHECK(run_attn_viz("compare " + (dir / "w.json") + " " + (dir / "wk.npy") + " --input " + (dir / "x.json"))
+              .exit_code == 3);
     CHECK(!fs::exists(dir / "out"));
 }
 
@@ -84,30 +94,35 @@ TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer
     write_text(dir / "tok.bin", llama2c_tokenizer_bytes(8));
     const std::string swap = " (--checkpoint takes the model, --tokenizer its tokenizer: are the two swapped?)";
     const std::string tail = " --tokens 1,3 -q --out " + (dir / "out");
-    check_one_line(run_attn_viz("model --checkpoint " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
-                   dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" + swap);
+    check_one_line(run_attn_viz("model --checkpoint " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail),
+                   3, dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" + swap);
     check_one_line(run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
                    dir / "m.bin" + ": is a llama2.c checkpoint (a whole model), not a llama2.c tokenizer" + swap);
     CHECK(!fs::exists(dir / "out"));
-    const CommandResult right = run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + tail);
+    const CommandResult right =
+        run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + tail);
     CHECK_MESSAGE(right.exit_code == 0, right.output);
 }
 
-TEST_CASE("model: a text longer than the model's context is refused at once, naming the tokens and the sequence length") {
+TEST_CASE(
+    "model: a text longer than the model's context is refused at once, naming the tokens and the sequence length") {
     ScratchDir dir;
     // Vocabulary 261: <unk>, BOS "\n<s>\n", EOS, the byte tokens, " ", "a"; the longest piece is 6 bytes.
     write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"a", 0}}), 6));
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 261, 16));
-    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " -q --out " + (dir / "out");
+    const std::string model =
+        "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " -q --out " + (dir / "out");
     // 100,000 bytes are at least (5 + 1 + 100,000) / 6 tokens: refused before encoding.
     check_one_line(run_attn_viz(model + " --text " + std::string(100000, 'a')), 3,
                    "--text: a text of 100000 bytes is at least 16668 tokens, more than the model's sequence length 16");
     // 20 bytes may be 5 tokens, but encode to BOS, " " and 20 "a": refused after encoding.
-    check_one_line(run_attn_viz(model + " --text " + std::string(20, 'a')), 3, "--text: 22 tokens exceed the model's sequence length 16");
+    check_one_line(run_attn_viz(model + " --text " + std::string(20, 'a')), 3,
+                   "--text: 22 tokens exceed the model's sequence length 16");
     // Corpus mode names the line.
     write_text(dir / "c.jsonl", "{\"text\": \"aaa\"}\n{\"text\": \"" + std::string(200, 'a') + "\"}\n");
-    check_one_line(run_attn_viz(model + " --inputs " + (dir / "c.jsonl")), 3,
-                   dir / "c.jsonl" + ":2: a text of 200 bytes is at least 35 tokens, more than the model's sequence length 16");
+    check_one_line(
+        run_attn_viz(model + " --inputs " + (dir / "c.jsonl")), 3,
+        dir / "c.jsonl" + ":2: a text of 200 bytes is at least 35 tokens, more than the model's sequence length 16");
     CHECK(!fs::exists(dir / "out"));
     const CommandResult fits = run_attn_viz(model + " --text " + std::string(14, 'a'));
     CHECK_MESSAGE(fits.exit_code == 0, fits.output);
@@ -120,15 +135,17 @@ TEST_CASE("--tokens '' is refused as --tokens ' , ' is, by model and by compare 
     const std::string model = " --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
     for (const std::string& empty : {"''", "' , '"}) {
         CAPTURE(empty);
-        check_one_line(run_attn_viz("model" + model + " --tokens " + empty + " -q --out " + (dir / "out")), 2, "--tokens: no token ids given");
-        check_one_line(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") +
-                                    " --tokens " + empty),
+        check_one_line(run_attn_viz("model" + model + " --tokens " + empty + " -q --out " + (dir / "out")), 2,
+                       "--tokens: no token ids given");
+        check_one_line(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " +
+                                    (dir / "tok.bin") + " --tokens " + empty),
                        2, "--tokens: no token ids given");
         // Beside --text, an empty --tokens is not dropped in favour of the text.
-        CHECK(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " --text a --tokens " +
-                           empty).exit_code == 2);
+        CHECK(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") +
+                           " --text a --tokens " + empty)
+                  .exit_code == 2);
     }
     CHECK(!fs::exists(dir / "out"));
 }
 
-}
+}  // TEST_SUITE("cli")

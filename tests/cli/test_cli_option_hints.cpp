@@ -25,7 +25,8 @@ std::vector<std::string> string_literals(const std::string& text) {
         } else if (text.compare(i, 2, "/*") == 0) {
             i = text.find("*/", i + 2);
             if (i != std::string::npos) i += 2;
-        } else if (text.compare(i, 2, "R\"") == 0 && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
+        } else if (text.compare(i, 2, "R\"") == 0 &&
+                   (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
             const size_t open = text.find('(', i + 2);
             const std::string close = std::string(")").append(text, i + 2, open - i - 2).append("\"");
             const size_t end = text.find(close, open);
@@ -53,8 +54,8 @@ std::vector<std::string> string_literals(const std::string& text) {
 TEST_SUITE("cli") {
 
 TEST_CASE("string_literals finds strings past comments, characters and raw strings") {
-    const std::vector<std::string> found =
-        string_literals("int a = b--; // \"--no\"\n/* \"--no\" */ f('\"', \"x --yes\", R\"js(y \"--raw\")js\", \"e\\\"q\");");
+    const std::vector<std::string> found = string_literals(
+        "int a = b--; // \"--no\"\n/* \"--no\" */ f('\"', \"x --yes\", R\"js(y \"--raw\")js\", \"e\\\"q\");");
     CHECK(found == std::vector<std::string>{"x --yes", "y \"--raw\"", "e\\\"q"});
 }
 
@@ -79,26 +80,29 @@ TEST_CASE("an error an option can get past ends with that option") {
     const std::string run = "run -q --input " + (dir / "x.json") + " --out " + (dir / "out") + " --weights ";
     CommandResult r = run_attn_viz(run + (dir / "m.safetensors"));
     CHECK(r.exit_code == 2);
-    CHECK(r.output.find("m.safetensors: a safetensors checkpoint needs a layout: torch-mha, bert, gpt2 or llama (pass --layout)\n") !=
-          std::string::npos);
+    CHECK(r.output.find("m.safetensors: a safetensors checkpoint needs a layout: torch-mha, bert, gpt2 or llama (pass "
+                        "--layout)\n") != std::string::npos);
     r = run_attn_viz(run + (dir / "m.safetensors") + " --layout gpt2");
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("holds no gpt2 layer") != std::string::npos);
     CHECK(r.output.find(") (pick another --layout or a --prefix)\n") != std::string::npos);
     r = run_attn_viz(run + (dir / "m.safetensors") + " --layout bert");
     CHECK(r.exit_code == 3);
-    CHECK(r.output.find("number of heads unknown: no config.json with num_attention_heads beside the checkpoint (pass --num-heads)\n") !=
-          std::string::npos);
+    CHECK(r.output.find("number of heads unknown: no config.json with num_attention_heads beside the checkpoint (pass "
+                        "--num-heads)\n") != std::string::npos);
 }
 
 TEST_CASE("a bad option value is reported with the option's name") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    const std::string run = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
     const std::pair<std::string, std::string> cases[] = {
-        {" --window 2:1,0:1", "attn-viz: error: --window: window '2:1,0:1': the query range 2:1 is empty (need start < end)\n"},
+        {" --window 2:1,0:1",
+         "attn-viz: error: --window: window '2:1,0:1': the query range 2:1 is empty (need start < end)\n"},
         {" --window 0:9,0:1", "attn-viz: error: window '0:9,0:1': query range ends past the 3 queries\n"},
-        {" --threshold sink=many", "attn-viz: error: --threshold: threshold 'sink=many': 'many' is not a finite number\n"},
+        {" --threshold sink=many",
+         "attn-viz: error: --threshold: threshold 'sink=many': 'many' is not a finite number\n"},
         {" --max-memory 12Q", "attn-viz: error: --max-memory: \"12Q\" is not a size (e.g. 8G, 512M, 1000000)\n"},
         {" --svg 1-2", "attn-viz: error: --svg '1-2': expected a head as L1H3 or 1:3, or a head number alone\n"},
         {" --svg 2", "attn-viz: error: svg head L0H2 is out of range: the layer has 2 heads\n"},
@@ -112,10 +116,10 @@ TEST_CASE("a bad option value is reported with the option's name") {
         CHECK(r.output == message);
         CHECK(!fs::exists(dir / "out"));
     }
-    const CommandResult r = run_attn_viz("compare -q " + (dir / "w.json") + " " + (dir / "w.json") + " --input " + (dir / "x.json") +
-                                         " --fail-metric sharpness");
+    const CommandResult r = run_attn_viz("compare -q " + (dir / "w.json") + " " + (dir / "w.json") + " --input " +
+                                         (dir / "x.json") + " --fail-metric sharpness");
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("--fail-metric: unknown metric 'sharpness'") != std::string::npos);
 }
 
-}
+}  // TEST_SUITE("cli")

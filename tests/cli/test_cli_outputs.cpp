@@ -1,9 +1,9 @@
 // The run directory's layout and the commands built on the library: pictures, HTML, SVG,
 // batches, corpus mode with merge, and the planted-heads sample.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "head_stats.hpp"
@@ -27,7 +27,8 @@ TEST_SUITE("cli") {
 TEST_CASE("a run directory holds a PNG per head, the figures, stats.json, CSV tables, and on request SVG and HTML") {
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 6, true);
-    CommandResult r = run_attn_viz(run_args(dir, "out") + " --html --svg 2 --colormap magma --log-scale --scale global");
+    CommandResult r =
+        run_attn_viz(run_args(dir, "out") + " --html --svg 2 --colormap magma --log-scale --scale global");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     for (const char* f : {"head_00.png", "head_01.png", "head_02.png", "head_02.svg", "overview.png", "correlation.png",
                           "js_distance.png", "entropy.png", "stats.json", "heads.csv", "pairs.csv", "report.html"})
@@ -40,15 +41,21 @@ TEST_CASE("a run directory holds a PNG per head, the figures, stats.json, CSV ta
     CHECK(!fs::exists(dir / "bad"));
 }
 
-TEST_CASE("report.html's tables: heads columns in a meaningful order, pairs naming their heads and whether they are redundant") {
+TEST_CASE(
+    "report.html's tables: heads columns in a meaningful order, pairs naming their heads and whether they are "
+    "redundant") {
     const auto order = report_column_order();
     const std::vector<std::string>& heads = order.at("heads");
-    REQUIRE(heads.size() == 5 + head_stat_count);  // stack (encoder-decoders), layer, head, label, every statistic once, index
-    CHECK(std::vector<std::string>(heads.begin(), heads.begin() + 4) == std::vector<std::string>{"stack", "layer", "head", "label"});
+    REQUIRE(heads.size() ==
+            5 + head_stat_count);  // stack (encoder-decoders), layer, head, label, every statistic once, index
+    CHECK(std::vector<std::string>(heads.begin(), heads.begin() + 4) ==
+          std::vector<std::string>{"stack", "layer", "head", "label"});
     CHECK(heads.back() == "index");
-    for (const HeadStatField& f : head_stat_fields()) CHECK_MESSAGE(std::count(heads.begin(), heads.end(), f.name) == 1, f.name);
+    for (const HeadStatField& f : head_stat_fields())
+        CHECK_MESSAGE(std::count(heads.begin(), heads.end(), f.name) == 1, f.name);
     const std::vector<std::string>& pairs = order.at("redundant_pairs");
-    CHECK(std::vector<std::string>(pairs.begin(), pairs.begin() + 4) == std::vector<std::string>{"a", "b", "redundant", "js_distance"});
+    CHECK(std::vector<std::string>(pairs.begin(), pairs.begin() + 4) ==
+          std::vector<std::string>{"a", "b", "redundant", "js_distance"});
 
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 6, true);
@@ -63,7 +70,8 @@ TEST_CASE("several --input files are a batch: one folder and one dump per sequen
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 5);
     fs::copy_file(dir / "x.json", dir / "y.json");
-    CommandResult r = run_attn_viz(run_args(dir, "out") + " --input " + (dir / "y.json") + " --dump-attention " + (dir / "a.npy"));
+    CommandResult r =
+        run_attn_viz(run_args(dir, "out") + " --input " + (dir / "y.json") + " --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     CHECK(fs::exists(dir / "out/seq_00/head_01.png"));
     CHECK(fs::exists(dir / "out/seq_01/stats.json"));
@@ -85,11 +93,14 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     write_text(dir / "b.jsonl", second);
     const std::string w = " --weights " + (dir / "w.json");
     REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all")).exit_code == 0);
-    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "a.jsonl") + " --out " + (dir / "ra") + " --save-partial " +
-                         (dir / "pa.json")).exit_code == 0);
-    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rb") + " --save-partial " +
-                         (dir / "pb.json")).exit_code == 0);
-    REQUIRE(run_attn_viz("merge -q " + (dir / "pa.json") + " " + (dir / "pb.json") + " --out " + (dir / "merged")).exit_code == 0);
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "a.jsonl") + " --out " + (dir / "ra") +
+                         " --save-partial " + (dir / "pa.json"))
+                .exit_code == 0);
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rb") +
+                         " --save-partial " + (dir / "pb.json"))
+                .exit_code == 0);
+    REQUIRE(run_attn_viz("merge -q " + (dir / "pa.json") + " " + (dir / "pb.json") + " --out " + (dir / "merged"))
+                .exit_code == 0);
     const nlohmann::json one = nlohmann::json::parse(read_text(dir / "all/stats.json"));
     const nlohmann::json merged = nlohmann::json::parse(read_text(dir / "merged/stats.json"));
     CHECK(one["num_sequences"] == 12);
@@ -97,34 +108,40 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
     for (size_t h = 0; h < one["heads"].size(); ++h)
         for (const auto& [key, value] : one["heads"][h].items())
             if (value.is_number_float())
-                CHECK(std::fabs(value.get<double>() - merged["heads"][h][key].get<double>()) <= 1e-9 * std::fabs(value.get<double>()) + 1e-300);
+                CHECK(std::fabs(value.get<double>() - merged["heads"][h][key].get<double>()) <=
+                      1e-9 * std::fabs(value.get<double>()) + 1e-300);
     CHECK(fs::exists(dir / "merged/correlation.png"));
 
     // The same partial twice and another layer of the same shape are refused; corpora that share
     // sequences (a.jsonl is part of all.jsonl) are different corpora, each sequence counted at its own position.
-    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all") + " --save-partial " +
-                         (dir / "pall.json")).exit_code == 0);
+    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all") +
+                         " --save-partial " + (dir / "pall.json"))
+                .exit_code == 0);
     write_layer_fixture(dir, 12, 3, 4);  // new random weights, same shape
-    REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "b.jsonl") + " --out " + (dir / "rc") +
-                         " --save-partial " + (dir / "pc.json")).exit_code == 0);
+    REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "b.jsonl") + " --out " +
+                         (dir / "rc") + " --save-partial " + (dir / "pc.json"))
+                .exit_code == 0);
     // Each merged after pa.json.
     // (The same partial twice is caught first as its shard 0/1 of a.jsonl given twice.)
-    const std::pair<std::string, std::string> refusals[] = {{"pa.json", "shard 0/1 of " + (dir / "a.jsonl") + " is already merged"},
-                                                            {"pc.json", "other weights"}};
+    const std::pair<std::string, std::string> refusals[] = {
+        {"pa.json", "shard 0/1 of " + (dir / "a.jsonl") + " is already merged"}, {"pc.json", "other weights"}};
     for (const auto& [second, why] : refusals) {
-        const CommandResult r = run_attn_viz("merge --out " + (dir / "refused") + " " + (dir / "pa.json") + " " + (dir / second));
+        const CommandResult r =
+            run_attn_viz("merge --out " + (dir / "refused") + " " + (dir / "pa.json") + " " + (dir / second));
         INFO(r.output);
         CHECK(r.exit_code == 3);
         CHECK(r.output.find(why) != std::string::npos);
         CHECK(!fs::exists(dir / "refused"));
     }
 
-    const CommandResult union_run = run_attn_viz("merge -q --out " + (dir / "union") + " " + (dir / "pa.json") + " " + (dir / "pall.json"));
+    const CommandResult union_run =
+        run_attn_viz("merge -q --out " + (dir / "union") + " " + (dir / "pa.json") + " " + (dir / "pall.json"));
     CHECK_MESSAGE(union_run.exit_code == 0, union_run.output);
     CHECK(nlohmann::json::parse(read_text(dir / "union/stats.json"))["num_sequences"] == 17);
 
     write_text(dir / "broken.jsonl", first + "{\"embeddings\": [[1, 2]]}\n");
-    CommandResult bad = run_attn_viz("run -q" + w + " --inputs " + (dir / "broken.jsonl") + " --out " + (dir / "broken"));
+    CommandResult bad =
+        run_attn_viz("run -q" + w + " --inputs " + (dir / "broken.jsonl") + " --out " + (dir / "broken"));
     CHECK(bad.exit_code == 3);
     CHECK(bad.output.find("broken.jsonl:6") != std::string::npos);
     CHECK(!fs::exists(dir / "broken"));
@@ -132,7 +149,8 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
 
 TEST_CASE("the demo sample's planted heads are labelled as planted") {
     ScratchDir dir;
-    CommandResult r = run_attn_viz("run -q --weights " + source_dir() + "/data/demo/weights.json --input " + source_dir() + "/data/demo/input.json --out " + (dir / "out"));
+    CommandResult r = run_attn_viz("run -q --weights " + source_dir() + "/data/demo/weights.json --input " +
+                                   source_dir() + "/data/demo/input.json --out " + (dir / "out"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     const char* planted[] = {"previous-token", "sink", "diffuse", "self", "next-token", "next-token"};
@@ -145,7 +163,9 @@ TEST_CASE("the demo sample's planted heads are labelled as planted") {
     CHECK(stats["redundant_groups"][0][1]["head"] == 5);
 }
 
-TEST_CASE("a run writes the dependence matrices and, with --sparse-error, the sparse-attention table; the tolerance is a threshold") {
+TEST_CASE(
+    "a run writes the dependence matrices and, with --sparse-error, the sparse-attention table; the tolerance is a "
+    "threshold") {
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 9, true);
     CommandResult r = run_attn_viz(run_args(dir, "plain"));
@@ -180,4 +200,4 @@ TEST_CASE("a run writes the dependence matrices and, with --sparse-error, the sp
     CHECK(run_attn_viz(run_args(dir, "bad") + " --threshold sparse_tolerance=x").exit_code == 2);
 }
 
-}
+}  // TEST_SUITE("cli")

@@ -1,10 +1,9 @@
 // Scripting over many runs: --stats-only (statistics files, no pictures), --json (one JSON
 // document on stdout, nothing else), provenance in stats.json, and progress on stderr only at a
 // terminal.
-#include <doctest/doctest.h>
-
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
@@ -22,7 +21,8 @@ void write_corpus(const ScratchDir& dir, int64_t D, int n) {
     for (int s = 0; s < n; ++s) {
         const Tensor x = random_tensor({3 + s % 4, D});
         nlohmann::json rows = nlohmann::json::array();
-        for (int64_t t = 0; t < x.dim(0); ++t) rows.push_back(std::vector<float>(x.data.begin() + t * D, x.data.begin() + (t + 1) * D));
+        for (int64_t t = 0; t < x.dim(0); ++t)
+            rows.push_back(std::vector<float>(x.data.begin() + t * D, x.data.begin() + (t + 1) * D));
         lines += nlohmann::json{{"embeddings", rows}}.dump() + "\n";
     }
     write_text(dir / "c.jsonl", lines);
@@ -35,7 +35,8 @@ TEST_SUITE("cli") {
 TEST_CASE("--stats-only writes the statistics files and no picture; it excludes --html and --svg") {
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 5);
-    const std::string run = "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run =
+        "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
     const CommandResult r = run_attn_viz(run + " --stats-only -q --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     std::set<std::string> files = names_in(dir / "out");
@@ -52,11 +53,13 @@ TEST_CASE("--stats-only writes the statistics files and no picture; it excludes 
     }
 }
 
-TEST_CASE("--json prints one JSON document on stdout and nothing else: the per-head table, the output folder and provenance") {
+TEST_CASE(
+    "--json prints one JSON document on stdout and nothing else: the per-head table, the output folder and "
+    "provenance") {
     ScratchDir dir;
     write_layer_fixture(dir, 16, 4, 6);
-    const CommandResult r = run_attn_viz("run --json --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                         (dir / "out") + " 2>/dev/null");
+    const CommandResult r = run_attn_viz("run --json --weights " + (dir / "w.json") + " --input " + (dir / "x.json") +
+                                         " --out " + (dir / "out") + " 2>/dev/null");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json doc = nlohmann::json::parse(r.output);  // throws on anything else on stdout
     CHECK(doc["format"] == "attn-viz/summary@1");
@@ -71,20 +74,21 @@ TEST_CASE("--json prints one JSON document on stdout and nothing else: the per-h
     CHECK(fs::exists(dir / "out/head_00.png"));
 
     // A batch: one summary per sequence, in its folder's order.
-    const CommandResult batch = run_attn_viz("run --json -q --stats-only --weights " + (dir / "w.json") + " --input " +
-                                             (dir / "x.json") + " --input " + (dir / "x.json") + " --out " + (dir / "batch"));
+    const CommandResult batch =
+        run_attn_viz("run --json -q --stats-only --weights " + (dir / "w.json") + " --input " + (dir / "x.json") +
+                     " --input " + (dir / "x.json") + " --out " + (dir / "batch"));
     REQUIRE_MESSAGE(batch.exit_code == 0, batch.output);
     const nlohmann::json both = nlohmann::json::parse(batch.output);
     REQUIRE(both["sequences"].size() == 2);
     CHECK(both["sequences"][1]["folder"] == "seq_01/");
-    CHECK(both["sequences"][1]["heads"] ==
-          nlohmann::json::parse(read_text(dir / "batch/seq_01/stats.json"))["heads"]);
+    CHECK(both["sequences"][1]["heads"] == nlohmann::json::parse(read_text(dir / "batch/seq_01/stats.json"))["heads"]);
 }
 
 TEST_CASE("stats.json records the tool's version, the command line and every file read with its size and SHA-256") {
     ScratchDir dir;
     write_npy_layer_fixture(dir, 8, 2, 4);  // w.json naming four .npy files, x.json naming emb.npy
-    const std::vector<std::string> args = {"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out", dir / "out"};
+    const std::vector<std::string> args = {"run",     "-q",           "--weights", dir / "w.json",
+                                           "--input", dir / "x.json", "--out",     dir / "out"};
     std::string line;
     for (const std::string& a : args) line += " " + a;
     REQUIRE(run_attn_viz(line).exit_code == 0);
@@ -105,7 +109,9 @@ TEST_CASE("stats.json records the tool's version, the command line and every fil
     CHECK(!p.contains("seed"));
 }
 
-TEST_CASE("corpus mode: --json carries the means and stds, provenance lists the corpus, and progress shows only at a terminal") {
+TEST_CASE(
+    "corpus mode: --json carries the means and stds, provenance lists the corpus, and progress shows only at a "
+    "terminal") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
     write_corpus(dir, 8, 5);
@@ -136,4 +142,4 @@ TEST_CASE("corpus mode: --json carries the means and stds, provenance lists the 
     CHECK(quiet.output.empty());
 }
 
-}
+}  // TEST_SUITE("cli")

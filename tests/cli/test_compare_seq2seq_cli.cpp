@@ -4,11 +4,10 @@
 // (KL along the target, both teacher-forced losses, top-1 agreement) against a direct float64
 // computation from the two models' own runs; the pictures per stack; --fail-above naming the
 // stack; and the refusals (mixed kinds, other shapes, a target for decoders, --diff-pictures).
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
@@ -23,7 +22,8 @@ using namespace test_support;
 
 namespace {
 
-Seq2SeqRun run_folder(OnednnBackend& backend, const ScratchDir& dir, const std::vector<int>& source, const std::vector<int>& target) {
+Seq2SeqRun run_folder(OnednnBackend& backend, const ScratchDir& dir, const std::vector<int>& source,
+                      const std::vector<int>& target) {
     Seq2SeqModel model(backend, read_hf_seq2seq_folder(dir.path().string(), read_hf_config(dir / "config.json")));
     return model.run(source, target);
 }
@@ -64,19 +64,20 @@ void check_compare(const std::string& arguments) {
     make_reference_folder(b, "reference_hf_seq2seq.py", arguments);
     const std::vector<int> source = read_ids(a / "source_ids.txt"), target = read_ids(a / "target_ids.txt");
     const std::string out = a / "out";
-    const CommandResult r = run_attn_viz("compare " + a.path().string() + " " + b.path().string() + " --tokens " + id_list(source) +
-                                         " --target-tokens " + id_list(target) + " --out " + out);
+    const CommandResult r = run_attn_viz("compare " + a.path().string() + " " + b.path().string() + " --tokens " +
+                                         id_list(source) + " --target-tokens " + id_list(target) + " --out " + out);
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    for (const char* text : {"encoder:", "decoder:", "cross:", "output: mean KL(A || B)"}) CHECK_MESSAGE(r.output.find(text) != std::string::npos, text);
+    for (const char* text : {"encoder:", "decoder:", "cross:", "output: mean KL(A || B)"})
+        CHECK_MESSAGE(r.output.find(text) != std::string::npos, text);
     const nlohmann::json doc = nlohmann::json::parse(read_text(out + "/compare.json"));
 
     OnednnBackend backend;
     const Seq2SeqRun run_a = run_folder(backend, a, source, target), run_b = run_folder(backend, b, source, target);
     const int64_t S = static_cast<int64_t>(source.size()), T = static_cast<int64_t>(target.size());
     size_t n = 0;
-    for (const auto& [stack, layers_a, layers_b] : {std::tuple{"encoder", &run_a.encoder, &run_b.encoder},
-                                                    std::tuple{"decoder", &run_a.decoder, &run_b.decoder},
-                                                    std::tuple{"cross", &run_a.cross, &run_b.cross}}) {
+    for (const auto& [stack, layers_a, layers_b] :
+         {std::tuple{"encoder", &run_a.encoder, &run_b.encoder}, std::tuple{"decoder", &run_a.decoder, &run_b.decoder},
+          std::tuple{"cross", &run_a.cross, &run_b.cross}}) {
         CHECK_MESSAGE(std::filesystem::exists(out + "/" + stack + "/js_distance.png"), stack);
         CHECK_MESSAGE(std::filesystem::exists(out + "/" + stack + "/top1_agreement.png"), stack);
         CHECK(doc["stacks"][stack]["num_layers"] == layers_a->size());
@@ -129,31 +130,43 @@ void check_compare(const std::string& arguments) {
 
 TEST_SUITE("model") {
 
-TEST_CASE("compare of two encoder-decoders: each stack's heads and the output along the target equal a direct float64 computation") {
-    check_compare("--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 --vocab 300 --tokenizer "
-                  "--source-tokens 7 --target-tokens 9 --scale-embedding");
-    check_compare("--model-type t5 --d-model 12 --heads 3 --head-dim 5 --encoder-layers 1 --decoder-layers 2 --ffn 13 --vocab 300 --tokenizer "
-                  "--source-tokens 33 --target-tokens 1 --gated");
-    check_compare("--model-type t5 --d-model 8 --heads 1 --encoder-layers 2 --decoder-layers 1 --ffn 9 --vocab 300 --tokenizer "
-                  "--source-tokens 1 --target-tokens 33");
+TEST_CASE(
+    "compare of two encoder-decoders: each stack's heads and the output along the target equal a direct float64 "
+    "computation") {
+    check_compare(
+        "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 --vocab 300 "
+        "--tokenizer "
+        "--source-tokens 7 --target-tokens 9 --scale-embedding");
+    check_compare(
+        "--model-type t5 --d-model 12 --heads 3 --head-dim 5 --encoder-layers 1 --decoder-layers 2 --ffn 13 --vocab "
+        "300 --tokenizer "
+        "--source-tokens 33 --target-tokens 1 --gated");
+    check_compare(
+        "--model-type t5 --d-model 8 --heads 1 --encoder-layers 2 --decoder-layers 1 --ffn 9 --vocab 300 --tokenizer "
+        "--source-tokens 1 --target-tokens 33");
 }
 
 TEST_CASE("compare of two encoder-decoders: --fail-above names the stack; same folder twice agrees; refusals say why") {
-    const std::string bart = "--model-type bart --d-model 12 --heads 3 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 300 --tokenizer "
-                             "--source-tokens 4 --target-tokens 3";
+    const std::string bart =
+        "--model-type bart --d-model 12 --heads 3 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 300 "
+        "--tokenizer "
+        "--source-tokens 4 --target-tokens 3";
     ScratchDir a, b, other;
     make_reference_folder(a, "reference_hf_seq2seq.py", bart);
     make_reference_folder(b, "reference_hf_seq2seq.py", bart);
     make_reference_folder(other, "reference_hf_seq2seq.py",
-                          "--model-type bart --d-model 12 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 300 --tokenizer "
+                          "--model-type bart --d-model 12 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 "
+                          "--vocab 300 --tokenizer "
                           "--source-tokens 4 --target-tokens 3");
     const std::string ids = " --tokens 1,2,3,4 --target-tokens 2,0,5 ";
-    const CommandResult failing = run_attn_viz("compare " + a.path().string() + " " + b.path().string() + ids + "--fail-above 1e-6 -q");
+    const CommandResult failing =
+        run_attn_viz("compare " + a.path().string() + " " + b.path().string() + ids + "--fail-above 1e-6 -q");
     CHECK(failing.exit_code == 1);
-    for (const char* name : {"attn-viz: encoder L0H0: js_distance", "attn-viz: decoder L0H2: js_distance", "attn-viz: cross L0H1: js_distance"})
+    for (const char* name : {"attn-viz: encoder L0H0: js_distance", "attn-viz: decoder L0H2: js_distance",
+                             "attn-viz: cross L0H1: js_distance"})
         CHECK_MESSAGE(failing.output.find(name) != std::string::npos, failing.output);
-    const CommandResult same = run_attn_viz("compare " + a.path().string() + " " + a.path().string() + ids + "--fail-above 1e-6 --out " +
-                                            (a / "same"));
+    const CommandResult same = run_attn_viz("compare " + a.path().string() + " " + a.path().string() + ids +
+                                            "--fail-above 1e-6 --out " + (a / "same"));
     CHECK_MESSAGE(same.exit_code == 0, same.output);
     const nlohmann::json doc = nlohmann::json::parse(read_text(a / "same/compare.json"));
     CHECK(doc["output"]["mean_kl"].get<double>() < 1e-9);
@@ -161,14 +174,17 @@ TEST_CASE("compare of two encoder-decoders: --fail-above names the stack; same f
     CHECK(doc["stacks"]["cross"]["summary"]["num_heads"] == 3);
 
     ScratchDir llama;
-    make_reference_folder(llama, "reference_hf_llama.py",
-                          "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 300 --tokenizer --tokens 3");
+    make_reference_folder(
+        llama, "reference_hf_llama.py",
+        "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 300 --tokenizer --tokens 3");
     for (const auto& [command, needle] : std::vector<std::pair<std::string, std::string>>{
              {a.path().string() + " " + other.path().string() + ids, "a different architecture from"},
              {a.path().string() + " " + llama.path().string() + ids, "not an encoder-decoder folder, while"},
              {llama.path().string() + " " + llama.path().string() + ids, "has no decoder input"},
-             {a.path().string() + " " + b.path().string() + ids + "--generate 2", "--generate is not built for encoder-decoders"},
-             {a.path().string() + " " + b.path().string() + ids + "--diff-pictures 2 --out " + (a / "o"), "--diff-pictures is not built for encoder-decoders"},
+             {a.path().string() + " " + b.path().string() + ids + "--generate 2",
+              "--generate is not built for encoder-decoders"},
+             {a.path().string() + " " + b.path().string() + ids + "--diff-pictures 2 --out " + (a / "o"),
+              "--diff-pictures is not built for encoder-decoders"},
          }) {
         CAPTURE(command);
         const CommandResult r = run_attn_viz("compare " + command);
@@ -179,4 +195,4 @@ TEST_CASE("compare of two encoder-decoders: --fail-above names the stack; same f
     }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

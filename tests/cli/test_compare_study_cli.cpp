@@ -3,17 +3,16 @@
 // top-1 next tokens, greedy continuations), pictures of whole models, heads named LxHy, and a
 // 4-bit copy (scripts/quantize_gguf.py: Q4_0 of stories260K, Q4_K of a synthetic model with rows of
 // 256) that moves more than Q8_0, at the heads and at the output.
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <numeric>
 #include <regex>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
-#include "synthetic_gguf.hpp"
 #include "support.hpp"
+#include "synthetic_gguf.hpp"
 
 using namespace test_support;
 
@@ -24,7 +23,8 @@ std::string stories_gguf() {
     return shared_model_dir("stories260K-gguf", {"stories260K.gguf", "stories260K-Q8_0.gguf"});
 }
 
-const std::string story = " --text \"Once upon a time, there was a little girl named Lily. She loved to play outside in the park.\"";
+const std::string story =
+    " --text \"Once upon a time, there was a little girl named Lily. She loved to play outside in the park.\"";
 
 double mean_js(const nlohmann::json& compare) {
     double total = 0;
@@ -34,10 +34,11 @@ double mean_js(const nlohmann::json& compare) {
 
 // `source` quantized to `type` by scripts/quantize_gguf.py into DIR/TYPE.gguf, then compared with
 // `source` over `input` (compare's --text or --tokens): its compare.json.
-nlohmann::json compare_with_quantized(const std::string& source, const std::string& type, const ScratchDir& dir, const std::string& input) {
+nlohmann::json compare_with_quantized(const std::string& source, const std::string& type, const ScratchDir& dir,
+                                      const std::string& input) {
     const std::string quantized = dir / (type + ".gguf");
-    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/quantize_gguf.py " + source + " " + quantized +
-                                           " --type " + type);
+    const CommandResult made = run_command("/usr/bin/python3 " + source_dir() + "/scripts/quantize_gguf.py " + source +
+                                           " " + quantized + " --type " + type);
     REQUIRE_MESSAGE(made.exit_code == 0, made.output);
     const CommandResult r = run_attn_viz("compare -q " + source + " " + quantized + input + " --out " + (dir / type));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -47,8 +48,8 @@ nlohmann::json compare_with_quantized(const std::string& source, const std::stri
 // The 4-bit copy moves the maps and the next-token distributions more than the 8-bit one does.
 void check_four_bits_move_more(const nlohmann::json& q8, const nlohmann::json& q4, const std::string& four_bit_type) {
     MESSAGE("mean JS distance per head: Q8_0 " << mean_js(q8) << ", " << four_bit_type << " " << mean_js(q4)
-                                                << "; mean KL at the output: Q8_0 " << q8["output"]["mean_kl"] << ", "
-                                                << four_bit_type << " " << q4["output"]["mean_kl"]);
+                                               << "; mean KL at the output: Q8_0 " << q8["output"]["mean_kl"] << ", "
+                                               << four_bit_type << " " << q4["output"]["mean_kl"]);
     CHECK(mean_js(q4) > 2 * mean_js(q8));
     CHECK(q4["output"]["mean_kl"].get<double>() > 2 * q8["output"]["mean_kl"].get<double>());
     CHECK(q8["output"]["mean_kl"].get<double>() > 0);
@@ -62,8 +63,9 @@ TEST_CASE("compare of two models prints a summary and the output level first, an
     const std::string gguf = stories_gguf();
     if (gguf.empty()) return;
     ScratchDir dir;
-    const CommandResult r = run_attn_viz("compare " + gguf + "/stories260K.gguf " + gguf + "/stories260K-Q8_0.gguf" + story +
-                                         " --generate 12 --diff-pictures 3 --fail-above 0.004 --out " + (dir / "q8"));
+    const CommandResult r =
+        run_attn_viz("compare " + gguf + "/stories260K.gguf " + gguf + "/stories260K-Q8_0.gguf" + story +
+                     " --generate 12 --diff-pictures 3 --fail-above 0.004 --out " + (dir / "q8"));
     INFO(r.output);
     REQUIRE((r.exit_code == 0 || r.exit_code == 1));
     CHECK(r.output.find("summary: 40 heads compared\n  largest change: L") != std::string::npos);
@@ -87,14 +89,16 @@ TEST_CASE("compare of two models prints a summary and the output level first, an
     for (const auto& name : summary["heads_above"]) {
         CHECK(r.output.find("attn-viz: " + name.get<std::string>() + ": js_distance ") != std::string::npos);
     }
-    CHECK(r.output.find("limit 0.004 on js_distance: " + std::to_string(above) + " of 40 heads above") != std::string::npos);
+    CHECK(r.output.find("limit 0.004 on js_distance: " + std::to_string(above) + " of 40 heads above") !=
+          std::string::npos);
     CHECK(r.output.find("attn-viz: head ") == std::string::npos);
     // The output level: per-position KL over T positions, losses near each other, most top-1 tokens agree.
     const nlohmann::json& output = c["output"];
     const size_t T = output["kl"].size();
     CHECK(T == c["num_queries"].get<size_t>());
     const double mean = std::accumulate(output["kl"].begin(), output["kl"].end(), 0.0,
-                                        [](double s, const nlohmann::json& x) { return s + x.get<double>(); }) / static_cast<double>(T);
+                                        [](double s, const nlohmann::json& x) { return s + x.get<double>(); }) /
+                        static_cast<double>(T);
     CHECK(output["mean_kl"].get<double>() == doctest::Approx(mean));
     CHECK(output["mean_kl"].get<double>() > 0);
     CHECK(output["mean_kl"].get<double>() < 0.05);
@@ -103,9 +107,11 @@ TEST_CASE("compare of two models prints a summary and the output level first, an
     CHECK(output["generation"]["steps"] == 12);
     CHECK(output["generation"]["a"].size() <= 12);
     // Pictures of whole models: the N most changed heads, and one layers x heads picture per measure.
-    for (const char* file : {"js_distance.png", "map_correlation.png", "top1_agreement.png"}) CHECK(std::filesystem::exists(dir / (std::string("q8/") + file)));
+    for (const char* file : {"js_distance.png", "map_correlation.png", "top1_agreement.png"})
+        CHECK(std::filesystem::exists(dir / (std::string("q8/") + file)));
     int diffs = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(dir / "q8")) diffs += entry.path().filename().string().starts_with("diff_layer_");
+    for (const auto& entry : std::filesystem::directory_iterator(dir / "q8"))
+        diffs += entry.path().filename().string().starts_with("diff_layer_");
     CHECK(diffs == 3);
     const std::string top = "diff_layer_0" + largest_name.substr(1, 1) + "_head_0" + largest_name.substr(3, 1) + ".png";
     CHECK(std::filesystem::exists(dir / ("q8/" + top)));
@@ -115,8 +121,8 @@ TEST_CASE("compare of a model with itself in another format: no change at the ou
     const std::string gguf = stories_gguf(), bin = stories260k_dir();
     if (gguf.empty() || bin.empty()) return;
     ScratchDir dir;
-    const CommandResult r = run_attn_viz("compare -q " + gguf + "/stories260K.gguf " + bin + "/stories260K.bin" + story +
-                                         " --generate 10 --out " + (dir / "same"));
+    const CommandResult r = run_attn_viz("compare -q " + gguf + "/stories260K.gguf " + bin + "/stories260K.bin" +
+                                         story + " --generate 10 --out " + (dir / "same"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json output = nlohmann::json::parse(read_text(dir / "same/compare.json"))["output"];
     CHECK(output["mean_kl"].get<double>() < 1e-8);
@@ -127,7 +133,8 @@ TEST_CASE("compare of a model with itself in another format: no change at the ou
     // --generate belongs to whole models.
     ScratchDir layers;
     write_layer_fixture(layers, 8, 2, 5);
-    const CommandResult refused = run_attn_viz("compare " + (layers / "w.json") + " " + (layers / "w.json") + " --input " + (layers / "x.json") + " --generate 3");
+    const CommandResult refused = run_attn_viz("compare " + (layers / "w.json") + " " + (layers / "w.json") +
+                                               " --input " + (layers / "x.json") + " --generate 3");
     CHECK(refused.exit_code == 2);
     CHECK(refused.output.find("--generate continues a text with two whole models") != std::string::npos);
 }
@@ -137,7 +144,8 @@ TEST_CASE("a 4-bit copy of stories260K moves more than its Q8_0 copy, at the hea
     if (gguf.empty()) return;
     ScratchDir dir;
     const std::string source = gguf + "/stories260K.gguf";
-    check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, story), compare_with_quantized(source, "Q4_0", dir, story), "Q4_0");
+    check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, story),
+                              compare_with_quantized(source, "Q4_0", dir, story), "Q4_0");
 }
 
 TEST_CASE("a Q4_K copy of a model with rows of 256 moves more than its Q8_0 copy, at the heads and at the output") {
@@ -147,7 +155,8 @@ TEST_CASE("a Q4_K copy of a model with rows of 256 moves more than its Q8_0 copy
     std::string tokens = " --tokens 1";
     std::uniform_int_distribution<int> id(3, 299);
     for (int t = 1; t < 24; ++t) tokens += "," + std::to_string(id(rng()));
-    check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, tokens), compare_with_quantized(source, "Q4_K", dir, tokens), "Q4_K");
+    check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, tokens),
+                              compare_with_quantized(source, "Q4_K", dir, tokens), "Q4_K");
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

@@ -22,7 +22,8 @@ TEST_CASE("run --shard I/N: N shards of a corpus merge to the single run over it
     CAPTURE(count);
     CAPTURE(shards);
     std::string corpus;
-    for (int64_t n = 0; n < count; ++n) corpus += random_sequence_line(1 + static_cast<int64_t>(rng()() % 9), 12) + "\n";
+    for (int64_t n = 0; n < count; ++n)
+        corpus += random_sequence_line(1 + static_cast<int64_t>(rng()() % 9), 12) + "\n";
     write_text(dir / "c.jsonl", corpus);
     const std::string run = "run --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl");
     check_shards_merge_to_single_run(dir, run, shards, count);
@@ -43,11 +44,14 @@ TEST_CASE("--shard: a malformed shard or one without --inputs is a usage error, 
     CHECK(run_attn_viz(run + " --input " + (dir / "x.json") + " --shard 0/2").exit_code == 2);
     CommandResult r = run_attn_viz(run + " --inputs " + (dir / "c.jsonl") + " --shard 2/3");
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("c.jsonl: shard 2/3 holds no sequences (the corpus holds 2") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("c.jsonl: shard 2/3 holds no sequences (the corpus holds 2") != std::string::npos,
+                  r.output);
     CHECK(!fs::exists(dir / "out"));
 }
 
-TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus changed between shards; a gap unless --allow-partial") {
+TEST_CASE(
+    "merge refuses a shard twice, other splits, other weights and a corpus changed between shards; a gap unless "
+    "--allow-partial") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
     std::vector<std::string> lines;
@@ -58,11 +62,13 @@ TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus
         write_text(dir / name, text);
     };
     write_corpus("c.jsonl", 8);
-    write_text(dir / "d.jsonl", random_sequence_line(2, 8) + "\n" + random_sequence_line(3, 8) + "\n" + random_sequence_line(4, 8) + "\n");
+    write_text(dir / "d.jsonl", random_sequence_line(2, 8) + "\n" + random_sequence_line(3, 8) + "\n" +
+                                    random_sequence_line(4, 8) + "\n");
     const auto shard = [&](const std::string& partial, const std::string& spec, const std::string& corpus = "c.jsonl",
                            const std::string& weights = "") {
-        CommandResult r = run_attn_viz("run -q --weights " + (weights.empty() ? dir / "w.json" : weights) + " --inputs " + (dir / corpus) + " --shard " + spec +
-                                       " --out " + (dir / ("run_" + partial)) + " --save-partial " + (dir / (partial + ".json")));
+        CommandResult r = run_attn_viz("run -q --weights " + (weights.empty() ? dir / "w.json" : weights) +
+                                       " --inputs " + (dir / corpus) + " --shard " + spec + " --out " +
+                                       (dir / ("run_" + partial)) + " --save-partial " + (dir / (partial + ".json")));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     };
     for (int i = 0; i < 4; ++i) shard(std::string("p").append(std::to_string(i)), std::to_string(i) + "/4");
@@ -89,7 +95,8 @@ TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus
     CommandResult r = merge("p0 p1 p2 p3 d", "all", " --save-partial " + (dir / "all.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     CHECK_MESSAGE(r.output.find("coverage: 4 of 4 shards of " + (dir / "c.jsonl") + ", 8 sequences; 1 of 1 shards of " +
-                                (dir / "d.jsonl") + ", 3 sequences") != std::string::npos, r.output);
+                                (dir / "d.jsonl") + ", 3 sequences") != std::string::npos,
+                  r.output);
 
     // A shard twice: the same file, a partial that already holds it, or the shard run again.
     refused("p0 p1 p1 p2 p3", {"p1.json: shard 1/4 of", "already merged from", "p1.json"});
@@ -128,10 +135,12 @@ TEST_CASE("merge refuses a shard twice, other splits, other weights and a corpus
 TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; shards merge to the single run") {
     ScratchDir dir;
     // 263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a", "b", "ab"; 2 layers of 2 heads, D = 16.
-    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / "tok.bin",
+               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
-    const std::string corpus = "{\"text\": \"ab ba abab\"}\n{\"tokens\": [1, 260, 261, 260, 261]}\n\n{\"text\": \"\"}\n"
-                               "{\"tokens\": [1, 262, 259, 262, 262, 3, 99]}\n{\"text\": \"b a b\\u00e9\"}\n";
+    const std::string corpus =
+        "{\"text\": \"ab ba abab\"}\n{\"tokens\": [1, 260, 261, 260, 261]}\n\n{\"text\": \"\"}\n"
+        "{\"tokens\": [1, 262, 259, 262, 262, 3, 99]}\n{\"text\": \"b a b\\u00e9\"}\n";
     write_text(dir / "c.jsonl", corpus);
     const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
     check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 2, 5);
@@ -143,8 +152,9 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
 
     // Shard 1 of another model (same shape, other numbers) is refused beside shard 0 of this one.
     write_text(dir / "m2.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
-    CommandResult r = run_attn_viz("model -q --checkpoint " + (dir / "m2.bin") + " --tokenizer " + (dir / "tok.bin") + " --inputs " +
-                                   (dir / "c.jsonl") + " --shard 1/2 --out " + (dir / "other") + " --save-partial " + (dir / "other.json"));
+    CommandResult r = run_attn_viz("model -q --checkpoint " + (dir / "m2.bin") + " --tokenizer " + (dir / "tok.bin") +
+                                   " --inputs " + (dir / "c.jsonl") + " --shard 1/2 --out " + (dir / "other") +
+                                   " --save-partial " + (dir / "other.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "other.json") + " --out " + (dir / "mixed"));
     CHECK(r.exit_code == 3);
@@ -161,7 +171,8 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     }
     r = run_attn_viz("merge -q " + (dir / "ids.json") + " " + (dir / "copy.json") + " --out " + (dir / "twice"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("copy.json: shard 0/1 of " + (dir / "copy.jsonl") + " is already merged from ") != std::string::npos,
+    CHECK_MESSAGE(r.output.find("copy.json: shard 0/1 of " + (dir / "copy.jsonl") + " is already merged from ") !=
+                      std::string::npos,
                   r.output);
     r = run_attn_viz("merge " + (dir / "ids.json") + " " + (dir / "text.json") + " --out " + (dir / "two"));
     CHECK_MESSAGE(r.exit_code == 0, r.output);
@@ -174,36 +185,44 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     CHECK_MESSAGE(r.output.find("bad.jsonl:7: ") != std::string::npos, r.output);
     CHECK(!fs::exists(dir / "bad"));
     for (const char* extra : {" --text hello", " --generate 3", " --dump-attention a.npy", " --html"})
-        CHECK_MESSAGE(run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --out " + (dir / "bad") + extra).exit_code == 2,
-                      extra);
+        CHECK_MESSAGE(
+            run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --out " + (dir / "bad") + extra).exit_code ==
+                2,
+            extra);
 }
 
-TEST_CASE("model --inputs: a corpus whose repeated lines fall in different shards merges to the single run; a shard twice is refused") {
+TEST_CASE(
+    "model --inputs: a corpus whose repeated lines fall in different shards merges to the single run; a shard twice is "
+    "refused") {
     ScratchDir dir;
-    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / "tok.bin",
+               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
     // "The end." at positions 1, 3 and 5: in shards 1, 0 and 2 of 3; "ab ba" at 0 and 6 (shard 0 both).
-    write_text(dir / "c.jsonl", "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"a b\"}\n"
-                                "{\"text\": \"The end.\"}\n\n{\"tokens\": [1, 262, 259, 262]}\n{\"text\": \"The end.\"}\n"
-                                "{\"text\": \"ab ba\"}\n");
+    write_text(dir / "c.jsonl",
+               "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"a b\"}\n"
+               "{\"text\": \"The end.\"}\n\n{\"tokens\": [1, 262, 259, 262]}\n{\"text\": \"The end.\"}\n"
+               "{\"text\": \"ab ba\"}\n");
     const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
     check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 3, 7);
-    CommandResult r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "p1.json") + " " + (dir / "p1.json") + " " +
-                                   (dir / "p2.json") + " --out " + (dir / "twice"));
+    CommandResult r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "p1.json") + " " + (dir / "p1.json") +
+                                   " " + (dir / "p2.json") + " --out " + (dir / "twice"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("shard 1/3 of ") != std::string::npos, r.output);
     CHECK(!fs::exists(dir / "twice"));
     // Shard 1 again from a copy of the corpus under another name: the same corpus (fingerprint),
     // refused.
     fs::copy_file(dir / "c.jsonl", dir / "copy.jsonl");
-    r = run_attn_viz(model + " -q --inputs " + (dir / "copy.jsonl") + " --shard 1/3 --out " + (dir / "copy") + " --save-partial " +
-                     (dir / "copy1.json"));
+    r = run_attn_viz(model + " -q --inputs " + (dir / "copy.jsonl") + " --shard 1/3 --out " + (dir / "copy") +
+                     " --save-partial " + (dir / "copy1.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    r = run_attn_viz("merge -q --allow-partial " + (dir / "p1.json") + " " + (dir / "copy1.json") + " --out " + (dir / "twice"));
+    r = run_attn_viz("merge -q --allow-partial " + (dir / "p1.json") + " " + (dir / "copy1.json") + " --out " +
+                     (dir / "twice"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("copy1.json: shard 1/3 of " + (dir / "copy.jsonl") + " is already merged from ") != std::string::npos,
+    CHECK_MESSAGE(r.output.find("copy1.json: shard 1/3 of " + (dir / "copy.jsonl") + " is already merged from ") !=
+                      std::string::npos,
                   r.output);
     CHECK(!fs::exists(dir / "twice"));
 }
 
-}
+}  // TEST_SUITE("cli")

@@ -1,9 +1,9 @@
 // head_png (one head's picture as PNG bytes, what the Python package's Result.head_png returns)
 // against write_report's head_NN.png files, under either scale and either map, with the shared
 // range made once by head_png_range.
-#include <doctest/doctest.h>
-
 #include <random>
+
+#include <doctest/doctest.h>
 
 #include "attention/random_llama.hpp"
 #include "error.hpp"
@@ -47,13 +47,15 @@ TEST_CASE("head_png draws every head as write_report does, --scale head and glob
             for (int64_t l = 0; l < s.layers; ++l)
                 for (int64_t h = 0; h < s.heads; ++h) {
                     char file[64];
-                    std::snprintf(file, sizeof file, "run/layer_%02lld/head_%02lld.png", static_cast<long long>(l), static_cast<long long>(h));
+                    std::snprintf(file, sizeof file, "run/layer_%02lld/head_%02lld.png", static_cast<long long>(l),
+                                  static_cast<long long>(h));
                     CAPTURE(file);
                     const std::vector<uint8_t> png = head_png(in, options, analysis, {l, h}, range);
                     CHECK(std::string(png.begin(), png.end()) == read_text(dir / file));
                 }
-            if (scale == ScaleMode::global) CHECK_THROWS_AS(head_png(in, options, analysis, {0, 0}, std::nullopt), Error);
+            if (scale == ScaleMode::global)
+                CHECK_THROWS_AS(head_png(in, options, analysis, {0, 0}, std::nullopt), Error);
         }
 }
 
-}
+}  // TEST_SUITE("model")

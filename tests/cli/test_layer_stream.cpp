@@ -4,18 +4,17 @@
 // same, pair matrices are the whole run's within each layer and null across layers; the dump grows
 // by one layer's maps per layer while the run goes on, and each layer's result is released before
 // the next block runs.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "attention/random_llama.hpp"
 #include "error.hpp"
 #include "layer_stream.hpp"
-#include "whole_model.hpp"
 #include "support.hpp"
+#include "whole_model.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -48,7 +47,8 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
     OnednnBackend backend;
     for (const ModelShape& s : {test_model_shapes[0], test_model_shapes[2]}) {
         for (const ScaleMode scale : {ScaleMode::head, ScaleMode::global}) {
-            INFO("layers " << s.layers << " heads " << s.heads << " scale " << (scale == ScaleMode::head ? "head" : "global"));
+            INFO("layers " << s.layers << " heads " << s.heads << " scale "
+                           << (scale == ScaleMode::head ? "head" : "global"));
             const int64_t T = 13;
             WholeModel model(backend, random_model(s, 16));
             const std::vector<int> ids = random_tokens(T, s.vocab);
@@ -80,7 +80,9 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
             {
                 OutputDir out(dir / "streamed", false);
                 options.dump_attention = dir / "streamed.npy";
-                LayerStream stream(out, LayerStreamInput{s.layers, s.heads, labels, token_ids, nlohmann::json::object()}, options, timings);
+                LayerStream stream(out,
+                                   LayerStreamInput{s.layers, s.heads, labels, token_ids, nlohmann::json::object()},
+                                   options, timings);
                 const std::string staged_dump = out.external_file(options.dump_attention);
                 const uint64_t map_bytes = static_cast<uint64_t>(s.heads * T * T) * sizeof(float);
                 uint64_t header = 0;
@@ -90,7 +92,8 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
                     stream.add_layer(static_cast<int64_t>(l), result, w);
                     CHECK(fs::file_size(staged_dump) == header + (l + 1) * map_bytes);
                 });
-                CHECK_THROWS_AS(stream.add_layer(0, whole.layers[0], *model.attention_weights()[0]), Error);  // out of order
+                CHECK_THROWS_AS(stream.add_layer(0, whole.layers[0], *model.attention_weights()[0]),
+                                Error);  // out of order
                 PictureNotes notes;
                 const ModelAnalysis analysis = stream.finish(notes);
                 CHECK(notes.maps == s.layers * s.heads);
@@ -114,15 +117,17 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
             CHECK(b["heads"] == a["heads"]);
             CHECK(b["pair_scope"] == "layer");
             CHECK(!a.contains("pair_scope"));
-            for (const char* metric : {"correlation", "cosine", "js_distance", "output_cosine", "weight_qk_cosine", "weight_ov_cosine",
-                                       "output_mi", "output_cka", "choice_mi"}) {
+            for (const char* metric : {"correlation", "cosine", "js_distance", "output_cosine", "weight_qk_cosine",
+                                       "weight_ov_cosine", "output_mi", "output_cka", "choice_mi"}) {
                 CAPTURE(metric);
                 const int64_t N = s.layers * s.heads;
                 for (int64_t i = 0; i < N; ++i)
                     for (int64_t j = 0; j < N; ++j) {
                         const nlohmann::json& streamed = b[metric][static_cast<size_t>(i)][static_cast<size_t>(j)];
-                        if (i / s.heads == j / s.heads) CHECK(streamed == a[metric][static_cast<size_t>(i)][static_cast<size_t>(j)]);
-                        else CHECK(streamed.is_null());
+                        if (i / s.heads == j / s.heads)
+                            CHECK(streamed == a[metric][static_cast<size_t>(i)][static_cast<size_t>(j)]);
+                        else
+                            CHECK(streamed.is_null());
                     }
             }
         }
@@ -147,4 +152,4 @@ TEST_CASE("join_layer_analyses refuses analyses that are not one layer of the sa
     CHECK(std::isnan(joined.matrix(PairMetric::correlation).at(1, 2)));
 }
 
-}
+}  // TEST_SUITE("model")

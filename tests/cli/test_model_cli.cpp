@@ -1,8 +1,7 @@
 // attn-viz model on the trained stories260K (skipped with a message where ../shared is absent).
-#include <doctest/doctest.h>
-
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "npy.hpp"
@@ -18,12 +17,13 @@ TEST_CASE("model writes every layer's heads, statistics over all 40 heads, and n
     const std::string model = stories260k_dir();
     if (model.empty()) return;
     ScratchDir dir;
-    CommandResult r = run_attn_viz("model --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
-                                   "/tok512.bin --text \"Once upon a time, there was a little girl named Lily.\" --out " +
-                                   (dir / "out") + " --dump-attention " + (dir / "a.npy") + " --generate 8");
+    CommandResult r =
+        run_attn_viz("model --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
+                     "/tok512.bin --text \"Once upon a time, there was a little girl named Lily.\" --out " +
+                     (dir / "out") + " --dump-attention " + (dir / "a.npy") + " --generate 8");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    CHECK(r.output.find("\nprompt: Once upon a time, there was a little girl named Lily.\ngreedy continuation (8 tokens): She loved") !=
-          std::string::npos);
+    CHECK(r.output.find("\nprompt: Once upon a time, there was a little girl named Lily.\ngreedy continuation (8 "
+                        "tokens): She loved") != std::string::npos);
     for (int l = 0; l < 5; ++l)
         for (int h = 0; h < 8; ++h)
             CHECK(fs::exists(dir / ("out/layer_0" + std::to_string(l) + "/head_0" + std::to_string(h) + ".png")));
@@ -70,4 +70,4 @@ TEST_CASE("model takes token ids, and --induction feeds a repeated random sequen
     CHECK(run_attn_viz("model -q" + files + " --out " + (dir / "bad")).exit_code == 2);
 }
 
-}
+}  // TEST_SUITE("model")

@@ -1,10 +1,9 @@
 // model --inputs on a streamed (GGUF) model runs layer-major: --timings says how (batches, the
 // budget), and stats.json's heads and matrices are the sequence-major run's (the one
 // --logit-attribution forces), shards merged included.
-#include <doctest/doctest.h>
-
 #include <string>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
@@ -29,8 +28,9 @@ TEST_CASE("model --inputs on a GGUF model runs layer-major, with the sequence-ma
     ScratchDir dir;
     const std::string model = dir / "m.gguf";
     make_synthetic_gguf(model, "Q8_0", {64, 2, 4, 2, 96, 300}, 11);
-    write_text(dir / "c.jsonl", "{\"tokens\": [1, 260, 7, 9]}\n{\"tokens\": [1]}\n{\"text\": \"abc de\"}\n"
-                                "{\"tokens\": [1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]}\n{\"tokens\": [2, 3]}\n");
+    write_text(dir / "c.jsonl",
+               "{\"tokens\": [1, 260, 7, 9]}\n{\"tokens\": [1]}\n{\"text\": \"abc de\"}\n"
+               "{\"tokens\": [1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]}\n{\"tokens\": [2, 3]}\n");
     const std::string run = "model -q --model " + model + " --inputs " + (dir / "c.jsonl") + " --stats-only";
 
     // Layer-major by default: --timings reports the batches against the budget.
@@ -50,12 +50,13 @@ TEST_CASE("model --inputs on a GGUF model runs layer-major, with the sequence-ma
     // Shards of two merged, layer-major or (with --logit-attribution) not: the same statistics.
     for (const std::string& way : {std::string("layer"), std::string("sequence")}) {
         for (const std::string shard : {"0", "1"}) {
-            const CommandResult part = run_attn_viz(run + (way == "sequence" ? " --logit-attribution" : "") + " --shard " + shard +
-                                                    "/2 --save-partial " + (dir / (way + shard + ".json")) + " --out " + (dir / (way + shard)));
+            const CommandResult part = run_attn_viz(
+                run + (way == "sequence" ? " --logit-attribution" : "") + " --shard " + shard + "/2 --save-partial " +
+                (dir / (way + shard + ".json")) + " --out " + (dir / (way + shard)));
             REQUIRE_MESSAGE(part.exit_code == 0, part.output);
         }
-        const CommandResult merged =
-            run_attn_viz("merge -q " + (dir / (way + "0.json")) + " " + (dir / (way + "1.json")) + " --out " + (dir / (way + "_merged")));
+        const CommandResult merged = run_attn_viz("merge -q " + (dir / (way + "0.json")) + " " +
+                                                  (dir / (way + "1.json")) + " --out " + (dir / (way + "_merged")));
         REQUIRE_MESSAGE(merged.exit_code == 0, merged.output);
     }
     const nlohmann::json merged = head_statistics(dir / "layer_merged/stats.json");
@@ -63,4 +64,4 @@ TEST_CASE("model --inputs on a GGUF model runs layer-major, with the sequence-ma
     CHECK(merged == head_statistics(dir / "sequence_merged/stats.json"));
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

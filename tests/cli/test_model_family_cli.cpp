@@ -4,13 +4,12 @@
 // BERT's text is [CLS] ... [SEP] and it refuses --generate, --ablate, --logit-attribution and
 // patching, ablation, logit attribution, patching, composition and the other whole-model
 // analyses run, and compare of a folder with itself finds nothing.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
@@ -59,14 +58,19 @@ double attention_error(const Tensor& attention, const ScratchDir& reference, int
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --model on GPT-2, GPT-NeoX and BERT folders: the reference's attention, every head, the greedy continuation") {
+TEST_CASE(
+    "model --model on GPT-2, GPT-NeoX and BERT folders: the reference's attention, every head, the greedy "
+    "continuation") {
     const FamilyCase cases[] = {
         {"--model-type gpt2 --prefix --d-model 24 --heads 4 --layers 2 --ffn 37 --vocab 270 --tokens 9", 2, 4, true},
-        {"--model-type gpt_neox --d-model 30 --heads 3 --layers 3 --ffn 41 --vocab 271 --tokens 7 --rotary-pct 0.4", 3, 3, true},
-        {"--model-type gpt_neox --prefix --d-model 12 --heads 1 --layers 1 --ffn 5 --vocab 270 --tokens 1 --sequential-residual "
+        {"--model-type gpt_neox --d-model 30 --heads 3 --layers 3 --ffn 41 --vocab 271 --tokens 7 --rotary-pct 0.4", 3,
+         3, true},
+        {"--model-type gpt_neox --prefix --d-model 12 --heads 1 --layers 1 --ffn 5 --vocab 270 --tokens 1 "
+         "--sequential-residual "
          "--rotary-pct 1.0",
          1, 1, true},
-        {"--model-type bert --prefix --d-model 16 --heads 2 --layers 3 --ffn 20 --vocab 70 --tokens 6 --eps 1e-12", 3, 2, false},
+        {"--model-type bert --prefix --d-model 16 --heads 2 --layers 3 --ffn 20 --vocab 70 --tokens 6 --eps 1e-12", 3,
+         2, false},
     };
     for (const FamilyCase& c : cases) {
         CAPTURE(c.arguments);
@@ -74,8 +78,9 @@ TEST_CASE("model --model on GPT-2, GPT-NeoX and BERT folders: the reference's at
         const std::string generate = c.decoder ? " --generate 5" : "";
         make_reference_folder(dir, "reference_hf_transformer.py", c.arguments + " --tokenizer" + generate);
         const std::vector<int> ids = read_ids(dir / "ids.txt");
-        const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + token_list(ids) + generate +
-                                             " --json --out " + (dir / "out") + " --dump-attention " + (dir / "attention.npy") + " 2>&1");
+        const CommandResult r =
+            run_attn_viz("model --model " + dir.path().string() + " --tokens " + token_list(ids) + generate +
+                         " --json --out " + (dir / "out") + " --dump-attention " + (dir / "attention.npy") + " 2>&1");
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const double error = attention_error(read_npy(dir / "attention.npy"), dir, c.layers);
         MESSAGE("largest attention difference from the float64 reference: " << error);
@@ -89,59 +94,73 @@ TEST_CASE("model --model on GPT-2, GPT-NeoX and BERT folders: the reference's at
     }
 }
 
-TEST_CASE("model --model on a BERT folder: [CLS] text [SEP], pictures without a causal mask, and no --generate or --ablate") {
+TEST_CASE(
+    "model --model on a BERT folder: [CLS] text [SEP], pictures without a causal mask, and no --generate or --ablate") {
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_transformer.py",
-                          "--model-type bert --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 70 --tokens 3 --tokenizer");
+    make_reference_folder(
+        dir, "reference_hf_transformer.py",
+        "--model-type bert --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 70 --tokens 3 --tokenizer");
     const std::string model = "model --model " + dir.path().string() + " --text \"The cat sat.\"";
-    const CommandResult r = run_attn_viz(model + " -q --rollout --composition --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
+    const CommandResult r = run_attn_viz(model + " -q --rollout --composition --out " + (dir / "out") +
+                                         " --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     CHECK(stats["tokens"] == nlohmann::json::array({"[CLS]", "the", "cat", "sat", ".", "[SEP]"}));
     CHECK(std::filesystem::exists(dir / "out/layer_01/head_01.png"));
     CHECK(std::filesystem::exists(dir / "out/rollout.npy"));
-    CHECK(stats["composition"]["norm_folding"] == "none (norms after the attention)");  // BERT's norms come after its attention
+    CHECK(stats["composition"]["norm_folding"] ==
+          "none (norms after the attention)");            // BERT's norms come after its attention
     CHECK(stats["composition"]["k"]["top"].size() == 4);  // 2 x 2 heads of layer 0 against layer 1
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
-    for (const std::string option : {"--generate 3", "--ablate all", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
+    for (const std::string option :
+         {"--generate 3", "--ablate all", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
         CAPTURE(option);
         const CommandResult refused = run_attn_viz(model + " " + option + " --out " + (dir / "refused"));
         CHECK(refused.exit_code == 2);
-        CHECK(refused.output.find(option.substr(0, option.find(' ')) + " needs a model that predicts next tokens, but this is a bert "
+        CHECK(refused.output.find(option.substr(0, option.find(' ')) +
+                                  " needs a model that predicts next tokens, but this is a bert "
                                   "model") != std::string::npos);
         CHECK(!std::filesystem::exists(dir / "refused"));
     }
 }
 
-TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folders; corpus mode; compare of a folder with itself") {
+TEST_CASE(
+    "model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folders; corpus mode; compare of a folder with "
+    "itself") {
     std::vector<std::string> weights_fingerprints;
     for (const std::string type : {"gpt2", "gpt_neox"}) {
         CAPTURE(type);
         ScratchDir dir;
-        make_reference_folder(dir, "reference_hf_transformer.py",
-                              "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 270 --tokens 3 --tokenizer");
+        make_reference_folder(
+            dir, "reference_hf_transformer.py",
+            "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 270 --tokens 3 --tokenizer");
         const std::string folder = dir.path().string();
-        const CommandResult r = run_attn_viz("model -q --model " + folder + " --text \"the cat sat on the mat\" --ablate all --rollout " +
-                                             "--map norm --logit-attribution --composition --out " + (dir / "out"));
+        const CommandResult r =
+            run_attn_viz("model -q --model " + folder + " --text \"the cat sat on the mat\" --ablate all --rollout " +
+                         "--map norm --logit-attribution --composition --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
         CHECK(stats["ablation"]["heads"].size() == 4);
         const std::vector<std::string> tokens = stats["tokens"];
         CHECK(std::count(tokens.begin(), tokens.end(), " cat") == 1);  // byte-level "Ġcat", decoded
         CHECK(std::filesystem::exists(dir / "out/ablation.csv"));
-        CHECK(stats["composition"]["norm_folding"] == "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred");
-        const CommandResult patched = run_attn_viz("model -q --model " + folder + " --tokens 5,6,7,8 --patch-from-tokens 9,6,7,8 " +
-                                                   "--stats-only --out " + (dir / "patched"));
+        CHECK(stats["composition"]["norm_folding"] ==
+              "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred");
+        const CommandResult patched =
+            run_attn_viz("model -q --model " + folder + " --tokens 5,6,7,8 --patch-from-tokens 9,6,7,8 " +
+                         "--stats-only --out " + (dir / "patched"));
         REQUIRE_MESSAGE(patched.exit_code == 0, patched.output);
         CHECK(nlohmann::json::parse(read_text(dir / "patched/stats.json"))["activation_patching"]["heads"].size() == 4);
         // Through the final LayerNorm, with its bias and every block's: the components sum to the logit.
         for (const auto& [position, sum] : logit_attribution_sums(read_text(dir / "out/logit_attribution.csv")))
-            CHECK(sum == doctest::Approx(stats["logit_attribution"]["positions"][position]["logit"].get<double>()).epsilon(1e-4));
+            CHECK(sum == doctest::Approx(stats["logit_attribution"]["positions"][position]["logit"].get<double>())
+                             .epsilon(1e-4));
 
-        const CommandResult compared = run_attn_viz("compare " + folder + " " + folder + " --text \"the cat sat\" --out " +
-                                                    (dir / "compare") + " --fail-above 0");
+        const CommandResult compared =
+            run_attn_viz("compare " + folder + " " + folder + " --text \"the cat sat\" --out " + (dir / "compare") +
+                         " --fail-above 0");
         REQUIRE_MESSAGE(compared.exit_code == 0, compared.output);
         const nlohmann::json doc = nlohmann::json::parse(read_text(dir / "compare/compare.json"));
         REQUIRE(doc["heads"].size() == 4);
@@ -149,8 +168,8 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
 
         // Corpus mode: the partial names the model's weights by their fingerprint.
         write_text(dir / "c.jsonl", "{\"text\": \"the cat\"}\n{\"tokens\": [5, 6, 7, 8]}\n");
-        const CommandResult corpus = run_attn_viz("model -q --model " + folder + " --inputs " + (dir / "c.jsonl") + " --out " +
-                                                  (dir / "corpus") + " --save-partial " + (dir / "p.json"));
+        const CommandResult corpus = run_attn_viz("model -q --model " + folder + " --inputs " + (dir / "c.jsonl") +
+                                                  " --out " + (dir / "corpus") + " --save-partial " + (dir / "p.json"));
         REQUIRE_MESSAGE(corpus.exit_code == 0, corpus.output);
         const nlohmann::json partial = nlohmann::json::parse(read_text(dir / "p.json"));
         CHECK(partial["fingerprints"]["sequences"].size() == 2);
@@ -159,7 +178,9 @@ TEST_CASE("model --ablate, --rollout and --map norm on GPT-2 and GPT-NeoX folder
     CHECK(weights_fingerprints[0] != weights_fingerprints[1]);
 }
 
-TEST_CASE("model --model with the real GPT-2 and BERT tokenizers (../shared/models/tokenizers): decoded labels, [CLS] ... [SEP]") {
+TEST_CASE(
+    "model --model with the real GPT-2 and BERT tokenizers (../shared/models/tokenizers): decoded labels, [CLS] ... "
+    "[SEP]") {
     const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
     const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"vocab.txt", "tokenizer.json"});
     if (gpt2.empty() || bert.empty()) return;
@@ -174,7 +195,8 @@ TEST_CASE("model --model with the real GPT-2 and BERT tokenizers (../shared/mode
     for (const RealCase& c : cases) {
         CAPTURE(c.arguments);
         ScratchDir dir;
-        make_reference_folder(dir, "reference_hf_transformer.py", c.arguments + " --d-model 8 --heads 2 --layers 1 --ffn 8 --tokens 2");
+        make_reference_folder(dir, "reference_hf_transformer.py",
+                              c.arguments + " --d-model 8 --heads 2 --layers 1 --ffn 8 --tokens 2");
         const CommandResult r = run_attn_viz("model -q --model " + dir.path().string() + " --tokenizer " + c.tokenizer +
                                              " --text \"Hello world, café!\" --stats-only --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -184,4 +206,4 @@ TEST_CASE("model --model with the real GPT-2 and BERT tokenizers (../shared/mode
     }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

@@ -3,7 +3,6 @@
 // checkpoint it was converted from, compare between the two formats, and a folder of a family
 // model mode does not run.
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "npy.hpp"
@@ -14,19 +13,22 @@ using namespace test_support;
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --model stories260K-hf: the attention, tokens and story of stories260K.bin, and compare between them") {
+TEST_CASE(
+    "model --model stories260K-hf: the attention, tokens and story of stories260K.bin, and compare between them") {
     const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors", "tokenizer.json"});
     const std::string bin = stories260k_dir();
     if (hf.empty() || bin.empty()) return;
     ScratchDir dir;
     const std::string text = " --text \"Once upon a time, there was a little girl named Lily.\" --generate 8";
-    const CommandResult from_bin = run_attn_viz("model -q --checkpoint " + bin + "/stories260K.bin --tokenizer " + bin + "/tok512.bin" +
-                                                text + " --out " + (dir / "bin") + " --dump-attention " + (dir / "bin.npy"));
+    const CommandResult from_bin =
+        run_attn_viz("model -q --checkpoint " + bin + "/stories260K.bin --tokenizer " + bin + "/tok512.bin" + text +
+                     " --out " + (dir / "bin") + " --dump-attention " + (dir / "bin.npy"));
     REQUIRE_MESSAGE(from_bin.exit_code == 0, from_bin.output);
-    const CommandResult r = run_attn_viz("model --model " + hf + text + " --out " + (dir / "hf") + " --dump-attention " + (dir / "hf.npy"));
+    const CommandResult r =
+        run_attn_viz("model --model " + hf + text + " --out " + (dir / "hf") + " --dump-attention " + (dir / "hf.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    CHECK(r.output.find("prompt: Once upon a time, there was a little girl named Lily.\ngreedy continuation (8 tokens): She loved") !=
-          std::string::npos);
+    CHECK(r.output.find("prompt: Once upon a time, there was a little girl named Lily.\ngreedy continuation (8 "
+                        "tokens): She loved") != std::string::npos);
     CHECK(max_abs_diff(read_npy(dir / "hf.npy"), read_npy(dir / "bin.npy")) < 1e-5);
     const nlohmann::json hf_stats = nlohmann::json::parse(read_text(dir / "hf/stats.json"));
     const nlohmann::json bin_stats = nlohmann::json::parse(read_text(dir / "bin/stats.json"));
@@ -44,7 +46,8 @@ TEST_CASE("model --model on a folder of a family model mode does not run names t
     const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --text hi --out " + (dir / "out"));
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("config.json") != std::string::npos);
-    CHECK(r.output.find("\"mbart\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, gpt2, gpt_neox, bert, bart, t5)") != std::string::npos);
+    CHECK(r.output.find("\"mbart\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, "
+                        "phi3, gpt2, gpt_neox, bert, bart, t5)") != std::string::npos);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

@@ -2,12 +2,11 @@
 // --generate, --timings under --stats-only), the inputs people have (--inputs as plain text, --json
 // without --out) and the advice a wrong file gets (a model folder's file as --model, a tokenizer
 // of another vocabulary, a missing file), on a small random llama2.c model.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
@@ -21,7 +20,8 @@ namespace {
 
 // 263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a", "b", "ab"; 2 layers of 2 heads, D = 16.
 std::string write_small_model(const ScratchDir& dir) {
-    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / "tok.bin",
+               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
     return "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
 }
@@ -37,21 +37,26 @@ std::set<std::string> files_below(const fs::path& dir) {
 // `arguments` run in `dir` with TMPDIR=dir/tmp (created empty).
 CommandResult run_in(const ScratchDir& dir, const std::string& arguments) {
     fs::create_directories(dir / "tmp");
-    return run_command("cd '" + dir.path().string() + "' && TMPDIR='" + (dir / "tmp") + "' '" + attn_viz_binary() + "' " + arguments);
+    return run_command("cd '" + dir.path().string() + "' && TMPDIR='" + (dir / "tmp") + "' '" + attn_viz_binary() +
+                       "' " + arguments);
 }
 
 }  // namespace
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --stats-only: --ablate and --rollout write their tables and arrays, no picture; --timings has no pictures stage") {
+TEST_CASE(
+    "model --stats-only: --ablate and --rollout write their tables and arrays, no picture; --timings has no pictures "
+    "stage") {
     ScratchDir dir;
-    const std::string model = write_small_model(dir) + " --tokens 1,259,260,261,259,262 --ablate all --rollout --timings -q";
+    const std::string model =
+        write_small_model(dir) + " --tokens 1,259,260,261,259,262 --ablate all --rollout --timings -q";
     CommandResult r = run_attn_viz(model + " --stats-only --out " + (dir / "stats"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     std::set<std::string> files = files_below(dir / "stats");
     for (const std::string& f : files) CHECK_MESSAGE(fs::path(f).extension() != ".png", f);
-    for (const char* kept : {"stats.json", "heads.csv", "pairs.csv", "ablation.csv", "rollout.npy"}) CHECK_MESSAGE(files.count(kept), kept);
+    for (const char* kept : {"stats.json", "heads.csv", "pairs.csv", "ablation.csv", "rollout.npy"})
+        CHECK_MESSAGE(files.count(kept), kept);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "stats/stats.json"));
     CHECK(stats["ablation"]["heads"].size() == 4);
     CHECK(!stats["attention_rollout"].contains("pictures"));
@@ -64,7 +69,8 @@ TEST_CASE("model --stats-only: --ablate and --rollout write their tables and arr
     CHECK(fs::exists(dir / "pictures/ablation_delta_loss.png"));
     CHECK(fs::exists(dir / "pictures/ablation_kl.png"));
     CHECK(fs::exists(dir / "pictures/rollout/layer_01.png"));
-    CHECK(nlohmann::json::parse(read_text(dir / "pictures/stats.json"))["attention_rollout"]["pictures"] == "rollout/layer_NN.png");
+    CHECK(nlohmann::json::parse(read_text(dir / "pictures/stats.json"))["attention_rollout"]["pictures"] ==
+          "rollout/layer_NN.png");
     CHECK_MESSAGE(r.output.find("  pictures ") != std::string::npos, r.output);
     CHECK(r.output.find("  statistics files ") == std::string::npos);
 }
@@ -89,10 +95,12 @@ TEST_CASE("model --inputs takes a plain text file, one text per line, as tokeniz
     ScratchDir dir;
     const std::string model = write_small_model(dir) + " -q --stats-only";
     write_text(dir / "texts.txt", "ab ba\n\n  \nThe end.\r\n{\"text\": \"a\"}\nThe end.\n");
-    write_text(dir / "texts.jsonl", "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"{\\\"text\\\": \\\"a\\\"}\"}\n"
-                                    "{\"text\": \"The end.\"}\n");
+    write_text(dir / "texts.jsonl",
+               "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"{\\\"text\\\": \\\"a\\\"}\"}\n"
+               "{\"text\": \"The end.\"}\n");
     for (const char* name : {"texts.txt", "texts.jsonl"}) {
-        const CommandResult r = run_attn_viz(model + " --inputs " + (dir / name) + " --out " + (dir / (std::string(name) + ".out")));
+        const CommandResult r =
+            run_attn_viz(model + " --inputs " + (dir / name) + " --out " + (dir / (std::string(name) + ".out")));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     }
     nlohmann::json text = nlohmann::json::parse(read_text(dir / "texts.txt.out/stats.json"));
@@ -101,8 +109,8 @@ TEST_CASE("model --inputs takes a plain text file, one text per line, as tokeniz
     CHECK(text["heads"] == jsonl["heads"]);
     CHECK(text["num_queries"] == jsonl["num_queries"]);
     // tokenize reads the same file the same way.
-    const CommandResult tokens = run_attn_viz("tokenize --json --model " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") +
-                                              " --inputs " + (dir / "texts.txt"));
+    const CommandResult tokens = run_attn_viz("tokenize --json --model " + (dir / "m.bin") + " --tokenizer " +
+                                              (dir / "tok.bin") + " --inputs " + (dir / "texts.txt"));
     REQUIRE_MESSAGE(tokens.exit_code == 0, tokens.output);
     CHECK(std::count(tokens.output.begin(), tokens.output.end(), '\n') == 4);
     CHECK(tokens.output.find("\"text\":\"The end.\"") != std::string::npos);
@@ -114,7 +122,9 @@ TEST_CASE("model --inputs takes a plain text file, one text per line, as tokeniz
     CHECK(!fs::exists(dir / "bad"));
 }
 
-TEST_CASE("--json without --out prints the summary and writes nothing; without either, or with a file option, a usage error") {
+TEST_CASE(
+    "--json without --out prints the summary and writes nothing; without either, or with a file option, a usage "
+    "error") {
     ScratchDir dir;
     const std::string model = write_small_model(dir);
     const std::set<std::string> before = files_below(dir.path());
@@ -135,7 +145,9 @@ TEST_CASE("--json without --out prints the summary and writes nothing; without e
 
     r = run_in(dir, model + " --tokens 1,259");
     CHECK(r.exit_code == 2);
-    CHECK_MESSAGE(r.output.find("--out (or --json, to print the summary and write nothing) is required") != std::string::npos, r.output);
+    CHECK_MESSAGE(
+        r.output.find("--out (or --json, to print the summary and write nothing) is required") != std::string::npos,
+        r.output);
     for (const std::string& option : {"--dump-attention a.npy", "--html", "--svg 0:0", "--dump-output o.npy"}) {
         r = run_in(dir, model + " --json --tokens 1,259 " + option);
         CHECK_MESSAGE(r.exit_code == 2, option);
@@ -147,7 +159,8 @@ TEST_CASE("--json without --out prints the summary and writes nothing; without e
     CHECK(files_below(dir.path()) == with_layer);
 }
 
-TEST_CASE("a model folder's file as --model says to pass the folder; a tokenizer of another vocabulary names both sizes") {
+TEST_CASE(
+    "a model folder's file as --model says to pass the folder; a tokenizer of another vocabulary names both sizes") {
     ScratchDir dir;
     write_small_model(dir);
     fs::create_directories(dir / "hf");
@@ -155,39 +168,46 @@ TEST_CASE("a model folder's file as --model says to pass the folder; a tokenizer
     write_text(dir / "hf/tokenizer.json", "{}");
     write_text(dir / "hf/model.safetensors", "not read");
     write_text(dir / "hf/model-00001-of-00002.safetensors", "not read");
-    for (const char* file : {"config.json", "tokenizer.json", "model.safetensors", "model-00001-of-00002.safetensors"}) {
-        const CommandResult r = run_attn_viz("model --model " + (dir / ("hf/" + std::string(file))) + " --text hi --out " + (dir / "out"));
+    for (const char* file :
+         {"config.json", "tokenizer.json", "model.safetensors", "model-00001-of-00002.safetensors"}) {
+        const CommandResult r =
+            run_attn_viz("model --model " + (dir / ("hf/" + std::string(file))) + " --text hi --out " + (dir / "out"));
         CHECK(r.exit_code == 3);
         CHECK(r.output == "attn-viz: error: " + (dir / ("hf/" + std::string(file))) + ": is the " + file +
-                              " of a model folder, not a model: pass the folder that holds it (" + (dir / "hf") + ")\n");
+                              " of a model folder, not a model: pass the folder that holds it (" + (dir / "hf") +
+                              ")\n");
     }
     CHECK(!fs::exists(dir / "out"));
 
     // A llama2.c tokenizer of 8 tokens for a model of 263.
     write_text(dir / "tok8.bin", llama2c_tokenizer_bytes(8));
-    CommandResult r = run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok8.bin") + " --text ab --out " +
-                                   (dir / "out"));
+    CommandResult r = run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok8.bin") +
+                                   " --text ab --out " + (dir / "out"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("holds 8 tokens but the model's vocabulary has 263") != std::string::npos, r.output);
     // A tokenizer.json of more tokens than the model's vocabulary.
     const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"tokenizer.json"});
     if (!bert.empty()) {
-        r = run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + bert + "/tokenizer.json --text ab --out " + (dir / "out"));
+        r = run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + bert +
+                         "/tokenizer.json --text ab --out " + (dir / "out"));
         CHECK(r.exit_code == 3);
-        CHECK_MESSAGE(r.output.find(bert + "/tokenizer.json: its vocabulary of 30522 tokens does not fit the model's 263 (" +
-                                    (dir / "m.bin") + ")") != std::string::npos,
-                      r.output);
+        CHECK_MESSAGE(
+            r.output.find(bert + "/tokenizer.json: its vocabulary of 30522 tokens does not fit the model's 263 (" +
+                          (dir / "m.bin") + ")") != std::string::npos,
+            r.output);
     }
     CHECK(!fs::exists(dir / "out"));
 
     // A file named on the command line that does not exist: usage, exit 2 (README, "Exit status").
-    for (const std::string& missing : {"--model " + (dir / "nothing"), "--checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "nothing"),
-                                       "--checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " --inputs " + (dir / "nothing")}) {
-        r = run_attn_viz("model " + missing + (missing.find("--inputs") == std::string::npos ? " --text ab" : "") + " --out " + (dir / "out"));
+    for (const std::string& missing :
+         {"--model " + (dir / "nothing"), "--checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "nothing"),
+          "--checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " --inputs " + (dir / "nothing")}) {
+        r = run_attn_viz("model " + missing + (missing.find("--inputs") == std::string::npos ? " --text ab" : "") +
+                         " --out " + (dir / "out"));
         CHECK_MESSAGE(r.exit_code == 2, missing);
         CHECK_MESSAGE(r.output.find(dir / "nothing") != std::string::npos, r.output);
     }
     CHECK(!fs::exists(dir / "out"));
 }
 
-}
+}  // TEST_SUITE("model")

@@ -1,10 +1,9 @@
 // attn-viz model --layers / --heads: pictures and report.html limited to the chosen heads,
 // statistics over every head (issue 21 item 8), on the trained stories260K (5 layers x 8 heads).
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <set>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "html_page_driver.hpp"
@@ -36,8 +35,10 @@ TEST_CASE("model --layers/--heads draws only the chosen heads; statistics stay o
     const std::string model = stories260k_dir();
     if (model.empty()) return;
     ScratchDir dir;
-    const std::string files = " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --text \"Once upon a time\"";
-    CommandResult chosen = run_attn_viz("model -q" + files + " --layers 3-4 --heads L1H2,l1h5-7,1:0 --html --out " + (dir / "chosen"));
+    const std::string files =
+        " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --text \"Once upon a time\"";
+    CommandResult chosen =
+        run_attn_viz("model -q" + files + " --layers 3-4 --heads L1H2,l1h5-7,1:0 --html --out " + (dir / "chosen"));
     REQUIRE_MESSAGE(chosen.exit_code == 0, chosen.output);
     std::set<std::string> expected;
     for (int layer : {3, 4})
@@ -66,7 +67,7 @@ TEST_CASE("model --layers/--heads draws only the chosen heads; statistics stay o
     CommandResult all = run_attn_viz("model -q" + files + " --out " + (dir / "all"));
     REQUIRE_MESSAGE(all.exit_code == 0, all.output);
     CHECK(head_pictures(dir / "all").size() == 40);
-    CHECK(read_text(dir / "all/stats.json") .size() > 0);
+    CHECK(read_text(dir / "all/stats.json").size() > 0);
     const auto png_height = [](const fs::path& path) {
         const std::string bytes = read_text(path);
         REQUIRE(bytes.size() > 24);
@@ -75,21 +76,25 @@ TEST_CASE("model --layers/--heads draws only the chosen heads; statistics stay o
     };
     CHECK(png_height(dir / "chosen/overview.png") < png_height(dir / "all/overview.png"));
     // The statistics are those of the whole model whatever is drawn.
-    nlohmann::json chosen_heads = stats["heads"], all_heads = nlohmann::json::parse(read_text(dir / "all/stats.json"))["heads"];
+    nlohmann::json chosen_heads = stats["heads"],
+                   all_heads = nlohmann::json::parse(read_text(dir / "all/stats.json"))["heads"];
     CHECK(chosen_heads == all_heads);
 
     // Layer by layer (--stream-layers) honours the selection too.
-    CommandResult streamed = run_attn_viz("model -q" + files + " --stream-layers --heads L2H3 --out " + (dir / "streamed"));
+    CommandResult streamed =
+        run_attn_viz("model -q" + files + " --stream-layers --heads L2H3 --out " + (dir / "streamed"));
     REQUIRE_MESSAGE(streamed.exit_code == 0, streamed.output);
     CHECK(head_pictures(dir / "streamed") == std::set<std::string>{picture(2, 3)});
     CHECK(fs::exists(dir / "streamed/overview.png"));
 }
 
-TEST_CASE("model --layers/--heads: a selection outside the model or not in the grammar is a usage error naming the shape") {
+TEST_CASE(
+    "model --layers/--heads: a selection outside the model or not in the grammar is a usage error naming the shape") {
     const std::string model = stories260k_dir();
     if (model.empty()) return;
     ScratchDir dir;
-    const std::string files = " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --text \"Once upon a time\"";
+    const std::string files =
+        " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --text \"Once upon a time\"";
     const std::string shape = "the model has 5 layers (0-4) of 8 heads (0-7)";
     const std::pair<std::string, std::string> cases[] = {
         {"--heads L5H0", "--heads 'L5H0': layer 5 is out of range: " + shape},
@@ -110,10 +115,11 @@ TEST_CASE("model --layers/--heads: a selection outside the model or not in the g
         CHECK_FALSE(fs::exists(dir / "out"));
     }
     write_text(dir / "c.jsonl", "{\"text\": \"Once upon a time\"}\n");
-    CommandResult corpus = run_attn_viz("model -q --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --inputs " +
-                                        (dir / "c.jsonl") + " --layers 1 --out " + (dir / "out"));
+    CommandResult corpus =
+        run_attn_viz("model -q --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
+                     "/tok512.bin --inputs " + (dir / "c.jsonl") + " --layers 1 --out " + (dir / "out"));
     CHECK(corpus.exit_code == 2);
     CHECK(corpus.output.find("--layers") != std::string::npos);
 }
 
-}
+}  // TEST_SUITE("model")

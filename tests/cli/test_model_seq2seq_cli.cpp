@@ -4,12 +4,11 @@
 // reference's maps, T5 with the real t5-base tokenizer.json (skipped where ../shared lacks it),
 // --generate, --html's one page with the encoder, decoder and cross views, and the options an
 // encoder-decoder run refuses (exit 2).
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "hf_reference_folder.hpp"
@@ -35,18 +34,21 @@ TEST_SUITE("model") {
 
 TEST_CASE("model on a BART folder: encoder/, decoder/ and cross/ pictures, stats.json stacks and the three dumps") {
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_seq2seq.py",
-                          "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 --vocab 300 "
-                          "--source-tokens 7 --target-tokens 5 --tokenizer");
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 3 --ffn 20 --vocab 300 "
+        "--source-tokens 7 --target-tokens 5 --tokenizer");
     const std::string model = dir.path().string(), out = dir / "out";
-    const CommandResult r = run_attn_viz("model --model " + model + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) + " --target-tokens " +
-                                         id_list(read_ids(dir / "target_ids.txt")) + " --out " + out + " --dump-attention " + (dir / "maps.npy"));
+    const CommandResult r = run_attn_viz(
+        "model --model " + model + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) + " --target-tokens " +
+        id_list(read_ids(dir / "target_ids.txt")) + " --out " + out + " --dump-attention " + (dir / "maps.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    for (const char* picture : {"encoder/layer_01/head_03.png", "decoder/layer_02/head_03.png", "cross/layer_02/head_00.png",
-                                "encoder/stats.json", "cross/heads.csv"})
+    for (const char* picture : {"encoder/layer_01/head_03.png", "decoder/layer_02/head_03.png",
+                                "cross/layer_02/head_00.png", "encoder/stats.json", "cross/heads.csv"})
         CHECK_MESSAGE(std::filesystem::exists(dir / ("out/" + std::string(picture))), picture);
     CHECK(!std::filesystem::exists(dir / "out/encoder/layer_02"));
-    const Tensor encoder = read_npy(dir / "maps.encoder.npy"), decoder = read_npy(dir / "maps.decoder.npy"), cross = read_npy(dir / "maps.cross.npy");
+    const Tensor encoder = read_npy(dir / "maps.encoder.npy"), decoder = read_npy(dir / "maps.decoder.npy"),
+                 cross = read_npy(dir / "maps.cross.npy");
     CHECK(encoder.shape == std::vector<int64_t>{2, 4, 7, 7});
     CHECK(decoder.shape == std::vector<int64_t>{3, 4, 5, 5});
     CHECK(cross.shape == std::vector<int64_t>{3, 4, 5, 7});
@@ -63,14 +65,16 @@ TEST_CASE("model on a BART folder: encoder/, decoder/ and cross/ pictures, stats
         const bool cross_head = head["stack"] == "cross";
         CHECK(head.contains("alignment") == cross_head);
         for (const char* positional : {"mean_distance", "previous_token_mass", "next_token_mass", "self_mass"})
-            CHECK_MESSAGE(head[positional].is_null() == (cross_head || (std::string(positional) == "next_token_mass" && head["stack"] == "decoder")),
+            CHECK_MESSAGE(head[positional].is_null() == (cross_head || (std::string(positional) == "next_token_mass" &&
+                                                                        head["stack"] == "decoder")),
                           positional << " of " << head["stack"] << " L" << head["layer"] << "H" << head["head"]);
         CHECK(head["first_token_mass"].is_number());
         if (cross_head)
             for (const char* label : {"previous-token", "next-token", "self", "local"}) CHECK(head["label"] != label);
     }
     const nlohmann::json& alignment = stats["heads"].back()["alignment"];
-    for (const char* key : {"entropy", "confidence", "diagonal", "monotonicity", "coverage"}) CHECK_MESSAGE(alignment.contains(key), key);
+    for (const char* key : {"entropy", "confidence", "diagonal", "monotonicity", "coverage"})
+        CHECK_MESSAGE(alignment.contains(key), key);
     CHECK(stats["stacks"]["cross"]["num_queries"] == 5);
     CHECK(stats["stacks"]["cross"]["num_keys"] == 7);
     CHECK(stats["stacks"]["decoder"]["causal"] == true);
@@ -83,22 +87,27 @@ TEST_CASE("model on a T5 folder with t5-base's tokenizer.json: texts, the target
         return;
     }
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_seq2seq.py",
-                          "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 2 --ffn 12 --vocab 32128 "
-                          "--source-tokens 3 --target-tokens 3 --gated");
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 2 --ffn 12 --vocab 32128 "
+        "--source-tokens 3 --target-tokens 3 --gated");
     std::filesystem::copy_file(tokenizer, dir / "tokenizer.json");
     const std::string model = dir.path().string();
-    const CommandResult r = run_attn_viz("model --model " + model + " --text \"translate English to German: The house is wonderful.\" "
-                                         "--target-text \"Das Haus ist wunderbar.\" --out " + (dir / "out"));
+    const CommandResult r = run_attn_viz("model --model " + model +
+                                         " --text \"translate English to German: The house is wonderful.\" "
+                                         "--target-text \"Das Haus ist wunderbar.\" --out " +
+                                         (dir / "out"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     CHECK(stats["source_tokens"].front().get<std::string>().find("translate") != std::string::npos);
     CHECK(stats["source_tokens"].back() == "</s>");  // T5's post-processor
-    CHECK(stats["target_tokens"].front().get<std::string>().find("Das") != std::string::npos);  // as given: no start token in front
+    CHECK(stats["target_tokens"].front().get<std::string>().find("Das") !=
+          std::string::npos);  // as given: no start token in front
     CHECK(stats["stacks"]["cross"]["num_keys"] == stats["source_tokens"].size());
     CHECK(std::filesystem::exists(dir / "out/cross/layer_01/head_01.png"));
 
-    const CommandResult generated = run_attn_viz("model --model " + model + " --text \"summarize: a house\" --generate 3 --out " + (dir / "gen"));
+    const CommandResult generated =
+        run_attn_viz("model --model " + model + " --text \"summarize: a house\" --generate 3 --out " + (dir / "gen"));
     REQUIRE_MESSAGE(generated.exit_code == 0, generated.output);
     CHECK(generated.output.find("greedy continuation") != std::string::npos);
     const nlohmann::json gen_stats = nlohmann::json::parse(read_text(dir / "gen/stats.json"));
@@ -106,17 +115,22 @@ TEST_CASE("model on a T5 folder with t5-base's tokenizer.json: texts, the target
     CHECK(gen_stats["target_tokens"].size() >= 2);
 }
 
-TEST_CASE("model --html on an encoder-decoder: one report.html with the encoder, decoder and cross views and the alignment table") {
+TEST_CASE(
+    "model --html on an encoder-decoder: one report.html with the encoder, decoder and cross views and the alignment "
+    "table") {
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_seq2seq.py",
-                          "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 2 --ffn 20 --vocab 300 "
-                          "--source-tokens 9 --target-tokens 6 --tokenizer");
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 2 --ffn 20 --vocab 300 "
+        "--source-tokens 9 --target-tokens 6 --tokenizer");
     const std::string out = dir / "out";
-    const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
-                                         " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --html --out " + out +
-                                         " --dump-attention " + (dir / "maps.npy"));
+    const CommandResult r =
+        run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
+                     " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --html --out " + out +
+                     " --dump-attention " + (dir / "maps.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    for (const char* stack : {"encoder", "decoder", "cross"}) CHECK(!std::filesystem::exists(dir / ("out/" + std::string(stack) + "/report.html")));
+    for (const char* stack : {"encoder", "decoder", "cross"})
+        CHECK(!std::filesystem::exists(dir / ("out/" + std::string(stack) + "/report.html")));
     const std::string html = read_text(dir / "out/report.html");
     const nlohmann::json data = report_data(html);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
@@ -169,25 +183,33 @@ return {views: document.querySelectorAll('.view-body').length, key: Number(first
     CHECK(std::abs(shown["weight"].get<double>() - row_weights[shown["key"].get<int>()]) <= global_top / 254 + 1e-3);
 }
 
-TEST_CASE("model --ablate on an encoder-decoder: each stack's ablation in its folder, the zeroed head's loss equal to the float64 head mask's") {
+TEST_CASE(
+    "model --ablate on an encoder-decoder: each stack's ablation in its folder, the zeroed head's loss equal to the "
+    "float64 head mask's") {
     for (const std::string stack : {"encoder", "decoder", "cross"}) {
         CAPTURE(stack);
         ScratchDir dir;
-        make_reference_folder(dir, "reference_hf_seq2seq.py",
-                              "--model-type t5 --d-model 12 --heads 3 --head-dim 4 --encoder-layers 2 --decoder-layers 2 --ffn 10 "
-                              "--vocab 300 --tokenizer --source-tokens 6 --target-tokens 7 --zero-head " + stack + ":1:2");
+        make_reference_folder(
+            dir, "reference_hf_seq2seq.py",
+            "--model-type t5 --d-model 12 --heads 3 --head-dim 4 --encoder-layers 2 --decoder-layers 2 --ffn 10 "
+            "--vocab 300 --tokenizer --source-tokens 6 --target-tokens 7 --zero-head " +
+                stack + ":1:2");
         const std::vector<int> target = read_ids(dir / "target_ids.txt");
         const std::string other = stack == "encoder" ? "decoder" : "encoder";
-        const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " + id_list(read_ids(dir / "source_ids.txt")) +
-                                             " --target-tokens " + id_list(read_ids(dir / "target_ids.txt")) + " --ablate " + stack + "/L1H2," +
-                                             other + "/all --out " + (dir / "out"));
+        const CommandResult r = run_attn_viz("model --model " + dir.path().string() + " --tokens " +
+                                             id_list(read_ids(dir / "source_ids.txt")) + " --target-tokens " +
+                                             id_list(read_ids(dir / "target_ids.txt")) + " --ablate " + stack +
+                                             "/L1H2," + other + "/all --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-        const CommandResult unnamed = run_attn_viz("model --model " + dir.path().string() + " --tokens 1,2 --target-tokens 0,1 --ablate L0H0 --out " +
-                                                   (dir / "o"));
+        const CommandResult unnamed =
+            run_attn_viz("model --model " + dir.path().string() +
+                         " --tokens 1,2 --target-tokens 0,1 --ablate L0H0 --out " + (dir / "o"));
         CHECK(unnamed.exit_code == 2);
-        CHECK_MESSAGE(unnamed.output.find("--ablate: heads 'L0H0': 'L0H0' names no stack") != std::string::npos, unnamed.output);
+        CHECK_MESSAGE(unnamed.output.find("--ablate: heads 'L0H0': 'L0H0' names no stack") != std::string::npos,
+                      unnamed.output);
         CHECK_MESSAGE(r.output.find(stack + ": ablation (zero): removing") != std::string::npos, r.output);
-        for (const std::string& file : {stack + "/ablation.csv", stack + "/ablation_delta_loss.png", other + "/ablation_kl.png"})
+        for (const std::string& file :
+             {stack + "/ablation.csv", stack + "/ablation_delta_loss.png", other + "/ablation_kl.png"})
             CHECK_MESSAGE(std::filesystem::exists(dir / ("out/" + file)), file);
         const std::string third = stack == "cross" ? "decoder" : "cross";
         CHECK(!std::filesystem::exists(dir / ("out/" + third + "/ablation.csv")));
@@ -219,31 +241,53 @@ TEST_CASE("model --ablate on an encoder-decoder: each stack's ablation in its fo
     }
 }
 
-TEST_CASE("model on an encoder-decoder refuses each option that does not apply to it, saying why, and a decoder refuses a target (exit 2)") {
+TEST_CASE(
+    "model on an encoder-decoder refuses each option that does not apply to it, saying why, and a decoder refuses a "
+    "target (exit 2)") {
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_seq2seq.py",
-                          "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 20 "
-                          "--source-tokens 2 --target-tokens 2");
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 20 "
+        "--source-tokens 2 --target-tokens 2");
     const std::string model = "model --model " + dir.path().string() + " ", run = model + "--tokens 1,2,3 ";
     const std::string target = "--target-tokens 0,1 --out " + (dir / "o") + " ";
     write_text(dir / "corpus.txt", "1 2\n");
     // Each refusal names the option and says why, on one line.
     for (const auto& [command, needle] : std::vector<std::pair<std::string, std::string>>{
-             {run + target + "--logit-attribution", "--logit-attribution does not apply to an encoder-decoder model (t5): encoder heads reach the logits only through cross attention"},
-             {run + target + "--patch-from-tokens 1,2,4", "--patch-from does not apply to an encoder-decoder model (t5): the corrupted run would need its own source and target"},
-             {run + target + "--composition", "--composition does not apply to an encoder-decoder model (t5): it composes heads within one residual stream"},
-             {run + target + "--rollout", "--rollout does not apply to an encoder-decoder model (t5): rollout composes one stack's maps"},
-             {run + target + "--flow", "--flow does not apply to an encoder-decoder model (t5): flow composes one stack's maps"},
-             {run + target + "--layers 0", "--layers does not apply to an encoder-decoder model (t5): layer numbers would be ambiguous"},
-             {run + target + "--heads L0H0", "--heads does not apply to an encoder-decoder model (t5): LxHy names would be ambiguous"},
-             {run + target + "--svg L0H0", "--svg does not apply to an encoder-decoder model (t5): LxHy names would be ambiguous"},
-             {run + target + "--map norm", "--map norm does not apply to an encoder-decoder model (t5): the norm-based maps need"},
-             {run + target + "--dump-output " + (dir / "out.npy"), "--dump-output does not apply to an encoder-decoder model (t5): there are two last outputs"},
-             {model + target + "--induction 4", "--induction does not apply to an encoder-decoder model (t5): the test feeds a repeated random sequence"},
-             {model + "--inputs " + (dir / "corpus.txt") + " --patch-from-inputs " + (dir / "corpus.txt") + " --out " + (dir / "o"),
-              "--patch-from-inputs does not apply to an encoder-decoder model (t5): the corrupted run would need its own source and target pair"},
-             {run + target + "--generate 2", "--generate with --target-text or --target-tokens does not apply to an encoder-decoder model (t5): --generate makes the target"},
-             {run + "--out " + (dir / "o"), "needs the decoder's input: --target-text, --target-tokens or --generate N"},
+             {run + target + "--logit-attribution",
+              "--logit-attribution does not apply to an encoder-decoder model (t5): encoder heads reach the logits "
+              "only through cross attention"},
+             {run + target + "--patch-from-tokens 1,2,4",
+              "--patch-from does not apply to an encoder-decoder model (t5): the corrupted run would need its own "
+              "source and target"},
+             {run + target + "--composition",
+              "--composition does not apply to an encoder-decoder model (t5): it composes heads within one residual "
+              "stream"},
+             {run + target + "--rollout",
+              "--rollout does not apply to an encoder-decoder model (t5): rollout composes one stack's maps"},
+             {run + target + "--flow",
+              "--flow does not apply to an encoder-decoder model (t5): flow composes one stack's maps"},
+             {run + target + "--layers 0",
+              "--layers does not apply to an encoder-decoder model (t5): layer numbers would be ambiguous"},
+             {run + target + "--heads L0H0",
+              "--heads does not apply to an encoder-decoder model (t5): LxHy names would be ambiguous"},
+             {run + target + "--svg L0H0",
+              "--svg does not apply to an encoder-decoder model (t5): LxHy names would be ambiguous"},
+             {run + target + "--map norm",
+              "--map norm does not apply to an encoder-decoder model (t5): the norm-based maps need"},
+             {run + target + "--dump-output " + (dir / "out.npy"),
+              "--dump-output does not apply to an encoder-decoder model (t5): there are two last outputs"},
+             {model + target + "--induction 4",
+              "--induction does not apply to an encoder-decoder model (t5): the test feeds a repeated random sequence"},
+             {model + "--inputs " + (dir / "corpus.txt") + " --patch-from-inputs " + (dir / "corpus.txt") + " --out " +
+                  (dir / "o"),
+              "--patch-from-inputs does not apply to an encoder-decoder model (t5): the corrupted run would need its "
+              "own source and target pair"},
+             {run + target + "--generate 2",
+              "--generate with --target-text or --target-tokens does not apply to an encoder-decoder model (t5): "
+              "--generate makes the target"},
+             {run + "--out " + (dir / "o"),
+              "needs the decoder's input: --target-text, --target-tokens or --generate N"},
          }) {
         CAPTURE(command);
         const CommandResult r = run_attn_viz(command);
@@ -252,24 +296,32 @@ TEST_CASE("model on an encoder-decoder refuses each option that does not apply t
         CHECK(std::count(r.output.begin(), r.output.end(), '\n') <= 2);  // the error line (and at most a usage hint)
         CHECK(!std::filesystem::exists(dir / "o"));
     }
-    const CommandResult compared = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --tokens 1,2");
+    const CommandResult compared =
+        run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --tokens 1,2");
     CHECK(compared.exit_code == 2);
-    CHECK_MESSAGE(compared.output.find("compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens") !=
-                      std::string::npos,
-                  compared.output);
+    CHECK_MESSAGE(
+        compared.output.find(
+            "compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens") !=
+            std::string::npos,
+        compared.output);
     write_text(dir / "corpus.txt", "1 2\n");
-    const CommandResult corpus = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --inputs " + (dir / "corpus.txt"));
+    const CommandResult corpus = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() +
+                                              " --inputs " + (dir / "corpus.txt"));
     CHECK(corpus.exit_code == 2);
-    CHECK_MESSAGE(corpus.output.find("is an encoder-decoder model, which `model` runs and `compare` compares over one source and target") !=
-                      std::string::npos,
-                  corpus.output);
+    CHECK_MESSAGE(
+        corpus.output.find(
+            "is an encoder-decoder model, which `model` runs and `compare` compares over one source and target") !=
+            std::string::npos,
+        corpus.output);
 
     ScratchDir llama;
-    make_reference_folder(llama, "reference_hf_llama.py",
-                          "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 12 --tokens 3");
-    const CommandResult decoder = run_attn_viz("model --model " + llama.path().string() + " --tokens 1,2 --target-tokens 1 --out " + (dir / "o"));
+    make_reference_folder(
+        llama, "reference_hf_llama.py",
+        "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 12 --tokens 3");
+    const CommandResult decoder =
+        run_attn_viz("model --model " + llama.path().string() + " --tokens 1,2 --target-tokens 1 --out " + (dir / "o"));
     CHECK(decoder.exit_code == 2);
     CHECK_MESSAGE(decoder.output.find("model_type llama has no decoder input") != std::string::npos, decoder.output);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

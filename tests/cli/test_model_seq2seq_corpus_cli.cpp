@@ -3,12 +3,11 @@
 // pairs, the cross heads' alignment too, against the single-text runs of each line averaged here
 // in double; shards merging to the single corpus run; a one-line corpus with a one-token target;
 // lines without a target, ids the model cannot take, partials of another kind or other weights refused.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "corpus_merge_fixture.hpp"
@@ -91,7 +90,8 @@ void check_close(const nlohmann::json& got, double expected, const std::string& 
     }
     REQUIRE_MESSAGE(got.is_number(), what << ": " << got.dump());
     const double x = got.get<double>();
-    CHECK_MESSAGE(std::fabs(x - expected) <= 1e-9 * std::fabs(expected) + 1e-12, what << ": " << x << " vs " << expected);
+    CHECK_MESSAGE(std::fabs(x - expected) <= 1e-9 * std::fabs(expected) + 1e-12,
+                  what << ": " << x << " vs " << expected);
 }
 
 // The corpus run's stats.json against the single runs' (one per line, in order): every head's
@@ -121,7 +121,8 @@ void check_against_single_runs(const nlohmann::json& corpus, const std::vector<n
             ++compared;
         };
         for (const auto& [key, spread] : head["std"].items())
-            if (key != "alignment") check_block(head, head["std"], key, [&key = key](const nlohmann::json& h) { return h[key]; });
+            if (key != "alignment")
+                check_block(head, head["std"], key, [&key = key](const nlohmann::json& h) { return h[key]; });
         CHECK(head.contains("alignment") == (head["stack"] == "cross"));
         if (head.contains("alignment"))
             for (const char* key : {"entropy", "confidence", "diagonal", "monotonicity", "coverage"})
@@ -132,11 +133,13 @@ void check_against_single_runs(const nlohmann::json& corpus, const std::vector<n
 }
 
 // Each line of `lines` run alone (-q --stats-only) into DIR/single_I; their stats.json documents.
-std::vector<nlohmann::json> single_runs(const ScratchDir& dir, const std::string& model, const std::vector<PairLine>& lines) {
+std::vector<nlohmann::json> single_runs(const ScratchDir& dir, const std::string& model,
+                                        const std::vector<PairLine>& lines) {
     std::vector<nlohmann::json> stats;
     for (size_t i = 0; i < lines.size(); ++i) {
         const std::string out = dir / ("single_" + std::to_string(i));
-        const CommandResult r = run_attn_viz("model -q --stats-only --model " + model + " " + lines[i].options + " --out " + out);
+        const CommandResult r =
+            run_attn_viz("model -q --stats-only --model " + model + " " + lines[i].options + " --out " + out);
         REQUIRE_MESSAGE(r.exit_code == 0, lines[i].options << ": " << r.output);
         stats.push_back(nlohmann::json::parse(read_text(out + "/stats.json")));
     }
@@ -147,18 +150,23 @@ std::vector<nlohmann::json> single_runs(const ScratchDir& dir, const std::string
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --inputs on BART and T5 folders: each head's mean and std over the pairs are the single runs'; shards merge to one run") {
-    for (const char* config :
-         {"--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 2 --ffn 20 --vocab 300 --positions 40",
-          "--model-type t5 --d-model 12 --heads 3 --head-dim 5 --encoder-layers 1 --decoder-layers 2 --ffn 14 --vocab 300 --gated"}) {
+TEST_CASE(
+    "model --inputs on BART and T5 folders: each head's mean and std over the pairs are the single runs'; shards merge "
+    "to one run") {
+    for (const char* config : {"--model-type bart --d-model 16 --heads 4 --encoder-layers 2 --decoder-layers 2 --ffn "
+                               "20 --vocab 300 --positions 40",
+                               "--model-type t5 --d-model 12 --heads 3 --head-dim 5 --encoder-layers 1 "
+                               "--decoder-layers 2 --ffn 14 --vocab 300 --gated"}) {
         CAPTURE(config);
         ScratchDir dir;
-        make_reference_folder(dir, "reference_hf_seq2seq.py", std::string(config) + " --source-tokens 3 --target-tokens 2 --tokenizer");
+        make_reference_folder(dir, "reference_hf_seq2seq.py",
+                              std::string(config) + " --source-tokens 3 --target-tokens 2 --tokenizer");
         const std::string model = dir.path().string();
         const int64_t count = 4 + static_cast<int64_t>(rng()() % 3);
         const std::vector<PairLine> lines = random_pairs(count);
         write_corpus(dir / "c.jsonl", lines);
-        const CommandResult r = run_attn_viz("model --model " + model + " --inputs " + (dir / "c.jsonl") + " --out " + (dir / "corpus"));
+        const CommandResult r =
+            run_attn_viz("model --model " + model + " --inputs " + (dir / "c.jsonl") + " --out " + (dir / "corpus"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         CHECK(r.output.find(std::to_string(count) + " sequences from ") != std::string::npos);
         for (const char* file : {"encoder/stats.json", "decoder/heads.csv", "cross/pairs.csv", "cross/correlation.png"})
@@ -176,20 +184,25 @@ TEST_CASE("model --inputs on BART and T5 folders: each head's mean and std over 
 
         // One line, its target one token: the means are that run's statistics, every std 0 (or null).
         write_corpus(dir / "one.jsonl", {lines.front()});
-        const CommandResult one = run_attn_viz("model -q --model " + model + " --inputs " + (dir / "one.jsonl") + " --out " + (dir / "one"));
+        const CommandResult one =
+            run_attn_viz("model -q --model " + model + " --inputs " + (dir / "one.jsonl") + " --out " + (dir / "one"));
         REQUIRE_MESSAGE(one.exit_code == 0, one.output);
         check_against_single_runs(nlohmann::json::parse(read_text(dir / "one/stats.json")), {singles.front()});
         CHECK(singles.front()["stacks"]["decoder"]["num_queries"] == 1);
 
-        check_shards_merge_to_single_run(dir, "model --model " + model + " --inputs " + (dir / "c.jsonl"), 2 + static_cast<int64_t>(rng()() % 2), count);
+        check_shards_merge_to_single_run(dir, "model --model " + model + " --inputs " + (dir / "c.jsonl"),
+                                         2 + static_cast<int64_t>(rng()() % 2), count);
     }
 }
 
-TEST_CASE("model --inputs on an encoder-decoder refuses a line without a target, ids it cannot take, partials of another kind or model; a decoder a line with a target") {
+TEST_CASE(
+    "model --inputs on an encoder-decoder refuses a line without a target, ids it cannot take, partials of another "
+    "kind or model; a decoder a line with a target") {
     ScratchDir dir;
-    make_reference_folder(dir, "reference_hf_seq2seq.py",
-                          "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 270 "
-                          "--source-tokens 2 --target-tokens 2 --tokenizer");
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 270 "
+        "--source-tokens 2 --target-tokens 2 --tokenizer");
     const std::string model = "model -q --model " + dir.path().string() + " --out " + (dir / "o") + " --inputs ";
     const std::string good = "{\"tokens\": [3, 4], \"target_tokens\": [5]}\n";
     write_text(dir / "untargeted.jsonl", good + "{\"text\": \"abc\"}\n");
@@ -217,35 +230,42 @@ TEST_CASE("model --inputs on an encoder-decoder refuses a line without a target,
     CommandResult r = run_attn_viz(model + (dir / "c.jsonl") + " --save-partial " + (dir / "seq2seq.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     ScratchDir llama;
-    make_reference_folder(llama, "reference_hf_llama.py", "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 270 --tokens 3 --tokenizer");
+    make_reference_folder(
+        llama, "reference_hf_llama.py",
+        "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 270 --tokens 3 --tokenizer");
     write_text(llama / "c.jsonl", "{\"tokens\": [1, 2]}\n");
-    r = run_attn_viz("model -q --model " + llama.path().string() + " --inputs " + (llama / "c.jsonl") + " --out " + (llama / "o") +
-                     " --save-partial " + (dir / "decoder.json"));
+    r = run_attn_viz("model -q --model " + llama.path().string() + " --inputs " + (llama / "c.jsonl") + " --out " +
+                     (llama / "o") + " --save-partial " + (dir / "decoder.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     // A decoder model has no decoder input: a line with a target is refused, not run without it.
     write_text(llama / "targeted.jsonl", "{\"tokens\": [1, 2]}\n{\"tokens\": [1], \"target_tokens\": [2]}\n");
-    r = run_attn_viz("model -q --model " + llama.path().string() + " --inputs " + (llama / "targeted.jsonl") + " --out " + (llama / "t"));
+    r = run_attn_viz("model -q --model " + llama.path().string() + " --inputs " + (llama / "targeted.jsonl") +
+                     " --out " + (llama / "t"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("targeted.jsonl:2: \"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model") !=
-                      std::string::npos,
+    CHECK_MESSAGE(r.output.find("targeted.jsonl:2: \"target_text\" and \"target_tokens\" are the decoder input of an "
+                                "encoder-decoder model") != std::string::npos,
                   r.output);
     CHECK(!fs::exists(llama / "t"));
     r = run_attn_viz("merge -q " + (dir / "seq2seq.json") + " " + (dir / "decoder.json") + " --out " + (dir / "m"));
     CHECK(r.exit_code == 3);
-    CHECK_MESSAGE(r.output.find("decoder.json: is not an encoder-decoder partial (attn-viz/seq2seq-partial@1) while ") != std::string::npos,
-                  r.output);
+    CHECK_MESSAGE(
+        r.output.find("decoder.json: is not an encoder-decoder partial (attn-viz/seq2seq-partial@1) while ") !=
+            std::string::npos,
+        r.output);
     r = run_attn_viz("merge -q " + (dir / "decoder.json") + " " + (dir / "seq2seq.json") + " --out " + (dir / "m"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("seq2seq.json: is an encoder-decoder partial") != std::string::npos, r.output);
     // The same corpus through another random model of the same shape: other weights, refused.
     ScratchDir other;
-    make_reference_folder(other, "reference_hf_seq2seq.py",
-                          "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 270 "
-                          "--source-tokens 2 --target-tokens 2 --tokenizer");
-    r = run_attn_viz("model -q --model " + other.path().string() + " --inputs " + (dir / "c.jsonl") + " --out " + (other / "o") +
-                     " --save-partial " + (dir / "other.json"));
+    make_reference_folder(
+        other, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 270 "
+        "--source-tokens 2 --target-tokens 2 --tokenizer");
+    r = run_attn_viz("model -q --model " + other.path().string() + " --inputs " + (dir / "c.jsonl") + " --out " +
+                     (other / "o") + " --save-partial " + (dir / "other.json"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    r = run_attn_viz("merge -q --allow-partial " + (dir / "seq2seq.json") + " " + (dir / "other.json") + " --out " + (dir / "m"));
+    r = run_attn_viz("merge -q --allow-partial " + (dir / "seq2seq.json") + " " + (dir / "other.json") + " --out " +
+                     (dir / "m"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("other.json: was computed with other weights") != std::string::npos, r.output);
     nlohmann::json damaged = nlohmann::json::parse(read_text(dir / "seq2seq.json"));
@@ -257,4 +277,4 @@ TEST_CASE("model --inputs on an encoder-decoder refuses a line without a target,
     CHECK(!fs::exists(dir / "m"));
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("model")

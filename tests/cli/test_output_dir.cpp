@@ -1,11 +1,11 @@
 // OutputDir and StagingDir on their own: fresh staging names, dead runs' leftovers, the names a
 // manifest may list, and the checks commit() makes before it moves anything.
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "input_files.hpp"
@@ -33,8 +33,9 @@ TEST_CASE("only names attn-viz writes are accepted as outputs or acted on in a m
     for (const char* name : {"stats.json", "heads.csv", "head_00.png", "layer_01/head_03.png", "seq_00/report.html",
                              "seq_02/layer_00/head_11.svg", "compare.json", "weights.json"})
         CHECK_MESSAGE(is_attn_viz_output_name(name), name);
-    for (const char* name : {"", "/etc/passwd.png", "../x.png", "a/../b.png", "./x.png", ".attn-viz-run", "assets/thesis.tex",
-                             "notes.txt", "x.png/", "a//b.png", "a b.png", "png", ".hidden/x.png", "x.PNG\n"})
+    for (const char* name :
+         {"", "/etc/passwd.png", "../x.png", "a/../b.png", "./x.png", ".attn-viz-run", "assets/thesis.tex", "notes.txt",
+          "x.png/", "a//b.png", "a b.png", "png", ".hidden/x.png", "x.PNG\n"})
         CHECK_MESSAGE(!is_attn_viz_output_name(name), name);
     ScratchDir dir;
     OutputDir out(dir / "out", false);
@@ -44,9 +45,10 @@ TEST_CASE("only names attn-viz writes are accepted as outputs or acted on in a m
 TEST_CASE("staging names: the destination's name, the PID and six letters or digits") {
     CHECK(is_staging_name("out.attn-viz-partial-123-Ab3dE9", "out"));
     CHECK(is_staging_name("a.npy.attn-viz-partial-7-zzzzzz", "a.npy"));
-    for (const char* name : {"out.attn-viz-partial-123-Ab3dE9x", "out.attn-viz-partial-123-Ab3dE", "out.attn-viz-partial-123",
-                             "out.attn-viz-partial--Ab3dE9", "out.attn-viz-partial-12a-Ab3dE9", "out.attn-viz-partial-1-Ab3d.9",
-                             "out2.attn-viz-partial-123-Ab3dE9", "xout.attn-viz-partial-123-Ab3dE9"})
+    for (const char* name :
+         {"out.attn-viz-partial-123-Ab3dE9x", "out.attn-viz-partial-123-Ab3dE", "out.attn-viz-partial-123",
+          "out.attn-viz-partial--Ab3dE9", "out.attn-viz-partial-12a-Ab3dE9", "out.attn-viz-partial-1-Ab3d.9",
+          "out2.attn-viz-partial-123-Ab3dE9", "xout.attn-viz-partial-123-Ab3dE9"})
         CHECK_MESSAGE(!is_staging_name(name, "out"), name);
 }
 
@@ -106,7 +108,8 @@ TEST_CASE("commit() checks again that no destination became an input after it wa
 
 TEST_CASE("commit() never removes an input a previous run's manifest lists, and replaces the rest whole") {
     ScratchDir dir;
-    commit_run(dir / "out", {{"stats.json", "first run"}, {"entropy.png", "first run"}, {"layer_00/head_00.png", "first run"}});
+    commit_run(dir / "out",
+               {{"stats.json", "first run"}, {"entropy.png", "first run"}, {"layer_00/head_00.png", "first run"}});
     record_input_file(dir / "out/entropy.png", "");
     const auto before = snapshot(dir.path());
     {
@@ -138,4 +141,4 @@ TEST_CASE("an output outside the run directory shares its folder's staging and r
     CHECK(staging_in(dir.path()).empty());
 }
 
-}
+}  // TEST_SUITE("reliability")

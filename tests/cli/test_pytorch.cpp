@@ -1,7 +1,7 @@
 // attn-viz against PyTorch's torch.nn.MultiheadAttention (scripts/reference.py, Debian's python3-torch).
-#include <doctest/doctest.h>
-
 #include <string>
+
+#include <doctest/doctest.h>
 
 #include "npy.hpp"
 #include "support.hpp"
@@ -11,9 +11,7 @@ using namespace test_support;
 
 namespace {
 
-int heads_of(const std::string& args) {
-    return std::stoi(args.substr(args.find("--heads ") + 8));
-}
+int heads_of(const std::string& args) { return std::stoi(args.substr(args.find("--heads ") + 8)); }
 
 }  // namespace
 
@@ -37,27 +35,29 @@ TEST_CASE("per-head weights and output match torch.nn.MultiheadAttention") {
     for (const Config& c : configs) {
         CAPTURE(c.args);
         ScratchDir dir;
-        CommandResult made = run_command(std::string("/usr/bin/python3 " + source_dir() + "/scripts/reference.py --out ") +
-                                         dir.path().string() + " --seed " + std::to_string(seed) + " " + c.args);
+        CommandResult made =
+            run_command(std::string("/usr/bin/python3 " + source_dir() + "/scripts/reference.py --out ") +
+                        dir.path().string() + " --seed " + std::to_string(seed) + " " + c.args);
         REQUIRE_MESSAGE(made.exit_code == 0, made.output);
-        CommandResult r = run_attn_viz("run -q --weights " + (dir / "weights.json") + " --input " + (dir / "input.json") +
-                                       (c.cross ? " --context " + (dir / "context.json") : std::string()) + " --out " +
-                                       (dir / "out") + " --dump-attention " + (dir / "a.npy") + " --dump-output " + (dir / "o.npy"));
+        CommandResult r =
+            run_attn_viz("run -q --weights " + (dir / "weights.json") + " --input " + (dir / "input.json") +
+                         (c.cross ? " --context " + (dir / "context.json") : std::string()) + " --out " +
+                         (dir / "out") + " --dump-attention " + (dir / "a.npy") + " --dump-output " + (dir / "o.npy"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         CHECK(max_abs_diff(read_npy(dir / "a.npy"), read_npy(dir / "expected_attention.npy")) < 1e-5);
         CHECK(max_abs_diff(read_npy(dir / "o.npy"), read_npy(dir / "expected_output.npy")) < 1e-5);
 
         // The same module read straight from its state_dict with --layout torch-mha.
         const bool causal = std::string(c.args).find("--causal") != std::string::npos;
-        CommandResult st = run_attn_viz("run -q --weights " + (dir / "mha.safetensors") + " --layout torch-mha --num-heads " +
-                                        std::to_string(heads_of(c.args)) + (causal ? " --causal" : "") + " --input " +
-                                        (dir / "input.json") + (c.cross ? " --context " + (dir / "context.json") : std::string()) +
-                                        " --out " + (dir / "out2") + " --dump-attention " + (dir / "a2.npy") + " --dump-output " +
-                                        (dir / "o2.npy"));
+        CommandResult st = run_attn_viz(
+            "run -q --weights " + (dir / "mha.safetensors") + " --layout torch-mha --num-heads " +
+            std::to_string(heads_of(c.args)) + (causal ? " --causal" : "") + " --input " + (dir / "input.json") +
+            (c.cross ? " --context " + (dir / "context.json") : std::string()) + " --out " + (dir / "out2") +
+            " --dump-attention " + (dir / "a2.npy") + " --dump-output " + (dir / "o2.npy"));
         REQUIRE_MESSAGE(st.exit_code == 0, st.output);
         CHECK(max_abs_diff(read_npy(dir / "a2.npy"), read_npy(dir / "expected_attention.npy")) < 1e-5);
         CHECK(max_abs_diff(read_npy(dir / "o2.npy"), read_npy(dir / "expected_output.npy")) < 1e-5);
     }
 }
 
-}
+}  // TEST_SUITE("python")

@@ -1,9 +1,9 @@
 // --max-memory holds while a corpus or a texts file is read: a line longer than the budget allows
 // (a file of one endless line) is refused, naming the file and line, as soon as that much of it is
 // read; and a run over both the model's context and the budget names the context first.
-#include <doctest/doctest.h>
-
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "model_tokenizer.hpp"
@@ -44,14 +44,16 @@ bool memory_measurable() {
 
 TEST_SUITE("reliability") {
 
-TEST_CASE("run --inputs: a JSONL line longer than --max-memory allows is refused by file and line, the lines before it run") {
+TEST_CASE(
+    "run --inputs: a JSONL line longer than --max-memory allows is refused by file and line, the lines before it run") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
     // 4 MB budget: lines of up to 4M / 16 = 262144 bytes. The third line (after a blank one) is
     // 1 MB of digits without a newline.
     const uint64_t longest = (uint64_t{4} << 20) / attn_viz::json_bytes_per_text_byte;
     write_text(dir / "c.jsonl", random_sequence_line(3, 8) + "\n\n[" + std::string(1 << 20, '7'));
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") + " --max-memory 4M --out " + (dir / "out");
+    const std::string args = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") +
+                             " --max-memory 4M --out " + (dir / "out");
     check_line_refused(run_attn_viz(args), dir / "c.jsonl:3", longest);
     CHECK(!fs::exists(dir / "out"));
     // A line just within the limit is read (and refused only as the JSON it is not).
@@ -79,10 +81,12 @@ TEST_CASE("tokenize --inputs: an over-long line is refused within --max-memory, 
     if (measured) CHECK(peak_rss_kb("'" + attn_viz_binary() + "' " + args) < 64 * 1024);
     // A .jsonl text within the JSON line limit but over what tokenizing it takes is refused too.
     write_text(dir / "texts.jsonl", "{\"text\": \"" + text.substr(17, longest + 1000) + "\"}\n");
-    const CommandResult r = run_attn_viz("tokenize" + tokenizer + " --inputs " + (dir / "texts.jsonl") + " --max-memory 16M");
+    const CommandResult r =
+        run_attn_viz("tokenize" + tokenizer + " --inputs " + (dir / "texts.jsonl") + " --max-memory 16M");
     INFO(r.output);
     CHECK(r.exit_code == 3);
-    CHECK(r.output.find(dir / "texts.jsonl:1: tokenizing " + std::to_string(longest + 1000) + " bytes of text needs") != std::string::npos);
+    CHECK(r.output.find(dir / "texts.jsonl:1: tokenizing " + std::to_string(longest + 1000) + " bytes of text needs") !=
+          std::string::npos);
     // The longest line the budget allows is tokenized, within about twice the budget.
     write_text(dir / "texts.txt", text.substr(17, longest));
     const std::string within = "tokenize" + tokenizer + " --inputs " + (dir / "texts.txt") + " --max-memory 16M";
@@ -90,15 +94,19 @@ TEST_CASE("tokenize --inputs: an over-long line is refused within --max-memory, 
     if (measured) CHECK(peak_rss_kb("'" + attn_viz_binary() + "' " + within) < 2 * budget / 1024 + 16 * 1024);
 }
 
-TEST_CASE("model: a corpus line over --max-memory is refused by file and line; over the context and the budget, the context is named") {
+TEST_CASE(
+    "model: a corpus line over --max-memory is refused by file and line; over the context and the budget, the context "
+    "is named") {
     const std::string stories = stories260k_dir();
     if (stories.empty()) return;
     ScratchDir dir;
-    const std::string model = "model -q --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin";
+    const std::string model =
+        "model -q --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin";
     write_text(dir / "c.jsonl", "{\"text\": \"Once upon a time\"}\n{\"text\": \"" + std::string(1 << 20, 'a'));
     const uint64_t longest = (uint64_t{8} << 20) / attn_viz::json_bytes_per_text_byte;
-    check_line_refused(run_attn_viz(model + " --inputs " + (dir / "c.jsonl") + " --max-memory 8M --out " + (dir / "out")), dir / "c.jsonl:2",
-                       longest);
+    check_line_refused(
+        run_attn_viz(model + " --inputs " + (dir / "c.jsonl") + " --max-memory 8M --out " + (dir / "out")),
+        dir / "c.jsonl:2", longest);
     CHECK(!fs::exists(dir / "out"));
 
     // 600 ids: more than stories260K's 512 positions, and (5 layers of 8 heads of 600 x 600 maps)
@@ -115,4 +123,4 @@ TEST_CASE("model: a corpus line over --max-memory is refused by file and line; o
     }
 }
 
-}
+}  // TEST_SUITE("reliability")

@@ -3,12 +3,12 @@
 // inputs of compare and merge, nothing outside --out reached through a symbolic link or a planted
 // manifest entry, and nothing a run killed with SIGKILL left behind. Every refusal is exit 2 and
 // leaves every file as it was.
-#include <doctest/doctest.h>
-
 #include <csignal>
 #include <filesystem>
 #include <set>
 #include <sstream>
+
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 
 #include "cli_fixtures.hpp"
@@ -56,8 +56,8 @@ std::string plain_run(const ScratchDir& dir) {
 // folder made, which this waits for.
 pid_t start_run_blocked_on_fifo(const ScratchDir& dir) {
     REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
-    const pid_t pid = spawn_attn_viz({"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out", dir / "out",
-                                      "--dump-output", dir / "fifo"});
+    const pid_t pid = spawn_attn_viz({"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out",
+                                      dir / "out", "--dump-output", dir / "fifo"});
     REQUIRE(wait_until([&] { return !staging_in(dir.path()).empty(); }));
     return pid;
 }
@@ -69,7 +69,8 @@ TEST_SUITE("reliability") {
 TEST_CASE("a dump that is a file the run reads through another file (an .npy tensor, a hard link of one) is refused") {
     ScratchDir dir;
     write_npy_layer_fixture(dir, 8, 2, 5);
-    const std::string run = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
     REQUIRE(run_attn_viz(run + " --dump-attention " + (dir / "a.npy")).exit_code == 0);
     fs::create_hard_link(dir / "wk.npy", dir / "same_as_wk.npy");
     check_refused_leaving_everything(dir, run + " --dump-attention " + (dir / "wq.npy"),
@@ -78,8 +79,9 @@ TEST_CASE("a dump that is a file the run reads through another file (an .npy ten
     check_refused_leaving_everything(dir, run + " --dump-output " + (dir / "emb.npy"),
                                      (dir / "emb.npy") + ": refusing to overwrite an input: " + (dir / "emb.npy") +
                                          ", read as tensor embeddings of " + (dir / "x.json"));
-    check_refused_leaving_everything(dir, run + " --dump-output " + (dir / "same_as_wk.npy"),
-                                     (dir / "same_as_wk.npy") + ": refusing to overwrite an input: " + (dir / "wk.npy"));
+    check_refused_leaving_everything(
+        dir, run + " --dump-output " + (dir / "same_as_wk.npy"),
+        (dir / "same_as_wk.npy") + ": refusing to overwrite an input: " + (dir / "wk.npy"));
     // A file of the run directory that the weights refer to: replacing stats.json would destroy W_V.
     fs::rename(dir / "wv.npy", dir / "out/stats.json");
     nlohmann::json weights = nlohmann::json::parse(read_text(dir / "w.json"));
@@ -92,22 +94,24 @@ TEST_CASE("the config.json beside a safetensors checkpoint, and a --config file,
     ScratchDir dir;
     const int64_t D = 8;
     std::vector<std::pair<std::string, Tensor>> tensors;
-    for (const char* name : {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"})
+    for (const char* name :
+         {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"})
         tensors.emplace_back("encoder.layer.0." + std::string(name) + ".weight", random_tensor({D, D}));
     write_safetensors(dir / "m.safetensors", tensors);
     write_text(dir / "config.json", R"({"num_attention_heads": 2, "hidden_size": 8})");
     write_text(dir / "other.json", R"({"num_attention_heads": 4, "hidden_size": 8})");
     write_layer_fixture(dir, D, 2, 4);
-    const std::string run = "run -q --weights " + (dir / "m.safetensors") + " --layout bert --input " + (dir / "x.json") +
-                            " --out " + (dir / "out");
+    const std::string run = "run -q --weights " + (dir / "m.safetensors") + " --layout bert --input " +
+                            (dir / "x.json") + " --out " + (dir / "out");
     const CommandResult fine = run_attn_viz(run);
     REQUIRE_MESSAGE(fine.exit_code == 0, fine.output);
     CHECK(fs::exists(dir / "out/head_01.png"));  // two heads: config.json was read
     check_refused_leaving_everything(dir, run + " --dump-attention " + (dir / "config.json"),
-                                     (dir / "config.json") + ": refusing to overwrite an input: " + (dir / "config.json") +
-                                         ", read as model config");
-    check_refused_leaving_everything(dir, run + " --config " + (dir / "other.json") + " --dump-output " + (dir / "other.json"),
-                                     (dir / "other.json") + ": refusing to overwrite an input");
+                                     (dir / "config.json") + ": refusing to overwrite an input: " +
+                                         (dir / "config.json") + ", read as model config");
+    check_refused_leaving_everything(
+        dir, run + " --config " + (dir / "other.json") + " --dump-output " + (dir / "other.json"),
+        (dir / "other.json") + ": refusing to overwrite an input");
     check_refused_leaving_everything(dir, run + " --dump-output " + (dir / "m.safetensors"),
                                      (dir / "m.safetensors") + ": refusing to overwrite an input");
 }
@@ -124,10 +128,12 @@ TEST_CASE("corpus mode: a file inside the --inputs folder or referred to by a JS
     const std::string run = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus");
     const CommandResult fine = run_attn_viz(run + " --out " + (dir / "out") + " --save-partial " + (dir / "p.json"));
     REQUIRE_MESSAGE(fine.exit_code == 0, fine.output);
-    check_refused_leaving_everything(dir, run + " --out " + (dir / "out") + " --save-partial " + (dir / "corpus/b.json"),
-                                     (dir / "corpus/b.json") + ": refusing to overwrite an input: " + (dir / "corpus/b.json") +
-                                         ", read as input sequence");
-    check_refused_leaving_everything(dir, run + " --out " + (dir / "out") + " --save-partial " + (dir / "corpus/a.json.npy"),
+    check_refused_leaving_everything(
+        dir, run + " --out " + (dir / "out") + " --save-partial " + (dir / "corpus/b.json"),
+        (dir / "corpus/b.json") + ": refusing to overwrite an input: " + (dir / "corpus/b.json") +
+            ", read as input sequence");
+    check_refused_leaving_everything(dir,
+                                     run + " --out " + (dir / "out") + " --save-partial " + (dir / "corpus/a.json.npy"),
                                      (dir / "corpus/a.json.npy") + ": refusing to overwrite an input");
     // The corpus folder as the run directory: its stats.json is one of the sequences.
     check_refused_leaving_everything(dir, run + " --out " + (dir / "corpus") + " --force",
@@ -135,8 +141,8 @@ TEST_CASE("corpus mode: a file inside the --inputs folder or referred to by a JS
     // A JSONL corpus whose line refers to an .npy beside it.
     write_text(dir / "c.jsonl", nlohmann::json{{"embeddings", {{"npy", "emb.npy"}}}}.dump() + "\n");
     check_refused_leaving_everything(dir,
-                                     "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") + " --out " +
-                                         (dir / "out") + " --save-partial " + (dir / "emb.npy"),
+                                     "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") +
+                                         " --out " + (dir / "out") + " --save-partial " + (dir / "emb.npy"),
                                      (dir / "emb.npy") + ": refusing to overwrite an input: " + (dir / "emb.npy") +
                                          ", read as tensor embeddings of " + (dir / "c.jsonl") + ":1");
 }
@@ -162,14 +168,14 @@ TEST_CASE("compare and merge never replace their inputs, even with --force into 
     const std::pair<std::string, std::string> runs[] = {{dir / "c.jsonl", dir / "merged/stats.json"},
                                                         {dir / "c2.jsonl", dir / "p2.json"}};
     for (const auto& [corpus, partial] : runs)
-        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + corpus + " --out " + (dir / "corpus_out") +
-                             " --save-partial " + partial)
+        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + corpus + " --out " +
+                             (dir / "corpus_out") + " --save-partial " + partial)
                     .exit_code == 0);
-    check_refused_leaving_everything(dir,
-                                     "merge -q " + (dir / "merged/stats.json") + " " + (dir / "p2.json") + " --out " +
-                                         (dir / "merged") + " --force",
-                                     (dir / "merged/stats.json") + ": refusing to overwrite an input: " +
-                                         (dir / "merged/stats.json") + ", read as partial result");
+    check_refused_leaving_everything(
+        dir,
+        "merge -q " + (dir / "merged/stats.json") + " " + (dir / "p2.json") + " --out " + (dir / "merged") + " --force",
+        (dir / "merged/stats.json") + ": refusing to overwrite an input: " + (dir / "merged/stats.json") +
+            ", read as partial result");
 }
 
 TEST_CASE("a planted manifest entry never removes a file outside --out or one attn-viz does not write") {
@@ -178,14 +184,15 @@ TEST_CASE("a planted manifest entry never removes a file outside --out or one at
     const std::string run = plain_run(dir);
     REQUIRE(run_attn_viz(run).exit_code == 0);
     fs::create_directories(dir / "victim");
-    for (const char* name : {"thesis.tex", "head_00.png", "stats.json"}) write_text(dir / ("victim/" + std::string(name)), name);
+    for (const char* name : {"thesis.tex", "head_00.png", "stats.json"})
+        write_text(dir / ("victim/" + std::string(name)), name);
     fs::create_directory_symlink("../victim", dir / "out/assets");
     fs::create_symlink("../victim/stats.json", dir / "out/old.png");
     write_text(dir / "out/notes.txt", "the user's notes");
     std::string manifest = read_text(dir / "out/.attn-viz-run");
-    for (const std::string& entry : {std::string("assets/thesis.tex"), std::string("assets/head_00.png"),
-                                     std::string("../victim/stats.json"), dir / "victim/head_00.png", std::string("notes.txt"),
-                                     std::string("old.png")})
+    for (const std::string& entry :
+         {std::string("assets/thesis.tex"), std::string("assets/head_00.png"), std::string("../victim/stats.json"),
+          dir / "victim/head_00.png", std::string("notes.txt"), std::string("old.png")})
         manifest += entry + "\n";
     write_text(dir / "out/.attn-viz-run", manifest);
     const auto victim = snapshot(dir / "victim");
@@ -209,11 +216,12 @@ TEST_CASE("a folder of --out that is a symbolic link is never written through: e
     write_text(dir / "victim/head_00.png", "the victim's picture");
     fs::remove_all(dir / "out/seq_00");
     fs::create_directory_symlink("../victim", dir / "out/seq_00");
-    check_refused_leaving_everything(dir, run,
-                                     (dir / "out/seq_00") + ": is a symbolic link or not a folder: refusing to write through it");
+    check_refused_leaving_everything(
+        dir, run, (dir / "out/seq_00") + ": is a symbolic link or not a folder: refusing to write through it");
 }
 
-TEST_CASE("a run killed with SIGKILL leaves a staging folder that the next run removes; its files never reach the results") {
+TEST_CASE(
+    "a run killed with SIGKILL leaves a staging folder that the next run removes; its files never reach the results") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 6);
     const pid_t killed = start_run_blocked_on_fifo(dir);
@@ -254,4 +262,4 @@ TEST_CASE("a live run's staging folder is left alone by another run into the sam
     CHECK(files_below(dir / "out") == manifest_files(dir / "out"));
 }
 
-}
+}  // TEST_SUITE("reliability")

@@ -2,9 +2,9 @@
 // mapping, files that cannot be read (missing, a directory where a file belongs), and files that
 // cannot be written. (Bad JSON contents: tests/test_cli.cpp; interrupts and disk full:
 // test_reliability_outputs.cpp.)
-#include <doctest/doctest.h>
-
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
 #include "llama2c_checkpoint.hpp"
@@ -26,7 +26,8 @@ TEST_CASE("every error kind has its documented exit status") {
     CHECK(exit_code(ErrorKind::internal) == 5);
     CommandResult help = run_attn_viz("--help");
     CHECK(help.exit_code == 0);
-    CHECK(help.output.find("0 success, 1 threshold exceeded (compare --fail-above), 2 usage, 3 bad input,") != std::string::npos);
+    CHECK(help.output.find("0 success, 1 threshold exceeded (compare --fail-above), 2 usage, 3 bad input,") !=
+          std::string::npos);
     CHECK(help.output.find("4 I/O error, 5 internal error, 130 interrupted.") != std::string::npos);
 }
 
@@ -34,14 +35,13 @@ TEST_CASE("every loader reports a missing file or a directory as an I/O error na
     ScratchDir dir;
     fs::create_directories(dir / "folder");
     const std::function<void(const std::string&)> loaders[] = {
-        [](const std::string& p) { read_npy(p); },
-        [](const std::string& p) { read_weights_file(p); },
-        [](const std::string& p) { SafetensorsFile{p}; },
-        [](const std::string& p) { read_llama2c_checkpoint(p); },
+        [](const std::string& p) { read_npy(p); },         [](const std::string& p) { read_weights_file(p); },
+        [](const std::string& p) { SafetensorsFile{p}; },  [](const std::string& p) { read_llama2c_checkpoint(p); },
         [](const std::string& p) { Llama2cTokenizer{p}; },
     };
     for (const auto& load : loaders) {
-        check_error([&] { load(dir / "missing.bin"); }, ErrorKind::io, {dir / "missing.bin", "cannot open: No such file or directory"});
+        check_error([&] { load(dir / "missing.bin"); }, ErrorKind::io,
+                    {dir / "missing.bin", "cannot open: No such file or directory"});
         check_error([&] { load(dir / "folder"); }, ErrorKind::io, {dir / "folder", "not a regular file"});
     }
 }
@@ -51,7 +51,11 @@ TEST_CASE("writers report an unwritable path as an I/O error naming it") {
     const Tensor t = random_tensor({2, 3});
     check_error([&] { write_npy(dir / "no/such/dir/t.npy", t); }, ErrorKind::io, {"t.npy", "cannot open for writing"});
     check_error([&] { write_npy("/dev/full", t); }, ErrorKind::io, {"/dev/full", "write failed"});
-    check_error([&] { write_safetensors(dir / "no/such/dir/t.safetensors", {{"t", t}}); }, ErrorKind::io, {"t.safetensors"});
+    check_error(
+        [&] {
+            write_safetensors(dir / "no/such/dir/t.safetensors", {{"t", t}});
+        },
+        ErrorKind::io, {"t.safetensors"});
 }
 
 TEST_CASE("run: a directory or a missing file as --weights is a usage error (exit 2) naming it") {
@@ -59,7 +63,8 @@ TEST_CASE("run: a directory or a missing file as --weights is a usage error (exi
     write_layer_fixture(dir, 8, 2, 3);
     fs::create_directories(dir / "folder");
     for (const std::string& weights : {dir / "folder", dir / "missing.json"}) {
-        CommandResult r = run_attn_viz("run --weights " + weights + " --input " + (dir / "x.json") + " --out " + (dir / "out"));
+        CommandResult r =
+            run_attn_viz("run --weights " + weights + " --input " + (dir / "x.json") + " --out " + (dir / "out"));
         CHECK(r.exit_code == 2);
         CHECK(r.output.find(weights) != std::string::npos);
         CHECK(!fs::exists(dir / "out"));
@@ -71,11 +76,12 @@ TEST_CASE("run: an .npy reference to a directory is bad input (exit 3) naming th
     write_layer_fixture(dir, 4, 2, 3);
     fs::create_directories(dir / "emb.npy");
     write_text(dir / "xr.json", R"({"embeddings": {"npy": "emb.npy"}})");
-    CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "xr.json") + " --out " + (dir / "out"));
+    CommandResult r =
+        run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "xr.json") + " --out " + (dir / "out"));
     CHECK(r.exit_code == 3);
-    CHECK(r.output.find("xr.json: embeddings refers to an unreadable file: " + (dir / "emb.npy") + ": is a folder, not a regular file") !=
-          std::string::npos);
+    CHECK(r.output.find("xr.json: embeddings refers to an unreadable file: " + (dir / "emb.npy") +
+                        ": is a folder, not a regular file") != std::string::npos);
     CHECK(!fs::exists(dir / "out"));
 }
 
-}
+}  // TEST_SUITE("reliability")

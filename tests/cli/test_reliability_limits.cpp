@@ -30,7 +30,8 @@ std::string npy_bytes(const std::string& shape_text, size_t data_bytes) {
     bytes += static_cast<char>(header.size() & 0xff);
     bytes += static_cast<char>(header.size() >> 8);
     bytes += header;
-    for (size_t i = 0; i < data_bytes; ++i) bytes += static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng()) & 0x3f);
+    for (size_t i = 0; i < data_bytes; ++i)
+        bytes += static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng()) & 0x3f);
     return bytes;
 }
 
@@ -69,8 +70,9 @@ TEST_CASE("check_memory names what, the bytes and the budget, and says a larger 
     } catch (const Error& e) {
         CHECK(e.kind() == ErrorKind::bad_input);
         CHECK(e.remedy() == Remedy::raise_memory_budget);
-        CHECK(std::string(e.what()) == "the thing needs " + std::to_string(limit + 1) + " bytes, more than the memory budget of " +
-                                           std::to_string(limit) + " bytes");
+        CHECK(std::string(e.what()) == "the thing needs " + std::to_string(limit + 1) +
+                                           " bytes, more than the memory budget of " + std::to_string(limit) +
+                                           " bytes");
     }
     check_error([] { check_memory_elements(uint64_t{1} << 62, 8, 1000, "overflowing"); }, ErrorKind::bad_input,
                 {"overflowing needs 18446744073709551615 bytes"});
@@ -98,8 +100,8 @@ TEST_CASE(".npy: a shape larger than the file is refused; one within the file bu
                 ErrorKind::bad_input, {"huge.npy", "truncated .npy data"});
     const auto* bytes = reinterpret_cast<const unsigned char*>(fits.data());
     CHECK(parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16)).size() == rows * 4);
-    check_error([&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); }, ErrorKind::bad_input,
-                {"fits.npy: .npy array of shape [", "memory budget"});
+    check_error([&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); },
+                ErrorKind::bad_input, {"fits.npy: .npy array of shape [", "memory budget"});
 }
 
 TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused without allocating D x D") {
@@ -107,7 +109,8 @@ TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused wi
     // d_model 2^20 would be a 4 TB matrix; the rows say otherwise, and that is found first.
     write_text(dir / "w.json", R"({"format":"attn-viz/weights@1","d_model":1048576,"num_heads":1,)"
                                R"("W_Q":[[1,2],[3,4]],"W_K":[[1,2],[3,4]],"W_V":[[1,2],[3,4]],"W_O":[[1,2],[3,4]]})");
-    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input, {"w.json", "W_Q has 2 entries, expected 1048576"});
+    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
+                {"w.json", "W_Q has 2 entries, expected 1048576"});
 }
 
 TEST_CASE("a JSON document whose parsed form would exceed the budget is refused before parsing") {
@@ -115,7 +118,8 @@ TEST_CASE("a JSON document whose parsed form would exceed the budget is refused 
     write_layer_fixture(dir, 4, 2, 3);
     const uint64_t size = std::filesystem::file_size(dir / "w.json");
     CHECK(read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte)).d_model == 4);
-    check_error([&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); }, ErrorKind::bad_input,
+    check_error([&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); },
+                ErrorKind::bad_input,
                 {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"});
 }
 
@@ -133,10 +137,14 @@ TEST_CASE("safetensors: a tensor within the file but over the budget is refused 
 TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and the tensor") {
     const Tensor t = random_tensor({6, 7});
     nlohmann::json rows = nlohmann::json::array();
-    for (int64_t r = 0; r < 6; ++r) rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
+    for (int64_t r = 0; r < 6; ++r)
+        rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
     CHECK(read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4)}).size() == 42);
-    check_error([&] { read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)}); }, ErrorKind::bad_input,
-                {"w.json: W_Q of shape [6, 7]", "memory budget"});
+    check_error(
+        [&] {
+            read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)});
+        },
+        ErrorKind::bad_input, {"w.json: W_Q of shape [6, 7]", "memory budget"});
 }
 
 TEST_CASE("estimate_layer_run_bytes covers the attention map and grows with T*S") {
@@ -146,7 +154,8 @@ TEST_CASE("estimate_layer_run_bytes covers the attention map and grows with T*S"
     CHECK(estimate >= map + weights + uint64_t(T * D) * 4 * 2);
     CHECK(estimate < 4 * (map + weights + uint64_t(T * D) * 4 * 8));
     CHECK(estimate_layer_run_bytes(D, H, H, D / H, 2 * T, 2 * T) - estimate >= 3 * map);
-    CHECK(estimate_layer_run_bytes(int64_t{1} << 40, 1 << 20, 1 << 20, 1 << 20, int64_t{1} << 40, int64_t{1} << 40) == UINT64_MAX);
+    CHECK(estimate_layer_run_bytes(int64_t{1} << 40, 1 << 20, 1 << 20, 1 << 20, int64_t{1} << 40, int64_t{1} << 40) ==
+          UINT64_MAX);
 }
 
 TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts one within it") {
@@ -158,13 +167,15 @@ TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts o
     const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
     // The JSON files themselves fit: the run is what is refused.
     REQUIRE(std::filesystem::file_size(dir / "x.json") * json_bytes_per_text_byte < estimate - 1);
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
     CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
     CHECK(r.exit_code == 3);
     const std::string tokens = std::to_string(T);
-    CHECK(r.output.find("running the layer on " + tokens + " x " + tokens + " tokens needs " + std::to_string(estimate) + " bytes") !=
+    CHECK(r.output.find("running the layer on " + tokens + " x " + tokens + " tokens needs " +
+                        std::to_string(estimate) + " bytes") != std::string::npos);
+    CHECK(r.output.find("memory budget of " + std::to_string(estimate - 1) + " bytes (--max-memory)") !=
           std::string::npos);
-    CHECK(r.output.find("memory budget of " + std::to_string(estimate - 1) + " bytes (--max-memory)") != std::string::npos);
     CHECK(!std::filesystem::exists(dir / "out"));
     CHECK(run_attn_viz(args + " --max-memory " + std::to_string(estimate)).exit_code == 0);
     r = run_attn_viz(args + " --max-memory lots");
@@ -182,14 +193,15 @@ TEST_CASE("run --inputs checks each corpus sequence's run against --max-memory a
     write_text(dir / "corpus.jsonl", read_text(dir / "x.json") + "\n" + long_line + "\n");
     const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
     REQUIRE(long_line.size() * json_bytes_per_text_byte < estimate - 1);
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus.jsonl") + " --out " + (dir / "out");
+    const std::string args =
+        "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus.jsonl") + " --out " + (dir / "out");
     const CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("running the layer on " + std::to_string(T) + " x " + std::to_string(T) + " tokens needs " +
-                        std::to_string(estimate) + " bytes, more than the memory budget of " + std::to_string(estimate - 1) +
-                        " bytes (--max-memory)") != std::string::npos);
+                        std::to_string(estimate) + " bytes, more than the memory budget of " +
+                        std::to_string(estimate - 1) + " bytes (--max-memory)") != std::string::npos);
     CHECK(!std::filesystem::exists(dir / "out"));
     CHECK(run_attn_viz(args + " --max-memory " + std::to_string(estimate)).exit_code == 0);
 }
 
-}
+}  // TEST_SUITE("reliability")

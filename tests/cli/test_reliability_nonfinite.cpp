@@ -60,14 +60,15 @@ TEST_CASE("inline JSON numbers beyond float32 are refused unless non-finite valu
     ScratchDir dir;
     write_text(dir / "w.json", R"({"format":"attn-viz/weights@1","d_model":2,"num_heads":1,"W_Q":[[1,2],[3,-1e39]],)"
                                R"("W_K":[[1,0],[0,1]],"W_V":[[1,0],[0,1]],"W_O":[[1,0],[0,1]]})");
-    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input, {"w.json", "W_Q[1, 1] is not a finite float32"},
-                Remedy::allow_nonfinite);
+    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
+                {"w.json", "W_Q[1, 1] is not a finite float32"}, Remedy::allow_nonfinite);
     CHECK(read_weights_file(dir / "w.json", limits_allowing_nonfinite()).w_q.data[3] == -inf_value);
 }
 
 TEST_CASE("a safetensors tensor with NaN is refused when loaded, naming it and the index") {
     ScratchDir dir;
-    for (SafetensorsDtype dtype : {SafetensorsDtype::f32, SafetensorsDtype::f16, SafetensorsDtype::bf16, SafetensorsDtype::f64}) {
+    for (SafetensorsDtype dtype :
+         {SafetensorsDtype::f32, SafetensorsDtype::f16, SafetensorsDtype::bf16, SafetensorsDtype::f64}) {
         const int64_t rows = 3, cols = 5, at = random_index(rows * cols);
         Tensor t = random_tensor({rows, cols});
         t.data[size_t(at)] = nan_value;
@@ -75,9 +76,11 @@ TEST_CASE("a safetensors tensor with NaN is refused when loaded, naming it and t
         const SafetensorsFile file(dir / "m.safetensors");
         CHECK(file.load("fine").size() == 4);
         check_error([&] { file.load("layer.weight"); }, ErrorKind::bad_input,
-                    {dir / "m.safetensors", "layer.weight[" + std::to_string(at / cols) + ", " + std::to_string(at % cols) + "] is not finite"},
+                    {dir / "m.safetensors", "layer.weight[" + std::to_string(at / cols) + ", " +
+                                                std::to_string(at % cols) + "] is not finite"},
                     Remedy::allow_nonfinite);
-        CHECK(std::isnan(SafetensorsFile(dir / "m.safetensors", limits_allowing_nonfinite()).load("layer.weight").data[size_t(at)]));
+        CHECK(std::isnan(
+            SafetensorsFile(dir / "m.safetensors", limits_allowing_nonfinite()).load("layer.weight").data[size_t(at)]));
     }
 }
 
@@ -102,7 +105,9 @@ TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the ind
     write_text(dir / "m.bin", bytes);
     check_error([&] { read_llama2c_checkpoint(dir / "m.bin"); }, ErrorKind::bad_input,
                 {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"});
-    CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin", limits_allowing_nonfinite()).layers[1].attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
+    CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin", limits_allowing_nonfinite())
+                         .layers[1]
+                         .attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
 }
 
 TEST_CASE("NaN weights of one head poison exactly that head, without crashing the attention path") {
@@ -144,7 +149,8 @@ TEST_CASE("run --allow-nonfinite loads NaN weights, names the poisoned head and 
     nlohmann::json doc = nlohmann::json::parse(read_text(dir / "w.json"));
     doc["W_Q"] = {{"npy", "wq.npy"}};
     write_text(dir / "w.json", doc.dump());
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
     CommandResult r = run_attn_viz(args);
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("W_Q[") != std::string::npos);
@@ -155,4 +161,4 @@ TEST_CASE("run --allow-nonfinite loads NaN weights, names the poisoned head and 
     CHECK(std::filesystem::exists(dir / "out/stats.json"));
 }
 
-}
+}  // TEST_SUITE("reliability")

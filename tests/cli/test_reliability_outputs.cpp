@@ -1,14 +1,14 @@
 // Interrupted and failed runs leave the previous results (or nothing), never a half-written
 // file or a staging directory; a run never overwrites its inputs.
-#include <doctest/doctest.h>
-
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <random>
 #include <set>
-#include <sys/stat.h>
 #include <thread>
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "cli_fixtures.hpp"
 #include "synthetic_gguf.hpp"
@@ -23,16 +23,19 @@ TEST_CASE("SIGINT/SIGTERM while the staging directory exists: exit 130, staging 
     for (int signal_number : {SIGINT, SIGTERM}) {
         ScratchDir dir;
         write_layer_fixture(dir, 8, 2, 6);
-        const std::vector<std::string> base = {"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out", dir / "out"};
-        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out") +
-                             " --dump-attention " + (dir / "a.npy")).exit_code == 0);
+        const std::vector<std::string> base = {"run",     "-q",           "--weights", dir / "w.json",
+                                               "--input", dir / "x.json", "--out",     dir / "out"};
+        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
+                             (dir / "out") + " --dump-attention " + (dir / "a.npy"))
+                    .exit_code == 0);
         const auto before = snapshot(dir / "out");
         const std::string dump_before = read_text(dir / "a.npy");
         // The dump goes to a FIFO nobody reads: the run blocks in open() after staging stats.json,
         // so the signal lands mid-run, with the staging directory present, every time.
         REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
         std::vector<std::string> args = base;
-        for (const std::string& a : {std::string("--dump-attention"), dir / "a.npy", std::string("--dump-output"), dir / "fifo"})
+        for (const std::string& a :
+             {std::string("--dump-attention"), dir / "a.npy", std::string("--dump-output"), dir / "fifo"})
             args.push_back(a);
         const pid_t pid = spawn_attn_viz(args);
         REQUIRE(wait_until([&] { return !staging_in(dir.path()).empty(); }));
@@ -55,10 +58,12 @@ TEST_CASE("SIGINT in the middle of a large layer (D=256, T=1500): exit 130, noth
     // A previous run's results, small and quick to make, that the interrupted run would replace.
     ScratchDir small;
     write_layer_fixture(small, 8, 2, 3);
-    REQUIRE(run_attn_viz("run -q --weights " + (small / "w.json") + " --input " + (small / "x.json") + " --out " + (dir / "out")).exit_code == 0);
+    REQUIRE(run_attn_viz("run -q --weights " + (small / "w.json") + " --input " + (small / "x.json") + " --out " +
+                         (dir / "out"))
+                .exit_code == 0);
     const auto before = snapshot(dir / "out");
-    const pid_t pid = spawn_attn_viz({"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out", dir / "out",
-                                      "--dump-attention", dir / "a.npy"});
+    const pid_t pid = spawn_attn_viz({"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out",
+                                      dir / "out", "--dump-attention", dir / "a.npy"});
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     kill(pid, SIGINT);
     CHECK(wait_exit_code(pid) == 130);
@@ -76,15 +81,16 @@ std::string interrupted_model_run(const std::string& model, const std::string& o
     std::uniform_int_distribution<int> id(3, 299);
     for (int t = 1; t < 16; ++t) tokens += "," + std::to_string(id(rng()));
     fs::create_directories(work);
-    const std::string pid_file = (work / "pid").string(), log = (work / "log").string(), status = (work / "status").string(),
-                      fifo = (work / "fifo").string();
+    const std::string pid_file = (work / "pid").string(), log = (work / "log").string(),
+                      status = (work / "status").string(), fifo = (work / "fifo").string();
     fs::remove(status);
     fs::remove(pid_file);
     fs::remove(fifo);
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-    REQUIRE(run_command("('" + attn_viz_binary() + "' model --model '" + model + "' --tokens " + tokens + " --rollout --out '" + out +
-                        "' --dump-attention '" + fifo + "' > '" + log + "' 2>&1 & echo $! > '" + pid_file + "'; wait $!; echo $? > '" +
-                        status + "') > /dev/null 2>&1 &")
+    REQUIRE(run_command("('" + attn_viz_binary() + "' model --model '" + model + "' --tokens " + tokens +
+                        " --rollout --out '" + out + "' --dump-attention '" + fifo + "' > '" + log +
+                        "' 2>&1 & echo $! > '" + pid_file + "'; wait $!; echo $? > '" + status +
+                        "') > /dev/null 2>&1 &")
                 .exit_code == 0);
     REQUIRE(wait_until([&] { return fs::exists(pid_file) && fs::file_size(pid_file) > 0; }));
     const pid_t pid = std::stoi(read_text(pid_file));
@@ -102,7 +108,9 @@ TEST_CASE("Ctrl-C during a long model run prints one line saying what is kept, e
     const std::string model = dir / "m.gguf";
     make_synthetic_gguf(model, "F32", {32, 12, 2, 2, 32, 300}, static_cast<unsigned>(rng()() % 1000));
     // A previous run's results in out/, which the interrupted run would have replaced.
-    REQUIRE(run_attn_viz("model -q --model " + model + " --tokens 1,5,9 --stats-only --out " + (dir / "out")).exit_code == 0);
+    REQUIRE(
+        run_attn_viz("model -q --model " + model + " --tokens 1,5,9 --stats-only --out " + (dir / "out")).exit_code ==
+        0);
     const auto before = snapshot(dir / "out");
     ScratchDir work;  // the shell's pid, output and status files, outside the watched folder
     CHECK(interrupted_model_run(model, dir / "out", work.path()) ==
@@ -110,15 +118,17 @@ TEST_CASE("Ctrl-C during a long model run prints one line saying what is kept, e
     CHECK(snapshot(dir / "out") == before);
     CHECK(names_in(dir.path()) == std::set<std::string>{"m.gguf", "out"});
     // A first run into a folder that does not exist yet: nothing to keep, and no folder appears.
-    CHECK(interrupted_model_run(model, dir / "fresh", work.path()) == "attn-viz: interrupted: nothing written to " + (dir / "fresh") + "\n");
+    CHECK(interrupted_model_run(model, dir / "fresh", work.path()) ==
+          "attn-viz: interrupted: nothing written to " + (dir / "fresh") + "\n");
     CHECK(names_in(dir.path()) == std::set<std::string>{"m.gguf", "out"});
 }
 
-TEST_CASE("a file size limit (disk full) mid-write: exit 4 with a message, staging removed, previous results unchanged") {
+TEST_CASE(
+    "a file size limit (disk full) mid-write: exit 4 with a message, staging removed, previous results unchanged") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 20);
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out") +
-                             " --dump-attention " + (dir / "a.npy");
+    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
+                             (dir / "out") + " --dump-attention " + (dir / "a.npy");
     REQUIRE(run_attn_viz(args).exit_code == 0);
     const auto before = snapshot(dir / "out");
     const std::string dump_before = read_text(dir / "a.npy");
@@ -129,7 +139,8 @@ TEST_CASE("a file size limit (disk full) mid-write: exit 4 with a message, stagi
     CHECK(r.exit_code == 4);
     // The first file over the limit is named as the user knows it (out/stats.json), not by its
     // path in the staging folder beside out/.
-    CHECK(r.output.find("attn-viz: error: " + (dir / "out/stats.json") + ": write failed: File too large") != std::string::npos);
+    CHECK(r.output.find("attn-viz: error: " + (dir / "out/stats.json") + ": write failed: File too large") !=
+          std::string::npos);
     CHECK(r.output.find("attn-viz-partial") == std::string::npos);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "out", "a.npy"});
     CHECK(snapshot(dir / "out") == before);
@@ -150,11 +161,14 @@ TEST_CASE("a dump to /dev/full fails with exit 4 and leaves no run directory") {
 TEST_CASE("standard output to /dev/full: tokenize, model --json and run exit 4 with one line naming it") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 5);
-    std::vector<std::string> commands = {"run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out")};
+    std::vector<std::string> commands = {"run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") +
+                                         " --out " + (dir / "out")};
     const std::string stories = stories260k_dir();
     if (!stories.empty()) {
-        const std::string model = " --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin";
-        commands.push_back("tokenize --model " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin --text 'Once upon a time'");
+        const std::string model =
+            " --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin";
+        commands.push_back("tokenize --model " + stories + "/stories260K.bin --tokenizer " + stories +
+                           "/tok512.bin --text 'Once upon a time'");
         commands.push_back("model --json --stats-only" + model + " --text 'Once upon a time' --out " + (dir / "model"));
     }
     for (const std::string& command : commands) {
@@ -199,7 +213,8 @@ TEST_CASE("dump and --save-partial destinations are checked before any work, nam
     const Case cases[] = {
         // A dump inside an --out that does not exist yet: it only appears when the run succeeds.
         {one + " --dump-attention " + (dir / "out/attn.npy"), 2,
-         dir / "out/attn.npy" + ": is inside the output directory " + (dir / "out") + ", which is only created when the run succeeds"},
+         dir / "out/attn.npy" + ": is inside the output directory " + (dir / "out") +
+             ", which is only created when the run succeeds"},
         {one + " --dump-attention " + (dir / "file.txt/a.npy"), 4,
          dir / "file.txt/a.npy" + ": cannot write in " + (dir / "file.txt") + ": Not a directory"},
         {corpus + " --save-partial " + (dir / "file.txt/sub/p.json"), 4,
@@ -243,7 +258,8 @@ TEST_CASE("dump and --save-partial destinations get their missing folders, as --
     INFO(r.output);
     CHECK(r.exit_code == 0);
     CHECK(fs::is_regular_file(dir / "partials/0/p.json"));
-    r = run_attn_viz("merge " + (dir / "partials/0/p.json") + " --out " + (dir / "m") + " --save-partial " + (dir / "merged/p.json"));
+    r = run_attn_viz("merge " + (dir / "partials/0/p.json") + " --out " + (dir / "m") + " --save-partial " +
+                     (dir / "merged/p.json"));
     INFO(r.output);
     CHECK(r.exit_code == 0);
     CHECK(fs::is_regular_file(dir / "merged/p.json"));
@@ -254,16 +270,17 @@ TEST_CASE("--force into the inputs' own folder never replaces an input, even one
     write_layer_fixture(dir, 8, 2, 3);
     fs::rename(dir / "x.json", dir / "stats.json");
     const std::string before = read_text(dir / "stats.json");
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "stats.json") + " --out " + dir.path().string();
+    const std::string args =
+        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "stats.json") + " --out " + dir.path().string();
     CommandResult r = run_attn_viz(args);
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("--force") != std::string::npos);
     r = run_attn_viz(args + " --force");
     CHECK(r.exit_code == 2);
-    CHECK(r.output.find("stats.json: refusing to overwrite an input: " + (dir / "stats.json") + ", read as input sequence") !=
-          std::string::npos);
+    CHECK(r.output.find("stats.json: refusing to overwrite an input: " + (dir / "stats.json") +
+                        ", read as input sequence") != std::string::npos);
     CHECK(read_text(dir / "stats.json") == before);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "stats.json"});
 }
 
-}
+}  // TEST_SUITE("reliability")

@@ -2,9 +2,9 @@
 // folder's tokenizer.json or a corpus fails at once, naming the file and what it is, instead of
 // waiting forever for a writer. Every command runs under timeout(1), so a regression fails (exit
 // 124) rather than hanging the suite.
-#include <doctest/doctest.h>
-
 #include <filesystem>
+
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 
 #include "cli_fixtures.hpp"
@@ -29,7 +29,8 @@ void make_fifo(const std::string& path) { REQUIRE(::mkfifo(path.c_str(), 0600) =
 void check_fifo_refused(const CommandResult& r, const std::string& fifo, const std::string& out) {
     INFO(r.output);
     CHECK(r.exit_code == 4);
-    CHECK(r.output.find("attn-viz: error: " + fifo + ": is a named pipe (FIFO), not a regular file") != std::string::npos);
+    CHECK(r.output.find("attn-viz: error: " + fifo + ": is a named pipe (FIFO), not a regular file") !=
+          std::string::npos);
     CHECK(!fs::exists(out));
 }
 
@@ -41,11 +42,15 @@ TEST_CASE("open_input_file refuses a FIFO, a folder and a device by what they ar
     ScratchDir dir;
     make_fifo(dir / "pipe");
     fs::create_directories(dir / "folder");
-    check_error([&] { open_input_file(dir / "pipe", "weights"); }, ErrorKind::io, {dir / "pipe", "is a named pipe (FIFO), not a regular file"});
+    check_error([&] { open_input_file(dir / "pipe", "weights"); }, ErrorKind::io,
+                {dir / "pipe", "is a named pipe (FIFO), not a regular file"});
     check_error([&] { MappedFile(dir / "pipe", "weights"); }, ErrorKind::io, {dir / "pipe", "named pipe (FIFO)"});
-    check_error([&] { open_input_file(dir / "folder", "weights"); }, ErrorKind::io, {dir / "folder", "is a folder, not a regular file"});
-    check_error([&] { open_input_file("/dev/null", "weights"); }, ErrorKind::io, {"/dev/null", "is a character device, not a regular file"});
-    check_error([&] { open_input_file(dir / "missing", "weights"); }, ErrorKind::io, {dir / "missing", "cannot open: No such file"});
+    check_error([&] { open_input_file(dir / "folder", "weights"); }, ErrorKind::io,
+                {dir / "folder", "is a folder, not a regular file"});
+    check_error([&] { open_input_file("/dev/null", "weights"); }, ErrorKind::io,
+                {"/dev/null", "is a character device, not a regular file"});
+    check_error([&] { open_input_file(dir / "missing", "weights"); }, ErrorKind::io,
+                {dir / "missing", "cannot open: No such file"});
     write_text(dir / "file.bin", "abc");
     const MappedFile file(dir / "file.bin", "weights");  // a regular file still opens (and reads with blocking I/O)
     CHECK(file.text() == "abc");
@@ -54,29 +59,34 @@ TEST_CASE("open_input_file refuses a FIFO, a folder and a device by what they ar
 TEST_CASE("a FIFO as a model, a tokenizer.json in a folder, a corpus or a shard to merge fails at once naming it") {
     ScratchDir dir;
     make_fifo(dir / "model.gguf");
-    check_fifo_refused(run_with_timeout("model --checkpoint " + (dir / "model.gguf") + " --text hi --out " + (dir / "out")),
-                       dir / "model.gguf", dir / "out");
-    check_fifo_refused(run_with_timeout("tokenize --model " + (dir / "model.gguf") + " --text hi"), dir / "model.gguf", dir / "out");
+    check_fifo_refused(
+        run_with_timeout("model --checkpoint " + (dir / "model.gguf") + " --text hi --out " + (dir / "out")),
+        dir / "model.gguf", dir / "out");
+    check_fifo_refused(run_with_timeout("tokenize --model " + (dir / "model.gguf") + " --text hi"), dir / "model.gguf",
+                       dir / "out");
 
     fs::create_directories(dir / "tok");
     make_fifo(dir / "tok/tokenizer.json");
-    check_fifo_refused(run_with_timeout("tokenize --tokenizer " + (dir / "tok") + " --text hi"), dir / "tok/tokenizer.json", dir / "out");
+    check_fifo_refused(run_with_timeout("tokenize --tokenizer " + (dir / "tok") + " --text hi"),
+                       dir / "tok/tokenizer.json", dir / "out");
 
     make_fifo(dir / "shard.json");
-    check_fifo_refused(run_with_timeout("merge " + (dir / "shard.json") + " --out " + (dir / "out")), dir / "shard.json", dir / "out");
+    check_fifo_refused(run_with_timeout("merge " + (dir / "shard.json") + " --out " + (dir / "out")),
+                       dir / "shard.json", dir / "out");
 
     make_fifo(dir / "texts.jsonl");
     write_layer_fixture(dir, 8, 2, 3);
-    check_fifo_refused(run_with_timeout("run --weights " + (dir / "w.json") + " --inputs " + (dir / "texts.jsonl") + " --out " + (dir / "out")),
+    check_fifo_refused(run_with_timeout("run --weights " + (dir / "w.json") + " --inputs " + (dir / "texts.jsonl") +
+                                        " --out " + (dir / "out")),
                        dir / "texts.jsonl", dir / "out");
     const std::string stories = stories260k_dir();
     if (stories.empty()) return;
-    check_fifo_refused(run_with_timeout("model --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin --inputs " +
-                                        (dir / "texts.jsonl") + " --out " + (dir / "out")),
+    check_fifo_refused(run_with_timeout("model --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories +
+                                        "/tok512.bin --inputs " + (dir / "texts.jsonl") + " --out " + (dir / "out")),
                        dir / "texts.jsonl", dir / "out");
-    check_fifo_refused(run_with_timeout("tokenize --model " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin --inputs " +
-                                        (dir / "texts.jsonl")),
+    check_fifo_refused(run_with_timeout("tokenize --model " + stories + "/stories260K.bin --tokenizer " + stories +
+                                        "/tok512.bin --inputs " + (dir / "texts.jsonl")),
                        dir / "texts.jsonl", dir / "out");
 }
 
-}
+}  // TEST_SUITE("reliability")

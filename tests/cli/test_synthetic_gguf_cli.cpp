@@ -1,11 +1,10 @@
 // scripts/make_synthetic_gguf.py (the 7B benchmark's model, here in tiny shapes): the file holds
 // the tensors and metadata llama.cpp writes for a llama model, in each --type, with weights of
 // the promised magnitude, and attn-viz model runs it to finite statistics for every head.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <string>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "gguf.hpp"
@@ -52,10 +51,18 @@ void check_layout(const GgufFile& file, const std::string& type, uint32_t type_i
     const int64_t kv = s.kv_heads * (s.dim / s.heads);
     const std::string last = "blk." + std::to_string(s.layers - 1) + ".";
     const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
-        {"token_embd.weight", {s.dim, s.vocab}},     {"output.weight", {s.dim, s.vocab}},       {"output_norm.weight", {s.dim}},
-        {last + "attn_q.weight", {s.dim, s.dim}},     {last + "attn_k.weight", {s.dim, kv}},      {last + "attn_v.weight", {s.dim, kv}},
-        {last + "attn_output.weight", {s.dim, s.dim}}, {last + "ffn_gate.weight", {s.dim, s.ffn}}, {last + "ffn_up.weight", {s.dim, s.ffn}},
-        {last + "ffn_down.weight", {s.ffn, s.dim}},   {last + "attn_norm.weight", {s.dim}},       {last + "ffn_norm.weight", {s.dim}}};
+        {"token_embd.weight", {s.dim, s.vocab}},
+        {"output.weight", {s.dim, s.vocab}},
+        {"output_norm.weight", {s.dim}},
+        {last + "attn_q.weight", {s.dim, s.dim}},
+        {last + "attn_k.weight", {s.dim, kv}},
+        {last + "attn_v.weight", {s.dim, kv}},
+        {last + "attn_output.weight", {s.dim, s.dim}},
+        {last + "ffn_gate.weight", {s.dim, s.ffn}},
+        {last + "ffn_up.weight", {s.dim, s.ffn}},
+        {last + "ffn_down.weight", {s.ffn, s.dim}},
+        {last + "attn_norm.weight", {s.dim}},
+        {last + "ffn_norm.weight", {s.dim}}};
     for (const auto& [name, dims] : expected) {
         CAPTURE(name);
         const GgufTensorInfo* info = file.find_tensor(name);
@@ -84,7 +91,8 @@ void check_layout(const GgufFile& file, const std::string& type, uint32_t type_i
 
 TEST_SUITE("python") {
 
-TEST_CASE("make_synthetic_gguf.py writes llama.cpp's llama layout in F32, F16, Q8_0 and Q4_K, and attn-viz model runs it") {
+TEST_CASE(
+    "make_synthetic_gguf.py writes llama.cpp's llama layout in F32, F16, Q8_0 and Q4_K, and attn-viz model runs it") {
     const unsigned seed = static_cast<unsigned>(rng()() % 100000);
     const struct {
         const char* type;
@@ -102,7 +110,8 @@ TEST_CASE("make_synthetic_gguf.py writes llama.cpp's llama layout in F32, F16, Q
         make_synthetic_gguf(path, c.type, c.shape, seed);
         check_layout(GgufFile(path), c.type, c.id, c.shape);
 
-        const CommandResult r = run_attn_viz("model -q --model " + path + " --tokens 1,258,7,259,42,99,5 --stats-only --out " + (dir / "out"));
+        const CommandResult r = run_attn_viz("model -q --model " + path +
+                                             " --tokens 1,258,7,259,42,99,5 --stats-only --out " + (dir / "out"));
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
         REQUIRE(stats["heads"].size() == size_t(c.shape.layers * c.shape.heads));
@@ -118,16 +127,18 @@ TEST_CASE("make_synthetic_gguf.py: its vocabulary encodes text, and shapes a typ
     ScratchDir dir;
     const SyntheticShape tiny{256, 1, 2, 1, 256, 400};
     make_synthetic_gguf(dir / "t.gguf", "Q4_K", tiny, 3);
-    const CommandResult text = run_attn_viz("model --model " + (dir / "t.gguf") + " --text \"abc ab, z!\" --stats-only --out " + (dir / "out"));
+    const CommandResult text = run_attn_viz("model --model " + (dir / "t.gguf") +
+                                            " --text \"abc ab, z!\" --stats-only --out " + (dir / "out"));
     REQUIRE_MESSAGE(text.exit_code == 0, text.output);
     CHECK(text.output.find("9 tokens: abc ab, z!") != std::string::npos);  // <s> \u2581a b c \u2581a b , \u2581z !
 
-    const CommandResult odd = run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + (dir / "x.gguf") +
-                                          " --type Q4_K --dim 96 --heads 3 --kv-heads 2 --ffn 200 --vocab 100 2>&1");
+    const CommandResult odd =
+        run_command("/usr/bin/python3 " + source_dir() + "/scripts/make_synthetic_gguf.py --out " + (dir / "x.gguf") +
+                    " --type Q4_K --dim 96 --heads 3 --kv-heads 2 --ffn 200 --vocab 100 2>&1");
     CHECK(odd.exit_code != 0);
     CHECK(odd.output.find("--dim 96 is not a multiple of Q4_K's block of 256 values") != std::string::npos);
     CHECK(odd.output.find("--heads 3 is not a multiple of --kv-heads 2") != std::string::npos);
     CHECK(odd.output.find("--vocab 100 is too small") != std::string::npos);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("python")

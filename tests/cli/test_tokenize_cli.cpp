@@ -2,10 +2,9 @@
 // folder, tokenizer.json, legacy vocab.txt, llama2.c tokenizer.bin, GGUF, vocabulary-only GGUF),
 // texts from --inputs files, the table and JSON forms, and mistakes named (the real files are
 // skipped with a message where ../shared/models is absent).
-#include <doctest/doctest.h>
-
 #include <sstream>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "gguf_builder.hpp"
@@ -43,7 +42,8 @@ TEST_CASE("tokenize: stories260K's folder, tokenizer.json, GGUF and llama2.c tok
     const std::string bin = stories260k_dir();
     if (hf.empty() || gguf.empty() || bin.empty()) return;
     const std::string text = " --text \"Once upon a time, Lily saw a big dog. \\\"Wow!\\\" she said.\"";
-    const std::vector<json> from_bin = tokenize_json("--model " + bin + "/stories260K.bin --tokenizer " + bin + "/tok512.bin" + text);
+    const std::vector<json> from_bin =
+        tokenize_json("--model " + bin + "/stories260K.bin --tokenizer " + bin + "/tok512.bin" + text);
     REQUIRE(from_bin.size() == 1);
     const json& expected = from_bin[0];
     CHECK(expected["text"] == "Once upon a time, Lily saw a big dog. \"Wow!\" she said.");
@@ -51,8 +51,9 @@ TEST_CASE("tokenize: stories260K's folder, tokenizer.json, GGUF and llama2.c tok
     CHECK(expected["ids"].size() == expected["tokens"].size());
     CHECK(expected["tokens"][0] == "<s>");
     CHECK(joined(expected["tokens"]) == "<s> Once upon a time, Lily saw a big dog. \"Wow!\" she said.");
-    for (const std::string& source : {"--model " + hf, "--tokenizer " + hf + "/tokenizer.json", "--model " + gguf + "/stories260K.gguf",
-                                      "--tokenizer " + gguf + "/stories260K.gguf"}) {
+    for (const std::string& source :
+         {"--model " + hf, "--tokenizer " + hf + "/tokenizer.json", "--model " + gguf + "/stories260K.gguf",
+          "--tokenizer " + gguf + "/stories260K.gguf"}) {
         CAPTURE(source);
         const std::vector<json> lines = tokenize_json(source + text);
         REQUIRE(lines.size() == 1);
@@ -60,7 +61,8 @@ TEST_CASE("tokenize: stories260K's folder, tokenizer.json, GGUF and llama2.c tok
     }
 }
 
-TEST_CASE("tokenize: BERT from tokenizer.json, its folder and the bare vocab.txt, with [CLS] and [SEP], as a table too") {
+TEST_CASE(
+    "tokenize: BERT from tokenizer.json, its folder and the bare vocab.txt, with [CLS] and [SEP], as a table too") {
     const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"tokenizer.json", "vocab.txt"});
     if (bert.empty()) return;
     ScratchDir dir;
@@ -87,23 +89,31 @@ TEST_CASE("tokenize --tokenizer: Phi-3's vocabulary-only GGUF file, with BOS as 
     const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-phi-3.gguf"});
     if (vocab.empty()) return;
     // Ids of llama.cpp's vectors (Hugging Face's tokenizer) for "Hello world", after BOS.
-    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/ggml-vocab-phi-3.gguf --text \"Hello world\"");
+    const std::vector<json> lines =
+        tokenize_json("--tokenizer " + vocab + "/ggml-vocab-phi-3.gguf --text \"Hello world\"");
     REQUIRE(lines.size() == 1);
-    CHECK(lines[0] == json{{"text", "Hello world"}, {"ids", {1, 15043, 3186}}, {"tokens", {"<s>", " Hello", " world"}}});
+    CHECK(lines[0] ==
+          json{{"text", "Hello world"}, {"ids", {1, 15043, 3186}}, {"tokens", {"<s>", " Hello", " world"}}});
 }
 
 TEST_CASE("tokenize --tokenizer: GPT-2's vocabulary-only GGUF file (byte-level BPE), without BOS as GPT-2 takes text") {
     const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf"});
     if (vocab.empty()) return;
-    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/ggml-vocab-gpt-2.gguf --text \"Hello world<|endoftext|>\"");
+    const std::vector<json> lines =
+        tokenize_json("--tokenizer " + vocab + "/ggml-vocab-gpt-2.gguf --text \"Hello world<|endoftext|>\"");
     REQUIRE(lines.size() == 1);
-    CHECK(lines[0] == json{{"text", "Hello world<|endoftext|>"}, {"ids", {15496, 995, 50256}}, {"tokens", {"Hello", " world", "<|endoftext|>"}}});
+    CHECK(lines[0] == json{{"text", "Hello world<|endoftext|>"},
+                           {"ids", {15496, 995, 50256}},
+                           {"tokens", {"Hello", " world", "<|endoftext|>"}}});
 }
 
-TEST_CASE("tokenize --tokenizer: BGE's vocabulary-only GGUF file (WordPiece) as bert-base-uncased's vocab.txt, [CLS] ... [SEP]") {
+TEST_CASE(
+    "tokenize --tokenizer: BGE's vocabulary-only GGUF file (WordPiece) as bert-base-uncased's vocab.txt, [CLS] ... "
+    "[SEP]") {
     const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-bert-bge.gguf"});
     if (vocab.empty()) return;
-    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/ggml-vocab-bert-bge.gguf --text \"Hello, Wörld! unaffable\"");
+    const std::vector<json> lines =
+        tokenize_json("--tokenizer " + vocab + "/ggml-vocab-bert-bge.gguf --text \"Hello, Wörld! unaffable\"");
     REQUIRE(lines.size() == 1);
     CHECK(lines[0]["ids"] == json{101, 7592, 1010, 2088, 999, 14477, 20961, 3468, 102});
     const std::string uncased = shared_model_dir("tokenizers/bert-base-uncased", {"vocab.txt"});
@@ -111,7 +121,8 @@ TEST_CASE("tokenize --tokenizer: BGE's vocabulary-only GGUF file (WordPiece) as 
     CHECK(lines == tokenize_json("--tokenizer " + uncased + "/vocab.txt --text \"Hello, Wörld! unaffable\""));
 }
 
-TEST_CASE("tokenize --inputs: a text file (one text a line) and a JSONL file of texts and ids, in order, named by line") {
+TEST_CASE(
+    "tokenize --inputs: a text file (one text a line) and a JSONL file of texts and ids, in order, named by line") {
     const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"});
     if (hf.empty()) return;
     ScratchDir dir;
@@ -168,7 +179,9 @@ TEST_CASE("tokenize: mistakes get a usage error or a one-line error naming the f
     }
 }
 
-TEST_CASE("tokenize and model: a vocabulary of one token (tokenizer.bin, vocabulary-only GGUF, GGUF model) is refused, not a crash") {
+TEST_CASE(
+    "tokenize and model: a vocabulary of one token (tokenizer.bin, vocabulary-only GGUF, GGUF model) is refused, not a "
+    "crash") {
     ScratchDir dir;
     write_text(dir / "one.bin", tokenizer_bytes({{" ", 0.0f}}, 4));
     GgufBuilder vocabulary_only;
@@ -184,13 +197,14 @@ TEST_CASE("tokenize and model: a vocabulary of one token (tokenizer.bin, vocabul
     for (const std::string& arguments : {"tokenize --tokenizer " + (dir / "one.bin") + " --text ' '",
                                          "tokenize --tokenizer " + (dir / "vocab.gguf") + " --text ' '",
                                          "tokenize --model " + (dir / "model.gguf") + " --text ' '",
-                                         "model --checkpoint " + (dir / "one-token-model.bin") + " --tokenizer " + (dir / "one.bin") +
-                                             " --text ' ' --out " + (dir / "out")}) {
+                                         "model --checkpoint " + (dir / "one-token-model.bin") + " --tokenizer " +
+                                             (dir / "one.bin") + " --text ' ' --out " + (dir / "out")}) {
         CAPTURE(arguments);
         const CommandResult r = run_attn_viz(arguments);
         CHECK(r.exit_code == 3);
-        CHECK_MESSAGE(r.output.find("holds 1 token; a llama tokenizer needs at least 3") != std::string::npos, r.output);
+        CHECK_MESSAGE(r.output.find("holds 1 token; a llama tokenizer needs at least 3") != std::string::npos,
+                      r.output);
     }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("cli")

@@ -1,10 +1,11 @@
 // Errors that name the file: element_count's messages, FileWriter's errors (with strerror) and
 // check_file_destination.
-#include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
-#include <unistd.h>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "file_write.hpp"
@@ -22,7 +23,8 @@ void expect_error(Action action, ErrorKind kind, const std::vector<std::string>&
         FAIL("no error; expected one with " << fragments.front());
     } catch (const Error& e) {
         CHECK(e.kind() == kind);
-        for (const std::string& f : fragments) CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, e.what());
+        for (const std::string& f : fragments)
+            CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, e.what());
     }
 }
 
@@ -34,8 +36,11 @@ TEST_CASE("element_count names the file or tensor whose shape is negative or ove
     CHECK(element_count({2, 3, 4}, "x.npy") == 24);
     CHECK(element_count({}, "x.npy") == 1);
     CHECK(element_count({0, int64_t{1} << 62, 5}, "x.npy") == 0);
-    expect_error([] { element_count({int64_t{1} << 31, int64_t{1} << 31, 4}, "big.npy"); }, ErrorKind::bad_input,
-                 {"big.npy: ", "more than 2^62 elements"});
+    expect_error(
+        [] {
+            element_count({int64_t{1} << 31, int64_t{1} << 31, 4}, "big.npy");
+        },
+        ErrorKind::bad_input, {"big.npy: ", "more than 2^62 elements"});
     expect_error([] { element_count({3, -1}, "neg.npy"); }, ErrorKind::bad_input, {"neg.npy: ", "negative dimension"});
 }
 
@@ -57,7 +62,9 @@ TEST_CASE("file write errors name the user's path and say why") {
     CHECK(test_support::read_text(dir / "pieces.bin") == "abcd");
 }
 
-TEST_CASE("check_file_destination: refuses a directory or a non-directory ancestor, accepts missing folders, before any work") {
+TEST_CASE(
+    "check_file_destination: refuses a directory or a non-directory ancestor, accepts missing folders, before any "
+    "work") {
     test_support::ScratchDir dir;
     test_support::write_text(dir / "file.txt", "x");
     check_file_destination(dir / "new.npy");   // a new file in an existing directory
@@ -75,7 +82,8 @@ TEST_CASE("check_file_destination: refuses a directory or a non-directory ancest
                  {"cannot write in " + (dir / "file.txt/sub") + ": Not a directory"});
     if (::geteuid() != 0) {  // root may write anywhere
         std::filesystem::create_directories(dir / "locked");
-        std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+        std::filesystem::permissions(dir / "locked",
+                                     std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
         expect_error([&] { check_file_destination(dir / "locked/a.npy"); }, ErrorKind::io, {"Permission denied"});
         std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_all);
     }
@@ -83,4 +91,4 @@ TEST_CASE("check_file_destination: refuses a directory or a non-directory ancest
     CHECK(!std::filesystem::exists(dir / "nodir"));
 }
 
-}
+}  // TEST_SUITE("core")

@@ -1,8 +1,8 @@
 // Fingerprints: XXH3-64 of what is added, and their text form.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <string>
+
+#include <doctest/doctest.h>
 
 #define XXH_INLINE_ALL  // the reference: xxHash's one-shot XXH3_64bits
 #include <xxhash.h>
@@ -44,4 +44,4 @@ TEST_CASE("Fingerprint is XXH3-64 of everything added, in order") {
         CHECK_MESSAGE(!parse_fingerprint_text(bad), bad);
 }
 
-}
+}  // TEST_SUITE("core")

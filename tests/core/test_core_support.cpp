@@ -1,6 +1,4 @@
 // Core helpers: parallel_for and write_file_atomically.
-#include <doctest/doctest.h>
-
 #include <omp.h>
 
 #include <algorithm>
@@ -14,8 +12,10 @@
 #include <tuple>
 #include <vector>
 
-#include "file_write.hpp"
+#include <doctest/doctest.h>
+
 #include "error.hpp"
+#include "file_write.hpp"
 #include "parallel_for.hpp"
 #include "support.hpp"
 
@@ -39,17 +39,21 @@ TEST_CASE("parallel_for visits every index once and rethrows a worker's exceptio
                          "index 13 failed", std::runtime_error);
     CHECK(ran >= 1);
     // Every index failing: the first exception comes back, not a crash or one per thread.
-    CHECK_THROWS_AS(parallel_for(40, 4, [](int64_t i) { throw std::out_of_range(std::to_string(i)); }), std::out_of_range);
+    CHECK_THROWS_AS(parallel_for(40, 4, [](int64_t i) { throw std::out_of_range(std::to_string(i)); }),
+                    std::out_of_range);
 }
 
 TEST_CASE("parallel_for keeps small work on the calling thread and hands large work to the others") {
     const auto threads_used = [](int64_t count, int64_t values_per_item) {
         std::vector<int> thread_of(static_cast<size_t>(count), -1);
-        parallel_for(count, 2, [&](int64_t i) {
-            thread_of[static_cast<size_t>(i)] = omp_get_thread_num();
-            // Long enough that the second thread, when there is one, takes some indices.
-            if (values_per_item >= parallel_min_values) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }, values_per_item);
+        parallel_for(
+            count, 2,
+            [&](int64_t i) {
+                thread_of[static_cast<size_t>(i)] = omp_get_thread_num();
+                // Long enough that the second thread, when there is one, takes some indices.
+                if (values_per_item >= parallel_min_values) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            },
+            values_per_item);
         std::sort(thread_of.begin(), thread_of.end());
         return static_cast<int64_t>(std::unique(thread_of.begin(), thread_of.end()) - thread_of.begin());
     };
@@ -78,4 +82,4 @@ TEST_CASE("write_file_atomically replaces a file whole and reports an unwritable
     }
 }
 
-}
+}  // TEST_SUITE("core")

@@ -1,9 +1,8 @@
 // Hostile text: escape_invalid_utf8, dump_json and base64; byte-fallback token spellings.
-#include <doctest/doctest.h>
-
 #include <cstdio>
 #include <string>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "json_text.hpp"
@@ -43,12 +42,13 @@ TEST_CASE("escape_invalid_utf8 keeps valid UTF-8 and writes every other byte as 
     CHECK(escape_invalid_utf8("plain ascii") == "plain ascii");
     CHECK(escape_invalid_utf8("a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80") == "a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80");
     CHECK(escape_invalid_utf8("\xff\xfe") == "\\xff\\xfe");
-    CHECK(escape_invalid_utf8("x\xe6\x97") == "x\\xe6\\x97");                 // truncated at the end
-    CHECK(escape_invalid_utf8("\xe6\x97" "a") == "\\xe6\\x97a");             // truncated before ASCII
-    CHECK(escape_invalid_utf8("\xc0\xaf") == "\\xc0\\xaf");                  // overlong '/'
-    CHECK(escape_invalid_utf8("\xed\xa0\x80") == "\\xed\\xa0\\x80");         // an encoded surrogate
-    CHECK(escape_invalid_utf8("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80"); // past U+10FFFF
-    CHECK(escape_invalid_utf8("\x80\xc3\xa9") == "\\x80\xc3\xa9");           // a stray continuation byte
+    CHECK(escape_invalid_utf8("x\xe6\x97") == "x\\xe6\\x97");  // truncated at the end
+    CHECK(escape_invalid_utf8("\xe6\x97"
+                              "a") == "\\xe6\\x97a");                              // truncated before ASCII
+    CHECK(escape_invalid_utf8("\xc0\xaf") == "\\xc0\\xaf");                        // overlong '/'
+    CHECK(escape_invalid_utf8("\xed\xa0\x80") == "\\xed\\xa0\\x80");               // an encoded surrogate
+    CHECK(escape_invalid_utf8("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");      // past U+10FFFF
+    CHECK(escape_invalid_utf8("\x80\xc3\xa9") == "\\x80\xc3\xa9");                 // a stray continuation byte
     CHECK(escape_invalid_utf8(std::string("a\0b", 3)) == std::string("a\0b", 3));  // NUL is valid UTF-8
     // Random bytes: the result is always valid UTF-8 and the valid input survives unchanged.
     std::uniform_int_distribution<int> byte(0, 255);
@@ -84,4 +84,4 @@ TEST_CASE("dump_json writes what nlohmann::json would, and escapes invalid UTF-8
     CHECK(back["n"] == 3);
 }
 
-}
+}  // TEST_SUITE("core")

@@ -1,9 +1,9 @@
 // SHA-256 of files and the list of recorded inputs: what a run's provenance is made of.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "file_digest.hpp"
@@ -43,7 +43,10 @@ TEST_CASE("recorded_input_files lists each file read once, by its first name, so
     write_text(dir / "a.json", "a");
     write_text(dir / "gone.npy", "g");
     fs::create_symlink(dir / "b.npy", dir / "link.npy");
-    { const MappedFile b(dir / "b.npy", ".npy tensor"), a(dir / "a.json", "weights"), g(dir / "gone.npy", ".npy tensor"); }
+    {
+        const MappedFile b(dir / "b.npy", ".npy tensor"), a(dir / "a.json", "weights"),
+            g(dir / "gone.npy", ".npy tensor");
+    }
     { const MappedFile again(dir / "link.npy", "other role"); }
     fs::remove(dir / "gone.npy");
     std::vector<InputFile> mine;
@@ -56,4 +59,4 @@ TEST_CASE("recorded_input_files lists each file read once, by its first name, so
     CHECK(mine[1].role == ".npy tensor");
 }
 
-}
+}  // TEST_SUITE("core")

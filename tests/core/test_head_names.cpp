@@ -1,8 +1,8 @@
 // The one head notation: L1H3 (any case) and 1:3, lists and ranges, and what is refused.
-#include <doctest/doctest.h>
-
 #include <random>
 #include <string>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "head_names.hpp"
@@ -46,8 +46,8 @@ TEST_CASE("parse_head_name reads L1H3 in any case and 1:3 alike, for random head
 }
 
 TEST_CASE("parse_head_name refuses what is not a head, naming the option and the text") {
-    for (const char* text : {"", "L", "H3", "L1", "LH3", "L1H", "1:", ":3", "1:3:4", "L-1H3", "1:-3", "L1H3x", "x1H3", "L1 H3",
-                             "1.5:3", "99999999999999999999:1", "L1H3,L2H4", "1-2", "L1H0-3"}) {
+    for (const char* text : {"", "L", "H3", "L1", "LH3", "L1H", "1:", ":3", "1:3:4", "L-1H3", "1:-3", "L1H3x", "x1H3",
+                             "L1 H3", "1.5:3", "99999999999999999999:1", "L1H3,L2H4", "1-2", "L1H0-3"}) {
         INFO(text);
         const std::string message = usage_error([&] { parse_head_name(text, "--svg", true); });
         CHECK(message == "--svg '" + std::string(text) + "': expected a head as L1H3 or 1:3, or a head number alone");
@@ -62,11 +62,12 @@ TEST_CASE("parse_head_names reads lists mixing both forms, with ranges of heads,
     const std::vector<HeadName> wide = parse_head_names("3:0-65535", "--heads");
     CHECK(wide.size() == 65536);
     CHECK(wide.back() == HeadName{3, 65535});
-    for (const char* text : {"", ",", "L1H3,", ",L1H3", "L1H3,,L2H0", "3", "L1H3-1", "L1H-3", "L1H0-", "1:0-65536", "all"}) {
+    for (const char* text :
+         {"", ",", "L1H3,", ",L1H3", "L1H3,,L2H0", "3", "L1H3-1", "L1H-3", "L1H0-", "1:0-65536", "all"}) {
         INFO(text);
         CHECK(usage_error([&] { parse_head_names(text, "--heads"); }) ==
               "--heads '" + std::string(text) + "': expected heads as L1H3,L2H0-7 or 1:3,2:0-7");
     }
 }
 
-}
+}  // TEST_SUITE("core")

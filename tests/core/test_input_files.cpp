@@ -1,10 +1,11 @@
 // The registry of the files a run reads: what counts as the same file, and what is remembered.
-#include <doctest/doctest.h>
-
 #include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
-#include <unistd.h>
+
+#include <doctest/doctest.h>
 
 #include "input_files.hpp"
 #include "mapped_file.hpp"
@@ -78,4 +79,4 @@ TEST_CASE("a record whose path no longer leads to its file does not count (a reu
     CHECK(found->role == "input sequence");
 }
 
-}
+}  // TEST_SUITE("core")

@@ -1,8 +1,8 @@
 // Telling a file's kind from its bytes, so that a file given in the wrong place is named for what
 // it is (the CLI tests check the messages users see).
-#include <doctest/doctest.h>
-
 #include <cstdint>
+
+#include <doctest/doctest.h>
 
 #include "file_kind.hpp"
 #include "mapped_file.hpp"
@@ -67,19 +67,25 @@ TEST_CASE("edge cases: a tokenizer that starts with '{', a truncated tokenizer, 
 }
 
 TEST_CASE("refuse_other_file_kind names what the file is and what was expected, with the remedy for swapped files") {
-    const std::string tokenizer = llama2c_tokenizer_bytes(20), checkpoint = llama2c_checkpoint_bytes(16, 32, 1, 4, 2, 20, 8);
+    const std::string tokenizer = llama2c_tokenizer_bytes(20),
+                      checkpoint = llama2c_checkpoint_bytes(16, 32, 1, 4, 2, 20, 8);
     const auto bytes = [](const std::string& s) { return reinterpret_cast<const unsigned char*>(s.data()); };
-    check_error([&] {
-        refuse_other_file_kind(bytes(tokenizer), tokenizer.size(), "t.bin", FileKind::llama2c_checkpoint, "a llama2.c checkpoint");
-    }, ErrorKind::bad_input, {"t.bin: is a llama2.c tokenizer, not a llama2.c checkpoint"}, Remedy::swap_model_files);
-    check_error([&] {
-        refuse_other_file_kind(bytes(checkpoint), checkpoint.size(), "m.bin", FileKind::json, "layer weights");
-    }, ErrorKind::bad_input, {"m.bin: is a llama2.c checkpoint (a whole model), not layer weights"}, Remedy::run_whole_model);
+    check_error(
+        [&] {
+            refuse_other_file_kind(bytes(tokenizer), tokenizer.size(), "t.bin", FileKind::llama2c_checkpoint,
+                                   "a llama2.c checkpoint");
+        },
+        ErrorKind::bad_input, {"t.bin: is a llama2.c tokenizer, not a llama2.c checkpoint"}, Remedy::swap_model_files);
+    check_error(
+        [&] { refuse_other_file_kind(bytes(checkpoint), checkpoint.size(), "m.bin", FileKind::json, "layer weights"); },
+        ErrorKind::bad_input, {"m.bin: is a llama2.c checkpoint (a whole model), not layer weights"},
+        Remedy::run_whole_model);
     // The expected kind, JSON-looking bytes and bytes of no known kind pass: the loader then says what is wrong.
-    refuse_other_file_kind(bytes(tokenizer), tokenizer.size(), "t.bin", FileKind::llama2c_tokenizer, "a llama2.c tokenizer");
+    refuse_other_file_kind(bytes(tokenizer), tokenizer.size(), "t.bin", FileKind::llama2c_tokenizer,
+                           "a llama2.c tokenizer");
     const std::string text = "plain text", json = "{\"a\": 1}";
     refuse_other_file_kind(bytes(text), text.size(), "x", FileKind::json, "layer weights");
     refuse_other_file_kind(bytes(json), json.size(), "x", FileKind::llama2c_checkpoint, "a llama2.c checkpoint");
 }
 
-}
+}  // TEST_SUITE("formats")

@@ -1,14 +1,14 @@
 // dequantize_row against an independent numpy decoder written below from ggml-common.h's block
 // layouts, on random blocks (random bytes, with random finite scales); dequantize_transposed
 // against dequantize_row.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <utility>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "ggml_quants.hpp"
 #include "random_ggml_blocks.hpp"
@@ -95,8 +95,9 @@ np.asarray(out, dtype="<f4").reshape(-1).tofile(dst)
 )PY";
 
 // Every type dequantize_row decodes.
-constexpr GgmlType decodable_types[] = {GgmlType::f32,  GgmlType::f16,  GgmlType::bf16, GgmlType::q4_0, GgmlType::q4_1, GgmlType::q5_0,
-                                        GgmlType::q5_1, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k, GgmlType::q8_k};
+constexpr GgmlType decodable_types[] = {GgmlType::f32,  GgmlType::f16,  GgmlType::bf16, GgmlType::q4_0,
+                                        GgmlType::q4_1, GgmlType::q5_0, GgmlType::q5_1, GgmlType::q8_0,
+                                        GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k, GgmlType::q8_k};
 
 std::vector<float> read_floats(const std::string& path) {
     const std::string bytes = read_text(path);
@@ -119,14 +120,15 @@ TEST_CASE("ggml block types decode as an independent numpy decoder of ggml-commo
         for (int64_t blocks : {int64_t{1}, int64_t{7}}) {
             const std::string bytes = random_blocks(type, info, blocks);
             write_text(dir / "blocks.bin", bytes);
-            const CommandResult r = run_command("/usr/bin/python3 " + (dir / "decode.py") + " " + info.name + " " + (dir / "blocks.bin") +
-                                                " " + (dir / "expected.bin"));
+            const CommandResult r = run_command("/usr/bin/python3 " + (dir / "decode.py") + " " + info.name + " " +
+                                                (dir / "blocks.bin") + " " + (dir / "expected.bin"));
             REQUIRE_MESSAGE(r.exit_code == 0, r.output);
             const std::vector<float> expected = read_floats(dir / "expected.bin");
             const int64_t n = blocks * info.block_elements;
             REQUIRE(static_cast<int64_t>(expected.size()) == n);
             std::vector<float> decoded(static_cast<size_t>(n));
-            dequantize_row(static_cast<uint32_t>(type), reinterpret_cast<const unsigned char*>(bytes.data()), decoded.data(), n);
+            dequantize_row(static_cast<uint32_t>(type), reinterpret_cast<const unsigned char*>(bytes.data()),
+                           decoded.data(), n);
             // Per block, within float rounding of the block's largest value (the order of a
             // multiply-add may differ); a wrong bit or layout is off by at least a scale step.
             for (int64_t i = 0; i < n; ++i) {
@@ -135,7 +137,8 @@ TEST_CASE("ggml block types decode as an independent numpy decoder of ggml-commo
                 for (int64_t j = block * info.block_elements; j < (block + 1) * info.block_elements; ++j)
                     largest = std::max(largest, std::abs(expected[static_cast<size_t>(j)]));
                 INFO("value " << i);
-                REQUIRE(std::abs(decoded[static_cast<size_t>(i)] - expected[static_cast<size_t>(i)]) <= 1e-6f * largest);
+                REQUIRE(std::abs(decoded[static_cast<size_t>(i)] - expected[static_cast<size_t>(i)]) <=
+                        1e-6f * largest);
             }
         }
     }
@@ -157,7 +160,8 @@ TEST_CASE("dequantize_transposed gives dequantize_row's values, transposed, for 
             REQUIRE(dequantize_transposed(static_cast<uint32_t>(type), src, rows, cols, transposed.data()));
             for (int64_t r = 0; r < rows; ++r)
                 for (int64_t c = 0; c < cols; ++c)
-                    REQUIRE(transposed[static_cast<size_t>(c * rows + r)] == rows_decoded[static_cast<size_t>(r * cols + c)]);
+                    REQUIRE(transposed[static_cast<size_t>(c * rows + r)] ==
+                            rows_decoded[static_cast<size_t>(r * cols + c)]);
         }
     }
 }
@@ -169,8 +173,9 @@ TEST_CASE("dequantize_transposed reports a non-finite value in any row") {
         for (float& v : values) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng());
         values[static_cast<size_t>(bad_row * cols + 5)] = std::numeric_limits<float>::infinity();
         std::vector<float> transposed(values.size());
-        CHECK(!dequantize_transposed(static_cast<uint32_t>(GgmlType::f32), reinterpret_cast<const unsigned char*>(values.data()), rows,
-                                     cols, transposed.data()));
+        CHECK(!dequantize_transposed(static_cast<uint32_t>(GgmlType::f32),
+                                     reinterpret_cast<const unsigned char*>(values.data()), rows, cols,
+                                     transposed.data()));
         CHECK(std::isinf(transposed[static_cast<size_t>(5 * rows + bad_row)]));
     }
 }
@@ -188,4 +193,4 @@ TEST_CASE("ggml types: block sizes as ggml-common.h's static_asserts, unknown id
     CHECK(!ggml_type_info(10)->decodable);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("formats")

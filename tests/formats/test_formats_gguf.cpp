@@ -1,11 +1,11 @@
 // GGUF files written here byte by byte: metadata of every kind, tensors in their row-major shape,
 // alignment, and hostile files refused with one-line errors naming the file.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -85,9 +85,11 @@ TEST_CASE("GGUF: wrong value types are named with their key") {
     write_text(dir / "m.gguf", small_file(random_tensor({3, 5}), random_tensor({4})).bytes());
     const GgufFile f(dir / "m.gguf");
     expect_input_error([&] { f.get_uint("general.architecture"); }, {"m.gguf", "general.architecture", "string"});
-    expect_input_error([&] { f.get_string("llama.block_count"); }, {"m.gguf", "llama.block_count", "expected a string"});
+    expect_input_error([&] { f.get_string("llama.block_count"); },
+                       {"m.gguf", "llama.block_count", "expected a string"});
     expect_input_error([&] { f.get_float_array("tokenizer.ggml.tokens"); }, {"m.gguf", "not an array of float32"});
-    expect_input_error([&] { f.get_string_array("tokenizer.ggml.merges"); }, {"m.gguf", "no metadata key \"tokenizer.ggml.merges\""});
+    expect_input_error([&] { f.get_string_array("tokenizer.ggml.merges"); },
+                       {"m.gguf", "no metadata key \"tokenizer.ggml.merges\""});
     expect_input_error([&] { f.load("absent.weight"); }, {"m.gguf", "no tensor \"absent.weight\""});
 }
 
@@ -115,7 +117,8 @@ TEST_CASE("GGUF: hostile files are refused before allocating, naming the file") 
     expect_refused(patched(8, uint64_t{1} << 60), "more than its");
     expect_refused(patched(16, ~uint64_t{0}), "more than its");
     // Truncated anywhere: in the header, the metadata, the infos or the data.
-    for (size_t cut : {size_t{10}, size_t{30}, good_builder.infos_start() - 3, good_builder.infos_start() + 20, good.size() - 1})
+    for (size_t cut :
+         {size_t{10}, size_t{30}, good_builder.infos_start() - 3, good_builder.infos_start() + 20, good.size() - 1})
         expect_refused(good.substr(0, cut), "truncated");
     // The first key's length (at 24), its value type (after the 8 + 20 bytes of "general.architecture").
     expect_refused(patched(24, uint64_t{1} << 40), "more than 2^24");
@@ -199,7 +202,8 @@ TEST_CASE("GGUF: load_transposed decodes rows straight into their transpose, in 
         CHECK(out.data == transposed(whole).data);
         // Parts of the rows (as a fused q/k/v projection is split), each into the same memory.
         const float* memory = out.ptr();
-        for (const auto& [begin, count] : {std::pair<int64_t, int64_t>{0, 1}, {rows / 3, rows - rows / 3}, {rows - 1, 1}}) {
+        for (const auto& [begin, count] :
+             {std::pair<int64_t, int64_t>{0, 1}, {rows / 3, rows - rows / 3}, {rows - 1, 1}}) {
             f.load_transposed(name, begin, count, out);
             CHECK(out.ptr() == memory);
             CHECK(out.shape == std::vector<int64_t>{cols, count});
@@ -221,11 +225,12 @@ TEST_CASE("GGUF: load_transposed refuses a non-finite value as load does, naming
     const GgufFile f(dir / "m.gguf");
     Tensor out;
     f.load_transposed("nan", 0, 17, out);  // the rows before the NaN
-    expect_input_error([&] { f.load_transposed("nan", 17, 3, out); }, {"m.gguf", "nan[17, 1] is not finite"}, Remedy::allow_nonfinite);
+    expect_input_error([&] { f.load_transposed("nan", 17, 3, out); }, {"m.gguf", "nan[17, 1] is not finite"},
+                       Remedy::allow_nonfinite);
     LoadLimits lenient;
     lenient.allow_nonfinite = true;
     GgufFile(dir / "m.gguf", lenient).load_transposed("nan", 0, 20, out);
     CHECK(std::isnan(out.data[1 * 20 + 17]));
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("formats")

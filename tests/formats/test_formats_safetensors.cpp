@@ -1,9 +1,9 @@
 // safetensors reading and writing: round trips in every float dtype, rounding, hostile headers.
-#include <doctest/doctest.h>
-
 #include <bit>
 #include <cmath>
 #include <cstring>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -58,12 +58,16 @@ TEST_SUITE("formats") {
 TEST_CASE("safetensors round-trips tensors stored as F32, F64, F16 and BF16") {
     ScratchDir dir;
     const std::vector<std::vector<int64_t>> shapes = {{7}, {3, 5}, {2, 1, 9}, {1, 1}, {0, 4}};
-    struct Case { SafetensorsDtype dtype; double relative; };
-    for (Case c : {Case{SafetensorsDtype::f32, 0}, Case{SafetensorsDtype::f64, 0}, Case{SafetensorsDtype::f16, 1.0 / 2048},
-                   Case{SafetensorsDtype::bf16, 1.0 / 256}}) {
+    struct Case {
+        SafetensorsDtype dtype;
+        double relative;
+    };
+    for (Case c : {Case{SafetensorsDtype::f32, 0}, Case{SafetensorsDtype::f64, 0},
+                   Case{SafetensorsDtype::f16, 1.0 / 2048}, Case{SafetensorsDtype::bf16, 1.0 / 256}}) {
         CAPTURE(safetensors_dtype_name(c.dtype));
         std::vector<std::pair<std::string, Tensor>> tensors;
-        for (size_t i = 0; i < shapes.size(); ++i) tensors.emplace_back("layer." + std::to_string(i) + ".w", random_tensor(shapes[i], 3.0f));
+        for (size_t i = 0; i < shapes.size(); ++i)
+            tensors.emplace_back("layer." + std::to_string(i) + ".w", random_tensor(shapes[i], 3.0f));
         write_safetensors(dir / "w.safetensors", tensors, c.dtype);
         SafetensorsFile file(dir / "w.safetensors");
         CHECK(file.names().size() == tensors.size());
@@ -105,7 +109,8 @@ TEST_CASE("F16 and BF16 conversions round to nearest even and keep specials") {
 
 TEST_CASE("safetensors reads metadata and refuses to convert integer tensors") {
     ScratchDir dir;
-    const std::string header = R"({"__metadata__":{"format":"pt"},"ids":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}})";
+    const std::string header =
+        R"({"__metadata__":{"format":"pt"},"ids":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}})";
     write_text(dir / "ids.safetensors", safetensors_bytes(header, 8));
     SafetensorsFile file(dir / "ids.safetensors");
     CHECK(file.metadata().at("format") == "pt");
@@ -125,8 +130,10 @@ TEST_CASE("safetensors rejects hostile headers before allocating") {
         return R"({"t":{"dtype":")" + dtype + R"(","shape":)" + shape + R"(,"data_offsets":)" + offsets + "}}";
     };
     expect_rejected(dir, safetensors_bytes(one("F32", "[2]", "[0,8]"), 4), "past the data buffer");
-    expect_rejected(dir, safetensors_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                           R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12),
+    expect_rejected(dir,
+                    safetensors_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                      12),
                     "overlaps");
     expect_rejected(dir, safetensors_bytes(one("F32", "[3]", "[0,8]"), 8), "needs 12 bytes");
     expect_rejected(dir, safetensors_bytes(one("F32", "[1099511627776,1099511627776]", "[0,8]"), 8), "absurdly large");
@@ -139,11 +146,15 @@ TEST_CASE("safetensors rejects hostile headers before allocating") {
     expect_rejected(dir, safetensors_bytes(one("F32", "[2]", "[0,8]"), 8, uint64_t{1} << 62), "absurd");
     expect_rejected(dir, safetensors_bytes("{\"t\": {\"dtype\": \"F32\", ", 8), "not valid JSON");
     // One tensor named twice (a JSON parser keeps the last silently), even with the same entry.
-    expect_rejected(dir, safetensors_bytes(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                                           R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+    expect_rejected(dir,
+                    safetensors_bytes(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                      R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                                      8),
                     "safetensors header: tensor \"t\" appears twice");
-    expect_rejected(dir, safetensors_bytes(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                           R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8),
+    expect_rejected(dir,
+                    safetensors_bytes(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                      R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                      8),
                     "appears twice");
     expect_rejected(dir, safetensors_bytes("[1, 2, 3]", 8), "not a JSON object");
     expect_rejected(dir, safetensors_bytes(R"({"t": 5})", 8), "not an object");
@@ -156,4 +167,4 @@ TEST_CASE("safetensors rejects hostile headers before allocating") {
     CHECK_THROWS_AS(SafetensorsFile(dir / "missing.safetensors"), Error);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("formats")

@@ -11,7 +11,6 @@
 using namespace attn_viz;
 using namespace test_support;
 
-
 TEST_SUITE("formats") {
 
 TEST_CASE("token files: JSON lists and one token per line") {
@@ -33,7 +32,9 @@ TEST_CASE("token files: JSON lists and one token per line") {
 TEST_CASE("token files: bytes that are not UTF-8 become \\xNN, a JSON list with them is refused") {
     ScratchDir dir;
     // Stray bytes, a multi-byte character cut short, an overlong '/', valid UTF-8 kept as it is.
-    write_text(dir / "t.txt", "a\xff\xfe" "b\n\xe2\x82\n\xc0\xaf\nok \xe2\x82\xac\n\xe2\x82");
+    write_text(dir / "t.txt",
+               "a\xff\xfe"
+               "b\n\xe2\x82\n\xc0\xaf\nok \xe2\x82\xac\n\xe2\x82");
     CHECK(read_tokens(dir / "t.txt") ==
           std::vector<std::string>{"a\\xff\\xfeb", "\\xe2\\x82", "\\xc0\\xaf", "ok \xe2\x82\xac", "\\xe2\\x82"});
     write_text(dir / "t.json", "[\"a\xff\"]");
@@ -67,11 +68,13 @@ TEST_CASE("embeddings from .npy and from a safetensors tensor") {
         const Tensor back = read_embeddings(dir / "two.safetensors", "x");
         CHECK(back.shape == x.shape);
         CHECK(back.data == x.data);
-        expect_input_error([&] { read_embeddings(dir / "two.safetensors"); }, {"two.safetensors", "name the embeddings tensor"});
-        expect_input_error([&] { read_embeddings(dir / "two.safetensors", "y"); }, {"two.safetensors", "no tensor 'y'"});
+        expect_input_error([&] { read_embeddings(dir / "two.safetensors"); },
+                           {"two.safetensors", "name the embeddings tensor"});
+        expect_input_error([&] { read_embeddings(dir / "two.safetensors", "y"); },
+                           {"two.safetensors", "no tensor 'y'"});
     }
     write_npy(dir / "v.npy", random_tensor({6}));
     expect_input_error([&] { read_embeddings(dir / "v.npy"); }, {"v.npy", "expected [T, D]"});
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("formats")

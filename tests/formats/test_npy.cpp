@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include <cstring>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "npy.hpp"
@@ -73,4 +73,4 @@ TEST_CASE("npy rejects hostile files with a message naming them") {
     CHECK_THROWS_AS(read_npy(dir / "missing.npy"), Error);
 }
 
-}
+}  // TEST_SUITE("unit")

@@ -10,7 +10,8 @@ using namespace test_support;
 TEST_SUITE("unit") {
 
 TEST_CASE("transposed moves entry (r, c) to (c, r) on one row, one column, odd and tile-sized shapes") {
-    for (const auto& [shape_rows, shape_cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 13}, {17, 1}, {8, 8}, {9, 7}, {31, 65}, {64, 24}}) {
+    for (const auto& [shape_rows, shape_cols] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 13}, {17, 1}, {8, 8}, {9, 7}, {31, 65}, {64, 24}}) {
         const int64_t rows = shape_rows, cols = shape_cols;
         CAPTURE(rows);
         CAPTURE(cols);
@@ -24,4 +25,4 @@ TEST_CASE("transposed moves entry (r, c) to (c, r) on one row, one column, odd a
     }
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("unit")

@@ -12,8 +12,7 @@ void read_all(const std::string& path) {
     attn_viz::SequenceStream stream(documents, 4, attn_viz_fuzz::limits());
     attn_viz::SequenceInput sequence;
     std::string where;
-    while (stream.next(sequence, where)) {
-    }
+    while (stream.next(sequence, where)) {}
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             ATTN_VIZ_FUZZ_EXPECT_CLEAN(file.get_float_array(key));
             ATTN_VIZ_FUZZ_EXPECT_CLEAN(file.get_int_array(key));
         }
-        for (const attn_viz::GgufTensorInfo& tensor : file.tensors()) ATTN_VIZ_FUZZ_EXPECT_CLEAN(file.load(tensor.name));
+        for (const attn_viz::GgufTensorInfo& tensor : file.tensors())
+            ATTN_VIZ_FUZZ_EXPECT_CLEAN(file.load(tensor.name));
         ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::read_gguf_llama(file));
         ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz::read_gguf_transformer(file));
         ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz_fuzz::use_llama_tokenizer(attn_viz::read_gguf_llama_tokenizer(file, 0)));

@@ -18,7 +18,8 @@ void read_config(const std::string& path) {
         __builtin_trap();
     const attn_viz::RopeScaling& s = config.rope_scaling_parameters;
     if (s.kind != attn_viz::RopeScaling::Kind::none &&
-        !(s.factor > 0 && s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor && s.original_max_positions > 0))
+        !(s.factor > 0 && s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor &&
+          s.original_max_positions > 0))
         __builtin_trap();
 }
 

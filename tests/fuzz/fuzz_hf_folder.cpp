@@ -2,11 +2,12 @@
 // whose config.json and model.safetensors.index.json are untrusted, beside fixed weights written
 // at start-up (tests/hf_folder_fixture.hpp): the input is config.json and, after a NUL byte, the
 // index, which sends it to the sharded folder. Whatever loads must agree with its config.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "fuzz_support.hpp"
@@ -53,7 +54,8 @@ void read_folder(const fs::path& folder) {
     }
     const attn_viz::ModelWeights w = attn_viz::read_hf_llama_folder(folder.string(), attn_viz_fuzz::limits());
     const attn_viz::ModelConfig& c = w.config;
-    if (w.token_embedding.shape != std::vector<int64_t>{c.vocab_size, c.d_model} || w.classifier.shape != std::vector<int64_t>{c.d_model, c.vocab_size})
+    if (w.token_embedding.shape != std::vector<int64_t>{c.vocab_size, c.d_model} ||
+        w.classifier.shape != std::vector<int64_t>{c.d_model, c.vocab_size})
         __builtin_trap();
     if (w.layers.empty() && w.load_block) {
         for (int64_t l = 0; l < c.n_layers; ++l) expect_valid(w.load_block(l).attention);

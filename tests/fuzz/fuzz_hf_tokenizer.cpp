@@ -6,7 +6,7 @@
 #include "tokenizer_use.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz_fuzz::use_hf_tokenizer(
-        attn_viz::HfTokenizer::load(attn_viz_fuzz::write_scratch_file(data, size, "tokenizer.json"), attn_viz_fuzz::limits())));
+    ATTN_VIZ_FUZZ_EXPECT_CLEAN(attn_viz_fuzz::use_hf_tokenizer(attn_viz::HfTokenizer::load(
+        attn_viz_fuzz::write_scratch_file(data, size, "tokenizer.json"), attn_viz_fuzz::limits())));
     return 0;
 }

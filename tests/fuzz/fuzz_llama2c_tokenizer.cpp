@@ -22,7 +22,8 @@ std::string valid_tokenizer_bytes() {
         std::snprintf(name, sizeof name, "<0x%02X>", b);
         pieces.push_back(name);
     }
-    for (const char* p : {" ", "e", "t", "a", " t", "th", "he", " th", "the", " the", "é", "ab", "ba", "aba"}) pieces.push_back(p);
+    for (const char* p : {" ", "e", "t", "a", " t", "th", "he", " th", "the", " the", "é", "ab", "ba", "aba"})
+        pieces.push_back(p);
     std::string bytes;
     const auto put = [&bytes](const void* p, size_t n) { bytes.append(static_cast<const char*>(p), n); };
     const int32_t max_length = 8;
@@ -38,8 +39,8 @@ std::string valid_tokenizer_bytes() {
 const attn_viz::Llama2cTokenizer& valid_tokenizer() {
     static const attn_viz::Llama2cTokenizer tokenizer = [] {
         const std::string bytes = valid_tokenizer_bytes();
-        return attn_viz::Llama2cTokenizer(
-            attn_viz_fuzz::write_scratch_file(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "valid-tokenizer.bin"));
+        return attn_viz::Llama2cTokenizer(attn_viz_fuzz::write_scratch_file(
+            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "valid-tokenizer.bin"));
     }();
     return tokenizer;
 }

@@ -3,12 +3,13 @@
 // per-process scratch files for loaders that take a path.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <string>
-#include <unistd.h>
 
 #include "error.hpp"
 #include "load_limits.hpp"
@@ -30,7 +31,10 @@ inline attn_viz::LoadLimits limits() {
 inline std::string write_scratch_file(const uint8_t* data, size_t size, const char* name) {
     static const std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     static std::set<std::string> written;
-    if (written.empty()) std::atexit([] { for (const std::string& p : written) std::remove(p.c_str()); });
+    if (written.empty())
+        std::atexit([] {
+            for (const std::string& p : written) std::remove(p.c_str());
+        });
     const std::string path = dir + "/attn-viz-fuzz-" + std::to_string(getpid()) + "-" + name;
     written.insert(path);
     FILE* f = std::fopen(path.c_str(), "wb");
@@ -47,5 +51,4 @@ inline std::string write_scratch_file(const uint8_t* data, size_t size, const ch
 #define ATTN_VIZ_FUZZ_EXPECT_CLEAN(body) \
     try {                                \
         body;                            \
-    } catch (const attn_viz::Error&) {   \
-    }
+    } catch (const attn_viz::Error&) {}

@@ -38,14 +38,17 @@ void decode_and_label(const Tokenizer& tokenizer, const std::vector<int>& ids) {
 inline void use_llama_tokenizer(const attn_viz::Llama2cTokenizer& tokenizer) {
     std::string own_pieces;
     for (int id = 0; id < std::min(tokenizer.vocab_size(), 64); ++id) own_pieces += tokenizer.piece(id);
-    for (const std::string& text : {std::string("The theta abab \xc3\xa9\n"), std::string(" "), own_pieces, long_runs()}) {
+    for (const std::string& text :
+         {std::string("The theta abab \xc3\xa9\n"), std::string(" "), own_pieces, long_runs()}) {
         ATTN_VIZ_FUZZ_EXPECT_CLEAN(decode_and_label(tokenizer, tokenizer.encode(text, true, true)));
     }
 }
 
 inline void use_hf_tokenizer(const attn_viz::HfTokenizer& tokenizer) {
-    for (const std::string& text : {std::string("Hello, world! The caf\xc3\xa9's 123 \xe2\x98\x83 <s> [CLS] abab\n\t x"), long_runs()})
-        for (bool special : {false, true}) ATTN_VIZ_FUZZ_EXPECT_CLEAN(decode_and_label(tokenizer, tokenizer.encode(text, special)));
+    for (const std::string& text :
+         {std::string("Hello, world! The caf\xc3\xa9's 123 \xe2\x98\x83 <s> [CLS] abab\n\t x"), long_runs()})
+        for (bool special : {false, true})
+            ATTN_VIZ_FUZZ_EXPECT_CLEAN(decode_and_label(tokenizer, tokenizer.encode(text, special)));
 }
 
 }  // namespace attn_viz_fuzz

@@ -25,7 +25,8 @@ namespace {
 LayerWeights random_weights(int64_t D, int64_t H) {
     LayerWeights w;
     w.d_model = D, w.num_heads = w.num_kv_heads = H, w.d_head = D / H;
-    w.w_q = random_tensor({D, D}), w.w_k = random_tensor({D, D}), w.w_v = random_tensor({D, D}), w.w_o = random_tensor({D, D});
+    w.w_q = random_tensor({D, D}), w.w_k = random_tensor({D, D}), w.w_v = random_tensor({D, D}),
+    w.w_o = random_tensor({D, D});
     return w;
 }
 
@@ -54,13 +55,14 @@ TEST_CASE("a corpus stream checks each line against the budget and passes its li
     const uint64_t needed = line.size() * json_bytes_per_text_byte;
     CHECK(read_stream(dir / "c.jsonl", D, limits_with_budget(needed)) == 2);
     check_error([&] { read_stream(dir / "c.jsonl", D, limits_with_budget(needed - 1)); }, ErrorKind::bad_input,
-                {"c.jsonl:1: line is longer than " + std::to_string(line.size() - 1) + " bytes, the longest the memory budget allows"},
+                {"c.jsonl:1: line is longer than " + std::to_string(line.size() - 1) +
+                 " bytes, the longest the memory budget allows"},
                 Remedy::raise_memory_budget);
 
     rows[0][1] = 1e39;  // beyond float32
     write_text(dir / "bad.jsonl", nlohmann::json{{"embeddings", rows}}.dump() + "\n");
-    check_error([&] { read_stream(dir / "bad.jsonl", D, {}); }, ErrorKind::bad_input, {"bad.jsonl:1", "embeddings[0, 1]"},
-                Remedy::allow_nonfinite);
+    check_error([&] { read_stream(dir / "bad.jsonl", D, {}); }, ErrorKind::bad_input,
+                {"bad.jsonl:1", "embeddings[0, 1]"}, Remedy::allow_nonfinite);
     CHECK(read_stream(dir / "bad.jsonl", D, limits_allowing_nonfinite()) == 1);
 }
 
@@ -70,23 +72,37 @@ TEST_CASE("layer and sequence sources hand their limits to the loader of each fi
     // A safetensors checkpoint whose fused projection is over a budget its header fits in (16
     // bytes per header byte, some 2.5 KB).
     const LayerWeights w = random_weights(D, 2);
-    write_safetensors(dir / "m.safetensors", {{"in_proj_weight", random_tensor({3 * D, D})}, {"out_proj.weight", transposed(w.w_o)}});
+    write_safetensors(dir / "m.safetensors",
+                      {{"in_proj_weight", random_tensor({3 * D, D})}, {"out_proj.weight", transposed(w.w_o)}});
     LayerSource layer{dir / "m.safetensors", "torch-mha", 0, {}};
     layer.options.num_heads = 2;
     CHECK(load_layer_weights(layer).d_model == D);
-    check_error([&] { load_layer_weights(layer, limits_with_budget(3 * D * D * 4 - 1)); }, ErrorKind::bad_input, {"in_proj_weight", "memory budget"});
+    check_error([&] { load_layer_weights(layer, limits_with_budget(3 * D * D * 4 - 1)); }, ErrorKind::bad_input,
+                {"in_proj_weight", "memory budget"});
     // A weights file and .npy embeddings, with one Inf among them.
     write_weights_file(dir / "w.json", w);
-    CHECK(load_layer_weights({dir / "w.json", "", 0, {}}, limits_with_budget(std::filesystem::file_size(dir / "w.json") * 16)).d_model == D);
-    check_error([&] { load_layer_weights({dir / "w.json", "", 0, {}}, limits_with_budget(100)); }, ErrorKind::bad_input, {"w.json", "memory budget"});
+    CHECK(load_layer_weights({dir / "w.json", "", 0, {}},
+                             limits_with_budget(std::filesystem::file_size(dir / "w.json") * 16))
+              .d_model == D);
+    check_error(
+        [&] {
+            load_layer_weights({dir / "w.json", "", 0, {}}, limits_with_budget(100));
+        },
+        ErrorKind::bad_input, {"w.json", "memory budget"});
     Tensor x = random_tensor({T, D});
     x.data[size_t(T * D - 1)] = std::numeric_limits<float>::infinity();
     write_npy(dir / "x.npy", x);
-    check_error([&] { load_sequence({dir / "x.npy", "", ""}, D); }, ErrorKind::bad_input, {"x.npy", "is not finite"},
-                Remedy::allow_nonfinite);
+    check_error(
+        [&] {
+            load_sequence({dir / "x.npy", "", ""}, D);
+        },
+        ErrorKind::bad_input, {"x.npy", "is not finite"}, Remedy::allow_nonfinite);
     CHECK(load_sequence({dir / "x.npy", "", ""}, D, limits_allowing_nonfinite()).embeddings.dim(0) == T);
-    check_error([&] { load_sequence({dir / "x.npy", "", ""}, D, limits_with_budget(uint64_t(T * D) * 4 - 1)); }, ErrorKind::bad_input,
-                {"x.npy: .npy array of shape [", "memory budget"});
+    check_error(
+        [&] {
+            load_sequence({dir / "x.npy", "", ""}, D, limits_with_budget(uint64_t(T * D) * 4 - 1));
+        },
+        ErrorKind::bad_input, {"x.npy: .npy array of shape [", "memory budget"});
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

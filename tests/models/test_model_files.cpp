@@ -1,9 +1,9 @@
 // model_files.hpp: what a model path is, decided by content, with its header parsed once and
 // shared by the weights and the tokenizer. On stories260K in its three formats.
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <string>
+
+#include <doctest/doctest.h>
 
 #include "expect_input_error.hpp"
 #include "model_files.hpp"
@@ -38,10 +38,12 @@ TEST_CASE("open_model_files and is_model_path tell a model by its content, not i
 
     for (const std::string& model : {hf, dir / "model.ckpt", dir / "model.weights"}) CHECK(is_model_path(model));
     // A tokenizer, a folder's config.json, tensors and a path that is not there are not models.
-    for (const std::string& other : {bin + "/tok512.bin", hf + "/config.json", hf + "/model.safetensors", dir / "absent.bin"})
+    for (const std::string& other :
+         {bin + "/tok512.bin", hf + "/config.json", hf + "/model.safetensors", dir / "absent.bin"})
         CHECK_FALSE(is_model_path(other));
 
-    expect_input_error([&] { open_model_files(hf + "/config.json"); }, {"config.json of a model folder, not a model", "pass the folder"});
+    expect_input_error([&] { open_model_files(hf + "/config.json"); },
+                       {"config.json of a model folder, not a model", "pass the folder"});
     expect_input_error([&] { read_model_tokenizer(llama2c, "", 512); }, {"model.ckpt", "tokenizer.bin", "not given"});
 }
 
@@ -50,7 +52,8 @@ TEST_CASE("a model's header is parsed once: the weights and the tokenizer read w
     const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors", "tokenizer.json"});
     if (gguf.empty() || hf.empty()) return;
     ScratchDir dir;
-    const uint64_t gguf_fingerprint = model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K.gguf")));
+    const uint64_t gguf_fingerprint =
+        model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K.gguf")));
     const uint64_t hf_fingerprint = model_fingerprint(read_model_weights(open_model_files(hf)));
 
     // GGUF: the file is replaced by garbage after opening; the mapped, parsed file still serves both.
@@ -63,10 +66,11 @@ TEST_CASE("a model's header is parsed once: the weights and the tokenizer read w
 
     // A folder: config.json is spoiled after opening; the weights are read with the parsed one.
     fs::create_directories(dir / "hf");
-    for (const char* name : {"config.json", "model.safetensors", "tokenizer.json"}) fs::copy_file(fs::path(hf) / name, fs::path(dir / "hf") / name);
+    for (const char* name : {"config.json", "model.safetensors", "tokenizer.json"})
+        fs::copy_file(fs::path(hf) / name, fs::path(dir / "hf") / name);
     const ModelFiles folder = open_model_files(dir / "hf");
     write_text(dir / "hf/config.json", "{\"model_type\": \"gpt2\", \"n_embd\": -1}");
     CHECK(model_fingerprint(read_model_weights(folder)) == hf_fingerprint);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

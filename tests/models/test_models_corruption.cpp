@@ -1,10 +1,10 @@
 // Randomly corrupted and truncated loader inputs: every outcome is a clean load or an
 // attn_viz::Error, never a crash, another exception type or a runaway allocation (run under
 // ATTN_VIZ_SANITIZE=ON to check memory safety too).
-#include <doctest/doctest.h>
-
 #include <cstring>
 #include <functional>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "llama2c_checkpoint.hpp"
@@ -51,8 +51,10 @@ TEST_SUITE("models") {
 
 TEST_CASE("corrupted safetensors files load or fail cleanly") {
     ScratchDir dir;
-    write_safetensors(dir / "ok.safetensors", {{"a.weight", random_tensor({3, 4})}, {"a.bias", random_tensor({4})}, {"b", random_tensor({2, 2, 2})}},
-                      SafetensorsDtype::bf16);
+    write_safetensors(
+        dir / "ok.safetensors",
+        {{"a.weight", random_tensor({3, 4})}, {"a.bias", random_tensor({4})}, {"b", random_tensor({2, 2, 2})}},
+        SafetensorsDtype::bf16);
     const std::string good = read_text(dir / "ok.safetensors");
     uint64_t header_length = 0;
     std::memcpy(&header_length, good.data(), 8);
@@ -72,7 +74,8 @@ TEST_CASE("corrupted llama2.c checkpoints and tokenizers load or fail cleanly") 
     checkpoint.append(reinterpret_cast<const char*>(values.ptr()), values.data.size() * 4);
     write_text(dir / "ok.bin", checkpoint);
     REQUIRE(read_llama2c_checkpoint(dir / "ok.bin").layers.size() == 2);
-    CHECK(corrupt_and_load(checkpoint, sizeof header, dir / "c.bin", 300, [&] { read_llama2c_checkpoint(dir / "c.bin"); }) > 50);
+    CHECK(corrupt_and_load(checkpoint, sizeof header, dir / "c.bin", 300,
+                           [&] { read_llama2c_checkpoint(dir / "c.bin"); }) > 50);
 
     std::string tokenizer("\x06\x00\x00\x00", 4);
     for (const std::string piece : {"<unk>", "<s>", "</s>", " ", "a", "ab", " ab", "b"}) {
@@ -90,4 +93,4 @@ TEST_CASE("corrupted llama2.c checkpoints and tokenizers load or fail cleanly") 
           }) > 50);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

@@ -1,10 +1,10 @@
 // Llama models written here as GGUF from random weights: hyper-parameters from the metadata,
 // matrices in the x W convention, tied or separate classifiers, the tokenizer, and files that
 // are not a llama model refused with errors naming the file and the key or tensor.
-#include <doctest/doctest.h>
-
 #include <memory>
 #include <utility>
+
+#include <doctest/doctest.h>
 
 #include "expect_input_error.hpp"
 #include "gguf.hpp"
@@ -41,7 +41,11 @@ std::vector<std::string> vocabulary() {
     std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
     const char* hex = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) tokens.push_back(std::string("<0x") + hex[b / 16] + hex[b % 16] + ">");
-    for (const char* piece : {"\xe2\x96\x81", "a", "\xe2\x96\x81" "a", "b"}) tokens.push_back(piece);
+    for (const char* piece : {"\xe2\x96\x81", "a",
+                              "\xe2\x96\x81"
+                              "a",
+                              "b"})
+        tokens.push_back(piece);
     return tokens;
 }
 
@@ -49,7 +53,9 @@ std::vector<std::string> vocabulary() {
 WrittenModel llama_model(const std::string& skip = "", bool tied = false) {
     WrittenModel m;
     GgufBuilder& b = m.builder;
-    auto u32 = [&](const std::string& key, uint32_t v) { if (key != skip) b.add_u32(key, v); };
+    auto u32 = [&](const std::string& key, uint32_t v) {
+        if (key != skip) b.add_u32(key, v);
+    };
     if (skip != "general.architecture") b.add_string("general.architecture", "llama");
     u32("llama.block_count", L);
     u32("llama.embedding_length", D);
@@ -67,7 +73,9 @@ WrittenModel llama_model(const std::string& skip = "", bool tied = false) {
     b.add_f32_array("tokenizer.ggml.scores", scores);
     b.add_u32("tokenizer.ggml.bos_token_id", 1);
     b.add_u32("tokenizer.ggml.eos_token_id", 2);
-    auto tensor = [&](const std::string& name, std::vector<int64_t> shape) { if (name != skip) put_tensor(m, name, shape); };
+    auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+        if (name != skip) put_tensor(m, name, shape);
+    };
     tensor("token_embd.weight", {V, D});
     for (int64_t l = 0; l < L; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
@@ -141,7 +149,9 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
     }
 }
 
-TEST_CASE("GGUF llama: quantized blocks decode into their transposes, streamed into one block's reused memory as read whole") {
+TEST_CASE(
+    "GGUF llama: quantized blocks decode into their transposes, streamed into one block's reused memory as read "
+    "whole") {
     ScratchDir dir;
     write_text(dir / "q.gguf", quantized_llama_gguf());
     const GgufFile file(dir / "q.gguf");
@@ -171,8 +181,13 @@ TEST_CASE("GGUF llama: quantized blocks decode into their transposes, streamed i
         CHECK(reused.w_out.ptr() == memory);
         const BlockWeights& b = whole.layers[static_cast<size_t>(l)];
         const LayerWeights &got = reused.attention, &want = b.attention;
-        for (const auto& [x, y] : {std::pair{&got.w_q, &want.w_q}, {&got.w_k, &want.w_k}, {&got.w_v, &want.w_v}, {&got.w_o, &want.w_o},
-                                   {&reused.w_in, &b.w_in}, {&reused.w_up, &b.w_up}, {&reused.w_out, &b.w_out},
+        for (const auto& [x, y] : {std::pair{&got.w_q, &want.w_q},
+                                   {&got.w_k, &want.w_k},
+                                   {&got.w_v, &want.w_v},
+                                   {&got.w_o, &want.w_o},
+                                   {&reused.w_in, &b.w_in},
+                                   {&reused.w_up, &b.w_up},
+                                   {&reused.w_out, &b.w_out},
                                    {&reused.attention_norm.weight, &b.attention_norm.weight},
                                    {&reused.feed_forward_norm.weight, &b.feed_forward_norm.weight}}) {
             CHECK(x->shape == y->shape);
@@ -223,7 +238,8 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     };
     GgufBuilder bert;
     bert.add_string("tokenizer.ggml.model", "bert");
-    expect_tokenizer_refused(bert, "tokenizer.ggml.model is \"bert\"; attn-viz reads the SentencePiece \"llama\" and the byte-level BPE");
+    expect_tokenizer_refused(
+        bert, "tokenizer.ggml.model is \"bert\"; attn-viz reads the SentencePiece \"llama\" and the byte-level BPE");
     GgufBuilder bos;
     bos.add_string("tokenizer.ggml.model", "llama");
     bos.add_string_array("tokenizer.ggml.tokens", vocabulary());
@@ -237,7 +253,8 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     expect_input_error([&] { read_model_tokenizer(open_model_files(dir / "m.bin"), "", V); }, {"m.bin", "tokenizer"});
 }
 
-TEST_CASE("GGUF llama: an unused tensor of a type attn-viz cannot decode refuses the model, by name, but not its tokenizer") {
+TEST_CASE(
+    "GGUF llama: an unused tensor of a type attn-viz cannot decode refuses the model, by name, but not its tokenizer") {
     ScratchDir dir;
     const std::string path = dir / "extra.gguf";
     // Q2_K (256 values in 84 bytes) and IQ2_XXS (256 in 66): read in the file's structure, used by nothing.
@@ -247,11 +264,13 @@ TEST_CASE("GGUF llama: an unused tensor of a type attn-viz cannot decode refuses
         WrittenModel m = llama_model();
         m.builder.add_tensor("unused.weight", {256}, type, std::string(type == 10 ? 84 : 66, '\x11'));
         write_text(path, m.builder.bytes());
-        expect_input_error([&] { read_model_weights(open_model_files(path)); },
-                           {"extra.gguf: tensor \"unused.weight\": is of type " + name + ", which attn-viz cannot decode"});
+        expect_input_error(
+            [&] { read_model_weights(open_model_files(path)); },
+            {"extra.gguf: tensor \"unused.weight\": is of type " + name + ", which attn-viz cannot decode"});
         const GgufFile file(path);  // the file's structure is read
         CHECK(file.find_tensor("unused.weight")->bytes == (type == 10 ? 84u : 66u));
-        CHECK(read_model_tokenizer(open_model_files(path), "", V)->vocab_size() == V);  // a vocabulary read takes no tensor
+        CHECK(read_model_tokenizer(open_model_files(path), "", V)->vocab_size() ==
+              V);  // a vocabulary read takes no tensor
     }
     // A type id ggml does not have (removed Q4_2) refuses the file as soon as it is opened.
     WrittenModel m = llama_model();
@@ -284,16 +303,19 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
         CHECK(given->vocab_size() == V);
         CHECK(given->encode("ab c") == std::vector<int>{1, space_a, b, space, 'c' + 3});
     }
-    expect_input_error([&] { read_tokenizer_file(path, V + 1); }, {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
+    expect_input_error([&] { read_tokenizer_file(path, V + 1); },
+                       {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
 
     // With a token_embd.weight, its rows are the vocabulary the tokens must fill.
     GgufBuilder with_model = tokenizer_file(vocabulary(), 2);
     with_model.add_f32_tensor("token_embd.weight", {D, V + 1}, random_tensor({V + 1, D}).data);
     write_text(path, with_model.bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "the model's vocabulary has 264"});
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
+                       {"vocab.gguf", "the model's vocabulary has 264"});
 
     write_text(path, tokenizer_file(vocabulary(), V).bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "eos_token_id 263 is not one of its 263 tokens"});
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
+                       {"vocab.gguf", "eos_token_id 263 is not one of its 263 tokens"});
     std::vector<std::string> no_newline = vocabulary();
     no_newline[3 + '\n'] = "x";
     write_text(path, tokenizer_file(no_newline, 2).bytes());
@@ -311,10 +333,12 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
     one_token.add_u32("tokenizer.ggml.bos_token_id", 1);
     write_text(path, one_token.bytes());
     for (int64_t vocab : {0, 1})
-        expect_input_error([&] { read_tokenizer_file(path, vocab); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});
+        expect_input_error([&] { read_tokenizer_file(path, vocab); },
+                           {"vocab.gguf", "holds 1 token;", "needs at least 3"});
     one_token.add_f32_tensor("token_embd.weight", {D, 1}, random_tensor({1, D}).data);
     write_text(path, one_token.bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); }, {"vocab.gguf", "holds 1 token;", "needs at least 3"});
+    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
+                       {"vocab.gguf", "holds 1 token;", "needs at least 3"});
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

@@ -46,7 +46,8 @@ std::string safetensors_with_shape(const std::string& shape_json) {
 // A random JSON value at most `depth` levels deep: strings mix ASCII, escapes, control
 // characters and 2-, 3- and 4-byte UTF-8 characters.
 nlohmann::json random_value(int depth) {
-    static const char* const pieces[] = {"a", "Z", " ", "\"", "\\", "\n", "\x01", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    static const char* const pieces[] = {"a",  "Z",    " ",        "\"",           "\\",
+                                         "\n", "\x01", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
     auto& g = rng();
     const auto random_string = [&g] {
         std::string s;
@@ -54,10 +55,14 @@ nlohmann::json random_value(int depth) {
         return s;
     };
     switch (depth > 0 ? g() % 6 : g() % 4) {
-        case 0: return random_string();
-        case 1: return static_cast<int64_t>(g() % 2000001) - 1000000;
-        case 2: return std::uniform_real_distribution<double>(-1e6, 1e6)(g);
-        case 3: return g() % 3 == 0 ? nlohmann::json() : nlohmann::json(g() % 2 == 0);
+        case 0:
+            return random_string();
+        case 1:
+            return static_cast<int64_t>(g() % 2000001) - 1000000;
+        case 2:
+            return std::uniform_real_distribution<double>(-1e6, 1e6)(g);
+        case 3:
+            return g() % 3 == 0 ? nlohmann::json() : nlohmann::json(g() % 2 == 0);
         case 4: {
             nlohmann::json a = nlohmann::json::array();
             for (size_t n = g() % 5; n > 0; --n) a.push_back(random_value(depth - 1));
@@ -102,8 +107,7 @@ TEST_CASE("every JSON loader refuses a file nested ~50,000 levels deep with a cl
             SequenceStream stream(documents, 2);
             SequenceInput sequence;
             std::string where;
-            while (stream.next(sequence, where)) {
-            }
+            while (stream.next(sequence, where)) {}
         },
         {"corpus.jsonl:2", refusal});
 }
@@ -115,8 +119,10 @@ TEST_CASE("parse_json_text accepts 64 levels of arrays or objects and refuses 65
         const nlohmann::json value = parse_json_text(text, "ok.json");
         CHECK(value.dump() == text);
     }
-    for (const std::string& text : {nested_arrays(65), "{\"k\":" + objects_64 + "}", "[{\"k\":" + nested_arrays(63) + "}]"})
-        expect_input_error([&] { parse_json_text(text, "deep.json"); }, {"deep.json: JSON nesting deeper than 64 levels"});
+    for (const std::string& text :
+         {nested_arrays(65), "{\"k\":" + objects_64 + "}", "[{\"k\":" + nested_arrays(63) + "}]"})
+        expect_input_error([&] { parse_json_text(text, "deep.json"); },
+                           {"deep.json: JSON nesting deeper than 64 levels"});
     // Depth, not size: 10,000 siblings at depth 2 are fine.
     std::string wide = "[";
     for (int i = 0; i < 10000; ++i) wide += (i ? ",[" : "[") + std::to_string(i) + "]";
@@ -164,7 +170,8 @@ TEST_CASE("json_excerpt is the compact dump when short, else a prefix of it endi
 
 TEST_CASE("json_excerpt quotes a value nested 100,000 levels deep without recursing") {
     const int levels = 100000;
-    const nlohmann::json deep = nlohmann::json::parse(nested_arrays(levels, "\"core\""));  // no limit: nlohmann parses iteratively
+    const nlohmann::json deep =
+        nlohmann::json::parse(nested_arrays(levels, "\"core\""));  // no limit: nlohmann parses iteratively
     CHECK(json_excerpt(deep, 40) == std::string(40, '[') + "...");
     CHECK(json_excerpt(deep, 0) == "...");
 }
@@ -186,17 +193,21 @@ TEST_CASE("messages quote a bad value within the nesting limit by a short excerp
     long_list.back() = ']';
 
     write_text(dir / "w.json", "{\"format\":" + nested_arrays(63, nlohmann::json(std::string(5000, 'z')).dump()) + "}");
-    expect_short_error([&] { read_weights_file(dir / "w.json"); }, {"w.json: unsupported format [[[[[[[[[[", "...", "(expected"});
+    expect_short_error([&] { read_weights_file(dir / "w.json"); },
+                       {"w.json: unsupported format [[[[[[[[[[", "...", "(expected"});
 
     write_text(dir / "config.json", "{\"num_attention_heads\":" + long_list + "}");
-    expect_short_error([&] { read_hf_config(dir / "config.json"); },
-                       {"config.json: \"num_attention_heads\" is [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,1..., expected"});
+    expect_short_error(
+        [&] { read_hf_config(dir / "config.json"); },
+        {"config.json: \"num_attention_heads\" is [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,1..., expected"});
 
     write_text(dir / "s.safetensors", safetensors_with_shape(nested_arrays(62)));
-    expect_short_error([&] { SafetensorsFile{dir / "s.safetensors"}; }, {"s.safetensors", "shape [[[[", "...", "not a list"});
+    expect_short_error([&] { SafetensorsFile{dir / "s.safetensors"}; },
+                       {"s.safetensors", "shape [[[[", "...", "not a list"});
 
     write_text(dir / "tokens.json", "[\"a\",{\"k\":" + long_list + "}]");
-    expect_short_error([&] { read_tokens(dir / "tokens.json"); }, {"tokens.json: token 1 is {\"k\":[0,1,2,", "..., not a string"});
+    expect_short_error([&] { read_tokens(dir / "tokens.json"); },
+                       {"tokens.json: token 1 is {\"k\":[0,1,2,", "..., not a string"});
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

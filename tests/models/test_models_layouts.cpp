@@ -1,11 +1,11 @@
 // Layout presets: random layers written in each framework's naming and orientation, read back
 // with load_layer; options vs config.json; error messages for missing tensors and bad layers.
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <numbers>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -43,7 +43,8 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts) {
     for (const Tensor* p : parts) shape[0] += p->dim(0);
     Tensor out(shape);
     size_t at = 0;
-    for (const Tensor* p : parts) at = std::copy(p->data.begin(), p->data.end(), out.data.begin() + at) - out.data.begin();
+    for (const Tensor* p : parts)
+        at = std::copy(p->data.begin(), p->data.end(), out.data.begin() + at) - out.data.begin();
     return out;
 }
 
@@ -59,16 +60,22 @@ Tensor stack_columns(const std::vector<const Tensor*>& parts) {
 // Each framework's tensors for one layer, the inverse of the preset's conversion.
 NamedTensors export_torch_mha(const LayerWeights& w, const std::string& base) {
     const Tensor q = transposed(w.w_q), k = transposed(w.w_k), v = transposed(w.w_v);
-    return {{base + "in_proj_weight", stack_rows({&q, &k, &v})}, {base + "in_proj_bias", stack_rows({&w.b_q, &w.b_k, &w.b_v})},
-            {base + "out_proj.weight", transposed(w.w_o)},        {base + "out_proj.bias", w.b_o}};
+    return {{base + "in_proj_weight", stack_rows({&q, &k, &v})},
+            {base + "in_proj_bias", stack_rows({&w.b_q, &w.b_k, &w.b_v})},
+            {base + "out_proj.weight", transposed(w.w_o)},
+            {base + "out_proj.bias", w.b_o}};
 }
 
 NamedTensors export_bert(const LayerWeights& w, const std::string& base) {
     const std::string self = base + "attention.self.";
-    return {{self + "query.weight", transposed(w.w_q)}, {self + "query.bias", w.b_q},
-            {self + "key.weight", transposed(w.w_k)},   {self + "key.bias", w.b_k},
-            {self + "value.weight", transposed(w.w_v)}, {self + "value.bias", w.b_v},
-            {base + "attention.output.dense.weight", transposed(w.w_o)}, {base + "attention.output.dense.bias", w.b_o}};
+    return {{self + "query.weight", transposed(w.w_q)},
+            {self + "query.bias", w.b_q},
+            {self + "key.weight", transposed(w.w_k)},
+            {self + "key.bias", w.b_k},
+            {self + "value.weight", transposed(w.w_v)},
+            {self + "value.bias", w.b_v},
+            {base + "attention.output.dense.weight", transposed(w.w_o)},
+            {base + "attention.output.dense.bias", w.b_o}};
 }
 
 NamedTensors export_gpt2(const LayerWeights& w, const std::string& base) {
@@ -79,10 +86,13 @@ NamedTensors export_gpt2(const LayerWeights& w, const std::string& base) {
 }
 
 NamedTensors export_llama(const LayerWeights& w, const std::string& base) {
-    NamedTensors t = {{base + "self_attn.q_proj.weight", transposed(w.w_q)}, {base + "self_attn.k_proj.weight", transposed(w.w_k)},
-                      {base + "self_attn.v_proj.weight", transposed(w.w_v)}, {base + "self_attn.o_proj.weight", transposed(w.w_o)}};
+    NamedTensors t = {{base + "self_attn.q_proj.weight", transposed(w.w_q)},
+                      {base + "self_attn.k_proj.weight", transposed(w.w_k)},
+                      {base + "self_attn.v_proj.weight", transposed(w.w_v)},
+                      {base + "self_attn.o_proj.weight", transposed(w.w_o)}};
     if (!w.b_q.empty())  // Qwen2 style
-        t.insert(t.end(), {{base + "self_attn.q_proj.bias", w.b_q}, {base + "self_attn.k_proj.bias", w.b_k},
+        t.insert(t.end(), {{base + "self_attn.q_proj.bias", w.b_q},
+                           {base + "self_attn.k_proj.bias", w.b_k},
                            {base + "self_attn.v_proj.bias", w.b_v}});
     return t;
 }
@@ -130,26 +140,36 @@ TEST_SUITE("models") {
 TEST_CASE("each layout preset reads back random layers in F32, F16 and BF16") {
     const std::vector<LayoutCase> cases = {
         {"torch-mha", "", export_torch_mha, [](int) { return std::string(); }, false, RopeStyle::none},
-        {"torch-mha", "blocks.{layer}.attn.", export_torch_mha, [](int l) { return "blocks." + std::to_string(l) + ".attn."; }, false, RopeStyle::none},
-        {"bert", "bert.", export_bert, [](int l) { return "bert.encoder.layer." + std::to_string(l) + "."; }, false, RopeStyle::none},
-        {"bert", "", export_bert, [](int l) { return "encoder.layer." + std::to_string(l) + "."; }, false, RopeStyle::none},
+        {"torch-mha", "blocks.{layer}.attn.", export_torch_mha,
+         [](int l) { return "blocks." + std::to_string(l) + ".attn."; }, false, RopeStyle::none},
+        {"bert", "bert.", export_bert, [](int l) { return "bert.encoder.layer." + std::to_string(l) + "."; }, false,
+         RopeStyle::none},
+        {"bert", "", export_bert, [](int l) { return "encoder.layer." + std::to_string(l) + "."; }, false,
+         RopeStyle::none},
         {"gpt2", "", export_gpt2, [](int l) { return "h." + std::to_string(l) + "."; }, true, RopeStyle::none},
-        {"gpt2", "transformer.", export_gpt2, [](int l) { return "transformer.h." + std::to_string(l) + "."; }, true, RopeStyle::none},
-        {"llama", "", export_llama, [](int l) { return "model.layers." + std::to_string(l) + "."; }, true, RopeStyle::half_split},
+        {"gpt2", "transformer.", export_gpt2, [](int l) { return "transformer.h." + std::to_string(l) + "."; }, true,
+         RopeStyle::none},
+        {"llama", "", export_llama, [](int l) { return "model.layers." + std::to_string(l) + "."; }, true,
+         RopeStyle::half_split},
     };
-    struct Dims { int64_t d, h, d_head; };
+    struct Dims {
+        int64_t d, h, d_head;
+    };
     ScratchDir dir;
     for (const LayoutCase& c : cases) {
-        for (Dims dims : {Dims{8, 2, 4}, Dims{12, 3, 4}, c.rope == RopeStyle::none ? Dims{5, 1, 5} : Dims{6, 1, 6}}) {  // RoPE needs even d_h
+        for (Dims dims : {Dims{8, 2, 4}, Dims{12, 3, 4},
+                          c.rope == RopeStyle::none ? Dims{5, 1, 5} : Dims{6, 1, 6}}) {  // RoPE needs even d_h
             for (SafetensorsDtype dtype : {SafetensorsDtype::f32, SafetensorsDtype::f16, SafetensorsDtype::bf16}) {
-                INFO(c.layout << " prefix " << c.prefix << " D=" << dims.d << " " << std::string(safetensors_dtype_name(dtype)));
+                INFO(c.layout << " prefix " << c.prefix << " D=" << dims.d << " "
+                              << std::string(safetensors_dtype_name(dtype)));
                 const bool single = c.layout == "torch-mha" && c.prefix.empty();
                 const int layers = single ? 1 : 3;
                 std::vector<LayerWeights> originals;
                 NamedTensors tensors;
                 for (int l = 0; l < layers; ++l) {
                     originals.push_back(random_layer(dims.d, dims.h, dims.h, dims.d_head, c.layout != "llama"));
-                    for (auto& named : c.exporter(originals.back(), c.layer_path(l))) tensors.push_back(std::move(named));
+                    for (auto& named : c.exporter(originals.back(), c.layer_path(l)))
+                        tensors.push_back(std::move(named));
                 }
                 const std::string path = dir / "model.safetensors";
                 write_safetensors(path, tensors, dtype);
@@ -157,14 +177,17 @@ TEST_CASE("each layout preset reads back random layers in F32, F16 and BF16") {
                 options.num_heads = dims.h;
                 if (c.prefix.find("{layer}") != std::string::npos) options.prefix = c.prefix;
                 CHECK(count_layers(SafetensorsFile(path), c.layout, options) == layers);
-                const double tolerance = dtype == SafetensorsDtype::f32 ? 0.0 : dtype == SafetensorsDtype::f16 ? 1.0 / 2048 : 1.0 / 256;
+                const double tolerance = dtype == SafetensorsDtype::f32   ? 0.0
+                                         : dtype == SafetensorsDtype::f16 ? 1.0 / 2048
+                                                                          : 1.0 / 256;
                 for (int l = 0; l < layers; ++l) {
                     const LayerWeights loaded = load_layer(path, c.layout, l, options);
                     check_layer(loaded, originals[static_cast<size_t>(l)], tolerance);
                     CHECK(loaded.causal == c.causal);
                     CHECK(loaded.rope == c.rope);
                 }
-                expect_load_error(path, c.layout, layers, options, {"out of range", std::to_string(layers) + " " + c.layout + " layer"});
+                expect_load_error(path, c.layout, layers, options,
+                                  {"out of range", std::to_string(layers) + " " + c.layout + " layer"});
             }
         }
     }
@@ -172,27 +195,35 @@ TEST_CASE("each layout preset reads back random layers in F32, F16 and BF16") {
 
 TEST_CASE("llama layout: grouped-query heads, Qwen2 biases, config.json and option precedence") {
     ScratchDir dir;
-    struct Dims { int64_t d, h, kv, d_head; bool biases; };
-    for (Dims dims : {Dims{16, 4, 2, 4, false}, Dims{16, 4, 1, 6, true}, Dims{6, 3, 3, 2, true}, Dims{8, 8, 2, 2, false}}) {
+    struct Dims {
+        int64_t d, h, kv, d_head;
+        bool biases;
+    };
+    for (Dims dims :
+         {Dims{16, 4, 2, 4, false}, Dims{16, 4, 1, 6, true}, Dims{6, 3, 3, 2, true}, Dims{8, 8, 2, 2, false}}) {
         INFO("D=" << dims.d << " H=" << dims.h << " KV=" << dims.kv);
         LayerWeights original = random_layer(dims.d, dims.h, dims.kv, dims.d_head, dims.biases);
         original.b_o = Tensor();  // Llama-family output projections have no bias
         write_safetensors(dir / "model.safetensors", export_llama(original, "model.layers.0."));
         // Without a config the head counts must be given, and a wrong KV count is explained.
-        expect_load_error(dir / "model.safetensors", "llama", 0, {}, {"number of heads unknown"}, Remedy::give_num_heads);
+        expect_load_error(dir / "model.safetensors", "llama", 0, {}, {"number of heads unknown"},
+                          Remedy::give_num_heads);
         LayoutOptions options;
         options.num_heads = dims.h;
         if (dims.kv != dims.h)
-            expect_load_error(dir / "model.safetensors", "llama", 0, options, {"key/value heads x"}, Remedy::give_num_kv_heads);
+            expect_load_error(dir / "model.safetensors", "llama", 0, options, {"key/value heads x"},
+                              Remedy::give_num_kv_heads);
         options.num_kv_heads = dims.kv;
         LayerWeights loaded = load_layer(dir / "model.safetensors", "llama", 0, options);
         check_layer(loaded, original, 0.0);
         CHECK(loaded.rope_base == 10000.0);
         // config.json beside the checkpoint supplies what the options leave out ...
-        write_text(dir / "config.json", R"({"num_attention_heads": )" + std::to_string(dims.h) + R"(, "num_key_value_heads": )" +
-                                            std::to_string(dims.kv) + R"(, "hidden_size": )" + std::to_string(dims.d) +
-                                            R"(, "rope_theta": 500000.0, "num_hidden_layers": 1, "rope_scaling": {"rope_type": "llama3",)"
-                                            R"( "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})");
+        write_text(
+            dir / "config.json",
+            R"({"num_attention_heads": )" + std::to_string(dims.h) + R"(, "num_key_value_heads": )" +
+                std::to_string(dims.kv) + R"(, "hidden_size": )" + std::to_string(dims.d) +
+                R"(, "rope_theta": 500000.0, "num_hidden_layers": 1, "rope_scaling": {"rope_type": "llama3",)"
+                R"( "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})");
         loaded = load_layer(dir / "model.safetensors", "llama", 0, {});
         check_layer(loaded, original, 0.0);
         CHECK(loaded.rope_base == 500000.0);
@@ -212,12 +243,15 @@ TEST_CASE("llama layout: grouped-query heads, Qwen2 biases, config.json and opti
     }
 }
 
-TEST_CASE("RoPE scaling: linear divides every frequency; llama3 keeps the short wavelengths, divides the long, blends between") {
+TEST_CASE(
+    "RoPE scaling: linear divides every frequency; llama3 keeps the short wavelengths, divides the long, blends "
+    "between") {
     LayerWeights layer;
     layer.d_head = 64, layer.rope_base = 500000.0;
     const std::vector<double> plain = rope_inverse_frequencies(layer);
     REQUIRE(plain.size() == 32);
-    for (size_t i = 0; i < plain.size(); ++i) CHECK(plain[i] == doctest::Approx(std::pow(500000.0, -2.0 * double(i) / 64)).epsilon(1e-14));
+    for (size_t i = 0; i < plain.size(); ++i)
+        CHECK(plain[i] == doctest::Approx(std::pow(500000.0, -2.0 * double(i) / 64)).epsilon(1e-14));
     layer.rope_scaling.kind = RopeScaling::Kind::linear, layer.rope_scaling.factor = 4;
     const std::vector<double> linear = rope_inverse_frequencies(layer);
     for (size_t i = 0; i < plain.size(); ++i) CHECK(linear[i] == doctest::Approx(plain[i] / 4).epsilon(1e-14));
@@ -261,7 +295,8 @@ TEST_CASE("layout errors name the file, the layer and the expected tensor") {
     for (auto& t : tensors)
         if (t.first.find("key.weight") == std::string::npos) without_key.push_back(t);
     write_safetensors(dir / "m.safetensors", without_key);
-    expect_load_error(dir / "m.safetensors", "bert", 0, options, {"m.safetensors", "layer 0", "encoder.layer.0.attention.self.key.weight"});
+    expect_load_error(dir / "m.safetensors", "bert", 0, options,
+                      {"m.safetensors", "layer 0", "encoder.layer.0.attention.self.key.weight"});
     // A misshapen output projection.
     NamedTensors bad_shape = tensors;
     for (auto& t : bad_shape)
@@ -297,4 +332,4 @@ TEST_CASE("layout errors name the file, the layer and the expected tensor") {
     CHECK_THROWS_AS(parse_rope_style("spiral"), Error);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

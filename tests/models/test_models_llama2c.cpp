@@ -1,10 +1,10 @@
 // llama2.c checkpoints and tokenizers written here from random data: loading, conventions
 // (x W, shared or separate classifier), the encoder on a hand-made vocabulary, hostile files.
-#include <doctest/doctest.h>
-
 #include <chrono>
 #include <cstring>
 #include <iterator>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "expect_input_error.hpp"
@@ -20,7 +20,9 @@ using namespace test_support;
 
 namespace {
 
-struct Header { int32_t dim, hidden, layers, heads, kv_heads, vocab, seq_len; };
+struct Header {
+    int32_t dim, hidden, layers, heads, kv_heads, vocab, seq_len;
+};
 
 template <typename T>
 void append(std::string& bytes, const T& value) {
@@ -35,10 +37,18 @@ void append_tensor(std::string& bytes, const Tensor& t) {
 std::string checkpoint_bytes(const Header& h, std::vector<Tensor>& arrays) {
     const int64_t d = h.dim, f = h.hidden, layers = h.layers, head = h.dim / h.heads, kv = h.kv_heads * head;
     const int64_t vocab = std::abs(h.vocab);
-    arrays = {random_tensor({vocab, d}),         random_tensor({layers, d}),    random_tensor({layers, d, d}),
-              random_tensor({layers, kv, d}),    random_tensor({layers, kv, d}), random_tensor({layers, d, d}),
-              random_tensor({layers, d}),        random_tensor({layers, f, d}), random_tensor({layers, d, f}),
-              random_tensor({layers, f, d}),     random_tensor({d}),            random_tensor({h.seq_len, head})};
+    arrays = {random_tensor({vocab, d}),
+              random_tensor({layers, d}),
+              random_tensor({layers, d, d}),
+              random_tensor({layers, kv, d}),
+              random_tensor({layers, kv, d}),
+              random_tensor({layers, d, d}),
+              random_tensor({layers, d}),
+              random_tensor({layers, f, d}),
+              random_tensor({layers, d, f}),
+              random_tensor({layers, f, d}),
+              random_tensor({d}),
+              random_tensor({h.seq_len, head})};
     if (h.vocab < 0) arrays.push_back(random_tensor({vocab, d}));
     std::string bytes;
     append(bytes, h);
@@ -54,11 +64,10 @@ Tensor layer_matrix(const Tensor& stacked, int64_t index) {
     return m;
 }
 
-
 // run.c's encoder as it was first written here, rescanning every pair after each merge: the
 // reference the queued merges must match. Texts of ASCII only (a code point is one byte).
-std::vector<int> rescanning_encode(const std::vector<std::string>& pieces, const std::vector<float>& scores, const std::string& text,
-                                   bool bos) {
+std::vector<int> rescanning_encode(const std::vector<std::string>& pieces, const std::vector<float>& scores,
+                                   const std::string& text, bool bos) {
     const auto lookup = [&](const std::string& piece) {
         for (size_t id = 0; id < pieces.size(); ++id)
             if (pieces[id] == piece) return static_cast<int>(id);
@@ -123,8 +132,10 @@ TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate cl
             CHECK(b.w_out.data == transposed(layer_matrix(arrays[8], l)).data);
             CHECK(b.w_up.data == transposed(layer_matrix(arrays[9], l)).data);
             CHECK(b.w_in.shape == std::vector<int64_t>{h.dim, h.hidden});
-            CHECK(std::equal(b.attention_norm.weight.data.begin(), b.attention_norm.weight.data.end(), arrays[1].data.begin() + l * h.dim));
-            CHECK(std::equal(b.feed_forward_norm.weight.data.begin(), b.feed_forward_norm.weight.data.end(), arrays[6].data.begin() + l * h.dim));
+            CHECK(std::equal(b.attention_norm.weight.data.begin(), b.attention_norm.weight.data.end(),
+                             arrays[1].data.begin() + l * h.dim));
+            CHECK(std::equal(b.feed_forward_norm.weight.data.begin(), b.feed_forward_norm.weight.data.end(),
+                             arrays[6].data.begin() + l * h.dim));
         }
     }
 }
@@ -161,14 +172,15 @@ TEST_CASE("llama2.c checkpoints: hostile headers and sizes are refused before al
     LoadLimits limits;
     limits.memory_budget = 40 * 16 * 4 - 1;
     expect_input_error([&] { read_llama2c_checkpoint(path, limits); },
-                       {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"}, Remedy::raise_memory_budget);
+                       {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"},
+                       Remedy::raise_memory_budget);
 }
 
 TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and decoding") {
     ScratchDir dir;
     // Ids: 259 " ", 260 "a", 261 "b", 262 "ab" (3), 263 " a" (1), 264 " ab" (2), 265 "ba" (3), 266 "é".
-    const auto pieces = vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}, {" a", 1}, {" ab", 2}, {"ba", 3},
-                                               {"\xc3\xa9", -1}});
+    const auto pieces = vocabulary_with_bytes(
+        {{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}, {" a", 1}, {" ab", 2}, {"ba", 3}, {"\xc3\xa9", -1}});
     write_text(dir / "tok.bin", tokenizer_bytes(pieces, 6));
     const Llama2cTokenizer tokenizer(dir / "tok.bin", 267);
     // " abab": " a"(1) loses to the first "ab"(3), whose tie with "ba"(3) goes to the leftmost
@@ -178,17 +190,20 @@ TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and deco
     // " aba": "ab" and "ba" tie at 3; the leftmost wins, then " ab" (2): [" ab", "a"], not [" a", "ba"].
     CHECK(tokenizer.encode("aba", false, false) == std::vector<int>{264, 260});
     // 'z' (0x7a) and 'ü' (c3 bc) are not pieces: bytes + 3; 'é' is one.
-    CHECK(tokenizer.encode("z\xc3\xbc\xc3\xa9", false, false) == std::vector<int>{259, 0x7a + 3, 0xc3 + 3, 0xbc + 3, 266});
+    CHECK(tokenizer.encode("z\xc3\xbc\xc3\xa9", false, false) ==
+          std::vector<int>{259, 0x7a + 3, 0xc3 + 3, 0xbc + 3, 266});
     CHECK(tokenizer.decode({1, 264, 262}) == "abab");
     CHECK(tokenizer.decode({264, 262}) == " abab");
     CHECK(tokenizer.decode({259, 0x7a + 3, 0xc3 + 3, 0xbc + 3, 266, 2}) == " z\xc3\xbc\xc3\xa9");
     CHECK(tokenizer.decode_piece(1, 0x0a + 3) == "\n");
-    CHECK(tokenizer.labels({1, 264, 0x7a + 3, 0x0a + 3, 262, 2}) == std::vector<std::string>{"<s>", " ab", "z", "<0x0A>", "ab", "</s>"});
+    CHECK(tokenizer.labels({1, 264, 0x7a + 3, 0x0a + 3, 262, 2}) ==
+          std::vector<std::string>{"<s>", " ab", "z", "<0x0A>", "ab", "</s>"});
     for (const std::string& text : {std::string("ab ba"), std::string("b\xc3\xa9z a"), std::string("aaa bbb ab")})
         CHECK(tokenizer.decode(tokenizer.encode(text, true, false)) == text);
     // Any bytes come back from encode and decode, those that are not UTF-8 as \xNN: a lone
     // continuation byte (what the fuzzer's round trip tried first), a cut "é", 0xFF, among pieces.
-    static const char* const fragments[] = {"a", "b", " ", "ab", "\xc3\xa9", "\xc3", "\xa9", "\xb2", "\xff", "\xe2\x82\xac", "z"};
+    static const char* const fragments[] = {"a",    "b",    " ",    "ab",           "\xc3\xa9", "\xc3",
+                                            "\xa9", "\xb2", "\xff", "\xe2\x82\xac", "z"};
     std::vector<std::string> byte_texts = {"\xb2", "a\xc3", "\xff\xfe"};
     for (int trial = 0; trial < 200; ++trial) {
         std::string text;
@@ -210,9 +225,11 @@ TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and deco
 TEST_CASE("llama2.c tokenizer: pieces and byte tokens that are not UTF-8 are shown as \\xNN") {
     ScratchDir dir;
     // Ids: 259 a raw 0xFF piece, 260 a piece holding half of "é", 261 "é".
-    write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{"\xff", 0}, {"x\xc3", 0}, {"\xc3\xa9", 0}}), 6));
+    write_text(dir / "tok.bin",
+               tokenizer_bytes(vocabulary_with_bytes({{"\xff", 0}, {"x\xc3", 0}, {"\xc3\xa9", 0}}), 6));
     const Llama2cTokenizer tokenizer(dir / "tok.bin", 262);
-    CHECK(tokenizer.labels({1, 259, 260, 261, 0xff + 3}) == std::vector<std::string>{"<s>", "\\xff", "x\\xc3", "\xc3\xa9", "<0xFF>"});
+    CHECK(tokenizer.labels({1, 259, 260, 261, 0xff + 3}) ==
+          std::vector<std::string>{"<s>", "\\xff", "x\\xc3", "\xc3\xa9", "<0xFF>"});
     // Byte tokens that form a character together decode to it; a lone byte is escaped.
     CHECK(tokenizer.decode({1, 0xc3 + 3, 0xa9 + 3}) == "\xc3\xa9");
     CHECK(tokenizer.decode({1, 0xc3 + 3, 259, 261}) == "\\xc3\\xff\xc3\xa9");
@@ -244,16 +261,21 @@ TEST_CASE("llama2.c tokenizer: truncated and absurd files are refused") {
     CHECK_THROWS_AS(Llama2cTokenizer(dir / "missing.bin"), Error);
 }
 
-TEST_CASE("llama2.c tokenizer: a vocabulary without BOS and EOS, or without the byte token a text needs, is refused, never read past") {
+TEST_CASE(
+    "llama2.c tokenizer: a vocabulary without BOS and EOS, or without the byte token a text needs, is refused, never "
+    "read past") {
     ScratchDir dir;
     const std::string path = dir / "tok.bin";
     // One token " ": encoding " " used to merge over BOS (id 1) past the end of the pieces.
-    for (const auto& [pieces, count] : {std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}}, std::string("holds 1 token;")},
-                                        std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}, {"  ", 1}}, std::string("holds 2 tokens;")}}) {
+    for (const auto& [pieces, count] :
+         {std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}}, std::string("holds 1 token;")},
+          std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}, {"  ", 1}}, std::string("holds 2 tokens;")}}) {
         write_text(path, tokenizer_bytes(pieces, 4));
-        expect_input_error([&] { Llama2cTokenizer tokenizer(path); }, {"tok.bin", count, "needs at least 3 (<unk>, BOS 1, EOS 2)"});
+        expect_input_error([&] { Llama2cTokenizer tokenizer(path); },
+                           {"tok.bin", count, "needs at least 3 (<unk>, BOS 1, EOS 2)"});
     }
-    expect_input_error([&] { Llama2cTokenizer tokenizer("vocab.gguf", {" "}, {0.0f}); }, {"vocab.gguf", "holds 1 token;", "at least 3"});
+    expect_input_error([&] { Llama2cTokenizer tokenizer("vocab.gguf", {" "}, {0.0f}); },
+                       {"vocab.gguf", "holds 1 token;", "at least 3"});
     // Three tokens are enough: BOS and EOS are tokens, and the text needs no byte token.
     const Llama2cTokenizer three("three", {" ", "<s>", "</s>"}, {0.0f, 0.0f, 0.0f});
     CHECK(three.encode(" ", true, true) == std::vector<int>{1, 0, 0, 2});
@@ -265,7 +287,8 @@ TEST_CASE("llama2.c tokenizer: a vocabulary without BOS and EOS, or without the 
     for (int i = 0; no_bytes.size() < 300; ++i) no_bytes.push_back({"w" + std::to_string(i), 0});
     write_text(path, tokenizer_bytes(no_bytes, 8));
     const Llama2cTokenizer words(path);
-    expect_input_error([&] { words.encode("w1z", false, false); }, {"tok.bin", "no byte token for byte 119", "token 122"});
+    expect_input_error([&] { words.encode("w1z", false, false); },
+                       {"tok.bin", "no byte token for byte 119", "token 122"});
     CHECK(words.encode(" ", false, false) == std::vector<int>{3, 3});
 }
 
@@ -308,7 +331,8 @@ TEST_CASE("llama2.c tokenizer: queued merges give exactly the rescanning loop's 
 TEST_CASE("llama2.c tokenizer: a long text encodes in about linear time (the rescanning loop took 83 s for 120 KB)") {
     ScratchDir dir;
     std::vector<std::pair<std::string, float>> extra = {{" ", 0}};
-    for (const char* piece : {"a", "b", "c", "ab", "bc", "abc", " a", " ab", " abc", "ca", "cab"}) extra.push_back({piece, -static_cast<float>(extra.size())});
+    for (const char* piece : {"a", "b", "c", "ab", "bc", "abc", " a", " ab", " abc", "ca", "cab"})
+        extra.push_back({piece, -static_cast<float>(extra.size())});
     write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes(extra), 8));
     const Llama2cTokenizer tokenizer(dir / "tok.bin");
     std::string text;
@@ -321,4 +345,4 @@ TEST_CASE("llama2.c tokenizer: a long text encodes in about linear time (the res
     CHECK_MESSAGE(seconds < 10.0, "256 KB took " << seconds << " s");
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

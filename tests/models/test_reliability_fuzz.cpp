@@ -44,24 +44,22 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
     } else if (target == "fuzz_weights_json") {
         parse_weights(parse_json_text(bytes, "finding.json"), "finding.json", scratch.path().string());
     } else if (target == "fuzz_input_json" && !bytes.empty()) {
-        parse_sequence(parse_json_text(std::string_view(bytes).substr(1), "finding.json"), 1 + data[0] % 8, "finding.json",
-                       scratch.path().string());
+        parse_sequence(parse_json_text(std::string_view(bytes).substr(1), "finding.json"), 1 + data[0] % 8,
+                       "finding.json", scratch.path().string());
     } else if (target == "fuzz_corpus_jsonl") {
         write_text(scratch / "finding.jsonl", bytes);
         CorpusDocuments documents(scratch / "finding.jsonl");
         SequenceStream stream(documents, 4);
         SequenceInput sequence;
         std::string where;
-        while (stream.next(sequence, where)) {
-        }
+        while (stream.next(sequence, where)) {}
     } else if (target == "fuzz_safetensors") {
         write_text(scratch / "finding.safetensors", bytes);
         const SafetensorsFile file(scratch / "finding.safetensors");
         for (const std::string& name : file.names()) {
             try {
                 file.load(name);
-            } catch (const Error&) {
-            }
+            } catch (const Error&) {}
         }
     } else if (target == "fuzz_llama2c_checkpoint") {
         write_text(scratch / "finding.bin", bytes);
@@ -69,9 +67,19 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
     } else if (target == "fuzz_llama2c_tokenizer" && !bytes.empty() && data[0] % 2 == 0) {
         write_text(scratch / "finding-tokenizer.bin", bytes.substr(1));
         attn_viz_fuzz::use_llama_tokenizer(Llama2cTokenizer(scratch / "finding-tokenizer.bin"));
-    } else if (target == "fuzz_llama2c_tokenizer" && !bytes.empty()) {  // text for a tokenizer with byte tokens and merges
-        write_text(scratch / "finding-merges.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"t", 0}, {"h", 0}, {"e", 0}, {"a", 0}, {"b", 0},
-                                                                                          {"th", 2}, {"he", 1}, {" the", 3}, {"ab", 2}, {"ba", 2}}),
+    } else if (target == "fuzz_llama2c_tokenizer" &&
+               !bytes.empty()) {  // text for a tokenizer with byte tokens and merges
+        write_text(scratch / "finding-merges.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", 0},
+                                                                                          {"t", 0},
+                                                                                          {"h", 0},
+                                                                                          {"e", 0},
+                                                                                          {"a", 0},
+                                                                                          {"b", 0},
+                                                                                          {"th", 2},
+                                                                                          {"he", 1},
+                                                                                          {" the", 3},
+                                                                                          {"ab", 2},
+                                                                                          {"ba", 2}}),
                                                                    6));
         const Llama2cTokenizer tokenizer(scratch / "finding-merges.bin");
         const std::string text = bytes.substr(1);
@@ -92,7 +100,8 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
         const HfFixtureFolders folders = write_hf_fixture_folders(scratch / "finding-folders");
         const fs::path folder = place_hf_fixture_input(folders, data, bytes.size());
         const std::vector<std::string>& llama_types = hf_llama_model_types();
-        if (std::find(llama_types.begin(), llama_types.end(), read_hf_config(folder / "config.json").model_type) != llama_types.end())
+        if (std::find(llama_types.begin(), llama_types.end(), read_hf_config(folder / "config.json").model_type) !=
+            llama_types.end())
             read_hf_llama_folder(folder.string());
         else
             read_hf_transformer_folder(folder.string());
@@ -121,20 +130,24 @@ TEST_CASE("every recorded fuzz finding ends in success or a clean Error") {
 
 TEST_CASE("fuzz_npy finding: an .npy array with no elements loads as an empty tensor of its shape") {
     // crash-7b47766d...: shape (0, 5) made parse_npy pass the empty vector's null pointer to memcpy.
-    const std::string bytes = read_text((regressions_dir / "fuzz_npy/crash-7b47766d128d1aa4c77a26c72c2045d37d176854").string());
+    const std::string bytes =
+        read_text((regressions_dir / "fuzz_npy/crash-7b47766d128d1aa4c77a26c72c2045d37d176854").string());
     const Tensor t = parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "empty.npy");
     CHECK(t.shape == std::vector<int64_t>{0, 5});
     CHECK(t.empty());
     // Truncating it anywhere is a clean error naming the file.
     const size_t cut = std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(rng());
-    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), cut, "cut.npy"); }, ErrorKind::bad_input, {"cut.npy"});
+    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), cut, "cut.npy"); },
+                ErrorKind::bad_input, {"cut.npy"});
 }
 
 TEST_CASE("fuzz_npy finding: a float64 shape near 2^62 elements is refused as truncated, without overflow") {
     // crash-cd8fb8b3...: the message computed count * 8 bytes in int64, which overflowed.
-    const std::string bytes = read_text((regressions_dir / "fuzz_npy/crash-cd8fb8b3549fa415c4b2f6071bf93ae9f16fd528").string());
+    const std::string bytes =
+        read_text((regressions_dir / "fuzz_npy/crash-cd8fb8b3549fa415c4b2f6071bf93ae9f16fd528").string());
     check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "wide.npy"); },
-                ErrorKind::bad_input, {"wide.npy: truncated .npy data: shape [2, 1866086, 186666086, 668, 6] needs", "values of 8 bytes"});
+                ErrorKind::bad_input,
+                {"wide.npy: truncated .npy data: shape [2, 1866086, 186666086, 668, 6] needs", "values of 8 bytes"});
 }
 
 TEST_CASE("a float64 .npy or safetensors value beyond float32's range becomes Inf and is refused as non-finite") {
@@ -158,4 +171,4 @@ TEST_CASE("a float64 .npy or safetensors value beyond float32's range becomes In
                 {"big.npy", "embeddings[" + std::to_string(at) + "] is not finite"});
 }
 
-}
+}  // TEST_SUITE("reliability")

@@ -2,11 +2,11 @@
 // whichever files they come from, any change of a tensor value or of the configuration gives
 // another, and stories260K keeps the values corpus partials recorded before every family shared
 // one weights schema.
-#include <doctest/doctest.h>
-
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
@@ -19,10 +19,12 @@ using namespace test_support;
 
 TEST_SUITE("models") {
 
-TEST_CASE("a transformer's fingerprint: the same from one file or two shards, another when any tensor or setting changes") {
+TEST_CASE(
+    "a transformer's fingerprint: the same from one file or two shards, another when any tensor or setting changes") {
     for (const std::string type : {"gpt2", "gpt_neox", "bert"}) {
         CAPTURE(type);
-        const std::string shape = "--model-type " + type + " --d-model 16 --heads 2 --layers 2 --ffn 10 --vocab 20 --tokens 2 --seed " +
+        const std::string shape = "--model-type " + type +
+                                  " --d-model 16 --heads 2 --layers 2 --ffn 10 --vocab 20 --tokens 2 --seed " +
                                   std::to_string(rng()() % 100000);
         ScratchDir one, two;
         make_reference_folder(one, "reference_hf_transformer.py", shape);
@@ -34,8 +36,10 @@ TEST_CASE("a transformer's fingerprint: the same from one file or two shards, an
         const std::vector<std::pair<std::string, std::function<void(ModelWeights&)>>> changes = {
             {"architecture", [](ModelWeights& v) { v.config.architecture += "x"; }},
             {"norm_epsilon", [](ModelWeights& v) { v.config.norm_epsilon *= 2; }},
-            {"residual layout", [](ModelWeights& v) {
-                 v.config.residual = v.config.residual == ResidualLayout::parallel ? ResidualLayout::pre_norm : ResidualLayout::parallel;
+            {"residual layout",
+             [](ModelWeights& v) {
+                 v.config.residual = v.config.residual == ResidualLayout::parallel ? ResidualLayout::pre_norm
+                                                                                   : ResidualLayout::parallel;
              }},
             {"attention w_q", [](ModelWeights& v) { v.layers[1].attention.w_q.data[5] += 1e-3f; }},
             {"feed_forward_norm bias", [](ModelWeights& v) { v.layers[0].feed_forward_norm.bias.data[1] += 1e-3f; }},
@@ -58,9 +62,11 @@ TEST_CASE("stories260K's fingerprints in three formats are the ones saved corpus
     const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors"});
     if (bin.empty() || gguf.empty() || hf.empty()) return;
     CHECK(model_fingerprint(read_model_weights(open_model_files(bin + "/stories260K.bin"))) == 0x3a1dfbad7fe953bcull);
-    CHECK(model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K.gguf"))) == 0xb752431d6d21135cull);  // blocks streamed
-    CHECK(model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K-Q8_0.gguf"))) == 0x901fdc52ab5236d9ull);
+    CHECK(model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K.gguf"))) ==
+          0xb752431d6d21135cull);  // blocks streamed
+    CHECK(model_fingerprint(read_model_weights(open_model_files(gguf + "/stories260K-Q8_0.gguf"))) ==
+          0x901fdc52ab5236d9ull);
     CHECK(model_fingerprint(read_model_weights(open_model_files(hf))) == 0x879e3020c241b457ull);
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

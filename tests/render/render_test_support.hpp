@@ -57,9 +57,13 @@ inline std::vector<float> random_attention(const attn_viz::Visibility& visibilit
     for (int64_t i = 0; i < visibility.queries; ++i) {
         double sum = 0;
         for (int64_t j = 0; j < visibility.keys; ++j)
-            if (visibility.visible(i, j)) sum += w[static_cast<size_t>(i * visibility.keys + j)] = std::exp(sharpness * uniform(test_support::rng()));
+            if (visibility.visible(i, j))
+                sum += w[static_cast<size_t>(i * visibility.keys + j)] =
+                    std::exp(sharpness * uniform(test_support::rng()));
         for (int64_t j = 0; j < visibility.keys; ++j)
-            if (sum > 0) w[static_cast<size_t>(i * visibility.keys + j)] = static_cast<float>(w[static_cast<size_t>(i * visibility.keys + j)] / sum);
+            if (sum > 0)
+                w[static_cast<size_t>(i * visibility.keys + j)] =
+                    static_cast<float>(w[static_cast<size_t>(i * visibility.keys + j)] / sum);
     }
     return w;
 }
@@ -110,7 +114,8 @@ inline int dark_pixels(const DecodedPng& png, int x, int y, int w, int h) {
 
 // The color write_head_png gives a cell of this value: the colormap at raster_levels steps.
 inline attn_viz::Rgb expected_color(const attn_viz::HeatmapStyle& style, float value) {
-    return attn_viz::Colormap::named(style.colormap).raster_at(attn_viz::ValueScale{style.vmin, style.vmax, style.log_scale}.position(value));
+    return attn_viz::Colormap::named(style.colormap)
+        .raster_at(attn_viz::ValueScale{style.vmin, style.vmax, style.log_scale}.position(value));
 }
 
 // Centre pixel of cell (r, c).

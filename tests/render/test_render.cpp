@@ -1,17 +1,16 @@
 // Render suite, part 1: colormaps, value scales, token display, UTF-8, window/pool parsing,
 // pooling, and the per-head PNG (colors, masks, labels, log/global scale, window, sizes).
 #define STB_IMAGE_IMPLEMENTATION
-#include "utf8.hpp"
-#include "render_test_support.hpp"
+#include <chrono>
 
 #include <doctest/doctest.h>
-
-#include <chrono>
 
 #include "error.hpp"
 #include "font.hpp"
 #include "heatmap.hpp"
+#include "render_test_support.hpp"
 #include "token_display.hpp"
+#include "utf8.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -70,7 +69,8 @@ TEST_CASE("value scale positions: linear and log against a double reference") {
               doctest::Approx(std::clamp((v - float(vmin)) / (float(vmax) - float(vmin)), 0.0, 1.0)).epsilon(1e-5));
         const ValueScale log{static_cast<float>(vmin), static_cast<float>(vmax), true};
         const double floor = std::max<double>(float(vmin), float(vmax) * 1e-4);
-        const double expected = (std::log10(std::max(v, floor)) - std::log10(floor)) / (std::log10(float(vmax)) - std::log10(floor));
+        const double expected =
+            (std::log10(std::max(v, floor)) - std::log10(floor)) / (std::log10(float(vmax)) - std::log10(floor));
         CHECK(log.position(static_cast<float>(v)) == doctest::Approx(std::clamp(expected, 0.0, 1.0)).epsilon(1e-4));
         CHECK(log.value_at(log.position(static_cast<float>(vmax))) == doctest::Approx(float(vmax)).epsilon(1e-5));
     }
@@ -102,8 +102,8 @@ TEST_CASE("display_token makes tokenizer markers readable") {
 TEST_CASE("UTF-8 decoding replaces invalid bytes with U+FFFD") {
     CHECK(decode_utf8("aé日😀") == std::u32string{U'a', U'é', U'日', U'😀'});
     CHECK(decode_utf8("\xff") == std::u32string{0xFFFD});
-    CHECK(decode_utf8("\xe6\x97") == std::u32string{0xFFFD, 0xFFFD});    // truncated
-    CHECK(decode_utf8("\xc0\xaf") == std::u32string{0xFFFD, 0xFFFD});    // overlong '/'
+    CHECK(decode_utf8("\xe6\x97") == std::u32string{0xFFFD, 0xFFFD});              // truncated
+    CHECK(decode_utf8("\xc0\xaf") == std::u32string{0xFFFD, 0xFFFD});              // overlong '/'
     CHECK(decode_utf8("\xed\xa0\x80") == std::u32string{0xFFFD, 0xFFFD, 0xFFFD});  // surrogate
     for (char32_t c : {U'a', U'é', U'日', U'😀'}) CHECK(decode_utf8(encode_utf8(c)) == std::u32string{c});
 }
@@ -146,7 +146,8 @@ TEST_CASE("pooling a causal 4x4 map to 2x2: mean and max by hand, masked entries
 }
 
 TEST_CASE("pooling odd sizes with padding matches a double reference") {
-    for (const auto& [t, s, cells] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{7, 5, 3}, {9, 9, 4}, {5, 11, 2}}) {
+    for (const auto& [t, s, cells] :
+         std::vector<std::tuple<int64_t, int64_t, int64_t>>{{7, 5, 3}, {9, 9, 4}, {5, 11, 2}}) {
         Visibility v;
         v.queries = t;
         v.keys = s;
@@ -162,7 +163,10 @@ TEST_CASE("pooling odd sizes with padding matches a double reference") {
                 int n = 0;
                 for (int64_t i = r * block_r; i < std::min(t, (r + 1) * block_r); ++i)
                     for (int64_t j = c * block_c; j < std::min(s, (c + 1) * block_c); ++j)
-                        if (j != s - 1) { sum += w[static_cast<size_t>(i * s + j)]; ++n; }
+                        if (j != s - 1) {
+                            sum += w[static_cast<size_t>(i * s + j)];
+                            ++n;
+                        }
                 CHECK(grid.is_masked(r, c) == (n == 0));
                 if (n) CHECK(grid.value(r, c) == doctest::Approx(sum / n));
             }
@@ -190,7 +194,8 @@ TEST_CASE("per-head PNG: cell colors follow the colormap, masked cells use the m
             for (int64_t i = 0; i < t; ++i)
                 for (int64_t j = 0; j < t; ++j) {
                     const Rgb pixel = cell_pixel(png, layout, i, j);
-                    if (j <= i) CHECK(pixel == expected_color(style, w[static_cast<size_t>(i * t + j)]));
+                    if (j <= i)
+                        CHECK(pixel == expected_color(style, w[static_cast<size_t>(i * t + j)]));
                     else {
                         CHECK(pixel == mask_color);
                         CHECK_FALSE(pixel == Colormap::named(cmap).entry(0));
@@ -203,7 +208,8 @@ TEST_CASE("per-head PNG: cell colors follow the colormap, masked cells use the m
     }
 }
 
-TEST_CASE("a sliding-window map: keys before the window are masked cells, pooled blocks and the color range leave them out") {
+TEST_CASE(
+    "a sliding-window map: keys before the window are masked cells, pooled blocks and the color range leave them out") {
     ScratchDir dir;
     for (const auto& [t, window] : std::vector<std::pair<int64_t, int64_t>>{{9, 3}, {12, 1}, {7, 6}}) {
         CAPTURE(t);
@@ -227,8 +233,10 @@ TEST_CASE("a sliding-window map: keys before the window are masked cells, pooled
         for (int64_t i = 0; i < t; ++i)
             for (int64_t j = 0; j < t; ++j) {
                 const Rgb pixel = cell_pixel(png, layout, i, j);
-                if (v.visible(i, j)) CHECK(pixel == expected_color(style, w[static_cast<size_t>(i * t + j)]));
-                else CHECK(pixel == mask_color);
+                if (v.visible(i, j))
+                    CHECK(pixel == expected_color(style, w[static_cast<size_t>(i * t + j)]));
+                else
+                    CHECK(pixel == mask_color);
             }
         // Pooled 2 x 2 blocks: the mean over the block's visible entries only.
         const CellGrid grid = build_cell_grid(w.data(), v, std::nullopt, (t + 1) / 2, (t + 1) / 2, PoolMode::mean);
@@ -236,8 +244,10 @@ TEST_CASE("a sliding-window map: keys before the window are masked cells, pooled
             for (int64_t c = 0; c < grid.cols; ++c) {
                 double sum = 0;
                 int n = 0;
-                for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)]; ++i)
-                    for (int64_t j = grid.col_edges[static_cast<size_t>(c)]; j < grid.col_edges[static_cast<size_t>(c + 1)]; ++j)
+                for (int64_t i = grid.row_edges[static_cast<size_t>(r)]; i < grid.row_edges[static_cast<size_t>(r + 1)];
+                     ++i)
+                    for (int64_t j = grid.col_edges[static_cast<size_t>(c)];
+                         j < grid.col_edges[static_cast<size_t>(c + 1)]; ++j)
                         if (v.visible(i, j)) sum += w[static_cast<size_t>(i * t + j)], ++n;
                 CHECK(grid.is_masked(r, c) == (n == 0));
                 if (n) CHECK(grid.value(r, c) == doctest::Approx(sum / n));
@@ -272,7 +282,8 @@ TEST_CASE("a 10-token map has readable cells and non-overlapping labels with tex
     CHECK(dark_pixels(png, layout.title.x, layout.title.y, layout.title.width, layout.title.height) > 20);
     // The colorbar shows the colormap's ends at its ends.
     CHECK(png.at(layout.colorbar_x + 4, layout.colorbar_y) == Colormap::named("viridis").entry(255));
-    CHECK(png.at(layout.colorbar_x + 4, layout.colorbar_y + layout.colorbar_h - 1) == Colormap::named("viridis").entry(0));
+    CHECK(png.at(layout.colorbar_x + 4, layout.colorbar_y + layout.colorbar_h - 1) ==
+          Colormap::named("viridis").entry(0));
     CHECK(layout.ticks.size() >= 2);
     // Background outside everything is white.
     CHECK(png.at(1, 1) == background_color);
@@ -291,7 +302,8 @@ TEST_CASE("--no-labels leaves out token labels and axis names but keeps cells an
     CHECK(layout.column_labels.empty());
     CHECK(layout.grid_x < labelled.grid_x);
     CHECK(layout.width < labelled.width);
-    for (int64_t i = 0; i < 6; ++i) CHECK(cell_pixel(png, layout, i, 0) == expected_color(style, w[static_cast<size_t>(i * 6)]));
+    for (int64_t i = 0; i < 6; ++i)
+        CHECK(cell_pixel(png, layout, i, 0) == expected_color(style, w[static_cast<size_t>(i * 6)]));
     CHECK(dark_pixels(png, 0, layout.grid_y, layout.grid_x - 2, layout.grid_height()) == 0);
 }
 
@@ -318,8 +330,9 @@ TEST_CASE("log scale and global vs per-head scale change the colors as specified
             CHECK(pixel == expected_color(*style, w[k]));
             if (style == &log) differ_log += !(pixel == expected_color(head, w[k]));
         }
-        if (style != &global) CHECK(cell_pixel(png, layout, static_cast<int64_t>(top / 12), static_cast<int64_t>(top % 12)) ==
-                                    Colormap::named("viridis").entry(255));
+        if (style != &global)
+            CHECK(cell_pixel(png, layout, static_cast<int64_t>(top / 12), static_cast<int64_t>(top % 12)) ==
+                  Colormap::named("viridis").entry(255));
     }
     CHECK(differ_log > 0);
 }
@@ -343,7 +356,8 @@ TEST_CASE("a window shows its sub-rectangle at full resolution with the right la
     for (int64_t r = 0; r < 10; ++r)
         for (int64_t c = 0; c < 20; ++c) {
             const int64_t i = 20 + r, j = 5 + c;
-            CHECK(cell_pixel(png, layout, r, c) == (j <= i ? expected_color(style, w[static_cast<size_t>(i * t + j)]) : mask_color));
+            CHECK(cell_pixel(png, layout, r, c) ==
+                  (j <= i ? expected_color(style, w[static_cast<size_t>(i * t + j)]) : mask_color));
         }
     style.window = parse_cell_window("0:41,0:5");
     CHECK_THROWS_AS(write_head_png(dir / "w.png", w.data(), v, tokens, tokens, style), Error);
@@ -369,8 +383,10 @@ TEST_CASE("long maps are pooled into a bounded picture quickly; T=1 still draws"
         // A pooled cell shows the largest weight of its block (max-pooling is the default).
         const int64_t r = layout.cells.rows / 2, c = layout.cells.cols / 3;
         float largest = -1.0f;
-        for (int64_t i = layout.cells.row_edges[static_cast<size_t>(r)]; i < layout.cells.row_edges[static_cast<size_t>(r + 1)]; ++i)
-            for (int64_t j = layout.cells.col_edges[static_cast<size_t>(c)]; j < layout.cells.col_edges[static_cast<size_t>(c + 1)]; ++j)
+        for (int64_t i = layout.cells.row_edges[static_cast<size_t>(r)];
+             i < layout.cells.row_edges[static_cast<size_t>(r + 1)]; ++i)
+            for (int64_t j = layout.cells.col_edges[static_cast<size_t>(c)];
+                 j < layout.cells.col_edges[static_cast<size_t>(c + 1)]; ++j)
                 if (j <= i) largest = std::max(largest, w[static_cast<size_t>(i * 4096 + j)]);
         CHECK(layout.cells.value(r, c) == largest);
         CHECK(cell_pixel(png, layout, r, c) == expected_color(style, layout.cells.value(r, c)));
@@ -384,7 +400,8 @@ TEST_CASE("long maps are pooled into a bounded picture quickly; T=1 still draws"
         CHECK(layout.cell_w == 48);
         CHECK(cell_pixel(png, layout, 0, 0) == Colormap::named("viridis").entry(255));
         CHECK(layout.row_labels.size() == 1);
-        CHECK(dark_pixels(png, layout.row_labels[0].x, layout.row_labels[0].y, layout.row_labels[0].width, layout.row_labels[0].height) > 3);
+        CHECK(dark_pixels(png, layout.row_labels[0].x, layout.row_labels[0].y, layout.row_labels[0].width,
+                          layout.row_labels[0].height) > 3);
     }
 }
 
@@ -410,4 +427,4 @@ TEST_CASE("UTF-8, emoji, CJK, invalid and byte tokens all draw as text") {
     CHECK(font.text_width(fit_text(font, std::string(200, 'w'), 12, 60), 12) <= 60);
 }
 
-}
+}  // TEST_SUITE("render")

@@ -1,16 +1,15 @@
 // Render suite, part 2: overview sheet, head-by-head matrix, bar chart, SVG (the HTML report:
 // test_render_html.cpp).
-#include "render_test_support.hpp"
-
-#include <doctest/doctest.h>
-
 #include <fstream>
 #include <regex>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "figure_bar_chart.hpp"
 #include "figure_matrix.hpp"
 #include "figure_overview.hpp"
+#include "render_test_support.hpp"
 #include "svg_heatmap.hpp"
 
 using namespace attn_viz;
@@ -63,8 +62,10 @@ TEST_CASE("overview sheet: one labelled tile per layer x head, per-head and glob
             for (int h = 0; h < 5; ++h) {
                 const float* w = layers[static_cast<size_t>(l)].ptr() + h * t * t;
                 const ValueRange range = visible_value_range(w, v);
-                const ValueScale value_scale = scale == ScaleMode::head ? ValueScale{range.vmin, range.vmax, false} : ValueScale{0, 1, false};
-                const int x0 = layout.tile_x[static_cast<size_t>(l * 5 + h)], y0 = layout.tile_y[static_cast<size_t>(l * 5 + h)];
+                const ValueScale value_scale =
+                    scale == ScaleMode::head ? ValueScale{range.vmin, range.vmax, false} : ValueScale{0, 1, false};
+                const int x0 = layout.tile_x[static_cast<size_t>(l * 5 + h)],
+                          y0 = layout.tile_y[static_cast<size_t>(l * 5 + h)];
                 for (int64_t i = 0; i < t; ++i)
                     for (int64_t j = 0; j < t; ++j) {
                         const Rgb pixel = png.at(x0 + static_cast<int>(j) * layout.cell_px + layout.cell_px / 2,
@@ -96,13 +97,15 @@ TEST_CASE("matrix picture: correlation colors span -1..1 with head labels as giv
             name += std::to_string(k);
             labels.push_back(name);
         }
-        const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, labels, "correlation", "viridis", -1.0f, 1.0f, "correlation");
+        const HeatmapLayout layout =
+            write_matrix_png(dir / "m.png", m, labels, "correlation", "viridis", -1.0f, 1.0f, "correlation");
         const DecodedPng png = decode_png(dir / "m.png");
         REQUIRE(png.width == layout.width);
         CHECK(layout.row_labels.front().text == "L0 H0");  // spaces kept: not shown as tokens
         for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j < n; ++j) {
-                CHECK(cell_pixel(png, layout, i, j) == Colormap::named("viridis").raster_at((m.data[static_cast<size_t>(i * n + j)] + 1.0) / 2.0));
+                CHECK(cell_pixel(png, layout, i, j) ==
+                      Colormap::named("viridis").raster_at((m.data[static_cast<size_t>(i * n + j)] + 1.0) / 2.0));
             }
     }
 }
@@ -134,7 +137,9 @@ TEST_CASE("bar chart: bar heights follow the values") {
         const size_t tallest = static_cast<size_t>(std::max_element(values.begin(), values.end()) - values.begin());
         for (int k = 0; k < n; ++k)
             CHECK(heights[static_cast<size_t>(k)] ==
-                  doctest::Approx(heights[tallest] * values[static_cast<size_t>(k)] / values[tallest]).epsilon(0.02).scale(100));
+                  doctest::Approx(heights[tallest] * values[static_cast<size_t>(k)] / values[tallest])
+                      .epsilon(0.02)
+                      .scale(100));
         CHECK(!layout.labels.empty());
         for (const TextPlacement& p : layout.labels) CHECK(dark_pixels(png, p.x, p.y, p.width, p.height) > 0);
     }
@@ -166,4 +171,4 @@ TEST_CASE("SVG of one head: well formed, one rect per visible cell, labels as te
     }
 }
 
-}
+}  // TEST_SUITE("render")

@@ -40,7 +40,8 @@ std::vector<uint8_t> base64_decode(const std::string& text) {
 std::vector<uint8_t> map_codes(const nlohmann::json& data) {
     const std::vector<uint8_t> stream = base64_decode(data.at("codes").get<std::string>());
     int size = 0;
-    char* bytes = stbi_zlib_decode_malloc(reinterpret_cast<const char*>(stream.data()), static_cast<int>(stream.size()), &size);
+    char* bytes =
+        stbi_zlib_decode_malloc(reinterpret_cast<const char*>(stream.data()), static_cast<int>(stream.size()), &size);
     REQUIRE(bytes != nullptr);
     std::vector<uint8_t> codes(bytes, bytes + size);
     std::free(bytes);
@@ -63,18 +64,21 @@ std::pair<double, double> visible_extremes(const float* w, const Visibility& v) 
     double low = 1, high = 0;
     for (int64_t i = 0; i < v.queries; ++i)
         for (int64_t j = 0; j < v.keys; ++j)
-            if (v.visible(i, j)) low = std::min<double>(low, w[i * v.keys + j]), high = std::max<double>(high, w[i * v.keys + j]);
+            if (v.visible(i, j))
+                low = std::min<double>(low, w[i * v.keys + j]), high = std::max<double>(high, w[i * v.keys + j]);
     return high >= low ? std::pair{low, high} : std::pair{0.0, 1.0};
 }
 
 std::vector<std::string> numbered_tokens(const char* stem, int64_t n) {
     std::vector<std::string> tokens;
-    for (int64_t i = 0; i < n; ++i) tokens.push_back(std::string(stem).append(std::to_string(i)));  // not stem + ...: GCC 12 -Wrestrict
+    for (int64_t i = 0; i < n; ++i)
+        tokens.push_back(std::string(stem).append(std::to_string(i)));  // not stem + ...: GCC 12 -Wrestrict
     return tokens;
 }
 
 // The report input of `layers` ([H, T, T] each), `tokens` on both axes.
-HtmlReportInput self_attention_report(const std::vector<Tensor>& layers, const Visibility& v, const std::vector<std::string>& tokens) {
+HtmlReportInput self_attention_report(const std::vector<Tensor>& layers, const Visibility& v,
+                                      const std::vector<std::string>& tokens) {
     HtmlReportInput input;
     input.layers = pointers(layers);
     input.visibility = v;
@@ -86,7 +90,9 @@ HtmlReportInput self_attention_report(const std::vector<Tensor>& layers, const V
 
 TEST_SUITE("render") {
 
-TEST_CASE("HTML report: each map travels as 8-bit codes of its weights' color positions, within half a step, masked cells marked") {
+TEST_CASE(
+    "HTML report: each map travels as 8-bit codes of its weights' color positions, within half a step, masked cells "
+    "marked") {
     struct Case {
         const char* name;
         int64_t layers, heads, queries, keys;
@@ -103,7 +109,9 @@ TEST_CASE("HTML report: each map travels as 8-bit codes of its weights' color po
         CAPTURE(c.name);
         Visibility v;
         v.queries = c.queries, v.keys = c.keys, v.causal = c.causal;
-        if (c.padding_key >= 0) v.key_excluded.assign(static_cast<size_t>(c.keys), 0), v.key_excluded[static_cast<size_t>(c.padding_key)] = 1;
+        if (c.padding_key >= 0)
+            v.key_excluded.assign(static_cast<size_t>(c.keys), 0),
+                v.key_excluded[static_cast<size_t>(c.padding_key)] = 1;
         const std::vector<Tensor> layers = random_layers(c.layers, c.heads, v);
         HtmlReportInput input;
         input.layers = pointers(layers);
@@ -152,13 +160,22 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     nlohmann::json heads = nlohmann::json::array();
     for (int l = 0; l < n_layers; ++l)
         for (int h = 0; h < n_heads; ++h)
-            heads.push_back({{"layer", l}, {"head", h}, {"entropy", std::uniform_real_distribution<double>(0, 2)(rng())},
-                             {"label", h == 0 ? "previous-token" : "mixed"}, {"top_keys", {1, 2}}});
-    const nlohmann::json pair = {{"a", {{"index", 1}, {"layer", 0}, {"head", 1}}}, {"b", {{"index", 4}, {"layer", 1}, {"head", 1}}},
-                                 {"js_distance", 0.125}, {"redundant", true}};
-    input.stats = {{"model", "test"}, {"heads", heads}, {"pairs", {pair}}, {"correlation", {{1.0, 0.25}, {0.25, 1.0}}},
-                   {"findings", {{{"kind", "previous-token"}, {"found", true}, {"sentence", "L0H0 is a previous-token head"}},
-                                 {{"kind", "induction"}, {"found", false}, {"sentence", "no induction head"}}}}};
+            heads.push_back({{"layer", l},
+                             {"head", h},
+                             {"entropy", std::uniform_real_distribution<double>(0, 2)(rng())},
+                             {"label", h == 0 ? "previous-token" : "mixed"},
+                             {"top_keys", {1, 2}}});
+    const nlohmann::json pair = {{"a", {{"index", 1}, {"layer", 0}, {"head", 1}}},
+                                 {"b", {{"index", 4}, {"layer", 1}, {"head", 1}}},
+                                 {"js_distance", 0.125},
+                                 {"redundant", true}};
+    input.stats = {{"model", "test"},
+                   {"heads", heads},
+                   {"pairs", {pair}},
+                   {"correlation", {{1.0, 0.25}, {0.25, 1.0}}},
+                   {"findings",
+                    {{{"kind", "previous-token"}, {"found", true}, {"sentence", "L0H0 is a previous-token head"}},
+                     {{"kind", "induction"}, {"found", false}, {"sentence", "no induction head"}}}}};
     input.column_order["heads"] = {"label", "head", "layer"};
     input.table_notes["pairs"] = "the closest pairs";
     write_html_report(dir / "report.html", input);
@@ -166,7 +183,7 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     CHECK(html.find("http://") == std::string::npos);
     CHECK(html.find("https://") == std::string::npos);
     CHECK(html.find("data:image/png;base64,") != std::string::npos);
-    CHECK(count_of(html, "</script>") == 2);  // token text cannot end the data block
+    CHECK(count_of(html, "</script>") == 2);                          // token text cannot end the data block
     CHECK_FALSE(report_data(html)["stats"].contains("correlation"));  // matrices are not shown: not embedded
 
     const std::string chromium = chromium_or_skip();
@@ -186,10 +203,12 @@ TEST_CASE("HTML report: self-contained, opens in headless Chromium with labelled
     CHECK(count_of(dom.output, "<canvas class=\"view-lines\"") == 1);
     CHECK(count_of(dom.output, "previous-token") >= n_layers * 2);  // captions and table cells
     CHECK(dom.output.find("<th>label</th><th>head</th><th>layer</th><th>entropy</th>") != std::string::npos);
-    CHECK(dom.output.find("<td class=\"text\">L0 H1</td><td class=\"text\">L1 H1</td><td title=\"0.125\">0.125</td><td>yes</td>") !=
+    CHECK(dom.output.find(
+              "<td class=\"text\">L0 H1</td><td class=\"text\">L1 H1</td><td title=\"0.125\">0.125</td><td>yes</td>") !=
           std::string::npos);
     CHECK(dom.output.find("<p class=\"note\">the closest pairs</p>") != std::string::npos);
-    CHECK(dom.output.find("<li>L0H0 is a previous-token head</li><li class=\"not-found\">no induction head</li>") != std::string::npos);
+    CHECK(dom.output.find("<li>L0H0 is a previous-token head</li><li class=\"not-found\">no induction head</li>") !=
+          std::string::npos);
     CHECK(dom.output.find("<section id=\"findings-section\">") != std::string::npos);  // no longer hidden
     const std::string log = read_text(dir / "chromium.log");
     CHECK(log.find("Uncaught") == std::string::npos);
@@ -215,7 +234,8 @@ return {tooltip: document.getElementById('tooltip').textContent, entropies: entr
     CHECK(std::is_sorted(entropies.begin(), entropies.end()));
     const std::string tooltip = results["tooltip"];
     const std::string last_token = display_token(input.query_tokens[11]);
-    CHECK(tooltip.find("L0 H0 \u00b7 previous-token\nquery #11 \u201c" + last_token + "\u201d\nkey #11 \u201c" + last_token + "\u201d\nweight ") == 0);
+    CHECK(tooltip.find("L0 H0 \u00b7 previous-token\nquery #11 \u201c" + last_token + "\u201d\nkey #11 \u201c" +
+                       last_token + "\u201d\nweight ") == 0);
     const float* w = layers[0].ptr();
     const auto [low, high] = visible_extremes(w, v);
     const double shown = std::stod(tooltip.substr(tooltip.rfind(' ') + 1));  // 3 significant digits of the decoded code
@@ -225,7 +245,8 @@ return {tooltip: document.getElementById('tooltip').textContent, entropies: entr
     const Rgb expected = Colormap::named("viridis").entry(static_cast<int>(std::lround(code * 255.0 / 254)));
     CHECK(results["pixel"] == nlohmann::json::array({expected.r, expected.g, expected.b}));
 
-    const CommandResult shot = run_chromium(chromium, dir / "report.html", "--screenshot=" + (dir / "shot.png"), dir / "chromium.log");
+    const CommandResult shot =
+        run_chromium(chromium, dir / "report.html", "--screenshot=" + (dir / "shot.png"), dir / "chromium.log");
     CHECK(shot.exit_code == 0);
     const DecodedPng png = decode_png(dir / "shot.png");
     CHECK(png.width == 1200);
@@ -243,7 +264,8 @@ TEST_CASE("HTML report: the attention view marks the strongest keys of a clicked
     const std::string chromium = chromium_or_skip();
     if (chromium.empty()) return;
     // Each step's marked keys: [rank, key index, shown weight] in document order, and the view's state.
-    const nlohmann::json results = drive_report(chromium, dir, html, R"(
+    const nlohmann::json results =
+        drive_report(chromium, dir, html, R"(
 function marked() {
   var view = document.getElementById('view'), keys = [];
   document.querySelectorAll('.view-key.strongest').forEach(function (e) {
@@ -264,7 +286,8 @@ var canvas = document.querySelectorAll('canvas.map')[n_map], box = canvas.getBou
 canvas.dispatchEvent(new MouseEvent('click', {clientX: box.right - 2, clientY: box.bottom - 2}));
 steps.map_click = marked();
 return steps;
-)", "var n_map = " + std::to_string(n_heads + 1) + ";");  // layer 1 (numbered 7), head 1
+)",
+                     "var n_map = " + std::to_string(n_heads + 1) + ";");  // layer 1 (numbered 7), head 1
     CAPTURE(results.dump());
 
     // What the view should mark: the three largest (mean) weights of the row; the weights shown
@@ -276,7 +299,8 @@ return steps;
             const float* w = layers[static_cast<size_t>(layer)].ptr() + h * t * t;
             const auto [low, high] = visible_extremes(w, v);
             half_step += (high - low) / 508 / static_cast<double>(heads.size());
-            for (int64_t j = 0; j < t; ++j) mean[static_cast<size_t>(j)] += w[row * t + j] / static_cast<double>(heads.size());
+            for (int64_t j = 0; j < t; ++j)
+                mean[static_cast<size_t>(j)] += w[row * t + j] / static_cast<double>(heads.size());
         }
         std::vector<double> sorted = mean;
         std::sort(sorted.rbegin(), sorted.rend());
@@ -287,7 +311,8 @@ return steps;
             const double shown = key[2];
             REQUIRE((rank >= 1 && rank <= 3));
             CHECK(index <= row);  // a visible key
-            CHECK(std::abs(mean[static_cast<size_t>(index)] - sorted[static_cast<size_t>(rank - 1)]) <= 2 * half_step + 1e-6);
+            CHECK(std::abs(mean[static_cast<size_t>(index)] - sorted[static_cast<size_t>(rank - 1)]) <=
+                  2 * half_step + 1e-6);
             CHECK(std::abs(shown - mean[static_cast<size_t>(index)]) <= half_step + 0.005 * shown + 1e-6);
             by_rank[static_cast<size_t>(rank - 1)] = shown;
         }
@@ -319,9 +344,13 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     input.input_text = "Once upon a <time>";
     input.scale = ScaleMode::global;
     input.style.vmin = 0.0f, input.style.vmax = 0.5f;
-    input.stats = {{"num_heads", n_heads},
-                   {"provenance", {{"tool", "attn-viz"}, {"version", "9.8.7"}, {"command_line", {"attn-viz", "model", "--html", "--text", "it's a test"}},
-                                   {"inputs", {{{"path", "models/tiny.bin"}, {"role", "model"}, {"bytes", 1234}, {"sha256", "ab12cd"}}}}}}};
+    input.stats = {
+        {"num_heads", n_heads},
+        {"provenance",
+         {{"tool", "attn-viz"},
+          {"version", "9.8.7"},
+          {"command_line", {"attn-viz", "model", "--html", "--text", "it's a test"}},
+          {"inputs", {{{"path", "models/tiny.bin"}, {"role", "model"}, {"bytes", 1234}, {"sha256", "ab12cd"}}}}}}};
     const std::string html = html_report(input);
     // Written into the page itself, so any reader (and a page whose script failed) shows it.
     CHECK(html.find("<td id=\"about-model\">models/tiny.bin (llama, 1 layers x 2 heads)</td>") != std::string::npos);
@@ -329,12 +358,14 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     CHECK(html.find("T = 9 queries &times; 9 keys, causal") != std::string::npos);
     CHECK(html.find("<td id=\"about-map\">attention weights</td>") != std::string::npos);
     CHECK(html.find("attn-viz 9.8.7") != std::string::npos);
-    CHECK(html.find("<code>attn-viz model --html --text &#39;it&#39;\\&#39;&#39;s a test&#39;</code>") != std::string::npos);  // as a shell takes it
+    CHECK(html.find("<code>attn-viz model --html --text &#39;it&#39;\\&#39;&#39;s a test&#39;</code>") !=
+          std::string::npos);  // as a shell takes it
     CHECK(html.find("models/tiny.bin (model, 1234 bytes), SHA-256 <code>ab12cd</code>") != std::string::npos);
     const size_t legend = html.find("<td id=\"about-colours\">");
     REQUIRE(legend != std::string::npos);
     const std::string colours = html.substr(legend, html.find("</td>", legend) - legend);
-    for (const char* tick : {"0", "0.1", "0.2", "0.3", "0.4", "0.5"})  // the legend's numbers, where they are on the bar
+    for (const char* tick :
+         {"0", "0.1", "0.2", "0.3", "0.4", "0.5"})  // the legend's numbers, where they are on the bar
         CHECK(colours.find(std::string("%\">") + tick + "</span>") != std::string::npos);
     CHECK(colours.find("left:0.00%\">0</span>") != std::string::npos);
     CHECK(colours.find("left:100.00%\">0.5</span>") != std::string::npos);
@@ -342,7 +373,8 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     input.input_text.clear();
     input.map_kind = "norm-based", input.value_name = "norm";
     const std::string norm_html = html_report(input);
-    CHECK(norm_html.find("<td id=\"about-input\">tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7 tok8</td>") != std::string::npos);
+    CHECK(norm_html.find("<td id=\"about-input\">tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7 tok8</td>") !=
+          std::string::npos);
     const size_t body = norm_html.find("<body>");
     CHECK(norm_html.substr(body, norm_html.find("<script", body) - body).find("weight") == std::string::npos);
 
@@ -432,7 +464,8 @@ TEST_CASE("HTML report shows only the chosen heads of the chosen layers, named b
     const float* w = layers[1].ptr();
     const auto [low, high] = visible_extremes(w, v);
     for (int64_t k = 0; k < t * t; ++k)
-        CHECK(std::abs(codes[static_cast<size_t>(t * t + k)] - scale_position(w[k], low, high, false) * 254) <= 0.5 + 1e-3);
+        CHECK(std::abs(codes[static_cast<size_t>(t * t + k)] - scale_position(w[k], low, high, false) * 254) <=
+              0.5 + 1e-3);
     input.head_numbers = {{4}, {0}};
     CHECK_THROWS_AS(html_report(input), Error);
     const std::string chromium = chromium_or_skip();
@@ -443,17 +476,21 @@ document.querySelectorAll('#maps figcaption').forEach(function (c) { out.push(c.
 return out;
 )");
     REQUIRE(captions.size() == 4);
-    const char* names[] = {"L3 H1 \u00b7 ", "L5 H0 \u00b7 ", "L5 H2 \u00b7 ", "L5 H3 \u00b7 "};  // then the head's own range (--scale head)
+    const char* names[] = {"L3 H1 \u00b7 ", "L5 H0 \u00b7 ", "L5 H2 \u00b7 ",
+                           "L5 H3 \u00b7 "};  // then the head's own range (--scale head)
     for (size_t k = 0; k < 4; ++k) CHECK(captions[k].get<std::string>().rfind(names[k], 0) == 0);
 }
 
-TEST_CASE("HTML report with several sets of maps (an encoder-decoder's encoder, decoder and cross attention): each its own view, overview and heads") {
+TEST_CASE(
+    "HTML report with several sets of maps (an encoder-decoder's encoder, decoder and cross attention): each its own "
+    "view, overview and heads") {
     ScratchDir dir;
     const int64_t s = 6, t = 4, n_heads = 2;
     const Visibility encoder_v = square_visibility(s, false), decoder_v = square_visibility(t, true);
     Visibility cross_v;
     cross_v.queries = t, cross_v.keys = s, cross_v.causal = false;
-    const std::vector<Tensor> encoder = random_layers(2, n_heads, encoder_v), decoder = random_layers(3, n_heads, decoder_v),
+    const std::vector<Tensor> encoder = random_layers(2, n_heads, encoder_v),
+                              decoder = random_layers(3, n_heads, decoder_v),
                               cross = random_layers(3, n_heads, cross_v);
     HtmlReportInput input = self_attention_report(encoder, encoder_v, numbered_tokens("src", s));
     input.name = "encoder", input.heading = "encoder self-attention";
@@ -461,10 +498,12 @@ TEST_CASE("HTML report with several sets of maps (an encoder-decoder's encoder, 
     decoder_set.name = "decoder", decoder_set.layers = pointers(decoder), decoder_set.visibility = decoder_v;
     decoder_set.query_tokens = decoder_set.key_tokens = numbered_tokens("tgt", t);
     HtmlMaps& cross_set = input.more_maps.emplace_back();
-    cross_set.name = "cross", cross_set.heading = "cross attention", cross_set.layers = pointers(cross), cross_set.visibility = cross_v;
+    cross_set.name = "cross", cross_set.heading = "cross attention", cross_set.layers = pointers(cross),
+    cross_set.visibility = cross_v;
     cross_set.query_tokens = numbered_tokens("tgt", t), cross_set.key_tokens = numbered_tokens("src", s);
-    input.stats = {{"heads", {{{"stack", "encoder"}, {"layer", 1}, {"head", 0}, {"label", "enc-label"}},
-                              {{"stack", "cross"}, {"layer", 1}, {"head", 0}, {"label", "cross-label"}}}}};
+    input.stats = {{"heads",
+                    {{{"stack", "encoder"}, {"layer", 1}, {"head", 0}, {"label", "enc-label"}},
+                     {{"stack", "cross"}, {"layer", 1}, {"head", 0}, {"label", "cross-label"}}}}};
     const std::string html = html_report(input);
 
     // The data: the encoder's maps at the top level, then the decoder's and the cross maps, each
@@ -497,7 +536,8 @@ TEST_CASE("HTML report with several sets of maps (an encoder-decoder's encoder, 
                             CHECK(codes[at] == 255);
                             continue;
                         }
-                        CHECK(std::abs(codes[at] - scale_position(w[i * v.keys + j], low, high, false) * 254) <= 0.5 + 1e-3);
+                        CHECK(std::abs(codes[at] - scale_position(w[i * v.keys + j], low, high, false) * 254) <=
+                              0.5 + 1e-3);
                     }
             }
     }
@@ -541,7 +581,8 @@ return out;
     CHECK(shown["cross"]["keys"] == s);
     REQUIRE(shown["cross"]["captions"].size() == 6);
     REQUIRE(shown["encoder"]["captions"].size() == 4);
-    // Labels belong to their stack: L1 H0 is labelled differently in the encoder and the cross set, and not at all in the decoder.
+    // Labels belong to their stack: L1 H0 is labelled differently in the encoder and the cross set, and not at all in
+    // the decoder.
     CHECK(shown["encoder"]["captions"][2].get<std::string>().rfind("L1 H0 \u00b7 enc-label", 0) == 0);
     CHECK(shown["cross"]["captions"][2].get<std::string>().rfind("L1 H0 \u00b7 cross-label", 0) == 0);
     CHECK(shown["decoder"]["captions"][2].get<std::string>().find("label") == std::string::npos);
@@ -571,4 +612,4 @@ TEST_CASE("HTML report pools maps when all of them together exceed the cell budg
     CHECK(html_report(input).find("\"pooled\":false") != std::string::npos);
 }
 
-}
+}  // TEST_SUITE("render")

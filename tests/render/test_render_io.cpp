@@ -1,13 +1,12 @@
 // Render suite, part 3: concurrent PNG writes and I/O errors (unwritable path, missing font).
-#include "render_test_support.hpp"
+#include <thread>
 
 #include <doctest/doctest.h>
-
-#include <thread>
 
 #include "error.hpp"
 #include "font.hpp"
 #include "heatmap.hpp"
+#include "render_test_support.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -35,8 +34,9 @@ TEST_CASE("PNG writes from 8 threads at once all decode to exactly their canvas"
         threads.emplace_back([&, k] {
             try {
                 for (int round = 0; round < 3; ++round)
-                    layouts[static_cast<size_t>(k)] = write_head_png(paths[static_cast<size_t>(k)], maps[static_cast<size_t>(k)].data(),
-                                                                     vis[static_cast<size_t>(k)], {}, {}, HeatmapStyle{});
+                    layouts[static_cast<size_t>(k)] =
+                        write_head_png(paths[static_cast<size_t>(k)], maps[static_cast<size_t>(k)].data(),
+                                       vis[static_cast<size_t>(k)], {}, {}, HeatmapStyle{});
             } catch (const std::exception& e) {
                 failures[static_cast<size_t>(k)] = e.what();
             }
@@ -50,7 +50,8 @@ TEST_CASE("PNG writes from 8 threads at once all decode to exactly their canvas"
         CHECK(differing_pixels(png, render_heatmap(layout, HeatmapStyle{})) == 0);
         const int64_t t = vis[static_cast<size_t>(k)].queries;
         for (int64_t i = 0; i < t; ++i)
-            CHECK(cell_pixel(png, layout, i, 0) == expected_color(HeatmapStyle{}, maps[static_cast<size_t>(k)][static_cast<size_t>(i * t)]));
+            CHECK(cell_pixel(png, layout, i, 0) ==
+                  expected_color(HeatmapStyle{}, maps[static_cast<size_t>(k)][static_cast<size_t>(i * t)]));
     }
 }
 
@@ -77,4 +78,4 @@ TEST_CASE("unwritable paths and a missing font are I/O errors naming the file") 
     CHECK_THROWS_AS(write_head_png("/tmp/never.png", w.data(), v, {"a"}, {}, HeatmapStyle{}), Error);
 }
 
-}
+}  // TEST_SUITE("render")

@@ -1,10 +1,10 @@
 // compare's A | B | A - B picture: A and B on one scale from 0, the signed difference on a
 // diverging scale [-m, m] of its own, masked cells zero and hatched, checked by decoding the PNG
 // cell by cell.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include <doctest/doctest.h>
 
 #include "figure_map_comparison.hpp"
 #include "heatmap_grid.hpp"
@@ -39,7 +39,8 @@ TEST_CASE("signed_difference is a - b on visible cells and 0 under the mask") {
     }
 }
 
-TEST_CASE("the comparison picture puts A and B on one scale from 0 and A - B on a symmetric diverging one, left to right") {
+TEST_CASE(
+    "the comparison picture puts A and B on one scale from 0 and A - B on a symmetric diverging one, left to right") {
     ScratchDir dir;
     for (const int64_t t : {int64_t{1}, int64_t{4}, int64_t{9}}) {
         CAPTURE(t);
@@ -55,7 +56,8 @@ TEST_CASE("the comparison picture puts A and B on one scale from 0 and A - B on 
 
         // Each panel as the figure draws it: same layout function, same range.
         HeatmapStyle shared = style, change = style;
-        shared.vmin = 0.0f, shared.vmax = std::max(visible_value_range(a.data(), v).vmax, visible_value_range(b.data(), v).vmax);
+        shared.vmin = 0.0f,
+        shared.vmax = std::max(visible_value_range(a.data(), v).vmax, visible_value_range(b.data(), v).vmax);
         const std::vector<float> d = signed_difference(a.data(), b.data(), v);
         float largest = 0.0f;
         for (const float x : d) largest = std::max(largest, std::fabs(x));
@@ -100,8 +102,8 @@ TEST_CASE("identical maps give an all-zero difference drawn at the middle of the
     const HeatmapLayout la = layout_heatmap(a.data(), v, {}, {}, titled(shared, "A"));
     const HeatmapLayout ld = layout_heatmap(zero.data(), v, {}, {}, titled(change, "D"));
     for (int64_t i = 0; i < 6; ++i)
-        CHECK(png.at(2 * la.width + ld.grid_x + static_cast<int>(i) * ld.cell_w + ld.cell_w / 2, ld.grid_y + ld.cell_h / 2) ==
-              Colormap::named("rdbu").raster_at(0.5));
+        CHECK(png.at(2 * la.width + ld.grid_x + static_cast<int>(i) * ld.cell_w + ld.cell_w / 2,
+                     ld.grid_y + ld.cell_h / 2) == Colormap::named("rdbu").raster_at(0.5));
 }
 
-}
+}  // TEST_SUITE("render")

@@ -1,9 +1,9 @@
 // Render suite: head-by-head matrix pictures that cannot mislead (issue 21 item 5): pairs not
 // computed (NaN) are hatched like masked cells, signed measures use a diverging colormap centred
 // on 0, and a colorbar whose range holds 0 has a tick at 0.
-#include <doctest/doctest.h>
-
 #include <random>
+
+#include <doctest/doctest.h>
 
 #include "figure_matrix.hpp"
 #include "render_test_support.hpp"
@@ -25,7 +25,8 @@ void check_hatched(const DecodedPng& png, const HeatmapLayout& layout, int64_t r
     bool plain = false, hatch = false, other = false;
     for (int y = 1; y < layout.cell_h - 1; ++y)
         for (int x = 1; x < layout.cell_w - 1; ++x) {
-            const Rgb p = png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + x, layout.grid_y + static_cast<int>(r) * layout.cell_h + y);
+            const Rgb p = png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + x,
+                                 layout.grid_y + static_cast<int>(r) * layout.cell_h + y);
             plain |= p == mask_color, hatch |= p == mask_hatch_color;
             other |= !(p == mask_color) && !(p == mask_hatch_color);
         }
@@ -43,9 +44,10 @@ TEST_CASE("matrix picture: pairs not computed (NaN) are hatched like masked cell
         const int64_t layers = 3, n = per_layer * layers;
         Tensor m({n, n});  // block-diagonal: pairs in different layers not computed
         for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < n; ++j) m.data[static_cast<size_t>(i * n + j)] = i / per_layer == j / per_layer ? uniform(rng()) : NAN;
-        const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, head_labels(n), "CKA, within layers", "viridis", 0.0f, 1.0f, "CKA",
-                                                      1600, per_layer);
+            for (int64_t j = 0; j < n; ++j)
+                m.data[static_cast<size_t>(i * n + j)] = i / per_layer == j / per_layer ? uniform(rng()) : NAN;
+        const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, head_labels(n), "CKA, within layers", "viridis",
+                                                      0.0f, 1.0f, "CKA", 1600, per_layer);
         const DecodedPng png = decode_png(dir / "m.png");
         REQUIRE(png.width == layout.width);
         REQUIRE(layout.cell_w >= 6);
@@ -54,8 +56,10 @@ TEST_CASE("matrix picture: pairs not computed (NaN) are hatched like masked cell
             for (int64_t j = 0; j < n; ++j) {
                 const float v = m.data[static_cast<size_t>(i * n + j)];
                 CHECK(layout.cells.is_masked(i, j) == std::isnan(v));
-                if (std::isnan(v)) check_hatched(png, layout, i, j);
-                else CHECK(cell_pixel(png, layout, i, j) == expected_color(style, v));
+                if (std::isnan(v))
+                    check_hatched(png, layout, i, j);
+                else
+                    CHECK(cell_pixel(png, layout, i, j) == expected_color(style, v));
             }
         CHECK(cell_pixel(png, layout, 0, n - 1) != Colormap::named("viridis").raster_at(0.0));  // never drawn as 0
     }
@@ -67,12 +71,15 @@ TEST_CASE("matrix picture: a pooled cell is hatched only when all its pairs are 
     Tensor m({n, n});
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j) m.data[static_cast<size_t>(i * n + j)] = i < n / 2 && j >= n / 2 ? NAN : uniform(rng());
-    const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, head_labels(n), "m", diverging_colormap, -1.0f, 1.0f, "r", 256);
+        for (int64_t j = 0; j < n; ++j)
+            m.data[static_cast<size_t>(i * n + j)] = i < n / 2 && j >= n / 2 ? NAN : uniform(rng());
+    const HeatmapLayout layout =
+        write_matrix_png(dir / "m.png", m, head_labels(n), "m", diverging_colormap, -1.0f, 1.0f, "r", 256);
     REQUIRE(layout.cells.pooled());
     for (int64_t r = 0; r < layout.cells.rows; ++r)
         for (int64_t c = 0; c < layout.cells.cols; ++c) {
-            const bool all_missing = layout.cells.row_edges[static_cast<size_t>(r + 1)] <= n / 2 && layout.cells.col_edges[static_cast<size_t>(c)] >= n / 2;
+            const bool all_missing = layout.cells.row_edges[static_cast<size_t>(r + 1)] <= n / 2 &&
+                                     layout.cells.col_edges[static_cast<size_t>(c)] >= n / 2;
             CHECK(layout.cells.is_masked(r, c) == all_missing);
         }
 }
@@ -101,10 +108,12 @@ TEST_CASE("matrix picture: a signed matrix on the diverging map draws 0 white, -
     Tensor m({3, 3});
     const float values[9] = {1.0f, 0.0f, -1.0f, 0.0f, 1.0f, 0.5f, -1.0f, 0.5f, 1.0f};
     std::copy(values, values + 9, m.data.begin());
-    const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, head_labels(3), "correlation", diverging_colormap, -1.0f, 1.0f, "r");
+    const HeatmapLayout layout =
+        write_matrix_png(dir / "m.png", m, head_labels(3), "correlation", diverging_colormap, -1.0f, 1.0f, "r");
     const DecodedPng png = decode_png(dir / "m.png");
     REQUIRE(png.width == layout.width);
-    const Rgb zero = cell_pixel(png, layout, 0, 1), minus = cell_pixel(png, layout, 0, 2), plus = cell_pixel(png, layout, 0, 0);
+    const Rgb zero = cell_pixel(png, layout, 0, 1), minus = cell_pixel(png, layout, 0, 2),
+              plus = cell_pixel(png, layout, 0, 0);
     CHECK(zero.r >= 240);
     CHECK(zero.b >= 240);
     CHECK(minus.b > minus.r + 60);
@@ -114,25 +123,31 @@ TEST_CASE("matrix picture: a signed matrix on the diverging map draws 0 white, -
 TEST_CASE("matrix picture: every colorbar whose range holds 0 has a tick at 0, drawn where 0's color is") {
     ScratchDir dir;
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-    const std::pair<float, float> ranges[] = {{-1.0f, 1.0f}, {-0.3f, 0.8f}, {0.0f, 0.37f}, {-0.013f, 2.9f}, {-5.0f, 0.0f}, {0.0f, 1e-9f}};
+    const std::pair<float, float> ranges[] = {{-1.0f, 1.0f},   {-0.3f, 0.8f}, {0.0f, 0.37f},
+                                              {-0.013f, 2.9f}, {-5.0f, 0.0f}, {0.0f, 1e-9f}};
     for (const auto& [vmin, vmax] : ranges) {
         CAPTURE(vmin);
         CAPTURE(vmax);
         Tensor m({4, 4});
         for (float& v : m.data) v = vmin + (vmax - vmin) * uniform(rng());
-        const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, head_labels(4), "m", diverging_colormap, vmin, vmax, "x");
-        const auto zero = std::find_if(layout.ticks.begin(), layout.ticks.end(), [](const ColorbarTick& t) { return t.value == 0.0; });
+        const HeatmapLayout layout =
+            write_matrix_png(dir / "m.png", m, head_labels(4), "m", diverging_colormap, vmin, vmax, "x");
+        const auto zero = std::find_if(layout.ticks.begin(), layout.ticks.end(),
+                                       [](const ColorbarTick& t) { return t.value == 0.0; });
         REQUIRE(zero != layout.ticks.end());
         const DecodedPng png = decode_png(dir / "m.png");
-        const int expected_y = layout.colorbar_y + static_cast<int>(std::lround((1.0 - ValueScale{vmin, vmax, false}.position(0.0f)) * (layout.colorbar_h - 1)));
+        const int expected_y =
+            layout.colorbar_y + static_cast<int>(std::lround((1.0 - ValueScale{vmin, vmax, false}.position(0.0f)) *
+                                                             (layout.colorbar_h - 1)));
         CHECK(zero->y == expected_y);
         CHECK(png.at(layout.colorbar_x + layout.colorbar_w + 1, zero->y) == text_color);  // the tick mark
         // its number "0" beside it
         CHECK(dark_pixels(png, layout.colorbar_x + layout.colorbar_w + 6, zero->y - 6, 12, 12) > 0);
         bool labelled = false;
-        for (const TextPlacement& t : layout.other_text) labelled |= t.text == "0" && std::abs(t.y + t.height / 2 - zero->y) <= 1;
+        for (const TextPlacement& t : layout.other_text)
+            labelled |= t.text == "0" && std::abs(t.y + t.height / 2 - zero->y) <= 1;
         CHECK(labelled);
     }
 }
 
-}
+}  // TEST_SUITE("render")

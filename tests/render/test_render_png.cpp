@@ -1,7 +1,5 @@
 // Render suite, part 4: the PNG writer (RGB and gray files decode to exactly the canvas, every
 // row with the chosen filter) and the colormap's quantization to raster_levels entries.
-#include "render_test_support.hpp"
-
 #include <doctest/doctest.h>
 
 #include "error.hpp"
@@ -9,6 +7,7 @@
 #include "heatmap.hpp"
 #include "png_writer.hpp"
 #include "raster_image.hpp"
+#include "render_test_support.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -20,7 +19,8 @@ namespace {
 DecodedPng decode_bytes(const std::vector<uint8_t>& png) {
     DecodedPng out;
     int channels = 0;
-    unsigned char* pixels = stbi_load_from_memory(png.data(), static_cast<int>(png.size()), &out.width, &out.height, &channels, 3);
+    unsigned char* pixels =
+        stbi_load_from_memory(png.data(), static_cast<int>(png.size()), &out.width, &out.height, &channels, 3);
     if (!pixels) return {};
     out.rgb.assign(pixels, pixels + static_cast<size_t>(out.width) * out.height * 3);
     stbi_image_free(pixels);
@@ -28,7 +28,8 @@ DecodedPng decode_bytes(const std::vector<uint8_t>& png) {
 }
 
 uint32_t read_u32(const std::vector<uint8_t>& bytes, size_t at) {
-    return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) | bytes[at + 3];
+    return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) |
+           bytes[at + 3];
 }
 
 // What the chunks say: IHDR's bit depth and color type (0 gray, 2 RGB, 3 indexed), and the IDAT
@@ -43,7 +44,8 @@ PngChunks read_chunks(const std::vector<uint8_t>& png) {
     std::vector<uint8_t> idat;
     for (size_t at = 8; at + 12 <= png.size();) {
         const size_t length = read_u32(png, at);
-        const std::string type(png.begin() + static_cast<std::ptrdiff_t>(at + 4), png.begin() + static_cast<std::ptrdiff_t>(at + 8));
+        const std::string type(png.begin() + static_cast<std::ptrdiff_t>(at + 4),
+                               png.begin() + static_cast<std::ptrdiff_t>(at + 8));
         REQUIRE(at + 12 + length <= png.size());
         const auto data = png.begin() + static_cast<std::ptrdiff_t>(at + 8);
         if (type == "IHDR") out.bit_depth = data[8], out.color_type = data[9];
@@ -51,7 +53,8 @@ PngChunks read_chunks(const std::vector<uint8_t>& png) {
         at += 12 + length;
     }
     int length = 0;
-    char* rows = stbi_zlib_decode_malloc(reinterpret_cast<const char*>(idat.data()), static_cast<int>(idat.size()), &length);
+    char* rows =
+        stbi_zlib_decode_malloc(reinterpret_cast<const char*>(idat.data()), static_cast<int>(idat.size()), &length);
     REQUIRE(rows != nullptr);
     out.filtered_rows.assign(rows, rows + length);
     stbi_image_free(rows);
@@ -65,7 +68,8 @@ RasterImage random_canvas(int width, int height, int colors, bool gray = false) 
     std::vector<Rgb> choices;
     for (int k = 0; k < colors; ++k) {
         const auto r = static_cast<uint8_t>(byte(rng()));
-        choices.push_back(gray ? Rgb{r, r, r} : Rgb{r, static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng()))});
+        choices.push_back(gray ? Rgb{r, r, r}
+                               : Rgb{r, static_cast<uint8_t>(byte(rng())), static_cast<uint8_t>(byte(rng()))});
     }
     RasterImage image(width, height);
     for (int k = 0; k < 4 * colors + 20; ++k)
@@ -76,7 +80,8 @@ RasterImage random_canvas(int width, int height, int colors, bool gray = false) 
 // The written file decodes to exactly the canvas; it is 8-bit gray when every color of the
 // canvas's palette is a gray, else 8-bit RGB, and every row uses png_row_filter.
 void check_round_trip(const RasterImage& image) {
-    const bool gray = std::all_of(image.palette.begin(), image.palette.end(), [](Rgb c) { return c.r == c.g && c.g == c.b; });
+    const bool gray =
+        std::all_of(image.palette.begin(), image.palette.end(), [](Rgb c) { return c.r == c.g && c.g == c.b; });
     const std::vector<uint8_t> png = encode_png(image);
     CHECK(differing_pixels(decode_bytes(png), image) == 0);
     const PngChunks chunks = read_chunks(png);
@@ -85,7 +90,8 @@ void check_round_trip(const RasterImage& image) {
     const size_t row_bytes = 1 + static_cast<size_t>(image.width) * (gray ? 1 : 3);
     REQUIRE(chunks.filtered_rows.size() == row_bytes * static_cast<size_t>(image.height));
     int other_filters = 0;
-    for (int y = 0; y < image.height; ++y) other_filters += chunks.filtered_rows[row_bytes * static_cast<size_t>(y)] != png_row_filter;
+    for (int y = 0; y < image.height; ++y)
+        other_filters += chunks.filtered_rows[row_bytes * static_cast<size_t>(y)] != png_row_filter;
     CHECK(other_filters == 0);
 }
 
@@ -94,7 +100,8 @@ void check_round_trip(const RasterImage& image) {
 TEST_SUITE("render") {
 
 TEST_CASE("PNG writer: RGB and gray files decode to exactly the canvas, odd sizes and 1x1 included") {
-    for (const auto& [width, height] : std::vector<std::pair<int, int>>{{1, 1}, {1, 9}, {7, 1}, {13, 11}, {64, 33}, {301, 97}}) {
+    for (const auto& [width, height] :
+         std::vector<std::pair<int, int>>{{1, 1}, {1, 9}, {7, 1}, {13, 11}, {64, 33}, {301, 97}}) {
         CAPTURE(width);
         CAPTURE(height);
         check_round_trip(RasterImage(width, height, Rgb{12, 200, 99}));
@@ -114,7 +121,8 @@ TEST_CASE("PNG writer: RGB and gray files decode to exactly the canvas, odd size
 TEST_CASE("fill_cell_row draws what one fill_rect per cell draws, clipped at every edge") {
     std::uniform_int_distribution<int> position(-12, 40), size(1, 5), count(1, 14), byte(0, 255);
     for (int k = 0; k < 300; ++k) {
-        const int x = position(rng()), y = position(rng()), w = k % 3 == 0 ? 1 : size(rng()), h = size(rng()), n = count(rng());
+        const int x = position(rng()), y = position(rng()), w = k % 3 == 0 ? 1 : size(rng()), h = size(rng()),
+                  n = count(rng());
         CAPTURE(x);
         CAPTURE(y);
         CAPTURE(w);
@@ -193,4 +201,4 @@ TEST_CASE("labelled, masked per-head pictures decode to exactly their canvas: RG
     }
 }
 
-}
+}  // TEST_SUITE("render")

@@ -2,14 +2,13 @@
 // never the top color; the overview shares one numbered scale from 0; --vmin/--vmax fix the ends;
 // pooled pictures say so in the title and keep sharp diagonals (max-pooling); matrices separate
 // layers; dark maps are recognised. Checked on decoded PNG pixels.
-#include "render_test_support.hpp"
-
 #include <doctest/doctest.h>
 
 #include "color_range.hpp"
 #include "figure_matrix.hpp"
 #include "figure_overview.hpp"
 #include "heatmap.hpp"
+#include "render_test_support.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -18,7 +17,9 @@ using namespace render_test;
 namespace {
 
 // [T, T] every weight 1/T: the uniform head.
-std::vector<float> uniform_map(int64_t t) { return std::vector<float>(static_cast<size_t>(t * t), 1.0f / static_cast<float>(t)); }
+std::vector<float> uniform_map(int64_t t) {
+    return std::vector<float>(static_cast<size_t>(t * t), 1.0f / static_cast<float>(t));
+}
 
 // [T, T] one-hot rows: query i attends to key max(i - 1, 0) (a previous-token head, causal).
 std::vector<float> previous_token_map(int64_t t) {
@@ -35,7 +36,9 @@ std::vector<float> causal_uniform_map(int64_t t) {
     return w;
 }
 
-int dark_pixels_in(const DecodedPng& png, int x0, int x1, int y0, int y1) { return dark_pixels(png, x0, y0, x1 - x0, y1 - y0); }
+int dark_pixels_in(const DecodedPng& png, int x0, int x1, int y0, int y1) {
+    return dark_pixels(png, x0, y0, x1 - x0, y1 - y0);
+}
 
 }  // namespace
 
@@ -118,8 +121,9 @@ TEST_CASE("overview: one shared scale from 0 with a numbered colorbar; head labe
             CHECK(found == 1);
         }
         const auto tile_pixel = [&](int tile, int64_t i, int64_t j) {
-            return png.at(layout.tile_x[static_cast<size_t>(tile)] + static_cast<int>(j) * layout.cell_px + layout.cell_px / 2,
-                          layout.tile_y[static_cast<size_t>(tile)] + static_cast<int>(i) * layout.cell_px + layout.cell_px / 2);
+            return png.at(
+                layout.tile_x[static_cast<size_t>(tile)] + static_cast<int>(j) * layout.cell_px + layout.cell_px / 2,
+                layout.tile_y[static_cast<size_t>(tile)] + static_cast<int>(i) * layout.cell_px + layout.cell_px / 2);
         };
         for (int64_t i = 0; i < t; ++i)
             for (int64_t j = 0; j <= i; ++j) {
@@ -132,12 +136,14 @@ TEST_CASE("overview: one shared scale from 0 with a numbered colorbar; head labe
                     CHECK(tile_pixel(2, i, j) == viridis.raster_at(random[at]));
                 } else {  // own ranges: the spread tile's smallest weight 1/12 takes the bottom color
                     const ValueRange own = visible_value_range(spread.data(), v);
-                    CHECK(tile_pixel(1, i, j) == viridis.raster_at(ValueScale{own.vmin, own.vmax, false}.position(spread[at])));
+                    CHECK(tile_pixel(1, i, j) ==
+                          viridis.raster_at(ValueScale{own.vmin, own.vmax, false}.position(spread[at])));
                 }
             }
         // Tick numbers right of the colorbar: 0, 0.2, ..., 1 on the shared scale, min/max per head.
         const int right = layout.tile_x.back() + layout.tile_px + 10 + 24 + 16;
-        numbers_right_of_tiles[mode == ScaleMode::global ? 0 : 1] = dark_pixels_in(png, right, right + 40, 0, png.height);
+        numbers_right_of_tiles[mode == ScaleMode::global ? 0 : 1] =
+            dark_pixels_in(png, right, right + 40, 0, png.height);
     }
     CHECK(numbers_right_of_tiles[0] > numbers_right_of_tiles[1]);
 }
@@ -190,7 +196,8 @@ TEST_CASE("head-by-head matrices draw white lines between layers") {
     for (float& x : m.data) x = 0.0f;  // bottom color everywhere: any white is a separator
     std::vector<std::string> labels;
     for (int64_t k = 0; k < n; ++k) labels.push_back(std::string(1, static_cast<char>('A' + k)));
-    const HeatmapLayout layout = write_matrix_png(dir / "m.png", m, labels, "m", "viridis", -1.0f, 1.0f, "x", 1600, heads);
+    const HeatmapLayout layout =
+        write_matrix_png(dir / "m.png", m, labels, "m", "viridis", -1.0f, 1.0f, "x", 1600, heads);
     const DecodedPng png = decode_png(dir / "m.png");
     const int boundary_x = layout.grid_x + static_cast<int>(heads) * layout.cell_w;
     const int boundary_y = layout.grid_y + static_cast<int>(heads) * layout.cell_h;
@@ -202,14 +209,17 @@ TEST_CASE("head-by-head matrices draw white lines between layers") {
     CHECK(png.at(layout.grid_x + layout.cell_w, inside_y) == Colormap::named("viridis").raster_at(0.5));
 }
 
-TEST_CASE("mostly_dark: long causal spread-out maps are dark on 0..1; sharp heads, log scales, flat bidirectional maps are not") {
+TEST_CASE(
+    "mostly_dark: long causal spread-out maps are dark on 0..1; sharp heads, log scales, flat bidirectional maps are "
+    "not") {
     const int64_t t = 200;
     const Visibility v = square_visibility(t, true);
     CHECK(mostly_dark(causal_uniform_map(t).data(), v, ValueScale{0, 1, false}));
     CHECK_FALSE(mostly_dark(causal_uniform_map(t).data(), v, ValueScale{0, 1, true}));
     CHECK_FALSE(mostly_dark(previous_token_map(t).data(), v, ValueScale{0, 1, false}));
     CHECK_FALSE(mostly_dark(causal_uniform_map(8).data(), square_visibility(8, true), ValueScale{0, 1, false}));
-    CHECK_FALSE(mostly_dark(uniform_map(t).data(), square_visibility(t, false), ValueScale{0, 1, false}));  // flat on any scale
+    CHECK_FALSE(
+        mostly_dark(uniform_map(t).data(), square_visibility(t, false), ValueScale{0, 1, false}));  // flat on any scale
 }
 
-}
+}  // TEST_SUITE("render")

@@ -21,7 +21,8 @@ std::string sequence_line(int id, int64_t T, int64_t D) {
     Tensor x = random_tensor({T, D});
     x.data[0] = static_cast<float>(id);
     nlohmann::json rows = nlohmann::json::array();
-    for (int64_t t = 0; t < T; ++t) rows.push_back(std::vector<float>(x.data.begin() + t * D, x.data.begin() + (t + 1) * D));
+    for (int64_t t = 0; t < T; ++t)
+        rows.push_back(std::vector<float>(x.data.begin() + t * D, x.data.begin() + (t + 1) * D));
     return nlohmann::json{{"embeddings", rows}}.dump();
 }
 
@@ -46,7 +47,8 @@ TEST_CASE("parse_corpus_shard reads I/N and refuses anything else as a usage err
     CHECK(s.count == 5);
     CHECK(s.text() == "2/5");
     CHECK(parse_corpus_shard("0/1").count == 1);
-    for (const char* bad : {"", "3", "4/4", "-1/4", "1/0", "1/-2", " 1/4", "1/4 ", "1/4/2", "a/4", "1/1000001", "0x1/4", "1.0/4"}) {
+    for (const char* bad :
+         {"", "3", "4/4", "-1/4", "1/0", "1/-2", " 1/4", "1/4 ", "1/4/2", "a/4", "1/1000001", "0x1/4", "1.0/4"}) {
         CAPTURE(bad);
         try {
             parse_corpus_shard(bad);
@@ -110,8 +112,7 @@ std::pair<uint64_t, int64_t> corpus_identity(const std::string& path, CorpusShar
     CorpusDocuments documents(path, LoadLimits{}, shard);
     nlohmann::json doc;
     std::string where;
-    while (documents.next(doc, where)) {
-    }
+    while (documents.next(doc, where)) {}
     return {documents.corpus_fingerprint(), documents.corpus_sequences()};
 }
 
@@ -119,7 +120,8 @@ TEST_CASE("every shard sees the same corpus fingerprint; it changes with any lin
     ScratchDir dir;
     std::vector<std::string> lines;
     for (int i = 0; i < 6; ++i) lines.push_back(sequence_line(i, 2, 3));
-    const auto write = [&](const std::string& name, const std::vector<std::string>& text, const std::string& separator) {
+    const auto write = [&](const std::string& name, const std::vector<std::string>& text,
+                           const std::string& separator) {
         std::string all;
         for (const std::string& line : text) all += line + separator;
         write_text(dir / name, all);
@@ -163,15 +165,15 @@ TEST_CASE("a model corpus line is a text or a list of token ids") {
     CHECK(!s.text);
     CHECK(s.token_ids == std::vector<int>{1, 403, 0});
     CHECK(parse_model_sequence(nlohmann::json{{"text", ""}}, "w").text == std::string());
-    for (const char* bad : {R"({})", R"([1, 2])", R"({"text": "a", "tokens": [1]})", R"({"text": 3})", R"({"tokens": []})",
-                            R"({"tokens": [1, -2]})", R"({"tokens": [1.5]})", R"({"tokens": ["1"]})", R"({"tokens": [4294967296]})",
-                            R"({"tokens": 7})"}) {
+    for (const char* bad : {R"({})", R"([1, 2])", R"({"text": "a", "tokens": [1]})", R"({"text": 3})",
+                            R"({"tokens": []})", R"({"tokens": [1, -2]})", R"({"tokens": [1.5]})",
+                            R"({"tokens": ["1"]})", R"({"tokens": [4294967296]})", R"({"tokens": 7})"}) {
         CAPTURE(bad);
         expect_input_error([&] { parse_model_sequence(nlohmann::json::parse(bad), "c.jsonl:9"); }, {"c.jsonl:9"});
     }
 }
 
-}
+}  // TEST_SUITE("tokenizers")
 
 TEST_SUITE("tokenizers") {
 
@@ -207,4 +209,4 @@ TEST_CASE("lines held in memory are the JSONL file of the same lines: documents,
     expect_input_error([&] { bad.next(doc, where); }, {"<lines>:2"});
 }
 
-}
+}  // TEST_SUITE("tokenizers")

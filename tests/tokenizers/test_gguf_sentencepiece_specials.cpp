@@ -3,8 +3,6 @@
 // random texts encoded against a plain reference of the SentencePiece BPE written here (merge the
 // best-scoring adjacent pair, leftmost on ties; unknown characters as their <0xNN> tokens), and
 // ids outside the vocabulary refused.
-#include <doctest/doctest.h>
-
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -12,6 +10,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "error.hpp"
 #include "gguf.hpp"
@@ -54,7 +54,8 @@ Vocabulary gemma_like_vocabulary() {
 }
 
 // The file's bytes: the vocabulary with the given special keys (absent when negative / unset).
-std::string vocabulary_file(const Vocabulary& v, int64_t bos, int64_t eos, std::optional<bool> add_bos, std::optional<bool> prefix) {
+std::string vocabulary_file(const Vocabulary& v, int64_t bos, int64_t eos, std::optional<bool> add_bos,
+                            std::optional<bool> prefix) {
     GgufBuilder b;
     b.add_string("general.architecture", "gemma2");
     b.add_string("tokenizer.ggml.model", "llama");
@@ -77,21 +78,25 @@ std::vector<int> reference_encode(const Vocabulary& v, const std::string& text, 
     const std::string spaced = (prefix && !text.empty() ? " " : "") + text;
     for (char c : spaced) {
         const std::string piece = c == ' ' ? space : std::string(1, c);
-        if (ids.count(piece)) symbols.push_back(ids.at(piece));
-        else symbols.push_back(40 + static_cast<unsigned char>(c));
+        if (ids.count(piece))
+            symbols.push_back(ids.at(piece));
+        else
+            symbols.push_back(40 + static_cast<unsigned char>(c));
     }
     while (true) {
         int best = -1;
         float best_score = 0;
         for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-            const auto found = ids.find(v.pieces[static_cast<size_t>(symbols[i])] + v.pieces[static_cast<size_t>(symbols[i + 1])]);
+            const auto found =
+                ids.find(v.pieces[static_cast<size_t>(symbols[i])] + v.pieces[static_cast<size_t>(symbols[i + 1])]);
             if (found == ids.end()) continue;
             const float score = v.scores[static_cast<size_t>(found->second)];
             if (best < 0 || score > best_score) best = static_cast<int>(i), best_score = score;
         }
         if (best < 0) return symbols;
         const auto at = static_cast<size_t>(best);
-        symbols[at] = ids.at(v.pieces[static_cast<size_t>(symbols[at])] + v.pieces[static_cast<size_t>(symbols[at + 1])]);
+        symbols[at] =
+            ids.at(v.pieces[static_cast<size_t>(symbols[at])] + v.pieces[static_cast<size_t>(symbols[at + 1])]);
         symbols.erase(symbols.begin() + best + 1);
     }
 }
@@ -148,5 +153,6 @@ TEST_CASE("GGUF SentencePiece vocabularies bring their own BOS, EOS, add_bos_tok
     CHECK_THROWS_WITH_AS(read_gguf_llama_tokenizer(GgufFile(dir / "bad.gguf"), 0),
                          doctest::Contains("tokenizer.ggml.bos_token_id 296 is not one of its 296 tokens"), Error);
     write_text(dir / "bad.gguf", vocabulary_file(v, 2, 1000, true, false));
-    CHECK_THROWS_WITH_AS(read_gguf_llama_tokenizer(GgufFile(dir / "bad.gguf"), 0), doctest::Contains("tokenizer.ggml.eos_token_id 1000"), Error);
+    CHECK_THROWS_WITH_AS(read_gguf_llama_tokenizer(GgufFile(dir / "bad.gguf"), 0),
+                         doctest::Contains("tokenizer.ggml.eos_token_id 1000"), Error);
 }

@@ -3,8 +3,6 @@
 // encoder, against llama.cpp's test vectors (ids written by HF's own tokenizers), the
 // stories260K tokenizer.json against the llama2.c encoder, BPE and WordPiece on random words
 // against plain references written here, and hostile files.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -13,14 +11,15 @@
 #include <map>
 #include <sstream>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "expect_input_error.hpp"
 #include "gguf.hpp"
 #include "gguf_tokenizer.hpp"
 #include "hf_tokenizer.hpp"
-#include "llama_vocab_vectors.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "llama_vocab_vectors.hpp"
 #include "model_tokenizer.hpp"
 #include "support.hpp"
 #include "unicode_text.hpp"
@@ -38,7 +37,8 @@ std::string write_tokenizer_json(const ScratchDir& dir, const json& doc, const s
 }
 
 // A plain BPE reference: merge the leftmost lowest-ranked pair until none is left.
-std::vector<std::string> reference_bpe(const std::vector<std::string>& characters, const std::map<std::pair<std::string, std::string>, int>& ranks) {
+std::vector<std::string> reference_bpe(const std::vector<std::string>& characters,
+                                       const std::map<std::pair<std::string, std::string>, int>& ranks) {
     std::vector<std::string> symbols = characters;
     while (true) {
         int best_rank = INT_MAX;
@@ -57,7 +57,8 @@ std::vector<std::string> reference_bpe(const std::vector<std::string>& character
 
 TEST_CASE("GPT-2's encoder.json + vocab.bpe give exactly the ids of llama.cpp's test vectors") {
     const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
-    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
+    const std::string vectors =
+        shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
     if (gpt2.empty() || vectors.empty()) return;
     const HfTokenizer tokenizer = HfTokenizer::load(gpt2);
     CHECK(tokenizer.kind() == "byte-level BPE");
@@ -71,7 +72,8 @@ TEST_CASE("GPT-2's encoder.json + vocab.bpe give exactly the ids of llama.cpp's 
 
 TEST_CASE("BERT's tokenizer.json and its bare vocab.txt give exactly the ids of llama.cpp's test vectors") {
     const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"tokenizer.json", "vocab.txt"});
-    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-bert-bge.gguf.inp", "ggml-vocab-bert-bge.gguf.out"});
+    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab",
+                                                 {"ggml-vocab-bert-bge.gguf.inp", "ggml-vocab-bert-bge.gguf.out"});
     if (bert.empty() || vectors.empty()) return;
     const std::vector<VocabCase> cases = vocab_cases(vectors, "ggml-vocab-bert-bge.gguf");
     const HfTokenizer from_json = HfTokenizer::load(bert);
@@ -86,21 +88,27 @@ TEST_CASE("BERT's tokenizer.json and its bare vocab.txt give exactly the ids of 
         const std::vector<int> ids = tokenizer->encode("Unaffable tokenizers!", true);
         CHECK(ids.front() == 101);
         CHECK(ids.back() == 102);
-        CHECK(tokenizer->labels(ids) == std::vector<std::string>{"[CLS]", "una", "##ffa", "##ble", "token", "##izer", "##s", "!", "[SEP]"});
+        CHECK(tokenizer->labels(ids) ==
+              std::vector<std::string>{"[CLS]", "una", "##ffa", "##ble", "token", "##izer", "##s", "!", "[SEP]"});
         CHECK(tokenizer->decode(ids) == "unaffable tokenizers!");
     }
 }
 
-TEST_CASE("Phi-3's vocabulary-only GGUF (SentencePiece \"llama\" tokenizer) gives exactly the ids of llama.cpp's test vectors") {
-    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-phi-3.gguf", "ggml-vocab-phi-3.gguf.inp",
-                                                                                "ggml-vocab-phi-3.gguf.out"});
+TEST_CASE(
+    "Phi-3's vocabulary-only GGUF (SentencePiece \"llama\" tokenizer) gives exactly the ids of llama.cpp's test "
+    "vectors") {
+    const std::string vectors =
+        shared_model_dir("tokenizers/llama.cpp-vocab",
+                         {"ggml-vocab-phi-3.gguf", "ggml-vocab-phi-3.gguf.inp", "ggml-vocab-phi-3.gguf.out"});
     if (vectors.empty()) return;
     const GgufFile file(vectors + "/ggml-vocab-phi-3.gguf");
     CHECK(file.tensors().empty());  // no token_embd.weight to check the vocabulary against
     const Llama2cTokenizer tokenizer = read_gguf_llama_tokenizer(file, 0);
     CHECK(tokenizer.vocab_size() == 32064);
-    check_vocab_cases("Phi-3 (GGUF llama)", [&](const std::string& text) { return tokenizer.encode(text, /*bos=*/false, /*eos=*/false); },
-                      vocab_cases(vectors, "ggml-vocab-phi-3.gguf"));
+    check_vocab_cases(
+        "Phi-3 (GGUF llama)",
+        [&](const std::string& text) { return tokenizer.encode(text, /*bos=*/false, /*eos=*/false); },
+        vocab_cases(vectors, "ggml-vocab-phi-3.gguf"));
     CHECK(tokenizer.encode("Hello world", true, false) == std::vector<int>{1, 15043, 3186});
     CHECK(tokenizer.decode({1, 15043, 3186}) == "Hello world");
 }
@@ -116,7 +124,8 @@ TEST_CASE("stories260K's tokenizer.json encodes as the llama2.c tokenizer does, 
     CHECK(tokenizer.eos_id() == 2);
     // Random texts from words, punctuation, doubled spaces, newlines and characters outside the
     // 512-token vocabulary (byte fallback).
-    const std::vector<std::string> parts = {"Once", " upon", " a", " time", ",", " Lily", " saw", "  ", "\n", "!", " dog", "é", "日本", "🙂", " the", "."};
+    const std::vector<std::string> parts = {"Once", " upon", " a",   " time", ",",    " Lily", " saw", "  ",
+                                            "\n",   "!",     " dog", "é",     "日本", "🙂",  " the", "."};
     for (int trial = 0; trial < 200; ++trial) {
         std::string text;
         const int length = static_cast<int>(rng()() % 12) + 1;
@@ -147,7 +156,8 @@ TEST_CASE("BPE merges by rank, leftmost first, as a plain reference does, on ran
         if (ranks.count({left, right}) || left.size() + right.size() > 8) continue;
         ranks[{left, right}] = static_cast<int>(merges.size());
         merges.push_back(left + " " + right);
-        if (!vocab.contains(left + right)) vocab[left + right] = static_cast<int>(vocab.size()), tokens.push_back(left + right);
+        if (!vocab.contains(left + right))
+            vocab[left + right] = static_cast<int>(vocab.size()), tokens.push_back(left + right);
     }
     ScratchDir dir;
     const json doc = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
@@ -156,7 +166,8 @@ TEST_CASE("BPE merges by rank, leftmost first, as a plain reference does, on ran
         std::vector<std::string> characters;
         std::string word;
         const int length = static_cast<int>(rng()() % 15) + 1;
-        for (int i = 0; i < length; ++i) characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
+        for (int i = 0; i < length; ++i)
+            characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
         std::vector<int> expected;
         for (const std::string& symbol : reference_bpe(characters, ranks)) expected.push_back(vocab[symbol].get<int>());
         CAPTURE(word);
@@ -166,22 +177,26 @@ TEST_CASE("BPE merges by rank, leftmost first, as a plain reference does, on ran
 
 TEST_CASE("WordPiece: longest prefix, then ## continuations; unknown words and over-long words are [UNK]") {
     ScratchDir dir;
-    const json vocab = {{"[UNK]", 0}, {"[CLS]", 1}, {"[SEP]", 2}, {"un", 3}, {"##aff", 4}, {"##able", 5}, {"a", 6}, {"##ff", 7}, {"!", 8}, {"日", 9}};
-    const json doc = {{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 10}}},
-                      {"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}}},
-                      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
-                      {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", 1}}, {"sep", {"[SEP]", 2}}}},
-                      {"added_tokens", {{{"id", 0}, {"content", "[UNK]"}, {"special", true}}}}};
+    const json vocab = {{"[UNK]", 0},  {"[CLS]", 1}, {"[SEP]", 2}, {"un", 3}, {"##aff", 4},
+                        {"##able", 5}, {"a", 6},     {"##ff", 7},  {"!", 8},  {"日", 9}};
+    const json doc = {
+        {"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 10}}},
+        {"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}}},
+        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+        {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", 1}}, {"sep", {"[SEP]", 2}}}},
+        {"added_tokens", {{{"id", 0}, {"content", "[UNK]"}, {"special", true}}}}};
     const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
     CHECK(tokenizer.encode("UnAffable!", true) == std::vector<int>{1, 3, 4, 5, 8, 2});
-    CHECK(tokenizer.encode("unaffableaff", false) == std::vector<int>{0});  // 12 characters > 10
+    CHECK(tokenizer.encode("unaffableaff", false) == std::vector<int>{0});    // 12 characters > 10
     CHECK(tokenizer.encode("unx 日日", false) == std::vector<int>{0, 9, 9});  // CJK characters split apart
-    CHECK(tokenizer.encode("Ünaff", false) == std::vector<int>{3, 4});  // accents stripped with lower case
+    CHECK(tokenizer.encode("Ünaff", false) == std::vector<int>{3, 4});        // accents stripped with lower case
 }
 
 TEST_CASE("hostile tokenizer files get one-line errors naming the file") {
     ScratchDir dir;
-    auto bpe = [](json vocab, json merges) { return json{{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}}; };
+    auto bpe = [](json vocab, json merges) {
+        return json{{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+    };
     const json ab = {{"a", 0}, {"b", 1}, {"ab", 2}};
     struct Case {
         json doc;
@@ -194,36 +209,48 @@ TEST_CASE("hostile tokenizer files get one-line errors naming the file") {
         {bpe({{"a", 0}, {"b", -1}}, json::array()), "not an integer in 0..2^31-1"},
         {bpe({{"a", 0}, {"b", 0}}, json::array()), "share id 0"},
         {bpe({{"a", "zero"}}, json::array()), "not an integer"},
-        {json{{"model", {{"type", "WordLevel"}, {"vocab", ab}}}}, "unsupported model type \"WordLevel\" (supported: BPE, WordPiece, Unigram)"},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"normalizer", {{"type", "Nmt"}}}}, "unsupported normalizer type \"Nmt\""},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(["}}}, {"behavior", "Isolated"}}}},
+        {json{{"model", {{"type", "WordLevel"}, {"vocab", ab}}}},
+         "unsupported model type \"WordLevel\" (supported: BPE, WordPiece, Unigram)"},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"normalizer", {{"type", "Nmt"}}}},
+         "unsupported normalizer type \"Nmt\""},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
+              {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(["}}}, {"behavior", "Isolated"}}}},
          "does not compile"},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Sideways"}}}},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
+              {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Sideways"}}}},
          "unknown split behavior"},
         {json{{"model", {{"type", "BPE"}, {"vocab", ab}, {"byte_fallback", "yes"}}}}, "malformed tokenizer"},
         // Numbers that must be integers: fractions and values past any integer type are refused,
         // never converted (fuzz_hf_tokenizer finding crash-4b168711...: 1.09e21 into int64_t).
-        {json{{"model", {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "a"}, {"max_input_chars_per_word", 1.0922e21}}}},
+        {json{{"model",
+               {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "a"}, {"max_input_chars_per_word", 1.0922e21}}}},
          "\"max_input_chars_per_word\" is 1.0922e+21, expected an integer in 1..2147483647"},
         {json{{"model", {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "a"}, {"max_input_chars_per_word", 2.5}}}},
          "\"max_input_chars_per_word\" is 2.5, expected an integer"},
         {json{{"model", {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "a"}, {"max_input_chars_per_word", -5}}}},
          "\"max_input_chars_per_word\" is -5, expected an integer"},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"decoder", {{"type", "Strip"}, {"content", " "}, {"start", 1e30}, {"stop", 0}}}},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
+              {"decoder", {{"type", "Strip"}, {"content", " "}, {"start", 1e30}, {"stop", 0}}}},
          "\"start\" is 1e+30, expected an integer in 0..2147483647"},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"decoder", {{"type", "Strip"}, {"content", " "}, {"start", 18446744073709551615u}, {"stop", 0}}}},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
+              {"decoder", {{"type", "Strip"}, {"content", " "}, {"start", 18446744073709551615u}, {"stop", 0}}}},
          "\"start\" is 18446744073709551615, expected an integer"},
         // A template's special ids outside the vocabulary (fuzz_hf_tokenizer finding crash-97d8b9a6...:
         // encode returned an id no table held).
         {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
-              {"post_processor", {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", "<s>"}}}}, {{"Sequence", {{"id", "A"}}}}}},
-                                  {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {3}}}}}}}}},
+              {"post_processor",
+               {{"type", "TemplateProcessing"},
+                {"single", {{{"SpecialToken", {{"id", "<s>"}}}}, {{"Sequence", {{"id", "A"}}}}}},
+                {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {3}}}}}}}}},
          "the special token id 3 the post-processor adds is not in the vocabulary (ids 0..2)"},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", -1}}, {"cls", {"[CLS]", 0}}}}},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
+              {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", -1}}, {"cls", {"[CLS]", 0}}}}},
          "the special token id -1 the post-processor adds is not in the vocabulary"},
-        {json{{"model", {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "[UNK]"}}}}, "the unknown token \"[UNK]\" is not in the vocabulary"},
+        {json{{"model", {{"type", "WordPiece"}, {"vocab", ab}, {"unk_token", "[UNK]"}}}},
+         "the unknown token \"[UNK]\" is not in the vocabulary"},
         {json{{"vocab", ab}}, "not a tokenizer.json"},
-        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}}, {"post_processor", {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", "<s>"}}}}}}}}},
+        {json{{"model", {{"type", "BPE"}, {"vocab", ab}}},
+              {"post_processor", {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", "<s>"}}}}}}}}},
          "has no ids"},
     };
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -253,20 +280,25 @@ TEST_CASE("a Split pattern that backtracks catastrophically is stopped with an e
     const json ab = {{"a", 0}, {"b", 1}, {"!", 2}};
     for (const std::string& pattern : {std::string("(a+)+$"), std::string("(a|aa)+b"), std::string("(?:a*)*c")}) {
         CAPTURE(pattern);
-        const json doc = {{"model", {{"type", "BPE"}, {"vocab", ab}, {"merges", json::array()}}},
-                          {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}}}};
+        const json doc = {
+            {"model", {{"type", "BPE"}, {"vocab", ab}, {"merges", json::array()}}},
+            {"pre_tokenizer",
+             {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}}}};
         const std::string path = write_tokenizer_json(dir, doc);
         const HfTokenizer tokenizer = HfTokenizer::load(path);
         CHECK(tokenizer.encode("ab!", false).size() == 3);  // short texts are fine
         const auto start = std::chrono::steady_clock::now();
         expect_input_error([&] { tokenizer.encode(std::string(5000, 'a') + "!", false); },
-                           {path + ": pre_tokenizer Split: the regular expression \"" + pattern + "\" ran past the", "catastrophic backtracking"});
+                           {path + ": pre_tokenizer Split: the regular expression \"" + pattern + "\" ran past the",
+                            "catastrophic backtracking"});
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         CHECK_MESSAGE(seconds < 20.0, "stopping took " << seconds << " s");
     }
 }
 
-TEST_CASE("real tokenizers' Split patterns (GPT-2, Llama 3, Qwen2) never reach the regex limits, over long runs of each class") {
+TEST_CASE(
+    "real tokenizers' Split patterns (GPT-2, Llama 3, Qwen2) never reach the regex limits, over long runs of each "
+    "class") {
     const char* const patterns[] = {
         R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
         R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
@@ -274,7 +306,9 @@ TEST_CASE("real tokenizers' Split patterns (GPT-2, Llama 3, Qwen2) never reach t
     // Prose, then 200 KB runs of one class each (the longest matches and backtracking these
     // patterns can do), and runs of spaces ended by a letter or a newline.
     std::string prose;
-    for (int i = 0; i < 2000; ++i) prose += "The caf\xc3\xa9's 12345 heads \xe2\x80\x94 don't they? \"Yes,\" she said.\n\n  Indented\tline 3.14\r\n";
+    for (int i = 0; i < 2000; ++i)
+        prose +=
+            "The caf\xc3\xa9's 12345 heads \xe2\x80\x94 don't they? \"Yes,\" she said.\n\n  Indented\tline 3.14\r\n";
     const std::vector<std::string> texts = {prose,
                                             std::string(200000, ' '),
                                             std::string(200000, ' ') + "x",
@@ -298,7 +332,8 @@ TEST_CASE("real tokenizers' Split patterns (GPT-2, Llama 3, Qwen2) never reach t
 
 TEST_CASE("the Split + ByteLevel form of Llama 3 and Qwen2 tokenizers gives GPT-2's ids when given GPT-2's pattern") {
     const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
-    const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
+    const std::string vectors =
+        shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf.inp", "ggml-vocab-gpt-2.gguf.out"});
     if (gpt2.empty() || vectors.empty()) return;
     json merges = json::array();
     std::istringstream lines(read_text(gpt2 + "/vocab.bpe"));
@@ -306,7 +341,11 @@ TEST_CASE("the Split + ByteLevel form of Llama 3 and Qwen2 tokenizers gives GPT-
         if (!line.empty() && line[0] != '#') merges.push_back(line);
     const std::string pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
     const json doc = {
-        {"model", {{"type", "BPE"}, {"vocab", json::parse(read_text(gpt2 + "/encoder.json"))}, {"merges", merges}, {"ignore_merges", true}}},
+        {"model",
+         {{"type", "BPE"},
+          {"vocab", json::parse(read_text(gpt2 + "/encoder.json"))},
+          {"merges", merges},
+          {"ignore_merges", true}}},
         {"pre_tokenizer",
          {{"type", "Sequence"},
           {"pretokenizers",
@@ -319,14 +358,18 @@ TEST_CASE("the Split + ByteLevel form of Llama 3 and Qwen2 tokenizers gives GPT-
     check_vocab_cases(tokenizer, vocab_cases(vectors, "ggml-vocab-gpt-2.gguf"));
 }
 
-TEST_CASE("the Metaspace form of SentencePiece tokenizers (Mistral, newer Llama 2 files) encodes as the llama2.c tokenizer") {
+TEST_CASE(
+    "the Metaspace form of SentencePiece tokenizers (Mistral, newer Llama 2 files) encodes as the llama2.c tokenizer") {
     const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"});
     const std::string llama2c = stories260k_dir();
     if (hf.empty() || llama2c.empty()) return;
     json doc = json::parse(read_text(hf + "/tokenizer.json"));
     doc["normalizer"] = nullptr;
     doc["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}, {"split", false}};
-    doc["decoder"] = {{"type", "Sequence"}, {"decoders", {{{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}}, {{"type", "ByteFallback"}}}}};
+    doc["decoder"] = {
+        {"type", "Sequence"},
+        {"decoders",
+         {{{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}}, {{"type", "ByteFallback"}}}}};
     ScratchDir dir;
     const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
     const Llama2cTokenizer reference(llama2c + "/tok512.bin");

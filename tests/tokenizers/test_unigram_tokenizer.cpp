@@ -2,8 +2,6 @@
 // search over every segmentation on random vocabularies, the real T5 (Precompiled normalizer) and
 // ALBERT files against ids written by SentencePiece itself and by @huggingface/tokenizers, and
 // hostile Unigram vocabularies and charsmaps.
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -11,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "expect_input_error.hpp"
@@ -71,8 +70,10 @@ std::set<std::vector<int>> reference_unigram(const std::vector<std::string>& cha
         if (total < best - 1e-9 * std::max(1.0, std::abs(best))) continue;
         std::vector<std::pair<int, std::string>> fused;
         for (const auto& [id, text] : segmentation) {
-            if (id == unk_id && !fused.empty() && fused.back().first == unk_id) fused.back().second += text;
-            else fused.emplace_back(id, text);
+            if (id == unk_id && !fused.empty() && fused.back().first == unk_id)
+                fused.back().second += text;
+            else
+                fused.emplace_back(id, text);
         }
         std::vector<int> one;
         for (const auto& [id, text] : fused) {
@@ -86,7 +87,8 @@ std::set<std::vector<int>> reference_unigram(const std::vector<std::string>& cha
 
 }  // namespace
 
-TEST_CASE("Unigram: a highest-scoring segmentation, as a search over every segmentation finds them, on random vocabularies") {
+TEST_CASE(
+    "Unigram: a highest-scoring segmentation, as a search over every segmentation finds them, on random vocabularies") {
     const std::vector<std::string> alphabet = {"a", "b", "c", "é", "日"};
     ScratchDir dir;
     for (int vocabulary = 0; vocabulary < 8; ++vocabulary) {
@@ -104,57 +106,72 @@ TEST_CASE("Unigram: a highest-scoring segmentation, as a search over every segme
             pieces[text] = {static_cast<int>(vocab.size()), score(rng())};
             vocab.push_back(json::array({text, pieces[text].second}));
         }
-        const std::string path = write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}},
-                                                      "unigram" + std::to_string(vocabulary) + ".json");
+        const std::string path =
+            write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}},
+                                 "unigram" + std::to_string(vocabulary) + ".json");
         const HfTokenizer tokenizer = HfTokenizer::load(path);
         CHECK(tokenizer.kind() == "Unigram");
         for (int trial = 0; trial < 60; ++trial) {
             std::vector<std::string> characters;
             std::string word;
             const int length = static_cast<int>(rng()() % 10) + 1;
-            for (int i = 0; i < length; ++i) characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
+            for (int i = 0; i < length; ++i)
+                characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
             CAPTURE(word);
             CHECK(reference_unigram(characters, pieces, 0).count(tokenizer.encode(word, false)) == 1);
         }
     }
 }
 
-TEST_CASE("Unigram: unknown runs become their byte tokens with byte_fallback; without an unknown token they are refused") {
+TEST_CASE(
+    "Unigram: unknown runs become their byte tokens with byte_fallback; without an unknown token they are refused") {
     ScratchDir dir;
     // (json::array: a list of two-element lists would otherwise be taken for an object)
-    const json vocab = json::array({json::array({"<unk>", 0.0}), json::array({"<0xC3>", -20.0}), json::array({"<0xA9>", -20.0}),
-                                    json::array({"a", -1.0}), json::array({"b", -2.0}), json::array({"ab", -2.5})});
-    const HfTokenizer fallback = HfTokenizer::load(
-        write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"byte_fallback", true}, {"vocab", vocab}}}}, "fallback.json"));
+    const json vocab =
+        json::array({json::array({"<unk>", 0.0}), json::array({"<0xC3>", -20.0}), json::array({"<0xA9>", -20.0}),
+                     json::array({"a", -1.0}), json::array({"b", -2.0}), json::array({"ab", -2.5})});
+    const HfTokenizer fallback = HfTokenizer::load(write_tokenizer_json(
+        dir, {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"byte_fallback", true}, {"vocab", vocab}}}},
+        "fallback.json"));
     CHECK(fallback.encode("abéa", false) == std::vector<int>{5, 1, 2, 3});
     CHECK(fallback.encode("日", false) == std::vector<int>{0});  // its bytes have no tokens
-    const HfTokenizer no_unknown =
-        HfTokenizer::load(write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"vocab", vocab}}}}, "no-unknown.json"));
+    const HfTokenizer no_unknown = HfTokenizer::load(
+        write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"vocab", vocab}}}}, "no-unknown.json"));
     CHECK(no_unknown.encode("ab", false) == std::vector<int>{5});
     expect_input_error([&] { no_unknown.encode("aé", false); }, {"no-unknown.json", "\"é\" is not in the vocabulary"});
 }
 
-TEST_CASE("T5's Unigram tokenizer.json with its Precompiled normalizer gives SentencePiece's ids; ALBERT's gives @huggingface/tokenizers'") {
+TEST_CASE(
+    "T5's Unigram tokenizer.json with its Precompiled normalizer gives SentencePiece's ids; ALBERT's gives "
+    "@huggingface/tokenizers'") {
     const std::string t5 = shared_model_dir("tokenizers/t5-base", {"tokenizer.json", "tokenizer_config.json"});
     const std::string albert = shared_model_dir("tokenizers/albert-base-v2", {"tokenizer.json"});
     if (t5.empty() || albert.empty()) return;
     // Expected ids: SentencePiece 0.1.97 (Debian's python3-sentencepiece) on t5-base/spiece.model,
     // with the template's </s> (1); @huggingface/tokenizers 0.2.0 gives the same, and ALBERT's.
     const std::string english = "Hello world! Translate English to German: The house is wonderful.";
-    const std::string mixed = "\xEF\xAC\x81ne \xEF\xBC\x95 caf\xC3\xA9  na\xC3\xAFve\tdone\n";  // "ﬁne ５ café  naïve\tdone\n"
-    const std::string unknown = "\xC3\x9Cn\xC3\xAF" "c\xC3\xB6" "d\xC3\xA9 \xE4\xB8\x96\xE7\x95\x8C \xF0\x9F\x98\x80";  // "Ünïcödé 世界 😀"
+    const std::string mixed =
+        "\xEF\xAC\x81ne \xEF\xBC\x95 caf\xC3\xA9  na\xC3\xAFve\tdone\n";  // "ﬁne ５ café  naïve\tdone\n"
+    const std::string unknown =
+        "\xC3\x9Cn\xC3\xAF"
+        "c\xC3\xB6"
+        "d\xC3\xA9 \xE4\xB8\x96\xE7\x95\x8C \xF0\x9F\x98\x80";  // "Ünïcödé 世界 😀"
     const HfTokenizer t5_tokenizer = HfTokenizer::load(t5);
     CHECK(t5_tokenizer.kind() == "Unigram");
-    CHECK(t5_tokenizer.encode(english, true) == std::vector<int>{8774, 296, 55, 30355, 15, 1566, 12, 2968, 10, 37, 629, 19, 1627, 5, 1});
+    CHECK(t5_tokenizer.encode(english, true) ==
+          std::vector<int>{8774, 296, 55, 30355, 15, 1566, 12, 2968, 10, 37, 629, 19, 1627, 5, 1});
     CHECK(t5_tokenizer.encode(mixed, true) == std::vector<int>{1399, 305, 11949, 3, 29, 9, 2, 162, 612, 1});
     CHECK(t5_tokenizer.encode(unknown, true) == std::vector<int>{3, 14858, 29, 2, 75, 1872, 3764, 3, 2, 3, 2, 1});
     CHECK(t5_tokenizer.decode(t5_tokenizer.encode(english, true)) == english);
-    CHECK(t5_tokenizer.labels(t5_tokenizer.encode("Hello world", true)) == std::vector<std::string>{" Hello", " world", "</s>"});
+    CHECK(t5_tokenizer.labels(t5_tokenizer.encode("Hello world", true)) ==
+          std::vector<std::string>{" Hello", " world", "</s>"});
     // Where the tokenizers library and SentencePiece part ways, attn-viz follows the library (ids from
     // tokenizers 0.23.3): a short grapheme whose first character the charsmap rewrites is replaced
     // whole ("ſ" + U+FF9E -> "s"), and U+0085 splits words; "ｶﾞ" composes to "ガ", "Ⅳ" becomes "IV".
     CHECK(t5_tokenizer.encode("\xC5\xBF\xEF\xBE\x9E", true) == std::vector<int>{3, 7, 1});
-    CHECK(t5_tokenizer.encode("a\xC2\x85" "b", true) == std::vector<int>{3, 9, 3, 115, 1});
+    CHECK(t5_tokenizer.encode("a\xC2\x85"
+                              "b",
+                              true) == std::vector<int>{3, 9, 3, 115, 1});
     CHECK(t5_tokenizer.encode("\xEF\xBD\xB6\xEF\xBE\x9E", true) == std::vector<int>{3, 2, 1});
     CHECK(t5_tokenizer.encode("\xE2\x85\xA3 \xEF\xBC\xA1\xEF\xBC\xA2", true) == std::vector<int>{10869, 3, 5359, 1});
     // The file's truncation (32 tokens) and padding settings are not applied: analysis sees the text whole.
@@ -162,7 +179,8 @@ TEST_CASE("T5's Unigram tokenizer.json with its Precompiled normalizer gives Sen
     for (int i = 0; i < 40; ++i) long_text += " house";
     CHECK(t5_tokenizer.encode(long_text, true).size() == 41);
     const HfTokenizer albert_tokenizer = HfTokenizer::load(albert);
-    CHECK(albert_tokenizer.encode(english, true) == std::vector<int>{2, 10975, 126, 187, 20628, 486, 20, 548, 45, 14, 191, 25, 5934, 9, 3});
+    CHECK(albert_tokenizer.encode(english, true) ==
+          std::vector<int>{2, 10975, 126, 187, 20628, 486, 20, 548, 45, 14, 191, 25, 5934, 9, 3});
     CHECK(albert_tokenizer.encode(mixed, true) == std::vector<int>{2, 1123, 331, 6241, 16288, 677, 3});
     CHECK(albert_tokenizer.encode(unknown, true) == std::vector<int>{2, 28010, 13, 1, 13, 1, 3});
 }
@@ -176,7 +194,9 @@ TEST_CASE("hostile Unigram vocabularies and precompiled charsmaps get one-line e
         return json{{"model", model}, {"normalizer", normalizer}};
     };
     const auto charsmap = [](const std::string& blob) {
-        return json{{"type", "Precompiled"}, {"precompiled_charsmap", base64_encode(reinterpret_cast<const uint8_t*>(blob.data()), blob.size())}};
+        return json{
+            {"type", "Precompiled"},
+            {"precompiled_charsmap", base64_encode(reinterpret_cast<const uint8_t*>(blob.data()), blob.size())}};
     };
     struct Case {
         json doc;
@@ -190,9 +210,11 @@ TEST_CASE("hostile Unigram vocabularies and precompiled charsmaps get one-line e
         {unigram({{"unk_id", 2}}), "unk_id 2 is not one of the 2 pieces"},
         {unigram({{"unk_id", -1}}), "\"unk_id\" is -1, expected an integer"},
         {unigram({}, {{"type", "Precompiled"}}), "missing \"precompiled_charsmap\""},
-        {unigram({}, {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}}), "\"precompiled_charsmap\" is not base64"},
+        {unigram({}, {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}}),
+         "\"precompiled_charsmap\" is not base64"},
         {unigram({}, charsmap("ab")), "shorter than its 4-byte header"},
-        {unigram({}, charsmap(std::string("\x40\x00\x00\x00", 4) + "abcd")), "trie of 64 bytes does not fit its 8 bytes"},
+        {unigram({}, charsmap(std::string("\x40\x00\x00\x00", 4) + "abcd")),
+         "trie of 64 bytes does not fit its 8 bytes"},
         {unigram({}, charsmap(std::string("\x06\x00\x00\x00", 4) + "abcdef")), "trie of 6 bytes does not fit"},
         {unigram({}, charsmap(std::string("\x04\x00\x00\x00\x00\x00\x00\x00\xff", 9))), "replacements are not UTF-8"},
     };
@@ -202,8 +224,8 @@ TEST_CASE("hostile Unigram vocabularies and precompiled charsmaps get one-line e
         expect_input_error([&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
     }
     // A one-unit trie whose root offset leads past the array: refused when text reaches it.
-    const std::string path = write_tokenizer_json(dir, unigram({{"unk_id", 0}}, charsmap(std::string("\x04\x00\x00\x00\x00\xfc\xff\x7f", 8))),
-                                                  "outside.json");
+    const std::string path = write_tokenizer_json(
+        dir, unigram({{"unk_id", 0}}, charsmap(std::string("\x04\x00\x00\x00\x00\xfc\xff\x7f", 8))), "outside.json");
     const HfTokenizer outside = HfTokenizer::load(path);
     expect_input_error([&] { outside.encode("a", false); }, {path, "precompiled_charsmap's trie leads to unit"});
 }
