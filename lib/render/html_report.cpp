@@ -358,7 +358,7 @@ std::string html_report(const HtmlReportInput& input) {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>" +
-        title + "</title>\n<style>" + report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
+        title + "</title>\n<style>\n" + report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
     html += about_table(input, colormap);
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
@@ -373,7 +373,7 @@ std::string html_report(const HtmlReportInput& input) {
     }
     html += "<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
     html += "<script type=\"application/json\" id=\"report-data\">" + json +
-            "</script>\n<script>\n(function () {\n'use strict';" + attention_view_script + report_script +
+            "</script>\n<script>\n(function () {\n'use strict';\n" + attention_view_script + "\n" + report_script +
             "})();\n</script>\n</body>\n</html>\n";
     return html;
 }

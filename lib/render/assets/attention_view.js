@@ -1,10 +1,3 @@
-// The attention view of report.html (see html_report_assets.hpp): plain ES5-style script, no
-// libraries, nothing fetched.
-#include "html_report_assets.hpp"
-
-namespace attn_viz {
-
-const char* const attention_view_script = R"JS(
   // Head colors of the view when it shows every head of a layer (BertViz's, d3's category10).
   var head_colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
   function head_color(h) { return head_colors[h % head_colors.length]; }
@@ -217,6 +210,3 @@ const char* const attention_view_script = R"JS(
       }
     };
   }
-)JS";
-
-}  // namespace attn_viz

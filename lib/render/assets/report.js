@@ -1,61 +1,3 @@
-// Inline CSS and JavaScript of report.html (see html_report_assets.hpp). Plain ES5-style script,
-// no libraries, nothing fetched.
-#include "html_report_assets.hpp"
-
-namespace attn_viz {
-
-const char* const report_css = R"CSS(
-body { font-family: "DejaVu Sans", Verdana, sans-serif; color: #222; background: #fff; margin: 24px; }
-h1 { font-size: 22px; margin: 0 0 12px; }
-h2 { font-size: 18px; margin: 28px 0 10px; }
-summary { font-size: 16px; font-weight: bold; cursor: pointer; margin: 14px 0 8px; }
-.overview { max-width: 100%; height: auto; border: 1px solid #ddd; }
-.heads { display: flex; flex-wrap: wrap; gap: 14px; }
-figure { margin: 0; }
-figcaption { font-size: 12px; margin-bottom: 4px; }
-canvas.map { cursor: crosshair; }
-.legend-box { display: inline-block; position: relative; width: 240px; height: 30px; vertical-align: middle; margin: 0 14px 0 8px; }
-.legend { position: absolute; left: 0; top: 0; width: 240px; height: 12px; border: 1px solid #999; }
-.legend-ticks { position: absolute; left: 0; top: 15px; width: 240px; height: 14px; font-size: 11px; }
-.legend-tick { position: absolute; transform: translateX(-50%); white-space: nowrap; }
-.legend-tick::before { content: ""; position: absolute; left: 50%; top: -4px; height: 3px; border-left: 1px solid #333; }
-table.about { border-collapse: collapse; font-size: 13px; margin-bottom: 8px; }
-table.about th { text-align: left; vertical-align: top; padding: 3px 12px 3px 0; white-space: nowrap; }
-table.about td { padding: 3px 0; max-width: 70em; overflow-wrap: anywhere; }
-table.about ul.inputs { margin: 0; padding-left: 18px; }
-#tooltip { position: fixed; pointer-events: none; background: #fffffe; border: 1px solid #888; padding: 4px 6px;
-           font-size: 12px; white-space: pre; box-shadow: 0 1px 4px rgba(0,0,0,.2); display: none; z-index: 10; }
-table.stats { border-collapse: collapse; font-size: 12px; margin-bottom: 12px; }
-table.stats th, table.stats td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
-table.stats th { background: #f3f3f3; cursor: pointer; user-select: none; }
-table.stats th.sorted-asc::after { content: " \25B2"; }
-table.stats th.sorted-desc::after { content: " \25BC"; }
-table.stats td.text { text-align: left; white-space: nowrap; }
-.table-scroll { overflow-x: auto; max-width: 100%; }
-#errors-section { color: #a00; }
-p.note { font-size: 13px; color: #444; max-width: 60em; }
-#findings-section li { margin: 3px 0; }
-#findings-section li.not-found { color: #666; }
-table.stats td { font-variant-numeric: tabular-nums; }
-.view-controls { font-size: 14px; margin-bottom: 6px; }
-.view-controls select { font-size: 14px; margin-right: 8px; }
-.view-swatch { display: inline-block; font-size: 12px; padding: 0 4px; margin: 0 2px; border-bottom: 4px solid; }
-.view-status { font-size: 13px; min-height: 2.6em; margin: 4px 0; }
-.view-body { display: flex; align-items: flex-start; gap: 0; max-height: 75vh; overflow: auto; border: 1px solid #ddd; padding: 6px; }
-.view-tokens { font-size: 12px; line-height: 16px; white-space: pre; }
-.view-tokens div { height: 16px; padding: 0 4px; overflow: hidden; max-width: 160px; text-overflow: ellipsis; }
-.view-queries { text-align: right; }
-.view-query { cursor: pointer; }
-.view-query:hover, .view-query.selected { background: #ffe08a; }
-.view-key.strongest { font-weight: bold; outline: 1px solid #333; }
-.view-lines { flex: none; }
-.view-map { position: sticky; top: 0; margin-left: 24px; font-size: 13px; }
-.view-map-title { margin-bottom: 4px; }
-.view-marker { position: absolute; outline: 2px solid #e00; pointer-events: none; }
-.view-note { color: #666; font-size: 13px; }
-)CSS";
-
-const char* const report_script = R"JS(
   function report_error(text) {
     var list = document.getElementById('report-errors');
     var item = document.createElement('li');
@@ -386,6 +328,3 @@ const char* const report_script = R"JS(
   try {
     main().catch(function (e) { report_error('Uncaught ' + (e && e.stack ? e.stack : e)); });
   } catch (e) { report_error('Uncaught ' + (e && e.stack ? e.stack : e)); }
-)JS";
-
-}  // namespace attn_viz
