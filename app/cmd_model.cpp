@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "corpus_options.hpp"
 #include "corpus_patching_run.hpp"
@@ -256,13 +258,10 @@ attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const Model
 // 310.2 of 17612.0 MB budgeted\n", or nothing for a sequence-major run.
 std::string corpus_passes_line(const attn_viz::ModelCorpusPasses& passes, uint64_t memory_budget) {
     if (!passes.layer_major) return "";
-    char line[160];
-    std::snprintf(
-        line, sizeof line, "  layer-major       %lld batch%s of at most %lld sequences, %.1f of %.1f MB budgeted\n",
-        static_cast<long long>(passes.batches), passes.batches == 1 ? "" : "es",
-        static_cast<long long>(passes.largest_batch), static_cast<double>(passes.largest_batch_bytes) / (1 << 20),
-        static_cast<double>(memory_budget) / (1 << 20));
-    return line;
+    return fmt::format("  layer-major       {} batch{} of at most {} sequences, {:.1f} of {:.1f} MB budgeted\n",
+                       passes.batches, passes.batches == 1 ? "" : "es", passes.largest_batch,
+                       static_cast<double>(passes.largest_batch_bytes) / (1 << 20),
+                       static_cast<double>(memory_budget) / (1 << 20));
 }
 
 // Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time
@@ -351,7 +350,7 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
         stream.extra_stats.update(analyses);
         const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream), o.report,
                                                                      progress_wanted(o.output.quiet), timings, notes);
-        printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
+        printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(analysis, "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
@@ -359,7 +358,7 @@ nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn
                                                progress_wanted(o.output.quiet), timings);
         const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, *in.tokenizer,
                                                              o.report, progress_wanted(o.output.quiet), timings);
-        printed.add_text(std::to_string(in.ids.size()) + " tokens: " + in.tokenizer->decode(in.ids) + "\n");
+        printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, analyses, timings, notes),
                              "");
         printed.add_text(attn_viz::model_analyses_text(analyses));

@@ -3,6 +3,8 @@
 // each sequence, commit the outputs, print the tables.
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "attention.hpp"
 #include "commands.hpp"
 #include "corpus_options.hpp"
@@ -143,11 +145,7 @@ struct LayerRunner {
 };
 
 // "seq_03": the name of sequence `index` of a batch.
-std::string sequence_name(size_t index) {
-    char name[32];
-    std::snprintf(name, sizeof name, "seq_%02zu", index);
-    return name;
-}
+std::string sequence_name(size_t index) { return fmt::format("seq_{:02}", index); }
 
 // "a.npy" -> "a.seq_03.npy": one dump per sequence of a batch.
 std::string per_sequence(const std::string& path, size_t index) {
@@ -199,7 +197,7 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
         request.context = o.context.empty() ? nullptr : &in.context.embeddings;
         request.key_excluded = keys.key_excluded;
         request.with_value_norms = o.report.map == PictureMap::norm;
-        LayerResult result = runner.run(request, batch ? "sequence " + std::to_string(n) + ": " : "");
+        LayerResult result = runner.run(request, batch ? fmt::format("sequence {}: ", n) : "");
         ReportOptions report = o.report;
         report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
         report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;
@@ -209,10 +207,10 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
         report_input.layer_numbers = {o.layer.layer};
         if (batch) report_input.folder = sequence_name(n) + "/";
         report_input.extra_stats["provenance"] = provenance;
-        report_input.model_description = o.layer.path + " (layer " + std::to_string(o.layer.layer) + ", " +
-                                         std::to_string(in.weights.num_heads) + " heads)";
+        report_input.model_description =
+            fmt::format("{} (layer {}, {} heads)", o.layer.path, o.layer.layer, in.weights.num_heads);
         printed.add_analysis(write_report(out, report_input, report, runner.timings, &notes), report_input.folder,
-                             batch ? "sequence " + std::to_string(n) + " (" + report_input.folder + ")\n" : "");
+                             batch ? fmt::format("sequence {} ({})\n", n, report_input.folder) : "");
         if (!batch) printed.json()["tokens"] = queries.tokens;
         runner.layer.recycle(std::move(result));
     }

@@ -1,6 +1,6 @@
 #include "compare_corpus_run.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
 
 #include "compare_models.hpp"
 #include "error.hpp"
@@ -17,19 +17,18 @@ namespace {
 
 // "mean 0.0123 (std 0.004)" of a measure over the sequences.
 std::string mean_and_std(const attn_viz::RunningMoments& r) {
-    char text[96];
-    std::snprintf(text, sizeof text, "%.4g (std %.3g)", r.mean_or_nan(), r.population_std());
-    return text;
+    return fmt::format("{:.4g} (std {:.3g})", r.mean_or_nan(), r.population_std());
 }
 
 std::string corpus_output_text(const attn_viz::CorpusComparison& c) {
     if (c.output.empty())
         return "output: the models have no next-token logits (encoders): compared at the heads only\n";
     const auto& o = c.output;  // corpus_output_measures: mean_kl, max_kl, loss_a, loss_b, top1_agreement
-    return "output over " + std::to_string(c.num_sequences) +
-           " sequences: mean KL(A || B) of next-token distributions " + mean_and_std(o[0]) +
-           " nats (largest per sequence " + mean_and_std(o[1]) + "); loss A " + mean_and_std(o[2]) + ", loss B " +
-           mean_and_std(o[3]) + " nats; top-1 next tokens agree at " + mean_and_std(o[4]) + "\n";
+    return fmt::format(
+        "output over {} sequences: mean KL(A || B) of next-token distributions {} nats (largest per sequence {}); loss "
+        "A {}, loss B {} nats; top-1 next tokens agree at {}\n",
+        c.num_sequences, mean_and_std(o[0]), mean_and_std(o[1]), mean_and_std(o[2]), mean_and_std(o[3]),
+        mean_and_std(o[4]));
 }
 
 }  // namespace

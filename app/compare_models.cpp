@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "error.hpp"
 #include "heatmap.hpp"
@@ -71,14 +72,11 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
 }
 
 std::string output_comparison_line(const attn_viz::OutputComparison& o) {
-    char line[512];
-    std::snprintf(
-        line, sizeof line,
-        "output: mean KL(A || B) of next-token distributions %.4g nats (largest %.4g at position %lld); loss A %.4f, "
-        "loss B %.4f nats; top-1 next tokens agree at %.3f of %zu positions\n",
-        o.mean_kl, o.kl[static_cast<size_t>(o.max_kl_position)], static_cast<long long>(o.max_kl_position), o.loss_a,
-        o.loss_b, o.top1_agreement, o.kl.size());
-    return line;
+    return fmt::format(
+        "output: mean KL(A || B) of next-token distributions {:.4g} nats (largest {:.4g} at position {}); "
+        "loss A {:.4f}, loss B {:.4f} nats; top-1 next tokens agree at {:.3f} of {} positions\n",
+        o.mean_kl, o.kl[static_cast<size_t>(o.max_kl_position)], o.max_kl_position, o.loss_a, o.loss_b,
+        o.top1_agreement, o.kl.size());
 }
 
 std::string output_comparison_text(const ModelComparison& m) {
@@ -87,11 +85,10 @@ std::string output_comparison_text(const ModelComparison& m) {
     if (!m.generation) return out;
     const attn_viz::GenerationComparison& g = *m.generation;
     if (g.first_divergence < 0)
-        out += "  greedy continuations (" + std::to_string(g.a.size()) +
-               " tokens): identical: " + m.generation_a->text + "\n";
+        out += fmt::format("  greedy continuations ({} tokens): identical: {}\n", g.a.size(), m.generation_a->text);
     else
-        out += "  greedy continuations part at step " + std::to_string(g.first_divergence) + " of " +
-               std::to_string(g.steps) + "\n    A: " + m.generation_a->text + "\n    B: " + m.generation_b->text + "\n";
+        out += fmt::format("  greedy continuations part at step {} of {}\n    A: {}\n    B: {}\n", g.first_divergence,
+                           g.steps, m.generation_a->text, m.generation_b->text);
     return out;
 }
 
@@ -108,8 +105,8 @@ void write_head_grid_picture(const std::string& path, const attn_viz::HeadCompar
     Visibility all;
     all.queries = L, all.keys = H;
     std::vector<std::string> layers, heads;
-    for (int64_t l = 0; l < L; ++l) layers.push_back(std::string("L").append(std::to_string(l)));
-    for (int64_t h = 0; h < H; ++h) heads.push_back(std::string("H").append(std::to_string(h)));
+    for (int64_t l = 0; l < L; ++l) layers.push_back(fmt::format("L{}", l));
+    for (int64_t h = 0; h < H; ++h) heads.push_back(fmt::format("H{}", h));
     HeatmapStyle style;
     style.colormap = picture.colormap;
     style.vmin = picture.low;

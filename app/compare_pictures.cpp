@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "compare_summary.hpp"
 #include "figure_map_comparison.hpp"
@@ -11,13 +12,8 @@ namespace attn_viz_cli {
 namespace {
 
 std::string picture_name(const attn_viz::HeadId& id, bool layers) {
-    char name[64];
-    if (layers)
-        std::snprintf(name, sizeof name, "diff_layer_%02lld_head_%02lld.png", static_cast<long long>(id.layer),
-                      static_cast<long long>(id.head));
-    else
-        std::snprintf(name, sizeof name, "diff_head_%02lld.png", static_cast<long long>(id.head));
-    return name;
+    if (layers) return fmt::format("diff_layer_{:02}_head_{:02}.png", id.layer, id.head);
+    return fmt::format("diff_head_{:02}.png", id.head);
 }
 
 }  // namespace
@@ -40,9 +36,9 @@ void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadCompariso
         const attn_viz::HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
         const size_t layer = static_cast<size_t>(id.layer);
         const std::string head =
-            (first.size() > 1 ? "layer " + std::to_string(id.layer) + " " : "") + "head " + std::to_string(id.head);
-        char change[96];
-        std::snprintf(change, sizeof change, "A - B (JS distance %.3f)", c.maps.js_distance[static_cast<size_t>(n)]);
+            fmt::format("{}head {}", first.size() > 1 ? fmt::format("layer {} ", id.layer) : "", id.head);
+        const std::string change =
+            fmt::format("A - B (JS distance {:.3f})", c.maps.js_distance[static_cast<size_t>(n)]);
         attn_viz::write_map_comparison_png(
             out.file(picture_name(id, first.size() > 1)), first[layer]->attention.ptr() + id.head * map_size,
             second[layer]->attention.ptr() + id.head * map_size, vis, tokens, tokens, style,

@@ -1,5 +1,7 @@
 #include "corpus_options.hpp"
 
+#include <fmt/format.h>
+
 #include "corpus_attribution_report.hpp"
 #include "error.hpp"
 #include "model_analyses_summary.hpp"
@@ -48,11 +50,10 @@ std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOp
 
 std::string corpus_run_note(const CorpusOptionValues& v, const attn_viz::CorpusDocuments& documents,
                             int64_t num_sequences) {
-    return std::to_string(num_sequences) + " sequences from " + v.path +
-           (v.shard_text.empty() ? ""
-                                 : " (shard " + v.shard.text() + "; the corpus holds " +
-                                       std::to_string(documents.corpus_sequences()) + ")") +
-           "\n";
+    return fmt::format("{} sequences from {}{}\n", num_sequences, v.path,
+                       v.shard_text.empty() ? ""
+                                            : fmt::format(" (shard {}; the corpus holds {})", v.shard.text(),
+                                                          documents.corpus_sequences()));
 }
 
 nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAccumulator& corpus,

@@ -1,5 +1,7 @@
 #include "corpus_patching_run.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "head_ablation.hpp"
 
@@ -23,8 +25,8 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
     const ModelDescription& c = model.description();
     const std::vector<int> ids = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_.memory_budget, where);
     if (ids.size() != clean.tokens.size())
-        fail_input(where, std::to_string(ids.size()) + " tokens, its clean partner " + clean_where + " " +
-                              std::to_string(clean.tokens.size()) + "; patching needs the same number of tokens");
+        fail_input(where, fmt::format("{} tokens, its clean partner {} {}; patching needs the same number of tokens",
+                                      ids.size(), clean_where, clean.tokens.size()));
     ModelRun corrupted;
     try {
         check_model_tokens(ids, c.vocab_size, c.max_tokens);
@@ -45,9 +47,9 @@ void CorpusPatchingRun::finish(attn_viz::CorpusPatching& patching, int64_t clean
     if (documents_.next(doc, where))
         attn_viz::fail_input(where, "the corrupted corpus has more sequences than the clean one");
     if (documents_.corpus_sequences() != clean_sequences)
-        attn_viz::fail_input(path_, "the corrupted corpus holds " + std::to_string(documents_.corpus_sequences()) +
-                                        " sequences, the clean one " + std::to_string(clean_sequences) +
-                                        "; each needs its partner");
+        attn_viz::fail_input(
+            path_, fmt::format("the corrupted corpus holds {} sequences, the clean one {}; each needs its partner",
+                               documents_.corpus_sequences(), clean_sequences));
     patching.set_corrupted_corpus(documents_.corpus_fingerprint());
 }
 

@@ -1,5 +1,7 @@
 #include "generation.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz_cli {
@@ -34,7 +36,7 @@ Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer&
 
 std::string generation_lines(const Generation& g, const std::string& prompt_text) {
     std::string lines = "prompt: " + prompt_text + "\n";
-    const std::string count = std::to_string(g.ids.size()) + (g.ids.size() == 1 ? " token" : " tokens");
+    const std::string count = fmt::format("{}{}", g.ids.size(), g.ids.size() == 1 ? " token" : " tokens");
     if (g.ids.empty() && g.stop == "end_of_text")
         return lines +
                "greedy continuation: none: the model ended the text at once (its first choice was the end-of-text "
@@ -43,8 +45,8 @@ std::string generation_lines(const Generation& g, const std::string& prompt_text
     if (g.ids.empty()) return lines + "greedy continuation: none: the prompt already fills the model's context\n";
     std::string how = count;
     if (g.stop == "end_of_text")
-        how += " of " + std::to_string(g.requested) + ", then the model ended the text (" + g.end_token + ")";
-    if (g.stop == "context_full") how += " of " + std::to_string(g.requested) + ", then the model's context was full";
+        how += fmt::format(" of {}, then the model ended the text ({})", g.requested, g.end_token);
+    if (g.stop == "context_full") how += fmt::format(" of {}, then the model's context was full", g.requested);
     const size_t start = g.text.find_first_not_of(' ');  // the space between prompt and continuation
     return lines + "greedy continuation (" + how +
            "): " + (start == std::string::npos ? g.text : g.text.substr(start)) + "\n";

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz_cli {
@@ -86,15 +88,14 @@ std::vector<HeadRange> parse_head_selection(const std::string& layers_text, cons
 
 attn_viz::HeadSelection select_heads(const std::vector<HeadRange>& ranges, int64_t num_layers, int64_t num_heads) {
     if (ranges.empty()) return {};
-    const std::string shape = "the model has " + std::to_string(num_layers) + " layers (0-" +
-                              std::to_string(num_layers - 1) + ") of " + std::to_string(num_heads) + " heads (0-" +
-                              std::to_string(num_heads - 1) + ")";
+    const std::string shape = fmt::format("the model has {} layers (0-{}) of {} heads (0-{})", num_layers,
+                                          num_layers - 1, num_heads, num_heads - 1);
     std::vector<std::vector<uint8_t>> chosen(static_cast<size_t>(num_layers),
                                              std::vector<uint8_t>(static_cast<size_t>(num_heads), 0));
     for (const HeadRange& r : ranges) {
         const auto out_of_range = [&](const char* what, int64_t n) {
-            return attn_viz::Error(attn_viz::ErrorKind::usage, r.option + " '" + r.text + "': " + what + " " +
-                                                                   std::to_string(n) + " is out of range: " + shape);
+            return attn_viz::Error(attn_viz::ErrorKind::usage,
+                                   fmt::format("{} '{}': {} {} is out of range: {}", r.option, r.text, what, n, shape));
         };
         if (r.last_layer >= num_layers) throw out_of_range("layer", r.last_layer);
         if (!r.every_head && r.last_head >= num_heads) throw out_of_range("head", r.last_head);

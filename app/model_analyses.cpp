@@ -1,5 +1,7 @@
 #include "model_analyses.hpp"
 
+#include <fmt/format.h>
+
 #include "ablation_report.hpp"
 #include "composition_report.hpp"
 #include "composition_scores.hpp"
@@ -69,8 +71,7 @@ nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptio
 
 std::string attribution_target(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
     const int target_id = static_cast<int>(o.target);
-    return o.target >= 0 ? "token " + std::to_string(target_id) + " '" + tokenizer.labels({target_id})[0] + "'"
-                         : "next token";
+    return o.target >= 0 ? fmt::format("token {} '{}'", target_id, tokenizer.labels({target_id})[0]) : "next token";
 }
 
 void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o,
@@ -179,9 +180,8 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
             throw attn_viz::Error(attn_viz::ErrorKind::usage,
                                   "--composition: composition scores do not describe this model's heads: " + obstacle);
     if (o.target >= c.vocab_size)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--target " + std::to_string(o.target) +
-                                                              ": outside the vocabulary (0.." +
-                                                              std::to_string(c.vocab_size - 1) + ")");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              fmt::format("--target {}: outside the vocabulary (0..{})", o.target, c.vocab_size - 1));
     if (asks_for_patching(o)) {
         const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
         check_model_has_logits(model, option);
@@ -189,9 +189,9 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
         const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
         if (corrupted != ids.size())
             throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                                  std::string(option) + ": the corrupted input has " + std::to_string(corrupted) +
-                                      " tokens, the clean input " + std::to_string(ids.size()) +
-                                      "; patching needs the same number of tokens");
+                                  fmt::format("{}: the corrupted input has {} tokens, the clean input {}; patching "
+                                              "needs the same number of tokens",
+                                              option, corrupted, ids.size()));
     } else if (!o.patch_from_inputs.empty()) {
         check_model_has_logits(model, "--patch-from-inputs");
         parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
@@ -201,9 +201,9 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
     }
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                              "--flow: " + std::to_string(tokens) + " tokens exceed --flow-max-tokens " +
-                                  std::to_string(o.flow_max_tokens) +
-                                  " (flow solves T^2 max-flow problems per layer; raise the cap to wait for it)");
+                              fmt::format("--flow: {} tokens exceed --flow-max-tokens {} (flow solves T^2 max-flow "
+                                          "problems per layer; raise the cap to wait for it)",
+                                          tokens, o.flow_max_tokens));
 }
 
 nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,

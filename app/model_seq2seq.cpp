@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "ablation_report.hpp"
 #include "error.hpp"
 #include "generation.hpp"
@@ -115,15 +117,13 @@ RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layer
     const uint64_t decoder = saturating_product(layer(T, T) + layer(T, S), static_cast<uint64_t>(decoder_layers));
     const uint64_t whole = encoder + decoder < encoder ? UINT64_MAX : encoder + decoder;  // saturated
     return {whole, std::max({layer(S, S), layer(T, T), layer(T, S)}),
-            "running one attention layer over " + std::to_string(S) + " source and " + std::to_string(T) +
-                " target tokens"};
+            fmt::format("running one attention layer over {} source and {} target tokens", S, T)};
 }
 
 void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T,
                               const attn_viz::LoadLimits& limits) {
-    attn_viz::check_memory(
-        seq2seq_run_bytes(c, decoder_layers, S, T).whole_run, limits.memory_budget,
-        "running an encoder-decoder over " + std::to_string(S) + " source and " + std::to_string(T) + " target tokens");
+    attn_viz::check_memory(seq2seq_run_bytes(c, decoder_layers, S, T).whole_run, limits.memory_budget,
+                           fmt::format("running an encoder-decoder over {} source and {} target tokens", S, T));
 }
 
 std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids,
@@ -217,8 +217,8 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
         analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
     }
-    printed.add_text(std::to_string(source.size()) + " source tokens: " + tokenizer->decode(source) + "\n" +
-                     std::to_string(target.size()) + " target tokens: " + tokenizer->decode(target) + "\n");
+    printed.add_text(fmt::format("{} source tokens: {}\n{} target tokens: {}\n", source.size(),
+                                 tokenizer->decode(source), target.size(), tokenizer->decode(target)));
     for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
     if (report.extra_stats.contains("ablation")) {
         const nlohmann::json& ablation = report.extra_stats["ablation"];

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
@@ -40,7 +42,7 @@ RunBytes model_run_bytes(const attn_viz::WholeModel& model, int64_t T) {
     const attn_viz::ModelDescription& c = model.description();
     const uint64_t layer_bytes = attn_viz::estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T);
     return {attn_viz::saturating_product(layer_bytes, static_cast<uint64_t>(c.n_layers)), layer_bytes,
-            "running one layer on " + std::to_string(T) + " tokens"};
+            fmt::format("running one layer on {} tokens", T)};
 }
 
 void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, const std::string& where) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "colormap.hpp"
 #include "head_names.hpp"
 #include "option_parsing.hpp"
@@ -19,8 +21,8 @@ attn_viz::HeadId parse_svg_head(const std::string& text, std::optional<int64_t> 
     if (!run_layer) return {*name.layer, name.head};
     if (*name.layer != *run_layer)
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                              "--svg '" + text + "': " + attn_viz::head_name(*name.layer, name.head) +
-                                  " is not drawn: run draws layer " + std::to_string(*run_layer) + " only");
+                              fmt::format("--svg '{}': {} is not drawn: run draws layer {} only", text,
+                                          attn_viz::head_name(*name.layer, name.head), *run_layer));
     return {0, name.head};
 }
 
@@ -89,10 +91,10 @@ void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues
 
 std::string picture_hint(const attn_viz::PictureNotes& notes, const attn_viz::ReportOptions& o) {
     if (o.style.log_scale || notes.dark_maps == 0) return "";
-    return "hint: " + std::to_string(notes.dark_maps) + " of " + std::to_string(notes.maps) +
-           " maps are mostly dark (most query rows have no weight above a tenth of the color range, as in long causal "
-           "maps); "
-           "--log-scale shows their structure\n";
+    return fmt::format(
+        "hint: {} of {} maps are mostly dark (most query rows have no weight above a tenth of the color range, as in "
+        "long causal maps); --log-scale shows their structure\n",
+        notes.dark_maps, notes.maps);
 }
 
 }  // namespace attn_viz_cli

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "memory_budget.hpp"
 
 namespace attn_viz_cli {
@@ -12,17 +14,13 @@ void commit_outputs(attn_viz::OutputDir& out, attn_viz::Timings& timings) {
 }
 
 std::string attention_rate(const attn_viz::Timings& timings, double flops) {
-    char line[96];
-    std::snprintf(line, sizeof line, "  attention rate %.1f GFLOP/s (%.3f GFLOP)\n",
-                  flops / timings.seconds("attention") * 1e-9, flops * 1e-9);
-    return line;
+    return fmt::format("  attention rate {:.1f} GFLOP/s ({:.3f} GFLOP)\n", flops / timings.seconds("attention") * 1e-9,
+                       flops * 1e-9);
 }
 
 std::string peak_memory_line() {
-    char line[64];
-    std::snprintf(line, sizeof line, "  peak RSS          %10.1f MB\n",
-                  static_cast<double>(attn_viz::peak_resident_bytes()) / (1 << 20));
-    return line;
+    return fmt::format("  peak RSS          {:10.1f} MB\n",
+                       static_cast<double>(attn_viz::peak_resident_bytes()) / (1 << 20));
 }
 
 void print_timings(const attn_viz::Timings& timings, const std::string& extra) {

@@ -11,6 +11,7 @@ packages=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev          # oneDNN 2.6; its CMake config needs OpenCL
   libcli11-dev nlohmann-json3-dev libstb-dev doctest-dev
+  libfmt-dev                              # {fmt} 9: every message and text line, formats checked at compile time
   libdeflate-dev                          # real deflate for PNG (stb's own is fixed-Huffman only)
   libicu-dev                              # Unicode regex, normalization and categories for tokenizers
   libxxhash-dev                           # XXH3 fingerprints of weights and sequences in corpus partials

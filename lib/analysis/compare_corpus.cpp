@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_write.hpp"
 #include "fingerprint.hpp"
@@ -80,8 +82,8 @@ void CompareCorpusAccumulator::add(const HeadComparison& c, const std::vector<do
         heads_.assign(static_cast<size_t>(layers * heads * measures_per_head()), {});
         output_.assign(has_output_ ? corpus_output_measures.size() : 0, {});
     } else if (layers != num_layers_ || heads != num_heads_ || (output != nullptr) != has_output_) {
-        fail_input("compare", "a sequence of " + std::to_string(layers) + " x " + std::to_string(heads) +
-                                  " layers x heads does not match the corpus's first");
+        fail_input("compare", fmt::format("a sequence of {} x {} layers x heads does not match the corpus's first",
+                                          layers, heads));
     }
     if (top1.size() != c.first.heads.size())
         throw Error(ErrorKind::internal, "compare corpus: top-1 agreement of another head count");
@@ -115,9 +117,8 @@ void CompareCorpusAccumulator::merge(const CompareCorpusAccumulator& other, cons
         return;
     }
     if (other.num_layers_ != num_layers_ || other.num_heads_ != num_heads_ || other.has_output_ != has_output_)
-        fail_input(where, "compares " + std::to_string(other.num_layers_) + " x " + std::to_string(other.num_heads_) +
-                              " layers x heads, " + source_ + " " + std::to_string(num_layers_) + " x " +
-                              std::to_string(num_heads_));
+        fail_input(where, fmt::format("compares {} x {} layers x heads, {} {} x {}", other.num_layers_,
+                                      other.num_heads_, source_, num_layers_, num_heads_));
     if (other.model_a_ != model_a_ || other.model_b_ != model_b_)
         fail_input(where, "compares another model pair (fingerprints " + fingerprint_text(other.model_a_) + ", " +
                               fingerprint_text(other.model_b_) + ") than " + source_ + " (" +
@@ -183,7 +184,7 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
     acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
     acc.num_heads_ = whole_number(j, "num_heads", 1, max_partial_heads, where);
     const int64_t N = acc.num_layers_ * acc.num_heads_;
-    if (N > max_partial_heads) fail_input(where, "more than " + std::to_string(max_partial_heads) + " heads in all");
+    if (N > max_partial_heads) fail_input(where, fmt::format("more than {} heads in all", max_partial_heads));
     acc.num_sequences_ = whole_number(j, "num_sequences", 1, max_partial_sequences, where);
     acc.max_queries_ = whole_number(j, "max_queries", 1, max_partial_sequences, where);
     acc.max_keys_ = whole_number(j, "max_keys", 1, max_partial_sequences, where);
@@ -203,8 +204,8 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
     acc.model_b_ = fingerprint_value(member(fingerprints, "model_b", where), "\"model_b\"", where);
     acc.coverage_ = read_coverage(member(j, "corpora", where), acc.num_sequences_, where);
     if (acc.coverage_.sequences_covered() != acc.num_sequences_)
-        fail_input(where, "its \"corpora\" cover " + std::to_string(acc.coverage_.sequences_covered()) +
-                              " sequences, not its " + std::to_string(acc.num_sequences_));
+        fail_input(where, fmt::format("its \"corpora\" cover {} sequences, not its {}",
+                                      acc.coverage_.sequences_covered(), acc.num_sequences_));
     return acc;
 }
 

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
+
+#include <fmt/format.h>
 
 #include "findings.hpp"
 #include "stats_report.hpp"
@@ -13,11 +14,7 @@ namespace {
 
 std::string tag(const HeadComparison& c, int64_t n) { return head_tag(c.first.head_ids[static_cast<size_t>(n)]); }
 
-std::string number(double x) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", x);
-    return text;
-}
+std::string number(double x) { return fmt::format("{:.4g}", x); }
 
 nlohmann::json head_entry(const HeadComparison& c, int64_t n, double value) {
     const HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
@@ -84,7 +81,7 @@ nlohmann::json compare_summary_json(const CompareSummary& s, const HeadCompariso
 std::string compare_summary_text(const CompareSummary& s, const HeadComparison& c, const std::vector<double>& metric,
                                  const std::vector<double>& top1) {
     const size_t heads = metric.size();
-    std::string out = "summary: " + std::to_string(heads) + (heads == 1 ? " head" : " heads") + " compared\n";
+    std::string out = fmt::format("summary: {}{} compared\n", heads, heads == 1 ? " head" : " heads");
     const int64_t largest = s.ranked.empty() ? -1 : s.ranked.front();
     if (largest >= 0 && !std::isnan(metric[static_cast<size_t>(largest)]))
         out += "  largest change: " + tag(c, largest) + ", " + s.metric + " " +
@@ -102,8 +99,8 @@ std::string compare_summary_text(const CompareSummary& s, const HeadComparison& 
         out += "  lowest top-1 agreement: " + tag(c, s.lowest_top1) + ", " +
                number(top1[static_cast<size_t>(s.lowest_top1)]) + "\n";
     if (s.fail_above >= 0) {
-        out += "  limit " + number(s.fail_above) + " on " + s.metric + ": " + std::to_string(s.failing.size()) +
-               " of " + std::to_string(heads) + " heads above" + (s.failing.empty() ? "" : ":");
+        out += fmt::format("  limit {} on {}: {} of {} heads above{}", number(s.fail_above), s.metric, s.failing.size(),
+                           heads, s.failing.empty() ? "" : ":");
         for (int64_t n : s.failing) out += " " + tag(c, n);
         out += "\n";
     }

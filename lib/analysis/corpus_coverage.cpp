@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "fingerprint.hpp"
 
@@ -11,8 +13,8 @@ namespace {
 // "1, 3, 5" (the first ten, then "and N more").
 std::string shard_list(const std::vector<int64_t>& shards) {
     std::string text;
-    for (size_t k = 0; k < shards.size() && k < 10; ++k) text += (k ? ", " : "") + std::to_string(shards[k]);
-    if (shards.size() > 10) text += " and " + std::to_string(shards.size() - 10) + " more";
+    for (size_t k = 0; k < shards.size() && k < 10; ++k) text += fmt::format("{}{}", k ? ", " : "", shards[k]);
+    if (shards.size() > 10) text += fmt::format(" and {} more", shards.size() - 10);
     return text;
 }
 
@@ -53,23 +55,22 @@ void CorpusCoverage::merge(const CorpusCoverage& other) {
             continue;
         }
         if (mine->num_sequences != theirs.num_sequences)
-            fail_input(theirs.sources.front(), "counts " + std::to_string(theirs.num_sequences) + " sequences in " +
-                                                   corpus_name(theirs) + ", " + mine->sources.front() + " counts " +
-                                                   std::to_string(mine->num_sequences));
+            fail_input(theirs.sources.front(),
+                       fmt::format("counts {} sequences in {}, {} counts {}", theirs.num_sequences, corpus_name(theirs),
+                                   mine->sources.front(), mine->num_sequences));
         if (mine->num_shards != theirs.num_shards)
-            fail_input(theirs.sources.front(), "splits " + corpus_name(theirs) + " into " +
-                                                   std::to_string(theirs.num_shards) + " shards, " +
-                                                   mine->sources.front() + " into " + std::to_string(mine->num_shards) +
-                                                   ": shards of different splits overlap");
+            fail_input(theirs.sources.front(),
+                       fmt::format("splits {} into {} shards, {} into {}: shards of different splits overlap",
+                                   corpus_name(theirs), theirs.num_shards, mine->sources.front(), mine->num_shards));
         for (size_t k = 0; k < theirs.shards.size(); ++k) {
             const int64_t shard = theirs.shards[k];
             const auto at = std::lower_bound(mine->shards.begin(), mine->shards.end(), shard);
             const auto index = at - mine->shards.begin();
             if (at != mine->shards.end() && *at == shard)
-                fail_input(theirs.sources[k],
-                           "shard " + std::to_string(shard) + "/" + std::to_string(theirs.num_shards) + " of " +
-                               theirs.path + " is already merged from " + mine->sources[static_cast<size_t>(index)] +
-                               ": the same shard twice would count its sequences twice");
+                fail_input(theirs.sources[k], fmt::format("shard {}/{} of {} is already merged from {}: the same shard "
+                                                          "twice would count its sequences twice",
+                                                          shard, theirs.num_shards, theirs.path,
+                                                          mine->sources[static_cast<size_t>(index)]));
             mine->shards.insert(at, shard);
             mine->sources.insert(mine->sources.begin() + index, theirs.sources[k]);
         }
@@ -87,10 +88,10 @@ std::string CorpusCoverage::missing() const {
             else
                 absent.push_back(shard);
         }
-        text += (text.empty() ? "" : "; ") + c.path + ": shard" + (absent.size() > 1 ? "s " : " ") +
-                shard_list(absent) + " of " + std::to_string(c.num_shards) + (absent.size() > 1 ? " are" : " is") +
-                " missing (" + std::to_string(c.shards.size()) + " of " + std::to_string(c.num_shards) + " shards, " +
-                std::to_string(c.sequences_covered()) + " of " + std::to_string(c.num_sequences) + " sequences)";
+        text += fmt::format("{}{}: shard{}{} of {}{} missing ({} of {} shards, {} of {} sequences)",
+                            text.empty() ? "" : "; ", c.path, absent.size() > 1 ? "s " : " ", shard_list(absent),
+                            c.num_shards, absent.size() > 1 ? " are" : " is", c.shards.size(), c.num_shards,
+                            c.sequences_covered(), c.num_sequences);
     }
     return text;
 }
@@ -109,11 +110,10 @@ nlohmann::json corpora_json(const CorpusCoverage& coverage) {
 std::string CorpusCoverage::summary() const {
     std::string text;
     for (const CorpusShards& c : corpora_) {
-        const std::string sequences =
-            c.complete() ? std::to_string(c.num_sequences)
-                         : std::to_string(c.sequences_covered()) + " of " + std::to_string(c.num_sequences);
-        text += (text.empty() ? "" : "; ") + std::to_string(c.shards.size()) + " of " + std::to_string(c.num_shards) +
-                " shards of " + c.path + ", " + sequences + " sequences";
+        const std::string sequences = c.complete() ? fmt::format("{}", c.num_sequences)
+                                                   : fmt::format("{} of {}", c.sequences_covered(), c.num_sequences);
+        text += fmt::format("{}{} of {} shards of {}, {} sequences", text.empty() ? "" : "; ", c.shards.size(),
+                            c.num_shards, c.path, sequences);
     }
     return text;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -58,7 +60,7 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
     acc.num_heads_ = whole_number(j, "num_heads", 1, max_partial_heads, where);
     const int64_t N = acc.num_layers_ * acc.num_heads_;
-    if (N > max_partial_heads) fail_input(where, "more than " + std::to_string(max_partial_heads) + " heads in all");
+    if (N > max_partial_heads) fail_input(where, fmt::format("more than {} heads in all", max_partial_heads));
     const nlohmann::json& causal = member(j, "causal", where);
     if (!causal.is_boolean()) fail_input(where, "\"causal\" must be true or false");
     acc.causal_ = causal.get<bool>();
@@ -101,7 +103,7 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
             fail_input(where, "\"sequences\" must be a list of at most num_sequences fingerprints");
         acc.sequences_.reserve(sequences.size());
         for (size_t k = 0; k < sequences.size(); ++k)
-            acc.sequences_.push_back({fingerprint_value(sequences[k], "sequence " + std::to_string(k), where), 0});
+            acc.sequences_.push_back({fingerprint_value(sequences[k], fmt::format("sequence {}", k), where), 0});
     }
     if (j.contains("corpora")) acc.coverage_ = read_coverage(j["corpora"], acc.num_sequences_, where);
     if (j.contains("logit_attribution"))

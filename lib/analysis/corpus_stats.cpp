@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
@@ -13,11 +14,7 @@
 namespace attn_viz {
 namespace {
 
-std::string threshold_text(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", value);
-    return text;
-}
+std::string threshold_text(double value) { return fmt::format("{:g}", value); }
 
 }  // namespace
 
@@ -27,16 +24,16 @@ CorpusAccumulator::CorpusAccumulator(uint64_t weights_fingerprint, const LabelTh
 void CorpusAccumulator::check_layout(int64_t layers, int64_t heads, bool causal, const std::string& where,
                                      const std::string& so_far) const {
     if (layers != num_layers_ || heads != num_heads_ || causal != causal_)
-        fail_input(where, std::to_string(layers) + " layers x " + std::to_string(heads) + " heads" +
-                              (causal ? " (causal)" : " (not causal)") + " do not match " + so_far + ": " +
-                              std::to_string(num_layers_) + " x " + std::to_string(num_heads_) +
-                              (causal_ ? " (causal)" : " (not causal)"));
+        fail_input(where, fmt::format("{} layers x {} heads{} do not match {}: {} x {}{}", layers, heads,
+                                      causal ? " (causal)" : " (not causal)", so_far, num_layers_, num_heads_,
+                                      causal_ ? " (causal)" : " (not causal)"));
 }
 
 const std::vector<CorpusAccumulator::CountedSequence>& CorpusAccumulator::sorted_sequences() const {
     if (!unkeyed_.empty())
-        throw Error(ErrorKind::internal, "CorpusAccumulator: the corpus of " + std::to_string(unkeyed_.size()) +
-                                             " sequences is not known yet (set_coverage)");
+        throw Error(ErrorKind::internal,
+                    fmt::format("CorpusAccumulator: the corpus of {} sequences is not known yet (set_coverage)",
+                                unkeyed_.size()));
     if (!std::is_sorted(sequences_.begin(), sequences_.end())) std::sort(sequences_.begin(), sequences_.end());
     return sequences_;
 }
@@ -83,10 +80,10 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
         }
     }
     if (first_repeated)
-        fail_input(where, std::to_string(repeated) + " of its " + std::to_string(other.num_sequences_) +
-                              " sequences are already counted from " + sources_[first_repeated->source] +
-                              " (fingerprint " + fingerprint_text(first_repeated->fingerprint) +
-                              "): the same partial, or a shard of a corpus, twice would count them twice");
+        fail_input(where, fmt::format("{} of its {} sequences are already counted from {} (fingerprint {}): the same "
+                                      "partial, or a shard of a corpus, twice would count them twice",
+                                      repeated, other.num_sequences_, sources_[first_repeated->source],
+                                      fingerprint_text(first_repeated->fingerprint)));
     return coverage;
 }
 
@@ -121,11 +118,11 @@ void CorpusAccumulator::add_statistics(const ModelAnalysis& a) {
         heads_.assign(static_cast<size_t>(N * head_stat_count), {});
         for (auto& m : matrices_) m.assign(static_cast<size_t>(N * N), {});
     }
-    check_layout(a.num_layers, a.num_heads, a.causal, "sequence " + std::to_string(num_sequences_ + 1),
+    check_layout(a.num_layers, a.num_heads, a.causal, fmt::format("sequence {}", num_sequences_ + 1),
                  "the corpus so far");
     if (static_cast<int64_t>(a.heads.size()) != N)
         throw Error(ErrorKind::internal,
-                    "CorpusAccumulator::add: analysis holds " + std::to_string(a.heads.size()) + " heads");
+                    fmt::format("CorpusAccumulator::add: analysis holds {} heads", a.heads.size()));
     for (int64_t n = 0; n < N; ++n)
         for (int s = 0; s < head_stat_count; ++s)
             heads_[static_cast<size_t>(n * head_stat_count + s)].add(a.heads[static_cast<size_t>(n)].*

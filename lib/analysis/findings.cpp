@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
+
+#include <fmt/format.h>
 
 #include "head_names.hpp"
 #include "stats_report.hpp"
@@ -42,9 +43,7 @@ const std::vector<HeadKind>& head_kinds() {
 }
 
 std::string number(double x) {
-    char text[32];
-    std::snprintf(text, sizeof text, std::abs(x) >= 0.01 || x == 0 ? "%.2f" : "%.3g", x);
-    return text;
+    return std::abs(x) >= 0.01 || x == 0 ? fmt::format("{:.2f}", x) : fmt::format("{:.3g}", x);
 }
 
 // "L0H4 (0.98), L1H2 (0.75)": heads with their scores, at most max_heads_named of them.
@@ -54,7 +53,7 @@ std::string head_list(const ModelAnalysis& a, const std::vector<int64_t>& heads,
         if (n > 0) text += n + 1 == heads.size() ? " and " : ", ";
         text += head_tag(a.head_ids[static_cast<size_t>(heads[n])]) + " (" + number(scores[n]) + ")";
     }
-    if (heads.size() > max_heads_named) text += " and " + std::to_string(heads.size() - max_heads_named) + " more";
+    if (heads.size() > max_heads_named) text += fmt::format(" and {} more", heads.size() - max_heads_named);
     return text;
 }
 
@@ -126,15 +125,13 @@ std::vector<Finding> sparse_findings(const ModelAnalysis& a) {
               false,
               ""};
     const double window = median(&HeadStats::window_needed);
-    const auto count = [](double x) {  // key counts: whole numbers, or means over a corpus
-        char text[32];
-        std::snprintf(text, sizeof text, "%.4g", x);
-        return std::string(text);
-    };
-    f.sentence = "sparse attention (output error <= " + count(100 * tolerance) + "%): the median head needs its top " +
-                 count(median(&HeadStats::keys_needed)) + " of " + std::to_string(a.num_keys) + " keys" +
-                 (std::isfinite(window) ? " or a sink + window of " + count(window) : "") + "; the most demanding, " +
-                 head_tag(a.head_ids[static_cast<size_t>(most)]) + ", needs " + count(f.score);
+    const auto count = [](double x) { return fmt::format("{:.4g}", x); };  // key counts: whole, or corpus means
+    f.sentence = fmt::format(
+        "sparse attention (output error <= {}%): the median head needs its top {} of {} keys{}; the most demanding, "
+        "{}, needs {}",
+        count(100 * tolerance), count(median(&HeadStats::keys_needed)), a.num_keys,
+        std::isfinite(window) ? " or a sink + window of " + count(window) : "",
+        head_tag(a.head_ids[static_cast<size_t>(most)]), count(f.score));
     return {f};
 }
 
@@ -212,7 +209,7 @@ std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
                     (std::string(p.label) == "local" ? ", needs <= " : ", needs ") + number(p.threshold) + ")";
     }
     if (f.heads.empty()) return {};
-    if (f.heads.size() > max_heads_named) list += " and " + std::to_string(f.heads.size() - max_heads_named) + " more";
+    if (f.heads.size() > max_heads_named) list += fmt::format(" and {} more", f.heads.size() - max_heads_named);
     f.sentence = std::string(f.heads.size() == 1 ? "mixed head" : "mixed heads") +
                  " (no pattern reaches its threshold): " + list;
     return {f};
@@ -237,13 +234,11 @@ std::vector<Finding> find_findings(const ModelAnalysis& a) {
     const double tokens = tokens_per_sequence(a);
     if (too_short_to_label(a)) {
         Finding f{"too-short", false, {}, {}, "", tokens, static_cast<double>(min_tokens_to_label), true, ""};
-        char count[32];
-        std::snprintf(count, sizeof count, "%.3g", tokens);
-        f.sentence = "too short to tell: the input has " + std::string(count) +
-                     (a.num_sequences > 1 ? " tokens per sequence" : " tokens") + ", labelling heads needs at least " +
-                     std::to_string(min_tokens_to_label) +
-                     " (evenly spread attention alone reaches the thresholds, and maps this small look alike); "
-                     "the labels and redundant groups are guesses";
+        f.sentence = fmt::format(
+            "too short to tell: the input has {:.3g}{}, labelling heads needs at least {} (evenly spread attention "
+            "alone reaches the thresholds, and maps this small look alike); the labels and redundant groups are "
+            "guesses",
+            tokens, a.num_sequences > 1 ? " tokens per sequence" : " tokens", min_tokens_to_label);
         findings.push_back(std::move(f));
     } else {
         for (const HeadKind& kind : head_kinds()) {

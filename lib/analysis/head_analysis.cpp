@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include <fmt/format.h>
+
 #include "attention_choice_mi.hpp"
 #include "error.hpp"
 #include "head_clustering.hpp"
@@ -26,8 +28,7 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
     for (int64_t l = 0; l < a.num_layers; ++l) {
         const LayerResult& layer = *layers[static_cast<size_t>(l)];
         if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
-            throw Error(ErrorKind::internal,
-                        "analyze_model: layer " + std::to_string(l) + " has a different head count");
+            throw Error(ErrorKind::internal, fmt::format("analyze_model: layer {} has a different head count", l));
         std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
         for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
         if (!options.sparse_error) {
@@ -65,8 +66,8 @@ void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*
         return;
     }
     if (weights.size() != n_layers)
-        throw Error(ErrorKind::internal, "analyze_model: weights for " + std::to_string(weights.size()) +
-                                             " layers, results for " + std::to_string(n_layers));
+        throw Error(ErrorKind::internal,
+                    fmt::format("analyze_model: weights for {} layers, results for {}", weights.size(), n_layers));
     for (const LayerWeights* w : weights)
         if (!w || w->num_heads != a.num_heads)
             throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");

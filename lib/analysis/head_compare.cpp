@@ -1,7 +1,8 @@
 #include "head_compare.hpp"
 
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "error.hpp"
 #include "findings.hpp"
@@ -28,9 +29,9 @@ HeadComparison compare_runs(const std::vector<const LayerResult*>& first,
     c.first = analyze_model(first, first_weights, tokens, options);
     c.second = analyze_model(second, second_weights, tokens, options);
     if (c.first.num_layers != c.second.num_layers || c.first.num_heads != c.second.num_heads)
-        fail_input("compare", "the checkpoints differ in shape: " + std::to_string(c.first.num_layers) + " x " +
-                                  std::to_string(c.first.num_heads) + " vs " + std::to_string(c.second.num_layers) +
-                                  " x " + std::to_string(c.second.num_heads) + " layers x heads");
+        fail_input("compare",
+                   fmt::format("the checkpoints differ in shape: {} x {} vs {} x {} layers x heads", c.first.num_layers,
+                               c.first.num_heads, c.second.num_layers, c.second.num_heads));
     for (size_t n = 0; n < c.first.heads.size(); ++n) {
         HeadStats d;
         for (const HeadStatField& f : head_stat_fields())
@@ -87,25 +88,13 @@ nlohmann::json comparison_json(const HeadComparison& c) {
 
 std::string comparison_table(const HeadComparison& c) {
     std::string out;
-    char line[256];
-    std::snprintf(line, sizeof line, "%5s %4s %-14s %-14s %8s %8s %9s %9s\n", "layer", "head", "label A", "label B",
-                  "map corr", "map JS", "d entropy", "d confid");
-    out += line;
-    auto cell = [](double x) {
-        char b[32];
-        if (!std::isfinite(x)) return std::string("-");
-        std::snprintf(b, sizeof b, "%.4f", x);
-        return std::string(b);
-    };
-    for (size_t n = 0; n < c.first.heads.size(); ++n) {
-        std::snprintf(line, sizeof line, "%5lld %4lld %-14s %-14s %8s %8s %9s %9s\n",
-                      static_cast<long long>(c.first.head_ids[n].layer),
-                      static_cast<long long>(c.first.head_ids[n].head), c.first.labels[n].c_str(),
-                      c.second.labels[n].c_str(), cell(c.maps.correlation[n]).c_str(),
-                      cell(c.maps.js_distance[n]).c_str(), cell(c.change[n].entropy).c_str(),
-                      cell(c.change[n].confidence).c_str());
-        out += line;
-    }
+    out += fmt::format("{:>5} {:>4} {:<14} {:<14} {:>8} {:>8} {:>9} {:>9}\n", "layer", "head", "label A", "label B",
+                       "map corr", "map JS", "d entropy", "d confid");
+    auto cell = [](double x) { return std::isfinite(x) ? fmt::format("{:.4f}", x) : std::string("-"); };
+    for (size_t n = 0; n < c.first.heads.size(); ++n)
+        out += fmt::format("{:5} {:4} {:<14} {:<14} {:>8} {:>8} {:>9} {:>9}\n", c.first.head_ids[n].layer,
+                           c.first.head_ids[n].head, c.first.labels[n], c.second.labels[n], cell(c.maps.correlation[n]),
+                           cell(c.maps.js_distance[n]), cell(c.change[n].entropy), cell(c.change[n].confidence));
     return out;
 }
 

@@ -5,6 +5,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "fast_log.hpp"
 #include "head_similarity.hpp"
@@ -98,7 +100,7 @@ int64_t checked_head_count(const LayerResult& r, const std::vector<int64_t>& tok
         throw Error(ErrorKind::internal, "compute_head_stats: attention shape " + shape_string(r.attention.shape) +
                                              " does not match the visibility's queries/keys");
     if (!tokens.empty() && static_cast<int64_t>(tokens.size()) != T)
-        fail_input("tokens", std::to_string(tokens.size()) + " token ids for " + std::to_string(T) + " queries");
+        fail_input("tokens", fmt::format("{} token ids for {} queries", tokens.size(), T));
     return H;
 }
 

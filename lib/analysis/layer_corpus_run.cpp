@@ -1,5 +1,7 @@
 #include "layer_corpus_run.hpp"
 
+#include <fmt/format.h>
+
 #include "corpus_fingerprint.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
@@ -9,7 +11,7 @@ namespace attn_viz {
 
 void check_layer_run_memory(const LayerWeights& w, int64_t T, int64_t S, uint64_t memory_budget) {
     check_memory(estimate_layer_run_bytes(w.d_model, w.num_heads, w.num_kv_heads, w.d_head, T, S), memory_budget,
-                 "running the layer on " + std::to_string(T) + " x " + std::to_string(S) + " tokens");
+                 fmt::format("running the layer on {} x {} tokens", T, S));
 }
 
 void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options,

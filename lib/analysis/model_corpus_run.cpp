@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
 #include "layer_cost.hpp"
@@ -158,7 +160,7 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
 
 void check_model_run_memory(const ModelDescription& c, int64_t T, uint64_t memory_budget) {
     check_memory(c.n_layers * estimate_layer_run_bytes(c.dim, c.n_heads, c.n_kv_heads, c.head_dim, T, T), memory_budget,
-                 "running " + std::to_string(c.n_layers) + " layers on " + std::to_string(T) + " tokens");
+                 fmt::format("running {} layers on {} tokens", c.n_layers, T));
 }
 
 uint64_t model_corpus_batch_bytes(const ModelDescription& c, const std::vector<int64_t>& lengths) {
@@ -191,10 +193,11 @@ bool next_corpus_document(CorpusDocuments& documents, nlohmann::json& doc, std::
 CorpusCoverage corpus_run_coverage(const std::string& path, const CorpusShard& shard, const CorpusDocuments& documents,
                                    int64_t num_sequences) {
     if (num_sequences == 0)
-        fail_input(path, shard.count == 1
-                             ? "holds no sequences"
-                             : "shard " + shard.text() + " holds no sequences (the corpus holds " +
-                                   std::to_string(documents.corpus_sequences()) + ": use at most that many shards)");
+        fail_input(path,
+                   shard.count == 1
+                       ? "holds no sequences"
+                       : fmt::format("shard {} holds no sequences (the corpus holds {}: use at most that many shards)",
+                                     shard.text(), documents.corpus_sequences()));
     return CorpusCoverage(
         {path, documents.corpus_fingerprint(), documents.corpus_sequences(), shard.count, {shard.index}, {"this run"}});
 }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "fingerprint.hpp"
 #include "json_input.hpp"
@@ -34,8 +36,7 @@ int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low
                      const std::string& where) {
     const nlohmann::json& v = member(object, name, where);
     if (!v.is_number_integer() || v.get<int64_t>() < low || v.get<int64_t>() > high)
-        fail_input(where, std::string("\"") + name + "\" must be a whole number in [" + std::to_string(low) + ", " +
-                              std::to_string(high) + "]");
+        fail_input(where, fmt::format("\"{}\" must be a whole number in [{}, {}]", name, low, high));
     return v.get<int64_t>();
 }
 
@@ -46,15 +47,15 @@ std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t exp
     const nlohmann::json& m2 = member(block, "m2", where);
     for (const nlohmann::json* array : {&count, &mean, &m2})
         if (!array->is_array() || array->size() != expected)
-            fail_input(where, "expected arrays of " + std::to_string(expected) + " numbers");
+            fail_input(where, fmt::format("expected arrays of {} numbers", expected));
     std::vector<RunningMoments> moments(expected);
     for (size_t k = 0; k < expected; ++k) {
         const nlohmann::json &c = count[k], &m = mean[k], &s = m2[k];
         if (!c.is_number_integer() || c.get<int64_t>() < 0 || c.get<int64_t>() > max_count)
-            fail_input(where, "count " + std::to_string(k) + " is not a whole number in [0, num_sequences]");
+            fail_input(where, fmt::format("count {} is not a whole number in [0, num_sequences]", k));
         if (!m.is_number() || !s.is_number() || !std::isfinite(m.get<double>()) || !std::isfinite(s.get<double>()) ||
             s.get<double>() < 0)
-            fail_input(where, "mean/m2 " + std::to_string(k) + " is not a finite number (m2 >= 0)");
+            fail_input(where, fmt::format("mean/m2 {} is not a finite number (m2 >= 0)", k));
         moments[k] = {c.get<int64_t>(), m.get<double>(), s.get<double>()};
     }
     return moments;
@@ -97,7 +98,7 @@ LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& 
 
 CorpusCoverage read_coverage(const nlohmann::json& corpora, int64_t num_sequences, const std::string& where) {
     if (!corpora.is_array() || corpora.empty() || corpora.size() > max_partial_corpora)
-        fail_input(where, "\"corpora\" must be a list of 1 to " + std::to_string(max_partial_corpora) + " corpora");
+        fail_input(where, fmt::format("\"corpora\" must be a list of 1 to {} corpora", max_partial_corpora));
     CorpusCoverage coverage;
     for (const nlohmann::json& entry : corpora) {
         CorpusShards c;
@@ -123,8 +124,8 @@ CorpusCoverage read_coverage(const nlohmann::json& corpora, int64_t num_sequence
         coverage.merge(CorpusCoverage(std::move(c)));
     }
     if (coverage.sequences_covered() > num_sequences)
-        fail_input(where, "its \"corpora\" cover " + std::to_string(coverage.sequences_covered()) +
-                              " sequences, more than its " + std::to_string(num_sequences));
+        fail_input(where, fmt::format("its \"corpora\" cover {} sequences, more than its {}",
+                                      coverage.sequences_covered(), num_sequences));
     return coverage;
 }
 

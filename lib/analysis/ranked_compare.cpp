@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "compare_summary.hpp"
 
@@ -44,17 +45,13 @@ std::vector<double> top1_agreement(const std::vector<const LayerResult*>& first,
 std::string ranked_comparison_table(const HeadComparison& c, const std::vector<double>& top1) {
     const std::vector<double>& js = c.maps.js_distance;
     std::string out;
-    char line[256];
-    std::snprintf(line, sizeof line, "%5s %4s %10s %10s %7s  %-14s %-14s\n", "layer", "head", "JS dist", "map corr",
-                  "top-1", "label A", "label B");
-    out += line;
+    out += fmt::format("{:>5} {:>4} {:>10} {:>10} {:>7}  {:<14} {:<14}\n", "layer", "head", "JS dist", "map corr",
+                       "top-1", "label A", "label B");
     for (const int64_t i : ranked_heads(js)) {
         const size_t n = static_cast<size_t>(i);
-        std::snprintf(line, sizeof line, "%5lld %4lld %10.6f %10.6f %7.3f  %-14s %-14s\n",
-                      static_cast<long long>(c.first.head_ids[n].layer),
-                      static_cast<long long>(c.first.head_ids[n].head), js[n], c.maps.correlation[n], top1[n],
-                      c.first.labels[n].c_str(), c.second.labels[n].c_str());
-        out += line;
+        out += fmt::format("{:5} {:4} {:10.6f} {:10.6f} {:7.3f}  {:<14} {:<14}\n", c.first.head_ids[n].layer,
+                           c.first.head_ids[n].head, js[n], c.maps.correlation[n], top1[n], c.first.labels[n],
+                           c.second.labels[n]);
     }
     return out;
 }

@@ -1,5 +1,7 @@
 #include "seq2seq_corpus.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_write.hpp"
 #include "json_text.hpp"
@@ -15,9 +17,9 @@ void Seq2SeqCorpusAccumulator::add_corpus_sequence(const Seq2SeqAnalysis& analys
                                                    int64_t corpus_position) {
     const std::vector<CrossAlignment>& alignment = analysis.alignment;
     if (analysis.stacks.size() != stacks_.size() || alignment.size() != analysis.stacks.back().second.heads.size())
-        throw Error(ErrorKind::internal, "Seq2SeqCorpusAccumulator: " + std::to_string(analysis.stacks.size()) +
-                                             " stacks, " + std::to_string(alignment.size()) +
-                                             " alignments for the cross heads");
+        throw Error(ErrorKind::internal,
+                    fmt::format("Seq2SeqCorpusAccumulator: {} stacks, {} alignments for the cross heads",
+                                analysis.stacks.size(), alignment.size()));
     for (size_t k = 0; k < stacks_.size(); ++k)
         stacks_[k].add_corpus_sequence(analysis.stacks[k].second, fingerprint, corpus_position);
     if (alignment_.empty()) alignment_.resize(alignment.size() * cross_alignment_count);
@@ -34,9 +36,9 @@ void Seq2SeqCorpusAccumulator::set_coverage(const CorpusCoverage& coverage) {
 void Seq2SeqCorpusAccumulator::merge(const Seq2SeqCorpusAccumulator& other, const std::string& where) {
     if (other.alignment_.empty()) return;
     if (!alignment_.empty() && alignment_.size() != other.alignment_.size())
-        fail_input(where, "has " + std::to_string(other.alignment_.size() / cross_alignment_count) +
-                              " cross heads, the partials before it " +
-                              std::to_string(alignment_.size() / cross_alignment_count));
+        fail_input(where, fmt::format("has {} cross heads, the partials before it {}",
+                                      other.alignment_.size() / cross_alignment_count,
+                                      alignment_.size() / cross_alignment_count));
     for (size_t k = 0; k < stacks_.size(); ++k) stacks_[k].merge(other.stacks_[k], where);
     if (alignment_.empty())
         alignment_ = other.alignment_;
@@ -81,9 +83,8 @@ Seq2SeqCorpusAccumulator Seq2SeqCorpusAccumulator::from_partial_json(const nlohm
         acc.stacks_[k] = CorpusAccumulator::from_partial_json(member(stacks, seq2seq_stack_names[k], where), where);
     for (size_t k = 1; k < acc.stacks_.size(); ++k)
         if (acc.stacks_[k].num_sequences() != acc.num_sequences())
-            fail_input(where, std::string("its ") + seq2seq_stack_names[k] + " stack counts " +
-                                  std::to_string(acc.stacks_[k].num_sequences()) + " sequences, its encoder " +
-                                  std::to_string(acc.num_sequences()));
+            fail_input(where, fmt::format("its {} stack counts {} sequences, its encoder {}", seq2seq_stack_names[k],
+                                          acc.stacks_[k].num_sequences(), acc.num_sequences()));
     const nlohmann::json& alignment = member(j, "cross_alignment", where);
     const nlohmann::json& statistics = member(alignment, "statistics", where + " cross_alignment");
     bool same_statistics = statistics.is_array() && statistics.size() == cross_alignment_count;

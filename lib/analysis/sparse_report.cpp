@@ -1,5 +1,7 @@
 #include "sparse_report.hpp"
 
+#include <fmt/format.h>
+
 #include "stats_report.hpp"
 
 namespace attn_viz {
@@ -37,14 +39,13 @@ std::string sparse_csv(const ModelAnalysis& a) {
     std::string csv = "index,layer,head,pattern,size,mass_dropped,relative_error\n";
     for (size_t n = 0; n < a.sparse.size(); ++n) {
         const SparseHeadError& e = a.sparse[n];
-        const std::string head = std::to_string(n) + "," + std::to_string(a.head_ids[n].layer) + "," +
-                                 std::to_string(a.head_ids[n].head) + ",";
+        const std::string head = fmt::format("{},{},{},", n, a.head_ids[n].layer, a.head_ids[n].head);
         for (const bool top : {true, false}) {
             const std::vector<double>& mass = top ? e.top_k_mass_dropped : e.window_mass_dropped;
             const std::vector<double>& error = top ? e.top_k_error : e.window_error;
             for (size_t m = 0; m < mass.size(); ++m)
-                csv += head + (top ? "top_k," : "window,") + std::to_string(sizes[m]) + "," + csv_number(mass[m]) +
-                       "," + csv_number(error[m]) + "\n";
+                csv += fmt::format("{}{}{},{},{}\n", head, top ? "top_k," : "window,", sizes[m], csv_number(mass[m]),
+                                   csv_number(error[m]));
         }
     }
     return csv;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "findings.hpp"
 #include "sparse_report.hpp"
@@ -109,8 +111,7 @@ std::string heads_csv(const ModelAnalysis& a) {
         for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name + "_std";
     heads += "\n";
     for (size_t n = 0; n < a.heads.size(); ++n) {
-        heads += std::to_string(n) + "," + std::to_string(a.head_ids[n].layer) + "," +
-                 std::to_string(a.head_ids[n].head) + "," + a.labels[n];
+        heads += fmt::format("{},{},{},{}", n, a.head_ids[n].layer, a.head_ids[n].head, a.labels[n]);
         for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads[n].*f.member);
         if (corpus)
             for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads_std[n].*f.member);
@@ -133,8 +134,7 @@ std::string pairs_csv(const ModelAnalysis& a) {
     for (int64_t x = 0; x < N; ++x)
         for (int64_t y = x + 1; y < N; ++y) {
             const HeadId &ix = a.head_ids[static_cast<size_t>(x)], &iy = a.head_ids[static_cast<size_t>(y)];
-            pairs += std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(ix.layer) + "," +
-                     std::to_string(ix.head) + "," + std::to_string(iy.layer) + "," + std::to_string(iy.head);
+            pairs += fmt::format("{},{},{},{},{},{}", x, y, ix.layer, ix.head, iy.layer, iy.head);
             for (int m = 0; m < pair_metric_count; ++m)
                 (pairs += ',') += csv_number(a.matrices[static_cast<size_t>(m)].at(x, y));
             if (corpus)

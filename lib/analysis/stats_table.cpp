@@ -1,7 +1,8 @@
 // The terminal table of an analysis: per-head statistics, redundant groups, a legend of the
 // columns and the findings in words (see stats_report.hpp).
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "findings.hpp"
 #include "stats_report.hpp"
@@ -10,7 +11,9 @@ namespace attn_viz {
 
 namespace {
 
-constexpr const char* row_format = "%5s %4s %-15s %7s %6s %6s %7s %6s %6s %6s %6s %7s %7s %7s %6s %6s\n";
+// One row: the three leading columns, then the statistics' columns (the same for the header).
+constexpr const char* row_format =
+    "{:>5} {:>4} {:<15} {:>7} {:>6} {:>6} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>6} {:>6}\n";
 
 // What each column means, printed under the table (docs/analysis.md#terminal-table).
 constexpr const char* legend =
@@ -21,25 +24,20 @@ constexpr const char* legend =
     "  induct = weight on the tokens after earlier copies (both leave out the first token).\n"
     "  Each is a mean over query rows; - = undefined (docs/metrics.md).\n";
 
-std::string cell(double x, const char* format) {
+std::string cell(double x, fmt::format_string<double> format) {
     if (!std::isfinite(x)) return "-";
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, format, x);
-    return buffer;
+    return fmt::vformat(format, fmt::make_format_args(x));
 }
 
 // One row of the table: the three leading columns, then the statistics of s.
 std::string table_row(const std::string& layer, const std::string& head, const std::string& label, const HeadStats& s) {
-    char line[256];
-    std::snprintf(line, sizeof line, row_format, layer.c_str(), head.c_str(), label.c_str(),
-                  cell(s.entropy, "%.3f").c_str(), cell(s.normalized_entropy, "%.3f").c_str(),
-                  cell(s.confidence, "%.3f").c_str(), cell(s.mean_distance, "%.2f").c_str(),
-                  cell(s.previous_token_mass, "%.3f").c_str(), cell(s.next_token_mass, "%.3f").c_str(),
-                  cell(s.self_mass, "%.3f").c_str(), cell(s.first_token_mass, "%.3f").c_str(),
-                  cell(s.keys_for_90, "%.2f").c_str(), cell(s.logit_margin, "%.2f").c_str(),
-                  cell(s.ablation_importance, "%.3f").c_str(), cell(s.duplicate_token, "%.3f").c_str(),
-                  cell(s.induction, "%.3f").c_str());
-    return line;
+    return fmt::format(row_format, layer, head, label, cell(s.entropy, "{:.3f}").c_str(),
+                       cell(s.normalized_entropy, "{:.3f}").c_str(), cell(s.confidence, "{:.3f}").c_str(),
+                       cell(s.mean_distance, "{:.2f}").c_str(), cell(s.previous_token_mass, "{:.3f}").c_str(),
+                       cell(s.next_token_mass, "{:.3f}").c_str(), cell(s.self_mass, "{:.3f}").c_str(),
+                       cell(s.first_token_mass, "{:.3f}").c_str(), cell(s.keys_for_90, "{:.2f}").c_str(),
+                       cell(s.logit_margin, "{:.2f}").c_str(), cell(s.ablation_importance, "{:.3f}").c_str(),
+                       cell(s.duplicate_token, "{:.3f}").c_str(), cell(s.induction, "{:.3f}"));
 }
 
 }  // namespace
@@ -49,15 +47,14 @@ std::string stats_table(const ModelAnalysis& a) {
     const bool guessed = too_short_to_label(a);
     std::string out;
     if (corpus)
-        out += "means over " + std::to_string(a.num_sequences) +
-               " sequences; the std line under each head is the standard deviation over the sequences\n";
-    char line[256];
-    std::snprintf(line, sizeof line, row_format, "layer", "head", "label", "entropy", "norm", "conf", "dist", "prev",
-                  "next", "self", "first", "keys90", "margin", "share", "dup", "induct");
-    out += line;
+        out += fmt::format(
+            "means over {} sequences; the std line under each head is the standard deviation over the sequences\n",
+            a.num_sequences);
+    out += fmt::format(row_format, "layer", "head", "label", "entropy", "norm", "conf", "dist", "prev", "next", "self",
+                       "first", "keys90", "margin", "share", "dup", "induct");
     for (size_t n = 0; n < a.heads.size(); ++n) {
         // On inputs too short to tell, a label is a guess: "sink?".
-        out += table_row(std::to_string(a.head_ids[n].layer), std::to_string(a.head_ids[n].head),
+        out += table_row(fmt::format("{}", a.head_ids[n].layer), fmt::format("{}", a.head_ids[n].head),
                          a.labels[n] + (guessed ? "?" : ""), a.heads[n]);
         if (corpus) out += table_row("", "", "  std", a.heads_std[n]);
     }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "token_file.hpp"
 
@@ -23,15 +25,13 @@ PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size) {
     }
     if (ids.size() != 2) refuse("expected two token ids after logit-diff:");
     for (int id : ids)
-        if (id >= vocab_size)
-            refuse("token " + std::to_string(id) + " is outside the vocabulary (0.." + std::to_string(vocab_size - 1) +
-                   ")");
+        if (id >= vocab_size) refuse(fmt::format("token {} is outside the vocabulary (0..{})", id, vocab_size - 1));
     return {PatchMetric::Kind::logit_diff, ids[0], ids[1]};
 }
 
 std::string patch_metric_name(const PatchMetric& metric) {
     if (metric.kind == PatchMetric::Kind::loss) return "loss";
-    return "logit-diff:" + std::to_string(metric.correct) + "," + std::to_string(metric.wrong);
+    return fmt::format("logit-diff:{},{}", metric.correct, metric.wrong);
 }
 
 double patch_metric_value(const PatchMetric& metric, const Tensor& logits, const std::vector<int>& tokens) {

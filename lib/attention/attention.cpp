@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "dense_ops.hpp"
 #include "error.hpp"
 #include "head_output_shares.hpp"
@@ -155,12 +157,12 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     const int64_t H = w.num_heads, KV = w.num_kv_heads, G = H / KV, d_h = w.d_head;
     const int64_t T = x.dim(0), S = c.dim(0);
     if (x.rank() != 2 || x.dim(1) != w.d_model || c.rank() != 2 || c.dim(1) != w.d_model)
-        throw Error(ErrorKind::bad_input, "input has shape " + shape_string(x.shape) + ", the layer needs [T, " +
-                                              std::to_string(w.d_model) + "]");
+        throw Error(ErrorKind::bad_input,
+                    fmt::format("input has shape {}, the layer needs [T, {}]", shape_string(x.shape), w.d_model));
     if (T == 0 || S == 0) throw Error(ErrorKind::bad_input, "input has no tokens");
     if (!request.key_excluded.empty() && static_cast<int64_t>(request.key_excluded.size()) != S)
-        throw Error(ErrorKind::bad_input, "padding mask has " + std::to_string(request.key_excluded.size()) +
-                                              " entries for " + std::to_string(S) + " keys");
+        throw Error(ErrorKind::bad_input,
+                    fmt::format("padding mask has {} entries for {} keys", request.key_excluded.size(), S));
     if (request.score_bias && request.score_bias->shape != std::vector<int64_t>{H, T, S})
         throw Error(ErrorKind::internal, "score bias has shape " + shape_string(request.score_bias->shape) +
                                              " for a map of " + shape_string({H, T, S}));

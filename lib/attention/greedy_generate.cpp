@@ -1,6 +1,8 @@
 // Greedy decoding over any whole model with logits.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "whole_model.hpp"
 
@@ -14,8 +16,7 @@ std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prom
         throw Error(ErrorKind::internal,
                     "greedy_generate: a " + model.description().architecture + " model has no next-token logits");
     if (static_cast<int64_t>(prompt.size()) > seq_len)
-        fail_input("prompt", std::to_string(prompt.size()) + " tokens exceed the model's sequence length " +
-                                 std::to_string(seq_len));
+        fail_input("prompt", fmt::format("{} tokens exceed the model's sequence length {}", prompt.size(), seq_len));
     const int64_t length = std::min<int64_t>(seq_len, static_cast<int64_t>(prompt.size()) + std::max(steps, 0));
 
     // Every step runs the full forward over one fixed length: positions past the current one hold

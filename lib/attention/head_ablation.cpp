@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "head_names.hpp"
 #include "head_replacement.hpp"
@@ -43,9 +45,9 @@ std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t la
         const AblatedHead id{*name.layer, name.head};
         const std::string shown = head_name(id.layer, id.head);
         if (id.layer >= layers || id.head >= heads)
-            throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is out of range: the model has " +
-                                              std::to_string(layers) + " layers of " + std::to_string(heads) +
-                                              " heads");
+            throw Error(ErrorKind::usage,
+                        fmt::format("heads '{}': head {} is out of range: the model has {} layers of {} heads", text,
+                                    shown, layers, heads));
         if (std::find(chosen.begin(), chosen.end(), id) != chosen.end())
             throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is listed twice");
         chosen.push_back(id);

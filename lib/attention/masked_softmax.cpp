@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "fast_exp.hpp"
 #include "parallel_for.hpp"
@@ -85,8 +87,8 @@ void masked_softmax(float* scores, int64_t first, int64_t count, int64_t row_key
     const int64_t T = vis.queries;
     if (row_keys < keys_seen(vis, first, count) || row_keys > vis.keys)
         throw Error(ErrorKind::internal,
-                    "masked_softmax: rows of " + std::to_string(row_keys) + " keys for queries that see up to " +
-                        std::to_string(keys_seen(vis, first, count)) + " of " + std::to_string(vis.keys));
+                    fmt::format("masked_softmax: rows of {} keys for queries that see up to {} of {}", row_keys,
+                                keys_seen(vis, first, count), vis.keys));
     const uint8_t* excluded = vis.key_excluded.empty() ? nullptr : vis.key_excluded.data();
 #pragma omp parallel for schedule(static) if (count * row_keys > parallel_min_values)
     for (int64_t n = 0; n < count; ++n) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -11,13 +13,12 @@ void check_model_tokens(const std::vector<int>& tokens, int64_t vocab_size, int6
     const int64_t T = static_cast<int64_t>(tokens.size());
     if (T == 0) fail_input("tokens", "no tokens to run");
     if (T > max_tokens)
-        fail_input("tokens",
-                   std::to_string(T) + " tokens exceed the model's sequence length " + std::to_string(max_tokens));
+        fail_input("tokens", fmt::format("{} tokens exceed the model's sequence length {}", T, max_tokens));
     for (int64_t t = 0; t < T; ++t) {
         const int id = tokens[static_cast<size_t>(t)];
         if (id < 0 || id >= vocab_size)
-            fail_input("tokens", "token " + std::to_string(t) + " is id " + std::to_string(id) +
-                                     ", outside the vocabulary (0.." + std::to_string(vocab_size - 1) + ")");
+            fail_input("tokens",
+                       fmt::format("token {} is id {}, outside the vocabulary (0..{})", t, id, vocab_size - 1));
     }
 }
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "block_ops.hpp"
 #include "dense_ops.hpp"
 #include "error.hpp"
@@ -12,8 +14,7 @@
 namespace attn_viz {
 
 std::string model_description(const std::string& path, const ModelDescription& model) {
-    return path + " (" + model.architecture + ", " + std::to_string(model.n_layers) + " layers x " +
-           std::to_string(model.n_heads) + " heads)";
+    return fmt::format("{} ({}, {} layers x {} heads)", path, model.architecture, model.n_layers, model.n_heads);
 }
 
 WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(backend), weights_(std::move(weights)) {
@@ -88,8 +89,7 @@ Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
         throw Error(ErrorKind::internal,
                     "logits_from: a " + weights_.config.architecture + " model has no next-token logits");
     if (layer >= run.residual.size() || attention_output.shape != run.residual[layer].shape)
-        throw Error(ErrorKind::internal,
-                    "logits_from: no block " + std::to_string(layer) + " of that shape in the run");
+        throw Error(ErrorKind::internal, fmt::format("logits_from: no block {} of that shape in the run", layer));
     Tensor x = run.residual[layer];
     finish_block(layer, x, attention_output);
     for (size_t l = layer + 1; l < static_cast<size_t>(weights_.config.n_layers); ++l) {

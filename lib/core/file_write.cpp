@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "error.hpp"
@@ -86,7 +87,7 @@ void write_file_bytes(const std::string& path, std::string_view bytes) {
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
-    const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+    const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
     try {
         FileWriter file(temporary, path);
         file.write(bytes);

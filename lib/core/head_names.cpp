@@ -3,6 +3,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -78,9 +80,6 @@ std::vector<HeadName> parse_head_names(std::string_view text, const std::string&
     }
 }
 
-std::string head_name(int64_t layer, int64_t head) {
-    std::string name;  // appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict
-    return name.append("L").append(std::to_string(layer)).append("H").append(std::to_string(head));
-}
+std::string head_name(int64_t layer, int64_t head) { return fmt::format("L{}H{}", layer, head); }
 
 }  // namespace attn_viz

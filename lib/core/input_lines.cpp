@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "input_open.hpp"
 
@@ -37,10 +39,10 @@ bool InputLines::next(std::string& line, uint64_t max_line_bytes) {
         const char* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
         const size_t take = newline ? static_cast<size_t>(newline - start) : end_ - begin_;
         if (line.size() + take > max_line_bytes)
-            fail_input(path_ + ":" + std::to_string(line_number_ + 1),
-                       "line is longer than " + std::to_string(max_line_bytes) +
-                           " bytes, the longest the memory budget allows",
-                       Remedy::raise_memory_budget);
+            fail_input(
+                fmt::format("{}:{}", path_, line_number_ + 1),
+                fmt::format("line is longer than {} bytes, the longest the memory budget allows", max_line_bytes),
+                Remedy::raise_memory_budget);
         line.append(start, take);
         begin_ += take;
         if (newline) {

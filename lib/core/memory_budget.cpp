@@ -7,6 +7,7 @@
 #include <cctype>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include "error.hpp"
@@ -72,8 +73,7 @@ uint64_t parse_memory_size(const std::string& text) {
 void check_memory(uint64_t bytes, uint64_t budget, const std::string& what) {
     if (bytes > budget)
         throw Error(ErrorKind::bad_input,
-                    what + " needs " + std::to_string(bytes) + " bytes, more than the memory budget of " +
-                        std::to_string(budget) + " bytes",
+                    fmt::format("{} needs {} bytes, more than the memory budget of {} bytes", what, bytes, budget),
                     Remedy::raise_memory_budget);
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "memory_budget.hpp"
 
@@ -15,9 +17,9 @@ Tensor Tensor::uninitialized(std::vector<int64_t> shape, const std::string& what
     const int64_t count = element_count(shape, what);
     const uint64_t bytes = saturating_product(static_cast<uint64_t>(count), sizeof(float));
     if (bytes > machine_memory())
-        throw Error(ErrorKind::bad_input, what + " of shape " + shape_string(shape) + " needs " +
-                                              std::to_string(bytes) + " bytes, more than this machine's memory of " +
-                                              std::to_string(machine_memory()) + " bytes");
+        throw Error(ErrorKind::bad_input,
+                    fmt::format("{} of shape {} needs {} bytes, more than this machine's memory of {} bytes", what,
+                                shape_string(shape), bytes, machine_memory()));
     Tensor t;
     t.shape = std::move(shape);
     t.data.resize(static_cast<size_t>(count));
@@ -26,7 +28,7 @@ Tensor Tensor::uninitialized(std::vector<int64_t> shape, const std::string& what
 
 std::string shape_string(const std::vector<int64_t>& shape) {
     std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
     return s + "]";
 }
 

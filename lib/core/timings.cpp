@@ -1,7 +1,8 @@
 #include "timings.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 namespace attn_viz {
 
@@ -22,11 +23,7 @@ double Timings::seconds(const std::string& stage) const {
 
 std::string Timings::table() const {
     std::string out;
-    char line[128];
-    for (const auto& [name, total] : stages_) {
-        std::snprintf(line, sizeof line, "  %-18s %9.2f ms\n", name.c_str(), total * 1e3);
-        out += line;
-    }
+    for (const auto& [name, total] : stages_) out += fmt::format("  {:<18} {:9.2f} ms\n", name, total * 1e3);
     return out;
 }
 

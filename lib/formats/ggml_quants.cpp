@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "finite.hpp"
 #include "parallel_for.hpp"
@@ -241,7 +243,7 @@ void decode_block(GgmlType type, const unsigned char* b, float* y) {
             break;
         default:
             throw Error(ErrorKind::internal,
-                        "dequantize_row: type " + std::to_string(static_cast<uint32_t>(type)) + " cannot be decoded");
+                        fmt::format("dequantize_row: type {} cannot be decoded", static_cast<uint32_t>(type)));
     }
 }
 
@@ -252,8 +254,8 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type) { return table_entry(type); }
 void dequantize_row(uint32_t type, const unsigned char* src, float* dst, int64_t n) {
     const GgmlTypeInfo* info = ggml_type_info(type);
     if (!info || !info->decodable || n % info->block_elements != 0)
-        throw Error(ErrorKind::internal, "dequantize_row: type " + std::to_string(type) + " with " + std::to_string(n) +
-                                             " values cannot be decoded");
+        throw Error(ErrorKind::internal,
+                    fmt::format("dequantize_row: type {} with {} values cannot be decoded", type, n));
     if (type == static_cast<uint32_t>(GgmlType::f32)) {
         std::memcpy(dst, src, static_cast<size_t>(n) * 4);
         return;
@@ -288,8 +290,8 @@ void transpose_tile(const float* tile, int64_t n, int64_t cols, float* dst, int6
 bool dequantize_transposed(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst) {
     const GgmlTypeInfo* info = ggml_type_info(type);
     if (!info || !info->decodable || cols % info->block_elements != 0)
-        throw Error(ErrorKind::internal, "dequantize_transposed: type " + std::to_string(type) + " with rows of " +
-                                             std::to_string(cols) + " values cannot be decoded");
+        throw Error(ErrorKind::internal,
+                    fmt::format("dequantize_transposed: type {} with rows of {} values cannot be decoded", type, cols));
     const int64_t row_bytes = cols / info->block_elements * info->block_bytes;
     const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
     bool finite = true;

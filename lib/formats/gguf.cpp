@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "error.hpp"
@@ -77,7 +78,7 @@ public:
     std::string_view string(const std::string& where) {
         const uint64_t length = read<uint64_t>(where + " length");
         if (length > max_string_bytes)
-            fail_input(path_, where + " declares a string of " + std::to_string(length) + " bytes (more than 2^24)");
+            fail_input(path_, fmt::format("{} declares a string of {} bytes (more than 2^24)", where, length));
         need(length, where);
         std::string_view s(reinterpret_cast<const char*>(data_ + at_), length);
         at_ += length;
@@ -90,7 +91,7 @@ public:
     GgufValueType value_type(const std::string& where) {
         const uint32_t type = read<uint32_t>(where + " type");
         if (type > static_cast<uint32_t>(GgufValueType::f64))
-            fail_input(path_, where + " has unknown value type " + std::to_string(type));
+            fail_input(path_, fmt::format("{} has unknown value type {}", where, type));
         return static_cast<GgufValueType>(type);
     }
 
@@ -125,10 +126,9 @@ GgufValue parse_value(Cursor& c, const std::string& where, const std::string& pa
     // Each element takes at least its scalar size (a string at least its 8-byte length).
     const uint64_t least = v.element_type == GgufValueType::string ? 8 : scalar_bytes(v.element_type);
     if (v.count > c.remaining() / least)
-        fail_input(path,
-                   where + " declares " + std::to_string(v.count) + " elements, more than the file holds (truncated?)");
+        fail_input(path, fmt::format("{} declares {} elements, more than the file holds (truncated?)", where, v.count));
     if (v.element_type == GgufValueType::string) {
-        for (uint64_t i = 0; i < v.count; ++i) c.string(where + " element " + std::to_string(i));
+        for (uint64_t i = 0; i < v.count; ++i) c.string(fmt::format("{} element {}", where, i));
     } else {
         c.skip(v.count * least, where);
     }
@@ -191,18 +191,19 @@ void GgufFile::parse() {
         fail_input(path_, "is GGUF version 1, which attn-viz does not read (versions 2 and 3 are supported)");
     if (version_ == 0x02000000 || version_ == 0x03000000)
         fail_input(path_, "is a big-endian GGUF file; only little-endian GGUF is supported");
-    if (version_ != 2 && version_ != 3) fail_input(path_, "has unknown GGUF version " + std::to_string(version_));
+    if (version_ != 2 && version_ != 3) fail_input(path_, fmt::format("has unknown GGUF version {}", version_));
     const uint64_t tensor_count = c.read<uint64_t>("header tensor count");
     const uint64_t kv_count = c.read<uint64_t>("header metadata count");
     // A key/value takes at least 8 + 1 + 4 + 1 bytes, a tensor info at least 8 + 1 + 4 + 8 + 4 + 8.
     if (kv_count > c.remaining() / 14 || tensor_count > c.remaining() / 33)
-        fail_input(path_, "header declares " + std::to_string(kv_count) + " metadata keys and " +
-                              std::to_string(tensor_count) + " tensors, more than its " +
-                              std::to_string(file_->size()) + " bytes can hold (truncated?)");
+        fail_input(
+            path_,
+            fmt::format("header declares {} metadata keys and {} tensors, more than its {} bytes can hold (truncated?)",
+                        kv_count, tensor_count, file_->size()));
 
     // Step 2: the metadata, each value walked over and validated.
     for (uint64_t i = 0; i < kv_count; ++i) {
-        const std::string where = "metadata entry " + std::to_string(i);
+        const std::string where = fmt::format("metadata entry {}", i);
         std::string key(c.string(where + " key"));
         if (metadata_.count(key)) fail_input(path_, "metadata key \"" + key + "\" appears twice");
         metadata_.emplace(key, parse_value(c, where + " (\"" + key + "\")", path_));
@@ -212,7 +213,7 @@ void GgufFile::parse() {
         if (a.type != GgufValueType::u32) fail_input(path_, "general.alignment is not a uint32");
         alignment_ = static_cast<uint64_t>(integer_at(file_->data() + a.offset, a.type));
         if (alignment_ == 0 || (alignment_ & (alignment_ - 1)) != 0)
-            fail_input(path_, "general.alignment " + std::to_string(alignment_) + " is not a power of two");
+            fail_input(path_, fmt::format("general.alignment {} is not a power of two", alignment_));
     }
 
     // Step 3: the tensor infos; offsets are relative to the aligned start of the data.
@@ -220,31 +221,31 @@ void GgufFile::parse() {
     tensors_.reserve(tensor_count);
     for (uint64_t i = 0; i < tensor_count; ++i) {
         GgufTensorInfo t;
-        t.name = std::string(c.string("tensor info " + std::to_string(i) + " name"));
+        t.name = std::string(c.string(fmt::format("tensor info {} name", i)));
         const std::string where = "tensor \"" + t.name + "\"";
         if (tensor_index_.count(t.name)) fail_input(path_, where + " appears twice");
         const uint32_t n_dims = c.read<uint32_t>(where + " dimension count");
         if (n_dims == 0 || n_dims > max_dims)
-            fail_input(path_, where + " has " + std::to_string(n_dims) + " dimensions (1..4 allowed)");
+            fail_input(path_, fmt::format("{} has {} dimensions (1..4 allowed)", where, n_dims));
         for (uint32_t d = 0; d < n_dims; ++d) {
             const int64_t dim = c.read<int64_t>(where + " dimensions");
-            if (dim <= 0) fail_input(path_, where + " has dimension " + std::to_string(dim) + " (must be positive)");
+            if (dim <= 0) fail_input(path_, fmt::format("{} has dimension {} (must be positive)", where, dim));
             t.dims.push_back(dim);
         }
         t.type = c.read<uint32_t>(where + " type");
         const GgmlTypeInfo* info = ggml_type_info(t.type);
-        if (!info) fail_input(path_, where + " has unknown ggml type " + std::to_string(t.type));
+        if (!info) fail_input(path_, fmt::format("{} has unknown ggml type {}", where, t.type));
         t.offset = c.read<uint64_t>(where + " offset");
         if (t.dims[0] % info->block_elements != 0)
-            fail_input(path_, where + " rows of " + std::to_string(t.dims[0]) + " values are not whole " + info->name +
-                                  " blocks of " + std::to_string(info->block_elements));
+            fail_input(path_, fmt::format("{} rows of {} values are not whole {} blocks of {}", where, t.dims[0],
+                                          info->name, info->block_elements));
         // bytes = (ne0 / block) * block_bytes * ne1 * ne2 * ne3, refused on overflow (it must fit the file anyway).
         uint64_t bytes = static_cast<uint64_t>(t.dims[0] / info->block_elements);
         bool overflow = __builtin_mul_overflow(bytes, static_cast<uint64_t>(info->block_bytes), &bytes);
         for (uint32_t d = 1; d < n_dims; ++d)
             overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(t.dims[d]), &bytes);
         if (overflow || bytes > file_->size())
-            fail_input(path_, where + " is larger than the file (" + std::to_string(file_->size()) + " bytes)");
+            fail_input(path_, fmt::format("{} is larger than the file ({} bytes)", where, file_->size()));
         t.bytes = bytes;
         tensor_index_.emplace(t.name, tensors_.size());
         tensors_.push_back(std::move(t));
@@ -255,12 +256,12 @@ void GgufFile::parse() {
     for (GgufTensorInfo& t : tensors_) {
         const std::string where = "tensor \"" + t.name + "\"";
         if (t.offset % alignment_ != 0)
-            fail_input(path_, where + " offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
-                                  std::to_string(alignment_));
+            fail_input(path_,
+                       fmt::format("{} offset {} is not a multiple of the alignment {}", where, t.offset, alignment_));
         if (data_start > file_->size() || t.offset > file_->size() - data_start ||
             t.bytes > file_->size() - data_start - t.offset)
-            fail_input(path_, where + " data (" + std::to_string(t.bytes) + " bytes at offset " +
-                                  std::to_string(t.offset) + ") runs past the end of the file (truncated?)");
+            fail_input(path_, fmt::format("{} data ({} bytes at offset {}) runs past the end of the file (truncated?)",
+                                          where, t.bytes, t.offset));
         t.offset += data_start;
     }
 }
@@ -383,8 +384,8 @@ void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t c
     const std::string what = path_ + ": tensor \"" + name + "\"";
     const std::vector<int64_t> shape = t->shape();
     if (shape.size() != 2 || begin < 0 || count < 0 || begin + count > shape[0])
-        throw Error(ErrorKind::internal, what + " of shape " + shape_string(shape) + " has no rows [" +
-                                             std::to_string(begin) + ", " + std::to_string(begin + count) + ")");
+        throw Error(ErrorKind::internal, fmt::format("{} of shape {} has no rows [{}, {})", what, shape_string(shape),
+                                                     begin, begin + count));
     const int64_t cols = shape[1];
     check_memory_elements(static_cast<uint64_t>(element_count({cols, count}, what)), sizeof(float),
                           limits_.memory_budget, what + " of shape " + shape_string(shape));

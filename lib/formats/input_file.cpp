@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "json_input.hpp"
 #include "json_tensor.hpp"
@@ -10,7 +12,7 @@ namespace attn_viz {
 
 std::vector<std::string> index_labels(int64_t n) {
     std::vector<std::string> labels;
-    for (int64_t i = 0; i < n; ++i) labels.push_back(std::to_string(i));
+    for (int64_t i = 0; i < n; ++i) labels.push_back(fmt::format("{}", i));
     return labels;
 }
 
@@ -26,22 +28,20 @@ SequenceInput parse_sequence(const nlohmann::json& doc, int64_t d_model, const s
         const nlohmann::json& tokens = doc["tokens"];
         if (!tokens.is_array()) fail_input(where, "\"tokens\" must be an array of strings");
         for (size_t i = 0; i < tokens.size(); ++i) {
-            if (!tokens[i].is_string()) fail_input(where, "tokens[" + std::to_string(i) + "] is not a string");
+            if (!tokens[i].is_string()) fail_input(where, fmt::format("tokens[{}] is not a string", i));
             input.tokens.push_back(tokens[i].get<std::string>());
         }
         if (static_cast<int64_t>(input.tokens.size()) != T)
-            fail_input(where,
-                       std::to_string(input.tokens.size()) + " tokens for " + std::to_string(T) + " embedding rows");
+            fail_input(where, fmt::format("{} tokens for {} embedding rows", input.tokens.size(), T));
     } else {
         input.tokens = index_labels(T);
     }
     if (doc.contains("attention_mask") && !doc["attention_mask"].is_null()) {
         const nlohmann::json& mask = doc["attention_mask"];
         if (!mask.is_array() || static_cast<int64_t>(mask.size()) != T)
-            fail_input(where, "\"attention_mask\" must be an array of " + std::to_string(T) + " zeros and ones");
+            fail_input(where, fmt::format("\"attention_mask\" must be an array of {} zeros and ones", T));
         for (size_t i = 0; i < mask.size(); ++i) {
-            if (mask[i] != 0 && mask[i] != 1)
-                fail_input(where, "attention_mask[" + std::to_string(i) + "] is not 0 or 1");
+            if (mask[i] != 0 && mask[i] != 1) fail_input(where, fmt::format("attention_mask[{}] is not 0 or 1", i));
             input.key_excluded.push_back(mask[i] == 0);
         }
     }

@@ -3,6 +3,8 @@
 #include <set>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
@@ -42,7 +44,7 @@ nlohmann::json parse_json_checked(std::string_view text, const std::string& wher
     // its object's depth, 1 for the top level's keys).
     const auto callback = [&where, &also](int depth, event e, nlohmann::json& parsed) {
         if ((e == event::array_start || e == event::object_start) && depth >= max_json_nesting)
-            fail_input(where, "JSON nesting deeper than " + std::to_string(max_json_nesting) + " levels");
+            fail_input(where, fmt::format("JSON nesting deeper than {} levels", max_json_nesting));
         also(depth, e, parsed);
         return true;
     };
@@ -75,7 +77,7 @@ nlohmann::json parse_json_unique_names(std::string_view text, const std::string&
 nlohmann::json read_json_file(const std::string& path, const std::string& role, const LoadLimits& limits) {
     MappedFile file(path, role);
     check_memory_elements(file.size(), json_bytes_per_text_byte, limits.memory_budget,
-                          path + ": parsing " + std::to_string(file.size()) + " bytes of JSON");
+                          fmt::format("{}: parsing {} bytes of JSON", path, file.size()));
     return parse_json_text(file.text(), path);
 }
 
@@ -128,8 +130,7 @@ int64_t json_integer_in(const nlohmann::json& value, int64_t low, int64_t high, 
     else if (value.is_number_integer())
         in_range = value.get<int64_t>() >= low && value.get<int64_t>() <= high;
     if (!in_range)
-        fail_input(where, what + " is " + json_excerpt(value) + ", expected an integer in " + std::to_string(low) +
-                              ".." + std::to_string(high));
+        fail_input(where, fmt::format("{} is {}, expected an integer in {}..{}", what, json_excerpt(value), low, high));
     return value.get<int64_t>();
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "finite.hpp"
 #include "memory_budget.hpp"
@@ -31,8 +33,7 @@ void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, siz
     const std::string here = name + (index.empty() ? "" : " row " + shape_string(index));
     if (!value.is_array()) fail_input(where, here + " is not an array");
     if (static_cast<int64_t>(value.size()) != shape[depth])
-        fail_input(where, here + " has " + std::to_string(value.size()) + " entries, expected " +
-                              std::to_string(shape[depth]));
+        fail_input(where, fmt::format("{} has {} entries, expected {}", here, value.size(), shape[depth]));
     for (size_t i = 0; i < value.size(); ++i) {
         const nlohmann::json& item = value[i];
         if (depth + 1 < shape.size()) {
@@ -75,7 +76,7 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
     } else {
         std::vector<int64_t> shape = inferred_shape(value, expected.size());
         if (shape.size() != expected.size())
-            fail_input(where, name + " must be a " + std::to_string(expected.size()) + "-dimensional array of numbers");
+            fail_input(where, fmt::format("{} must be a {}-dimensional array of numbers", name, expected.size()));
         for (size_t d = 0; d < expected.size(); ++d)
             if (expected[d] >= 0) shape[d] = expected[d];
         std::vector<int64_t> index;
@@ -88,8 +89,8 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
         flatten(value, shape, 0, index, out, name, source);
     }
     if (t.rank() != static_cast<int>(expected.size()))
-        fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " +
-                              std::to_string(expected.size()) + " dimensions");
+        fail_input(where, fmt::format("{} has shape {}, expected {} dimensions", name, shape_string(t.shape),
+                                      expected.size()));
     for (size_t d = 0; d < expected.size(); ++d)
         if (expected[d] >= 0 && t.shape[d] != expected[d])
             fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + shape_string(expected) +

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -23,16 +25,15 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
     if (l.d_model <= 0) fail_input(where, "d_model must be positive");
     if (l.num_heads <= 0) fail_input(where, "num_heads must be positive");
     if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0)
-        fail_input(where, "num_kv_heads (" + std::to_string(l.num_kv_heads) + ") must divide num_heads (" +
-                              std::to_string(l.num_heads) + ")");
+        fail_input(where, fmt::format("num_kv_heads ({}) must divide num_heads ({})", l.num_kv_heads, l.num_heads));
     if (l.d_head <= 0) fail_input(where, "head size must be positive");
     if (l.rope != RopeStyle::none && l.d_head % 2 != 0) fail_input(where, "rotary embedding needs an even head size");
     if (l.rope_dims < 0 || l.rope_dims > l.d_head || l.rope_dims % 2 != 0)
-        fail_input(where, "rotary dimensions (" + std::to_string(l.rope_dims) +
-                              ") must be even and at most the head size " + std::to_string(l.d_head));
+        fail_input(where, fmt::format("rotary dimensions ({}) must be even and at most the head size {}", l.rope_dims,
+                                      l.d_head));
     if (l.sliding_window < 0 || (l.sliding_window > 0 && !l.causal))
-        fail_input(where, "a sliding window (" + std::to_string(l.sliding_window) +
-                              ") must be positive and on a causal layer");
+        fail_input(where,
+                   fmt::format("a sliding window ({}) must be positive and on a causal layer", l.sliding_window));
     const RopeScaling& scaling = l.rope_scaling;
     if (scaling.kind != RopeScaling::Kind::none &&
         !(scaling.factor > 0 && scaling.low_freq_factor > 0 && scaling.high_freq_factor > scaling.low_freq_factor &&

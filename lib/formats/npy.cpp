@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_write.hpp"
 #include "mapped_file.hpp"
@@ -63,7 +65,7 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
         header_len = bytes[8] | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
         header_start = 12;
     } else {
-        fail_input(where, "unsupported .npy format version " + std::to_string(major));
+        fail_input(where, fmt::format("unsupported .npy format version {}", major));
     }
     if (header_len > size - header_start) fail_input(where, "truncated .npy header");
     const std::string header(reinterpret_cast<const char*>(bytes + header_start), header_len);
@@ -88,9 +90,8 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     const int64_t count = element_count(shape, where);
     const size_t available = size - data_start;
     if (static_cast<uint64_t>(count) > available / item_size)
-        fail_input(where, "truncated .npy data: shape " + shape_string(shape) + " needs " + std::to_string(count) +
-                              " values of " + std::to_string(item_size) + " bytes, file has " +
-                              std::to_string(available) + " bytes");
+        fail_input(where, fmt::format("truncated .npy data: shape {} needs {} values of {} bytes, file has {} bytes",
+                                      shape_string(shape), count, item_size, available));
 
     check_memory_elements(static_cast<uint64_t>(count), sizeof(float), limits.memory_budget,
                           where + ": .npy array of shape " + shape_string(shape));
@@ -125,7 +126,7 @@ void write_npy(const std::string& path, const Tensor& tensor) {
 
 NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape) : path_(path), file_(path) {
     std::string text = "(";
-    for (size_t i = 0; i < shape.size(); ++i) text += std::to_string(shape[i]) + ", ";
+    for (size_t i = 0; i < shape.size(); ++i) text += fmt::format("{}, ", shape[i]);
     if (shape.size() > 1)
         text.resize(text.size() - 2);
     else if (shape.size() == 1)
@@ -162,8 +163,8 @@ void NpyWriter::append(const float* values, uint64_t count) {
 
 void NpyWriter::close() {
     if (written_ != expected_)
-        throw Error(ErrorKind::internal, path_ + ": " + std::to_string(written_) +
-                                             " values written of the .npy shape's " + std::to_string(expected_));
+        throw Error(ErrorKind::internal,
+                    fmt::format("{}: {} values written of the .npy shape's {}", path_, written_, expected_));
     file_.close();
 }
 

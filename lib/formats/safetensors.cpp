@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -91,9 +92,9 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& whe
     entry.end = (*offsets)[1].get<uint64_t>();
     if (entry.begin > entry.end) fail_input(where, "data_offsets begin after they end");
     if (entry.end - entry.begin != count * info->bytes)
-        fail_input(where, "shape " + shape_string(entry.shape) + " of " + info->name + " needs " +
-                              std::to_string(count * info->bytes) + " bytes but data_offsets span " +
-                              std::to_string(entry.end - entry.begin));
+        fail_input(where,
+                   fmt::format("shape {} of {} needs {} bytes but data_offsets span {}", shape_string(entry.shape),
+                               info->name, count * info->bytes, entry.end - entry.begin));
     return entry;
 }
 
@@ -118,14 +119,14 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
     const uint64_t size = file_->size();
 
     // Step 1: header length, checked against the file and a sane maximum before reading it.
-    if (size < 8) fail_input(path_, "too short for a safetensors file (" + std::to_string(size) + " bytes)");
+    if (size < 8) fail_input(path_, fmt::format("too short for a safetensors file ({} bytes)", size));
     uint64_t header_len = 0;
     std::memcpy(&header_len, bytes, 8);
     if (header_len > max_header_bytes)
-        fail_input(path_, "safetensors header length " + std::to_string(header_len) + " is absurd");
+        fail_input(path_, fmt::format("safetensors header length {} is absurd", header_len));
     if (header_len > size - 8)
-        fail_input(path_, "truncated: safetensors header length " + std::to_string(header_len) + " exceeds the file (" +
-                              std::to_string(size) + " bytes)");
+        fail_input(path_, fmt::format("truncated: safetensors header length {} exceeds the file ({} bytes)", header_len,
+                                      size));
     data_start_ = 8 + header_len;
     const uint64_t buffer_size = size - data_start_;
 
@@ -148,8 +149,8 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
         const std::string where = path_ + ": tensor '" + name + "'";
         SafetensorsEntry entry = parse_entry(value, where);
         if (entry.end > buffer_size)
-            fail_input(where, "data_offsets end at " + std::to_string(entry.end) + ", past the data buffer (" +
-                                  std::to_string(buffer_size) + " bytes; file truncated?)");
+            fail_input(where, fmt::format("data_offsets end at {}, past the data buffer ({} bytes; file truncated?)",
+                                          entry.end, buffer_size));
         entries_.emplace(name, std::move(entry));
     }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <random>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -47,7 +48,7 @@ std::vector<std::string> planted_demo_tokens() {
 
 PlantedLayer make_planted_layer(const std::vector<std::string>& tokens, uint64_t seed) {
     const int64_t T = static_cast<int64_t>(tokens.size());
-    if (T < 2 || T > 64) throw Error(ErrorKind::usage, "synth: need 2 to 64 tokens, got " + std::to_string(T));
+    if (T < 2 || T > 64) throw Error(ErrorKind::usage, fmt::format("synth: need 2 to 64 tokens, got {}", T));
     PlantedLayer p;
     p.tokens = tokens;
     std::mt19937_64 generator(seed);

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -30,7 +31,7 @@ std::vector<std::string> parse_json_tokens(std::string_view text, const std::str
         else if (item.is_number())
             tokens.push_back(item.dump());
         else
-            fail_input(path, "token " + std::to_string(i) + " is " + json_excerpt(item) + ", not a string");
+            fail_input(path, fmt::format("token {} is {}, not a string", i, json_excerpt(item)));
     }
     return tokens;
 }
@@ -100,7 +101,7 @@ Tensor read_embeddings(const std::string& path, const std::string& tensor_name, 
         if (name.empty()) {
             const std::vector<std::string> names = file.names();
             if (names.size() != 1)
-                fail_input(path, "holds " + std::to_string(names.size()) + " tensors: name the embeddings tensor");
+                fail_input(path, fmt::format("holds {} tensors: name the embeddings tensor", names.size()));
             name = names.front();
         }
         x = file.load(name);

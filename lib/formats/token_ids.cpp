@@ -3,6 +3,8 @@
 #include <map>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -16,10 +18,9 @@ std::vector<int64_t> token_ids_from_labels(const std::vector<std::string>& token
 
 std::vector<int64_t> repeated_random_tokens(int64_t n, int64_t vocab_begin, int64_t vocab_end, uint64_t seed) {
     if (n < 1 || vocab_end <= vocab_begin)
-        throw Error(ErrorKind::usage,
-                    "an induction sequence needs a length >= 1 and a non-empty vocabulary range, got length " +
-                        std::to_string(n) + ", range [" + std::to_string(vocab_begin) + ", " +
-                        std::to_string(vocab_end) + ")");
+        throw Error(ErrorKind::usage, fmt::format("an induction sequence needs a length >= 1 and a non-empty "
+                                                  "vocabulary range, got length {}, range [{}, {})",
+                                                  n, vocab_begin, vocab_end));
     std::mt19937_64 generator(seed);
     const uint64_t range = static_cast<uint64_t>(vocab_end - vocab_begin);
     std::vector<int64_t> tokens(static_cast<size_t>(2 * n));

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_kind.hpp"
 #include "file_write.hpp"
@@ -45,8 +47,7 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
     w.d_model = positive_integer(doc, "d_model", path);
     w.num_heads = positive_integer(doc, "num_heads", path);
     if (w.d_model % w.num_heads != 0)
-        fail_input(path, "d_model " + std::to_string(w.d_model) + " is not divisible by num_heads " +
-                             std::to_string(w.num_heads));
+        fail_input(path, fmt::format("d_model {} is not divisible by num_heads {}", w.d_model, w.num_heads));
     w.num_kv_heads = w.num_heads;
     w.d_head = w.d_model / w.num_heads;
     if (doc.contains("causal")) {

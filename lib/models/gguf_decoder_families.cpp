@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -51,7 +52,7 @@ const GgufDecoderFamily& family_of(const GgufFile& file) {
 std::string number_text(const std::optional<double>& value) {
     if (!value) return "<not a number>";
     const bool whole = *value == std::floor(*value) && std::fabs(*value) < 1e15;
-    return whole ? std::to_string(static_cast<long long>(*value)) : json_excerpt(nlohmann::json(*value));
+    return whole ? fmt::format("{}", static_cast<long long>(*value)) : json_excerpt(nlohmann::json(*value));
 }
 
 // Metadata that changes llama.cpp's forward pass and that the family does not have in attn-viz:
@@ -73,14 +74,13 @@ void refuse_unimplemented_keys(const GgufFile& file, const GgufDecoderFamily& fa
         if (head_size && value && *value == static_cast<double>(head)) continue;
         if (key == a + ".expert_count" && value && *value == 0) continue;
         fail_input(file.path(), key + " = " + number_text(value) + " is not supported" +
-                                    (head_size ? " (only the head size " + std::to_string(head) + ")" : ""));
+                                    (head_size ? fmt::format(" (only the head size {})", head) : ""));
     }
 }
 
 // A positive count of at most `limit`; Error(bad_input) naming the key otherwise.
 int64_t bounded(const GgufFile& file, const std::string& key, int64_t value, int64_t limit) {
-    if (value < 1 || value > limit)
-        fail_input(file.path(), key + " = " + std::to_string(value) + " is outside 1.." + std::to_string(limit));
+    if (value < 1 || value > limit) fail_input(file.path(), fmt::format("{} = {} is outside 1..{}", key, value, limit));
     return value;
 }
 
@@ -93,13 +93,13 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
     a.rope = family.rope;
     a.rope_base = file.get_float(p + ".rope.freq_base").value_or(10000.0);
     if (!(a.rope_base > 1 && a.rope_base < 1e12))
-        fail_input(file.path(), p + ".rope.freq_base " + std::to_string(a.rope_base) + " is outside (1, 1e12)");
+        fail_input(file.path(), fmt::format("{}.rope.freq_base {:f} is outside (1, 1e12)", p, a.rope_base));
     if (file.has(p + ".rope.dimension_count")) {
         const int64_t dims = gguf_required_count(file, p + ".rope.dimension_count", p);
         if (dims != a.d_head && (family.architecture != "phi3" || dims % 2 != 0 || dims < 2 || dims > a.d_head))
-            fail_input(file.path(), p + ".rope.dimension_count is not the head size " + std::to_string(a.d_head) +
-                                        (family.architecture == "phi3" ? " or an even count below it"
-                                                                       : " (partial RoPE is not supported)"));
+            fail_input(file.path(), fmt::format("{}.rope.dimension_count is not the head size {}{}", p, a.d_head,
+                                                family.architecture == "phi3" ? " or an even count below it"
+                                                                              : " (partial RoPE is not supported)"));
         a.rope_dims = dims == a.d_head ? 0 : dims;
     }
     for (const char* tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
@@ -148,7 +148,7 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     c.norm_epsilon = file.get_float(p + ".attention.layer_norm_rms_epsilon").value_or(1e-5);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(file.path(),
-                   p + ".attention.layer_norm_rms_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
+                   fmt::format("{}.attention.layer_norm_rms_epsilon {:f} is outside (0, 1)", p, c.norm_epsilon));
     if (p == "llama") {
         validate_llama_config(c, file.path(), "GGUF llama metadata", "");
         c.head_dim = c.d_model / c.n_heads;
@@ -161,20 +161,24 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
         bounded(file, p + ".context_length", c.max_tokens, 1 << 20);
         bounded(file, "token_embd.weight's vocabulary", c.vocab_size, 1 << 20);
         if (c.n_heads % c.n_kv_heads != 0)
-            fail_input(file.path(), p + ".attention.head_count " + std::to_string(c.n_heads) + " is not divisible by " +
-                                        p + ".attention.head_count_kv " + std::to_string(c.n_kv_heads));
+            fail_input(file.path(),
+                       fmt::format("{}.attention.head_count {} is not divisible by {}.attention.head_count_kv {}", p,
+                                   c.n_heads, p, c.n_kv_heads));
         if (!file.has(p + ".attention.key_length") && c.d_model % c.n_heads != 0)
-            fail_input(file.path(), "has no " + p + ".attention.key_length, and " + p + ".embedding_length " +
-                                        std::to_string(c.d_model) + " is not divisible by the head count " +
-                                        std::to_string(c.n_heads));
+            fail_input(
+                file.path(),
+                fmt::format(
+                    "has no {}.attention.key_length, and {}.embedding_length {} is not divisible by the head count {}",
+                    p, p, c.d_model, c.n_heads));
         c.head_dim = file.has(p + ".attention.key_length")
                          ? bounded(file, p + ".attention.key_length", count("attention.key_length"), 1 << 12)
                          : c.d_model / c.n_heads;
         if (file.has(p + ".attention.value_length") && count("attention.value_length") != c.head_dim)
-            fail_input(file.path(), p + ".attention.value_length differs from the key length " +
-                                        std::to_string(c.head_dim) + " (not supported)");
+            fail_input(
+                file.path(),
+                fmt::format("{}.attention.value_length differs from the key length {} (not supported)", p, c.head_dim));
         if (c.head_dim % 2 != 0)
-            fail_input(file.path(), "head size " + std::to_string(c.head_dim) + " is odd (RoPE needs pairs)");
+            fail_input(file.path(), fmt::format("head size {} is odd (RoPE needs pairs)", c.head_dim));
     }
     refuse_unimplemented_keys(file, family, c.head_dim);
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "gguf_decoder_families.hpp"
 #include "tensor.hpp"
@@ -34,7 +36,7 @@ std::vector<BlockTensor> block_tensors(const GgufDecoder& decoder) {
     return t;
 }
 
-std::string block_prefix(int64_t layer) { return "blk." + std::to_string(layer) + "."; }
+std::string block_prefix(int64_t layer) { return fmt::format("blk.{}.", layer); }
 
 void check_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
     for (const BlockTensor& t : block_tensors(decoder))
@@ -96,7 +98,7 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
     if (family.qk_norm)
         a.q_norm = stored_norm(load("attn_q_norm"), family.gemma),
         a.k_norm = stored_norm(load("attn_k_norm"), family.gemma);
-    validate_layer(a, file.path() + ": layer " + std::to_string(layer));
+    validate_layer(a, fmt::format("{}: layer {}", file.path(), layer));
     load_transposed("ffn_down", 0, d, b.w_out);
     b.attention_norm.weight = stored_norm(load("attn_norm"), family.gemma);
     b.feed_forward_norm.weight = stored_norm(load("ffn_norm"), family.gemma);

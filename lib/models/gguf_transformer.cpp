@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "utf8.hpp"
 
@@ -58,15 +60,15 @@ ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
           std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_tokens},
           std::pair{"attention.head_count", heads}})
         if (value < 1 || value > (int64_t{1} << 24))
-            fail_input(path, r.arch() + "." + key + " is " + std::to_string(value) + ", outside 1..2^24");
+            fail_input(path, fmt::format("{}.{} is {}, outside 1..2^24", r.arch(), key, value));
     if (c.d_model % heads != 0)
-        fail_input(path, r.arch() + ".embedding_length " + std::to_string(c.d_model) + " is not divisible by " +
-                             std::to_string(heads) + " heads");
+        fail_input(path,
+                   fmt::format("{}.embedding_length {} is not divisible by {} heads", r.arch(), c.d_model, heads));
     c.head_dim = c.d_model / heads;
     c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(default_epsilon);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(path,
-                   r.arch() + ".attention.layer_norm_epsilon " + std::to_string(c.norm_epsilon) + " is outside (0, 1)");
+                   fmt::format("{}.attention.layer_norm_epsilon {:f} is outside (0, 1)", r.arch(), c.norm_epsilon));
     const GgufTensorInfo* embedding = r.file().find_tensor("token_embd.weight");
     if (!embedding || embedding->dims.size() != 2) fail_input(path, "has no 2-D tensor \"token_embd.weight\"");
     c.vocab_size = embedding->dims[1];
@@ -97,7 +99,7 @@ void read_blocks(const GgufModelReader& r, ModelWeights& w, const std::pair<cons
                  const AttentionOf& attention_of) {
     const int64_t d = w.config.d_model, f = w.config.ffn_dim;
     for (int64_t l = 0; l < w.config.n_layers; ++l) {
-        const std::string block = "blk." + std::to_string(l) + ".";
+        const std::string block = fmt::format("blk.{}.", l);
         BlockWeights b;
         b.attention = attention_of(block);
         validate_layer(b.attention, r.file().path() + ": " + block);
@@ -158,12 +160,12 @@ void set_rotary(const GgufModelReader& r, LayerWeights& w) {
     const std::string& path = r.file().path();
     w.rope_dims = r.count("rope.dimension_count");
     if (w.rope_dims > w.d_head || w.rope_dims % 2 != 0)
-        fail_input(path, "gptneox.rope.dimension_count " + std::to_string(w.rope_dims) +
-                             " is not an even count of at most the head size " + std::to_string(w.d_head));
+        fail_input(path, fmt::format("gptneox.rope.dimension_count {} is not an even count of at most the head size {}",
+                                     w.rope_dims, w.d_head));
     w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
     w.rope_base = r.file().get_float("gptneox.rope.freq_base").value_or(10000.0);
     if (!(w.rope_base > 1 && w.rope_base < 1e12))
-        fail_input(path, "gptneox.rope.freq_base " + std::to_string(w.rope_base) + " is outside (1, 1e12)");
+        fail_input(path, fmt::format("gptneox.rope.freq_base {:f} is outside (1, 1e12)", w.rope_base));
 }
 
 }  // namespace

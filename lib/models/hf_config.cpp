@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <initializer_list>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -72,7 +73,7 @@ std::optional<bool> bool_field(const nlohmann::json& config, const char* key, co
 void read_family_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
     result.activation = string_field(config, {"hidden_act", "activation_function"}, where);
     if (result.rotary_fraction && *result.rotary_fraction > 1.0)
-        fail_input(where, "the rotary fraction is " + std::to_string(*result.rotary_fraction) + ", expected at most 1");
+        fail_input(where, fmt::format("the rotary fraction is {:f}, expected at most 1", *result.rotary_fraction));
     result.parallel_residual = bool_field(config, "use_parallel_residual", where);
     result.type_vocab_size = positive_int(config, {"type_vocab_size"}, where);
     result.position_embedding_type = string_field(config, {"position_embedding_type"}, where);
@@ -106,8 +107,9 @@ void read_rope_scaling(const nlohmann::json& scaling, const char* key, const std
         p.high_freq_factor = scaling_parameter(scaling, "high_freq_factor", type, where);
         p.original_max_positions = scaling_parameter(scaling, "original_max_position_embeddings", type, where);
         if (!(p.high_freq_factor > p.low_freq_factor))
-            fail_input(where, "rope_scaling's high_freq_factor (" + std::to_string(p.high_freq_factor) +
-                                  ") must be above its low_freq_factor (" + std::to_string(p.low_freq_factor) + ")");
+            fail_input(where,
+                       fmt::format("rope_scaling's high_freq_factor ({:f}) must be above its low_freq_factor ({:f})",
+                                   p.high_freq_factor, p.low_freq_factor));
     }
 }
 

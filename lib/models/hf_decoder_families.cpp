@@ -1,5 +1,6 @@
 #include "hf_decoder_families.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -68,8 +69,8 @@ int64_t sliding_window_of(const HfConfig& hf, const DecoderFamily& family, int64
     if (family.windows == WindowRule::none) return 0;
     if (family.windows == WindowRule::from_layer && !hf.use_sliding_window.value_or(false)) return 0;
     if (!hf.layer_types.empty() && static_cast<int64_t>(hf.layer_types.size()) != layers)
-        fail_input(hf.path, "layer_types lists " + std::to_string(hf.layer_types.size()) +
-                                " layers, num_hidden_layers is " + std::to_string(layers));
+        fail_input(hf.path,
+                   fmt::format("layer_types lists {} layers, num_hidden_layers is {}", hf.layer_types.size(), layers));
     bool sliding = true;  // every_layer
     if (!hf.layer_types.empty())
         sliding = hf.layer_types[static_cast<size_t>(layer)] == "sliding_attention";

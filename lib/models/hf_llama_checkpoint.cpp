@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -52,8 +53,10 @@ ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
     c.activation =
         family.gemma ? activation_named(hf.hidden_activation, hf, "gelu_pytorch_tanh") : parse_activation(hf, "silu");
     if (!hf.head_dim && family.default_head_dim == 0 && c.d_model % c.n_heads != 0)
-        fail_input(hf.path, "no head_dim, and the head size hidden_size / num_attention_heads = " +
-                                std::to_string(c.d_model) + " / " + std::to_string(c.n_heads) + " is not whole");
+        fail_input(
+            hf.path,
+            fmt::format("no head_dim, and the head size hidden_size / num_attention_heads = {} / {} is not whole",
+                        c.d_model, c.n_heads));
     c.head_dim = hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim : c.d_model / c.n_heads);
     if (family.gemma) {
         c.norm = NormKind::rms_offset_one;
@@ -93,7 +96,7 @@ LayerWeights fused_attention(const SafetensorsShards& source, const ModelConfig&
 // sliding window, q/k norms, Gemma's score scale, soft-cap and local RoPE base, partial rotary.
 LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family,
                             const ModelConfig& c, int64_t l) {
-    const std::string block = "model.layers." + std::to_string(l) + ".";
+    const std::string block = fmt::format("model.layers.{}.", l);
     LayoutOptions options;
     options.num_heads = c.n_heads;
     options.num_kv_heads = c.n_kv_heads;
@@ -101,9 +104,9 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
     LayerWeights a = family.fused ? fused_attention(source, c, block)
                                   : load_layer(source, "llama", static_cast<int>(l), options, hf);
     if (a.d_head != c.head_dim)
-        fail_input(source.path(), "tensor '" + block + "self_attn.q_proj.weight' has " +
-                                      std::to_string(a.num_heads * a.d_head) + " outputs, expected " +
-                                      std::to_string(c.n_heads) + " heads x head size " + std::to_string(c.head_dim));
+        fail_input(source.path(),
+                   fmt::format("tensor '{}self_attn.q_proj.weight' has {} outputs, expected {} heads x head size {}",
+                               block, a.num_heads * a.d_head, c.n_heads, c.head_dim));
     a.causal = true;
     a.rope = RopeStyle::half_split;
     a.rope_base = c.rope_base;
@@ -147,7 +150,7 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
 BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, const DecoderFamily& family,
                         const ModelConfig& c, int64_t l) {
     const int64_t d = c.d_model, f = c.ffn_dim;
-    const std::string block = "model.layers." + std::to_string(l) + ".";
+    const std::string block = fmt::format("model.layers.{}.", l);
     BlockWeights b;
     b.attention = read_attention(source, hf, family, c, l);
     b.attention_norm.weight = load_of_shape(source, block + "input_layernorm.weight", {d});

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "checkpoint_tensors.hpp"
 #include "error.hpp"
 #include "safetensors_shards.hpp"
@@ -87,12 +89,11 @@ Seq2SeqConfig bart_config(const HfConfig& hf) {
     ModelConfig& c = s.blocks;
     s.n_decoder_layers = required_value(hf.decoder_layers, hf, "decoder_layers");
     if (required_value(hf.decoder_heads, hf, "decoder_attention_heads") != c.n_heads)
-        fail_input(hf.path, "decoder_attention_heads (" + std::to_string(*hf.decoder_heads) +
-                                ") differs from encoder_attention_heads (" + std::to_string(c.n_heads) +
-                                "); attn-viz needs one head count for both stacks");
+        fail_input(hf.path, fmt::format("decoder_attention_heads ({}) differs from encoder_attention_heads ({}); "
+                                        "attn-viz needs one head count for both stacks",
+                                        *hf.decoder_heads, c.n_heads));
     if (c.d_model % c.n_heads != 0)
-        fail_input(hf.path, "d_model " + std::to_string(c.d_model) + " is not divisible by " +
-                                std::to_string(c.n_heads) + " heads");
+        fail_input(hf.path, fmt::format("d_model {} is not divisible by {} heads", c.d_model, c.n_heads));
     c.head_dim = c.d_model / c.n_heads;
     c.ffn_dim = required_value(hf.encoder_ffn_dim, hf, "encoder_ffn_dim");
     required_value(hf.decoder_ffn_dim, hf, "decoder_ffn_dim");
@@ -123,7 +124,7 @@ Seq2SeqWeights read_bart(const HfConfig& hf, const TensorSource& source) {
     const AttentionNames names{"q_proj", "k_proj", "v_proj", "out_proj"};
     w.token_embedding = load_of_shape(source, prefix + "shared.weight", {v, d});
     for (int64_t l = 0; l < c.n_layers; ++l) {
-        const std::string block = prefix + "encoder.layers." + std::to_string(l) + ".";
+        const std::string block = fmt::format("{}encoder.layers.{}.", prefix, l);
         BlockWeights b;
         b.attention = attention_module(source, block + "self_attn.", names, c, false, true, 0.0);
         b.attention_norm = layer_norm(source, block + "self_attn_layer_norm", d);
@@ -132,7 +133,7 @@ Seq2SeqWeights read_bart(const HfConfig& hf, const TensorSource& source) {
         w.encoder.push_back(std::move(b));
     }
     for (int64_t l = 0; l < w.config.n_decoder_layers; ++l) {
-        const std::string block = prefix + "decoder.layers." + std::to_string(l) + ".";
+        const std::string block = fmt::format("{}decoder.layers.{}.", prefix, l);
         DecoderBlockWeights b;
         b.block.attention = attention_module(source, block + "self_attn.", names, c, true, true, 0.0);
         b.block.attention_norm = layer_norm(source, block + "self_attn_layer_norm", d);
@@ -196,15 +197,15 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
     // Each half of the encoder's buckets needs an exact bucket, and the logarithmic ones a range
     // past the exact ones (else transformers divides by log(1) = 0).
     if (buckets < 4 || max_distance <= buckets / 2)
-        fail_input(hf.path, "relative_attention_num_buckets " + std::to_string(buckets) +
-                                " with relative_attention_max_distance " + std::to_string(max_distance) +
-                                ": at least 4 buckets and a distance above half of them are needed");
+        fail_input(hf.path, fmt::format("relative_attention_num_buckets {} with relative_attention_max_distance {}: at "
+                                        "least 4 buckets and a distance above half of them are needed",
+                                        buckets, max_distance));
     const bool gated = c.feed_forward == FeedForwardKind::gated;
     const AttentionNames names{"q", "k", "v", "o"};
     w.token_embedding = load_of_shape(source, "shared.weight", {v, d});
     // Block l's layer `sub` (0: self-attention, 1: cross-attention in the decoder, last: feed-forward).
     auto sub = [](const std::string& stack, int64_t l, int sublayer) {
-        return stack + "block." + std::to_string(l) + ".layer." + std::to_string(sublayer) + ".";
+        return fmt::format("{}block.{}.layer.{}.", stack, l, sublayer);
     };
     auto feed_forward = [&](const std::string& layer, BlockWeights& b) {
         feed_forward_module(source, layer + "DenseReluDense.", gated ? "wi_0" : "wi", gated ? "wi_1" : nullptr, "wo", d,

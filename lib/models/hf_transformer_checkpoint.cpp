@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "checkpoint_tensors.hpp"
 #include "error.hpp"
 #include "hf_config.hpp"
@@ -35,8 +37,7 @@ ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double de
     const int64_t heads = required_value(hf.num_heads, hf, "num_attention_heads");
     c.n_heads = heads, c.n_kv_heads = heads;
     if (c.d_model % heads != 0)
-        fail_input(hf.path, "hidden size " + std::to_string(c.d_model) + " is not divisible by " +
-                                std::to_string(heads) + " heads");
+        fail_input(hf.path, fmt::format("hidden size {} is not divisible by {} heads", c.d_model, heads));
     if (hf.head_dim && *hf.head_dim != c.d_model / heads)
         fail_input(hf.path, "a head size other than hidden_size / num_attention_heads is not supported");
     c.head_dim = c.d_model / heads;
@@ -67,7 +68,7 @@ void read_blocks(ModelWeights& w, const TensorSource& source, const std::string&
                             : transposed(load_of_shape(source, name, {out, in}));
     };
     for (int64_t l = 0; l < c.n_layers; ++l) {
-        const std::string block = prefix + names.layers + std::to_string(l) + ".";
+        const std::string block = fmt::format("{}{}{}.", prefix, names.layers, l);
         BlockWeights b;
         b.attention = attention_of(l, block);
         b.attention_norm = layer_norm(source, block + names.attention_norm, d);
@@ -123,8 +124,8 @@ LayerWeights neox_attention(const TensorSource& source, const std::string& block
     w.rope_base = hf.rope_base.value_or(10000.0);
     w.rope_dims = static_cast<int64_t>(static_cast<double>(d_h) * hf.rotary_fraction.value_or(0.25));  // Python's int()
     if (w.rope_dims % 2 != 0)
-        fail_input(hf.path, "rotary_pct gives " + std::to_string(w.rope_dims) +
-                                " rotary features per head; an even count is needed");
+        fail_input(hf.path,
+                   fmt::format("rotary_pct gives {} rotary features per head; an even count is needed", w.rope_dims));
     w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
     const Tensor qkv = load_of_shape(source, block + "attention.query_key_value.weight", {3 * d, d});
     const Tensor qkv_bias = optional_of_shape(source, block + "attention.query_key_value.bias", {3 * d});

@@ -1,5 +1,7 @@
 #include "layer_source.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "finite.hpp"
 #include "token_file.hpp"
@@ -40,14 +42,13 @@ SequenceInput load_sequence(const SequenceSource& source, int64_t d_model, const
     SequenceInput input;
     input.embeddings = read_embeddings(source.path, source.tensor_name, limits);
     if (input.embeddings.rank() != 2 || input.embeddings.dim(1) != d_model || input.embeddings.dim(0) == 0)
-        fail_input(source.path, "embeddings have shape " + shape_string(input.embeddings.shape) + ", expected [T, " +
-                                    std::to_string(d_model) + "] with T >= 1");
+        fail_input(source.path, fmt::format("embeddings have shape {}, expected [T, {}] with T >= 1",
+                                            shape_string(input.embeddings.shape), d_model));
     require_finite(input.embeddings, "embeddings", source.path, limits);
     const int64_t T = input.embeddings.dim(0);
     input.tokens = source.tokens_path.empty() ? index_labels(T) : read_tokens(source.tokens_path);
     if (static_cast<int64_t>(input.tokens.size()) != T)
-        fail_input(source.tokens_path,
-                   std::to_string(input.tokens.size()) + " tokens for " + std::to_string(T) + " embedding rows");
+        fail_input(source.tokens_path, fmt::format("{} tokens for {} embedding rows", input.tokens.size(), T));
     return input;
 }
 

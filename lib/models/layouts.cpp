@@ -3,6 +3,8 @@
 
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -53,7 +55,7 @@ struct LayerContext {
             fail_input(where, "number of heads unknown: no config.json with num_attention_heads beside the checkpoint",
                        Remedy::give_num_heads);
         const int64_t heads = options.num_heads ? *options.num_heads : *config.num_heads;
-        if (heads <= 0) fail_input(where, "the number of heads must be positive, not " + std::to_string(heads));
+        if (heads <= 0) fail_input(where, fmt::format("the number of heads must be positive, not {}", heads));
         return heads;
     }
 };
@@ -78,8 +80,7 @@ Tensor columns_of(const Tensor& m, int64_t begin, int64_t count) {
 void set_equal_heads(LayerWeights& w, const LayerContext& c, int64_t q_width) {
     w.num_heads = c.num_heads();
     if (q_width % w.num_heads != 0)
-        fail_input(c.where, "width " + std::to_string(q_width) + " is not divisible by " + std::to_string(w.num_heads) +
-                                " heads");
+        fail_input(c.where, fmt::format("width {} is not divisible by {} heads", q_width, w.num_heads));
     w.num_kv_heads = w.num_heads;
     w.d_head = q_width / w.num_heads;
 }
@@ -148,15 +149,15 @@ LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
                          : c.config.num_kv_heads ? *c.config.num_kv_heads
                                                  : w.num_heads;
         if (w.num_kv_heads <= 0 || w.num_heads % w.num_kv_heads != 0)
-            fail_input(c.where, "key/value heads (" + std::to_string(w.num_kv_heads) + ") must divide the " +
-                                    std::to_string(w.num_heads) + " query heads");
+            fail_input(c.where,
+                       fmt::format("key/value heads ({}) must divide the {} query heads", w.num_kv_heads, w.num_heads));
     }
     const int64_t kv_width = w.num_kv_heads * w.d_head;
     const Tensor k = c.get(k_name, {-1, d});
     if (k.dim(0) != kv_width)
         fail_input(c.where,
-                   "tensor '" + c.base + k_name + "' has " + std::to_string(k.dim(0)) + " outputs, expected " +
-                       std::to_string(w.num_kv_heads) + " key/value heads x " + std::to_string(w.d_head),
+                   fmt::format("tensor '{}{}' has {} outputs, expected {} key/value heads x {}", c.base, k_name,
+                               k.dim(0), w.num_kv_heads, w.d_head),
                    n.grouped_kv ? Remedy::give_num_kv_heads : Remedy::none);
     w.w_q = transposed(q);
     w.w_k = transposed(k);
@@ -205,7 +206,7 @@ const Preset& find_preset(const std::string& layout) {
 
 // prefix + layer path for one layer, with "{layer}" filled in.
 std::string layer_base(const std::string& prefix, const Preset& preset, int layer) {
-    return replace_all(prefix + preset.layer_path, "{layer}", std::to_string(layer));
+    return replace_all(prefix + preset.layer_path, "{layer}", fmt::format("{}", layer));
 }
 
 // The prefix under which the file holds this preset's layer 0 ("" candidates first), or null.
@@ -248,7 +249,7 @@ int count_layers(const TensorSource& file, const std::string& layout, const Layo
 LayerWeights load_layer(const TensorSource& file, const std::string& layout, int layer, const LayoutOptions& options,
                         const HfConfig& config) {
     const Preset& preset = find_preset(layout);
-    const std::string where = file.path() + ": layer " + std::to_string(layer) + " (" + layout + ")";
+    const std::string where = fmt::format("{}: layer {} ({})", file.path(), layer, layout);
 
     // Step 1: find the prefix and check the layer exists.
     const std::string* prefix = find_prefix(file, preset, options);
@@ -264,20 +265,18 @@ LayerWeights load_layer(const TensorSource& file, const std::string& layout, int
     }
     const int layers = count_layers(file, layout, options);
     if (layer < 0 || layer >= layers)
-        fail_input(file.path(), "layer " + std::to_string(layer) + " is out of range: the checkpoint has " +
-                                    std::to_string(layers) + " " + layout + " layer" + (layers == 1 ? "" : "s") +
-                                    " (0-" + std::to_string(layers - 1) + ")");
+        fail_input(file.path(), fmt::format("layer {} is out of range: the checkpoint has {} {} layer{} (0-{})", layer,
+                                            layers, layout, layers == 1 ? "" : "s", layers - 1));
 
     // Step 2: the preset's tensors, converted to x W.
     const LayerContext context{file, layer_base(*prefix, preset, layer), where, options, config};
     LayerWeights w = preset.build(context);
     if (options.num_kv_heads && *options.num_kv_heads != w.num_kv_heads)
-        fail_input(where, "a key/value head count of " + std::to_string(*options.num_kv_heads) +
-                              " does not apply: " + layout + " layers have as many key/value heads as query heads (" +
-                              std::to_string(w.num_heads) + ")");
+        fail_input(where, fmt::format("a key/value head count of {} does not apply: {} layers have as many key/value "
+                                      "heads as query heads ({})",
+                                      *options.num_kv_heads, layout, w.num_heads));
     if (config.d_model && *config.d_model != w.d_model)
-        fail_input(where, "tensors have width " + std::to_string(w.d_model) + " but " + config.path + " says " +
-                              std::to_string(*config.d_model));
+        fail_input(where, fmt::format("tensors have width {} but {} says {}", w.d_model, config.path, *config.d_model));
 
     // Step 3: masking and position conventions, options first.
     w.causal = options.causal.value_or(preset.causal);

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_kind.hpp"
 #include "finite.hpp"
@@ -64,7 +66,7 @@ public:
 
 private:
     static std::string layer_name(const std::string& name, int64_t layer) {
-        return "layer " + std::to_string(layer) + " " + name;
+        return fmt::format("layer {} {}", layer, name);
     }
     const unsigned char* at_;
     const std::string& path_;
@@ -78,8 +80,7 @@ void validate_llama_config(const ModelConfig& c, const std::string& path, const 
                            const std::string& hint) {
     auto check_count = [&](int64_t value, int64_t limit, const char* name) {
         if (value <= 0 || value > limit)
-            fail_input(path, field + " " + name + " = " + std::to_string(value) + " is outside 1.." +
-                                 std::to_string(limit) + hint);
+            fail_input(path, fmt::format("{} {} = {} is outside 1..{}{}", field, name, value, limit, hint));
     };
     check_count(c.d_model, 1 << 15, "dim");
     check_count(c.ffn_dim, 1 << 17, "hidden_dim");
@@ -89,13 +90,11 @@ void validate_llama_config(const ModelConfig& c, const std::string& path, const 
     check_count(c.vocab_size, 1 << 20, "vocab_size");
     check_count(c.max_tokens, 1 << 20, "seq_len");
     if (c.d_model % c.n_heads != 0)
-        fail_input(path,
-                   "dim " + std::to_string(c.d_model) + " is not divisible by n_heads " + std::to_string(c.n_heads));
+        fail_input(path, fmt::format("dim {} is not divisible by n_heads {}", c.d_model, c.n_heads));
     if (c.n_heads % c.n_kv_heads != 0)
-        fail_input(path, "n_heads " + std::to_string(c.n_heads) + " is not divisible by n_kv_heads " +
-                             std::to_string(c.n_kv_heads));
+        fail_input(path, fmt::format("n_heads {} is not divisible by n_kv_heads {}", c.n_heads, c.n_kv_heads));
     if ((c.d_model / c.n_heads) % 2 != 0)
-        fail_input(path, "head size " + std::to_string(c.d_model / c.n_heads) + " is odd (RoPE needs pairs)");
+        fail_input(path, fmt::format("head size {} is odd (RoPE needs pairs)", c.d_model / c.n_heads));
 }
 
 LayerWeights llama_attention_weights(const ModelConfig& c, Tensor w_q, Tensor w_k, Tensor w_v, Tensor w_o,
@@ -121,10 +120,9 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
         c.vocab_size * d + layers * per_layer + d + c.max_tokens * head + (c.shared_classifier ? 0 : c.vocab_size * d);
     const int64_t expected = header_bytes + 4 * floats;
     if (static_cast<int64_t>(file.size()) != expected)
-        fail_input(path, "file has " + std::to_string(file.size()) + " bytes but its header (dim " + std::to_string(d) +
-                             ", " + std::to_string(layers) + " layers, vocab " + std::to_string(c.vocab_size) +
-                             ") needs " + std::to_string(expected) +
-                             (static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
+        fail_input(path, fmt::format("file has {} bytes but its header (dim {}, {} layers, vocab {}) needs {}{}",
+                                     file.size(), d, layers, c.vocab_size, expected,
+                                     static_cast<int64_t>(file.size()) < expected ? " (truncated)" : ""));
 
     // Step 2: the arrays in file order.
     ArrayReader reader(file.data() + header_bytes, path, limits);
@@ -149,7 +147,7 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
         const size_t i = static_cast<size_t>(l);
         BlockWeights block;
         block.attention = llama_attention_weights(c, std::move(wq[i]), std::move(wk[i]), std::move(wv[i]),
-                                                  std::move(wo[i]), path + ": layer " + std::to_string(l));
+                                                  std::move(wo[i]), fmt::format("{}: layer {}", path, l));
         block.attention_norm.weight = std::move(rms_att[i]), block.feed_forward_norm.weight = std::move(rms_ffn[i]);
         block.w_in = std::move(w1[i]), block.w_out = std::move(w2[i]), block.w_up = std::move(w3[i]);
         w.layers.push_back(std::move(block));

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "gguf.hpp"
 #include "gguf_tokenizer.hpp"
@@ -30,10 +32,10 @@ std::unique_ptr<ModelTokenizer> read_hf_tokenizer(const std::string& location, i
     // Fewer tokens than the model's embedding rows is common (Pythia pads its embedding); more is
     // a tokenizer of another model, whose ids would run past the embedding.
     if (vocab_size > 0 && tokenizer.vocab_size() > vocab_size)
-        fail_input(location, "its vocabulary of " + std::to_string(tokenizer.vocab_size()) +
-                                 " tokens does not fit the model's " + std::to_string(vocab_size) +
-                                 (model_path.empty() ? "" : " (" + model_path + ")") +
-                                 ": a tokenizer of another model?");
+        fail_input(
+            location,
+            fmt::format("its vocabulary of {} tokens does not fit the model's {}{}: a tokenizer of another model?",
+                        tokenizer.vocab_size(), vocab_size, model_path.empty() ? "" : " (" + model_path + ")"));
     return as_model_tokenizer(std::move(tokenizer));
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "colormap.hpp"
 #include "error.hpp"
 #include "figure_style.hpp"
@@ -138,8 +140,8 @@ BarChartLayout write_bar_chart_png(const std::string& path, const std::vector<do
                                    const std::vector<std::string>& labels, const std::string& title,
                                    const std::string& y_label, int max_px) {
     if (values.empty() || values.size() != labels.size())
-        throw Error(ErrorKind::internal, "bar chart " + path + ": " + std::to_string(values.size()) + " values, " +
-                                             std::to_string(labels.size()) + " labels");
+        throw Error(ErrorKind::internal,
+                    fmt::format("bar chart {}: {} values, {} labels", path, values.size(), labels.size()));
     // Step 1: the value range and its ticks.
     const Font& font = Font::default_font();
     const ValueAxis axis = value_axis(values, font);

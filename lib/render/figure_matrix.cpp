@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "heatmap.hpp"
 #include "png_writer.hpp"
@@ -37,8 +39,8 @@ HeatmapLayout write_matrix_png(const std::string& path, const Tensor& matrix, co
                                const std::string& title, const std::string& colormap, float vmin, float vmax,
                                const std::string& value_label, int max_px, int64_t group_size) {
     if (matrix.rank() != 2 || matrix.dim(0) != matrix.dim(1) || static_cast<int64_t>(labels.size()) != matrix.dim(0))
-        throw Error(ErrorKind::internal, "matrix picture " + path + ": matrix " + shape_string(matrix.shape) +
-                                             " with " + std::to_string(labels.size()) + " labels");
+        throw Error(ErrorKind::internal, fmt::format("matrix picture {}: matrix {} with {} labels", path,
+                                                     shape_string(matrix.shape), labels.size()));
     Visibility all_visible;
     all_visible.queries = all_visible.keys = matrix.dim(0);
     HeatmapStyle style;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "figure_style.hpp"
 #include "parallel_for.hpp"
@@ -19,12 +21,8 @@ constexpr int caption_min_tile = 56;  // tiles at least this big get an "L0 H3" 
 constexpr float header_px = axis_px;
 constexpr float caption_px = tick_px;
 
-// "L3", "H7" (built without const char* + string&&, which trips GCC 12's -Wrestrict).
-std::string tagged(char tag, int64_t number) {
-    std::string text(1, tag);
-    text += std::to_string(number);
-    return text;
-}
+// "L3", "H7".
+std::string tagged(char tag, int64_t number) { return fmt::format("{}{}", tag, number); }
 
 void check_layers(const std::vector<const Tensor*>& layers, const Visibility& visibility) {
     if (layers.empty()) throw Error(ErrorKind::internal, "overview: no layers");
@@ -32,10 +30,8 @@ void check_layers(const std::vector<const Tensor*>& layers, const Visibility& vi
         const Tensor& t = *layers[l];
         if (t.rank() != 3 || t.dim(0) != layers[0]->dim(0) || t.dim(1) != visibility.queries ||
             t.dim(2) != visibility.keys)
-            throw Error(ErrorKind::internal, "overview: layer " + std::to_string(l) + " attention is " +
-                                                 shape_string(t.shape) + ", expected [H, " +
-                                                 std::to_string(visibility.queries) + ", " +
-                                                 std::to_string(visibility.keys) + "]");
+            throw Error(ErrorKind::internal, fmt::format("overview: layer {} attention is {}, expected [H, {}, {}]", l,
+                                                         shape_string(t.shape), visibility.queries, visibility.keys));
     }
 }
 
@@ -122,8 +118,8 @@ void add_overview_layer(OverviewTiles& tiles, const Tensor& layer, const Visibil
                         const HeatmapStyle& style, int threads) {
     check_layers({&layer}, visibility);
     if (layer.dim(0) != tiles.num_heads)
-        throw Error(ErrorKind::internal, "overview: a layer of " + std::to_string(layer.dim(0)) + " heads, expected " +
-                                             std::to_string(tiles.num_heads));
+        throw Error(ErrorKind::internal,
+                    fmt::format("overview: a layer of {} heads, expected {}", layer.dim(0), tiles.num_heads));
     const int64_t first = static_cast<int64_t>(tiles.cells.size()), per_head = layer.dim(1) * layer.dim(2);
     tiles.cells.resize(static_cast<size_t>(first + tiles.num_heads));
     tiles.visible.resize(tiles.cells.size());
@@ -251,8 +247,8 @@ RasterImage render_overview_tiles(const OverviewTiles& tiles, const std::vector<
     const Font& font = Font::default_font();
     const int n_heads = static_cast<int>(tiles.num_heads), n_layers = static_cast<int>(tiles.cells.size()) / n_heads;
     if (!tile_labels.empty() && static_cast<int64_t>(tile_labels.size()) != int64_t{n_layers} * n_heads)
-        throw Error(ErrorKind::internal, "overview: " + std::to_string(tile_labels.size()) + " tile labels for " +
-                                             std::to_string(int64_t{n_layers} * n_heads) + " heads");
+        throw Error(ErrorKind::internal, fmt::format("overview: {} tile labels for {} heads", tile_labels.size(),
+                                                     int64_t{n_layers} * n_heads));
     const SheetFrame frame = sheet_frame(font, layer_numbers, n_layers, n_heads, style, !tile_labels.empty());
     if (frame.budget != tiles.budget) throw Error(ErrorKind::internal, "overview: tiles pooled for another sheet");
 

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -66,10 +68,9 @@ CellWindow parse_cell_window(const std::string& text) {
 }
 
 void check_cell_window(const CellWindow& window, int64_t queries, int64_t keys) {
-    const std::string text = std::to_string(window.q0) + ":" + std::to_string(window.q1) + "," +
-                             std::to_string(window.k0) + ":" + std::to_string(window.k1);
-    if (window.q1 > queries) bad_window(text, "query range ends past the " + std::to_string(queries) + " queries");
-    if (window.k1 > keys) bad_window(text, "key range ends past the " + std::to_string(keys) + " keys");
+    const std::string text = fmt::format("{}:{},{}:{}", window.q0, window.q1, window.k0, window.k1);
+    if (window.q1 > queries) bad_window(text, fmt::format("query range ends past the {} queries", queries));
+    if (window.k1 > keys) bad_window(text, fmt::format("key range ends past the {} keys", keys));
 }
 
 bool CellGrid::pooled() const {

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "colormap.hpp"
 #include "error.hpp"
@@ -37,18 +38,14 @@ std::vector<double> axis_ticks(const ValueScale& scale) {
 }
 
 std::string format_tick(double value) {
-    char text[32];
     if (value == 0.0) return "0";
-    if (std::abs(value) >= 1e-3 && std::abs(value) < 1e4)
-        std::snprintf(text, sizeof text, "%.3g", value);
-    else
-        std::snprintf(text, sizeof text, "%.0e", value);
-    return text;
+    if (std::abs(value) >= 1e-3 && std::abs(value) < 1e4) return fmt::format("{:.3g}", value);
+    return fmt::format("{:.0e}", value);
 }
 
 std::string pooling_note(const CellGrid& cells, PoolMode pool) {
     const int64_t rows = cells.row_edges[1] - cells.row_edges[0], cols = cells.col_edges[1] - cells.col_edges[0];
-    const std::string block = rows == cols ? std::to_string(rows) : std::to_string(rows) + " x " + std::to_string(cols);
+    const std::string block = rows == cols ? fmt::format("{}", rows) : fmt::format("{} x {}", rows, cols);
     return block + " tokens per cell, " + (pool == PoolMode::max ? "max" : "mean") + "-pooled";
 }
 
@@ -71,15 +68,10 @@ struct LabelMaker {
     mutable int widest_px[2] = {-1, -1};  // widest() without and with the index prefix, once measured
 
     std::string text(int64_t index) const {
-        if (tokens.empty()) return std::to_string(index);
+        if (tokens.empty()) return fmt::format("{}", index);
         std::string shown = tokens[static_cast<size_t>(index)];
         if (!raw) shown = display_token(tokens[static_cast<size_t>(index)]);
-        if (with_index) {
-            std::string prefix(1, '#');
-            prefix += std::to_string(index);
-            prefix += ' ';
-            shown = prefix + shown;
-        }
+        if (with_index) shown = fmt::format("#{} {}", index, shown);
         return fit_text(font, shown, label_px, max_label_width);
     }
     // Width of the widest label in [first, last): measured once per prefix choice (the layout
@@ -116,16 +108,13 @@ CellWindow checked_area(const Visibility& visibility, const std::vector<std::str
                         const std::vector<std::string>& key_tokens, const HeatmapStyle& style) {
     const int64_t queries = visibility.queries, keys = visibility.keys;
     if (queries < 1 || keys < 1)
-        throw Error(ErrorKind::internal,
-                    "heatmap: empty attention map " + std::to_string(queries) + "x" + std::to_string(keys));
+        throw Error(ErrorKind::internal, fmt::format("heatmap: empty attention map {}x{}", queries, keys));
     if (!query_tokens.empty() && static_cast<int64_t>(query_tokens.size()) != queries)
-        fail_input("heatmap",
-                   std::to_string(query_tokens.size()) + " query tokens for " + std::to_string(queries) + " queries");
+        fail_input("heatmap", fmt::format("{} query tokens for {} queries", query_tokens.size(), queries));
     if (!key_tokens.empty() && static_cast<int64_t>(key_tokens.size()) != keys)
-        fail_input("heatmap", std::to_string(key_tokens.size()) + " key tokens for " + std::to_string(keys) + " keys");
+        fail_input("heatmap", fmt::format("{} key tokens for {} keys", key_tokens.size(), keys));
     if (style.max_px < 256)
-        throw Error(ErrorKind::usage,
-                    "a picture side of " + std::to_string(style.max_px) + " px is too small (at least 256)");
+        throw Error(ErrorKind::usage, fmt::format("a picture side of {} px is too small (at least 256)", style.max_px));
     Colormap::named(style.colormap);  // rejects an unknown name before any work
     CellWindow area{0, queries, 0, keys};
     if (style.window) {

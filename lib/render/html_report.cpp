@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "error.hpp"
 #include "figure_overview.hpp"
@@ -38,21 +39,19 @@ void check_maps(const HtmlMaps& input) {
     for (const Tensor* layer : input.layers)
         if (layer->rank() != 3 || layer->dim(0) != input.layers[0]->dim(0) || layer->dim(1) != v.queries ||
             layer->dim(2) != v.keys)
-            throw Error(ErrorKind::internal, "html report: attention " + shape_string(layer->shape) +
-                                                 " does not match [H, " + std::to_string(v.queries) + ", " +
-                                                 std::to_string(v.keys) + "]");
+            throw Error(ErrorKind::internal, fmt::format("html report: attention {} does not match [H, {}, {}]",
+                                                         shape_string(layer->shape), v.queries, v.keys));
     if (!input.head_numbers.empty() && input.head_numbers.size() != input.layers.size())
-        throw Error(ErrorKind::internal, "html report: head lists for " + std::to_string(input.head_numbers.size()) +
-                                             " of " + std::to_string(input.layers.size()) + " layers");
+        throw Error(ErrorKind::internal, fmt::format("html report: head lists for {} of {} layers",
+                                                     input.head_numbers.size(), input.layers.size()));
     for (const std::vector<int64_t>& heads : input.head_numbers)
         for (int64_t h : heads)
             if (h < 0 || h >= input.layers[0]->dim(0))
-                throw Error(ErrorKind::internal, "html report: head " + std::to_string(h) + " out of range");
+                throw Error(ErrorKind::internal, fmt::format("html report: head {} out of range", h));
     if (input.query_tokens.size() != static_cast<size_t>(v.queries) ||
         input.key_tokens.size() != static_cast<size_t>(v.keys))
-        fail_input("html report", std::to_string(input.query_tokens.size()) + " query / " +
-                                      std::to_string(input.key_tokens.size()) + " key tokens for a " +
-                                      std::to_string(v.queries) + "x" + std::to_string(v.keys) + " map");
+        fail_input("html report", fmt::format("{} query / {} key tokens for a {}x{} map", input.query_tokens.size(),
+                                              input.key_tokens.size(), v.queries, v.keys));
 }
 
 void check_input(const HtmlReportInput& input) {
@@ -62,7 +61,7 @@ void check_input(const HtmlReportInput& input) {
         if (sets.size() > 1 &&
             (sets[k]->name.empty() ||
              std::count_if(sets.begin(), sets.end(), [&](const HtmlMaps* m) { return m->name == sets[k]->name; }) > 1))
-            throw Error(ErrorKind::internal, "html report: set " + std::to_string(k) + " needs a name of its own");
+            throw Error(ErrorKind::internal, fmt::format("html report: set {} needs a name of its own", k));
     }
 }
 
@@ -215,13 +214,7 @@ std::string legend_gradient(const Colormap& colormap) {
     std::string stops;
     for (int k = 0; k <= 16; ++k) {
         const Rgb c = colormap.entry(std::min(255, k * 16));
-        // appended piece by piece: "," + std::to_string(...) trips GCC 12's -Wrestrict
-        stops.append(k ? ",rgb(" : "rgb(")
-            .append(std::to_string(c.r))
-            .append(",")
-            .append(std::to_string(c.g))
-            .append(",");
-        stops.append(std::to_string(c.b)).append(")");
+        stops += fmt::format("{}rgb({},{},{})", k ? "," : "", c.r, c.g, c.b);
     }
     return "linear-gradient(to right," + stops + ")";
 }
@@ -231,10 +224,8 @@ std::string legend_gradient(const Colormap& colormap) {
 std::string colour_legend(const HtmlReportInput& input, const Colormap& colormap) {
     std::string ticks;
     auto tick = [&](double position, const std::string& text) {
-        char left[32];
-        std::snprintf(left, sizeof left, "%.2f", 100.0 * position);
-        ticks +=
-            "<span class=\"legend-tick\" style=\"left:" + std::string(left) + "%\">" + xml_escape(text) + "</span>";
+        ticks += fmt::format("<span class=\"legend-tick\" style=\"left:{:.2f}%\">{}</span>", 100.0 * position,
+                             xml_escape(text));
     };
     std::string note;
     if (input.scale == ScaleMode::global) {
@@ -321,11 +312,10 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
         for (size_t l = 0; l < set->layers.size(); ++l) shown += static_cast<int64_t>(shown_heads(*set, l).size());
         const std::string named = set->name.empty() ? "" : xml_escape(set->name) + ": ";
         const std::string separator = maps.empty() ? "" : "; ";
-        maps += separator + named + std::to_string(shown) + " maps: " + std::to_string(set->layers.size()) +
-                " layer(s) of " + std::to_string(set->layers[0]->dim(0)) + " heads" +
-                (set->head_numbers.empty() ? "" : " (a selection of the heads)");
-        tokens += separator + named + "T = " + std::to_string(visibility.queries) + " queries &times; " +
-                  std::to_string(visibility.keys) + " keys" + (visibility.causal ? ", causal" : "");
+        maps += fmt::format("{}{}{} maps: {} layer(s) of {} heads{}", separator, named, shown, set->layers.size(),
+                            set->layers[0]->dim(0), set->head_numbers.empty() ? "" : " (a selection of the heads)");
+        tokens += fmt::format("{}{}T = {} queries &times; {} keys{}", separator, named, visibility.queries,
+                              visibility.keys, visibility.causal ? ", causal" : "");
     }
     std::string rows;
     auto row = [&](const std::string& name, const std::string& id, const std::string& html) {

@@ -47,6 +47,8 @@ unsigned char* libdeflate_zlib_compress_for_stb(unsigned char* data, int data_le
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include <stb_image_write.h>
+
+#include <fmt/format.h>
 #pragma GCC diagnostic pop
 
 namespace attn_viz {
@@ -103,9 +105,7 @@ PixelBytes expand_palette(const RasterImage& image) {
     return pixels;
 }
 
-std::string size_text(const RasterImage& image) {
-    return std::to_string(image.width) + "x" + std::to_string(image.height);
-}
+std::string size_text(const RasterImage& image) { return fmt::format("{}x{}", image.width, image.height); }
 
 // The PNG in stb's buffer (from malloc) and its length.
 struct StbPng {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -38,8 +40,8 @@ uint16_t RasterImage::color_index(Rgb color) {
             return last_index_ = static_cast<uint16_t>(color_slots_[slot] - 1u);
     // Step 2: a new color goes at the palette's end; keep the table at most half full.
     if (palette.size() >= 65535)
-        throw Error(ErrorKind::internal, "raster_image: more than 65535 colors in one " + std::to_string(width) + "x" +
-                                             std::to_string(height) + " picture");
+        throw Error(ErrorKind::internal,
+                    fmt::format("raster_image: more than 65535 colors in one {}x{} picture", width, height));
     palette.push_back(color);
     color_slots_[slot] = static_cast<uint16_t>(palette.size());
     if (palette.size() * 2 > color_slots_.size()) rehash_colors();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
 #include "stats_report.hpp"
@@ -27,7 +29,7 @@ std::vector<std::string> ablation_findings(const AblationReport& report,
     if (top.delta_loss > 0)
         findings.push_back("ablation (" + mode + "): removing " + top_name + " raises the next-token loss most, by " +
                            short_number(top.delta_loss) + " nats (" +
-                           short_number(100 * top.delta_loss / report.clean_loss, "%.1f") + "% of the clean " +
+                           short_number(100 * top.delta_loss / report.clean_loss, "{:.1f}") + "% of the clean " +
                            short_number(report.clean_loss) + ")");
     else
         findings.push_back("ablation (" + mode + "): removing no listed head raises the next-token loss (clean " +
@@ -38,9 +40,9 @@ std::vector<std::string> ablation_findings(const AblationReport& report,
     const auto mattering = std::count_if(ranked.begin(), ranked.end(), [&](const HeadAblationEffect& e) {
         return std::isfinite(e.delta_loss) && std::abs(e.delta_loss) > matters;
     });
-    findings.push_back(std::to_string(mattering) + " of " + std::to_string(ranked.size()) +
-                       " ablated heads move the loss by more than 1% of the clean loss (" +
-                       short_number(matters, "%.3g") + " nats); " + kl_sentence);
+    findings.push_back(
+        fmt::format("{} of {} ablated heads move the loss by more than 1% of the clean loss ({} nats); {}", mattering,
+                    ranked.size(), short_number(matters, "{:.3g}"), kl_sentence));
     return findings;
 }
 

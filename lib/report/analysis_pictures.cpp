@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "figure_matrix.hpp"
 #include "heatmap.hpp"
@@ -29,16 +30,13 @@ void write_keys_needed_png(const std::string& path, const ModelAnalysis& a, cons
         grid.data[n] = std::isfinite(k) ? static_cast<float>(k) : 1.0f;
     }
     std::vector<std::string> layers, heads;
-    // Appended piece by piece: "L" + std::to_string(...) trips GCC 12's -Wrestrict.
-    for (int64_t l = 0; l < a.num_layers; ++l) layers.push_back(std::string("L").append(std::to_string(l)));
-    for (int64_t h = 0; h < a.num_heads; ++h) heads.push_back(std::string("H").append(std::to_string(h)));
+    for (int64_t l = 0; l < a.num_layers; ++l) layers.push_back(fmt::format("L{}", l));
+    for (int64_t h = 0; h < a.num_heads; ++h) heads.push_back(fmt::format("H{}", h));
     HeatmapStyle style = o.style;
     style.window.reset();
     style.vmin = 1.0f, style.vmax = static_cast<float>(std::max<int64_t>(a.num_keys, 2));
     style.log_scale = true, style.raw_labels = true, style.labels = true;
-    char title[80];
-    std::snprintf(title, sizeof title, "keys needed for output error <= %g", a.thresholds.sparse_tolerance);
-    style.title = title;
+    style.title = fmt::format("keys needed for output error <= {:g}", a.thresholds.sparse_tolerance);
     style.colorbar_label = "top-k keys", style.row_axis_label = "layer", style.column_axis_label = "head";
     Visibility all;
     all.queries = a.num_layers, all.keys = a.num_heads;

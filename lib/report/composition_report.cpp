@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "figure_matrix.hpp"
 #include "file_write.hpp"
 #include "head_effect_outputs.hpp"
@@ -49,10 +51,10 @@ std::vector<std::string> composition_findings(const CompositionScores& s) {
     for (CompositionKind kind : kinds) {
         const std::vector<ComposedPair> pairs = ranked_compositions(s, kind);
         if (pairs.empty()) continue;
-        findings.push_back(kind_title(kind) + "-composition: strongest " + pair_name(s, pairs.front()) + " (" +
-                           short_number(pairs.front().score, "%.3f") + ", against a mean of " +
-                           short_number(mean_score(pairs), "%.3f") + " over " + std::to_string(pairs.size()) +
-                           " pairs)");
+        findings.push_back(fmt::format("{}-composition: strongest {} ({}, against a mean of {} over {} pairs)",
+                                       kind_title(kind), pair_name(s, pairs.front()),
+                                       short_number(pairs.front().score, "{:.3f}"),
+                                       short_number(mean_score(pairs), "{:.3f}"), pairs.size()));
     }
     return findings;
 }
@@ -68,9 +70,8 @@ nlohmann::json write_composition_outputs(OutputDir& out, const CompositionScores
         const std::vector<ComposedPair> pairs = ranked_compositions(s, kind);
         nlohmann::json top = nlohmann::json::array();
         for (const ComposedPair& p : pairs) {
-            const std::string row = key + "," + std::to_string(p.earlier / s.heads) + "," +
-                                    std::to_string(p.earlier % s.heads) + "," + std::to_string(p.later / s.heads) +
-                                    "," + std::to_string(p.later % s.heads) + ",";
+            const std::string row = fmt::format("{},{},{},{},{},", key, p.earlier / s.heads, p.earlier % s.heads,
+                                                p.later / s.heads, p.later % s.heads);
             csv += row + csv_number(p.score) + "\n";
             if (top.size() < top_pairs_listed)
                 top.push_back({{"earlier_layer", p.earlier / s.heads},

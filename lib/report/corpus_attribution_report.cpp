@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "file_write.hpp"
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
@@ -41,7 +43,7 @@ double summed_means(const CorpusAttribution& a, AttributionPart part) {
     return sum;
 }
 
-std::string signed_text(double x) { return short_number(x, "%+.3g"); }
+std::string signed_text(double x) { return short_number(x, "{:+.3g}"); }
 
 }  // namespace
 
@@ -49,29 +51,29 @@ std::vector<std::string> corpus_attribution_findings(const CorpusAttribution& a)
     const std::vector<HeadMoments> order = ranked_heads(a);
     if (order.empty() || a.positions() == 0) return {};
     const HeadMoments &top = order.front(), &bottom = order.back();
-    return {"direct logit attribution over " + std::to_string(a.positions()) +
-            " positions: " + head_name(top.layer, top.head) + " writes most toward the " + a.target() + " (" +
-            signed_text(top.mean) + " on average, std " + short_number(top.std, "%.3g") + "), " +
-            head_name(bottom.layer, bottom.head) + " most against it (" + signed_text(bottom.mean) +
-            "); of the mean logit " + short_number(a.moments(AttributionPart::logit).mean, "%.3g") +
-            ", the heads give " + signed_text(summed_means(a, AttributionPart::layer_heads)) + ", the feed-forwards " +
-            signed_text(summed_means(a, AttributionPart::mlp)) + ", the embeddings " +
-            signed_text(a.moments(AttributionPart::embedding).mean)};
+    return {fmt::format(
+        "direct logit attribution over {} positions: {} writes most toward the {} ({} on average, std {}), {} most "
+        "against it ({}); of the mean logit {}, the heads give {}, the feed-forwards {}, the embeddings {}",
+        a.positions(), head_name(top.layer, top.head), a.target(), signed_text(top.mean),
+        short_number(top.std, "{:.3g}"), head_name(bottom.layer, bottom.head), signed_text(bottom.mean),
+        short_number(a.moments(AttributionPart::logit).mean, "{:.3g}"),
+        signed_text(summed_means(a, AttributionPart::layer_heads)), signed_text(summed_means(a, AttributionPart::mlp)),
+        signed_text(a.moments(AttributionPart::embedding).mean))};
 }
 
 nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttribution& a, const ReportOptions& o) {
     std::string csv = "component,layer,head,mean,std,count\n";
     const auto row = [&](const char* component, const std::string& layer, const std::string& head,
                          const RunningMoments& m) {
-        csv += std::string(component) + "," + layer + "," + head + "," + csv_number(m.mean_or_nan()) + "," +
-               csv_number(m.population_std()) + "," + std::to_string(m.count) + "\n";
+        csv += fmt::format("{},{},{},{},{},{}\n", component, layer, head, csv_number(m.mean_or_nan()),
+                           csv_number(m.population_std()), m.count);
     };
     row("embedding", "", "", a.moments(AttributionPart::embedding));
     nlohmann::json layers = nlohmann::json::array();
     for (int64_t l = 0; l < a.layers(); ++l) {
-        const std::string layer = std::to_string(l);
+        const std::string layer = fmt::format("{}", l);
         for (int64_t h = 0; h < a.heads(); ++h)
-            row("head", layer, std::to_string(h), a.moments(AttributionPart::head, l, h));
+            row("head", layer, fmt::format("{}", h), a.moments(AttributionPart::head, l, h));
         row("heads", layer, "", a.moments(AttributionPart::layer_heads, l));
         row("attention_bias", layer, "", a.moments(AttributionPart::attention_bias, l));
         row("mlp", layer, "", a.moments(AttributionPart::mlp, l));
@@ -98,8 +100,8 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
             for (int64_t h = 0; h < a.heads(); ++h)
                 means.push_back(static_cast<float>(a.moments(AttributionPart::head, l, h).mean));
         write_layer_head_png(out.file("logit_attribution_heads.png"), means, a.layers(), a.heads(),
-                             "Direct logit attribution to the " + a.target() + ", mean over " +
-                                 std::to_string(a.positions()) + " positions of the corpus",
+                             fmt::format("Direct logit attribution to the {}, mean over {} positions of the corpus",
+                                         a.target(), a.positions()),
                              "logit contribution", o, true);
     }
     return {{"logit_attribution",

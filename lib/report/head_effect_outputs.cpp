@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 #include "colormap.hpp"
 #include "file_write.hpp"
@@ -15,8 +16,8 @@ void write_layer_head_png(const std::string& path, const std::vector<float>& val
                           const std::string& title, const std::string& value_label, const ReportOptions& o,
                           bool signed_values) {
     std::vector<std::string> layer_names, head_names;
-    for (int64_t l = 0; l < layers; ++l) layer_names.push_back("L" + std::to_string(l));
-    for (int64_t h = 0; h < heads; ++h) head_names.push_back("H" + std::to_string(h));
+    for (int64_t l = 0; l < layers; ++l) layer_names.push_back(fmt::format("L{}", l));
+    for (int64_t h = 0; h < heads; ++h) head_names.push_back(fmt::format("H{}", h));
     const Visibility all{layers, heads, false, {}};
     HeatmapStyle style;
     style.colormap = o.style.colormap, style.max_px = o.style.max_px;
@@ -41,8 +42,7 @@ nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std
         const RankedHeadRow& row = rows[r];
         const int64_t index = row.layer * heads + row.head;
         nlohmann::json entry = {{"rank", r + 1}, {"index", index}, {"layer", row.layer}, {"head", row.head}};
-        csv += std::to_string(r + 1) + "," + std::to_string(index) + "," + std::to_string(row.layer) + "," +
-               std::to_string(row.head);
+        csv += fmt::format("{},{},{},{}", r + 1, index, row.layer, row.head);
         for (size_t v = 0; v < names.size(); ++v) {
             csv += "," + csv_number(row.values[v]);
             entry[names[v]] = json_number(row.values[v]);
@@ -63,10 +63,8 @@ std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, siz
     return values;
 }
 
-std::string short_number(double x, const char* format) {
-    char text[32];
-    std::snprintf(text, sizeof text, format, x);
-    return text;
+std::string short_number(double x, fmt::format_string<double> format) {
+    return fmt::vformat(format, fmt::make_format_args(x));
 }
 
 }  // namespace attn_viz

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "report.hpp"
@@ -38,6 +39,6 @@ std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, siz
                                      int64_t heads);
 
 // x printed with `format` (a findings sentence).
-std::string short_number(double x, const char* format = "%.4g");
+std::string short_number(double x, fmt::format_string<double> format = "{:.4g}");
 
 }  // namespace attn_viz

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "head_names.hpp"
 #include "png_writer.hpp"
@@ -24,8 +26,8 @@ ModelAnalysis join_layer_analyses(const std::vector<ModelAnalysis>& layers, cons
         const bool square =
             std::all_of(layer.matrices.begin(), layer.matrices.end(), [&](const HeadMatrix& m) { return m.size == H; });
         if (layer.num_layers != 1 || layer.num_heads != H || !square || static_cast<int64_t>(layer.heads.size()) != H)
-            throw Error(ErrorKind::internal, "join_layer_analyses: layer " + std::to_string(l) +
-                                                 " is not one layer of " + std::to_string(H) + " heads");
+            throw Error(ErrorKind::internal,
+                        fmt::format("join_layer_analyses: layer {} is not one layer of {} heads", l, H));
         for (int64_t h = 0; h < H; ++h) a.head_ids.push_back({l, h});
         a.heads.insert(a.heads.end(), layer.heads.begin(), layer.heads.end());
         a.sparse.insert(a.sparse.end(), layer.sparse.begin(), layer.sparse.end());
@@ -47,9 +49,9 @@ LayerStream::LayerStream(OutputDir& out, LayerStreamInput input, const ReportOpt
         throw Error(ErrorKind::internal, "LayerStream: the HTML report needs every layer's maps at once");
     if (options_.svg && (options_.svg->layer < 0 || options_.svg->layer >= input_.num_layers ||
                          options_.svg->head < 0 || options_.svg->head >= input_.num_heads))
-        throw Error(ErrorKind::usage, "svg head " + head_name(options_.svg->layer, options_.svg->head) +
-                                          " is out of range: the model has " + std::to_string(input_.num_layers) +
-                                          " layers of " + std::to_string(input_.num_heads) + " heads");
+        throw Error(ErrorKind::usage, fmt::format("svg head {} is out of range: the model has {} layers of {} heads",
+                                                  head_name(options_.svg->layer, options_.svg->head), input_.num_layers,
+                                                  input_.num_heads));
     const std::vector<int64_t> numbers = overview_layers();
     tiles_ = overview_tiles(numbers, static_cast<int>(numbers.size()), static_cast<int>(input_.num_heads),
                             options_.style, true);
@@ -68,7 +70,7 @@ std::vector<int64_t> LayerStream::overview_layers() const {
 
 void LayerStream::add_layer(int64_t layer, const LayerResult& result, const LayerWeights& weights) {
     if (layer != static_cast<int64_t>(layers_.size()) || layer >= input_.num_layers)
-        throw Error(ErrorKind::internal, "LayerStream: layer " + std::to_string(layer) + " out of order");
+        throw Error(ErrorKind::internal, fmt::format("LayerStream: layer {} out of order", layer));
     // Step 1: the layer's statistics, its pair matrices and weight similarities within the layer.
     {
         Timings::Scope t(timings_, "statistics");
@@ -110,8 +112,8 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
 
 ModelAnalysis LayerStream::finish(PictureNotes& notes) {
     if (static_cast<int64_t>(layers_.size()) != input_.num_layers)
-        throw Error(ErrorKind::internal, "LayerStream: " + std::to_string(layers_.size()) + " layers of " +
-                                             std::to_string(input_.num_layers) + " done");
+        throw Error(ErrorKind::internal,
+                    fmt::format("LayerStream: {} layers of {} done", layers_.size(), input_.num_layers));
     ModelAnalysis analysis;
     {
         Timings::Scope t(timings_, "statistics");

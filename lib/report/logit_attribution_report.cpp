@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "file_write.hpp"
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
@@ -44,7 +46,7 @@ double mean_of(const std::vector<double>& values) {
     return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
-std::string signed_text(double x) { return short_number(x, "%+.3g"); }
+std::string signed_text(double x) { return short_number(x, "{:+.3g}"); }
 
 }  // namespace
 
@@ -56,16 +58,16 @@ std::vector<std::string> logit_attribution_findings(const LogitAttribution& a,
     double heads = 0, mlp = 0;
     for (const HeadAttribution& e : order) heads += e.mean;
     for (int64_t l = 0; l < a.layers; ++l) mlp += row_mean(a.mlp, l, a.tokens);
-    std::vector<std::string> findings = {
-        "direct logit attribution: " + head_name(top.layer, top.head) + " writes most toward the target token (" +
-        signed_text(top.mean) + " on average over " + std::to_string(a.tokens) + " positions), " +
-        head_name(bottom.layer, bottom.head) + " most against it (" + signed_text(bottom.mean) +
-        "); of the mean logit " + short_number(mean_of(a.logits), "%.3g") + ", the heads give " + signed_text(heads) +
-        ", the feed-forwards " + signed_text(mlp) + ", the embeddings " + signed_text(mean_of(a.embedding))};
+    std::vector<std::string> findings = {fmt::format(
+        "direct logit attribution: {} writes most toward the target token ({} on average over {} positions), {} most "
+        "against it ({}); of the mean logit {}, the heads give {}, the feed-forwards {}, the embeddings {}",
+        head_name(top.layer, top.head), signed_text(top.mean), a.tokens, head_name(bottom.layer, bottom.head),
+        signed_text(bottom.mean), short_number(mean_of(a.logits), "{:.3g}"), signed_text(heads), signed_text(mlp),
+        signed_text(mean_of(a.embedding)))};
     const auto last_top =
         std::max_element(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.last < y.last; });
     findings.push_back("at the last position the head that writes most toward '" + target_labels.back() + "' (logit " +
-                       short_number(a.logits.back(), "%.3g") + ") is " + head_name(last_top->layer, last_top->head) +
+                       short_number(a.logits.back(), "{:.3g}") + ") is " + head_name(last_top->layer, last_top->head) +
                        " (" + signed_text(last_top->last) + ")");
     return findings;
 }
@@ -77,12 +79,12 @@ nlohmann::json write_logit_attribution_outputs(OutputDir& out, const LogitAttrib
     std::string csv = "position,target_id,component,layer,head,contribution\n";
     nlohmann::json positions = nlohmann::json::array();
     for (int64_t t = 0; t < T; ++t) {
-        const std::string row = std::to_string(t) + "," + std::to_string(a.targets[t]) + ",";
+        const std::string row = fmt::format("{},{},", t, a.targets[t]);
         csv += row + "embedding,,," + csv_number(a.embedding[t]) + "\n";
         for (int64_t l = 0; l < a.layers; ++l) {
-            const std::string layer = std::to_string(l) + ",";
+            const std::string layer = fmt::format("{},", l);
             for (int64_t h = 0; h < a.heads; ++h)
-                csv += row + "head," + layer + std::to_string(h) + "," + csv_number(a.head_at(l, h, t)) + "\n";
+                csv += fmt::format("{}head,{}{},{}\n", row, layer, h, csv_number(a.head_at(l, h, t)));
             csv += row + "attention_bias," + layer + "," + csv_number(a.attention_bias[l * T + t]) + "\n";
             csv += row + "mlp," + layer + "," + csv_number(a.mlp[l * T + t]) + "\n";
         }

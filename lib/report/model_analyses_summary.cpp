@@ -1,7 +1,8 @@
 #include "model_analyses_summary.hpp"
 
-#include <cstdio>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "head_names.hpp"
 #include "text_codecs.hpp"
@@ -22,11 +23,9 @@ constexpr Shown shown_analyses[] = {{"ablation", "Ablation"},
                                     {"attention_flow", "Attention flow"}};
 
 // A number of a stats entry ("" when null), with `format`.
-std::string number_text(const nlohmann::json& value, const char* format) {
+std::string number_text(const nlohmann::json& value, fmt::format_string<double> format) {
     if (!value.is_number()) return "-";
-    char text[32];
-    std::snprintf(text, sizeof text, format, value.get<double>());
-    return text;
+    return fmt::vformat(format, fmt::make_format_args(value.get<double>()));
 }
 
 std::vector<std::string> findings_of(const nlohmann::json& entry) {
@@ -42,21 +41,20 @@ std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablati
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : ablation["heads"]) {
         if (rows.size() == ablation_heads_shown) break;
-        rows.push_back({std::to_string(h["rank"].get<int64_t>()),
+        rows.push_back({fmt::format("{}", h["rank"].get<int64_t>()),
                         head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
-                        number_text(h["delta_loss"], "%+.4f"), number_text(h["kl"], "%.4f")});
+                        number_text(h["delta_loss"], "{:+.4f}"), number_text(h["kl"], "{:.4f}")});
     }
     return rows;
 }
 
 std::string ablation_heading(const nlohmann::json& ablation) {
     const size_t count = ablation["heads"].size();
-    return "ablation (" + ablation["mode"].get<std::string>() + ", " + std::to_string(count) +
-           (count == 1 ? " head" : " heads") + "): clean next-token loss " +
-           number_text(ablation["clean_loss"], "%.4f") + " nats; the heads that change it most" +
-           (count > ablation_heads_shown ? " (first " + std::to_string(ablation_heads_shown) + ", all in ablation.csv)"
-                                         : "") +
-           ":";
+    return fmt::format(
+        "ablation ({}, {}{}): clean next-token loss {} nats; the heads that change it most{}:",
+        ablation["mode"].get<std::string>(), count, count == 1 ? " head" : " heads",
+        number_text(ablation["clean_loss"], "{:.4f}"),
+        count > ablation_heads_shown ? fmt::format(" (first {}, all in ablation.csv)", ablation_heads_shown) : "");
 }
 
 // A ranked table of an analysis for report.html: its caption, column names and rows.
@@ -69,11 +67,12 @@ struct AnalysisTable {
 // The first ablation_heads_shown heads of a ranked "heads" list: rank, head, then `fields`
 // (stats.json names) printed with `format`.
 std::vector<std::vector<std::string>> ranked_head_rows(const nlohmann::json& heads,
-                                                       const std::vector<std::string>& fields, const char* format) {
+                                                       const std::vector<std::string>& fields,
+                                                       fmt::format_string<double> format) {
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : heads) {
         if (rows.size() == ablation_heads_shown) break;
-        std::vector<std::string> row = {std::to_string(h["rank"].get<int64_t>()),
+        std::vector<std::string> row = {fmt::format("{}", h["rank"].get<int64_t>()),
                                         head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>())};
         for (const std::string& field : fields) row.push_back(number_text(h[field], format));
         rows.push_back(std::move(row));
@@ -91,7 +90,7 @@ std::vector<std::vector<std::string>> composition_rows(const nlohmann::json& com
             rows.push_back({std::string(1, static_cast<char>(kind[0] - 'a' + 'A')),
                             head_name(top[n]["earlier_layer"].get<int64_t>(), top[n]["earlier_head"].get<int64_t>()),
                             head_name(top[n]["later_layer"].get<int64_t>(), top[n]["later_head"].get<int64_t>()),
-                            number_text(top[n]["score"], "%.4f")});
+                            number_text(top[n]["score"], "{:.4f}")});
     }
     return rows;
 }
@@ -101,16 +100,17 @@ AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry
     if (key == "ablation")
         return {ablation_heading(entry), {"rank", "head", "delta loss (nats)", "KL (nats)"}, ablation_rows(entry)};
     if (key == "logit_attribution")
-        return {"the heads that write most toward the " + entry["target"].get<std::string>() + " (mean over " +
-                    std::to_string(entry["positions"].size()) + " positions; all in logit_attribution.csv):",
+        return {fmt::format(
+                    "the heads that write most toward the {} (mean over {} positions; all in logit_attribution.csv):",
+                    entry["target"].get<std::string>(), entry["positions"].size()),
                 {"rank", "head", "mean contribution", "last position"},
-                ranked_head_rows(entry["heads"], {"mean", "last"}, "%+.4f")};
+                ranked_head_rows(entry["heads"], {"mean", "last"}, "{:+.4f}")};
     if (key == "activation_patching")
         return {"activation patching (" + entry["metric"].get<std::string>() + "): clean " +
-                    number_text(entry["clean"], "%.4f") + ", corrupted " + number_text(entry["corrupted"], "%.4f") +
+                    number_text(entry["clean"], "{:.4f}") + ", corrupted " + number_text(entry["corrupted"], "{:.4f}") +
                     "; the heads whose patching moves it most (all in patching.csv):",
                 {"rank", "head", "delta", "fraction", "KL (nats)"},
-                ranked_head_rows(entry["heads"], {"delta", "fraction", "kl"}, "%+.4f")};
+                ranked_head_rows(entry["heads"], {"delta", "fraction", "kl"}, "{:+.4f}")};
     if (key == "composition")
         return {"the strongest compositions of each kind (all in composition.csv):",
                 {"kind", "earlier head", "later head", "score"},
@@ -127,14 +127,9 @@ std::string model_analyses_text(const nlohmann::json& stats) {
         const nlohmann::json& entry = stats[analysis.key];
         if (std::string(analysis.key) == "ablation") {
             text += ablation_heading(entry) + "\n";
-            char line[128];
-            std::snprintf(line, sizeof line, "  %4s  %-8s %12s %10s\n", "rank", "head", "delta loss", "KL (nats)");
-            text += line;
-            for (const std::vector<std::string>& row : ablation_rows(entry)) {
-                std::snprintf(line, sizeof line, "  %4s  %-8s %12s %10s\n", row[0].c_str(), row[1].c_str(),
-                              row[2].c_str(), row[3].c_str());
-                text += line;
-            }
+            text += fmt::format("  {:>4}  {:<8} {:>12} {:>10}\n", "rank", "head", "delta loss", "KL (nats)");
+            for (const std::vector<std::string>& row : ablation_rows(entry))
+                text += fmt::format("  {:>4}  {:<8} {:>12} {:>10}\n", row[0], row[1], row[2], row[3]);
         }
         for (const std::string& finding : findings_of(entry)) text += "  " + finding + "\n";
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
 #include "stats_report.hpp"
@@ -13,8 +15,7 @@ namespace {
 // The metric in words, for titles and findings.
 std::string metric_words(const PatchMetric& metric) {
     if (metric.kind == PatchMetric::Kind::loss) return "the clean next-token loss";
-    return "logit(" + std::to_string(metric.correct) + ") - logit(" + std::to_string(metric.wrong) +
-           ") at the last position";
+    return fmt::format("logit({}) - logit({}) at the last position", metric.correct, metric.wrong);
 }
 
 }  // namespace
@@ -43,18 +44,18 @@ std::vector<std::string> patching_findings(const PatchingReport& report, const s
     const double effect = report.corrupted - report.clean;
     std::string first = name + ": patching " + head_name(top.id.layer, top.id.head) +
                         " from the corrupted input moves " + metric_words(report.metric) + " most, by " +
-                        short_number(top.delta, "%+.4g") + " (clean " + short_number(report.clean) + ", corrupted " +
+                        short_number(top.delta, "{:+.4g}") + " (clean " + short_number(report.clean) + ", corrupted " +
                         short_number(report.corrupted);
     if (std::isfinite(top.fraction))
-        first += "; " + short_number(100 * top.fraction, "%.1f") + "% of the corrupted run's change";
+        first += "; " + short_number(100 * top.fraction, "{:.1f}") + "% of the corrupted run's change";
     std::vector<std::string> findings = {first + ")"};
     const auto carrying = std::count_if(ranked.begin(), ranked.end(), [&](const HeadPatchEffect& e) {
         return std::isfinite(e.fraction) && e.fraction > 0.1;
     });
-    findings.push_back(effect == 0 ? "the corrupted input does not change the metric; " + kl_sentence
-                                   : std::to_string(carrying) + " of " + std::to_string(ranked.size()) +
-                                         " heads alone carry more than 10% of the corrupted run's change (" +
-                                         short_number(effect, "%+.4g") + "); " + kl_sentence);
+    findings.push_back(
+        effect == 0 ? "the corrupted input does not change the metric; " + kl_sentence
+                    : fmt::format("{} of {} heads alone carry more than 10% of the corrupted run's change ({}); {}",
+                                  carrying, ranked.size(), short_number(effect, "{:+.4g}"), kl_sentence));
     return findings;
 }
 
@@ -131,10 +132,10 @@ nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatchin
     const nlohmann::json ranking =
         write_ranked_heads(out.file("patching.csv"),
                            {"delta_mean", "delta_std", "fraction", "kl_mean", "kl_std", "pairs"}, rows, p.heads());
-    const std::string over = " (mean over " + std::to_string(p.pairs()) + " pairs)";
+    const std::string over = fmt::format(" (mean over {} pairs)", p.pairs());
     write_patching_pictures(out, rows, 3, mean.metric, p.layers(), p.heads(), over, o);
     std::vector<std::string> findings = patching_findings(mean, ranked);
-    for (std::string& finding : findings) finding = "over " + std::to_string(p.pairs()) + " pairs, " + finding;
+    for (std::string& finding : findings) finding = fmt::format("over {} pairs, {}", p.pairs(), finding);
     return {{"activation_patching",
              {{"metric", patch_metric_name(p.metric())},
               {"pairs", p.pairs()},

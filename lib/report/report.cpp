@@ -1,9 +1,10 @@
 #include "report.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "analysis_pictures.hpp"
 #include "error.hpp"
@@ -45,11 +46,7 @@ Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool wit
 
 namespace {
 
-std::string two_digits(int64_t n) {
-    char s[24];
-    std::snprintf(s, sizeof s, "%02lld", static_cast<long long>(n));
-    return s;
-}
+std::string two_digits(int64_t n) { return fmt::format("{:02}", n); }
 
 // What in.layer_numbers calls layer `layer` of `in` (itself without them).
 int64_t layer_number(const ReportInput& in, int64_t layer) {
@@ -73,7 +70,7 @@ ModelAnalysis numbered_analysis(const ModelAnalysis& a, const ReportInput& in) {
 // "H3" for one layer, "L1H3" for a model: the labels of head-by-head matrices and charts.
 std::string matrix_head_label(const ModelAnalysis& a, int64_t index) {
     const HeadId& id = a.head_ids[static_cast<size_t>(index)];
-    return a.num_layers > 1 ? head_name(id.layer, id.head) : "H" + std::to_string(id.head);
+    return a.num_layers > 1 ? head_name(id.layer, id.head) : fmt::format("H{}", id.head);
 }
 
 // Head n's map (in a.head_ids order): weights [T, S].
@@ -94,10 +91,8 @@ HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const Mod
     const ValueRange range = map_color_range(color_rule(o), own, all);
     style.vmin = range.vmin, style.vmax = range.vmax;
     const int64_t layer = layer_number(in, id.layer);
-    char title[200];
-    std::snprintf(title, sizeof title, "layer %lld head %lld - %s - entropy %.2f nats", static_cast<long long>(layer),
-                  static_cast<long long>(id.head), shown_label(a, n).c_str(), a.heads[static_cast<size_t>(n)].entropy);
-    style.title = title;
+    style.title = fmt::format("layer {} head {} - {} - entropy {:.2f} nats", layer, id.head, shown_label(a, n),
+                              a.heads[static_cast<size_t>(n)].entropy);
     return style;
 }
 
@@ -106,11 +101,11 @@ HeatmapStyle head_style(const ReportInput& in, const ReportOptions& o, const Mod
 void check_drawn_head(const HeadId& id, const ModelAnalysis& a, const ReportInput& in, const std::string& what) {
     if (id.layer >= 0 && id.layer < a.num_layers && id.head >= 0 && id.head < a.num_heads) return;
     const int64_t shown_layer = id.layer >= 0 && id.layer < a.num_layers ? layer_number(in, id.layer) : id.layer;
-    const std::string heads = std::to_string(a.num_heads) + (a.num_heads == 1 ? " head" : " heads");
+    const std::string heads = fmt::format("{}{}", a.num_heads, a.num_heads == 1 ? " head" : " heads");
     throw Error(ErrorKind::usage,
                 what + " " + head_name(shown_layer, id.head) + " is out of range: " +
                     (a.num_layers == 1 ? "the layer has " + heads
-                                       : "the model has " + std::to_string(a.num_layers) + " layers of " + heads));
+                                       : fmt::format("the model has {} layers of {}", a.num_layers, heads)));
 }
 
 // The heads of `a` (indices into a.head_ids) that o.drawn selects, by their layer's number.

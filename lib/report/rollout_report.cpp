@@ -1,9 +1,10 @@
 #include "rollout_report.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "attention_rollout.hpp"
 #include "heatmap.hpp"
@@ -15,8 +16,8 @@ namespace {
 
 // "position 3 ("cat")".
 std::string position_text(int64_t j, const std::vector<std::string>& tokens) {
-    return "position " + std::to_string(j) +
-           (j < static_cast<int64_t>(tokens.size()) ? " (\"" + tokens[static_cast<size_t>(j)] + "\")" : "");
+    return fmt::format("position {}{}", j,
+                       j < static_cast<int64_t>(tokens.size()) ? " (\"" + tokens[static_cast<size_t>(j)] + "\")" : "");
 }
 
 // What the last position draws on after the last layer: its two largest entries, and the first
@@ -29,17 +30,11 @@ std::string last_position_finding(const std::string& name, const float* row, int
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
     double total = 0;
     for (int64_t j = 0; j < T; ++j) total += row[j];
-    char text[64];
-    const auto share = [&](int64_t j) {
-        std::snprintf(text, sizeof text, "%.2f", row[j]);
-        return std::string(text);
-    };
-    std::string sentence = name + ": after the last layer (" + std::to_string(L - 1) + "), the last " +
-                           position_text(T - 1, tokens) + " draws most on " + position_text(order[0], tokens) + " (" +
-                           share(order[0]) + ")";
+    const auto share = [&](int64_t j) { return fmt::format("{:.2f}", row[j]); };
+    std::string sentence = fmt::format("{}: after the last layer ({}), the last {} draws most on {} ({})", name, L - 1,
+                                       position_text(T - 1, tokens), position_text(order[0], tokens), share(order[0]));
     if (T > 1) sentence += ", then " + position_text(order[1], tokens) + " (" + share(order[1]) + ")";
-    std::snprintf(text, sizeof text, "%.2f", total > 0 ? row[0] / total : 0.0);
-    return sentence + "; the first token holds " + text + " of the total";
+    return fmt::format("{}; the first token holds {:.2f} of the total", sentence, total > 0 ? row[0] / total : 0.0);
 }
 
 // maps: [L, T, T]. Writes NAME.npy and, with o.pictures, NAME/layer_NN.png; returns the stats.json
@@ -56,12 +51,11 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
         for (int64_t j = 0; j < T; ++j) row.push_back(json_number(map[(T - 1) * T + j]));
         last_rows.push_back(std::move(row));
         if (!o.pictures) continue;
-        char file[64];
-        std::snprintf(file, sizeof file, "%s/layer_%02lld.png", name.c_str(), static_cast<long long>(l));
+        const std::string file = fmt::format("{}/layer_{:02}.png", name, l);
         HeatmapStyle style = o.style;
         const ValueRange range = visible_value_range(map, visibility);
         style.vmin = range.vmin, style.vmax = range.vmax;
-        style.title = title + " after layer " + std::to_string(l);
+        style.title = fmt::format("{} after layer {}", title, l);
         style.row_axis_label = "position", style.column_axis_label = "input token";
         style.colorbar_label = name;
         write_head_png(out.file(file), map, visibility, tokens, tokens, style);

@@ -1,5 +1,7 @@
 #include "seq2seq_report.hpp"
 
+#include <fmt/format.h>
+
 #include "color_range.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -101,8 +103,8 @@ std::vector<std::string> seq2seq_dump_paths(const std::string& path) {
 
 std::string seq2seq_model_description(const std::string& path, const Seq2SeqConfig& config) {
     const ModelConfig& c = config.blocks;
-    return path + " (" + c.architecture + ", " + std::to_string(c.n_layers) + " encoder + " +
-           std::to_string(config.n_decoder_layers) + " decoder layers x " + std::to_string(c.n_heads) + " heads)";
+    return fmt::format("{} ({}, {} encoder + {} decoder layers x {} heads)", path, c.architecture, c.n_layers,
+                       config.n_decoder_layers, c.n_heads);
 }
 
 namespace {

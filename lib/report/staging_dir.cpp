@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -173,7 +174,7 @@ StagingDir::StagingDir(const std::string& destination) {
     // carries this process's PID, so it can only be a dead run's leftover.)
     std::string name;
     for (int attempt = 0;; ++attempt) {
-        name = base + staging_infix + std::to_string(getpid()) + "-" + random_suffix();
+        name = fmt::format("{}{}{}-{}", base, staging_infix, getpid(), random_suffix());
         path_ = (target.parent_path() / name).string();
         pending.add(path_);
         if (mkdirat(parent.get(), name.c_str(), 0777) == 0) break;

@@ -3,6 +3,8 @@
 #include <queue>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "utf8.hpp"
 
@@ -31,9 +33,9 @@ BpeModel::BpeModel(std::unordered_map<std::string, int> vocab,
         const auto& [left, right] = merges[rank];
         const auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
         if (l == vocab_.end() || r == vocab_.end() || m == vocab_.end())
-            fail_input(where, "merge " + std::to_string(rank) + " (\"" + escape_invalid_utf8(left.substr(0, 40)) +
-                                  "\" + \"" + escape_invalid_utf8(right.substr(0, 40)) +
-                                  "\") joins text that is not in the vocabulary");
+            fail_input(where,
+                       fmt::format("merge {} (\"{}\" + \"{}\") joins text that is not in the vocabulary", rank,
+                                   escape_invalid_utf8(left.substr(0, 40)), escape_invalid_utf8(right.substr(0, 40))));
         merges_.try_emplace(pair_key(l->second, r->second), Merge{static_cast<int>(rank), m->second});
     }
     // Step 2: the byte tokens a fallback needs.

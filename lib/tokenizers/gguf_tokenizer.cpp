@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -85,8 +86,7 @@ json special_token(const GgufFile& file, const std::string& key, const std::vect
     const std::optional<uint64_t> id = file.get_uint(key);
     if (!id) return nullptr;
     if (*id >= tokens.size())
-        fail_input(file.path(),
-                   key + " is " + std::to_string(*id) + ", outside the " + std::to_string(tokens.size()) + " tokens");
+        fail_input(file.path(), fmt::format("{} is {}, outside the {} tokens", key, *id, tokens.size()));
     return tokens[*id];
 }
 
@@ -114,17 +114,18 @@ GgufVocabulary read_vocabulary(const GgufFile& file, int64_t vocab_size) {
         model_vocab == 0 && embedding && embedding->dims.size() == 2)
         model_vocab = embedding->dims[1];
     if (model_vocab > 0 && static_cast<int64_t>(out.tokens.size()) != model_vocab)
-        fail_input(path, "tokenizer.ggml.tokens holds " + std::to_string(out.tokens.size()) +
-                             " tokens but the model's vocabulary has " + std::to_string(model_vocab));
+        fail_input(path, fmt::format("tokenizer.ggml.tokens holds {} tokens but the model's vocabulary has {}",
+                                     out.tokens.size(), model_vocab));
     out.types = file.has("tokenizer.ggml.token_type") ? file.get_int_array("tokenizer.ggml.token_type")
                                                       : std::vector<int64_t>(out.tokens.size(), 1);
     if (out.types.size() != out.tokens.size())
-        fail_input(path, "tokenizer.ggml.token_type holds " + std::to_string(out.types.size()) + " types for " +
-                             std::to_string(out.tokens.size()) + " tokens");
+        fail_input(path, fmt::format("tokenizer.ggml.token_type holds {} types for {} tokens", out.types.size(),
+                                     out.tokens.size()));
     for (size_t id = 0; id < out.types.size(); ++id)
         if (out.types[id] < 0 || out.types[id] > last_token_type)
-            fail_input(path, "tokenizer.ggml.token_type of token " + std::to_string(id) + " is " +
-                                 std::to_string(out.types[id]) + ", not one of llama.cpp's types 0..6");
+            fail_input(path,
+                       fmt::format("tokenizer.ggml.token_type of token {} is {}, not one of llama.cpp's types 0..6", id,
+                                   out.types[id]));
     return out;
 }
 
@@ -136,8 +137,8 @@ std::pair<json, json> vocabulary_json(const std::string& path, const std::vector
     for (size_t id = 0; id < tokens.size(); ++id) {
         const std::string& token = tokens[id];
         if (const auto twin = vocab.find(token); twin != vocab.end())
-            fail_input(path, "tokenizer.ggml.tokens holds " + quoted(token) + " twice (ids " +
-                                 std::to_string(twin->get<int64_t>()) + " and " + std::to_string(id) + ")");
+            fail_input(path, fmt::format("tokenizer.ggml.tokens holds {} twice (ids {} and {})", quoted(token),
+                                         twin->get<int64_t>(), id));
         vocab[token] = id;
         if (types[id] == control_token || types[id] == user_defined_token)
             added.push_back({{"id", id}, {"content", token}, {"special", types[id] == control_token}});
@@ -233,8 +234,8 @@ Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_s
         model_vocab == 0 && embedding && embedding->dims.size() == 2)
         model_vocab = embedding->dims[1];
     if (model_vocab > 0 && static_cast<int64_t>(pieces.size()) != model_vocab)
-        fail_input(file.path(), "tokenizer.ggml.tokens holds " + std::to_string(pieces.size()) +
-                                    " tokens but the model's vocabulary has " + std::to_string(model_vocab));
+        fail_input(file.path(), fmt::format("tokenizer.ggml.tokens holds {} tokens but the model's vocabulary has {}",
+                                            pieces.size(), model_vocab));
     const std::vector<float> scores = file.has("tokenizer.ggml.scores") ? file.get_float_array("tokenizer.ggml.scores")
                                                                         : std::vector<float>(pieces.size(), 0.0f);
     // BOS, EOS, whether BOS is added and the dummy prefix from the metadata, with llama.cpp's
@@ -244,8 +245,7 @@ Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_s
     auto id_of = [&](const std::string& key, int fallback) {
         const std::optional<uint64_t> id = file.get_uint(key);
         if (id && *id >= pieces.size() && pieces.size() >= 3)  // fewer tokens: the tokenizer says it needs 3
-            fail_input(file.path(), key + " " + std::to_string(*id) + " is not one of its " +
-                                        std::to_string(pieces.size()) + " tokens");
+            fail_input(file.path(), fmt::format("{} {} is not one of its {} tokens", key, *id, pieces.size()));
         return id ? static_cast<int>(*id) : fallback;
     };
     specials.bos = id_of("tokenizer.ggml.bos_token_id", specials.bos);

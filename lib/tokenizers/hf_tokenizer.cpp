@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "bpe_model.hpp"
 #include "error.hpp"
 #include "json_input.hpp"
@@ -75,7 +77,7 @@ struct HfTokenizer::Impl {
     }
     const std::string& token(int id) const {
         if (id < 0 || id >= static_cast<int>(token_of_id.size()) || token_of_id[id].empty())
-            fail_input(path, "token id " + std::to_string(id) + " is not in the vocabulary");
+            fail_input(path, fmt::format("token id {} is not in the vocabulary", id));
         return token_of_id[id];
     }
     std::vector<Segment> split_on_added(const std::string& text) const;
@@ -115,12 +117,12 @@ void HfTokenizer::Impl::index_ids() {
         // Ids are dense in every real tokenizer: bounding them by the count of entries bounds
         // the table by the file's size.
         if (id < 0 || static_cast<size_t>(id) >= entries)
-            fail_input(path, "token " + quote_text(text) + " has id " + std::to_string(id) + ", outside 0.." +
-                                 std::to_string(entries - 1) + " (the count of tokens)");
+            fail_input(path, fmt::format("token {} has id {}, outside 0..{} (the count of tokens)", quote_text(text),
+                                         id, entries - 1));
         if (token_of_id.size() <= static_cast<size_t>(id)) token_of_id.resize(id + 1), special_id.resize(id + 1);
         if (!token_of_id[id].empty() && token_of_id[id] != text)
-            fail_input(path, "tokens " + quote_text(token_of_id[id]) + " and " + quote_text(text) + " share id " +
-                                 std::to_string(id));
+            fail_input(path,
+                       fmt::format("tokens {} and {} share id {}", quote_text(token_of_id[id]), quote_text(text), id));
         token_of_id[id] = text;
         special_id[id] = special_id[id] || special;
     };
@@ -153,12 +155,12 @@ std::vector<std::pair<std::string, std::string>> parse_merges(const json& merges
             const std::string text = merge.get<std::string>();
             const size_t space = text.find(' ', 1);
             if (space == std::string::npos)
-                fail_input(where, "merge " + std::to_string(i) + " " + quote_text(text) + " is not two tokens");
+                fail_input(where, fmt::format("merge {} {} is not two tokens", i, quote_text(text)));
             out.emplace_back(text.substr(0, space), text.substr(space + 1));
         } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
             out.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
         } else {
-            fail_input(where, "merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]");
+            fail_input(where, fmt::format("merge {} is neither \"a b\" nor [\"a\", \"b\"]", i));
         }
     }
     return out;
@@ -180,7 +182,7 @@ std::vector<std::pair<std::string, double>> parse_unigram_pieces(const json& voc
     pieces.reserve(vocab.size());
     for (const json& entry : vocab) {
         if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number())
-            fail_input(where, "vocabulary entry " + std::to_string(pieces.size()) + " is not [piece, score]");
+            fail_input(where, fmt::format("vocabulary entry {} is not [piece, score]", pieces.size()));
         pieces.emplace_back(entry[0].get<std::string>(), entry[1].get<double>());
     }
     return pieces;
@@ -239,7 +241,7 @@ std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& 
             !a["content"].is_string())
             fail_input(where, "an added token lacks an integer \"id\" or a string \"content\"");
         const int64_t id = a["id"].get<int64_t>();
-        if (id < 0 || id > INT32_MAX) fail_input(where, "added token id " + std::to_string(id) + " is out of range");
+        if (id < 0 || id > INT32_MAX) fail_input(where, fmt::format("added token id {} is out of range", id));
         out.push_back({a["content"].get<std::string>(), static_cast<int>(id), a.value("special", false),
                        a.value("lstrip", false), a.value("rstrip", false)});
     }
@@ -433,9 +435,10 @@ std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, co
     for (const std::vector<int>* ids : {&impl->prefix_ids, &impl->suffix_ids})
         for (int id : *ids)
             if (id < 0 || static_cast<size_t>(id) >= vocab_size)
-                fail_input(where, "the special token id " + std::to_string(id) +
-                                      " the post-processor adds is not in the vocabulary (ids 0.." +
-                                      std::to_string(static_cast<int64_t>(vocab_size) - 1) + ")");
+                fail_input(
+                    where,
+                    fmt::format("the special token id {} the post-processor adds is not in the vocabulary (ids 0..{})",
+                                id, static_cast<int64_t>(vocab_size) - 1));
     return impl;
 }
 

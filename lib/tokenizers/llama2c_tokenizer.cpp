@@ -5,6 +5,8 @@
 #include <cstring>
 #include <queue>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_kind.hpp"
 #include "mapped_file.hpp"
@@ -45,11 +47,10 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     int32_t max_length = 0;
     std::memcpy(&max_length, bytes, 4);
     if (max_length <= 0 || max_length > max_piece_bytes)
-        fail_input(path, "max_token_length " + std::to_string(max_length) + " is outside 1.." +
-                             std::to_string(max_piece_bytes));
+        fail_input(path, fmt::format("max_token_length {} is outside 1..{}", max_length, max_piece_bytes));
     size_t at = 4;
     while (at < size) {
-        const std::string where = path + ": token " + std::to_string(pieces_.size());
+        const std::string where = fmt::format("{}: token {}", path, pieces_.size());
         if (size - at < 8) fail_input(where, "record is truncated");
         float score = 0;
         int32_t length = 0;
@@ -57,8 +58,7 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
         std::memcpy(&length, bytes + at + 4, 4);
         at += 8;
         if (length < 0 || length > max_length)
-            fail_input(where, "length " + std::to_string(length) + " is outside 0..max_token_length " +
-                                  std::to_string(max_length));
+            fail_input(where, fmt::format("length {} is outside 0..max_token_length {}", length, max_length));
         if (static_cast<size_t>(length) > size - at)
             fail_input(where, "piece runs past the end of the file (truncated)");
         if (static_cast<int64_t>(pieces_.size()) >= max_vocab) fail_input(path, "more than 2^22 tokens");
@@ -70,8 +70,8 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& path, int64_t expected_voc
     // Step 2: the vocabulary must be what the model expects.
     if (pieces_.empty()) fail_input(path, "holds no tokens");
     if (expected_vocab_size > 0 && static_cast<int64_t>(pieces_.size()) != expected_vocab_size)
-        fail_input(path, "holds " + std::to_string(pieces_.size()) + " tokens but the model's vocabulary has " +
-                             std::to_string(expected_vocab_size));
+        fail_input(path, fmt::format("holds {} tokens but the model's vocabulary has {}", pieces_.size(),
+                                     expected_vocab_size));
     index_pieces();
 }
 
@@ -80,8 +80,7 @@ Llama2cTokenizer::Llama2cTokenizer(const std::string& source, std::vector<std::s
     : path_(source), specials_(specials), pieces_(std::move(pieces)), scores_(std::move(scores)) {
     if (pieces_.empty()) fail_input(source, "holds no tokens");
     if (pieces_.size() != scores_.size())
-        fail_input(source, "has " + std::to_string(pieces_.size()) + " tokens but " + std::to_string(scores_.size()) +
-                               " scores");
+        fail_input(source, fmt::format("has {} tokens but {} scores", pieces_.size(), scores_.size()));
     index_pieces();
 }
 
@@ -89,10 +88,10 @@ void Llama2cTokenizer::index_pieces() {
     // encode() puts BOS and EOS in by id, and merges over BOS's piece: both must be tokens.
     const auto size = static_cast<int64_t>(pieces_.size());
     if (specials_.bos < 0 || specials_.bos >= size || specials_.eos < 0 || specials_.eos >= size)
-        fail_input(path_, "holds " + std::to_string(pieces_.size()) + " token" + (pieces_.size() == 1 ? "" : "s") +
-                              (size < 3 ? "; a llama tokenizer needs at least 3 (<unk>, BOS " : "; it needs its BOS ") +
-                              std::to_string(specials_.bos) + ", EOS " + std::to_string(specials_.eos) +
-                              (size < 3 ? ")" : " among them"));
+        fail_input(path_,
+                   fmt::format("holds {} token{}{}{}, EOS {}{}", pieces_.size(), pieces_.size() == 1 ? "" : "s",
+                               size < 3 ? "; a llama tokenizer needs at least 3 (<unk>, BOS " : "; it needs its BOS ",
+                               specials_.bos, specials_.eos, size < 3 ? ")" : " among them"));
     for (size_t id = 0; id < pieces_.size(); ++id) {
         ids_.emplace(pieces_[id], static_cast<int>(id));
         longest_piece_bytes_ = std::max(longest_piece_bytes_, pieces_[id].size());
@@ -112,8 +111,7 @@ void Llama2cTokenizer::index_pieces() {
 
 const std::string& Llama2cTokenizer::piece(int id) const {
     if (id < 0 || id >= vocab_size())
-        fail_input(path_, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                              std::to_string(vocab_size() - 1) + ")");
+        fail_input(path_, fmt::format("token id {} is outside the vocabulary (0..{})", id, vocab_size() - 1));
     return pieces_[static_cast<size_t>(id)];
 }
 
@@ -148,10 +146,9 @@ std::vector<int> Llama2cTokenizer::encode(const std::string& text, bool bos, boo
             for (unsigned char byte : code_point) {  // byte fallback: <0x00> is token 3 in llama2.c's vocabularies
                 const int byte_id = byte_ids_[byte];
                 if (byte_id < 0)
-                    fail_input(path_, "vocabulary of " + std::to_string(vocab_size()) +
-                                          " tokens has no byte token for byte " + std::to_string(byte) +
-                                          " of the text (neither token " + std::to_string(byte + 3) +
-                                          " nor any other is its <0xNN>)");
+                    fail_input(path_, fmt::format("vocabulary of {} tokens has no byte token for byte {} of the text "
+                                                  "(neither token {} nor any other is its <0xNN>)",
+                                                  vocab_size(), byte, byte + 3));
                 tokens.push_back(byte_id);
             }
         }

@@ -1,5 +1,7 @@
 #include "model_tokenizer.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "hf_tokenizer.hpp"
 #include "llama2c_tokenizer.hpp"
@@ -20,7 +22,7 @@ std::vector<std::string> labels_within(const Tokenizer& tokenizer, const std::ve
     const std::vector<std::string> inside_labels = tokenizer.labels(inside);
     std::vector<std::string> labels;
     size_t next = 0;
-    for (int id : ids) labels.push_back(id < known ? inside_labels[next++] : "<id " + std::to_string(id) + ">");
+    for (int id : ids) labels.push_back(id < known ? inside_labels[next++] : fmt::format("<id {}>", id));
     return labels;
 }
 
@@ -80,19 +82,19 @@ std::unique_ptr<ModelTokenizer> as_model_tokenizer(HfTokenizer tokenizer) {
 
 std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
                                        const std::string& where) {
-    const std::string limit = "the model's sequence length " + std::to_string(max_tokens);
+    const std::string limit = fmt::format("the model's sequence length {}", max_tokens);
     if (const int64_t at_least = tokenizer.min_token_count(text); at_least > max_tokens)
-        fail_input(where, "a text of " + std::to_string(text.size()) + " bytes is at least " +
-                              std::to_string(at_least) + " tokens, more than " + limit);
+        fail_input(where,
+                   fmt::format("a text of {} bytes is at least {} tokens, more than {}", text.size(), at_least, limit));
     std::vector<int> ids = tokenizer.encode(text);
     if (static_cast<int64_t>(ids.size()) > max_tokens)
-        fail_input(where, std::to_string(ids.size()) + " tokens exceed " + limit);
+        fail_input(where, fmt::format("{} tokens exceed {}", ids.size(), limit));
     return ids;
 }
 
 void check_tokenizing_memory(uint64_t text_bytes, uint64_t budget, const std::string& where) {
     check_memory_elements(text_bytes, tokenize_bytes_per_text_byte, budget,
-                          where + ": tokenizing " + std::to_string(text_bytes) + " bytes of text");
+                          fmt::format("{}: tokenizing {} bytes of text", where, text_bytes));
 }
 
 }  // namespace attn_viz

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "unicode_text.hpp"
 
@@ -25,12 +27,12 @@ uint32_t read_u32_le(const char* bytes) {
 
 PrecompiledCharsmap::PrecompiledCharsmap(std::string blob, const std::string& where) : where_(where) {
     if (blob.size() < 4)
-        fail_input(where,
-                   "precompiled_charsmap is " + std::to_string(blob.size()) + " bytes, shorter than its 4-byte header");
+        fail_input(where, fmt::format("precompiled_charsmap is {} bytes, shorter than its 4-byte header", blob.size()));
     const uint64_t trie_bytes = read_u32_le(blob.data());
     if (trie_bytes % 4 != 0 || trie_bytes == 0 || trie_bytes > blob.size() - 4)
-        fail_input(where, "precompiled_charsmap's trie of " + std::to_string(trie_bytes) + " bytes does not fit its " +
-                              std::to_string(blob.size()) + " bytes in whole units");
+        fail_input(where,
+                   fmt::format("precompiled_charsmap's trie of {} bytes does not fit its {} bytes in whole units",
+                               trie_bytes, blob.size()));
     trie_.resize(trie_bytes / 4);
     for (size_t i = 0; i < trie_.size(); ++i) trie_[i] = read_u32_le(blob.data() + 4 + 4 * i);
     replacements_ = blob.substr(4 + trie_bytes);
@@ -39,8 +41,7 @@ PrecompiledCharsmap::PrecompiledCharsmap(std::string blob, const std::string& wh
 
 uint32_t PrecompiledCharsmap::unit(size_t position) const {
     if (position >= trie_.size())
-        fail_input(where_, "precompiled_charsmap's trie leads to unit " + std::to_string(position) + " of " +
-                               std::to_string(trie_.size()));
+        fail_input(where_, fmt::format("precompiled_charsmap's trie leads to unit {} of {}", position, trie_.size()));
     return trie_[position];
 }
 
@@ -56,8 +57,8 @@ std::optional<std::string_view> PrecompiledCharsmap::replacement(std::string_vie
         if (!has_leaf(node)) continue;
         const size_t begin = leaf_value(unit(position));
         if (begin >= replacements_.size())
-            fail_input(where_, "precompiled_charsmap's replacement offset " + std::to_string(begin) + " is past its " +
-                                   std::to_string(replacements_.size()) + " bytes");
+            fail_input(where_, fmt::format("precompiled_charsmap's replacement offset {} is past its {} bytes", begin,
+                                           replacements_.size()));
         const size_t length = strnlen(replacements_.data() + begin, replacements_.size() - begin);
         return std::string_view(replacements_).substr(begin, length);
     }

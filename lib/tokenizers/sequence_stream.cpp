@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "json_input.hpp"
 #include "memory_budget.hpp"
@@ -15,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace attn_viz {
 
-std::string CorpusShard::text() const { return std::to_string(index) + "/" + std::to_string(count); }
+std::string CorpusShard::text() const { return fmt::format("{}/{}", index, count); }
 
 CorpusShard parse_corpus_shard(const std::string& text) {
     CorpusShard shard;
@@ -28,8 +30,8 @@ CorpusShard parse_corpus_shard(const std::string& text) {
     };
     if (slash == std::string::npos || !whole(0, slash, shard.index) || !whole(slash + 1, text.size(), shard.count) ||
         shard.count < 1 || shard.count > max_corpus_shards || shard.index < 0 || shard.index >= shard.count)
-        throw Error(ErrorKind::usage, "'" + text + "' is not a shard I/N with 0 <= I < N <= " +
-                                          std::to_string(max_corpus_shards) + " (e.g. 0/4)");
+        throw Error(ErrorKind::usage,
+                    fmt::format("'{}' is not a shard I/N with 0 <= I < N <= {} (e.g. 0/4)", text, max_corpus_shards));
     return shard;
 }
 
@@ -110,7 +112,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
-        where = path_ + ":" + std::to_string(number);
+        where = fmt::format("{}:{}", path_, number);
         doc = text_lines_ ? text_document(line_, where) : parse_json_text(line_, where);
         return true;
     }
@@ -146,7 +148,7 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
     for (size_t t = 0; t < tokens.size(); ++t) {
         const nlohmann::json& id = tokens[t];
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int>::max())
-            fail_input(where, tokens_key + "[" + std::to_string(t) + "] is not a token id (a whole number >= 0)");
+            fail_input(where, fmt::format("{}[{}] is not a token id (a whole number >= 0)", tokens_key, t));
         sequence.token_ids.push_back(static_cast<int>(id.get<int64_t>()));
     }
     return sequence;

@@ -1,7 +1,7 @@
 // Tokenizing texts for display: inputs files, tables and JSON lines.
 #include "tokenized_texts.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
 
 #include "error.hpp"
 #include "input_lines.hpp"
@@ -60,14 +60,10 @@ void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tok
 
 std::string token_table(const TokenizedText& tokenized) {
     std::string table =
-        quoted(escape_invalid_utf8(tokenized.text)) + ": " + std::to_string(tokenized.ids.size()) + " tokens\n";
-    char row[64];
-    std::snprintf(row, sizeof row, "%8s %10s  %s\n", "position", "id", "token");
-    table += row;
-    for (size_t t = 0; t < tokenized.ids.size(); ++t) {
-        std::snprintf(row, sizeof row, "%8zu %10d  ", t, tokenized.ids[t]);
-        table += row + quoted(tokenized.labels[t]) + "\n";
-    }
+        fmt::format("{}: {} tokens\n", quoted(escape_invalid_utf8(tokenized.text)), tokenized.ids.size());
+    table += fmt::format("{:>8} {:>10}  {}\n", "position", "id", "token");
+    for (size_t t = 0; t < tokenized.ids.size(); ++t)
+        table += fmt::format("{:8} {:10}  {}\n", t, tokenized.ids[t], quoted(tokenized.labels[t]));
     return table;
 }
 

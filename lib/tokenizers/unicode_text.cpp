@@ -1,5 +1,6 @@
 #include "unicode_text.hpp"
 
+#include <fmt/format.h>
 #include <unicode/brkiter.h>
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
@@ -79,8 +80,8 @@ UnicodeRegex::UnicodeRegex(const std::string& pattern, const std::string& where)
     impl_->pattern.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(with_white_space_classes(pattern)),
                                                     parse_error, status));
     if (U_FAILURE(status))
-        fail_input(where, "the regular expression does not compile (" + std::string(u_errorName(status)) +
-                              " at offset " + std::to_string(parse_error.offset) + ")");
+        fail_input(where, fmt::format("the regular expression does not compile ({} at offset {})",
+                                      std::string(u_errorName(status)), parse_error.offset));
 }
 
 UnicodeRegex::~UnicodeRegex() = default;
@@ -107,12 +108,12 @@ std::vector<UnicodeRegex::Piece> UnicodeRegex::split(const std::string& text) co
     }
     utext_close(utext);
     if (status == U_REGEX_TIME_OUT || status == U_REGEX_STACK_OVERFLOW)
-        fail_input(
-            impl_->where,
-            "the regular expression \"" + escape_invalid_utf8(impl_->source.substr(0, 200)) + "\" " +
-                (status == U_REGEX_TIME_OUT ? "ran past the time limit" : "ran past the backtracking stack limit") +
-                " on a piece of " + std::to_string(text.size()) +
-                " bytes of text (catastrophic backtracking: nested or overlapping repeats)");
+        fail_input(impl_->where, fmt::format("the regular expression \"{}\" {} on a piece of {} bytes of text "
+                                             "(catastrophic backtracking: nested or overlapping repeats)",
+                                             escape_invalid_utf8(impl_->source.substr(0, 200)),
+                                             status == U_REGEX_TIME_OUT ? "ran past the time limit"
+                                                                        : "ran past the backtracking stack limit",
+                                             text.size()));
     if (U_FAILURE(status))
         throw Error(ErrorKind::internal, std::string("ICU regex matching failed: ") + u_errorName(status));
     if (done < static_cast<int64_t>(text.size())) pieces.push_back({text.substr(done), false});

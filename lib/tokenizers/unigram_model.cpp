@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "utf8.hpp"
 
@@ -27,7 +29,7 @@ UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pi
     double lowest = std::numeric_limits<double>::infinity();
     for (size_t id = 0; id < pieces.size(); ++id) {
         const auto& [text, score] = pieces[id];
-        if (!std::isfinite(score)) fail_input(where, "piece " + std::to_string(id) + " has a score that is not finite");
+        if (!std::isfinite(score)) fail_input(where, fmt::format("piece {} has a score that is not finite", id));
         vocab_[text] = static_cast<int>(id);
         scores_.push_back(score);
         lowest = std::min(lowest, score);
@@ -35,8 +37,7 @@ UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pi
     }
     unk_score_ = lowest - unknown_penalty;
     if (options.unk_id && (*options.unk_id < 0 || static_cast<size_t>(*options.unk_id) >= pieces.size()))
-        fail_input(where, "unk_id " + std::to_string(*options.unk_id) + " is not one of the " +
-                              std::to_string(pieces.size()) + " pieces");
+        fail_input(where, fmt::format("unk_id {} is not one of the {} pieces", *options.unk_id, pieces.size()));
 }
 
 std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::string& word) const {
