@@ -1,16 +1,11 @@
-// Helpers shared by the reliability tests: error checks and small hand-built files.
+// Helpers shared by the reliability tests: loader limits and small hand-built files.
 #pragma once
 
 #include <cstring>
-#include <initializer_list>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <doctest/doctest.h>
-
-#include "error.hpp"
 #include "load_limits.hpp"
 #include "support.hpp"
 
@@ -28,22 +23,6 @@ inline attn_viz::LoadLimits limits_allowing_nonfinite() {
     attn_viz::LoadLimits limits;
     limits.allow_nonfinite = true;
     return limits;
-}
-
-// Runs `body`, which must throw attn_viz::Error of `kind` whose message contains every one of
-// `parts` (and, when given, that carries `remedy`).
-template <typename Body>
-void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts,
-                 std::optional<attn_viz::Remedy> remedy = std::nullopt) {
-    try {
-        body();
-        FAIL("no error thrown");
-    } catch (const attn_viz::Error& e) {
-        CHECK(e.kind() == kind);
-        for (const std::string& part : parts)
-            CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
-        if (remedy) CHECK(e.remedy() == *remedy);
-    }
 }
 
 // A llama2.c version-0 checkpoint: header, then random float32 arrays of the sizes it declares.

@@ -8,6 +8,7 @@
 
 #include "activation_patching.hpp"
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
 #include "whole_model.hpp"
@@ -102,13 +103,7 @@ TEST_CASE("--patch-metric: loss or logit-diff:A,B within the vocabulary, one-lin
     for (const char* bad : {"", "kl", "logit-diff:", "logit-diff:3", "logit-diff:3,7,8", "logit-diff:3,10",
                             "logit-diff:a,b", "logit-diff:-1,2"}) {
         INFO(bad);
-        try {
-            parse_patch_metric(bad, 10);
-            FAIL("accepted");
-        } catch (const Error& e) {
-            CHECK(e.kind() == ErrorKind::usage);
-            CHECK(std::string(e.what()).find("patch metric '") == 0);
-        }
+        CHECK(expect_error(ErrorKind::usage, [&] { parse_patch_metric(bad, 10); }, {}).rfind("patch metric '", 0) == 0);
     }
 }
 

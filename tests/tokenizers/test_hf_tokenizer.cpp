@@ -14,7 +14,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_tokenizer.hpp"
 #include "hf_tokenizer.hpp"
@@ -256,23 +256,17 @@ TEST_CASE("hostile tokenizer files get one-line errors naming the file") {
     for (size_t i = 0; i < cases.size(); ++i) {
         CAPTURE(i);
         const std::string path = write_tokenizer_json(dir, cases[i].doc, "tokenizer" + std::to_string(i) + ".json");
-        expect_input_error([&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
+        expect_error(ErrorKind::bad_input, [&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
     }
-    try {
-        HfTokenizer::load(dir / "missing.json");
-        FAIL("a missing tokenizer file was accepted");
-    } catch (const Error& e) {
-        CHECK(e.kind() == ErrorKind::io);
-        CHECK(std::string(e.what()).find("missing.json") != std::string::npos);
-    }
+    expect_error(ErrorKind::io, [&] { HfTokenizer::load(dir / "missing.json"); }, {"missing.json"});
     std::filesystem::create_directory(dir / "empty");
-    expect_input_error([&] { HfTokenizer::load(dir / "empty"); }, {"no tokenizer here"});
+    expect_error(ErrorKind::bad_input, [&] { HfTokenizer::load(dir / "empty"); }, {"no tokenizer here"});
     // Text that is not UTF-8, and characters outside a vocabulary without an unknown token.
     const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, bpe(ab, {"a b"})));
-    expect_input_error([&] { tokenizer.encode("a\xff", false); }, {"not UTF-8"});
-    expect_input_error([&] { tokenizer.encode("abc", false); }, {"\"c\" is not in the vocabulary"});
+    expect_error(ErrorKind::bad_input, [&] { tokenizer.encode("a\xff", false); }, {"not UTF-8"});
+    expect_error(ErrorKind::bad_input, [&] { tokenizer.encode("abc", false); }, {"\"c\" is not in the vocabulary"});
     CHECK(tokenizer.encode("abab", false) == std::vector<int>{2, 2});
-    expect_input_error([&] { tokenizer.labels({7}); }, {"token id 7"});
+    expect_error(ErrorKind::bad_input, [&] { tokenizer.labels({7}); }, {"token id 7"});
 }
 
 TEST_CASE("a Split pattern that backtracks catastrophically is stopped with an error naming the file and the pattern") {
@@ -288,9 +282,9 @@ TEST_CASE("a Split pattern that backtracks catastrophically is stopped with an e
         const HfTokenizer tokenizer = HfTokenizer::load(path);
         CHECK(tokenizer.encode("ab!", false).size() == 3);  // short texts are fine
         const auto start = std::chrono::steady_clock::now();
-        expect_input_error([&] { tokenizer.encode(std::string(5000, 'a') + "!", false); },
-                           {path + ": pre_tokenizer Split: the regular expression \"" + pattern + "\" ran past the",
-                            "catastrophic backtracking"});
+        expect_error(ErrorKind::bad_input, [&] { tokenizer.encode(std::string(5000, 'a') + "!", false); },
+                     {path + ": pre_tokenizer Split: the regular expression \"" + pattern + "\" ran past the",
+                      "catastrophic backtracking"});
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         CHECK_MESSAGE(seconds < 20.0, "stopping took " << seconds << " s");
     }

@@ -12,7 +12,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "hf_tokenizer.hpp"
 #include "support.hpp"
 #include "text_codecs.hpp"
@@ -138,7 +138,8 @@ TEST_CASE(
     const HfTokenizer no_unknown = HfTokenizer::load(
         write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"vocab", vocab}}}}, "no-unknown.json"));
     CHECK(no_unknown.encode("ab", false) == std::vector<int>{5});
-    expect_input_error([&] { no_unknown.encode("aé", false); }, {"no-unknown.json", "\"é\" is not in the vocabulary"});
+    expect_error(ErrorKind::bad_input, [&] { no_unknown.encode("aé", false); },
+                 {"no-unknown.json", "\"é\" is not in the vocabulary"});
 }
 
 TEST_CASE(
@@ -221,11 +222,12 @@ TEST_CASE("hostile Unigram vocabularies and precompiled charsmaps get one-line e
     for (size_t i = 0; i < cases.size(); ++i) {
         CAPTURE(i);
         const std::string path = write_tokenizer_json(dir, cases[i].doc, "tokenizer" + std::to_string(i) + ".json");
-        expect_input_error([&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
+        expect_error(ErrorKind::bad_input, [&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
     }
     // A one-unit trie whose root offset leads past the array: refused when text reaches it.
     const std::string path = write_tokenizer_json(
         dir, unigram({{"unk_id", 0}}, charsmap(std::string("\x04\x00\x00\x00\x00\xfc\xff\x7f", 8))), "outside.json");
     const HfTokenizer outside = HfTokenizer::load(path);
-    expect_input_error([&] { outside.encode("a", false); }, {path, "precompiled_charsmap's trie leads to unit"});
+    expect_error(ErrorKind::bad_input, [&] { outside.encode("a", false); },
+                 {path, "precompiled_charsmap's trie leads to unit"});
 }
