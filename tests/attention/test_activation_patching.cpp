@@ -16,24 +16,9 @@
 using namespace attn_viz;
 using namespace test_support;
 
-namespace {
-
-// Head h's [T, hs] outputs in layer l of a reference run.
-std::vector<double> reference_head_rows(const ReferenceRun& run, int64_t l, int64_t h, int64_t hs, int64_t D,
-                                        int64_t T) {
-    std::vector<double> rows;
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t i = 0; i < hs; ++i) rows.push_back(run.head_outputs[l][t * D + h * hs + i]);
-    return rows;
-}
-
-}  // namespace
-
 TEST_SUITE("model") {
 TEST_CASE("patching a head from a corrupted run equals the double reference rerun with that head's corrupted outputs") {
-    OnednnBackend backend;
-    for (const ModelShape& s : test_model_shapes) {
-        WholeModel model(backend, random_model(s, 16));
+    for_each_test_model([&](const ModelShape& s, WholeModel& model, OnednnBackend& backend) {
         const std::vector<AblatedHead> heads = parse_ablated_heads("all", s.layers, s.heads);
         const int64_t hs = s.dim / s.heads;
         for (int T : {1, 6}) {
@@ -65,7 +50,7 @@ TEST_CASE("patching a head from a corrupted run equals the double reference reru
                 }
             }
         }
-    }
+    });
 }
 
 TEST_CASE(
