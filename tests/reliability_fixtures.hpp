@@ -65,6 +65,16 @@ inline void set_checkpoint_float(std::string& bytes, int64_t index, float value)
     std::memcpy(bytes.data() + 28 + index * 4, &value, 4);
 }
 
+// A small random llama2.c model in `dir`: tok.bin (263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a",
+// "b", "ab") and `name` (2 layers of 2 heads, D = 16). Returns
+// "model --checkpoint DIR/NAME --tokenizer DIR/tok.bin".
+inline std::string write_small_llama2c_model(const ScratchDir& dir, const std::string& name = "m.bin") {
+    write_text(dir / "tok.bin",
+               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / name, llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    return "model --checkpoint " + (dir / name) + " --tokenizer " + (dir / "tok.bin");
+}
+
 // A llama2.c tokenizer of `vocab` pieces ("<unk>", "<s>", "</s>", then "a", "b", ...).
 inline std::string llama2c_tokenizer_bytes(int vocab) {
     std::string bytes;

@@ -165,8 +165,7 @@ TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts o
     const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
     // The JSON files themselves fit: the run is what is refused.
     REQUIRE(std::filesystem::file_size(dir / "x.json") * json_bytes_per_text_byte < estimate - 1);
-    const std::string args =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args = layer_fixture_run(dir) + " -q";
     CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
     CHECK(r.exit_code == 3);
     const std::string tokens = std::to_string(T);

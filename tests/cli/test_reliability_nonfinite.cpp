@@ -153,8 +153,7 @@ TEST_CASE("run --allow-nonfinite loads NaN weights, names the poisoned head and 
     nlohmann::json doc = nlohmann::json::parse(read_text(dir / "w.json"));
     doc["W_Q"] = {{"npy", "wq.npy"}};
     write_text(dir / "w.json", doc.dump());
-    const std::string args =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args = layer_fixture_run(dir) + " -q";
     CommandResult r = run_attn_viz(args);
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("W_Q[") != std::string::npos);

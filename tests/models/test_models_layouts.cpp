@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "bert_layer_tensors.hpp"
 #include "error.hpp"
 #include "expect_error.hpp"
 #include "layouts.hpp"
@@ -64,18 +65,6 @@ NamedTensors export_torch_mha(const LayerWeights& w, const std::string& base) {
             {base + "in_proj_bias", stack_rows({&w.b_q, &w.b_k, &w.b_v})},
             {base + "out_proj.weight", transposed(w.w_o)},
             {base + "out_proj.bias", w.b_o}};
-}
-
-NamedTensors export_bert(const LayerWeights& w, const std::string& base) {
-    const std::string self = base + "attention.self.";
-    return {{self + "query.weight", transposed(w.w_q)},
-            {self + "query.bias", w.b_q},
-            {self + "key.weight", transposed(w.w_k)},
-            {self + "key.bias", w.b_k},
-            {self + "value.weight", transposed(w.w_v)},
-            {self + "value.bias", w.b_v},
-            {base + "attention.output.dense.weight", transposed(w.w_o)},
-            {base + "attention.output.dense.bias", w.b_o}};
 }
 
 NamedTensors export_gpt2(const LayerWeights& w, const std::string& base) {
@@ -143,9 +132,9 @@ TEST_CASE("each layout preset reads back random layers in F32, F16 and BF16") {
         {"torch-mha", "", export_torch_mha, [](int) { return std::string(); }, false, RopeStyle::none},
         {"torch-mha", "blocks.{layer}.attn.", export_torch_mha,
          [](int l) { return "blocks." + std::to_string(l) + ".attn."; }, false, RopeStyle::none},
-        {"bert", "bert.", export_bert, [](int l) { return "bert.encoder.layer." + std::to_string(l) + "."; }, false,
-         RopeStyle::none},
-        {"bert", "", export_bert, [](int l) { return "encoder.layer." + std::to_string(l) + "."; }, false,
+        {"bert", "bert.", bert_layer_tensors, [](int l) { return "bert.encoder.layer." + std::to_string(l) + "."; },
+         false, RopeStyle::none},
+        {"bert", "", bert_layer_tensors, [](int l) { return "encoder.layer." + std::to_string(l) + "."; }, false,
          RopeStyle::none},
         {"gpt2", "", export_gpt2, [](int l) { return "h." + std::to_string(l) + "."; }, true, RopeStyle::none},
         {"gpt2", "transformer.", export_gpt2, [](int l) { return "transformer.h." + std::to_string(l) + "."; }, true,
@@ -288,7 +277,7 @@ TEST_CASE(
 TEST_CASE("layout errors name the file, the layer and the expected tensor") {
     ScratchDir dir;
     const LayerWeights w = random_layer(8, 2, 2, 4, true);
-    NamedTensors tensors = export_bert(w, "encoder.layer.0.");
+    NamedTensors tensors = bert_layer_tensors(w, "encoder.layer.0.");
     LayoutOptions options;
     options.num_heads = 2;
     // A missing key projection.

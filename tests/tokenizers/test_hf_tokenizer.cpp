@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include <doctest/doctest.h>
@@ -163,11 +164,8 @@ TEST_CASE("BPE merges by rank, leftmost first, as a plain reference does, on ran
     const json doc = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
     const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(dir, doc));
     for (int trial = 0; trial < 300; ++trial) {
-        std::vector<std::string> characters;
-        std::string word;
-        const int length = static_cast<int>(rng()() % 15) + 1;
-        for (int i = 0; i < length; ++i)
-            characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
+        const std::vector<std::string> characters = random_letters(alphabet, 15);
+        const std::string word = std::accumulate(characters.begin(), characters.end(), std::string());
         std::vector<int> expected;
         for (const std::string& symbol : reference_bpe(characters, ranks)) expected.push_back(vocab[symbol].get<int>());
         CAPTURE(word);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <doctest/doctest.h>
@@ -112,11 +113,8 @@ TEST_CASE(
         const HfTokenizer tokenizer = HfTokenizer::load(path);
         CHECK(tokenizer.kind() == "Unigram");
         for (int trial = 0; trial < 60; ++trial) {
-            std::vector<std::string> characters;
-            std::string word;
-            const int length = static_cast<int>(rng()() % 10) + 1;
-            for (int i = 0; i < length; ++i)
-                characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
+            const std::vector<std::string> characters = random_letters(alphabet, 10);
+            const std::string word = std::accumulate(characters.begin(), characters.end(), std::string());
             CAPTURE(word);
             CHECK(reference_unigram(characters, pieces, 0).count(tokenizer.encode(word, false)) == 1);
         }
