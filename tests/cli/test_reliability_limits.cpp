@@ -70,8 +70,9 @@ TEST_CASE("check_memory names what, the bytes and the budget, and says a larger 
               Remedy::raise_memory_budget) == "the thing needs " + std::to_string(limit + 1) +
                                                   " bytes, more than the memory budget of " + std::to_string(limit) +
                                                   " bytes");
-    expect_error(ErrorKind::bad_input, [] { check_memory_elements(uint64_t{1} << 62, 8, 1000, "overflowing"); },
-                 {"overflowing needs 18446744073709551615 bytes"});
+    expect_error(
+        ErrorKind::bad_input, [] { check_memory_elements(uint64_t{1} << 62, 8, 1000, "overflowing"); },
+        {"overflowing needs 18446744073709551615 bytes"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("a Tensor beyond the machine's memory is refused before allocating, whatever the budget") {
@@ -97,9 +98,10 @@ TEST_CASE(".npy: a shape larger than the file is refused; one within the file bu
                  {"huge.npy", "truncated .npy data"});
     const auto* bytes = reinterpret_cast<const unsigned char*>(fits.data());
     CHECK(parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16)).size() == rows * 4);
-    expect_error(ErrorKind::bad_input,
-                 [&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); },
-                 {"fits.npy: .npy array of shape [", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); },
+        {"fits.npy: .npy array of shape [", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused without allocating D x D") {
@@ -116,9 +118,11 @@ TEST_CASE("a JSON document whose parsed form would exceed the budget is refused 
     write_layer_fixture(dir, 4, 2, 3);
     const uint64_t size = std::filesystem::file_size(dir / "w.json");
     CHECK(read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte)).d_model == 4);
-    expect_error(ErrorKind::bad_input,
-                 [&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); },
-                 {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); },
+        {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"},
+        Remedy::raise_memory_budget);
 }
 
 TEST_CASE("safetensors: a tensor within the file but over the budget is refused when loaded") {
@@ -128,8 +132,10 @@ TEST_CASE("safetensors: a tensor within the file but over the budget is refused 
     write_safetensors(dir / "m.safetensors", {{"x", random_tensor({n, 300})}});
     CHECK(SafetensorsFile(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200)).load("x").size() == n * 300);
     const SafetensorsFile file(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200 - 1));
-    expect_error(ErrorKind::bad_input, [&] { file.load("x"); },
-                 {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 300]", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input, [&] { file.load("x"); },
+        {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 300]", "memory budget"},
+        Remedy::raise_memory_budget);
 }
 
 TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and the tensor") {
@@ -138,11 +144,12 @@ TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and
     for (int64_t r = 0; r < 6; ++r)
         rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
     CHECK(read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4)}).size() == 42);
-    expect_error(ErrorKind::bad_input,
-                 [&] {
-                     read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)});
-                 },
-                 {"w.json: W_Q of shape [6, 7]", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] {
+            read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)});
+        },
+        {"w.json: W_Q of shape [6, 7]", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("estimate_layer_run_bytes covers the attention map and grows with T*S") {

@@ -94,8 +94,10 @@ TEST_CASE("embeddings from .npy with Inf are refused") {
     const int64_t at = random_index(12);
     x.data[size_t(at)] = inf_value;
     write_npy(dir / "x.npy", x);
-    expect_error(ErrorKind::bad_input, [&] { read_embeddings(dir / "x.npy", ""); },
-                 {"x.npy", "embeddings[" + std::to_string(at / 3) + ", " + std::to_string(at % 3) + "] is not finite"});
+    expect_error(
+        ErrorKind::bad_input, [&] { read_embeddings(dir / "x.npy", ""); },
+        {"x.npy", "embeddings[" + std::to_string(at / 3) + ", " + std::to_string(at % 3) + "] is not finite"},
+        Remedy::allow_nonfinite);
     CHECK(read_embeddings(dir / "x.npy", "", limits_allowing_nonfinite()).data[size_t(at)] == inf_value);
 }
 
@@ -107,8 +109,10 @@ TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the ind
     const int64_t at = random_index(16);
     set_checkpoint_float(bytes, 5 * 4 + 2 * 4 + 16 + at, nan_value);
     write_text(dir / "m.bin", bytes);
-    expect_error(ErrorKind::bad_input, [&] { read_llama2c_checkpoint(dir / "m.bin"); },
-                 {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"});
+    expect_error(
+        ErrorKind::bad_input, [&] { read_llama2c_checkpoint(dir / "m.bin"); },
+        {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"},
+        Remedy::allow_nonfinite);
     CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin", limits_allowing_nonfinite())
                          .layers[1]
                          .attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));

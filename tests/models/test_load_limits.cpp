@@ -80,18 +80,20 @@ TEST_CASE("layer and sequence sources hand their limits to the loader of each fi
     LayerSource layer{dir / "m.safetensors", "torch-mha", 0, {}};
     layer.options.num_heads = 2;
     CHECK(load_layer_weights(layer).d_model == D);
-    expect_error(ErrorKind::bad_input, [&] { load_layer_weights(layer, limits_with_budget(3 * D * D * 4 - 1)); },
-                 {"in_proj_weight", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input, [&] { load_layer_weights(layer, limits_with_budget(3 * D * D * 4 - 1)); },
+        {"in_proj_weight", "memory budget"}, Remedy::raise_memory_budget);
     // A weights file and .npy embeddings, with one Inf among them.
     write_weights_file(dir / "w.json", w);
     CHECK(load_layer_weights({dir / "w.json", "", 0, {}},
                              limits_with_budget(std::filesystem::file_size(dir / "w.json") * 16))
               .d_model == D);
-    expect_error(ErrorKind::bad_input,
-                 [&] {
-                     load_layer_weights({dir / "w.json", "", 0, {}}, limits_with_budget(100));
-                 },
-                 {"w.json", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] {
+            load_layer_weights({dir / "w.json", "", 0, {}}, limits_with_budget(100));
+        },
+        {"w.json", "memory budget"}, Remedy::raise_memory_budget);
     Tensor x = random_tensor({T, D});
     x.data[size_t(T * D - 1)] = std::numeric_limits<float>::infinity();
     write_npy(dir / "x.npy", x);
@@ -102,11 +104,12 @@ TEST_CASE("layer and sequence sources hand their limits to the loader of each fi
         },
         {"x.npy", "is not finite"}, Remedy::allow_nonfinite);
     CHECK(load_sequence({dir / "x.npy", "", ""}, D, limits_allowing_nonfinite()).embeddings.dim(0) == T);
-    expect_error(ErrorKind::bad_input,
-                 [&] {
-                     load_sequence({dir / "x.npy", "", ""}, D, limits_with_budget(uint64_t(T * D) * 4 - 1));
-                 },
-                 {"x.npy: .npy array of shape [", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] {
+            load_sequence({dir / "x.npy", "", ""}, D, limits_with_budget(uint64_t(T * D) * 4 - 1));
+        },
+        {"x.npy: .npy array of shape [", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 }  // TEST_SUITE("models")
