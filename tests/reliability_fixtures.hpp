@@ -1,16 +1,11 @@
-// Helpers shared by the reliability tests: error checks and small hand-built files.
+// Helpers shared by the reliability tests: loader limits and small hand-built files.
 #pragma once
 
 #include <cstring>
-#include <initializer_list>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <doctest/doctest.h>
-
-#include "error.hpp"
 #include "load_limits.hpp"
 #include "support.hpp"
 
@@ -28,22 +23,6 @@ inline attn_viz::LoadLimits limits_allowing_nonfinite() {
     attn_viz::LoadLimits limits;
     limits.allow_nonfinite = true;
     return limits;
-}
-
-// Runs `body`, which must throw attn_viz::Error of `kind` whose message contains every one of
-// `parts` (and, when given, that carries `remedy`).
-template <typename Body>
-void check_error(Body body, attn_viz::ErrorKind kind, std::initializer_list<std::string> parts,
-                 std::optional<attn_viz::Remedy> remedy = std::nullopt) {
-    try {
-        body();
-        FAIL("no error thrown");
-    } catch (const attn_viz::Error& e) {
-        CHECK(e.kind() == kind);
-        for (const std::string& part : parts)
-            CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
-        if (remedy) CHECK(e.remedy() == *remedy);
-    }
 }
 
 // A llama2.c version-0 checkpoint: header, then random float32 arrays of the sizes it declares.
@@ -84,6 +63,16 @@ inline std::vector<std::pair<std::string, float>> vocabulary_with_bytes(
 // Overwrites float `index` (counted after the 28-byte header) of a checkpoint.
 inline void set_checkpoint_float(std::string& bytes, int64_t index, float value) {
     std::memcpy(bytes.data() + 28 + index * 4, &value, 4);
+}
+
+// A small random llama2.c model in `dir`: tok.bin (263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a",
+// "b", "ab") and `name` (2 layers of 2 heads, D = 16). Returns
+// "model --checkpoint DIR/NAME --tokenizer DIR/tok.bin".
+inline std::string write_small_llama2c_model(const ScratchDir& dir, const std::string& name = "m.bin") {
+    write_text(dir / "tok.bin",
+               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
+    write_text(dir / name, llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    return "model --checkpoint " + (dir / name) + " --tokenizer " + (dir / "tok.bin");
 }
 
 // A llama2.c tokenizer of `vocab` pieces ("<unk>", "<s>", "</s>", then "a", "b", ...).

@@ -33,6 +33,13 @@ attn_viz::Tensor random_tensor(std::vector<int64_t> shape, float scale) {
     return t;
 }
 
+std::vector<std::string> random_letters(const std::vector<std::string>& alphabet, int max_length) {
+    std::vector<std::string> letters;
+    const int length = static_cast<int>(rng()() % static_cast<uint64_t>(max_length)) + 1;
+    for (int i = 0; i < length; ++i) letters.push_back(alphabet[rng()() % alphabet.size()]);
+    return letters;
+}
+
 ScratchDir::ScratchDir() {
     std::string pattern = (std::filesystem::temp_directory_path() / "attn-viz-test-XXXXXX").string();
     if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");

@@ -17,6 +17,9 @@ std::mt19937_64& rng();
 // Uniform in [-scale, scale], never all zero.
 attn_viz::Tensor random_tensor(std::vector<int64_t> shape, float scale = 1.0f);
 
+// 1 to max_length letters drawn from `alphabet` (each a string, so a letter may take several bytes).
+std::vector<std::string> random_letters(const std::vector<std::string>& alphabet, int max_length);
+
 // A fresh empty directory under the system temp dir, removed when the object dies.
 class ScratchDir {
 public:
@@ -54,6 +57,20 @@ std::string stories260k_dir();
 // ../shared/models/NAME when it holds every file of `required`, or "" after printing a skip
 // message (the test then returns).
 std::string shared_model_dir(const std::string& name, const std::vector<std::string>& required);
+
+// The fixture of the tests that run attn-viz on stories260K (TEST_CASE_FIXTURE): its folder, ""
+// when ../shared lacks it (the test then returns), and a fresh scratch folder.
+struct Stories260kFixture {
+    std::string model = stories260k_dir();
+    ScratchDir dir;
+};
+
+// The same for stories260K converted to GGUF: the folder holding stories260K.gguf and
+// stories260K-Q8_0.gguf.
+struct Stories260kGgufFixture {
+    std::string gguf = shared_model_dir("stories260K-gguf", {"stories260K.gguf", "stories260K-Q8_0.gguf"});
+    ScratchDir dir;
+};
 
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);

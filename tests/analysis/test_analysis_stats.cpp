@@ -7,11 +7,13 @@
 
 #include "analysis_fixtures.hpp"
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "head_labels.hpp"
 #include "head_stats.hpp"
 
 using namespace attn_viz;
 using namespace analysis_fixtures;
+using test_support::expect_error;
 
 namespace {
 
@@ -165,13 +167,7 @@ TEST_CASE("labels follow the documented priority and thresholds are settable by 
     for (const char* bad :
          {"nonsense=1", "induction", "induction=abc", "induction=nan", "top_pairs=-1", "top_pairs=1.5"}) {
         INFO(bad);
-        try {
-            set_threshold(t, bad);
-            FAIL("accepted " << bad);
-        } catch (const Error& e) {
-            CHECK(e.kind() == ErrorKind::usage);
-            CHECK(std::string(e.what()).find(bad) != std::string::npos);
-        }
+        expect_error(ErrorKind::usage, [&] { set_threshold(t, bad); }, {bad});
     }
 }
 

@@ -9,7 +9,7 @@
 #include "corpus_fingerprint.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 
 using namespace attn_viz;
 using namespace analysis_fixtures;
@@ -34,7 +34,8 @@ CorpusAccumulator random_partial(int count, CorpusCoverage coverage) {
 }
 
 void expect_refused(CorpusCoverage coverage, const CorpusCoverage& other, const std::vector<std::string>& fragments) {
-    test_support::expect_input_error([&] { coverage.merge(other); }, fragments);
+    test_support::expect_error(
+        attn_viz::ErrorKind::bad_input, [&] { coverage.merge(other); }, fragments);
 }
 
 }  // namespace
@@ -119,8 +120,8 @@ TEST_CASE("partial files keep the coverage; merging accumulators merges and chec
     merged.merge(random_partial(3, shard_of(0xfedcba9876543210, 6, 1, 2, "b.json")), "b.json");
     CHECK(merged.coverage().missing().empty());
     CHECK(merged.num_sequences() == 6);
-    test_support::expect_input_error([&] { merged.merge(back, dir / "a.json"); },
-                                     {"a.json: shard 0/2", "already merged from"});
+    test_support::expect_error(attn_viz::ErrorKind::bad_input, [&] { merged.merge(back, dir / "a.json"); },
+                               {"a.json: shard 0/2", "already merged from"});
     CHECK(merged.num_sequences() == 6);  // a refused merge changes nothing
     // A partial without coverage (an earlier version) merges and adds none.
     merged.merge(random_partial(2, CorpusCoverage()), "old.json");
@@ -169,15 +170,18 @@ TEST_CASE(
 
     // The same shard twice: refused by its coverage (also from a copy of the corpus at another
     // path: the same fingerprint), and by its sequences' keys where no coverage says so.
-    test_support::expect_input_error([&] { merged.merge(shard(1, 3, "c.jsonl"), "again.json"); },
-                                     {"shard 1/3 of c.jsonl is already merged"});
+    test_support::expect_error(attn_viz::ErrorKind::bad_input,
+                               [&] { merged.merge(shard(1, 3, "c.jsonl"), "again.json"); },
+                               {"shard 1/3 of c.jsonl is already merged"});
     CorpusAccumulator halves;
     halves.merge(shard(0, 2, "c.jsonl"), "p0.json");
-    test_support::expect_input_error([&] { halves.merge(shard(0, 2, "copy.jsonl"), "copy.json"); },
-                                     {"shard 0/2 of copy.jsonl is already merged from p0.json"});
+    test_support::expect_error(attn_viz::ErrorKind::bad_input,
+                               [&] { halves.merge(shard(0, 2, "copy.jsonl"), "copy.json"); },
+                               {"shard 0/2 of copy.jsonl is already merged from p0.json"});
     nlohmann::json uncovered = shard(0, 2, "c.jsonl").partial_json();
     uncovered.erase("corpora");
-    test_support::expect_input_error(
+    test_support::expect_error(
+        attn_viz::ErrorKind::bad_input,
         [&] { halves.merge(CorpusAccumulator::from_partial_json(uncovered, "bare.json"), "bare.json"); },
         {"bare.json: 3 of its 3 sequences are already counted from p0.json"});
     // Shard 1/2, which repeats shard 0's lines at other positions, is welcome.
@@ -197,8 +201,8 @@ TEST_CASE("hostile \"corpora\" blocks in partial files are refused naming the fi
         nlohmann::json j = good;
         j["corpora"] = corpora;
         test_support::write_text(dir / "bad.json", j.dump());
-        test_support::expect_input_error([&] { CorpusAccumulator::load_partial(dir / "bad.json"); },
-                                         {"bad.json", fragment});
+        test_support::expect_error(attn_viz::ErrorKind::bad_input,
+                                   [&] { CorpusAccumulator::load_partial(dir / "bad.json"); }, {"bad.json", fragment});
     };
     const nlohmann::json entry = good["corpora"][0];
     CHECK(entry["shards"] == nlohmann::json({1}));

@@ -6,8 +6,12 @@
 #include <random>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "model_weights.hpp"
+#include "onednn_backend.hpp"
 #include "support.hpp"
+#include "whole_model.hpp"
 
 namespace test_support {
 
@@ -49,6 +53,18 @@ inline constexpr ModelShape test_model_shapes[] = {{16, 24, 2, 4, 2, 30}, {8, 5,
 
 inline attn_viz::ModelWeights random_model(const ModelShape& s, int64_t seq_len) {
     return random_model(s.dim, s.hidden, s.layers, s.heads, s.kv_heads, s.vocab, seq_len);
+}
+
+// Calls check(shape, model, backend) on a random model (16 positions) of each test shape, with
+// the shape in the context of every failure: the whole-model tests' common loop.
+template <typename Check>
+void for_each_test_model(Check check) {
+    attn_viz::OnednnBackend backend;
+    for (const ModelShape& s : test_model_shapes) {
+        INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads << " layers " << s.layers);
+        attn_viz::WholeModel model(backend, random_model(s, 16));
+        check(s, model, backend);
+    }
 }
 
 // T random ids below `vocab`.

@@ -136,4 +136,13 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
     return run;
 }
 
+// Head h's outputs in layer l of a reference run of T tokens: [T, hs].
+inline std::vector<double> reference_head_rows(const ReferenceRun& run, int64_t l, int64_t h, int64_t hs, int64_t D,
+                                               int64_t T) {
+    std::vector<double> rows;
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t i = 0; i < hs; ++i) rows.push_back(run.head_outputs[l][t * D + h * hs + i]);
+    return rows;
+}
+
 }  // namespace test_support

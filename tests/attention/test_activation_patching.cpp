@@ -8,6 +8,7 @@
 
 #include "activation_patching.hpp"
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
 #include "whole_model.hpp"
@@ -15,24 +16,9 @@
 using namespace attn_viz;
 using namespace test_support;
 
-namespace {
-
-// Head h's [T, hs] outputs in layer l of a reference run.
-std::vector<double> reference_head_rows(const ReferenceRun& run, int64_t l, int64_t h, int64_t hs, int64_t D,
-                                        int64_t T) {
-    std::vector<double> rows;
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t i = 0; i < hs; ++i) rows.push_back(run.head_outputs[l][t * D + h * hs + i]);
-    return rows;
-}
-
-}  // namespace
-
 TEST_SUITE("model") {
 TEST_CASE("patching a head from a corrupted run equals the double reference rerun with that head's corrupted outputs") {
-    OnednnBackend backend;
-    for (const ModelShape& s : test_model_shapes) {
-        WholeModel model(backend, random_model(s, 16));
+    for_each_test_model([&](const ModelShape& s, WholeModel& model, OnednnBackend& backend) {
         const std::vector<AblatedHead> heads = parse_ablated_heads("all", s.layers, s.heads);
         const int64_t hs = s.dim / s.heads;
         for (int T : {1, 6}) {
@@ -64,7 +50,7 @@ TEST_CASE("patching a head from a corrupted run equals the double reference reru
                 }
             }
         }
-    }
+    });
 }
 
 TEST_CASE(
@@ -102,13 +88,7 @@ TEST_CASE("--patch-metric: loss or logit-diff:A,B within the vocabulary, one-lin
     for (const char* bad : {"", "kl", "logit-diff:", "logit-diff:3", "logit-diff:3,7,8", "logit-diff:3,10",
                             "logit-diff:a,b", "logit-diff:-1,2"}) {
         INFO(bad);
-        try {
-            parse_patch_metric(bad, 10);
-            FAIL("accepted");
-        } catch (const Error& e) {
-            CHECK(e.kind() == ErrorKind::usage);
-            CHECK(std::string(e.what()).find("patch metric '") == 0);
-        }
+        CHECK(expect_error(ErrorKind::usage, [&] { parse_patch_metric(bad, 10); }, {}).rfind("patch metric '", 0) == 0);
     }
 }
 

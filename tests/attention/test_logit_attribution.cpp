@@ -50,9 +50,7 @@ ModelWeights layer_norm_parallel_model() {
 
 TEST_SUITE("model") {
 TEST_CASE("direct logit attribution of each head matches the double reference, and the components sum to the logit") {
-    OnednnBackend backend;
-    for (const ModelShape& s : test_model_shapes) {
-        WholeModel model(backend, random_model(s, 16));
+    for_each_test_model([&](const ModelShape& s, WholeModel& model, OnednnBackend& backend) {
         for (int T : {1, 2, 7}) {
             INFO("dim " << s.dim << " heads " << s.heads << " T " << T);
             const std::vector<int> tokens = random_ids(T, s.vocab);
@@ -76,7 +74,7 @@ TEST_CASE("direct logit attribution of each head matches the double reference, a
                 CHECK(a.norm_bias[t] == 0.0);
             }
         }
-    }
+    });
 }
 
 TEST_CASE("direct logit attribution sums to the logit through a final LayerNorm with biases, and for a chosen target") {

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "gguf_llama.hpp"
@@ -85,7 +85,7 @@ TEST_CASE("GGUF llama metadata that attn-viz does not implement is refused namin
     for (const auto& [key, message] : refused) {
         CAPTURE(key);
         const std::string path = llama_metadata_file(dir, [&](GgufBuilder& b) { b.add_u32(key, 4096); });
-        expect_input_error([&] { gguf_llama_config(GgufFile(path)); }, {path, message});
+        expect_error(ErrorKind::bad_input, [&] { gguf_llama_config(GgufFile(path)); }, {path, message});
     }
 }
 

@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_transformer.hpp"
 #include "gguf_transformer_conversion.hpp"
@@ -74,7 +74,7 @@ TEST_CASE("hostile GGUF bert files are refused naming the file and the key or te
         CAPTURE(fragment);
         const std::string path = bert / "bad.gguf";
         convert_folder(bert.path().string(), path, spoil);
-        expect_input_error([&] { read_gguf_transformer(GgufFile(path)); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_gguf_transformer(GgufFile(path)); }, {"bad.gguf", fragment});
     };
     expect_refused({{"blk.1.attn_k.weight"}, {}, ""},
                    "has no tensor \"blk.1.attn_k.weight\" (needed for a bert model)");

@@ -10,7 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf_decoder_conversion.hpp"
 #include "gguf_llama.hpp"
 #include "hf_llama_checkpoint.hpp"
@@ -149,8 +149,8 @@ TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming 
         CAPTURE(fragment);
         const std::string path = dir / "bad.gguf";
         convert_decoder_folder(dir.path().string(), path, spoil);
-        expect_input_error([&] { read_gguf_llama(GgufFile(path)); }, {"bad.gguf", fragment});
-        expect_input_error([&] { read_model_weights(open_model_files(path)); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(path)); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_model_weights(open_model_files(path)); }, {"bad.gguf", fragment});
     };
     expect_refused(qwen3, {{}, {}, "qwen9"},
                    "general.architecture is \"qwen9\"; attn-viz runs GGUF models of architecture llama, qwen3, gemma2, "

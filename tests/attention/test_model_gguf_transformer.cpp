@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_transformer.hpp"
 #include "gguf_transformer_conversion.hpp"
@@ -79,7 +79,7 @@ TEST_CASE("hostile GGUF gpt2 and gptneox files are refused naming the file and t
         CAPTURE(fragment);
         const std::string path = dir / "bad.gguf";
         convert_folder(dir.path().string(), path, spoil);
-        expect_input_error([&] { read_gguf_transformer(GgufFile(path)); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_gguf_transformer(GgufFile(path)); }, {"bad.gguf", fragment});
     };
     expect_refused(
         gpt2, {{}, {}, "bloom"},

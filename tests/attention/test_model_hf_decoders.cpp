@@ -8,7 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "decoder_reference.hpp"
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -28,7 +28,8 @@ void expect_refused(const ScratchDir& dir, const std::string& from, const std::s
                     const std::vector<std::string>& needles) {
     CAPTURE(to);
     edit_config(dir, from, to);
-    expect_input_error([&] { read_hf_llama_folder(dir.path().string()); }, needles);
+    expect_error(
+        ErrorKind::bad_input, [&] { read_hf_llama_folder(dir.path().string()); }, needles);
     edit_config(dir, to, from);
 }
 
@@ -71,8 +72,8 @@ TEST_CASE("HF Qwen3 folders: missing q/k norms and keys Qwen3 does not have are 
         llama, "reference_hf_llama.py",
         "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 12 --tokens 3");
     edit_config(llama, "\"model_type\": \"llama\"", "\"model_type\": \"qwen3\", \"head_dim\": 4");
-    expect_input_error([&] { read_hf_llama_folder(llama.path().string()); },
-                       {"model.layers.0.self_attn.q_norm.weight"});
+    expect_error(ErrorKind::bad_input, [&] { read_hf_llama_folder(llama.path().string()); },
+                 {"model.layers.0.self_attn.q_norm.weight"});
 }
 
 // Gemma 2: GeGLU, (1 + w) sandwich norms, sqrt(D) embeddings, query_pre_attn_scalar, attention and

@@ -9,7 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "head_ablation.hpp"
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
@@ -175,7 +175,8 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
         std::string text = original;
         REQUIRE(text.find(from) != std::string::npos);
         write_text(dir / "config.json", text.replace(text.find(from), from.size(), to));
-        expect_input_error([&] { read_hf_transformer_folder(dir.path().string()); }, needles);
+        expect_error(
+            ErrorKind::bad_input, [&] { read_hf_transformer_folder(dir.path().string()); }, needles);
         write_text(dir / "config.json", original);
     };
     const std::string gpt2_weights = gpt2 / "model.safetensors", neox_index = neox / "model.safetensors.index.json";
@@ -234,9 +235,17 @@ TEST_CASE("a transformer run refuses more tokens than positions and ids outside 
         dir, "--model-type gpt2 --d-model 8 --heads 2 --layers 1 --ffn 12 --vocab 10 --tokens 2 --positions 4");
     OnednnBackend backend;
     WholeModel model(backend, read_hf_transformer_folder(dir.path().string()));
-    expect_input_error([&] { model.run({1, 2, 3, 4, 5}); }, {"5 tokens exceed the model's sequence length 4"});
-    expect_input_error([&] { model.run({1, 10}); }, {"token 1 is id 10, outside the vocabulary (0..9)"});
-    expect_input_error([&] { model.run({}); }, {"no tokens"});
+    expect_error(ErrorKind::bad_input,
+                 [&] {
+                     model.run({1, 2, 3, 4, 5});
+                 },
+                 {"5 tokens exceed the model's sequence length 4"});
+    expect_error(ErrorKind::bad_input,
+                 [&] {
+                     model.run({1, 10});
+                 },
+                 {"token 1 is id 10, outside the vocabulary (0..9)"});
+    expect_error(ErrorKind::bad_input, [&] { model.run({}); }, {"no tokens"});
 }
 
 }  // TEST_SUITE("model")

@@ -8,7 +8,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "hf_reference_folder.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
 #include "npy.hpp"
@@ -186,7 +186,8 @@ TEST_CASE(
                       const std::vector<std::string>& needles) {
         CAPTURE(to);
         edit_config(dir, from, to);
-        expect_input_error([&] { read_folder(dir); }, needles);
+        expect_error(
+            ErrorKind::bad_input, [&] { read_folder(dir); }, needles);
         edit_config(dir, to, from);
     };
     refused(bart, "\"normalize_before\": false", "\"normalize_before\": true",
@@ -216,8 +217,8 @@ TEST_CASE(
     refused(t5, "\"num_heads\": 2,", "\"absent_heads\": 2,", {t5_config, "missing \"num_heads\""});
     OnednnBackend backend;
     Seq2SeqModel model(backend, read_folder(t5));
-    expect_input_error([&] { model.run({1, 12}, {0}); }, {"the source", "outside the vocabulary"});
-    expect_input_error([&] { model.run({1}, {}); }, {"the target", "no tokens"});
+    expect_error(ErrorKind::bad_input, [&] { model.run({1, 12}, {0}); }, {"the source", "outside the vocabulary"});
+    expect_error(ErrorKind::bad_input, [&] { model.run({1}, {}); }, {"the target", "no tokens"});
 }
 
 }  // TEST_SUITE("model")

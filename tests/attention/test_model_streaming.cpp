@@ -30,25 +30,15 @@ ModelWeights streamed_weights(const ModelWeights& whole, std::vector<int>& loads
     return w;
 }
 
-std::vector<int> random_tokens(int64_t T, int64_t vocab) {
-    std::uniform_int_distribution<int> token(0, static_cast<int>(vocab) - 1);
-    std::vector<int> tokens(static_cast<size_t>(T));
-    for (int& id : tokens) id = token(rng());
-    return tokens;
-}
-
 }  // namespace
 
 TEST_SUITE("model") {
 
 TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, and keeps none") {
-    OnednnBackend backend;
-    for (const ModelShape& s : test_model_shapes) {
-        INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads << " layers " << s.layers);
-        const ModelWeights weights = random_model(s, 16);
-        for (int64_t T : {1, 7, 16}) {
-            const std::vector<int> tokens = random_tokens(T, s.vocab);
-            WholeModel model(backend, weights);
+    for_each_test_model([&](const ModelShape& s, WholeModel& model, OnednnBackend&) {
+        const ModelWeights& weights = model.weights();
+        for (int T : {1, 7, 16}) {
+            const std::vector<int> tokens = random_ids(T, s.vocab);
             const ModelRun whole = model.run(tokens, true, true);
             size_t visits = 0;
             const ModelRun streamed = model.run_blocks(
@@ -68,14 +58,14 @@ TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, 
             CHECK(streamed.logits.data == whole.logits.data);
             CHECK(streamed.hidden_states.data == whole.hidden_states.data);
         }
-    }
+    });
 }
 
 TEST_CASE("a streamed model loads no block up front and each block once per pass") {
     OnednnBackend backend;
     const ModelShape s = test_model_shapes[2];
     const ModelWeights whole = random_model(s, 16);
-    const std::vector<int> tokens = random_tokens(9, s.vocab);
+    const std::vector<int> tokens = random_ids(9, s.vocab);
     const ModelRun expected = WholeModel(backend, whole).run(tokens);
     std::vector<int> loads;
     {
@@ -113,7 +103,7 @@ TEST_CASE("a streamed GGUF model of quantized blocks, refilling one block's memo
     WholeModel streamed(backend, read_gguf_llama_streaming(file));
     for (int64_t T : {1, 6, 16}) {
         CAPTURE(T);
-        const std::vector<int> tokens = random_tokens(T, QuantizedLlama::vocab);
+        const std::vector<int> tokens = random_ids(T, QuantizedLlama::vocab);
         const ModelRun expected = whole.run(tokens);
         for (int pass = 0; pass < 2; ++pass) {  // the second pass refills the blocks of the first
             const ModelRun run = streamed.run(tokens);

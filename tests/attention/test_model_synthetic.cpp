@@ -29,14 +29,9 @@ double max_difference(const std::vector<double>& reference, const Tensor& actual
 TEST_SUITE("model") {
 
 TEST_CASE("whole-model forward matches the double reference on random models") {
-    OnednnBackend backend;
-    for (const ModelShape& s : test_model_shapes) {
-        INFO("dim " << s.dim << " heads " << s.heads << " kv " << s.kv_heads);
-        WholeModel model(backend, random_model(s, 16));
-        std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1);
+    for_each_test_model([&](const ModelShape& s, WholeModel& model, OnednnBackend&) {
         for (int T : {1, 5, 16}) {
-            std::vector<int> tokens(static_cast<size_t>(T));
-            for (int& id : tokens) id = token(rng());
+            const std::vector<int> tokens = random_ids(T, s.vocab);
             const ModelRun run = model.run(tokens);
             const ReferenceRun reference = reference_forward(model.weights(), tokens);
             REQUIRE(run.layers.size() == static_cast<size_t>(s.layers));
@@ -51,7 +46,7 @@ TEST_CASE("whole-model forward matches the double reference on random models") {
         CHECK_THROWS_AS(model.run(std::vector<int>(17, 0)), Error);
         CHECK_THROWS_AS(model.run({0, static_cast<int>(s.vocab)}), Error);
         CHECK_THROWS_AS(model.run({-1}), Error);
-    }
+    });
 }
 
 TEST_CASE("greedy decoding picks each argmax of the unpadded forward and stops at seq_len") {

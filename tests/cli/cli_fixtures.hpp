@@ -47,6 +47,12 @@ inline void write_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int
     write_text(dir / "x.json", random_sequence_line(T, D));
 }
 
+// "run --weights DIR/w.json --input DIR/x.json --out DIR/out": the command over the files either
+// fixture above writes.
+inline std::string layer_fixture_run(const ScratchDir& dir) {
+    return "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+}
+
 // Writes DIR/w.json (D x D, H heads) whose four matrices are .npy files beside it (wq.npy, wk.npy,
 // wv.npy, wo.npy), and DIR/x.json whose T x D embeddings are DIR/emb.npy.
 inline void write_npy_layer_fixture(const ScratchDir& dir, int64_t D, int64_t H, int64_t T) {
@@ -69,6 +75,14 @@ inline std::set<std::string> names_in(const std::filesystem::path& dir) {
     std::set<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
     return names;
+}
+
+// Every regular file below `dir`, as paths relative to it.
+inline std::set<std::string> files_below(const std::filesystem::path& dir) {
+    std::set<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+        if (entry.is_regular_file()) files.insert(std::filesystem::relative(entry.path(), dir).string());
+    return files;
 }
 
 // Everything below `dir`, without following symbolic links: each regular file with its bytes,

@@ -27,9 +27,8 @@ TEST_SUITE("cli") {
 TEST_CASE("run writes stats.json with a heads list, the dumps, and a table on stdout") {
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 5);
-    CommandResult r =
-        run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out") +
-                     " --dump-attention " + (dir / "a.npy") + " --dump-output " + (dir / "o.npy"));
+    CommandResult r = run_attn_viz(layer_fixture_run(dir) + " --dump-attention " + (dir / "a.npy") + " --dump-output " +
+                                   (dir / "o.npy"));
     CHECK(r.exit_code == 0);
     CHECK(r.output.find("entropy") != std::string::npos);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
@@ -48,8 +47,7 @@ TEST_CASE("run writes stats.json with a heads list, the dumps, and a table on st
 TEST_CASE("--quiet prints nothing and --help explains every option") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    CommandResult r = run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                   (dir / "out"));
+    CommandResult r = run_attn_viz(layer_fixture_run(dir) + " -q");
     CHECK(r.exit_code == 0);
     CHECK(r.output.empty());
     CommandResult help = run_attn_viz("run --help");
@@ -109,8 +107,7 @@ TEST_CASE("bad input files give a one-line error naming the file, exit 3, and le
         ScratchDir dir;
         write_text(dir / "w.json", c.weights);
         write_text(dir / "x.json", c.input.empty() ? "{\"embeddings\":[[1,2],[3,4]]}" : c.input);
-        CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") +
-                                       " --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
+        CommandResult r = run_attn_viz(layer_fixture_run(dir) + " --dump-attention " + (dir / "a.npy"));
         CHECK(r.exit_code == 3);
         CHECK(r.output.find(c.message) != std::string::npos);
         CHECK(r.output.find(c.input.empty() ? "w.json" : "x.json") != std::string::npos);
@@ -140,8 +137,7 @@ TEST_CASE("truncated and unreadable .npy references are bad input too") {
 TEST_CASE("a second run replaces the first one's files; a foreign non-empty folder needs --force") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    const std::string args =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args = layer_fixture_run(dir) + " -q";
     REQUIRE(run_attn_viz(args).exit_code == 0);
     REQUIRE(run_attn_viz(args).exit_code == 0);
     fs::create_directories(dir / "foreign");
@@ -160,8 +156,7 @@ TEST_CASE("a dump path that is an input file is refused") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
     const std::string before = read_text(dir / "x.json");
-    CommandResult r = run_attn_viz("run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                   (dir / "out") + " --dump-output " + (dir / "x.json"));
+    CommandResult r = run_attn_viz(layer_fixture_run(dir) + " --dump-output " + (dir / "x.json"));
     CHECK(r.exit_code == 2);
     CHECK(read_text(dir / "x.json") == before);
 }

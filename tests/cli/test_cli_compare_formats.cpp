@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "bert_layer_tensors.hpp"
 #include "cli_fixtures.hpp"
 #include "layer_weights.hpp"
 #include "safetensors.hpp"
@@ -21,16 +22,8 @@ namespace {
 void write_bert_layers(const std::string& path, const std::vector<LayerWeights>& layers) {
     std::vector<std::pair<std::string, Tensor>> tensors;
     for (size_t l = 0; l < layers.size(); ++l) {
-        const LayerWeights& w = layers[l];
-        const std::string p = "encoder.layer." + std::to_string(l) + ".attention.";
-        tensors.insert(tensors.end(), {{p + "self.query.weight", transposed(w.w_q)},
-                                       {p + "self.query.bias", w.b_q},
-                                       {p + "self.key.weight", transposed(w.w_k)},
-                                       {p + "self.key.bias", w.b_k},
-                                       {p + "self.value.weight", transposed(w.w_v)},
-                                       {p + "self.value.bias", w.b_v},
-                                       {p + "output.dense.weight", transposed(w.w_o)},
-                                       {p + "output.dense.bias", w.b_o}});
+        const auto layer = bert_layer_tensors(layers[l], "encoder.layer." + std::to_string(l) + ".");
+        tensors.insert(tensors.end(), layer.begin(), layer.end());
     }
     write_safetensors(path, tensors);
 }

@@ -61,10 +61,10 @@ TEST_CASE("a model whose first choice ends the text says it stopped at once, in 
     CHECK(silent.output.empty());
 }
 
-TEST_CASE("stories260K: the continuation is printed apart from the prompt, and --json has both and the provenance") {
-    const std::string model = stories260k_dir();
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
+    "stories260K: the continuation is printed apart from the prompt, and --json has both and the provenance") {
     if (model.empty()) return;
-    ScratchDir dir;
     const std::string files = "model --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
     const CommandResult text =
         run_attn_viz(files + " --stats-only --text \"Once upon a time\" --generate 6 --out " + (dir / "t"));

@@ -28,8 +28,7 @@ TEST_SUITE("cli") {
 TEST_CASE("a mistyped command or option gets the closest valid one; another command's option says whose it is") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    const std::string run =
-        "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run = layer_fixture_run(dir);
     check_one_line(run_attn_viz(run + " --colourmap magma"), 2,
                    "run: unknown option --colourmap (did you mean --colormap?)");
     check_one_line(run_attn_viz(run + " --stat"), 2, "run: unknown option --stat (did you mean --stats-only?)");

@@ -95,8 +95,7 @@ TEST_CASE("an error an option can get past ends with that option") {
 TEST_CASE("a bad option value is reported with the option's name") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
-    const std::string run =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run = layer_fixture_run(dir) + " -q";
     const std::pair<std::string, std::string> cases[] = {
         {" --window 2:1,0:1",
          "attn-viz: error: --window: window '2:1,0:1': the query range 2:1 is empty (need start < end)\n"},

@@ -35,8 +35,7 @@ TEST_SUITE("cli") {
 TEST_CASE("--stats-only writes the statistics files and no picture; it excludes --html and --svg") {
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 5);
-    const std::string run =
-        "run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run = layer_fixture_run(dir);
     const CommandResult r = run_attn_viz(run + " --stats-only -q --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     std::set<std::string> files = names_in(dir / "out");

@@ -23,10 +23,8 @@ namespace {
 // Two random llama2.c models of one shape (2 layers of 2 heads, D = 16, 263 tokens) and their
 // tokenizer; returns "A B --tokenizer T".
 std::string write_model_pair(const ScratchDir& dir) {
-    write_text(dir / "tok.bin",
-               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
-    write_text(dir / "a.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
-    write_text(dir / "b.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    write_small_llama2c_model(dir, "a.bin");
+    write_small_llama2c_model(dir, "b.bin");
     return (dir / "a.bin") + " " + (dir / "b.bin") + " --tokenizer " + (dir / "tok.bin");
 }
 

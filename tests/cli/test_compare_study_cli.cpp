@@ -18,11 +18,6 @@ using namespace test_support;
 
 namespace {
 
-// ../shared/models/stories260K-gguf, or "" (with a message) where it is absent.
-std::string stories_gguf() {
-    return shared_model_dir("stories260K-gguf", {"stories260K.gguf", "stories260K-Q8_0.gguf"});
-}
-
 const std::string story =
     " --text \"Once upon a time, there was a little girl named Lily. She loved to play outside in the park.\"";
 
@@ -59,10 +54,10 @@ void check_four_bits_move_more(const nlohmann::json& q8, const nlohmann::json& q
 
 TEST_SUITE("model") {
 
-TEST_CASE("compare of two models prints a summary and the output level first, and writes them to compare.json") {
-    const std::string gguf = stories_gguf();
+TEST_CASE_FIXTURE(
+    Stories260kGgufFixture,
+    "compare of two models prints a summary and the output level first, and writes them to compare.json") {
     if (gguf.empty()) return;
-    ScratchDir dir;
     const CommandResult r =
         run_attn_viz("compare " + gguf + "/stories260K.gguf " + gguf + "/stories260K-Q8_0.gguf" + story +
                      " --generate 12 --diff-pictures 3 --fail-above 0.004 --out " + (dir / "q8"));
@@ -117,10 +112,11 @@ TEST_CASE("compare of two models prints a summary and the output level first, an
     CHECK(std::filesystem::exists(dir / ("q8/" + top)));
 }
 
-TEST_CASE("compare of a model with itself in another format: no change at the output, identical continuations") {
-    const std::string gguf = stories_gguf(), bin = stories260k_dir();
+TEST_CASE_FIXTURE(
+    Stories260kGgufFixture,
+    "compare of a model with itself in another format: no change at the output, identical continuations") {
+    const std::string bin = stories260k_dir();
     if (gguf.empty() || bin.empty()) return;
-    ScratchDir dir;
     const CommandResult r = run_attn_viz("compare -q " + gguf + "/stories260K.gguf " + bin + "/stories260K.bin" +
                                          story + " --generate 10 --out " + (dir / "same"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -139,10 +135,9 @@ TEST_CASE("compare of a model with itself in another format: no change at the ou
     CHECK(refused.output.find("--generate continues a text with two whole models") != std::string::npos);
 }
 
-TEST_CASE("a 4-bit copy of stories260K moves more than its Q8_0 copy, at the heads and at the output") {
-    const std::string gguf = stories_gguf();
+TEST_CASE_FIXTURE(Stories260kGgufFixture,
+                  "a 4-bit copy of stories260K moves more than its Q8_0 copy, at the heads and at the output") {
     if (gguf.empty()) return;
-    ScratchDir dir;
     const std::string source = gguf + "/stories260K.gguf";
     check_four_bits_move_more(compare_with_quantized(source, "Q8_0", dir, story),
                               compare_with_quantized(source, "Q4_0", dir, story), "Q4_0");

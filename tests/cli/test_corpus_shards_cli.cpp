@@ -134,15 +134,11 @@ TEST_CASE(
 
 TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; shards merge to the single run") {
     ScratchDir dir;
-    // 263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a", "b", "ab"; 2 layers of 2 heads, D = 16.
-    write_text(dir / "tok.bin",
-               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
-    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    const std::string model = write_small_llama2c_model(dir);
     const std::string corpus =
         "{\"text\": \"ab ba abab\"}\n{\"tokens\": [1, 260, 261, 260, 261]}\n\n{\"text\": \"\"}\n"
         "{\"tokens\": [1, 262, 259, 262, 262, 3, 99]}\n{\"text\": \"b a b\\u00e9\"}\n";
     write_text(dir / "c.jsonl", corpus);
-    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
     check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 2, 5);
     const nlohmann::json stats = read_stats(dir / "single");
     CHECK(stats["num_layers"] == 2);
@@ -195,15 +191,12 @@ TEST_CASE(
     "model --inputs: a corpus whose repeated lines fall in different shards merges to the single run; a shard twice is "
     "refused") {
     ScratchDir dir;
-    write_text(dir / "tok.bin",
-               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
-    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
+    const std::string model = write_small_llama2c_model(dir);
     // "The end." at positions 1, 3 and 5: in shards 1, 0 and 2 of 3; "ab ba" at 0 and 6 (shard 0 both).
     write_text(dir / "c.jsonl",
                "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"a b\"}\n"
                "{\"text\": \"The end.\"}\n\n{\"tokens\": [1, 262, 259, 262]}\n{\"text\": \"The end.\"}\n"
                "{\"text\": \"ab ba\"}\n");
-    const std::string model = "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
     check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 3, 7);
     CommandResult r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "p1.json") + " " + (dir / "p1.json") +
                                    " " + (dir / "p2.json") + " --out " + (dir / "twice"));

@@ -28,10 +28,9 @@ std::string model_files(const std::string& model) {
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --ablate all ranks every head; --rollout and --flow write row-stochastic and bounded maps") {
-    const std::string model = stories260k_dir();
+TEST_CASE_FIXTURE(Stories260kFixture,
+                  "model --ablate all ranks every head; --rollout and --flow write row-stochastic and bounded maps") {
     if (model.empty()) return;
-    ScratchDir dir;
     CommandResult r =
         run_attn_viz("model -q" + model_files(model) + " --ablate all --rollout --flow --out " + (dir / "out"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -82,10 +81,9 @@ TEST_CASE("model --ablate all ranks every head; --rollout and --flow write row-s
     }
 }
 
-TEST_CASE("model --ablate L:H with --ablate-mode mean, --map norm, and one-line usage errors") {
-    const std::string model = stories260k_dir();
+TEST_CASE_FIXTURE(Stories260kFixture,
+                  "model --ablate L:H with --ablate-mode mean, --map norm, and one-line usage errors") {
     if (model.empty()) return;
-    ScratchDir dir;
     const std::string files = model_files(model);
     CommandResult r =
         run_attn_viz("model -q" + files + " --ablate 3:1,0:2 --ablate-mode mean --map norm --out " + (dir / "mean"));
@@ -132,13 +130,12 @@ TEST_CASE("run --map norm draws a_ij ||v_j W_O^h|| and leaves the statistics alo
     CHECK(run_attn_viz("run -q" + files + " --map value --out " + (dir / "bad")).exit_code == 2);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --ablate takes L1H3 lists with ranges; stdout ranks the heads with the clean loss and findings; report.html "
     "has "
     "the ablation, rollout and flow sections; --timings names rollout and flow apart") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     const CommandResult r =
         run_attn_viz("model" + model_files(model) +
                      " --ablate L0H1,l2h0-3,4:7 --rollout --flow --html --timings --out " + (dir / "out"));

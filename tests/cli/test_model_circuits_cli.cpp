@@ -53,12 +53,11 @@ std::string signed4(const nlohmann::json& x, const char* format = "%+.4f") {
 }  // namespace
 
 TEST_SUITE("model") {
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --logit-attribution: every component at every position sums to the logit of the next token; --target; "
     "errors") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     const std::vector<int> ids = {1, 403, 407, 261, 300, 403, 407, 261, 290};
     const std::string files = model_files(model) + " --tokens 1,403,407,261,300,403,407,261,290";
     const CommandResult r =
@@ -113,12 +112,11 @@ TEST_CASE(
         dir);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --patch-from-tokens ranks every head by how far patching it moves the loss; logit-diff; --patch-from "
     "text; errors") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     // A sentence seen twice; the corrupted input changes the first copy, so the second is no repeat.
     const std::string clean = " --tokens 1,403,407,261,300,290,403,407,261,300,290";
     const std::string files =
@@ -178,12 +176,11 @@ TEST_CASE(
                        dir);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --composition scores every earlier head against every later head, three kinds, with pictures and "
     "findings") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     const CommandResult r = run_attn_viz(
         "model" + model_files(model) + " --tokens 1,403,407 --composition --heads L0H0 --html --out " + (dir / "out"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);

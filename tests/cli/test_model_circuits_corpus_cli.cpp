@@ -28,6 +28,19 @@ std::string model_files(const std::string& model) {
     return " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
 }
 
+// Shard 1/2 of DIR/c.jsonl run with `files` alone (DIR/n1.json) does not merge with the partial
+// DIR/p0.json of a run with `what`.
+void check_merge_refused_without(const std::string& files, const ScratchDir& dir, const std::string& what) {
+    REQUIRE(run_attn_viz("model -q" + files + " --inputs " + (dir / "c.jsonl") + " --shard 1/2 --save-partial " +
+                         (dir / "n1.json") + " --stats-only --out " + (dir / "n1"))
+                .exit_code == 0);
+    const CommandResult without =
+        run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "n1.json") + " --out " + (dir / "bad"));
+    CHECK(without.exit_code == 3);
+    CHECK_MESSAGE(without.output.find("partials with and without " + what + " cannot be merged") != std::string::npos,
+                  without.output);
+}
+
 // component "head" of layer l, head h -> l * 8 + h; of a layer's sum ("heads") or feed-forward
 // ("mlp") of layer l -> 1000 * (1 + kind) + l.
 int component_key(const std::string& component, int layer, int head) {
@@ -91,11 +104,10 @@ void check_relative(double actual, double expected) {
 }  // namespace
 
 TEST_SUITE("model") {
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --inputs --logit-attribution --composition: the per-sequence runs averaged; shards merged equal one run") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     std::string corpus;
     for (const std::vector<int>& ids : sequences) corpus += "{\"tokens\": [" + id_list(ids) + "]}\n";
     write_text(dir / "c.jsonl", corpus);
@@ -168,28 +180,20 @@ TEST_CASE(
                          "--save-partial " +
                          (dir / "t1.json") + " --stats-only --out " + (dir / "t1"))
                 .exit_code == 0);
-    REQUIRE(run_attn_viz("model -q" + files + " --inputs " + (dir / "c.jsonl") + " --shard 1/2 --save-partial " +
-                         (dir / "n1.json") + " --stats-only --out " + (dir / "n1"))
-                .exit_code == 0);
     const CommandResult other_target =
         run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "t1.json") + " --out " + (dir / "bad"));
     CHECK(other_target.exit_code == 3);
     CHECK(other_target.output.find("partials attributing different targets cannot be merged") != std::string::npos);
-    const CommandResult without =
-        run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "n1.json") + " --out " + (dir / "bad"));
-    CHECK(without.exit_code == 3);
-    CHECK(without.output.find("partials with and without direct logit attribution cannot be merged") !=
-          std::string::npos);
+    check_merge_refused_without(files, dir, "direct logit attribution");
     const nlohmann::json target = nlohmann::json::parse(read_text(dir / "t1/stats.json"))["logit_attribution"];
     CHECK(target["positions"] == 4);  // shard 1/2 holds the second sequence: every position attributed
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --inputs --patch-from-inputs: every pair patched, the per-pair runs averaged; shards merged; mismatched "
     "corpora refused") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     // Each corrupted partner: its clean sequence with one token changed.
     std::string clean, corrupted;
     std::vector<std::vector<int>> partners;
@@ -262,13 +266,7 @@ TEST_CASE(
         check_relative(std::stod(merged_rows[k][4]), std::stod(rows[k][4]));
         check_relative(std::stod(merged_rows[k][7]), std::stod(rows[k][7]));
     }
-    REQUIRE(run_attn_viz("model -q" + files + " --inputs " + (dir / "c.jsonl") + " --shard 1/2 --save-partial " +
-                         (dir / "n1.json") + " --stats-only --out " + (dir / "n1"))
-                .exit_code == 0);
-    const CommandResult without =
-        run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "n1.json") + " --out " + (dir / "bad"));
-    CHECK(without.exit_code == 3);
-    CHECK(without.output.find("partials with and without activation patching cannot be merged") != std::string::npos);
+    check_merge_refused_without(files, dir, "activation patching");
 
     // Corpora that do not pair up, and the options of one text in corpus mode, are refused.
     write_text(dir / "short.jsonl", "{\"tokens\": [1, 403]}\n" + corrupted.substr(corrupted.find('\n') + 1));

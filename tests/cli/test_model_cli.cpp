@@ -13,10 +13,9 @@ namespace fs = std::filesystem;
 
 TEST_SUITE("model") {
 
-TEST_CASE("model writes every layer's heads, statistics over all 40 heads, and names previous-token heads") {
-    const std::string model = stories260k_dir();
+TEST_CASE_FIXTURE(Stories260kFixture,
+                  "model writes every layer's heads, statistics over all 40 heads, and names previous-token heads") {
     if (model.empty()) return;
-    ScratchDir dir;
     CommandResult r =
         run_attn_viz("model --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
                      "/tok512.bin --text \"Once upon a time, there was a little girl named Lily.\" --out " +
@@ -42,10 +41,8 @@ TEST_CASE("model writes every layer's heads, statistics over all 40 heads, and n
     CHECK(stats["tokens"][0] == "<s>");
 }
 
-TEST_CASE("model takes token ids, and --induction feeds a repeated random sequence") {
-    const std::string model = stories260k_dir();
+TEST_CASE_FIXTURE(Stories260kFixture, "model takes token ids, and --induction feeds a repeated random sequence") {
     if (model.empty()) return;
-    ScratchDir dir;
     const std::string files = " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin";
     CommandResult ids = run_attn_viz("model -q" + files + " --tokens 1,403,407 --out " + (dir / "ids"));
     REQUIRE_MESSAGE(ids.exit_code == 0, ids.output);

@@ -18,22 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// 263 tokens: <unk>, BOS, EOS, 256 bytes, " ", "a", "b", "ab"; 2 layers of 2 heads, D = 16.
-std::string write_small_model(const ScratchDir& dir) {
-    write_text(dir / "tok.bin",
-               tokenizer_bytes(vocabulary_with_bytes({{" ", -1}, {"a", -1}, {"b", -1}, {"ab", 3}}), 6));
-    write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 2, 2, 2, 263, 24));
-    return "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin");
-}
-
-// Every file below `dir`, as paths relative to it.
-std::set<std::string> files_below(const fs::path& dir) {
-    std::set<std::string> files;
-    for (const auto& entry : fs::recursive_directory_iterator(dir))
-        if (entry.is_regular_file()) files.insert(fs::relative(entry.path(), dir).string());
-    return files;
-}
-
 // `arguments` run in `dir` with TMPDIR=dir/tmp (created empty).
 CommandResult run_in(const ScratchDir& dir, const std::string& arguments) {
     fs::create_directories(dir / "tmp");
@@ -50,7 +34,7 @@ TEST_CASE(
     "stage") {
     ScratchDir dir;
     const std::string model =
-        write_small_model(dir) + " --tokens 1,259,260,261,259,262 --ablate all --rollout --timings -q";
+        write_small_llama2c_model(dir) + " --tokens 1,259,260,261,259,262 --ablate all --rollout --timings -q";
     CommandResult r = run_attn_viz(model + " --stats-only --out " + (dir / "stats"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     std::set<std::string> files = files_below(dir / "stats");
@@ -77,7 +61,7 @@ TEST_CASE(
 
 TEST_CASE("model -q --generate prints the continuation, and nothing else") {
     ScratchDir dir;
-    const std::string model = write_small_model(dir) + " --tokens 1,259,260 --stats-only --out ";
+    const std::string model = write_small_llama2c_model(dir) + " --tokens 1,259,260 --stats-only --out ";
     const CommandResult loud = run_attn_viz(model + (dir / "loud") + " --generate 3");
     REQUIRE_MESSAGE(loud.exit_code == 0, loud.output);
     const size_t continuation = loud.output.find("greedy continuation");
@@ -93,7 +77,7 @@ TEST_CASE("model -q --generate prints the continuation, and nothing else") {
 
 TEST_CASE("model --inputs takes a plain text file, one text per line, as tokenize does; a .jsonl file stays JSON") {
     ScratchDir dir;
-    const std::string model = write_small_model(dir) + " -q --stats-only";
+    const std::string model = write_small_llama2c_model(dir) + " -q --stats-only";
     write_text(dir / "texts.txt", "ab ba\n\n  \nThe end.\r\n{\"text\": \"a\"}\nThe end.\n");
     write_text(dir / "texts.jsonl",
                "{\"text\": \"ab ba\"}\n{\"text\": \"The end.\"}\n{\"text\": \"{\\\"text\\\": \\\"a\\\"}\"}\n"
@@ -126,7 +110,7 @@ TEST_CASE(
     "--json without --out prints the summary and writes nothing; without either, or with a file option, a usage "
     "error") {
     ScratchDir dir;
-    const std::string model = write_small_model(dir);
+    const std::string model = write_small_llama2c_model(dir);
     const std::set<std::string> before = files_below(dir.path());
     CommandResult r = run_in(dir, model + " --json --tokens 1,259,260,261 --generate 2 2>/dev/null");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -162,7 +146,7 @@ TEST_CASE(
 TEST_CASE(
     "a model folder's file as --model says to pass the folder; a tokenizer of another vocabulary names both sizes") {
     ScratchDir dir;
-    write_small_model(dir);
+    write_small_llama2c_model(dir);
     fs::create_directories(dir / "hf");
     write_text(dir / "hf/config.json", R"({"model_type": "llama"})");
     write_text(dir / "hf/tokenizer.json", "{}");

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_fixtures.hpp"
 #include "html_page_driver.hpp"
 #include "support.hpp"
 
@@ -17,9 +18,9 @@ namespace {
 // "layer_LL/head_HH.png" of every head picture under dir.
 std::set<std::string> head_pictures(const fs::path& dir) {
     std::set<std::string> found;
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-        if (e.path().filename().string().rfind("head_", 0) == 0 && e.path().extension() == ".png")
-            found.insert(fs::relative(e.path(), dir).string());
+    for (const std::string& file : files_below(dir))
+        if (fs::path(file).filename().string().rfind("head_", 0) == 0 && fs::path(file).extension() == ".png")
+            found.insert(file);
     return found;
 }
 
@@ -31,10 +32,9 @@ std::string picture(int layer, int head) {
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --layers/--heads draws only the chosen heads; statistics stay over all heads") {
-    const std::string model = stories260k_dir();
+TEST_CASE_FIXTURE(Stories260kFixture,
+                  "model --layers/--heads draws only the chosen heads; statistics stay over all heads") {
     if (model.empty()) return;
-    ScratchDir dir;
     const std::string files =
         " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --text \"Once upon a time\"";
     CommandResult chosen =
@@ -88,11 +88,10 @@ TEST_CASE("model --layers/--heads draws only the chosen heads; statistics stay o
     CHECK(fs::exists(dir / "streamed/overview.png"));
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Stories260kFixture,
     "model --layers/--heads: a selection outside the model or not in the grammar is a usage error naming the shape") {
-    const std::string model = stories260k_dir();
     if (model.empty()) return;
-    ScratchDir dir;
     const std::string files =
         " --checkpoint " + model + "/stories260K.bin --tokenizer " + model + "/tok512.bin --text \"Once upon a time\"";
     const std::string shape = "the model has 5 layers (0-4) of 8 heads (0-7)";

@@ -28,6 +28,14 @@ std::map<std::string, int64_t> heads_per_stack(const nlohmann::json& stats) {
     return count;
 }
 
+// Runs attn-viz with `arguments`, which must end in a usage error whose output holds `needle`.
+CommandResult expect_usage_error(const std::string& arguments, const std::string& needle) {
+    const CommandResult r = run_attn_viz(arguments);
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.output.find(needle) != std::string::npos, r.output);
+    return r;
+}
+
 }  // namespace
 
 TEST_SUITE("model") {
@@ -290,38 +298,25 @@ TEST_CASE(
               "needs the decoder's input: --target-text, --target-tokens or --generate N"},
          }) {
         CAPTURE(command);
-        const CommandResult r = run_attn_viz(command);
-        CHECK(r.exit_code == 2);
-        CHECK_MESSAGE(r.output.find(needle) != std::string::npos, r.output);
+        const CommandResult r = expect_usage_error(command, needle);
         CHECK(std::count(r.output.begin(), r.output.end(), '\n') <= 2);  // the error line (and at most a usage hint)
         CHECK(!std::filesystem::exists(dir / "o"));
     }
-    const CommandResult compared =
-        run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() + " --tokens 1,2");
-    CHECK(compared.exit_code == 2);
-    CHECK_MESSAGE(
-        compared.output.find(
-            "compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens") !=
-            std::string::npos,
-        compared.output);
+    expect_usage_error(
+        "compare " + dir.path().string() + " " + dir.path().string() + " --tokens 1,2",
+        "compare of two encoder-decoder models needs the decoder's input: --target-text or --target-tokens");
     write_text(dir / "corpus.txt", "1 2\n");
-    const CommandResult corpus = run_attn_viz("compare " + dir.path().string() + " " + dir.path().string() +
-                                              " --inputs " + (dir / "corpus.txt"));
-    CHECK(corpus.exit_code == 2);
-    CHECK_MESSAGE(
-        corpus.output.find(
-            "is an encoder-decoder model, which `model` runs and `compare` compares over one source and target") !=
-            std::string::npos,
-        corpus.output);
+    expect_usage_error(
+        "compare " + dir.path().string() + " " + dir.path().string() + " --inputs " + (dir / "corpus.txt"),
+        "is an encoder-decoder model, which `model` runs and `compare` compares over one source and target");
 
     ScratchDir llama;
     make_reference_folder(
         llama, "reference_hf_llama.py",
         "--model-type llama --d-model 8 --heads 2 --kv-heads 1 --layers 1 --ffn 9 --vocab 12 --tokens 3");
-    const CommandResult decoder =
-        run_attn_viz("model --model " + llama.path().string() + " --tokens 1,2 --target-tokens 1 --out " + (dir / "o"));
-    CHECK(decoder.exit_code == 2);
-    CHECK_MESSAGE(decoder.output.find("model_type llama has no decoder input") != std::string::npos, decoder.output);
+    expect_usage_error(
+        "model --model " + llama.path().string() + " --tokens 1,2 --target-tokens 1 --out " + (dir / "o"),
+        "model_type llama has no decoder input");
 }
 
 }  // TEST_SUITE("model")

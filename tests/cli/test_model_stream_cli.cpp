@@ -16,16 +16,6 @@ using namespace test_support;
 
 namespace {
 
-// ../shared/models/stories260K-gguf/stories260K.gguf, or "" (with a message) where it is absent.
-std::string stories_gguf() {
-    const std::string bin = stories260k_dir();
-    if (bin.empty()) return "";
-    const std::string file = bin + "-gguf/stories260K.gguf";
-    if (std::filesystem::exists(file)) return file;
-    MESSAGE("skipped: " << file << " is absent");
-    return "";
-}
-
 nlohmann::json stats(const std::string& dir) { return nlohmann::json::parse(read_text(dir + "/stats.json")); }
 
 // `run` whole into dir/whole and with --stream-layers into dir/streamed, each dumping its
@@ -44,10 +34,10 @@ void run_whole_and_streamed(const std::string& run, const ScratchDir& dir) {
 
 TEST_SUITE("model") {
 
-TEST_CASE("model --stream-layers: the whole run's heads, pictures and dump, pairs within layers") {
-    const std::string model = stories_gguf();
-    if (model.empty()) return;
-    ScratchDir dir;
+TEST_CASE_FIXTURE(Stories260kGgufFixture,
+                  "model --stream-layers: the whole run's heads, pictures and dump, pairs within layers") {
+    if (gguf.empty()) return;
+    const std::string model = gguf + "/stories260K.gguf";
     run_whole_and_streamed("model -q --model " + model + " --induction 20 --scale head --svg 3:2", dir);
     for (const std::string file :
          {"layer_00/head_00.png", "layer_04/head_07.png", "layer_03/head_02.svg", "overview.png"}) {
@@ -216,10 +206,10 @@ TEST_CASE("model on an encoder-decoder streams by itself when its three stacks d
     CHECK(!std::filesystem::exists(dir / "refused"));
 }
 
-TEST_CASE("model streams by itself when its layers do not fit the memory budget together") {
-    const std::string model = stories_gguf();
-    if (model.empty()) return;
-    ScratchDir dir;
+TEST_CASE_FIXTURE(Stories260kGgufFixture,
+                  "model streams by itself when its layers do not fit the memory budget together") {
+    if (gguf.empty()) return;
+    const std::string model = gguf + "/stories260K.gguf";
     // 400 KB holds one layer of 41 tokens (~280 KB), not five.
     const std::string run = "model -q --model " + model + " --induction 20 --max-memory 400k";
     const CommandResult streamed = run_attn_viz(run + " --out " + (dir / "auto"));
@@ -240,10 +230,9 @@ TEST_CASE("model streams by itself when its layers do not fit the memory budget 
     CHECK(!std::filesystem::exists(dir / "tiny"));
 }
 
-TEST_CASE("model --stream-layers refuses what needs every layer at once") {
-    const std::string model = stories_gguf();
-    if (model.empty()) return;
-    ScratchDir dir;
+TEST_CASE_FIXTURE(Stories260kGgufFixture, "model --stream-layers refuses what needs every layer at once") {
+    if (gguf.empty()) return;
+    const std::string model = gguf + "/stories260K.gguf";
     const std::string run = "model -q --model " + model + " --induction 8 --stream-layers --out " + (dir / "out");
     for (const std::string option : {"--html", "--generate 3", "--rollout", "--ablate all", "--flow"}) {
         CAPTURE(option);

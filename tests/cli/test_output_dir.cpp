@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
+#include "expect_error.hpp"
 #include "input_files.hpp"
 #include "output_dir.hpp"
 #include "reliability_fixtures.hpp"
@@ -39,7 +40,7 @@ TEST_CASE("only names attn-viz writes are accepted as outputs or acted on in a m
         CHECK_MESSAGE(!is_attn_viz_output_name(name), name);
     ScratchDir dir;
     OutputDir out(dir / "out", false);
-    check_error([&] { out.file("thesis.tex"); }, ErrorKind::internal, {"thesis.tex: not a name attn-viz writes"});
+    expect_error(ErrorKind::internal, [&] { out.file("thesis.tex"); }, {"thesis.tex: not a name attn-viz writes"});
 }
 
 TEST_CASE("staging names: the destination's name, the PID and six letters or digits") {
@@ -100,8 +101,8 @@ TEST_CASE("commit() checks again that no destination became an input after it wa
         OutputDir out(dir / "out", false);
         write_text(out.file("stats.json"), "second run");
         record_input_file(dir / "out/stats.json", "weights");  // read after the file was requested
-        check_error([&] { out.commit(); }, ErrorKind::usage,
-                    {"refusing to overwrite an input: " + (dir / "out/stats.json") + ", read as weights"});
+        expect_error(ErrorKind::usage, [&] { out.commit(); },
+                     {"refusing to overwrite an input: " + (dir / "out/stats.json") + ", read as weights"});
     }
     CHECK(snapshot(dir.path()) == before);
 }
@@ -115,7 +116,7 @@ TEST_CASE("commit() never removes an input a previous run's manifest lists, and 
     {
         OutputDir out(dir / "out", false);
         write_text(out.file("stats.json"), "second run");
-        check_error([&] { out.commit(); }, ErrorKind::usage, {dir / "out/entropy.png", "refusing to remove an input"});
+        expect_error(ErrorKind::usage, [&] { out.commit(); }, {dir / "out/entropy.png", "refusing to remove an input"});
     }
     CHECK(snapshot(dir.path()) == before);
     fs::rename(dir / "out/entropy.png", dir / "entropy.png");  // no longer an input of the run directory
@@ -130,7 +131,7 @@ TEST_CASE("an output outside the run directory shares its folder's staging and r
     write_text(dir / "w.npy", "weights");
     record_input_file(dir / "w.npy", ".npy tensor");
     OutputDir out(dir / "out", false);
-    check_error([&] { out.external_file(dir / "w.npy"); }, ErrorKind::usage, {"refusing to overwrite an input"});
+    expect_error(ErrorKind::usage, [&] { out.external_file(dir / "w.npy"); }, {"refusing to overwrite an input"});
     const std::string a = out.external_file(dir / "a.npy"), b = out.external_file(dir / "b.npy");
     CHECK(fs::path(a).parent_path() == fs::path(b).parent_path());
     CHECK(out.external_file(dir / "a.npy") == a);

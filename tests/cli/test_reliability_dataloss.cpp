@@ -40,7 +40,8 @@ std::set<std::string> manifest_files(const fs::path& out) {
     return files;
 }
 
-std::set<std::string> files_below(const fs::path& out) {
+// Every file and link below `out` but the run's manifest.
+std::set<std::string> output_files(const fs::path& out) {
     std::set<std::string> files;
     for (const auto& [name, what] : snapshot(out))
         if (what != "folder" && name != ".attn-viz-run") files.insert(name);
@@ -48,9 +49,7 @@ std::set<std::string> files_below(const fs::path& out) {
 }
 
 // `run` of DIR/w.json on DIR/x.json into DIR/out.
-std::string plain_run(const ScratchDir& dir) {
-    return "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
-}
+std::string plain_run(const ScratchDir& dir) { return layer_fixture_run(dir) + " -q"; }
 
 // Starts that run with --dump-output to a FIFO nobody reads: it blocks there with its staging
 // folder made, which this waits for.
@@ -69,8 +68,7 @@ TEST_SUITE("reliability") {
 TEST_CASE("a dump that is a file the run reads through another file (an .npy tensor, a hard link of one) is refused") {
     ScratchDir dir;
     write_npy_layer_fixture(dir, 8, 2, 5);
-    const std::string run =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string run = layer_fixture_run(dir) + " -q";
     REQUIRE(run_attn_viz(run + " --dump-attention " + (dir / "a.npy")).exit_code == 0);
     fs::create_hard_link(dir / "wk.npy", dir / "same_as_wk.npy");
     check_refused_leaving_everything(dir, run + " --dump-attention " + (dir / "wq.npy"),
@@ -243,7 +241,7 @@ TEST_CASE(
     CHECK_MESSAGE(r.exit_code == 0, r.output);
     CHECK(staging_in(dir.path()) == std::set<std::string>{planted});
     CHECK(snapshot(dir / "victim") == victim);
-    CHECK(files_below(dir / "out") == manifest_files(dir / "out"));
+    CHECK(output_files(dir / "out") == manifest_files(dir / "out"));
     CHECK(!fs::exists(dir / "out/foreign.png"));
     CHECK(read_text(dir / "out/stats.json").find("attn-viz/stats@1") != std::string::npos);
 }
@@ -259,7 +257,7 @@ TEST_CASE("a live run's staging folder is left alone by another run into the sam
     kill(blocked, SIGTERM);
     CHECK(wait_exit_code(blocked) == 130);
     CHECK(staging_in(dir.path()).empty());
-    CHECK(files_below(dir / "out") == manifest_files(dir / "out"));
+    CHECK(output_files(dir / "out") == manifest_files(dir / "out"));
 }
 
 }  // TEST_SUITE("reliability")

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "cli_fixtures.hpp"
+#include "expect_error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "npy.hpp"
@@ -40,22 +41,22 @@ TEST_CASE("every loader reports a missing file or a directory as an I/O error na
         [](const std::string& p) { Llama2cTokenizer{p}; },
     };
     for (const auto& load : loaders) {
-        check_error([&] { load(dir / "missing.bin"); }, ErrorKind::io,
-                    {dir / "missing.bin", "cannot open: No such file or directory"});
-        check_error([&] { load(dir / "folder"); }, ErrorKind::io, {dir / "folder", "not a regular file"});
+        expect_error(ErrorKind::io, [&] { load(dir / "missing.bin"); },
+                     {dir / "missing.bin", "cannot open: No such file or directory"});
+        expect_error(ErrorKind::io, [&] { load(dir / "folder"); }, {dir / "folder", "not a regular file"});
     }
 }
 
 TEST_CASE("writers report an unwritable path as an I/O error naming it") {
     ScratchDir dir;
     const Tensor t = random_tensor({2, 3});
-    check_error([&] { write_npy(dir / "no/such/dir/t.npy", t); }, ErrorKind::io, {"t.npy", "cannot open for writing"});
-    check_error([&] { write_npy("/dev/full", t); }, ErrorKind::io, {"/dev/full", "write failed"});
-    check_error(
-        [&] {
-            write_safetensors(dir / "no/such/dir/t.safetensors", {{"t", t}});
-        },
-        ErrorKind::io, {"t.safetensors"});
+    expect_error(ErrorKind::io, [&] { write_npy(dir / "no/such/dir/t.npy", t); }, {"t.npy", "cannot open for writing"});
+    expect_error(ErrorKind::io, [&] { write_npy("/dev/full", t); }, {"/dev/full", "write failed"});
+    expect_error(ErrorKind::io,
+                 [&] {
+                     write_safetensors(dir / "no/such/dir/t.safetensors", {{"t", t}});
+                 },
+                 {"t.safetensors"});
 }
 
 TEST_CASE("run: a directory or a missing file as --weights is a usage error (exit 2) naming it") {

@@ -8,6 +8,7 @@
 
 #include "cli_fixtures.hpp"
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "json_tensor.hpp"
 #include "layer_cost.hpp"
 #include "load_limits.hpp"
@@ -49,7 +50,7 @@ TEST_CASE("parse_memory_size reads bytes and binary suffixes and refuses the res
     CHECK(parse_memory_size(std::to_string(n) + "MB") == n << 20);
     CHECK(parse_memory_size("1T") == uint64_t{1} << 40);
     for (const char* bad : {"", "G", "0", "-5", "5X", "1.5G", "99999999999999999999", "16777216T", "8 G"})
-        check_error([&] { parse_memory_size(bad); }, ErrorKind::usage, {std::string(bad) + "\" is not a size"});
+        expect_error(ErrorKind::usage, [&] { parse_memory_size(bad); }, {std::string(bad) + "\" is not a size"});
 }
 
 TEST_CASE("the default budget is a fraction of the machine's memory, and LoadLimits start with it") {
@@ -64,26 +65,22 @@ TEST_CASE("the default budget is a fraction of the machine's memory, and LoadLim
 TEST_CASE("check_memory names what, the bytes and the budget, and says a larger budget helps") {
     const uint64_t limit = std::uniform_int_distribution<uint64_t>(1, 100000)(rng());
     check_memory(limit, limit, "fits exactly");
-    try {
-        check_memory(limit + 1, limit, "the thing");
-        FAIL("accepted more than the budget");
-    } catch (const Error& e) {
-        CHECK(e.kind() == ErrorKind::bad_input);
-        CHECK(e.remedy() == Remedy::raise_memory_budget);
-        CHECK(std::string(e.what()) == "the thing needs " + std::to_string(limit + 1) +
-                                           " bytes, more than the memory budget of " + std::to_string(limit) +
-                                           " bytes");
-    }
-    check_error([] { check_memory_elements(uint64_t{1} << 62, 8, 1000, "overflowing"); }, ErrorKind::bad_input,
-                {"overflowing needs 18446744073709551615 bytes"});
+    CHECK(expect_error(
+              ErrorKind::bad_input, [&] { check_memory(limit + 1, limit, "the thing"); }, {},
+              Remedy::raise_memory_budget) == "the thing needs " + std::to_string(limit + 1) +
+                                                  " bytes, more than the memory budget of " + std::to_string(limit) +
+                                                  " bytes");
+    expect_error(
+        ErrorKind::bad_input, [] { check_memory_elements(uint64_t{1} << 62, 8, 1000, "overflowing"); },
+        {"overflowing needs 18446744073709551615 bytes"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("a Tensor beyond the machine's memory is refused before allocating, whatever the budget") {
     const int64_t just_over = static_cast<int64_t>(machine_memory() / sizeof(float)) + 1;
-    check_error([&] { Tensor({just_over}); }, ErrorKind::bad_input,
-                {"a tensor of shape [" + std::to_string(just_over) + "]", "more than this machine's memory"});
+    expect_error(ErrorKind::bad_input, [&] { Tensor({just_over}); },
+                 {"a tensor of shape [" + std::to_string(just_over) + "]", "more than this machine's memory"});
     // Far beyond any machine: refused, not a bad_alloc.
-    check_error([] { Tensor({int64_t{1} << 20, int64_t{1} << 20, 64}); }, ErrorKind::bad_input, {"machine's memory"});
+    expect_error(ErrorKind::bad_input, [] { Tensor({int64_t{1} << 20, int64_t{1} << 20, 64}); }, {"machine's memory"});
     const int64_t rows = std::uniform_int_distribution<int64_t>(2, 40)(rng());
     CHECK(Tensor({rows, 25}).size() == rows * 25);
 }
@@ -96,12 +93,15 @@ TEST_CASE(".npy: a shape larger than the file is refused; one within the file bu
     CHECK(parse_npy(reinterpret_cast<const unsigned char*>(fits.data()), fits.size(), "fits.npy").shape ==
           std::vector<int64_t>{rows, 4});
     const std::string huge = npy_bytes("(1000000000, 1000000)", 64);
-    check_error([&] { parse_npy(reinterpret_cast<const unsigned char*>(huge.data()), huge.size(), "huge.npy"); },
-                ErrorKind::bad_input, {"huge.npy", "truncated .npy data"});
+    expect_error(ErrorKind::bad_input,
+                 [&] { parse_npy(reinterpret_cast<const unsigned char*>(huge.data()), huge.size(), "huge.npy"); },
+                 {"huge.npy", "truncated .npy data"});
     const auto* bytes = reinterpret_cast<const unsigned char*>(fits.data());
     CHECK(parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16)).size() == rows * 4);
-    check_error([&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); },
-                ErrorKind::bad_input, {"fits.npy: .npy array of shape [", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] { parse_npy(bytes, fits.size(), "fits.npy", limits_with_budget(uint64_t(rows) * 16 - 4)); },
+        {"fits.npy: .npy array of shape [", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused without allocating D x D") {
@@ -109,8 +109,8 @@ TEST_CASE("weights JSON declaring a huge d_model with short arrays is refused wi
     // d_model 2^20 would be a 4 TB matrix; the rows say otherwise, and that is found first.
     write_text(dir / "w.json", R"({"format":"attn-viz/weights@1","d_model":1048576,"num_heads":1,)"
                                R"("W_Q":[[1,2],[3,4]],"W_K":[[1,2],[3,4]],"W_V":[[1,2],[3,4]],"W_O":[[1,2],[3,4]]})");
-    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
-                {"w.json", "W_Q has 2 entries, expected 1048576"});
+    expect_error(ErrorKind::bad_input, [&] { read_weights_file(dir / "w.json"); },
+                 {"w.json", "W_Q has 2 entries, expected 1048576"});
 }
 
 TEST_CASE("a JSON document whose parsed form would exceed the budget is refused before parsing") {
@@ -118,9 +118,11 @@ TEST_CASE("a JSON document whose parsed form would exceed the budget is refused 
     write_layer_fixture(dir, 4, 2, 3);
     const uint64_t size = std::filesystem::file_size(dir / "w.json");
     CHECK(read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte)).d_model == 4);
-    check_error([&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); },
-                ErrorKind::bad_input,
-                {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input,
+        [&] { read_weights_file(dir / "w.json", limits_with_budget(size * json_bytes_per_text_byte - 1)); },
+        {dir / "w.json", ": parsing " + std::to_string(size) + " bytes of JSON needs", "memory budget"},
+        Remedy::raise_memory_budget);
 }
 
 TEST_CASE("safetensors: a tensor within the file but over the budget is refused when loaded") {
@@ -130,8 +132,10 @@ TEST_CASE("safetensors: a tensor within the file but over the budget is refused 
     write_safetensors(dir / "m.safetensors", {{"x", random_tensor({n, 300})}});
     CHECK(SafetensorsFile(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200)).load("x").size() == n * 300);
     const SafetensorsFile file(dir / "m.safetensors", limits_with_budget(uint64_t(n) * 1200 - 1));
-    check_error([&] { file.load("x"); }, ErrorKind::bad_input,
-                {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 300]", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input, [&] { file.load("x"); },
+        {dir / "m.safetensors" + ": tensor 'x' of shape [" + std::to_string(n) + ", 300]", "memory budget"},
+        Remedy::raise_memory_budget);
 }
 
 TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and the tensor") {
@@ -140,11 +144,12 @@ TEST_CASE("an inline JSON tensor over the budget is refused, naming the file and
     for (int64_t r = 0; r < 6; ++r)
         rows.push_back(std::vector<float>(t.data.begin() + r * 7, t.data.begin() + (r + 1) * 7));
     CHECK(read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4)}).size() == 42);
-    check_error(
+    expect_error(
+        ErrorKind::bad_input,
         [&] {
             read_json_tensor(rows, {6, -1}, "W_Q", {"w.json", ".", limits_with_budget(6 * 7 * 4 - 1)});
         },
-        ErrorKind::bad_input, {"w.json: W_Q of shape [6, 7]", "memory budget"});
+        {"w.json: W_Q of shape [6, 7]", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("estimate_layer_run_bytes covers the attention map and grows with T*S") {
@@ -167,8 +172,7 @@ TEST_CASE("run --max-memory refuses a layer run beyond it (exit 3) and accepts o
     const uint64_t estimate = estimate_layer_run_bytes(8, 2, 2, 4, T, T);
     // The JSON files themselves fit: the run is what is refused.
     REQUIRE(std::filesystem::file_size(dir / "x.json") * json_bytes_per_text_byte < estimate - 1);
-    const std::string args =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args = layer_fixture_run(dir) + " -q";
     CommandResult r = run_attn_viz(args + " --max-memory " + std::to_string(estimate - 1));
     CHECK(r.exit_code == 3);
     const std::string tokens = std::to_string(T);

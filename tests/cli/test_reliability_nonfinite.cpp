@@ -8,6 +8,7 @@
 
 #include "attention.hpp"
 #include "cli_fixtures.hpp"
+#include "expect_error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "load_limits.hpp"
 #include "npy.hpp"
@@ -48,9 +49,10 @@ TEST_CASE("an .npy weight with NaN or Inf is refused naming the file, the tensor
         ScratchDir dir;
         const int64_t D = 6, row = random_index(D), col = random_index(D);
         write_weights_with_bad_npy(dir, D, 2, row, col, bad);
-        check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
-                    {dir / "wk.npy", "W_K[" + std::to_string(row) + ", " + std::to_string(col) + "] is not finite"},
-                    Remedy::allow_nonfinite);
+        expect_error(
+            ErrorKind::bad_input, [&] { read_weights_file(dir / "w.json"); },
+            {dir / "wk.npy", "W_K[" + std::to_string(row) + ", " + std::to_string(col) + "] is not finite"},
+            Remedy::allow_nonfinite);
         const LayerWeights w = read_weights_file(dir / "w.json", limits_allowing_nonfinite());
         CHECK(!std::isfinite(w.w_k.data[size_t(row * D + col)]));
     }
@@ -60,8 +62,9 @@ TEST_CASE("inline JSON numbers beyond float32 are refused unless non-finite valu
     ScratchDir dir;
     write_text(dir / "w.json", R"({"format":"attn-viz/weights@1","d_model":2,"num_heads":1,"W_Q":[[1,2],[3,-1e39]],)"
                                R"("W_K":[[1,0],[0,1]],"W_V":[[1,0],[0,1]],"W_O":[[1,0],[0,1]]})");
-    check_error([&] { read_weights_file(dir / "w.json"); }, ErrorKind::bad_input,
-                {"w.json", "W_Q[1, 1] is not a finite float32"}, Remedy::allow_nonfinite);
+    expect_error(
+        ErrorKind::bad_input, [&] { read_weights_file(dir / "w.json"); },
+        {"w.json", "W_Q[1, 1] is not a finite float32"}, Remedy::allow_nonfinite);
     CHECK(read_weights_file(dir / "w.json", limits_allowing_nonfinite()).w_q.data[3] == -inf_value);
 }
 
@@ -75,10 +78,11 @@ TEST_CASE("a safetensors tensor with NaN is refused when loaded, naming it and t
         write_safetensors(dir / "m.safetensors", {{"fine", random_tensor({4})}, {"layer.weight", t}}, dtype);
         const SafetensorsFile file(dir / "m.safetensors");
         CHECK(file.load("fine").size() == 4);
-        check_error([&] { file.load("layer.weight"); }, ErrorKind::bad_input,
-                    {dir / "m.safetensors", "layer.weight[" + std::to_string(at / cols) + ", " +
-                                                std::to_string(at % cols) + "] is not finite"},
-                    Remedy::allow_nonfinite);
+        expect_error(
+            ErrorKind::bad_input, [&] { file.load("layer.weight"); },
+            {dir / "m.safetensors",
+             "layer.weight[" + std::to_string(at / cols) + ", " + std::to_string(at % cols) + "] is not finite"},
+            Remedy::allow_nonfinite);
         CHECK(std::isnan(
             SafetensorsFile(dir / "m.safetensors", limits_allowing_nonfinite()).load("layer.weight").data[size_t(at)]));
     }
@@ -90,8 +94,10 @@ TEST_CASE("embeddings from .npy with Inf are refused") {
     const int64_t at = random_index(12);
     x.data[size_t(at)] = inf_value;
     write_npy(dir / "x.npy", x);
-    check_error([&] { read_embeddings(dir / "x.npy", ""); }, ErrorKind::bad_input,
-                {"x.npy", "embeddings[" + std::to_string(at / 3) + ", " + std::to_string(at % 3) + "] is not finite"});
+    expect_error(
+        ErrorKind::bad_input, [&] { read_embeddings(dir / "x.npy", ""); },
+        {"x.npy", "embeddings[" + std::to_string(at / 3) + ", " + std::to_string(at % 3) + "] is not finite"},
+        Remedy::allow_nonfinite);
     CHECK(read_embeddings(dir / "x.npy", "", limits_allowing_nonfinite()).data[size_t(at)] == inf_value);
 }
 
@@ -103,8 +109,10 @@ TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the ind
     const int64_t at = random_index(16);
     set_checkpoint_float(bytes, 5 * 4 + 2 * 4 + 16 + at, nan_value);
     write_text(dir / "m.bin", bytes);
-    check_error([&] { read_llama2c_checkpoint(dir / "m.bin"); }, ErrorKind::bad_input,
-                {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"});
+    expect_error(
+        ErrorKind::bad_input, [&] { read_llama2c_checkpoint(dir / "m.bin"); },
+        {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"},
+        Remedy::allow_nonfinite);
     CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin", limits_allowing_nonfinite())
                          .layers[1]
                          .attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
@@ -149,8 +157,7 @@ TEST_CASE("run --allow-nonfinite loads NaN weights, names the poisoned head and 
     nlohmann::json doc = nlohmann::json::parse(read_text(dir / "w.json"));
     doc["W_Q"] = {{"npy", "wq.npy"}};
     write_text(dir / "w.json", doc.dump());
-    const std::string args =
-        "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " + (dir / "out");
+    const std::string args = layer_fixture_run(dir) + " -q";
     CommandResult r = run_attn_viz(args);
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("W_Q[") != std::string::npos);

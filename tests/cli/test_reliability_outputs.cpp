@@ -25,9 +25,7 @@ TEST_CASE("SIGINT/SIGTERM while the staging directory exists: exit 130, staging 
         write_layer_fixture(dir, 8, 2, 6);
         const std::vector<std::string> base = {"run",     "-q",           "--weights", dir / "w.json",
                                                "--input", dir / "x.json", "--out",     dir / "out"};
-        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                             (dir / "out") + " --dump-attention " + (dir / "a.npy"))
-                    .exit_code == 0);
+        REQUIRE(run_attn_viz(layer_fixture_run(dir) + " -q --dump-attention " + (dir / "a.npy")).exit_code == 0);
         const auto before = snapshot(dir / "out");
         const std::string dump_before = read_text(dir / "a.npy");
         // The dump goes to a FIFO nobody reads: the run blocks in open() after staging stats.json,
@@ -127,8 +125,7 @@ TEST_CASE(
     "a file size limit (disk full) mid-write: exit 4 with a message, staging removed, previous results unchanged") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 20);
-    const std::string args = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                             (dir / "out") + " --dump-attention " + (dir / "a.npy");
+    const std::string args = layer_fixture_run(dir) + " -q --dump-attention " + (dir / "a.npy");
     REQUIRE(run_attn_viz(args).exit_code == 0);
     const auto before = snapshot(dir / "out");
     const std::string dump_before = read_text(dir / "a.npy");
@@ -150,8 +147,7 @@ TEST_CASE(
 TEST_CASE("a dump to /dev/full fails with exit 4 and leaves no run directory") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 5);
-    CommandResult r = run_attn_viz("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
-                                   (dir / "out") + " --dump-output /dev/full");
+    CommandResult r = run_attn_viz(layer_fixture_run(dir) + " -q --dump-output /dev/full");
     CHECK(r.exit_code == 4);
     CHECK(r.output.find("attn-viz: error: /dev/full: write failed") != std::string::npos);
     CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json"});
@@ -161,8 +157,7 @@ TEST_CASE("a dump to /dev/full fails with exit 4 and leaves no run directory") {
 TEST_CASE("standard output to /dev/full: tokenize, model --json and run exit 4 with one line naming it") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 5);
-    std::vector<std::string> commands = {"run --weights " + (dir / "w.json") + " --input " + (dir / "x.json") +
-                                         " --out " + (dir / "out")};
+    std::vector<std::string> commands = {layer_fixture_run(dir)};
     const std::string stories = stories260k_dir();
     if (!stories.empty()) {
         const std::string model =

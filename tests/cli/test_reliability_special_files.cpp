@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli_fixtures.hpp"
+#include "expect_error.hpp"
 #include "input_open.hpp"
 #include "mapped_file.hpp"
 #include "reliability_fixtures.hpp"
@@ -42,15 +43,15 @@ TEST_CASE("open_input_file refuses a FIFO, a folder and a device by what they ar
     ScratchDir dir;
     make_fifo(dir / "pipe");
     fs::create_directories(dir / "folder");
-    check_error([&] { open_input_file(dir / "pipe", "weights"); }, ErrorKind::io,
-                {dir / "pipe", "is a named pipe (FIFO), not a regular file"});
-    check_error([&] { MappedFile(dir / "pipe", "weights"); }, ErrorKind::io, {dir / "pipe", "named pipe (FIFO)"});
-    check_error([&] { open_input_file(dir / "folder", "weights"); }, ErrorKind::io,
-                {dir / "folder", "is a folder, not a regular file"});
-    check_error([&] { open_input_file("/dev/null", "weights"); }, ErrorKind::io,
-                {"/dev/null", "is a character device, not a regular file"});
-    check_error([&] { open_input_file(dir / "missing", "weights"); }, ErrorKind::io,
-                {dir / "missing", "cannot open: No such file"});
+    expect_error(ErrorKind::io, [&] { open_input_file(dir / "pipe", "weights"); },
+                 {dir / "pipe", "is a named pipe (FIFO), not a regular file"});
+    expect_error(ErrorKind::io, [&] { MappedFile(dir / "pipe", "weights"); }, {dir / "pipe", "named pipe (FIFO)"});
+    expect_error(ErrorKind::io, [&] { open_input_file(dir / "folder", "weights"); },
+                 {dir / "folder", "is a folder, not a regular file"});
+    expect_error(ErrorKind::io, [&] { open_input_file("/dev/null", "weights"); },
+                 {"/dev/null", "is a character device, not a regular file"});
+    expect_error(ErrorKind::io, [&] { open_input_file(dir / "missing", "weights"); },
+                 {dir / "missing", "cannot open: No such file"});
     write_text(dir / "file.bin", "abc");
     const MappedFile file(dir / "file.bin", "weights");  // a regular file still opens (and reads with blocking I/O)
     CHECK(file.text() == "abc");

@@ -2,6 +2,7 @@
 // folder, tokenizer.json, legacy vocab.txt, llama2.c tokenizer.bin, GGUF, vocabulary-only GGUF),
 // texts from --inputs files, the table and JSON forms, and mistakes named (the real files are
 // skipped with a message where ../shared/models is absent).
+#include <optional>
 #include <sstream>
 
 #include <doctest/doctest.h>
@@ -24,6 +25,16 @@ std::vector<json> tokenize_json(const std::string& arguments) {
     std::istringstream in(r.output);
     for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
     return lines;
+}
+
+// The one line `tokenize --json` writes for `text` with llama.cpp's vocabulary-only GGUF file
+// `name`, or nullopt where ../shared lacks it (the test then returns).
+std::optional<json> tokenize_with_llama_cpp_vocab(const std::string& name, const std::string& text) {
+    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {name});
+    if (vocab.empty()) return std::nullopt;
+    const std::vector<json> lines = tokenize_json("--tokenizer " + vocab + "/" + name + " --text \"" + text + "\"");
+    REQUIRE(lines.size() == 1);
+    return lines[0];
 }
 
 std::string joined(const json& labels) {
@@ -86,39 +97,31 @@ TEST_CASE(
 }
 
 TEST_CASE("tokenize --tokenizer: Phi-3's vocabulary-only GGUF file, with BOS as the model takes it") {
-    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-phi-3.gguf"});
-    if (vocab.empty()) return;
+    const std::optional<json> line = tokenize_with_llama_cpp_vocab("ggml-vocab-phi-3.gguf", "Hello world");
+    if (!line) return;
     // Ids of llama.cpp's vectors (Hugging Face's tokenizer) for "Hello world", after BOS.
-    const std::vector<json> lines =
-        tokenize_json("--tokenizer " + vocab + "/ggml-vocab-phi-3.gguf --text \"Hello world\"");
-    REQUIRE(lines.size() == 1);
-    CHECK(lines[0] ==
-          json{{"text", "Hello world"}, {"ids", {1, 15043, 3186}}, {"tokens", {"<s>", " Hello", " world"}}});
+    CHECK(*line == json{{"text", "Hello world"}, {"ids", {1, 15043, 3186}}, {"tokens", {"<s>", " Hello", " world"}}});
 }
 
 TEST_CASE("tokenize --tokenizer: GPT-2's vocabulary-only GGUF file (byte-level BPE), without BOS as GPT-2 takes text") {
-    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-gpt-2.gguf"});
-    if (vocab.empty()) return;
-    const std::vector<json> lines =
-        tokenize_json("--tokenizer " + vocab + "/ggml-vocab-gpt-2.gguf --text \"Hello world<|endoftext|>\"");
-    REQUIRE(lines.size() == 1);
-    CHECK(lines[0] == json{{"text", "Hello world<|endoftext|>"},
-                           {"ids", {15496, 995, 50256}},
-                           {"tokens", {"Hello", " world", "<|endoftext|>"}}});
+    const std::optional<json> line = tokenize_with_llama_cpp_vocab("ggml-vocab-gpt-2.gguf", "Hello world<|endoftext|>");
+    if (!line) return;
+    CHECK(*line == json{{"text", "Hello world<|endoftext|>"},
+                        {"ids", {15496, 995, 50256}},
+                        {"tokens", {"Hello", " world", "<|endoftext|>"}}});
 }
 
 TEST_CASE(
     "tokenize --tokenizer: BGE's vocabulary-only GGUF file (WordPiece) as bert-base-uncased's vocab.txt, [CLS] ... "
     "[SEP]") {
-    const std::string vocab = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-bert-bge.gguf"});
-    if (vocab.empty()) return;
-    const std::vector<json> lines =
-        tokenize_json("--tokenizer " + vocab + "/ggml-vocab-bert-bge.gguf --text \"Hello, Wörld! unaffable\"");
-    REQUIRE(lines.size() == 1);
-    CHECK(lines[0]["ids"] == json{101, 7592, 1010, 2088, 999, 14477, 20961, 3468, 102});
+    const std::optional<json> line =
+        tokenize_with_llama_cpp_vocab("ggml-vocab-bert-bge.gguf", "Hello, Wörld! unaffable");
+    if (!line) return;
+    CHECK((*line)["ids"] == json{101, 7592, 1010, 2088, 999, 14477, 20961, 3468, 102});
     const std::string uncased = shared_model_dir("tokenizers/bert-base-uncased", {"vocab.txt"});
     if (uncased.empty()) return;
-    CHECK(lines == tokenize_json("--tokenizer " + uncased + "/vocab.txt --text \"Hello, Wörld! unaffable\""));
+    CHECK(std::vector<json>{*line} ==
+          tokenize_json("--tokenizer " + uncased + "/vocab.txt --text \"Hello, Wörld! unaffable\""));
 }
 
 TEST_CASE(

@@ -5,25 +5,12 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "head_names.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
-
-namespace {
-
-// The message of the usage error `action` throws ("" when it throws none or another kind).
-template <typename Action>
-std::string usage_error(Action action) {
-    try {
-        action();
-    } catch (const Error& e) {
-        return e.kind() == ErrorKind::usage ? e.what() : "";
-    }
-    return "";
-}
-
-}  // namespace
+using test_support::expect_error;
 
 TEST_SUITE("core") {
 
@@ -49,10 +36,11 @@ TEST_CASE("parse_head_name refuses what is not a head, naming the option and the
     for (const char* text : {"", "L", "H3", "L1", "LH3", "L1H", "1:", ":3", "1:3:4", "L-1H3", "1:-3", "L1H3x", "x1H3",
                              "L1 H3", "1.5:3", "99999999999999999999:1", "L1H3,L2H4", "1-2", "L1H0-3"}) {
         INFO(text);
-        const std::string message = usage_error([&] { parse_head_name(text, "--svg", true); });
+        const std::string message = expect_error(ErrorKind::usage, [&] { parse_head_name(text, "--svg", true); }, {});
         CHECK(message == "--svg '" + std::string(text) + "': expected a head as L1H3 or 1:3, or a head number alone");
     }
-    CHECK(usage_error([] { parse_head_name("3", "--ablate"); }) == "--ablate '3': expected a head as L1H3 or 1:3");
+    CHECK(expect_error(ErrorKind::usage, [] { parse_head_name("3", "--ablate"); }, {}) ==
+          "--ablate '3': expected a head as L1H3 or 1:3");
 }
 
 TEST_CASE("parse_head_names reads lists mixing both forms, with ranges of heads, in the order given") {
@@ -65,7 +53,7 @@ TEST_CASE("parse_head_names reads lists mixing both forms, with ranges of heads,
     for (const char* text :
          {"", ",", "L1H3,", ",L1H3", "L1H3,,L2H0", "3", "L1H3-1", "L1H-3", "L1H0-", "1:0-65536", "all"}) {
         INFO(text);
-        CHECK(usage_error([&] { parse_head_names(text, "--heads"); }) ==
+        CHECK(expect_error(ErrorKind::usage, [&] { parse_head_names(text, "--heads"); }, {}) ==
               "--heads '" + std::string(text) + "': expected heads as L1H3,L2H0-7 or 1:3,2:0-7");
     }
 }

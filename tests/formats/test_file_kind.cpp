@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "expect_error.hpp"
 #include "file_kind.hpp"
 #include "mapped_file.hpp"
 #include "npy.hpp"
@@ -70,16 +71,17 @@ TEST_CASE("refuse_other_file_kind names what the file is and what was expected, 
     const std::string tokenizer = llama2c_tokenizer_bytes(20),
                       checkpoint = llama2c_checkpoint_bytes(16, 32, 1, 4, 2, 20, 8);
     const auto bytes = [](const std::string& s) { return reinterpret_cast<const unsigned char*>(s.data()); };
-    check_error(
+    expect_error(
+        ErrorKind::bad_input,
         [&] {
             refuse_other_file_kind(bytes(tokenizer), tokenizer.size(), "t.bin", FileKind::llama2c_checkpoint,
                                    "a llama2.c checkpoint");
         },
-        ErrorKind::bad_input, {"t.bin: is a llama2.c tokenizer, not a llama2.c checkpoint"}, Remedy::swap_model_files);
-    check_error(
+        {"t.bin: is a llama2.c tokenizer, not a llama2.c checkpoint"}, Remedy::swap_model_files);
+    expect_error(
+        ErrorKind::bad_input,
         [&] { refuse_other_file_kind(bytes(checkpoint), checkpoint.size(), "m.bin", FileKind::json, "layer weights"); },
-        ErrorKind::bad_input, {"m.bin: is a llama2.c checkpoint (a whole model), not layer weights"},
-        Remedy::run_whole_model);
+        {"m.bin: is a llama2.c checkpoint (a whole model), not layer weights"}, Remedy::run_whole_model);
     // The expected kind, JSON-looking bytes and bytes of no known kind pass: the loader then says what is wrong.
     refuse_other_file_kind(bytes(tokenizer), tokenizer.size(), "t.bin", FileKind::llama2c_tokenizer,
                            "a llama2.c tokenizer");

@@ -8,7 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "layer_weights.hpp"
@@ -84,13 +84,15 @@ TEST_CASE("GGUF: wrong value types are named with their key") {
     ScratchDir dir;
     write_text(dir / "m.gguf", small_file(random_tensor({3, 5}), random_tensor({4})).bytes());
     const GgufFile f(dir / "m.gguf");
-    expect_input_error([&] { f.get_uint("general.architecture"); }, {"m.gguf", "general.architecture", "string"});
-    expect_input_error([&] { f.get_string("llama.block_count"); },
-                       {"m.gguf", "llama.block_count", "expected a string"});
-    expect_input_error([&] { f.get_float_array("tokenizer.ggml.tokens"); }, {"m.gguf", "not an array of float32"});
-    expect_input_error([&] { f.get_string_array("tokenizer.ggml.merges"); },
-                       {"m.gguf", "no metadata key \"tokenizer.ggml.merges\""});
-    expect_input_error([&] { f.load("absent.weight"); }, {"m.gguf", "no tensor \"absent.weight\""});
+    expect_error(ErrorKind::bad_input, [&] { f.get_uint("general.architecture"); },
+                 {"m.gguf", "general.architecture", "string"});
+    expect_error(ErrorKind::bad_input, [&] { f.get_string("llama.block_count"); },
+                 {"m.gguf", "llama.block_count", "expected a string"});
+    expect_error(ErrorKind::bad_input, [&] { f.get_float_array("tokenizer.ggml.tokens"); },
+                 {"m.gguf", "not an array of float32"});
+    expect_error(ErrorKind::bad_input, [&] { f.get_string_array("tokenizer.ggml.merges"); },
+                 {"m.gguf", "no metadata key \"tokenizer.ggml.merges\""});
+    expect_error(ErrorKind::bad_input, [&] { f.load("absent.weight"); }, {"m.gguf", "no tensor \"absent.weight\""});
 }
 
 TEST_CASE("GGUF: hostile files are refused before allocating, naming the file") {
@@ -101,7 +103,7 @@ TEST_CASE("GGUF: hostile files are refused before allocating, naming the file") 
     auto expect_refused = [&](const std::string& bytes, const std::string& fragment) {
         CAPTURE(fragment);
         write_text(path, bytes);
-        expect_input_error([&] { GgufFile f(path); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { GgufFile f(path); }, {"bad.gguf", fragment});
     };
     auto patched = [&](size_t at, const auto& value) {
         std::string bytes = good;
@@ -175,11 +177,14 @@ TEST_CASE("GGUF: tensors of a type attn-viz cannot decode, and non-finite values
     b.add_f32_tensor("nan", {2}, std::vector<float>{1.0f, std::numeric_limits<float>::quiet_NaN()});
     write_text(dir / "m.gguf", b.bytes());
     const GgufFile f(dir / "m.gguf");
-    expect_input_error([&] { f.load("q2"); }, {"m.gguf", "\"q2\"", "Q2_K", "cannot decode"});
-    expect_input_error([&] { f.load("nan"); }, {"m.gguf", "nan"}, Remedy::allow_nonfinite);
+    expect_error(ErrorKind::bad_input, [&] { f.load("q2"); }, {"m.gguf", "\"q2\"", "Q2_K", "cannot decode"});
+    expect_error(
+        ErrorKind::bad_input, [&] { f.load("nan"); }, {"m.gguf", "nan"}, Remedy::allow_nonfinite);
     LoadLimits small;
     small.memory_budget = 4;
-    expect_input_error([&] { GgufFile(dir / "m.gguf", small).load("nan"); }, {"m.gguf"}, Remedy::raise_memory_budget);
+    expect_error(
+        ErrorKind::bad_input, [&] { GgufFile(dir / "m.gguf", small).load("nan"); }, {"m.gguf"},
+        Remedy::raise_memory_budget);
 }
 
 TEST_CASE("GGUF: load_transposed decodes rows straight into their transpose, in the memory the output has") {
@@ -225,8 +230,9 @@ TEST_CASE("GGUF: load_transposed refuses a non-finite value as load does, naming
     const GgufFile f(dir / "m.gguf");
     Tensor out;
     f.load_transposed("nan", 0, 17, out);  // the rows before the NaN
-    expect_input_error([&] { f.load_transposed("nan", 17, 3, out); }, {"m.gguf", "nan[17, 1] is not finite"},
-                       Remedy::allow_nonfinite);
+    expect_error(
+        ErrorKind::bad_input, [&] { f.load_transposed("nan", 17, 3, out); }, {"m.gguf", "nan[17, 1] is not finite"},
+        Remedy::allow_nonfinite);
     LoadLimits lenient;
     lenient.allow_nonfinite = true;
     GgufFile(dir / "m.gguf", lenient).load_transposed("nan", 0, 20, out);

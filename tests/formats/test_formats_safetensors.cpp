@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "safetensors.hpp"
 #include "support.hpp"
 
@@ -28,12 +28,12 @@ std::string safetensors_bytes(const std::string& header, size_t buffer_bytes, ui
 void expect_rejected(const ScratchDir& dir, const std::string& bytes, const std::string& fragment) {
     const std::string path = dir / "hostile.safetensors";
     write_text(path, bytes);
-    expect_input_error(
-        [&] {
-            SafetensorsFile file(path);
-            for (const std::string& name : file.names()) file.load(name);
-        },
-        {"hostile.safetensors", fragment});
+    expect_error(ErrorKind::bad_input,
+                 [&] {
+                     SafetensorsFile file(path);
+                     for (const std::string& name : file.names()) file.load(name);
+                 },
+                 {"hostile.safetensors", fragment});
 }
 
 // The representable neighbours of a rounded value must not be closer to the input; ties go to even.
@@ -115,13 +115,7 @@ TEST_CASE("safetensors reads metadata and refuses to convert integer tensors") {
     SafetensorsFile file(dir / "ids.safetensors");
     CHECK(file.metadata().at("format") == "pt");
     CHECK(file.names() == std::vector<std::string>{"ids"});
-    try {
-        file.load("ids");
-        FAIL("converted an I32 tensor");
-    } catch (const Error& e) {
-        CHECK(std::string(e.what()).find("'ids'") != std::string::npos);
-        CHECK(std::string(e.what()).find("I32") != std::string::npos);
-    }
+    expect_error(ErrorKind::bad_input, [&] { file.load("ids"); }, {"'ids'", "I32"});
 }
 
 TEST_CASE("safetensors rejects hostile headers before allocating") {

@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "gguf_tokenizer.hpp"
@@ -102,8 +102,8 @@ TEST_CASE("llama.cpp's GPT-2 vocabulary GGUF encodes every test string to exactl
     const std::unique_ptr<ModelTokenizer> model = read_tokenizer_file(path, 50257);
     for (const VocabCase& c : cases) CHECK(model->encode(c.text) == c.ids);
     CHECK(model->end_ids() == std::vector<int>{50256});
-    expect_input_error([&] { read_tokenizer_file(path, 50000); },
-                       {"ggml-vocab-gpt-2.gguf", "50257 tokens but the model's vocabulary has 50000"});
+    expect_error(ErrorKind::bad_input, [&] { read_tokenizer_file(path, 50000); },
+                 {"ggml-vocab-gpt-2.gguf", "50257 tokens but the model's vocabulary has 50000"});
 }
 
 TEST_CASE("each supported tokenizer.ggml.pre splits as its tokenizer.json does, and llama-bpe adds BOS") {
@@ -171,8 +171,8 @@ TEST_CASE("hostile byte-level BPE metadata in GGUF is refused naming the file an
         CAPTURE(fragment);
         BpeMetadata m;
         spoil(m);
-        expect_input_error([&] { read_gguf_bpe_tokenizer(write_bpe_gguf(path, m), vocab_size); },
-                           {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_gguf_bpe_tokenizer(write_bpe_gguf(path, m), vocab_size); },
+                     {"bad.gguf", fragment});
     };
     expect_refused([](BpeMetadata& m) { m.pre = "falcon"; },
                    "tokenizer.ggml.pre \"falcon\" is a pre-tokenizer attn-viz does not know (supported: gpt-2, "
@@ -199,5 +199,6 @@ TEST_CASE("hostile byte-level BPE metadata in GGUF is refused naming the file an
     no_merges.add_string("tokenizer.ggml.model", "gpt2");
     no_merges.add_string_array("tokenizer.ggml.tokens", {"a"});
     write_text(path, no_merges.bytes());
-    expect_input_error([&] { read_gguf_bpe_tokenizer(GgufFile(path), 0); }, {"bad.gguf", "tokenizer.ggml.merges"});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_bpe_tokenizer(GgufFile(path), 0); },
+                 {"bad.gguf", "tokenizer.ggml.merges"});
 }

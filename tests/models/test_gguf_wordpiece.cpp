@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "gguf_tokenizer.hpp"
@@ -83,8 +83,8 @@ TEST_CASE(
         CHECK(model->encode(c.text) == expected);
     }
     CHECK(model->labels({101, 7592, 2075, 102}) == tokenizer.labels({101, 7592, 2075, 102}));
-    expect_input_error([&] { read_tokenizer_file(path, 30000); },
-                       {"ggml-vocab-bert-bge.gguf", "30522 tokens but the model's vocabulary has 30000"});
+    expect_error(ErrorKind::bad_input, [&] { read_tokenizer_file(path, 30000); },
+                 {"ggml-vocab-bert-bge.gguf", "30522 tokens but the model's vocabulary has 30000"});
 
     // The same vocabulary as bert-base-uncased's vocab.txt, token for token, and the same encoding
     // as its folder's tokenizer.json, [CLS] and [SEP] included.
@@ -133,8 +133,9 @@ TEST_CASE("hostile WordPiece metadata in GGUF is refused naming the file and the
         CAPTURE(fragment);
         WordPieceMetadata m;
         spoil(m);
-        expect_input_error([&] { read_gguf_wordpiece_tokenizer(write_wordpiece_gguf(path, m), vocab_size); },
-                           {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input,
+                     [&] { read_gguf_wordpiece_tokenizer(write_wordpiece_gguf(path, m), vocab_size); },
+                     {"bad.gguf", fragment});
     };
     expect_refused(
         [](WordPieceMetadata& m) { m.tokens[4] = "\xe2\x96\x81[unused0]", m.tokens[5] = "[unused0]"; },
@@ -156,13 +157,13 @@ TEST_CASE("hostile WordPiece metadata in GGUF is refused naming the file and the
     no_unk.add_string_array("tokenizer.ggml.tokens", {"\xe2\x96\x81"
                                                       "a"});
     write_text(path, no_unk.bytes());
-    expect_input_error([&] { read_gguf_wordpiece_tokenizer(GgufFile(path), 0); },
-                       {"bad.gguf", "the unknown token \"[UNK]\" is not in the vocabulary"});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_wordpiece_tokenizer(GgufFile(path), 0); },
+                 {"bad.gguf", "the unknown token \"[UNK]\" is not in the vocabulary"});
     // Another model's metadata.
     GgufBuilder bpe;
     bpe.add_string("tokenizer.ggml.model", "gpt2");
     bpe.add_string_array("tokenizer.ggml.tokens", {"a"});
     write_text(path, bpe.bytes());
-    expect_input_error([&] { read_gguf_wordpiece_tokenizer(GgufFile(path), 0); },
-                       {"bad.gguf", "tokenizer.ggml.model is \"gpt2\", not the WordPiece \"bert\""});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_wordpiece_tokenizer(GgufFile(path), 0); },
+                 {"bad.gguf", "tokenizer.ggml.model is \"gpt2\", not the WordPiece \"bert\""});
 }

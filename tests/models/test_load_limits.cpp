@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "layer_source.hpp"
 #include "load_limits.hpp"
 #include "npy.hpp"
@@ -54,15 +55,17 @@ TEST_CASE("a corpus stream checks each line against the budget and passes its li
     write_text(dir / "c.jsonl", line + "\n" + line + "\n");
     const uint64_t needed = line.size() * json_bytes_per_text_byte;
     CHECK(read_stream(dir / "c.jsonl", D, limits_with_budget(needed)) == 2);
-    check_error([&] { read_stream(dir / "c.jsonl", D, limits_with_budget(needed - 1)); }, ErrorKind::bad_input,
-                {"c.jsonl:1: line is longer than " + std::to_string(line.size() - 1) +
-                 " bytes, the longest the memory budget allows"},
-                Remedy::raise_memory_budget);
+    expect_error(
+        ErrorKind::bad_input, [&] { read_stream(dir / "c.jsonl", D, limits_with_budget(needed - 1)); },
+        {"c.jsonl:1: line is longer than " + std::to_string(line.size() - 1) +
+         " bytes, the longest the memory budget allows"},
+        Remedy::raise_memory_budget);
 
     rows[0][1] = 1e39;  // beyond float32
     write_text(dir / "bad.jsonl", nlohmann::json{{"embeddings", rows}}.dump() + "\n");
-    check_error([&] { read_stream(dir / "bad.jsonl", D, {}); }, ErrorKind::bad_input,
-                {"bad.jsonl:1", "embeddings[0, 1]"}, Remedy::allow_nonfinite);
+    expect_error(
+        ErrorKind::bad_input, [&] { read_stream(dir / "bad.jsonl", D, {}); }, {"bad.jsonl:1", "embeddings[0, 1]"},
+        Remedy::allow_nonfinite);
     CHECK(read_stream(dir / "bad.jsonl", D, limits_allowing_nonfinite()) == 1);
 }
 
@@ -77,32 +80,36 @@ TEST_CASE("layer and sequence sources hand their limits to the loader of each fi
     LayerSource layer{dir / "m.safetensors", "torch-mha", 0, {}};
     layer.options.num_heads = 2;
     CHECK(load_layer_weights(layer).d_model == D);
-    check_error([&] { load_layer_weights(layer, limits_with_budget(3 * D * D * 4 - 1)); }, ErrorKind::bad_input,
-                {"in_proj_weight", "memory budget"});
+    expect_error(
+        ErrorKind::bad_input, [&] { load_layer_weights(layer, limits_with_budget(3 * D * D * 4 - 1)); },
+        {"in_proj_weight", "memory budget"}, Remedy::raise_memory_budget);
     // A weights file and .npy embeddings, with one Inf among them.
     write_weights_file(dir / "w.json", w);
     CHECK(load_layer_weights({dir / "w.json", "", 0, {}},
                              limits_with_budget(std::filesystem::file_size(dir / "w.json") * 16))
               .d_model == D);
-    check_error(
+    expect_error(
+        ErrorKind::bad_input,
         [&] {
             load_layer_weights({dir / "w.json", "", 0, {}}, limits_with_budget(100));
         },
-        ErrorKind::bad_input, {"w.json", "memory budget"});
+        {"w.json", "memory budget"}, Remedy::raise_memory_budget);
     Tensor x = random_tensor({T, D});
     x.data[size_t(T * D - 1)] = std::numeric_limits<float>::infinity();
     write_npy(dir / "x.npy", x);
-    check_error(
+    expect_error(
+        ErrorKind::bad_input,
         [&] {
             load_sequence({dir / "x.npy", "", ""}, D);
         },
-        ErrorKind::bad_input, {"x.npy", "is not finite"}, Remedy::allow_nonfinite);
+        {"x.npy", "is not finite"}, Remedy::allow_nonfinite);
     CHECK(load_sequence({dir / "x.npy", "", ""}, D, limits_allowing_nonfinite()).embeddings.dim(0) == T);
-    check_error(
+    expect_error(
+        ErrorKind::bad_input,
         [&] {
             load_sequence({dir / "x.npy", "", ""}, D, limits_with_budget(uint64_t(T * D) * 4 - 1));
         },
-        ErrorKind::bad_input, {"x.npy: .npy array of shape [", "memory budget"});
+        {"x.npy: .npy array of shape [", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 }  // TEST_SUITE("models")

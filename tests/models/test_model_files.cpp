@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "model_files.hpp"
 #include "model_tokenizer_file.hpp"
 #include "support.hpp"
@@ -42,9 +42,10 @@ TEST_CASE("open_model_files and is_model_path tell a model by its content, not i
          {bin + "/tok512.bin", hf + "/config.json", hf + "/model.safetensors", dir / "absent.bin"})
         CHECK_FALSE(is_model_path(other));
 
-    expect_input_error([&] { open_model_files(hf + "/config.json"); },
-                       {"config.json of a model folder, not a model", "pass the folder"});
-    expect_input_error([&] { read_model_tokenizer(llama2c, "", 512); }, {"model.ckpt", "tokenizer.bin", "not given"});
+    expect_error(ErrorKind::bad_input, [&] { open_model_files(hf + "/config.json"); },
+                 {"config.json of a model folder, not a model", "pass the folder"});
+    expect_error(ErrorKind::bad_input, [&] { read_model_tokenizer(llama2c, "", 512); },
+                 {"model.ckpt", "tokenizer.bin", "not given"});
 }
 
 TEST_CASE("a model's header is parsed once: the weights and the tokenizer read what open_model_files parsed") {

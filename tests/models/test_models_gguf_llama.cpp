@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_builder.hpp"
 #include "gguf_llama.hpp"
@@ -206,7 +206,7 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     auto expect_refused = [&](const GgufBuilder& b, const std::string& fragment) {
         CAPTURE(fragment);
         write_text(path, b.bytes());
-        expect_input_error([&] { read_model_weights(open_model_files(path)); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_model_weights(open_model_files(path)); }, {"bad.gguf", fragment});
     };
     expect_refused(llama_model("general.architecture").builder, "general.architecture is \"\"");
     expect_refused(llama_model("llama.block_count").builder, "llama.block_count");
@@ -234,7 +234,8 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     auto expect_tokenizer_refused = [&](const GgufBuilder& b, const std::string& fragment) {
         CAPTURE(fragment);
         write_text(path, b.bytes());
-        expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), V); }, {"bad.gguf", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_gguf_llama_tokenizer(GgufFile(path), V); },
+                     {"bad.gguf", fragment});
     };
     GgufBuilder bert;
     bert.add_string("tokenizer.ggml.model", "bert");
@@ -250,7 +251,8 @@ TEST_CASE("GGUF llama: files that are not a usable llama model are refused, nami
     few.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
     expect_tokenizer_refused(few, "holds 2 tokens");
     write_text(dir / "m.bin", "not a GGUF file");
-    expect_input_error([&] { read_model_tokenizer(open_model_files(dir / "m.bin"), "", V); }, {"m.bin", "tokenizer"});
+    expect_error(ErrorKind::bad_input, [&] { read_model_tokenizer(open_model_files(dir / "m.bin"), "", V); },
+                 {"m.bin", "tokenizer"});
 }
 
 TEST_CASE(
@@ -264,9 +266,8 @@ TEST_CASE(
         WrittenModel m = llama_model();
         m.builder.add_tensor("unused.weight", {256}, type, std::string(type == 10 ? 84 : 66, '\x11'));
         write_text(path, m.builder.bytes());
-        expect_input_error(
-            [&] { read_model_weights(open_model_files(path)); },
-            {"extra.gguf: tensor \"unused.weight\": is of type " + name + ", which attn-viz cannot decode"});
+        expect_error(ErrorKind::bad_input, [&] { read_model_weights(open_model_files(path)); },
+                     {"extra.gguf: tensor \"unused.weight\": is of type " + name + ", which attn-viz cannot decode"});
         const GgufFile file(path);  // the file's structure is read
         CHECK(file.find_tensor("unused.weight")->bytes == (type == 10 ? 84u : 66u));
         CHECK(read_model_tokenizer(open_model_files(path), "", V)->vocab_size() ==
@@ -276,7 +277,7 @@ TEST_CASE(
     WrittenModel m = llama_model();
     m.builder.add_tensor("unused.weight", {32}, 4, std::string(18, '\x11'));
     write_text(path, m.builder.bytes());
-    expect_input_error([&] { GgufFile{path}; }, {"extra.gguf", "unknown ggml type 4"});
+    expect_error(ErrorKind::bad_input, [&] { GgufFile{path}; }, {"extra.gguf", "unknown ggml type 4"});
 }
 
 TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checked on its own or against a model") {
@@ -303,25 +304,26 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
         CHECK(given->vocab_size() == V);
         CHECK(given->encode("ab c") == std::vector<int>{1, space_a, b, space, 'c' + 3});
     }
-    expect_input_error([&] { read_tokenizer_file(path, V + 1); },
-                       {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
+    expect_error(ErrorKind::bad_input, [&] { read_tokenizer_file(path, V + 1); },
+                 {"vocab.gguf", "holds 263 tokens but the model's vocabulary has 264"});
 
     // With a token_embd.weight, its rows are the vocabulary the tokens must fill.
     GgufBuilder with_model = tokenizer_file(vocabulary(), 2);
     with_model.add_f32_tensor("token_embd.weight", {D, V + 1}, random_tensor({V + 1, D}).data);
     write_text(path, with_model.bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
-                       {"vocab.gguf", "the model's vocabulary has 264"});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
+                 {"vocab.gguf", "the model's vocabulary has 264"});
 
     write_text(path, tokenizer_file(vocabulary(), V).bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
-                       {"vocab.gguf", "eos_token_id 263 is not one of its 263 tokens"});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
+                 {"vocab.gguf", "eos_token_id 263 is not one of its 263 tokens"});
     std::vector<std::string> no_newline = vocabulary();
     no_newline[3 + '\n'] = "x";
     write_text(path, tokenizer_file(no_newline, 2).bytes());
     // Byte tokens are looked up by their spelling wherever they are: a missing one fails when a text needs it.
     const Llama2cTokenizer no_byte = read_gguf_llama_tokenizer(GgufFile(path), 0);
-    expect_input_error([&] { no_byte.encode("a\nb", true, false); }, {"vocab.gguf", "no byte token for byte 10"});
+    expect_error(ErrorKind::bad_input, [&] { no_byte.encode("a\nb", true, false); },
+                 {"vocab.gguf", "no byte token for byte 10"});
 
     // One token (BOS 1 named, as before the check): refused at load, vocabulary-only or with a
     // one-row token_embd.weight, rather than encode reading past it.
@@ -333,12 +335,12 @@ TEST_CASE("GGUF llama tokenizer from a vocabulary-only file (no tensors), checke
     one_token.add_u32("tokenizer.ggml.bos_token_id", 1);
     write_text(path, one_token.bytes());
     for (int64_t vocab : {0, 1})
-        expect_input_error([&] { read_tokenizer_file(path, vocab); },
-                           {"vocab.gguf", "holds 1 token;", "needs at least 3"});
+        expect_error(ErrorKind::bad_input, [&] { read_tokenizer_file(path, vocab); },
+                     {"vocab.gguf", "holds 1 token;", "needs at least 3"});
     one_token.add_f32_tensor("token_embd.weight", {D, 1}, random_tensor({1, D}).data);
     write_text(path, one_token.bytes());
-    expect_input_error([&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
-                       {"vocab.gguf", "holds 1 token;", "needs at least 3"});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama_tokenizer(GgufFile(path), 0); },
+                 {"vocab.gguf", "holds 1 token;", "needs at least 3"});
 }
 
 }  // TEST_SUITE("models")

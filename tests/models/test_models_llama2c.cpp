@@ -7,7 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "load_limits.hpp"
@@ -149,14 +149,14 @@ TEST_CASE("llama2.c checkpoints: hostile headers and sizes are refused before al
         std::string bytes = good;
         std::memcpy(bytes.data(), &h, sizeof h);
         write_text(path, bytes);
-        expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", fragment});
+        expect_error(ErrorKind::bad_input, [&] { read_llama2c_checkpoint(path); }, {"bad.bin", fragment});
     };
     write_text(path, good.substr(0, good.size() - 4));
-    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", "truncated"});
+    expect_error(ErrorKind::bad_input, [&] { read_llama2c_checkpoint(path); }, {"bad.bin", "truncated"});
     write_text(path, good + "xxxx");
-    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", "needs"});
+    expect_error(ErrorKind::bad_input, [&] { read_llama2c_checkpoint(path); }, {"bad.bin", "needs"});
     write_text(path, good.substr(0, 20));
-    expect_input_error([&] { read_llama2c_checkpoint(path); }, {"bad.bin", "too short"});
+    expect_error(ErrorKind::bad_input, [&] { read_llama2c_checkpoint(path); }, {"bad.bin", "too short"});
     expect_header_rejected({1 << 30, 24, 2, 4, 2, 40, 8}, "dim");
     expect_header_rejected({32768, 131072, 1024, 4, 2, 1 << 20, 8}, "truncated");  // huge but in bounds
     expect_header_rejected({16, 24, -2, 4, 2, 40, 8}, "n_layers");
@@ -171,9 +171,9 @@ TEST_CASE("llama2.c checkpoints: hostile headers and sizes are refused before al
     write_text(path, good);
     LoadLimits limits;
     limits.memory_budget = 40 * 16 * 4 - 1;
-    expect_input_error([&] { read_llama2c_checkpoint(path, limits); },
-                       {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"},
-                       Remedy::raise_memory_budget);
+    expect_error(
+        ErrorKind::bad_input, [&] { read_llama2c_checkpoint(path, limits); },
+        {"bad.bin: token_embedding_table of shape [40, 16]", "memory budget"}, Remedy::raise_memory_budget);
 }
 
 TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and decoding") {
@@ -219,7 +219,7 @@ TEST_CASE("llama2.c tokenizer: prefix, byte fallback, best-score merges and deco
     const Llama2cTokenizer small(dir / "small.bin");
     CHECK(small.vocab_size() == 5);
     CHECK(small.encode("a a", false, false) == std::vector<int>{3, 4, 3, 4});
-    expect_input_error([&] { small.encode("q", false, false); }, {"small.bin", "no byte token"});
+    expect_error(ErrorKind::bad_input, [&] { small.encode("q", false, false); }, {"small.bin", "no byte token"});
 }
 
 TEST_CASE("llama2.c tokenizer: pieces and byte tokens that are not UTF-8 are shown as \\xNN") {
@@ -242,7 +242,7 @@ TEST_CASE("llama2.c tokenizer: truncated and absurd files are refused") {
     const std::string path = dir / "tok.bin";
     auto expect_rejected = [&](const std::string& bytes, const std::string& fragment, int64_t vocab = 0) {
         write_text(path, bytes);
-        expect_input_error([&] { Llama2cTokenizer tokenizer(path, vocab); }, {"tok.bin", fragment});
+        expect_error(ErrorKind::bad_input, [&] { Llama2cTokenizer tokenizer(path, vocab); }, {"tok.bin", fragment});
     };
     expect_rejected(good.substr(0, good.size() - 2), "truncated");
     expect_rejected(good.substr(0, good.size() - 9), "truncated");
@@ -271,24 +271,25 @@ TEST_CASE(
          {std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}}, std::string("holds 1 token;")},
           std::pair{std::vector<std::pair<std::string, float>>{{" ", 0}, {"  ", 1}}, std::string("holds 2 tokens;")}}) {
         write_text(path, tokenizer_bytes(pieces, 4));
-        expect_input_error([&] { Llama2cTokenizer tokenizer(path); },
-                           {"tok.bin", count, "needs at least 3 (<unk>, BOS 1, EOS 2)"});
+        expect_error(ErrorKind::bad_input, [&] { Llama2cTokenizer tokenizer(path); },
+                     {"tok.bin", count, "needs at least 3 (<unk>, BOS 1, EOS 2)"});
     }
-    expect_input_error([&] { Llama2cTokenizer tokenizer("vocab.gguf", {" "}, {0.0f}); },
-                       {"vocab.gguf", "holds 1 token;", "at least 3"});
+    expect_error(ErrorKind::bad_input, [&] { Llama2cTokenizer tokenizer("vocab.gguf", {" "}, {0.0f}); },
+                 {"vocab.gguf", "holds 1 token;", "at least 3"});
     // Three tokens are enough: BOS and EOS are tokens, and the text needs no byte token.
     const Llama2cTokenizer three("three", {" ", "<s>", "</s>"}, {0.0f, 0.0f, 0.0f});
     CHECK(three.encode(" ", true, true) == std::vector<int>{1, 0, 0, 2});
     CHECK(three.decode(three.encode("  ", true, false)) == "  ");
-    expect_input_error([&] { three.encode("x", true, false); }, {"three", "no byte token for byte 120"});
+    expect_error(ErrorKind::bad_input, [&] { three.encode("x", true, false); },
+                 {"three", "no byte token for byte 120"});
 
     // 300 tokens whose ids 3.. are not byte tokens: byte fallback refuses rather than emit token 3 + byte.
     std::vector<std::pair<std::string, float>> no_bytes = {{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}, {" ", 0}};
     for (int i = 0; no_bytes.size() < 300; ++i) no_bytes.push_back({"w" + std::to_string(i), 0});
     write_text(path, tokenizer_bytes(no_bytes, 8));
     const Llama2cTokenizer words(path);
-    expect_input_error([&] { words.encode("w1z", false, false); },
-                       {"tok.bin", "no byte token for byte 119", "token 122"});
+    expect_error(ErrorKind::bad_input, [&] { words.encode("w1z", false, false); },
+                 {"tok.bin", "no byte token for byte 119", "token 122"});
     CHECK(words.encode(" ", false, false) == std::vector<int>{3, 3});
 }
 

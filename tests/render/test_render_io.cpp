@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "error.hpp"
+#include "expect_error.hpp"
 #include "font.hpp"
 #include "heatmap.hpp"
 #include "render_test_support.hpp"
@@ -58,20 +59,10 @@ TEST_CASE("PNG writes from 8 threads at once all decode to exactly their canvas"
 TEST_CASE("unwritable paths and a missing font are I/O errors naming the file") {
     const Visibility v = square_visibility(3, false);
     const std::vector<float> w = random_attention(v);
-    try {
-        write_head_png("/nonexistent-dir/x/h.png", w.data(), v, {}, {}, HeatmapStyle{});
-        FAIL("wrote into a missing directory");
-    } catch (const Error& e) {
-        CHECK(e.kind() == ErrorKind::io);
-        CHECK(std::string(e.what()).find("/nonexistent-dir/x/h.png") != std::string::npos);
-    }
-    try {
-        Font font("/nonexistent-dir/DejaVuSans.ttf");
-        FAIL("loaded a missing font");
-    } catch (const Error& e) {
-        CHECK(e.kind() == ErrorKind::io);
-        CHECK(std::string(e.what()).find("fonts-dejavu-core") != std::string::npos);
-    }
+    expect_error(ErrorKind::io,
+                 [&] { write_head_png("/nonexistent-dir/x/h.png", w.data(), v, {}, {}, HeatmapStyle{}); },
+                 {"/nonexistent-dir/x/h.png"});
+    expect_error(ErrorKind::io, [] { Font font("/nonexistent-dir/DejaVuSans.ttf"); }, {"fonts-dejavu-core"});
     HeatmapStyle tiny;
     tiny.max_px = 100;
     CHECK_THROWS_AS(write_head_png("/tmp/never.png", w.data(), v, {}, {}, tiny), Error);

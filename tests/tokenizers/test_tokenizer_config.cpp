@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "hf_tokenizer.hpp"
 #include "support.hpp"
 
@@ -56,7 +56,8 @@ TEST_CASE(
     };
     for (const auto& [bad, message] : cases) {
         CAPTURE(bad.dump());
-        expect_input_error([&] { HfTokenizer::load(tokenizer_folder(dir, bad)); }, {config + ": " + message});
+        expect_error(ErrorKind::bad_input, [&] { HfTokenizer::load(tokenizer_folder(dir, bad)); },
+                     {config + ": " + message});
     }
 }
 

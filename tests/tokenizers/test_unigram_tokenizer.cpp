@@ -7,12 +7,13 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "expect_input_error.hpp"
+#include "expect_error.hpp"
 #include "hf_tokenizer.hpp"
 #include "support.hpp"
 #include "text_codecs.hpp"
@@ -112,11 +113,8 @@ TEST_CASE(
         const HfTokenizer tokenizer = HfTokenizer::load(path);
         CHECK(tokenizer.kind() == "Unigram");
         for (int trial = 0; trial < 60; ++trial) {
-            std::vector<std::string> characters;
-            std::string word;
-            const int length = static_cast<int>(rng()() % 10) + 1;
-            for (int i = 0; i < length; ++i)
-                characters.push_back(alphabet[rng()() % alphabet.size()]), word += characters.back();
+            const std::vector<std::string> characters = random_letters(alphabet, 10);
+            const std::string word = std::accumulate(characters.begin(), characters.end(), std::string());
             CAPTURE(word);
             CHECK(reference_unigram(characters, pieces, 0).count(tokenizer.encode(word, false)) == 1);
         }
@@ -138,7 +136,8 @@ TEST_CASE(
     const HfTokenizer no_unknown = HfTokenizer::load(
         write_tokenizer_json(dir, {{"model", {{"type", "Unigram"}, {"vocab", vocab}}}}, "no-unknown.json"));
     CHECK(no_unknown.encode("ab", false) == std::vector<int>{5});
-    expect_input_error([&] { no_unknown.encode("aé", false); }, {"no-unknown.json", "\"é\" is not in the vocabulary"});
+    expect_error(ErrorKind::bad_input, [&] { no_unknown.encode("aé", false); },
+                 {"no-unknown.json", "\"é\" is not in the vocabulary"});
 }
 
 TEST_CASE(
@@ -221,11 +220,12 @@ TEST_CASE("hostile Unigram vocabularies and precompiled charsmaps get one-line e
     for (size_t i = 0; i < cases.size(); ++i) {
         CAPTURE(i);
         const std::string path = write_tokenizer_json(dir, cases[i].doc, "tokenizer" + std::to_string(i) + ".json");
-        expect_input_error([&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
+        expect_error(ErrorKind::bad_input, [&] { HfTokenizer::load(path); }, {path, cases[i].fragment});
     }
     // A one-unit trie whose root offset leads past the array: refused when text reaches it.
     const std::string path = write_tokenizer_json(
         dir, unigram({{"unk_id", 0}}, charsmap(std::string("\x04\x00\x00\x00\x00\xfc\xff\x7f", 8))), "outside.json");
     const HfTokenizer outside = HfTokenizer::load(path);
-    expect_input_error([&] { outside.encode("a", false); }, {path, "precompiled_charsmap's trie leads to unit"});
+    expect_error(ErrorKind::bad_input, [&] { outside.encode("a", false); },
+                 {path, "precompiled_charsmap's trie leads to unit"});
 }
