@@ -110,7 +110,7 @@ nlohmann::json corpora_json(const CorpusCoverage& coverage) {
 std::string CorpusCoverage::summary() const {
     std::string text;
     for (const CorpusShards& c : corpora_) {
-        const std::string sequences = c.complete() ? fmt::format("{}", c.num_sequences)
+        const std::string sequences = c.complete() ? fmt::to_string(c.num_sequences)
                                                    : fmt::format("{} of {}", c.sequences_covered(), c.num_sequences);
         text += fmt::format("{}{} of {} shards of {}, {} sequences", text.empty() ? "" : "; ", c.shards.size(),
                             c.num_shards, c.path, sequences);

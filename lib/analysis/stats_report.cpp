@@ -2,7 +2,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -111,7 +111,8 @@ std::string heads_csv(const ModelAnalysis& a) {
         for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name + "_std";
     heads += "\n";
     for (size_t n = 0; n < a.heads.size(); ++n) {
-        heads += fmt::format("{},{},{},{}", n, a.head_ids[n].layer, a.head_ids[n].head, a.labels[n]);
+        fmt::format_to(std::back_inserter(heads), "{},{},{},{}", n, a.head_ids[n].layer, a.head_ids[n].head,
+                       a.labels[n]);
         for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads[n].*f.member);
         if (corpus)
             for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads_std[n].*f.member);
@@ -134,7 +135,7 @@ std::string pairs_csv(const ModelAnalysis& a) {
     for (int64_t x = 0; x < N; ++x)
         for (int64_t y = x + 1; y < N; ++y) {
             const HeadId &ix = a.head_ids[static_cast<size_t>(x)], &iy = a.head_ids[static_cast<size_t>(y)];
-            pairs += fmt::format("{},{},{},{},{},{}", x, y, ix.layer, ix.head, iy.layer, iy.head);
+            fmt::format_to(std::back_inserter(pairs), "{},{},{},{},{},{}", x, y, ix.layer, ix.head, iy.layer, iy.head);
             for (int m = 0; m < pair_metric_count; ++m)
                 (pairs += ',') += csv_number(a.matrices[static_cast<size_t>(m)].at(x, y));
             if (corpus)

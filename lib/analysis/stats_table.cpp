@@ -1,10 +1,9 @@
 // The terminal table of an analysis: per-head statistics, redundant groups, a legend of the
 // columns and the findings in words (see stats_report.hpp).
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "findings.hpp"
+#include "short_number.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
@@ -24,20 +23,15 @@ constexpr const char* legend =
     "  induct = weight on the tokens after earlier copies (both leave out the first token).\n"
     "  Each is a mean over query rows; - = undefined (docs/metrics.md).\n";
 
-std::string cell(double x, fmt::format_string<double> format) {
-    if (!std::isfinite(x)) return "-";
-    return fmt::vformat(format, fmt::make_format_args(x));
-}
-
 // One row of the table: the three leading columns, then the statistics of s.
 std::string table_row(const std::string& layer, const std::string& head, const std::string& label, const HeadStats& s) {
-    return fmt::format(row_format, layer, head, label, cell(s.entropy, "{:.3f}").c_str(),
-                       cell(s.normalized_entropy, "{:.3f}").c_str(), cell(s.confidence, "{:.3f}").c_str(),
-                       cell(s.mean_distance, "{:.2f}").c_str(), cell(s.previous_token_mass, "{:.3f}").c_str(),
-                       cell(s.next_token_mass, "{:.3f}").c_str(), cell(s.self_mass, "{:.3f}").c_str(),
-                       cell(s.first_token_mass, "{:.3f}").c_str(), cell(s.keys_for_90, "{:.2f}").c_str(),
-                       cell(s.logit_margin, "{:.2f}").c_str(), cell(s.ablation_importance, "{:.3f}").c_str(),
-                       cell(s.duplicate_token, "{:.3f}").c_str(), cell(s.induction, "{:.3f}"));
+    return fmt::format(row_format, layer, head, label, short_number(s.entropy, "{:.3f}"),
+                       short_number(s.normalized_entropy, "{:.3f}"), short_number(s.confidence, "{:.3f}"),
+                       short_number(s.mean_distance, "{:.2f}"), short_number(s.previous_token_mass, "{:.3f}"),
+                       short_number(s.next_token_mass, "{:.3f}"), short_number(s.self_mass, "{:.3f}"),
+                       short_number(s.first_token_mass, "{:.3f}"), short_number(s.keys_for_90, "{:.2f}"),
+                       short_number(s.logit_margin, "{:.2f}"), short_number(s.ablation_importance, "{:.3f}"),
+                       short_number(s.duplicate_token, "{:.3f}"), short_number(s.induction, "{:.3f}"));
 }
 
 }  // namespace
@@ -54,7 +48,7 @@ std::string stats_table(const ModelAnalysis& a) {
                        "first", "keys90", "margin", "share", "dup", "induct");
     for (size_t n = 0; n < a.heads.size(); ++n) {
         // On inputs too short to tell, a label is a guess: "sink?".
-        out += table_row(fmt::format("{}", a.head_ids[n].layer), fmt::format("{}", a.head_ids[n].head),
+        out += table_row(fmt::to_string(a.head_ids[n].layer), fmt::to_string(a.head_ids[n].head),
                          a.labels[n] + (guessed ? "?" : ""), a.heads[n]);
         if (corpus) out += table_row("", "", "  std", a.heads_std[n]);
     }

@@ -12,7 +12,7 @@ namespace attn_viz {
 
 std::vector<std::string> index_labels(int64_t n) {
     std::vector<std::string> labels;
-    for (int64_t i = 0; i < n; ++i) labels.push_back(fmt::format("{}", i));
+    for (int64_t i = 0; i < n; ++i) labels.push_back(fmt::to_string(i));
     return labels;
 }
 

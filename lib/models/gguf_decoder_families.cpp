@@ -52,7 +52,7 @@ const GgufDecoderFamily& family_of(const GgufFile& file) {
 std::string number_text(const std::optional<double>& value) {
     if (!value) return "<not a number>";
     const bool whole = *value == std::floor(*value) && std::fabs(*value) < 1e15;
-    return whole ? fmt::format("{}", static_cast<long long>(*value)) : json_excerpt(nlohmann::json(*value));
+    return whole ? fmt::to_string(static_cast<long long>(*value)) : json_excerpt(nlohmann::json(*value));
 }
 
 // Metadata that changes llama.cpp's forward pass and that the family does not have in attn-viz:

@@ -206,7 +206,7 @@ const Preset& find_preset(const std::string& layout) {
 
 // prefix + layer path for one layer, with "{layer}" filled in.
 std::string layer_base(const std::string& prefix, const Preset& preset, int layer) {
-    return replace_all(prefix + preset.layer_path, "{layer}", fmt::format("{}", layer));
+    return replace_all(prefix + preset.layer_path, "{layer}", fmt::to_string(layer));
 }
 
 // The prefix under which the file holds this preset's layer 0 ("" candidates first), or null.

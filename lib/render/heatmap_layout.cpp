@@ -45,7 +45,7 @@ std::string format_tick(double value) {
 
 std::string pooling_note(const CellGrid& cells, PoolMode pool) {
     const int64_t rows = cells.row_edges[1] - cells.row_edges[0], cols = cells.col_edges[1] - cells.col_edges[0];
-    const std::string block = rows == cols ? fmt::format("{}", rows) : fmt::format("{} x {}", rows, cols);
+    const std::string block = rows == cols ? fmt::to_string(rows) : fmt::format("{} x {}", rows, cols);
     return block + " tokens per cell, " + (pool == PoolMode::max ? "max" : "mean") + "-pooled";
 }
 
@@ -68,7 +68,7 @@ struct LabelMaker {
     mutable int widest_px[2] = {-1, -1};  // widest() without and with the index prefix, once measured
 
     std::string text(int64_t index) const {
-        if (tokens.empty()) return fmt::format("{}", index);
+        if (tokens.empty()) return fmt::to_string(index);
         std::string shown = tokens[static_cast<size_t>(index)];
         if (!raw) shown = display_token(tokens[static_cast<size_t>(index)]);
         if (with_index) shown = fmt::format("#{} {}", index, shown);

@@ -71,9 +71,9 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
     row("embedding", "", "", a.moments(AttributionPart::embedding));
     nlohmann::json layers = nlohmann::json::array();
     for (int64_t l = 0; l < a.layers(); ++l) {
-        const std::string layer = fmt::format("{}", l);
+        const std::string layer = fmt::to_string(l);
         for (int64_t h = 0; h < a.heads(); ++h)
-            row("head", layer, fmt::format("{}", h), a.moments(AttributionPart::head, l, h));
+            row("head", layer, fmt::to_string(h), a.moments(AttributionPart::head, l, h));
         row("heads", layer, "", a.moments(AttributionPart::layer_heads, l));
         row("attention_bias", layer, "", a.moments(AttributionPart::attention_bias, l));
         row("mlp", layer, "", a.moments(AttributionPart::mlp, l));

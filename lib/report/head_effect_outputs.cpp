@@ -63,8 +63,4 @@ std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, siz
     return values;
 }
 
-std::string short_number(double x, fmt::format_string<double> format) {
-    return fmt::vformat(format, fmt::make_format_args(x));
-}
-
 }  // namespace attn_viz

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report.hpp"
+#include "short_number.hpp"
 
 namespace attn_viz {
 
@@ -37,8 +38,5 @@ nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std
 // undefined values): a layers x heads picture's data.
 std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers,
                                      int64_t heads);
-
-// x printed with `format` (a findings sentence).
-std::string short_number(double x, fmt::format_string<double> format = "{:.4g}");
 
 }  // namespace attn_viz

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "head_names.hpp"
+#include "short_number.hpp"
 #include "text_codecs.hpp"
 
 namespace attn_viz {
@@ -22,10 +23,9 @@ constexpr Shown shown_analyses[] = {{"ablation", "Ablation"},
                                     {"attention_rollout", "Attention rollout"},
                                     {"attention_flow", "Attention flow"}};
 
-// A number of a stats entry ("" when null), with `format`.
+// A number of a stats entry with `format` ("-" when null).
 std::string number_text(const nlohmann::json& value, fmt::format_string<double> format) {
-    if (!value.is_number()) return "-";
-    return fmt::vformat(format, fmt::make_format_args(value.get<double>()));
+    return value.is_number() ? short_number(value.get<double>(), format) : "-";
 }
 
 std::vector<std::string> findings_of(const nlohmann::json& entry) {
@@ -41,7 +41,7 @@ std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablati
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : ablation["heads"]) {
         if (rows.size() == ablation_heads_shown) break;
-        rows.push_back({fmt::format("{}", h["rank"].get<int64_t>()),
+        rows.push_back({fmt::to_string(h["rank"].get<int64_t>()),
                         head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
                         number_text(h["delta_loss"], "{:+.4f}"), number_text(h["kl"], "{:.4f}")});
     }
@@ -72,7 +72,7 @@ std::vector<std::vector<std::string>> ranked_head_rows(const nlohmann::json& hea
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : heads) {
         if (rows.size() == ablation_heads_shown) break;
-        std::vector<std::string> row = {fmt::format("{}", h["rank"].get<int64_t>()),
+        std::vector<std::string> row = {fmt::to_string(h["rank"].get<int64_t>()),
                                         head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>())};
         for (const std::string& field : fields) row.push_back(number_text(h[field], format));
         rows.push_back(std::move(row));

@@ -1,0 +1,14 @@
+// One number as the program's tables and sentences print it.
+#pragma once
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace attn_viz {
+
+// x printed with `format` ("{:.3f}", "{:+.4g}", ...), or "-" where x is NaN or infinite: the
+// terminal tables' and findings' mark of an undefined value (docs/metrics.md).
+std::string short_number(double x, fmt::format_string<double> format = "{:.4g}");
+
+}  // namespace attn_viz
