@@ -2,7 +2,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <iterator>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -29,6 +29,18 @@ nlohmann::json matrix_json(const HeadMatrix& m) {
         rows.push_back(std::move(row));
     }
     return rows;
+}
+
+// Appends `values` to `row`, separated by commas: a pairs.csv row's leading columns, one row per
+// pair of heads, without a format string to parse for each.
+void append_integers(std::string& row, std::initializer_list<int64_t> values) {
+    bool first = true;
+    for (int64_t value : values) {
+        if (!first) row += ',';
+        const fmt::format_int text(value);
+        row.append(text.data(), text.size());
+        first = false;
+    }
 }
 
 nlohmann::json head_ref(const ModelAnalysis& a, int64_t index) {
@@ -111,8 +123,7 @@ std::string heads_csv(const ModelAnalysis& a) {
         for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name + "_std";
     heads += "\n";
     for (size_t n = 0; n < a.heads.size(); ++n) {
-        fmt::format_to(std::back_inserter(heads), "{},{},{},{}", n, a.head_ids[n].layer, a.head_ids[n].head,
-                       a.labels[n]);
+        heads += fmt::format("{},{},{},{}", n, a.head_ids[n].layer, a.head_ids[n].head, a.labels[n]);
         for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads[n].*f.member);
         if (corpus)
             for (const HeadStatField& f : head_stat_fields()) (heads += ',') += csv_number(a.heads_std[n].*f.member);
@@ -135,7 +146,7 @@ std::string pairs_csv(const ModelAnalysis& a) {
     for (int64_t x = 0; x < N; ++x)
         for (int64_t y = x + 1; y < N; ++y) {
             const HeadId &ix = a.head_ids[static_cast<size_t>(x)], &iy = a.head_ids[static_cast<size_t>(y)];
-            fmt::format_to(std::back_inserter(pairs), "{},{},{},{},{},{}", x, y, ix.layer, ix.head, iy.layer, iy.head);
+            append_integers(pairs, {x, y, ix.layer, ix.head, iy.layer, iy.head});
             for (int m = 0; m < pair_metric_count; ++m)
                 (pairs += ',') += csv_number(a.matrices[static_cast<size_t>(m)].at(x, y));
             if (corpus)
