@@ -14,6 +14,7 @@
 #include "layer_cost.hpp"
 #include "onednn_backend.hpp"
 #include "output_options.hpp"
+#include "parallel_for.hpp"
 #include "timings.hpp"
 
 namespace attn_viz_cli {
@@ -94,7 +95,8 @@ double best_time(int repeat, bool cpu_time, F&& f) {
 int bench(const BenchOptions& o) {
     using namespace attn_viz;
     std::mt19937 rng(42);
-    OnednnBackend backend(o.threads);
+    use_threads(o.threads);
+    OnednnBackend backend;
     std::printf("cpu: %s; oneDNN ISA: %s\n", cpu_model().c_str(), effective_isa_name().c_str());
 
     // Step 1: the roofline: a large square f32 matmul.

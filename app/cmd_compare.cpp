@@ -26,6 +26,7 @@
 #include "option_parsing.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
+#include "parallel_for.hpp"
 #include "provenance.hpp"
 #include "ranked_compare.hpp"
 #include "report.hpp"
@@ -157,7 +158,7 @@ int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& op
     check_output_files({o.corpus.save_partial}, inputs, o.output.out);
     std::string note;
     const CompareCorpusAccumulator corpus = compare_models_over_corpus(
-        o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus, options, o.threads, limits, o.output.quiet, note);
+        o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus, options, limits, o.output.quiet, note);
     const CorpusCompareReport report = corpus_compare_report(corpus, options.thresholds, o.fail_metric, o.fail_above);
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
@@ -183,8 +184,7 @@ int compare_encoder_decoders(const CompareOptions& o, bool seq2seq_a, bool seq2s
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "compare: --diff-pictures is not built for encoder-decoders (it names heads "
                               "LxHy, ambiguous across the encoder, decoder and cross stacks)");
-    const Seq2SeqComparison m =
-        compare_seq2seq_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    const Seq2SeqComparison m = compare_seq2seq_models(o.weights_a, o.weights_b, o.model_input, options, limits);
     return report_seq2seq_comparison(
         m, {o.fail_metric, o.fail_above, o.output, {o.weights_a, o.weights_b, o.model_input.tokenizer}});
 }
@@ -198,7 +198,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
     const bool seq2seq_a = is_seq2seq_folder(o.weights_a, limits), seq2seq_b = is_seq2seq_folder(o.weights_b, limits);
     if (seq2seq_a || seq2seq_b) return compare_encoder_decoders(o, seq2seq_a, seq2seq_b, options, limits);
     refuse_target_for_decoder("", !o.model_input.target_text.empty() || o.model_input.target_token_ids);
-    const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, o.threads, limits);
+    const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, limits);
     const std::vector<double> metric = comparison_metric(m.heads, o.fail_metric);
     const CompareSummary summary = summarize_comparison(m.heads, metric, o.fail_metric, m.top1, o.fail_above);
     if (!o.output.out.empty()) {
@@ -238,10 +238,13 @@ attn_viz::LayerWeights load_compared_layer(const std::string& path, const Compar
 
 int compare(CompareOptions& o) {
     using namespace attn_viz;
-    // Step 1: options, weights and input, all validated before any work.
+    // Step 1: options, weights and input, all validated before any work. Every product runs on
+    // one backend.
     AnalysisOptions options;
+    options.threads = use_threads(o.threads);
+    OnednnBackend backend;
+    options.backend = &backend;
     options.thresholds = parse_thresholds(o.thresholds);
-    options.threads = resolve_threads(o.threads);
     // An unknown metric fails here, before any work.
     parse_option("--fail-metric", [&] { return comparison_metric(HeadComparison{}, o.fail_metric); });
     const LoadLimits limits;
@@ -268,7 +271,6 @@ int compare(CompareOptions& o) {
     const SequenceInput input = load_sequence(o.input, a.d_model, limits);
 
     // Step 2: both layers on oneDNN (from this thread only), then the comparison.
-    OnednnBackend backend(o.threads);
     AttentionRequest request;
     request.input = &input.embeddings;
     request.key_excluded = input.key_excluded;

@@ -22,6 +22,7 @@
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
 #include "model_corpus_run.hpp"
+#include "model_options.hpp"
 #include "model_run.hpp"
 #include "model_seq2seq.hpp"
 #include "model_seq2seq_corpus.hpp"
@@ -44,24 +45,6 @@
 
 namespace attn_viz_cli {
 namespace {
-
-struct ModelOptions {
-    std::string checkpoint, tokenizer, text;
-    std::optional<std::string> token_ids;         // --tokens, given ('' too: refused as no ids)
-    std::string target_text;                      // --target-text: an encoder-decoder's decoder input
-    std::optional<std::string> target_token_ids;  // --target-tokens
-    std::string layers, heads;                    // --layers, --heads: the heads to draw (head_selection_options.hpp)
-    CorpusOptionValues corpus;
-    int64_t induction = 0;
-    uint64_t seed = 0;
-    int generate = 0;
-    attn_viz::ReportOptions report;
-    ReportOptionValues report_values;
-    InputLimitValues limit_values;
-    OutputOptionValues output;
-    ModelAnalysisOptions analyses;
-    bool timings = false, json = false, stats_only = false, stream_layers = false;
-};
 
 void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->description(
@@ -211,6 +194,23 @@ attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& 
     return run;
 }
 
+// What every step of one decoder run works with: its options and inputs, the backend every
+// product runs on, the staged outputs, what is printed and the stage times.
+struct ModelRunContext {
+    const ModelOptions& o;
+    const ModelInputs& in;
+    attn_viz::WholeModel& model;
+    attn_viz::OnednnBackend& backend;
+    attn_viz::OutputDir& out;
+    RunOutput& printed;
+    attn_viz::Timings& timings;
+};
+
+// The whole-model analyses' view of the run (model_analyses.hpp).
+ModelAnalysisRun analysis_run(const ModelRunContext& c) {
+    return {c.model, c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_wanted(c.o.output.quiet)};
+}
+
 // stats.json's keys about the run: how --induction made the input (so the run can be repeated)
 // and the provenance.
 nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const attn_viz::WholeModel& model,
@@ -229,29 +229,30 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
 
 // Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
 // whole-model analyses (`analyses`: write_model_analyses).
-attn_viz::ModelAnalysis write_model_report(attn_viz::OutputDir& out, const ModelOptions& o, const ModelInputs& in,
-                                           attn_viz::WholeModel& model, const attn_viz::ModelRun& run,
-                                           attn_viz::OnednnBackend& backend, const nlohmann::json& provenance,
-                                           const nlohmann::json& analyses, attn_viz::Timings& timings,
+attn_viz::ModelAnalysis write_model_report(const ModelRunContext& c, const attn_viz::ModelRun& run,
+                                           const nlohmann::json& provenance, const nlohmann::json& analyses,
                                            attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
+    const ModelOptions& o = c.o;
+    const ModelInputs& in = c.in;
     ReportInput report;
+    report.backend = &c.backend;
     report.extra_stats = analyses;
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
-    report.weights = model.attention_weights();
+    report.weights = c.model.attention_weights();
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
-    report.extra_stats.update(input_stats(o, in, model, provenance));
-    report.model_description = attn_viz::model_description(o.checkpoint, model.description());
+    report.extra_stats.update(input_stats(o, in, c.model, provenance));
+    report.model_description = attn_viz::model_description(o.checkpoint, c.model.description());
     report.input_text = o.text;
     WeightSimilarities weight_similarity;
     {
-        Timings::Scope t(timings, "weight similarity");
-        weight_similarity = weight_similarities(report.weights, false, backend, output_grams_of(report.layers));
+        Timings::Scope t(c.timings, "weight similarity");
+        weight_similarity = weight_similarities(report.weights, false, c.backend, output_grams_of(report.layers));
     }
     report.weight_similarity = &weight_similarity;
-    return write_report(out, report, o.report, timings, &notes);
+    return write_report(c.out, report, o.report, c.timings, &notes);
 }
 
 // --timings' line on a corpus run's passes: "  layer-major       2 batches of at most 16 sequences,
@@ -268,22 +269,26 @@ std::string corpus_passes_line(const attn_viz::ModelCorpusPasses& passes, uint64
 // or (a streamed model) a batch at a time layer by layer, each sequence's analysis into running
 // moments; memory does not depend on the number of sequences. Adds the result to what is printed,
 // how the sequences went through the model to `timing_notes`, and returns the run's provenance.
-nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimits& limits, const ModelInputs& in,
-                                attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out,
-                                RunOutput& printed, attn_viz::Timings& timings, std::string& timing_notes) {
+nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLimits& limits,
+                                std::string& timing_notes) {
     using namespace attn_viz;
-    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard, CorpusLines::json_or_text);
-    CorpusAccumulator corpus(model.fingerprint(), o.report.thresholds);
+    const ModelOptions& o = c.o;
+    const ModelInputs& in = c.in;
+    WholeModel& model = c.model;
+    OnednnBackend& backend = c.backend;
+    Timings& timings = c.timings;
+    CorpusRun corpus_run(o, limits, model.fingerprint(), CorpusLines::json_or_text);
+    CorpusAccumulator& corpus = corpus_run.corpus;
     check_model_analysis_options(o.analyses, model, *in.tokenizer, {});
-    const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
-    const ModelDescription& c = model.description();
+    const nlohmann::json analyses = write_weight_analyses(o.analyses, analysis_run(c));
+    const ModelDescription& d = model.description();
     if (o.analyses.logit_attribution)
         corpus.keep_attribution(
-            CorpusAttribution(c.n_layers, c.n_heads, attribution_target(o.analyses, *in.tokenizer)));
+            CorpusAttribution(d.n_layers, d.n_heads, attribution_target(o.analyses, *in.tokenizer)));
     std::optional<CorpusPatchingRun> patching;
     if (!o.analyses.patch_from_inputs.empty()) {
         corpus.keep_patching(
-            CorpusPatching(c.n_layers, c.n_heads, parse_patch_metric(o.analyses.patch_metric, c.vocab_size)));
+            CorpusPatching(d.n_layers, d.n_heads, parse_patch_metric(o.analyses.patch_metric, d.vocab_size)));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
     WeightSimilarities weight_similarity;
@@ -291,12 +296,7 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
         Timings::Scope t(timings, "weight similarity");
         weight_similarity = weight_similarities(model.attention_weights(), false, backend);
     }
-    AnalysisOptions options;
-    options.thresholds = o.report.thresholds;
-    options.sparse_error = o.report.sparse_error;
-    options.threads = resolve_threads(o.report.threads);
-    options.weight_similarity = &weight_similarity;
-    Progress progress(progress_wanted(o.output.quiet), "sequence");
+    const AnalysisOptions options = analysis_options(o.report, backend, &weight_similarity);
     ModelCorpusHooks hooks;
     hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
         for (size_t l = 0; l < layers.size(); ++l) warn_poisoned_heads(layers[l], l, where + ": ");
@@ -311,61 +311,60 @@ nlohmann::json run_model_corpus(const ModelOptions& o, const attn_viz::LoadLimit
             }
             if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
         };
-    hooks.on_sequence = [&](int64_t sequences) { progress.update(sequences); };
+    hooks.on_sequence = [&](int64_t sequences) { corpus_run.sequence_done(sequences); };
     const ModelCorpusPasses passes =
-        add_model_corpus(documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
-    progress.finish();
+        add_model_corpus(corpus_run.documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
     timing_notes += corpus_passes_line(passes, limits.memory_budget);
-    if (patching) patching->finish(*corpus.patching(), documents.corpus_sequences());
-    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed, analyses);
+    if (patching) patching->finish(*corpus.patching(), corpus_run.documents.corpus_sequences());
+    return corpus_run.finish(c.out, c.printed, analyses);
 }
 
 // --generate: the model's greedy continuation of the ids, on stdout after the table.
-void add_continuation(RunOutput& printed, const ModelOptions& o, const ModelInputs& in, attn_viz::WholeModel& model,
-                      attn_viz::Timings& timings) {
-    if (o.generate <= 0) return;
-    attn_viz::Timings::Scope t(timings, "generate");
-    Progress progress(progress_wanted(o.output.quiet), "token");
-    const Generation g = generate(model, *in.tokenizer, in.ids, o.generate,
+void add_continuation(const ModelRunContext& c) {
+    if (c.o.generate <= 0) return;
+    attn_viz::Timings::Scope t(c.timings, "generate");
+    Progress progress(progress_wanted(c.o.output.quiet), "token");
+    const Generation g = generate(c.model, *c.in.tokenizer, c.in.ids, c.o.generate,
                                   [&](int64_t done, int64_t total) { progress.update(done, total); });
-    const std::string prompt = in.tokenizer->decode(in.ids);
-    printed.add_result(generation_lines(g, prompt));
-    printed.json()["generation"] = generation_json(g, prompt);
+    const std::string prompt = c.in.tokenizer->decode(c.in.ids);
+    c.printed.add_result(generation_lines(g, prompt));
+    c.printed.json()["generation"] = generation_json(g, prompt);
 }
 
 // One text (--text, --tokens or --induction) through the model: every layer's pictures and
 // statistics (staged), and the continuation, added to what is printed. Returns the run's
 // provenance.
-nlohmann::json run_model_once(const ModelOptions& o, const ModelInputs& in, attn_viz::WholeModel& model,
-                              attn_viz::OnednnBackend& backend, attn_viz::OutputDir& out, RunOutput& printed,
-                              attn_viz::Timings& timings) {
+nlohmann::json run_model_once(const ModelRunContext& c) {
+    const ModelOptions& o = c.o;
+    const ModelInputs& in = c.in;
+    attn_viz::WholeModel& model = c.model;
+    RunOutput& printed = c.printed;
     const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
     attn_viz::PictureNotes notes;
     if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
         // The weights' analyses first: they need every block's attention weights, not its maps.
-        const nlohmann::json analyses = write_weight_analyses(out, o.analyses, model, backend, o.report, timings);
+        const nlohmann::json analyses = write_weight_analyses(o.analyses, analysis_run(c));
         attn_viz::LayerStreamInput stream{
             model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
             std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
         stream.extra_stats.update(analyses);
-        const attn_viz::ModelAnalysis analysis = stream_model_report(out, model, in.ids, std::move(stream), o.report,
-                                                                     progress_wanted(o.output.quiet), timings, notes);
+        stream.backend = &c.backend;
+        const attn_viz::ModelAnalysis analysis = stream_model_report(c.out, model, in.ids, std::move(stream), o.report,
+                                                                     progress_wanted(o.output.quiet), c.timings, notes);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(analysis, "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
         const attn_viz::ModelRun run = forward(model, in.ids, o.report.map == attn_viz::PictureMap::norm,
-                                               progress_wanted(o.output.quiet), timings);
-        const nlohmann::json analyses = write_model_analyses(out, o.analyses, model, backend, run, *in.tokenizer,
-                                                             o.report, progress_wanted(o.output.quiet), timings);
+                                               progress_wanted(o.output.quiet), c.timings);
+        const nlohmann::json analyses = write_model_analyses(o.analyses, analysis_run(c), run);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
-        printed.add_analysis(write_model_report(out, o, in, model, run, backend, provenance, analyses, timings, notes),
-                             "");
+        printed.add_analysis(write_model_report(c, run, provenance, analyses, notes), "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     }
     printed.add_text(picture_hint(notes, o.report));
     printed.json()["tokens"] = in.tokenizer->labels(in.ids);
-    add_continuation(printed, o, in, model, timings);
+    add_continuation(c);
     return provenance;
 }
 
@@ -407,41 +406,26 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
          {"--generate with --target-text or --target-tokens",
           o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
           "--generate makes the target; give one or the other"}});
-    attn_viz::check_output_files(attn_viz::seq2seq_dump_paths(o.report.dump_attention), {o.checkpoint, o.tokenizer},
-                                 o.output.out);
-    if (!o.corpus.path.empty()) {
-        attn_viz::check_output_files({o.corpus.save_partial}, {o.checkpoint, o.tokenizer, o.corpus.path}, o.output.out);
-        return run_seq2seq_corpus({o.checkpoint, o.tokenizer, o.corpus, o.report, o.output, o.json, o.timings}, files,
-                                  limits);
-    }
-    return run_seq2seq_model({o.checkpoint, o.tokenizer, o.text, o.target_text, o.token_ids, o.target_token_ids,
-                              o.generate, a.ablate, a.ablate_mode, o.stream_layers,
-                              whole_run_options(o.report, o.generate, a), o.report, o.output, o.json, o.timings},
-                             files, limits);
+    return o.corpus.path.empty() ? run_seq2seq_model(o, files, limits) : run_seq2seq_corpus(o, files, limits);
 }
 
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
-    const LoadLimits limits = load_limits(o.limit_values);
-    resolve_report_options(o.report, o.report_values);
-    o.report.pictures = !o.stats_only && !o.output.out.empty();
-    resolve_corpus_options(o.corpus);
+    const LoadLimits limits = prepare_run(o);
     const ModelFiles files = open_model_files(o.checkpoint, limits);
     const bool encoder_decoder =
         files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
     if (encoder_decoder) return run_encoder_decoder(o, files, limits);
     refuse_target_for_decoder(files.config.model_type, !o.target_text.empty() || o.target_token_ids);
     const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);
-    const std::vector<std::string> inputs = {o.checkpoint, o.tokenizer, o.corpus.path};
-    check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
+    const std::unique_ptr<OutputDir> out_dir =
+        open_run_output(o, {o.checkpoint, o.tokenizer, o.corpus.path},
+                        {o.report.dump_attention, o.report.dump_output, o.corpus.save_partial});
 
     // Step 1: the model, the tokenizer and the token ids, and the run's size, all validated
     // before anything is written (a corpus's sequences as they are read).
     Timings timings;
-    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
-    OutputDir& out = *out_dir;
-    out.protect_inputs(inputs);
-    OnednnBackend backend(o.report.threads);
+    OnednnBackend backend;
     ModelInputs in = load_inputs(o, files, limits, backend, timings);
     WholeModel& model = *in.model;
     o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
@@ -462,18 +446,17 @@ int run_model(ModelOptions& o) {
     std::string timing_notes;  // what --timings adds below the stages
     Progress sparse_progress(o.report.sparse_error && o.corpus.path.empty() && progress_wanted(o.output.quiet),
                              "sparse-error layer");
-    o.report.on_sparse_layer = [&sparse_progress](int64_t done, int64_t total) {
-        sparse_progress.update(done, total);
-        if (done == total) sparse_progress.finish();
-    };
+    if (o.corpus.path.empty())  // a corpus's analyses would restart the count at every sequence
+        o.report.on_sparse_layer = [&sparse_progress](int64_t done, int64_t total) {
+            sparse_progress.update(done, total);
+            if (done == total) sparse_progress.finish();
+        };
+    const ModelRunContext context{o, in, model, backend, *out_dir, printed, timings};
     const nlohmann::json provenance =
-        o.corpus.path.empty() ? run_model_once(o, in, model, backend, out, printed, timings)
-                              : run_model_corpus(o, limits, in, model, backend, out, printed, timings, timing_notes);
+        o.corpus.path.empty() ? run_model_once(context) : run_model_corpus(context, limits, timing_notes);
 
     // Step 3: everything moves into place together; then what the user asked to see.
-    commit_outputs(out, timings);
-    printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings, timing_notes + peak_memory_line());
+    finish_run(o, *out_dir, timings, printed, provenance, timing_notes + peak_memory_line());
     return 0;
 }
 

@@ -32,17 +32,11 @@
 namespace attn_viz_cli {
 namespace {
 
-struct RunOptions {
+struct RunOptions : ReportRunOptions {
     attn_viz::LayerSource layer;
     LayerOptionValues layer_values;
-    attn_viz::ReportOptions report;
-    ReportOptionValues report_values;
-    InputLimitValues limit_values;
-    OutputOptionValues output;
-    CorpusOptionValues corpus;
     std::vector<std::string> inputs;
     std::string tokens, input_tensor, context;
-    bool timings = false, json = false, stats_only = false;
 };
 
 void declare_options(CLI::App* cmd, RunOptions& o) {
@@ -117,6 +111,7 @@ void warn_poisoned_heads(const attn_viz::LayerResult& result, int64_t layer, con
 
 // The layer on oneDNN, with what every sequence's report shares.
 struct LayerRunner {
+    attn_viz::OnednnBackend& backend;
     const attn_viz::LayerWeights& weights;
     attn_viz::AttentionLayer& layer;
     const attn_viz::WeightSimilarities& weight_similarity;
@@ -201,7 +196,7 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
         ReportOptions report = o.report;
         report.dump_attention = batch ? per_sequence(o.report.dump_attention, n) : o.report.dump_attention;
         report.dump_output = batch ? per_sequence(o.report.dump_output, n) : o.report.dump_output;
-        ReportInput report_input{{&result}, {&in.weights}, queries.tokens, keys.tokens, false, ""};
+        ReportInput report_input{&runner.backend, {&result}, {&in.weights}, queries.tokens, keys.tokens, false, ""};
         if (o.context.empty()) report_input.token_ids = token_ids_from_labels(queries.tokens);
         report_input.weight_similarity = &runner.weight_similarity;
         report_input.layer_numbers = {o.layer.layer};
@@ -223,52 +218,40 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
 nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limits, LayerRunner& runner,
                           attn_viz::OutputDir& out, RunOutput& printed) {
     using namespace attn_viz;
-    CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard);
-    CorpusAccumulator corpus(layer_fingerprint(runner.weights), o.report.thresholds);
-    AnalysisOptions options;
-    options.thresholds = o.report.thresholds;
-    options.sparse_error = o.report.sparse_error;
-    options.threads = resolve_threads(o.report.threads);
-    options.weight_similarity = &runner.weight_similarity;
-    Progress progress(progress_wanted(o.output.quiet), "sequence");
+    CorpusRun run(o, limits, layer_fingerprint(runner.weights));
+    const AnalysisOptions options = analysis_options(o.report, runner.backend, &runner.weight_similarity);
     LayerCorpusHooks hooks;
     hooks.on_run = [&runner](const std::string& where, const LayerResult& result) {
         runner.count(result, where + ": ");
     };
-    hooks.on_sequence = [&progress](int64_t sequences) { progress.update(sequences); };
-    add_layer_corpus(documents, runner.layer, options, limits, corpus, hooks, runner.timings);
-    progress.finish();
-    return finish_corpus_run(o.corpus, corpus, documents, o.report, out, printed);
+    hooks.on_sequence = [&run](int64_t sequences) { run.sequence_done(sequences); };
+    add_layer_corpus(run.documents, runner.layer, options, limits, run.corpus, hooks, runner.timings);
+    return run.finish(out, printed);
 }
 
 int run(RunOptions& o) {
     using namespace attn_viz;
-    const LoadLimits limits = load_limits(o.limit_values);
     resolve_layer_options(o.layer, o.layer_values);
-    resolve_report_options(o.report, o.report_values, o.layer.layer);
-    o.report.pictures = !o.stats_only && !o.output.out.empty();
-    resolve_corpus_options(o.corpus);
-    const std::vector<std::string> inputs = input_paths(o);
-    check_output_files({o.report.dump_attention, o.report.dump_output, o.corpus.save_partial}, inputs, o.output.out);
+    const LoadLimits limits = prepare_run(o, o.layer.layer);
+    const std::unique_ptr<OutputDir> out_dir =
+        open_run_output(o, input_paths(o), {o.report.dump_attention, o.report.dump_output, o.corpus.save_partial});
+    OutputDir& out = *out_dir;
 
     // Step 1: read and validate every input, and the run's size, before anything is written.
     Timings timings;
-    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
-    OutputDir& out = *out_dir;
-    out.protect_inputs(inputs);
     const RunInputs in = load_inputs(o, limits, timings);
     check_run_memory(o, in, limits);
 
     // Step 2: each sequence through the layer on oneDNN (primitives are reused across sequences
     // of one length; the first run of a shape includes JIT code generation), then its report.
-    OnednnBackend backend(o.report.threads);
+    OnednnBackend backend;
     AttentionLayer layer(backend, in.weights);
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(timings, "weight similarity");
         weight_similarity = weight_similarities({&in.weights}, false, backend);
     }
-    LayerRunner runner{in.weights, layer, weight_similarity, timings, o.layer.layer};
+    LayerRunner runner{backend, in.weights, layer, weight_similarity, timings, o.layer.layer};
     RunOutput printed("run", o.json, o.output.quiet);
     nlohmann::json provenance;
     if (o.corpus.path.empty()) {
@@ -279,9 +262,7 @@ int run(RunOptions& o) {
     }
 
     // Step 3: everything moves into place together; then what the user asked to see.
-    commit_outputs(out, timings);
-    printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings, attention_rate(timings, runner.flops));
+    finish_run(o, out, timings, printed, provenance, attention_rate(timings, runner.flops));
     return 0;
 }
 

@@ -33,14 +33,11 @@ std::string corpus_output_text(const attn_viz::CorpusComparison& c) {
 
 }  // namespace
 
-attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b,
-                                                              const std::string& tokenizer,
-                                                              const CorpusOptionValues& corpus,
-                                                              const attn_viz::AnalysisOptions& options, int threads,
-                                                              const attn_viz::LoadLimits& limits, bool quiet,
-                                                              std::string& note) {
+attn_viz::CompareCorpusAccumulator compare_models_over_corpus(
+    const std::string& a, const std::string& b, const std::string& tokenizer, const CorpusOptionValues& corpus,
+    const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits, bool quiet, std::string& note) {
     using namespace attn_viz;
-    ComparedModels models(a, b, tokenizer, threads, limits);
+    ComparedModels models(a, b, tokenizer, *options.backend, limits);
     const ModelDescription& description = models.a->description();
     CorpusDocuments documents(corpus.path, limits, corpus.shard, CorpusLines::json_or_text);
     CompareCorpusAccumulator accumulator(models.a->fingerprint(), models.b->fingerprint(), options.thresholds);

@@ -19,12 +19,9 @@ namespace attn_viz_cli {
 // Both models over the corpus's sequences ({"text"} encoded as the first model's tokenizer does,
 // or {"tokens"}), with the coverage of the shard set; `note` gets "N sequences from FILE ...".
 // A sequence the models cannot take throws Error(bad_input) naming its file and line.
-attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b,
-                                                              const std::string& tokenizer,
-                                                              const CorpusOptionValues& corpus,
-                                                              const attn_viz::AnalysisOptions& options, int threads,
-                                                              const attn_viz::LoadLimits& limits, bool quiet,
-                                                              std::string& note);
+attn_viz::CompareCorpusAccumulator compare_models_over_corpus(
+    const std::string& a, const std::string& b, const std::string& tokenizer, const CorpusOptionValues& corpus,
+    const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits, bool quiet, std::string& note);
 
 // What a corpus comparison reports, from the accumulated moments.
 struct CorpusCompareReport {

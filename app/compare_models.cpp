@@ -18,8 +18,8 @@
 namespace attn_viz_cli {
 
 ComparedModels::ComparedModels(const std::string& path_a, const std::string& path_b, const std::string& tokenizer_path,
-                               int threads, const attn_viz::LoadLimits& limits)
-    : backend(threads) {
+                               attn_viz::OnednnBackend& backend, const attn_viz::LoadLimits& limits)
+    : backend(backend) {
     const attn_viz::ModelFiles files_a = attn_viz::open_model_files(path_a, limits);
     a = attn_viz::open_whole_model(backend, files_a, limits);
     b = attn_viz::open_whole_model(backend, path_b, limits);
@@ -50,11 +50,10 @@ ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>
 }
 
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                     const attn_viz::AnalysisOptions& options, int threads,
-                                     const attn_viz::LoadLimits& limits) {
+                                     const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     // Step 1: both models of one shape, the tokenizer and the token ids.
-    ComparedModels models(a, b, input.tokenizer, threads, limits);
+    ComparedModels models(a, b, input.tokenizer, *options.backend, limits);
     const std::vector<int> ids = input.token_ids ? parse_token_ids(*input.token_ids, "--tokens")
                                                  : encode_within_context(*models.tokenizer, input.text,
                                                                          models.a->description().max_tokens, "--text");

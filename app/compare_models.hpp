@@ -41,12 +41,12 @@ struct ModelComparison {
 // Both models, opened once (same dim, layers, heads, KV heads and vocabulary, else
 // Error(bad_input) naming `b`), with the tokenizer (`tokenizer`, or the first model's own).
 struct ComparedModels {
-    attn_viz::OnednnBackend backend;
+    attn_viz::OnednnBackend& backend;
     std::unique_ptr<attn_viz::WholeModel> a, b;
     std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
 
-    ComparedModels(const std::string& a, const std::string& b, const std::string& tokenizer, int threads,
-                   const attn_viz::LoadLimits& limits);
+    ComparedModels(const std::string& a, const std::string& b, const std::string& tokenizer,
+                   attn_viz::OnednnBackend& backend, const attn_viz::LoadLimits& limits);
 };
 
 // Both models over `ids`: every head compared and, for decoders, the next-token outputs.
@@ -56,8 +56,7 @@ ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>
 // Both models (as ComparedModels) over the input's tokens, as compare_on_tokens, and with
 // input.generate the greedy continuations (an encoder refuses it, Error(usage)).
 ModelComparison compare_whole_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                     const attn_viz::AnalysisOptions& options, int threads,
-                                     const attn_viz::LoadLimits& limits);
+                                     const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits);
 
 // The lines compare prints about the models' outputs: mean and largest KL, both losses, top-1
 // agreement of next tokens and, with generations, where the continuations part.

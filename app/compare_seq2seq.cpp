@@ -55,8 +55,7 @@ bool is_seq2seq_folder(const std::string& path, const attn_viz::LoadLimits& limi
 }
 
 Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                         const attn_viz::AnalysisOptions& options, int threads,
-                                         const attn_viz::LoadLimits& limits) {
+                                         const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (input.generate > 0)
         throw Error(ErrorKind::usage,
@@ -85,8 +84,7 @@ Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string
                                                 "--target-text", "--target-tokens");
 
     // Step 2: both forward passes; each stack's heads compared, then the decoders' outputs.
-    OnednnBackend backend(threads);
-    Seq2SeqModel model_a(backend, std::move(weights_a)), model_b(backend, std::move(weights_b));
+    Seq2SeqModel model_a(*options.backend, std::move(weights_a)), model_b(*options.backend, std::move(weights_b));
     const Seq2SeqRun run_a = model_a.run(source, target), run_b = model_b.run(source, target);
     Seq2SeqComparison result;
     for (Seq2SeqStack stack : seq2seq_stacks) {

@@ -32,8 +32,7 @@ bool is_seq2seq_folder(const std::string& path, const attn_viz::LoadLimits& limi
 // Error(bad_input) naming `b`) over the input's source and target ids, encoded by the first
 // folder's tokenizer (or input.tokenizer). Error(usage) without a target or with --generate.
 Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string& b, const ModelCompareInput& input,
-                                         const attn_viz::AnalysisOptions& options, int threads,
-                                         const attn_viz::LoadLimits& limits);
+                                         const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits);
 
 // What compare writes and prints for two encoder-decoders, and its exit status: compare.json with
 // every head of the three stacks (each with its "stack" and "top1_agreement"), "stacks" (each

@@ -39,32 +39,27 @@ std::vector<int> attribution_targets(const ModelAnalysisOptions& o, const attn_v
 }
 
 // --logit-attribution: each position's next token (or --target) attributed, and its outputs.
-nlohmann::json write_logit_attribution(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,
-                                       attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                                       const attn_viz::ModelRun& run, const attn_viz::ModelTokenizer& tokenizer,
-                                       const attn_viz::ReportOptions& report) {
+nlohmann::json write_logit_attribution(const ModelAnalysisOptions& o, const ModelAnalysisRun& r,
+                                       const attn_viz::ModelRun& run) {
     const std::vector<int> targets = attribution_targets(o, run);
-    return attn_viz::write_logit_attribution_outputs(out, attn_viz::attribute_logits(model, backend, run, targets),
-                                                     tokenizer.labels(targets), attribution_target(o, tokenizer),
-                                                     report);
+    return attn_viz::write_logit_attribution_outputs(
+        r.out, attn_viz::attribute_logits(r.model, r.backend, run, targets), r.tokenizer.labels(targets),
+        attribution_target(o, r.tokenizer), r.report);
 }
 
 // --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
-nlohmann::json write_patching(attn_viz::OutputDir& out, const ModelAnalysisOptions& o, attn_viz::WholeModel& model,
-                              attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& run,
-                              const attn_viz::ModelTokenizer& tokenizer, const attn_viz::ReportOptions& report,
-                              bool show_progress) {
+nlohmann::json write_patching(const ModelAnalysisOptions& o, const ModelAnalysisRun& r, const attn_viz::ModelRun& run) {
     using namespace attn_viz;
-    const ModelDescription& c = model.description();
-    const std::vector<int> ids = corrupted_ids(o, tokenizer, c);
-    const ModelRun corrupted = model.run(ids, false);
-    Progress progress(show_progress, "patched head");
+    const ModelDescription& c = r.model.description();
+    const std::vector<int> ids = corrupted_ids(o, r.tokenizer, c);
+    const ModelRun corrupted = r.model.run(ids, false);
+    Progress progress(r.show_progress, "patched head");
     const PatchingReport patching =
-        patch_heads(model, backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
+        patch_heads(r.model, r.backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
                     parse_patch_metric(o.patch_metric, c.vocab_size),
                     [&](int64_t done, int64_t total) { progress.update(done, total); });
     progress.finish();
-    return write_patching_outputs(out, patching, c.n_layers, c.n_heads, tokenizer.labels(ids), report);
+    return write_patching_outputs(r.out, patching, c.n_layers, c.n_heads, r.tokenizer.labels(ids), r.report);
 }
 
 }  // namespace
@@ -206,54 +201,49 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
                                           tokens, o.flow_max_tokens));
 }
 
-nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,
-                                     const attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                                     const attn_viz::ReportOptions& report, attn_viz::Timings& timings) {
+nlohmann::json write_weight_analyses(const ModelAnalysisOptions& o, const ModelAnalysisRun& r) {
     using namespace attn_viz;
     if (!o.composition) return nlohmann::json::object();
-    Timings::Scope t(timings, "composition");
-    const NormFolding folding = attention_norm_folding(model.weights());
-    return write_composition_outputs(out, composition_scores(model.attention_weights(), folding, backend),
-                                     norm_folding_description(folding), report);
+    Timings::Scope t(r.timings, "composition");
+    const NormFolding folding = attention_norm_folding(r.model.weights());
+    return write_composition_outputs(r.out, composition_scores(r.model.attention_weights(), folding, r.backend),
+                                     norm_folding_description(folding), r.report);
 }
 
-nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& o,
-                                    attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                                    const attn_viz::ModelRun& run, const attn_viz::ModelTokenizer& tokenizer,
-                                    const attn_viz::ReportOptions& report, bool show_progress,
-                                    attn_viz::Timings& timings) {
+nlohmann::json write_model_analyses(const ModelAnalysisOptions& o, const ModelAnalysisRun& r,
+                                    const attn_viz::ModelRun& run) {
     using namespace attn_viz;
     nlohmann::json stats = nlohmann::json::object();
-    const ModelDescription& c = model.description();
+    const ModelDescription& c = r.model.description();
     if (!o.ablate.empty()) {
-        Timings::Scope t(timings, "ablation");
-        Progress progress(show_progress, "ablated head");
+        Timings::Scope t(r.timings, "ablation");
+        Progress progress(r.show_progress, "ablated head");
         const AblationReport ablation = ablate_heads(
-            model, backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
+            r.model, r.backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
             parse_ablation_mode(o.ablate_mode), [&](int64_t done, int64_t total) { progress.update(done, total); });
         progress.finish();
-        stats.update(write_ablation_outputs(out, ablation, c.n_layers, c.n_heads, report));
+        stats.update(write_ablation_outputs(r.out, ablation, c.n_layers, c.n_heads, r.report));
     }
     if (o.logit_attribution) {
-        Timings::Scope t(timings, "logit attribution");
-        stats.update(write_logit_attribution(out, o, model, backend, run, tokenizer, report));
+        Timings::Scope t(r.timings, "logit attribution");
+        stats.update(write_logit_attribution(o, r, run));
     }
     if (asks_for_patching(o)) {
-        Timings::Scope t(timings, "patching");
-        stats.update(write_patching(out, o, model, backend, run, tokenizer, report, show_progress));
+        Timings::Scope t(r.timings, "patching");
+        stats.update(write_patching(o, r, run));
     }
-    stats.update(write_weight_analyses(out, o, model, backend, report, timings));
-    const std::vector<std::string> tokens = tokenizer.labels(run.tokens);
+    stats.update(write_weight_analyses(o, r));
+    const std::vector<std::string> tokens = r.tokenizer.labels(run.tokens);
     std::vector<const LayerResult*> layers;
     for (const LayerResult& layer : run.layers) layers.push_back(&layer);
     if (o.rollout) {
-        Timings::Scope t(timings, "rollout");
-        stats.update(write_rollout_outputs(out, layers, tokens, report));
+        Timings::Scope t(r.timings, "rollout");
+        stats.update(write_rollout_outputs(r.out, layers, tokens, r.report));
     }
     if (o.flow) {
-        Timings::Scope t(timings, "flow");
-        Progress progress(show_progress, "flow row");
-        stats.update(write_flow_outputs(out, layers, tokens, report,
+        Timings::Scope t(r.timings, "flow");
+        Progress progress(r.show_progress, "flow row");
+        stats.update(write_flow_outputs(r.out, layers, tokens, r.report,
                                         [&](int64_t done, int64_t total) { progress.update(done, total); }));
     }
     return stats;

@@ -61,20 +61,27 @@ void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnal
                             attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
                             const attn_viz::ModelRun& run);
 
-// The analyses of the weights alone (--composition): written into `out` without a forward pass
-// (so a streamed run and corpus mode write them as one run does); returns their stats.json
-// entries ({} when none was asked).
-nlohmann::json write_weight_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options,
-                                     const attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                                     const attn_viz::ReportOptions& report, attn_viz::Timings& timings);
+// What the whole-model analyses run on and write into: the model, the backend every product runs
+// on, the tokenizer, the report's options (colormap, ...), the staged outputs and the stage times;
+// show_progress: ablated heads, patched heads and flow rows as progress on stderr (progress.hpp).
+struct ModelAnalysisRun {
+    attn_viz::WholeModel& model;
+    attn_viz::OnednnBackend& backend;
+    const attn_viz::ModelTokenizer& tokenizer;
+    const attn_viz::ReportOptions& report;
+    attn_viz::OutputDir& out;
+    attn_viz::Timings& timings;
+    bool show_progress = false;
+};
 
-// Runs what the options ask for on the clean run (write_weight_analyses' too), writes its files into `out` and returns
-// the stats.json entries ({} when nothing was asked). show_progress: ablated heads and flow rows as progress on stderr
-// (progress.hpp).
-nlohmann::json write_model_analyses(attn_viz::OutputDir& out, const ModelAnalysisOptions& options,
-                                    attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                                    const attn_viz::ModelRun& run, const attn_viz::ModelTokenizer& tokenizer,
-                                    const attn_viz::ReportOptions& report, bool show_progress,
-                                    attn_viz::Timings& timings);
+// The analyses of the weights alone (--composition): written without a forward pass (so a
+// streamed run and corpus mode write them as one run does); returns their stats.json entries ({}
+// when none was asked).
+nlohmann::json write_weight_analyses(const ModelAnalysisOptions& options, const ModelAnalysisRun& r);
+
+// Runs what the options ask for on the clean run (write_weight_analyses' too), writes its files
+// and returns the stats.json entries ({} when nothing was asked).
+nlohmann::json write_model_analyses(const ModelAnalysisOptions& options, const ModelAnalysisRun& r,
+                                    const attn_viz::ModelRun& run);
 
 }  // namespace attn_viz_cli

@@ -33,7 +33,7 @@ using attn_viz::Error;
 using attn_viz::ErrorKind;
 
 // --generate: the decoder's greedy ids from its start token, printed as a continuation of it.
-std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model,
+std::vector<int> generated_target(const ModelOptions& o, attn_viz::Seq2SeqModel& model,
                                   const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& source,
                                   RunOutput& printed) {
     const int start = model.weights().config.decoder_start_token_id;
@@ -53,11 +53,10 @@ std::vector<int> generated_target(const Seq2SeqModelOptions& o, attn_viz::Seq2Se
     return target;
 }
 
-// o.ablate's heads, each stack's by the number of its layers (Error(usage) naming --ablate).
-std::vector<attn_viz::Seq2SeqHead> ablated_heads(const Seq2SeqModelOptions& o,
-                                                 const attn_viz::Seq2SeqWeights& weights) {
+// --ablate's heads, each stack's by the number of its layers (Error(usage) naming --ablate).
+std::vector<attn_viz::Seq2SeqHead> ablated_heads(const ModelOptions& o, const attn_viz::Seq2SeqWeights& weights) {
     return parse_option("--ablate", [&] {
-        return attn_viz::parse_seq2seq_ablated_heads(o.ablate, weights.config.blocks.n_layers,
+        return attn_viz::parse_seq2seq_ablated_heads(o.analyses.ablate, weights.config.blocks.n_layers,
                                                      weights.config.n_decoder_layers, weights.config.blocks.n_heads);
     });
 }
@@ -65,15 +64,14 @@ std::vector<attn_viz::Seq2SeqHead> ablated_heads(const Seq2SeqModelOptions& o,
 // --ablate: each chosen head removed in turn, the model rerun; each stack's ablation.csv and
 // pictures in its folder, and {"encoder": {...}, "decoder": ..., "cross": ...} (the stacks with
 // ablated heads, each as write_ablation_outputs' "ablation") for stats.json's "ablation".
-nlohmann::json seq2seq_ablation(const Seq2SeqModelOptions& o, attn_viz::Seq2SeqModel& model,
-                                const attn_viz::Seq2SeqRun& clean, attn_viz::OutputDir& out,
-                                attn_viz::Timings& timings) {
+nlohmann::json seq2seq_ablation(const ModelOptions& o, attn_viz::Seq2SeqModel& model, const attn_viz::Seq2SeqRun& clean,
+                                attn_viz::OutputDir& out, attn_viz::Timings& timings) {
     using namespace attn_viz;
     Timings::Scope t(timings, "ablation");
     Progress progress(progress_wanted(o.output.quiet), "ablated head");
-    const std::array<AblationReport, 3> reports =
-        ablate_seq2seq_heads(model, clean, ablated_heads(o, model.weights()), parse_ablation_mode(o.ablate_mode),
-                             [&](int64_t done, int64_t total) { progress.update(done, total); });
+    const std::array<AblationReport, 3> reports = ablate_seq2seq_heads(
+        model, clean, ablated_heads(o, model.weights()), parse_ablation_mode(o.analyses.ablate_mode),
+        [&](int64_t done, int64_t total) { progress.update(done, total); });
     progress.finish();
     nlohmann::json stacks = nlohmann::json::object();
     for (Seq2SeqStack stack : seq2seq_stacks) {
@@ -148,18 +146,17 @@ void refuse_target_for_decoder(const std::string& model_type, bool target_given)
                         " has no decoder input");
 }
 
-int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files,
-                      const attn_viz::LoadLimits& limits) {
+int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (o.generate <= 0 && o.target_text.empty() && !o.target_token_ids)
         throw Error(ErrorKind::usage,
                     "an encoder-decoder model (" + files.config.model_type +
                         ") needs the decoder's input: --target-text, --target-tokens or --generate N");
-    Timings timings;
-    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
+    const std::unique_ptr<OutputDir> out_dir =
+        open_run_output(o, {o.checkpoint, o.tokenizer}, seq2seq_dump_paths(o.report.dump_attention));
     OutputDir& out = *out_dir;
-    out.protect_inputs({o.checkpoint, o.tokenizer});
-    OnednnBackend backend(o.report.threads);
+    Timings timings;
+    OnednnBackend backend;
 
     // Step 1: the model, its tokenizer, the source and target ids, validated before anything is written.
     std::unique_ptr<Seq2SeqModel> model;
@@ -174,14 +171,14 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
         if (o.generate <= 0)
             target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text",
                                  "--target-tokens");
-        if (!o.ablate.empty()) ablated_heads(o, model->weights());
+        if (!o.analyses.ablate.empty()) ablated_heads(o, model->weights());
     }
     const ModelConfig& c = model->weights().config.blocks;
     const int64_t S = static_cast<int64_t>(source.size()),
                   T = o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size());
     const int64_t decoder_layers = model->weights().config.n_decoder_layers;
-    const bool streamed =
-        streams_layers(o.stream_layers, o.whole_run, seq2seq_run_bytes(c, decoder_layers, S, T), limits);
+    const bool streamed = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
+                                         seq2seq_run_bytes(c, decoder_layers, S, T), limits);
     if (!streamed) check_seq2seq_run_memory(c, decoder_layers, S, T, limits);
 
     // Step 2: the forward pass (after the greedy target, with --generate), then the three stacks'
@@ -195,6 +192,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     run.source = source, run.target = target;
     const nlohmann::json provenance = run_provenance();
     Seq2SeqReportInput report;
+    report.backend = &backend;
     report.run = &run;
     report.weights = &model->weights();
     report.source_tokens = tokenizer->labels(source);
@@ -214,7 +212,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
             Timings::Scope t(timings, "forward");
             run = model->run(source, target);
         }
-        if (!o.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
+        if (!o.analyses.ablate.empty()) report.extra_stats["ablation"] = seq2seq_ablation(o, *model, run, out, timings);
         analysis = write_seq2seq_report(out, report, o.report, timings, &notes);
     }
     printed.add_text(fmt::format("{} source tokens: {}\n{} target tokens: {}\n", source.size(),
@@ -233,9 +231,7 @@ int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& 
     printed.json()["target_tokens"] = report.target_tokens;
 
     // Step 3: everything moves into place together; then what the user asked to see.
-    commit_outputs(out, timings);
-    printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings, peak_memory_line());
+    finish_run(o, out, timings, printed, provenance, peak_memory_line());
     return 0;
 }
 

@@ -11,25 +11,13 @@
 #include <vector>
 
 #include "model_files.hpp"
+#include "model_options.hpp"
 #include "model_stream.hpp"
 #include "model_tokenizer.hpp"
 #include "output_options.hpp"
 #include "report.hpp"
 
 namespace attn_viz_cli {
-
-struct Seq2SeqModelOptions {
-    std::string checkpoint, tokenizer;
-    std::string text, target_text;                           // --text, --target-text ("" when not given)
-    std::optional<std::string> token_ids, target_token_ids;  // --tokens, --target-tokens
-    int generate = 0;
-    std::string ablate, ablate_mode = "zero";  // --ablate ("": none) and --ablate-mode
-    bool stream_layers = false;                // --stream-layers
-    std::string whole_run;                     // the options given that need every layer at once (whole_run_options)
-    attn_viz::ReportOptions report;            // resolved
-    OutputOptionValues output;
-    bool json = false, timings = false;
-};
 
 // The ids of a text option (encoded by `tokenizer`, within max_tokens) or of its ids option
 // ("1,2,3"; given: it wins).
@@ -61,8 +49,8 @@ RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layer
 void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T,
                               const attn_viz::LoadLimits& limits);
 
-// The run over the folder `files` (an encoder-decoder model_type); returns the exit code.
-int run_seq2seq_model(const Seq2SeqModelOptions& o, const attn_viz::ModelFiles& files,
-                      const attn_viz::LoadLimits& limits);
+// The run over the folder `files` (an encoder-decoder model_type), with `o` resolved
+// (prepare_run); returns the exit code.
+int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
 
 }  // namespace attn_viz_cli

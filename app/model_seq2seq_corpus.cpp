@@ -48,6 +48,7 @@ void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2
              const ReportOptions& options, std::array<std::optional<WeightSimilarities>, 3>& similarity,
              OnednnBackend& backend, int64_t position) {
     Seq2SeqReportInput in;
+    in.backend = &backend;
     in.run = &run;
     in.weights = &weights;
     for (size_t k = 0; k < similarity.size(); ++k) {
@@ -60,12 +61,13 @@ void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2
 
 }  // namespace
 
-int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, const LoadLimits& limits) {
-    Timings timings;
-    const std::unique_ptr<OutputDir> out_dir = open_output_dir(o.output);
+int run_seq2seq_corpus(const ModelOptions& o, const ModelFiles& files, const LoadLimits& limits) {
+    std::vector<std::string> outputs = seq2seq_dump_paths(o.report.dump_attention);
+    outputs.push_back(o.corpus.save_partial);
+    const std::unique_ptr<OutputDir> out_dir = open_run_output(o, {o.checkpoint, o.tokenizer, o.corpus.path}, outputs);
     OutputDir& out = *out_dir;
-    out.protect_inputs({o.checkpoint, o.tokenizer, o.corpus.path});
-    OnednnBackend backend(o.report.threads);
+    Timings timings;
+    OnednnBackend backend;
 
     // Step 1: the model and its tokenizer; each line is validated as it is read.
     std::unique_ptr<Seq2SeqModel> model;
@@ -104,9 +106,7 @@ int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const ModelFiles& files, c
     RunOutput printed("model", o.json, o.output.quiet);
     for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
     printed.add_text(corpus_run_note(o.corpus, documents, corpus.num_sequences()));
-    commit_outputs(out, timings);
-    printed.print(o.output.out, provenance);
-    if (o.timings) print_timings(timings, peak_memory_line());
+    finish_run(o, out, timings, printed, provenance, peak_memory_line());
     return 0;
 }
 

@@ -7,23 +7,13 @@
 
 #include <string>
 
-#include "corpus_options.hpp"
 #include "model_files.hpp"
-#include "output_options.hpp"
-#include "report.hpp"
+#include "model_options.hpp"
 
 namespace attn_viz_cli {
 
-struct Seq2SeqCorpusOptions {
-    std::string checkpoint, tokenizer;
-    CorpusOptionValues corpus;       // resolved (--shard parsed)
-    attn_viz::ReportOptions report;  // resolved
-    OutputOptionValues output;
-    bool json = false, timings = false;
-};
-
-// The corpus run over the folder `files` (an encoder-decoder model_type); returns the exit code.
-int run_seq2seq_corpus(const Seq2SeqCorpusOptions& o, const attn_viz::ModelFiles& files,
-                       const attn_viz::LoadLimits& limits);
+// The corpus run over the folder `files` (an encoder-decoder model_type), with `o` resolved
+// (prepare_run); returns the exit code.
+int run_seq2seq_corpus(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
 
 }  // namespace attn_viz_cli

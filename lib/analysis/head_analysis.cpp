@@ -89,6 +89,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
                             const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,
                             const AnalysisOptions& options) {
     if (layers.empty()) throw Error(ErrorKind::internal, "analyze_model: no layers");
+    if (!options.backend) throw Error(ErrorKind::internal, "analyze_model: no backend");
     const Visibility& vis = layers[0]->visibility;
     ModelAnalysis a;
     a.num_layers = static_cast<int64_t>(layers.size());
@@ -107,7 +108,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.matrices[static_cast<size_t>(PairMetric::cosine)] = std::move(maps.cosine);
     a.matrices[static_cast<size_t>(PairMetric::js_distance)] = std::move(maps.js_distance);
     a.matrices[static_cast<size_t>(PairMetric::output_cosine)] = output_cosine(layers);
-    OnednnBackend backend(options.threads);
+    OnednnBackend& backend = *options.backend;
     add_weight_matrices(a, weights, layers, options, backend);
     // Step 3: dependence: of the head outputs over the tokens, of the attention choices.
     OutputDependence outputs = output_dependence(layers, backend);

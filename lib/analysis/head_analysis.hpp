@@ -35,6 +35,9 @@ inline constexpr int pair_metric_count = 9;
 const char* pair_metric_name(PairMetric metric);
 
 struct AnalysisOptions {
+    // The caller's backend, on which the weight and output similarities' products run (required:
+    // its primitives are reused from one analysis to the next).
+    OnednnBackend* backend = nullptr;
     LabelThresholds thresholds;
     int threads = 1;                               // threads for the statistics (parallel_for)
     bool weight_similarity_across_layers = false;  // weight-only similarity of heads in different layers

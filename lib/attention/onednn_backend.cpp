@@ -99,9 +99,8 @@ memory::desc strided_desc(int64_t batch, int64_t rows, int64_t cols, const int64
 
 }  // namespace
 
-OnednnBackend::OnednnBackend(int threads) {
+OnednnBackend::OnednnBackend() {
     cap_onednn_isa();
-    if (threads > 0) omp_set_num_threads(threads);
     try {
         impl_ = std::make_unique<Impl>();
     } catch (const dnnl::error& e) {

@@ -30,8 +30,9 @@ MatmulShape dense_matmul(int64_t m, int64_t k, int64_t n);
 
 class OnednnBackend {
 public:
-    // threads <= 0: all cores. Caps oneDNN's ISA below AMX (see docs: SIGILL on this VM).
-    explicit OnednnBackend(int threads = 0);
+    // Caps oneDNN's ISA below AMX (see docs: SIGILL on this VM). Runs on OpenMP's pool, whose
+    // size the program sets once (use_threads, parallel_for.hpp).
+    OnednnBackend();
     ~OnednnBackend();
     OnednnBackend(const OnednnBackend&) = delete;
     OnednnBackend& operator=(const OnednnBackend&) = delete;

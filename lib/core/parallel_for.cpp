@@ -1,8 +1,11 @@
 #include "parallel_for.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <thread>
 
 namespace attn_viz {
 
@@ -23,6 +26,15 @@ void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>
         }
     }
     if (failure) std::rethrow_exception(failure);
+}
+
+int resolve_threads(int requested) {
+    return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int use_threads(int requested) {
+    if (requested > 0) omp_set_num_threads(requested);
+    return resolve_threads(requested);
 }
 
 }  // namespace attn_viz

@@ -21,4 +21,13 @@ inline constexpr int64_t parallel_min_values = 16384;
 void parallel_for(int64_t count, int threads, const std::function<void(int64_t)>& body,
                   int64_t values_per_item = parallel_min_values);
 
+// Threads to use for `requested` (0 = all cores).
+int resolve_threads(int requested);
+
+// Sets the size of OpenMP's pool, on which oneDNN and parallel_for run, for the whole process to
+// `requested` (0 leaves OpenMP's default: OMP_NUM_THREADS, else every core) and returns
+// resolve_threads(requested). A program calls it once, before its first oneDNN call: the CLI
+// from --threads, the Python package when a model or layer is opened.
+int use_threads(int requested);
+
 }  // namespace attn_viz

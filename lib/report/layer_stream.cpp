@@ -6,6 +6,7 @@
 
 #include "error.hpp"
 #include "head_names.hpp"
+#include "parallel_for.hpp"
 #include "png_writer.hpp"
 
 namespace attn_viz {
@@ -45,6 +46,7 @@ LayerStream::LayerStream(OutputDir& out, LayerStreamInput input, const ReportOpt
       options_(options),
       timings_(timings),
       threads_(resolve_threads(options.threads)) {
+    if (!input_.backend) throw Error(ErrorKind::internal, "LayerStream: no backend");
     if (options_.html)
         throw Error(ErrorKind::internal, "LayerStream: the HTML report needs every layer's maps at once");
     if (options_.svg && (options_.svg->layer < 0 || options_.svg->layer >= input_.num_layers ||
@@ -74,10 +76,8 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
     // Step 1: the layer's statistics, its pair matrices and weight similarities within the layer.
     {
         Timings::Scope t(timings_, "statistics");
-        AnalysisOptions analysis;
-        analysis.thresholds = options_.thresholds;
-        analysis.sparse_error = options_.sparse_error;
-        analysis.threads = threads_;
+        AnalysisOptions analysis = analysis_options(options_, *input_.backend);
+        analysis.on_sparse_layer = nullptr;  // one layer per analysis: the caller shows the layers done
         layers_.push_back(analyze_model({&result}, {&weights}, input_.token_ids, analysis));
     }
     // Step 2: its pictures, named and titled by the layer's number, and its overview tiles.

@@ -25,6 +25,7 @@ struct LayerStreamInput {
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (provenance, ...)
     std::vector<std::string> key_tokens = {};  // K labels of the keys when they differ (cross attention), or empty
     std::string folder = {};                   // "" or "encoder/": where in the run directory
+    OnednnBackend* backend = nullptr;          // the caller's, for the analysis's products (required)
 };
 
 class LayerStream {

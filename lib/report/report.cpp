@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -273,18 +272,21 @@ void check_output_files(const std::vector<std::string>& paths, const std::vector
     }
 }
 
-int resolve_threads(int requested) {
-    return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-ModelAnalysis analyze_report(const ReportInput& in, const ReportOptions& o) {
+AnalysisOptions analysis_options(const ReportOptions& o, OnednnBackend& backend,
+                                 const WeightSimilarities* weight_similarity) {
     AnalysisOptions options;
+    options.backend = &backend;
     options.thresholds = o.thresholds;
     options.sparse_error = o.sparse_error;
     options.on_sparse_layer = o.on_sparse_layer;
     options.threads = resolve_threads(o.threads);
-    options.weight_similarity = in.weight_similarity;
-    return analyze_model(in.layers, in.weights, in.token_ids, options);
+    options.weight_similarity = weight_similarity;
+    return options;
+}
+
+ModelAnalysis analyze_report(const ReportInput& in, const ReportOptions& o) {
+    if (!in.backend) throw Error(ErrorKind::internal, "analyze_report: no backend");
+    return analyze_model(in.layers, in.weights, in.token_ids, analysis_options(o, *in.backend, in.weight_similarity));
 }
 
 nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis) {

@@ -43,6 +43,7 @@ struct ReportOptions {
 };
 
 struct ReportInput {
+    OnednnBackend* backend = nullptr;                       // the caller's, for the analysis's products (required)
     std::vector<const LayerResult*> layers;                 // one for `run`, L for `model`
     std::vector<const LayerWeights*> weights;               // the same layers' weights (output/weight similarities)
     std::vector<std::string> query_tokens;                  // T labels
@@ -68,6 +69,11 @@ struct PictureNotes {
 // (if given) gets what the pictures look like.
 ModelAnalysis write_report(OutputDir& out, const ReportInput& input, const ReportOptions& options, Timings& timings,
                            PictureNotes* notes = nullptr);
+
+// The analysis options of `options` (thresholds, sparse error and its progress, threads), on the
+// caller's backend, with the run's weight similarities (computed once per run) when given.
+AnalysisOptions analysis_options(const ReportOptions& options, OnednnBackend& backend,
+                                 const WeightSimilarities* weight_similarity = nullptr);
 
 // Step 1 of write_report: every statistic, label and head-by-head matrix of in's layers (heads
 // indexed by their place in in.layers), as `options` ask (thresholds, sparse error, threads).
@@ -132,8 +138,5 @@ void check_output_files(const std::vector<std::string>& paths, const std::vector
 // [H, T, S] for `run`'s one layer (with_layer_axis false). A model's dump keeps the layer axis
 // even when the model has one layer.
 Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis);
-
-// Threads to use for `requested` (0 = all cores).
-int resolve_threads(int requested);
 
 }  // namespace attn_viz

@@ -34,6 +34,7 @@ ReportInput seq2seq_stack_input(const Seq2SeqReportInput& in, int k) {
     r.key_tokens = k == 1 ? in.target_tokens : in.source_tokens;
     const std::vector<int>& ids = k == 0 ? run.source : run.target;
     if (k < 2) r.token_ids.assign(ids.begin(), ids.end());  // duplicate-token / induction scores: self-attention only
+    r.backend = in.backend;
     r.weight_similarity = in.weight_similarity[static_cast<size_t>(k)];
     r.layer_folders = true;
     r.folder = std::string(seq2seq_stack_names[k]) + "/";

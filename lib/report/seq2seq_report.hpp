@@ -23,6 +23,7 @@
 namespace attn_viz {
 
 struct Seq2SeqReportInput {
+    OnednnBackend* backend = nullptr;  // the caller's, for the analysis's products (required)
     const Seq2SeqRun* run = nullptr;
     const Seq2SeqWeights* weights = nullptr;
     std::vector<std::string> source_tokens;                 // S labels

@@ -25,6 +25,7 @@ Seq2SeqStream::Seq2SeqStream(OutputDir& out, const Seq2SeqReportInput& input, co
         stream.key_tokens = stack.key_tokens;
         stream.token_ids = stack.token_ids;
         stream.folder = stack.folder;
+        stream.backend = stack.backend;
         ReportOptions stack_options = options;
         stack_options.dump_attention = dumps.empty() ? "" : dumps[static_cast<size_t>(k)];
         stacks_.push_back(std::make_unique<LayerStream>(out, std::move(stream), stack_options, timings));

@@ -6,6 +6,7 @@
 #include "attention.hpp"
 #include "bindings.hpp"
 #include "layer.hpp"
+#include "parallel_for.hpp"
 #include "run_result.hpp"
 #include "token_ids.hpp"
 
@@ -19,7 +20,8 @@ std::shared_ptr<Layer> open_layer(const std::string& path, const std::string& la
     l->source.path = path, l->source.layout = layout, l->source.layer = layer;
     py::gil_scoped_release released;
     l->weights = attn_viz::load_layer_weights(l->source);
-    l->backend = std::make_unique<attn_viz::OnednnBackend>(threads);
+    attn_viz::use_threads(threads);
+    l->backend = std::make_unique<attn_viz::OnednnBackend>();
     l->layer = std::make_unique<attn_viz::AttentionLayer>(*l->backend, l->weights);
     return l;
 }
@@ -39,6 +41,7 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Layer>& l, const std::strin
         r->ids = attn_viz::token_ids_from_labels(sequence.tokens);
     }
     r->owner = l;
+    r->backend = l->backend.get();
     r->weights = {&l->weights};
     r->layer_numbers = {l->source.layer};
     r->description = l->source.path + " (layer " + std::to_string(l->source.layer) + ", " +

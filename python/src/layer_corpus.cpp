@@ -30,9 +30,8 @@ py::object run_corpus(const std::shared_ptr<Layer>& l, py::object corpus_source,
         attn_viz::CorpusAccumulator corpus(attn_viz::layer_fingerprint(l->weights), attn_viz::LabelThresholds{});
         const attn_viz::WeightSimilarities weight_similarity =
             attn_viz::weight_similarities({&l->weights}, false, *l->backend);
-        attn_viz::AnalysisOptions options;
-        options.threads = attn_viz::resolve_threads(0);
-        options.weight_similarity = &weight_similarity;
+        const attn_viz::AnalysisOptions options =
+            attn_viz::analysis_options(attn_viz::ReportOptions{}, *l->backend, &weight_similarity);
         attn_viz::Timings timings;
         attn_viz::add_layer_corpus(*source.documents, *l->layer, options, attn_viz::LoadLimits{}, corpus, hooks,
                                    timings);

@@ -11,6 +11,7 @@
 #include "model.hpp"
 #include "model_run.hpp"
 #include "model_tokenizer_file.hpp"
+#include "parallel_for.hpp"
 #include "run_result.hpp"
 
 namespace py = pybind11;
@@ -41,7 +42,8 @@ std::shared_ptr<Model> open_model(const std::string& path, const std::string& to
     m->path = path;
     py::gil_scoped_release released;
     const attn_viz::ModelFiles files = attn_viz::open_model_files(path);
-    m->backend = std::make_unique<attn_viz::OnednnBackend>(threads);
+    attn_viz::use_threads(threads);
+    m->backend = std::make_unique<attn_viz::OnednnBackend>();
     if (files.format == attn_viz::ModelFormat::hf_folder && attn_viz::is_seq2seq_model_type(files.config.model_type))
         m->seq2seq = std::make_unique<attn_viz::Seq2SeqModel>(
             *m->backend, attn_viz::read_hf_seq2seq_folder(files.path, files.config));
@@ -67,6 +69,7 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
         r->ids.assign(tokens.begin(), tokens.end());
     }
     r->owner = m;
+    r->backend = m->backend.get();
     r->whole_model = true;
     r->description = attn_viz::model_description(m->path, m->model->description());
     r->input_text = text.value_or("");

@@ -36,9 +36,8 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
         attn_viz::CorpusAccumulator corpus(model.fingerprint(), attn_viz::LabelThresholds{});
         const attn_viz::WeightSimilarities weight_similarity =
             attn_viz::weight_similarities(model.attention_weights(), false, *m->backend);
-        attn_viz::AnalysisOptions options;
-        options.threads = attn_viz::resolve_threads(0);
-        options.weight_similarity = &weight_similarity;
+        const attn_viz::AnalysisOptions options =
+            attn_viz::analysis_options(attn_viz::ReportOptions{}, *m->backend, &weight_similarity);
         attn_viz::Timings timings;
         attn_viz::add_model_corpus(*source.documents, model, *m->tokenizer, options, attn_viz::LoadLimits{}, corpus,
                                    hooks, timings);

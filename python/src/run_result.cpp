@@ -14,6 +14,7 @@ namespace attn_viz_python {
 
 attn_viz::ReportInput RunResult::report_input() const {
     attn_viz::ReportInput in;
+    in.backend = backend;
     for (const attn_viz::LayerResult& layer : layers) in.layers.push_back(&layer);
     in.weights = weights;
     in.query_tokens = in.key_tokens = tokens;

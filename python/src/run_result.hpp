@@ -19,6 +19,7 @@ namespace attn_viz_python {
 
 struct RunResult {
     std::shared_ptr<void> owner;                         // the model or layer whose weights `weights` point into
+    attn_viz::OnednnBackend* backend = nullptr;          // the owner's, for the analysis's products
     std::vector<attn_viz::LayerResult> layers;           // per layer: attention [H, T, S], ...
     std::vector<const attn_viz::LayerWeights*> weights;  // the same layers' weights
     std::vector<std::string> tokens;                     // T labels

@@ -75,6 +75,7 @@ py::object run_seq2seq(const std::shared_ptr<Model>& m, const std::optional<std:
         attn_viz::Seq2SeqReportInput& report = r->report;
         report.run = &r->run;
         report.weights = &m->seq2seq->weights();
+        report.backend = m->backend.get();
         report.source_tokens = m->tokenizer->labels(source);
         report.target_tokens = m->tokenizer->labels(target);
         report.extra_stats = {{"model_type", m->seq2seq->weights().config.blocks.architecture}};

@@ -8,9 +8,21 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "head_analysis.hpp"
 #include "support.hpp"
 
 namespace analysis_fixtures {
+
+// The analysis tests' one backend (as a program has one), and the default analysis options on it.
+inline attn_viz::OnednnBackend& test_backend() {
+    static attn_viz::OnednnBackend backend;
+    return backend;
+}
+inline attn_viz::AnalysisOptions default_options() {
+    attn_viz::AnalysisOptions options;
+    options.backend = &test_backend();
+    return options;
+}
 
 struct RandomLayerShape {
     int64_t heads = 2, queries = 5, keys = 5, d_model = 6;

@@ -20,7 +20,9 @@ void write_partial(const std::string& path, int count, uint64_t weights = 1) {
     for (int n = 0; n < count; ++n) {
         const LayerResult a = analysis_fixtures::random_layer({2, 6, 6, 3, true, 0.0});
         const LayerResult b = analysis_fixtures::random_layer({2, 6, 6, 3, true, 0.0});
-        acc.add(analyze_model({&a, &b}, {}, analysis_fixtures::random_tokens(6, 3), AnalysisOptions{}), rng()());
+        acc.add(
+            analyze_model({&a, &b}, {}, analysis_fixtures::random_tokens(6, 3), analysis_fixtures::default_options()),
+            rng()());
     }
     acc.save_partial(path);
 }

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "analysis_fixtures.hpp"
 #include "attention.hpp"
 #include "error.hpp"
 #include "head_compare.hpp"
@@ -18,7 +19,7 @@ using namespace test_support;
 namespace {
 
 OnednnBackend& compare_backend() {
-    static OnednnBackend backend(2);
+    static OnednnBackend backend;
     return backend;
 }
 
@@ -45,7 +46,8 @@ TEST_CASE("compare finds the one head that changed between two checkpoints") {
     const LayerWeights changed = with_head3_uniform(p.weights);
     const LayerResult a = run_layer(p.weights, p.embeddings), b = run_layer(changed, p.embeddings);
     const std::vector<int64_t> tokens = token_ids_from_labels(p.tokens);
-    const HeadComparison c = compare_runs({&a}, {&p.weights}, {&b}, {&changed}, tokens, AnalysisOptions{});
+    const HeadComparison c =
+        compare_runs({&a}, {&p.weights}, {&b}, {&changed}, tokens, analysis_fixtures::default_options());
     REQUIRE(c.change.size() == 6);
     CHECK(c.first.labels[3] == "self");
     CHECK(c.second.labels[3] == "diffuse");

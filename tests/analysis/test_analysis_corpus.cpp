@@ -21,7 +21,7 @@ ModelAnalysis random_run(int64_t T, const std::vector<const LayerWeights*>& weig
     LayerResult first = random_layer({3, T, T, 4, true, 0.0});
     LayerResult second = random_layer({3, T, T, 4, true, 0.0});
     const std::vector<const LayerResult*> pointers = {&first, &second};
-    AnalysisOptions options;
+    AnalysisOptions options = analysis_fixtures::default_options();
     options.sparse_error = true;
     return analyze_model(pointers, weights, random_tokens(T, 3), options);
 }
@@ -224,7 +224,7 @@ TEST_CASE("hostile partial files are refused with a message naming the file") {
     CHECK_THROWS_AS(CorpusAccumulator::load_partial(dir / "bad.json"), Error);
     // A different layout cannot be merged or added.
     LayerResult one_layer = random_layer({2, 4, 4, 3, true, 0.0});
-    const ModelAnalysis other = analyze_layer(one_layer, nullptr, {}, AnalysisOptions{});
+    const ModelAnalysis other = analyze_layer(one_layer, nullptr, {}, analysis_fixtures::default_options());
     CHECK_THROWS_AS(acc.add(other, 101), Error);
     CorpusAccumulator different(7, {});
     different.add(other, 102);
@@ -255,7 +255,7 @@ TEST_CASE("merge refuses other layouts, weights and thresholds and repeated sequ
     expect_refused(merged, partial(5, sink, {40}), {"sink=0.75, first.json with sink=0.5"});
     LayerResult one_layer = random_layer({3, 4, 4, 4, true, 0.0});
     CorpusAccumulator other_layout(5, {});
-    other_layout.add(analyze_layer(one_layer, nullptr, {}, AnalysisOptions{}), 40);
+    other_layout.add(analyze_layer(one_layer, nullptr, {}, analysis_fixtures::default_options()), 40);
     expect_refused(merged, other_layout, {"1 layers x 3 heads (causal) do not match first.json: 2 x 3 (causal)"});
     CHECK(merged.partial_json() == unchanged.partial_json());  // a refused merge changes nothing
 

@@ -115,7 +115,7 @@ double reference_choice_mi(const std::vector<const LayerResult*>& layers, int64_
 TEST_SUITE("analysis") {
 
 TEST_CASE("Gaussian output MI and linear CKA match a double-precision reference") {
-    OnednnBackend backend(1);
+    OnednnBackend backend;
     struct Shape {
         int64_t heads, T, d;
     };
@@ -136,7 +136,7 @@ TEST_CASE("Gaussian output MI and linear CKA match a double-precision reference"
 }
 
 TEST_CASE("output MI and CKA: identical heads are maximal, layers apart and constant outputs undefined") {
-    OnednnBackend backend(1);
+    OnednnBackend backend;
     const int64_t T = 30, d = 4, H = 3;
     LayerResult first = layer_with_outputs(H, T, d), second = layer_with_outputs(H, T, d);
     for (int64_t t = 0; t < T; ++t)
@@ -155,7 +155,7 @@ TEST_CASE("output MI and CKA: identical heads are maximal, layers apart and cons
 }
 
 TEST_CASE("output MI of correlated Gaussian outputs is -1/2 ln(1 - rho^2) up to the ridge") {
-    OnednnBackend backend(1);
+    OnednnBackend backend;
     const int64_t T = 4000;
     const double rho = 0.8;
     LayerResult r = layer_with_outputs(2, T, 1);

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "analysis_fixtures.hpp"
 #include "attention.hpp"
 #include "findings.hpp"
 #include "head_clustering.hpp"
@@ -22,13 +23,14 @@ using namespace attn_viz;
 namespace {
 
 ModelAnalysis planted_analysis(const std::vector<std::string>& tokens, bool with_token_ids = true) {
-    static OnednnBackend backend(2);
+    static OnednnBackend backend;
     const PlantedLayer p = make_planted_layer(tokens, test_support::rng()());
     AttentionLayer layer(backend, p.weights);
     AttentionRequest request;
     request.input = &p.embeddings;
     return analyze_layer(layer.run(request), &p.weights,
-                         with_token_ids ? token_ids_from_labels(tokens) : std::vector<int64_t>{}, AnalysisOptions{});
+                         with_token_ids ? token_ids_from_labels(tokens) : std::vector<int64_t>{},
+                         analysis_fixtures::default_options());
 }
 
 const Finding& finding(const std::vector<Finding>& findings, const std::string& kind) {

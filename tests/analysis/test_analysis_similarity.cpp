@@ -195,7 +195,7 @@ TEST_CASE("weight circuit cosines match dense D x D products, with grouped KV he
     struct Case {
         int64_t D, H, KV, d_head;
     };
-    OnednnBackend backend(1);
+    OnednnBackend backend;
     for (const auto& [D, H, KV, d_head] : std::vector<Case>{{5, 1, 1, 3}, {12, 4, 2, 3}, {9, 3, 3, 2}}) {
         const LayerWeights w0 = random_weights(D, H, KV, d_head), w1 = random_weights(D, H, KV, d_head);
         for (bool across : {false, true}) {
@@ -224,7 +224,7 @@ TEST_CASE("weight circuit cosines match dense D x D products, with grouped KV he
 }
 
 TEST_CASE("a run's W_O Gram is the weight similarities' own: lending it changes no bit") {
-    OnednnBackend backend(1);
+    OnednnBackend backend;
     for (const auto& [D, H, KV, d_head, T] :
          std::vector<std::array<int64_t, 5>>{{5, 1, 1, 3, 1}, {12, 4, 2, 3, 7}, {9, 3, 3, 2, 4}}) {
         INFO("D=" << D << " H=" << H << " KV=" << KV << " T=" << T);

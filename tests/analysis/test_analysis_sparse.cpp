@@ -169,7 +169,7 @@ TEST_CASE("a head attending one key has top-1 error 0 and needs one key; without
 TEST_CASE("analyze_layer fills the sparse statistics and the dependence matrices") {
     LayerResult r = layer_with_values({3, 10, 10, 6, true, 0.0}, 3, 2);
     r.context = test_support::random_tensor({10, 6});
-    AnalysisOptions options;
+    AnalysisOptions options = analysis_fixtures::default_options();
     options.thresholds.sparse_tolerance = 0.2;
     CHECK(analyze_layer(r, nullptr, {}, options).sparse.empty());  // off by default
     CHECK(std::isnan(analyze_layer(r, nullptr, {}, options).heads[0].keys_needed));

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "analysis_fixtures.hpp"
 #include "attention.hpp"
 #include "error.hpp"
 #include "head_analysis.hpp"
@@ -19,7 +20,7 @@ using namespace attn_viz;
 namespace {
 
 OnednnBackend& analysis_backend() {
-    static OnednnBackend backend(2);
+    static OnednnBackend backend;
     return backend;
 }
 
@@ -40,7 +41,7 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
     for (const auto& tokens : sentences) {
         const PlantedLayer p = make_planted_layer(tokens, test_support::rng()());
         const LayerResult r = run_planted(p);
-        AnalysisOptions options;
+        AnalysisOptions options = analysis_fixtures::default_options();
         options.sparse_error = true;
         const ModelAnalysis a = analyze_layer(r, &p.weights, token_ids_from_labels(tokens), options);
         INFO("T=" << tokens.size());
@@ -77,7 +78,8 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
 TEST_CASE("planted heads' statistics equal values computed by hand") {
     const std::vector<std::string> tokens = planted_demo_tokens();
     const PlantedLayer p = make_planted_layer(tokens, test_support::rng()());
-    const ModelAnalysis a = analyze_layer(run_planted(p), &p.weights, token_ids_from_labels(tokens), AnalysisOptions{});
+    const ModelAnalysis a =
+        analyze_layer(run_planted(p), &p.weights, token_ids_from_labels(tokens), analysis_fixtures::default_options());
     const double T = 12;
     // Uniform head: entropy ln T, normalized 1, confidence 1/T, 11 keys for 90% (11/12 >= 0.9 > 10/12),
     // mean distance (1/T^2) sum_i sum_j |i - j| = (T^2 - 1) / (3T), every positional mass 1/T.

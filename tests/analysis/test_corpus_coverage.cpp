@@ -27,7 +27,8 @@ CorpusAccumulator random_partial(int count, CorpusCoverage coverage) {
     CorpusAccumulator acc;
     for (int n = 0; n < count; ++n) {
         const LayerResult r = random_layer({2, 5, 5, 3, true, 0.0});
-        acc.add(analyze_layer(r, nullptr, random_tokens(5, 3), AnalysisOptions{}), test_support::rng()());
+        acc.add(analyze_layer(r, nullptr, random_tokens(5, 3), analysis_fixtures::default_options()),
+                test_support::rng()());
     }
     acc.set_coverage(std::move(coverage));
     return acc;
@@ -138,7 +139,7 @@ TEST_CASE(
     std::vector<uint64_t> fingerprints;
     for (int n = 0; n < 3; ++n) {
         const LayerResult r = random_layer({2, 4 + n, 4 + n, 3, true, 0.0});
-        distinct.push_back(analyze_layer(r, nullptr, random_tokens(4 + n, 3), AnalysisOptions{}));
+        distinct.push_back(analyze_layer(r, nullptr, random_tokens(4 + n, 3), analysis_fixtures::default_options()));
         fingerprints.push_back(test_support::rng()());
     }
     const std::vector<int> corpus = {0, 1, 0, 2, 0, 1};

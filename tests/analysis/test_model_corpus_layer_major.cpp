@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "analysis_fixtures.hpp"
 #include "cli/synthetic_gguf.hpp"
 #include "corpus_stats.hpp"
 #include "layer_cost.hpp"
@@ -56,7 +57,8 @@ nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& l
     CorpusDocuments documents("c.jsonl", lines, shard);
     CorpusAccumulator corpus(m.model->fingerprint(), {});
     const WeightSimilarities similarity = weight_similarities(m.model->attention_weights(), false, backend);
-    AnalysisOptions options;
+    AnalysisOptions options = analysis_fixtures::default_options();
+    options.backend = &backend;
     options.weight_similarity = &similarity;
     options.sparse_error = true;
     ModelCorpusHooks hooks;

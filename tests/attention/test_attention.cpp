@@ -20,7 +20,7 @@ using namespace test_support;
 namespace {
 
 OnednnBackend& backend() {
-    static OnednnBackend b(2);
+    static OnednnBackend b;
     return b;
 }
 
@@ -200,7 +200,7 @@ TEST_CASE("every primitive is one of oneDNN's fast kernels for the ISA it runs o
         AttentionRequest request;
         request.input = &x;
         request.context = c.cross ? &context : nullptr;
-        OnednnBackend fresh(2);
+        OnednnBackend fresh;
         AttentionLayer(fresh, w).run(request);
         const auto impls = fresh.implementations();
         CHECK(impls.size() >= 5);  // projections, scores, P.V, head shares and their Gram matrix

@@ -25,6 +25,7 @@ TEST_CASE("head_png draws every head as write_report does, --scale head and glob
     for (int& id : ids) id = token(rng());
     const ModelRun run = model.run(ids, true, true);
     ReportInput in;
+    in.backend = &backend;
     for (const LayerResult& r : run.layers) in.layers.push_back(&r);
     in.weights = model.attention_weights();
     for (size_t t = 0; t < ids.size(); ++t) in.query_tokens.push_back("t" + std::to_string(t));

@@ -66,6 +66,7 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
             {
                 OutputDir out(dir / "whole", false);
                 ReportInput in;
+                in.backend = &backend;
                 for (const LayerResult& r : whole.layers) in.layers.push_back(&r);
                 in.weights = model.attention_weights();
                 in.query_tokens = in.key_tokens = labels;
@@ -80,9 +81,9 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
             {
                 OutputDir out(dir / "streamed", false);
                 options.dump_attention = dir / "streamed.npy";
-                LayerStream stream(out,
-                                   LayerStreamInput{s.layers, s.heads, labels, token_ids, nlohmann::json::object()},
-                                   options, timings);
+                LayerStreamInput input{s.layers, s.heads, labels, token_ids, nlohmann::json::object()};
+                input.backend = &backend;
+                LayerStream stream(out, std::move(input), options, timings);
                 const std::string staged_dump = out.external_file(options.dump_attention);
                 const uint64_t map_bytes = static_cast<uint64_t>(s.heads * T * T) * sizeof(float);
                 uint64_t header = 0;

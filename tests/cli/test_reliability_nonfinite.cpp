@@ -119,7 +119,7 @@ TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the ind
 }
 
 TEST_CASE("NaN weights of one head poison exactly that head, without crashing the attention path") {
-    OnednnBackend backend(1);
+    OnednnBackend backend;
     for (auto [D, H, T] : {std::tuple{8, 2, 5}, std::tuple{12, 3, 1}, std::tuple{6, 1, 7}}) {
         LayerWeights w = random_layer(D, H, H, T > 1, true);
         const int64_t d_h = D / H, head = random_index(H);
