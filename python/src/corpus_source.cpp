@@ -1,5 +1,7 @@
 #include "corpus_source.hpp"
 
+#include <fmt/format.h>
+
 #include "corpus_coverage.hpp"
 #include "error.hpp"
 #include "json_text.hpp"
@@ -41,10 +43,10 @@ PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::st
         } else if (py::isinstance<py::dict>(item)) {
             lines.push_back(py::str(dumps(item, py::arg("ensure_ascii") = false)));
         } else {
-            throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                                  std::string(lines_name) + ":" + std::to_string(lines.size() + 1) +
-                                      ": expected a dict" + (texts ? " or a string" : "") + ", not " +
-                                      std::string(py::str(item.get_type().attr("__name__"))));
+            throw attn_viz::Error(
+                attn_viz::ErrorKind::usage,
+                fmt::format("{}:{}: expected a dict{}, not {}", lines_name, lines.size() + 1,
+                            texts ? " or a string" : "", std::string(py::str(item.get_type().attr("__name__")))));
         }
         if (shard.holds(static_cast<int64_t>(lines.size()) - 1)) ++held;
     }

@@ -1,6 +1,7 @@
 // attn_viz.Layer: one attention layer's weights (attn-viz/weights@1, or a .safetensors checkpoint
 // with a layout) run on an input sequence file, as `attn-viz run` does (app/cmd_run.cpp):
 // load_layer_weights, load_sequence, AttentionLayer::run.
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "attention.hpp"
@@ -44,8 +45,7 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Layer>& l, const std::strin
     r->backend = l->backend.get();
     r->weights = {&l->weights};
     r->layer_numbers = {l->source.layer};
-    r->description = l->source.path + " (layer " + std::to_string(l->source.layer) + ", " +
-                     std::to_string(l->weights.num_heads) + " heads)";
+    r->description = fmt::format("{} (layer {}, {} heads)", l->source.path, l->source.layer, l->weights.num_heads);
     return r;
 }
 

@@ -1,5 +1,6 @@
 #include "run_result.hpp"
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "error.hpp"
@@ -63,9 +64,8 @@ py::array_t<float> layer_view(const std::shared_ptr<RunResult>& r, int64_t layer
 
 void check_layer(const RunResult& r, int64_t layer) {
     if (layer < 0 || layer >= static_cast<int64_t>(r.layers.size()))
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "layer " + std::to_string(layer) +
-                                                              " is out of range: the run has " +
-                                                              std::to_string(r.layers.size()) + " layers");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              fmt::format("layer {} is out of range: the run has {} layers", layer, r.layers.size()));
 }
 
 // [T, H, d_h]: each head's output A_h V_h before W_O (TransformerLens's hook_z without the batch).
