@@ -120,14 +120,15 @@ void CompareCorpusAccumulator::merge(const CompareCorpusAccumulator& other, cons
         fail_input(where, fmt::format("compares {} x {} layers x heads, {} {} x {}", other.num_layers_,
                                       other.num_heads_, source_, num_layers_, num_heads_));
     if (other.model_a_ != model_a_ || other.model_b_ != model_b_)
-        fail_input(where, "compares another model pair (fingerprints " + fingerprint_text(other.model_a_) + ", " +
-                              fingerprint_text(other.model_b_) + ") than " + source_ + " (" +
-                              fingerprint_text(model_a_) + ", " + fingerprint_text(model_b_) +
-                              "): partials of different model pairs cannot be merged");
+        fail_input(where, fmt::format("compares another model pair (fingerprints {}, {}) than {} ({}, {}): partials "
+                                      "of different model pairs cannot be merged",
+                                      fingerprint_text(other.model_a_), fingerprint_text(other.model_b_), source_,
+                                      fingerprint_text(model_a_), fingerprint_text(model_b_)));
     for (const auto& [name, member] : threshold_fields())
         if (other.thresholds_.*member != thresholds_.*member)
-            fail_input(where, std::string("labels heads with another ") + name + " than " + source_ +
-                                  ": merge runs labelled with the same thresholds");
+            fail_input(where, fmt::format("labels heads with another {} than {}: merge runs labelled with the same "
+                                          "thresholds",
+                                          name, source_));
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);  // refuses a shard twice or a corpus that changed
     coverage_ = std::move(coverage);
@@ -178,7 +179,7 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
                                                                      const std::string& where) {
     if (!j.is_object() || !j.contains("format") || j["format"] != compare_partial_format)
         fail_input(where,
-                   std::string("not a compare partial result (\"format\" must be \"") + compare_partial_format + "\")");
+                   fmt::format("not a compare partial result (\"format\" must be \"{}\")", compare_partial_format));
     CompareCorpusAccumulator acc;
     acc.source_ = where;
     acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
@@ -191,15 +192,16 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
     if (member(j, "measures", where) != measure_names())
         fail_input(where, "\"measures\" does not list this version's per-head compare measures");
     acc.heads_ = read_moments(member(j, "heads", where), static_cast<size_t>(N * measures_per_head()),
-                              acc.num_sequences_, where + " heads");
+                              acc.num_sequences_, fmt::format("{} heads", where));
     const nlohmann::json& output = member(j, "output", where);
     acc.has_output_ = !output.is_null();
     if (acc.has_output_)
-        acc.output_ = read_moments(output, corpus_output_measures.size(), acc.num_sequences_, where + " output");
+        acc.output_ =
+            read_moments(output, corpus_output_measures.size(), acc.num_sequences_, fmt::format("{} output", where));
     acc.thresholds_ = read_thresholds(member(j, "thresholds", where), where);
     const nlohmann::json& fingerprints = member(j, "fingerprints", where);
     if (member(fingerprints, "hash", where) != fingerprint_hash)
-        fail_input(where, std::string("\"fingerprints\" must use the hash \"") + fingerprint_hash + "\"");
+        fail_input(where, fmt::format("\"fingerprints\" must use the hash \"{}\"", fingerprint_hash));
     acc.model_a_ = fingerprint_value(member(fingerprints, "model_a", where), "\"model_a\"", where);
     acc.model_b_ = fingerprint_value(member(fingerprints, "model_b", where), "\"model_b\"", where);
     acc.coverage_ = read_coverage(member(j, "corpora", where), acc.num_sequences_, where);
@@ -210,8 +212,8 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
 }
 
 void CompareCorpusAccumulator::save_partial(const std::string& path) const {
-    if (num_sequences_ == 0) throw Error(ErrorKind::internal, path + ": no sequence was compared");
-    write_file_atomically(path, dump_json(partial_json()) + "\n");
+    if (num_sequences_ == 0) throw Error(ErrorKind::internal, fmt::format("{}: no sequence was compared", path));
+    write_file_atomically(path, fmt::format("{}\n", dump_json(partial_json())));
 }
 
 nlohmann::json corpus_comparison_json(const CorpusComparison& c) {
@@ -220,7 +222,7 @@ nlohmann::json corpus_comparison_json(const CorpusComparison& c) {
     for (size_t n = 0; n < c.top1.size(); ++n) {
         nlohmann::json& head = doc["heads"][n];
         for (const char* key : {"map_correlation", "map_cosine", "map_js_distance", "a", "b", "change"})
-            head[std::string(key) + "_std"] = spread["heads"][n][key];
+            head[fmt::format("{}_std", key)] = spread["heads"][n][key];
         head["top1_agreement"] = json_number(c.top1[n].mean_or_nan());
         head["top1_agreement_std"] = json_number(c.top1[n].population_std());
         head["label_changed"] = json_number(c.label_changed[n].mean_or_nan());
@@ -231,7 +233,7 @@ nlohmann::json corpus_comparison_json(const CorpusComparison& c) {
     nlohmann::json output = {{"sequences", c.num_sequences}};
     for (size_t k = 0; k < c.output.size(); ++k) {
         output[corpus_output_measures[k]] = json_number(c.output[k].mean_or_nan());
-        output[std::string(corpus_output_measures[k]) + "_std"] = json_number(c.output[k].population_std());
+        output[fmt::format("{}_std", corpus_output_measures[k])] = json_number(c.output[k].population_std());
     }
     doc["output"] = std::move(output);
     return doc;

@@ -84,24 +84,25 @@ std::string compare_summary_text(const CompareSummary& s, const HeadComparison& 
     std::string out = fmt::format("summary: {}{} compared\n", heads, heads == 1 ? " head" : " heads");
     const int64_t largest = s.ranked.empty() ? -1 : s.ranked.front();
     if (largest >= 0 && !std::isnan(metric[static_cast<size_t>(largest)]))
-        out += "  largest change: " + tag(c, largest) + ", " + s.metric + " " +
-               number(metric[static_cast<size_t>(largest)]) + "\n";
+        out += fmt::format("  largest change: {}, {} {}\n", tag(c, largest), s.metric,
+                           number(metric[static_cast<size_t>(largest)]));
     else
-        out += "  largest change: none measurable (" + s.metric + " is undefined for every head)\n";
+        out += fmt::format("  largest change: none measurable ({} is undefined for every head)\n", s.metric);
     out += "  labels changed: ";
     if (s.label_changes.empty()) out += "none";
     for (size_t i = 0; i < s.label_changes.size(); ++i) {
         const size_t n = static_cast<size_t>(s.label_changes[i]);
-        out += (i ? ", " : "") + tag(c, s.label_changes[i]) + " " + c.first.labels[n] + " -> " + c.second.labels[n];
+        out += fmt::format("{}{} {} -> {}", i ? ", " : "", tag(c, s.label_changes[i]), c.first.labels[n],
+                           c.second.labels[n]);
     }
     out += "\n";
     if (s.lowest_top1 >= 0)
-        out += "  lowest top-1 agreement: " + tag(c, s.lowest_top1) + ", " +
-               number(top1[static_cast<size_t>(s.lowest_top1)]) + "\n";
+        out += fmt::format("  lowest top-1 agreement: {}, {}\n", tag(c, s.lowest_top1),
+                           number(top1[static_cast<size_t>(s.lowest_top1)]));
     if (s.fail_above >= 0) {
         out += fmt::format("  limit {} on {}: {} of {} heads above{}", number(s.fail_above), s.metric, s.failing.size(),
                            heads, s.failing.empty() ? "" : ":");
-        for (int64_t n : s.failing) out += " " + tag(c, n);
+        for (int64_t n : s.failing) out += fmt::format(" {}", tag(c, n));
         out += "\n";
     }
     return out;

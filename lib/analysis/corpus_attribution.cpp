@@ -1,5 +1,7 @@
 #include "corpus_attribution.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "partial_json.hpp"
 
@@ -62,8 +64,9 @@ void CorpusAttribution::merge(const CorpusAttribution& other, const std::string&
     if (other.layers_ != layers_ || other.heads_ != heads_)
         fail_input(where, "its logit attribution has another layout");
     if (other.target_ != target_)
-        fail_input(where, "attributes the logit of the " + other.target_ + ", the corpus so far that of the " +
-                              target_ + ": partials attributing different targets cannot be merged");
+        fail_input(where, fmt::format("attributes the logit of the {}, the corpus so far that of the {}: partials "
+                                      "attributing different targets cannot be merged",
+                                      other.target_, target_));
     for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
 }
 
@@ -73,7 +76,7 @@ nlohmann::json CorpusAttribution::partial_json() const {
 
 CorpusAttribution CorpusAttribution::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
                                                        const std::string& where) {
-    const std::string in = where + " logit_attribution";
+    const std::string in = fmt::format("{} logit_attribution", where);
     if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
         whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
         fail_input(in, "its layers x heads differ from the partial's");

@@ -20,7 +20,7 @@ std::string shard_list(const std::vector<int64_t>& shards) {
 
 // "c.jsonl (fingerprint 0123456789abcdef)"
 std::string corpus_name(const CorpusShards& c) {
-    return c.path + " (fingerprint " + fingerprint_text(c.fingerprint) + ")";
+    return fmt::format("{} (fingerprint {})", c.path, fingerprint_text(c.fingerprint));
 }
 
 }  // namespace
@@ -47,10 +47,10 @@ void CorpusCoverage::merge(const CorpusCoverage& other) {
             for (const CorpusShards& c : corpora_)
                 if (c.path == theirs.path && c.num_shards > 1 && c.num_shards == theirs.num_shards)
                     fail_input(theirs.sources.front(),
-                               "its shards of " + corpus_name(theirs) + " and those of " + c.sources.front() + " (" +
-                                   corpus_name(c) +
-                                   ") were cut from different contents: the corpus changed between "
-                                   "its shards' runs (run every shard on one version)");
+                               fmt::format("its shards of {} and those of {} ({}) were cut from different contents: "
+                                           "the corpus changed between its shards' runs (run every shard on one "
+                                           "version)",
+                                           corpus_name(theirs), c.sources.front(), corpus_name(c)));
             corpora_.push_back(theirs);
             continue;
         }

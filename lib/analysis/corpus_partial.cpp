@@ -54,7 +54,7 @@ nlohmann::json CorpusAccumulator::partial_json() const {
 
 CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, const std::string& where) {
     if (!j.is_object() || !j.contains("format") || j["format"] != partial_format)
-        fail_input(where, std::string("not a partial result (\"format\" must be \"") + partial_format + "\")");
+        fail_input(where, fmt::format("not a partial result (\"format\" must be \"{}\")", partial_format));
     CorpusAccumulator acc;
     acc.sources_ = {where};
     acc.num_layers_ = whole_number(j, "num_layers", 1, max_partial_heads, where);
@@ -76,8 +76,8 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     for (int64_t s = 0; same_statistics && s < listed; ++s)
         same_statistics = statistics[s] == head_stat_fields()[s].name;
     if (!same_statistics) fail_input(where, "\"statistics\" does not list this version's per-head statistics");
-    const std::vector<RunningMoments> listed_moments =
-        read_moments(member(j, "heads", where), static_cast<size_t>(N * listed), acc.num_sequences_, where + " heads");
+    const std::vector<RunningMoments> listed_moments = read_moments(
+        member(j, "heads", where), static_cast<size_t>(N * listed), acc.num_sequences_, fmt::format("{} heads", where));
     acc.heads_.assign(static_cast<size_t>(N * head_stat_count), {});
     for (int64_t n = 0; n < N; ++n)
         std::copy_n(listed_moments.begin() + n * listed, listed, acc.heads_.begin() + n * head_stat_count);
@@ -89,14 +89,14 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
             continue;
         }
         acc.matrices_[m] = read_moments(member(matrices, name, where), static_cast<size_t>(N * N), acc.num_sequences_,
-                                        where + " " + name);
+                                        fmt::format("{} {}", where, name));
     }
     // Added after the first release of the format: absent from the partials of earlier versions.
     if (j.contains("thresholds")) acc.thresholds_ = read_thresholds(j["thresholds"], where);
     if (j.contains("fingerprints")) {
         const nlohmann::json& fingerprints = j["fingerprints"];
         if (member(fingerprints, "hash", where) != fingerprint_hash)
-            fail_input(where, std::string("\"fingerprints\" must use the hash \"") + fingerprint_hash + "\"");
+            fail_input(where, fmt::format("\"fingerprints\" must use the hash \"{}\"", fingerprint_hash));
         acc.weights_fingerprint_ = fingerprint_value(member(fingerprints, "weights", where), "\"weights\"", where);
         const nlohmann::json& sequences = member(fingerprints, "sequences", where);
         if (!sequences.is_array() || static_cast<int64_t>(sequences.size()) > acc.num_sequences_)
@@ -116,8 +116,8 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
 }
 
 void CorpusAccumulator::save_partial(const std::string& path) const {
-    if (heads_.empty()) throw Error(ErrorKind::internal, path + ": no sequence was accumulated");
-    write_file_atomically(path, dump_json(partial_json()) + "\n");
+    if (heads_.empty()) throw Error(ErrorKind::internal, fmt::format("{}: no sequence was accumulated", path));
+    write_file_atomically(path, fmt::format("{}\n", dump_json(partial_json())));
 }
 
 CorpusAccumulator CorpusAccumulator::load_partial(const std::string& path) {

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "fingerprint.hpp"
 #include "partial_json.hpp"
@@ -46,12 +48,13 @@ void CorpusPatching::merge(const CorpusPatching& other, const std::string& where
     if (other.layers_ != layers_ || other.heads_ != heads_)
         fail_input(where, "its activation patching has another layout");
     if (other.metric_ != metric_)
-        fail_input(where, "patches with the metric " + patch_metric_name(other.metric_) + ", the corpus so far with " +
-                              patch_metric_name(metric_) + ": partials measuring different metrics cannot be merged");
+        fail_input(where, fmt::format("patches with the metric {}, the corpus so far with {}: partials measuring "
+                                      "different metrics cannot be merged",
+                                      patch_metric_name(other.metric_), patch_metric_name(metric_)));
     if (corrupted_corpus_ && other.corrupted_corpus_ && *corrupted_corpus_ != *other.corrupted_corpus_)
-        fail_input(where, "was patched from another corrupted corpus (fingerprint " +
-                              fingerprint_text(*other.corrupted_corpus_) + ", the corpus so far " +
-                              fingerprint_text(*corrupted_corpus_) + ")");
+        fail_input(where,
+                   fmt::format("was patched from another corrupted corpus (fingerprint {}, the corpus so far {})",
+                               fingerprint_text(*other.corrupted_corpus_), fingerprint_text(*corrupted_corpus_)));
     if (!corrupted_corpus_) corrupted_corpus_ = other.corrupted_corpus_;
     for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
     pairs_ += other.pairs_;
@@ -69,7 +72,7 @@ nlohmann::json CorpusPatching::partial_json() const {
 
 CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
                                                  const std::string& where) {
-    const std::string in = where + " activation_patching";
+    const std::string in = fmt::format("{} activation_patching", where);
     if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
         whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
         fail_input(in, "its layers x heads differ from the partial's");

@@ -41,27 +41,26 @@ const std::vector<CorpusAccumulator::CountedSequence>& CorpusAccumulator::sorted
 CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other, const std::string& where) const {
     check_layout(other.num_layers_, other.num_heads_, other.causal_, where, sources_.front());
     if (weights_fingerprint_ && other.weights_fingerprint_ && *weights_fingerprint_ != *other.weights_fingerprint_)
-        fail_input(where, "was computed with other weights (fingerprint " +
-                              fingerprint_text(*other.weights_fingerprint_) + ") than " + sources_[weights_source_] +
-                              " (" + fingerprint_text(*weights_fingerprint_) +
-                              "): partials of different layers cannot be merged");
+        fail_input(where, fmt::format("was computed with other weights (fingerprint {}) than {} ({}): partials of "
+                                      "different layers cannot be merged",
+                                      fingerprint_text(*other.weights_fingerprint_), sources_[weights_source_],
+                                      fingerprint_text(*weights_fingerprint_)));
     if (thresholds_ && other.thresholds_)
         for (const auto& [name, member] : threshold_fields())
             if ((*thresholds_).*member != (*other.thresholds_).*member)
-                fail_input(where, std::string("labels heads with ") + name + "=" +
-                                      threshold_text((*other.thresholds_).*member) + ", " +
-                                      sources_[thresholds_source_] + " with " + name + "=" +
-                                      threshold_text((*thresholds_).*member) +
-                                      ": partials of runs with different thresholds "
-                                      "cannot be merged");
+                fail_input(where,
+                           fmt::format("labels heads with {}={}, {} with {}={}: partials of runs with "
+                                       "different thresholds cannot be merged",
+                                       name, threshold_text((*other.thresholds_).*member), sources_[thresholds_source_],
+                                       name, threshold_text((*thresholds_).*member)));
     // Each analysis a partial may carry: on both sides or on neither.
     for (const auto& [mine, theirs, what] :
          {std::tuple{attribution_.has_value(), other.attribution_.has_value(), "direct logit attribution"},
           std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"}})
         if (mine != theirs)
-            fail_input(where, std::string(theirs ? "holds " : "lacks ") + what + ", " + sources_.front() +
-                                  (mine ? " holds it" : " lacks it") + ": partials with and without " + what +
-                                  " cannot be merged");
+            fail_input(where, fmt::format("{}{}, {}{}: partials with and without {} cannot be merged",
+                                          theirs ? "holds " : "lacks ", what, sources_.front(),
+                                          mine ? " holds it" : " lacks it", what));
     CorpusCoverage coverage = coverage_;
     coverage.merge(other.coverage_);
     // Both fingerprint lists sorted: walk them together.

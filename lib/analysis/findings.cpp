@@ -51,7 +51,7 @@ std::string head_list(const ModelAnalysis& a, const std::vector<int64_t>& heads,
     std::string text;
     for (size_t n = 0; n < heads.size() && n < max_heads_named; ++n) {
         if (n > 0) text += n + 1 == heads.size() ? " and " : ", ";
-        text += head_tag(a.head_ids[static_cast<size_t>(heads[n])]) + " (" + number(scores[n]) + ")";
+        text += fmt::format("{} ({})", head_tag(a.head_ids[static_cast<size_t>(heads[n])]), number(scores[n]));
     }
     if (heads.size() > max_heads_named) text += fmt::format(" and {} more", heads.size() - max_heads_named);
     return text;
@@ -68,29 +68,29 @@ Finding head_kind_finding(const ModelAnalysis& a, const HeadKind& k) {
         if (std::isfinite(a.heads[n].*k.member)) order.push_back(static_cast<int64_t>(n));
     const auto score_of = [&](int64_t n) { return a.heads[static_cast<size_t>(n)].*k.member; };
     std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return score_of(x) > score_of(y); });
-    const std::string plural = std::string(k.kind) + " heads";
+    const std::string singular = fmt::format("{} head", k.kind), plural = fmt::format("{} heads", k.kind);
     if (order.empty()) {
         f.score = nan;
-        f.sentence = "no " + plural + " measured: " + k.statistic + " is undefined for every head" +
-                     (f.kind == "induction" || f.kind == "duplicate-token"
-                          ? " (no token repeats in the input; a text repeated twice has repeats)"
-                          : "");
+        f.sentence = fmt::format("no {} measured: {} is undefined for every head{}", plural, k.statistic,
+                                 f.kind == "induction" || f.kind == "duplicate-token"
+                                     ? " (no token repeats in the input; a text repeated twice has repeats)"
+                                     : "");
         return f;
     }
     for (int64_t n : order)
         if (score_of(n) >= f.threshold) f.heads.push_back(n), f.scores.push_back(score_of(n));
     f.found = !f.heads.empty();
-    const std::string rule = std::string(k.statistic) + " >= " + number(f.threshold);
+    const std::string rule = fmt::format("{} >= {}", k.statistic, number(f.threshold));
     if (f.found) {
         f.score = f.scores.front();
-        f.sentence = (f.heads.size() == 1 ? std::string(k.kind) + " head (" : plural + " (") + rule +
-                     "): " + head_list(a, f.heads, f.scores);
+        f.sentence =
+            fmt::format("{} ({}): {}", f.heads.size() == 1 ? singular : plural, rule, head_list(a, f.heads, f.scores));
     } else {
         f.heads = {order.front()}, f.scores = {score_of(order.front())};
         f.score = f.scores.front();
-        f.sentence = "no " + std::string(k.kind) + " head: the best is " +
-                     head_tag(a.head_ids[static_cast<size_t>(order.front())]) + " with " + number(f.score) +
-                     ", threshold " + number(f.threshold) + " (" + k.statistic + ")";
+        f.sentence = fmt::format("no {}: the best is {} with {}, threshold {} ({})", singular,
+                                 head_tag(a.head_ids[static_cast<size_t>(order.front())]), number(f.score),
+                                 number(f.threshold), k.statistic);
     }
     return f;
 }
@@ -130,7 +130,7 @@ std::vector<Finding> sparse_findings(const ModelAnalysis& a) {
         "sparse attention (output error <= {}%): the median head needs its top {} of {} keys{}; the most demanding, "
         "{}, needs {}",
         count(100 * tolerance), count(median(&HeadStats::keys_needed)), a.num_keys,
-        std::isfinite(window) ? " or a sink + window of " + count(window) : "",
+        std::isfinite(window) ? fmt::format(" or a sink + window of {}", count(window)) : "",
         head_tag(a.head_ids[static_cast<size_t>(most)]), count(f.score));
     return {f};
 }
@@ -169,13 +169,13 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
         f.scores.assign(group.size(), f.score);
         std::string distance;
         if (f.score <= cut) {
-            distance = "JS distance at most " + number(f.score) + ", cut " + number(cut);
+            distance = fmt::format("JS distance at most {}, cut {}", number(f.score), number(cut));
         } else {
-            distance = "mean JS distance " + number(sum / static_cast<double>(pairs)) + " within the cut " +
-                       number(cut) + "; the farthest pair, " + head_names_text(a, {farthest.first, farthest.second}) +
-                       ", is " + number(f.score) + " apart";
+            distance = fmt::format("mean JS distance {} within the cut {}; the farthest pair, {}, is {} apart",
+                                   number(sum / static_cast<double>(pairs)), number(cut),
+                                   head_names_text(a, {farthest.first, farthest.second}), number(f.score));
         }
-        f.sentence = "redundant: " + head_names_text(a, group) + " attend alike (" + distance + ")" + guess;
+        f.sentence = fmt::format("redundant: {} attend alike ({}){}", head_names_text(a, group), distance, guess);
         found.push_back(std::move(f));
     }
     if (!found.empty() || a.heads.size() < 2) return found;
@@ -185,8 +185,8 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
         none.heads = {x, y};
         none.score = js.at(x, y);
         none.scores = {none.score, none.score};
-        none.sentence += ": the closest pair is " + head_names_text(a, {x, y}) + " with JS distance " +
-                         number(none.score) + ", cut " + number(cut);
+        none.sentence += fmt::format(": the closest pair is {} with JS distance {}, cut {}", head_names_text(a, {x, y}),
+                                     number(none.score), number(cut));
     }
     found.push_back(std::move(none));
     return found;
@@ -203,15 +203,15 @@ std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
         f.heads.push_back(static_cast<int64_t>(n));
         f.scores.push_back(p.score);
         if (f.heads.size() > max_heads_named) continue;
-        list += (f.heads.size() == 1 ? "" : ", ") + head_tag(a.head_ids[n]);
+        list += fmt::format("{}{}", f.heads.size() == 1 ? "" : ", ", head_tag(a.head_ids[n]));
         if (*p.label)
-            list += std::string(" nearest ") + p.label + " (" + p.statistic + " " + number(p.score) +
-                    (std::string(p.label) == "local" ? ", needs <= " : ", needs ") + number(p.threshold) + ")";
+            list += fmt::format(" nearest {} ({} {}{}{})", p.label, p.statistic, number(p.score),
+                                std::string(p.label) == "local" ? ", needs <= " : ", needs ", number(p.threshold));
     }
     if (f.heads.empty()) return {};
     if (f.heads.size() > max_heads_named) list += fmt::format(" and {} more", f.heads.size() - max_heads_named);
-    f.sentence = std::string(f.heads.size() == 1 ? "mixed head" : "mixed heads") +
-                 " (no pattern reaches its threshold): " + list;
+    f.sentence = fmt::format("{} (no pattern reaches its threshold): {}",
+                             f.heads.size() == 1 ? "mixed head" : "mixed heads", list);
     return {f};
 }
 
@@ -276,7 +276,7 @@ nlohmann::json findings_json(const ModelAnalysis& a, const std::vector<Finding>&
 
 std::string findings_text(const std::vector<Finding>& findings) {
     std::string text = "findings:\n";
-    for (const Finding& f : findings) text += "  " + f.sentence + "\n";
+    for (const Finding& f : findings) text += fmt::format("  {}\n", f.sentence);
     return text;
 }
 

@@ -54,8 +54,9 @@ std::vector<double> comparison_metric(const HeadComparison& c, const std::string
             for (const HeadStats& d : c.change) out.push_back(std::abs(d.*f.member));
             return out;
         }
-    throw Error(ErrorKind::usage,
-                "unknown metric '" + name + "': expected js_distance, correlation_distance or a statistic name");
+    throw Error(
+        ErrorKind::usage,
+        fmt::format("unknown metric '{}': expected js_distance, correlation_distance or a statistic name", name));
 }
 
 std::vector<int64_t> heads_above(const std::vector<double>& metric, double limit) {

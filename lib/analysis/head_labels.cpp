@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -23,23 +25,23 @@ std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields(
 void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
     const size_t equals = assignment.find('=');
     const std::string name = assignment.substr(0, equals);
-    const std::string where = "threshold '" + assignment + "'";
-    if (equals == std::string::npos) throw Error(ErrorKind::usage, where + ": expected name=value");
+    const std::string where = fmt::format("threshold '{}'", assignment);
+    if (equals == std::string::npos) throw Error(ErrorKind::usage, fmt::format("{}: expected name=value", where));
     const std::string text = assignment.substr(equals + 1);
     char* end = nullptr;
     const double value = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !std::isfinite(value))
-        throw Error(ErrorKind::usage, where + ": '" + text + "' is not a finite number");
+        throw Error(ErrorKind::usage, fmt::format("{}: '{}' is not a finite number", where, text));
     for (const auto& [field_name, member] : threshold_fields())
         if (name == field_name) {
             if (name == "top_pairs" && (value < 0 || value != std::floor(value)))
-                throw Error(ErrorKind::usage, where + ": top_pairs must be a whole number >= 0");
+                throw Error(ErrorKind::usage, fmt::format("{}: top_pairs must be a whole number >= 0", where));
             thresholds.*member = value;
             return;
         }
     std::string known;
-    for (const auto& field : threshold_fields()) known += std::string(known.empty() ? "" : ", ") + field.first;
-    throw Error(ErrorKind::usage, where + ": unknown name '" + name + "' (known: " + known + ")");
+    for (const auto& field : threshold_fields()) known += fmt::format("{}{}", known.empty() ? "" : ", ", field.first);
+    throw Error(ErrorKind::usage, fmt::format("{}: unknown name '{}' (known: {})", where, name, known));
 }
 
 std::string label_head(const HeadStats& s, const LabelThresholds& t) {

@@ -97,8 +97,9 @@ int64_t checked_head_count(const LayerResult& r, const std::vector<int64_t>& tok
     const Visibility& vis = r.visibility;
     const int64_t H = r.attention.rank() == 3 ? r.attention.dim(0) : 0, T = vis.queries, S = vis.keys;
     if (H > 0 && (r.attention.dim(1) != T || r.attention.dim(2) != S))
-        throw Error(ErrorKind::internal, "compute_head_stats: attention shape " + shape_string(r.attention.shape) +
-                                             " does not match the visibility's queries/keys");
+        throw Error(ErrorKind::internal,
+                    fmt::format("compute_head_stats: attention shape {} does not match the visibility's queries/keys",
+                                shape_string(r.attention.shape)));
     if (!tokens.empty() && static_cast<int64_t>(tokens.size()) != T)
         fail_input("tokens", fmt::format("{} token ids for {} queries", tokens.size(), T));
     return H;

@@ -28,7 +28,7 @@ nlohmann::json moments_json(const std::vector<RunningMoments>& moments) {
 }
 
 const nlohmann::json& member(const nlohmann::json& object, const char* name, const std::string& where) {
-    if (!object.is_object() || !object.contains(name)) fail_input(where, std::string("missing \"") + name + "\"");
+    if (!object.is_object() || !object.contains(name)) fail_input(where, fmt::format("missing \"{}\"", name));
     return object.at(name);
 }
 
@@ -64,7 +64,7 @@ std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t exp
 uint64_t fingerprint_value(const nlohmann::json& text, const std::string& what, const std::string& where) {
     const std::optional<uint64_t> value =
         text.is_string() ? parse_fingerprint_text(text.get<std::string>()) : std::nullopt;
-    if (!value) fail_input(where, what + " is not a fingerprint of 16 hex digits");
+    if (!value) fail_input(where, fmt::format("{} is not a fingerprint of 16 hex digits", what));
     return *value;
 }
 
@@ -83,7 +83,7 @@ LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& 
         const auto& [name, field] = fields[k];
         if (!block.contains(name)) {
             if (k >= size_t(first_release_thresholds)) continue;  // an earlier version's partial
-            fail_input(where, std::string("\"thresholds\" lacks \"") + name + "\"");
+            fail_input(where, fmt::format("\"thresholds\" lacks \"{}\"", name));
         }
         const nlohmann::json& v = block.at(name);
         const double x = v.is_number() ? v.get<double>() : NAN;

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "stats_report.hpp"
 
 namespace attn_viz {
@@ -12,7 +14,7 @@ nlohmann::json summary_json(const ModelAnalysis& analysis) {
     for (int m = 0; m < pair_metric_count; ++m) {
         const std::string name = pair_metric_name(static_cast<PairMetric>(m));
         summary.erase(name);
-        summary.erase(name + "_std");
+        summary.erase(fmt::format("{}_std", name));
     }
     return summary;
 }

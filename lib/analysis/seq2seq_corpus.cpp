@@ -75,8 +75,8 @@ nlohmann::json Seq2SeqCorpusAccumulator::partial_json() const {
 Seq2SeqCorpusAccumulator Seq2SeqCorpusAccumulator::from_partial_json(const nlohmann::json& j,
                                                                      const std::string& where) {
     if (!j.is_object() || !j.contains("format") || j["format"] != seq2seq_partial_format)
-        fail_input(where, std::string("not an encoder-decoder partial result (\"format\" must be \"") +
-                              seq2seq_partial_format + "\")");
+        fail_input(where, fmt::format("not an encoder-decoder partial result (\"format\" must be \"{}\")",
+                                      seq2seq_partial_format));
     Seq2SeqCorpusAccumulator acc;
     const nlohmann::json& stacks = member(j, "stacks", where);
     for (size_t k = 0; k < acc.stacks_.size(); ++k)
@@ -86,7 +86,7 @@ Seq2SeqCorpusAccumulator Seq2SeqCorpusAccumulator::from_partial_json(const nlohm
             fail_input(where, fmt::format("its {} stack counts {} sequences, its encoder {}", seq2seq_stack_names[k],
                                           acc.stacks_[k].num_sequences(), acc.num_sequences()));
     const nlohmann::json& alignment = member(j, "cross_alignment", where);
-    const nlohmann::json& statistics = member(alignment, "statistics", where + " cross_alignment");
+    const nlohmann::json& statistics = member(alignment, "statistics", fmt::format("{} cross_alignment", where));
     bool same_statistics = statistics.is_array() && statistics.size() == cross_alignment_count;
     for (int s = 0; same_statistics && s < cross_alignment_count; ++s)
         same_statistics = statistics[s] == cross_alignment_fields()[s].name;
@@ -95,13 +95,13 @@ Seq2SeqCorpusAccumulator Seq2SeqCorpusAccumulator::from_partial_json(const nlohm
     const auto cross_heads =
         static_cast<size_t>(cross["num_layers"].get<int64_t>() * cross["num_heads"].get<int64_t>());
     acc.alignment_ = read_moments(member(alignment, "heads", where), cross_heads * cross_alignment_count,
-                                  acc.num_sequences(), where + " cross_alignment heads");
+                                  acc.num_sequences(), fmt::format("{} cross_alignment heads", where));
     return acc;
 }
 
 void Seq2SeqCorpusAccumulator::save_partial(const std::string& path) const {
-    if (alignment_.empty()) throw Error(ErrorKind::internal, path + ": no sequence was accumulated");
-    write_file_atomically(path, dump_json(partial_json()) + "\n");
+    if (alignment_.empty()) throw Error(ErrorKind::internal, fmt::format("{}: no sequence was accumulated", path));
+    write_file_atomically(path, fmt::format("{}\n", dump_json(partial_json())));
 }
 
 }  // namespace attn_viz

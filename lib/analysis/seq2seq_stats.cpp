@@ -1,5 +1,7 @@
 #include "seq2seq_stats.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "stats_report.hpp"
 
@@ -34,7 +36,7 @@ nlohmann::json seq2seq_stats_json(const Seq2SeqAnalysis& a) {
         }
         stats["stacks"][name] = {{"num_layers", analysis.num_layers},   {"num_heads", analysis.num_heads},
                                  {"num_queries", analysis.num_queries}, {"num_keys", analysis.num_keys},
-                                 {"causal", analysis.causal},           {"folder", name + "/"}};
+                                 {"causal", analysis.causal},           {"folder", fmt::format("{}/", name)}};
     }
     return stats;
 }

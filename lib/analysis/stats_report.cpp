@@ -85,7 +85,7 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
     for (int m = 0; m < pair_metric_count; ++m) {
         const std::string name = pair_metric_name(static_cast<PairMetric>(m));
         j[name] = matrix_json(a.matrices[static_cast<size_t>(m)]);
-        if (corpus) j[name + "_std"] = matrix_json(a.matrices_std[static_cast<size_t>(m)]);
+        if (corpus) j[fmt::format("{}_std", name)] = matrix_json(a.matrices_std[static_cast<size_t>(m)]);
     }
     // Redundancy.
     nlohmann::json groups = nlohmann::json::array();
@@ -118,9 +118,9 @@ std::string heads_csv(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
     // heads.csv: index,layer,head,label,<statistics>[,<statistic>_std...]
     std::string heads = "index,layer,head,label";
-    for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name;
+    for (const HeadStatField& f : head_stat_fields()) heads += fmt::format(",{}", f.name);
     if (corpus)
-        for (const HeadStatField& f : head_stat_fields()) heads += std::string(",") + f.name + "_std";
+        for (const HeadStatField& f : head_stat_fields()) heads += fmt::format(",{}_std", f.name);
     heads += "\n";
     for (size_t n = 0; n < a.heads.size(); ++n) {
         heads += fmt::format("{},{},{},{}", n, a.head_ids[n].layer, a.head_ids[n].head, a.labels[n]);
@@ -140,7 +140,7 @@ std::string pairs_csv(const ModelAnalysis& a) {
         pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m));
     if (corpus)
         for (int m = 0; m < pair_metric_count; ++m)
-            pairs += std::string(",") + pair_metric_name(static_cast<PairMetric>(m)) + "_std";
+            pairs += fmt::format(",{}_std", pair_metric_name(static_cast<PairMetric>(m)));
     pairs += "\n";
     const int64_t N = static_cast<int64_t>(a.heads.size());
     for (int64_t x = 0; x < N; ++x)

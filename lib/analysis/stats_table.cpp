@@ -49,7 +49,7 @@ std::string stats_table(const ModelAnalysis& a) {
     for (size_t n = 0; n < a.heads.size(); ++n) {
         // On inputs too short to tell, a label is a guess: "sink?".
         out += table_row(fmt::to_string(a.head_ids[n].layer), fmt::to_string(a.head_ids[n].head),
-                         a.labels[n] + (guessed ? "?" : ""), a.heads[n]);
+                         fmt::format("{}{}", a.labels[n], guessed ? "?" : ""), a.heads[n]);
         if (corpus) out += table_row("", "", "  std", a.heads_std[n]);
     }
     for (const auto& group : a.redundant_groups) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "colormap_tables.hpp"
 #include "error.hpp"
 
@@ -52,8 +54,8 @@ Colormap Colormap::named(const std::string& name) {
         table = plasma_table;
     else if (name != "gray" && name != diverging_colormap) {
         std::string choices;
-        for (const auto& n : names()) choices += (choices.empty() ? "" : ", ") + n;
-        throw Error(ErrorKind::usage, "unknown colormap '" + name + "' (choose " + choices + ")");
+        for (const auto& n : names()) choices += fmt::format("{}{}", choices.empty() ? "" : ", ", n);
+        throw Error(ErrorKind::usage, fmt::format("unknown colormap '{}' (choose {})", name, choices));
     }
     for (int i = 0; i < 256; ++i) {
         if (name == diverging_colormap) {

@@ -160,7 +160,7 @@ TilePitch tile_pitch(const CellGrid& cells, const SheetFrame& frame, int n_layer
     pitch.cell = std::max<int>(1, frame.budget / static_cast<int>(std::max(cells.rows, cells.cols)));
     pitch.tile_w = static_cast<int>(cells.cols) * pitch.cell;
     pitch.tile_h = static_cast<int>(cells.rows) * pitch.cell;
-    const std::string widest_caption = tagged('L', n_layers) + ' ' + tagged('H', n_heads);
+    const std::string widest_caption = fmt::format("{} {}", tagged('L', n_layers), tagged('H', n_heads));
     const int label_w =
         frame.captions ? font.text_width(widest_caption, caption_px) : font.text_width(tagged('H', n_heads), header_px);
     pitch.x = std::max(pitch.tile_w, label_w) + tile_gap;
@@ -192,7 +192,7 @@ void place_tiles_and_texts(OverviewLayout& layout, const SheetFrame& frame, cons
             layout.tile_x.push_back(x);
             layout.tile_y.push_back(y);
             if (frame.captions) {
-                const std::string caption = name + ' ' + tagged('H', h);
+                const std::string caption = fmt::format("{} {}", name, tagged('H', h));
                 layout.texts.push_back(
                     {caption, x, y_row, font.text_width(caption, caption_px), frame.caption_line, caption_px});
                 if (tile_labels.empty()) continue;

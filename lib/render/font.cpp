@@ -12,6 +12,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "input_files.hpp"
 #include "utf8.hpp"
@@ -49,12 +51,15 @@ struct Font::Info {
 
 Font::Font(const std::string& path) : info_(std::make_unique<Info>()) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::io, path + ": font not found (install the Debian package fonts-dejavu-core)");
+    if (!in)
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: font not found (install the Debian package fonts-dejavu-core)", path));
     record_input_file(path, "font");
     bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     const int offset = bytes_.empty() ? -1 : stbtt_GetFontOffsetForIndex(bytes_.data(), 0);
     if (offset < 0 || !stbtt_InitFont(&info_->info, bytes_.data(), offset))
-        throw Error(ErrorKind::io, path + ": not a TrueType font (reinstall the Debian package fonts-dejavu-core)");
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: not a TrueType font (reinstall the Debian package fonts-dejavu-core)", path));
     stbtt_GetFontVMetrics(&info_->info, &info_->ascent, &info_->descent, &info_->line_gap);
     for (size_t k = 0; k < cached_count; ++k) {
         info_->glyph[k] = stbtt_FindGlyphIndex(&info_->info, static_cast<int>(first_cached + k));

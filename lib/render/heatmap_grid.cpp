@@ -14,37 +14,35 @@ namespace attn_viz {
 PoolMode parse_pool_mode(const std::string& text) {
     if (text == "mean") return PoolMode::mean;
     if (text == "max") return PoolMode::max;
-    throw Error(ErrorKind::usage, "unknown pooling mode '" + text + "' (choose mean or max)");
+    throw Error(ErrorKind::usage, fmt::format("unknown pooling mode '{}' (choose mean or max)", text));
 }
 
 ScaleMode parse_scale_mode(const std::string& text) {
     if (text == "head") return ScaleMode::head;
     if (text == "global") return ScaleMode::global;
-    throw Error(ErrorKind::usage, "unknown color scale '" + text + "' (choose head or global)");
+    throw Error(ErrorKind::usage, fmt::format("unknown color scale '{}' (choose head or global)", text));
 }
 
 namespace {
 
 [[noreturn]] void bad_window(const std::string& text, const std::string& what) {
-    throw Error(ErrorKind::usage, "window '" + text + "': " + what);
+    throw Error(ErrorKind::usage, fmt::format("window '{}': {}", text, what));
 }
 
 // "a:b" -> {a, b}
 std::pair<int64_t, int64_t> parse_range(const std::string& whole, const std::string& part, const char* axis) {
     const size_t colon = part.find(':');
     if (colon == std::string::npos)
-        bad_window(whole, std::string("expected q0:q1,k0:k1, the ") + axis + " range has no ':'");
+        bad_window(whole, fmt::format("expected q0:q1,k0:k1, the {} range has no ':'", axis));
     auto number = [&](const std::string& digits) {
         int64_t value = 0;
         const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
         if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
-            bad_window(whole,
-                       std::string("the ") + axis + " range needs two non-negative integers, got '" + part + "'");
+            bad_window(whole, fmt::format("the {} range needs two non-negative integers, got '{}'", axis, part));
         return value;
     };
     const int64_t first = number(part.substr(0, colon)), last = number(part.substr(colon + 1));
-    if (first >= last)
-        bad_window(whole, std::string("the ") + axis + " range " + part + " is empty (need start < end)");
+    if (first >= last) bad_window(whole, fmt::format("the {} range {} is empty (need start < end)", axis, part));
     return {first, last};
 }
 

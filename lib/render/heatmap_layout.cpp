@@ -46,7 +46,7 @@ std::string format_tick(double value) {
 std::string pooling_note(const CellGrid& cells, PoolMode pool) {
     const int64_t rows = cells.row_edges[1] - cells.row_edges[0], cols = cells.col_edges[1] - cells.col_edges[0];
     const std::string block = rows == cols ? fmt::to_string(rows) : fmt::format("{} x {}", rows, cols);
-    return block + " tokens per cell, " + (pool == PoolMode::max ? "max" : "mean") + "-pooled";
+    return fmt::format("{} tokens per cell, {}-pooled", block, pool == PoolMode::max ? "max" : "mean");
 }
 
 namespace {
@@ -267,12 +267,14 @@ void size_picture(HeatmapLayout& layout, const TextPlacement& bar_name, const Te
                               bar_name.y + bar_name.height}) +
                     margin;
     if (!style.title.empty()) {
-        const std::string suffix = note.empty() ? "" : " (" + note + ")";
-        layout.width = std::min(style.max_px,
-                                std::max(layout.width, font.text_width(style.title + suffix, title_px) + 2 * margin));
-        layout.title.text =
-            fit_text(font, style.title, title_px, layout.width - 2 * margin - font.text_width(suffix, title_px)) +
-            suffix;
+        const std::string suffix = note.empty() ? "" : fmt::format(" ({})", note);
+        layout.width = std::min(
+            style.max_px,
+            std::max(layout.width, font.text_width(fmt::format("{}{}", style.title, suffix), title_px) + 2 * margin));
+        layout.title.text = fmt::format(
+            "{}{}",
+            fit_text(font, style.title, title_px, layout.width - 2 * margin - font.text_width(suffix, title_px)),
+            suffix);
         layout.title = {layout.title.text,          margin,  margin, font.text_width(layout.title.text, title_px),
                         font.line_height(title_px), title_px};
     }

@@ -35,7 +35,8 @@ std::vector<const HtmlMaps*> map_sets(const HtmlReportInput& input) {
 
 void check_maps(const HtmlMaps& input) {
     const Visibility& v = input.visibility;
-    if (input.layers.empty()) throw Error(ErrorKind::internal, "html report: no layers in set '" + input.name + "'");
+    if (input.layers.empty())
+        throw Error(ErrorKind::internal, fmt::format("html report: no layers in set '{}'", input.name));
     for (const Tensor* layer : input.layers)
         if (layer->rank() != 3 || layer->dim(0) != input.layers[0]->dim(0) || layer->dim(1) != v.queries ||
             layer->dim(2) != v.keys)
@@ -216,7 +217,7 @@ std::string legend_gradient(const Colormap& colormap) {
         const Rgb c = colormap.entry(std::min(255, k * 16));
         stops += fmt::format("{}rgb({},{},{})", k ? "," : "", c.r, c.g, c.b);
     }
-    return "linear-gradient(to right," + stops + ")";
+    return fmt::format("linear-gradient(to right,{})", stops);
 }
 
 // The colour legend: the colormap as a bar with numbers under it (one range for all maps), or
@@ -237,10 +238,11 @@ std::string colour_legend(const HtmlReportInput& input, const Colormap& colormap
         tick(1.0, "largest");
         note = "each map its own range, given in its caption";
     }
-    return "<span class=\"legend-box\"><span id=\"legend\" class=\"legend\" style=\"background:" +
-           legend_gradient(colormap) + "\"></span><span class=\"legend-ticks\">" + ticks + "</span></span> " +
-           xml_escape(input.value_name) + " (" + xml_escape(colormap.name()) + ", " + note +
-           (input.style.log_scale ? ", log scale" : "") + "; gray: masked)";
+    return fmt::format(
+        "<span class=\"legend-box\"><span id=\"legend\" class=\"legend\" style=\"background:{}\"></span>"
+        "<span class=\"legend-ticks\">{}</span></span> {} ({}, {}{}; gray: masked)",
+        legend_gradient(colormap), ticks, xml_escape(input.value_name), xml_escape(colormap.name()), note,
+        input.style.log_scale ? ", log scale" : "");
 }
 
 // The input as the page names it: the text, or the first tokens when there is none.
@@ -250,13 +252,13 @@ std::string input_description(const HtmlReportInput& input) {
         size_t cut = longest_text;
         while (cut > 0 && (static_cast<unsigned char>(input.input_text[cut]) & 0xC0) == 0x80)
             --cut;  // not inside a character
-        return input.input_text.substr(0, cut) + "\u2026";
+        return fmt::format("{}\u2026", input.input_text.substr(0, cut));
     }
     if (!input.input_text.empty()) return input.input_text;
     std::string text;
     for (size_t i = 0; i < std::min(first_tokens, input.query_tokens.size()); ++i)
-        text += (i ? " " : "") + display_token(input.query_tokens[i]);
-    return text + (input.query_tokens.size() > first_tokens ? " \u2026" : "");
+        text += fmt::format("{}{}", i ? " " : "", display_token(input.query_tokens[i]));
+    return fmt::format("{}{}", text, input.query_tokens.size() > first_tokens ? " \u2026" : "");
 }
 
 // "attn-viz 0.1.0", the command line and every input file with its SHA-256, from stats.json's
@@ -270,9 +272,9 @@ std::string provenance_rows(const nlohmann::json& stats) {
     };
     std::string rows;
     if (p.contains("version"))
-        rows += "<tr><th>Version</th><td>" +
-                xml_escape(text(p.value("tool", nlohmann::json("attn-viz"))) + " " + text(p["version"])) +
-                "</td></tr>\n";
+        rows += fmt::format(
+            "<tr><th>Version</th><td>{}</td></tr>\n",
+            xml_escape(fmt::format("{} {}", text(p.value("tool", nlohmann::json("attn-viz"))), text(p["version"]))));
     if (p.contains("command_line") && p["command_line"].is_array()) {
         std::string command;
         for (const nlohmann::json& arg :
@@ -281,23 +283,24 @@ std::string provenance_rows(const nlohmann::json& stats) {
             if (shown.find_first_of(" '\"") != std::string::npos) {
                 for (size_t at = shown.find('\''); at != std::string::npos; at = shown.find('\'', at + 4))
                     shown.replace(at, 1, "'\\''");
-                shown = "'" + shown + "'";
+                shown = fmt::format("'{}'", shown);
             }
             command.append(command.empty() ? "" : " ").append(shown);
         }
-        rows += "<tr><th>Command</th><td><code>" + xml_escape(command) + "</code></td></tr>\n";
+        rows += fmt::format("<tr><th>Command</th><td><code>{}</code></td></tr>\n", xml_escape(command));
     }
-    if (p.contains("seed")) rows += "<tr><th>Seed</th><td>" + xml_escape(text(p["seed"])) + "</td></tr>\n";
+    if (p.contains("seed")) rows += fmt::format("<tr><th>Seed</th><td>{}</td></tr>\n", xml_escape(text(p["seed"])));
     if (p.contains("inputs") && p["inputs"].is_array() && !p["inputs"].empty()) {
         std::string files;
         for (const nlohmann::json& f : p["inputs"]) {
             if (!f.is_object()) continue;
-            files += "<li>" + xml_escape(text(f.value("path", nlohmann::json()))) + " (" +
-                     xml_escape(text(f.value("role", nlohmann::json()))) + ", " +
-                     xml_escape(text(f.value("bytes", nlohmann::json()))) + " bytes), SHA-256 <code>" +
-                     xml_escape(text(f.value("sha256", nlohmann::json()))) + "</code></li>";
+            files += fmt::format("<li>{} ({}, {} bytes), SHA-256 <code>{}</code></li>",
+                                 xml_escape(text(f.value("path", nlohmann::json()))),
+                                 xml_escape(text(f.value("role", nlohmann::json()))),
+                                 xml_escape(text(f.value("bytes", nlohmann::json()))),
+                                 xml_escape(text(f.value("sha256", nlohmann::json()))));
         }
-        rows += "<tr><th>Inputs</th><td><ul class=\"inputs\">" + files + "</ul></td></tr>\n";
+        rows += fmt::format("<tr><th>Inputs</th><td><ul class=\"inputs\">{}</ul></td></tr>\n", files);
     }
     return rows;
 }
@@ -310,7 +313,7 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
         const Visibility& visibility = set->visibility;
         int64_t shown = 0;
         for (size_t l = 0; l < set->layers.size(); ++l) shown += static_cast<int64_t>(shown_heads(*set, l).size());
-        const std::string named = set->name.empty() ? "" : xml_escape(set->name) + ": ";
+        const std::string named = set->name.empty() ? "" : fmt::format("{}: ", xml_escape(set->name));
         const std::string separator = maps.empty() ? "" : "; ";
         maps += fmt::format("{}{}{} maps: {} layer(s) of {} heads{}", separator, named, shown, set->layers.size(),
                             set->layers[0]->dim(0), set->head_numbers.empty() ? "" : " (a selection of the heads)");
@@ -319,7 +322,7 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
     }
     std::string rows;
     auto row = [&](const std::string& name, const std::string& id, const std::string& html) {
-        rows += "<tr><th>" + name + "</th><td id=\"" + id + "\">" + html + "</td></tr>\n";
+        rows += fmt::format("<tr><th>{}</th><td id=\"{}\">{}</td></tr>\n", name, id, html);
     };
     if (!input.model.empty()) row("Model", "about-model", xml_escape(input.model));
     row("Input", "about-input", xml_escape(input_description(input)));
@@ -327,10 +330,10 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
     row("Map", "about-map", xml_escape(input.map_kind));
     row("Shown", "about-shown", maps);
     row("Colours", "about-colours", colour_legend(input, colormap));
-    return "<table class=\"about\" id=\"about\">\n" + rows + provenance_rows(input.stats) +
-           "</table>\n"
-           "<p class=\"note\">Hover a cell for its tokens and " +
-           xml_escape(input.value_name) + "; click it to see that query in the attention view.</p>\n";
+    return fmt::format(
+        "<table class=\"about\" id=\"about\">\n{}{}</table>\n"
+        "<p class=\"note\">Hover a cell for its tokens and {}; click it to see that query in the attention view.</p>\n",
+        rows, provenance_rows(input.stats), xml_escape(input.value_name));
 }
 
 }  // namespace
@@ -344,27 +347,31 @@ std::string html_report(const HtmlReportInput& input) {
 
     // Step 2: the page; each set with its attention view, overview picture (inline) and heads.
     const std::string title = xml_escape(input.title);
-    std::string html =
+    std::string html = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>" +
-        title + "</title>\n<style>\n" + report_css + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>{0}</title>\n<style>\n{1}</style>\n"
+        "</head>\n<body>\n<h1>{0}</h1>\n",
+        title, report_css);
     html += about_table(input, colormap);
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
     html += input.analysis_sections;
     for (const HtmlMaps* set : map_sets(input)) {
-        const std::string id = set->name.empty() ? "" : "-" + xml_escape(set->name);
-        const std::string of = set->heading.empty() ? "" : ": " + xml_escape(set->heading);
-        html += "<h2>Attention view" + of + "</h2>\n<div id=\"view" + id + "\"></div>\n";
-        html += "<h2>Overview" + of + "</h2>\n<img class=\"overview\" id=\"overview" + id +
-                "\" alt=\"all heads\" src=\"data:image/png;base64," + overview_png_base64(*set, input) + "\">\n";
-        html += "<h2>Heads" + of + "</h2>\n<div id=\"maps" + id + "\"></div>\n";
+        const std::string id = set->name.empty() ? "" : fmt::format("-{}", xml_escape(set->name));
+        const std::string of = set->heading.empty() ? "" : fmt::format(": {}", xml_escape(set->heading));
+        html += fmt::format("<h2>Attention view{}</h2>\n<div id=\"view{}\"></div>\n", of, id);
+        html += fmt::format(
+            "<h2>Overview{}</h2>\n<img class=\"overview\" id=\"overview{}\" alt=\"all heads\" "
+            "src=\"data:image/png;base64,{}\">\n",
+            of, id, overview_png_base64(*set, input));
+        html += fmt::format("<h2>Heads{}</h2>\n<div id=\"maps{}\"></div>\n", of, id);
     }
     html += "<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
-    html += "<script type=\"application/json\" id=\"report-data\">" + json +
-            "</script>\n<script>\n(function () {\n'use strict';\n" + attention_view_script + "\n" + report_script +
-            "})();\n</script>\n</body>\n</html>\n";
+    html += fmt::format(
+        "<script type=\"application/json\" id=\"report-data\">{}</script>\n<script>\n(function () {{\n'use strict';\n"
+        "{}\n{}}})();\n</script>\n</body>\n</html>\n",
+        json, attention_view_script, report_script);
     return html;
 }
 

@@ -116,19 +116,21 @@ struct StbPng {
 
 StbPng encode_with_stb(const RasterImage& image) {
     if (image.width <= 0 || image.height <= 0)
-        throw Error(ErrorKind::internal, "png_writer: empty image " + size_text(image));
+        throw Error(ErrorKind::internal, fmt::format("png_writer: empty image {}", size_text(image)));
     // stb sizes its buffers in int: the filtered rows, height x (1 + width x 3) bytes, and the
     // compressed stream (a little larger at worst) must fit.
     if ((3 * static_cast<int64_t>(image.width) + 1) * image.height > INT_MAX / 2)
-        throw Error(ErrorKind::internal, "png_writer: image " + size_text(image) + " is too large for stb_image_write");
+        throw Error(ErrorKind::internal,
+                    fmt::format("png_writer: image {} is too large for stb_image_write", size_text(image)));
     configure_stb_once();
     const PixelBytes pixels = expand_palette(image);
     StbPng png;
     png.bytes.reset(
         stbi_write_png_to_mem(pixels.bytes.get(), 0, image.width, image.height, pixels.channels, &png.length));
     if (!png.bytes)
-        throw Error(ErrorKind::internal,
-                    "png_writer: stb_image_write could not encode a " + size_text(image) + " image (out of memory?)");
+        throw Error(
+            ErrorKind::internal,
+            fmt::format("png_writer: stb_image_write could not encode a {} image (out of memory?)", size_text(image)));
     return png;
 }
 

@@ -24,7 +24,7 @@ void append_text(std::string& svg, const TextPlacement& p, const Font& font) {
         svg += fmt::format("<text x=\"{0}\" y=\"{1}\" font-size=\"{2}\" transform=\"rotate(-90 {0} {1})\">",
                            p.x + ascent, p.y + p.height, size);
     }
-    svg += xml_escape(p.text) + "</text>\n";
+    svg += fmt::format("{}</text>\n", xml_escape(p.text));
 }
 
 }  // namespace
@@ -41,14 +41,14 @@ std::string head_svg(const float* weights, const Visibility& visibility, const s
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
         "font-family=\"DejaVu Sans, Verdana, sans-serif\" fill=\"{2}\">\n",
         layout.width, layout.height, hex(text_color));
-    svg +=
+    svg += fmt::format(
         "<defs>\n<pattern id=\"mask-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
-        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"" +
-        hex(mask_color) + "\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" + hex(mask_hatch_color) +
-        "\" stroke-width=\"1.5\"/></pattern>\n";
+        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"{}\"/><line x1=\"0\" y1=\"0\" "
+        "x2=\"0\" y2=\"6\" stroke=\"{}\" stroke-width=\"1.5\"/></pattern>\n",
+        hex(mask_color), hex(mask_hatch_color));
     svg += "<linearGradient id=\"colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
     for (int i = 0; i <= 16; ++i)
-        svg += "<stop offset=\"" + number(i / 16.0) + "\" stop-color=\"" + hex(colormap.at(i / 16.0)) + "\"/>\n";
+        svg += fmt::format("<stop offset=\"{}\" stop-color=\"{}\"/>\n", number(i / 16.0), hex(colormap.at(i / 16.0)));
     svg += "</linearGradient>\n</defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
     // Step 2: the grid: hatch underneath, one rect per visible cell.

@@ -20,21 +20,21 @@ std::vector<std::string> ablation_findings(const AblationReport& report,
     // The largest KL: what changes the predictions most, whether or not the loss moves.
     const HeadAblationEffect& most_kl =
         *std::max_element(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.kl < b.kl; });
-    const std::string kl_sentence = "the largest change of the predictions is " +
-                                    head_name(most_kl.id.layer, most_kl.id.head) + "'s (KL " +
-                                    short_number(most_kl.kl) + " nats)";
+    const std::string kl_sentence = fmt::format("the largest change of the predictions is {}'s (KL {} nats)",
+                                                head_name(most_kl.id.layer, most_kl.id.head), short_number(most_kl.kl));
     if (!std::isfinite(report.clean_loss) || !std::isfinite(top.delta_loss))
-        return {"ablation (" + mode + "): one token has no next-token loss; " + kl_sentence};
+        return {fmt::format("ablation ({}): one token has no next-token loss; {}", mode, kl_sentence)};
     std::vector<std::string> findings;
     if (top.delta_loss > 0)
-        findings.push_back("ablation (" + mode + "): removing " + top_name + " raises the next-token loss most, by " +
-                           short_number(top.delta_loss) + " nats (" +
-                           short_number(100 * top.delta_loss / report.clean_loss, "{:.1f}") + "% of the clean " +
-                           short_number(report.clean_loss) + ")");
+        findings.push_back(fmt::format(
+            "ablation ({}): removing {} raises the next-token loss most, by {} nats ({}% of the clean {})", mode,
+            top_name, short_number(top.delta_loss), short_number(100 * top.delta_loss / report.clean_loss, "{:.1f}"),
+            short_number(report.clean_loss)));
     else
-        findings.push_back("ablation (" + mode + "): removing no listed head raises the next-token loss (clean " +
-                           short_number(report.clean_loss) + " nats); the largest change is " + top_name + "'s " +
-                           short_number(top.delta_loss));
+        findings.push_back(
+            fmt::format("ablation ({}): removing no listed head raises the next-token loss (clean {} nats); the "
+                        "largest change is {}'s {}",
+                        mode, short_number(report.clean_loss), top_name, short_number(top.delta_loss)));
     // "Matters": moves the loss by more than 1% of the clean loss, either way.
     const double matters = 0.01 * std::abs(report.clean_loss);
     const auto mattering = std::count_if(ranked.begin(), ranked.end(), [&](const HeadAblationEffect& e) {
@@ -63,15 +63,16 @@ nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& repo
     std::vector<RankedHeadRow> rows;
     for (const HeadAblationEffect& e : ranked) rows.push_back({e.id.layer, e.id.head, {e.delta_loss, e.kl, e.loss}});
     const nlohmann::json ranking =
-        write_ranked_heads(out.file(folder + "ablation.csv"), {"delta_loss", "kl", "loss"}, rows, heads);
+        write_ranked_heads(out.file(fmt::format("{}ablation.csv", folder)), {"delta_loss", "kl", "loss"}, rows, heads);
     const std::string mode = ablation_mode_name(report.mode);
     if (o.pictures) {
         const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads),
                                  kl = layer_head_values(rows, 1, layers, heads);
-        write_layer_head_png(out.file(folder + "ablation_delta_loss.png"), delta_loss, layers, heads,
-                             "Change of next-token loss when a head is " + mode + "-ablated", "delta loss (nats)", o);
-        write_layer_head_png(out.file(folder + "ablation_kl.png"), kl, layers, heads,
-                             "KL(clean || ablated) of next-token distributions, " + mode + " ablation",
+        write_layer_head_png(out.file(fmt::format("{}ablation_delta_loss.png", folder)), delta_loss, layers, heads,
+                             fmt::format("Change of next-token loss when a head is {}-ablated", mode),
+                             "delta loss (nats)", o);
+        write_layer_head_png(out.file(fmt::format("{}ablation_kl.png", folder)), kl, layers, heads,
+                             fmt::format("KL(clean || ablated) of next-token distributions, {} ablation", mode),
                              "mean KL (nats)", o);
     }
     return {{"ablation",

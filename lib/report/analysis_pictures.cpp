@@ -50,7 +50,7 @@ std::string matrix_title(const std::string& title, const HeadMatrix& m, const Mo
     for (int64_t i = 0; i < m.size; ++i)
         for (int64_t j = 0; j < m.size; ++j)
             if (i / a.num_heads != j / a.num_heads && !std::isnan(m.at(i, j))) return title;
-    return title + ", within layers";
+    return fmt::format("{}, within layers", title);
 }
 
 Tensor head_matrix_tensor(const HeadMatrix& m, float undefined) {
@@ -74,7 +74,7 @@ void write_dependence_pictures(OutputDir& out, const std::string& folder, const 
     write("choice_mi.png", PairMetric::choice_mi, "Mutual information of attention choices", "nats");
     const bool any_keys =
         std::any_of(a.heads.begin(), a.heads.end(), [](const HeadStats& s) { return std::isfinite(s.keys_needed); });
-    if (any_keys) write_keys_needed_png(out.file(folder + "keys_needed.png"), a, o);
+    if (any_keys) write_keys_needed_png(out.file(fmt::format("{}keys_needed.png", folder)), a, o);
 }
 
 }  // namespace attn_viz

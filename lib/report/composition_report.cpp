@@ -22,8 +22,8 @@ std::string kind_title(CompositionKind kind) {
 }
 
 std::string pair_name(const CompositionScores& s, const ComposedPair& p) {
-    return head_name(p.earlier / s.heads, p.earlier % s.heads) + " -> " +
-           head_name(p.later / s.heads, p.later % s.heads);
+    return fmt::format("{} -> {}", head_name(p.earlier / s.heads, p.earlier % s.heads),
+                       head_name(p.later / s.heads, p.later % s.heads));
 }
 
 double mean_score(const std::vector<ComposedPair>& pairs) {
@@ -82,8 +82,8 @@ nlohmann::json write_composition_outputs(OutputDir& out, const CompositionScores
         }
         stats[key] = {{"mean", json_number(mean_score(pairs))}, {"top", top}};
         if (o.pictures && !pairs.empty())
-            write_matrix_png(out.file("composition_" + key + ".png"), s.of(kind), names,
-                             kind_title(kind) + "-composition (row: earlier head, column: later head)",
+            write_matrix_png(out.file(fmt::format("composition_{}.png", key)), s.of(kind), names,
+                             fmt::format("{}-composition (row: earlier head, column: later head)", kind_title(kind)),
                              o.style.colormap, 0.0f, static_cast<float>(std::max(pairs.front().score, 1e-12)),
                              "composition score", o.style.max_px, s.heads);
     }

@@ -35,7 +35,7 @@ void write_layer_head_png(const std::string& path, const std::vector<float>& val
 nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names,
                                   const std::vector<RankedHeadRow>& rows, int64_t heads) {
     std::string csv = "rank,index,layer,head";
-    for (const std::string& name : names) csv += "," + name;
+    for (const std::string& name : names) csv += fmt::format(",{}", name);
     csv += "\n";
     nlohmann::json ranking = nlohmann::json::array();
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -44,7 +44,7 @@ nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std
         nlohmann::json entry = {{"rank", r + 1}, {"index", index}, {"layer", row.layer}, {"head", row.head}};
         csv += fmt::format("{},{},{},{}", r + 1, index, row.layer, row.head);
         for (size_t v = 0; v < names.size(); ++v) {
-            csv += "," + csv_number(row.values[v]);
+            csv += fmt::format(",{}", csv_number(row.values[v]));
             entry[names[v]] = json_number(row.values[v]);
         }
         csv += "\n";

@@ -134,7 +134,7 @@ ModelAnalysis LayerStream::finish(PictureNotes& notes) {
         HeatmapStyle shared_style = pictured_options(options_).style;
         const ValueRange shared = map_color_range(color_rule(options_), range_, range_);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
-        write_png(out_.file(input_.folder + "overview.png"),
+        write_png(out_.file(fmt::format("{}overview.png", input_.folder)),
                   render_overview_tiles(tiles_, numbers, shared_style, color_rule(options_), nullptr, labels));
     }
     if (dump_) dump_->close();

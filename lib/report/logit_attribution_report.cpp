@@ -66,9 +66,9 @@ std::vector<std::string> logit_attribution_findings(const LogitAttribution& a,
         signed_text(mean_of(a.embedding)))};
     const auto last_top =
         std::max_element(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.last < y.last; });
-    findings.push_back("at the last position the head that writes most toward '" + target_labels.back() + "' (logit " +
-                       short_number(a.logits.back(), "{:.3g}") + ") is " + head_name(last_top->layer, last_top->head) +
-                       " (" + signed_text(last_top->last) + ")");
+    findings.push_back(fmt::format("at the last position the head that writes most toward '{}' (logit {}) is {} ({})",
+                                   target_labels.back(), short_number(a.logits.back(), "{:.3g}"),
+                                   head_name(last_top->layer, last_top->head), signed_text(last_top->last)));
     return findings;
 }
 
@@ -80,15 +80,15 @@ nlohmann::json write_logit_attribution_outputs(OutputDir& out, const LogitAttrib
     nlohmann::json positions = nlohmann::json::array();
     for (int64_t t = 0; t < T; ++t) {
         const std::string row = fmt::format("{},{},", t, a.targets[t]);
-        csv += row + "embedding,,," + csv_number(a.embedding[t]) + "\n";
+        csv += fmt::format("{}embedding,,,{}\n", row, csv_number(a.embedding[t]));
         for (int64_t l = 0; l < a.layers; ++l) {
             const std::string layer = fmt::format("{},", l);
             for (int64_t h = 0; h < a.heads; ++h)
                 csv += fmt::format("{}head,{}{},{}\n", row, layer, h, csv_number(a.head_at(l, h, t)));
-            csv += row + "attention_bias," + layer + "," + csv_number(a.attention_bias[l * T + t]) + "\n";
-            csv += row + "mlp," + layer + "," + csv_number(a.mlp[l * T + t]) + "\n";
+            csv += fmt::format("{}attention_bias,{},{}\n", row, layer, csv_number(a.attention_bias[l * T + t]));
+            csv += fmt::format("{}mlp,{},{}\n", row, layer, csv_number(a.mlp[l * T + t]));
         }
-        csv += row + "norm_bias,,," + csv_number(a.norm_bias[t]) + "\n";
+        csv += fmt::format("{}norm_bias,,,{}\n", row, csv_number(a.norm_bias[t]));
         positions.push_back({{"position", t},
                              {"target_id", a.targets[t]},
                              {"target", target_labels[t]},
@@ -121,10 +121,10 @@ nlohmann::json write_logit_attribution_outputs(OutputDir& out, const LogitAttrib
         for (const HeadAttribution& e : heads)
             mean.push_back(static_cast<float>(e.mean)), last.push_back(static_cast<float>(e.last));
         write_layer_head_png(out.file("logit_attribution_heads.png"), mean, a.layers, a.heads,
-                             "Direct logit attribution to the " + target + ", mean over positions",
+                             fmt::format("Direct logit attribution to the {}, mean over positions", target),
                              "logit contribution", o, true);
         write_layer_head_png(out.file("logit_attribution_last.png"), last, a.layers, a.heads,
-                             "Direct logit attribution to '" + target_labels.back() + "' at the last position",
+                             fmt::format("Direct logit attribution to '{}' at the last position", target_labels.back()),
                              "logit contribution", o, true);
     }
     return {{"logit_attribution",

@@ -106,9 +106,10 @@ AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry
                 {"rank", "head", "mean contribution", "last position"},
                 ranked_head_rows(entry["heads"], {"mean", "last"}, "{:+.4f}")};
     if (key == "activation_patching")
-        return {"activation patching (" + entry["metric"].get<std::string>() + "): clean " +
-                    number_text(entry["clean"], "{:.4f}") + ", corrupted " + number_text(entry["corrupted"], "{:.4f}") +
-                    "; the heads whose patching moves it most (all in patching.csv):",
+        return {fmt::format("activation patching ({}): clean {}, corrupted {}; the heads whose patching moves it most "
+                            "(all in patching.csv):",
+                            entry["metric"].get<std::string>(), number_text(entry["clean"], "{:.4f}"),
+                            number_text(entry["corrupted"], "{:.4f}")),
                 {"rank", "head", "delta", "fraction", "KL (nats)"},
                 ranked_head_rows(entry["heads"], {"delta", "fraction", "kl"}, "{:+.4f}")};
     if (key == "composition")
@@ -126,12 +127,12 @@ std::string model_analyses_text(const nlohmann::json& stats) {
         if (!stats.contains(analysis.key)) continue;
         const nlohmann::json& entry = stats[analysis.key];
         if (std::string(analysis.key) == "ablation") {
-            text += ablation_heading(entry) + "\n";
+            text += fmt::format("{}\n", ablation_heading(entry));
             text += fmt::format("  {:>4}  {:<8} {:>12} {:>10}\n", "rank", "head", "delta loss", "KL (nats)");
             for (const std::vector<std::string>& row : ablation_rows(entry))
                 text += fmt::format("  {:>4}  {:<8} {:>12} {:>10}\n", row[0], row[1], row[2], row[3]);
         }
-        for (const std::string& finding : findings_of(entry)) text += "  " + finding + "\n";
+        for (const std::string& finding : findings_of(entry)) text += fmt::format("  {}\n", finding);
     }
     return text;
 }
@@ -141,22 +142,21 @@ std::string model_analyses_html(const nlohmann::json& stats) {
     for (const Shown& analysis : shown_analyses) {
         if (!stats.contains(analysis.key)) continue;
         const nlohmann::json& entry = stats[analysis.key];
-        html +=
-            std::string("<section class=\"analysis\" id=\"") + analysis.key + "\"><h2>" + analysis.heading + "</h2>\n";
+        html += fmt::format("<section class=\"analysis\" id=\"{}\"><h2>{}</h2>\n", analysis.key, analysis.heading);
         const AnalysisTable table = analysis_table(analysis.key, entry);
         if (!table.columns.empty()) {
-            html += "<p>" + xml_escape(table.caption) + "</p>\n<table><thead><tr>";
-            for (const std::string& column : table.columns) html += "<th>" + xml_escape(column) + "</th>";
+            html += fmt::format("<p>{}</p>\n<table><thead><tr>", xml_escape(table.caption));
+            for (const std::string& column : table.columns) html += fmt::format("<th>{}</th>", xml_escape(column));
             html += "</tr></thead><tbody>\n";
             for (const std::vector<std::string>& row : table.rows) {
                 html += "<tr>";
-                for (const std::string& cell : row) html += "<td>" + xml_escape(cell) + "</td>";
+                for (const std::string& cell : row) html += fmt::format("<td>{}</td>", xml_escape(cell));
                 html += "</tr>\n";
             }
             html += "</tbody></table>\n";
         }
         html += "<ul>\n";
-        for (const std::string& finding : findings_of(entry)) html += "<li>" + xml_escape(finding) + "</li>\n";
+        for (const std::string& finding : findings_of(entry)) html += fmt::format("<li>{}</li>\n", xml_escape(finding));
         html += "</ul></section>\n";
     }
     return html;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "error.hpp"
@@ -27,8 +28,8 @@ constexpr const char* manifest_name = ".attn-viz-run";  // lists a run's files, 
 void refuse_if_input(int dir_fd, const std::string& name, const std::string& shown, const std::string& action) {
     const std::optional<InputFile> input = input_file_at(dir_fd, name);
     if (!input) return;
-    throw Error(ErrorKind::usage, shown + ": refusing to " + action + " an input: " + input->path +
-                                      (input->role.empty() ? "" : ", read as " + input->role));
+    throw Error(ErrorKind::usage, fmt::format("{}: refusing to {} an input: {}{}{}", shown, action, input->path,
+                                              input->role.empty() ? "" : ", read as ", input->role));
 }
 
 // "layer_01/head_03.png" -> {"layer_01", "head_03.png"}; "stats.json" -> {"", "stats.json"}.
@@ -53,20 +54,21 @@ UniqueFd open_folder_below(int root, const std::string& root_name, const std::st
     while (current && start < folder.size()) {
         const size_t end = std::min(folder.find('/', start), folder.size());
         const std::string part = folder.substr(start, end - start);
-        const std::string shown = root_name + "/" + folder.substr(0, end);
+        const std::string shown = fmt::format("{}/{}", root_name, folder.substr(0, end));
         const auto open_part = [&] {
             return UniqueFd(openat(current.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         };
         UniqueFd next = open_part();
         if (!next && errno == ENOENT && walk == Walk::make_to_write) {
             if (mkdirat(current.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
-                throw Error(ErrorKind::io, shown + ": cannot create: " + std::strerror(errno));
+                throw Error(ErrorKind::io, fmt::format("{}: cannot create: {}", shown, std::strerror(errno)));
             next = open_part();
         }
         if (!next && (errno == ELOOP || errno == ENOTDIR) && walk != Walk::find_to_remove)
-            throw Error(ErrorKind::usage, shown + ": is a symbolic link or not a folder: refusing to write through it");
+            throw Error(ErrorKind::usage,
+                        fmt::format("{}: is a symbolic link or not a folder: refusing to write through it", shown));
         if (!next && walk == Walk::make_to_write)
-            throw Error(ErrorKind::io, shown + ": cannot open: " + std::strerror(errno));
+            throw Error(ErrorKind::io, fmt::format("{}: cannot open: {}", shown, std::strerror(errno)));
         current = std::move(next);
         start = end + 1;
     }
@@ -123,15 +125,18 @@ OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
     std::error_code ec;
     if (fs::exists(dir_, ec)) {
-        if (!fs::is_directory(dir_, ec)) throw Error(ErrorKind::usage, dir_ + ": exists and is not a directory");
+        if (!fs::is_directory(dir_, ec))
+            throw Error(ErrorKind::usage, fmt::format("{}: exists and is not a directory", dir_));
         if (!force && !fs::exists(fs::path(dir_) / manifest_name) && !fs::is_empty(dir_, ec))
-            throw Error(ErrorKind::usage, dir_ + ": directory is not empty and holds no previous attn-viz run",
+            throw Error(ErrorKind::usage,
+                        fmt::format("{}: directory is not empty and holds no previous attn-viz run", dir_),
                         Remedy::force_output_dir);
     }
     // True until commit() has moved everything into place: until then nothing is in DIR.
-    set_interrupt_line(fs::exists(fs::path(dir_) / manifest_name, ec)
-                           ? "attn-viz: interrupted: nothing written, the previous results in " + dir_ + " are kept"
-                           : "attn-viz: interrupted: nothing written to " + dir_);
+    set_interrupt_line(
+        fs::exists(fs::path(dir_) / manifest_name, ec)
+            ? fmt::format("attn-viz: interrupted: nothing written, the previous results in {} are kept", dir_)
+            : fmt::format("attn-viz: interrupted: nothing written to {}", dir_));
 }
 
 OutputDir::OutputDir(KeepNothing) : keep_nothing_(true) {}
@@ -142,9 +147,10 @@ OutputDir::~OutputDir() {  // the staging folders remove themselves unless commi
 
 std::string OutputDir::file(const std::string& relative) {
     if (relative != manifest_name && !is_attn_viz_output_name(relative))
-        throw Error(ErrorKind::internal, relative + ": not a name attn-viz writes in a run directory");
+        throw Error(ErrorKind::internal, fmt::format("{}: not a name attn-viz writes in a run directory", relative));
     std::error_code ec;
-    const std::string destination = keep_nothing_ ? relative : dir_ + "/" + relative;  // as errors name it
+    const std::string destination =
+        keep_nothing_ ? relative : fmt::format("{}/{}", dir_, relative);  // as errors name it
     if (keep_nothing_) {
         if (!staging_)
             staging_ = std::make_unique<StagingDir>((fs::temp_directory_path() / "attn-viz-unkept").string());
@@ -153,14 +159,15 @@ std::string OutputDir::file(const std::string& relative) {
         if (!staging_) {
             const fs::path parent = fs::path(dir_).parent_path();
             if (!parent.empty()) fs::create_directories(parent, ec);
-            if (ec) throw Error(ErrorKind::io, parent.string() + ": cannot create: " + ec.message());
+            if (ec) throw Error(ErrorKind::io, fmt::format("{}: cannot create: {}", parent.string(), ec.message()));
             staging_ = std::make_unique<StagingDir>(dir_);
         }
     }
     const fs::path target = fs::path(staging_->path()) / relative;
     fs::create_directories(target.parent_path(), ec);
     if (ec)
-        throw Error(ErrorKind::io, fs::path(destination).parent_path().string() + ": cannot create: " + ec.message());
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: cannot create: {}", fs::path(destination).parent_path().string(), ec.message()));
     files_.push_back(relative);
     staged_paths_.push_back(target.string());
     name_staged_file(target.string(), destination);
@@ -169,26 +176,30 @@ std::string OutputDir::file(const std::string& relative) {
 
 std::string OutputDir::external_file(const std::string& final_path) {
     if (keep_nothing_)
-        throw Error(ErrorKind::internal, final_path + ": a run that keeps no files writes no file outside it");
+        throw Error(ErrorKind::internal,
+                    fmt::format("{}: a run that keeps no files writes no file outside it", final_path));
     std::error_code ec;
     const fs::file_status status = fs::status(final_path, ec);
-    if (fs::is_directory(status)) throw Error(ErrorKind::usage, final_path + ": is a directory, expected a file name");
+    if (fs::is_directory(status))
+        throw Error(ErrorKind::usage, fmt::format("{}: is a directory, expected a file name", final_path));
     if (fs::exists(status) && !fs::is_regular_file(status)) return final_path;  // a device or FIFO: nothing to keep
     refuse_if_input(AT_FDCWD, final_path, final_path, "overwrite");
     for (const External& e : externals_)
-        if (e.final_path == final_path) return e.staging->path() + "/" + e.staged_name;
+        if (e.final_path == final_path) return fmt::format("{}/{}", e.staging->path(), e.staged_name);
     const fs::path target(final_path);
     std::unique_ptr<StagingDir>& staging = external_staging_[target.parent_path().string()];
     if (!staging) {
         // Missing parent folders are created, as the run directory's are.
         if (!target.parent_path().empty()) {
             fs::create_directories(target.parent_path(), ec);
-            if (ec) throw Error(ErrorKind::io, target.parent_path().string() + ": cannot create: " + ec.message());
+            if (ec)
+                throw Error(ErrorKind::io,
+                            fmt::format("{}: cannot create: {}", target.parent_path().string(), ec.message()));
         }
         staging = std::make_unique<StagingDir>(final_path);
     }
     externals_.push_back({final_path, target.filename().string(), staging.get()});
-    staged_paths_.push_back(staging->path() + "/" + externals_.back().staged_name);
+    staged_paths_.push_back(fmt::format("{}/{}", staging->path(), externals_.back().staged_name));
     name_staged_file(staged_paths_.back(), final_path);
     return staged_paths_.back();
 }
@@ -206,8 +217,8 @@ void OutputDir::commit() {
     {
         std::string manifest;
         for (const std::string& f : files_)
-            if (f != manifest_name) manifest += f + '\n';
-        FileWriter writer(file(manifest_name), dir_ + "/" + manifest_name);
+            if (f != manifest_name) manifest += fmt::format("{}\n", f);
+        FileWriter writer(file(manifest_name), fmt::format("{}/{}", dir_, manifest_name));
         writer.write(manifest);
         writer.close();
     }
@@ -217,7 +228,7 @@ void OutputDir::commit() {
     if (!fs::exists(dir_)) {
         // Step 3a: a new directory appears whole, in one rename.
         fs::rename(staging_->path(), dir_, ec);
-        if (ec) throw Error(ErrorKind::io, dir_ + ": cannot move results into place: " + ec.message());
+        if (ec) throw Error(ErrorKind::io, fmt::format("{}: cannot move results into place: {}", dir_, ec.message()));
         staging_->release();
     } else {
         move_into_existing_dir();
@@ -225,9 +236,10 @@ void OutputDir::commit() {
     // Step 4: files outside the directory.
     for (const External& e : externals_)
         if (renameat(e.staging->fd(), e.staged_name.c_str(), AT_FDCWD, e.final_path.c_str()) != 0)
-            throw Error(ErrorKind::io, e.final_path + ": cannot move into place: " + std::strerror(errno));
+            throw Error(ErrorKind::io,
+                        fmt::format("{}: cannot move into place: {}", e.final_path, std::strerror(errno)));
     for (auto& [folder, staging] : external_staging_) staging->remove();
-    set_interrupt_line("attn-viz: interrupted after the results were written to " + dir_);
+    set_interrupt_line(fmt::format("attn-viz: interrupted after the results were written to {}", dir_));
 }
 
 // Step 3b of commit(): each file is replaced atomically, then files of the previous run that this
@@ -235,14 +247,14 @@ void OutputDir::commit() {
 // link inside the directory.
 void OutputDir::move_into_existing_dir() {
     const UniqueFd root(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root) throw Error(ErrorKind::io, dir_ + ": cannot open: " + std::strerror(errno));
+    if (!root) throw Error(ErrorKind::io, fmt::format("{}: cannot open: {}", dir_, std::strerror(errno)));
     for (const std::string& f : files_) {
         const auto [folder, name] = split_folder(f);
         const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::find_to_write);
         if (!parent) continue;
-        refuse_if_input(parent.get(), name, dir_ + "/" + f, "overwrite");
+        refuse_if_input(parent.get(), name, fmt::format("{}/{}", dir_, f), "overwrite");
         if (is_folder_at(parent.get(), name))
-            throw Error(ErrorKind::usage, dir_ + "/" + f + ": is a folder, expected a file");
+            throw Error(ErrorKind::usage, fmt::format("{}/{}: is a folder, expected a file", dir_, f));
     }
     const std::set<std::string> written(files_.begin(), files_.end());
     std::vector<std::string> stale;  // the previous run's files this one does not write again
@@ -251,14 +263,14 @@ void OutputDir::move_into_existing_dir() {
         const auto [folder, name] = split_folder(old);
         const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::find_to_remove);
         if (!parent || !is_regular_file_at(parent.get(), name)) continue;
-        refuse_if_input(parent.get(), name, dir_ + "/" + old, "remove");
+        refuse_if_input(parent.get(), name, fmt::format("{}/{}", dir_, old), "remove");
         stale.push_back(old);
     }
     for (const std::string& f : files_) {
         const auto [folder, name] = split_folder(f);
         const UniqueFd parent = open_folder_below(root.get(), dir_, folder, Walk::make_to_write);
         if (renameat(staging_->fd(), f.c_str(), parent.get(), name.c_str()) != 0)
-            throw Error(ErrorKind::io, dir_ + "/" + f + ": cannot move into place: " + std::strerror(errno));
+            throw Error(ErrorKind::io, fmt::format("{}/{}: cannot move into place: {}", dir_, f, std::strerror(errno)));
     }
     for (const std::string& old : stale) {
         const auto [folder, name] = split_folder(old);

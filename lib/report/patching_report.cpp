@@ -33,27 +33,26 @@ std::vector<HeadPatchEffect> ranked_patches(const PatchingReport& report) {
 
 std::vector<std::string> patching_findings(const PatchingReport& report, const std::vector<HeadPatchEffect>& ranked) {
     if (ranked.empty()) return {};
-    const std::string name = "activation patching (" + patch_metric_name(report.metric) + ")";
+    const std::string name = fmt::format("activation patching ({})", patch_metric_name(report.metric));
     const HeadPatchEffect& most_kl =
         *std::max_element(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.kl < b.kl; });
-    const std::string kl_sentence = "the largest change of the predictions is " +
-                                    head_name(most_kl.id.layer, most_kl.id.head) + "'s (KL " +
-                                    short_number(most_kl.kl) + " nats)";
+    const std::string kl_sentence = fmt::format("the largest change of the predictions is {}'s (KL {} nats)",
+                                                head_name(most_kl.id.layer, most_kl.id.head), short_number(most_kl.kl));
     const HeadPatchEffect& top = ranked.front();
-    if (!std::isfinite(top.delta)) return {name + ": one token has no next-token loss; " + kl_sentence};
+    if (!std::isfinite(top.delta)) return {fmt::format("{}: one token has no next-token loss; {}", name, kl_sentence)};
     const double effect = report.corrupted - report.clean;
-    std::string first = name + ": patching " + head_name(top.id.layer, top.id.head) +
-                        " from the corrupted input moves " + metric_words(report.metric) + " most, by " +
-                        short_number(top.delta, "{:+.4g}") + " (clean " + short_number(report.clean) + ", corrupted " +
-                        short_number(report.corrupted);
-    if (std::isfinite(top.fraction))
-        first += "; " + short_number(100 * top.fraction, "{:.1f}") + "% of the corrupted run's change";
-    std::vector<std::string> findings = {first + ")"};
+    const std::string share = std::isfinite(top.fraction) ? fmt::format("; {}% of the corrupted run's change",
+                                                                        short_number(100 * top.fraction, "{:.1f}"))
+                                                          : "";
+    std::vector<std::string> findings = {fmt::format(
+        "{}: patching {} from the corrupted input moves {} most, by {} (clean {}, corrupted {}{})", name,
+        head_name(top.id.layer, top.id.head), metric_words(report.metric), short_number(top.delta, "{:+.4g}"),
+        short_number(report.clean), short_number(report.corrupted), share)};
     const auto carrying = std::count_if(ranked.begin(), ranked.end(), [&](const HeadPatchEffect& e) {
         return std::isfinite(e.fraction) && e.fraction > 0.1;
     });
     findings.push_back(
-        effect == 0 ? "the corrupted input does not change the metric; " + kl_sentence
+        effect == 0 ? fmt::format("the corrupted input does not change the metric; {}", kl_sentence)
                     : fmt::format("{} of {} heads alone carry more than 10% of the corrupted run's change ({}); {}",
                                   carrying, ranked.size(), short_number(effect, "{:+.4g}"), kl_sentence));
     return findings;
@@ -69,10 +68,10 @@ void write_patching_pictures(OutputDir& out, const std::vector<RankedHeadRow>& r
     if (!o.pictures) return;
     write_layer_head_png(
         out.file("patching_delta.png"), layer_head_values(rows, 0, layers, heads), layers, heads,
-        "Change of " + metric_words(metric) + " when a head is patched from the corrupted input" + over, "change", o,
-        true);
+        fmt::format("Change of {} when a head is patched from the corrupted input{}", metric_words(metric), over),
+        "change", o, true);
     write_layer_head_png(out.file("patching_kl.png"), layer_head_values(rows, kl_value, layers, heads), layers, heads,
-                         "KL(clean || patched) of next-token distributions" + over, "mean KL (nats)", o);
+                         fmt::format("KL(clean || patched) of next-token distributions{}", over), "mean KL (nats)", o);
 }
 
 nlohmann::json moments_entry(const RunningMoments& m) {

@@ -29,7 +29,7 @@
 namespace attn_viz {
 
 std::string shown_label(const ModelAnalysis& a, int64_t n) {
-    return a.labels[static_cast<size_t>(n)] + (too_short_to_label(a) ? "?" : "");
+    return fmt::format("{}{}", a.labels[static_cast<size_t>(n)], too_short_to_label(a) ? "?" : "");
 }
 
 Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis) {
@@ -54,8 +54,9 @@ int64_t layer_number(const ReportInput& in, int64_t layer) {
 
 // Where head (layer, head) of `in` goes: "head_03.png", "layer_01/head_03.svg", under in.folder.
 std::string head_file(const ReportInput& in, int64_t layer, int64_t head, const char* extension) {
-    return in.folder + (in.layer_folders ? "layer_" + two_digits(layer_number(in, layer)) + "/" : "") + "head_" +
-           two_digits(head) + extension;
+    const std::string layer_folder =
+        in.layer_folders ? fmt::format("layer_{}/", two_digits(layer_number(in, layer))) : "";
+    return fmt::format("{}{}head_{}{}", in.folder, layer_folder, two_digits(head), extension);
 }
 
 // `a` with its heads named by the layers' numbers (run --layer 3: L3H0, not L0H0), for what is
@@ -101,10 +102,10 @@ void check_drawn_head(const HeadId& id, const ModelAnalysis& a, const ReportInpu
     if (id.layer >= 0 && id.layer < a.num_layers && id.head >= 0 && id.head < a.num_heads) return;
     const int64_t shown_layer = id.layer >= 0 && id.layer < a.num_layers ? layer_number(in, id.layer) : id.layer;
     const std::string heads = fmt::format("{}{}", a.num_heads, a.num_heads == 1 ? " head" : " heads");
+    const std::string where = a.num_layers == 1 ? fmt::format("the layer has {}", heads)
+                                                : fmt::format("the model has {} layers of {}", a.num_layers, heads);
     throw Error(ErrorKind::usage,
-                what + " " + head_name(shown_layer, id.head) + " is out of range: " +
-                    (a.num_layers == 1 ? "the layer has " + heads
-                                       : fmt::format("the model has {} layers of {}", a.num_layers, heads)));
+                fmt::format("{} {} is out of range: {}", what, head_name(shown_layer, id.head), where));
 }
 
 // The heads of `a` (indices into a.head_ids) that o.drawn selects, by their layer's number.
@@ -220,17 +221,17 @@ PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const R
 PictureMap parse_picture_map(const std::string& text) {
     if (text == "weights") return PictureMap::weights;
     if (text == "norm") return PictureMap::norm;
-    throw Error(ErrorKind::usage, "map '" + text + "': expected weights or norm");
+    throw Error(ErrorKind::usage, fmt::format("map '{}': expected weights or norm", text));
 }
 
 nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder, const ModelAnalysis& a,
                                       const nlohmann::json& extra, const ReportOptions& o) {
     nlohmann::json stats = stats_json(a);
     stats.update(extra);
-    write_file_bytes(out.file(folder + "stats.json"), dump_json(stats, 2) + "\n");
-    write_file_bytes(out.file(folder + "heads.csv"), heads_csv(a));
-    write_file_bytes(out.file(folder + "pairs.csv"), pairs_csv(a));
-    if (!a.sparse.empty()) write_file_bytes(out.file(folder + "sparse.csv"), sparse_csv(a));
+    write_file_bytes(out.file(fmt::format("{}stats.json", folder)), fmt::format("{}\n", dump_json(stats, 2)));
+    write_file_bytes(out.file(fmt::format("{}heads.csv", folder)), heads_csv(a));
+    write_file_bytes(out.file(fmt::format("{}pairs.csv", folder)), pairs_csv(a));
+    if (!a.sparse.empty()) write_file_bytes(out.file(fmt::format("{}sparse.csv", folder)), sparse_csv(a));
     if (!o.pictures) return stats;
 
     std::vector<std::string> names;
@@ -241,14 +242,14 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     // Correlation is signed: a diverging colormap centred on 0.
     const HeadMatrix& correlation = a.matrix(PairMetric::correlation);
     const HeadMatrix& js_distance = a.matrix(PairMetric::js_distance);
-    write_matrix_png(out.file(folder + "correlation.png"), head_matrix_tensor(correlation), names,
+    write_matrix_png(out.file(fmt::format("{}correlation.png", folder)), head_matrix_tensor(correlation), names,
                      matrix_title("Pearson correlation of attention maps", correlation, a), diverging_colormap, -1.0f,
                      1.0f, "correlation", o.style.max_px, layer_heads);
-    write_matrix_png(out.file(folder + "js_distance.png"), head_matrix_tensor(js_distance), names,
+    write_matrix_png(out.file(fmt::format("{}js_distance.png", folder)), head_matrix_tensor(js_distance), names,
                      matrix_title("Jensen-Shannon distance of attention maps", js_distance, a), o.style.colormap, 0.0f,
                      1.0f, "JS distance", o.style.max_px, layer_heads);
-    write_bar_chart_png(out.file(folder + "entropy.png"), entropy, names, "Mean attention entropy per head",
-                        "entropy (nats)", o.style.max_px);
+    write_bar_chart_png(out.file(fmt::format("{}entropy.png", folder)), entropy, names,
+                        "Mean attention entropy per head", "entropy (nats)", o.style.max_px);
     write_dependence_pictures(out, folder, a, names, o);
     return stats;
 }
@@ -266,7 +267,7 @@ void check_output_files(const std::vector<std::string>& paths, const std::vector
         if (!out_dir.empty() && inside == run_dir.end() && !fs::exists(out_dir, ec)) {
             const std::string why =
                 ", which is only created when the run succeeds: write it elsewhere or create it first";
-            throw Error(ErrorKind::usage, path + ": is inside the output directory " + out_dir + why);
+            throw Error(ErrorKind::usage, fmt::format("{}: is inside the output directory {}{}", path, out_dir, why));
         }
         check_file_destination(path);
     }
@@ -361,8 +362,8 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
         const ValueRange shared = map_color_range(color_rule(o), all, all);
         shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
         if (o.pictures)
-            write_overview_png(out.file(in.folder + "overview.png"), maps, numbers, in.layers.front()->visibility,
-                               shared_style, color_rule(o), threads, labels);
+            write_overview_png(out.file(fmt::format("{}overview.png", in.folder)), maps, numbers,
+                               in.layers.front()->visibility, shared_style, color_rule(o), threads, labels);
         if (o.html && o.pictures) {
             HtmlReportInput html;
             html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
@@ -378,7 +379,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
             html.model = in.model_description;
             html.input_text = in.input_text;
             if (o.map == PictureMap::norm) html.map_kind = norm_map_kind, html.value_name = "norm";
-            write_html_report(out.file(in.folder + "report.html"), html);
+            write_html_report(out.file(fmt::format("{}report.html", in.folder)), html);
         }
     }
     // Step 3: raw arrays for scripts.

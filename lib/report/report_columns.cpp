@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "head_analysis.hpp"
 #include "head_stats.hpp"
 
@@ -38,9 +40,9 @@ std::map<std::string, std::string> report_table_notes(const nlohmann::json& stat
              "One row per head. Masses are the mean share of a query's attention on that key; entropy in nats. "
              "Hover a number for its full value; click a column header to sort."},
             {"redundant_pairs",
-             "The closest pairs of heads by Jensen-Shannon distance of their maps, closest first, whether "
-             "or not they are redundant: redundant = js_distance at most thresholds.redundancy_js (" +
-                 (cut.is_number() ? cut.dump() : std::string("unknown")) + ")."}};
+             fmt::format("The closest pairs of heads by Jensen-Shannon distance of their maps, closest first, whether "
+                         "or not they are redundant: redundant = js_distance at most thresholds.redundancy_js ({}).",
+                         cut.is_number() ? cut.dump() : std::string("unknown"))}};
 }
 
 }  // namespace attn_viz

@@ -16,8 +16,9 @@ namespace {
 
 // "position 3 ("cat")".
 std::string position_text(int64_t j, const std::vector<std::string>& tokens) {
-    return fmt::format("position {}{}", j,
-                       j < static_cast<int64_t>(tokens.size()) ? " (\"" + tokens[static_cast<size_t>(j)] + "\")" : "");
+    return fmt::format(
+        "position {}{}", j,
+        j < static_cast<int64_t>(tokens.size()) ? fmt::format(" (\"{}\")", tokens[static_cast<size_t>(j)]) : "");
 }
 
 // What the last position draws on after the last layer: its two largest entries, and the first
@@ -33,7 +34,7 @@ std::string last_position_finding(const std::string& name, const float* row, int
     const auto share = [&](int64_t j) { return fmt::format("{:.2f}", row[j]); };
     std::string sentence = fmt::format("{}: after the last layer ({}), the last {} draws most on {} ({})", name, L - 1,
                                        position_text(T - 1, tokens), position_text(order[0], tokens), share(order[0]));
-    if (T > 1) sentence += ", then " + position_text(order[1], tokens) + " (" + share(order[1]) + ")";
+    if (T > 1) sentence += fmt::format(", then {} ({})", position_text(order[1], tokens), share(order[1]));
     return fmt::format("{}; the first token holds {:.2f} of the total", sentence, total > 0 ? row[0] / total : 0.0);
 }
 
@@ -43,7 +44,7 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
                                 const Visibility& visibility, const std::vector<std::string>& tokens,
                                 const ReportOptions& o) {
     const int64_t L = maps.dim(0), T = maps.dim(1);
-    write_npy(out.file(name + ".npy"), maps);
+    write_npy(out.file(fmt::format("{}.npy", name)), maps);
     nlohmann::json last_rows = nlohmann::json::array();
     for (int64_t l = 0; l < L; ++l) {
         const float* map = maps.ptr() + l * T * T;
@@ -62,8 +63,8 @@ nlohmann::json write_layer_maps(OutputDir& out, const std::string& name, const T
     }
     const std::vector<std::string> findings = {last_position_finding(name, maps.ptr() + (L * T - 1) * T, L, T, tokens)};
     nlohmann::json entry = {
-        {"file", name + ".npy"}, {"shape", maps.shape}, {"last_row", last_rows}, {"findings", findings}};
-    if (o.pictures) entry["pictures"] = name + "/layer_NN.png";
+        {"file", fmt::format("{}.npy", name)}, {"shape", maps.shape}, {"last_row", last_rows}, {"findings", findings}};
+    if (o.pictures) entry["pictures"] = fmt::format("{}/layer_NN.png", name);
     return entry;
 }
 

@@ -37,8 +37,8 @@ ReportInput seq2seq_stack_input(const Seq2SeqReportInput& in, int k) {
     r.backend = in.backend;
     r.weight_similarity = in.weight_similarity[static_cast<size_t>(k)];
     r.layer_folders = true;
-    r.folder = std::string(seq2seq_stack_names[k]) + "/";
-    r.model_description = in.model_description + " " + seq2seq_stack_names[k];
+    r.folder = fmt::format("{}/", seq2seq_stack_names[k]);
+    r.model_description = fmt::format("{} {}", in.model_description, seq2seq_stack_names[k]);
     r.input_text = k == 0 ? in.source_text : in.target_text;
     return r;
 }
@@ -89,7 +89,7 @@ void write_seq2seq_html(OutputDir& out, const Seq2SeqReportInput& in, const Repo
         "One row per cross-attention head: how it aligns the target tokens (rows) to the source tokens "
         "(columns); formulas in docs/metrics.md.";
     html.model = in.model_description;
-    html.input_text = "source: " + in.source_text + " | target: " + in.target_text;
+    html.input_text = fmt::format("source: {} | target: {}", in.source_text, in.target_text);
     write_html_report(out.file("report.html"), html);
 }
 
@@ -99,7 +99,8 @@ std::vector<std::string> seq2seq_dump_paths(const std::string& path) {
     if (path.empty()) return {};
     const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
     const std::string stem = npy ? path.substr(0, path.size() - 4) : path;
-    return {stem + ".encoder.npy", stem + ".decoder.npy", stem + ".cross.npy"};
+    return {fmt::format("{}.encoder.npy", stem), fmt::format("{}.decoder.npy", stem),
+            fmt::format("{}.cross.npy", stem)};
 }
 
 std::string seq2seq_model_description(const std::string& path, const Seq2SeqConfig& config) {
@@ -141,7 +142,7 @@ Tensor seq2seq_stacked_attention(const Seq2SeqRun& run, const std::string& stack
                                              : stack == "decoder" ? &run.decoder
                                              : stack == "cross"   ? &run.cross
                                                                   : nullptr;
-    if (!layers) throw Error(ErrorKind::internal, "no stack '" + stack + "' in an encoder-decoder run");
+    if (!layers) throw Error(ErrorKind::internal, fmt::format("no stack '{}' in an encoder-decoder run", stack));
     std::vector<const LayerResult*> pointers;
     for (const LayerResult& layer : *layers) pointers.push_back(&layer);
     return stacked_attention(pointers, true);
@@ -156,7 +157,7 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
     const Seq2SeqAnalysis result = analyze_stacks(
         in, [&](const ReportInput& stack) { return write_report(out, stack, stack_options, timings, notes); });
     const nlohmann::json stats = seq2seq_stats(in, result);
-    write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
+    write_file_bytes(out.file("stats.json"), fmt::format("{}\n", dump_json(stats, 2)));
     if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
@@ -168,10 +169,10 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
 nlohmann::json write_seq2seq_corpus_report(OutputDir& out, const Seq2SeqAnalysis& analysis, const nlohmann::json& extra,
                                            const ReportOptions& options) {
     for (const auto& [name, stack] : analysis.stacks)
-        write_analysis_outputs(out, name + "/", stack, nlohmann::json::object(), options);
+        write_analysis_outputs(out, fmt::format("{}/", name), stack, nlohmann::json::object(), options);
     nlohmann::json stats = seq2seq_stats_json(analysis);
     stats.update(extra);
-    write_file_bytes(out.file("stats.json"), dump_json(stats, 2) + "\n");
+    write_file_bytes(out.file("stats.json"), fmt::format("{}\n", dump_json(stats, 2)));
     return stats;
 }
 

@@ -147,7 +147,7 @@ void remove_dead_runs_staging(int parent, const std::string& destination_name) {
 
 bool is_staging_name(const std::string& name, const std::string& destination_name) {
     // DEST + staging_infix + PID + "-" + six letters or digits
-    const std::string prefix = destination_name + staging_infix;
+    const std::string prefix = fmt::format("{}{}", destination_name, staging_infix);
     if (name.size() < prefix.size() + 8 || name.compare(0, prefix.size(), prefix) != 0) return false;
     const std::string rest = name.substr(prefix.size());
     const size_t dash = rest.size() - 7;
@@ -163,7 +163,8 @@ StagingDir::StagingDir(const std::string& destination) {
     const std::string base = target.filename().string();
     const UniqueFd parent(open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!parent)
-        throw Error(ErrorKind::io, destination + ": cannot create a staging folder beside it: " + std::strerror(errno));
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: cannot create a staging folder beside it: {}", destination, std::strerror(errno)));
     // Held until `parent` closes: no other run removes or makes a staging folder here meanwhile,
     // so none sees this one between its mkdir and its lock. (Where flock is not supported, dead
     // runs' folders cannot be told from live ones and are left alone.)
@@ -181,13 +182,14 @@ StagingDir::StagingDir(const std::string& destination) {
         const int mkdir_errno = errno;
         pending.remove(path_);
         if (mkdir_errno != EEXIST || attempt == 100)
-            throw Error(ErrorKind::io, path_ + ": cannot create: " + std::strerror(mkdir_errno));
+            throw Error(ErrorKind::io, fmt::format("{}: cannot create: {}", path_, std::strerror(mkdir_errno)));
     }
     fd_ = UniqueFd(openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd_) {
         const int open_errno = errno;
         remove();
-        throw Error(ErrorKind::io, destination + ": cannot open its staging folder: " + std::strerror(open_errno));
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: cannot open its staging folder: {}", destination, std::strerror(open_errno)));
     }
     flock(fd_.get(), LOCK_EX | LOCK_NB);
 }
@@ -206,7 +208,7 @@ void StagingDir::remove() noexcept {
 
 void set_interrupt_line(const std::string& line) {
     // On a terminal the line first erases a progress line (progress.hpp) it would otherwise follow.
-    const std::string text = (isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "") + line + "\n";
+    const std::string text = fmt::format("{}{}\n", isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "", line);
     if (text.size() > sizeof interrupt_line.text) return;
     interrupt_line.size = 0;
     std::memcpy(interrupt_line.text, text.data(), text.size());
