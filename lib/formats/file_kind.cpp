@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace attn_viz {
 namespace {
 
@@ -116,9 +118,10 @@ void refuse_other_file_kind(const unsigned char* bytes, size_t size, const std::
     const FileKind found = sniff_file_kind(bytes, size);
     // A '{' first is too weak a sign to name a file JSON when something else was expected.
     if (found == FileKind::unknown || found == FileKind::json || found == expected) return;
-    throw Error(ErrorKind::bad_input,
-                path + ": is " + file_kind_description(found) + ", not " + expected_what + advice(found, expected),
-                remedy(found, expected));
+    throw Error(
+        ErrorKind::bad_input,
+        fmt::format("{}: is {}, not {}{}", path, file_kind_description(found), expected_what, advice(found, expected)),
+        remedy(found, expected));
 }
 
 }  // namespace attn_viz

@@ -65,7 +65,7 @@ public:
     uint64_t remaining() const { return size_ - at_; }
 
     void need(uint64_t bytes, const std::string& where) const {
-        if (bytes > remaining()) fail_input(path_, where + " runs past the end of the file (truncated?)");
+        if (bytes > remaining()) fail_input(path_, fmt::format("{} runs past the end of the file (truncated?)", where));
     }
     template <typename T>
     T read(const std::string& where) {
@@ -76,7 +76,7 @@ public:
         return value;
     }
     std::string_view string(const std::string& where) {
-        const uint64_t length = read<uint64_t>(where + " length");
+        const uint64_t length = read<uint64_t>(fmt::format("{} length", where));
         if (length > max_string_bytes)
             fail_input(path_, fmt::format("{} declares a string of {} bytes (more than 2^24)", where, length));
         need(length, where);
@@ -89,7 +89,7 @@ public:
         at_ += bytes;
     }
     GgufValueType value_type(const std::string& where) {
-        const uint32_t type = read<uint32_t>(where + " type");
+        const uint32_t type = read<uint32_t>(fmt::format("{} type", where));
         if (type > static_cast<uint32_t>(GgufValueType::f64))
             fail_input(path_, fmt::format("{} has unknown value type {}", where, type));
         return static_cast<GgufValueType>(type);
@@ -119,9 +119,10 @@ GgufValue parse_value(Cursor& c, const std::string& where, const std::string& pa
         skip_scalar(c, v.type, where);
         return v;
     }
-    v.element_type = c.value_type(where + " array element");
-    if (v.element_type == GgufValueType::array) fail_input(path, where + " is an array of arrays (not supported)");
-    v.count = c.read<uint64_t>(where + " array length");
+    v.element_type = c.value_type(fmt::format("{} array element", where));
+    if (v.element_type == GgufValueType::array)
+        fail_input(path, fmt::format("{} is an array of arrays (not supported)", where));
+    v.count = c.read<uint64_t>(fmt::format("{} array length", where));
     v.offset = c.at();
     // Each element takes at least its scalar size (a string at least its 8-byte length).
     const uint64_t least = v.element_type == GgufValueType::string ? 8 : scalar_bytes(v.element_type);
@@ -204,9 +205,9 @@ void GgufFile::parse() {
     // Step 2: the metadata, each value walked over and validated.
     for (uint64_t i = 0; i < kv_count; ++i) {
         const std::string where = fmt::format("metadata entry {}", i);
-        std::string key(c.string(where + " key"));
-        if (metadata_.count(key)) fail_input(path_, "metadata key \"" + key + "\" appears twice");
-        metadata_.emplace(key, parse_value(c, where + " (\"" + key + "\")", path_));
+        std::string key(c.string(fmt::format("{} key", where)));
+        if (metadata_.count(key)) fail_input(path_, fmt::format("metadata key \"{}\" appears twice", key));
+        metadata_.emplace(key, parse_value(c, fmt::format("{} (\"{}\")", where, key), path_));
     }
     if (has("general.alignment")) {
         const GgufValue& a = metadata_.at("general.alignment");
@@ -217,25 +218,26 @@ void GgufFile::parse() {
     }
 
     // Step 3: the tensor infos; offsets are relative to the aligned start of the data.
-    check_memory_elements(tensor_count, sizeof(GgufTensorInfo), limits_.memory_budget, path_ + ": tensor infos");
+    check_memory_elements(tensor_count, sizeof(GgufTensorInfo), limits_.memory_budget,
+                          fmt::format("{}: tensor infos", path_));
     tensors_.reserve(tensor_count);
     for (uint64_t i = 0; i < tensor_count; ++i) {
         GgufTensorInfo t;
         t.name = std::string(c.string(fmt::format("tensor info {} name", i)));
-        const std::string where = "tensor \"" + t.name + "\"";
-        if (tensor_index_.count(t.name)) fail_input(path_, where + " appears twice");
-        const uint32_t n_dims = c.read<uint32_t>(where + " dimension count");
+        const std::string where = fmt::format("tensor \"{}\"", t.name);
+        if (tensor_index_.count(t.name)) fail_input(path_, fmt::format("{} appears twice", where));
+        const uint32_t n_dims = c.read<uint32_t>(fmt::format("{} dimension count", where));
         if (n_dims == 0 || n_dims > max_dims)
             fail_input(path_, fmt::format("{} has {} dimensions (1..4 allowed)", where, n_dims));
         for (uint32_t d = 0; d < n_dims; ++d) {
-            const int64_t dim = c.read<int64_t>(where + " dimensions");
+            const int64_t dim = c.read<int64_t>(fmt::format("{} dimensions", where));
             if (dim <= 0) fail_input(path_, fmt::format("{} has dimension {} (must be positive)", where, dim));
             t.dims.push_back(dim);
         }
-        t.type = c.read<uint32_t>(where + " type");
+        t.type = c.read<uint32_t>(fmt::format("{} type", where));
         const GgmlTypeInfo* info = ggml_type_info(t.type);
         if (!info) fail_input(path_, fmt::format("{} has unknown ggml type {}", where, t.type));
-        t.offset = c.read<uint64_t>(where + " offset");
+        t.offset = c.read<uint64_t>(fmt::format("{} offset", where));
         if (t.dims[0] % info->block_elements != 0)
             fail_input(path_, fmt::format("{} rows of {} values are not whole {} blocks of {}", where, t.dims[0],
                                           info->name, info->block_elements));
@@ -254,7 +256,7 @@ void GgufFile::parse() {
     // Step 4: every tensor's data inside the file, at an aligned offset.
     const uint64_t data_start = round_up(c.at(), alignment_);
     for (GgufTensorInfo& t : tensors_) {
-        const std::string where = "tensor \"" + t.name + "\"";
+        const std::string where = fmt::format("tensor \"{}\"", t.name);
         if (t.offset % alignment_ != 0)
             fail_input(path_,
                        fmt::format("{} offset {} is not a multiple of the alignment {}", where, t.offset, alignment_));
@@ -268,7 +270,7 @@ void GgufFile::parse() {
 
 const GgufValue& GgufFile::value(const std::string& key, const char* wanted) const {
     auto it = metadata_.find(key);
-    if (it == metadata_.end()) fail_input(path_, "has no metadata key \"" + key + "\" (" + wanted + ")");
+    if (it == metadata_.end()) fail_input(path_, fmt::format("has no metadata key \"{}\" ({})", key, wanted));
     return it->second;
 }
 
@@ -277,8 +279,8 @@ std::optional<uint64_t> GgufFile::get_uint(const std::string& key) const {
     const GgufValue& v = metadata_.at(key);
     const int64_t value = is_integer(v.type) ? integer_at(file_->data() + v.offset, v.type) : -1;
     if (value < 0)
-        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) +
-                              (is_integer(v.type) ? " below zero" : "") + ", expected a non-negative integer");
+        fail_input(path_, fmt::format("metadata \"{}\" is a {}{}, expected a non-negative integer", key,
+                                      value_type_name(v.type), is_integer(v.type) ? " below zero" : ""));
     return static_cast<uint64_t>(value);
 }
 
@@ -297,14 +299,14 @@ std::optional<double> GgufFile::get_float(const std::string& key) const {
         return f;
     }
     if (is_integer(v.type)) return static_cast<double>(integer_at(p, v.type));
-    fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) + ", expected a number");
+    fail_input(path_, fmt::format("metadata \"{}\" is a {}, expected a number", key, value_type_name(v.type)));
 }
 
 std::optional<std::string> GgufFile::get_string(const std::string& key) const {
     if (!has(key)) return std::nullopt;
     const GgufValue& v = metadata_.at(key);
     if (v.type != GgufValueType::string)
-        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) + ", expected a string");
+        fail_input(path_, fmt::format("metadata \"{}\" is a {}, expected a string", key, value_type_name(v.type)));
     uint64_t length;
     std::memcpy(&length, file_->data() + v.offset, 8);
     return std::string(reinterpret_cast<const char*>(file_->data() + v.offset + 8), length);
@@ -314,16 +316,16 @@ std::optional<bool> GgufFile::get_bool(const std::string& key) const {
     if (!has(key)) return std::nullopt;
     const GgufValue& v = metadata_.at(key);
     if (v.type != GgufValueType::boolean)
-        fail_input(path_, "metadata \"" + key + "\" is a " + value_type_name(v.type) + ", expected a bool");
+        fail_input(path_, fmt::format("metadata \"{}\" is a {}, expected a bool", key, value_type_name(v.type)));
     return file_->data()[v.offset] != 0;
 }
 
 std::vector<std::string> GgufFile::get_string_array(const std::string& key) const {
     const GgufValue& v = value(key, "an array of strings");
     if (v.type != GgufValueType::array || v.element_type != GgufValueType::string)
-        fail_input(path_, "metadata \"" + key + "\" is not an array of strings");
+        fail_input(path_, fmt::format("metadata \"{}\" is not an array of strings", key));
     // A string costs its bytes plus a std::string; the file (validated) bounds the total.
-    check_memory_elements(v.count, sizeof(std::string), limits_.memory_budget, path_ + ": " + key);
+    check_memory_elements(v.count, sizeof(std::string), limits_.memory_budget, fmt::format("{}: {}", path_, key));
     std::vector<std::string> result;
     result.reserve(v.count);
     const unsigned char* p = file_->data() + v.offset;
@@ -339,8 +341,8 @@ std::vector<std::string> GgufFile::get_string_array(const std::string& key) cons
 std::vector<float> GgufFile::get_float_array(const std::string& key) const {
     const GgufValue& v = value(key, "an array of float32");
     if (v.type != GgufValueType::array || v.element_type != GgufValueType::f32)
-        fail_input(path_, "metadata \"" + key + "\" is not an array of float32");
-    check_memory_elements(v.count, sizeof(float), limits_.memory_budget, path_ + ": " + key);
+        fail_input(path_, fmt::format("metadata \"{}\" is not an array of float32", key));
+    check_memory_elements(v.count, sizeof(float), limits_.memory_budget, fmt::format("{}: {}", path_, key));
     std::vector<float> result(v.count);
     if (v.count) std::memcpy(result.data(), file_->data() + v.offset, v.count * 4);
     return result;
@@ -349,8 +351,8 @@ std::vector<float> GgufFile::get_float_array(const std::string& key) const {
 std::vector<int64_t> GgufFile::get_int_array(const std::string& key) const {
     const GgufValue& v = value(key, "an array of integers");
     if (v.type != GgufValueType::array || !is_integer(v.element_type))
-        fail_input(path_, "metadata \"" + key + "\" is not an array of integers");
-    check_memory_elements(v.count, sizeof(int64_t), limits_.memory_budget, path_ + ": " + key);
+        fail_input(path_, fmt::format("metadata \"{}\" is not an array of integers", key));
+    check_memory_elements(v.count, sizeof(int64_t), limits_.memory_budget, fmt::format("{}: {}", path_, key));
     std::vector<int64_t> result(v.count);
     const uint64_t step = scalar_bytes(v.element_type);
     for (uint64_t i = 0; i < v.count; ++i) result[i] = integer_at(file_->data() + v.offset + i * step, v.element_type);
@@ -364,12 +366,12 @@ const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
 
 Tensor GgufFile::load(const std::string& name) const {
     const GgufTensorInfo* t = find_tensor(name);
-    if (!t) fail_input(path_, "has no tensor \"" + name + "\"");
+    if (!t) fail_input(path_, fmt::format("has no tensor \"{}\"", name));
     check_decodable(*t);
-    const std::string what = path_ + ": tensor \"" + name + "\"";
+    const std::string what = fmt::format("{}: tensor \"{}\"", path_, name);
     const std::vector<int64_t> shape = t->shape();
     check_memory_elements(static_cast<uint64_t>(element_count(shape, what)), sizeof(float), limits_.memory_budget,
-                          what + " of shape " + shape_string(shape));
+                          fmt::format("{} of shape {}", what, shape_string(shape)));
     Tensor result = Tensor::uninitialized(shape, what);
     dequantize_row(t->type, file_->data() + t->offset, result.ptr(), static_cast<int64_t>(result.data.size()));
     file_->release(t->offset, t->bytes);  // a streamed model's resident memory holds no block's file pages
@@ -379,16 +381,16 @@ Tensor GgufFile::load(const std::string& name) const {
 
 void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t count, Tensor& out) const {
     const GgufTensorInfo* t = find_tensor(name);
-    if (!t) fail_input(path_, "has no tensor \"" + name + "\"");
+    if (!t) fail_input(path_, fmt::format("has no tensor \"{}\"", name));
     check_decodable(*t);
-    const std::string what = path_ + ": tensor \"" + name + "\"";
+    const std::string what = fmt::format("{}: tensor \"{}\"", path_, name);
     const std::vector<int64_t> shape = t->shape();
     if (shape.size() != 2 || begin < 0 || count < 0 || begin + count > shape[0])
         throw Error(ErrorKind::internal, fmt::format("{} of shape {} has no rows [{}, {})", what, shape_string(shape),
                                                      begin, begin + count));
     const int64_t cols = shape[1];
     check_memory_elements(static_cast<uint64_t>(element_count({cols, count}, what)), sizeof(float),
-                          limits_.memory_budget, what + " of shape " + shape_string(shape));
+                          limits_.memory_budget, fmt::format("{} of shape {}", what, shape_string(shape)));
     // Step 1: out as [cols, count], in the memory it has when that is enough (resize within the
     // capacity neither allocates nor zeroes).
     const size_t size = static_cast<size_t>(cols * count);
@@ -409,10 +411,10 @@ void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t c
 void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
     const GgmlTypeInfo* info = ggml_type_info(tensor.type);
     if (!info->decodable)
-        fail_input(path_ + ": tensor \"" + tensor.name + "\"",
-                   std::string("is of type ") + info->name +
-                       ", which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
-                       "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)");
+        fail_input(fmt::format("{}: tensor \"{}\"", path_, tensor.name),
+                   fmt::format("is of type {}, which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                               "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)",
+                               info->name));
 }
 
 void gguf_check_model_tensors(const GgufFile& file) {
@@ -421,17 +423,18 @@ void gguf_check_model_tensors(const GgufFile& file) {
 
 int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture) {
     const std::optional<uint64_t> value = file.get_uint(key);
-    if (!value) fail_input(file.path(), "has no metadata \"" + key + "\" (needed for a " + architecture + " model)");
+    if (!value)
+        fail_input(file.path(), fmt::format("has no metadata \"{}\" (needed for a {} model)", key, architecture));
     return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
 }
 
 void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
                        const std::string& architecture) {
     const GgufTensorInfo* info = file.find_tensor(name);
-    if (!info) fail_input(file.path(), "has no tensor \"" + name + "\" (needed for a " + architecture + " model)");
+    if (!info) fail_input(file.path(), fmt::format("has no tensor \"{}\" (needed for a {} model)", name, architecture));
     if (info->shape() != shape)
-        fail_input(file.path(), "tensor \"" + name + "\" has shape " + shape_string(info->shape()) + ", expected " +
-                                    shape_string(shape) + " from the metadata");
+        fail_input(file.path(), fmt::format("tensor \"{}\" has shape {}, expected {} from the metadata", name,
+                                            shape_string(info->shape()), shape_string(shape)));
     file.check_decodable(*info);
 }
 

@@ -26,7 +26,7 @@ std::string_view utf8_prefix(std::string_view text, size_t max_bytes) {
 // `text` itself if it has at most `max_bytes` bytes, else its prefix followed by "...".
 std::string cut(std::string_view text, size_t max_bytes) {
     if (text.size() <= max_bytes) return std::string(text);
-    return std::string(utf8_prefix(text, max_bytes)) + "...";
+    return fmt::format("{}...", utf8_prefix(text, max_bytes));
 }
 
 // `text` as a JSON string, of which at most the first `max_bytes` bytes are read.
@@ -51,7 +51,7 @@ nlohmann::json parse_json_checked(std::string_view text, const std::string& wher
     try {
         return nlohmann::json::parse(text, callback);
     } catch (const nlohmann::json::exception& e) {
-        fail_input(where, invalid_what + ": " + cut(e.what(), max_parser_reason_bytes));
+        fail_input(where, fmt::format("{}: {}", invalid_what, cut(e.what(), max_parser_reason_bytes)));
     }
 }
 
@@ -69,8 +69,8 @@ nlohmann::json parse_json_unique_names(std::string_view text, const std::string&
         text, where, invalid_what, [&](int depth, nlohmann::json::parse_event_t e, const nlohmann::json& parsed) {
             if (e == nlohmann::json::parse_event_t::key && depth == 1 &&
                 !names.insert(parsed.get<std::string>()).second)
-                fail_input(where, name_what + " " + quoted_prefix(parsed.get<std::string>(), max_parser_reason_bytes) +
-                                      " appears twice");
+                fail_input(where, fmt::format("{} {} appears twice", name_what,
+                                              quoted_prefix(parsed.get<std::string>(), max_parser_reason_bytes)));
         });
 }
 
@@ -112,7 +112,7 @@ std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
             open.pop_back();
         } else {
             if (top.next != top.container->cbegin()) text += ',';
-            if (top.container->is_object()) text += quoted_prefix(top.next.key(), room()) + ':';
+            if (top.container->is_object()) text += fmt::format("{}:", quoted_prefix(top.next.key(), room()));
             item = &*top.next;
             ++top.next;
         }

@@ -31,7 +31,7 @@ void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, siz
              float*& out, const std::string& name, const JsonTensorSource& source) {
     const std::string& where = source.document;
     const std::string here = name + (index.empty() ? "" : " row " + shape_string(index));
-    if (!value.is_array()) fail_input(where, here + " is not an array");
+    if (!value.is_array()) fail_input(where, fmt::format("{} is not an array", here));
     if (static_cast<int64_t>(value.size()) != shape[depth])
         fail_input(where, fmt::format("{} has {} entries, expected {}", here, value.size(), shape[depth]));
     for (size_t i = 0; i < value.size(); ++i) {
@@ -44,12 +44,13 @@ void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, siz
         }
         if (!item.is_number()) {
             index.push_back(static_cast<int64_t>(i));
-            fail_input(where, name + shape_string(index) + " is not a number");
+            fail_input(where, fmt::format("{}{} is not a number", name, shape_string(index)));
         }
         const double d = item.get<double>();
         if ((!std::isfinite(d) || std::fabs(d) > 3.4e38) && !source.limits.allow_nonfinite) {
             index.push_back(static_cast<int64_t>(i));
-            fail_input(where, name + shape_string(index) + " is not a finite float32 value", Remedy::allow_nonfinite);
+            fail_input(where, fmt::format("{}{} is not a finite float32 value", name, shape_string(index)),
+                       Remedy::allow_nonfinite);
         }
         if (out) *out++ = narrow_to_float(d);
     }
@@ -64,13 +65,13 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
     if (value.is_object()) {
         // A reference to a binary file beside the document.
         if (!value.contains("npy") || !value["npy"].is_string())
-            fail_input(where, name + " must be an array of numbers or {\"npy\": \"file.npy\"}");
+            fail_input(where, fmt::format("{} must be an array of numbers or {{\"npy\": \"file.npy\"}}", name));
         const std::string file = (std::filesystem::path(source.base_dir) / value["npy"].get<std::string>()).string();
         try {
-            t = read_npy(file, source.limits, "tensor " + name + " of " + where);
+            t = read_npy(file, source.limits, fmt::format("tensor {} of {}", name, where));
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::io) throw;
-            fail_input(where, name + " refers to an unreadable file: " + e.what());
+            fail_input(where, fmt::format("{} refers to an unreadable file: {}", name, e.what()));
         }
         require_finite(t, name, file, source.limits);
     } else {
@@ -82,9 +83,10 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
         std::vector<int64_t> index;
         float* out = nullptr;
         flatten(value, shape, 0, index, out, name, source);  // validate everything first
-        check_memory_elements(static_cast<uint64_t>(element_count(shape, where + ": " + name)), sizeof(float),
-                              source.limits.memory_budget, where + ": " + name + " of shape " + shape_string(shape));
-        t = Tensor::uninitialized(shape, where + ": " + name);  // every element is written below
+        const std::string what = fmt::format("{}: {}", where, name);
+        check_memory_elements(static_cast<uint64_t>(element_count(shape, what)), sizeof(float),
+                              source.limits.memory_budget, fmt::format("{} of shape {}", what, shape_string(shape)));
+        t = Tensor::uninitialized(shape, what);  // every element is written below
         out = t.ptr();
         flatten(value, shape, 0, index, out, name, source);
     }
@@ -93,8 +95,8 @@ Tensor read_json_tensor(const nlohmann::json& value, const std::vector<int64_t>&
                                       expected.size()));
     for (size_t d = 0; d < expected.size(); ++d)
         if (expected[d] >= 0 && t.shape[d] != expected[d])
-            fail_input(where, name + " has shape " + shape_string(t.shape) + ", expected " + shape_string(expected) +
-                                  " (-1 = any)");
+            fail_input(where, fmt::format("{} has shape {}, expected {} (-1 = any)", name, shape_string(t.shape),
+                                          shape_string(expected)));
     return t;
 }
 

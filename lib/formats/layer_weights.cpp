@@ -16,7 +16,7 @@ void expect_shape(const Tensor& t, std::vector<int64_t> shape, const char* name,
     if (optional && t.empty() && t.shape.empty()) return;
     if (t.shape != shape)
         fail_input(where,
-                   std::string(name) + " has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
+                   fmt::format("{} has shape {}, expected {}", name, shape_string(t.shape), shape_string(shape)));
 }
 
 }  // namespace

@@ -13,10 +13,10 @@ namespace {
 
 // The value text after `'key':` in the header dict, up to the next top-level comma or brace.
 std::string header_value(const std::string& header, const std::string& key, const std::string& where) {
-    size_t k = header.find("'" + key + "'");
-    if (k == std::string::npos) fail_input(where, "npy header has no '" + key + "'");
+    size_t k = header.find(fmt::format("'{}'", key));
+    if (k == std::string::npos) fail_input(where, fmt::format("npy header has no '{}'", key));
     size_t colon = header.find(':', k);
-    if (colon == std::string::npos) fail_input(where, "npy header is malformed near '" + key + "'");
+    if (colon == std::string::npos) fail_input(where, fmt::format("npy header is malformed near '{}'", key));
     size_t start = colon + 1;
     while (start < header.size() && header[start] == ' ') ++start;
     size_t end = start;
@@ -42,7 +42,7 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& whe
             v = v * 10 + (text[i] - '0');
             ++i, ++digits;
         }
-        if (digits == 0) fail_input(where, "npy shape " + text + " is not a tuple of integers");
+        if (digits == 0) fail_input(where, fmt::format("npy shape {} is not a tuple of integers", text));
         while (i < text.size() && text[i] == 'L') ++i;  // Python 2 longs
         shape.push_back(v);
     }
@@ -78,7 +78,7 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
     else if (descr == "'<f8'" || descr == "'|f8'")
         item_size = 8;
     else
-        fail_input(where, "unsupported .npy dtype " + descr + " (need little-endian float32 or float64)");
+        fail_input(where, fmt::format("unsupported .npy dtype {} (need little-endian float32 or float64)", descr));
     if (header_value(header, "fortran_order", where) != "False")
         fail_input(where, ".npy array is in Fortran order (need C order)");
     const std::string shape_text = header_value(header, "shape", where);
@@ -94,7 +94,7 @@ Tensor parse_npy(const unsigned char* bytes, size_t size, const std::string& whe
                                       shape_string(shape), count, item_size, available));
 
     check_memory_elements(static_cast<uint64_t>(count), sizeof(float), limits.memory_budget,
-                          where + ": .npy array of shape " + shape_string(shape));
+                          fmt::format("{}: .npy array of shape {}", where, shape_string(shape)));
     Tensor t;
     t.shape = shape;
     t.data.resize(static_cast<size_t>(count));
@@ -133,7 +133,7 @@ NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape)
         text.resize(text.size() - 1);
     text += ")";
     for (int64_t n : shape) expected_ *= static_cast<uint64_t>(n);
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + text + ", }";
+    std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", text);
     // Pad so that magic + version + length + header is a multiple of 64, ending in '\n'.
     const size_t unpadded = 10 + header.size() + 1;
     header.append((64 - unpadded % 64) % 64, ' ');
@@ -155,7 +155,7 @@ NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape)
 
 void NpyWriter::append(const float* values, uint64_t count) {
     if (written_ + count > expected_)
-        throw Error(ErrorKind::internal, path_ + ": more values than the .npy shape holds");
+        throw Error(ErrorKind::internal, fmt::format("{}: more values than the .npy shape holds", path_));
     file_.write({reinterpret_cast<const char*>(values), count * sizeof(float)});
     file_.flush();
     written_ += count;

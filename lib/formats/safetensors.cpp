@@ -59,7 +59,7 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& whe
     const DtypeInfo* info = nullptr;
     for (const DtypeInfo& candidate : dtype_table)
         if (dtype_name == candidate.name) info = &candidate;
-    if (!info) fail_input(where, "has unknown dtype \"" + dtype_name + "\"");
+    if (!info) fail_input(where, fmt::format("has unknown dtype \"{}\"", dtype_name));
     entry.dtype = info->dtype;
 
     // Step 2: shape of non-negative integers; element count without overflow.
@@ -68,20 +68,20 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& whe
     if (shape->size() > max_rank) fail_input(where, "has more than 8 dimensions");
     for (const auto& dim : *shape) {
         if (!dim.is_number_unsigned())
-            fail_input(where, "shape " + json_excerpt(*shape) + " is not a list of non-negative integers");
+            fail_input(where, fmt::format("shape {} is not a list of non-negative integers", json_excerpt(*shape)));
         if (dim.get<uint64_t>() > (uint64_t{1} << 48))
-            fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
+            fail_input(where, fmt::format("shape {} is absurdly large", json_excerpt(*shape)));
         entry.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
     }
     uint64_t count = 1;
     for (int64_t dim : entry.shape) {
         const uint64_t d = static_cast<uint64_t>(dim);
         if (d != 0 && count > (uint64_t{1} << 60) / d)
-            fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
+            fail_input(where, fmt::format("shape {} is absurdly large", json_excerpt(*shape)));
         count *= d;
     }
     if (count > (uint64_t{1} << 60) / info->bytes)
-        fail_input(where, "shape " + json_excerpt(*shape) + " is absurdly large");
+        fail_input(where, fmt::format("shape {} is absurdly large", json_excerpt(*shape)));
 
     // Step 3: the byte range must hold exactly count elements.
     auto offsets = value.find("data_offsets");
@@ -132,7 +132,7 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
 
     // Step 2: parse the JSON header.
     check_memory_elements(header_len, json_bytes_per_text_byte, limits_.memory_budget,
-                          path_ + ": parsing the safetensors header");
+                          fmt::format("{}: parsing the safetensors header", path_));
     const nlohmann::json header =
         parse_json_unique_names(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len), path_,
                                 "safetensors header is not valid JSON", "safetensors header: tensor");
@@ -146,7 +146,7 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
                 if (text.is_string()) metadata_[key] = text.get<std::string>();
             continue;
         }
-        const std::string where = path_ + ": tensor '" + name + "'";
+        const std::string where = fmt::format("{}: tensor '{}'", path_, name);
         SafetensorsEntry entry = parse_entry(value, where);
         if (entry.end > buffer_size)
             fail_input(where, fmt::format("data_offsets end at {}, past the data buffer ({} bytes; file truncated?)",
@@ -162,8 +162,8 @@ SafetensorsFile::SafetensorsFile(std::string path, const LoadLimits& limits)
               [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
     for (size_t i = 1; i < by_begin.size(); ++i)
         if (by_begin[i].second->begin < by_begin[i - 1].second->end)
-            fail_input(path_ + ": tensor '" + *by_begin[i].first + "'",
-                       "overlaps tensor '" + *by_begin[i - 1].first + "'");
+            fail_input(fmt::format("{}: tensor '{}'", path_, *by_begin[i].first),
+                       fmt::format("overlaps tensor '{}'", *by_begin[i - 1].first));
 }
 
 SafetensorsFile::~SafetensorsFile() = default;
@@ -178,19 +178,19 @@ std::vector<std::string> SafetensorsFile::names() const {
 
 const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
     auto it = entries_.find(name);
-    if (it == entries_.end()) fail_input(path_, "has no tensor '" + name + "'");
+    if (it == entries_.end()) fail_input(path_, fmt::format("has no tensor '{}'", name));
     return it->second;
 }
 
 Tensor SafetensorsFile::load(const std::string& name) const {
     const SafetensorsEntry& e = entry(name);
     const unsigned char* src = file_->data() + data_start_ + e.begin;
+    const std::string what = fmt::format("{}: tensor '{}'", path_, name);
     if (!is_float_dtype(e.dtype))
-        fail_input(path_ + ": tensor '" + name + "'", std::string("has dtype ") + safetensors_dtype_name(e.dtype) +
-                                                          "; only F64, F32, F16 and BF16 can be loaded");
-    const std::string what = path_ + ": tensor '" + name + "'";
+        fail_input(what, fmt::format("has dtype {}; only F64, F32, F16 and BF16 can be loaded",
+                                     safetensors_dtype_name(e.dtype)));
     check_memory_elements(static_cast<uint64_t>(element_count(e.shape, what)), sizeof(float), limits_.memory_budget,
-                          what + " of shape " + shape_string(e.shape));
+                          fmt::format("{} of shape {}", what, shape_string(e.shape)));
     // Sizes were checked against the file when it was opened; every element is written below.
     Tensor t = Tensor::uninitialized(e.shape, what);
     if (t.empty()) return t;
@@ -229,7 +229,8 @@ Tensor SafetensorsFile::load(const std::string& name) const {
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        SafetensorsDtype dtype) {
     if (!is_float_dtype(dtype))
-        throw Error(ErrorKind::internal, path + ": write_safetensors supports F64, F32, F16 and BF16 only");
+        throw Error(ErrorKind::internal,
+                    fmt::format("{}: write_safetensors supports F64, F32, F16 and BF16 only", path));
     const uint64_t element_bytes = dtype_info(dtype).bytes;
 
     // Step 1: header with consecutive byte ranges, padded with spaces to a multiple of 8.

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "json_input.hpp"
 #include "utf8.hpp"
@@ -28,12 +30,12 @@ SafetensorsShards::SafetensorsShards(const std::string& folder, const LoadLimits
         fail_input(path_, "no \"weight_map\" object of tensor name -> shard file");
     for (const auto& [tensor, file] : doc["weight_map"].items()) {
         if (!file.is_string())
-            fail_input(path_, "the shard of tensor '" + escape_invalid_utf8(tensor) + "' is not a file name");
+            fail_input(path_, fmt::format("the shard of tensor '{}' is not a file name", escape_invalid_utf8(tensor)));
         const std::string name = file.get<std::string>();
         // A shard is a plain file of this folder, never a path out of it.
         if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-            fail_input(path_, "shard \"" + escape_invalid_utf8(name) + "\" of tensor '" + escape_invalid_utf8(tensor) +
-                                  "' is not a file name in the folder");
+            fail_input(path_, fmt::format("shard \"{}\" of tensor '{}' is not a file name in the folder",
+                                          escape_invalid_utf8(name), escape_invalid_utf8(tensor)));
         file_of_tensor.emplace(tensor, name);
     }
     // Step 2: each shard opened once; every tensor must be where the index says.
@@ -42,8 +44,8 @@ SafetensorsShards::SafetensorsShards(const std::string& folder, const LoadLimits
         auto [slot, is_new] = opened.emplace(file, shards_.size());
         if (is_new) shards_.push_back(std::make_unique<SafetensorsFile>((dir / file).string(), limits));
         if (!shards_[slot->second]->contains(tensor))
-            fail_input(path_,
-                       "says tensor '" + escape_invalid_utf8(tensor) + "' is in " + file + ", which does not hold it");
+            fail_input(path_, fmt::format("says tensor '{}' is in {}, which does not hold it",
+                                          escape_invalid_utf8(tensor), file));
         shard_of_.emplace(tensor, slot->second);
     }
 }
@@ -58,7 +60,7 @@ std::vector<std::string> SafetensorsShards::names() const {
 
 const SafetensorsFile& SafetensorsShards::shard(const std::string& name) const {
     const auto found = shard_of_.find(name);
-    if (found == shard_of_.end()) fail_input(path_, "missing tensor '" + escape_invalid_utf8(name) + "'");
+    if (found == shard_of_.end()) fail_input(path_, fmt::format("missing tensor '{}'", escape_invalid_utf8(name)));
     return *shards_[found->second];
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "tensor.hpp"
 
@@ -27,10 +29,10 @@ public:
 // The tensor `name` of `source`, which must have `shape`; throws Error(bad_input) naming the file
 // when it is missing or has another shape, before converting it.
 inline Tensor load_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
-    if (!source.contains(name)) fail_input(source.path(), "missing tensor '" + name + "'");
+    if (!source.contains(name)) fail_input(source.path(), fmt::format("missing tensor '{}'", name));
     if (source.shape(name) != shape)
-        fail_input(source.path(), "tensor '" + name + "' has shape " + shape_string(source.shape(name)) +
-                                      ", expected " + shape_string(shape));
+        fail_input(source.path(), fmt::format("tensor '{}' has shape {}, expected {}", name,
+                                              shape_string(source.shape(name)), shape_string(shape)));
     return source.load(name);
 }
 

@@ -80,10 +80,11 @@ std::vector<int> parse_token_ids(const std::string& text, const std::string& whe
             value = value * 10 + (text[i++] - '0');
         if (i == start || value > std::numeric_limits<int>::max() ||
             (i < text.size() && text[i] != ',' && text[i] != ' '))
-            throw Error(ErrorKind::usage, where + ": '" + text + "' is not a list of token ids like 1,403,407");
+            throw Error(ErrorKind::usage,
+                        fmt::format("{}: '{}' is not a list of token ids like 1,403,407", where, text));
         ids.push_back(static_cast<int>(value));
     }
-    if (ids.empty()) throw Error(ErrorKind::usage, where + ": no token ids given");
+    if (ids.empty()) throw Error(ErrorKind::usage, fmt::format("{}: no token ids given", where));
     return ids;
 }
 
@@ -107,7 +108,7 @@ Tensor read_embeddings(const std::string& path, const std::string& tensor_name, 
         x = file.load(name);
     }
     if (x.rank() != 2 || x.dim(0) == 0 || x.dim(1) == 0)
-        fail_input(path, "embeddings have shape " + shape_string(x.shape) + ", expected [T, D] with T, D > 0");
+        fail_input(path, fmt::format("embeddings have shape {}, expected [T, D] with T, D > 0", shape_string(x.shape)));
     return x;
 }
 

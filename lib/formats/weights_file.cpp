@@ -17,10 +17,10 @@ namespace {
 constexpr const char* weights_format = "attn-viz/weights@1";
 
 int64_t positive_integer(const nlohmann::json& doc, const char* key, const std::string& where) {
-    if (!doc.contains(key)) fail_input(where, std::string("missing key \"") + key + "\"");
+    if (!doc.contains(key)) fail_input(where, fmt::format("missing key \"{}\"", key));
     const nlohmann::json& v = doc[key];
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (int64_t{1} << 20))
-        fail_input(where, std::string("\"") + key + "\" must be a positive integer (at most 2^20)");
+        fail_input(where, fmt::format("\"{}\" must be a positive integer (at most 2^20)", key));
     return v.get<int64_t>();
 }
 
@@ -38,10 +38,10 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
                            const LoadLimits& limits) {
     if (!doc.is_object()) fail_input(path, "expected a JSON object");
     if (!doc.contains("format"))
-        fail_input(path, std::string("missing key \"format\" (expected \"") + weights_format + "\")");
+        fail_input(path, fmt::format("missing key \"format\" (expected \"{}\")", weights_format));
     if (doc["format"] != weights_format)
         fail_input(path,
-                   "unsupported format " + json_excerpt(doc["format"]) + " (expected \"" + weights_format + "\")");
+                   fmt::format("unsupported format {} (expected \"{}\")", json_excerpt(doc["format"]), weights_format));
 
     LayerWeights w;
     w.d_model = positive_integer(doc, "d_model", path);
@@ -58,7 +58,7 @@ LayerWeights parse_weights(const nlohmann::json& doc, const std::string& path, c
     const JsonTensorSource source{path, base_dir, limits};
     const int64_t D = w.d_model;
     auto matrix = [&](const char* key) {
-        if (!doc.contains(key)) fail_input(path, std::string("missing key \"") + key + "\"");
+        if (!doc.contains(key)) fail_input(path, fmt::format("missing key \"{}\"", key));
         return read_json_tensor(doc[key], {D, D}, key, source);
     };
     auto bias = [&](const char* key) {

@@ -43,10 +43,11 @@ const GgufDecoderFamily& family_of(const GgufFile& file) {
     std::string supported;
     for (const GgufDecoderFamily& family : gguf_decoder_families()) {
         if (family.architecture == architecture) return family;
-        supported += (supported.empty() ? "" : ", ") + family.architecture;
+        supported += fmt::format("{}{}", supported.empty() ? "" : ", ", family.architecture);
     }
-    fail_input(file.path(), "general.architecture is \"" + escape_invalid_utf8(architecture) +
-                                "\"; attn-viz runs GGUF models of architecture " + supported + ", gpt2, gptneox, bert");
+    fail_input(file.path(), fmt::format("general.architecture is \"{}\"; attn-viz runs GGUF models of architecture {}, "
+                                        "gpt2, gptneox, bert",
+                                        escape_invalid_utf8(architecture), supported));
 }
 
 std::string number_text(const std::optional<double>& value) {
@@ -62,19 +63,22 @@ std::string number_text(const std::optional<double>& value) {
 // ignored as llama.cpp ignores it.) Error(bad_input) naming the key and its value.
 void refuse_unimplemented_keys(const GgufFile& file, const GgufDecoderFamily& family, int64_t head) {
     const std::string& a = family.architecture;
-    std::vector<std::string> keys = {a + ".expert_count"};
-    if (!family.gemma) keys.insert(keys.end(), {a + ".attn_logit_softcapping", a + ".final_logit_softcapping"});
+    std::vector<std::string> keys = {fmt::format("{}.expert_count", a)};
+    if (!family.gemma)
+        keys.insert(keys.end(),
+                    {fmt::format("{}.attn_logit_softcapping", a), fmt::format("{}.final_logit_softcapping", a)});
     if (family.architecture == "llama")
         keys.insert(keys.end(),
-                    {a + ".attention.sliding_window", a + ".attention.key_length", a + ".attention.value_length"});
+                    {fmt::format("{}.attention.sliding_window", a), fmt::format("{}.attention.key_length", a),
+                     fmt::format("{}.attention.value_length", a)});
     for (const std::string& key : keys) {
         if (!file.has(key)) continue;
         const std::optional<double> value = file.get_float(key);
         const bool head_size = key.find("_length") != std::string::npos;
         if (head_size && value && *value == static_cast<double>(head)) continue;
-        if (key == a + ".expert_count" && value && *value == 0) continue;
-        fail_input(file.path(), key + " = " + number_text(value) + " is not supported" +
-                                    (head_size ? fmt::format(" (only the head size {})", head) : ""));
+        if (key == fmt::format("{}.expert_count", a) && value && *value == 0) continue;
+        fail_input(file.path(), fmt::format("{} = {} is not supported{}", key, number_text(value),
+                                            head_size ? fmt::format(" (only the head size {})", head) : ""));
     }
 }
 
@@ -91,11 +95,11 @@ int64_t bounded(const GgufFile& file, const std::string& key, int64_t value, int
 void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeights& a) {
     const std::string& p = family.architecture;
     a.rope = family.rope;
-    a.rope_base = file.get_float(p + ".rope.freq_base").value_or(10000.0);
+    a.rope_base = file.get_float(fmt::format("{}.rope.freq_base", p)).value_or(10000.0);
     if (!(a.rope_base > 1 && a.rope_base < 1e12))
         fail_input(file.path(), fmt::format("{}.rope.freq_base {:f} is outside (1, 1e12)", p, a.rope_base));
-    if (file.has(p + ".rope.dimension_count")) {
-        const int64_t dims = gguf_required_count(file, p + ".rope.dimension_count", p);
+    if (file.has(fmt::format("{}.rope.dimension_count", p))) {
+        const int64_t dims = gguf_required_count(file, fmt::format("{}.rope.dimension_count", p), p);
         if (dims != a.d_head && (family.architecture != "phi3" || dims % 2 != 0 || dims < 2 || dims > a.d_head))
             fail_input(file.path(), fmt::format("{}.rope.dimension_count is not the head size {}{}", p, a.d_head,
                                                 family.architecture == "phi3" ? " or an even count below it"
@@ -105,8 +109,8 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
     for (const char* tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
         if (file.find_tensor(tensor))
             fail_input(file.path(),
-                       std::string("has tensor \"") + tensor + "\": Phi-3's LongRoPE scaling is not supported");
-    const std::string scaling = file.get_string(p + ".rope.scaling.type").value_or("none");
+                       fmt::format("has tensor \"{}\": Phi-3's LongRoPE scaling is not supported", tensor));
+    const std::string scaling = file.get_string(fmt::format("{}.rope.scaling.type", p)).value_or("none");
     if (family.architecture == "llama") {
         if (file.find_tensor("rope_freqs.weight") || scaling != "none")
             fail_input(file.path(),
@@ -116,11 +120,11 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
     if (file.find_tensor("rope_freqs.weight"))
         fail_input(file.path(), "has tensor \"rope_freqs.weight\": scaled RoPE frequencies are not supported");
     if (scaling == "none") return;
-    const std::optional<double> factor = file.get_float(p + ".rope.scaling.factor");
+    const std::optional<double> factor = file.get_float(fmt::format("{}.rope.scaling.factor", p));
     if (scaling != "linear" || !factor || !(*factor >= 1 && *factor < 1e6))
-        fail_input(file.path(), p + ".rope.scaling.type \"" + escape_invalid_utf8(scaling) + "\" with factor " +
-                                    number_text(factor) +
-                                    " is not supported (only none, or linear with a factor of at least 1)");
+        fail_input(file.path(), fmt::format("{}.rope.scaling.type \"{}\" with factor {} is not supported (only none, "
+                                            "or linear with a factor of at least 1)",
+                                            p, escape_invalid_utf8(scaling), number_text(factor)));
     a.rope_scaling.kind = RopeScaling::Kind::linear;
     a.rope_scaling.factor = *factor;
 }
@@ -132,20 +136,21 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     decoder.family = &family_of(file);
     const GgufDecoderFamily& family = *decoder.family;
     const std::string& p = family.architecture;
-    auto count = [&](const std::string& key) { return gguf_required_count(file, p + "." + key, p); };
+    auto count = [&](const std::string& key) { return gguf_required_count(file, fmt::format("{}.{}", p, key), p); };
     ModelConfig& c = decoder.config;  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
     c.architecture = "llama";
     c.n_layers = count("block_count");
     c.d_model = count("embedding_length");
     c.ffn_dim = count("feed_forward_length");
     c.n_heads = count("attention.head_count");
-    c.n_kv_heads = file.has(p + ".attention.head_count_kv") ? count("attention.head_count_kv") : c.n_heads;
+    c.n_kv_heads =
+        file.has(fmt::format("{}.attention.head_count_kv", p)) ? count("attention.head_count_kv") : c.n_heads;
     c.max_tokens = count("context_length");
     const GgufTensorInfo* embedding = file.find_tensor("token_embd.weight");
     if (!embedding || embedding->dims.size() != 2) fail_input(file.path(), "has no 2-D tensor \"token_embd.weight\"");
     c.vocab_size = embedding->dims[1];
     c.shared_classifier = file.find_tensor("output.weight") == nullptr;
-    c.norm_epsilon = file.get_float(p + ".attention.layer_norm_rms_epsilon").value_or(1e-5);
+    c.norm_epsilon = file.get_float(fmt::format("{}.attention.layer_norm_rms_epsilon", p)).value_or(1e-5);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(file.path(),
                    fmt::format("{}.attention.layer_norm_rms_epsilon {:f} is outside (0, 1)", p, c.norm_epsilon));
@@ -153,27 +158,28 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
         validate_llama_config(c, file.path(), "GGUF llama metadata", "");
         c.head_dim = c.d_model / c.n_heads;
     } else {
-        bounded(file, p + ".embedding_length", c.d_model, 1 << 15);
-        bounded(file, p + ".feed_forward_length", c.ffn_dim, 1 << 17);
-        bounded(file, p + ".block_count", c.n_layers, 1 << 10);
-        bounded(file, p + ".attention.head_count", c.n_heads, 1 << 12);
-        bounded(file, p + ".attention.head_count_kv", c.n_kv_heads, c.n_heads);
-        bounded(file, p + ".context_length", c.max_tokens, 1 << 20);
+        bounded(file, fmt::format("{}.embedding_length", p), c.d_model, 1 << 15);
+        bounded(file, fmt::format("{}.feed_forward_length", p), c.ffn_dim, 1 << 17);
+        bounded(file, fmt::format("{}.block_count", p), c.n_layers, 1 << 10);
+        bounded(file, fmt::format("{}.attention.head_count", p), c.n_heads, 1 << 12);
+        bounded(file, fmt::format("{}.attention.head_count_kv", p), c.n_kv_heads, c.n_heads);
+        bounded(file, fmt::format("{}.context_length", p), c.max_tokens, 1 << 20);
         bounded(file, "token_embd.weight's vocabulary", c.vocab_size, 1 << 20);
         if (c.n_heads % c.n_kv_heads != 0)
             fail_input(file.path(),
                        fmt::format("{}.attention.head_count {} is not divisible by {}.attention.head_count_kv {}", p,
                                    c.n_heads, p, c.n_kv_heads));
-        if (!file.has(p + ".attention.key_length") && c.d_model % c.n_heads != 0)
+        if (!file.has(fmt::format("{}.attention.key_length", p)) && c.d_model % c.n_heads != 0)
             fail_input(
                 file.path(),
                 fmt::format(
                     "has no {}.attention.key_length, and {}.embedding_length {} is not divisible by the head count {}",
                     p, p, c.d_model, c.n_heads));
-        c.head_dim = file.has(p + ".attention.key_length")
-                         ? bounded(file, p + ".attention.key_length", count("attention.key_length"), 1 << 12)
-                         : c.d_model / c.n_heads;
-        if (file.has(p + ".attention.value_length") && count("attention.value_length") != c.head_dim)
+        c.head_dim =
+            file.has(fmt::format("{}.attention.key_length", p))
+                ? bounded(file, fmt::format("{}.attention.key_length", p), count("attention.key_length"), 1 << 12)
+                : c.d_model / c.n_heads;
+        if (file.has(fmt::format("{}.attention.value_length", p)) && count("attention.value_length") != c.head_dim)
             fail_input(
                 file.path(),
                 fmt::format("{}.attention.value_length differs from the key length {} (not supported)", p, c.head_dim));
@@ -192,7 +198,7 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
         a.qk_norm_offset = family.gemma ? 1.0f : 0.0f;
     }
     if (family.window_pattern > 0) {
-        const std::string key = p + ".attention.sliding_window";
+        const std::string key = fmt::format("{}.attention.sliding_window", p);
         decoder.sliding_window = family.default_window == 0 && family.window_pattern > 1
                                      ? count("attention.sliding_window")
                                  : file.has(key) ? count("attention.sliding_window")
@@ -203,10 +209,13 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
         c.residual = ResidualLayout::sandwich;
         c.activation = Activation::gelu_tanh;
         c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
-        c.final_logit_softcap = file.get_float(p + ".final_logit_softcapping").value_or(family.default_final_softcap);
-        a.logit_softcap = file.get_float(p + ".attn_logit_softcapping").value_or(family.default_attn_softcap);
+        c.final_logit_softcap =
+            file.get_float(fmt::format("{}.final_logit_softcapping", p)).value_or(family.default_final_softcap);
+        a.logit_softcap =
+            file.get_float(fmt::format("{}.attn_logit_softcapping", p)).value_or(family.default_attn_softcap);
         if (!(c.final_logit_softcap >= 0) || !(a.logit_softcap >= 0))
-            fail_input(file.path(), p + ".attn_logit_softcapping / final_logit_softcapping must not be negative");
+            fail_input(file.path(),
+                       fmt::format("{}.attn_logit_softcapping / final_logit_softcapping must not be negative", p));
         // GGUF has no query_pre_attn_scalar: llama.cpp scales by the key length, or by D / H for the 27B models.
         const double scalar = c.n_layers == family.wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads)
                                                                      : static_cast<double>(c.head_dim);

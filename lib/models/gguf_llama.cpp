@@ -40,7 +40,8 @@ std::string block_prefix(int64_t layer) { return fmt::format("blk.{}.", layer); 
 
 void check_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
     for (const BlockTensor& t : block_tensors(decoder))
-        gguf_check_tensor(file, block_prefix(layer) + t.name + ".weight", t.shape, decoder.family->architecture);
+        gguf_check_tensor(file, fmt::format("{}{}.weight", block_prefix(layer), t.name), t.shape,
+                          decoder.family->architecture);
 }
 
 // Gemma's norm weights are stored as 1 + w (convert_hf_to_gguf.py adds 1); ModelWeights keeps w.
@@ -64,15 +65,15 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
     auto load = [&](const std::string& name) {
         const auto t =
             std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
-        return gguf_load_shaped(file, p + name + ".weight", t->shape, family.architecture);
+        return gguf_load_shaped(file, fmt::format("{}{}.weight", p, name), t->shape, family.architecture);
     };
     // Rows [begin, begin + count) of matrix `name` (checked above), transposed into `out`.
     auto load_transposed = [&](const std::string& name, int64_t begin, int64_t count, Tensor& out) {
-        file.load_transposed(p + name + ".weight", begin, count, out);
+        file.load_transposed(fmt::format("{}{}.weight", p, name), begin, count, out);
     };
     auto bias = [&](const std::string& name, int64_t size) {
-        return file.find_tensor(p + name + ".bias")
-                   ? gguf_load_shaped(file, p + name + ".bias", {size}, family.architecture)
+        return file.find_tensor(fmt::format("{}{}.bias", p, name))
+                   ? gguf_load_shaped(file, fmt::format("{}{}.bias", p, name), {size}, family.architecture)
                    : Tensor{};
     };
     const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, f = c.ffn_dim;

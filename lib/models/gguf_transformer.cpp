@@ -15,7 +15,9 @@ class GgufModelReader {
 public:
     GgufModelReader(const GgufFile& file, std::string architecture) : file_(file), arch_(std::move(architecture)) {}
 
-    int64_t count(const std::string& key) const { return gguf_required_count(file_, arch_ + "." + key, arch_); }
+    int64_t count(const std::string& key) const {
+        return gguf_required_count(file_, fmt::format("{}.{}", arch_, key), arch_);
+    }
     Tensor load(const std::string& name, const std::vector<int64_t>& shape) const {
         return gguf_load_shaped(file_, name, shape, arch_);
     }
@@ -25,7 +27,7 @@ public:
         return file_.find_tensor(name) ? load(name, shape) : Tensor{};
     }
     NormWeights layer_norm(const std::string& name, int64_t d) const {
-        return {load(name + ".weight", {d}), load(name + ".bias", {d})};
+        return {load(fmt::format("{}.weight", name), {d}), load(fmt::format("{}.bias", name), {d})};
     }
 
     const GgufFile& file() const { return file_; }
@@ -50,11 +52,12 @@ ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
     const int64_t heads = r.count("attention.head_count");
     c.n_heads = heads, c.n_kv_heads = heads;
     const std::string& path = r.file().path();
-    if (r.file().has(r.arch() + ".attention.head_count_kv") && r.count("attention.head_count_kv") != heads)
+    if (r.file().has(fmt::format("{}.attention.head_count_kv", r.arch())) &&
+        r.count("attention.head_count_kv") != heads)
         fail_input(path,
-                   r.arch() +
-                       ".attention.head_count_kv differs from the head count (grouped-query attention is not part of " +
-                       r.arch() + ")");
+                   fmt::format("{}.attention.head_count_kv differs from the head count (grouped-query attention is "
+                               "not part of {})",
+                               r.arch(), r.arch()));
     for (const auto& [key, value] :
          {std::pair{"block_count", c.n_layers}, std::pair{"embedding_length", c.d_model},
           std::pair{"feed_forward_length", c.ffn_dim}, std::pair{"context_length", c.max_tokens},
@@ -65,7 +68,8 @@ ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
         fail_input(path,
                    fmt::format("{}.embedding_length {} is not divisible by {} heads", r.arch(), c.d_model, heads));
     c.head_dim = c.d_model / heads;
-    c.norm_epsilon = r.file().get_float(r.arch() + ".attention.layer_norm_epsilon").value_or(default_epsilon);
+    c.norm_epsilon =
+        r.file().get_float(fmt::format("{}.attention.layer_norm_epsilon", r.arch())).value_or(default_epsilon);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(path,
                    fmt::format("{}.attention.layer_norm_epsilon {:f} is outside (0, 1)", r.arch(), c.norm_epsilon));
@@ -79,16 +83,16 @@ ModelConfig read_config(const GgufModelReader& r, double default_epsilon) {
 LayerWeights attention(const GgufModelReader& r, const std::string& block, int64_t d, int64_t heads) {
     LayerWeights w;
     w.d_model = d, w.num_heads = heads, w.num_kv_heads = heads, w.d_head = d / heads, w.causal = true;
-    const Tensor qkv = r.load(block + "attn_qkv.weight", {3 * d, d});
-    const Tensor qkv_bias = r.optional(block + "attn_qkv.bias", {3 * d});
+    const Tensor qkv = r.load(fmt::format("{}attn_qkv.weight", block), {3 * d, d});
+    const Tensor qkv_bias = r.optional(fmt::format("{}attn_qkv.bias", block), {3 * d});
     Tensor* weights[3] = {&w.w_q, &w.w_k, &w.w_v};
     Tensor* biases[3] = {&w.b_q, &w.b_k, &w.b_v};
     for (int64_t part = 0; part < 3; ++part) {
         *weights[part] = transposed(rows_of(qkv, part * d, d));
         if (!qkv_bias.empty()) *biases[part] = rows_of(qkv_bias, part * d, d);
     }
-    w.w_o = r.matrix(block + "attn_output.weight", d, d);
-    w.b_o = r.optional(block + "attn_output.bias", {d});
+    w.w_o = r.matrix(fmt::format("{}attn_output.weight", block), d, d);
+    w.b_o = r.optional(fmt::format("{}attn_output.bias", block), {d});
     return w;
 }
 
@@ -102,13 +106,13 @@ void read_blocks(const GgufModelReader& r, ModelWeights& w, const std::pair<cons
         const std::string block = fmt::format("blk.{}.", l);
         BlockWeights b;
         b.attention = attention_of(block);
-        validate_layer(b.attention, r.file().path() + ": " + block);
-        b.attention_norm = r.layer_norm(block + norms.first, d);
-        b.feed_forward_norm = r.layer_norm(block + norms.second, d);
-        b.w_in = r.matrix(block + "ffn_up.weight", d, f);
-        b.b_in = r.optional(block + "ffn_up.bias", {f});
-        b.w_out = r.matrix(block + "ffn_down.weight", f, d);
-        b.b_out = r.optional(block + "ffn_down.bias", {d});
+        validate_layer(b.attention, fmt::format("{}: {}", r.file().path(), block));
+        b.attention_norm = r.layer_norm(fmt::format("{}{}", block, norms.first), d);
+        b.feed_forward_norm = r.layer_norm(fmt::format("{}{}", block, norms.second), d);
+        b.w_in = r.matrix(fmt::format("{}ffn_up.weight", block), d, f);
+        b.b_in = r.optional(fmt::format("{}ffn_up.bias", block), {f});
+        b.w_out = r.matrix(fmt::format("{}ffn_down.weight", block), f, d);
+        b.b_out = r.optional(fmt::format("{}ffn_down.bias", block), {d});
         w.layers.push_back(std::move(b));
     }
 }
@@ -122,8 +126,8 @@ LayerWeights bert_attention(const GgufModelReader& r, const std::string& block, 
     Tensor* biases[4] = {&w.b_q, &w.b_k, &w.b_v, &w.b_o};
     const char* names[4] = {"attn_q", "attn_k", "attn_v", "attn_output"};
     for (int part = 0; part < 4; ++part) {
-        *weights[part] = r.matrix(block + names[part] + ".weight", d, d);
-        *biases[part] = r.optional(block + names[part] + ".bias", {d});
+        *weights[part] = r.matrix(fmt::format("{}{}.weight", block, names[part]), d, d);
+        *biases[part] = r.optional(fmt::format("{}{}.bias", block, names[part]), {d});
     }
     return w;
 }
@@ -179,10 +183,11 @@ ModelWeights read_gguf_transformer(const GgufFile& file) {
     const std::string architecture = file.get_string("general.architecture").value_or("");
     const auto& known = gguf_transformer_architectures();
     if (std::find(known.begin(), known.end(), architecture) == known.end())
-        fail_input(
-            file.path(),
-            "general.architecture is \"" + escape_invalid_utf8(architecture) +
-                "\"; this reader takes GGUF models of architecture gpt2, gptneox or bert (llama: gguf_llama.hpp)");
+        fail_input(file.path(),
+                   fmt::format(
+                       "general.architecture is \"{}\"; this reader takes GGUF models of architecture gpt2, gptneox or "
+                       "bert (llama: gguf_llama.hpp)",
+                       escape_invalid_utf8(architecture)));
     gguf_check_model_tensors(file);
     const GgufModelReader r(file, architecture);
     if (architecture == "bert") return read_bert(r);

@@ -26,8 +26,8 @@ std::optional<int64_t> positive_int(const nlohmann::json& config, std::initializ
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
         if (!it->is_number_integer() || it->get<int64_t>() < minimum || it->get<int64_t>() > (int64_t{1} << 24))
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a " +
-                                  (minimum > 0 ? "positive" : "non-negative") + " integer");
+            fail_input(where, fmt::format("\"{}\" is {}, expected a {} integer", key, json_excerpt(*it),
+                                          minimum > 0 ? "positive" : "non-negative"));
         return it->get<int64_t>();
     }
     return std::nullopt;
@@ -41,9 +41,10 @@ std::optional<double> positive_number(const nlohmann::json& config, std::initial
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
         if (!it->is_number() || !(it->get<double>() > floor))
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a " +
-                                  (floor == 0.0 ? std::string("positive number")
-                                                : "number above " + json_excerpt(nlohmann::json(floor))));
+            fail_input(where,
+                       fmt::format("\"{}\" is {}, expected a {}", key, json_excerpt(*it),
+                                   floor == 0.0 ? std::string("positive number")
+                                                : fmt::format("number above {}", json_excerpt(nlohmann::json(floor)))));
         return it->get<double>();
     }
     return std::nullopt;
@@ -55,8 +56,7 @@ std::string string_field(const nlohmann::json& config, std::initializer_list<con
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_string())
-            fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected a string");
+        if (!it->is_string()) fail_input(where, fmt::format("\"{}\" is {}, expected a string", key, json_excerpt(*it)));
         return it->get<std::string>();
     }
     return "";
@@ -66,7 +66,7 @@ std::optional<bool> bool_field(const nlohmann::json& config, const char* key, co
     auto it = config.find(key);
     if (it == config.end() || it->is_null()) return std::nullopt;
     if (!it->is_boolean())
-        fail_input(where, std::string("\"") + key + "\" is " + json_excerpt(*it) + ", expected true or false");
+        fail_input(where, fmt::format("\"{}\" is {}, expected true or false", key, json_excerpt(*it)));
     return it->get<bool>();
 }
 
@@ -84,8 +84,8 @@ void read_family_fields(const nlohmann::json& config, const std::string& where, 
 // One parameter of rope_scaling, a positive number that the `type` of scaling requires.
 double scaling_parameter(const nlohmann::json& scaling, const char* key, const std::string& type,
                          const std::string& where) {
-    const std::optional<double> value = positive_number(scaling, {key}, where + ": rope_scaling");
-    if (!value) fail_input(where, "rope_scaling (" + type + ") has no \"" + key + "\"");
+    const std::optional<double> value = positive_number(scaling, {key}, fmt::format("{}: rope_scaling", where));
+    if (!value) fail_input(where, fmt::format("rope_scaling ({}) has no \"{}\"", type, key));
     return *value;
 }
 
@@ -93,7 +93,7 @@ double scaling_parameter(const nlohmann::json& scaling, const char* key, const s
 // ones (rope_scaling_types()) their parameters, named as transformers' modeling_rope_utils names them.
 void read_rope_scaling(const nlohmann::json& scaling, const char* key, const std::string& where, HfConfig& result) {
     const std::string type = string_field(scaling, {"rope_type", "type"}, where);
-    if (type.empty()) fail_input(where, std::string(key) + " has no \"rope_type\" (or \"type\")");
+    if (type.empty()) fail_input(where, fmt::format("{} has no \"rope_type\" (or \"type\")", key));
     if (type == "default") return;
     result.rope_scaling = type;
     RopeScaling& p = result.rope_scaling_parameters;
@@ -125,17 +125,18 @@ std::optional<double> rope_base(const nlohmann::json& config, const std::string&
 void read_rope_per_layer_type(const nlohmann::json& parameters, const std::string& where, HfConfig& result) {
     for (const auto& [name, value] : parameters.items())
         if ((name != "full_attention" && name != "sliding_attention") || !value.is_object())
-            fail_input(where, "rope_parameters per layer type hold \"" + escape_invalid_utf8(name) +
-                                  "\": " + json_excerpt(value) +
-                                  " (supported: \"full_attention\" and \"sliding_attention\", each an object)");
+            fail_input(where, fmt::format("rope_parameters per layer type hold \"{}\": {} (supported: "
+                                          "\"full_attention\" and \"sliding_attention\", each an object)",
+                                          escape_invalid_utf8(name), json_excerpt(value)));
     if (!parameters.contains("full_attention") || !parameters.contains("sliding_attention"))
         fail_input(where, "rope_parameters per layer type need both \"full_attention\" and \"sliding_attention\"");
     const nlohmann::json& local = parameters["sliding_attention"];
     const std::string type = string_field(local, {"rope_type", "type"}, where);
     if (type != "default")
-        fail_input(where, "rope_parameters' sliding_attention has rope_type " + json_excerpt(nlohmann::json(type)) +
-                              " (supported: \"default\": attn-viz's sliding layers are unscaled)");
-    result.rope_local_base_freq = rope_base(local, where + ": rope_parameters' sliding_attention");
+        fail_input(where, fmt::format("rope_parameters' sliding_attention has rope_type {} (supported: \"default\": "
+                                      "attn-viz's sliding layers are unscaled)",
+                                      json_excerpt(nlohmann::json(type))));
+    result.rope_local_base_freq = rope_base(local, fmt::format("{}: rope_parameters' sliding_attention", where));
     result.rope_per_layer_type = true;
 }
 
@@ -147,14 +148,14 @@ void read_rope(const nlohmann::json& config, const std::string& where, HfConfig&
     const auto scaling = config.find("rope_scaling");
     const bool has_scaling = scaling != config.end() && !scaling->is_null();
     if (has_scaling && !scaling->is_object())
-        fail_input(where, "\"rope_scaling\" is " + json_excerpt(*scaling) + ", expected an object");
+        fail_input(where, fmt::format("\"rope_scaling\" is {}, expected an object", json_excerpt(*scaling)));
     const auto parameters = config.find("rope_parameters");
     if (parameters == config.end() || parameters->is_null()) {
         if (has_scaling) read_rope_scaling(*scaling, "rope_scaling", where, result);
         return;
     }
     if (!parameters->is_object())
-        fail_input(where, "\"rope_parameters\" is " + json_excerpt(*parameters) + ", expected an object");
+        fail_input(where, fmt::format("\"rope_parameters\" is {}, expected an object", json_excerpt(*parameters)));
     if (has_scaling) fail_input(where, "both rope_scaling and rope_parameters are set; a config has one of them");
     const nlohmann::json* global = &*parameters;
     if (std::any_of(parameters->begin(), parameters->end(),
@@ -163,14 +164,14 @@ void read_rope(const nlohmann::json& config, const std::string& where, HfConfig&
         global = &(*parameters)["full_attention"];
     }
     read_rope_scaling(*global, "rope_parameters", where, result);
-    const std::optional<double> theta = rope_base(*global, where + ": rope_parameters");
+    const std::optional<double> theta = rope_base(*global, fmt::format("{}: rope_parameters", where));
     if (theta && result.rope_base && *theta != *result.rope_base)
-        fail_input(where, "rope_parameters' rope_theta " + json_excerpt(nlohmann::json(*theta)) +
-                              " disagrees with rope_theta " + json_excerpt(nlohmann::json(*result.rope_base)) +
-                              " beside it");
+        fail_input(where,
+                   fmt::format("rope_parameters' rope_theta {} disagrees with rope_theta {} beside it",
+                               json_excerpt(nlohmann::json(*theta)), json_excerpt(nlohmann::json(*result.rope_base))));
     if (theta) result.rope_base = theta;
     const std::optional<double> fraction =
-        positive_number(*global, {"partial_rotary_factor"}, where + ": rope_parameters");
+        positive_number(*global, {"partial_rotary_factor"}, fmt::format("{}: rope_parameters", where));
     if (fraction && result.rotary_fraction && *fraction != *result.rotary_fraction)
         fail_input(where, "rope_parameters' partial_rotary_factor disagrees with the one beside it");
     if (fraction) result.rotary_fraction = fraction;
@@ -184,11 +185,13 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     result.max_window_layers = positive_int(config, {"max_window_layers"}, where, 0);
     const auto types = config.find("layer_types");
     if (types != config.end() && !types->is_null()) {
-        if (!types->is_array()) fail_input(where, "\"layer_types\" is " + json_excerpt(*types) + ", expected a list");
+        if (!types->is_array())
+            fail_input(where, fmt::format("\"layer_types\" is {}, expected a list", json_excerpt(*types)));
         for (const nlohmann::json& type : *types) {
             if (!type.is_string() || (type != "full_attention" && type != "sliding_attention"))
-                fail_input(where, "layer_types holds " + json_excerpt(type) +
-                                      " (supported: \"full_attention\", \"sliding_attention\")");
+                fail_input(where, fmt::format("layer_types holds {} (supported: \"full_attention\", "
+                                              "\"sliding_attention\")",
+                                              json_excerpt(type)));
             result.layer_types.push_back(type.get<std::string>());
         }
     }
@@ -202,7 +205,7 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
                             "embedding_multiplier", "residual_multiplier", "use_bidirectional_attention"}) {
         auto it = config.find(key);
         if (it != config.end() && !it->is_null() && *it != false)
-            result.unimplemented.push_back(std::string(key) + " = " + json_excerpt(*it));
+            result.unimplemented.push_back(fmt::format("{} = {}", key, json_excerpt(*it)));
     }
 }
 
@@ -220,9 +223,10 @@ void read_gemma_fields(const nlohmann::json& config, const std::string& where, H
     result.query_pre_attn_scalar = positive_number(config, {"query_pre_attn_scalar"}, where);
     const std::optional<double> local_base = positive_number(config, {"rope_local_base_freq"}, where, 1.0);
     if (local_base && result.rope_local_base_freq && *local_base != *result.rope_local_base_freq)
-        fail_input(where, "rope_local_base_freq " + json_excerpt(nlohmann::json(*local_base)) +
-                              " disagrees with rope_parameters' sliding_attention rope_theta " +
-                              json_excerpt(nlohmann::json(*result.rope_local_base_freq)));
+        fail_input(where, fmt::format("rope_local_base_freq {} disagrees with rope_parameters' sliding_attention "
+                                      "rope_theta {}",
+                                      json_excerpt(nlohmann::json(*local_base)),
+                                      json_excerpt(nlohmann::json(*result.rope_local_base_freq))));
     if (local_base) result.rope_local_base_freq = local_base;
     result.sliding_window_pattern = positive_int(config, {"sliding_window_pattern", "_sliding_window_pattern"}, where);
 }
@@ -297,7 +301,7 @@ HfConfig read_hf_config(const std::string& config_path) {
 }
 
 int64_t required_value(const std::optional<int64_t>& value, const HfConfig& config, const char* key) {
-    if (!value) fail_input(config.path, std::string("missing \"") + key + "\"");
+    if (!value) fail_input(config.path, fmt::format("missing \"{}\"", key));
     return *value;
 }
 
@@ -312,16 +316,18 @@ Activation activation_named(const std::string& given, const HfConfig& config, co
     if (name == "silu" || name == "swish") return Activation::silu;
     if (name == "relu") return Activation::relu;
     fail_input(config.path,
-               "activation " + json_excerpt(nlohmann::json(name)) +
-                   " is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
+               fmt::format("activation {} is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, "
+                           "silu, swish, relu)",
+                           json_excerpt(nlohmann::json(name))));
 }
 
 void refuse_unimplemented(const HfConfig& config, const std::vector<std::string>& implemented) {
     for (const std::string& setting : config.unimplemented) {
         const std::string key = setting.substr(0, setting.find(' '));
         if (std::find(implemented.begin(), implemented.end(), key) == implemented.end())
-            fail_input(config.path, setting + " is not supported (attn-viz does not implement " + key +
-                                        (config.model_type.empty() ? "" : " for " + config.model_type) + ")");
+            fail_input(config.path,
+                       fmt::format("{} is not supported (attn-viz does not implement {}{})", setting, key,
+                                   config.model_type.empty() ? "" : fmt::format(" for {}", config.model_type)));
     }
 }
 

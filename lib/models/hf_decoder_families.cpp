@@ -59,10 +59,10 @@ const DecoderFamily& decoder_family(const HfConfig& hf) {
     std::string known;
     for (const DecoderFamily& family : decoder_families()) {
         if (family.model_type == hf.model_type) return family;
-        known += (known.empty() ? "" : ", ") + family.model_type;
+        known += fmt::format("{}{}", known.empty() ? "" : ", ", family.model_type);
     }
-    fail_input(hf.path, "model_type " + json_excerpt(nlohmann::json(hf.model_type)) +
-                            " is not supported (supported: " + known + ")");
+    fail_input(hf.path, fmt::format("model_type {} is not supported (supported: {})",
+                                    json_excerpt(nlohmann::json(hf.model_type)), known));
 }
 
 int64_t sliding_window_of(const HfConfig& hf, const DecoderFamily& family, int64_t layer, int64_t layers) {

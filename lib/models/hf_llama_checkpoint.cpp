@@ -24,9 +24,9 @@ void require_supported(const HfConfig& hf, const char* key, const std::string& v
                        const std::vector<std::string>& supported) {
     if (std::find(supported.begin(), supported.end(), value) != supported.end()) return;
     std::string known;
-    for (const std::string& name : supported) known += (known.empty() ? "" : ", ") + name;
-    fail_input(hf.path, std::string(key) + " " + json_excerpt(nlohmann::json(value)) +
-                            " is not supported (supported: " + known + ")");
+    for (const std::string& name : supported) known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
+    fail_input(hf.path,
+               fmt::format("{} {} is not supported (supported: {})", key, json_excerpt(nlohmann::json(value)), known));
 }
 
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
@@ -34,9 +34,10 @@ ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
     if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
     refuse_unimplemented(hf, family.implemented_keys);
     if (hf.rotary_fraction && *hf.rotary_fraction != 1.0 && !family.partial_rotary)
-        fail_input(hf.path, "partial_rotary_factor " + json_excerpt(nlohmann::json(*hf.rotary_fraction)) +
-                                " is not supported for " + hf.model_type + " (transformers' " + hf.model_type +
-                                " turns whole heads)");
+        fail_input(hf.path,
+                   fmt::format("partial_rotary_factor {} is not supported for {} (transformers' {} turns "
+                               "whole heads)",
+                               json_excerpt(nlohmann::json(*hf.rotary_fraction)), hf.model_type, hf.model_type));
     ModelConfig c;  // RMSNorm, gated feed-forward, pre-norm: ModelConfig's defaults
     c.architecture = "llama";
     c.d_model = required_value(hf.d_model, hf, "hidden_size");
@@ -73,7 +74,7 @@ ModelConfig llama_config(const HfConfig& hf, const DecoderFamily& family) {
 void expect_bias(bool present, bool expected, const std::string& name, const std::string& reason,
                  const TensorSource& source) {
     if (present == expected) return;
-    fail_input(source.path(), "tensor '" + name + "' is " + (expected ? "missing" : "there") + ", but " + reason);
+    fail_input(source.path(), fmt::format("tensor '{}' is {}, but {}", name, expected ? "missing" : "there", reason));
 }
 
 // Phi-3's attention: q, k and v are rows [0, H d_h), [H d_h, (H + KV) d_h) and the rest of qkv_proj.
@@ -81,13 +82,14 @@ LayerWeights fused_attention(const SafetensorsShards& source, const ModelConfig&
     LayerWeights w;
     w.d_model = c.d_model, w.num_heads = c.n_heads, w.num_kv_heads = c.n_kv_heads, w.d_head = c.head_dim;
     const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
-    const Tensor qkv = load_of_shape(source, block + "self_attn.qkv_proj.weight", {q + 2 * kv, c.d_model});
+    const Tensor qkv =
+        load_of_shape(source, fmt::format("{}self_attn.qkv_proj.weight", block), {q + 2 * kv, c.d_model});
     w.w_q = transposed(rows_of(qkv, 0, q));
     w.w_k = transposed(rows_of(qkv, q, kv));
     w.w_v = transposed(rows_of(qkv, q + kv, kv));
-    w.w_o = transposed(load_of_shape(source, block + "self_attn.o_proj.weight", {c.d_model, q}));
-    expect_bias(source.contains(block + "self_attn.qkv_proj.bias"), false, block + "self_attn.qkv_proj.bias",
-                "phi3 has no attention biases", source);
+    w.w_o = transposed(load_of_shape(source, fmt::format("{}self_attn.o_proj.weight", block), {c.d_model, q}));
+    expect_bias(source.contains(fmt::format("{}self_attn.qkv_proj.bias", block)), false,
+                fmt::format("{}self_attn.qkv_proj.bias", block), "phi3 has no attention biases", source);
     return w;
 }
 
@@ -117,17 +119,18 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
         const bool qkv = by_config || family.attention_biases == BiasRule::qkv;
         const std::string why =
             family.attention_biases == BiasRule::by_config
-                ? "config.json's attention_bias is " + std::string(by_config ? "true" : "false or absent")
-            : family.attention_biases == BiasRule::qkv ? hf.model_type + " has q/k/v biases and none on o_proj"
-                                                       : hf.model_type + " has no attention biases";
-        expect_bias(!a.b_q.empty(), qkv, block + "self_attn.q_proj.bias", why, source);
-        expect_bias(!a.b_k.empty(), qkv, block + "self_attn.k_proj.bias", why, source);
-        expect_bias(!a.b_v.empty(), qkv, block + "self_attn.v_proj.bias", why, source);
-        expect_bias(!a.b_o.empty(), by_config, block + "self_attn.o_proj.bias", why, source);
+                ? fmt::format("config.json's attention_bias is {}", by_config ? "true" : "false or absent")
+            : family.attention_biases == BiasRule::qkv
+                ? fmt::format("{} has q/k/v biases and none on o_proj", hf.model_type)
+                : fmt::format("{} has no attention biases", hf.model_type);
+        expect_bias(!a.b_q.empty(), qkv, fmt::format("{}self_attn.q_proj.bias", block), why, source);
+        expect_bias(!a.b_k.empty(), qkv, fmt::format("{}self_attn.k_proj.bias", block), why, source);
+        expect_bias(!a.b_v.empty(), qkv, fmt::format("{}self_attn.v_proj.bias", block), why, source);
+        expect_bias(!a.b_o.empty(), by_config, fmt::format("{}self_attn.o_proj.bias", block), why, source);
     }
     if (family.qk_norm) {
-        a.q_norm = load_of_shape(source, block + "self_attn.q_norm.weight", {c.head_dim});
-        a.k_norm = load_of_shape(source, block + "self_attn.k_norm.weight", {c.head_dim});
+        a.q_norm = load_of_shape(source, fmt::format("{}self_attn.q_norm.weight", block), {c.head_dim});
+        a.k_norm = load_of_shape(source, fmt::format("{}self_attn.k_norm.weight", block), {c.head_dim});
         a.qk_norm_epsilon = c.norm_epsilon;
         a.qk_norm_offset = family.gemma ? 1.0f : 0.0f;
     }
@@ -153,33 +156,37 @@ BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, con
     const std::string block = fmt::format("model.layers.{}.", l);
     BlockWeights b;
     b.attention = read_attention(source, hf, family, c, l);
-    b.attention_norm.weight = load_of_shape(source, block + "input_layernorm.weight", {d});
+    b.attention_norm.weight = load_of_shape(source, fmt::format("{}input_layernorm.weight", block), {d});
     if (family.gemma) {  // Gemma's post_attention_layernorm is on the attention output
-        b.attention_output_norm.weight = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
-        b.feed_forward_norm.weight = load_of_shape(source, block + "pre_feedforward_layernorm.weight", {d});
-        b.feed_forward_output_norm.weight = load_of_shape(source, block + "post_feedforward_layernorm.weight", {d});
+        b.attention_output_norm.weight =
+            load_of_shape(source, fmt::format("{}post_attention_layernorm.weight", block), {d});
+        b.feed_forward_norm.weight =
+            load_of_shape(source, fmt::format("{}pre_feedforward_layernorm.weight", block), {d});
+        b.feed_forward_output_norm.weight =
+            load_of_shape(source, fmt::format("{}post_feedforward_layernorm.weight", block), {d});
     } else {
-        b.feed_forward_norm.weight = load_of_shape(source, block + "post_attention_layernorm.weight", {d});
+        b.feed_forward_norm.weight =
+            load_of_shape(source, fmt::format("{}post_attention_layernorm.weight", block), {d});
     }
     if (family.fused) {
-        const Tensor gate_up = load_of_shape(source, block + "mlp.gate_up_proj.weight", {2 * f, d});
+        const Tensor gate_up = load_of_shape(source, fmt::format("{}mlp.gate_up_proj.weight", block), {2 * f, d});
         b.w_in = transposed(rows_of(gate_up, 0, f));
         b.w_up = transposed(rows_of(gate_up, f, f));
     } else {
-        b.w_in = transposed(load_of_shape(source, block + "mlp.gate_proj.weight", {f, d}));
-        b.w_up = transposed(load_of_shape(source, block + "mlp.up_proj.weight", {f, d}));
+        b.w_in = transposed(load_of_shape(source, fmt::format("{}mlp.gate_proj.weight", block), {f, d}));
+        b.w_up = transposed(load_of_shape(source, fmt::format("{}mlp.up_proj.weight", block), {f, d}));
     }
-    b.w_out = transposed(load_of_shape(source, block + "mlp.down_proj.weight", {d, f}));
+    b.w_out = transposed(load_of_shape(source, fmt::format("{}mlp.down_proj.weight", block), {d, f}));
     // transformers: Llama's MLP biases follow mlp_bias; the other families have none.
     const bool mlp_bias = family.mlp_bias_key && hf.mlp_bias.value_or(false);
     const std::string mlp_why = family.mlp_bias_key
-                                    ? "config.json's mlp_bias is " + std::string(mlp_bias ? "true" : "false or absent")
-                                    : hf.model_type + " has no MLP biases";
+                                    ? fmt::format("config.json's mlp_bias is {}", mlp_bias ? "true" : "false or absent")
+                                    : fmt::format("{} has no MLP biases", hf.model_type);
     const std::pair<Tensor*, std::pair<const char*, int64_t>> biases[] = {{&b.b_in, {"mlp.gate_proj.bias", f}},
                                                                           {&b.b_out, {"mlp.down_proj.bias", d}},
                                                                           {&b.b_up, {"mlp.up_proj.bias", f}}};
     for (const auto& [bias, name_and_size] : biases) {
-        const std::string name = block + name_and_size.first;
+        const std::string name = fmt::format("{}{}", block, name_and_size.first);
         expect_bias(source.contains(name), mlp_bias, name, mlp_why, source);
         if (mlp_bias) *bias = load_of_shape(source, name, {name_and_size.second});
     }

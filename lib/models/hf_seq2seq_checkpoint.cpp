@@ -34,16 +34,16 @@ LayerWeights attention_module(const TensorSource& source, const std::string& pre
     w.d_model = d, w.num_heads = c.n_heads, w.num_kv_heads = c.n_heads, w.d_head = c.head_dim, w.causal = causal;
     w.score_scale = score_scale;
     auto matrix = [&](const char* name, int64_t in, int64_t out) {
-        return transposed(load_of_shape(source, prefix + name + ".weight", {out, in}));
+        return transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, name), {out, in}));
     };
     auto bias = [&](const char* name, int64_t size) {
-        return with_bias ? load_of_shape(source, prefix + name + ".bias", {size}) : Tensor{};
+        return with_bias ? load_of_shape(source, fmt::format("{}{}.bias", prefix, name), {size}) : Tensor{};
     };
     w.w_q = matrix(names.q, d, inner), w.b_q = bias(names.q, inner);
     w.w_k = matrix(names.k, d, inner), w.b_k = bias(names.k, inner);
     w.w_v = matrix(names.v, d, inner), w.b_v = bias(names.v, inner);
     w.w_o = matrix(names.o, inner, d), w.b_o = bias(names.o, d);
-    validate_layer(w, source.path() + ": " + prefix);
+    validate_layer(w, fmt::format("{}: {}", source.path(), prefix));
     return w;
 }
 
@@ -51,17 +51,17 @@ LayerWeights attention_module(const TensorSource& source, const std::string& pre
 // where the family has them.
 void feed_forward_module(const TensorSource& source, const std::string& prefix, const char* in, const char* up,
                          const char* out, int64_t d, int64_t f, bool with_bias, BlockWeights& b) {
-    b.w_in = transposed(load_of_shape(source, prefix + in + ".weight", {f, d}));
-    if (up) b.w_up = transposed(load_of_shape(source, prefix + up + ".weight", {f, d}));
-    b.w_out = transposed(load_of_shape(source, prefix + out + ".weight", {d, f}));
+    b.w_in = transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, in), {f, d}));
+    if (up) b.w_up = transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, up), {f, d}));
+    b.w_out = transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, out), {d, f}));
     if (with_bias)
-        b.b_in = load_of_shape(source, prefix + in + ".bias", {f}),
-        b.b_out = load_of_shape(source, prefix + out + ".bias", {d});
+        b.b_in = load_of_shape(source, fmt::format("{}{}.bias", prefix, in), {f}),
+        b.b_out = load_of_shape(source, fmt::format("{}{}.bias", prefix, out), {d});
 }
 
 void refuse_if_true(const HfConfig& hf, const std::optional<bool>& value, const char* key) {
     if (value.value_or(false))
-        fail_input(hf.path, std::string(key) + " = true is not supported (attn-viz reads BART without it)");
+        fail_input(hf.path, fmt::format("{} = true is not supported (attn-viz reads BART without it)", key));
 }
 
 // The sizes both families name alike (width, vocabulary, heads) and the encoder's depth, under
@@ -122,31 +122,31 @@ Seq2SeqWeights read_bart(const HfConfig& hf, const TensorSource& source) {
     const int64_t d = c.d_model, v = c.vocab_size;
     const std::string prefix = find_prefix(source, {"model.", ""}, "shared.weight");
     const AttentionNames names{"q_proj", "k_proj", "v_proj", "out_proj"};
-    w.token_embedding = load_of_shape(source, prefix + "shared.weight", {v, d});
+    w.token_embedding = load_of_shape(source, fmt::format("{}shared.weight", prefix), {v, d});
     for (int64_t l = 0; l < c.n_layers; ++l) {
         const std::string block = fmt::format("{}encoder.layers.{}.", prefix, l);
         BlockWeights b;
-        b.attention = attention_module(source, block + "self_attn.", names, c, false, true, 0.0);
-        b.attention_norm = layer_norm(source, block + "self_attn_layer_norm", d);
+        b.attention = attention_module(source, fmt::format("{}self_attn.", block), names, c, false, true, 0.0);
+        b.attention_norm = layer_norm(source, fmt::format("{}self_attn_layer_norm", block), d);
         feed_forward_module(source, block, "fc1", nullptr, "fc2", d, c.ffn_dim, true, b);
-        b.feed_forward_norm = layer_norm(source, block + "final_layer_norm", d);
+        b.feed_forward_norm = layer_norm(source, fmt::format("{}final_layer_norm", block), d);
         w.encoder.push_back(std::move(b));
     }
     for (int64_t l = 0; l < w.config.n_decoder_layers; ++l) {
         const std::string block = fmt::format("{}decoder.layers.{}.", prefix, l);
         DecoderBlockWeights b;
-        b.block.attention = attention_module(source, block + "self_attn.", names, c, true, true, 0.0);
-        b.block.attention_norm = layer_norm(source, block + "self_attn_layer_norm", d);
-        b.cross_attention = attention_module(source, block + "encoder_attn.", names, c, false, true, 0.0);
-        b.cross_attention_norm = layer_norm(source, block + "encoder_attn_layer_norm", d);
+        b.block.attention = attention_module(source, fmt::format("{}self_attn.", block), names, c, true, true, 0.0);
+        b.block.attention_norm = layer_norm(source, fmt::format("{}self_attn_layer_norm", block), d);
+        b.cross_attention = attention_module(source, fmt::format("{}encoder_attn.", block), names, c, false, true, 0.0);
+        b.cross_attention_norm = layer_norm(source, fmt::format("{}encoder_attn_layer_norm", block), d);
         feed_forward_module(source, block, "fc1", nullptr, "fc2", d, *hf.decoder_ffn_dim, true, b.block);
-        b.block.feed_forward_norm = layer_norm(source, block + "final_layer_norm", d);
+        b.block.feed_forward_norm = layer_norm(source, fmt::format("{}final_layer_norm", block), d);
         w.decoder.push_back(std::move(b));
     }
     for (const auto& [stack, name] :
          {std::pair{&w.encoder_stack, "encoder."}, std::pair{&w.decoder_stack, "decoder."}}) {
-        stack->positions = bart_positions(source, prefix + name + "embed_positions.weight", c);
-        stack->embedding_norm = layer_norm(source, prefix + name + "layernorm_embedding", d);
+        stack->positions = bart_positions(source, fmt::format("{}{}embed_positions.weight", prefix, name), c);
+        stack->embedding_norm = layer_norm(source, fmt::format("{}{}layernorm_embedding", prefix, name), d);
     }
     const bool tied = hf.tie_word_embeddings.value_or(true);
     w.classifier = transposed(tied ? w.token_embedding : load_of_shape(source, "lm_head.weight", {v, d}));
@@ -161,8 +161,8 @@ void t5_feed_forward(const HfConfig& hf, ModelConfig& c) {
     const size_t dash = proj.find('-');
     const bool gated = dash != std::string::npos;
     if (gated && (proj.substr(0, dash) != "gated" || proj.find('-', dash + 1) != std::string::npos))
-        fail_input(hf.path,
-                   "feed_forward_proj \"" + escape_invalid_utf8(proj) + "\" is not of the form ACT or gated-ACT");
+        fail_input(hf.path, fmt::format("feed_forward_proj \"{}\" is not of the form ACT or gated-ACT",
+                                        escape_invalid_utf8(proj)));
     c.feed_forward = gated ? FeedForwardKind::gated : FeedForwardKind::plain;
     c.activation = proj == "gated-gelu" ? Activation::gelu_tanh
                                         : activation_named(gated ? proj.substr(dash + 1) : proj, hf, "relu");
@@ -208,13 +208,13 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
         return fmt::format("{}block.{}.layer.{}.", stack, l, sublayer);
     };
     auto feed_forward = [&](const std::string& layer, BlockWeights& b) {
-        feed_forward_module(source, layer + "DenseReluDense.", gated ? "wi_0" : "wi", gated ? "wi_1" : nullptr, "wo", d,
-                            c.ffn_dim, false, b);
-        b.feed_forward_norm = {load_of_shape(source, layer + "layer_norm.weight", {d}), {}};
+        feed_forward_module(source, fmt::format("{}DenseReluDense.", layer), gated ? "wi_0" : "wi",
+                            gated ? "wi_1" : nullptr, "wo", d, c.ffn_dim, false, b);
+        b.feed_forward_norm = {load_of_shape(source, fmt::format("{}layer_norm.weight", layer), {d}), {}};
     };
     auto self_attention = [&](const std::string& layer, bool causal, BlockWeights& b) {
-        b.attention = attention_module(source, layer + "SelfAttention.", names, c, causal, false, 1.0);
-        b.attention_norm = {load_of_shape(source, layer + "layer_norm.weight", {d}), {}};
+        b.attention = attention_module(source, fmt::format("{}SelfAttention.", layer), names, c, causal, false, 1.0);
+        b.attention_norm = {load_of_shape(source, fmt::format("{}layer_norm.weight", layer), {d}), {}};
     };
     for (int64_t l = 0; l < c.n_layers; ++l) {
         BlockWeights b;
@@ -225,17 +225,19 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
     for (int64_t l = 0; l < w.config.n_decoder_layers; ++l) {
         DecoderBlockWeights b;
         self_attention(sub("decoder.", l, 0), true, b.block);
-        b.cross_attention =
-            attention_module(source, sub("decoder.", l, 1) + "EncDecAttention.", names, c, false, false, 1.0);
-        b.cross_attention_norm = {load_of_shape(source, sub("decoder.", l, 1) + "layer_norm.weight", {d}), {}};
+        b.cross_attention = attention_module(source, fmt::format("{}EncDecAttention.", sub("decoder.", l, 1)), names, c,
+                                             false, false, 1.0);
+        b.cross_attention_norm = {load_of_shape(source, fmt::format("{}layer_norm.weight", sub("decoder.", l, 1)), {d}),
+                                  {}};
         feed_forward(sub("decoder.", l, 2), b.block);
         w.decoder.push_back(std::move(b));
     }
     for (const auto& [stack, name] :
          {std::pair{&w.encoder_stack, "encoder."}, std::pair{&w.decoder_stack, "decoder."}}) {
-        stack->final_norm = {load_of_shape(source, std::string(name) + "final_layer_norm.weight", {d}), {}};
-        stack->relative_positions.table = load_of_shape(
-            source, sub(name, 0, 0) + "SelfAttention.relative_attention_bias.weight", {buckets, c.n_heads});
+        stack->final_norm = {load_of_shape(source, fmt::format("{}final_layer_norm.weight", name), {d}), {}};
+        stack->relative_positions.table =
+            load_of_shape(source, fmt::format("{}SelfAttention.relative_attention_bias.weight", sub(name, 0, 0)),
+                          {buckets, c.n_heads});
         stack->relative_positions.max_distance = max_distance;
     }
     const bool tied = hf.tie_word_embeddings.value_or(true);
@@ -257,9 +259,8 @@ bool is_seq2seq_model_type(const std::string& model_type) {
 
 Seq2SeqWeights read_hf_seq2seq_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
     if (!is_seq2seq_model_type(hf.model_type))
-        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) +
-                                "\" is not an encoder-decoder attn-viz reads (supported: " +
-                                joined(hf_seq2seq_model_types()) + ")");
+        fail_input(hf.path, fmt::format("model_type \"{}\" is not an encoder-decoder attn-viz reads (supported: {})",
+                                        escape_invalid_utf8(hf.model_type), joined(hf_seq2seq_model_types())));
     const SafetensorsShards source(folder, limits);
     return hf.model_type == "bart" ? read_bart(hf, source) : read_t5(hf, source);
 }

@@ -42,8 +42,8 @@ ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double de
         fail_input(hf.path, "a head size other than hidden_size / num_attention_heads is not supported");
     c.head_dim = c.d_model / heads;
     if (!hf.rope_scaling.empty())
-        fail_input(hf.path, "rope_scaling \"" + escape_invalid_utf8(hf.rope_scaling) +
-                                "\" is not supported (only unscaled RoPE)");
+        fail_input(hf.path, fmt::format("rope_scaling \"{}\" is not supported (only unscaled RoPE)",
+                                        escape_invalid_utf8(hf.rope_scaling)));
     return c;
 }
 
@@ -71,12 +71,12 @@ void read_blocks(ModelWeights& w, const TensorSource& source, const std::string&
         const std::string block = fmt::format("{}{}{}.", prefix, names.layers, l);
         BlockWeights b;
         b.attention = attention_of(l, block);
-        b.attention_norm = layer_norm(source, block + names.attention_norm, d);
-        b.feed_forward_norm = layer_norm(source, block + names.feed_forward_norm, d);
-        b.w_in = matrix(block + names.mlp_in + ".weight", d, f);
-        b.b_in = optional_of_shape(source, block + names.mlp_in + ".bias", {f});
-        b.w_out = matrix(block + names.mlp_out + ".weight", f, d);
-        b.b_out = optional_of_shape(source, block + names.mlp_out + ".bias", {d});
+        b.attention_norm = layer_norm(source, fmt::format("{}{}", block, names.attention_norm), d);
+        b.feed_forward_norm = layer_norm(source, fmt::format("{}{}", block, names.feed_forward_norm), d);
+        b.w_in = matrix(fmt::format("{}{}.weight", block, names.mlp_in), d, f);
+        b.b_in = optional_of_shape(source, fmt::format("{}{}.bias", block, names.mlp_in), {f});
+        b.w_out = matrix(fmt::format("{}{}.weight", block, names.mlp_out), f, d);
+        b.b_out = optional_of_shape(source, fmt::format("{}{}.bias", block, names.mlp_out), {d});
         w.layers.push_back(std::move(b));
     }
 }
@@ -105,9 +105,9 @@ ModelWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
     const std::string prefix = find_prefix(source, {"", "transformer."}, "wte.weight");
     read_blocks(w, source, prefix, {"h.", "ln_1", "ln_2", "mlp.c_fc", "mlp.c_proj", true},
                 [&](int64_t layer, const std::string&) { return preset_attention(source, "gpt2", layer, hf); });
-    w.token_embedding = load_of_shape(source, prefix + "wte.weight", {c.vocab_size, d});
-    w.position_embedding = load_of_shape(source, prefix + "wpe.weight", {c.max_tokens, d});
-    w.final_norm = layer_norm(source, prefix + "ln_f", d);
+    w.token_embedding = load_of_shape(source, fmt::format("{}wte.weight", prefix), {c.vocab_size, d});
+    w.position_embedding = load_of_shape(source, fmt::format("{}wpe.weight", prefix), {c.max_tokens, d});
+    w.final_norm = layer_norm(source, fmt::format("{}ln_f", prefix), d);
     w.classifier = transposed(c.shared_classifier ? w.token_embedding
                                                   : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
     return w;
@@ -127,8 +127,8 @@ LayerWeights neox_attention(const TensorSource& source, const std::string& block
         fail_input(hf.path,
                    fmt::format("rotary_pct gives {} rotary features per head; an even count is needed", w.rope_dims));
     w.rope = w.rope_dims > 0 ? RopeStyle::half_split : RopeStyle::none;
-    const Tensor qkv = load_of_shape(source, block + "attention.query_key_value.weight", {3 * d, d});
-    const Tensor qkv_bias = optional_of_shape(source, block + "attention.query_key_value.bias", {3 * d});
+    const Tensor qkv = load_of_shape(source, fmt::format("{}attention.query_key_value.weight", block), {3 * d, d});
+    const Tensor qkv_bias = optional_of_shape(source, fmt::format("{}attention.query_key_value.bias", block), {3 * d});
     Tensor* weights[3] = {&w.w_q, &w.w_k, &w.w_v};
     Tensor* biases[3] = {&w.b_q, &w.b_k, &w.b_v};
     for (int64_t part = 0; part < 3; ++part) {
@@ -142,9 +142,9 @@ LayerWeights neox_attention(const TensorSource& source, const std::string& block
         *weights[part] = transposed(rows);
         *biases[part] = std::move(bias);
     }
-    w.w_o = transposed(load_of_shape(source, block + "attention.dense.weight", {d, d}));
-    w.b_o = optional_of_shape(source, block + "attention.dense.bias", {d});
-    validate_layer(w, source.path() + ": " + block);
+    w.w_o = transposed(load_of_shape(source, fmt::format("{}attention.dense.weight", block), {d, d}));
+    w.b_o = optional_of_shape(source, fmt::format("{}attention.dense.bias", block), {d});
+    validate_layer(w, fmt::format("{}: {}", source.path(), block));
     return w;
 }
 
@@ -161,8 +161,8 @@ ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
         w, source, prefix,
         {"layers.", "input_layernorm", "post_attention_layernorm", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", false},
         [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
-    w.token_embedding = load_of_shape(source, prefix + "embed_in.weight", {c.vocab_size, d});
-    w.final_norm = layer_norm(source, prefix + "final_layer_norm", d);
+    w.token_embedding = load_of_shape(source, fmt::format("{}embed_in.weight", prefix), {c.vocab_size, d});
+    w.final_norm = layer_norm(source, fmt::format("{}final_layer_norm", prefix), d);
     w.classifier = transposed(c.shared_classifier ? w.token_embedding
                                                   : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
     return w;
@@ -170,8 +170,8 @@ ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
 
 ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
     if (!hf.position_embedding_type.empty() && hf.position_embedding_type != "absolute")
-        fail_input(hf.path, "position_embedding_type \"" + escape_invalid_utf8(hf.position_embedding_type) +
-                                "\" is not supported (only \"absolute\")");
+        fail_input(hf.path, fmt::format("position_embedding_type \"{}\" is not supported (only \"absolute\")",
+                                        escape_invalid_utf8(hf.position_embedding_type)));
     ModelWeights w;
     w.config = common_config(hf, 0, 1e-12);
     w.config.activation = parse_activation(hf, "gelu");
@@ -185,14 +185,15 @@ ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
                 [&](int64_t layer, const std::string&) {
                     return preset_attention(source, "bert", layer, hf, hf.is_decoder.value_or(false));
                 });
-    const std::string embeddings = prefix + "embeddings.";
-    w.token_embedding = load_of_shape(source, embeddings + "word_embeddings.weight", {c.vocab_size, d});
-    w.position_embedding = load_of_shape(source, embeddings + "position_embeddings.weight", {c.max_tokens, d});
-    const Tensor types =
-        load_of_shape(source, embeddings + "token_type_embeddings.weight", {hf.type_vocab_size.value_or(2), d});
+    const std::string embeddings = fmt::format("{}embeddings.", prefix);
+    w.token_embedding = load_of_shape(source, fmt::format("{}word_embeddings.weight", embeddings), {c.vocab_size, d});
+    w.position_embedding =
+        load_of_shape(source, fmt::format("{}position_embeddings.weight", embeddings), {c.max_tokens, d});
+    const Tensor types = load_of_shape(source, fmt::format("{}token_type_embeddings.weight", embeddings),
+                                       {hf.type_vocab_size.value_or(2), d});
     w.token_type_embedding = Tensor({d});
     std::copy_n(types.ptr(), d, w.token_type_embedding.ptr());  // every token is of type 0
-    w.embedding_norm = layer_norm(source, embeddings + "LayerNorm", d);
+    w.embedding_norm = layer_norm(source, fmt::format("{}LayerNorm", embeddings), d);
     return w;
 }
 
@@ -221,15 +222,15 @@ ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfi
         const auto& llama_types = hf_llama_model_types();
         if (std::find(llama_types.begin(), llama_types.end(), hf.model_type) != llama_types.end())
             throw Error(ErrorKind::internal,
-                        hf.path + ": model_type \"" + hf.model_type + "\" is read by read_hf_llama_folder");
+                        fmt::format("{}: model_type \"{}\" is read by read_hf_llama_folder", hf.path, hf.model_type));
         if (is_seq2seq_model_type(hf.model_type))
             throw Error(
                 ErrorKind::usage,
-                hf.path + ": model_type \"" + hf.model_type +
-                    "\" is an encoder-decoder model, which `model` runs and `compare` compares over one source and "
-                    "target; this command takes decoder or encoder models");
-        fail_input(hf.path, "model_type \"" + escape_invalid_utf8(hf.model_type) +
-                                "\" is not supported (supported: " + joined(hf_model_types()) + ")");
+                fmt::format("{}: model_type \"{}\" is an encoder-decoder model, which `model` runs and `compare` "
+                            "compares over one source and target; this command takes decoder or encoder models",
+                            hf.path, hf.model_type));
+        fail_input(hf.path, fmt::format("model_type \"{}\" is not supported (supported: {})",
+                                        escape_invalid_utf8(hf.model_type), joined(hf_model_types())));
     }
     const SafetensorsShards source(folder, limits);
     if (hf.model_type == "gpt2") return read_gpt2(hf, source);

@@ -19,14 +19,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 LayerWeights load_layer_weights(const LayerSource& source, const LoadLimits& limits) {
     if (ends_with(source.path, ".safetensors")) {
         if (source.layout.empty())
-            throw Error(ErrorKind::usage,
-                        source.path + ": a safetensors checkpoint needs a layout: torch-mha, bert, gpt2 or llama",
-                        Remedy::give_layout);
+            throw Error(
+                ErrorKind::usage,
+                fmt::format("{}: a safetensors checkpoint needs a layout: torch-mha, bert, gpt2 or llama", source.path),
+                Remedy::give_layout);
         return load_layer(source.path, source.layout, source.layer, source.options, limits);
     }
     if (!source.layout.empty())
-        throw Error(ErrorKind::usage,
-                    source.path + ": a layout (" + source.layout + ") applies to .safetensors checkpoints only");
+        throw Error(ErrorKind::usage, fmt::format("{}: a layout ({}) applies to .safetensors checkpoints only",
+                                                  source.path, source.layout));
     LayerWeights weights = read_weights_file(source.path, limits);
     if (source.options.causal) weights.causal = *source.options.causal;
     return weights;
@@ -36,7 +37,8 @@ SequenceInput load_sequence(const SequenceSource& source, int64_t d_model, const
     if (!ends_with(source.path, ".npy") && !ends_with(source.path, ".safetensors")) {
         if (!source.tokens_path.empty() || !source.tensor_name.empty())
             throw Error(ErrorKind::usage,
-                        source.path + ": a tokens file and a tensor name apply to .npy/.safetensors embeddings only");
+                        fmt::format("{}: a tokens file and a tensor name apply to .npy/.safetensors embeddings only",
+                                    source.path));
         return read_input_file(source.path, d_model, limits);
     }
     SequenceInput input;

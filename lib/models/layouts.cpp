@@ -31,18 +31,18 @@ struct LayerContext {
     const LayoutOptions& options;
     const HfConfig& config;
 
-    bool has(const std::string& suffix) const { return file.contains(base + suffix); }
+    bool has(const std::string& suffix) const { return file.contains(fmt::format("{}{}", base, suffix)); }
 
     // The tensor base + suffix, which must exist and have `shape` (-1 = any size).
     Tensor get(const std::string& suffix, const std::vector<int64_t>& shape) const {
-        const std::string name = base + suffix;
-        if (!file.contains(name)) fail_input(where, "missing tensor '" + name + "'");
+        const std::string name = fmt::format("{}{}", base, suffix);
+        if (!file.contains(name)) fail_input(where, fmt::format("missing tensor '{}'", name));
         const std::vector<int64_t>& actual = file.shape(name);
         bool ok = actual.size() == shape.size();
         for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] < 0 || shape[i] == actual[i];
         if (!ok)
-            fail_input(where,
-                       "tensor '" + name + "' has shape " + shape_string(actual) + ", expected " + shape_string(shape));
+            fail_input(where, fmt::format("tensor '{}' has shape {}, expected {}", name, shape_string(actual),
+                                          shape_string(shape)));
         return file.load(name);
     }
     // Like get, or an empty tensor when absent.
@@ -100,8 +100,8 @@ LayerWeights build_fused(const LayerContext& c, const FusedNames& n) {
     const Tensor qkv = c.get(n.qkv_weight, {-1, -1});
     const int64_t d = n.out_in ? qkv.dim(1) : qkv.dim(0);
     if ((n.out_in ? qkv.dim(0) : qkv.dim(1)) != 3 * d)
-        fail_input(c.where, "tensor '" + c.base + n.qkv_weight + "' has shape " + shape_string(qkv.shape) +
-                                ", expected " + (n.out_in ? "[3D, D]" : "[D, 3D]"));
+        fail_input(c.where, fmt::format("tensor '{}{}' has shape {}, expected {}", c.base, n.qkv_weight,
+                                        shape_string(qkv.shape), n.out_in ? "[3D, D]" : "[D, 3D]"));
     LayerWeights w;
     w.d_model = d;
     set_equal_heads(w, c, d);
@@ -138,7 +138,7 @@ struct SeparateNames {
 };
 
 LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
-    const std::string q_name = std::string(n.q) + ".weight", k_name = std::string(n.k) + ".weight";
+    const std::string q_name = fmt::format("{}.weight", n.q), k_name = fmt::format("{}.weight", n.k);
     const Tensor q = c.get(q_name, {-1, -1});
     const int64_t d = q.dim(1), q_width = q.dim(0);
     LayerWeights w;
@@ -161,12 +161,12 @@ LayerWeights build_separate(const LayerContext& c, const SeparateNames& n) {
                    n.grouped_kv ? Remedy::give_num_kv_heads : Remedy::none);
     w.w_q = transposed(q);
     w.w_k = transposed(k);
-    w.w_v = transposed(c.get(std::string(n.v) + ".weight", {kv_width, d}));
-    w.w_o = transposed(c.get(std::string(n.o) + ".weight", {d, q_width}));
-    w.b_q = c.get_optional(std::string(n.q) + ".bias", {q_width});
-    w.b_k = c.get_optional(std::string(n.k) + ".bias", {kv_width});
-    w.b_v = c.get_optional(std::string(n.v) + ".bias", {kv_width});
-    w.b_o = c.get_optional(std::string(n.o) + ".bias", {d});
+    w.w_v = transposed(c.get(fmt::format("{}.weight", n.v), {kv_width, d}));
+    w.w_o = transposed(c.get(fmt::format("{}.weight", n.o), {d, q_width}));
+    w.b_q = c.get_optional(fmt::format("{}.bias", n.q), {q_width});
+    w.b_k = c.get_optional(fmt::format("{}.bias", n.k), {kv_width});
+    w.b_v = c.get_optional(fmt::format("{}.bias", n.v), {kv_width});
+    w.b_o = c.get_optional(fmt::format("{}.bias", n.o), {d});
     return w;
 }
 
@@ -200,13 +200,13 @@ const Preset& find_preset(const std::string& layout) {
     for (const Preset& p : presets())
         if (p.name == layout) return p;
     std::string known;
-    for (const std::string& name : layout_names()) known += (known.empty() ? "" : ", ") + name;
-    throw Error(ErrorKind::usage, "unknown layout '" + layout + "' (known: " + known + ")");
+    for (const std::string& name : layout_names()) known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
+    throw Error(ErrorKind::usage, fmt::format("unknown layout '{}' (known: {})", layout, known));
 }
 
 // prefix + layer path for one layer, with "{layer}" filled in.
 std::string layer_base(const std::string& prefix, const Preset& preset, int layer) {
-    return replace_all(prefix + preset.layer_path, "{layer}", fmt::to_string(layer));
+    return replace_all(fmt::format("{}{}", prefix, preset.layer_path), "{layer}", fmt::to_string(layer));
 }
 
 // The prefix under which the file holds this preset's layer 0 ("" candidates first), or null.
@@ -233,7 +233,8 @@ RopeStyle parse_rope_style(const std::string& text) {
     if (text == "none") return RopeStyle::none;
     if (text == "interleaved") return RopeStyle::interleaved;
     if (text == "half" || text == "half_split" || text == "half-split") return RopeStyle::half_split;
-    throw Error(ErrorKind::usage, "unknown rotary embedding style '" + text + "' (known: none, interleaved, half)");
+    throw Error(ErrorKind::usage,
+                fmt::format("unknown rotary embedding style '{}' (known: none, interleaved, half)", text));
 }
 
 int count_layers(const TensorSource& file, const std::string& layout, const LayoutOptions& options) {
@@ -256,11 +257,11 @@ LayerWeights load_layer(const TensorSource& file, const std::string& layout, int
     if (!prefix) {
         const std::vector<std::string> names = file.names();
         std::string sample;
-        for (size_t i = 0; i < names.size() && i < 3; ++i) sample += (i ? ", '" : "'") + names[i] + "'";
+        for (size_t i = 0; i < names.size() && i < 3; ++i) sample += fmt::format("{}{}'", i ? ", '" : "'", names[i]);
         fail_input(file.path(),
-                   "holds no " + layout + " layer: expected a tensor '" +
-                       layer_base(options.prefix.value_or(preset.default_prefixes.front()), preset, 0) + preset.probe +
-                       "' (its tensors start " + (sample.empty() ? "<none>" : sample) + ")",
+                   fmt::format("holds no {} layer: expected a tensor '{}{}' (its tensors start {})", layout,
+                               layer_base(options.prefix.value_or(preset.default_prefixes.front()), preset, 0),
+                               preset.probe, sample.empty() ? "<none>" : sample),
                    Remedy::change_layout);
     }
     const int layers = count_layers(file, layout, options);

@@ -42,9 +42,9 @@ public:
         : at_(start), path_(path), limits_(limits) {}
     // The next array as a tensor of `shape`.
     Tensor next(std::vector<int64_t> shape, const std::string& name) {
-        const std::string what = path_ + ": " + name;
+        const std::string what = fmt::format("{}: {}", path_, name);
         check_memory_elements(static_cast<uint64_t>(element_count(shape, what)), sizeof(float), limits_.memory_budget,
-                              what + " of shape " + shape_string(shape));
+                              fmt::format("{} of shape {}", what, shape_string(shape)));
         Tensor t = Tensor::uninitialized(std::move(shape), what);
         std::memcpy(t.ptr(), at_, t.data.size() * 4);
         at_ += t.data.size() * 4;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "file_kind.hpp"
 #include "gguf_llama.hpp"
@@ -71,7 +73,7 @@ ModelWeights read_model_weights(const ModelFiles& files, const LoadLimits& limit
         case ModelFormat::llama2c:
             return read_llama2c_checkpoint(files.path, limits);
     }
-    throw Error(ErrorKind::internal, files.path + ": unknown model format");
+    throw Error(ErrorKind::internal, fmt::format("{}: unknown model format", files.path));
 }
 
 }  // namespace attn_viz

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -16,8 +18,8 @@ void refuse_model_folder_file(const std::string& path) {
         name != "tokenizer.model")
         return;
     const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
-    fail_input(path, "is the " + name + " of a model folder, not a model: pass the folder that holds it (" +
-                         folder.string() + ")");
+    fail_input(path, fmt::format("is the {} of a model folder, not a model: pass the folder that holds it ({})", name,
+                                 folder.string()));
 }
 
 }  // namespace attn_viz

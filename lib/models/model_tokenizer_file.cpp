@@ -32,10 +32,10 @@ std::unique_ptr<ModelTokenizer> read_hf_tokenizer(const std::string& location, i
     // Fewer tokens than the model's embedding rows is common (Pythia pads its embedding); more is
     // a tokenizer of another model, whose ids would run past the embedding.
     if (vocab_size > 0 && tokenizer.vocab_size() > vocab_size)
-        fail_input(
-            location,
-            fmt::format("its vocabulary of {} tokens does not fit the model's {}{}: a tokenizer of another model?",
-                        tokenizer.vocab_size(), vocab_size, model_path.empty() ? "" : " (" + model_path + ")"));
+        fail_input(location,
+                   fmt::format(
+                       "its vocabulary of {} tokens does not fit the model's {}{}: a tokenizer of another model?",
+                       tokenizer.vocab_size(), vocab_size, model_path.empty() ? "" : fmt::format(" ({})", model_path)));
     return as_model_tokenizer(std::move(tokenizer));
 }
 
