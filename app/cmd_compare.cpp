@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "attention.hpp"
 #include "commands.hpp"
 #include "compare_corpus_run.hpp"
@@ -177,9 +179,9 @@ int compare_encoder_decoders(const CompareOptions& o, bool seq2seq_a, bool seq2s
                              const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits) {
     if (seq2seq_a != seq2seq_b)
         attn_viz::fail_input(seq2seq_a ? o.weights_b : o.weights_a,
-                             std::string("not an encoder-decoder folder, while ") +
-                                 (seq2seq_a ? o.weights_a : o.weights_b) +
-                                 " is one: compare takes two models of one architecture");
+                             fmt::format("not an encoder-decoder folder, while {} is one: compare takes two models of "
+                                         "one architecture",
+                                         seq2seq_a ? o.weights_a : o.weights_b));
     if (o.diff_pictures > 0)
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "compare: --diff-pictures is not built for encoder-decoders (it names heads "
@@ -207,7 +209,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         nlohmann::json doc = compare_document(m.heads, summary, metric, m.top1);
         for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
         if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
-        write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
+        write_file_atomically(out.file("compare.json"), fmt::format("{}\n", dump_json(doc, 1)));
         write_comparison_pictures(out, m.heads, m.top1, "");
         if (o.diff_pictures > 0) {
             std::vector<const LayerResult*> first, second;
@@ -267,7 +269,7 @@ int compare(CompareOptions& o) {
     if (a.d_model != b.d_model || a.num_heads != b.num_heads || a.num_kv_heads != b.num_kv_heads ||
         a.causal != b.causal)
         fail_input(o.weights_b,
-                   "a different architecture from " + o.weights_a + " (d_model, heads, KV heads or causal)");
+                   fmt::format("a different architecture from {} (d_model, heads, KV heads or causal)", o.weights_a));
     const SequenceInput input = load_sequence(o.input, a.d_model, limits);
 
     // Step 2: both layers on oneDNN (from this thread only), then the comparison.
@@ -285,7 +287,8 @@ int compare(CompareOptions& o) {
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.input.path, o.input.tokens_path});
-        write_file_atomically(out.file("compare.json"), dump_json(compare_document(c, summary, metric, {}), 1) + "\n");
+        write_file_atomically(out.file("compare.json"),
+                              fmt::format("{}\n", dump_json(compare_document(c, summary, metric, {}), 1)));
         if (o.diff_pictures > 0) write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens, o.diff_pictures);
         out.commit();
     }

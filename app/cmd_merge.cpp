@@ -4,6 +4,8 @@
 // or encoder-decoder partials (attn-viz/seq2seq-partial@1) into the three stacks' report.
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "compare_corpus_run.hpp"
 #include "corpus_attribution_report.hpp"
@@ -70,10 +72,9 @@ nlohmann::json read_partial_of_kind(const std::string& path, const std::string& 
         const std::string named = special(kind) ? kind : its;  // the special kind the message is about
         const bool is = its == named;
         attn_viz::fail_input(
-            path, std::string(is ? "is " : "is not ") +
-                      (named == compare_partial_format ? "a compare partial (" : "an encoder-decoder partial (") +
-                      named + ") while " + o.partials.front() + " is" + (is ? " not" : "") +
-                      ": merge partials of one kind");
+            path, fmt::format("{} {} partial ({}) while {} is{}: merge partials of one kind", is ? "is" : "is not",
+                              named == compare_partial_format ? "a compare" : "an encoder-decoder", named,
+                              o.partials.front(), is ? " not" : ""));
     }
     return partial;
 }

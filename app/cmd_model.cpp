@@ -299,7 +299,8 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     const AnalysisOptions options = analysis_options(o.report, backend, &weight_similarity);
     ModelCorpusHooks hooks;
     hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
-        for (size_t l = 0; l < layers.size(); ++l) warn_poisoned_heads(layers[l], l, where + ": ");
+        const std::string prefix = fmt::format("{}: ", where);
+        for (size_t l = 0; l < layers.size(); ++l) warn_poisoned_heads(layers[l], l, prefix);
     };
     // Analyses of whole runs (residual streams, logits) run each sequence alone; without them a
     // streamed model runs layer-major.

@@ -104,8 +104,7 @@ struct RunInputs {
 void warn_poisoned_heads(const attn_viz::LayerResult& result, int64_t layer, const std::string& where) {
     const std::vector<std::string> poisoned = attn_viz::poisoned_heads(result, layer);
     if (poisoned.empty()) return;
-    std::string names;
-    for (const std::string& head : poisoned) names += (names.empty() ? "" : ", ") + head;
+    const std::string names = fmt::format("{}", fmt::join(poisoned, ", "));
     std::fprintf(stderr, "attn-viz: warning: %snon-finite values reach %s\n", where.c_str(), names.c_str());
 }
 
@@ -145,11 +144,11 @@ std::string sequence_name(size_t index) { return fmt::format("seq_{:02}", index)
 // "a.npy" -> "a.seq_03.npy": one dump per sequence of a batch.
 std::string per_sequence(const std::string& path, size_t index) {
     if (path.empty()) return path;
-    const std::string suffix = "." + sequence_name(index);
+    const std::string suffix = fmt::format(".{}", sequence_name(index));
     const size_t dot = path.rfind('.');
     return dot == std::string::npos || path.find('/', dot) != std::string::npos
-               ? path + suffix
-               : path.substr(0, dot) + suffix + path.substr(dot);
+               ? fmt::format("{}{}", path, suffix)
+               : fmt::format("{}{}{}", path.substr(0, dot), suffix, path.substr(dot));
 }
 
 // Every file the run reads: no output may replace one.
@@ -200,7 +199,7 @@ void run_sequences(const RunOptions& o, const RunInputs& in, LayerRunner& runner
         if (o.context.empty()) report_input.token_ids = token_ids_from_labels(queries.tokens);
         report_input.weight_similarity = &runner.weight_similarity;
         report_input.layer_numbers = {o.layer.layer};
-        if (batch) report_input.folder = sequence_name(n) + "/";
+        if (batch) report_input.folder = fmt::format("{}/", sequence_name(n));
         report_input.extra_stats["provenance"] = provenance;
         report_input.model_description =
             fmt::format("{} (layer {}, {} heads)", o.layer.path, o.layer.layer, in.weights.num_heads);
@@ -222,7 +221,7 @@ nlohmann::json run_corpus(const RunOptions& o, const attn_viz::LoadLimits& limit
     const AnalysisOptions options = analysis_options(o.report, runner.backend, &runner.weight_similarity);
     LayerCorpusHooks hooks;
     hooks.on_run = [&runner](const std::string& where, const LayerResult& result) {
-        runner.count(result, where + ": ");
+        runner.count(result, fmt::format("{}: ", where));
     };
     hooks.on_sequence = [&run](int64_t sequences) { run.sequence_done(sequences); };
     add_layer_corpus(run.documents, runner.layer, options, limits, run.corpus, hooks, runner.timings);

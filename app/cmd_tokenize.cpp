@@ -62,7 +62,7 @@ int tokenize(const TokenizeOptions& o) {
             std::printf("%s\n", tokenized_json(tokenized).dump().c_str());
             return;
         }
-        std::printf("%s%s%s", first ? "" : "\n", where.empty() ? "" : (where + ": ").c_str(),
+        std::printf("%s%s%s%s", first ? "" : "\n", where.c_str(), where.empty() ? "" : ": ",
                     token_table(tokenized).c_str());
         first = false;
     };

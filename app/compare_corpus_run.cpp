@@ -76,8 +76,8 @@ CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulat
     r.document = corpus_comparison_json(r.comparison);
     r.document["summary"] = compare_summary_json(r.summary, mean, r.metric, top1);
     r.document["corpora"] = corpora_json(corpus.coverage());
-    r.text = compare_summary_text(r.summary, mean, r.metric, top1) + corpus_output_text(r.comparison) +
-             ranked_comparison_table(mean, top1);
+    r.text = fmt::format("{}{}{}", compare_summary_text(r.summary, mean, r.metric, top1),
+                         corpus_output_text(r.comparison), ranked_comparison_table(mean, top1));
     return r;
 }
 
@@ -85,7 +85,7 @@ void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareR
                                   const nlohmann::json& provenance) {
     nlohmann::json doc = r.document;
     doc["provenance"] = provenance;
-    attn_viz::write_file_atomically(out.file("compare.json"), attn_viz::dump_json(doc, 1) + "\n");
+    attn_viz::write_file_atomically(out.file("compare.json"), fmt::format("{}\n", attn_viz::dump_json(doc, 1)));
     write_comparison_pictures(out, r.comparison.mean, attn_viz::mean_top1(r.comparison), " (mean over the corpus)");
 }
 

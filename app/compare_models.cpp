@@ -27,7 +27,8 @@ ComparedModels::ComparedModels(const std::string& path_a, const std::string& pat
     if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
         ca.vocab_size != cb.vocab_size)
         attn_viz::fail_input(
-            path_b, "a different architecture from " + path_a + " (dim, layers, heads, KV heads or vocabulary)");
+            path_b,
+            fmt::format("a different architecture from {} (dim, layers, heads, KV heads or vocabulary)", path_a));
     tokenizer = attn_viz::read_model_tokenizer(files_a, tokenizer_path, ca.vocab_size, limits);
 }
 
@@ -121,14 +122,14 @@ void write_head_grid_picture(const std::string& path, const attn_viz::HeadCompar
 
 void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c,
                                const std::vector<double>& top1, const std::string& over, const std::string& folder) {
-    write_head_grid_picture(out.file(folder + "js_distance.png"), c, c.maps.js_distance,
-                            {"JS distance between the two models' maps, per head" + over, "JS distance"});
+    write_head_grid_picture(out.file(fmt::format("{}js_distance.png", folder)), c, c.maps.js_distance,
+                            {fmt::format("JS distance between the two models' maps, per head{}", over), "JS distance"});
     write_head_grid_picture(
-        out.file(folder + "map_correlation.png"), c, c.maps.correlation,
-        {"Correlation of the two models' maps, per head" + over, "map correlation", "viridis", -1, 1});
+        out.file(fmt::format("{}map_correlation.png", folder)), c, c.maps.correlation,
+        {fmt::format("Correlation of the two models' maps, per head{}", over), "map correlation", "viridis", -1, 1});
     write_head_grid_picture(
-        out.file(folder + "top1_agreement.png"), c, top1,
-        {"Queries whose strongest key agrees, per head" + over, "top-1 agreement", "viridis", 0, 1});
+        out.file(fmt::format("{}top1_agreement.png", folder)), c, top1,
+        {fmt::format("Queries whose strongest key agrees, per head{}", over), "top-1 agreement", "viridis", 0, 1});
 }
 
 }  // namespace attn_viz_cli

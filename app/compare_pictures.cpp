@@ -42,8 +42,8 @@ void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadCompariso
         attn_viz::write_map_comparison_png(
             out.file(picture_name(id, first.size() > 1)), first[layer]->attention.ptr() + id.head * map_size,
             second[layer]->attention.ptr() + id.head * map_size, vis, tokens, tokens, style,
-            {"A: " + head + " - " + c.first.labels[static_cast<size_t>(n)],
-             "B: " + head + " - " + c.second.labels[static_cast<size_t>(n)], change});
+            {fmt::format("A: {} - {}", head, c.first.labels[static_cast<size_t>(n)]),
+             fmt::format("B: {} - {}", head, c.second.labels[static_cast<size_t>(n)]), change});
     }
 }
 

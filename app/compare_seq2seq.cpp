@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "compare_summary.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -44,7 +46,7 @@ std::vector<const attn_viz::LayerWeights*> stack_weights(const attn_viz::Seq2Seq
 
 // "cross L1H0".
 std::string stack_head_name(const StackComparison& s, size_t n) {
-    return s.stack + " " + attn_viz::head_tag(s.heads.first.head_ids[n]);
+    return fmt::format("{} {}", s.stack, attn_viz::head_tag(s.heads.first.head_ids[n]));
 }
 
 }  // namespace
@@ -73,8 +75,9 @@ Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string
     if (ca.d_model != cb.d_model || ca.n_layers != cb.n_layers ||
         weights_a.config.n_decoder_layers != weights_b.config.n_decoder_layers || ca.n_heads != cb.n_heads ||
         ca.head_dim != cb.head_dim || ca.vocab_size != cb.vocab_size)
-        fail_input(b, "a different architecture from " + a +
-                          " (d_model, encoder or decoder layers, heads, head size or vocabulary)");
+        fail_input(b, fmt::format("a different architecture from {} (d_model, encoder or decoder layers, heads, head "
+                                  "size or vocabulary)",
+                                  a));
     const std::unique_ptr<ModelTokenizer> tokenizer =
         read_model_tokenizer(files_a, input.tokenizer, ca.vocab_size, limits);
     const int64_t max_tokens = std::min(ca.max_tokens, cb.max_tokens);
@@ -128,20 +131,21 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
             stack.erase("format");
             stack["summary"] = compare_summary_json(summaries[k], s.heads, metrics[k], s.top1);
             doc["stacks"][s.stack] = std::move(stack);
-            write_comparison_pictures(out, s.heads, s.top1, " (" + s.stack + ")", s.stack + "/");
+            write_comparison_pictures(out, s.heads, s.top1, fmt::format(" ({})", s.stack), fmt::format("{}/", s.stack));
         }
         doc["output"] = output_comparison_json(m.output, nullptr);
         doc["provenance"] = run_provenance();
-        write_file_atomically(out.file("compare.json"), dump_json(doc, 1) + "\n");
+        write_file_atomically(out.file("compare.json"), fmt::format("{}\n", dump_json(doc, 1)));
         out.commit();
     }
     if (!request.output.quiet) {
         for (size_t k = 0; k < m.stacks.size(); ++k) {
             const StackComparison& s = m.stacks[k];
-            std::fputs((s.stack + ":\n" + compare_summary_text(summaries[k], s.heads, metrics[k], s.top1) +
-                        ranked_comparison_table(s.heads, s.top1) + "\n")
-                           .c_str(),
-                       stdout);
+            std::fputs(
+                fmt::format("{}:\n{}{}\n", s.stack, compare_summary_text(summaries[k], s.heads, metrics[k], s.top1),
+                            ranked_comparison_table(s.heads, s.top1))
+                    .c_str(),
+                stdout);
         }
         std::fputs(output_comparison_line(m.output).c_str(), stdout);
     }

@@ -16,7 +16,7 @@ CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std:
                                 const std::string& partial_format) {
     CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
     cmd->add_option("--save-partial", v.save_partial,
-                    "Corpus mode: also write the running sums (" + partial_format + ") for attn-viz merge")
+                    fmt::format("Corpus mode: also write the running sums ({}) for attn-viz merge", partial_format))
         ->needs(inputs);
     cmd->add_option("--shard", v.shard_text,
                     "Corpus mode: take only shard I of N, the sequences i with i mod N = I (0-based, in corpus order), "
@@ -34,8 +34,9 @@ void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOption
                        const std::string& other) {
     if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html ||
         !report_values.svg.empty() || report_values.map != "weights")
-        throw CLI::ValidationError("--inputs", "corpus mode keeps no maps: " + other +
-                                                   ", --dump-*, --html, --svg and --map are for one sequence");
+        throw CLI::ValidationError("--inputs", fmt::format("corpus mode keeps no maps: {}, --dump-*, --html, --svg and "
+                                                           "--map are for one sequence",
+                                                           other));
 }
 
 std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report,

@@ -21,7 +21,8 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
     nlohmann::json doc;
     std::string where;
     if (!documents_.next(doc, where))
-        fail_input(path_, "the corrupted corpus ends before the clean one: no partner for " + clean_where);
+        fail_input(path_,
+                   fmt::format("the corrupted corpus ends before the clean one: no partner for {}", clean_where));
     const ModelDescription& c = model.description();
     const std::vector<int> ids = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_.memory_budget, where);
     if (ids.size() != clean.tokens.size())

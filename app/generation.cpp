@@ -9,8 +9,9 @@ namespace attn_viz_cli {
 void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option) {
     if (!model.has_logits())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                              option + " needs a model that predicts next tokens, but this is a " +
-                                  model.description().architecture + " model: an encoder, with no next-token logits");
+                              fmt::format("{} needs a model that predicts next tokens, but this is a {} model: an "
+                                          "encoder, with no next-token logits",
+                                          option, model.description().architecture));
 }
 
 Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer,
@@ -35,21 +36,22 @@ Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer&
 }
 
 std::string generation_lines(const Generation& g, const std::string& prompt_text) {
-    std::string lines = "prompt: " + prompt_text + "\n";
+    const std::string lines = fmt::format("prompt: {}\n", prompt_text);
     const std::string count = fmt::format("{}{}", g.ids.size(), g.ids.size() == 1 ? " token" : " tokens");
     if (g.ids.empty() && g.stop == "end_of_text")
-        return lines +
-               "greedy continuation: none: the model ended the text at once (its first choice was the end-of-text "
-               "token " +
-               g.end_token + ")\n";
-    if (g.ids.empty()) return lines + "greedy continuation: none: the prompt already fills the model's context\n";
+        return fmt::format(
+            "{}greedy continuation: none: the model ended the text at once (its first choice was the "
+            "end-of-text token {})\n",
+            lines, g.end_token);
+    if (g.ids.empty())
+        return fmt::format("{}greedy continuation: none: the prompt already fills the model's context\n", lines);
     std::string how = count;
     if (g.stop == "end_of_text")
         how += fmt::format(" of {}, then the model ended the text ({})", g.requested, g.end_token);
     if (g.stop == "context_full") how += fmt::format(" of {}, then the model's context was full", g.requested);
     const size_t start = g.text.find_first_not_of(' ');  // the space between prompt and continuation
-    return lines + "greedy continuation (" + how +
-           "): " + (start == std::string::npos ? g.text : g.text.substr(start)) + "\n";
+    return fmt::format("{}greedy continuation ({}): {}\n", lines, how,
+                       start == std::string::npos ? g.text : g.text.substr(start));
 }
 
 nlohmann::json generation_json(const Generation& g, const std::string& prompt_text) {

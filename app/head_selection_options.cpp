@@ -11,7 +11,7 @@ namespace attn_viz_cli {
 namespace {
 
 [[noreturn]] void bad_item(const std::string& option, const std::string& item, const std::string& expected) {
-    throw attn_viz::Error(attn_viz::ErrorKind::usage, option + " '" + item + "': expected " + expected);
+    throw attn_viz::Error(attn_viz::ErrorKind::usage, fmt::format("{} '{}': expected {}", option, item, expected));
 }
 
 // "7" -> 7; -1 for anything that is not a non-negative integer.

@@ -1,14 +1,16 @@
 #include "input_limits.hpp"
 
+#include <fmt/format.h>
+
 #include "option_parsing.hpp"
 
 namespace attn_viz_cli {
 
 void add_memory_budget_option(CLI::App* cmd, InputLimitValues& values, const std::string& what) {
     cmd->add_option("--max-memory", values.max_memory,
-                    "Refuse " + what +
-                        " needing more memory than this (e.g. 8G, 512M, 1000000 bytes; "
-                        "default 75% of physical memory)");
+                    fmt::format("Refuse {} needing more memory than this (e.g. 8G, 512M, 1000000 bytes; default 75% "
+                                "of physical memory)",
+                                what));
 }
 
 void add_input_limit_options(CLI::App* cmd, InputLimitValues& values) {

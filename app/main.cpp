@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "error.hpp"
@@ -65,8 +66,10 @@ std::string remedy_hint(attn_viz::Remedy remedy) {
 void flush_standard_output() {
     errno = 0;
     if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
-    const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
-    throw attn_viz::Error(attn_viz::ErrorKind::io, "standard output: write failed" + reason);
+    const int error_number = errno;
+    if (error_number == 0) throw attn_viz::Error(attn_viz::ErrorKind::io, "standard output: write failed");
+    throw attn_viz::Error(attn_viz::ErrorKind::io,
+                          fmt::format("standard output: write failed: {}", std::strerror(error_number)));
 }
 
 }  // namespace

@@ -146,9 +146,9 @@ bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablat
 void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
     if (corpus_mode && asks_for_patching(o))
         throw CLI::ValidationError("--inputs",
-                                   std::string(o.patch_from ? "--patch-from" : "--patch-from-tokens") +
-                                       " gives one corrupted input; over a corpus, give each sequence its partner with "
-                                       "--patch-from-inputs C2.jsonl");
+                                   fmt::format("{} gives one corrupted input; over a corpus, give each sequence its "
+                                               "partner with --patch-from-inputs C2.jsonl",
+                                               o.patch_from ? "--patch-from" : "--patch-from-tokens"));
     if (!corpus_mode && !o.patch_from_inputs.empty())
         throw CLI::ValidationError("--patch-from-inputs",
                                    "pairs a corrupted corpus with --inputs; for one text use --patch-from");
@@ -167,13 +167,14 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
         if (const std::string obstacle = attn_viz::logit_attribution_obstacle(model.weights()); !obstacle.empty())
             throw attn_viz::Error(
                 attn_viz::ErrorKind::usage,
-                "--logit-attribution: this model's logits do not split into per-head terms: " + obstacle);
+                fmt::format("--logit-attribution: this model's logits do not split into per-head terms: {}", obstacle));
     }
     if (o.composition)
         if (const std::string obstacle = attn_viz::composition_obstacle(model.weights(), model.attention_weights());
             !obstacle.empty())
-            throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                                  "--composition: composition scores do not describe this model's heads: " + obstacle);
+            throw attn_viz::Error(
+                attn_viz::ErrorKind::usage,
+                fmt::format("--composition: composition scores do not describe this model's heads: {}", obstacle));
     if (o.target >= c.vocab_size)
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               fmt::format("--target {}: outside the vocabulary (0..{})", o.target, c.vocab_size - 1));

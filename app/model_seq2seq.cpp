@@ -47,7 +47,7 @@ std::vector<int> generated_target(const ModelOptions& o, attn_viz::Seq2SeqModel&
         std::find(tokenizer.end_ids().begin(), tokenizer.end_ids().end(), g.ids.back()) != tokenizer.end_ids().end();
     g.stop = ended ? "end_of_text" : static_cast<int64_t>(g.ids.size()) < o.generate ? "context_full" : "length";
     if (ended) g.end_token = tokenizer.labels({g.ids.back()}).front();
-    const std::string prompt = tokenizer.decode(source) + " -> " + tokenizer.labels({start}).front();
+    const std::string prompt = fmt::format("{} -> {}", tokenizer.decode(source), tokenizer.labels({start}).front());
     printed.add_result(generation_lines(g, prompt));
     printed.json()["generation"] = generation_json(g, prompt);
     return target;
@@ -81,7 +81,7 @@ nlohmann::json seq2seq_ablation(const ModelOptions& o, attn_viz::Seq2SeqModel& m
         const int64_t layers = stack == Seq2SeqStack::encoder ? model.weights().config.blocks.n_layers
                                                               : model.weights().config.n_decoder_layers;
         stacks[name] = write_ablation_outputs(out, report, layers, model.weights().config.blocks.n_heads, o.report,
-                                              name + "/")["ablation"];
+                                              fmt::format("{}/", name))["ablation"];
     }
     return stacks;
 }
@@ -134,24 +134,25 @@ std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::s
 void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options) {
     for (const RefusedOption& o : options)
         if (o.given)
-            throw Error(ErrorKind::usage,
-                        o.option + " does not apply to an encoder-decoder model (" + model_type + "): " + o.why);
+            throw Error(ErrorKind::usage, fmt::format("{} does not apply to an encoder-decoder model ({}): {}",
+                                                      o.option, model_type, o.why));
 }
 
 void refuse_target_for_decoder(const std::string& model_type, bool target_given) {
     if (target_given)
         throw Error(ErrorKind::usage,
-                    "--target-text and --target-tokens are the decoder input of an encoder-decoder model (bart, t5); " +
-                        (model_type.empty() ? std::string("this model") : "model_type " + model_type) +
-                        " has no decoder input");
+                    fmt::format("--target-text and --target-tokens are the decoder input of an encoder-decoder model "
+                                "(bart, t5); {}{} has no decoder input",
+                                model_type.empty() ? "this model" : "model_type ", model_type));
 }
 
 int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (o.generate <= 0 && o.target_text.empty() && !o.target_token_ids)
         throw Error(ErrorKind::usage,
-                    "an encoder-decoder model (" + files.config.model_type +
-                        ") needs the decoder's input: --target-text, --target-tokens or --generate N");
+                    fmt::format("an encoder-decoder model ({}) needs the decoder's input: --target-text, "
+                                "--target-tokens or --generate N",
+                                files.config.model_type));
     const std::unique_ptr<OutputDir> out_dir =
         open_run_output(o, {o.checkpoint, o.tokenizer}, seq2seq_dump_paths(o.report.dump_attention));
     OutputDir& out = *out_dir;
@@ -217,13 +218,14 @@ int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, 
     }
     printed.add_text(fmt::format("{} source tokens: {}\n{} target tokens: {}\n", source.size(),
                                  tokenizer->decode(source), target.size(), tokenizer->decode(target)));
-    for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
+    for (const auto& [name, stack] : analysis.stacks)
+        printed.add_analysis(stack, fmt::format("{}/", name), fmt::format("\n{}:\n", name));
     if (report.extra_stats.contains("ablation")) {
         const nlohmann::json& ablation = report.extra_stats["ablation"];
         for (Seq2SeqStack stack : seq2seq_stacks)
             if (ablation.contains(seq2seq_stack_name(stack)))
                 for (const auto& finding : ablation[seq2seq_stack_name(stack)]["findings"])
-                    printed.add_text(std::string(seq2seq_stack_name(stack)) + ": " + finding.get<std::string>() + "\n");
+                    printed.add_text(fmt::format("{}: {}\n", seq2seq_stack_name(stack), finding.get<std::string>()));
         printed.json()["ablation"] = ablation;
     }
     printed.add_text(picture_hint(notes, o.report));

@@ -4,6 +4,8 @@
 #include <memory>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
@@ -104,7 +106,8 @@ int run_seq2seq_corpus(const ModelOptions& o, const ModelFiles& files, const Loa
                                 {{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}}, o.report);
     if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
     RunOutput printed("model", o.json, o.output.quiet);
-    for (const auto& [name, stack] : analysis.stacks) printed.add_analysis(stack, name + "/", "\n" + name + ":\n");
+    for (const auto& [name, stack] : analysis.stacks)
+        printed.add_analysis(stack, fmt::format("{}/", name), fmt::format("\n{}:\n", name));
     printed.add_text(corpus_run_note(o.corpus, documents, corpus.num_sequences()));
     finish_run(o, out, timings, printed, provenance, peak_memory_line());
     return 0;

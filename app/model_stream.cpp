@@ -15,7 +15,7 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
                               const ModelAnalysisOptions& analyses) {
     std::string names;
     const auto add = [&](bool given, const char* name) {
-        if (given) names += (names.empty() ? "" : ", ") + std::string(name);
+        if (given) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
     };
     add(report.html, "--html");
     add(generate > 0, "--generate");
@@ -31,8 +31,9 @@ bool streams_layers(bool asked, const std::string& whole_run, const RunBytes& by
                     const attn_viz::LoadLimits& limits) {
     if (asked && !whole_run.empty())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                              "--stream-layers writes each layer's report before the next layer runs: " + whole_run +
-                                  " need every layer at once");
+                              fmt::format("--stream-layers writes each layer's report before the next layer runs: {} "
+                                          "need every layer at once",
+                                          whole_run));
     if (!asked && (bytes.whole_run <= limits.memory_budget || !whole_run.empty())) return false;
     attn_viz::check_memory(bytes.largest_layer, limits.memory_budget, bytes.largest_layer_what);
     return true;

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz_cli {
@@ -16,7 +18,7 @@ auto parse_option(const std::string& option, Parse&& parse) -> decltype(parse())
         return parse();
     } catch (const attn_viz::Error& e) {
         if (e.kind() != attn_viz::ErrorKind::usage) throw;
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, option + ": " + e.what(), e.remedy());
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, fmt::format("{}: {}", option, e.what()), e.remedy());
     }
 }
 

@@ -1,5 +1,7 @@
 #include "output_options.hpp"
 
+#include <fmt/format.h>
+
 #include "option_parsing.hpp"
 
 namespace attn_viz_cli {
@@ -38,7 +40,8 @@ attn_viz::LabelThresholds parse_thresholds(const std::vector<std::string>& assig
 }
 
 void add_threads_option(CLI::App* cmd, int& threads, const std::string& users) {
-    cmd->add_option("--threads", threads, "Threads for " + users + " (default: all cores)")->check(CLI::Range(0, 1024));
+    cmd->add_option("--threads", threads, fmt::format("Threads for {} (default: all cores)", users))
+        ->check(CLI::Range(0, 1024));
 }
 
 }  // namespace attn_viz_cli

@@ -31,7 +31,8 @@ float parse_color_end(const std::string& option, const std::string& text) {
     char* end = nullptr;
     const float value = std::strtof(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !std::isfinite(value))
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, option + " '" + text + "': expected a finite number");
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              fmt::format("{} '{}': expected a finite number", option, text));
     return value;
 }
 
@@ -86,7 +87,8 @@ void resolve_report_options(attn_viz::ReportOptions& o, const ReportOptionValues
     if (!v.vmin.empty()) o.vmin = parse_color_end("--vmin", v.vmin);
     if (!v.vmax.empty()) o.vmax = parse_color_end("--vmax", v.vmax);
     if (o.vmin && o.vmax && !(*o.vmin < *o.vmax))
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--vmin " + v.vmin + " must be below --vmax " + v.vmax);
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              fmt::format("--vmin {} must be below --vmax {}", v.vmin, v.vmax));
 }
 
 std::string picture_hint(const attn_viz::PictureNotes& notes, const attn_viz::ReportOptions& o) {

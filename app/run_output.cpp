@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "json_text.hpp"
 #include "run_summary.hpp"
 #include "stats_report.hpp"
@@ -25,7 +27,8 @@ RunOutput::RunOutput(const std::string& command, bool json, bool quiet)
 void RunOutput::add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder,
                              const std::string& heading) {
     if (!json_) {
-        text_ += heading + attn_viz::stats_table(analysis);
+        text_ += heading;
+        text_ += attn_viz::stats_table(analysis);
         return;
     }
     nlohmann::json summary = attn_viz::summary_json(analysis);
@@ -41,10 +44,10 @@ void RunOutput::print(const std::string& out, const nlohmann::json& provenance) 
     if (json_) {
         document_["out"] = out.empty() ? nlohmann::json() : nlohmann::json(out);  // null: nothing written
         document_["provenance"] = provenance;
-        std::fputs((attn_viz::dump_json(document_, 1) + "\n").c_str(), stdout);
+        std::fputs(fmt::format("{}\n", attn_viz::dump_json(document_, 1)).c_str(), stdout);
     } else {
         // fwrite, not printf("%s"): a decoded text may hold a NUL byte, and what follows it must still print.
-        const std::string shown = quiet_ ? results_ : text_ + "wrote " + out + "\n";
+        const std::string shown = quiet_ ? results_ : fmt::format("{}wrote {}\n", text_, out);
         std::fwrite(shown.data(), 1, shown.size(), stdout);
     }
 }

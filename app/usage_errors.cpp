@@ -4,6 +4,8 @@
 #include <cctype>
 #include <regex>
 
+#include <fmt/format.h>
+
 namespace attn_viz_cli {
 namespace {
 
@@ -21,8 +23,8 @@ const CLI::App* find_command(const CLI::App& app, const std::string& name) {
 std::vector<std::string> option_names(const CLI::App& command) {
     std::vector<std::string> names;
     for (const CLI::Option* option : command.get_options()) {
-        for (const std::string& l : option->get_lnames()) names.push_back("--" + l);
-        for (const std::string& s : option->get_snames()) names.push_back("-" + s);
+        for (const std::string& l : option->get_lnames()) names.push_back(fmt::format("--{}", l));
+        for (const std::string& s : option->get_snames()) names.push_back(fmt::format("-{}", s));
     }
     return names;
 }
@@ -40,15 +42,15 @@ std::string option_of(const std::string& arg) {
 }
 
 std::string unknown_option_message(const CLI::App& app, const CLI::App& command, const std::string& option) {
-    std::string message = command.get_name() + ": unknown option " + option;
+    const std::string message = fmt::format("{}: unknown option {}", command.get_name(), option);
     const std::string closest = closest_name(option, option_names(command));
-    if (!closest.empty()) return message + " (did you mean " + closest + "?)";
+    if (!closest.empty()) return fmt::format("{} (did you mean {}?)", message, closest);
     std::string owners;
     for (const CLI::App* other : all_commands(app))
-        if (other->get_option_no_throw(option) != nullptr) owners += (owners.empty() ? "" : ", ") + other->get_name();
-    if (!owners.empty())
-        message += " (an option of " + owners + "; attn-viz " + command.get_name() + " --help lists its own)";
-    return message;
+        if (other->get_option_no_throw(option) != nullptr)
+            owners += fmt::format("{}{}", owners.empty() ? "" : ", ", other->get_name());
+    if (owners.empty()) return message;
+    return fmt::format("{} (an option of {}; attn-viz {} --help lists its own)", message, owners, command.get_name());
 }
 
 // The first unknown command or option in `args`, as a message; "" when every name is known.
@@ -61,7 +63,8 @@ std::string unknown_name_message(const CLI::App& app, const std::vector<std::str
             std::vector<std::string> names;
             for (const CLI::App* c : all_commands(app)) names.push_back(c->get_name());
             const std::string closest = closest_name(arg, names);
-            return "unknown command '" + arg + "'" + (closest.empty() ? "" : " (did you mean " + closest + "?)");
+            if (closest.empty()) return fmt::format("unknown command '{}'", arg);
+            return fmt::format("unknown command '{}' (did you mean {}?)", arg, closest);
         }
         if (command != nullptr && looks_like_option(arg) && command->get_option_no_throw(option_of(arg)) == nullptr)
             return unknown_option_message(app, *command, option_of(arg));
@@ -120,15 +123,15 @@ std::string usage_error_message(const CLI::App& app, const std::vector<std::stri
     if (!unknown.empty()) return unknown;
     const std::string name = command_name(app, args);
     std::string message = one_line(error.what());
-    if (name.empty()) return message + " (attn-viz --help lists the commands)";
+    if (name.empty()) return fmt::format("{} (attn-viz --help lists the commands)", message);
     // "--input is required": say what it holds.
     static const std::regex missing(R"(^(--?[A-Za-z0-9-]+) is required$)");
     std::smatch option;
     if (const CLI::App* command = find_command(app, name); std::regex_match(message, option, missing))
         if (const CLI::Option* o = command->get_option_no_throw(option[1].str());
             o != nullptr && !o->get_description().empty())
-            message += ": " + o->get_description();
-    return name + ": " + message + " (attn-viz " + name + " --help lists its options)";
+            message += fmt::format(": {}", o->get_description());
+    return fmt::format("{}: {} (attn-viz {} --help lists its options)", name, message, name);
 }
 
 }  // namespace attn_viz_cli

@@ -14,7 +14,7 @@ PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size) {
     if (text == "loss") return {};
     const std::string prefix = "logit-diff:";
     const auto refuse = [&](const std::string& why) {
-        throw Error(ErrorKind::usage, "patch metric '" + text + "': " + why);
+        throw Error(ErrorKind::usage, fmt::format("patch metric '{}': {}", text, why));
     };
     if (text.rfind(prefix, 0) != 0) refuse("expected loss or logit-diff:A,B (two token ids)");
     std::vector<int> ids;

@@ -164,8 +164,8 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
         throw Error(ErrorKind::bad_input,
                     fmt::format("padding mask has {} entries for {} keys", request.key_excluded.size(), S));
     if (request.score_bias && request.score_bias->shape != std::vector<int64_t>{H, T, S})
-        throw Error(ErrorKind::internal, "score bias has shape " + shape_string(request.score_bias->shape) +
-                                             " for a map of " + shape_string({H, T, S}));
+        throw Error(ErrorKind::internal, fmt::format("score bias has shape {} for a map of {}",
+                                                     shape_string(request.score_bias->shape), shape_string({H, T, S})));
 
     LayerResult r;
     r.visibility = {T,

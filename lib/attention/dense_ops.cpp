@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "fast_exp.hpp"
 #include "gram_matrix.hpp"
@@ -143,7 +145,7 @@ void activate_in_place(Tensor& x, Activation activation) {
 void activate_and_gate(Tensor& x, const Tensor& gate, Activation activation) {
     if (gate.shape != x.shape)
         throw Error(ErrorKind::internal,
-                    "activate_and_gate: gate " + shape_string(gate.shape) + " for " + shape_string(x.shape));
+                    fmt::format("activate_and_gate: gate {} for {}", shape_string(gate.shape), shape_string(x.shape)));
     activate(x.ptr(), gate.ptr(), static_cast<int64_t>(x.data.size()), activation);
 }
 
@@ -173,7 +175,7 @@ Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bia
 void add_in_place(Tensor& x, const Tensor& delta) {
     if (delta.shape != x.shape)
         throw Error(ErrorKind::internal,
-                    "add_in_place: " + shape_string(delta.shape) + " added to " + shape_string(x.shape));
+                    fmt::format("add_in_place: {} added to {}", shape_string(delta.shape), shape_string(x.shape)));
     float* a = x.ptr();
     const float* b = delta.ptr();
     over_runs(static_cast<int64_t>(x.data.size()),

@@ -13,8 +13,8 @@ std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prom
     if (prompt.empty()) fail_input("prompt", "greedy generation needs at least one prompt token (e.g. BOS)");
     const int64_t seq_len = model.description().max_tokens, vocab = model.description().vocab_size;
     if (!model.has_logits())
-        throw Error(ErrorKind::internal,
-                    "greedy_generate: a " + model.description().architecture + " model has no next-token logits");
+        throw Error(ErrorKind::internal, fmt::format("greedy_generate: a {} model has no next-token logits",
+                                                     model.description().architecture));
     if (static_cast<int64_t>(prompt.size()) > seq_len)
         fail_input("prompt", fmt::format("{} tokens exceed the model's sequence length {}", prompt.size(), seq_len));
     const int64_t length = std::min<int64_t>(seq_len, static_cast<int64_t>(prompt.size()) + std::max(steps, 0));

@@ -29,7 +29,7 @@ double log_sum_exp(const float* row, int64_t vocab) {
 AblationMode parse_ablation_mode(const std::string& text) {
     if (text == "zero") return AblationMode::zero;
     if (text == "mean") return AblationMode::mean;
-    throw Error(ErrorKind::usage, "ablation mode '" + text + "': expected zero or mean");
+    throw Error(ErrorKind::usage, fmt::format("ablation mode '{}': expected zero or mean", text));
 }
 
 const char* ablation_mode_name(AblationMode mode) { return mode == AblationMode::zero ? "zero" : "mean"; }
@@ -49,7 +49,7 @@ std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t la
                         fmt::format("heads '{}': head {} is out of range: the model has {} layers of {} heads", text,
                                     shown, layers, heads));
         if (std::find(chosen.begin(), chosen.end(), id) != chosen.end())
-            throw Error(ErrorKind::usage, "heads '" + text + "': head " + shown + " is listed twice");
+            throw Error(ErrorKind::usage, fmt::format("heads '{}': head {} is listed twice", text, shown));
         chosen.push_back(id);
     }
     return chosen;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -90,8 +92,8 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
                                   const std::vector<int>& targets) {
     const ModelWeights& weights = model.weights();
     if (const std::string obstacle = logit_attribution_obstacle(weights); !model.has_logits() || !obstacle.empty())
-        throw Error(ErrorKind::internal, "attribute_logits: a " + weights.config.architecture +
-                                             " model's logits do not decompose: " + obstacle);
+        throw Error(ErrorKind::internal, fmt::format("attribute_logits: a {} model's logits do not decompose: {}",
+                                                     weights.config.architecture, obstacle));
     const int64_t T = run.final_residual.dim(0), D = run.final_residual.dim(1), V = run.logits.dim(1);
     LogitAttribution a;
     a.layers = static_cast<int64_t>(run.layers.size()), a.heads = model.description().n_heads, a.tokens = T;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "error.hpp"
@@ -104,7 +105,7 @@ OnednnBackend::OnednnBackend() {
     try {
         impl_ = std::make_unique<Impl>();
     } catch (const dnnl::error& e) {
-        throw Error(ErrorKind::internal, std::string("oneDNN: cannot create a CPU engine: ") + e.what());
+        throw Error(ErrorKind::internal, fmt::format("oneDNN: cannot create a CPU engine: {}", e.what()));
     }
 }
 
@@ -174,7 +175,7 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         prim->execute(impl_->stream, args);
         impl_->stream.wait();
     } catch (const dnnl::error& e) {
-        throw Error(ErrorKind::internal, std::string("oneDNN matmul failed: ") + e.what());
+        throw Error(ErrorKind::internal, fmt::format("oneDNN matmul failed: {}", e.what()));
     }
 }
 

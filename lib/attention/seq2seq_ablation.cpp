@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -21,14 +23,15 @@ std::vector<Seq2SeqHead> parse_seq2seq_ablated_heads(const std::string& text, in
         for (Seq2SeqStack stack : seq2seq_stacks)
             if (text == "all" || (slash != std::string::npos && item.substr(0, slash) == seq2seq_stack_name(stack))) {
                 std::string& list = lists[static_cast<int>(stack)];
-                list += (named_stacks[static_cast<int>(stack)] ? "," : "") +
-                        (text == "all" ? text : item.substr(slash + 1));
+                list += fmt::format("{}{}", named_stacks[static_cast<int>(stack)] ? "," : "",
+                                    text == "all" ? text : item.substr(slash + 1));
                 named = named_stacks[static_cast<int>(stack)] = true;
             }
         if (!named)
             throw Error(ErrorKind::usage,
-                        "heads '" + text + "': '" + item + "' names no stack: an encoder-decoder's heads are all, or " +
-                            "encoder/HEADS, decoder/HEADS or cross/HEADS (e.g. encoder/L0H1,cross/all)");
+                        fmt::format("heads '{}': '{}' names no stack: an encoder-decoder's heads are all, or "
+                                    "encoder/HEADS, decoder/HEADS or cross/HEADS (e.g. encoder/L0H1,cross/all)",
+                                    text, item));
         begin = end + 1;
     }
     std::vector<Seq2SeqHead> chosen;
@@ -40,7 +43,7 @@ std::vector<Seq2SeqHead> parse_seq2seq_ablated_heads(const std::string& text, in
             for (const AblatedHead& id : parse_ablated_heads(list, layers, heads))
                 chosen.push_back({stack, id.layer, id.head});
         } catch (const Error& e) {
-            throw Error(ErrorKind::usage, std::string(seq2seq_stack_name(stack)) + " " + e.what());
+            throw Error(ErrorKind::usage, fmt::format("{} {}", seq2seq_stack_name(stack), e.what()));
         }
     }
     return chosen;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "block_ops.hpp"
 #include "dense_ops.hpp"
 #include "error.hpp"
@@ -43,7 +45,7 @@ Seq2SeqRun Seq2SeqModel::run_pass(const std::vector<int>& source, const std::vec
             check_model_tokens(*ids, c.vocab_size, c.max_tokens);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
-            fail_input(std::string("the ") + name, e.what());
+            fail_input(fmt::format("the {}", name), e.what());
         }
     }
     Seq2SeqRun run;

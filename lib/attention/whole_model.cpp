@@ -87,7 +87,7 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contri
 Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output) {
     if (!has_logits())
         throw Error(ErrorKind::internal,
-                    "logits_from: a " + weights_.config.architecture + " model has no next-token logits");
+                    fmt::format("logits_from: a {} model has no next-token logits", weights_.config.architecture));
     if (layer >= run.residual.size() || attention_output.shape != run.residual[layer].shape)
         throw Error(ErrorKind::internal, fmt::format("logits_from: no block {} of that shape in the run", layer));
     Tensor x = run.residual[layer];

@@ -1,5 +1,7 @@
 #include "error.hpp"
 
+#include <fmt/format.h>
+
 namespace attn_viz {
 
 int exit_code(ErrorKind kind) {
@@ -17,7 +19,7 @@ int exit_code(ErrorKind kind) {
 }
 
 void fail_input(const std::string& where, const std::string& what, Remedy remedy) {
-    throw Error(ErrorKind::bad_input, where + ": " + what, remedy);
+    throw Error(ErrorKind::bad_input, fmt::format("{}: {}", where, what), remedy);
 }
 
 }  // namespace attn_viz

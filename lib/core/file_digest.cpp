@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include <fmt/format.h>
 #include <openssl/evp.h>
 
 #include "error.hpp"
@@ -21,7 +22,7 @@ struct DigestContextFree {
 };
 
 [[noreturn]] void fail_read(const std::string& path) {
-    throw Error(ErrorKind::io, path + ": cannot read it to hash it: " + std::strerror(errno));
+    throw Error(ErrorKind::io, fmt::format("{}: cannot read it to hash it: {}", path, std::strerror(errno)));
 }
 
 }  // namespace

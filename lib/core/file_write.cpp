@@ -36,7 +36,7 @@ std::string user_name(const std::string& path) {
 }
 
 [[noreturn]] void fail_io(const std::string& path, const std::string& what, int error_number) {
-    throw Error(ErrorKind::io, path + ": " + what + ": " + std::strerror(error_number));
+    throw Error(ErrorKind::io, fmt::format("{}: {}: {}", path, what, std::strerror(error_number)));
 }
 
 }  // namespace
@@ -100,14 +100,14 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     std::filesystem::rename(temporary, path, ec);
     if (ec) {
         std::remove(temporary.c_str());
-        throw Error(ErrorKind::io, path + ": cannot rename into place: " + ec.message());
+        throw Error(ErrorKind::io, fmt::format("{}: cannot rename into place: {}", path, ec.message()));
     }
 }
 
 void check_file_destination(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        throw Error(ErrorKind::usage, path + ": is a directory, expected a file name");
+        throw Error(ErrorKind::usage, fmt::format("{}: is a directory, expected a file name", path));
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {  // a device or FIFO, written directly
         if (::access(path.c_str(), W_OK) != 0) fail_io(path, "cannot write", errno);
         return;
@@ -118,9 +118,10 @@ void check_file_destination(const std::string& path) {
     while (!parent.empty() && ::stat(parent.c_str(), &st) != 0 && errno == ENOENT && parent != parent.parent_path())
         parent = parent.parent_path();
     const std::string dir = parent.empty() ? "." : parent.string();
-    if (::stat(dir.c_str(), &st) != 0) fail_io(path, "cannot write in " + dir, errno);
-    if (!S_ISDIR(st.st_mode)) fail_io(path, "cannot write in " + dir, ENOTDIR);
-    if (::access(dir.c_str(), W_OK | X_OK) != 0) fail_io(path, "cannot write in " + dir, errno);
+    const std::string cannot_write = fmt::format("cannot write in {}", dir);
+    if (::stat(dir.c_str(), &st) != 0) fail_io(path, cannot_write, errno);
+    if (!S_ISDIR(st.st_mode)) fail_io(path, cannot_write, ENOTDIR);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) fail_io(path, cannot_write, errno);
 }
 
 }  // namespace attn_viz

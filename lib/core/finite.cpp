@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace attn_viz {
@@ -13,7 +15,7 @@ namespace attn_viz {
 void require_finite(const Tensor& t, const std::string& name, const std::string& where, const LoadLimits& limits) {
     if (limits.allow_nonfinite) return;
     if (const std::string bad = first_nonfinite(t, name); !bad.empty())
-        fail_input(where, bad + " is not finite", Remedy::allow_nonfinite);
+        fail_input(where, fmt::format("{} is not finite", bad), Remedy::allow_nonfinite);
 }
 
 std::string first_nonfinite(const Tensor& t, const std::string& name) {
@@ -22,7 +24,7 @@ std::string first_nonfinite(const Tensor& t, const std::string& name) {
         std::vector<int64_t> index(t.shape.size());
         int64_t rest = n;
         for (size_t d = t.shape.size(); d-- > 0;) index[d] = rest % t.shape[d], rest /= t.shape[d];
-        return name + shape_string(index);
+        return fmt::format("{}{}", name, shape_string(index));
     }
     return "";
 }

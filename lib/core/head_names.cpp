@@ -16,7 +16,7 @@ constexpr const char* expected_list = "expected heads as L1H3,L2H0-7 or 1:3,2:0-
 constexpr int64_t max_range = 65536;  // more heads than any layer has: a wider range is a typo
 
 [[noreturn]] void refuse(std::string_view text, const std::string& option, const char* expected) {
-    throw Error(ErrorKind::usage, option + " '" + std::string(text) + "': " + expected);
+    throw Error(ErrorKind::usage, fmt::format("{} '{}': {}", option, text, expected));
 }
 
 // A non-negative decimal number filling `digits`, or nullopt.

@@ -19,7 +19,7 @@ bool InputLines::fill() {
     while (true) {
         const ssize_t n = ::read(fd_.get(), buffer_.data(), buffer_.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw Error(ErrorKind::io, path_ + ": read failed: " + std::strerror(errno));
+        if (n < 0) throw Error(ErrorKind::io, fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
         begin_ = 0;
         end_ = static_cast<size_t>(n);
         return n > 0;

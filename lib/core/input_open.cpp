@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "error.hpp"
@@ -29,15 +30,15 @@ UniqueFd open_input_file(const std::string& path, const std::string& role) {
     // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; O_NOCTTY: a
     // terminal device never becomes the controlling terminal.
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-    if (!fd) throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
+    if (!fd) throw Error(ErrorKind::io, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
-        throw Error(ErrorKind::io, path + ": cannot read its type: " + std::strerror(errno));
+        throw Error(ErrorKind::io, fmt::format("{}: cannot read its type: {}", path, std::strerror(errno)));
     if (!S_ISREG(st.st_mode))
-        throw Error(ErrorKind::io, path + ": is " + file_type_name(st.st_mode) + ", not a regular file");
+        throw Error(ErrorKind::io, fmt::format("{}: is {}, not a regular file", path, file_type_name(st.st_mode)));
     const int flags = ::fcntl(fd.get(), F_GETFL);
     if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
-        throw Error(ErrorKind::io, path + ": cannot open: " + std::strerror(errno));
+        throw Error(ErrorKind::io, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
     record_input_file(fd.get(), path, role);
     return fd;
 }

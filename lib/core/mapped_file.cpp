@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -19,11 +20,11 @@ MappedFile::MappedFile(std::string path, const std::string& role) : path_(std::m
     const UniqueFd fd = open_input_file(path_, role);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
-        throw Error(ErrorKind::io, path_ + ": cannot read its size: " + std::strerror(errno));
+        throw Error(ErrorKind::io, fmt::format("{}: cannot read its size: {}", path_, std::strerror(errno)));
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-        if (p == MAP_FAILED) throw Error(ErrorKind::io, path_ + ": cannot map: " + std::strerror(errno));
+        if (p == MAP_FAILED) throw Error(ErrorKind::io, fmt::format("{}: cannot map: {}", path_, std::strerror(errno)));
         data_ = static_cast<const unsigned char*>(p);
     }
 }

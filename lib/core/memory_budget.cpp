@@ -46,7 +46,9 @@ uint64_t machine_memory() {
 uint64_t default_memory_budget() { return machine_memory() / 4 * 3; }
 
 uint64_t parse_memory_size(const std::string& text) {
-    const auto bad = [&] { return Error(ErrorKind::usage, "\"" + text + "\" is not a size (e.g. 8G, 512M, 1000000)"); };
+    const auto bad = [&] {
+        return Error(ErrorKind::usage, fmt::format("\"{}\" is not a size (e.g. 8G, 512M, 1000000)", text));
+    };
     // Step 1: the number.
     size_t i = 0;
     uint64_t value = 0;

@@ -26,18 +26,15 @@ Tensor Tensor::uninitialized(std::vector<int64_t> shape, const std::string& what
     return t;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
-    return s + "]";
-}
+std::string shape_string(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 int64_t element_count(const std::vector<int64_t>& shape, const std::string& where) {
     constexpr int64_t limit = int64_t{1} << 62;
     int64_t n = 1;
     for (int64_t d : shape) {
-        if (d < 0) fail_input(where, "negative dimension in shape " + shape_string(shape));
-        if (d != 0 && n > limit / d) fail_input(where, "shape " + shape_string(shape) + " has more than 2^62 elements");
+        if (d < 0) fail_input(where, fmt::format("negative dimension in shape {}", shape_string(shape)));
+        if (d != 0 && n > limit / d)
+            fail_input(where, fmt::format("shape {} has more than 2^62 elements", shape_string(shape)));
         n *= d;
     }
     return n;

@@ -66,8 +66,8 @@ void BpeModel::initial_symbols(const std::string& word, std::vector<int>& symbol
             }
         }
         if (!options_.unk_id)
-            fail_input(where_, "the character \"" + escape_invalid_utf8(character) +
-                                   "\" is not in the vocabulary, which has no unknown token");
+            fail_input(where_, fmt::format("the character \"{}\" is not in the vocabulary, which has no unknown token",
+                                           escape_invalid_utf8(character)));
         if (!(options_.fuse_unk && previous_unknown)) symbols.push_back(*options_.unk_id);
         previous_unknown = true;
     }

@@ -153,7 +153,7 @@ std::string wordpiece_spelling(const std::string& token, int64_t type) {
     constexpr std::string_view word_start = "\xe2\x96\x81";
     if (token.starts_with(word_start)) return token.substr(word_start.size());
     if (type == control_token || (token.size() >= 2 && token.front() == '[' && token.back() == ']')) return token;
-    return "##" + token;
+    return fmt::format("##{}", token);
 }
 
 }  // namespace
@@ -164,13 +164,12 @@ HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string& path = file.path();
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "gpt2")
-        fail_input(path, "tokenizer.ggml.model is " + quoted(model) + ", not the byte-level BPE \"gpt2\"");
+        fail_input(path, fmt::format("tokenizer.ggml.model is {}, not the byte-level BPE \"gpt2\"", quoted(model)));
     const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");
     const std::optional<PreTokenizerSpec> pre = pre_tokenizer_spec(pre_name);
     if (!pre)
-        fail_input(path, "tokenizer.ggml.pre " + quoted(pre_name) +
-                             " is a pre-tokenizer attn-viz does not know (supported: " +
-                             supported_gguf_pre_tokenizers() + ")");
+        fail_input(path, fmt::format("tokenizer.ggml.pre {} is a pre-tokenizer attn-viz does not know (supported: {})",
+                                     quoted(pre_name), supported_gguf_pre_tokenizers()));
 
     const GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
     auto [vocab, added] = vocabulary_json(path, vocabulary.tokens, vocabulary.types);
@@ -194,7 +193,8 @@ HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size) {
 HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string& path = file.path();
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
-    if (model != "bert") fail_input(path, "tokenizer.ggml.model is " + quoted(model) + ", not the WordPiece \"bert\"");
+    if (model != "bert")
+        fail_input(path, fmt::format("tokenizer.ggml.model is {}, not the WordPiece \"bert\"", quoted(model)));
     GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
     for (size_t id = 0; id < vocabulary.tokens.size(); ++id)
         vocabulary.tokens[id] = wordpiece_spelling(vocabulary.tokens[id], vocabulary.types[id]);
@@ -223,9 +223,10 @@ HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_si
 Llama2cTokenizer read_gguf_llama_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "llama")
-        fail_input(file.path(), "tokenizer.ggml.model is \"" + model +
-                                    "\"; attn-viz reads the SentencePiece \"llama\" and the byte-level "
-                                    "BPE \"gpt2\" tokenizers from GGUF");
+        fail_input(file.path(),
+                   fmt::format("tokenizer.ggml.model is \"{}\"; attn-viz reads the SentencePiece \"llama\" "
+                               "and the byte-level BPE \"gpt2\" tokenizers from GGUF",
+                               model));
     std::vector<std::string> pieces = file.get_string_array("tokenizer.ggml.tokens");
     // The model's vocabulary: `vocab_size`, else the file's own token_embd.weight rows (a
     // vocabulary-only file has no tensors: its tokens are checked on their own).

@@ -37,7 +37,9 @@ struct Segment {
     int added_id;  // -1 for plain text
 };
 
-std::string quote_text(const std::string& text) { return "\"" + escape_invalid_utf8(text.substr(0, 60)) + "\""; }
+std::string quote_text(const std::string& text) {
+    return fmt::format("\"{}\"", escape_invalid_utf8(text.substr(0, 60)));
+}
 
 }  // namespace
 
@@ -138,7 +140,7 @@ std::unordered_map<std::string, int> parse_vocab(const json& vocab, const std::s
     out.reserve(vocab.size());
     for (const auto& [text, id] : vocab.items()) {
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-            fail_input(where, "the id of token " + quote_text(text) + " is not an integer in 0..2^31-1");
+            fail_input(where, fmt::format("the id of token {} is not an integer in 0..2^31-1", quote_text(text)));
         out.emplace(text, static_cast<int>(id.get<int64_t>()));
     }
     return out;
@@ -189,20 +191,20 @@ std::vector<std::pair<std::string, double>> parse_unigram_pieces(const json& voc
 }
 
 TokenizerModel parse_model(const json& spec, const std::string& where) {
-    const std::string here = where + ": model";
+    const std::string here = fmt::format("{}: model", where);
     if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string()) fail_input(here, "missing \"type\"");
     const std::string type = spec["type"].get<std::string>();
     if (!spec.contains("vocab")) fail_input(here, "missing \"vocab\"");
     if (type == "BPE") {
         for (const char* unsupported : {"continuing_subword_prefix", "end_of_word_suffix"})
             if (spec.contains(unsupported) && !spec[unsupported].is_null() && spec[unsupported] != "")
-                fail_input(here, std::string("BPE with a ") + unsupported + " is not supported");
+                fail_input(here, fmt::format("BPE with a {} is not supported", unsupported));
         std::unordered_map<std::string, int> vocab = parse_vocab(spec["vocab"], here);
         BpeModel::Options options;
         if (const auto unk = optional_string(spec, "unk_token")) {
             const auto found = vocab.find(*unk);
             if (found == vocab.end())
-                fail_input(here, "the unknown token " + quote_text(*unk) + " is not in the vocabulary");
+                fail_input(here, fmt::format("the unknown token {} is not in the vocabulary", quote_text(*unk)));
             options.unk_id = found->second;
         }
         options.fuse_unk = spec.value("fuse_unk", false);
@@ -229,7 +231,7 @@ TokenizerModel parse_model(const json& spec, const std::string& where) {
         options.byte_fallback = spec.value("byte_fallback", false);
         return UnigramModel(parse_unigram_pieces(spec["vocab"], here), options, here);
     }
-    fail_input(here, "unsupported model type " + quote_text(type) + " (supported: BPE, WordPiece, Unigram)");
+    fail_input(here, fmt::format("unsupported model type {} (supported: BPE, WordPiece, Unigram)", quote_text(type)));
 }
 
 std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& where) {
@@ -252,12 +254,12 @@ std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& 
 void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix,
                         std::vector<int>& suffix) {
     if (spec.is_null()) return;
-    const std::string here = where + ": post_processor";
+    const std::string here = fmt::format("{}: post_processor", where);
     const std::string type = spec.value("type", std::string());
     auto pair_id = [&](const char* key) {
         const json& pair = spec.contains(key) ? spec[key] : json();
         if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer())
-            fail_input(here, std::string("\"") + key + "\" is not [token, id]");
+            fail_input(here, fmt::format("\"{}\" is not [token, id]", key));
         return static_cast<int>(pair[1].get<int64_t>());
     };
     if (type == "Sequence") {
@@ -279,17 +281,19 @@ void add_post_processor(const json& spec, const std::string& where, std::vector<
             const std::string name =
                 item.contains("SpecialToken") ? item["SpecialToken"].value("id", std::string()) : std::string();
             if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
-                fail_input(here, "the template's special token " + quote_text(name) + " has no ids");
+                fail_input(here, fmt::format("the template's special token {} has no ids", quote_text(name)));
             for (const json& id : specials[name]["ids"]) {
                 if (!id.is_number_integer())
-                    fail_input(here, "special token " + quote_text(name) + " has an id that is not an integer");
+                    fail_input(here,
+                               fmt::format("special token {} has an id that is not an integer", quote_text(name)));
                 (after_sequence ? suffix : prefix).push_back(static_cast<int>(id.get<int64_t>()));
             }
         }
     } else if (type != "ByteLevel") {
         fail_input(here,
-                   "unsupported type " + quote_text(type) +
-                       " (supported: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)");
+                   fmt::format("unsupported type {} (supported: TemplateProcessing, BertProcessing, RobertaProcessing, "
+                               "ByteLevel, Sequence)",
+                               quote_text(type)));
     }
 }
 
@@ -388,18 +392,16 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const s
         const auto found = config.find(key);
         if (found == config.end() || found->is_null()) return impl.lookup(fallback);
         const std::optional<std::string> name = optional_string(config, key);
-        if (!name) fail_input(where, std::string("\"") + key + "\" must be a token (a string or {\"content\": ...})");
+        if (!name) fail_input(where, fmt::format("\"{}\" must be a token (a string or {{\"content\": ...}})", key));
         const std::optional<int> id = impl.lookup(*name);
-        if (!id)
-            fail_input(where,
-                       std::string("\"") + key + "\" " + quote_text(*name) + " is not a token of the vocabulary");
+        if (!id) fail_input(where, fmt::format("\"{}\" {} is not a token of the vocabulary", key, quote_text(*name)));
         return id;
     };
     auto flag = [&](const char* key) -> std::optional<bool> {
         const auto found = config.find(key);
         if (found == config.end() || found->is_null()) return std::nullopt;
         if (!found->is_boolean())
-            fail_input(where, std::string("\"") + key + "\" must be true or false, not " + found->dump());
+            fail_input(where, fmt::format("\"{}\" must be true or false, not {}", key, found->dump()));
         return found->get<bool>();
     };
     impl.bos = special("bos_token", impl.kind == "byte-level BPE" ? "<|endoftext|>" : "<s>");
@@ -426,7 +428,7 @@ std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, co
     try {
         impl = make();
     } catch (const nlohmann::json::exception& e) {  // a value of the wrong JSON type somewhere
-        fail_input(where, std::string("malformed tokenizer: ") + e.what());
+        fail_input(where, fmt::format("malformed tokenizer: {}", e.what()));
     }
     impl->index_ids();
     apply_tokenizer_config(*impl, config, config_where);

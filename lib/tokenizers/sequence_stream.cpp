@@ -56,13 +56,13 @@ CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limi
     if (fs::is_directory(path, ec)) {
         for (const auto& entry : fs::directory_iterator(path, ec))
             if (entry.is_regular_file() && entry.path().extension() == ".json") files_.push_back(entry.path().string());
-        if (ec) throw Error(ErrorKind::io, path + ": cannot list the folder: " + ec.message());
+        if (ec) throw Error(ErrorKind::io, fmt::format("{}: cannot list the folder: {}", path, ec.message()));
         std::sort(files_.begin(), files_.end());
         if (files_.empty()) fail_input(path, "folder holds no .json input files");
         for (const std::string& file : files_) {
             add_text(fs::path(file).filename().string());
             const uintmax_t size = fs::file_size(file, ec);
-            if (ec) throw Error(ErrorKind::io, file + ": cannot read its size: " + ec.message());
+            if (ec) throw Error(ErrorKind::io, fmt::format("{}: cannot read its size: {}", file, ec.message()));
             fingerprint_.add_int(static_cast<int64_t>(size));
         }
         base_dir_ = path;
@@ -134,17 +134,18 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
     const bool has_text = doc.is_object() && doc.contains(text_key),
                has_tokens = doc.is_object() && doc.contains(tokens_key);
     if (has_text == has_tokens)
-        fail_input(where, "expected a JSON object with either \"" + text_key + "\" (a string) or \"" + tokens_key +
-                              "\" (a list of token ids)");
+        fail_input(where,
+                   fmt::format("expected a JSON object with either \"{}\" (a string) or \"{}\" (a list of token ids)",
+                               text_key, tokens_key));
     ModelSequence sequence;
     if (has_text) {
-        if (!doc[text_key].is_string()) fail_input(where, "\"" + text_key + "\" must be a string");
+        if (!doc[text_key].is_string()) fail_input(where, fmt::format("\"{}\" must be a string", text_key));
         sequence.text = doc[text_key].get<std::string>();
         return sequence;
     }
     const nlohmann::json& tokens = doc[tokens_key];
     if (!tokens.is_array() || tokens.empty())
-        fail_input(where, "\"" + tokens_key + "\" must be a non-empty list of token ids");
+        fail_input(where, fmt::format("\"{}\" must be a non-empty list of token ids", tokens_key));
     for (size_t t = 0; t < tokens.size(); ++t) {
         const nlohmann::json& id = tokens[t];
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int>::max())

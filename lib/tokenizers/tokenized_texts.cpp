@@ -23,7 +23,7 @@ TokenizedText at_line(const std::string& where, Tokenize tokenize) {
     try {
         return tokenize();
     } catch (const Error& e) {
-        throw Error(e.kind(), where + ": " + e.what(), e.remedy());
+        throw Error(e.kind(), fmt::format("{}: {}", where, e.what()), e.remedy());
     }
 }
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "byte_level.hpp"
 #include "error.hpp"
 #include "json_input.hpp"
@@ -20,12 +22,12 @@ using json = nlohmann::json;
 
 // The members of a step, with errors that say which step of which file.
 const json& member(const json& spec, const char* key, const std::string& where) {
-    if (!spec.is_object() || !spec.contains(key)) fail_input(where, std::string("missing \"") + key + "\"");
+    if (!spec.is_object() || !spec.contains(key)) fail_input(where, fmt::format("missing \"{}\"", key));
     return spec.at(key);
 }
 std::string string_member(const json& spec, const char* key, const std::string& where) {
     const json& value = member(spec, key, where);
-    if (!value.is_string()) fail_input(where, std::string("\"") + key + "\" is not a string");
+    if (!value.is_string()) fail_input(where, fmt::format("\"{}\" is not a string", key));
     return value.get<std::string>();
 }
 bool bool_member(const json& spec, const char* key, bool fallback) {
@@ -38,7 +40,7 @@ std::string type_of(const json& spec, const std::string& where) { return string_
 UnicodeRegex pattern_regex(const json& spec, const std::string& where) {
     const json& pattern = member(spec, "pattern", where);
     if (pattern.contains("Regex")) return UnicodeRegex(string_member(pattern, "Regex", where), where);
-    return UnicodeRegex("\\Q" + string_member(pattern, "String", where) + "\\E", where);
+    return UnicodeRegex(fmt::format("\\Q{}\\E", string_member(pattern, "String", where)), where);
 }
 
 std::string replace_all(const std::string& text, const std::string& from, const std::string& to) {
@@ -120,8 +122,10 @@ std::vector<std::string> apply_behavior(const std::vector<UnicodeRegex::Piece>& 
             else
                 out.push_back(text);
         } else {
-            fail_input(where, "unknown split behavior \"" + escape_invalid_utf8(behavior) +
-                                  "\" (known: Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
+            fail_input(where,
+                       fmt::format("unknown split behavior \"{}\" (known: Removed, Isolated, MergedWithPrevious, "
+                                   "MergedWithNext, Contiguous)",
+                                   escape_invalid_utf8(behavior)));
         }
         last_matched = matched;
     }
@@ -165,11 +169,11 @@ PreTokenizer metaspace_pre_tokenizer(const json& spec, const std::string& where)
                          : bool_member(spec, "add_prefix_space", true) ? "always"
                                                                        : "never";
     if (scheme != "always" && scheme != "first" && scheme != "never")
-        fail_input(where,
-                   "unknown prepend_scheme \"" + escape_invalid_utf8(scheme) + "\" (known: always, first, never)");
+        fail_input(where, fmt::format("unknown prepend_scheme \"{}\" (known: always, first, never)",
+                                      escape_invalid_utf8(scheme)));
     const bool split = bool_member(spec, "split", true);
     const PreTokenizer splitter =
-        split ? regex_splitter("\\Q" + replacement + "\\E", "MergedWithNext", false, where) : PreTokenizer();
+        split ? regex_splitter(fmt::format("\\Q{}\\E", replacement), "MergedWithNext", false, where) : PreTokenizer();
     return [=](std::vector<std::string> words, bool first_segment) {
         for (std::string& word : words) {
             word = replace_all(word, " ", replacement);
@@ -206,7 +210,7 @@ PreTokenizer character_splitter(bool (*is_delimiter)(char32_t), bool remove) {
 Normalizer parse_normalizer(const json& spec, const std::string& where) {
     if (spec.is_null()) return [](std::string text) { return text; };
     const std::string type = type_of(spec, where);
-    const std::string here = where + ": normalizer " + type;
+    const std::string here = fmt::format("{}: normalizer {}", where, type);
     if (type == "Sequence") {
         std::vector<Normalizer> steps;
         for (const json& step : member(spec, "normalizers", here)) steps.push_back(parse_normalizer(step, where));
@@ -257,15 +261,15 @@ Normalizer parse_normalizer(const json& spec, const std::string& where) {
             return out;
         };
     }
-    fail_input(where, "unsupported normalizer type \"" + escape_invalid_utf8(type) +
-                          "\" (supported: Sequence, Prepend, Replace, BertNormalizer, Lowercase, NFD, NFC, NFKC, NFKD, "
-                          "StripAccents, Strip)");
+    fail_input(where, fmt::format("unsupported normalizer type \"{}\" (supported: Sequence, Prepend, Replace, "
+                                  "BertNormalizer, Lowercase, NFD, NFC, NFKC, NFKD, StripAccents, Strip)",
+                                  escape_invalid_utf8(type)));
 }
 
 PreTokenizer parse_pre_tokenizer(const json& spec, const std::string& where) {
     if (spec.is_null()) return [](std::vector<std::string> words, bool) { return words; };
     const std::string type = type_of(spec, where);
-    const std::string here = where + ": pre_tokenizer " + type;
+    const std::string here = fmt::format("{}: pre_tokenizer {}", where, type);
     if (type == "Sequence") {
         std::vector<PreTokenizer> steps;
         for (const json& step : member(spec, "pretokenizers", here)) steps.push_back(parse_pre_tokenizer(step, where));
@@ -277,8 +281,9 @@ PreTokenizer parse_pre_tokenizer(const json& spec, const std::string& where) {
     if (type == "ByteLevel") return byte_level_pre_tokenizer(spec, here);
     if (type == "Split") {
         const json& pattern = member(spec, "pattern", here);
-        const std::string regex = pattern.contains("Regex") ? string_member(pattern, "Regex", here)
-                                                            : "\\Q" + string_member(pattern, "String", here) + "\\E";
+        const std::string regex = pattern.contains("Regex")
+                                      ? string_member(pattern, "Regex", here)
+                                      : fmt::format("\\Q{}\\E", string_member(pattern, "String", here));
         return regex_splitter(regex, string_member(spec, "behavior", here), bool_member(spec, "invert", false), here);
     }
     if (type == "Metaspace") return metaspace_pre_tokenizer(spec, here);
@@ -298,17 +303,16 @@ PreTokenizer parse_pre_tokenizer(const json& spec, const std::string& where) {
         const std::string behavior = spec.contains("behavior") ? string_member(spec, "behavior", here) : "Isolated";
         return regex_splitter(R"([\p{P}[!-/:-@\[-`{-~]])", behavior, false, here);
     }
-    fail_input(where, "unsupported pre_tokenizer type \"" + escape_invalid_utf8(type) +
-                          "\" (supported: Sequence, ByteLevel, Split, Metaspace, BertPreTokenizer, Whitespace, "
-                          "WhitespaceSplit, Digits, "
-                          "Punctuation)");
+    fail_input(where, fmt::format("unsupported pre_tokenizer type \"{}\" (supported: Sequence, ByteLevel, Split, "
+                                  "Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Digits, Punctuation)",
+                                  escape_invalid_utf8(type)));
 }
 
 namespace {
 
 void add_decoder(TokenDecoder& decoder, const json& spec, const std::string& where) {
     const std::string type = type_of(spec, where);
-    const std::string here = where + ": decoder " + type;
+    const std::string here = fmt::format("{}: decoder {}", where, type);
     if (type == "Sequence") {
         for (const json& step : member(spec, "decoders", here)) add_decoder(decoder, step, where);
     } else if (type == "ByteLevel") {
@@ -342,9 +346,10 @@ void add_decoder(TokenDecoder& decoder, const json& spec, const std::string& whe
         decoder.word_prefix = spec.contains("prefix") ? string_member(spec, "prefix", here) : "##";
         decoder.cleanup = bool_member(spec, "cleanup", true);
     } else {
-        fail_input(where,
-                   "unsupported decoder type \"" + escape_invalid_utf8(type) +
-                       "\" (supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, WordPiece)");
+        fail_input(where, fmt::format(
+                              "unsupported decoder type \"{}\" (supported: Sequence, ByteLevel, Replace, ByteFallback, "
+                              "Fuse, Strip, Metaspace, WordPiece)",
+                              escape_invalid_utf8(type)));
     }
 }
 

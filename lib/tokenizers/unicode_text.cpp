@@ -49,10 +49,10 @@ std::string normalize(const std::string& text, NormalizerInstance instance) {
     UErrorCode status = U_ZERO_ERROR;
     const icu::Normalizer2* normalizer = instance(status);
     if (U_FAILURE(status))
-        throw Error(ErrorKind::internal, std::string("ICU normalizer unavailable: ") + u_errorName(status));
+        throw Error(ErrorKind::internal, fmt::format("ICU normalizer unavailable: {}", u_errorName(status)));
     const icu::UnicodeString normalized = normalizer->normalize(icu::UnicodeString::fromUTF8(text), status);
     if (U_FAILURE(status))
-        throw Error(ErrorKind::internal, std::string("ICU normalization failed: ") + u_errorName(status));
+        throw Error(ErrorKind::internal, fmt::format("ICU normalization failed: {}", u_errorName(status)));
     return to_utf8(normalized);
 }
 
@@ -115,7 +115,7 @@ std::vector<UnicodeRegex::Piece> UnicodeRegex::split(const std::string& text) co
                                                                         : "ran past the backtracking stack limit",
                                              text.size()));
     if (U_FAILURE(status))
-        throw Error(ErrorKind::internal, std::string("ICU regex matching failed: ") + u_errorName(status));
+        throw Error(ErrorKind::internal, fmt::format("ICU regex matching failed: {}", u_errorName(status)));
     if (done < static_cast<int64_t>(text.size())) pieces.push_back({text.substr(done), false});
     return pieces;
 }
@@ -139,7 +139,7 @@ std::vector<std::string> grapheme_clusters(const std::string& text) {
     if (U_SUCCESS(status)) breaks->setText(utext, status);
     if (U_FAILURE(status)) {
         utext_close(utext);
-        throw Error(ErrorKind::internal, std::string("ICU character breaks unavailable: ") + u_errorName(status));
+        throw Error(ErrorKind::internal, fmt::format("ICU character breaks unavailable: {}", u_errorName(status)));
     }
     std::vector<std::string> clusters;
     for (int32_t begin = breaks->first(), end = breaks->next(); end != icu::BreakIterator::DONE;

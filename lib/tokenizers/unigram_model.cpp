@@ -67,8 +67,9 @@ std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::stri
         }
         if (!single_code_point_piece) {
             if (!options_.unk_id)
-                fail_input(where_, "the character \"" + escape_invalid_utf8(word.substr(start, code_point)) +
-                                       "\" is not in the vocabulary, which has no unknown token");
+                fail_input(where_,
+                           fmt::format("the character \"{}\" is not in the vocabulary, which has no unknown token",
+                                       escape_invalid_utf8(word.substr(start, code_point))));
             offer(start, start + code_point, here + unk_score_, *options_.unk_id);
         }
     }

@@ -1,5 +1,7 @@
 #include "wordpiece_model.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "utf8.hpp"
 
@@ -23,7 +25,8 @@ WordPieceModel::WordPieceModel(std::unordered_map<std::string, int> vocab, const
     : vocab_(std::move(vocab)), options_(options) {
     const auto unk = vocab_.find(unk_token);
     if (unk == vocab_.end())
-        fail_input(where, "the unknown token \"" + escape_invalid_utf8(unk_token) + "\" is not in the vocabulary");
+        fail_input(where,
+                   fmt::format("the unknown token \"{}\" is not in the vocabulary", escape_invalid_utf8(unk_token)));
     unk_id_ = unk->second;
 }
 
