@@ -209,7 +209,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         nlohmann::json doc = compare_document(m.heads, summary, metric, m.top1);
         for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
         if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
-        write_file_atomically(out.file("compare.json"), fmt::format("{}\n", dump_json(doc, 1)));
+        write_file_atomically(out.file("compare.json"), json_file_text(doc, 1));
         write_comparison_pictures(out, m.heads, m.top1, "");
         if (o.diff_pictures > 0) {
             std::vector<const LayerResult*> first, second;
@@ -287,8 +287,7 @@ int compare(CompareOptions& o) {
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.input.path, o.input.tokens_path});
-        write_file_atomically(out.file("compare.json"),
-                              fmt::format("{}\n", dump_json(compare_document(c, summary, metric, {}), 1)));
+        write_file_atomically(out.file("compare.json"), json_file_text(compare_document(c, summary, metric, {}), 1));
         if (o.diff_pictures > 0) write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens, o.diff_pictures);
         out.commit();
     }

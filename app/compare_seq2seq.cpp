@@ -135,7 +135,7 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
         }
         doc["output"] = output_comparison_json(m.output, nullptr);
         doc["provenance"] = run_provenance();
-        write_file_atomically(out.file("compare.json"), fmt::format("{}\n", dump_json(doc, 1)));
+        write_file_atomically(out.file("compare.json"), json_file_text(doc, 1));
         out.commit();
     }
     if (!request.output.quiet) {

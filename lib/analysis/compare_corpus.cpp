@@ -213,7 +213,7 @@ CompareCorpusAccumulator CompareCorpusAccumulator::from_partial_json(const nlohm
 
 void CompareCorpusAccumulator::save_partial(const std::string& path) const {
     if (num_sequences_ == 0) throw Error(ErrorKind::internal, fmt::format("{}: no sequence was compared", path));
-    write_file_atomically(path, fmt::format("{}\n", dump_json(partial_json())));
+    write_file_atomically(path, json_file_text(partial_json()));
 }
 
 nlohmann::json corpus_comparison_json(const CorpusComparison& c) {

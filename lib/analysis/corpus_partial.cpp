@@ -117,7 +117,7 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
 
 void CorpusAccumulator::save_partial(const std::string& path) const {
     if (heads_.empty()) throw Error(ErrorKind::internal, fmt::format("{}: no sequence was accumulated", path));
-    write_file_atomically(path, fmt::format("{}\n", dump_json(partial_json())));
+    write_file_atomically(path, json_file_text(partial_json()));
 }
 
 CorpusAccumulator CorpusAccumulator::load_partial(const std::string& path) {

@@ -101,7 +101,7 @@ Seq2SeqCorpusAccumulator Seq2SeqCorpusAccumulator::from_partial_json(const nlohm
 
 void Seq2SeqCorpusAccumulator::save_partial(const std::string& path) const {
     if (alignment_.empty()) throw Error(ErrorKind::internal, fmt::format("{}: no sequence was accumulated", path));
-    write_file_atomically(path, fmt::format("{}\n", dump_json(partial_json())));
+    write_file_atomically(path, json_file_text(partial_json()));
 }
 
 }  // namespace attn_viz

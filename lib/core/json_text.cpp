@@ -36,4 +36,10 @@ std::string dump_json(const nlohmann::json& doc, int indent) {
     return with_valid_utf8(doc).dump(indent);
 }
 
+std::string json_file_text(const nlohmann::json& doc, int indent) {
+    std::string text = dump_json(doc, indent);
+    text += '\n';
+    return text;
+}
+
 }  // namespace attn_viz

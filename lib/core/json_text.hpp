@@ -13,4 +13,8 @@ namespace attn_viz {
 // is the last line of defence, not the rule.
 std::string dump_json(const nlohmann::json& doc, int indent = -1);
 
+// The text of a JSON file: dump_json(doc, indent) and a newline (appended in place: a stats.json
+// or a partial can take megabytes, which a format call would copy once more).
+std::string json_file_text(const nlohmann::json& doc, int indent = -1);
+
 }  // namespace attn_viz

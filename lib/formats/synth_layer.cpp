@@ -124,7 +124,7 @@ void write_planted_layer(const std::string& weights_path, const std::string& inp
         embeddings.push_back(
             std::vector<float>(p.embeddings.data.begin() + i * D, p.embeddings.data.begin() + (i + 1) * D));
     const nlohmann::json input = {{"tokens", p.tokens}, {"embeddings", std::move(embeddings)}};
-    write_file_atomically(input_path, fmt::format("{}\n", dump_json(input)));
+    write_file_atomically(input_path, json_file_text(input));
 }
 
 }  // namespace attn_viz

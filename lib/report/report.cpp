@@ -228,7 +228,7 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
                                       const nlohmann::json& extra, const ReportOptions& o) {
     nlohmann::json stats = stats_json(a);
     stats.update(extra);
-    write_file_bytes(out.file(fmt::format("{}stats.json", folder)), fmt::format("{}\n", dump_json(stats, 2)));
+    write_file_bytes(out.file(fmt::format("{}stats.json", folder)), json_file_text(stats, 2));
     write_file_bytes(out.file(fmt::format("{}heads.csv", folder)), heads_csv(a));
     write_file_bytes(out.file(fmt::format("{}pairs.csv", folder)), pairs_csv(a));
     if (!a.sparse.empty()) write_file_bytes(out.file(fmt::format("{}sparse.csv", folder)), sparse_csv(a));

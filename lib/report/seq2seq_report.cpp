@@ -157,7 +157,7 @@ Seq2SeqAnalysis write_seq2seq_report(OutputDir& out, const Seq2SeqReportInput& i
     const Seq2SeqAnalysis result = analyze_stacks(
         in, [&](const ReportInput& stack) { return write_report(out, stack, stack_options, timings, notes); });
     const nlohmann::json stats = seq2seq_stats(in, result);
-    write_file_bytes(out.file("stats.json"), fmt::format("{}\n", dump_json(stats, 2)));
+    write_file_bytes(out.file("stats.json"), json_file_text(stats, 2));
     if (options.html && options.pictures) write_seq2seq_html(out, in, options, stats);
     Timings::Scope t(timings, "dumps");
     const std::vector<std::string> dumps = seq2seq_dump_paths(options.dump_attention);
@@ -172,7 +172,7 @@ nlohmann::json write_seq2seq_corpus_report(OutputDir& out, const Seq2SeqAnalysis
         write_analysis_outputs(out, fmt::format("{}/", name), stack, nlohmann::json::object(), options);
     nlohmann::json stats = seq2seq_stats_json(analysis);
     stats.update(extra);
-    write_file_bytes(out.file("stats.json"), fmt::format("{}\n", dump_json(stats, 2)));
+    write_file_bytes(out.file("stats.json"), json_file_text(stats, 2));
     return stats;
 }
 

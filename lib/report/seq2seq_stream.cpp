@@ -47,7 +47,7 @@ Seq2SeqAnalysis Seq2SeqStream::finish(PictureNotes& notes) {
     for (size_t k = 0; k < stacks_.size(); ++k)
         analysis.stacks.emplace_back(seq2seq_stack_names[k], stacks_[k]->finish(notes));
     analysis.alignment = std::move(alignment_);
-    write_file_bytes(out_.file("stats.json"), fmt::format("{}\n", dump_json(seq2seq_stats(stats_input_, analysis), 2)));
+    write_file_bytes(out_.file("stats.json"), json_file_text(seq2seq_stats(stats_input_, analysis), 2));
     return analysis;
 }
 
