@@ -368,10 +368,15 @@ std::string html_report(const HtmlReportInput& input) {
         html += fmt::format("<h2>Heads{}</h2>\n<div id=\"maps{}\"></div>\n", of, id);
     }
     html += "<h2>Statistics</h2>\n<div id=\"tables\"></div>\n<div id=\"tooltip\"></div>\n";
-    html += fmt::format(
-        "<script type=\"application/json\" id=\"report-data\">{}</script>\n<script>\n(function () {{\n'use strict';\n"
-        "{}\n{}}})();\n</script>\n</body>\n</html>\n",
-        json, attention_view_script, report_script);
+    // The data and the scripts are appended piece by piece: the data holds every map (megabytes for
+    // a whole model), which a format call would copy once more.
+    html += "<script type=\"application/json\" id=\"report-data\">";
+    html += json;
+    html += "</script>\n<script>\n(function () {\n'use strict';\n";
+    html += attention_view_script;
+    html += '\n';
+    html += report_script;
+    html += "})();\n</script>\n</body>\n</html>\n";
     return html;
 }
 
