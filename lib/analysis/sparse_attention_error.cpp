@@ -13,7 +13,12 @@ namespace attn_viz {
 namespace {
 
 // running += weight * value, over d numbers; compiled for AVX-512, AVX2 and baseline x86-64.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void add_scaled(float* running, const float* value, float weight,
+// __restrict: without it GCC checks at run time whether the two overlap and, when they lie within
+// a vector of each other, takes a scalar loop that rounds differently (fused multiply-adds where
+// the 8-wide part multiplies, then adds). Where the heap put `running` then decided the last bit
+// of a head's top-1 error: the same inputs gave different numbers from run to run.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void add_scaled(float* __restrict running,
+                                                                     const float* __restrict value, float weight,
                                                                      int64_t d) {
     for (int64_t r = 0; r < d; ++r) running[r] += weight * value[r];
 }
