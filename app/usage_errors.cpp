@@ -45,12 +45,12 @@ std::string unknown_option_message(const CLI::App& app, const CLI::App& command,
     const std::string message = fmt::format("{}: unknown option {}", command.get_name(), option);
     const std::string closest = closest_name(option, option_names(command));
     if (!closest.empty()) return fmt::format("{} (did you mean {}?)", message, closest);
-    std::string owners;
+    std::vector<std::string> owners;
     for (const CLI::App* other : all_commands(app))
-        if (other->get_option_no_throw(option) != nullptr)
-            owners += fmt::format("{}{}", owners.empty() ? "" : ", ", other->get_name());
+        if (other->get_option_no_throw(option) != nullptr) owners.push_back(other->get_name());
     if (owners.empty()) return message;
-    return fmt::format("{} (an option of {}; attn-viz {} --help lists its own)", message, owners, command.get_name());
+    return fmt::format("{} (an option of {}; attn-viz {} --help lists its own)", message, fmt::join(owners, ", "),
+                       command.get_name());
 }
 
 // The first unknown command or option in `args`, as a message; "" when every name is known.

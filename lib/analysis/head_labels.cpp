@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <ranges>
 
 #include <fmt/format.h>
 
@@ -39,9 +40,9 @@ void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
             thresholds.*member = value;
             return;
         }
-    std::string known;
-    for (const auto& field : threshold_fields()) known += fmt::format("{}{}", known.empty() ? "" : ", ", field.first);
-    throw Error(ErrorKind::usage, fmt::format("{}: unknown name '{}' (known: {})", where, name, known));
+    const auto fields = threshold_fields();
+    throw Error(ErrorKind::usage, fmt::format("{}: unknown name '{}' (known: {})", where, name,
+                                              fmt::join(fields | std::views::keys, ", ")));
 }
 
 std::string label_head(const HeadStats& s, const LabelThresholds& t) {

@@ -22,10 +22,4 @@ NormWeights layer_norm(const TensorSource& source, const std::string& name, int6
             load_of_shape(source, fmt::format("{}{}", name, tensorflow_names ? ".beta" : ".bias"), {d})};
 }
 
-std::string joined(const std::vector<std::string>& names) {
-    std::string text;
-    for (const std::string& name : names) text += fmt::format("{}{}", text.empty() ? "" : ", ", name);
-    return text;
-}
-
 }  // namespace attn_viz

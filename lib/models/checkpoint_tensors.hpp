@@ -25,7 +25,4 @@ Tensor optional_of_shape(const TensorSource& source, const std::string& name, co
 // `name`.gamma and `name`.beta, which transformers renames when loading.
 NormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d);
 
-// "a, b, c": names for messages.
-std::string joined(const std::vector<std::string>& names);
-
 }  // namespace attn_viz

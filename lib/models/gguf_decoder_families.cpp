@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <optional>
+#include <ranges>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,14 +41,14 @@ namespace {
 
 const GgufDecoderFamily& family_of(const GgufFile& file) {
     const std::string architecture = file.get_string("general.architecture").value_or("");
-    std::string supported;
-    for (const GgufDecoderFamily& family : gguf_decoder_families()) {
+    const std::vector<GgufDecoderFamily>& families = gguf_decoder_families();
+    for (const GgufDecoderFamily& family : families)
         if (family.architecture == architecture) return family;
-        supported += fmt::format("{}{}", supported.empty() ? "" : ", ", family.architecture);
-    }
-    fail_input(file.path(), fmt::format("general.architecture is \"{}\"; attn-viz runs GGUF models of architecture {}, "
-                                        "gpt2, gptneox, bert",
-                                        escape_invalid_utf8(architecture), supported));
+    fail_input(file.path(),
+               fmt::format("general.architecture is \"{}\"; attn-viz runs GGUF models of architecture {}, "
+                           "gpt2, gptneox, bert",
+                           escape_invalid_utf8(architecture),
+                           fmt::join(families | std::views::transform(&GgufDecoderFamily::architecture), ", ")));
 }
 
 std::string number_text(const std::optional<double>& value) {

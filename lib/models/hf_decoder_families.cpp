@@ -1,5 +1,7 @@
 #include "hf_decoder_families.hpp"
 
+#include <ranges>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -56,13 +58,12 @@ const std::vector<DecoderFamily>& decoder_families() {
 }
 
 const DecoderFamily& decoder_family(const HfConfig& hf) {
-    std::string known;
-    for (const DecoderFamily& family : decoder_families()) {
+    const std::vector<DecoderFamily>& families = decoder_families();
+    for (const DecoderFamily& family : families)
         if (family.model_type == hf.model_type) return family;
-        known += fmt::format("{}{}", known.empty() ? "" : ", ", family.model_type);
-    }
     fail_input(hf.path, fmt::format("model_type {} is not supported (supported: {})",
-                                    json_excerpt(nlohmann::json(hf.model_type)), known));
+                                    json_excerpt(nlohmann::json(hf.model_type)),
+                                    fmt::join(families | std::views::transform(&DecoderFamily::model_type), ", ")));
 }
 
 int64_t sliding_window_of(const HfConfig& hf, const DecoderFamily& family, int64_t layer, int64_t layers) {

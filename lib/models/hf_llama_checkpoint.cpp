@@ -23,10 +23,8 @@ namespace {
 void require_supported(const HfConfig& hf, const char* key, const std::string& value,
                        const std::vector<std::string>& supported) {
     if (std::find(supported.begin(), supported.end(), value) != supported.end()) return;
-    std::string known;
-    for (const std::string& name : supported) known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
-    fail_input(hf.path,
-               fmt::format("{} {} is not supported (supported: {})", key, json_excerpt(nlohmann::json(value)), known));
+    fail_input(hf.path, fmt::format("{} {} is not supported (supported: {})", key, json_excerpt(nlohmann::json(value)),
+                                    fmt::join(supported, ", ")));
 }
 
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.

@@ -260,7 +260,7 @@ bool is_seq2seq_model_type(const std::string& model_type) {
 Seq2SeqWeights read_hf_seq2seq_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
     if (!is_seq2seq_model_type(hf.model_type))
         fail_input(hf.path, fmt::format("model_type \"{}\" is not an encoder-decoder attn-viz reads (supported: {})",
-                                        escape_invalid_utf8(hf.model_type), joined(hf_seq2seq_model_types())));
+                                        escape_invalid_utf8(hf.model_type), fmt::join(hf_seq2seq_model_types(), ", ")));
     const SafetensorsShards source(folder, limits);
     return hf.model_type == "bart" ? read_bart(hf, source) : read_t5(hf, source);
 }

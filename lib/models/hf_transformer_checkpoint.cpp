@@ -230,7 +230,7 @@ ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfi
                             "compares over one source and target; this command takes decoder or encoder models",
                             hf.path, hf.model_type));
         fail_input(hf.path, fmt::format("model_type \"{}\" is not supported (supported: {})",
-                                        escape_invalid_utf8(hf.model_type), joined(hf_model_types())));
+                                        escape_invalid_utf8(hf.model_type), fmt::join(hf_model_types(), ", ")));
     }
     const SafetensorsShards source(folder, limits);
     if (hf.model_type == "gpt2") return read_gpt2(hf, source);

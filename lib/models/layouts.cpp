@@ -199,9 +199,8 @@ const std::vector<Preset>& presets() {
 const Preset& find_preset(const std::string& layout) {
     for (const Preset& p : presets())
         if (p.name == layout) return p;
-    std::string known;
-    for (const std::string& name : layout_names()) known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
-    throw Error(ErrorKind::usage, fmt::format("unknown layout '{}' (known: {})", layout, known));
+    throw Error(ErrorKind::usage,
+                fmt::format("unknown layout '{}' (known: {})", layout, fmt::join(layout_names(), ", ")));
 }
 
 // prefix + layer path for one layer, with "{layer}" filled in.

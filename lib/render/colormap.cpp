@@ -53,9 +53,7 @@ Colormap Colormap::named(const std::string& name) {
     else if (name == "plasma")
         table = plasma_table;
     else if (name != "gray" && name != diverging_colormap) {
-        std::string choices;
-        for (const auto& n : names()) choices += fmt::format("{}{}", choices.empty() ? "" : ", ", n);
-        throw Error(ErrorKind::usage, fmt::format("unknown colormap '{}' (choose {})", name, choices));
+        throw Error(ErrorKind::usage, fmt::format("unknown colormap '{}' (choose {})", name, fmt::join(names(), ", ")));
     }
     for (int i = 0; i < 256; ++i) {
         if (name == diverging_colormap) {
