@@ -15,12 +15,12 @@ Tensor normalized(const Tensor& x, const NormWeights& norm, NormKind kind, doubl
 }
 
 Tensor feed_forward(OnednnBackend& backend, const Tensor& x, const BlockWeights& block, const ModelConfig& config) {
-    Tensor hidden = linear(backend, x, block.w_in, block.b_in);  // [T, F]
-    if (config.feed_forward == FeedForwardKind::gated)
-        activate_and_gate(hidden, linear(backend, x, block.w_up, block.b_up), config.activation);  // act(hidden) * up
+    Tensor hidden = linear_out_in(backend, x, block.w_in, block.b_in);  // [T, F]
+    if (config.feed_forward == FeedForwardKind::gated)                  // act(hidden) * up
+        activate_and_gate(hidden, linear_out_in(backend, x, block.w_up, block.b_up), config.activation);
     else
         activate_in_place(hidden, config.activation);
-    return linear(backend, hidden, block.w_out, block.b_out);
+    return linear_out_in(backend, hidden, block.w_out, block.b_out);
 }
 
 }  // namespace attn_viz

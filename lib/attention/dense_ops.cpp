@@ -138,6 +138,15 @@ Tensor linear(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Te
     return y;
 }
 
+Tensor linear_out_in(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
+    Tensor y = Tensor::uninitialized({x.dim(0), w.dim(0)});
+    MatmulShape shape = dense_matmul(x.dim(0), x.dim(1), w.dim(0));
+    shape.w_strides[1] = 1, shape.w_strides[2] = x.dim(1);  // element (i, j) of the product's [k, n] at w[j, i]
+    shape.has_bias = !bias.empty();
+    backend.matmul(shape, x.ptr(), w.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr());
+    return y;
+}
+
 void activate_in_place(Tensor& x, Activation activation) {
     activate(x.ptr(), nullptr, static_cast<int64_t>(x.data.size()), activation);
 }

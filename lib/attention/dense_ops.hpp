@@ -11,6 +11,11 @@ namespace attn_viz {
 // x: [rows, k]; w: [k, n]; bias: [n] or empty -> x w + bias: [rows, n]
 Tensor linear(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias = {});
 
+// x: [rows, k]; w: [n, k], a row per output (nn.Linear's and GGUF's layout); bias: [n] or empty
+// -> x w^T + bias: [rows, n]. The layout of the feed-forward and classifier weights: oneDNN 2.6
+// multiplies by a [k, n] matrix as wide as theirs at 40% of its rate, by [n, k] at the full rate.
+Tensor linear_out_in(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias = {});
+
 // x -> activation(x), element by element (GELU in double precision, SiLU in float as llama2.c,
 // e^x to 2e-7 relative), in parallel over OpenMP's threads.
 void activate_in_place(Tensor& x, Activation activation);

@@ -19,19 +19,19 @@ double dot(const float* a, const float* b, int64_t D) {
     return sum;
 }
 
-// The directions of the targets' logits: row t is s_t center(w * U[:, target_t]), with s_t the
-// final norm's scale of final_residual's row t (1 and w = 1 without a final norm): [T, D].
-// norm_bias gets b . U[:, target_t] per position.
+// The directions of the targets' logits: row t is s_t center(w * U[target_t]), with U[v] the
+// classifier's row of token v and s_t the final norm's scale of final_residual's row t (1 and
+// w = 1 without a final norm): [T, D]. norm_bias gets b . U[target_t] per position.
 Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residual, const std::vector<int>& targets,
                         std::vector<double>& norm_bias) {
-    const int64_t T = final_residual.dim(0), D = final_residual.dim(1), V = weights.classifier.dim(1);
+    const int64_t T = final_residual.dim(0), D = final_residual.dim(1);
     const NormWeights& norm = weights.final_norm;
     const bool has_norm = !norm.weight.empty(), centered = has_norm && weights.config.norm == NormKind::layer_norm;
     Tensor directions({T, D});
     norm_bias.assign(static_cast<size_t>(T), 0.0);
     for (int64_t t = 0; t < T; ++t) {
         const float* x = final_residual.ptr() + t * D;
-        const int64_t target = targets[static_cast<size_t>(t)];
+        const float* u = weights.classifier.ptr() + targets[static_cast<size_t>(t)] * D;  // U[target_t]
         double mean = 0, square = 0;
         if (centered) {
             for (int64_t i = 0; i < D; ++i) mean += x[i];
@@ -43,14 +43,13 @@ Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residua
         std::vector<double> v(static_cast<size_t>(D));
         double v_mean = 0;
         for (int64_t i = 0; i < D; ++i) {
-            v[i] = (has_norm ? double(norm.weight.data[i]) : 1.0) * weights.classifier.data[i * V + target];
+            v[i] = (has_norm ? double(norm.weight.data[i]) : 1.0) * u[i];
             v_mean += v[i] / static_cast<double>(D);
         }
         for (int64_t i = 0; i < D; ++i)
             directions.data[t * D + i] = static_cast<float>(scale * (v[i] - (centered ? v_mean : 0.0)));
         if (!norm.bias.empty())
-            for (int64_t i = 0; i < D; ++i)
-                norm_bias[t] += double(norm.bias.data[i]) * weights.classifier.data[i * V + target];
+            for (int64_t i = 0; i < D; ++i) norm_bias[t] += double(norm.bias.data[i]) * u[i];
     }
     return directions;
 }

@@ -150,7 +150,7 @@ void Seq2SeqModel::decode(Seq2SeqRun& run, const Pass& pass) {
     if (!stack.final_norm.weight.empty()) x = normalized_by(x, stack.final_norm);
     if (weights_.config.classifier_scale != 1.0f)
         for (float& v : x.data) v *= weights_.config.classifier_scale;
-    run.logits = linear(backend_, x, weights_.classifier, weights_.classifier_bias);
+    run.logits = linear_out_in(backend_, x, weights_.classifier, weights_.classifier_bias);
 }
 
 Tensor Seq2SeqModel::embedded(const std::vector<int>& tokens, const StackWeights& stack) const {

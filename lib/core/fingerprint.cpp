@@ -1,6 +1,8 @@
 #include "fingerprint.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #define XXH_INLINE_ALL  // header-only: no run-time library, and sanitizer builds instrument it too
 #include <xxhash.h>
@@ -22,6 +24,21 @@ void Fingerprint::add_bytes(const void* data, size_t size) {
 }
 
 void Fingerprint::add_int(int64_t value) { add_bytes(&value, sizeof value); }
+
+void Fingerprint::add_transposed(const Tensor& m) {
+    if (m.rank() != 2) return add_tensor(m);
+    const int64_t n = m.dim(0), k = m.dim(1);
+    for (int64_t d : {int64_t{2}, k, n}) add_int(d);
+    // Rows of the transpose (columns of m) a tile at a time: m is read a cache line per row.
+    constexpr int64_t tile = 16;
+    std::vector<float> rows(static_cast<size_t>(tile * n));
+    for (int64_t c0 = 0; c0 < k; c0 += tile) {
+        const int64_t width = std::min(tile, k - c0);
+        for (int64_t r = 0; r < n; ++r)
+            for (int64_t c = 0; c < width; ++c) rows[static_cast<size_t>(c * n + r)] = m.data[r * k + c0 + c];
+        add_bytes(rows.data(), static_cast<size_t>(width * n) * sizeof(float));
+    }
+}
 
 void Fingerprint::add_tensor(const Tensor& t) {
     add_int(static_cast<int64_t>(t.shape.size()));

@@ -24,6 +24,9 @@ public:
     void add_bytes(const void* data, size_t size);
     void add_int(int64_t value);       // its 8 bytes, little-endian
     void add_tensor(const Tensor& t);  // the rank, each dimension (add_int), then the float32 values' bytes
+    // A matrix m: [n, k] as add_tensor adds its transpose [k, n] (anything else as add_tensor): the
+    // feed-forward and classifier weights, kept [k, n] when fingerprints were defined.
+    void add_transposed(const Tensor& m);
     uint64_t value() const;
 
 private:

@@ -287,26 +287,29 @@ void transpose_tile(const float* tile, int64_t n, int64_t cols, float* dst, int6
 
 }  // namespace
 
-bool dequantize_transposed(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst) {
+bool dequantize_rows(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst,
+                     RowLayout layout) {
     const GgmlTypeInfo* info = ggml_type_info(type);
     if (!info || !info->decodable || cols % info->block_elements != 0)
         throw Error(ErrorKind::internal,
-                    fmt::format("dequantize_transposed: type {} with rows of {} values cannot be decoded", type, cols));
+                    fmt::format("dequantize_rows: type {} with rows of {} values cannot be decoded", type, cols));
     const int64_t row_bytes = cols / info->block_elements * info->block_bytes;
     const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
     bool finite = true;
-    // Each thread decodes a tile of rows into its own buffer, checks it and writes its transpose;
-    // dequantize_row cannot throw here (the type and row length are checked above).
+    const bool transpose = layout == RowLayout::transposed;
+    // Each thread decodes a tile of rows (into its own buffer when transposing), checks it and
+    // writes its transpose; dequantize_row cannot throw here (the type and row length are checked
+    // above).
 #pragma omp parallel reduction(&& : finite) if (rows * cols > parallel_min_values && tiles > 1)
     {
-        std::vector<float> tile(static_cast<size_t>(std::min(rows, tile_rows) * cols));
+        std::vector<float> buffer(transpose ? static_cast<size_t>(std::min(rows, tile_rows) * cols) : 0);
 #pragma omp for schedule(dynamic)
         for (int64_t t = 0; t < tiles; ++t) {
             const int64_t r0 = t * tile_rows, n = std::min(tile_rows, rows - r0);
-            for (int64_t r = 0; r < n; ++r)
-                dequantize_row(type, src + (r0 + r) * row_bytes, tile.data() + r * cols, cols);
-            finite = all_finite(tile.data(), n * cols) && finite;
-            transpose_tile(tile.data(), n, cols, dst, rows, r0);
+            float* tile = transpose ? buffer.data() : dst + r0 * cols;
+            for (int64_t r = 0; r < n; ++r) dequantize_row(type, src + (r0 + r) * row_bytes, tile + r * cols, cols);
+            finite = all_finite(tile, n * cols) && finite;
+            if (transpose) transpose_tile(tile, n, cols, dst, rows, r0);
         }
     }
     return finite;

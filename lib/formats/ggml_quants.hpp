@@ -40,10 +40,14 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type);
 // (ggml-common.h, dequantize_row_* in ggml-quants.c); docs/formats.md lists them.
 void dequantize_row(uint32_t type, const unsigned char* src, float* dst, int64_t n);
 
+// How decoded rows are laid out: as stored ([rows, cols]) or transposed ([cols, rows]).
+enum class RowLayout { as_stored, transposed };
+
 // src: `rows` rows of `cols` values of `type` each (decodable, cols a multiple of its
-// block_elements) -> dst: their transpose [cols, rows], dst[c * rows + r] = value (r, c), the
-// values dequantize_row gives. Decoded in tiles of rows, each transposed while it is in cache,
-// in parallel over OpenMP's threads. Returns whether every value is finite.
-bool dequantize_transposed(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst);
+// block_elements) -> dst: the values dequantize_row gives, [rows, cols] as stored, or their
+// transpose [cols, rows], dst[c * rows + r] = value (r, c). Decoded in tiles of rows, each checked
+// (and transposed) while it is in cache, in parallel over OpenMP's threads. Returns whether every
+// value is finite.
+bool dequantize_rows(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst, RowLayout layout);
 
 }  // namespace attn_viz

@@ -379,7 +379,7 @@ Tensor GgufFile::load(const std::string& name) const {
     return result;
 }
 
-void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t count, Tensor& out) const {
+void GgufFile::load_rows(const std::string& name, int64_t begin, int64_t count, RowLayout layout, Tensor& out) const {
     const GgufTensorInfo* t = find_tensor(name);
     if (!t) fail_input(path_, fmt::format("has no tensor \"{}\"", name));
     check_decodable(*t);
@@ -389,19 +389,21 @@ void GgufFile::load_transposed(const std::string& name, int64_t begin, int64_t c
         throw Error(ErrorKind::internal, fmt::format("{} of shape {} has no rows [{}, {})", what, shape_string(shape),
                                                      begin, begin + count));
     const int64_t cols = shape[1];
-    check_memory_elements(static_cast<uint64_t>(element_count({cols, count}, what)), sizeof(float),
-                          limits_.memory_budget, fmt::format("{} of shape {}", what, shape_string(shape)));
-    // Step 1: out as [cols, count], in the memory it has when that is enough (resize within the
-    // capacity neither allocates nor zeroes).
+    const std::vector<int64_t> out_shape =
+        layout == RowLayout::transposed ? std::vector<int64_t>{cols, count} : std::vector<int64_t>{count, cols};
+    check_memory_elements(static_cast<uint64_t>(element_count(out_shape, what)), sizeof(float), limits_.memory_budget,
+                          fmt::format("{} of shape {}", what, shape_string(shape)));
+    // Step 1: out in the memory it has when that is enough (resize within the capacity neither
+    // allocates nor zeroes).
     const size_t size = static_cast<size_t>(cols * count);
-    if (out.data.capacity() < size) out = Tensor::uninitialized({cols, count}, what);
-    out.shape = {cols, count};
+    if (out.data.capacity() < size) out = Tensor::uninitialized(out_shape, what);
+    out.shape = out_shape;
     out.data.resize(size);
-    // Step 2: decode and transpose, then let the rows' file pages go.
+    // Step 2: decode (and transpose), then let the rows' file pages go.
     const GgmlTypeInfo* info = ggml_type_info(t->type);
     const uint64_t row_bytes = static_cast<uint64_t>(cols / info->block_elements * info->block_bytes);
     const unsigned char* rows = file_->data() + t->offset + static_cast<uint64_t>(begin) * row_bytes;
-    const bool finite = dequantize_transposed(t->type, rows, count, cols, out.ptr());
+    const bool finite = dequantize_rows(t->type, rows, count, cols, out.ptr(), layout);
     file_->release(t->offset + static_cast<uint64_t>(begin) * row_bytes, static_cast<uint64_t>(count) * row_bytes);
     // Step 3: a non-finite value is refused by load(), which names the first in the tensor's own
     // order (the rows before `begin` were checked by the calls that decoded them).

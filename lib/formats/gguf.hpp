@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ggml_quants.hpp"
 #include "load_limits.hpp"
 #include "tensor.hpp"
 
@@ -78,13 +79,13 @@ public:
     // pages of the mapped file are released from resident memory afterwards (MappedFile::release).
     Tensor load(const std::string& name) const;
     // Rows [begin, begin + count) of matrix `name` ([rows, cols] in its row-major shape) decoded
-    // straight into their transpose: `out` becomes [cols, count] (x W for a weight stored
-    // [out, in]), the values load() gives, with its checks and messages (a non-finite value is
-    // named by its index in the whole tensor). Tiles of rows are decoded in parallel over
-    // OpenMP's threads, and out's memory is reused when it holds enough, so that a streamed
-    // model's blocks after the first allocate (and page-fault) nothing. The rows' file pages are
-    // released afterwards.
-    void load_transposed(const std::string& name, int64_t begin, int64_t count, Tensor& out) const;
+    // into `out`: [count, cols] as stored, or straight into their transpose [cols, count] (x W for
+    // a weight stored [out, in]); the values load() gives, with its checks and messages (a
+    // non-finite value is named by its index in the whole tensor). Tiles of rows are decoded in
+    // parallel over OpenMP's threads, and out's memory is reused when it holds enough, so that a
+    // streamed model's blocks after the first allocate (and page-fault) nothing. The rows' file
+    // pages are released afterwards.
+    void load_rows(const std::string& name, int64_t begin, int64_t count, RowLayout layout, Tensor& out) const;
     // Error(bad_input) naming the file and tensor when its type is not decodable.
     void check_decodable(const GgufTensorInfo& tensor) const;
 

@@ -53,9 +53,10 @@ Tensor stored_norm(Tensor weight, bool plus_one) {
 
 // Block `layer` into `b`, every tensor checked against the configuration's shape: its attention
 // (split from phi3's attn_qkv, with optional attn_{q,k,v,output}.bias elsewhere, q/k norms), norms
-// and gated feed-forward (split from phi3's ffn_up = [gate; up]), as x W. The matrices are decoded
-// straight into their transposes in the memory b's matrices have (GgufFile::load_transposed), so
-// refilling one BlockWeights block after block allocates them once.
+// and gated feed-forward (split from phi3's ffn_up = [gate; up]): the attention's matrices as x W,
+// the feed-forward's a row per output as stored. The matrices are decoded (attention's straight
+// into their transposes) in the memory b's matrices have (GgufFile::load_rows), so refilling one
+// BlockWeights block after block allocates them once.
 void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer, BlockWeights& b) {
     check_block(file, decoder, layer);  // first, so a bad block is named as the streaming reader names it
     const GgufDecoderFamily& family = *decoder.family;
@@ -67,9 +68,13 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
             std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
         return gguf_load_shaped(file, fmt::format("{}{}.weight", p, name), t->shape, family.architecture);
     };
-    // Rows [begin, begin + count) of matrix `name` (checked above), transposed into `out`.
+    // Rows [begin, begin + count) of matrix `name` (checked above) into `out`: the attention's
+    // transposed (x W), the feed-forward's as stored (a row per output).
     auto load_transposed = [&](const std::string& name, int64_t begin, int64_t count, Tensor& out) {
-        file.load_transposed(fmt::format("{}{}.weight", p, name), begin, count, out);
+        file.load_rows(fmt::format("{}{}.weight", p, name), begin, count, RowLayout::transposed, out);
+    };
+    auto load_rows = [&](const std::string& name, int64_t begin, int64_t count, Tensor& out) {
+        file.load_rows(fmt::format("{}{}.weight", p, name), begin, count, RowLayout::as_stored, out);
     };
     auto bias = [&](const std::string& name, int64_t size) {
         return file.find_tensor(fmt::format("{}{}.bias", p, name))
@@ -87,20 +92,20 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
     if (family.fused) {
         load_transposed("attn_qkv", 0, q, a.w_q), load_transposed("attn_qkv", q, kv, a.w_k),
             load_transposed("attn_qkv", q + kv, kv, a.w_v);
-        load_transposed("ffn_up", 0, f, b.w_in), load_transposed("ffn_up", f, f, b.w_up);
+        load_rows("ffn_up", 0, f, b.w_in), load_rows("ffn_up", f, f, b.w_up);
     } else {
         load_transposed("attn_q", 0, q, a.w_q), load_transposed("attn_k", 0, kv, a.w_k),
             load_transposed("attn_v", 0, kv, a.w_v);
         a.b_q = bias("attn_q", q), a.b_k = bias("attn_k", kv), a.b_v = bias("attn_v", kv),
         a.b_o = bias("attn_output", d);
-        load_transposed("ffn_gate", 0, f, b.w_in), load_transposed("ffn_up", 0, f, b.w_up);
+        load_rows("ffn_gate", 0, f, b.w_in), load_rows("ffn_up", 0, f, b.w_up);
     }
     load_transposed("attn_output", 0, d, a.w_o);
     if (family.qk_norm)
         a.q_norm = stored_norm(load("attn_q_norm"), family.gemma),
         a.k_norm = stored_norm(load("attn_k_norm"), family.gemma);
     validate_layer(a, fmt::format("{}: layer {}", file.path(), layer));
-    load_transposed("ffn_down", 0, d, b.w_out);
+    load_rows("ffn_down", 0, d, b.w_out);
     b.attention_norm.weight = stored_norm(load("attn_norm"), family.gemma);
     b.feed_forward_norm.weight = stored_norm(load("ffn_norm"), family.gemma);
     if (family.gemma) {
@@ -126,9 +131,9 @@ ModelWeights read_outside_blocks(const GgufFile& file, const GgufDecoder& decode
     w.token_embedding = gguf_load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model}, architecture);
     w.final_norm.weight =
         stored_norm(gguf_load_shaped(file, "output_norm.weight", {c.d_model}, architecture), decoder.family->gemma);
-    w.classifier = transposed(c.shared_classifier
-                                  ? w.token_embedding
-                                  : gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture));
+    w.classifier = c.shared_classifier
+                       ? w.token_embedding
+                       : gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture);
     return w;
 }
 

@@ -109,9 +109,9 @@ void read_blocks(const GgufModelReader& r, ModelWeights& w, const std::pair<cons
         validate_layer(b.attention, fmt::format("{}: {}", r.file().path(), block));
         b.attention_norm = r.layer_norm(fmt::format("{}{}", block, norms.first), d);
         b.feed_forward_norm = r.layer_norm(fmt::format("{}{}", block, norms.second), d);
-        b.w_in = r.matrix(fmt::format("{}ffn_up.weight", block), d, f);
+        b.w_in = r.load(fmt::format("{}ffn_up.weight", block), {f, d});
         b.b_in = r.optional(fmt::format("{}ffn_up.bias", block), {f});
-        b.w_out = r.matrix(fmt::format("{}ffn_down.weight", block), f, d);
+        b.w_out = r.load(fmt::format("{}ffn_down.weight", block), {d, f});
         b.b_out = r.optional(fmt::format("{}ffn_down.bias", block), {d});
         w.layers.push_back(std::move(b));
     }
@@ -207,7 +207,7 @@ ModelWeights read_gguf_transformer(const GgufFile& file) {
         return attention_weights;
     });
     w.final_norm = r.layer_norm("output_norm", d);
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : r.load("output.weight", {c.vocab_size, d}));
+    w.classifier = c.shared_classifier ? w.token_embedding : r.load("output.weight", {c.vocab_size, d});
     return w;
 }
 

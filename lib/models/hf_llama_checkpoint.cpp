@@ -168,13 +168,13 @@ BlockWeights read_block(const SafetensorsShards& source, const HfConfig& hf, con
     }
     if (family.fused) {
         const Tensor gate_up = load_of_shape(source, fmt::format("{}mlp.gate_up_proj.weight", block), {2 * f, d});
-        b.w_in = transposed(rows_of(gate_up, 0, f));
-        b.w_up = transposed(rows_of(gate_up, f, f));
+        b.w_in = rows_of(gate_up, 0, f);
+        b.w_up = rows_of(gate_up, f, f);
     } else {
-        b.w_in = transposed(load_of_shape(source, fmt::format("{}mlp.gate_proj.weight", block), {f, d}));
-        b.w_up = transposed(load_of_shape(source, fmt::format("{}mlp.up_proj.weight", block), {f, d}));
+        b.w_in = load_of_shape(source, fmt::format("{}mlp.gate_proj.weight", block), {f, d});
+        b.w_up = load_of_shape(source, fmt::format("{}mlp.up_proj.weight", block), {f, d});
     }
-    b.w_out = transposed(load_of_shape(source, fmt::format("{}mlp.down_proj.weight", block), {d, f}));
+    b.w_out = load_of_shape(source, fmt::format("{}mlp.down_proj.weight", block), {d, f});
     // transformers: Llama's MLP biases follow mlp_bias; the other families have none.
     const bool mlp_bias = family.mlp_bias_key && hf.mlp_bias.value_or(false);
     const std::string mlp_why = family.mlp_bias_key
@@ -219,8 +219,7 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf,
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
     w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
     w.final_norm.weight = load_of_shape(source, "model.norm.weight", {d});
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding
-                                                  : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    w.classifier = c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d});
     return w;
 }
 

@@ -51,9 +51,9 @@ LayerWeights attention_module(const TensorSource& source, const std::string& pre
 // where the family has them.
 void feed_forward_module(const TensorSource& source, const std::string& prefix, const char* in, const char* up,
                          const char* out, int64_t d, int64_t f, bool with_bias, BlockWeights& b) {
-    b.w_in = transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, in), {f, d}));
-    if (up) b.w_up = transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, up), {f, d}));
-    b.w_out = transposed(load_of_shape(source, fmt::format("{}{}.weight", prefix, out), {d, f}));
+    b.w_in = load_of_shape(source, fmt::format("{}{}.weight", prefix, in), {f, d});
+    if (up) b.w_up = load_of_shape(source, fmt::format("{}{}.weight", prefix, up), {f, d});
+    b.w_out = load_of_shape(source, fmt::format("{}{}.weight", prefix, out), {d, f});
     if (with_bias)
         b.b_in = load_of_shape(source, fmt::format("{}{}.bias", prefix, in), {f}),
         b.b_out = load_of_shape(source, fmt::format("{}{}.bias", prefix, out), {d});
@@ -149,7 +149,7 @@ Seq2SeqWeights read_bart(const HfConfig& hf, const TensorSource& source) {
         stack->embedding_norm = layer_norm(source, fmt::format("{}{}layernorm_embedding", prefix, name), d);
     }
     const bool tied = hf.tie_word_embeddings.value_or(true);
-    w.classifier = transposed(tied ? w.token_embedding : load_of_shape(source, "lm_head.weight", {v, d}));
+    w.classifier = tied ? w.token_embedding : load_of_shape(source, "lm_head.weight", {v, d});
     w.classifier_bias = optional_of_shape(source, "final_logits_bias", {1, v});
     if (!w.classifier_bias.empty()) w.classifier_bias.shape = {v};
     return w;
@@ -241,7 +241,7 @@ Seq2SeqWeights read_t5(const HfConfig& hf, const TensorSource& source) {
         stack->relative_positions.max_distance = max_distance;
     }
     const bool tied = hf.tie_word_embeddings.value_or(true);
-    w.classifier = transposed(tied ? w.token_embedding : load_of_shape(source, "lm_head.weight", {v, d}));
+    w.classifier = tied ? w.token_embedding : load_of_shape(source, "lm_head.weight", {v, d});
     return w;
 }
 

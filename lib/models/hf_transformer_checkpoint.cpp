@@ -63,9 +63,10 @@ void read_blocks(ModelWeights& w, const TensorSource& source, const std::string&
                  AttentionOf attention_of) {
     const ModelConfig& c = w.config;
     const int64_t d = c.d_model, f = c.ffn_dim;
+    // A feed-forward matrix a row per output: nn.Linear's as stored, GPT-2's Conv1D ([in, out]) transposed.
     auto matrix = [&](const std::string& name, int64_t in, int64_t out) {
-        return names.conv1d ? load_of_shape(source, name, {in, out})
-                            : transposed(load_of_shape(source, name, {out, in}));
+        return names.conv1d ? transposed(load_of_shape(source, name, {in, out}))
+                            : load_of_shape(source, name, {out, in});
     };
     for (int64_t l = 0; l < c.n_layers; ++l) {
         const std::string block = fmt::format("{}{}{}.", prefix, names.layers, l);
@@ -108,8 +109,7 @@ ModelWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
     w.token_embedding = load_of_shape(source, fmt::format("{}wte.weight", prefix), {c.vocab_size, d});
     w.position_embedding = load_of_shape(source, fmt::format("{}wpe.weight", prefix), {c.max_tokens, d});
     w.final_norm = layer_norm(source, fmt::format("{}ln_f", prefix), d);
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding
-                                                  : load_of_shape(source, "lm_head.weight", {c.vocab_size, d}));
+    w.classifier = c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d});
     return w;
 }
 
@@ -163,8 +163,8 @@ ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
         [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
     w.token_embedding = load_of_shape(source, fmt::format("{}embed_in.weight", prefix), {c.vocab_size, d});
     w.final_norm = layer_norm(source, fmt::format("{}final_layer_norm", prefix), d);
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding
-                                                  : load_of_shape(source, "embed_out.weight", {c.vocab_size, d}));
+    w.classifier =
+        c.shared_classifier ? w.token_embedding : load_of_shape(source, "embed_out.weight", {c.vocab_size, d});
     return w;
 }
 

@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "file_kind.hpp"
 #include "finite.hpp"
+#include "ggml_quants.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
 
@@ -51,10 +52,14 @@ public:
         require_finite(t, name, path_, limits_);
         return t;
     }
-    // The next array of stacked [out, in] matrices, one per layer, transposed to x W.
-    std::vector<Tensor> next_per_layer_transposed(int64_t layers, int64_t out, int64_t in, const std::string& name) {
+    // The next array of stacked [out, in] matrices, one per layer: as stored, or transposed to x W.
+    std::vector<Tensor> next_per_layer_matrices(int64_t layers, int64_t out, int64_t in, const std::string& name,
+                                                RowLayout layout) {
         std::vector<Tensor> result;
-        for (int64_t l = 0; l < layers; ++l) result.push_back(transposed(next({out, in}, layer_name(name, l))));
+        for (int64_t l = 0; l < layers; ++l) {
+            Tensor m = next({out, in}, layer_name(name, l));
+            result.push_back(layout == RowLayout::transposed ? transposed(m) : std::move(m));
+        }
         return result;
     }
     std::vector<Tensor> next_per_layer(int64_t layers, int64_t size, const std::string& name) {
@@ -130,17 +135,17 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
     w.config = c;
     w.token_embedding = reader.next({c.vocab_size, d}, "token_embedding_table");
     std::vector<Tensor> rms_att = reader.next_per_layer(layers, d, "rms_att_weight");
-    std::vector<Tensor> wq = reader.next_per_layer_transposed(layers, d, d, "wq");
-    std::vector<Tensor> wk = reader.next_per_layer_transposed(layers, kv, d, "wk");
-    std::vector<Tensor> wv = reader.next_per_layer_transposed(layers, kv, d, "wv");
-    std::vector<Tensor> wo = reader.next_per_layer_transposed(layers, d, d, "wo");
+    std::vector<Tensor> wq = reader.next_per_layer_matrices(layers, d, d, "wq", RowLayout::transposed);
+    std::vector<Tensor> wk = reader.next_per_layer_matrices(layers, kv, d, "wk", RowLayout::transposed);
+    std::vector<Tensor> wv = reader.next_per_layer_matrices(layers, kv, d, "wv", RowLayout::transposed);
+    std::vector<Tensor> wo = reader.next_per_layer_matrices(layers, d, d, "wo", RowLayout::transposed);
     std::vector<Tensor> rms_ffn = reader.next_per_layer(layers, d, "rms_ffn_weight");
-    std::vector<Tensor> w1 = reader.next_per_layer_transposed(layers, f, d, "w1");
-    std::vector<Tensor> w2 = reader.next_per_layer_transposed(layers, d, f, "w2");
-    std::vector<Tensor> w3 = reader.next_per_layer_transposed(layers, f, d, "w3");
+    std::vector<Tensor> w1 = reader.next_per_layer_matrices(layers, f, d, "w1", RowLayout::as_stored);
+    std::vector<Tensor> w2 = reader.next_per_layer_matrices(layers, d, f, "w2", RowLayout::as_stored);
+    std::vector<Tensor> w3 = reader.next_per_layer_matrices(layers, f, d, "w3", RowLayout::as_stored);
     w.final_norm.weight = reader.next({d}, "rms_final_weight");
     reader.skip(c.max_tokens * head);  // legacy freq_cis_real and freq_cis_imag, [seq_len, head/2] each
-    w.classifier = transposed(c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}, "wcls"));
+    w.classifier = c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}, "wcls");
 
     // Step 3: one block per layer, attention in LayerWeights' convention.
     for (int64_t l = 0; l < layers; ++l) {

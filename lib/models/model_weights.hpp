@@ -69,10 +69,11 @@ struct BlockWeights {
     NormWeights feed_forward_norm;         // likewise around the feed-forward
     NormWeights attention_output_norm;     // sandwich only: N1', on the attention output before the residual add
     NormWeights feed_forward_output_norm;  // sandwich only: N2', on the feed-forward output
-    Tensor w_in;                           // [D, F] (gated: the gate)
-    Tensor w_up;                           // [D, F] gated only: the projection the gate multiplies; empty for plain
-    Tensor w_out;                          // [F, D]
-    Tensor b_in, b_up, b_out;              // [F], [F], [D], or empty
+    // The feed-forward's matrices a row per output, as nn.Linear and GGUF keep them (linear_out_in).
+    Tensor w_in;               // [F, D] (gated: the gate)
+    Tensor w_up;               // [F, D] gated only: the projection the gate multiplies; empty for plain
+    Tensor w_out;              // [D, F]
+    Tensor b_in, b_up, b_out;  // [F], [F], [D], or empty
 };
 
 struct ModelWeights {
@@ -91,7 +92,7 @@ struct ModelWeights {
     Tensor token_type_embedding;  // [D] BERT's token type 0 row, added at every position; or empty
     NormWeights embedding_norm;   // on the summed embeddings (BERT), or empty
     NormWeights final_norm;       // before the classifier, or empty (BERT)
-    Tensor classifier;            // [D, V], logits = x classifier; empty for an encoder
+    Tensor classifier;            // [V, D], a row per token: logits = x classifier^T; empty for an encoder
 };
 
 }  // namespace attn_viz

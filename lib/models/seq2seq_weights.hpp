@@ -56,7 +56,7 @@ struct Seq2SeqWeights {
     StackWeights encoder_stack, decoder_stack;
     std::vector<BlockWeights> encoder;
     std::vector<DecoderBlockWeights> decoder;
-    Tensor classifier;       // [D, V]
+    Tensor classifier;       // [V, D], a row per token (linear_out_in)
     Tensor classifier_bias;  // [V] (BART's final_logits_bias), or empty
 };
 

@@ -51,13 +51,14 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
         std::optional<BlockWeights> streamed;
         const BlockWeights& b = block_of(w, l, streamed);
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
-        for (const Tensor* t : {&b.attention_norm.weight, &b.feed_forward_norm.weight, &b.w_in, &b.w_out, &b.w_up})
-            f.add_tensor(*t);
+        for (const Tensor* t : {&b.attention_norm.weight, &b.feed_forward_norm.weight}) f.add_tensor(*t);
+        for (const Tensor* t : {&b.w_in, &b.w_out, &b.w_up}) f.add_transposed(*t);
         for (const Tensor* t :
              {&b.b_in, &b.b_out, &b.b_up, &b.attention_output_norm.weight, &b.feed_forward_output_norm.weight})
             if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
     }
-    for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight, &w.classifier}) f.add_tensor(*t);
+    for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight}) f.add_tensor(*t);
+    f.add_transposed(w.classifier);
     if (c.activation != Activation::silu) f.add_int(static_cast<int64_t>(c.activation) + 1000);            // likewise
     if (c.feed_forward != FeedForwardKind::gated) f.add_int(static_cast<int64_t>(c.feed_forward) + 2000);  // likewise
     if (c.residual != ResidualLayout::pre_norm) f.add_int(static_cast<int64_t>(c.residual) + 3000);        // likewise
@@ -81,25 +82,28 @@ uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
         std::optional<BlockWeights> streamed;
         const BlockWeights& b = block_of(w, l, streamed);
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
-        for (const Tensor* t : {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight,
-                                &b.feed_forward_norm.bias, &b.w_in, &b.b_in, &b.w_out, &b.b_out})
+        for (const Tensor* t :
+             {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight, &b.feed_forward_norm.bias})
             f.add_tensor(*t);
-        for (const Tensor* t : {&b.w_up, &b.b_up})
-            if (!t->empty()) f.add_tensor(*t);  // only when present: plain feed-forwards keep their fingerprints
+        f.add_transposed(b.w_in), f.add_tensor(b.b_in), f.add_transposed(b.w_out), f.add_tensor(b.b_out);
+        if (!b.w_up.empty())  // only when present: plain feed-forwards keep their fingerprints
+            f.add_transposed(b.w_up), f.add_tensor(b.b_up);
     }
-    for (const Tensor* t :
-         {&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.embedding_norm.weight,
-          &w.embedding_norm.bias, &w.final_norm.weight, &w.final_norm.bias, &w.classifier})
+    for (const Tensor* t : {&w.token_embedding, &w.position_embedding, &w.token_type_embedding,
+                            &w.embedding_norm.weight, &w.embedding_norm.bias, &w.final_norm.weight, &w.final_norm.bias})
         f.add_tensor(*t);
+    f.add_transposed(w.classifier);
     return f.value();
 }
 
 // One block of an encoder-decoder: its attention layer's fingerprint and every tensor.
 void add_seq2seq_block(Fingerprint& f, const BlockWeights& b) {
     f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
-    for (const Tensor* t : {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight,
-                            &b.feed_forward_norm.bias, &b.w_in, &b.b_in, &b.w_up, &b.b_up, &b.w_out, &b.b_out})
+    for (const Tensor* t :
+         {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight, &b.feed_forward_norm.bias})
         f.add_tensor(*t);
+    f.add_transposed(b.w_in), f.add_tensor(b.b_in), f.add_transposed(b.w_up), f.add_tensor(b.b_up);
+    f.add_transposed(b.w_out), f.add_tensor(b.b_out);
 }
 
 }  // namespace
@@ -133,7 +137,7 @@ uint64_t seq2seq_fingerprint(const Seq2SeqWeights& w) {
             f.add_tensor(*t);
         f.add_int(s->relative_positions.max_distance);
     }
-    f.add_tensor(w.classifier);
+    f.add_transposed(w.classifier);
     f.add_tensor(w.classifier_bias);
     return f.value();
 }

@@ -27,7 +27,7 @@ inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t 
     const float projection_scale = 1.0f / std::sqrt(static_cast<float>(dim));
     w.token_embedding = random_tensor({vocab, dim});
     w.final_norm.weight = random_tensor({dim});
-    w.classifier = random_tensor({dim, vocab});
+    w.classifier = random_tensor({vocab, dim});
     for (int64_t l = 0; l < layers; ++l) {
         BlockWeights b;
         LayerWeights& a = b.attention;
@@ -36,9 +36,9 @@ inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t 
         a.w_q = random_tensor({dim, dim}, projection_scale), a.w_k = random_tensor({dim, kv}, projection_scale);
         a.w_v = random_tensor({dim, kv}, projection_scale), a.w_o = random_tensor({dim, dim}, projection_scale);
         b.attention_norm.weight = random_tensor({dim}), b.feed_forward_norm.weight = random_tensor({dim});
-        b.w_in = random_tensor({dim, hidden}, projection_scale),
-        b.w_up = random_tensor({dim, hidden}, projection_scale);
-        b.w_out = random_tensor({hidden, dim}, 1.0f / std::sqrt(static_cast<float>(hidden)));
+        b.w_in = random_tensor({hidden, dim}, projection_scale),
+        b.w_up = random_tensor({hidden, dim}, projection_scale);
+        b.w_out = random_tensor({dim, hidden}, 1.0f / std::sqrt(static_cast<float>(hidden)));
         w.layers.push_back(std::move(b));
     }
     return w;

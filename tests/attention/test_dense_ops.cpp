@@ -3,6 +3,7 @@
 // the parallel paths run too.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <doctest/doctest.h>
 
@@ -144,6 +145,34 @@ TEST_CASE("SiLU keeps the limits of x / (1 + e^-x): large magnitudes, zero, infi
     CHECK(std::fabs(x.data[5]) < 1e-30f);
     CHECK(x.data[6] == inf);
     CHECK(std::isnan(x.data[7]));
+}
+
+TEST_CASE("linear_out_in multiplies by a [n, k] matrix's transpose, with and without a bias, as the double product") {
+    // [rows, k, n]: one row and one output, odd sizes, a wide product (n >> k) and a deep one.
+    for (const auto& [rows, k, n] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {1, 7, 3}, {5, 33, 17}, {3, 16, 1031}, {37, 517, 9}}) {
+        CAPTURE(rows);
+        CAPTURE(k);
+        CAPTURE(n);
+        const Tensor x = random_tensor({rows, k}), w = random_tensor({n, k}), bias = random_tensor({n});
+        OnednnBackend backend;
+        for (const bool with_bias : {false, true}) {
+            const Tensor y = linear_out_in(backend, x, w, with_bias ? bias : Tensor{});
+            REQUIRE(y.shape == std::vector<int64_t>{rows, n});
+            double worst = 0;
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < n; ++j) {
+                    double want = with_bias ? bias.data[j] : 0.0, scale = std::fabs(want);
+                    for (int64_t i = 0; i < k; ++i) {
+                        want += double(x.data[r * k + i]) * w.data[j * k + i];
+                        scale += std::fabs(double(x.data[r * k + i]) * w.data[j * k + i]);
+                    }
+                    worst = std::max(worst, std::fabs(y.data[r * n + j] - want) / scale);
+                }
+            CHECK(worst < 1e-6);
+        }
+        for (const std::string& impl : backend.implementations()) CHECK(impl.find("ref") == std::string::npos);
+    }
 }
 
 TEST_CASE("add_in_place adds element by element and refuses a different shape") {

@@ -16,10 +16,11 @@ using namespace test_support;
 
 namespace {
 
-// The double reference of head h of layer l at position t: (z_lh,t W_O^h) . s_t (w * U[:, v]).
+// The double reference of head h of layer l at position t: (z_lh,t W_O^h) . s_t (w * U[v]), U[v] the
+// classifier's row of the target v.
 double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run, int64_t l, int64_t h, int64_t t,
                                   int target) {
-    const int64_t D = w.config.d_model, hs = D / w.config.n_heads, V = w.config.vocab_size;
+    const int64_t D = w.config.d_model, hs = D / w.config.n_heads;
     double square = 0;
     for (int64_t i = 0; i < D; ++i) square += run.final_residual[t * D + i] * run.final_residual[t * D + i];
     const double scale = 1.0 / std::sqrt(square / static_cast<double>(D) + w.config.norm_epsilon);
@@ -29,7 +30,7 @@ double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run
         double written = 0;  // (z_h W_O^h)_i
         for (int64_t j = 0; j < hs; ++j)
             written += run.head_outputs[l][t * D + h * hs + j] * w_o.data[(h * hs + j) * D + i];
-        sum += written * scale * w.final_norm.weight.data[i] * w.classifier.data[i * V + target];
+        sum += written * scale * w.final_norm.weight.data[i] * w.classifier.data[target * D + i];
     }
     return sum;
 }

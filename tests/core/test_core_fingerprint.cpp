@@ -44,4 +44,25 @@ TEST_CASE("Fingerprint is XXH3-64 of everything added, in order") {
         CHECK_MESSAGE(!parse_fingerprint_text(bad), bad);
 }
 
+TEST_CASE("Fingerprint::add_transposed adds a matrix as add_tensor adds its transpose; anything else as add_tensor") {
+    // One value, fewer columns than a tile, columns past one tile and a ragged one, exact tiles.
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {17, 5}, {3, 40}, {33, 16}}) {
+        CAPTURE(n);
+        CAPTURE(k);
+        const attn_viz::Tensor m = test_support::random_tensor({n, k});
+        attn_viz::Tensor t({k, n});
+        for (int64_t r = 0; r < n; ++r)
+            for (int64_t c = 0; c < k; ++c) t.data[c * n + r] = m.data[r * k + c];
+        Fingerprint by_transpose, direct;
+        by_transpose.add_tensor(t), direct.add_transposed(m);
+        CHECK(direct.value() == by_transpose.value());
+    }
+    for (const attn_viz::Tensor& other :
+         {attn_viz::Tensor{}, test_support::random_tensor({7}), test_support::random_tensor({2, 3, 4})}) {
+        Fingerprint a, b;
+        a.add_tensor(other), b.add_transposed(other);
+        CHECK(a.value() == b.value());
+    }
+}
+
 }  // TEST_SUITE("core")

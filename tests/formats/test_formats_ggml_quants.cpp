@@ -1,5 +1,5 @@
 // dequantize_row against an independent numpy decoder written below from ggml-common.h's block
-// layouts, on random blocks (random bytes, with random finite scales); dequantize_transposed
+// layouts, on random blocks (random bytes, with random finite scales); dequantize_rows
 // against dequantize_row.
 #include <cmath>
 #include <cstring>
@@ -144,7 +144,7 @@ TEST_CASE("ggml block types decode as an independent numpy decoder of ggml-commo
     }
 }
 
-TEST_CASE("dequantize_transposed gives dequantize_row's values, transposed, for every type and odd row counts") {
+TEST_CASE("dequantize_rows gives dequantize_row's values, as stored or transposed, for every type and odd row counts") {
     for (GgmlType type : decodable_types) {
         const GgmlTypeInfo& info = *ggml_type_info(static_cast<uint32_t>(type));
         CAPTURE(info.name);
@@ -156,8 +156,13 @@ TEST_CASE("dequantize_transposed gives dequantize_row's values, transposed, for 
             const auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
             std::vector<float> rows_decoded(static_cast<size_t>(rows * cols));
             dequantize_row(static_cast<uint32_t>(type), src, rows_decoded.data(), rows * cols);
+            std::vector<float> as_stored(static_cast<size_t>(rows * cols), -7.0f);
+            REQUIRE(
+                dequantize_rows(static_cast<uint32_t>(type), src, rows, cols, as_stored.data(), RowLayout::as_stored));
+            REQUIRE(as_stored == rows_decoded);
             std::vector<float> transposed(static_cast<size_t>(rows * cols), -7.0f);
-            REQUIRE(dequantize_transposed(static_cast<uint32_t>(type), src, rows, cols, transposed.data()));
+            REQUIRE(dequantize_rows(static_cast<uint32_t>(type), src, rows, cols, transposed.data(),
+                                    RowLayout::transposed));
             for (int64_t r = 0; r < rows; ++r)
                 for (int64_t c = 0; c < cols; ++c)
                     REQUIRE(transposed[static_cast<size_t>(c * rows + r)] ==
@@ -166,17 +171,20 @@ TEST_CASE("dequantize_transposed gives dequantize_row's values, transposed, for 
     }
 }
 
-TEST_CASE("dequantize_transposed reports a non-finite value in any row") {
+TEST_CASE("dequantize_rows reports a non-finite value in any row, in either layout") {
     const int64_t rows = 45, cols = 64;
     for (int64_t bad_row : {0, 16, 44}) {
         std::vector<float> values(static_cast<size_t>(rows * cols));
         for (float& v : values) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng());
         values[static_cast<size_t>(bad_row * cols + 5)] = std::numeric_limits<float>::infinity();
-        std::vector<float> transposed(values.size());
-        CHECK(!dequantize_transposed(static_cast<uint32_t>(GgmlType::f32),
-                                     reinterpret_cast<const unsigned char*>(values.data()), rows, cols,
-                                     transposed.data()));
-        CHECK(std::isinf(transposed[static_cast<size_t>(5 * rows + bad_row)]));
+        const auto* src = reinterpret_cast<const unsigned char*>(values.data());
+        std::vector<float> out(values.size());
+        CHECK(
+            !dequantize_rows(static_cast<uint32_t>(GgmlType::f32), src, rows, cols, out.data(), RowLayout::transposed));
+        CHECK(std::isinf(out[static_cast<size_t>(5 * rows + bad_row)]));
+        CHECK(
+            !dequantize_rows(static_cast<uint32_t>(GgmlType::f32), src, rows, cols, out.data(), RowLayout::as_stored));
+        CHECK(std::isinf(out[static_cast<size_t>(bad_row * cols + 5)]));
     }
 }
 

@@ -187,7 +187,7 @@ TEST_CASE("GGUF: tensors of a type attn-viz cannot decode, and non-finite values
         Remedy::raise_memory_budget);
 }
 
-TEST_CASE("GGUF: load_transposed decodes rows straight into their transpose, in the memory the output has") {
+TEST_CASE("GGUF: load_rows decodes rows as stored or straight into their transpose, in the memory the output has") {
     ScratchDir dir;
     GgufBuilder b;
     const Tensor plain = random_tensor({37, 5});
@@ -197,30 +197,37 @@ TEST_CASE("GGUF: load_transposed decodes rows straight into their transpose, in 
     b.add_tensor("q6_k", {256, 1}, static_cast<uint32_t>(GgmlType::q6_k), random_blocks(GgmlType::q6_k, 1));
     write_text(dir / "m.gguf", b.bytes());
     const GgufFile f(dir / "m.gguf");
-    for (const char* name : {"f32", "q4_k", "q8_0", "q6_k"}) {
-        CAPTURE(name);
-        const Tensor whole = f.load(name);
-        const int64_t rows = whole.dim(0), cols = whole.dim(1);
-        Tensor out;
-        f.load_transposed(name, 0, rows, out);
-        CHECK(out.shape == std::vector<int64_t>{cols, rows});
-        CHECK(out.data == transposed(whole).data);
-        // Parts of the rows (as a fused q/k/v projection is split), each into the same memory.
-        const float* memory = out.ptr();
-        for (const auto& [begin, count] :
-             {std::pair<int64_t, int64_t>{0, 1}, {rows / 3, rows - rows / 3}, {rows - 1, 1}}) {
-            f.load_transposed(name, begin, count, out);
-            CHECK(out.ptr() == memory);
-            CHECK(out.shape == std::vector<int64_t>{cols, count});
-            CHECK(out.data == transposed(rows_of(whole, begin, count)).data);
+    for (const RowLayout layout : {RowLayout::as_stored, RowLayout::transposed})
+        for (const char* name : {"f32", "q4_k", "q8_0", "q6_k"}) {
+            CAPTURE(name);
+            CAPTURE(static_cast<int>(layout));
+            const Tensor whole = f.load(name);
+            const int64_t rows = whole.dim(0);
+            // Rows [begin, begin + count) of the whole tensor, in `layout`.
+            const auto expected = [&](int64_t begin, int64_t count) {
+                const Tensor part = rows_of(whole, begin, count);
+                return layout == RowLayout::transposed ? transposed(part) : part;
+            };
+            Tensor out;
+            f.load_rows(name, 0, rows, layout, out);
+            CHECK(out.shape == expected(0, rows).shape);
+            CHECK(out.data == expected(0, rows).data);
+            // Parts of the rows (as a fused q/k/v projection is split), each into the same memory.
+            const float* memory = out.ptr();
+            for (const auto& [begin, count] :
+                 {std::pair<int64_t, int64_t>{0, 1}, {rows / 3, rows - rows / 3}, {rows - 1, 1}}) {
+                f.load_rows(name, begin, count, layout, out);
+                CHECK(out.ptr() == memory);
+                CHECK(out.shape == expected(begin, count).shape);
+                CHECK(out.data == expected(begin, count).data);
+            }
         }
-    }
     Tensor out;
-    CHECK_THROWS_AS(f.load_transposed("f32", 30, 8, out), Error);
-    CHECK_THROWS_AS(f.load_transposed("absent", 0, 1, out), Error);
+    CHECK_THROWS_AS(f.load_rows("f32", 30, 8, RowLayout::as_stored, out), Error);
+    CHECK_THROWS_AS(f.load_rows("absent", 0, 1, RowLayout::transposed, out), Error);
 }
 
-TEST_CASE("GGUF: load_transposed refuses a non-finite value as load does, naming its index in the whole tensor") {
+TEST_CASE("GGUF: load_rows refuses a non-finite value as load does, naming its index in the whole tensor") {
     ScratchDir dir;
     GgufBuilder b;
     Tensor values = random_tensor({20, 3});
@@ -228,15 +235,17 @@ TEST_CASE("GGUF: load_transposed refuses a non-finite value as load does, naming
     b.add_f32_tensor("nan", {3, 20}, values.data);
     write_text(dir / "m.gguf", b.bytes());
     const GgufFile f(dir / "m.gguf");
-    Tensor out;
-    f.load_transposed("nan", 0, 17, out);  // the rows before the NaN
-    expect_error(
-        ErrorKind::bad_input, [&] { f.load_transposed("nan", 17, 3, out); }, {"m.gguf", "nan[17, 1] is not finite"},
-        Remedy::allow_nonfinite);
-    LoadLimits lenient;
-    lenient.allow_nonfinite = true;
-    GgufFile(dir / "m.gguf", lenient).load_transposed("nan", 0, 20, out);
-    CHECK(std::isnan(out.data[1 * 20 + 17]));
+    for (const RowLayout layout : {RowLayout::as_stored, RowLayout::transposed}) {
+        Tensor out;
+        f.load_rows("nan", 0, 17, layout, out);  // the rows before the NaN
+        expect_error(
+            ErrorKind::bad_input, [&] { f.load_rows("nan", 17, 3, layout, out); },
+            {"m.gguf", "nan[17, 1] is not finite"}, Remedy::allow_nonfinite);
+        LoadLimits lenient;
+        lenient.allow_nonfinite = true;
+        GgufFile(dir / "m.gguf", lenient).load_rows("nan", 0, 20, layout, out);
+        CHECK(std::isnan(out.data[layout == RowLayout::transposed ? 1 * 20 + 17 : 17 * 3 + 1]));
+    }
 }
 
 }  // TEST_SUITE("formats")

@@ -122,7 +122,7 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         CHECK(c.norm_epsilon == doctest::Approx(1e-6));
         CHECK(c.shared_classifier == tied);
         CHECK(w.token_embedding.data == m.tensors.at("token_embd.weight").data);
-        CHECK(w.classifier.data == transposed(m.tensors.at(tied ? "token_embd.weight" : "output.weight")).data);
+        CHECK(w.classifier.data == m.tensors.at(tied ? "token_embd.weight" : "output.weight").data);
         CHECK(w.final_norm.weight.data == m.tensors.at("output_norm.weight").data);
         for (int64_t l = 0; l < L; ++l) {
             const std::string p = "blk." + std::to_string(l) + ".";
@@ -134,9 +134,9 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
             CHECK(b.attention.w_k.data == transposed(m.tensors.at(p + "attn_k.weight")).data);
             CHECK(b.attention.w_v.data == transposed(m.tensors.at(p + "attn_v.weight")).data);
             CHECK(b.attention.w_o.data == transposed(m.tensors.at(p + "attn_output.weight")).data);
-            CHECK(b.w_in.data == transposed(m.tensors.at(p + "ffn_gate.weight")).data);
-            CHECK(b.w_out.data == transposed(m.tensors.at(p + "ffn_down.weight")).data);
-            CHECK(b.w_up.data == transposed(m.tensors.at(p + "ffn_up.weight")).data);
+            CHECK(b.w_in.data == m.tensors.at(p + "ffn_gate.weight").data);
+            CHECK(b.w_out.data == m.tensors.at(p + "ffn_down.weight").data);
+            CHECK(b.w_up.data == m.tensors.at(p + "ffn_up.weight").data);
             CHECK(b.attention_norm.weight.data == m.tensors.at(p + "attn_norm.weight").data);
             CHECK(b.feed_forward_norm.weight.data == m.tensors.at(p + "ffn_norm.weight").data);
         }
@@ -166,9 +166,9 @@ TEST_CASE(
         CHECK(b.attention.w_k.data == transposed(file.load(p + "attn_k.weight")).data);
         CHECK(b.attention.w_v.data == transposed(file.load(p + "attn_v.weight")).data);
         CHECK(b.attention.w_o.data == transposed(file.load(p + "attn_output.weight")).data);
-        CHECK(b.w_in.data == transposed(file.load(p + "ffn_gate.weight")).data);
-        CHECK(b.w_up.data == transposed(file.load(p + "ffn_up.weight")).data);
-        CHECK(b.w_out.data == transposed(file.load(p + "ffn_down.weight")).data);
+        CHECK(b.w_in.data == file.load(p + "ffn_gate.weight").data);
+        CHECK(b.w_up.data == file.load(p + "ffn_up.weight").data);
+        CHECK(b.w_out.data == file.load(p + "ffn_down.weight").data);
     }
     // One BlockWeights refilled block after block, out of order and twice: equal to the blocks
     // read whole, in the memory of its first fill.

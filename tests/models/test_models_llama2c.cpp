@@ -114,7 +114,7 @@ TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate cl
         CHECK(w.config.shared_classifier == (h.vocab > 0));
         CHECK(w.token_embedding.data == arrays[0].data);
         CHECK(w.final_norm.weight.data == arrays[10].data);
-        CHECK(w.classifier.data == transposed(h.vocab > 0 ? arrays[0] : arrays[12]).data);
+        CHECK(w.classifier.data == (h.vocab > 0 ? arrays[0] : arrays[12]).data);
         REQUIRE(static_cast<int>(w.layers.size()) == h.layers);
         for (int64_t l = 0; l < h.layers; ++l) {
             const BlockWeights& b = w.layers[static_cast<size_t>(l)];
@@ -128,10 +128,10 @@ TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate cl
             CHECK(b.attention.w_k.data == transposed(layer_matrix(arrays[3], l)).data);
             CHECK(b.attention.w_v.data == transposed(layer_matrix(arrays[4], l)).data);
             CHECK(b.attention.w_o.data == transposed(layer_matrix(arrays[5], l)).data);
-            CHECK(b.w_in.data == transposed(layer_matrix(arrays[7], l)).data);
-            CHECK(b.w_out.data == transposed(layer_matrix(arrays[8], l)).data);
-            CHECK(b.w_up.data == transposed(layer_matrix(arrays[9], l)).data);
-            CHECK(b.w_in.shape == std::vector<int64_t>{h.dim, h.hidden});
+            CHECK(b.w_in.data == layer_matrix(arrays[7], l).data);
+            CHECK(b.w_out.data == layer_matrix(arrays[8], l).data);
+            CHECK(b.w_up.data == layer_matrix(arrays[9], l).data);
+            CHECK(b.w_in.shape == std::vector<int64_t>{h.hidden, h.dim});
             CHECK(std::equal(b.attention_norm.weight.data.begin(), b.attention_norm.weight.data.end(),
                              arrays[1].data.begin() + l * h.dim));
             CHECK(std::equal(b.feed_forward_norm.weight.data.begin(), b.feed_forward_norm.weight.data.end(),
