@@ -1,17 +1,30 @@
 #include "gram_matrix.hpp"
 
+#include <algorithm>
+
 namespace attn_viz {
 
 Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
     const int64_t rows = m.dim(0), cols = m.dim(1);
     const int64_t n = of_rows ? rows : cols, k = of_rows ? cols : rows;
+    // Vector i (a row or a column of m) has its element x at m[i * vector_stride + x * element_stride].
+    const int64_t vector_stride = of_rows ? cols : 1, element_stride = of_rows ? 1 : cols;
     Tensor g = Tensor::uninitialized({n, n});
-    MatmulShape s;
-    s.m = n, s.k = k, s.n = n;
-    s.a_strides[0] = rows * cols, s.a_strides[1] = of_rows ? cols : 1, s.a_strides[2] = of_rows ? 1 : cols;
-    s.w_strides[0] = rows * cols, s.w_strides[1] = of_rows ? 1 : cols, s.w_strides[2] = of_rows ? cols : 1;
-    s.c_strides[0] = n * n, s.c_strides[1] = n, s.c_strides[2] = 1;
-    backend.matmul(s, m.ptr(), m.ptr(), nullptr, g.ptr());
+    // Step 1: the upper triangle by bands of rows: vectors [i0, i0 + band) against [i0, n), one
+    // product per band (the transpose a strided view of the same memory).
+    const int64_t band = std::min(n, gram_band_rows);
+    for (int64_t i0 = 0; i0 < n; i0 += band) {
+        MatmulShape s;
+        s.m = std::min(band, n - i0), s.k = k, s.n = n - i0;
+        s.a_strides[0] = rows * cols, s.a_strides[1] = vector_stride, s.a_strides[2] = element_stride;
+        s.w_strides[0] = rows * cols, s.w_strides[1] = element_stride, s.w_strides[2] = vector_stride;
+        s.c_strides[0] = n * n, s.c_strides[1] = n, s.c_strides[2] = 1;
+        const float* first = m.ptr() + i0 * vector_stride;
+        backend.matmul(s, first, first, nullptr, g.ptr() + i0 * n + i0);
+    }
+    // Step 2: the lower triangle mirrored, so that g is exactly symmetric.
+    for (int64_t i = 1; i < n; ++i)
+        for (int64_t j = 0; j < i; ++j) g.data[i * n + j] = g.data[j * n + i];
     return g;
 }
 

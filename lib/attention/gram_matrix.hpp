@@ -11,8 +11,13 @@
 
 namespace attn_viz {
 
+// Rows of a Gram matrix computed per product: the upper triangle is computed a band of this many
+// rows at a time and mirrored, (n + band) / 2n of the products' work for n vectors.
+inline constexpr int64_t gram_band_rows = 512;
+
 // m: [rows, cols] -> the inner products of its columns (m^T m, [cols, cols]) or, with
-// `of_rows`, of its rows (m m^T, [rows, rows]); on oneDNN, the transpose a strided view.
+// `of_rows`, of its rows (m m^T, [rows, rows]), exactly symmetric; on oneDNN, the transpose a
+// strided view.
 Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows);
 
 // a, b: [n] -> sum a .* b, in double.
