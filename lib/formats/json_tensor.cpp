@@ -30,10 +30,11 @@ std::vector<int64_t> inferred_shape(const nlohmann::json& value, size_t rank) {
 void flatten(const nlohmann::json& value, const std::vector<int64_t>& shape, size_t depth, std::vector<int64_t>& index,
              float*& out, const std::string& name, const JsonTensorSource& source) {
     const std::string& where = source.document;
-    const std::string here = name + (index.empty() ? "" : " row " + shape_string(index));
-    if (!value.is_array()) fail_input(where, fmt::format("{} is not an array", here));
+    // The array's name in a message, made only when there is one to give.
+    const auto here = [&] { return index.empty() ? name : fmt::format("{} row {}", name, shape_string(index)); };
+    if (!value.is_array()) fail_input(where, fmt::format("{} is not an array", here()));
     if (static_cast<int64_t>(value.size()) != shape[depth])
-        fail_input(where, fmt::format("{} has {} entries, expected {}", here, value.size(), shape[depth]));
+        fail_input(where, fmt::format("{} has {} entries, expected {}", here(), value.size(), shape[depth]));
     for (size_t i = 0; i < value.size(); ++i) {
         const nlohmann::json& item = value[i];
         if (depth + 1 < shape.size()) {
