@@ -182,14 +182,14 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files
     return in;
 }
 
-// The forward pass over `ids`; names the heads of each layer NaN/Inf values reach; with_value_norms
-// for --map norm; show_layers: the layers done as progress on stderr.
-attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids, bool with_value_norms,
-                           bool show_layers, attn_viz::Timings& timings) {
+// The forward pass over `ids` with what `request` asks beside the maps; names the heads of each
+// layer NaN/Inf values reach; show_layers: the layers done as progress on stderr.
+attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids,
+                           const attn_viz::ForwardRequest& request, bool show_layers, attn_viz::Timings& timings) {
     attn_viz::Timings::Scope t(timings, "forward");
     Progress progress(show_layers, "layer");
     attn_viz::ModelRun run =
-        model.run(ids, true, with_value_norms, [&](int64_t done, int64_t total) { progress.update(done, total); });
+        model.run(ids, request, [&](int64_t done, int64_t total) { progress.update(done, total); });
     for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, "");
     return run;
 }
@@ -199,16 +199,17 @@ attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& 
 struct ModelRunContext {
     const ModelOptions& o;
     const ModelInputs& in;
-    attn_viz::WholeModel& model;
     attn_viz::OnednnBackend& backend;
     attn_viz::OutputDir& out;
     RunOutput& printed;
     attn_viz::Timings& timings;
+
+    attn_viz::WholeModel& model() const { return *in.model; }
 };
 
 // The whole-model analyses' view of the run (model_analyses.hpp).
 ModelAnalysisRun analysis_run(const ModelRunContext& c) {
-    return {c.model, c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_wanted(c.o.output.quiet)};
+    return {c.model(), c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_wanted(c.o.output.quiet)};
 }
 
 // stats.json's keys about the run: how --induction made the input (so the run can be repeated)
@@ -239,12 +240,12 @@ attn_viz::ModelAnalysis write_model_report(const ModelRunContext& c, const attn_
     report.backend = &c.backend;
     report.extra_stats = analyses;
     for (const LayerResult& r : run.layers) report.layers.push_back(&r);
-    report.weights = c.model.attention_weights();
+    report.weights = c.model().attention_weights();
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
-    report.extra_stats.update(input_stats(o, in, c.model, provenance));
-    report.model_description = attn_viz::model_description(o.checkpoint, c.model.description());
+    report.extra_stats.update(input_stats(o, in, c.model(), provenance));
+    report.model_description = attn_viz::model_description(o.checkpoint, c.model().description());
     report.input_text = o.text;
     WeightSimilarities weight_similarity;
     {
@@ -274,7 +275,7 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     using namespace attn_viz;
     const ModelOptions& o = c.o;
     const ModelInputs& in = c.in;
-    WholeModel& model = c.model;
+    WholeModel& model = c.model();
     OnednnBackend& backend = c.backend;
     Timings& timings = c.timings;
     CorpusRun corpus_run(o, limits, model.fingerprint(), CorpusLines::json_or_text);
@@ -325,7 +326,7 @@ void add_continuation(const ModelRunContext& c) {
     if (c.o.generate <= 0) return;
     attn_viz::Timings::Scope t(c.timings, "generate");
     Progress progress(progress_wanted(c.o.output.quiet), "token");
-    const Generation g = generate(c.model, *c.in.tokenizer, c.in.ids, c.o.generate,
+    const Generation g = generate(c.model(), *c.in.tokenizer, c.in.ids, c.o.generate,
                                   [&](int64_t done, int64_t total) { progress.update(done, total); });
     const std::string prompt = c.in.tokenizer->decode(c.in.ids);
     c.printed.add_result(generation_lines(g, prompt));
@@ -338,7 +339,7 @@ void add_continuation(const ModelRunContext& c) {
 nlohmann::json run_model_once(const ModelRunContext& c) {
     const ModelOptions& o = c.o;
     const ModelInputs& in = c.in;
-    attn_viz::WholeModel& model = c.model;
+    attn_viz::WholeModel& model = c.model();
     RunOutput& printed = c.printed;
     const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
     attn_viz::PictureNotes notes;
@@ -356,8 +357,9 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
         printed.add_analysis(analysis, "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
-        const attn_viz::ModelRun run = forward(model, in.ids, o.report.map == attn_viz::PictureMap::norm,
-                                               progress_wanted(o.output.quiet), c.timings);
+        const attn_viz::ForwardRequest request{.value_norms = o.report.map == attn_viz::PictureMap::norm,
+                                               .logits = reads_logits(o.analyses)};
+        const attn_viz::ModelRun run = forward(model, in.ids, request, progress_wanted(o.output.quiet), c.timings);
         const nlohmann::json analyses = write_model_analyses(o.analyses, analysis_run(c), run);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(write_model_report(c, run, provenance, analyses, notes), "");
@@ -452,7 +454,7 @@ int run_model(ModelOptions& o) {
             sparse_progress.update(done, total);
             if (done == total) sparse_progress.finish();
         };
-    const ModelRunContext context{o, in, model, backend, *out_dir, printed, timings};
+    const ModelRunContext context{o, in, backend, *out_dir, printed, timings};
     const nlohmann::json provenance =
         o.corpus.path.empty() ? run_model_once(context) : run_model_corpus(context, limits, timing_notes);
 

@@ -32,7 +32,7 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
     try {
         check_model_tokens(ids, c.vocab_size, c.max_tokens);
         Timings::Scope t(timings, "forward");
-        corrupted = model.run(ids, false);
+        corrupted = model.run(ids, {.contributions = false});
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::bad_input) throw;
         fail_input(where, e.what());

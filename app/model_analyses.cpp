@@ -52,7 +52,7 @@ nlohmann::json write_patching(const ModelAnalysisOptions& o, const ModelAnalysis
     using namespace attn_viz;
     const ModelDescription& c = r.model.description();
     const std::vector<int> ids = corrupted_ids(o, r.tokenizer, c);
-    const ModelRun corrupted = r.model.run(ids, false);
+    const ModelRun corrupted = r.model.run(ids, {.contributions = false});
     Progress progress(r.show_progress, "patched head");
     const PatchingReport patching =
         patch_heads(r.model, r.backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
@@ -142,6 +142,10 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
 }
 
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
+
+bool reads_logits(const ModelAnalysisOptions& o) {
+    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o);
+}
 
 void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
     if (corpus_mode && asks_for_patching(o))

@@ -40,6 +40,10 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 // Whether --ablate, --rollout or --flow was asked for (corpus mode refuses them, as it refuses maps).
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& options);
 
+// Whether an analysis asked for reads the run's next-token logits (--ablate, --logit-attribution,
+// patching), which the forward pass then computes.
+bool reads_logits(const ModelAnalysisOptions& options);
+
 // Refuses (CLI::ValidationError, exit 2) --patch-from and --patch-from-tokens in corpus mode
 // (`corpus_mode`) and --patch-from-inputs outside it, saying what to use instead.
 void check_corpus_analyses(const ModelAnalysisOptions& options, bool corpus_mode);

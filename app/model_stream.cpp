@@ -75,7 +75,7 @@ attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::
     const int64_t n_layers = input.num_layers;
     LayerStream stream(out, std::move(input), report, timings);
     StreamedForward forward(timings, show_layers, "layer", n_layers);
-    model.run_blocks(ids, true, report.map == PictureMap::norm,
+    model.run_blocks(ids, {.value_norms = report.map == PictureMap::norm, .logits = false},
                      [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
                          forward.report([&] {
                              warn_poisoned_heads(result, l, "");

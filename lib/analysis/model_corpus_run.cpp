@@ -76,7 +76,8 @@ void add_sequences_one_by_one(CorpusDocuments& documents, WholeModel& model, con
         ModelRun run;
         naming_failing_document(where, [&] {
             Timings::Scope t(timings, "forward");
-            run = model.run(s.ids, true, false, hooks.on_layer);
+            // Logits only for whole-run analyses (the on_run hook), which read them.
+            run = model.run(s.ids, {.logits = static_cast<bool>(hooks.on_run)}, hooks.on_layer);
         });
         if (hooks.on_layers) hooks.on_layers(s.where, run.layers);
         if (hooks.on_run) hooks.on_run(s.where, run);

@@ -27,7 +27,7 @@ std::vector<int> greedy_generate(WholeModel& model, const std::vector<int>& prom
     std::vector<int> padded(static_cast<size_t>(length), prompt.back());
     std::copy(prompt.begin(), prompt.end(), padded.begin());
     while (static_cast<int64_t>(sequence.size()) < length) {
-        const ModelRun run = model.run(padded, false);
+        const ModelRun run = model.run(padded, {.contributions = false});
         const float* row = run.logits.ptr() + (static_cast<int64_t>(sequence.size()) - 1) * vocab;
         const int next =
             static_cast<int>(std::max_element(row, row + (choices > 0 ? std::min(choices, vocab) : vocab)) - row);

@@ -41,25 +41,24 @@ std::vector<const LayerWeights*> WholeModel::attention_weights() const {
 
 uint64_t WholeModel::fingerprint() const { return model_fingerprint(weights_); }
 
-ModelRun WholeModel::run(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
-                         const StepCallback& on_layer) {
+ModelRun WholeModel::run(const std::vector<int>& tokens, const ForwardRequest& request, const StepCallback& on_layer) {
     std::vector<LayerResult> layers;
     std::vector<Tensor> residual;
-    ModelRun run = run_blocks(tokens, with_contributions, with_value_norms,
-                              [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
-                                  // A streamed model's results kept for every layer would keep every
-                                  // block's W_O Gram too ([H d_h]^2 each), which its layer drops.
-                                  if (weights_.load_block) result.output_gram.reset();
-                                  layers.push_back(std::move(result));
-                                  residual.push_back(std::move(entering));
-                                  if (on_layer) on_layer(static_cast<int64_t>(l) + 1, description().n_layers);
-                              });
+    ModelRun run =
+        run_blocks(tokens, request, [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
+            // A streamed model's results kept for every layer would keep every
+            // block's W_O Gram too ([H d_h]^2 each), which its layer drops.
+            if (weights_.load_block) result.output_gram.reset();
+            layers.push_back(std::move(result));
+            residual.push_back(std::move(entering));
+            if (on_layer) on_layer(static_cast<int64_t>(l) + 1, description().n_layers);
+        });
     run.layers = std::move(layers);
     run.residual = std::move(residual);
     return run;
 }
 
-ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
+ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, const ForwardRequest& request,
                                 const BlockVisitor& visit) {
     const ModelConfig& c = weights_.config;
     check_model_tokens(tokens, c.vocab_size, c.max_tokens);
@@ -73,14 +72,14 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, bool with_contri
     // replacing the previous one.
     for (size_t l = 0; l < static_cast<size_t>(c.n_layers); ++l) {
         Tensor entering = x;
-        LayerResult result = run_block(l, x, with_contributions, with_value_norms);
+        LayerResult result = run_block(l, x, request.contributions, request.value_norms);
         visit(l, result, entering, block(l).attention);
     }
 
-    // Step 3: the final norm and the classifier, where the model has them.
+    // Step 3: the final norm and the classifier, where the model has them (and logits are asked).
     run.final_residual = x;  // what direct logit attribution decomposes
     run.hidden_states = final_hidden_states(std::move(x));
-    if (has_logits()) run.logits = logits_of(run.hidden_states);
+    if (has_logits() && request.logits) run.logits = logits_of(run.hidden_states);
     return run;
 }
 

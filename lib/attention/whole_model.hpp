@@ -60,6 +60,15 @@ struct ModelDescription {
 // "path (llama, 5 layers x 8 heads)": the model at `path` as report.html names it.
 std::string model_description(const std::string& path, const ModelDescription& model);
 
+// What a forward pass computes beside each layer's maps.
+struct ForwardRequest {
+    bool contributions = true;  // each LayerResult's per-head output shares
+    bool value_norms = false;   // each LayerResult's value_norms (for norm-based maps)
+    // The next-token logits [T, V] (models with logits): a product by the whole vocabulary (at
+    // T = 2047 a 7B model's costs 2.7 s), which only analyses that read logits need.
+    bool logits = true;
+};
+
 class WholeModel {
 public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
@@ -81,20 +90,17 @@ public:
     uint64_t fingerprint() const;
 
     // tokens: T ids, 1 <= T <= max_tokens, each below the vocabulary size (Error(bad_input)
-    // otherwise). with_contributions: fill each LayerResult's per-head output shares;
-    // with_value_norms: fill each LayerResult's value_norms (for norm-based maps); on_layer (if
-    // set) is told after each block. The run records the residual stream entering each block.
-    // (run_blocks keeping what it is handed.)
-    ModelRun run(const std::vector<int>& tokens, bool with_contributions = true, bool with_value_norms = false,
-                 const StepCallback& on_layer = {});
+    // otherwise); `request`: what is computed beside the maps; on_layer (if set) is told after
+    // each block. The run records the residual stream entering each block (run_blocks keeping
+    // what it is handed).
+    ModelRun run(const std::vector<int>& tokens, const ForwardRequest& request = {}, const StepCallback& on_layer = {});
 
     // As run, but each block's result and residual go to `visit` as soon as the block is done
     // instead of into the run: the returned run has the tokens, the final residual stream, hidden
-    // states (after the final norm, where the model has one) and logits [T, V] (empty for an encoder), and no layers or
-    // residuals. Memory holds one block's results at a time if `visit` lets them go
-    // (--stream-layers, model_stream.hpp).
-    ModelRun run_blocks(const std::vector<int>& tokens, bool with_contributions, bool with_value_norms,
-                        const BlockVisitor& visit);
+    // states (after the final norm, where the model has one) and logits [T, V] (when asked; empty
+    // for an encoder), and no layers or residuals. Memory holds one block's results at a time if
+    // `visit` lets them go (--stream-layers, model_stream.hpp).
+    ModelRun run_blocks(const std::vector<int>& tokens, const ForwardRequest& request, const BlockVisitor& visit);
 
     // The sequences of `batch` (each as run takes tokens) layer-major: each block is loaded once
     // (a streamed model: read and decoded once per batch, not once per sequence) and run on every

@@ -62,7 +62,7 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(m->mutex);
         const std::vector<int> tokens = model_ids(*m, text, ids, "text", "ids");
-        attn_viz::ModelRun run = m->model->run(tokens, true, false, on_layer);
+        attn_viz::ModelRun run = m->model->run(tokens, {.logits = false}, on_layer);  // results keep no logits
         r->layers = std::move(run.layers);
         r->weights = m->model->attention_weights();
         r->tokens = m->tokenizer->labels(tokens);

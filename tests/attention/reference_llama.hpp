@@ -62,16 +62,6 @@ inline std::vector<double> reference_times(const std::vector<double>& x, const T
     return y;
 }
 
-// x: [k] times w: [n, k] transposed (a row per output, as the feed-forward and classifier keep
-// them) -> [n], in double.
-inline std::vector<double> reference_times_transposed(const std::vector<double>& x, const Tensor& w) {
-    const int64_t n = w.dim(0), k = w.dim(1);
-    std::vector<double> y(static_cast<size_t>(n), 0.0);
-    for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < k; ++i) y[j] += x[i] * w.data[j * k + i];
-    return y;
-}
-
 // llama2.c's forward() in double: one position at a time with a key/value cache, RoPE from
 // per-dimension frequencies, query head h reading KV head h / (H / KV). With `ablation`, that
 // head's output is replaced before W_O (head_outputs keep the unreplaced values).
@@ -133,15 +123,15 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
             const std::vector<double> attended = reference_times(heads, b.attention.w_o);
             for (int64_t i = 0; i < D; ++i) x[i] += attended[i];
             const std::vector<double> xf = reference_rms_norm(x, b.feed_forward_norm.weight);
-            std::vector<double> gate = reference_times_transposed(xf, b.w_in);
-            const std::vector<double> up = reference_times_transposed(xf, b.w_up);
+            std::vector<double> gate = reference_times(xf, transposed(b.w_in));
+            const std::vector<double> up = reference_times(xf, transposed(b.w_up));
             for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-            const std::vector<double> down = reference_times_transposed(gate, b.w_out);
+            const std::vector<double> down = reference_times(gate, transposed(b.w_out));
             for (int64_t i = 0; i < D; ++i) x[i] += down[i];
         }
         std::copy(x.begin(), x.end(), run.final_residual.begin() + pos * D);
         const std::vector<double> logits =
-            reference_times_transposed(reference_rms_norm(x, w.final_norm.weight), w.classifier);
+            reference_times(reference_rms_norm(x, w.final_norm.weight), transposed(w.classifier));
         std::copy(logits.begin(), logits.end(), run.logits.begin() + pos * c.vocab_size);
     }
     return run;

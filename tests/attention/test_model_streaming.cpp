@@ -39,24 +39,31 @@ TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, 
         const ModelWeights& weights = model.weights();
         for (int T : {1, 7, 16}) {
             const std::vector<int> tokens = random_ids(T, s.vocab);
-            const ModelRun whole = model.run(tokens, true, true);
+            const ModelRun whole = model.run(tokens, {.value_norms = true});
             size_t visits = 0;
-            const ModelRun streamed = model.run_blocks(
-                tokens, true, true, [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
-                    CHECK(l == visits++);
-                    const LayerResult& expected = whole.layers[l];
-                    CHECK(result.attention.data == expected.attention.data);
-                    CHECK(result.output.data == expected.output.data);
-                    CHECK(result.contribution_norms.data == expected.contribution_norms.data);
-                    CHECK(result.value_norms.data == expected.value_norms.data);
-                    CHECK(residual.data == whole.residual[l].data);
-                    CHECK(w.w_q.data == weights.layers[l].attention.w_q.data);
-                });
+            const ModelRun streamed =
+                model.run_blocks(tokens, {.value_norms = true},
+                                 [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
+                                     CHECK(l == visits++);
+                                     const LayerResult& expected = whole.layers[l];
+                                     CHECK(result.attention.data == expected.attention.data);
+                                     CHECK(result.output.data == expected.output.data);
+                                     CHECK(result.contribution_norms.data == expected.contribution_norms.data);
+                                     CHECK(result.value_norms.data == expected.value_norms.data);
+                                     CHECK(residual.data == whole.residual[l].data);
+                                     CHECK(w.w_q.data == weights.layers[l].attention.w_q.data);
+                                 });
             CHECK(visits == static_cast<size_t>(s.layers));
             CHECK(streamed.layers.empty());
             CHECK(streamed.residual.empty());
             CHECK(streamed.logits.data == whole.logits.data);
             CHECK(streamed.hidden_states.data == whole.hidden_states.data);
+            // Without logits: the same run up to the final norm, and no product by the vocabulary.
+            const ModelRun without = model.run(tokens, {.value_norms = true, .logits = false});
+            CHECK(without.logits.empty());
+            CHECK(!whole.logits.empty());
+            CHECK(without.hidden_states.data == whole.hidden_states.data);
+            CHECK(without.layers.back().attention.data == whole.layers.back().attention.data);
         }
     });
 }
@@ -88,7 +95,8 @@ TEST_CASE("a streamed model loads no block up front and each block once per pass
         CHECK(loads == std::vector<int>(3, 1));
         model.keep_attention_weights(false);
         size_t visits = 0;
-        model.run_blocks(tokens, false, false, [&](size_t, LayerResult&, Tensor&, const LayerWeights&) { ++visits; });
+        model.run_blocks(tokens, {.contributions = false},
+                         [&](size_t, LayerResult&, Tensor&, const LayerWeights&) { ++visits; });
         CHECK(visits == 3);
         CHECK(loads == std::vector<int>(3, 2));
     }

@@ -23,7 +23,7 @@ TEST_CASE("head_png draws every head as write_report does, --scale head and glob
     std::uniform_int_distribution<int> token(0, static_cast<int>(s.vocab) - 1), length(1, 11);
     std::vector<int> ids(static_cast<size_t>(length(rng())));
     for (int& id : ids) id = token(rng());
-    const ModelRun run = model.run(ids, true, true);
+    const ModelRun run = model.run(ids, {.value_norms = true});
     ReportInput in;
     in.backend = &backend;
     for (const LayerResult& r : run.layers) in.layers.push_back(&r);

@@ -87,7 +87,7 @@ TEST_CASE("a report streamed layer by layer has the whole run's head statistics,
                 const std::string staged_dump = out.external_file(options.dump_attention);
                 const uint64_t map_bytes = static_cast<uint64_t>(s.heads * T * T) * sizeof(float);
                 uint64_t header = 0;
-                model.run_blocks(ids, true, false, [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& w) {
+                model.run_blocks(ids, {}, [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& w) {
                     const uint64_t before = fs::file_size(staged_dump);
                     if (l == 0) header = before;
                     stream.add_layer(static_cast<int64_t>(l), result, w);
