@@ -297,9 +297,9 @@ bool dequantize_rows(uint32_t type, const unsigned char* src, int64_t rows, int6
     const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
     bool finite = true;
     const bool transpose = layout == RowLayout::transposed;
-    // Each thread decodes a tile of rows (into its own buffer when transposing), checks it and
-    // writes its transpose; dequantize_row cannot throw here (the type and row length are checked
-    // above).
+    // Each thread decodes a tile of rows (in place, or into its own buffer when transposing),
+    // checks it and, when transposing, writes its transpose; dequantize_row cannot throw here (the
+    // type and row length are checked above).
 #pragma omp parallel reduction(&& : finite) if (rows * cols > parallel_min_values && tiles > 1)
     {
         std::vector<float> buffer(transpose ? static_cast<size_t>(std::min(rows, tile_rows) * cols) : 0);
