@@ -111,7 +111,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     OnednnBackend& backend = *options.backend;
     add_weight_matrices(a, weights, layers, options, backend);
     // Step 3: dependence: of the head outputs over the tokens, of the attention choices.
-    OutputDependence outputs = output_dependence(layers, backend);
+    OutputDependence outputs = output_dependence(layers, backend, options.threads);
     a.matrices[static_cast<size_t>(PairMetric::output_mi)] = std::move(outputs.gaussian_mi);
     a.matrices[static_cast<size_t>(PairMetric::output_cka)] = std::move(outputs.linear_cka);
     a.matrices[static_cast<size_t>(PairMetric::choice_mi)] = attention_choice_mi(layers, options.threads);

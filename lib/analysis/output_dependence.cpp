@@ -5,28 +5,42 @@
 
 #include "error.hpp"
 #include "gram_matrix.hpp"
+#include "parallel_for.hpp"
 
 namespace attn_viz {
 
 namespace {
 
-// a: [n, n] symmetric -> its Cholesky factor L (lower triangular, a = L L^T) in place, the upper
-// triangle zeroed. False when a is not (numerically) positive definite.
-bool cholesky_in_place(std::vector<double>& a, int64_t n) {
+// The dense steps below run in double on [d_h, d_h] blocks, a few million multiply-adds per pair
+// of heads, so they are compiled for the machine's vector width; their inner loops update
+// contiguous rows, and every entry still adds its terms in the order k = 0, 1, ... (a reduction
+// in one accumulator would neither vectorize nor may be reordered).
+
+// a: [n, n] symmetric (its lower triangle read) -> its Cholesky factor L (lower triangular,
+// a = L L^T) in place, the upper triangle zeroed. False when a is not (numerically) positive
+// definite. Right-looking: each column, once final, is subtracted from the rows below it.
+[[gnu::target_clones("avx512f", "avx2", "default")]] bool cholesky_in_place(std::vector<double>& a, int64_t n) {
+    std::vector<double> column(static_cast<size_t>(n));  // column j of L, contiguous
     for (int64_t j = 0; j < n; ++j) {
-        double diagonal = a[j * n + j];
-        for (int64_t k = 0; k < j; ++k) diagonal -= a[j * n + k] * a[j * n + k];
-        if (!(diagonal > 0)) return false;
-        const double l_jj = std::sqrt(diagonal);
+        if (!(a[j * n + j] > 0)) return false;
+        const double l_jj = std::sqrt(a[j * n + j]);
         a[j * n + j] = l_jj;
+        for (int64_t i = j + 1; i < n; ++i) column[i] = a[i * n + j] /= l_jj;
         for (int64_t i = j + 1; i < n; ++i) {
-            double x = a[i * n + j];
-            for (int64_t k = 0; k < j; ++k) x -= a[i * n + k] * a[j * n + k];
-            a[i * n + j] = x / l_jj;
+            const double l_ij = column[i];
+            double* row = a.data() + i * n;
+            for (int64_t k = j + 1; k <= i; ++k) row[k] -= l_ij * column[k];
         }
         for (int64_t k = j + 1; k < n; ++k) a[j * n + k] = 0;
     }
     return true;
+}
+
+// l: [n, n] lower triangular with a positive diagonal -> sum_k ln l_kk = ln det(l l^T) / 2.
+double half_log_det(const std::vector<double>& l, int64_t n) {
+    double sum = 0;
+    for (int64_t k = 0; k < n; ++k) sum += std::log(l[k * n + k]);
+    return sum;
 }
 
 // l: [n, n] lower triangular, nonzero diagonal -> l^-1 (lower triangular).
@@ -71,89 +85,104 @@ Tensor centred_columns(const Tensor& context) {
     return centred;
 }
 
-// The loops below run over contiguous rows of a transposed copy so that they vectorize; each
-// output's sum still adds its terms in the order k = 0, 1, ..., as the plain dot products would.
-
-// inverse: [d, d] lower triangular; centred: [T, C] -> whitened[:, col + r] = sum_{k <= r}
-// inverse[r, k] centred[:, col + k], for r < d.
-void whiten_head(const std::vector<double>& inverse, const Tensor& centred, int64_t col, int64_t d, Tensor& whitened) {
-    const int64_t T = centred.dim(0), C = centred.dim(1);
-    std::vector<double> x(static_cast<size_t>(d * T)), y(static_cast<size_t>(T));  // x: [d, T]
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t k = 0; k < d; ++k) x[k * T + t] = centred.data[t * C + col + k];
-    for (int64_t r = 0; r < d; ++r) {
-        std::fill(y.begin(), y.end(), 0.0);
+// inverse: [d, d] lower triangular; m: [d, d] -> inverse m, [d, d]:
+// out[r, c] = sum_{k <= r} inverse[r, k] m[k, c].
+[[gnu::target_clones("avx512f", "avx2", "default")]] std::vector<double> lower_times(const std::vector<double>& inverse,
+                                                                                     const std::vector<double>& m,
+                                                                                     int64_t d) {
+    std::vector<double> out(static_cast<size_t>(d * d), 0.0);
+    for (int64_t r = 0; r < d; ++r)
         for (int64_t k = 0; k <= r; ++k) {
             const double w = inverse[r * d + k];
-            const double* xk = x.data() + k * T;
-            for (int64_t t = 0; t < T; ++t) y[t] += w * xk[t];
+            const double* row = m.data() + k * d;
+            for (int64_t c = 0; c < d; ++c) out[r * d + c] += w * row[c];
         }
-        for (int64_t t = 0; t < T; ++t) whitened.data[t * C + col + r] = static_cast<float>(y[t]);
+    return out;
+}
+
+// s: [d, d] symmetric, x: [d, d] -> the lower triangle of s - x^T x (the upper one is left as
+// it was; cholesky_in_place reads the lower): s[r, c] -= sum_k x[k, r] x[k, c], c <= r.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void subtract_gram(std::vector<double>& s,
+                                                                        const std::vector<double>& x, int64_t d) {
+    for (int64_t k = 0; k < d; ++k) {
+        const double* row = x.data() + k * d;
+        for (int64_t r = 0; r < d; ++r) {
+            const double w = row[r];
+            double* out = s.data() + r * d;
+            for (int64_t c = 0; c <= r; ++c) out[c] -= w * row[c];
+        }
     }
 }
 
-// m: [d, d] -> I - m m^T, [d, d] symmetric.
-std::vector<double> identity_minus_outer(const std::vector<double>& m, int64_t d) {
-    std::vector<double> m_t(static_cast<size_t>(d * d)), outer(static_cast<size_t>(d)), out(static_cast<size_t>(d * d));
-    for (int64_t r = 0; r < d; ++r)
-        for (int64_t k = 0; k < d; ++k) m_t[k * d + r] = m[r * d + k];
-    for (int64_t r = 0; r < d; ++r) {
-        std::fill(outer.begin(), outer.begin() + r + 1, 0.0);  // outer[c] = sum_k m[r, k] m[c, k], c <= r
-        for (int64_t k = 0; k < d; ++k) {
-            const double w = m[r * d + k];
-            const double* column = m_t.data() + k * d;
-            for (int64_t c = 0; c <= r; ++c) outer[c] += w * column[c];
-        }
-        for (int64_t c = 0; c <= r; ++c) out[r * d + c] = out[c * d + r] = (r == c ? 1.0 : 0.0) - outer[c];
-    }
-    return out;
+// One head's share of the layer's covariance.
+struct HeadCovariance {
+    double own_norm = 0;              // ||Sigma_aa||_F
+    std::vector<double> regularised;  // Sigma_aa + ridge I, [d, d]
+    std::vector<double> inverse;      // L_a^-1 for regularised = L_a L_a^T; empty for a constant output
+    double half_log_det = 0;          // ln det(regularised) / 2
+};
+
+// covariance: [C, C], the head's block at (a d, a d).
+HeadCovariance head_covariance(const Tensor& covariance, int64_t a, int64_t d) {
+    HeadCovariance head;
+    head.regularised = block(covariance, a * d, a * d, d);
+    head.own_norm = std::sqrt(sum_of_squares(head.regularised));
+    double trace = 0;
+    for (int64_t k = 0; k < d; ++k) trace += head.regularised[k * d + k];
+    if (!(trace > 0)) return head;  // constant output: nothing to condition on
+    for (int64_t k = 0; k < d; ++k) head.regularised[k * d + k] += output_mi_ridge * trace / static_cast<double>(d);
+    std::vector<double> factor = head.regularised;
+    if (!cholesky_in_place(factor, d)) return head;
+    head.inverse = lower_inverse(factor, d);
+    head.half_log_det = half_log_det(factor, d);
+    return head;
+}
+
+// The Gaussian MI of heads a and b from their regularised covariances A, B and their
+// cross-covariance sigma_ab: -1/2 ln det(I - M M^T) for M = L_a^-1 Sigma_ab L_b^-T, which is
+// 1/2 (ln det B - ln det S) for the Schur complement S = B - Sigma_ab^T A^-1 Sigma_ab = B - X^T X,
+// X = L_a^-1 Sigma_ab. NaN when S is not numerically positive definite.
+double gaussian_mi(const HeadCovariance& a, const HeadCovariance& b, const std::vector<double>& sigma_ab, int64_t d) {
+    std::vector<double> schur = b.regularised;
+    subtract_gram(schur, lower_times(a.inverse, sigma_ab, d), d);
+    if (!cholesky_in_place(schur, d)) return NAN;
+    return b.half_log_det - half_log_det(schur, d);
 }
 
 // One layer's pairs into the [N, N] matrices, its heads starting at `first`.
 // context: [T, H*d_h].
-void layer_dependence(const Tensor& context, int64_t H, int64_t first, OnednnBackend& backend, OutputDependence& out) {
-    const int64_t T = context.dim(0), C = context.dim(1), d = C / H;
+void layer_dependence(const Tensor& context, int64_t H, int64_t first, OnednnBackend& backend, int threads,
+                      OutputDependence& out) {
+    const int64_t d = context.dim(1) / H;
     // Step 1: covariances (times T) of the centred outputs, [H*d_h, H*d_h].
-    const Tensor centred = centred_columns(context);
-    const Tensor covariance = gram(backend, centred, false);
-    // Step 2: per head, the Cholesky factor of its ridge-regularised covariance, and the outputs
-    // whitened by it: y_a = x_a L_a^-T, so that y_a^T y_b = L_a^-1 Sigma_ab L_b^-T.
-    std::vector<double> own_norm(static_cast<size_t>(H), 0.0);
-    std::vector<bool> varies(static_cast<size_t>(H), false);
-    Tensor whitened({T, C});
-    for (int64_t a = 0; a < H; ++a) {
-        std::vector<double> sigma = block(covariance, a * d, a * d, d);
-        own_norm[a] = std::sqrt(sum_of_squares(sigma));
-        double trace = 0;
-        for (int64_t k = 0; k < d; ++k) trace += sigma[k * d + k];
-        if (!(trace > 0)) continue;  // constant output: no covariance to whiten
-        for (int64_t k = 0; k < d; ++k) sigma[k * d + k] += output_mi_ridge * trace / static_cast<double>(d);
-        if (!cholesky_in_place(sigma, d)) continue;
-        varies[a] = true;
-        whiten_head(lower_inverse(sigma, d), centred, a * d, d, whitened);
-    }
-    const Tensor whitened_gram = gram(backend, whitened, false);
-    // Step 3: every pair a <= b of the layer.
+    const Tensor covariance = gram(backend, centred_columns(context), false);
+    // Step 2: per head, its ridge-regularised covariance and the inverse of its Cholesky factor.
+    std::vector<HeadCovariance> heads(static_cast<size_t>(H));
+    parallel_for(
+        H, threads, [&](int64_t a) { heads[static_cast<size_t>(a)] = head_covariance(covariance, a, d); }, d * d * d);
+    // Step 3: every pair a <= b of the layer whose outputs both vary, from its block Sigma_ab.
+    std::vector<std::pair<int64_t, int64_t>> pairs;
     for (int64_t a = 0; a < H; ++a)
-        for (int64_t b = a; b < H; ++b) {
-            if (!varies[a] || !varies[b]) continue;
-            const double cka = sum_of_squares(block(covariance, a * d, b * d, d)) / (own_norm[a] * own_norm[b]);
-            // M = L_a^-1 Sigma_ab L_b^-T; ln det(I - M M^T) = sum_k ln(1 - rho_k^2).
-            std::vector<double> residual = identity_minus_outer(block(whitened_gram, a * d, b * d, d), d);
-            double mi = NAN;
-            if (cholesky_in_place(residual, d)) {
-                mi = 0;
-                for (int64_t k = 0; k < d; ++k) mi -= std::log(residual[k * d + k]);
-            }
+        for (int64_t b = a; b < H; ++b)
+            if (!heads[static_cast<size_t>(a)].inverse.empty() && !heads[static_cast<size_t>(b)].inverse.empty())
+                pairs.emplace_back(a, b);
+    parallel_for(
+        static_cast<int64_t>(pairs.size()), threads,
+        [&](int64_t p) {
+            const auto [a, b] = pairs[static_cast<size_t>(p)];
+            const HeadCovariance &head_a = heads[static_cast<size_t>(a)], &head_b = heads[static_cast<size_t>(b)];
+            const std::vector<double> sigma_ab = block(covariance, a * d, b * d, d);
             const int64_t i = first + a, j = first + b;
-            out.linear_cka.at(i, j) = out.linear_cka.at(j, i) = cka;
-            out.gaussian_mi.at(i, j) = out.gaussian_mi.at(j, i) = mi;
-        }
+            out.linear_cka.at(i, j) = out.linear_cka.at(j, i) =
+                sum_of_squares(sigma_ab) / (head_a.own_norm * head_b.own_norm);
+            out.gaussian_mi.at(i, j) = out.gaussian_mi.at(j, i) = gaussian_mi(head_a, head_b, sigma_ab, d);
+        },
+        d * d * d);
 }
 
 }  // namespace
 
-OutputDependence output_dependence(const std::vector<const LayerResult*>& layers, OnednnBackend& backend) {
+OutputDependence output_dependence(const std::vector<const LayerResult*>& layers, OnednnBackend& backend, int threads) {
     const int64_t H = layers.empty() ? 0 : layers[0]->attention.dim(0);
     const int64_t N = H * static_cast<int64_t>(layers.size());
     OutputDependence out{HeadMatrix(N), HeadMatrix(N)};
@@ -162,7 +191,7 @@ OutputDependence output_dependence(const std::vector<const LayerResult*>& layers
         if (context.rank() != 2 || context.dim(0) < 2) continue;
         if (context.dim(1) % H != 0)
             throw Error(ErrorKind::internal, "output_dependence: context width is not a multiple of the head count");
-        layer_dependence(context, H, static_cast<int64_t>(l) * H, backend, out);
+        layer_dependence(context, H, static_cast<int64_t>(l) * H, backend, threads, out);
     }
     return out;
 }

@@ -23,7 +23,7 @@ struct OutputDependence {
 
 // layers[l]->context: [T, H*d_h] (the head outputs A_h V_h), H heads per layer, equal T. Heads are
 // numbered layer-major. A head whose output is constant over the tokens (every head when T = 1)
-// and layers without a context give NaN entries.
-OutputDependence output_dependence(const std::vector<const LayerResult*>& layers, OnednnBackend& backend);
+// and layers without a context give NaN entries. `threads` share the per-pair work.
+OutputDependence output_dependence(const std::vector<const LayerResult*>& layers, OnednnBackend& backend, int threads);
 
 }  // namespace attn_viz

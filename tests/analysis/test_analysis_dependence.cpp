@@ -125,7 +125,7 @@ TEST_CASE("Gaussian output MI and linear CKA match a double-precision reference"
         CAPTURE(s.T);
         CAPTURE(s.d);
         const LayerResult r = layer_with_outputs(s.heads, s.T, s.d);
-        const OutputDependence dep = output_dependence({&r}, backend);
+        const OutputDependence dep = output_dependence({&r}, backend, 2);
         for (int64_t a = 0; a < s.heads; ++a)
             for (int64_t b = 0; b < s.heads; ++b) {
                 const DependenceReference ref = reference_dependence(r.context, a, b, s.d);
@@ -141,7 +141,7 @@ TEST_CASE("output MI and CKA: identical heads are maximal, layers apart and cons
     LayerResult first = layer_with_outputs(H, T, d), second = layer_with_outputs(H, T, d);
     for (int64_t t = 0; t < T; ++t)
         for (int64_t k = 0; k < d; ++k) first.context.data[t * H * d + 2 * d + k] = first.context.data[t * H * d + k];
-    const OutputDependence dep = output_dependence({&first, &second}, backend);
+    const OutputDependence dep = output_dependence({&first, &second}, backend, 2);
     CHECK(dep.linear_cka.at(0, 2) == doctest::Approx(1.0).epsilon(1e-6));
     CHECK(dep.gaussian_mi.at(0, 2) == doctest::Approx(dep.gaussian_mi.at(0, 0)).epsilon(1e-4));
     CHECK(dep.gaussian_mi.at(0, 2) > dep.gaussian_mi.at(0, 1));
@@ -149,7 +149,7 @@ TEST_CASE("output MI and CKA: identical heads are maximal, layers apart and cons
     CHECK(std::isnan(dep.linear_cka.at(1, 4)));
     // One token: nothing varies, nothing is defined.
     const LayerResult single = layer_with_outputs(2, 1, 3);
-    const OutputDependence one = output_dependence({&single}, backend);
+    const OutputDependence one = output_dependence({&single}, backend, 2);
     CHECK(std::isnan(one.gaussian_mi.at(0, 1)));
     CHECK(std::isnan(one.linear_cka.at(0, 0)));
 }
@@ -167,7 +167,7 @@ TEST_CASE("output MI of correlated Gaussian outputs is -1/2 ln(1 - rho^2) up to 
             static_cast<float>(rho * x + std::sqrt(1 - rho * rho) * normal(test_support::rng()));
     }
     const double shrunk = rho / (1 + output_mi_ridge);  // one dimension: each variance grows by the ridge
-    CHECK(output_dependence({&r}, backend).gaussian_mi.at(0, 1) ==
+    CHECK(output_dependence({&r}, backend, 2).gaussian_mi.at(0, 1) ==
           doctest::Approx(-0.5 * std::log(1 - shrunk * shrunk)).epsilon(0.1));
 }
 
