@@ -22,9 +22,14 @@ Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
         const float* first = m.ptr() + i0 * vector_stride;
         backend.matmul(s, first, first, nullptr, g.ptr() + i0 * n + i0);
     }
-    // Step 2: the lower triangle mirrored, so that g is exactly symmetric.
-    for (int64_t i = 1; i < n; ++i)
-        for (int64_t j = 0; j < i; ++j) g.data[i * n + j] = g.data[j * n + i];
+    // Step 2: the lower triangle mirrored, so that g is exactly symmetric; by tiles, so that the
+    // column-wise reads stay in cache (row by row, each read of a 4096-wide Gram touched another
+    // page: 80 ms a Gram).
+    constexpr int64_t tile = 64;
+    for (int64_t i0 = 0; i0 < n; i0 += tile)
+        for (int64_t j0 = 0; j0 <= i0; j0 += tile)
+            for (int64_t i = i0; i < std::min(n, i0 + tile); ++i)
+                for (int64_t j = j0; j < std::min(i, j0 + tile); ++j) g.data[i * n + j] = g.data[j * n + i];
     return g;
 }
 
