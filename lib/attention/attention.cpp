@@ -146,8 +146,10 @@ Tensor AttentionLayer::take_map_buffer(const std::vector<int64_t>& shape) {
     return map;
 }
 
-void AttentionLayer::recycle(LayerResult&& finished) {
-    if (finished.attention.data.capacity() > spare_map_.data.capacity()) spare_map_ = std::move(finished.attention);
+void AttentionLayer::recycle(LayerResult&& finished) { recycle(std::move(finished.attention)); }
+
+void AttentionLayer::recycle(Tensor&& map) {
+    if (map.data.capacity() > spare_map_.data.capacity()) spare_map_ = std::move(map);
 }
 
 LayerResult AttentionLayer::run(const AttentionRequest& request) {

@@ -38,6 +38,9 @@ public:
     // back, since first-touch page faults on a fresh [H, T, S] buffer cost about as much as the
     // score product itself (268 MB at H = 16, T = 2048).
     void recycle(LayerResult&& finished);
+    // The same for a bare [H, T, S] map buffer (a model hands each layer the map the previous
+    // layer's visitor left).
+    void recycle(Tensor&& map);
     const LayerWeights& weights() const { return weights_; }
 
 private:
