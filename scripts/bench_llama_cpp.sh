@@ -18,12 +18,17 @@
 #   pays only for first touches of its compute buffer)
 # BENCH_GGUF_DIR: where the GGUFs are made and kept (default a scratch directory removed at the end;
 # 0.38 and 0.60 GB). BENCH_LLAMA_LAYERS: the two layer counts (default "2 4"). BENCH_THREADS: threads
-# for both (default 2). ATTN_VIZ: the binary (default build/attn-viz).
+# for both (default 2). ATTN_VIZ: the binary (default build/attn-viz). BENCH_STREAM=1: attn-viz with
+# --stream-layers, as a model past the memory budget runs (the 32-layer 7B file does): head pairs
+# within each layer, so each added layer costs the same; without it the small files are held whole
+# and the map pairs span all their heads, a cost that grows with the square of the layers.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${ATTN_VIZ:-$root/build/attn-viz}
 repeat=${1:-1}
 threads=${BENCH_THREADS:-2}
+stream=()
+[[ ${BENCH_STREAM:-0} == 1 ]] && stream=(--stream-layers)
 read -r small large <<<"${BENCH_LLAMA_LAYERS:-2 4}"
 driver=$("$root/scripts/setup_llama_cpp.sh" | tail -1)
 lib_dir=$(dirname "$driver")/lib
@@ -47,7 +52,7 @@ echo "oneDNN f32 matmul 2048^3 now: $rate GFLOP/s (wall, all cores), $(matmul --
 measure() {
   local layers=$1 file=$dir/llama7b-Q4_K-kv32-L$1.gguf
   [[ -f $file ]] || /usr/bin/python3 "$root/scripts/make_synthetic_gguf.py" --out "$file" --type Q4_K --layers "$layers" >/dev/null
-  /usr/bin/time -f "%e %U %S" -o "$work/time" "$bin" model -q --timings --stats-only --threads "$threads" --model "$file" \
+  /usr/bin/time -f "%e %U %S" -o "$work/time" "$bin" model -q --timings --stats-only "${stream[@]}" --threads "$threads" --model "$file" \
     --induction $N --out "$work/out" 2>"$work/timings"
   rm -rf "$work/out"
   read -r wall user sys <"$work/time"
@@ -69,7 +74,7 @@ $(awk '$1 == "forward" {print $2 / 1000}' "$work/timings")" >>"$work/results"
 }
 
 echo
-echo "== attn-viz model --stats-only and llama.cpp's prompt processing, $small and $large layers, T = $T =="
+echo "== attn-viz model --stats-only ${stream[*]:+${stream[*]} }and llama.cpp's prompt processing, $small and $large layers, T = $T =="
 measure "$small"
 measure "$large"
 
