@@ -250,7 +250,7 @@ inline void check_same_model(const ModelWeights& gguf, const ModelWeights& hf, d
     check_same(gguf.position_embedding, hf.position_embedding, "position_embedding");
     check_same(gguf.final_norm.weight, hf.final_norm.weight, "final_norm", norm_tolerance);
     check_same(gguf.final_norm.bias, hf.final_norm.bias, "final_norm");
-    check_same(gguf.classifier, hf.classifier, "classifier");
+    check_same(gguf.classifier_matrix(), hf.classifier_matrix(), "classifier");
     check_same(gguf.token_type_embedding, hf.token_type_embedding, "token_type_embedding");
     check_same(gguf.embedding_norm.weight, hf.embedding_norm.weight, "embedding_norm");
     check_same(gguf.embedding_norm.bias, hf.embedding_norm.bias, "embedding_norm");

@@ -31,7 +31,7 @@ Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residua
     norm_bias.assign(static_cast<size_t>(T), 0.0);
     for (int64_t t = 0; t < T; ++t) {
         const float* x = final_residual.ptr() + t * D;
-        const float* u = weights.classifier.ptr() + targets[static_cast<size_t>(t)] * D;  // U[target_t]
+        const float* u = weights.classifier_matrix().ptr() + targets[static_cast<size_t>(t)] * D;  // U[target_t]
         double mean = 0, square = 0;
         if (centered) {
             for (int64_t i = 0; i < D; ++i) mean += x[i];

@@ -109,7 +109,7 @@ Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
 }
 
 Tensor WholeModel::logits_of(const Tensor& hidden_states) {
-    Tensor logits = linear_out_in(backend_, hidden_states, weights_.classifier);
+    Tensor logits = linear_out_in(backend_, hidden_states, weights_.classifier_matrix());
     const double cap = weights_.config.final_logit_softcap;
     if (cap > 0)
         for (float& v : logits.data) v = static_cast<float>(cap * std::tanh(v / cap));

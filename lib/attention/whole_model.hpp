@@ -84,7 +84,7 @@ public:
     // block (unless keep_attention_weights(false)) and loads here the blocks no pass has loaded yet.
     std::vector<const LayerWeights*> attention_weights() const;
     // False for an encoder (BERT): its runs have empty logits and logits_from is not available.
-    bool has_logits() const { return !weights_.classifier.empty(); }
+    bool has_logits() const { return !weights_.classifier_matrix().empty(); }
     // The model's weights as a 64-bit fingerprint (weights_fingerprint.hpp), naming what a corpus
     // partial was computed from.
     uint64_t fingerprint() const;

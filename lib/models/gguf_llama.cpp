@@ -131,9 +131,8 @@ ModelWeights read_outside_blocks(const GgufFile& file, const GgufDecoder& decode
     w.token_embedding = gguf_load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model}, architecture);
     w.final_norm.weight =
         stored_norm(gguf_load_shaped(file, "output_norm.weight", {c.d_model}, architecture), decoder.family->gemma);
-    w.classifier = c.shared_classifier
-                       ? w.token_embedding
-                       : gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture);
+    if (!c.shared_classifier)
+        w.classifier = gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture);
     return w;
 }
 

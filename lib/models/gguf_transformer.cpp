@@ -207,7 +207,7 @@ ModelWeights read_gguf_transformer(const GgufFile& file) {
         return attention_weights;
     });
     w.final_norm = r.layer_norm("output_norm", d);
-    w.classifier = c.shared_classifier ? w.token_embedding : r.load("output.weight", {c.vocab_size, d});
+    if (!c.shared_classifier) w.classifier = r.load("output.weight", {c.vocab_size, d});
     return w;
 }
 

@@ -219,7 +219,7 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf,
     // Step 3: embeddings, final norm and the classifier (the embeddings when tied).
     w.token_embedding = load_of_shape(source, "model.embed_tokens.weight", {c.vocab_size, d});
     w.final_norm.weight = load_of_shape(source, "model.norm.weight", {d});
-    w.classifier = c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d});
+    if (!c.shared_classifier) w.classifier = load_of_shape(source, "lm_head.weight", {c.vocab_size, d});
     return w;
 }
 

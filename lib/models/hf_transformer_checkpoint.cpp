@@ -109,7 +109,7 @@ ModelWeights read_gpt2(const HfConfig& hf, const TensorSource& source) {
     w.token_embedding = load_of_shape(source, fmt::format("{}wte.weight", prefix), {c.vocab_size, d});
     w.position_embedding = load_of_shape(source, fmt::format("{}wpe.weight", prefix), {c.max_tokens, d});
     w.final_norm = layer_norm(source, fmt::format("{}ln_f", prefix), d);
-    w.classifier = c.shared_classifier ? w.token_embedding : load_of_shape(source, "lm_head.weight", {c.vocab_size, d});
+    if (!c.shared_classifier) w.classifier = load_of_shape(source, "lm_head.weight", {c.vocab_size, d});
     return w;
 }
 
@@ -163,8 +163,7 @@ ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
         [&](int64_t, const std::string& block) { return neox_attention(source, block, hf, c); });
     w.token_embedding = load_of_shape(source, fmt::format("{}embed_in.weight", prefix), {c.vocab_size, d});
     w.final_norm = layer_norm(source, fmt::format("{}final_layer_norm", prefix), d);
-    w.classifier =
-        c.shared_classifier ? w.token_embedding : load_of_shape(source, "embed_out.weight", {c.vocab_size, d});
+    if (!c.shared_classifier) w.classifier = load_of_shape(source, "embed_out.weight", {c.vocab_size, d});
     return w;
 }
 

@@ -145,7 +145,7 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
     std::vector<Tensor> w3 = reader.next_per_layer_matrices(layers, f, d, "w3", RowLayout::as_stored);
     w.final_norm.weight = reader.next({d}, "rms_final_weight");
     reader.skip(c.max_tokens * head);  // legacy freq_cis_real and freq_cis_imag, [seq_len, head/2] each
-    w.classifier = c.shared_classifier ? w.token_embedding : reader.next({c.vocab_size, d}, "wcls");
+    if (!c.shared_classifier) w.classifier = reader.next({c.vocab_size, d}, "wcls");
 
     // Step 3: one block per layer, attention in LayerWeights' convention.
     for (int64_t l = 0; l < layers; ++l) {

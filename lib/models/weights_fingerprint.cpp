@@ -58,7 +58,7 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
             if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
     }
     for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight}) f.add_tensor(*t);
-    f.add_transposed(w.classifier);
+    f.add_transposed(w.classifier_matrix());
     if (c.activation != Activation::silu) f.add_int(static_cast<int64_t>(c.activation) + 1000);            // likewise
     if (c.feed_forward != FeedForwardKind::gated) f.add_int(static_cast<int64_t>(c.feed_forward) + 2000);  // likewise
     if (c.residual != ResidualLayout::pre_norm) f.add_int(static_cast<int64_t>(c.residual) + 3000);        // likewise
@@ -92,7 +92,7 @@ uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
     for (const Tensor* t : {&w.token_embedding, &w.position_embedding, &w.token_type_embedding,
                             &w.embedding_norm.weight, &w.embedding_norm.bias, &w.final_norm.weight, &w.final_norm.bias})
         f.add_tensor(*t);
-    f.add_transposed(w.classifier);
+    f.add_transposed(w.classifier_matrix());
     return f.value();
 }
 

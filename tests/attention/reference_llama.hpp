@@ -131,7 +131,7 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
         }
         std::copy(x.begin(), x.end(), run.final_residual.begin() + pos * D);
         const std::vector<double> logits =
-            reference_times(reference_rms_norm(x, w.final_norm.weight), transposed(w.classifier));
+            reference_times(reference_rms_norm(x, w.final_norm.weight), transposed(w.classifier_matrix()));
         std::copy(logits.begin(), logits.end(), run.logits.begin() + pos * c.vocab_size);
     }
     return run;

@@ -30,7 +30,7 @@ double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run
         double written = 0;  // (z_h W_O^h)_i
         for (int64_t j = 0; j < hs; ++j)
             written += run.head_outputs[l][t * D + h * hs + j] * w_o.data[(h * hs + j) * D + i];
-        sum += written * scale * w.final_norm.weight.data[i] * w.classifier.data[target * D + i];
+        sum += written * scale * w.final_norm.weight.data[i] * w.classifier_matrix().data[target * D + i];
     }
     return sum;
 }

@@ -107,7 +107,7 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     CHECK(c.rope_base == 10000.0);
     CHECK(!c.shared_classifier);  // output.weight is a separate copy of token_embd
     CHECK(from_gguf.token_embedding.data == from_bin.token_embedding.data);
-    CHECK(from_gguf.classifier.data == from_bin.classifier.data);
+    CHECK(from_gguf.classifier_matrix().data == from_bin.classifier_matrix().data);
     CHECK(from_gguf.final_norm.weight.data == from_bin.final_norm.weight.data);
     for (size_t l = 0; l < 5; ++l) {
         CAPTURE(l);

@@ -55,7 +55,7 @@ void read_folder(const fs::path& folder) {
     const attn_viz::ModelWeights w = attn_viz::read_hf_llama_folder(folder.string(), attn_viz_fuzz::limits());
     const attn_viz::ModelConfig& c = w.config;
     if (w.token_embedding.shape != std::vector<int64_t>{c.vocab_size, c.d_model} ||
-        w.classifier.shape != std::vector<int64_t>{c.vocab_size, c.d_model})
+        w.classifier_matrix().shape != std::vector<int64_t>{c.vocab_size, c.d_model})
         __builtin_trap();
     if (w.layers.empty() && w.load_block) {
         for (int64_t l = 0; l < c.n_layers; ++l) expect_valid(w.load_block(l).attention);

@@ -107,7 +107,7 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         const ModelWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
         const ModelWeights streamed = read_model_weights(open_model_files(dir / "m.gguf"));  // blocks loaded on demand
         CHECK(streamed.layers.empty());
-        CHECK(streamed.classifier.data == w.classifier.data);
+        CHECK(streamed.classifier_matrix().data == w.classifier_matrix().data);
         CHECK(streamed.load_block(1).w_out.data == w.layers[1].w_out.data);
         CHECK(streamed.load_block(0).attention.w_q.data == w.layers[0].attention.w_q.data);
         const ModelConfig& c = w.config;
@@ -122,7 +122,8 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         CHECK(c.norm_epsilon == doctest::Approx(1e-6));
         CHECK(c.shared_classifier == tied);
         CHECK(w.token_embedding.data == m.tensors.at("token_embd.weight").data);
-        CHECK(w.classifier.data == m.tensors.at(tied ? "token_embd.weight" : "output.weight").data);
+        CHECK(w.classifier_matrix().data == m.tensors.at(tied ? "token_embd.weight" : "output.weight").data);
+        CHECK(w.classifier.empty() == tied);  // a shared classifier is the embedding itself, not a copy
         CHECK(w.final_norm.weight.data == m.tensors.at("output_norm.weight").data);
         for (int64_t l = 0; l < L; ++l) {
             const std::string p = "blk." + std::to_string(l) + ".";
