@@ -45,8 +45,9 @@ TEST_CASE("Fingerprint is XXH3-64 of everything added, in order") {
 }
 
 TEST_CASE("Fingerprint::add_transposed adds a matrix as add_tensor adds its transpose; anything else as add_tensor") {
-    // One value, fewer columns than a tile, columns past one tile and a ragged one, exact tiles.
-    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {17, 5}, {3, 40}, {33, 16}}) {
+    // One value, fewer columns than a tile, columns past one tile and a ragged one, exact tiles,
+    // whole 16 x 16 blocks beside a ragged column tile.
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {17, 5}, {3, 40}, {33, 16}, {48, 37}}) {
         CAPTURE(n);
         CAPTURE(k);
         const attn_viz::Tensor m = test_support::random_tensor({n, k});
