@@ -7,6 +7,8 @@
 #define XXH_INLINE_ALL  // header-only: no run-time library, and sanitizer builds instrument it too
 #include <xxhash.h>
 
+#include "transpose.hpp"
+
 namespace attn_viz {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fingerprints hash the bytes of little-endian numbers");
@@ -29,21 +31,12 @@ void Fingerprint::add_transposed(const Tensor& m) {
     if (m.rank() != 2) return add_tensor(m);
     const int64_t n = m.dim(0), k = m.dim(1);
     for (int64_t d : {int64_t{2}, k, n}) add_int(d);
-    // Rows of the transpose (columns of m) a tile at a time: m is read a cache line per row, and
-    // copied by 16 x 16 blocks of fixed size that the compiler unrolls (row by row, the copy took
-    // 4x as long as the hashing).
-    constexpr int64_t tile = 16;
-    std::vector<float> rows(static_cast<size_t>(tile * n));
-    for (int64_t c0 = 0; c0 < k; c0 += tile) {
-        const int64_t width = std::min(tile, k - c0);
-        int64_t r0 = 0;
-        if (width == tile)
-            for (; r0 + tile <= n; r0 += tile)
-                for (int64_t c = 0; c < tile; ++c)
-                    for (int64_t i = 0; i < tile; ++i)
-                        rows[static_cast<size_t>(c * n + r0 + i)] = m.data[(r0 + i) * k + c0 + c];
-        for (int64_t r = r0; r < n; ++r)
-            for (int64_t c = 0; c < width; ++c) rows[static_cast<size_t>(c * n + r)] = m.data[r * k + c0 + c];
+    // Rows of the transpose (columns of m) a stripe of 64 at a time.
+    constexpr int64_t stripe = 64;
+    std::vector<float> rows(static_cast<size_t>(stripe * n));
+    for (int64_t c0 = 0; c0 < k; c0 += stripe) {
+        const int64_t width = std::min(stripe, k - c0);
+        transpose_into(m.ptr() + c0, n, width, k, rows.data(), n);
         add_bytes(rows.data(), static_cast<size_t>(width * n) * sizeof(float));
     }
 }

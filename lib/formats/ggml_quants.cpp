@@ -12,6 +12,7 @@
 #include "finite.hpp"
 #include "parallel_for.hpp"
 #include "safetensors.hpp"  // f16_to_float, bf16_to_float
+#include "transpose.hpp"
 
 namespace attn_viz {
 namespace {
@@ -271,20 +272,6 @@ namespace {
 // 2026-11-26): 16 rows took 1.4x the CPU time of 64, 32 rows 1.2x, 128 rows as 64.
 constexpr int64_t tile_rows = 64;
 
-// tile: [n, cols] decoded rows (n <= tile_rows) -> their columns into dst: [cols, rows] at
-// column offset r0, through tile_rows x tile_rows blocks read whole from the tile.
-void transpose_tile(const float* tile, int64_t n, int64_t cols, float* dst, int64_t rows, int64_t r0) {
-    float block[tile_rows][tile_rows];
-    for (int64_t c0 = 0; c0 < cols; c0 += tile_rows) {
-        const int64_t width = std::min(tile_rows, cols - c0);
-        for (int64_t r = 0; r < n; ++r) std::copy_n(tile + r * cols + c0, width, block[r]);
-        for (int64_t c = 0; c < width; ++c) {
-            float* out = dst + (c0 + c) * rows + r0;
-            for (int64_t r = 0; r < n; ++r) out[r] = block[r][c];
-        }
-    }
-}
-
 }  // namespace
 
 bool dequantize_rows(uint32_t type, const unsigned char* src, int64_t rows, int64_t cols, float* dst,
@@ -309,7 +296,7 @@ bool dequantize_rows(uint32_t type, const unsigned char* src, int64_t rows, int6
             float* tile = transpose ? buffer.data() : dst + r0 * cols;
             for (int64_t r = 0; r < n; ++r) dequantize_row(type, src + (r0 + r) * row_bytes, tile + r * cols, cols);
             finite = all_finite(tile, n * cols) && finite;
-            if (transpose) transpose_tile(tile, n, cols, dst, rows, r0);
+            if (transpose) transpose_into(tile, n, cols, cols, dst + r0, rows);
         }
     }
     return finite;
