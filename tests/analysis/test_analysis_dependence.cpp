@@ -119,8 +119,15 @@ TEST_CASE("Gaussian output MI and linear CKA match a double-precision reference"
     struct Shape {
         int64_t heads, T, d;
     };
-    // T well above 2d, T below d (rank deficient: only the ridge keeps it finite), one head, odd sizes.
-    for (const Shape& s : {Shape{3, 40, 4}, Shape{2, 5, 8}, Shape{1, 9, 3}, Shape{4, 17, 5}, Shape{2, 2, 3}}) {
+    // T well above 2d, T below d (rank deficient: only the ridge keeps it finite), one head, odd
+    // sizes, either side of the switch between the feature-space and the token-space forms.
+    const std::vector<Shape> shapes = {Shape{3, 40, 4}, Shape{2, 5, 8}, Shape{1, 9, 3}, Shape{4, 17, 5},
+                                       Shape{2, 2, 3},  Shape{3, 8, 5}, Shape{2, 9, 5}, Shape{1, 3, 7}};
+    int token_space = 0;
+    for (const Shape& s : shapes) token_space += output_dependence_in_token_space(s.T, s.d);
+    REQUIRE(token_space >= 3);  // both forms are exercised
+    REQUIRE(token_space <= static_cast<int>(shapes.size()) - 3);
+    for (const Shape& s : shapes) {
         CAPTURE(s.heads);
         CAPTURE(s.T);
         CAPTURE(s.d);
@@ -137,16 +144,25 @@ TEST_CASE("Gaussian output MI and linear CKA match a double-precision reference"
 
 TEST_CASE("output MI and CKA: identical heads are maximal, layers apart and constant outputs undefined") {
     OnednnBackend backend;
-    const int64_t T = 30, d = 4, H = 3;
-    LayerResult first = layer_with_outputs(H, T, d), second = layer_with_outputs(H, T, d);
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t k = 0; k < d; ++k) first.context.data[t * H * d + 2 * d + k] = first.context.data[t * H * d + k];
-    const OutputDependence dep = output_dependence({&first, &second}, backend, 2);
-    CHECK(dep.linear_cka.at(0, 2) == doctest::Approx(1.0).epsilon(1e-6));
-    CHECK(dep.gaussian_mi.at(0, 2) == doctest::Approx(dep.gaussian_mi.at(0, 0)).epsilon(1e-4));
-    CHECK(dep.gaussian_mi.at(0, 2) > dep.gaussian_mi.at(0, 1));
-    CHECK(std::isnan(dep.gaussian_mi.at(0, 3)));  // different layers
-    CHECK(std::isnan(dep.linear_cka.at(1, 4)));
+    const int64_t H = 3;
+    for (const auto& [T, d] : {std::pair<int64_t, int64_t>{30, 4}, {6, 8}}) {  // both forms
+        CAPTURE(T);
+        LayerResult first = layer_with_outputs(H, T, d), second = layer_with_outputs(H, T, d);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t k = 0; k < d; ++k)
+                first.context.data[t * H * d + 2 * d + k] = first.context.data[t * H * d + k];
+        for (int64_t t = 0; t < T; ++t)  // head 1 of the second layer is constant
+            for (int64_t k = 0; k < d; ++k) second.context.data[t * H * d + d + k] = 0.5f;
+        const OutputDependence dep = output_dependence({&first, &second}, backend, 2);
+        CHECK(dep.linear_cka.at(0, 2) == doctest::Approx(1.0).epsilon(1e-6));
+        CHECK(dep.gaussian_mi.at(0, 2) == doctest::Approx(dep.gaussian_mi.at(0, 0)).epsilon(1e-4));
+        CHECK(dep.gaussian_mi.at(0, 2) > dep.gaussian_mi.at(0, 1));
+        CHECK(std::isnan(dep.gaussian_mi.at(0, 3)));  // different layers
+        CHECK(std::isnan(dep.linear_cka.at(1, 4)));
+        CHECK(std::isnan(dep.gaussian_mi.at(3, 4)));  // a constant output
+        CHECK(std::isnan(dep.linear_cka.at(4, 4)));
+        CHECK(std::isfinite(dep.gaussian_mi.at(3, 5)));
+    }
     // One token: nothing varies, nothing is defined.
     const LayerResult single = layer_with_outputs(2, 1, 3);
     const OutputDependence one = output_dependence({&single}, backend, 2);
