@@ -20,10 +20,12 @@ inline constexpr double output_mi_ridge = 1e-2;
 // Whether output_dependence works from each head's [T, T] token Gram (one T x T Cholesky
 // factorisation per pair, T^3/6 multiply-adds) rather than from [d_h, d_h] covariance blocks
 // (about 1.17 d_h^3 per pair and a [T, H d_h] -> [H d_h, H d_h] product): for fewer tokens than
-// 1.75 head widths, where it is the faster (32 heads of 128 on one thread, 2026-11-27: 0.11 s
-// against 0.34 s at T = 128, 0.30 against 0.37 at T = 224, 0.52 against 0.37 at T = 256). Both
-// give the same numbers up to rounding (docs/metrics.md).
-inline bool output_dependence_in_token_space(int64_t tokens, int64_t head_width) { return 4 * tokens < 7 * head_width; }
+// 1.875 head widths, where it is the faster (32 heads of 128 on one thread, 2026-11-27, token
+// against feature space: 0.07 against 0.34 s at T = 128, 0.22 against 0.37 at T = 224, 0.42
+// against 0.36 at T = 256). Both give the same numbers up to rounding (docs/metrics.md).
+inline bool output_dependence_in_token_space(int64_t tokens, int64_t head_width) {
+    return 8 * tokens < 15 * head_width;
+}
 
 struct OutputDependence {
     HeadMatrix gaussian_mi;  // nats, -1/2 sum_k ln(1 - rho_k^2) of the regularised canonical correlations
