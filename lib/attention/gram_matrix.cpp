@@ -6,7 +6,7 @@
 
 namespace attn_viz {
 
-Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
+Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows, GramFill fill) {
     const int64_t rows = m.dim(0), cols = m.dim(1);
     const int64_t n = of_rows ? rows : cols, k = of_rows ? cols : rows;
     // Vector i (a row or a column of m) has its element x at m[i * vector_stride + x * element_stride].
@@ -24,6 +24,7 @@ Tensor gram(OnednnBackend& backend, const Tensor& m, bool of_rows) {
         const float* first = m.ptr() + i0 * vector_stride;
         backend.matmul(s, first, first, nullptr, g.ptr() + i0 * n + i0);
     }
+    if (fill == GramFill::upper_triangle) return g;
     // Step 2: the lower triangle mirrored, so that g is exactly symmetric: each band's rows left
     // of its diagonal block are the transpose of the band's columns above it (by blocks: row by
     // row, the column-wise reads of a 4096-wide Gram took 92 ms), then the block's own triangle.
@@ -54,6 +55,16 @@ double block_inner(const Tensor& first, int64_t row_a, int64_t col_b, const Tens
     for (int64_t x = 0; x < r; ++x)
         sum += dot_in_double(first.ptr() + (row_a + x) * n1 + col_b, second.ptr() + (row_c + x) * n2 + col_d, r);
     return sum;
+}
+
+double diagonal_block_inner(const Tensor& first, const Tensor& second, int64_t start, int64_t r) {
+    const int64_t n1 = first.dim(1), n2 = second.dim(1);
+    double diagonal = 0, above = 0;  // the entries below the diagonal repeat those above it
+    for (int64_t i = start; i < start + r; ++i) {
+        diagonal += static_cast<double>(first.data[i * n1 + i]) * second.data[i * n2 + i];
+        above += dot_in_double(first.ptr() + i * n1 + i + 1, second.ptr() + i * n2 + i + 1, start + r - i - 1);
+    }
+    return diagonal + 2 * above;
 }
 
 }  // namespace attn_viz

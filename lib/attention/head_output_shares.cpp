@@ -35,14 +35,19 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
         const double square = dot_in_double(y.ptr() + n * d_h, z.ptr() + n * d_h, d_h);
         norms.data[n] = static_cast<float>(std::sqrt(std::max(square, 0.0)));  // rounding can dip below 0
     }
-    // Step 2: the Gram matrix of the outputs, Z^T Z.
-    const Tensor outputs_gram = gram(backend, context, /*of_rows=*/false);
-    // Step 3: share_gram[a, b] = sum of the (a, b) d_h x d_h blocks of (Z^T Z) .* G.
+    // Step 2: the Gram matrix of the outputs, Z^T Z, its upper triangle (both are symmetric, so
+    // the blocks a <= b below read only that).
+    const Tensor outputs_gram = gram(backend, context, /*of_rows=*/false, GramFill::upper_triangle);
+    // Step 3: share_gram[a, b] = share_gram[b, a] = sum of the (a, b) d_h x d_h blocks of (Z^T Z) .* G.
     share_gram = Tensor({H, H});
-    for (int64_t a = 0; a < H; ++a)
-        for (int64_t b = 0; b < H; ++b)
-            share_gram.data[a * H + b] =
+#pragma omp parallel for schedule(dynamic) if (H * H * d_h * d_h > 2 * parallel_min_values)
+    for (int64_t a = 0; a < H; ++a) {
+        share_gram.data[a * H + a] =
+            static_cast<float>(diagonal_block_inner(outputs_gram, *output_gram_, a * d_h, d_h));
+        for (int64_t b = a + 1; b < H; ++b)
+            share_gram.data[a * H + b] = share_gram.data[b * H + a] =
                 static_cast<float>(block_inner(outputs_gram, a * d_h, b * d_h, *output_gram_, a * d_h, b * d_h, d_h));
+    }
 }
 
 void HeadOutputShares::value_norms(const Tensor& v, Tensor& norms) const {

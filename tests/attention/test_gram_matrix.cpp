@@ -44,4 +44,30 @@ TEST_CASE("gram gives every inner product of the rows or columns, exactly symmet
             }
 }
 
+TEST_CASE("gram's upper triangle alone is the symmetric one's, and diagonal blocks read from it sum as the full ones") {
+    OnednnBackend backend;
+    for (const int64_t n : {int64_t{5}, gram_band_rows + 37}) {
+        CAPTURE(n);
+        const Tensor m = random_tensor({19, n}), other = random_tensor({n, 23});
+        const Tensor full = gram(backend, m, false), upper = gram(backend, m, false, GramFill::upper_triangle);
+        const Tensor second = gram(backend, other, true);
+        bool same = true;
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = i; j < n; ++j) same = same && upper.data[i * n + j] == full.data[i * n + j];
+        CHECK(same);
+        // Blocks of odd size, one across the bands' boundary when there are two bands.
+        for (const auto& [start, r] :
+             {std::pair<int64_t, int64_t>{0, 1}, {1, 3}, {n - 3, 3}, {std::min(n - 5, gram_band_rows - 2), 5}}) {
+            CAPTURE(start);
+            CAPTURE(r);
+            double want = 0;
+            for (int64_t x = 0; x < r; ++x)
+                for (int64_t y = 0; y < r; ++y)
+                    want += double(full.data[(start + x) * n + start + y]) * second.data[(start + x) * n + start + y];
+            CHECK(diagonal_block_inner(upper, second, start, r) == doctest::Approx(want).epsilon(1e-12));
+            CHECK(block_inner(full, start, start, second, start, start, r) == doctest::Approx(want).epsilon(1e-12));
+        }
+    }
+}
+
 }  // TEST_SUITE("unit")
