@@ -4,9 +4,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -81,11 +83,31 @@ std::string effective_isa_name() {
     return "unknown";
 }
 
+namespace {
+
+struct MatmulShapeHash {
+    size_t operator()(const MatmulShape& s) const {
+        size_t h = std::hash<float>{}(s.scale) ^ (s.has_bias ? 0x9e3779b97f4a7c15u : 0);
+        for (int64_t v : {s.batch, s.m, s.k, s.n, s.a_strides[0], s.a_strides[1], s.a_strides[2], s.w_strides[0],
+                          s.w_strides[1], s.w_strides[2], s.c_strides[0], s.c_strides[1], s.c_strides[2]})
+            h = h * 31 + std::hash<int64_t>{}(v);
+        return h;
+    }
+};
+
+struct CachedMatmul {
+    dnnl::matmul primitive;
+    std::string implementation;
+    uint64_t last_use = 0;
+};
+
+}  // namespace
+
 struct OnednnBackend::Impl {
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
-    std::vector<std::pair<MatmulShape, dnnl::matmul>> matmuls;
-    std::vector<std::string> implementations;
+    std::unordered_map<MatmulShape, CachedMatmul, MatmulShapeHash> matmuls;  // at most matmul_cache_capacity
+    uint64_t uses = 0;
 };
 
 namespace {
@@ -111,7 +133,11 @@ OnednnBackend::OnednnBackend() {
 
 OnednnBackend::~OnednnBackend() = default;
 
-std::vector<std::string> OnednnBackend::implementations() const { return impl_->implementations; }
+std::vector<std::string> OnednnBackend::implementations() const {
+    std::vector<std::string> names;
+    for (const auto& [shape, cached] : impl_->matmuls) names.push_back(cached.implementation);
+    return names;
+}
 
 namespace {
 
@@ -152,19 +178,21 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         const memory::desc c_md = strided_desc(s.batch, s.m, s.n, s.c_strides);
         const memory::desc bias_md({1, 1, s.n}, memory::data_type::f32, memory::format_tag::abc);
 
-        dnnl::matmul* prim = nullptr;
-        for (auto& [shape, p] : impl_->matmuls)
-            if (shape == s) prim = &p;
-        if (!prim) {
+        auto cached = impl_->matmuls.find(s);
+        if (cached == impl_->matmuls.end()) {
+            if (impl_->matmuls.size() >= matmul_cache_capacity)
+                impl_->matmuls.erase(std::min_element(
+                    impl_->matmuls.begin(), impl_->matmuls.end(),
+                    [](const auto& x, const auto& y) { return x.second.last_use < y.second.last_use; }));
             dnnl::primitive_attr attr;
             if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
             auto desc =
                 s.has_bias ? dnnl::matmul::desc(a_md, w_md, bias_md, c_md) : dnnl::matmul::desc(a_md, w_md, c_md);
             dnnl::matmul::primitive_desc pd(desc, attr, impl_->engine);
-            impl_->implementations.push_back(pd.impl_info_str());
-            impl_->matmuls.emplace_back(s, dnnl::matmul(pd));
-            prim = &impl_->matmuls.back().second;
+            cached = impl_->matmuls.emplace(s, CachedMatmul{dnnl::matmul(pd), pd.impl_info_str()}).first;
         }
+        cached->second.last_use = ++impl_->uses;
+        dnnl::matmul* prim = &cached->second.primitive;
 
         // Step 2: wrap the caller's buffers (oneDNN does not take ownership) and execute.
         memory a_mem(a_md, impl_->engine, const_cast<float*>(a));

@@ -2,6 +2,7 @@
 // includes dnnl.hpp), so the oneDNN 2 -> 3 API change touches one file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +29,12 @@ struct MatmulShape {
 // Dense row-major helper: a [m,k] x w [k,n] -> c [m,n].
 MatmulShape dense_matmul(int64_t m, int64_t k, int64_t n);
 
+// How many matmul primitives a backend keeps, the least recently used dropped first. Each holds
+// ~80 KB, and a corpus of many lengths needs new shapes for every length; one run's working set is
+// a few dozen. A dropped shape used again comes back from oneDNN's own primitive cache (1024
+// entries) without new code generation while it is still there.
+inline constexpr size_t matmul_cache_capacity = 512;
+
 class OnednnBackend {
 public:
     // Caps oneDNN's ISA below AMX (see docs: SIGILL on this VM). Runs on OpenMP's pool, whose
@@ -39,8 +46,8 @@ public:
 
     void matmul(const MatmulShape& shape, const float* a, const float* w, const float* bias, float* c);
 
-    // The implementation oneDNN chose for each primitive created so far ("brg:avx512_core", ...):
-    // tests check that none is the slow "ref" fallback.
+    // The implementation oneDNN chose for each primitive held now ("brg:avx512_core", ...): tests
+    // check that none is the slow "ref" fallback.
     std::vector<std::string> implementations() const;
 
 private:

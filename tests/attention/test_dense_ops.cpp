@@ -175,6 +175,29 @@ TEST_CASE("linear_out_in multiplies by a [n, k] matrix's transpose, with and wit
     }
 }
 
+TEST_CASE("the backend keeps at most matmul_cache_capacity primitives, and a dropped shape still multiplies right") {
+    OnednnBackend backend;
+    const int64_t k = 3, n = 2, shapes = static_cast<int64_t>(matmul_cache_capacity) + 40;
+    const Tensor x = random_tensor({shapes, k}), w = random_tensor({k, n});
+    // The product of x's first `rows` rows, checked against the double one.
+    const auto check_rows = [&](int64_t rows) {
+        std::vector<float> y(static_cast<size_t>(rows * n));
+        backend.matmul(dense_matmul(rows, k, n), x.ptr(), w.ptr(), nullptr, y.data());
+        double worst = 0;
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < n; ++j) {
+                double want = 0;
+                for (int64_t i = 0; i < k; ++i) want += double(x.data[r * k + i]) * w.data[i * n + j];
+                worst = std::max(worst, std::fabs(y[r * n + j] - want));
+            }
+        return worst;
+    };
+    for (int64_t rows = 1; rows <= shapes; ++rows) CHECK(check_rows(rows) < 1e-5);
+    CHECK(backend.implementations().size() == matmul_cache_capacity);
+    CHECK(check_rows(1) < 1e-5);  // the least recently used, dropped and made again
+    CHECK(backend.implementations().size() == matmul_cache_capacity);
+}
+
 TEST_CASE("add_in_place adds element by element and refuses a different shape") {
     for (const auto& [rows, width] : shapes) {
         Tensor x = random_tensor({rows, width});
