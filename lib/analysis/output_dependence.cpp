@@ -12,8 +12,8 @@ namespace attn_viz {
 
 namespace {
 
-// The dense steps below run in double on [d_h, d_h] blocks, a few million multiply-adds per pair
-// of heads, so they are compiled for the machine's vector width; their inner loops update
+// The dense steps below run in double on [d_h, d_h] or [T, T] blocks, up to a few million
+// multiply-adds per pair of heads, so they are compiled for the machine's vector width; their inner loops update
 // contiguous rows, and every entry still adds its terms in the order k = 0, 1, ... (a reduction
 // in one accumulator would neither vectorize nor may be reordered).
 
