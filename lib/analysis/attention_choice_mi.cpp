@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "parallel_for.hpp"
 
@@ -31,25 +32,31 @@ Entropy sorted_entropy(const std::vector<int64_t>& sorted) {
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> attention_choices(const std::vector<const LayerResult*>& layers) {
-    std::vector<std::vector<int64_t>> choices;
-    for (const LayerResult* layer : layers) {
-        const int64_t H = layer->attention.dim(0), T = layer->attention.dim(1), S = layer->attention.dim(2);
-        for (int64_t h = 0; h < H; ++h) {
-            std::vector<int64_t> choice(static_cast<size_t>(T), -1);
+std::vector<std::vector<int64_t>> attention_choices(const std::vector<const LayerResult*>& layers, int threads) {
+    std::vector<std::pair<const LayerResult*, int64_t>> heads;  // (layer, head), layer-major
+    for (const LayerResult* layer : layers)
+        for (int64_t h = 0; h < layer->attention.dim(0); ++h) heads.emplace_back(layer, h);
+    std::vector<std::vector<int64_t>> choices(heads.size());
+    parallel_for(
+        static_cast<int64_t>(heads.size()), threads,
+        [&](int64_t n) {
+            const auto [layer, h] = heads[static_cast<size_t>(n)];
+            const int64_t T = layer->attention.dim(1), S = layer->attention.dim(2);
+            std::vector<int64_t>& choice = choices[static_cast<size_t>(n)];
+            choice.assign(static_cast<size_t>(T), -1);
             for (int64_t i = 0; i < T; ++i) {
                 if (layer->visibility.visible_count(i) == 0) continue;
+                // Keys past the causal end hold exact zeros, which never beat the row's first largest.
                 const float* row = layer->attention.ptr() + (h * T + i) * S;
-                choice[i] = std::max_element(row, row + S) - row;  // first of the largest
+                choice[i] = std::max_element(row, row + layer->visibility.visible_end(i)) - row;
             }
-            choices.push_back(std::move(choice));
-        }
-    }
+        },
+        layers.empty() ? 0 : layers[0]->attention.dim(1) * layers[0]->attention.dim(2));
     return choices;
 }
 
 HeadMatrix attention_choice_mi(const std::vector<const LayerResult*>& layers, int threads) {
-    const std::vector<std::vector<int64_t>> choices = attention_choices(layers);
+    const std::vector<std::vector<int64_t>> choices = attention_choices(layers, threads);
     const int64_t N = static_cast<int64_t>(choices.size());
     HeadMatrix mi(N);
     if (N == 0) return mi;

@@ -12,8 +12,8 @@
 namespace attn_viz {
 
 // Row i's strongest key per head, layer-major: [N][T], -1 where the row sees no key. Ties go to
-// the lowest key index. layers[l]->attention: [H, T, S].
-std::vector<std::vector<int64_t>> attention_choices(const std::vector<const LayerResult*>& layers);
+// the lowest key index. layers[l]->attention: [H, T, S]. Heads spread over `threads` threads.
+std::vector<std::vector<int64_t>> attention_choices(const std::vector<const LayerResult*>& layers, int threads = 1);
 
 // [N, N] in nats: I(a; b) = H(a) + H(b) - H(a, b) over the rows with a visible key, each entropy
 // the plug-in one plus the Miller-Madow term (K - 1) / (2n). The diagonal is the corrected H(a),
