@@ -1,7 +1,7 @@
 // Encoder-decoder folders (hf_seq2seq_checkpoint.hpp, seq2seq_model.hpp): random BART and T5
 // (v1.0 and v1.1) folders of several shapes at S, T in {1, 7, 33} against the float64 forward of
 // scripts/reference_hf_seq2seq.py, written from transformers' modeling_bart and modeling_t5:
-// encoder, decoder and cross maps to 1e-5, logits to 1e-5 of their scale, and the layer-by-layer
+// encoder, decoder and cross maps to 1e-4, logits to 1e-4 of their scale, and the layer-by-layer
 // pass handing over the same maps in order; T5's buckets; the keys and tensors refused.
 #include <algorithm>
 #include <filesystem>
@@ -81,8 +81,12 @@ void check_seq2seq_folders(const std::vector<std::string>& cases) {
         const double logit_error = max_abs_diff(run.logits, expected_logits), logit_scale = magnitude(expected_logits);
         MESSAGE(arguments << ": max attention error encoder " << errors[0] << ", decoder " << errors[1] << ", cross "
                           << errors[2] << "; max logit error " << logit_error << " of " << logit_scale);
-        for (double e : errors) CHECK(e < 1e-5);
-        CHECK(logit_error < 1e-5 * logit_scale);
+        // Float32 against float64: T5 does not scale its scores, so after three encoder layers the
+        // cross maps of the sharded case reached 2.5e-5 and its logits 1.8e-5 of their scale in 2 of
+        // 24 random draws (2026-11-27, the same with the code of a day before); 1e-5 failed 1 CI
+        // run in 10. A wrong bucket, mask or scale misses by 1e-2 and more.
+        for (double e : errors) CHECK(e < 1e-4);
+        CHECK(logit_error < 1e-4 * logit_scale);
         check_layers_streamed(model, run);
     }
 }
