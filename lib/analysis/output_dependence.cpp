@@ -13,9 +13,9 @@ namespace attn_viz {
 namespace {
 
 // The dense steps below run in double on [d_h, d_h] or [T, T] blocks, up to a few million
-// multiply-adds per pair of heads, so they are compiled for the machine's vector width; their inner loops update
-// contiguous rows, and every entry still adds its terms in the order k = 0, 1, ... (a reduction
-// in one accumulator would neither vectorize nor may be reordered).
+// multiply-adds per pair of heads, so they are compiled for the machine's vector width; their
+// inner loops update contiguous rows, and every entry still adds its terms in the order k = 0,
+// 1, ... (a reduction in one accumulator would neither vectorize nor may be reordered).
 
 // a: [n, n] symmetric (its lower triangle read) -> its Cholesky factor L (lower triangular,
 // a = L L^T) in place, the upper triangle zeroed. False when a is not (numerically) positive
@@ -263,7 +263,7 @@ HeadTokenGram head_token_gram(const Tensor& context, const std::vector<double>& 
     return head;
 }
 
-// Token-space form, for T < 2 d_h: by Sylvester's determinant identity
+// Token-space form (output_dependence_in_token_space: T < 1.875 d_h): by Sylvester's identity
 // ln det(lambda I_d + X^T X) = d ln lambda + ln det(I_T + X X^T / lambda), so with K_a = X_a X_a^T
 //   I(a; b) = 1/2 [ln det(I + K_a/l_a) + ln det(I + K_b/l_b) - ln det(I + K_a/l_a + K_b/l_b)]
 // (the joint covariance is [X_a X_b]^T [X_a X_b] plus the ridges), and ||Sigma_ab||_F^2 =

@@ -40,7 +40,8 @@ void HeadOutputShares::summarise(OnednnBackend& backend, const Tensor& z, const 
     const Tensor outputs_gram = gram(backend, context, /*of_rows=*/false, GramFill::upper_triangle);
     // Step 3: share_gram[a, b] = share_gram[b, a] = sum of the (a, b) d_h x d_h blocks of (Z^T Z) .* G.
     share_gram = Tensor({H, H});
-#pragma omp parallel for schedule(dynamic) if (H * H * d_h * d_h > 2 * parallel_min_values)
+    // (Blocks a <= b read H^2 d_h^2 values of the two matrices in all.)
+#pragma omp parallel for schedule(dynamic) if (H * H * d_h * d_h > parallel_min_values)
     for (int64_t a = 0; a < H; ++a) {
         share_gram.data[a * H + a] =
             static_cast<float>(diagonal_block_inner(outputs_gram, *output_gram_, a * d_h, d_h));
