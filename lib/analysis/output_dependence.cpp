@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "cholesky.hpp"
 #include "error.hpp"
 #include "gram_matrix.hpp"
 #include "parallel_for.hpp"
@@ -13,64 +14,9 @@ namespace attn_viz {
 namespace {
 
 // The dense steps below run in double on [d_h, d_h] or [T, T] blocks, up to a few million
-// multiply-adds per pair of heads, so they are compiled for the machine's vector width; their
-// inner loops update contiguous rows, and every entry still adds its terms in the order k = 0,
-// 1, ... (a reduction in one accumulator would neither vectorize nor may be reordered).
-
-// a: [n, n] symmetric (its lower triangle read) -> its Cholesky factor L (lower triangular,
-// a = L L^T) in place, the upper triangle zeroed. False when a is not (numerically) positive
-// definite. Right-looking by panels of 4 columns: once a panel's columns are final, the rows
-// below take all four in one pass (each entry still subtracts them in column order, as the
-// column-at-a-time factorisation does, with a quarter of its loads and stores).
-[[gnu::target_clones("avx512f", "avx2", "default")]] bool cholesky_in_place(std::vector<double>& a, int64_t n) {
-    constexpr int64_t panel = 4;
-    std::vector<double> columns(static_cast<size_t>(panel * n));  // the panel's columns of L, each contiguous
-    for (int64_t first = 0; first < n; first += panel) {
-        const int64_t end = std::min(n, first + panel);
-        std::fill(columns.begin(), columns.end(), 0.0);  // a short last panel subtracts exact zeros
-        // Step 1: the panel's columns, each final once the panel's earlier ones are subtracted.
-        for (int64_t j = first; j < end; ++j) {
-            if (!(a[j * n + j] > 0)) return false;
-            const double l_jj = std::sqrt(a[j * n + j]);
-            a[j * n + j] = l_jj;
-            double* column = columns.data() + (j - first) * n;
-            for (int64_t i = j + 1; i < n; ++i) column[i] = a[i * n + j] /= l_jj;
-            for (int64_t i = j + 1; i < n; ++i)
-                for (int64_t k = j + 1; k < std::min(end, i + 1); ++k) a[i * n + k] -= column[i] * column[k];
-        }
-        // Step 2: the lower triangle right of the panel, by the whole panel per entry.
-        const double *c0 = columns.data(), *c1 = c0 + n, *c2 = c1 + n, *c3 = c2 + n;
-        for (int64_t i = end; i < n; ++i) {
-            const double l0 = c0[i], l1 = c1[i], l2 = c2[i], l3 = c3[i];
-            double* row = a.data() + i * n;
-            for (int64_t k = end; k <= i; ++k) row[k] = row[k] - l0 * c0[k] - l1 * c1[k] - l2 * c2[k] - l3 * c3[k];
-        }
-    }
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t k = i + 1; k < n; ++k) a[i * n + k] = 0;
-    return true;
-}
-
-// l: [n, n] lower triangular with a positive diagonal -> sum_k ln l_kk = ln det(l l^T) / 2.
-double half_log_det(const std::vector<double>& l, int64_t n) {
-    double sum = 0;
-    for (int64_t k = 0; k < n; ++k) sum += std::log(l[k * n + k]);
-    return sum;
-}
-
-// l: [n, n] lower triangular, nonzero diagonal -> l^-1 (lower triangular).
-std::vector<double> lower_inverse(const std::vector<double>& l, int64_t n) {
-    std::vector<double> inverse(static_cast<size_t>(n * n), 0.0);
-    for (int64_t c = 0; c < n; ++c) {
-        inverse[c * n + c] = 1.0 / l[c * n + c];
-        for (int64_t r = c + 1; r < n; ++r) {
-            double x = 0;
-            for (int64_t k = c; k < r; ++k) x -= l[r * n + k] * inverse[k * n + c];
-            inverse[r * n + c] = x / l[r * n + r];
-        }
-    }
-    return inverse;
-}
+// multiply-adds per pair of heads, so they are compiled for the machine's vector width. Their
+// inner loops update contiguous rows (a reduction in one accumulator would neither vectorize nor
+// may be reordered); the Cholesky factorisation sums its terms by panels of 8 in registers.
 
 // m: [n, n] (float) -> the d x d block at (row, col), in double.
 std::vector<double> block(const Tensor& m, int64_t row, int64_t col, int64_t d) {
