@@ -30,18 +30,19 @@ std::string first_nonfinite(const Tensor& t, const std::string& name) {
     return "";
 }
 
-// values: [count]. A float is NaN or Inf when its exponent bits are all ones; testing the bits
-// (not std::isfinite) lets the compiler vectorize each block, and a bad value ends the scan at
-// the end of its block.
+// values: [count]. A float is NaN or Inf when its magnitude bits (all but the sign) are at least
+// those of Inf: all exponent bits set. Their maximum over a block is a reduction the compiler
+// vectorizes (a boolean "or" of comparisons is not: GCC 12 leaves that loop scalar, at ~1.5 ns a
+// value), and a bad value ends the scan at the end of its block.
 [[gnu::target_clones("avx512f", "avx2", "default")]] bool all_finite(const float* values, int64_t count) {
-    constexpr uint32_t exponent_bits = 0x7f800000u;
+    constexpr uint32_t magnitude_bits = 0x7fffffffu, infinity_bits = 0x7f800000u;
     constexpr int64_t block = 1024;
     for (int64_t start = 0; start < count; start += block) {
         const int64_t end = std::min(count, start + block);
-        bool bad = false;
+        uint32_t largest = 0;
         for (int64_t i = start; i < end; ++i)
-            bad |= (std::bit_cast<uint32_t>(values[i]) & exponent_bits) == exponent_bits;
-        if (bad) return false;
+            largest = std::max(largest, std::bit_cast<uint32_t>(values[i]) & magnitude_bits);
+        if (largest >= infinity_bits) return false;
     }
     return true;
 }
