@@ -278,9 +278,16 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     WholeModel& model = c.model();
     OnednnBackend& backend = c.backend;
     Timings& timings = c.timings;
-    CorpusRun corpus_run(o, limits, model.fingerprint(), CorpusLines::json_or_text);
-    CorpusAccumulator& corpus = corpus_run.corpus;
     check_model_analysis_options(o.analyses, model, *in.tokenizer, {});
+    // One pass over the blocks for the weights' fingerprint and similarities (a streamed model
+    // decodes each block once for both).
+    CorpusWeights weights;
+    {
+        Timings::Scope t(timings, "weight similarity");
+        weights = corpus_weights(model, backend);
+    }
+    CorpusRun corpus_run(o, limits, weights.fingerprint, CorpusLines::json_or_text);
+    CorpusAccumulator& corpus = corpus_run.corpus;
     const nlohmann::json analyses = write_weight_analyses(o.analyses, analysis_run(c));
     const ModelDescription& d = model.description();
     if (o.analyses.logit_attribution)
@@ -292,12 +299,7 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
             CorpusPatching(d.n_layers, d.n_heads, parse_patch_metric(o.analyses.patch_metric, d.vocab_size)));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
-    WeightSimilarities weight_similarity;
-    {
-        Timings::Scope t(timings, "weight similarity");
-        weight_similarity = weight_similarities(model.attention_weights(), false, backend);
-    }
-    const AnalysisOptions options = analysis_options(o.report, backend, &weight_similarity);
+    const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
     ModelCorpusHooks hooks;
     hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
         const std::string prefix = fmt::format("{}: ", where);

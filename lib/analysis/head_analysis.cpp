@@ -53,34 +53,31 @@ void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& lay
 }
 
 // The weight-space matrices (Q-K and O-V cosines): options.weight_similarity when given, else
-// computed from the weights; all NaN (undefined) without weights.
+// computed from the weights; all NaN (undefined) without either.
 // weights[l] ran as layers[l]: a run that computed a layer's W_O Gram lends it.
 void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*>& weights,
                          const std::vector<const LayerResult*>& layers, const AnalysisOptions& options,
                          OnednnBackend& backend) {
     const size_t n_layers = layers.size();
     const int64_t N = static_cast<int64_t>(a.heads.size());
-    if (weights.empty()) {
-        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = HeadMatrix(N);
-        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = HeadMatrix(N);
-        return;
-    }
+    auto set = [&](HeadMatrix qk, HeadMatrix ov) {
+        if (qk.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
+        a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = std::move(qk);
+        a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = std::move(ov);
+    };
+    if (options.weight_similarity)
+        return set(options.weight_similarity->qk_cosine, options.weight_similarity->ov_cosine);
+    if (weights.empty()) return set(HeadMatrix(N), HeadMatrix(N));
     if (weights.size() != n_layers)
         throw Error(ErrorKind::internal,
                     fmt::format("analyze_model: weights for {} layers, results for {}", weights.size(), n_layers));
     for (const LayerWeights* w : weights)
         if (!w || w->num_heads != a.num_heads)
             throw Error(ErrorKind::internal, "analyze_model: missing weights or a different head count");
-    WeightSimilarities computed;
-    if (!options.weight_similarity) {
-        const bool across = options.weight_similarity_across_layers;
-        computed = weight_similarities(weights, across, backend,
-                                       across ? std::vector<const Tensor*>{} : output_grams_of(layers));
-    }
-    const WeightSimilarities& ws = options.weight_similarity ? *options.weight_similarity : computed;
-    if (ws.qk_cosine.size != N) throw Error(ErrorKind::internal, "analyze_model: weight similarities of another model");
-    a.matrices[static_cast<size_t>(PairMetric::weight_qk_cosine)] = ws.qk_cosine;
-    a.matrices[static_cast<size_t>(PairMetric::weight_ov_cosine)] = ws.ov_cosine;
+    const bool across = options.weight_similarity_across_layers;
+    WeightSimilarities computed =
+        weight_similarities(weights, across, backend, across ? std::vector<const Tensor*>{} : output_grams_of(layers));
+    set(std::move(computed.qk_cosine), std::move(computed.ov_cosine));
 }
 
 }  // namespace

@@ -46,8 +46,9 @@ struct AnalysisOptions {
     bool sparse_error = false;
     // Told after each layer's sparse-attention error, (layers done, layers): progress of the slow part.
     std::function<void(int64_t done, int64_t total)> on_sparse_layer;
-    // The weight-only similarities of `weights`, computed once per run by the caller
-    // (weight_similarities()); when null and weights are given, analyze_model computes them.
+    // The weight-only similarities of the run's weights, computed once per run by the caller
+    // (weight_similarities(), corpus_weights()); used even when analyze_model gets no weights.
+    // When null and weights are given, analyze_model computes them.
     const WeightSimilarities* weight_similarity = nullptr;
 };
 
@@ -80,7 +81,8 @@ struct ModelAnalysis {
 };
 
 // layers: one LayerResult per layer, same visibility, same head count H (attention [H, T, S]).
-// weights: one per layer (for output/weight similarities), or empty: weight matrices are NaN.
+// weights: one per layer (for the weight similarities), or empty: the weight matrices are
+// options.weight_similarity's, or NaN without it.
 // tokens: [T] token ids for the duplicate-token/induction scores, or empty.
 ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
                             const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,

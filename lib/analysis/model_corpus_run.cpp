@@ -112,7 +112,13 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
                                             const ModelTokenizer& tokenizer, const AnalysisOptions& options,
                                             const LoadLimits& limits, CorpusAccumulator& corpus,
                                             const ModelCorpusHooks& hooks, Timings& timings) {
-    const std::vector<const LayerWeights*> weights = model.attention_weights();
+    // Given the weight similarities, the analyses read no weights, and the passes keep none: a
+    // 7B model's attention weights are 256 MB a layer in float32.
+    std::vector<const LayerWeights*> weights;
+    if (options.weight_similarity)
+        model.keep_attention_weights(false);
+    else
+        weights = model.attention_weights();
     const int64_t L = model.description().n_layers;
     ModelCorpusPasses passes;
     passes.layer_major = true;
@@ -175,6 +181,17 @@ uint64_t model_corpus_batch_bytes(const ModelDescription& c, const std::vector<i
         for (uint64_t term : {results, residual}) bytes = bytes > UINT64_MAX - term ? UINT64_MAX : bytes + term;
     }
     return bytes;
+}
+
+CorpusWeights corpus_weights(const WholeModel& model, OnednnBackend& backend) {
+    const ModelDescription& d = model.description();
+    CorpusWeights weights{0, {HeadMatrix(d.n_layers * d.n_heads), HeadMatrix(d.n_layers * d.n_heads)}};
+    int64_t first_head = 0;
+    weights.fingerprint = model.fingerprint([&](int64_t, const BlockWeights& block) {
+        add_layer_weight_similarities(weights.similarity, first_head, block.attention, backend);
+        first_head += block.attention.num_heads;
+    });
+    return weights;
 }
 
 ModelCorpusPasses add_model_corpus(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,

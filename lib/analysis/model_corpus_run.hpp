@@ -16,6 +16,7 @@
 #include "model_tokenizer.hpp"
 #include "sequence_stream.hpp"
 #include "timings.hpp"
+#include "weight_similarity.hpp"
 #include "whole_model.hpp"
 
 namespace attn_viz {
@@ -50,6 +51,16 @@ void check_model_run_memory(const ModelDescription& model, int64_t T, uint64_t m
 // and its n_layers layer results (estimate_layer_result_bytes), kept until its analysis.
 uint64_t model_corpus_batch_bytes(const ModelDescription& model, const std::vector<int64_t>& lengths);
 
+// What a corpus run over `model` needs of its weights before the first sequence, from one pass
+// over the blocks (a streamed model reads and decodes each block once for both and keeps none):
+// the fingerprint naming its partial (WholeModel::fingerprint) and the weight similarities within
+// layers (weight_similarities without across_layers), for add_model_corpus' options.
+struct CorpusWeights {
+    uint64_t fingerprint = 0;
+    WeightSimilarities similarity;
+};
+CorpusWeights corpus_weights(const WholeModel& model, OnednnBackend& backend);
+
 // Every document `documents` has left (model_sequence_ids: {"text"} encoded by `tokenizer`, or
 // {"tokens"}) through `model`, each run's analysis (`options`: thresholds, sparse error, threads,
 // weight similarity) added to `corpus` at its corpus position, in corpus order. A sequence the
@@ -57,8 +68,9 @@ uint64_t model_corpus_batch_bytes(const ModelDescription& model, const std::vect
 // throws Error(bad_input) naming the document. A model that streams its blocks (load_block)
 // runs layer-major unless hooks.on_run is set: batches of consecutive documents, each as many as
 // fit limits.memory_budget by model_corpus_batch_bytes (at least one), with the same results as
-// sequence by sequence. Timed as "load", "forward" (layer-major: of which "block loads") and
-// "statistics".
+// sequence by sequence; given options.weight_similarity, it keeps no block's attention weights
+// (keep_attention_weights(false): memory holds one block). Timed as "load", "forward"
+// (layer-major: of which "block loads") and "statistics".
 ModelCorpusPasses add_model_corpus(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
                                    const AnalysisOptions& options, const LoadLimits& limits, CorpusAccumulator& corpus,
                                    const ModelCorpusHooks& hooks, Timings& timings);

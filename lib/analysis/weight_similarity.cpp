@@ -134,4 +134,17 @@ WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& l
     return out;
 }
 
+void add_layer_weight_similarities(WeightSimilarities& into, int64_t first_head, const LayerWeights& w,
+                                   OnednnBackend& backend) {
+    const int64_t H = w.num_heads;
+    if (first_head < 0 || first_head + H > into.qk_cosine.size || into.ov_cosine.size != into.qk_cosine.size)
+        throw Error(ErrorKind::internal, "add_layer_weight_similarities: the layer's heads are outside the matrices");
+    const WeightSimilarities layer = weight_similarities({&w}, false, backend);
+    for (int64_t a = 0; a < H; ++a)
+        for (int64_t b = 0; b < H; ++b) {
+            into.qk_cosine.at(first_head + a, first_head + b) = layer.qk_cosine.at(a, b);
+            into.ov_cosine.at(first_head + a, first_head + b) = layer.ov_cosine.at(a, b);
+        }
+}
+
 }  // namespace attn_viz

@@ -30,6 +30,14 @@ struct WeightSimilarities {
 WeightSimilarities weight_similarities(const std::vector<const LayerWeights*>& layers, bool across_layers,
                                        OnednnBackend& backend, const std::vector<const Tensor*>& output_grams = {});
 
+// w: one layer's weights, as weight_similarities takes them, the layer whose heads are numbered
+// from first_head in `into` ([N, N] each, N >= first_head + w.num_heads) -> its within-layer
+// pairs written there, the same numbers as weight_similarities over all layers without
+// across_layers gives them (a pass holding one layer's weights at a time fills the matrices
+// layer by layer).
+void add_layer_weight_similarities(WeightSimilarities& into, int64_t first_head, const LayerWeights& w,
+                                   OnednnBackend& backend);
+
 // The W_O Grams the runs `layers` computed (LayerResult::output_gram), one per layer, or none
 // (empty) unless every layer has one: weight_similarities' output_grams.
 std::vector<const Tensor*> output_grams_of(const std::vector<const LayerResult*>& layers);

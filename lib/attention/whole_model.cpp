@@ -39,7 +39,7 @@ std::vector<const LayerWeights*> WholeModel::attention_weights() const {
     return result;
 }
 
-uint64_t WholeModel::fingerprint() const { return model_fingerprint(weights_); }
+uint64_t WholeModel::fingerprint(const BlockObserver& on_block) const { return model_fingerprint(weights_, on_block); }
 
 ModelRun WholeModel::run(const std::vector<int>& tokens, const ForwardRequest& request, const StepCallback& on_layer) {
     std::vector<LayerResult> layers;

@@ -31,6 +31,7 @@
 #include "model_weights.hpp"
 #include "onednn_backend.hpp"
 #include "timings.hpp"
+#include "weights_fingerprint.hpp"
 
 namespace attn_viz {
 
@@ -86,8 +87,9 @@ public:
     // False for an encoder (BERT): its runs have empty logits and logits_from is not available.
     bool has_logits() const { return !weights_.classifier_matrix().empty(); }
     // The model's weights as a 64-bit fingerprint (weights_fingerprint.hpp), naming what a corpus
-    // partial was computed from.
-    uint64_t fingerprint() const;
+    // partial was computed from; on_block (if set) is shown every block on the way (a streamed
+    // model's blocks are read for it and not kept).
+    uint64_t fingerprint(const BlockObserver& on_block = {}) const;
 
     // tokens: T ids, 1 <= T <= max_tokens, each below the vocabulary size (Error(bad_input)
     // otherwise); `request`: what is computed beside the maps; on_layer (if set) is told after

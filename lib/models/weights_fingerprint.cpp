@@ -41,7 +41,7 @@ const BlockWeights& block_of(const ModelWeights& w, int64_t l, std::optional<Blo
 }
 
 // The Llama family's byte order (RMSNorm models).
-uint64_t rms_model_fingerprint(const ModelWeights& w) {
+uint64_t rms_model_fingerprint(const ModelWeights& w, const BlockObserver& on_block) {
     Fingerprint f;
     const ModelConfig& c = w.config;
     for (int64_t v : {c.d_model, c.ffn_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.max_tokens,
@@ -56,6 +56,7 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
         for (const Tensor* t :
              {&b.b_in, &b.b_out, &b.b_up, &b.attention_output_norm.weight, &b.feed_forward_output_norm.weight})
             if (!t->empty()) f.add_tensor(*t);  // only when present: models without keep their fingerprints
+        if (on_block) on_block(l, b);
     }
     for (const Tensor* t : {&w.token_embedding, &w.final_norm.weight}) f.add_tensor(*t);
     f.add_transposed(w.classifier_matrix());
@@ -69,7 +70,7 @@ uint64_t rms_model_fingerprint(const ModelWeights& w) {
 }
 
 // GPT-2's, GPT-NeoX's and BERT's byte order (LayerNorm models).
-uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
+uint64_t layer_norm_model_fingerprint(const ModelWeights& w, const BlockObserver& on_block) {
     Fingerprint f;
     const ModelConfig& c = w.config;
     f.add_bytes(c.architecture.data(), c.architecture.size());
@@ -88,6 +89,7 @@ uint64_t layer_norm_model_fingerprint(const ModelWeights& w) {
         f.add_transposed(b.w_in), f.add_tensor(b.b_in), f.add_transposed(b.w_out), f.add_tensor(b.b_out);
         if (!b.w_up.empty())  // only when present: plain feed-forwards keep their fingerprints
             f.add_transposed(b.w_up), f.add_tensor(b.b_up);
+        if (on_block) on_block(l, b);
     }
     for (const Tensor* t : {&w.token_embedding, &w.position_embedding, &w.token_type_embedding,
                             &w.embedding_norm.weight, &w.embedding_norm.bias, &w.final_norm.weight, &w.final_norm.bias})
@@ -108,8 +110,9 @@ void add_seq2seq_block(Fingerprint& f, const BlockWeights& b) {
 
 }  // namespace
 
-uint64_t model_fingerprint(const ModelWeights& w) {
-    return w.config.norm == NormKind::layer_norm ? layer_norm_model_fingerprint(w) : rms_model_fingerprint(w);
+uint64_t model_fingerprint(const ModelWeights& w, const BlockObserver& on_block) {
+    return w.config.norm == NormKind::layer_norm ? layer_norm_model_fingerprint(w, on_block)
+                                                 : rms_model_fingerprint(w, on_block);
 }
 
 uint64_t seq2seq_fingerprint(const Seq2SeqWeights& w) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "layer_weights.hpp"
 #include "model_weights.hpp"
@@ -29,7 +30,10 @@ uint64_t layer_fingerprint(const LayerWeights& weights);
 //     its tensors (attention_norm weight and bias, feed_forward_norm weight and bias, w_in, b_in,
 //     w_out, b_out; w_up and b_up where present), then token_embedding, position_embedding,
 //     token_type_embedding, embedding_norm weight and bias, final_norm weight and bias, classifier.
-uint64_t model_fingerprint(const ModelWeights& weights);
+// on_block (if set) is shown each block once hashed, in order: a pass that needs every block can
+// share the reads (a streaming model's block is let go after it).
+using BlockObserver = std::function<void(int64_t layer, const BlockWeights& block)>;
+uint64_t model_fingerprint(const ModelWeights& weights, const BlockObserver& on_block = {});
 
 // An encoder-decoder (BART, T5): the architecture's bytes, its configuration (d_model, ffn_dim,
 // vocab_size, n_layers, n_decoder_layers, n_heads, head_dim, max_tokens, norm, residual, feed-forward,

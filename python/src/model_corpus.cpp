@@ -33,11 +33,10 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(m->mutex);
         attn_viz::WholeModel& model = *m->model;
-        attn_viz::CorpusAccumulator corpus(model.fingerprint(), attn_viz::LabelThresholds{});
-        const attn_viz::WeightSimilarities weight_similarity =
-            attn_viz::weight_similarities(model.attention_weights(), false, *m->backend);
+        const attn_viz::CorpusWeights weights = attn_viz::corpus_weights(model, *m->backend);
+        attn_viz::CorpusAccumulator corpus(weights.fingerprint, attn_viz::LabelThresholds{});
         const attn_viz::AnalysisOptions options =
-            attn_viz::analysis_options(attn_viz::ReportOptions{}, *m->backend, &weight_similarity);
+            attn_viz::analysis_options(attn_viz::ReportOptions{}, *m->backend, &weights.similarity);
         attn_viz::Timings timings;
         attn_viz::add_model_corpus(*source.documents, model, *m->tokenizer, options, attn_viz::LoadLimits{}, corpus,
                                    hooks, timings);

@@ -3,6 +3,7 @@
 // equal the sequence-major run's bit for bit (documents of T = 1 and of different lengths, batches
 // split by the memory budget, both shards of two merged), and each block is loaded once per batch.
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -16,6 +17,7 @@
 #include "model_tokenizer_file.hpp"
 #include "support.hpp"
 #include "weight_similarity.hpp"
+#include "weights_fingerprint.hpp"
 
 using namespace attn_viz;
 using namespace test_support;
@@ -55,11 +57,14 @@ nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& l
                               bool sequence_major, const LoadLimits& limits, ModelCorpusPasses* passes = nullptr) {
     OnednnBackend backend;
     CorpusDocuments documents("c.jsonl", lines, shard);
-    CorpusAccumulator corpus(m.model->fingerprint(), {});
-    const WeightSimilarities similarity = weight_similarities(m.model->attention_weights(), false, backend);
+    std::fill(m.loads.begin(), m.loads.end(), 0);
+    const CorpusWeights weights = corpus_weights(*m.model, backend);
+    CHECK(m.loads == std::vector<int>(m.loads.size(), 1));  // one pass over the blocks for both
+    if (sequence_major) m.model->attention_weights();       // which that run reads: loaded and kept here
+    CorpusAccumulator corpus(weights.fingerprint, {});
     AnalysisOptions options = analysis_fixtures::default_options();
     options.backend = &backend;
-    options.weight_similarity = &similarity;
+    options.weight_similarity = &weights.similarity;
     options.sparse_error = true;
     ModelCorpusHooks hooks;
     int64_t layer_steps = 0, layer_results = 0;
@@ -76,9 +81,23 @@ nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& l
     const int64_t L = m.model->description().n_layers;
     CHECK(layer_steps == corpus.num_sequences() * L);
     CHECK(layer_results == corpus.num_sequences() * L);
+    if (!sequence_major) {  // it kept no block's attention weights: asking for them reads every block again
+        const std::vector<int> loads = m.loads;
+        m.model->attention_weights();
+        for (size_t l = 0; l < loads.size(); ++l) CHECK(m.loads[l] == loads[l] + 1);
+        m.loads = loads;
+    }
     corpus.set_coverage(corpus_run_coverage("c.jsonl", shard, documents, corpus.num_sequences()));
     if (passes) *passes = done;
     return corpus.partial_json();
+}
+
+// Whether two matrices hold the same numbers, NaN (undefined) in the same places.
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
 }
 
 // {"tokens": [...]} lines of the given lengths, random ids below `vocab`.
@@ -127,6 +146,26 @@ nlohmann::json merged_shards(OnednnBackend& backend, const std::string& path, co
 }  // namespace
 
 TEST_SUITE("analysis") {
+
+TEST_CASE("corpus_weights: the fingerprint and the weight similarities in one pass, streamed or held, as apart") {
+    OnednnBackend backend;
+    ScratchDir dir;
+    const std::string path = (dir / "m.gguf");
+    make_synthetic_gguf(path, "Q8_0", {64, 2, 4, 2, 96, 300}, static_cast<int>(rng()() % 1000));
+    CountedModel streamed(backend, path);
+    ModelWeights held = streamed.model->weights();  // every block loaded up front
+    for (int64_t l = 0; l < held.config.n_layers; ++l) held.layers.push_back(held.load_block(l));
+    held.load_block = {}, held.load_block_into = {};
+    WholeModel held_model(backend, held);
+    for (WholeModel* model : {streamed.model.get(), &held_model}) {
+        const CorpusWeights weights = corpus_weights(*model, backend);
+        CHECK(weights.fingerprint == model_fingerprint(held));
+        const WeightSimilarities apart = weight_similarities(model->attention_weights(), false, backend);
+        CHECK(weights.similarity.qk_cosine.size == apart.qk_cosine.size);
+        CHECK(same_bits(weights.similarity.qk_cosine.values, apart.qk_cosine.values));
+        CHECK(same_bits(weights.similarity.ov_cosine.values, apart.ov_cosine.values));
+    }
+}
 
 TEST_CASE(
     "a streamed model's corpus runs layer-major with the sequence-major run's moments, loading each block once per "
