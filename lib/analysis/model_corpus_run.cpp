@@ -112,8 +112,14 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
                                             const ModelTokenizer& tokenizer, const AnalysisOptions& options,
                                             const LoadLimits& limits, CorpusAccumulator& corpus,
                                             const ModelCorpusHooks& hooks, Timings& timings) {
-    // Given the weight similarities, the analyses read no weights, and the passes keep none: a
-    // 7B model's attention weights are 256 MB a layer in float32.
+    // Given the weight similarities, the analyses read no weights, and the passes keep none (a 7B
+    // model's attention weights are 256 MB a layer in float32); the model's setting comes back
+    // when the run ends, however it ends.
+    struct KeepingRestored {
+        WholeModel& model;
+        const bool keep = model.keeps_attention_weights();
+        ~KeepingRestored() { model.keep_attention_weights(keep); }
+    } restored{model};
     std::vector<const LayerWeights*> weights;
     if (options.weight_similarity)
         model.keep_attention_weights(false);

@@ -69,8 +69,8 @@ CorpusWeights corpus_weights(const WholeModel& model, OnednnBackend& backend);
 // runs layer-major unless hooks.on_run is set: batches of consecutive documents, each as many as
 // fit limits.memory_budget by model_corpus_batch_bytes (at least one), with the same results as
 // sequence by sequence; given options.weight_similarity, it keeps no block's attention weights
-// (keep_attention_weights(false): memory holds one block). Timed as "load", "forward"
-// (layer-major: of which "block loads") and "statistics".
+// (keep_attention_weights(false) for the run: memory holds one block). Timed as "load",
+// "forward" (layer-major: of which "block loads") and "statistics".
 ModelCorpusPasses add_model_corpus(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
                                    const AnalysisOptions& options, const LoadLimits& limits, CorpusAccumulator& corpus,
                                    const ModelCorpusHooks& hooks, Timings& timings);

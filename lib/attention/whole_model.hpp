@@ -117,6 +117,7 @@ public:
     // attention_weights() (default true); false bounds memory by one block (run_blocks' visitor
     // sees each block's weights anyway). A model holding every block has nothing to let go.
     void keep_attention_weights(bool keep) { keep_attention_ = keep; }
+    bool keeps_attention_weights() const { return keep_attention_; }
 
     // The logits [T, V] when block `layer`'s attention output is `attention_output` [T, D] instead
     // of run.layers[layer].output: block `layer` finishes in its residual layout from

@@ -81,6 +81,7 @@ nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& l
     const int64_t L = m.model->description().n_layers;
     CHECK(layer_steps == corpus.num_sequences() * L);
     CHECK(layer_results == corpus.num_sequences() * L);
+    CHECK(m.model->keeps_attention_weights());  // as before the run: later passes keep them
     if (!sequence_major) {  // it kept no block's attention weights: asking for them reads every block again
         const std::vector<int> loads = m.loads;
         m.model->attention_weights();
