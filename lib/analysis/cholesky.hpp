@@ -1,7 +1,8 @@
-#pragma once
 // The Cholesky factorisation of small symmetric positive definite matrices in double (up to a few
 // hundred rows: the [d_h, d_h] and [T, T] blocks of the output dependence), and what is read
 // from the factor. Matrices are row-major std::vector<double>; only lower triangles are read.
+#pragma once
+
 #include <cstdint>
 #include <vector>
 
