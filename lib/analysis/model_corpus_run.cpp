@@ -65,11 +65,19 @@ void naming_failing_document(const std::string* const& where, Call call) {
     }
 }
 
+// The weights each sequence's analysis takes: none when `options` carries the weight
+// similarities (the analyses read nothing else of them), else every block's attention weights
+// (a streamed model reads the blocks no pass has loaded yet).
+std::vector<const LayerWeights*> analysed_weights(const WholeModel& model, const AnalysisOptions& options) {
+    if (options.weight_similarity) return {};
+    return model.attention_weights();
+}
+
 // Sequence-major: each document through the whole model, then its analysis.
 void add_sequences_one_by_one(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
                               const AnalysisOptions& options, const LoadLimits& limits, CorpusAccumulator& corpus,
                               const ModelCorpusHooks& hooks, Timings& timings) {
-    const std::vector<const LayerWeights*> weights = model.attention_weights();
+    const std::vector<const LayerWeights*> weights = analysed_weights(model, options);
     CorpusSequence s;
     const std::string* where = &s.where;
     while (next_corpus_sequence(documents, model, tokenizer, limits, s, timings)) {
@@ -112,19 +120,16 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
                                             const ModelTokenizer& tokenizer, const AnalysisOptions& options,
                                             const LoadLimits& limits, CorpusAccumulator& corpus,
                                             const ModelCorpusHooks& hooks, Timings& timings) {
-    // Given the weight similarities, the analyses read no weights, and the passes keep none (a 7B
-    // model's attention weights are 256 MB a layer in float32); the model's setting comes back
-    // when the run ends, however it ends.
+    // Given the weight similarities, the passes keep no block's attention weights either (a 7B
+    // model's are 256 MB a layer in float32); the model's setting comes back when the run ends,
+    // however it ends.
     struct KeepingRestored {
         WholeModel& model;
         const bool keep = model.keeps_attention_weights();
         ~KeepingRestored() { model.keep_attention_weights(keep); }
     } restored{model};
-    std::vector<const LayerWeights*> weights;
-    if (options.weight_similarity)
-        model.keep_attention_weights(false);
-    else
-        weights = model.attention_weights();
+    if (options.weight_similarity) model.keep_attention_weights(false);
+    const std::vector<const LayerWeights*> weights = analysed_weights(model, options);
     const int64_t L = model.description().n_layers;
     ModelCorpusPasses passes;
     passes.layer_major = true;

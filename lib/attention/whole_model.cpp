@@ -174,18 +174,7 @@ const BlockWeights& WholeModel::block(size_t l) {
     if (!weights_.load_block) return weights_.layers[l];
     if (streamed_index_ != l || !streamed_block_) {
         streamed_layer_.reset();  // it refers to the block it replaces
-        if (weights_.load_block_into && streamed_block_) {
-            // Refilled in its own memory; a block left half-read by an error is not kept.
-            try {
-                weights_.load_block_into(static_cast<int64_t>(l), *streamed_block_);
-            } catch (...) {
-                streamed_block_.reset();
-                throw;
-            }
-        } else {
-            streamed_block_.reset();
-            streamed_block_ = weights_.load_block(static_cast<int64_t>(l));
-        }
+        weights_.read_block(static_cast<int64_t>(l), streamed_block_);
         streamed_layer_ = std::make_unique<AttentionLayer>(backend_, streamed_block_->attention);
         streamed_index_ = l;
         if (keep_attention_ && !streamed_attention_[l]) streamed_attention_[l] = streamed_block_->attention;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,11 @@ struct ModelWeights {
     // The classifier [V, D]: the token embedding itself when the two are shared (one copy in
     // memory: 2.4 GB for Gemma 2's 256k x 2304), else `classifier`; empty for an encoder.
     const Tensor& classifier_matrix() const { return config.shared_classifier ? token_embedding : classifier; }
+
+    // Streaming: block l read into `block`, refilling the block it holds where load_block_into is
+    // set (its weights allocated once), else read fresh by load_block. A block left half-read by
+    // an error is not kept (`block` is then empty).
+    void read_block(int64_t layer, std::optional<BlockWeights>& block) const;
 };
 
 }  // namespace attn_viz

@@ -33,14 +33,11 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
 
 namespace {
 
-// Block l of `w`: its own, or (streaming) read into `streamed` for this, refilling the previous
-// block's memory where the model can (a fresh 7B-wide block page-faults 800 MB).
+// Block l of `w`: its own, or (streaming) read into `streamed` for this, in the previous block's
+// memory where the model can (a fresh 7B-wide block page-faults 800 MB).
 const BlockWeights& block_of(const ModelWeights& w, int64_t l, std::optional<BlockWeights>& streamed) {
     if (!w.layers.empty() || !w.load_block) return w.layers[static_cast<size_t>(l)];
-    if (streamed && w.load_block_into)
-        w.load_block_into(l, *streamed);
-    else
-        streamed = w.load_block(l);
+    w.read_block(l, streamed);
     return *streamed;
 }
 

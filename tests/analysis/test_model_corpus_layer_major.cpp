@@ -60,7 +60,6 @@ nlohmann::json corpus_partial(CountedModel& m, const std::vector<std::string>& l
     std::fill(m.loads.begin(), m.loads.end(), 0);
     const CorpusWeights weights = corpus_weights(*m.model, backend);
     CHECK(m.loads == std::vector<int>(m.loads.size(), 1));  // one pass over the blocks for both
-    if (sequence_major) m.model->attention_weights();       // which that run reads: loaded and kept here
     CorpusAccumulator corpus(weights.fingerprint, {});
     AnalysisOptions options = analysis_fixtures::default_options();
     options.backend = &backend;
