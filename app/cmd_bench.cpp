@@ -1,21 +1,26 @@
-// attn-viz bench: the machine's limit and the attention pass measured side by side in one process,
-// so ratios hold on a noisy shared machine.
+// attn-viz bench: the machine's limit and the attention pass (or a model's forward pass, block by
+// block) measured side by side in one process, so ratios hold on a noisy shared machine.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "attention.hpp"
 #include "commands.hpp"
+#include "error.hpp"
 #include "layer_cost.hpp"
 #include "onednn_backend.hpp"
 #include "output_options.hpp"
 #include "parallel_for.hpp"
 #include "timings.hpp"
+#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -24,18 +29,30 @@ struct BenchOptions {
     int64_t d_model = 768, heads = 12, kv_heads = 0, tokens = 512, matmul_size = 2048;
     int repeat = 5, threads = 0;
     bool causal = false, cpu_time = false;
+    std::string model;  // --model: a model's forward pass instead of one random layer
+    bool tokens_given = false;
 };
 
 void declare_options(CLI::App* cmd, BenchOptions& o) {
     cmd->description(
         "Measure this machine's oneDNN f32 matmul rate and one attention layer's pass (cold and warm) side by "
-        "side, on random data.");
-    cmd->add_option("--d-model", o.d_model, "Model width D")->capture_default_str()->check(CLI::Range(1, 65536));
-    cmd->add_option("--heads", o.heads, "Query heads H (must divide D)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
-    cmd->add_option("--kv-heads", o.kv_heads, "Key/value heads (default: H)")->check(CLI::Range(0, 4096));
-    cmd->add_option("--tokens", o.tokens, "Sequence length T")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+        "side, on random data; or, with --model, a model's forward pass block by block against it.");
+    CLI::Option* model =
+        cmd->add_option("--model", o.model,
+                        "Instead of one random layer, this model's forward pass (any model `attn-viz model` opens) on "
+                        "random token ids, block by block: each block's GFLOP/s against the matmul rate read just "
+                        "before and just after it (a GGUF block's time includes decoding its weights)");
+    CLI::Option* d_model =
+        cmd->add_option("--d-model", o.d_model, "Model width D")->capture_default_str()->check(CLI::Range(1, 65536));
+    CLI::Option* heads = cmd->add_option("--heads", o.heads, "Query heads H (must divide D)")
+                             ->capture_default_str()
+                             ->check(CLI::Range(1, 4096));
+    CLI::Option* kv_heads =
+        cmd->add_option("--kv-heads", o.kv_heads, "Key/value heads (default: H)")->check(CLI::Range(0, 4096));
+    CLI::Option* tokens =
+        cmd->add_option("--tokens", o.tokens, "Sequence length T (with --model: default 512 or the model's limit)")
+            ->capture_default_str()
+            ->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--matmul-size", o.matmul_size, "Side of the square matmul that measures the machine's rate")
         ->capture_default_str()
         ->check(CLI::Range(16, 16384));
@@ -43,12 +60,14 @@ void declare_options(CLI::App* cmd, BenchOptions& o) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1000));
     add_threads_option(cmd, o.threads, "oneDNN");
-    cmd->add_flag("--causal", o.causal, "Causal mask");
+    CLI::Option* causal = cmd->add_flag("--causal", o.causal, "Causal mask");
+    for (CLI::Option* layer_shape : {d_model, heads, kv_heads, causal}) model->excludes(layer_shape);
     cmd->add_flag(
         "--cpu-time", o.cpu_time,
         "Time by the process's CPU time instead of the wall clock: with --threads 1, ratios that other "
         "processes' load on a shared machine barely moves (with more threads it counts OpenMP's spin-waiting too)");
-    cmd->parse_complete_callback([&o] {
+    cmd->parse_complete_callback([&o, tokens] {
+        o.tokens_given = tokens->count() > 0;
         if (o.d_model % o.heads != 0) throw CLI::ValidationError("--heads", "must divide --d-model");
         if (o.kv_heads && o.heads % o.kv_heads != 0) throw CLI::ValidationError("--kv-heads", "must divide --heads");
     });
@@ -92,25 +111,40 @@ double best_time(int repeat, bool cpu_time, F&& f) {
     return best;
 }
 
-int bench(const BenchOptions& o) {
+// The machine's limit: the rate of a large square f32 matmul on random data, best of `repeat`.
+class MatmulProbe {
+public:
+    MatmulProbe(attn_viz::OnednnBackend& backend, int64_t n, std::mt19937& rng)
+        : backend_(backend),
+          n_(n),
+          a_(random_tensor({n, n}, 1.0f, rng)),
+          b_(random_tensor({n, n}, 1.0f, rng)),
+          c_({n, n}) {}
+
+    // GFLOP per second (or per CPU second).
+    double rate(int repeat, bool cpu_time) {
+        const double seconds = best_time(repeat, cpu_time, [&] {
+            backend_.matmul(attn_viz::dense_matmul(n_, n_, n_), a_.ptr(), b_.ptr(), nullptr, c_.ptr());
+        });
+        return 2.0 * static_cast<double>(n_) * n_ * n_ / seconds * 1e-9;
+    }
+
+private:
+    attn_viz::OnednnBackend& backend_;
+    int64_t n_;
+    attn_viz::Tensor a_, b_, c_;
+};
+
+// Units of the printed figures: wall clock or CPU time.
+struct Units {
+    const char* ms;
+    const char* rate;
+};
+
+// Step 2: one attention layer of the requested shape: first (cold, with JIT) and warm runs.
+void bench_layer(const BenchOptions& o, attn_viz::OnednnBackend& backend, double matmul_rate, Units units,
+                 std::mt19937& rng) {
     using namespace attn_viz;
-    std::mt19937 rng(42);
-    use_threads(o.threads);
-    OnednnBackend backend;
-    std::printf("cpu: %s; oneDNN ISA: %s\n", cpu_model().c_str(), effective_isa_name().c_str());
-
-    // Step 1: the roofline: a large square f32 matmul.
-    const int64_t n = o.matmul_size;
-    Tensor a = random_tensor({n, n}, 1.0f, rng), b = random_tensor({n, n}, 1.0f, rng), c({n, n});
-    const double matmul_s = best_time(
-        o.repeat, o.cpu_time, [&] { backend.matmul(dense_matmul(n, n, n), a.ptr(), b.ptr(), nullptr, c.ptr()); });
-    const double matmul_rate = 2.0 * n * n * n / matmul_s * 1e-9;
-    const char* ms = o.cpu_time ? "CPU ms" : "ms";
-    const char* rate = o.cpu_time ? "GFLOP per CPU s" : "GFLOP/s";
-    std::printf("oneDNN f32 matmul %lldx%lld: %.1f %s (best of %d)\n", static_cast<long long>(n),
-                static_cast<long long>(n), matmul_rate, rate, o.repeat);
-
-    // Step 2: one attention layer of the requested shape: first (cold, with JIT) and warm runs.
     LayerWeights w;
     w.d_model = o.d_model, w.num_heads = o.heads, w.num_kv_heads = o.kv_heads ? o.kv_heads : o.heads;
     w.d_head = o.d_model / o.heads, w.causal = o.causal;
@@ -137,9 +171,93 @@ int bench(const BenchOptions& o) {
             "cold %.2f %s\n",
             static_cast<long long>(w.d_model), static_cast<long long>(w.num_heads),
             static_cast<long long>(w.num_kv_heads), static_cast<long long>(o.tokens), o.causal ? " causal" : "",
-            shares ? " +shares" : "", flops * 1e-9, warm * 1e3, ms, flops / warm * 1e-9, rate,
-            100.0 * flops / warm * 1e-9 / matmul_rate, cold * 1e3, ms);
+            shares ? " +shares" : "", flops * 1e-9, warm * 1e3, units.ms, flops / warm * 1e-9, units.rate,
+            100.0 * flops / warm * 1e-9 / matmul_rate, cold * 1e3, units.ms);
     }
+}
+
+// The model of --model, and the tokens its pass takes: --tokens, or 512 within the model's limit.
+struct BenchModel {
+    std::unique_ptr<attn_viz::WholeModel> model;
+    int64_t tokens = 0;
+};
+
+BenchModel open_bench_model(const BenchOptions& o, attn_viz::OnednnBackend& backend) {
+    using namespace attn_viz;
+    BenchModel b{open_whole_model(backend, o.model), 0};
+    b.model->keep_attention_weights(false);  // a streamed model's blocks are not kept for later analyses
+    const int64_t limit = b.model->description().max_tokens;
+    b.tokens = o.tokens_given ? o.tokens : std::min(o.tokens, limit);
+    if (b.tokens > limit)
+        throw Error(ErrorKind::bad_input,
+                    fmt::format("--tokens {}: {} takes at most {} tokens", b.tokens, o.model, limit));
+    return b;
+}
+
+// Step 2 with --model: the model's forward pass on T random token ids, block by block (a streamed
+// model's blocks loaded on the way, as `attn-viz model` runs them; no output shares, no logits).
+// Each block is timed alone and set against the mean of the matmul rates read just before and
+// just after it, so the ratio holds while a shared machine's speed drifts over a long pass.
+void bench_model(const BenchOptions& o, BenchModel& b, MatmulProbe& probe, double matmul_rate, Units units,
+                 std::mt19937& rng) {
+    using namespace attn_viz;
+    WholeModel& model = *b.model;
+    const ModelDescription& m = model.description();
+    const int64_t T = b.tokens;
+    std::uniform_int_distribution<int> token(0, static_cast<int>(m.vocab_size - 1));
+    std::vector<int> ids(static_cast<size_t>(T));
+    for (int& id : ids) id = token(rng);
+    std::printf("model %s, T=%lld\n", model_description(o.model, m).c_str(), static_cast<long long>(T));
+
+    ForwardRequest request;
+    request.contributions = false, request.logits = false;
+    double rate_before = matmul_rate, total_flops = 0, total_seconds = 0;
+    std::vector<double> shares;  // each block's rate over the matmul rate around it
+    double start = now(o.cpu_time);
+    model.run_blocks(ids, request, [&](size_t l, LayerResult&, Tensor&, const LayerWeights& attention) {
+        const double seconds = now(o.cpu_time) - start;
+        const double flops = block_flops(attention, model.weights().config, T);
+        const double rate_after = probe.rate(o.repeat, o.cpu_time);
+        const double around = (rate_before + rate_after) / 2;
+        const double block_rate = flops / seconds * 1e-9;
+        std::printf("block %zu: %.4g GFLOP in %.2f %s = %.1f %s; matmul around it %.1f %s (%.0f%% of matmul)\n", l,
+                    flops * 1e-9, seconds * 1e3, units.ms, block_rate, units.rate, around, units.rate,
+                    100.0 * block_rate / around);
+        total_flops += flops, total_seconds += seconds;
+        shares.push_back(block_rate / around);
+        rate_before = rate_after;
+        start = now(o.cpu_time);
+    });
+    std::sort(shares.begin(), shares.end());
+    const size_t n = shares.size();
+    const double median = n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+    std::printf(
+        "forward, %zu blocks: %.4g GFLOP in %.3f s = %.1f %s; per block %.0f%% of matmul (median; %.0f-%.0f%%)\n", n,
+        total_flops * 1e-9, total_seconds, total_flops / total_seconds * 1e-9, units.rate, 100.0 * median,
+        100.0 * shares.front(), 100.0 * shares.back());
+}
+
+int bench(const BenchOptions& o) {
+    using namespace attn_viz;
+    std::mt19937 rng(42);
+    use_threads(o.threads);
+    OnednnBackend backend;
+    BenchModel model;  // opened (and its --tokens checked) before anything is measured
+    if (!o.model.empty()) model = open_bench_model(o, backend);
+    std::printf("cpu: %s; oneDNN ISA: %s\n", cpu_model().c_str(), effective_isa_name().c_str());
+
+    // Step 1: the roofline: a large square f32 matmul.
+    MatmulProbe probe(backend, o.matmul_size, rng);
+    const double matmul_rate = probe.rate(o.repeat, o.cpu_time);
+    const Units units = o.cpu_time ? Units{"CPU ms", "GFLOP per CPU s"} : Units{"ms", "GFLOP/s"};
+    std::printf("oneDNN f32 matmul %lldx%lld: %.1f %s (best of %d)\n", static_cast<long long>(o.matmul_size),
+                static_cast<long long>(o.matmul_size), matmul_rate, units.rate, o.repeat);
+
+    // Step 2: what is measured against it.
+    if (o.model.empty())
+        bench_layer(o, backend, matmul_rate, units, rng);
+    else
+        bench_model(o, model, probe, matmul_rate, units, rng);
     return 0;
 }
 

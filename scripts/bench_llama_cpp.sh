@@ -12,7 +12,9 @@
 # layers is the time per added layer (embeddings, classifier and load cancel). Printed: each side's
 # wall and CPU seconds per layer, attn-viz's forward alone (--timings) per layer, their ratios to
 # llama.cpp (issue target: attn-viz <= 1.5x per layer), and the forward's rate against oneDNN's f32
-# matmul rate measured in the same run (as scripts/bench_model7b.sh measures it).
+# matmul rate measured at the start (as scripts/bench_model7b.sh measures it); then, as the steadier
+# figure on a shared machine, `attn-viz bench --model` on the larger file: each block against the
+# matmul rate read just before and after it.
 # Usage: scripts/bench_llama_cpp.sh [REPEAT]   (llama.cpp decodes the batch REPEAT times, default 1,
 #   and its fastest is used; its weights are already in place after the load, so the first decode
 #   pays only for first touches of its compute buffer)
@@ -95,3 +97,7 @@ awk -v small="$small" -v large="$large" -v rate="$rate" \
     for (i = 2; i <= n; ++i)
       printf "  attn-viz / %s: %.2fx wall (forward alone %.2fx), %.2fx CPU (issue target <= 1.5x)\n", names[i], w[1] / w[i], fwd / w[i], c[1] / c[i]
   }' "$work/results"
+
+echo
+echo "attn-viz bench --model (the L$large file, T = $T): each block against the matmul rate read just before and after it"
+"$bin" bench --model "$dir/llama7b-Q4_K-kv32-L$large.gguf" --tokens $T --threads "$threads" --repeat 3 | sed -n '/^block /,$p' | sed 's/^/  /'

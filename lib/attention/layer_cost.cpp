@@ -21,6 +21,13 @@ double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, i
     return projections + scores_and_pv + output + share_products;
 }
 
+double block_flops(const LayerWeights& attention, const ModelConfig& config, int64_t T) {
+    const LayerWeights& w = attention;
+    const double matrices = config.feed_forward == FeedForwardKind::gated ? 3.0 : 2.0;
+    return attention_flops(T, T, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, false, w.causal) +
+           matrices * 2.0 * T * config.d_model * config.ffn_dim;
+}
+
 namespace {
 
 uint64_t nonnegative(int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(v, 0)); }

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "model_weights.hpp"
+
 namespace attn_viz {
 
 // Floating-point operations of one attention layer's products (projections, scores, P.V,
@@ -12,6 +14,12 @@ namespace attn_viz {
 // counts scores and P.V over the visible pairs only (the products skip most of the rest).
 double attention_flops(int64_t T, int64_t S, int64_t D, int64_t H, int64_t KV, int64_t d_head, bool shares,
                        bool causal = false);
+
+// Floating-point operations of one block of a whole model over T tokens (what `attn-viz bench
+// --model` divides each block's time by): its attention's products without the output shares
+// (attention_flops, causal where the layer is; a sliding window's layer computes fewer scores than
+// counted) and its feed-forward's, 2 T D F per matrix (three when gated, two when plain).
+double block_flops(const LayerWeights& attention, const ModelConfig& config, int64_t T);
 
 // An upper estimate of the memory one attention layer run needs: weights, Q/K/V, the [H, T, S]
 // attention map, logit margins, context, output and per-head contribution buffers.
