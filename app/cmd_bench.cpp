@@ -98,20 +98,26 @@ double now(bool cpu_time) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// Best of `repeat` timed calls, in seconds, after one untimed warm-up call.
+// The fastest and the mean of `repeat` timed calls, in seconds, after one untimed warm-up call.
+struct RepeatTimes {
+    double best = 1e30, mean = 0;
+};
+
 template <typename F>
-double best_time(int repeat, bool cpu_time, F&& f) {
+RepeatTimes repeat_times(int repeat, bool cpu_time, F&& f) {
     f();
-    double best = 1e30;
+    RepeatTimes times;
     for (int i = 0; i < repeat; ++i) {
         const double start = now(cpu_time);
         f();
-        best = std::min(best, now(cpu_time) - start);
+        const double seconds = now(cpu_time) - start;
+        times.best = std::min(times.best, seconds);
+        times.mean += seconds / repeat;
     }
-    return best;
+    return times;
 }
 
-// The machine's limit: the rate of a large square f32 matmul on random data, best of `repeat`.
+// The machine's limit: the rate of a large square f32 matmul on random data.
 class MatmulProbe {
 public:
     MatmulProbe(attn_viz::OnednnBackend& backend, int64_t n, std::mt19937& rng)
@@ -121,12 +127,17 @@ public:
           b_(random_tensor({n, n}, 1.0f, rng)),
           c_({n, n}) {}
 
-    // GFLOP per second (or per CPU second).
-    double rate(int repeat, bool cpu_time) {
-        const double seconds = best_time(repeat, cpu_time, [&] {
+    // GFLOP per second (or per CPU second) of the fastest of `repeat` products and of their mean
+    // time (what a longer computation running through the same load would get).
+    struct Rates {
+        double best, mean;
+    };
+    Rates rates(int repeat, bool cpu_time) {
+        const RepeatTimes t = repeat_times(repeat, cpu_time, [&] {
             backend_.matmul(attn_viz::dense_matmul(n_, n_, n_), a_.ptr(), b_.ptr(), nullptr, c_.ptr());
         });
-        return 2.0 * static_cast<double>(n_) * n_ * n_ / seconds * 1e-9;
+        const double gflop = 2.0 * static_cast<double>(n_) * n_ * n_ * 1e-9;
+        return {gflop / t.best, gflop / t.mean};
     }
 
 private:
@@ -163,7 +174,7 @@ void bench_layer(const BenchOptions& o, attn_viz::OnednnBackend& backend, double
         layer.recycle(layer.run(request));
         const double cold = now(o.cpu_time) - start;
         // Warm runs reuse the previous map's memory, as batches and corpora do (AttentionLayer::recycle).
-        const double warm = best_time(o.repeat, o.cpu_time, [&] { layer.recycle(layer.run(request)); });
+        const double warm = repeat_times(o.repeat, o.cpu_time, [&] { layer.recycle(layer.run(request)); }).best;
         const double flops =
             attention_flops(o.tokens, o.tokens, w.d_model, w.num_heads, w.num_kv_heads, w.d_head, shares, o.causal);
         std::printf(
@@ -194,11 +205,25 @@ BenchModel open_bench_model(const BenchOptions& o, attn_viz::OnednnBackend& back
     return b;
 }
 
+// The median, smallest and largest of `values` (not empty), as percentages.
+struct Spread {
+    double median, low, high;
+};
+
+Spread percent_spread(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    return {100.0 * median, 100.0 * values.front(), 100.0 * values.back()};
+}
+
 // Step 2 with --model: the model's forward pass on T random token ids, block by block (a streamed
 // model's blocks loaded on the way, as `attn-viz model` runs them; no output shares, no logits).
-// Each block is timed alone and set against the mean of the matmul rates read just before and
-// just after it, so the ratio holds while a shared machine's speed drifts over a long pass.
-void bench_model(const BenchOptions& o, BenchModel& b, MatmulProbe& probe, double matmul_rate, Units units,
+// Each block is timed alone and set against the matmul rates read just before and just after it
+// (the mean of the two readings), so the ratio holds while a shared machine's speed drifts over a
+// long pass: against the fastest product of each reading (the machine's peak under no load) and
+// against their mean time (what a computation running through the same load gets).
+void bench_model(const BenchOptions& o, BenchModel& b, MatmulProbe& probe, MatmulProbe::Rates first, Units units,
                  std::mt19937& rng) {
     using namespace attn_viz;
     WholeModel& model = *b.model;
@@ -211,30 +236,32 @@ void bench_model(const BenchOptions& o, BenchModel& b, MatmulProbe& probe, doubl
 
     ForwardRequest request;
     request.contributions = false, request.logits = false;
-    double rate_before = matmul_rate, total_flops = 0, total_seconds = 0;
-    std::vector<double> shares;  // each block's rate over the matmul rate around it
+    MatmulProbe::Rates before = first;
+    double total_flops = 0, total_seconds = 0;
+    std::vector<double> of_best, of_mean;  // each block's rate over the matmul's around it
     double start = now(o.cpu_time);
     model.run_blocks(ids, request, [&](size_t l, LayerResult&, Tensor&, const LayerWeights& attention) {
         const double seconds = now(o.cpu_time) - start;
         const double flops = block_flops(attention, model.weights().config, T);
-        const double rate_after = probe.rate(o.repeat, o.cpu_time);
-        const double around = (rate_before + rate_after) / 2;
-        const double block_rate = flops / seconds * 1e-9;
-        std::printf("block %zu: %.4g GFLOP in %.2f %s = %.1f %s; matmul around it %.1f %s (%.0f%% of matmul)\n", l,
-                    flops * 1e-9, seconds * 1e3, units.ms, block_rate, units.rate, around, units.rate,
-                    100.0 * block_rate / around);
+        const MatmulProbe::Rates after = probe.rates(o.repeat, o.cpu_time);
+        const double best = (before.best + after.best) / 2, mean = (before.mean + after.mean) / 2;
+        const double rate = flops / seconds * 1e-9;
+        std::printf(
+            "block %zu: %.4g GFLOP in %.2f %s = %.1f %s; matmul around it %.1f best, %.1f mean (%.0f%% of "
+            "best, %.0f%% of mean)\n",
+            l, flops * 1e-9, seconds * 1e3, units.ms, rate, units.rate, best, mean, 100.0 * rate / best,
+            100.0 * rate / mean);
         total_flops += flops, total_seconds += seconds;
-        shares.push_back(block_rate / around);
-        rate_before = rate_after;
+        of_best.push_back(rate / best), of_mean.push_back(rate / mean);
+        before = after;
         start = now(o.cpu_time);
     });
-    std::sort(shares.begin(), shares.end());
-    const size_t n = shares.size();
-    const double median = n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+    const Spread best = percent_spread(of_best), mean = percent_spread(of_mean);
     std::printf(
-        "forward, %zu blocks: %.4g GFLOP in %.3f s = %.1f %s; per block %.0f%% of matmul (median; %.0f-%.0f%%)\n", n,
-        total_flops * 1e-9, total_seconds, total_flops / total_seconds * 1e-9, units.rate, 100.0 * median,
-        100.0 * shares.front(), 100.0 * shares.back());
+        "forward, %zu blocks: %.4g GFLOP in %.3f s = %.1f %s; per block (median) %.0f%% of the matmul's best "
+        "rate around it (%.0f-%.0f%%), %.0f%% of its mean (%.0f-%.0f%%)\n",
+        of_best.size(), total_flops * 1e-9, total_seconds, total_flops / total_seconds * 1e-9, units.rate, best.median,
+        best.low, best.high, mean.median, mean.low, mean.high);
 }
 
 int bench(const BenchOptions& o) {
@@ -248,16 +275,16 @@ int bench(const BenchOptions& o) {
 
     // Step 1: the roofline: a large square f32 matmul.
     MatmulProbe probe(backend, o.matmul_size, rng);
-    const double matmul_rate = probe.rate(o.repeat, o.cpu_time);
+    const MatmulProbe::Rates matmul = probe.rates(o.repeat, o.cpu_time);
     const Units units = o.cpu_time ? Units{"CPU ms", "GFLOP per CPU s"} : Units{"ms", "GFLOP/s"};
     std::printf("oneDNN f32 matmul %lldx%lld: %.1f %s (best of %d)\n", static_cast<long long>(o.matmul_size),
-                static_cast<long long>(o.matmul_size), matmul_rate, units.rate, o.repeat);
+                static_cast<long long>(o.matmul_size), matmul.best, units.rate, o.repeat);
 
     // Step 2: what is measured against it.
     if (o.model.empty())
-        bench_layer(o, backend, matmul_rate, units, rng);
+        bench_layer(o, backend, matmul.best, units, rng);
     else
-        bench_model(o, model, probe, matmul_rate, units, rng);
+        bench_model(o, model, probe, matmul, units, rng);
     return 0;
 }
 

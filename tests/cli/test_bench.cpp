@@ -97,7 +97,8 @@ TEST_CASE("bench --model times a model's forward pass block by block against the
         CHECK(gflop_on_line(r.output, line) == doctest::Approx(block * 1e-9).epsilon(1e-3));
     }
     CHECK(gflop_on_line(r.output, "forward, 2 blocks: ") == doctest::Approx(2 * block * 1e-9).epsilon(1e-3));
-    CHECK(r.output.find("% of matmul (median; ") != std::string::npos);
+    CHECK(r.output.find("% of best, ") != std::string::npos);
+    CHECK(r.output.find("per block (median) ") != std::string::npos);
 
     // Without --tokens: 512 tokens, within the model's 4096.
     const CommandResult plain = run_attn_viz(bench);
