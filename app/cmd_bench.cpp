@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <optional>
+#include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
