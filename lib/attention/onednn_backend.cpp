@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -99,6 +100,10 @@ struct CachedMatmul {
     dnnl::matmul primitive;
     std::string implementation;
     uint64_t last_use = 0;
+    // Set when the product reads its weights repacked (repacks_weights): the reorder from the
+    // caller's layout into the one the primitive chose, and that layout.
+    std::optional<dnnl::reorder> repack;
+    memory::desc packed_md;
 };
 
 }  // namespace
@@ -108,13 +113,16 @@ struct OnednnBackend::Impl {
     dnnl::stream stream{engine};
     std::unordered_map<MatmulShape, CachedMatmul, MatmulShapeHash> matmuls;  // at most matmul_cache_capacity
     uint64_t uses = 0;
+    std::vector<char> packed_weights;  // the repacked weights of the product running now
 };
 
 namespace {
 
 // A 3-D memory descriptor with explicit strides; a zero batch stride becomes a broadcast
-// batch of one, which is how oneDNN's matmul expresses it.
-memory::desc strided_desc(int64_t batch, int64_t rows, int64_t cols, const int64_t strides[3]) {
+// batch of one, which is how oneDNN's matmul expresses it. `two_d`: the [rows, cols] matrix
+// alone (a batch of one).
+memory::desc strided_desc(int64_t batch, int64_t rows, int64_t cols, const int64_t strides[3], bool two_d = false) {
+    if (two_d) return memory::desc({rows, cols}, memory::data_type::f32, {strides[1], strides[2]});
     const int64_t b = strides[0] == 0 ? 1 : batch;
     const int64_t batch_stride = strides[0] == 0 ? rows * cols : strides[0];
     return memory::desc({b, rows, cols}, memory::data_type::f32, {batch_stride, strides[1], strides[2]});
@@ -165,6 +173,18 @@ private:
     int previous_;
 };
 
+// Whether a product reads its weights through a copy in the layout its primitive prefers, made
+// by a oneDNN reorder before each call. Row-major weights ([k, n], rows apart by any stride) make
+// oneDNN 2.6's brgemm copy blocks of them again for every block of rows of a; for a tall a that
+// costs more than one reorder. Measured (2 threads, AVX-512, 2026-11-27; the results are the same
+// bits): [2047, 4096] x [4096, 4096] 324 -> 292 ms and [2047, 768] x [768, 768] 9.6 -> 8.6 ms with
+// the reorder included, while at 1024 rows the reorder ate the gain (137 -> 145 ms).
+constexpr int64_t repack_min_rows = 1536;
+
+bool repacks_weights(const MatmulShape& s) {
+    return s.batch == 1 && s.m >= repack_min_rows && s.w_strides[2] == 1 && s.w_strides[1] >= s.n;
+}
+
 }  // namespace
 
 void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w, const float* bias, float* c) {
@@ -173,10 +193,15 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
                                single_thread_flops);
     try {
         // Step 1: describe the operands (strided views; no copies) and find or create the primitive.
-        const memory::desc a_md = strided_desc(s.batch, s.m, s.k, s.a_strides);
-        const memory::desc w_md = strided_desc(s.batch, s.k, s.n, s.w_strides);
-        const memory::desc c_md = strided_desc(s.batch, s.m, s.n, s.c_strides);
-        const memory::desc bias_md({1, 1, s.n}, memory::data_type::f32, memory::format_tag::abc);
+        // A product whose weights are repacked is described in two dimensions: given 3-D weights
+        // of `any` layout, oneDNN 2.6 picks the plain one, which is no repacking at all.
+        const bool repack = repacks_weights(s);
+        const memory::desc a_md = strided_desc(s.batch, s.m, s.k, s.a_strides, repack);
+        const memory::desc w_md = strided_desc(s.batch, s.k, s.n, s.w_strides, repack);
+        const memory::desc c_md = strided_desc(s.batch, s.m, s.n, s.c_strides, repack);
+        const memory::desc bias_md = repack
+                                         ? memory::desc({1, s.n}, memory::data_type::f32, memory::format_tag::ab)
+                                         : memory::desc({1, 1, s.n}, memory::data_type::f32, memory::format_tag::abc);
 
         auto cached = impl_->matmuls.find(s);
         if (cached == impl_->matmuls.end()) {
@@ -186,21 +211,38 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
                     [](const auto& x, const auto& y) { return x.second.last_use < y.second.last_use; }));
             dnnl::primitive_attr attr;
             if (s.scale != 1.0f) attr.set_output_scales(0, {s.scale});
-            auto desc =
-                s.has_bias ? dnnl::matmul::desc(a_md, w_md, bias_md, c_md) : dnnl::matmul::desc(a_md, w_md, c_md);
+            // Weights to be repacked are described as `any`: the primitive picks their layout.
+            const memory::desc chosen_w_md =
+                repack ? memory::desc({s.k, s.n}, memory::data_type::f32, memory::format_tag::any) : w_md;
+            auto desc = s.has_bias ? dnnl::matmul::desc(a_md, chosen_w_md, bias_md, c_md)
+                                   : dnnl::matmul::desc(a_md, chosen_w_md, c_md);
             dnnl::matmul::primitive_desc pd(desc, attr, impl_->engine);
-            cached = impl_->matmuls.emplace(s, CachedMatmul{dnnl::matmul(pd), pd.impl_info_str()}).first;
+            CachedMatmul entry{dnnl::matmul(pd), pd.impl_info_str()};
+            if (repack && pd.weights_desc() != w_md) {
+                entry.packed_md = pd.weights_desc();
+                entry.repack =
+                    dnnl::reorder(dnnl::reorder::primitive_desc(impl_->engine, w_md, impl_->engine, entry.packed_md));
+                entry.implementation += ", weights repacked";
+            }
+            cached = impl_->matmuls.emplace(s, std::move(entry)).first;
         }
-        cached->second.last_use = ++impl_->uses;
-        dnnl::matmul* prim = &cached->second.primitive;
+        CachedMatmul& product = cached->second;
+        product.last_use = ++impl_->uses;
 
-        // Step 2: wrap the caller's buffers (oneDNN does not take ownership) and execute.
+        // Step 2: wrap the caller's buffers (oneDNN does not take ownership), repack the weights
+        // where the product reads them repacked, and execute.
         memory a_mem(a_md, impl_->engine, const_cast<float*>(a));
         memory w_mem(w_md, impl_->engine, const_cast<float*>(w));
         memory c_mem(c_md, impl_->engine, c);
+        if (product.repack) {
+            impl_->packed_weights.resize(std::max(impl_->packed_weights.size(), product.packed_md.get_size()));
+            memory packed(product.packed_md, impl_->engine, impl_->packed_weights.data());
+            product.repack->execute(impl_->stream, w_mem, packed);
+            w_mem = packed;
+        }
         std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, c_mem}};
         if (s.has_bias) args.emplace(DNNL_ARG_BIAS, memory(bias_md, impl_->engine, const_cast<float*>(bias)));
-        prim->execute(impl_->stream, args);
+        product.primitive.execute(impl_->stream, args);
         impl_->stream.wait();
     } catch (const dnnl::error& e) {
         throw Error(ErrorKind::internal, fmt::format("oneDNN matmul failed: {}", e.what()));

@@ -46,8 +46,10 @@ public:
 
     void matmul(const MatmulShape& shape, const float* a, const float* w, const float* bias, float* c);
 
-    // The implementation oneDNN chose for each primitive held now ("brg:avx512_core", ...): tests
-    // check that none is the slow "ref" fallback.
+    // The implementation oneDNN chose for each primitive held now ("brg:avx512_core", ...; with
+    // ", weights repacked" where the product reads its weights through a reorder into the layout
+    // the primitive prefers, as tall products of row-major weights do): tests check that none is
+    // the slow "ref" fallback.
     std::vector<std::string> implementations() const;
 
 private:

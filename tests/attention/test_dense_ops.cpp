@@ -198,6 +198,55 @@ TEST_CASE("the backend keeps at most matmul_cache_capacity primitives, and a dro
     CHECK(backend.implementations().size() == matmul_cache_capacity);
 }
 
+TEST_CASE("a tall product reads its row-major weights repacked, a short one directly, both as the double product") {
+    // [m, k] x [k, n] with the weights' rows padded apart (ld = n + 3): 1601 rows (past the
+    // backend's repacking threshold, 1536) and the same rows in products of 400; with a bias, then
+    // with a scale.
+    const int64_t m = 1601, k = 97, n = 131, ld = n + 3, chunk = 400;
+    const Tensor x = random_tensor({m, k}), w = random_tensor({k, ld}), bias = random_tensor({n});
+    for (const bool with_bias : {true, false}) {
+        CAPTURE(with_bias);
+        const float scale = with_bias ? 1.0f : 0.37f;
+        auto shape_of = [&](int64_t rows) {
+            MatmulShape s = dense_matmul(rows, k, n);
+            s.w_strides[0] = k * ld, s.w_strides[1] = ld;
+            s.scale = scale, s.has_bias = with_bias;
+            return s;
+        };
+        // Relative to the sum of the terms' magnitudes, the worst entry of y [m, n] against the double product.
+        auto worst_error = [&](const std::vector<float>& y) {
+            double worst = 0;
+            for (int64_t r = 0; r < m; ++r)
+                for (int64_t j = 0; j < n; ++j) {
+                    double want = with_bias ? bias.data[j] : 0.0, size = std::fabs(want);
+                    for (int64_t i = 0; i < k; ++i) {
+                        want += double(scale) * x.data[r * k + i] * w.data[i * ld + j];
+                        size += std::fabs(double(scale) * x.data[r * k + i] * w.data[i * ld + j]);
+                    }
+                    worst = std::max(worst, std::fabs(y[r * n + j] - want) / size);
+                }
+            return worst;
+        };
+        OnednnBackend tall_backend, short_backend;
+        std::vector<float> tall(static_cast<size_t>(m * n)), parts(static_cast<size_t>(m * n));
+        tall_backend.matmul(shape_of(m), x.ptr(), w.ptr(), bias.ptr(), tall.data());
+        for (int64_t r0 = 0; r0 < m; r0 += chunk) {
+            const int64_t rows = std::min(chunk, m - r0);
+            short_backend.matmul(shape_of(rows), x.ptr() + r0 * k, w.ptr(), bias.ptr(), parts.data() + r0 * n);
+        }
+        CHECK(worst_error(tall) < 1e-6);
+        CHECK(worst_error(parts) < 1e-6);
+        const std::vector<std::string> tall_impl = tall_backend.implementations();
+        REQUIRE(tall_impl.size() == 1);
+        CHECK(tall_impl[0].find(", weights repacked") != std::string::npos);
+        CHECK(tall_impl[0].find("ref") == std::string::npos);
+        for (const std::string& impl : short_backend.implementations()) {
+            CHECK(impl.find("repacked") == std::string::npos);
+            CHECK(impl.find("ref") == std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("add_in_place adds element by element and refuses a different shape") {
     for (const auto& [rows, width] : shapes) {
         Tensor x = random_tensor({rows, width});
