@@ -113,7 +113,10 @@ struct OnednnBackend::Impl {
     dnnl::stream stream{engine};
     std::unordered_map<MatmulShape, CachedMatmul, MatmulShapeHash> matmuls;  // at most matmul_cache_capacity
     uint64_t uses = 0;
-    std::vector<char> packed_weights;  // the repacked weights of the product running now
+    // The repacked weights of the product running now: oneDNN's own (aligned) allocation, grown
+    // to the largest such weights and kept, so that each call does not fault in fresh pages.
+    memory packed_weights;
+    size_t packed_bytes = 0;
 };
 
 namespace {
@@ -235,8 +238,13 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         memory w_mem(w_md, impl_->engine, const_cast<float*>(w));
         memory c_mem(c_md, impl_->engine, c);
         if (product.repack) {
-            impl_->packed_weights.resize(std::max(impl_->packed_weights.size(), product.packed_md.get_size()));
-            memory packed(product.packed_md, impl_->engine, impl_->packed_weights.data());
+            const size_t bytes = product.packed_md.get_size();
+            if (bytes > impl_->packed_bytes) {
+                impl_->packed_weights = memory(
+                    {{static_cast<int64_t>(bytes)}, memory::data_type::u8, memory::format_tag::a}, impl_->engine);
+                impl_->packed_bytes = bytes;
+            }
+            memory packed(product.packed_md, impl_->engine, impl_->packed_weights.get_data_handle());
             product.repack->execute(impl_->stream, w_mem, packed);
             w_mem = packed;
         }
