@@ -116,7 +116,6 @@ struct OnednnBackend::Impl {
     // The repacked weights of the product running now: oneDNN's own (aligned) allocation, grown
     // to the largest such weights and kept, so that each call does not fault in fresh pages.
     memory packed_weights;
-    size_t packed_bytes = 0;
 };
 
 namespace {
@@ -239,11 +238,9 @@ void OnednnBackend::matmul(const MatmulShape& s, const float* a, const float* w,
         memory c_mem(c_md, impl_->engine, c);
         if (product.repack) {
             const size_t bytes = product.packed_md.get_size();
-            if (bytes > impl_->packed_bytes) {
+            if (!impl_->packed_weights || impl_->packed_weights.get_desc().get_size() < bytes)
                 impl_->packed_weights = memory(
                     {{static_cast<int64_t>(bytes)}, memory::data_type::u8, memory::format_tag::a}, impl_->engine);
-                impl_->packed_bytes = bytes;
-            }
             memory packed(product.packed_md, impl_->engine, impl_->packed_weights.get_data_handle());
             product.repack->execute(impl_->stream, w_mem, packed);
             w_mem = packed;
