@@ -10,8 +10,8 @@ token sequence, each writing one PNG per head of every layer into OUT:
   bench_peers.py attn_viz FOLDER IDS_FILE OUT THREADS           the attn_viz package: run, write
 
 The peers draw with matplotlib's imsave (viridis, one pixel per map entry): the shortest route
-matplotlib has to a heatmap file, without axes. Run with PYTHONPATH=build/oracles-tl:build/oracles
-(and build/python for attn_viz); THREADS pins PyTorch's and attn-viz's threads alike."""
+matplotlib has to a heatmap file, without axes. Run the peers with build/oracles/bin/python (the
+oracles' environment) and attn_viz with PYTHONPATH=build/python; THREADS pins PyTorch's and attn-viz's threads alike."""
 import os
 import random
 import sys

@@ -10,8 +10,8 @@
 # equal (THREADS, default 1: PyTorch's and attn-viz's). Prints wall and CPU (user + system)
 # seconds and each one's ratio to the CLI, with the CPU named and the date.
 # Usage: scripts/bench_peers.sh [RUNS] [T]   (ATTN_VIZ=path/to/attn-viz; scripts/bench.sh part 7)
-# Needs the oracles scripts/setup_oracles.sh installs (build/oracles, build/oracles-tl) and the
-# Python module built (build/python, target attn_viz_core).
+# Needs the oracles scripts/setup_oracles.sh installs (the environment build/oracles, with
+# build/oracles-tl on its path) and the Python module built (build/python, target attn_viz_core).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-3}
@@ -24,8 +24,8 @@ bash "$root/scripts/setup_oracles.sh" "$oracles" >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=$threads TQDM_DISABLE=1
-peer_path=$oracles-tl:$oracles
-PYTHONPATH=$peer_path /usr/bin/python3 "$root/scripts/bench_peers.py" make "$work/model" "$work/ids" "$T" >/dev/null 2>&1
+peer_python=$oracles/bin/python  # the oracles' environment: transformers, TransformerLens, matplotlib
+"$peer_python" "$root/scripts/bench_peers.py" make "$work/model" "$work/ids" "$T" >/dev/null 2>&1
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # measure NAME COMMAND...: RUNS fresh runs; prints "NAME wall cpu" (medians, seconds).
@@ -44,8 +44,8 @@ measure() {
 {
   measure "attn-viz CLI (model)" "$bin" model -q --force --threads "$threads" --model "$work/model" --tokens "$(cat "$work/ids")" --out "$work/out"
   measure "attn_viz package" env PYTHONPATH="$root/build/python" /usr/bin/python3 "$root/scripts/bench_peers.py" attn_viz "$work/model" "$work/ids" "$work/out" "$threads"
-  measure "transformers + matplotlib" env PYTHONPATH="$peer_path" /usr/bin/python3 "$root/scripts/bench_peers.py" transformers "$work/model" "$work/ids" "$work/out" "$threads"
-  measure "TransformerLens + matplotlib" env PYTHONPATH="$peer_path" /usr/bin/python3 "$root/scripts/bench_peers.py" transformer_lens "$work/model" "$work/ids" "$work/out" "$threads"
+  measure "transformers + matplotlib" "$peer_python" "$root/scripts/bench_peers.py" transformers "$work/model" "$work/ids" "$work/out" "$threads"
+  measure "TransformerLens + matplotlib" "$peer_python" "$root/scripts/bench_peers.py" transformer_lens "$work/model" "$work/ids" "$work/out" "$threads"
 } | awk -F' ' -v cpu="$(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')" -v date="$(date -u +%Y-%m-%d)" \
     -v T="$T" -v threads="$threads" -v runs="$runs" '
   { wall = $(NF - 1); c = $NF; $(NF - 1) = ""; $NF = ""; sub(/ +$/, ""); name[NR] = $0; w[NR] = wall; u[NR] = c }

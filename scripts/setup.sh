@@ -21,6 +21,7 @@ packages=(
 if [[ "${1:-}" != "build" ]]; then
   packages+=(
     python3 python3-numpy python3-torch   # scripts/reference.py, the PyTorch cross-check
+    python3-scipy                         # present so the oracles' isolation from Debian's packages is tested
     python3-sentencepiece                 # tests/tokenizers/unigram_spm_crosscheck: SentencePiece itself
     python3-pip                           # tests/tokenizers/rust_tokenizers_crosscheck: PyPI's tokenizers, pinned
     python3-dev pybind11-dev python3-pybind11  # python/: the attn_viz module, built for Debian's python3

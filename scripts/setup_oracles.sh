@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the test-time oracles from the Python package index, pinned: transformers and the PyTorch
-# it runs on, with every package they import, into DIR (default build/oracles), and TransformerLens
-# with matplotlib beside them into DIR-tl, for Debian's /usr/bin/python3 (PYTHONPATH=DIR-tl:DIR).
+# it runs on, with every package they import, into DIR (default build/oracles), a virtual environment
+# of Debian's /usr/bin/python3 without the system's site-packages, and TransformerLens with matplotlib
+# beside them into DIR-tl, which DIR's site-packages names in a .pth file. Run the oracles with
+# DIR/bin/python: nothing of Debian's dist-packages is on its path (Debian's python3-scipy 1.10, which
+# python3-matplotlib pulls in, breaks transformers' import against the oracles' NumPy 2 when it is).
 # tests/oracle/transformers_oracle.py and transformer_lens_oracle.py run it (ctest
 # transformers-oracle, transformer-lens-oracle), and so does scripts/bench.sh for its Python peers.
 # Idempotent: each directory's .pins records what is installed, and the same pins install nothing
@@ -48,10 +51,12 @@ tl_pins=(
   pillow==13.0.0 pyparsing==3.3.3
 )
 
-# install DIR SIZE PIN...: the pinned set into DIR unless DIR/.pins says it is there.
+# install KIND DIR SIZE PIN...: the pinned set into DIR unless DIR/.pins says it is there; KIND venv
+# makes DIR a virtual environment (without pip or the system's site-packages) and installs into its
+# site-packages, KIND folder installs into DIR itself.
 install() {
-  local target=$1 size=$2
-  shift 2
+  local kind=$1 target=$2 size=$3
+  shift 3
   local wanted
   wanted=$(printf '%s\n' "$@")
   if [[ -f $target/.pins && "$(cat "$target/.pins")" == "$wanted" ]]; then
@@ -61,15 +66,29 @@ install() {
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || { echo "setup_oracles: no pip for /usr/bin/python3 (scripts/setup.sh installs python3-pip)"; exit 1; }
   echo "setup_oracles: installing $# packages ($size) into $target"
   rm -rf "$target" "$target.partial"
-  local start=$SECONDS
+  local start=$SECONDS into=$target.partial
+  if [[ $kind == venv ]]; then
+    # The environment's paths are found from its bin/python at run time (pyvenv.cfg beside it), so
+    # it is made under the partial name and moved into place whole, like the folder.
+    /usr/bin/python3 -m venv --without-pip "$target.partial"
+    into=$(site_packages "$target.partial")
+  fi
   # --no-deps: each list is the whole closure (with the sets before it); pip resolves nothing, so
   # nothing drifts.
   /usr/bin/python3 -m pip install --quiet --no-deps --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
-    --no-cache-dir --target "$target.partial" "$@"
+    --no-cache-dir --target "$into" "$@"
   echo "$wanted" >"$target.partial/.pins"
   mv "$target.partial" "$target"
   echo "setup_oracles: done in $((SECONDS - start)) s, $(du -sh "$target" | cut -f1)"
 }
 
-install "$dir" "about 2.5 GB to download, 4.6 GB installed" "${pins[@]}"
-install "$dir-tl" "about 95 MB to download, 400 MB installed" "${tl_pins[@]}"
+# site_packages VENV: the environment's site-packages folder, as its own interpreter names it.
+site_packages() {
+  "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))'
+}
+
+install venv "$dir" "about 2.5 GB to download, 4.6 GB installed" "${pins[@]}"
+install folder "$dir-tl" "about 95 MB to download, 400 MB installed" "${tl_pins[@]}"
+# TransformerLens's folder on the environment's path; written every time, since either set may have
+# been installed anew.
+echo "$(cd "$dir-tl" && pwd)" >"$(site_packages "$dir")/attn-viz-oracles-tl.pth"

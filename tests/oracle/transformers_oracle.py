@@ -18,30 +18,20 @@ import functools
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 
 binary, oracle_dir = sys.argv[1], sys.argv[2]
 here = os.path.dirname(os.path.abspath(__file__))
-setup = os.path.join(here, "..", "..", "scripts", "setup_oracles.sh")
+sys.path[:0] = [os.path.join(here, ".."), here]
+import oracle_environment  # noqa: E402
 
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from pypi_unavailable import unavailable  # noqa: E402
-
-
-installed = subprocess.run(["bash", setup, oracle_dir], capture_output=True, text=True)
-if installed.returncode != 0:
-    unavailable("scripts/setup_oracles.sh could not install the oracles: " +
-                ((installed.stdout + installed.stderr).strip().splitlines() or ["no output"])[-1])
-sys.path.insert(0, oracle_dir)  # ahead of Debian's python3-torch 1.13 and numpy
+oracle_environment.enter(oracle_dir)  # from here on, under the oracles' own interpreter
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-sys.path.insert(0, here)
 from oracle_families import FAMILIES  # noqa: E402
 import oracle_models  # noqa: E402
 from oracle_models import randomize, save_folder  # noqa: E402
