@@ -419,10 +419,6 @@ void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
                                info->name));
 }
 
-void gguf_check_model_tensors(const GgufFile& file) {
-    for (const GgufTensorInfo& tensor : file.tensors()) file.check_decodable(tensor);
-}
-
 int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture) {
     const std::optional<uint64_t> value = file.get_uint(key);
     if (!value)

@@ -109,11 +109,6 @@ bool is_gguf_file(const std::string& path);
 
 // What the model readers (gguf_llama.hpp, gguf_transformer.hpp) share; `architecture` names the
 // model in messages ("needed for a gpt2 model").
-// Every tensor of a model file must be of a type attn-viz decodes, used or not: as llama.cpp's
-// loader takes a model file only when every tensor in it is one the model loads, a tensor of an
-// undecodable type (Q2_K, IQ2_XXS, ...) is refused by name when the model is opened, not ignored.
-// (A vocabulary-only read of the file, its tokenizer, reads no tensor and does not check them.)
-void gguf_check_model_tensors(const GgufFile& file);
 // A required non-negative integer metadata value (capped at 2^40; bounded later by each reader).
 int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture);
 // Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).

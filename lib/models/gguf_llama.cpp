@@ -125,7 +125,6 @@ BlockWeights read_block(const GgufFile& file, const GgufDecoder& decoder, int64_
 ModelWeights read_outside_blocks(const GgufFile& file, const GgufDecoder& decoder) {
     ModelWeights w;
     w.config = decoder.config;
-    gguf_check_model_tensors(file);
     const ModelConfig& c = w.config;
     const std::string& architecture = decoder.family->architecture;
     w.token_embedding = gguf_load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model}, architecture);
