@@ -70,7 +70,10 @@ inline void convert_decoder_folder(const std::string& folder, const std::string&
         const auto replaced = spoil.u32.find(arch + "." + key);
         b.add_u32(arch + "." + key, replaced != spoil.u32.end() ? replaced->second : static_cast<uint32_t>(value));
     };
-    auto f32 = [&](const std::string& key, double value) { b.add_f32(arch + "." + key, static_cast<float>(value)); };
+    auto f32 = [&](const std::string& key, double value) {
+        const auto replaced = spoil.f32.find(arch + "." + key);
+        b.add_f32(arch + "." + key, replaced != spoil.f32.end() ? replaced->second : static_cast<float>(value));
+    };
     const int64_t d = *hf.d_model, heads = *hf.num_heads;
     u32("context_length", *hf.max_positions);
     u32("embedding_length", d);

@@ -35,6 +35,7 @@ struct Spoil {
     std::string architecture;     // "" = the family's
     bool causal = false;          // BERT's bert.attention.causal
     std::set<std::string> extra;  // [2] tensors added that the conversion of these folders never writes (decoders)
+    std::map<std::string, float> f32 = {};  // float metadata replaced (decoders), by full key
 };
 
 // BERT (BertModel): nn.Linear weights as they are ([out, in]), q, k, v separate, the token type

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <ranges>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -214,9 +215,12 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
             file.get_float(fmt::format("{}.final_logit_softcapping", p)).value_or(family.default_final_softcap);
         a.logit_softcap =
             file.get_float(fmt::format("{}.attn_logit_softcapping", p)).value_or(family.default_attn_softcap);
-        if (!(c.final_logit_softcap >= 0) || !(a.logit_softcap >= 0))
-            fail_input(file.path(),
-                       fmt::format("{}.attn_logit_softcapping / final_logit_softcapping must not be negative", p));
+        // cap * tanh(x / cap) is NaN at an infinite cap (inf * 0): a cap is finite and not negative.
+        for (const auto& [key, cap] : {std::pair{"attn_logit_softcapping", a.logit_softcap},
+                                       std::pair{"final_logit_softcapping", c.final_logit_softcap}})
+            if (!(cap >= 0) || !std::isfinite(cap))
+                fail_input(file.path(), fmt::format("{}.{} is {}, expected a finite number, not negative", p, key,
+                                                    static_cast<double>(cap)));
         // GGUF has no query_pre_attn_scalar: llama.cpp scales by the key length, or by D / H for the 27B models.
         const double scalar = c.n_layers == family.wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads)
                                                                      : static_cast<double>(c.head_dim);

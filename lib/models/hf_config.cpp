@@ -2,6 +2,7 @@
 #include "hf_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 
@@ -40,7 +41,7 @@ std::optional<double> positive_number(const nlohmann::json& config, std::initial
     for (const char* key : keys) {
         auto it = config.find(key);
         if (it == config.end() || it->is_null()) continue;
-        if (!it->is_number() || !(it->get<double>() > floor))
+        if (!it->is_number() || !(it->get<double>() > floor) || !std::isfinite(it->get<double>()))
             fail_input(where,
                        fmt::format("\"{}\" is {}, expected a {}", key, json_excerpt(*it),
                                    floor == 0.0 ? std::string("positive number")
@@ -241,7 +242,8 @@ void read_seq2seq_fields(const nlohmann::json& config, const std::string& where,
     result.relative_buckets = positive_int(config, {"relative_attention_num_buckets"}, where);
     result.relative_max_distance = positive_int(config, {"relative_attention_max_distance"}, where);
     result.decoder_start_token_id = positive_int(config, {"decoder_start_token_id"}, where, 0);
-    result.feed_forward_proj = string_field(config, {"feed_forward_proj"}, where);
+    if (config.contains("feed_forward_proj") && !config["feed_forward_proj"].is_null())
+        result.feed_forward_proj = string_field(config, {"feed_forward_proj"}, where);
     result.scale_embedding = bool_field(config, "scale_embedding", where);
     result.normalize_before = bool_field(config, "normalize_before", where);
     result.add_final_layer_norm = bool_field(config, "add_final_layer_norm", where);
@@ -257,10 +259,9 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     result.max_positions = positive_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, where);
     result.head_dim = positive_int(config, {"head_dim"}, where);
     result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
-    if (config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean())
-        result.tie_word_embeddings = config["tie_word_embeddings"].get<bool>();
-    if (config.contains("scale_decoder_outputs") && config["scale_decoder_outputs"].is_boolean())
-        result.scale_decoder_outputs = config["scale_decoder_outputs"].get<bool>();
+    // A string ("true") or a number here would not be the boolean transformers reads: refused.
+    result.tie_word_embeddings = bool_field(config, "tie_word_embeddings", where);
+    result.scale_decoder_outputs = bool_field(config, "scale_decoder_outputs", where);
     read_rope(config, where, result);
     read_option_fields(config, where, result);
     read_gemma_fields(config, where, result);
@@ -279,11 +280,21 @@ const std::vector<std::string>& rope_scaling_types() {
     return types;
 }
 
-HfConfig read_hf_config(const std::string& config_path) {
+HfConfig read_hf_config(const std::string& config_path, const std::vector<std::string>& supported_model_types) {
     MappedFile file(config_path, "model config");
     if (file.size() > max_config_bytes) fail_input(config_path, "config.json is larger than 16 MB");
     const nlohmann::json config = parse_json_text(file.text(), config_path, "not valid JSON");
     if (!config.is_object()) fail_input(config_path, "not a JSON object");
+    // The model type decides first: an unsupported family's keys are not judged by another's rules.
+    if (!supported_model_types.empty()) {
+        const std::string model_type = string_field(config, {"model_type"}, config_path);
+        if (model_type.empty()) fail_input(config_path, "has no \"model_type\"");
+        if (std::find(supported_model_types.begin(), supported_model_types.end(), model_type) ==
+            supported_model_types.end())
+            fail_input(config_path,
+                       fmt::format("model_type {} is not supported (supported: {})",
+                                   json_excerpt(nlohmann::json(model_type)), fmt::join(supported_model_types, ", ")));
+    }
 
     HfConfig result;
     result.path = config_path;

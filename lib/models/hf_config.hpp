@@ -67,8 +67,8 @@ struct HfConfig {
     std::optional<int64_t> relative_buckets;       // relative_attention_num_buckets (T5)
     std::optional<int64_t> relative_max_distance;  // relative_attention_max_distance (T5)
     std::optional<int64_t> decoder_start_token_id;
-    std::string feed_forward_proj;        // T5: "relu", "gated-gelu", ... ("" when absent)
-    std::optional<bool> scale_embedding;  // BART: embeddings times sqrt(d_model)
+    std::optional<std::string> feed_forward_proj;  // T5: "relu", "gated-gelu", ... (as given, "" too)
+    std::optional<bool> scale_embedding;           // BART: embeddings times sqrt(d_model)
     // BART options attn-viz refuses when true (mBART's pre-norm, extra norms, a logits bias layer).
     std::optional<bool> normalize_before, add_final_layer_norm, add_bias_logits, static_position_embeddings;
     // "key = value" for each key set that changes the forward pass of any family and that no
@@ -98,7 +98,9 @@ int64_t required_value(const std::optional<int64_t>& value, const HfConfig& conf
 // type (e.g. a negative head count), a rope_scaling (or rope_parameters) of a supported type with
 // missing or bad parameters, rope_parameters that disagree with rope_theta or rope_scaling beside
 // them or that differ per layer type; Error(io) when it cannot be read.
-HfConfig read_hf_config(const std::string& config_path);
+// With `supported_model_types`, a model_type not among them (or none) is refused first, naming it
+// and them, before any other key is judged.
+HfConfig read_hf_config(const std::string& config_path, const std::vector<std::string>& supported_model_types = {});
 
 // The config.json in the checkpoint's directory, or an empty HfConfig when there is none.
 HfConfig find_hf_config_beside(const std::string& checkpoint_path);

@@ -19,13 +19,15 @@ const std::vector<DecoderFamily>& decoder_families() {
         DecoderFamily qwen2{.model_type = "qwen2",
                             .attention_biases = BiasRule::qkv,
                             .windows = WindowRule::from_layer,
-                            .default_window = 4096};
+                            .default_window = 4096,
+                            .reads_layer_types = true};
         DecoderFamily qwen3{.model_type = "qwen3",
                             .attention_biases = BiasRule::by_config,
                             .windows = WindowRule::from_layer,
                             .default_window = 4096,
                             .default_head_dim = 128,
-                            .qk_norm = true};
+                            .qk_norm = true,
+                            .reads_layer_types = true};
         DecoderFamily gemma2{.model_type = "gemma2",
                              .attention_biases = BiasRule::by_config,
                              .windows = WindowRule::alternating,
@@ -36,6 +38,7 @@ const std::vector<DecoderFamily>& decoder_families() {
                              .default_attn_softcap = 50.0,
                              .default_final_softcap = 30.0,
                              .attn_softcap = true,
+                             .reads_layer_types = true,
                              .implemented_keys = gemma_keys};
         DecoderFamily gemma3{.model_type = "gemma3_text",
                              .attention_biases = BiasRule::by_config,
@@ -46,6 +49,7 @@ const std::vector<DecoderFamily>& decoder_families() {
                              .default_tied = true,
                              .qk_norm = true,
                              .gemma = true,
+                             .reads_layer_types = true,
                              .implemented_keys = gemma_keys};
         DecoderFamily phi3{.model_type = "phi3",
                            .windows = WindowRule::every_layer,
@@ -69,11 +73,12 @@ const DecoderFamily& decoder_family(const HfConfig& hf) {
 int64_t sliding_window_of(const HfConfig& hf, const DecoderFamily& family, int64_t layer, int64_t layers) {
     if (family.windows == WindowRule::none) return 0;
     if (family.windows == WindowRule::from_layer && !hf.use_sliding_window.value_or(false)) return 0;
-    if (!hf.layer_types.empty() && static_cast<int64_t>(hf.layer_types.size()) != layers)
+    const bool by_layer_types = family.reads_layer_types && !hf.layer_types.empty();
+    if (by_layer_types && static_cast<int64_t>(hf.layer_types.size()) != layers)
         fail_input(hf.path,
                    fmt::format("layer_types lists {} layers, num_hidden_layers is {}", hf.layer_types.size(), layers));
     bool sliding = true;  // every_layer
-    if (!hf.layer_types.empty())
+    if (by_layer_types)
         sliding = hf.layer_types[static_cast<size_t>(layer)] == "sliding_attention";
     else if (family.windows == WindowRule::from_layer)
         sliding = layer >= hf.max_window_layers.value_or(28);

@@ -46,6 +46,9 @@ struct DecoderFamily {
     // Applies attn_logit_softcapping (Gemma 2). transformers' Gemma 3 keeps the key in its config but
     // never passes it to the attention (modeling_gemma3, every version): read and ignored there too.
     bool attn_softcap = false;
+    // Reads layer_types (Qwen2/3, Gemma 2/3); transformers' Mistral and Phi-3 ignore the key
+    // (every layer slides), so there it changes nothing.
+    bool reads_layer_types = false;
     std::vector<std::string> implemented_keys = {};  // of HfConfig::unimplemented's keys
 };
 
@@ -56,7 +59,7 @@ const std::vector<DecoderFamily>& decoder_families();
 const DecoderFamily& decoder_family(const HfConfig& hf);
 
 // The keys each query of block `layer` (of `layers`) sees (0: every earlier key): the family's
-// rule, or layer_types where config.json gives them; sliding_window (null: none; absent: the
+// rule, or layer_types where config.json gives them and the family reads them; sliding_window (null: none; absent: the
 // family's default).
 int64_t sliding_window_of(const HfConfig& hf, const DecoderFamily& family, int64_t layer, int64_t layers);
 

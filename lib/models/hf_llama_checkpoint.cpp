@@ -141,8 +141,16 @@ LayerWeights read_attention(const SafetensorsShards& source, const HfConfig& hf,
         a.rope_base = hf.rope_local_base_freq.value_or(10000.0);
         a.rope_scaling = {};
     }
-    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0)  // transformers: int(head_dim * partial_rotary_factor)
+    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0) {  // transformers: int(head_dim * partial_rotary_factor)
         a.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * *hf.rotary_fraction);
+        // No rotary features: transformers' inverse frequencies are empty and nothing turns.
+        if (a.rope_dims == 0) a.rope = RopeStyle::none;
+        if (a.rope_dims % 2 != 0)
+            fail_input(hf.path,
+                       fmt::format("partial_rotary_factor {} gives {} rotary features per head of {}; an "
+                                   "even count is needed",
+                                   json_excerpt(nlohmann::json(*hf.rotary_fraction)), a.rope_dims, c.head_dim));
+    }
     return a;
 }
 

@@ -157,10 +157,13 @@ Seq2SeqWeights read_bart(const HfConfig& hf, const TensorSource& source) {
 
 // T5's feed_forward_proj as T5Config reads it: "[gated-]ACT", "gated-gelu" meaning gelu_new.
 void t5_feed_forward(const HfConfig& hf, ModelConfig& c) {
-    const std::string proj = hf.feed_forward_proj.empty() ? "relu" : hf.feed_forward_proj;
+    const std::string proj = hf.feed_forward_proj.value_or("relu");
     const size_t dash = proj.find('-');
     const bool gated = dash != std::string::npos;
-    if (gated && (proj.substr(0, dash) != "gated" || proj.find('-', dash + 1) != std::string::npos))
+    // transformers takes the part after the last dash as the activation: "" and "gated-" name none
+    // (ACT2FN refuses them), so they are refused here, not run as relu.
+    if ((gated && (proj.substr(0, dash) != "gated" || proj.find('-', dash + 1) != std::string::npos)) ||
+        proj.substr(gated ? dash + 1 : 0).empty())
         fail_input(hf.path, fmt::format("feed_forward_proj \"{}\" is not of the form ACT or gated-ACT",
                                         escape_invalid_utf8(proj)));
     c.feed_forward = gated ? FeedForwardKind::gated : FeedForwardKind::plain;

@@ -26,6 +26,24 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// A folder whose weights are PyTorch pickles only (pytorch_model.bin, or its shards' index) is
+// refused with how to convert it: attn-viz reads safetensors (a pickle runs code when loaded).
+void refuse_pickled_weights(const std::string& folder) {
+    const std::filesystem::path dir(folder);
+    std::error_code ec;
+    const auto has = [&](const char* name) { return std::filesystem::exists(dir / name, ec); };
+    if (has("model.safetensors") || has("model.safetensors.index.json")) return;
+    for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json"})
+        if (has(pickle))
+            fail_input(folder,
+                       fmt::format("holds its weights as a PyTorch pickle ({}) and no model.safetensors; attn-viz "
+                                   "reads safetensors only (loading a pickle runs code). Convert it once with "
+                                   "transformers: python3 -c \"import transformers as t; "
+                                   "t.AutoModel.from_pretrained('{}').save_pretrained('{}')\" (save_pretrained "
+                                   "writes model.safetensors)",
+                                   pickle, folder, folder));
+}
+
 }  // namespace
 
 ModelFiles open_model_files(const std::string& path, const LoadLimits& limits) {
@@ -33,7 +51,8 @@ ModelFiles open_model_files(const std::string& path, const LoadLimits& limits) {
     files.path = path;
     if (std::filesystem::is_directory(path)) {
         files.format = ModelFormat::hf_folder;
-        files.config = read_hf_config((std::filesystem::path(path) / "config.json").string());
+        files.config = read_hf_config((std::filesystem::path(path) / "config.json").string(), hf_model_types());
+        refuse_pickled_weights(path);
         return files;
     }
     refuse_model_folder_file(path);

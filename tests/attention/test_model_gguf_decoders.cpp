@@ -5,6 +5,7 @@
 // attention and logits (T = 1, 7, 33, past each sliding window); what GGUF cannot say (Gemma's
 // query_pre_attn_scalar); hostile files.
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,13 @@ TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming 
                    "gemma2.attention.head_count 4 is not divisible by gemma2.attention.head_count_kv 3");
     expect_refused(gemma2, {{}, {{"gemma2.attention.head_count", 2}}, ""},
                    "tensor \"blk.0.attn_output.weight\" has shape [16, 16], expected [16, 8]");
+    // cap * tanh(x / cap) is NaN for an infinite cap: refused as a negative or NaN one is.
+    for (const char* key : {"gemma2.attn_logit_softcapping", "gemma2.final_logit_softcapping"})
+        for (const float cap : {std::numeric_limits<float>::infinity(), -1.0f, std::nanf("")}) {
+            Spoil spoiled;
+            spoiled.f32 = {{key, cap}};
+            expect_refused(gemma2, spoiled, std::string(key) + " is ");
+        }
     expect_refused(gemma3, {{"output_norm.weight"}, {}, ""},
                    "has no tensor \"output_norm.weight\" (needed for a gemma3 model)");
     expect_refused(gemma3, {{}, {{"gemma3.block_count", 3}}, ""},

@@ -170,6 +170,10 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
     with_key("\"head_dim\": 4",
              {weights, "'model.layers.0.self_attn.q_proj.weight' has 16 outputs, expected 2 heads x head size 4"});
     with_key("\"partial_rotary_factor\": 0.5", {config, "partial_rotary_factor 0.5 is not supported for llama"});
+    // A string or a number is not the boolean transformers reads: refused, not run untied.
+    for (const char* value : {"\"true\"", "\"false\"", "1", "0"})
+        expect_refused("\"tie_word_embeddings\": false", std::string("\"tie_word_embeddings\": ") + value,
+                       {config, std::string("\"tie_word_embeddings\" is ") + value + ", expected true or false"});
     with_key("\"attn_logit_softcapping\": 50.0", {config, "attn_logit_softcapping = 50.0 is not supported"});
     with_key("\"final_logit_softcapping\": 30", {config, "final_logit_softcapping = 30 is not supported"});
     with_key("\"use_qk_norm\": true", {config, "use_qk_norm = true is not supported"});
@@ -192,7 +196,9 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
                    {config, "\"sliding_window\" is 0, expected a positive integer"});
     expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\", \"max_window_layers\": -1",
                    {config, "\"max_window_layers\" is -1, expected a non-negative integer"});
-    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"mistral\", \"layer_types\": [\"sliding_attention\"]",
+    // Qwen2 reads layer_types (transformers' Mistral and Phi-3 ignore the key: test_model_hf_decoders.cpp).
+    expect_refused("\"model_type\": \"llama\"",
+                   "\"model_type\": \"qwen2\", \"use_sliding_window\": true, \"layer_types\": [\"sliding_attention\"]",
                    {config, "layer_types lists 1 layers, num_hidden_layers is 2"});
     expect_refused(
         "\"model_type\": \"llama\"",

@@ -201,7 +201,27 @@ TEST_CASE("HF Phi-3 folders: attention and logits equal a float64 forward writte
             "--model-type phi3 --d-model 24 --heads 3 --kv-heads 3 --layers 2 --ffn 20 --vocab 30 --tokens 33 "
             "--partial-rotary 0.5 "
             "--rope-theta 250000",
+            // int(8 * 0.1) = 0 rotary features: transformers turns nothing.
+            "--model-type phi3 --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 20 --vocab 30 --tokens 9 "
+            "--partial-rotary 0.1",
         });
+}
+
+TEST_CASE("HF Phi-3 folders: an odd rotary count is refused naming the key; layer_types changes nothing, as in "
+          "transformers") {
+    ScratchDir dir;
+    make_reference_folder(
+        dir, "reference_hf_llama.py",
+        "--model-type phi3 --d-model 16 --heads 2 --kv-heads 1 --layers 2 --ffn 9 --vocab 12 --tokens 3 "
+        "--sliding-window 5");
+    const std::string config = dir / "config.json", anchor = "\"rope_theta\": 10000.0";
+    // int(8 * 0.375) = 3 rotary features per head.
+    expect_refused(dir, anchor, anchor + ", \"partial_rotary_factor\": 0.375",
+                   {config, "partial_rotary_factor 0.375 gives 3 rotary features per head of 8; an even count"});
+    // transformers' Phi-3 never reads layer_types: every layer keeps its window.
+    edit_config(dir, anchor, anchor + ", \"layer_types\": [\"full_attention\", \"full_attention\"]");
+    for (const BlockWeights& block : read_hf_llama_folder(dir.path().string()).layers)
+        CHECK(block.attention.sliding_window == 5);
 }
 
 TEST_CASE("HF Phi-3 folders: longrope and misshapen fused projections are refused naming file and tensor") {

@@ -210,6 +210,14 @@ TEST_CASE(
             {t5_config, "feed_forward_proj \"gated-relu-x\""});
     refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"gated-gelu\"",
             {"encoder.block.0.layer.1.DenseReluDense.wi_0.weight"});
+    // transformers takes the part after the last dash as the activation: "" and "gated-" name none.
+    for (const char* proj : {"", "gated-"})
+        refused(t5, "\"feed_forward_proj\": \"relu\"", std::string("\"feed_forward_proj\": \"") + proj + "\"",
+                {t5_config, std::string("feed_forward_proj \"") + proj + "\" is not of the form ACT or gated-ACT"});
+    refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"relu\", \"scale_decoder_outputs\": \"yes\"",
+            {t5_config, "\"scale_decoder_outputs\" is \"yes\", expected true or false"});
+    refused(t5, "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": \"true\"",
+            {t5_config, "\"tie_word_embeddings\" is \"true\", expected true or false"});
     refused(t5, "\"d_kv\": 4", "\"d_kv\": 5", {"encoder.block.0.layer.0.SelfAttention.q.weight", "[10, 8]"});
     refused(t5, "\"relative_attention_num_buckets\": 32", "\"relative_attention_num_buckets\": 16",
             {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", "[16, 2]"});

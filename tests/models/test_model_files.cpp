@@ -2,6 +2,7 @@
 // shared by the weights and the tokenizer. On stories260K in its three formats.
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <doctest/doctest.h>
 
@@ -16,6 +17,38 @@ using namespace test_support;
 namespace fs = std::filesystem;
 
 TEST_SUITE("models") {
+
+TEST_CASE("a folder's model_type decides first: an unsupported one is refused by name before any other key") {
+    ScratchDir dir;
+    // Published configs of families attn-viz does not read, holding keys other families refuse.
+    const std::pair<std::string, std::string> configs[] = {
+        {"deberta-v2", R"({"model_type": "deberta-v2", "type_vocab_size": 0, "hidden_size": 8})"},
+        {"qwen2_moe", R"({"model_type": "qwen2_moe", "sliding_window": 0, "num_attention_heads": -1})"},
+    };
+    for (const auto& [type, config] : configs) {
+        CAPTURE(type);
+        write_text(dir / "config.json", config);
+        expect_error(ErrorKind::bad_input, [&] { open_model_files(dir.path().string()); },
+                     {dir / "config.json", "model_type \"" + type + "\" is not supported (supported: llama, mistral",
+                      "bert, bart, t5)"});
+    }
+    write_text(dir / "config.json", R"({"hidden_size": 8})");
+    expect_error(ErrorKind::bad_input, [&] { open_model_files(dir.path().string()); },
+                 {dir / "config.json", "has no \"model_type\""});
+}
+
+TEST_CASE("a folder holding only PyTorch pickles says so and how to convert it") {
+    ScratchDir dir;
+    write_text(dir / "config.json", R"({"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2})");
+    for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json"}) {
+        CAPTURE(pickle);
+        write_text(dir / pickle, "not read");
+        expect_error(ErrorKind::bad_input, [&] { open_model_files(dir.path().string()); },
+                     {dir.path().string(), std::string("PyTorch pickle (") + pickle + ") and no model.safetensors",
+                      "save_pretrained"});
+        fs::remove(dir / pickle);
+    }
+}
 
 TEST_CASE("open_model_files and is_model_path tell a model by its content, not its name") {
     const std::string bin = stories260k_dir();
