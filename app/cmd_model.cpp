@@ -69,6 +69,12 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     auto* text = cmd->add_option("--text", o.text,
                                  "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and "
                                  "Llama, [CLS] ... [SEP] for BERT)");
+    auto* text_pair = cmd->add_option(
+        "--text-pair", o.text_pair,
+        "A text pair's second text (BERT-style encoders): --text and this encoded as the model's tokenizer encodes a "
+        "pair ([CLS] A [SEP] B [SEP]), segment B's tokens of token type 1, as transformers' tokenizer(a, b); "
+        "stats.json's sentence_b_start says where B starts");
+    text_pair->needs(text);
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
                                       "Induction test: BOS (if the tokenizer has one) then N random tokens repeated "
@@ -129,6 +135,8 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus)
             throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
+        if (o.text_pair && o.text_pair->empty())
+            throw CLI::ValidationError("--text-pair", "'' is no text: give the pair's second text or leave it out");
         check_corpus_analyses(o.analyses, corpus->count() > 0);
         if (*corpus)
             check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
@@ -143,6 +151,8 @@ struct ModelInputs {
     std::unique_ptr<attn_viz::WholeModel> model;
     std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
     std::vector<int> ids;
+    std::vector<int> token_types;   // --text-pair's (one per id), or empty: every token of type 0
+    int64_t sentence_b_start = -1;  // where --text-pair's text starts among the ids (BertViz's sentence_b_start)
 };
 
 // The ids --induction's random tokens are drawn from, [first, end): past the byte tokens of a
@@ -155,10 +165,25 @@ InductionRange induction_range(const attn_viz::ModelDescription& model, const at
     return {model.architecture == "llama" ? 259 : 0, std::min<int64_t>(model.vocab_size, tokenizer.vocab_size())};
 }
 
+// Warns on stderr when --text holds the separator a text pair's template puts between its texts
+// ("[SEP]"): typed in, it runs as one segment (every token of type 0), which is not the pair
+// BERT was trained on.
+void warn_separator_in_text(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
+    const std::string separator = tokenizer.pair_separator();
+    if (separator.empty() || o.text.find(separator) == std::string::npos) return;
+    const std::string consequence =
+        o.text_pair ? "it runs as a token of the first text"
+                    : "the text runs as one segment (every token of type 0); give the second text with --text-pair to "
+                      "run a text pair as the model's tokenizer encodes one";
+    std::fprintf(stderr, "attn-viz: warning: --text holds the model's separator token %s: %s\n", separator.c_str(),
+                 consequence.c_str());
+}
+
 // The token ids of --induction (BOS if the tokenizer has one, then random tokens past the byte
-// tokens, repeated twice), --tokens or --text (as the model's tokenizer encodes it).
-std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer,
-                           const attn_viz::ModelDescription& model) {
+// tokens, repeated twice), --tokens, --text (as the model's tokenizer encodes it) or --text with
+// --text-pair (as it encodes a pair, with token types).
+attn_viz::EncodedText input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                                const attn_viz::ModelDescription& model) {
     using namespace attn_viz;
     if (o.induction > 0) {
         const InductionRange range = induction_range(model, tokenizer);
@@ -166,10 +191,13 @@ std::vector<int> input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer
         std::vector<int> ids;
         if (tokenizer.begin_id() >= 0) ids.push_back(tokenizer.begin_id());
         ids.insert(ids.end(), repeated.begin(), repeated.end());
-        return ids;
+        return {ids, {}};
     }
-    if (o.token_ids) return parse_token_ids(*o.token_ids, "--tokens");
-    return encode_within_context(tokenizer, o.text, model.max_tokens, "--text");
+    if (o.token_ids) return {parse_token_ids(*o.token_ids, "--tokens"), {}};
+    warn_separator_in_text(o, tokenizer);
+    if (o.text_pair)
+        return encode_pair_within_context(tokenizer, o.text, *o.text_pair, model.max_tokens, "--text-pair");
+    return {encode_within_context(tokenizer, o.text, model.max_tokens, "--text"), {}};
 }
 
 ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits,
@@ -178,7 +206,12 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files
     ModelInputs in;
     in.model = attn_viz::open_whole_model(backend, files, limits);
     in.tokenizer = attn_viz::read_model_tokenizer(files, o.tokenizer, in.model->description().vocab_size, limits);
-    if (o.corpus.path.empty()) in.ids = input_ids(o, *in.tokenizer, in.model->description());
+    if (o.corpus.path.empty()) {
+        attn_viz::EncodedText input = input_ids(o, *in.tokenizer, in.model->description());
+        in.ids = std::move(input.ids);
+        in.token_types = std::move(input.type_ids);
+        in.sentence_b_start = input.second_start;
+    }
     return in;
 }
 
@@ -217,6 +250,11 @@ ModelAnalysisRun analysis_run(const ModelRunContext& c) {
 nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const attn_viz::WholeModel& model,
                            const nlohmann::json& provenance) {
     nlohmann::json stats = {{"provenance", provenance}};
+    if (o.text_pair) {  // BertViz's sentence_b_start: the index of the pair's second text's first token
+        stats["text_pair"] = *o.text_pair;
+        stats["sentence_b_start"] = in.sentence_b_start;
+        stats["token_types"] = in.token_types;
+    }
     if (o.induction > 0) {
         const InductionRange range = induction_range(model.description(), *in.tokenizer);
         stats["induction_input"] = {{"length", o.induction},
@@ -226,6 +264,12 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
                                     {"token_ids_to", range.end}};
     }
     return stats;
+}
+
+// report.html's "Input": the text, or a pair's two texts with where the second starts.
+std::string input_text(const ModelOptions& o, const ModelInputs& in) {
+    if (!o.text_pair) return o.text;
+    return fmt::format("{} | text pair, from token {}: {}", o.text, in.sentence_b_start, *o.text_pair);
 }
 
 // Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
@@ -246,7 +290,7 @@ attn_viz::ModelAnalysis write_model_report(const ModelRunContext& c, const attn_
     report.token_ids.assign(in.ids.begin(), in.ids.end());
     report.extra_stats.update(input_stats(o, in, c.model(), provenance));
     report.model_description = attn_viz::model_description(o.checkpoint, c.model().description());
-    report.input_text = o.text;
+    report.input_text = input_text(o, in);
     WeightSimilarities weight_similarity;
     {
         Timings::Scope t(c.timings, "weight similarity");
@@ -353,14 +397,16 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
             std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
         stream.extra_stats.update(analyses);
         stream.backend = &c.backend;
-        const attn_viz::ModelAnalysis analysis = stream_model_report(c.out, model, in.ids, std::move(stream), o.report,
-                                                                     progress_wanted(o.output.quiet), c.timings, notes);
+        const attn_viz::ModelAnalysis analysis =
+            stream_model_report(c.out, model, {in.ids, in.token_types}, std::move(stream), o.report,
+                                progress_wanted(o.output.quiet), c.timings, notes);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(analysis, "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
         const attn_viz::ForwardRequest request{.value_norms = o.report.map == attn_viz::PictureMap::norm,
-                                               .logits = reads_logits(o.analyses)};
+                                               .logits = reads_logits(o.analyses),
+                                               .token_types = in.token_types};
         const attn_viz::ModelRun run = forward(model, in.ids, request, progress_wanted(o.output.quiet), c.timings);
         const nlohmann::json analyses = write_model_analyses(o.analyses, analysis_run(c), run);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
@@ -383,6 +429,8 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
     refuse_for_encoder_decoder(
         files.config.model_type,
         {{"--patch-from-inputs", !a.patch_from_inputs.empty(), corrupted_pair},
+         {"--text-pair", o.text_pair.has_value(),
+          "a text pair is a BERT-style encoder's input; an encoder-decoder takes --text and its decoder's input"},
          {"--induction", o.induction > 0,
           "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
          {"--layers", !o.layers.empty(),

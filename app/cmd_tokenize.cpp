@@ -14,6 +14,7 @@ namespace {
 
 struct TokenizeOptions {
     std::string model, tokenizer, text, inputs;
+    std::optional<std::string> text_pair;
     bool json = false;
     InputLimitValues limit_values;  // --max-memory only
 };
@@ -40,13 +41,19 @@ void declare_options(CLI::App* cmd, TokenizeOptions& o) {
                         "File of texts: one per line, or a .jsonl file of {\"text\": \"...\"} (or {\"tokens\": [ids]}, "
                         "shown with their text) per line, as model mode's --inputs; blank lines are skipped")
             ->check(CLI::ExistingFile);
+    auto* text_pair = cmd->add_option("--text-pair", o.text_pair,
+                                      "A text pair's second text: --text and this encoded as the tokenizer encodes a "
+                                      "pair ([CLS] A [SEP] B [SEP]), each token's type shown");
+    text_pair->needs(text);
     text->excludes(inputs);
     cmd->add_flag("--json", o.json,
                   "Print one JSON object per text, {\"text\": ..., \"ids\": [...], \"tokens\": [...]}, one per line");
     add_memory_budget_option(cmd, o.limit_values, "a text (an --inputs line)");
-    cmd->parse_complete_callback([model, tokenizer, text, inputs] {
+    cmd->parse_complete_callback([&o, model, tokenizer, text, inputs] {
         if (!*model && !*tokenizer) throw CLI::RequiredError("--model or --tokenizer");
         if (!*text && !*inputs) throw CLI::RequiredError("--text or --inputs");
+        if (o.text_pair && o.text_pair->empty())
+            throw CLI::ValidationError("--text-pair", "'' is no text: give the pair's second text or leave it out");
     });
 }
 
@@ -67,8 +74,8 @@ int tokenize(const TokenizeOptions& o) {
         first = false;
     };
     if (o.inputs.empty()) {
-        check_tokenizing_memory(o.text.size(), limits.memory_budget, "--text");
-        print(tokenize_text(*tokenizer, o.text), "");
+        check_tokenizing_memory(o.text.size() + o.text_pair.value_or("").size(), limits.memory_budget, "--text");
+        print(o.text_pair ? tokenize_pair(*tokenizer, o.text, *o.text_pair) : tokenize_text(*tokenizer, o.text), "");
     } else {
         for_each_tokenized_input(o.inputs, *tokenizer, limits, print);
     }

@@ -45,12 +45,12 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(
     std::string where;
     Progress progress(progress_wanted(quiet), "sequence");
     while (documents.next(doc, where)) {
-        const std::vector<int> ids =
+        const EncodedText input =
             model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits.memory_budget, where);
         ModelComparison m;
         try {
-            check_model_tokens(ids, description.vocab_size, description.max_tokens);
-            m = compare_on_tokens(models, ids, options);
+            check_model_tokens(input.ids, description.vocab_size, description.max_tokens);
+            m = compare_on_tokens(models, input, options);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::bad_input) throw;
             fail_input(where, e.what());

@@ -32,12 +32,13 @@ ComparedModels::ComparedModels(const std::string& path_a, const std::string& pat
     tokenizer = attn_viz::read_model_tokenizer(files_a, tokenizer_path, ca.vocab_size, limits);
 }
 
-ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids,
+ModelComparison compare_on_tokens(ComparedModels& models, const attn_viz::EncodedText& input,
                                   const attn_viz::AnalysisOptions& options) {
     using namespace attn_viz;
+    const std::vector<int>& ids = input.ids;
     ModelComparison result;
-    result.run_a = models.a->run(ids);
-    result.run_b = models.b->run(ids);
+    result.run_a = models.a->run(ids, {.token_types = input.type_ids});
+    result.run_b = models.b->run(ids, {.token_types = input.type_ids});
     std::vector<const LayerResult*> layers_a, layers_b;
     for (size_t l = 0; l < result.run_a.layers.size(); ++l)
         layers_a.push_back(&result.run_a.layers[l]), layers_b.push_back(&result.run_b.layers[l]);
@@ -62,7 +63,7 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
 
     // Step 2: both forward passes, every head and the outputs compared; then, if asked, both
     // greedy continuations.
-    ModelComparison result = compare_on_tokens(models, ids, options);
+    ModelComparison result = compare_on_tokens(models, {ids, {}}, options);
     if (input.generate > 0 && result.output) {
         result.generation_a = generate(*models.a, *models.tokenizer, ids, input.generate, {});
         result.generation_b = generate(*models.b, *models.tokenizer, ids, input.generate, {});

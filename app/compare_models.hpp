@@ -49,8 +49,9 @@ struct ComparedModels {
                    attn_viz::OnednnBackend& backend, const attn_viz::LoadLimits& limits);
 };
 
-// Both models over `ids`: every head compared and, for decoders, the next-token outputs.
-ModelComparison compare_on_tokens(ComparedModels& models, const std::vector<int>& ids,
+// Both models over `input` (ids, and a text pair's token types): every head compared and, for
+// decoders, the next-token outputs.
+ModelComparison compare_on_tokens(ComparedModels& models, const attn_viz::EncodedText& input,
                                   const attn_viz::AnalysisOptions& options);
 
 // Both models (as ComparedModels) over the input's tokens, as compare_on_tokens, and with

@@ -24,7 +24,8 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
         fail_input(path_,
                    fmt::format("the corrupted corpus ends before the clean one: no partner for {}", clean_where));
     const ModelDescription& c = model.description();
-    const std::vector<int> ids = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_.memory_budget, where);
+    const EncodedText input = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_.memory_budget, where);
+    const std::vector<int>& ids = input.ids;
     if (ids.size() != clean.tokens.size())
         fail_input(where, fmt::format("{} tokens, its clean partner {} {}; patching needs the same number of tokens",
                                       ids.size(), clean_where, clean.tokens.size()));
@@ -32,7 +33,7 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
     try {
         check_model_tokens(ids, c.vocab_size, c.max_tokens);
         Timings::Scope t(timings, "forward");
-        corrupted = model.run(ids, {.contributions = false});
+        corrupted = model.run(ids, {.contributions = false, .token_types = input.type_ids});
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::bad_input) throw;
         fail_input(where, e.what());

@@ -15,6 +15,7 @@ namespace attn_viz_cli {
 
 struct ModelOptions : ReportRunOptions {
     std::string checkpoint, tokenizer, text;
+    std::optional<std::string> text_pair;         // --text-pair: a BERT-style pair's second text
     std::optional<std::string> token_ids;         // --tokens, given ('' too: refused as no ids)
     std::string target_text;                      // --target-text: an encoder-decoder's decoder input
     std::optional<std::string> target_token_ids;  // --target-tokens

@@ -67,7 +67,7 @@ void StreamedForward::finish() {
 }
 
 attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model,
-                                            const std::vector<int>& ids, attn_viz::LayerStreamInput input,
+                                            const attn_viz::EncodedText& input_ids, attn_viz::LayerStreamInput input,
                                             const attn_viz::ReportOptions& report, bool show_layers,
                                             attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
@@ -75,13 +75,15 @@ attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::
     const int64_t n_layers = input.num_layers;
     LayerStream stream(out, std::move(input), report, timings);
     StreamedForward forward(timings, show_layers, "layer", n_layers);
-    model.run_blocks(ids, {.value_norms = report.map == PictureMap::norm, .logits = false},
-                     [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
-                         forward.report([&] {
-                             warn_poisoned_heads(result, l, "");
-                             stream.add_layer(static_cast<int64_t>(l), result, weights);
-                         });
-                     });
+    model.run_blocks(
+        input_ids.ids,
+        {.value_norms = report.map == PictureMap::norm, .logits = false, .token_types = input_ids.type_ids},
+        [&](size_t l, LayerResult& result, Tensor&, const LayerWeights& weights) {
+            forward.report([&] {
+                warn_poisoned_heads(result, l, "");
+                stream.add_layer(static_cast<int64_t>(l), result, weights);
+            });
+        });
     forward.finish();
     return stream.finish(notes);
 }

@@ -69,11 +69,11 @@ private:
 // "c.jsonl:3: ").
 void warn_poisoned_heads(const attn_viz::LayerResult& result, size_t layer, const std::string& where);
 
-// The forward pass over `ids` with every block's report written as soon as the block is done
-// (LayerStream into `out`); the model keeps no block's attention weights. show_layers: the layers
-// done as progress on stderr. Returns the whole analysis.
+// The forward pass over `input_ids` (ids and token types) with every block's report written as soon as the block is
+// done (LayerStream into `out`); the model keeps no block's attention weights. show_layers: the layers done as progress
+// on stderr. Returns the whole analysis.
 attn_viz::ModelAnalysis stream_model_report(attn_viz::OutputDir& out, attn_viz::WholeModel& model,
-                                            const std::vector<int>& ids, attn_viz::LayerStreamInput input,
+                                            const attn_viz::EncodedText& input_ids, attn_viz::LayerStreamInput input,
                                             const attn_viz::ReportOptions& report, bool show_layers,
                                             attn_viz::Timings& timings, attn_viz::PictureNotes& notes);
 

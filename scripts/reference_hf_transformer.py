@@ -18,6 +18,8 @@ Saves what a test compares:
 
   DIR/config.json, DIR/model.safetensors            (or --shards 2: model-0000i-of-00002 + index)
   DIR/ids.txt                                        the token ids, space-separated
+  DIR/types.txt                                      with --pair-at S (bert): the token types, 0 before
+                                                     position S and 1 from it on (a text pair's segments)
   DIR/expected_attention_L.npy                       float64 [H, T, T] per layer L
   DIR/expected_hidden.npy                            float64 [T, D] final hidden states
   DIR/expected_logits.npy                            float64 [T, V] (gpt2, gpt_neox)
@@ -37,7 +39,7 @@ Usage: reference_hf_transformer.py --out DIR --model-type gpt2 --d-model 24 --he
            --ffn 37 --vocab 53 --tokens 9 [--prefix] [--shards 2] [--eps 1e-5] [--positions 64]
            [--rotary-pct 0.25] [--sequential-residual] [--rotary-base 10000] [--lm-head tied|separate]
            [--gamma-beta] [--ablate L:H] [--generate N] [--tokenizer] [--seed N] [--is-decoder]
-           [--rope-format v4|v5]
+           [--rope-format v4|v5] [--pair-at S]
 """
 import argparse
 import json
@@ -151,10 +153,12 @@ def neox_forward(w, cfg, ids, p, ablate=None):
     return attentions, hidden, hidden @ (w[p + "embed_in.weight"] if cfg["tie_word_embeddings"] else w["embed_out.weight"]).T
 
 
-def bert_forward(w, cfg, ids, p):
+def bert_forward(w, cfg, ids, p, types=None):
+    """BertModel's forward; types: each token's type (token_type_ids), None for every token of type 0."""
     H, eps, T = cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
     e = p + "embeddings."
-    x = w[e + "word_embeddings.weight"][ids] + w[e + "position_embeddings.weight"][:T] + w[e + "token_type_embeddings.weight"][0]
+    types = [0] * T if types is None else types
+    x = w[e + "word_embeddings.weight"][ids] + w[e + "position_embeddings.weight"][:T] + w[e + "token_type_embeddings.weight"][types]
     x = layer_norm(x, w, e + "LayerNorm", eps)
     attentions = []
     for layer in range(cfg["num_hidden_layers"]):
@@ -302,6 +306,7 @@ def main():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--is-decoder", action="store_true", help="bert: is_decoder (a causal mask)")
     p.add_argument("--rope-format", choices=["v4", "v5"], default="v4", help="gpt_neox: v5's rope_parameters")
+    p.add_argument("--pair-at", type=int, default=None, help="bert: tokens from this position on are of type 1")
     a = p.parse_args()
     if a.seed is not None:
         torch.manual_seed(a.seed)
@@ -324,7 +329,15 @@ def main():
     tokens = len(tokenizer["model"]["vocab"]) if a.tokenizer else a.vocab
     ids = write_ids(a.out, tokens, a.tokens)
     forward = {"gpt2": gpt2_forward, "gpt_neox": neox_forward, "bert": bert_forward}[a.model_type]
-    attentions, hidden, logits = forward(w, cfg, ids, prefix)
+    if a.pair_at is not None:
+        if a.model_type != "bert" or not 0 <= a.pair_at <= a.tokens:
+            p.error("--pair-at S takes a bert model and 0 <= S <= --tokens")
+        types = [0] * a.pair_at + [1] * (a.tokens - a.pair_at)
+        with open(os.path.join(a.out, "types.txt"), "w") as f:
+            f.write(" ".join(map(str, types)))
+        attentions, hidden, logits = bert_forward(w, cfg, ids, prefix, types)
+    else:
+        attentions, hidden, logits = forward(w, cfg, ids, prefix)
     results = {"hidden": hidden} if logits is None else {"hidden": hidden, "logits": logits}
     if a.ablate:
         layer, head = (int(n) for n in a.ablate.split(":"))

@@ -13,10 +13,13 @@ uint64_t sequence_fingerprint(const Tensor& embeddings, const std::vector<uint8_
     return f.value();
 }
 
-uint64_t token_sequence_fingerprint(const std::vector<int>& ids) {
+uint64_t token_sequence_fingerprint(const std::vector<int>& ids, const std::vector<int>& token_types) {
     Fingerprint f;
-    f.add_int(static_cast<int64_t>(ids.size()));
-    for (int id : ids) f.add_int(id);
+    for (const std::vector<int>* values : {&ids, &token_types}) {
+        if (values->empty()) continue;  // no types: a single text's fingerprint as before pairs existed
+        f.add_int(static_cast<int64_t>(values->size()));
+        for (int value : *values) f.add_int(value);
+    }
     return f.value();
 }
 

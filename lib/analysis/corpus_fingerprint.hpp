@@ -17,8 +17,9 @@ namespace attn_viz {
 // dimensions, values), then T mask bytes (1 = excluded), so "no mask" and "all ones" agree.
 uint64_t sequence_fingerprint(const Tensor& embeddings, const std::vector<uint8_t>& key_excluded);
 
-// A sequence of token ids (a model corpus line, {"text"} encoded or {"tokens"}): T, then each id.
-uint64_t token_sequence_fingerprint(const std::vector<int>& ids);
+// A sequence of token ids (a model corpus line, {"text"} encoded or {"tokens"}): T, then each id;
+// with a text pair's token types (one per id), T and each type after them.
+uint64_t token_sequence_fingerprint(const std::vector<int>& ids, const std::vector<int>& token_types = {});
 
 // An encoder-decoder's corpus line: S, each source id, T, each target id.
 uint64_t token_pair_fingerprint(const std::vector<int>& source, const std::vector<int>& target);

@@ -17,6 +17,7 @@ namespace {
 struct CorpusSequence {
     std::string where;
     std::vector<int> ids;
+    std::vector<int> token_types;  // a text pair's (one per id), or empty
     int64_t position = 0;
 };
 
@@ -28,7 +29,9 @@ bool next_corpus_sequence(CorpusDocuments& documents, const WholeModel& model, c
     const ModelDescription& c = model.description();
     nlohmann::json doc;
     if (!next_corpus_document(documents, doc, s.where, timings)) return false;
-    s.ids = model_sequence_ids(doc, tokenizer, c.max_tokens, limits.memory_budget, s.where);
+    EncodedText input = model_sequence_ids(doc, tokenizer, c.max_tokens, limits.memory_budget, s.where);
+    s.ids = std::move(input.ids);
+    s.token_types = std::move(input.type_ids);
     s.position = documents.position();
     try {
         check_model_tokens(s.ids, c.vocab_size, c.max_tokens);
@@ -49,7 +52,7 @@ void add_sequence_analysis(const CorpusSequence& s, const std::vector<LayerResul
     for (const LayerResult& r : layers) results.push_back(&r);
     corpus.add_corpus_sequence(
         analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options),
-        token_sequence_fingerprint(s.ids), s.position);
+        token_sequence_fingerprint(s.ids, s.token_types), s.position);
     if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());
 }
 
@@ -85,7 +88,8 @@ void add_sequences_one_by_one(CorpusDocuments& documents, WholeModel& model, con
         naming_failing_document(where, [&] {
             Timings::Scope t(timings, "forward");
             // Logits only for whole-run analyses (the on_run hook), which read them.
-            run = model.run(s.ids, {.logits = static_cast<bool>(hooks.on_run)}, hooks.on_layer);
+            run = model.run(s.ids, {.logits = static_cast<bool>(hooks.on_run), .token_types = s.token_types},
+                            hooks.on_layer);
         });
         if (hooks.on_layers) hooks.on_layers(s.where, run.layers);
         if (hooks.on_run) hooks.on_run(s.where, run);
@@ -139,9 +143,9 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
             next_corpus_batch(documents, model, tokenizer, limits, pending, timings);
         if (batch.empty()) break;
         std::vector<int64_t> lengths;
-        std::vector<std::vector<int>> ids;
+        std::vector<EncodedText> inputs;
         for (const CorpusSequence& s : batch)
-            ids.push_back(s.ids), lengths.push_back(static_cast<int64_t>(s.ids.size()));
+            inputs.push_back({s.ids, s.token_types}), lengths.push_back(static_cast<int64_t>(s.ids.size()));
         ++passes.batches;
         passes.largest_batch = std::max(passes.largest_batch, static_cast<int64_t>(batch.size()));
         passes.largest_batch_bytes =
@@ -153,7 +157,7 @@ ModelCorpusPasses add_sequences_layer_major(CorpusDocuments& documents, WholeMod
         naming_failing_document(running, [&] {
             Timings::Scope t(timings, "forward");
             model.run_batch_blocks(
-                ids, true, false,
+                inputs, true, false,
                 [&](size_t i, size_t l, LayerResult& result, const LayerWeights&) {
                     // Kept until the sequence's last block: not with its block's W_O Gram ([H d_h]^2;
                     // corpus mode computed the weight similarities before the first sequence).

@@ -10,6 +10,7 @@ namespace attn_viz {
 
 struct ModelRun {
     std::vector<int> tokens;          // the T input ids
+    std::vector<int> token_types;     // their T token types (a text pair's segments), or empty: all 0
     std::vector<LayerResult> layers;  // per block: attention [H, T, T], margins, context, output, ...
     std::vector<Tensor> residual;     // per block, [T, D]: the residual stream entering it
     Tensor final_residual;            // [T, D] the residual stream after the last block, before the final norm

@@ -66,7 +66,8 @@ ModelRun WholeModel::run_blocks(const std::vector<int>& tokens, const ForwardReq
     // Step 1: the embeddings of the tokens (with positions, token type and norm where the model has them).
     ModelRun run;
     run.tokens = tokens;
-    Tensor x = embedded(tokens);
+    run.token_types = request.token_types;
+    Tensor x = embedded(tokens, request.token_types);
 
     // Step 2: the blocks, each in its residual layout. A streamed model loads each block here,
     // replacing the previous one. The map a visitor leaves in its result is the next block's map
@@ -116,16 +117,28 @@ Tensor WholeModel::logits_of(const Tensor& hidden_states) {
     return logits;
 }
 
-Tensor WholeModel::embedded(const std::vector<int>& tokens) const {
+Tensor WholeModel::embedded(const std::vector<int>& tokens, const std::vector<int>& token_types) const {
     Tensor x = embedding_rows(weights_.token_embedding, tokens);
     const int64_t T = x.dim(0), D = x.dim(1);
     if (weights_.config.embedding_scale != 1.0f)
         for (float& v : x.data) v *= weights_.config.embedding_scale;
     if (!weights_.position_embedding.empty())  // rows 0..T-1 of [max_tokens, D]: the same layout as x
         for (int64_t i = 0; i < T * D; ++i) x.data[i] += weights_.position_embedding.data[i];
-    if (!weights_.token_type_embedding.empty())
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t i = 0; i < D; ++i) x.data[t * D + i] += weights_.token_type_embedding.data[i];
+    if (!weights_.token_type_embedding.empty()) {
+        const Tensor& rows = weights_.token_type_embedding;  // [types, D]
+        const int64_t types = rows.dim(0);
+        if (!token_types.empty() && static_cast<int64_t>(token_types.size()) != T)
+            throw Error(ErrorKind::internal, fmt::format("{} token types for {} tokens", token_types.size(), T));
+        for (int64_t t = 0; t < T; ++t) {
+            const int type = types > 1 && !token_types.empty() ? token_types[t] : 0;
+            if (type < 0 || type >= types)
+                throw Error(ErrorKind::bad_input,
+                            fmt::format("token {} is of type {}, but the model has token types 0..{} only", t, type,
+                                        types - 1));
+            const float* row = rows.ptr() + type * D;
+            for (int64_t i = 0; i < D; ++i) x.data[t * D + i] += row[i];
+        }
+    }
     if (!weights_.embedding_norm.weight.empty()) x = normalized_by(x, weights_.embedding_norm);
     return x;
 }

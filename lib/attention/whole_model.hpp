@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "hf_tokenizer.hpp"
 #include "layer_weights.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "load_limits.hpp"
@@ -68,6 +69,11 @@ struct ForwardRequest {
     // The next-token logits [T, V] (models with logits): a product by the whole vocabulary (at
     // T = 2047 a 7B model's costs 2.7 s), which only analyses that read logits need.
     bool logits = true;
+    // The input's token types, one per token (a BERT text pair: segment A 0, segment B 1), or
+    // empty for every token of type 0. Used by a model with two or more token type rows (BERT);
+    // a model with one row or none (RoBERTa, GPT-2) runs every token as type 0, as transformers
+    // does, whose tokenizers give such a model no token_type_ids.
+    std::vector<int> token_types = {};
 };
 
 class WholeModel {
@@ -104,13 +110,13 @@ public:
     // `visit` lets them go (--stream-layers, model_stream.hpp).
     ModelRun run_blocks(const std::vector<int>& tokens, const ForwardRequest& request, const BlockVisitor& visit);
 
-    // The sequences of `batch` (each as run takes tokens) layer-major: each block is loaded once
+    // The sequences of `batch` (each as run takes tokens and token types) layer-major: each block is loaded once
     // (a streamed model: read and decoded once per batch, not once per sequence) and run on every
     // sequence's residual stream in batch order before the next block; each block's result goes
     // to `visit` as run_blocks' do, with the same numbers as run_blocks on that sequence alone.
     // Memory holds the batch's residual streams [T_i, D] and one block. No final norm or
     // logits. `timings` (if set) gets the time spent loading blocks as "block loads".
-    void run_batch_blocks(const std::vector<std::vector<int>>& batch, bool with_contributions, bool with_value_norms,
+    void run_batch_blocks(const std::vector<EncodedText>& batch, bool with_contributions, bool with_value_norms,
                           const BatchBlockVisitor& visit, Timings* timings = nullptr);
 
     // Whether passes of a streamed model keep each block's attention weights for
@@ -126,8 +132,8 @@ public:
     Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output);
 
 private:
-    // tokens: T ids -> the residual stream entering block 0: [T, D]
-    Tensor embedded(const std::vector<int>& tokens) const;
+    // tokens: T ids, token_types: T types or none -> the residual stream entering block 0: [T, D]
+    Tensor embedded(const std::vector<int>& tokens, const std::vector<int>& token_types) const;
     // x: [T, D] the residual stream entering block l -> the input of its attention (N1(x), or x
     // itself when post-norm).
     Tensor attention_input(size_t l, const Tensor& x);

@@ -4,13 +4,13 @@
 
 namespace attn_viz {
 
-void WholeModel::run_batch_blocks(const std::vector<std::vector<int>>& batch, bool with_contributions,
-                                  bool with_value_norms, const BatchBlockVisitor& visit, Timings* timings) {
+void WholeModel::run_batch_blocks(const std::vector<EncodedText>& batch, bool with_contributions, bool with_value_norms,
+                                  const BatchBlockVisitor& visit, Timings* timings) {
     const ModelConfig& c = weights_.config;
     // Step 1: every sequence checked and embedded: the batch's residual streams, [T_i, D] each.
     std::vector<Tensor> streams;
-    for (const std::vector<int>& tokens : batch) check_model_tokens(tokens, c.vocab_size, c.max_tokens);
-    for (const std::vector<int>& tokens : batch) streams.push_back(embedded(tokens));
+    for (const EncodedText& input : batch) check_model_tokens(input.ids, c.vocab_size, c.max_tokens);
+    for (const EncodedText& input : batch) streams.push_back(embedded(input.ids, input.type_ids));
 
     // Step 2: block by block. A streamed model loads the block here, once, then the block runs on
     // each sequence's stream in turn.

@@ -147,12 +147,10 @@ ModelWeights read_bert(const GgufModelReader& r) {
     const int64_t d = c.d_model, heads = c.n_heads;
     w.token_embedding = r.load("token_embd.weight", {c.vocab_size, d});
     w.position_embedding = r.load("position_embd.weight", {c.max_tokens, d});
-    // token_types [type count, D] (the count is tokenizer.ggml.token_type_count): every token is of type 0.
+    // token_types [type count, D] (the count is tokenizer.ggml.token_type_count).
     const GgufTensorInfo* types = r.file().find_tensor("token_types.weight");
     const int64_t type_count = types && types->dims.size() == 2 ? types->dims[1] : 1;
-    const Tensor type_rows = r.load("token_types.weight", {type_count, d});
-    w.token_type_embedding = Tensor({d});
-    std::copy_n(type_rows.ptr(), d, w.token_type_embedding.ptr());
+    w.token_type_embedding = r.load("token_types.weight", {type_count, d});
     w.embedding_norm = r.layer_norm("token_embd_norm", d);
     read_blocks(r, w, {"attn_output_norm", "layer_output_norm"},
                 [&](const std::string& block) { return bert_attention(r, block, d, heads); });
@@ -188,7 +186,6 @@ ModelWeights read_gguf_transformer(const GgufFile& file) {
                        "general.architecture is \"{}\"; this reader takes GGUF models of architecture gpt2, gptneox or "
                        "bert (llama: gguf_llama.hpp)",
                        escape_invalid_utf8(architecture)));
-    gguf_check_model_tensors(file);
     const GgufModelReader r(file, architecture);
     if (architecture == "bert") return read_bert(r);
     const bool neox = architecture == "gptneox";

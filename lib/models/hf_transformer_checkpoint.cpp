@@ -188,10 +188,8 @@ ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
     w.token_embedding = load_of_shape(source, fmt::format("{}word_embeddings.weight", embeddings), {c.vocab_size, d});
     w.position_embedding =
         load_of_shape(source, fmt::format("{}position_embeddings.weight", embeddings), {c.max_tokens, d});
-    const Tensor types = load_of_shape(source, fmt::format("{}token_type_embeddings.weight", embeddings),
-                                       {hf.type_vocab_size.value_or(2), d});
-    w.token_type_embedding = Tensor({d});
-    std::copy_n(types.ptr(), d, w.token_type_embedding.ptr());  // every token is of type 0
+    w.token_type_embedding = load_of_shape(source, fmt::format("{}token_type_embeddings.weight", embeddings),
+                                           {hf.type_vocab_size.value_or(2), d});
     w.embedding_norm = layer_norm(source, fmt::format("{}LayerNorm", embeddings), d);
     return w;
 }

@@ -90,7 +90,7 @@ struct ModelWeights {
     std::function<void(int64_t layer, BlockWeights& block)> load_block_into;
     Tensor token_embedding;       // [V, D], row t is token t's embedding
     Tensor position_embedding;    // [max_tokens, D] learned positions, or empty (RoPE, in the attention)
-    Tensor token_type_embedding;  // [D] BERT's token type 0 row, added at every position; or empty
+    Tensor token_type_embedding;  // [types, D] BERT's token type rows (a token's type row added to it); or empty
     NormWeights embedding_norm;   // on the summed embeddings (BERT), or empty
     NormWeights final_norm;       // before the classifier, or empty (BERT)
     Tensor classifier;            // [V, D], a row per token: logits = x classifier^T; empty for an encoder

@@ -1,5 +1,6 @@
 #include "hf_tokenizer.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <variant>
 
@@ -37,6 +38,14 @@ struct Segment {
     int added_id;  // -1 for plain text
 };
 
+// One piece of a post-processor's pair template: a special token's ids, or the first or second
+// text's, each with the token type it gives them.
+struct PairPiece {
+    enum class Kind { special, first, second } kind;
+    std::vector<int> ids;  // the special token's (empty for a text)
+    int type_id;
+};
+
 std::string quote_text(const std::string& text) {
     return fmt::format("\"{}\"", escape_invalid_utf8(text.substr(0, 60)));
 }
@@ -60,7 +69,11 @@ struct HfTokenizer::Impl {
     TokenDecoder decoder;
     std::vector<AddedToken> added;
     std::vector<int> prefix_ids, suffix_ids;  // what add_special_tokens puts around the text
-    std::vector<std::string> token_of_id;     // "" where no token has the id
+    // The pair template (encode_pair); nullopt where the file has no post-processor that adds
+    // ids: the texts one after the other, of types 0 and 1.
+    std::optional<std::vector<PairPiece>> pair_template;
+    bool pair_refused = false;             // the post-processor adds ids but has no pair template
+    std::vector<std::string> token_of_id;  // "" where no token has the id
     std::vector<bool> special_id;
     std::optional<int> bos, eos;
 
@@ -250,9 +263,61 @@ std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& 
     return out;
 }
 
-// The ids a post-processor puts before and after a single sequence.
-void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix,
-                        std::vector<int>& suffix) {
+// The pair template of a processor that puts `prefix` (type 0) before the first text and
+// `suffix` after each, the second text's part of type `second_type` (BERT 1, RoBERTa 0).
+std::vector<PairPiece> bert_pair(int cls, int sep, int second_type, bool doubled_separator) {
+    std::vector<PairPiece> pair{
+        {PairPiece::Kind::special, {cls}, 0}, {PairPiece::Kind::first, {}, 0}, {PairPiece::Kind::special, {sep}, 0}};
+    if (doubled_separator) pair.push_back({PairPiece::Kind::special, {sep}, 0});
+    pair.push_back({PairPiece::Kind::second, {}, second_type});
+    pair.push_back({PairPiece::Kind::special, {sep}, second_type});
+    return pair;
+}
+
+// A TemplateProcessing's "pair" list (the special tokens' ids from `specials`), or nullopt
+// without one (transformers then refuses a pair: so does encode_pair).
+std::optional<std::vector<PairPiece>> template_pair(const json& spec, const json& specials, const std::string& here) {
+    if (!spec.contains("pair") || spec["pair"].is_null()) return std::nullopt;
+    if (!spec["pair"].is_array()) fail_input(here, "\"pair\" is not a list");
+    std::vector<PairPiece> pair;
+    for (const json& item : spec["pair"]) {
+        const bool text = item.contains("Sequence");
+        const json& body = text ? item["Sequence"] : item.contains("SpecialToken") ? item["SpecialToken"] : json();
+        if (!body.is_object() || !body.contains("id") || !body["id"].is_string())
+            fail_input(here, "a piece of \"pair\" is neither a Sequence nor a SpecialToken");
+        const int64_t type_id = body.value("type_id", int64_t{0});
+        if (type_id < 0 || type_id > INT32_MAX) fail_input(here, fmt::format("\"pair\" has type_id {}", type_id));
+        const std::string name = body["id"].get<std::string>();
+        PairPiece piece{PairPiece::Kind::special, {}, static_cast<int>(type_id)};
+        if (text) {
+            if (name != "A" && name != "B")
+                fail_input(here, fmt::format("\"pair\" names the sequence {}, not A or B", quote_text(name)));
+            piece.kind = name == "A" ? PairPiece::Kind::first : PairPiece::Kind::second;
+        } else {
+            if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
+                fail_input(here, fmt::format("the template's special token {} has no ids", quote_text(name)));
+            for (const json& id : specials[name]["ids"]) {
+                if (!id.is_number_integer())
+                    fail_input(here,
+                               fmt::format("special token {} has an id that is not an integer", quote_text(name)));
+                piece.ids.push_back(static_cast<int>(id.get<int64_t>()));
+            }
+        }
+        pair.push_back(std::move(piece));
+    }
+    const auto count = [&](PairPiece::Kind kind) {
+        return std::count_if(pair.begin(), pair.end(), [&](const PairPiece& p) { return p.kind == kind; });
+    };
+    if (count(PairPiece::Kind::first) != 1 || count(PairPiece::Kind::second) != 1)
+        fail_input(here, "\"pair\" must hold sequence A once and sequence B once");
+    return pair;
+}
+
+// The ids a post-processor puts before and after a single sequence, and its pair template (set
+// once: a second processor that adds ids beside the first is refused for pairs by leaving a
+// template that says so, none).
+void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix, std::vector<int>& suffix,
+                        std::optional<std::vector<PairPiece>>& pair, bool& pair_refused) {
     if (spec.is_null()) return;
     const std::string here = fmt::format("{}: post_processor", where);
     const std::string type = spec.value("type", std::string());
@@ -262,16 +327,31 @@ void add_post_processor(const json& spec, const std::string& where, std::vector<
             fail_input(here, fmt::format("\"{}\" is not [token, id]", key));
         return static_cast<int>(pair[1].get<int64_t>());
     };
+    // A processor that adds ids sets the pair template; two of them in one Sequence have no
+    // template attn-viz composes, so pairs are refused for such a file (none has been seen).
+    auto set_pair = [&](std::optional<std::vector<PairPiece>> template_of_step) {
+        if (pair || pair_refused) {
+            pair.reset();
+            pair_refused = true;
+            return;
+        }
+        pair = std::move(template_of_step);
+        pair_refused = !pair;
+    };
     if (type == "Sequence") {
         for (const json& step : spec.value("processors", json::array()))
-            add_post_processor(step, where, prefix, suffix);
+            add_post_processor(step, where, prefix, suffix, pair, pair_refused);
     } else if (type == "BertProcessing" || type == "RobertaProcessing") {
-        prefix.push_back(pair_id("cls"));
-        suffix.insert(suffix.begin(), pair_id("sep"));
+        const int cls = pair_id("cls"), sep = pair_id("sep");
+        prefix.push_back(cls);
+        suffix.insert(suffix.begin(), sep);
+        const bool roberta = type == "RobertaProcessing";
+        set_pair(bert_pair(cls, sep, roberta ? 0 : 1, roberta));
     } else if (type == "TemplateProcessing") {
         const json& single = spec.contains("single") ? spec["single"] : json();
         const json& specials = spec.contains("special_tokens") ? spec["special_tokens"] : json::object();
         if (!single.is_array()) fail_input(here, "\"single\" is not a list");
+        set_pair(template_pair(spec, specials, here));
         bool after_sequence = false;
         for (const json& item : single) {
             if (item.contains("Sequence")) {
@@ -338,7 +418,8 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std
     auto impl = std::make_unique<HfTokenizer::Impl>(path, kind, std::move(model), step("normalizer"),
                                                     step("pre_tokenizer"), step("decoder"));
     impl->added = parse_added_tokens(step("added_tokens"), path);
-    add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids);
+    add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids, impl->pair_template,
+                       impl->pair_refused);
     return impl;
 }
 
@@ -381,6 +462,8 @@ std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool 
     impl->added = std::move(added);
     for (const auto& [ids, token] : {std::pair{&impl->prefix_ids, "[CLS]"}, std::pair{&impl->suffix_ids, "[SEP]"}})
         if (const auto id = impl->lookup(token)) ids->push_back(*id);
+    if (impl->prefix_ids.size() == 1 && impl->suffix_ids.size() == 1)
+        impl->pair_template = bert_pair(impl->prefix_ids[0], impl->suffix_ids[0], 1, false);
     return impl;
 }
 
@@ -409,13 +492,23 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const s
     // transformers' decode removes spaces before punctuation when the folder asks for it (T5 does);
     // a decoder that cleans up on its own (WordPiece) keeps doing so when the folder says false.
     if (flag("clean_up_tokenization_spaces") == true) impl.decoder.cleanup = true;
-    if (const std::optional<bool> add_bos = flag("add_bos_token")) {
+    const std::optional<bool> add_bos = flag("add_bos_token"), add_eos = flag("add_eos_token");
+    if (add_bos) {
         impl.prefix_ids.clear();
         if (*add_bos && impl.bos) impl.prefix_ids.push_back(*impl.bos);
     }
-    if (const std::optional<bool> add_eos = flag("add_eos_token")) {
+    if (add_eos) {
         impl.suffix_ids.clear();
         if (*add_eos && impl.eos) impl.suffix_ids.push_back(*impl.eos);
+    }
+    if (add_bos || add_eos) {  // transformers' Llama template: each text between BOS and EOS, B's part of type 1
+        impl.pair_refused = false;
+        impl.pair_template.emplace();
+        for (int type : {0, 1}) {
+            impl.pair_template->push_back({PairPiece::Kind::special, impl.prefix_ids, type});
+            impl.pair_template->push_back({type ? PairPiece::Kind::second : PairPiece::Kind::first, {}, type});
+            impl.pair_template->push_back({PairPiece::Kind::special, impl.suffix_ids, type});
+        }
     }
 }
 
@@ -434,7 +527,10 @@ std::unique_ptr<HfTokenizer::Impl> checked_pipeline(const std::string& where, co
     apply_tokenizer_config(*impl, config, config_where);
     // What add_special_tokens puts around a text must be tokens of the vocabulary.
     const size_t vocab_size = impl->token_of_id.size();
-    for (const std::vector<int>* ids : {&impl->prefix_ids, &impl->suffix_ids})
+    std::vector<const std::vector<int>*> added_ids{&impl->prefix_ids, &impl->suffix_ids};
+    if (impl->pair_template)
+        for (const PairPiece& piece : *impl->pair_template) added_ids.push_back(&piece.ids);
+    for (const std::vector<int>* ids : added_ids)
         for (int id : *ids)
             if (id < 0 || static_cast<size_t>(id) >= vocab_size)
                 fail_input(
@@ -504,6 +600,41 @@ std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_t
     }
     if (add_special_tokens) ids.insert(ids.end(), impl_->suffix_ids.begin(), impl_->suffix_ids.end());
     return ids;
+}
+
+EncodedText HfTokenizer::encode_pair(const std::string& first, const std::string& second) const {
+    if (impl_->pair_refused)
+        fail_input(impl_->path, "its post-processor has no template for a text pair (no \"pair\")");
+    const std::vector<int> first_ids = encode(first, false), second_ids = encode(second, false);
+    EncodedText out;
+    auto add = [&](const std::vector<int>& ids, int type_id) {
+        out.ids.insert(out.ids.end(), ids.begin(), ids.end());
+        out.type_ids.insert(out.type_ids.end(), ids.size(), type_id);
+    };
+    if (!impl_->pair_template) {
+        add(first_ids, 0);
+        out.second_start = static_cast<int64_t>(out.ids.size());
+        add(second_ids, 1);
+        return out;
+    }
+    for (const PairPiece& piece : *impl_->pair_template) {
+        if (piece.kind == PairPiece::Kind::second) out.second_start = static_cast<int64_t>(out.ids.size());
+        add(piece.kind == PairPiece::Kind::first    ? first_ids
+            : piece.kind == PairPiece::Kind::second ? second_ids
+                                                    : piece.ids,
+            piece.type_id);
+    }
+    return out;
+}
+
+std::string HfTokenizer::pair_separator() const {
+    if (!impl_->pair_template) return {};
+    const auto& pieces = *impl_->pair_template;
+    for (size_t i = 0; i + 1 < pieces.size(); ++i)
+        if (pieces[i].kind == PairPiece::Kind::first && pieces[i + 1].kind == PairPiece::Kind::special &&
+            !pieces[i + 1].ids.empty())
+            return impl_->token(pieces[i + 1].ids[0]);
+    return {};
 }
 
 std::string HfTokenizer::decode(const std::vector<int>& ids) const {

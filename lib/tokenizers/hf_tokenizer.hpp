@@ -16,6 +16,15 @@
 
 namespace attn_viz {
 
+// A model's input as a tokenizer encodes it: the ids and, one per id, its token type (a text
+// pair's segment A 0, segment B 1 for BERT: what transformers' tokenizer(a, b) returns as
+// token_type_ids), or no types where every token is of type 0 (a single text).
+struct EncodedText {
+    std::vector<int> ids;
+    std::vector<int> type_ids;  // empty, or one per id
+    int64_t second_start = -1;  // a pair's: where the second text's ids start (BertViz's sentence_b_start)
+};
+
 class HfTokenizer {
 public:
     // `path`: a model folder, or a tokenizer.json file. Every file read is validated (ids in
@@ -44,6 +53,14 @@ public:
     // adds ([CLS] ... [SEP], <s> ...) when `add_special_tokens`, as HF's encode() does.
     std::vector<int> encode(const std::string& text, bool add_special_tokens) const;
 
+    // Ids of the text pair (`first`, `second`) with each token's type, as HF's encode(first,
+    // second) gives them: the post-processor's pair template ([CLS] A [SEP] B [SEP] with B's part
+    // of type 1 for BERT; <s> A </s></s> B </s>, all of type 0, for RoBERTa), or A then B (types
+    // 0 and 1) where the tokenizer has no post-processor.
+    EncodedText encode_pair(const std::string& first, const std::string& second) const;
+    // The special token the pair template puts right after the first text ("[SEP]", "</s>"), as
+    // written; empty when it puts none.
+    std::string pair_separator() const;
     // The text of `ids`, special tokens skipped (HF's decode with skip_special_tokens), bytes that
     // are not UTF-8 escaped as "\xNN". Throws Error(bad_input) for an id out of range.
     std::string decode(const std::vector<int>& ids) const;

@@ -32,6 +32,11 @@ public:
     std::vector<int> encode(const std::string& text) const override {
         return tokenizer_.encode(text, adds_bos(), /*eos=*/false);
     }
+    EncodedText encode_pair(const std::string&, const std::string&) const override {
+        throw Error(ErrorKind::usage,
+                    "a llama2.c tokenizer has no template for a text pair: join the two texts into one");
+    }
+    std::string pair_separator() const override { return {}; }
     int64_t min_token_count(const std::string& text) const override {
         return tokenizer_.min_token_count(text, adds_bos(), false);
     }
@@ -54,6 +59,10 @@ public:
     std::vector<int> encode(const std::string& text) const override {
         return tokenizer_.encode(text, /*add_special_tokens=*/true);
     }
+    EncodedText encode_pair(const std::string& first, const std::string& second) const override {
+        return tokenizer_.encode_pair(first, second);
+    }
+    std::string pair_separator() const override { return tokenizer_.pair_separator(); }
     int64_t min_token_count(const std::string&) const override { return 0; }
     std::string decode(const std::vector<int>& ids) const override { return tokenizer_.decode(ids); }
     std::vector<std::string> labels(const std::vector<int>& ids) const override {
@@ -90,6 +99,21 @@ std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const st
     if (static_cast<int64_t>(ids.size()) > max_tokens)
         fail_input(where, fmt::format("{} tokens exceed {}", ids.size(), limit));
     return ids;
+}
+
+EncodedText encode_pair_within_context(const ModelTokenizer& tokenizer, const std::string& first,
+                                       const std::string& second, int64_t max_tokens, const std::string& where) {
+    EncodedText pair;
+    try {
+        pair = tokenizer.encode_pair(first, second);
+    } catch (const Error& e) {  // a tokenizer without pairs: said of what asked for one
+        if (e.kind() != ErrorKind::usage) throw;
+        throw Error(ErrorKind::usage, fmt::format("{}: {}", where, e.what()));
+    }
+    if (static_cast<int64_t>(pair.ids.size()) > max_tokens)
+        fail_input(where, fmt::format("the pair's {} tokens exceed the model's sequence length {}", pair.ids.size(),
+                                      max_tokens));
+    return pair;
 }
 
 void check_tokenizing_memory(uint64_t text_bytes, uint64_t budget, const std::string& where) {

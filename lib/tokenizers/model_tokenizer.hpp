@@ -18,6 +18,11 @@ public:
     virtual ~ModelTokenizer() = default;
     // Ids of `text` as the model takes a text: with the BOS (or [CLS] ... [SEP]) its tokenizer adds.
     virtual std::vector<int> encode(const std::string& text) const = 0;
+    // Ids and token types of the text pair (`first`, `second`) as the model's tokenizer encodes a
+    // pair (HfTokenizer::encode_pair); Error(usage) for a tokenizer without pairs (llama2.c's).
+    virtual EncodedText encode_pair(const std::string& first, const std::string& second) const = 0;
+    // The special token between a pair's texts ("[SEP]"), as written; empty without one.
+    virtual std::string pair_separator() const = 0;
     // A lower bound on encode(text).size() found without encoding, so an over-long text is refused
     // at once; 0 when the tokenizer has none (a Hugging Face tokenizer's normalizer or unknown
     // token can make any amount of text few tokens).
@@ -40,6 +45,11 @@ public:
 // min_token_count already is (a long text is refused at once), else after.
 std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
                                        const std::string& where);
+
+// tokenizer.encode_pair(first, second) within `max_tokens`, as encode_within_context; errors name
+// `where`.
+EncodedText encode_pair_within_context(const ModelTokenizer& tokenizer, const std::string& first,
+                                       const std::string& second, int64_t max_tokens, const std::string& where);
 
 // The two kinds of tokenizer as a model takes a text: llama2.c's (and a GGUF "llama" vocabulary's)
 // with BOS and no EOS, a Hugging Face pipeline's with its post-processor's special tokens.

@@ -138,6 +138,15 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
                    fmt::format("expected a JSON object with either \"{}\" (a string) or \"{}\" (a list of token ids)",
                                text_key, tokens_key));
     ModelSequence sequence;
+    // "text_pair" (the second text of a pair, BERT-style) goes with the default keys' "text" only.
+    const bool has_pair = text_key == "text" && doc.is_object() && doc.contains("text_pair");
+    if (has_pair && !has_text)
+        fail_input(where, "\"text_pair\" is the second text of a pair: it goes with \"text\", not with token ids");
+    if (has_pair) {
+        if (!doc["text_pair"].is_string() || doc["text_pair"].get_ref<const std::string&>().empty())
+            fail_input(where, "\"text_pair\" must be a non-empty string");
+        sequence.text_pair = doc["text_pair"].get<std::string>();
+    }
     if (has_text) {
         if (!doc[text_key].is_string()) fail_input(where, fmt::format("\"{}\" must be a string", text_key));
         sequence.text = doc[text_key].get<std::string>();
@@ -157,13 +166,17 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
 
 namespace {
 
-// The ids of the sequence `keys` name in `doc`, as model_sequence_ids reads them.
-std::vector<int> sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                              uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
+// The ids (and a pair's token types) of the sequence `keys` name in `doc`, as model_sequence_ids
+// reads them.
+EncodedText sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                         uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
     ModelSequence sequence = parse_model_sequence(doc, where, keys);
-    if (!sequence.text) return std::move(sequence.token_ids);
-    check_tokenizing_memory(sequence.text->size(), memory_budget, where);
-    return encode_within_context(tokenizer, *sequence.text, max_tokens, where);
+    if (!sequence.text) return {std::move(sequence.token_ids), {}};
+    check_tokenizing_memory(sequence.text->size() + (sequence.text_pair ? sequence.text_pair->size() : 0),
+                            memory_budget, where);
+    if (sequence.text_pair)
+        return encode_pair_within_context(tokenizer, *sequence.text, *sequence.text_pair, max_tokens, where);
+    return {encode_within_context(tokenizer, *sequence.text, max_tokens, where), {}};
 }
 
 bool has_target(const nlohmann::json& doc) {
@@ -172,8 +185,8 @@ bool has_target(const nlohmann::json& doc) {
 
 }  // namespace
 
-std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                                    uint64_t memory_budget, const std::string& where) {
+EncodedText model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                               uint64_t memory_budget, const std::string& where) {
     if (has_target(doc))
         fail_input(
             where,
@@ -189,9 +202,13 @@ SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelToken
             where,
             "an encoder-decoder's corpus line needs its decoder input too: {\"text\": ..., \"target_text\": ...} or "
             "{\"tokens\": [...], \"target_tokens\": [...]}");
+    if (doc.contains("text_pair"))
+        fail_input(where,
+                   "\"text_pair\" is a BERT-style encoder's second text; an encoder-decoder takes \"text\" "
+                   "and its decoder input");
     SequencePair pair;
-    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
-    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys);
+    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {}).ids;
+    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys).ids;
     return pair;
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fingerprint.hpp"
+#include "hf_tokenizer.hpp"
 #include "input_file.hpp"
 #include "input_lines.hpp"
 #include "load_limits.hpp"
@@ -113,6 +114,7 @@ private:
 // tokenizer, or {"tokens": [1, 403, ...]} (ids, each in [0, 2^31)). Exactly one of the two is set.
 struct ModelSequence {
     std::optional<std::string> text;
+    std::optional<std::string> text_pair;  // "text_pair" beside "text": the pair's second text
     std::vector<int> token_ids;
 };
 
@@ -131,11 +133,12 @@ ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string&
 class ModelTokenizer;
 
 // The ids a model without a decoder input runs for one corpus document: its text encoded by
-// `tokenizer` within `max_tokens` (the text's size checked against `memory_budget` first), or its
-// ids as given (checked by the caller against the model). Errors name `where`; a document with
-// an encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
-std::vector<int> model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                                    uint64_t memory_budget, const std::string& where);
+// `tokenizer` within `max_tokens` (the text's size checked against `memory_budget` first), its
+// text pair ("text" and "text_pair") encoded as a pair with the token types the tokenizer gives,
+// or its ids as given (checked by the caller against the model). Errors name `where`; a document
+// with an encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
+EncodedText model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
+                               uint64_t memory_budget, const std::string& where);
 
 // An encoder-decoder's corpus line: the source ("text" or "tokens") and the decoder input as given
 // ("target_text" or "target_tokens"), each read as model_sequence_ids reads a document. A line

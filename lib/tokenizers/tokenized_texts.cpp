@@ -35,6 +35,13 @@ TokenizedText tokenize_text(const ModelTokenizer& tokenizer, const std::string& 
     return result;
 }
 
+TokenizedText tokenize_pair(const ModelTokenizer& tokenizer, const std::string& text, const std::string& text_pair) {
+    EncodedText pair = tokenizer.encode_pair(text, text_pair);
+    TokenizedText result{text, std::move(pair.ids), {}, text_pair, std::move(pair.type_ids), pair.second_start};
+    result.labels = tokenizer.labels(result.ids);
+    return result;
+}
+
 TokenizedText describe_ids(const ModelTokenizer& tokenizer, const std::vector<int>& ids) {
     std::vector<std::string> labels = tokenizer.labels(ids);  // checks every id first
     return {tokenizer.decode(ids), ids, std::move(labels)};
@@ -48,9 +55,14 @@ void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tok
     while (documents.next(doc, where)) {
         const ModelSequence sequence = parse_model_sequence(doc, where);
         if (sequence.text && !is_valid_utf8(*sequence.text)) fail_input(where, "\"text\" is not UTF-8");
-        if (sequence.text) check_tokenizing_memory(sequence.text->size(), limits.memory_budget, where);
+        if (sequence.text_pair && !is_valid_utf8(*sequence.text_pair)) fail_input(where, "\"text_pair\" is not UTF-8");
+        if (sequence.text)
+            check_tokenizing_memory(sequence.text->size() + sequence.text_pair.value_or("").size(),
+                                    limits.memory_budget, where);
         on_text(at_line(where,
                         [&] {
+                            if (sequence.text_pair)
+                                return tokenize_pair(tokenizer, *sequence.text, *sequence.text_pair);
                             return sequence.text ? tokenize_text(tokenizer, *sequence.text)
                                                  : describe_ids(tokenizer, sequence.token_ids);
                         }),
@@ -59,16 +71,28 @@ void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tok
 }
 
 std::string token_table(const TokenizedText& tokenized) {
-    std::string table =
-        fmt::format("{}: {} tokens\n", quoted(escape_invalid_utf8(tokenized.text)), tokenized.ids.size());
-    table += fmt::format("{:>8} {:>10}  {}\n", "position", "id", "token");
+    std::string table = fmt::format("{}", quoted(escape_invalid_utf8(tokenized.text)));
+    if (tokenized.text_pair)
+        table += fmt::format(" + {} (from position {})", quoted(escape_invalid_utf8(*tokenized.text_pair)),
+                             tokenized.second_start);
+    table += fmt::format(": {} tokens\n", tokenized.ids.size());
+    const bool typed = !tokenized.type_ids.empty();
+    table += fmt::format("{:>8} {:>10}{}  {}\n", "position", "id", typed ? "  type" : "", "token");
     for (size_t t = 0; t < tokenized.ids.size(); ++t)
-        table += fmt::format("{:8} {:10}  {}\n", t, tokenized.ids[t], quoted(tokenized.labels[t]));
+        table += fmt::format("{:8} {:10}{}  {}\n", t, tokenized.ids[t],
+                             typed ? fmt::format("{:6}", tokenized.type_ids[t]) : "", quoted(tokenized.labels[t]));
     return table;
 }
 
 nlohmann::json tokenized_json(const TokenizedText& tokenized) {
-    return {{"text", escape_invalid_utf8(tokenized.text)}, {"ids", tokenized.ids}, {"tokens", tokenized.labels}};
+    nlohmann::json out = {
+        {"text", escape_invalid_utf8(tokenized.text)}, {"ids", tokenized.ids}, {"tokens", tokenized.labels}};
+    if (tokenized.text_pair) {
+        out["text_pair"] = escape_invalid_utf8(*tokenized.text_pair);
+        out["token_type_ids"] = tokenized.type_ids;
+        out["sentence_b_start"] = tokenized.second_start;
+    }
+    return out;
 }
 
 }  // namespace attn_viz

@@ -53,7 +53,20 @@ std::shared_ptr<Model> open_model(const std::string& path, const std::string& to
     return m;
 }
 
+// The ids (and token types) of `text` with `text_pair` encoded as a pair, as the CLI's
+// --text-pair; else as model_ids.
+attn_viz::EncodedText model_input(const Model& m, const std::optional<std::string>& text,
+                                  const std::optional<std::string>& text_pair,
+                                  const std::optional<std::vector<int>>& ids) {
+    if (!text_pair) return {model_ids(m, text, ids, "text", "ids"), {}};
+    if (!text) throw attn_viz::Error(attn_viz::ErrorKind::usage, "text_pair is a pair's second text: give text too");
+    if (text_pair->empty())
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "text_pair: '' is no text: give the pair's second text");
+    return attn_viz::encode_pair_within_context(*m.tokenizer, *text, *text_pair, m.max_tokens(), "text_pair");
+}
+
 std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
+                                       const std::optional<std::string>& text_pair,
                                        const std::optional<std::vector<int>>& ids, py::object progress) {
     auto r = std::make_shared<RunResult>();
     PythonSteps steps(std::move(progress));
@@ -61,8 +74,13 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(m->mutex);
-        const std::vector<int> tokens = model_ids(*m, text, ids, "text", "ids");
-        attn_viz::ModelRun run = m->model->run(tokens, {.logits = false}, on_layer);  // results keep no logits
+        const attn_viz::EncodedText input = model_input(*m, text, text_pair, ids);
+        const std::vector<int>& tokens = input.ids;
+        // The results keep no logits.
+        attn_viz::ModelRun run = m->model->run(tokens, {.logits = false, .token_types = input.type_ids}, on_layer);
+        if (text_pair)  // as the CLI's stats.json says it (BertViz's sentence_b_start)
+            r->input_stats = {
+                {"text_pair", *text_pair}, {"sentence_b_start", input.second_start}, {"token_types", input.type_ids}};
         r->layers = std::move(run.layers);
         r->weights = m->model->attention_weights();
         r->tokens = m->tokenizer->labels(tokens);
@@ -79,14 +97,20 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
 // A Result, or a Seq2SeqResult for an encoder-decoder (which takes target_text or target_ids too).
 py::object run(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
                const std::optional<std::vector<int>>& ids, const std::optional<std::string>& target_text,
-               const std::optional<std::vector<int>>& target_ids, py::object progress) {
+               const std::optional<std::vector<int>>& target_ids, py::object progress,
+               const std::optional<std::string>& text_pair) {
+    if (m->seq2seq && text_pair)
+        throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                              m->path +
+                                  ": text_pair is a BERT-style encoder's second text; an encoder-decoder takes "
+                                  "text and target_text or target_ids");
     if (m->seq2seq) return run_seq2seq(m, text, ids, target_text, target_ids, std::move(progress));
     if (target_text || target_ids)
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               m->path +
                                   ": target_text and target_ids are the decoder input of an "
                                   "encoder-decoder model (bart, t5); this model has none");
-    return py::cast(run_decoder(m, text, ids, std::move(progress)));
+    return py::cast(run_decoder(m, text, text_pair, ids, std::move(progress)));
 }
 
 py::dict description(const Model& m) {
@@ -119,7 +143,10 @@ void bind_model(py::module_& m) {
             "model has none of its own; threads: 0 = all cores")
         .def("run", &run, py::arg("text") = py::none(), py::arg("ids") = py::none(),
              py::arg("target_text") = py::none(), py::arg("target_ids") = py::none(), py::arg("progress") = py::none(),
-             "Runs the model over `text` (encoded as the CLI's --text) or token `ids`; an encoder-decoder (bart, t5) "
+             py::arg("text_pair") = py::none(),
+             "Runs the model over `text` (encoded as the CLI's --text; with `text_pair`, the pair encoded as the CLI's "
+             "--text-pair encodes it, segment B's tokens of token type 1, and stats() gives sentence_b_start) or token "
+             "`ids`; an encoder-decoder (bart, t5) "
              "also "
              "takes the decoder's input as `target_text` or `target_ids` (teacher forced, as given) and returns a "
              "Seq2SeqResult; progress(done, total) is called after each layer; Ctrl-C stops the run after the layer in "
@@ -134,8 +161,18 @@ void bind_model(py::module_& m) {
             "called "
             "after each sequence (total None for a path). Returns the stats.json document (without provenance)")
         .def(
-            "encode", [](const Model& m, const std::string& text) { return m.tokenizer->encode(text); },
-            py::arg("text"), "The ids of `text` as run() encodes it")
+            "encode",
+            [](const Model& m, const std::string& text, const std::optional<std::string>& text_pair) -> py::object {
+                if (!text_pair) return py::cast(m.tokenizer->encode(text));
+                const attn_viz::EncodedText pair = m.tokenizer->encode_pair(text, *text_pair);
+                py::dict out;
+                out["ids"] = pair.ids, out["token_type_ids"] = pair.type_ids,
+                out["sentence_b_start"] = pair.second_start;
+                return out;
+            },
+            py::arg("text"), py::arg("text_pair") = py::none(),
+            "The ids of `text` as run() encodes it; with `text_pair`, a dict of the pair's ids, token_type_ids and "
+            "sentence_b_start, as transformers' tokenizer(text, text_pair)")
         .def_property_readonly("description", &description, "The model's shape: architecture, n_layers, n_heads, ...")
         .def_property_readonly("path", [](const Model& m) { return m.path; });
 }

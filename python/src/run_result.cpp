@@ -24,6 +24,7 @@ attn_viz::ReportInput RunResult::report_input() const {
     in.layer_numbers = layer_numbers;
     in.model_description = description;
     in.input_text = input_text;
+    in.extra_stats = input_stats;
     return in;
 }
 

@@ -18,15 +18,16 @@
 namespace attn_viz_python {
 
 struct RunResult {
-    std::shared_ptr<void> owner;                         // the model or layer whose weights `weights` point into
-    attn_viz::OnednnBackend* backend = nullptr;          // the owner's, for the analysis's products
-    std::vector<attn_viz::LayerResult> layers;           // per layer: attention [H, T, S], ...
-    std::vector<const attn_viz::LayerWeights*> weights;  // the same layers' weights
-    std::vector<std::string> tokens;                     // T labels
-    std::vector<int64_t> ids;                            // T ids (a layer file's: equal labels, equal ids)
-    bool whole_model = false;                            // layer_NN/ folders, like `attn-viz model`
-    std::vector<int64_t> layer_numbers;                  // what pictures call the layers (empty: 0, 1, ...)
-    std::string description, input_text;                 // report.html's "Model" and "Input"
+    std::shared_ptr<void> owner;                            // the model or layer whose weights `weights` point into
+    attn_viz::OnednnBackend* backend = nullptr;             // the owner's, for the analysis's products
+    std::vector<attn_viz::LayerResult> layers;              // per layer: attention [H, T, S], ...
+    std::vector<const attn_viz::LayerWeights*> weights;     // the same layers' weights
+    std::vector<std::string> tokens;                        // T labels
+    std::vector<int64_t> ids;                               // T ids (a layer file's: equal labels, equal ids)
+    bool whole_model = false;                               // layer_NN/ folders, like `attn-viz model`
+    std::vector<int64_t> layer_numbers;                     // what pictures call the layers (empty: 0, 1, ...)
+    std::string description, input_text;                    // report.html's "Model" and "Input"
+    nlohmann::json input_stats = nlohmann::json::object();  // stats.json's keys about the input (a text pair's)
 
     attn_viz::ReportInput report_input() const;
     // The analysis of every head, made once (the caller holds `mutex`).

@@ -4,7 +4,9 @@
 // names) against the float64 forward of scripts/reference_hf_transformer.py, written from
 // transformers' definitions; head ablation against the reference's forward with that head zeroed;
 // hostile folders.
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -33,7 +35,11 @@ void make_reference_folder(const ScratchDir& dir, const std::string& arguments) 
 void check_against_reference(OnednnBackend& backend, const ScratchDir& dir, bool decoder, bool causal = false) {
     WholeModel model(backend, read_hf_transformer_folder(dir.path().string()));
     CHECK(model.has_logits() == decoder);
-    const ModelRun run = model.run(read_ids(dir / "ids.txt"));
+    // A text pair's token types where the reference wrote them (--pair-at), else every token of type 0.
+    const std::vector<int> types =
+        std::filesystem::exists(dir / "types.txt") ? read_ids(dir / "types.txt") : std::vector<int>{};
+    const ModelRun run = model.run(read_ids(dir / "ids.txt"), {.token_types = types});
+    CHECK(run.token_types == types);
     double attention_error = 0;
     for (size_t l = 0; l < run.layers.size(); ++l) {
         const LayerResult& layer = run.layers[l];
@@ -79,6 +85,10 @@ TEST_CASE(
         "1.0 --lm-head tied",
         "--model-type bert --prefix --d-model 24 --heads 4 --layers 2 --ffn 37 --vocab 53 --tokens 9 --eps 1e-12",
         "--model-type bert --d-model 10 --heads 1 --layers 1 --ffn 13 --vocab 17 --tokens 1 --eps 1e-12",
+        // Text pairs: segment B (token type 1) from position 4 of 11, and a pair whose B is all but the first token.
+        "--model-type bert --d-model 18 --heads 3 --layers 2 --ffn 25 --vocab 29 --tokens 11 --eps 1e-12 --pair-at 4",
+        "--model-type bert --prefix --d-model 9 --heads 1 --layers 1 --ffn 11 --vocab 13 --tokens 5 --eps 1e-12 "
+        "--pair-at 1",
         "--model-type bert --prefix --gamma-beta --d-model 21 --heads 3 --layers 3 --ffn 30 --vocab 31 --tokens 16 "
         "--positions 16 --shards 2",
     };

@@ -4,7 +4,9 @@ package `tokenizers`, pinned), the implementation transformers runs: every token
 SHARED/models encodes a few hundred fresh random texts, with the special tokens its template adds, and
 the ids must be equal. The texts mix scripts, emoji, accents, odd spaces and control characters, and
 the characters where SentencePiece's own normalizer and the tokenizers library part ways (U+0085, a
-half-width sound mark after a letter: see unigram_spm_crosscheck.py).
+half-width sound mark after a letter: see unigram_spm_crosscheck.py). A hundred random text pairs
+({"text", "text_pair"} lines, as `--text-pair` encodes them) must give equal ids and token type ids
+(the library's encode(a, b): its post-processor's pair template).
 
   rust_tokenizers_crosscheck.py ATTN_VIZ_BINARY SHARED_DIR CACHE_DIR   (ctest: tokenizer-rust-crosscheck)
 The package (12 MB, no dependencies needed) is installed once into CACHE_DIR with pip. Exits 77
@@ -54,13 +56,20 @@ POOLS = [
 seed = int(os.environ.get("ATTN_VIZ_TOKENIZER_SEED", time.time_ns() % 2147483647))
 print(f"seed {seed} (replay: ATTN_VIZ_TOKENIZER_SEED={seed}); {PACKAGE}")
 rng = random.Random(seed)
-texts = ["".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(1, 24))) for _ in range(300)]
+def random_text():
+    return "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(1, 24)))
+
+
+texts = [random_text() for _ in range(300)]
+pairs = [(random_text(), random_text()) for _ in range(100)]
 files = sorted(os.path.join(root, name) for root, _, names in os.walk(models) for name in names if name == "tokenizer.json")
 mismatches = 0
 with tempfile.TemporaryDirectory() as scratch:
-    inputs = os.path.join(scratch, "texts.jsonl")
+    inputs, pair_inputs = os.path.join(scratch, "texts.jsonl"), os.path.join(scratch, "pairs.jsonl")
     with open(inputs, "w", encoding="utf-8") as f:
         f.writelines(json.dumps({"text": t}) + "\n" for t in texts)
+    with open(pair_inputs, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": a, "text_pair": b}) + "\n" for a, b in pairs)
     for file in files:
         reference = Tokenizer.from_file(file)
         # Saved padding and truncation settings (T5's file has both) are not what analysis wants.
@@ -83,5 +92,21 @@ with tempfile.TemporaryDirectory() as scratch:
             differ += 1
         print(f"{file}: {len(texts) - differ}/{len(texts)} texts give equal ids")
         mismatches += differ
-print(f"{mismatches} mismatches (seed {seed})" if mismatches else f"all {len(files) * len(texts)} encodings equal")
+        run = subprocess.run([binary, "tokenize", "--json", "--tokenizer", file, "--inputs", pair_inputs],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"FAIL {file}: attn-viz tokenize of pairs exited {run.returncode}: {run.stderr}")
+            mismatches += 1
+            continue
+        ours = [json.loads(line) for line in run.stdout.split("\n") if line]
+        differ = 0 if len(ours) == len(pairs) else 1
+        for (a, b), got in zip(pairs, ours):
+            expected = reference.encode(a, b)
+            if got["ids"] != expected.ids or got["token_type_ids"] != expected.type_ids:
+                differ += 1
+                print(f"MISMATCH {file} pair {json.dumps([a, b])}\n  ours {got['ids']} types {got['token_type_ids']}"
+                      f"\n  rust {expected.ids} types {expected.type_ids}")
+        print(f"{file}: {len(pairs) - differ}/{len(pairs)} text pairs give equal ids and token types")
+        mismatches += differ
+print(f"{mismatches} mismatches (seed {seed})" if mismatches else f"all {len(files) * (len(texts) + len(pairs))} encodings equal")
 sys.exit(1 if mismatches else 0)
