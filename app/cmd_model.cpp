@@ -448,7 +448,10 @@ int run_model(ModelOptions& o) {
     if (o.corpus.path.empty()) {
         const int64_t T = static_cast<int64_t>(in.ids.size());
         // The context first: a larger memory budget cannot help a text the model cannot take.
-        check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
+        check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens,
+                           o.induction > 0 ? "--induction"
+                           : o.token_ids   ? "--tokens"
+                                           : "--text");
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
                                          model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);

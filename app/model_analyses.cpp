@@ -26,10 +26,11 @@ bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o
 // against the model.
 std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
                                const attn_viz::ModelDescription& model) {
-    std::vector<int> ids =
-        o.patch_from ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, "--patch-from")
-                     : attn_viz::parse_token_ids(*o.patch_from_tokens, "--patch-from-tokens");
-    attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens);
+    const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
+    std::vector<int> ids = o.patch_from
+                               ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, option)
+                               : attn_viz::parse_token_ids(*o.patch_from_tokens, option);
+    attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens, option);
     return ids;
 }
 

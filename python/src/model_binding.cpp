@@ -31,7 +31,7 @@ std::vector<int> model_ids(const Model& m, const std::optional<std::string>& tex
     if (text.has_value() == ids.has_value())
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "give one of " + text_name + " or " + ids_name);
     if (text) return attn_viz::encode_within_context(*m.tokenizer, *text, m.max_tokens(), text_name);
-    attn_viz::check_model_tokens(*ids, m.vocab_size(), m.max_tokens());
+    attn_viz::check_model_tokens(*ids, m.vocab_size(), m.max_tokens(), ids_name);
     return *ids;
 }
 
