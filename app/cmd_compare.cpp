@@ -25,6 +25,7 @@
 #include "model_files.hpp"
 #include "model_seq2seq.hpp"
 #include "onednn_backend.hpp"
+#include "option_checks.hpp"
 #include "option_parsing.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
@@ -76,14 +77,17 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
         "--tokens", o.tokens,
         "Layers: token labels for .npy/.safetensors embeddings (JSON list or one token per line); models: token "
         "ids both run over instead of --text");
-    cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input");
+    cmd->add_option("--input-tensor", o.input.tensor_name, "Name of the embeddings tensor in a .safetensors input")
+        ->check(refuse_empty("names no tensor"));
     cmd->add_option("--text", o.model_input.text,
                     "Models: text both run over (encoded as the first model's tokenizer does: BOS first for Llama, "
-                    "[CLS] ... [SEP] for BERT)");
+                    "[CLS] ... [SEP] for BERT)")
+        ->check(refuse_empty("is an empty text"));
     cmd->add_option(
-        "--target-text", o.model_input.target_text,
-        "Encoder-decoder models (bart, t5): the decoder input both run over, teacher forced (encoded as the first "
-        "model's tokenizer does, as given: no shift by the tool)");
+           "--target-text", o.model_input.target_text,
+           "Encoder-decoder models (bart, t5): the decoder input both run over, teacher forced (encoded as the first "
+           "model's tokenizer does, as given: no shift by the tool)")
+        ->check(refuse_empty("is an empty text"));
     cmd->add_option("--target-tokens", o.model_input.target_token_ids,
                     "Encoder-decoder models: the decoder input as token ids instead of --target-text");
     cmd->add_option(
@@ -109,7 +113,7 @@ void declare_options(CLI::App* cmd, CompareOptions& o) {
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
     cmd->add_option("--fail-above", o.fail_above,
                     "Exit 1 when any head's --fail-metric exceeds this (with --inputs: its mean over the corpus)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(finite_number(NumberSign::non_negative));
     cmd->add_option("--fail-metric", o.fail_metric,
                     "js_distance (default: JS distance between the head's two maps), correlation_distance (1 - their "
                     "correlation) or a statistic name (absolute change)");

@@ -12,6 +12,7 @@
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "model_analyses_summary.hpp"
+#include "option_checks.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "partial_json.hpp"
@@ -45,7 +46,8 @@ void declare_options(CLI::App* cmd, MergeOptions& o) {
         ->check(CLI::ExistingFile);
     add_output_options(cmd, o.output, {"Output directory"});
     add_threshold_option(cmd, o.thresholds);
-    cmd->add_option("--save-partial", o.save_partial, "Also write the merged partial result here (to merge further)");
+    cmd->add_option("--save-partial", o.save_partial, "Also write the merged partial result here (to merge further)")
+        ->check(refuse_empty("names no file"));
     cmd->add_flag("--allow-partial", o.allow_partial,
                   "Merge even when shards of a corpus (run with --shard I/N) are missing; the report says which");
 }

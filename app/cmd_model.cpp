@@ -30,6 +30,7 @@
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
+#include "option_checks.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "progress.hpp"
@@ -68,12 +69,14 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
         ->check(CLI::ExistingPath);
     auto* text = cmd->add_option("--text", o.text,
                                  "Text to run (encoded as the model's tokenizer does: BOS first for llama2.c and "
-                                 "Llama, [CLS] ... [SEP] for BERT)");
-    auto* text_pair = cmd->add_option(
-        "--text-pair", o.text_pair,
-        "A text pair's second text (BERT-style encoders): --text and this encoded as the model's tokenizer encodes a "
-        "pair ([CLS] A [SEP] B [SEP]), segment B's tokens of token type 1, as transformers' tokenizer(a, b); "
-        "stats.json's sentence_b_start says where B starts");
+                                 "Llama, [CLS] ... [SEP] for BERT)")
+                     ->check(refuse_empty("is an empty text"));
+    auto* text_pair =
+        cmd->add_option("--text-pair", o.text_pair,
+                        "A text pair's second text (BERT-style encoders): --text and this encoded as the model's "
+                        "tokenizer encodes a pair ([CLS] A [SEP] B [SEP]), segment B's tokens of token type 1, as "
+                        "transformers' tokenizer(a, b); stats.json's sentence_b_start says where B starts")
+            ->check(refuse_empty("is an empty text"));
     text_pair->needs(text);
     auto* tokens = cmd->add_option("--tokens", o.token_ids, "Token ids instead of text: 1,403,407");
     auto* induction = cmd->add_option("--induction", o.induction,
@@ -94,12 +97,15 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     auto* target_text =
         cmd->add_option("--target-text", o.target_text,
                         "Encoder-decoder models (bart, t5): the decoder's input as text, teacher forced as given (not "
-                        "shifted); --text is then the encoder's source");
+                        "shifted); --text is then the encoder's source")
+            ->check(refuse_empty("is an empty text"));
     auto* target_tokens = cmd->add_option("--target-tokens", o.target_token_ids,
                                           "Encoder-decoder models: the decoder's input as token ids");
     target_text->excludes(target_tokens)->excludes(corpus);  // an encoder-decoder corpus's lines give their targets
     target_tokens->excludes(corpus);
-    cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")->capture_default_str();
+    cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")
+        ->capture_default_str()
+        ->transform(whole_number_u64());
     cmd->add_option("--generate", o.generate,
                     "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
                     "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")
@@ -109,9 +115,11 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
                         "--json, which without it prints the summary and writes nothing",
                         false, "Print no progress and no tables (--generate's continuation is still printed)"});
     cmd->add_option("--dump-attention", o.report.dump_attention,
-                    "Also write every layer's attention as float32 .npy [L, H, T, T]");
+                    "Also write every layer's attention as float32 .npy [L, H, T, T]")
+        ->check(refuse_empty("names no file"));
     cmd->add_option("--dump-output", o.report.dump_output,
-                    "Also write the last layer's attention output as float32 .npy [T, D]");
+                    "Also write the last layer's attention output as float32 .npy [T, D]")
+        ->check(refuse_empty("names no file"));
     add_report_options(cmd, o.report, o.report_values);
     add_model_analysis_options(cmd, o.analyses);
     add_scripting_options(cmd, o.json, o.stats_only);
@@ -119,10 +127,13 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     auto* layers =
         cmd->add_option("--layers", o.layers,
                         "Draw only these layers' heads (pictures, overview rows, report.html; statistics stay over all "
-                        "heads): layers and ranges, e.g. 3,5-7");
-    auto* heads = cmd->add_option(
-        "--heads", o.heads,
-        "Draw only these heads (with --layers: those too): LxHy, LxHa-b, x:y or x:a-b, e.g. L3H1,L4H0-7");
+                        "heads): layers and ranges, e.g. 3,5-7")
+            ->check(refuse_empty("names no layer"));
+    auto* heads =
+        cmd->add_option(
+               "--heads", o.heads,
+               "Draw only these heads (with --layers: those too): LxHy, LxHa-b, x:y or x:a-b, e.g. L3H1,L4H0-7")
+            ->check(refuse_empty("names no head"));
     layers->excludes(corpus);
     heads->excludes(corpus);
     cmd->add_flag("--timings", o.timings, "Print the time of each stage on stderr");
@@ -135,8 +146,6 @@ void declare_options(CLI::App* cmd, ModelOptions& o) {
     cmd->parse_complete_callback([&o, text, tokens, induction, corpus] {
         if (!*text && !*tokens && !*induction && !*corpus)
             throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
-        if (o.text_pair && o.text_pair->empty())
-            throw CLI::ValidationError("--text-pair", "'' is no text: give the pair's second text or leave it out");
         check_corpus_analyses(o.analyses, corpus->count() > 0);
         if (*corpus)
             check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
@@ -486,7 +495,10 @@ int run_model(ModelOptions& o) {
     if (o.corpus.path.empty()) {
         const int64_t T = static_cast<int64_t>(in.ids.size());
         // The context first: a larger memory budget cannot help a text the model cannot take.
-        check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens);
+        check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens,
+                           o.induction > 0 ? "--induction"
+                           : o.token_ids   ? "--tokens"
+                                           : "--text");
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
                                          model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);

@@ -15,6 +15,7 @@
 #include "layer_cost.hpp"
 #include "layer_options.hpp"
 #include "onednn_backend.hpp"
+#include "option_checks.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "poisoned_heads.hpp"
@@ -59,7 +60,8 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--tokens", o.tokens,
                     "Token labels for .npy/.safetensors embeddings: JSON list or one token per line")
         ->check(CLI::ExistingFile);
-    cmd->add_option("--input-tensor", o.input_tensor, "Name of the embeddings tensor in a .safetensors input");
+    cmd->add_option("--input-tensor", o.input_tensor, "Name of the embeddings tensor in a .safetensors input")
+        ->check(refuse_empty("names no tensor"));
     cmd->add_option("--context", o.context,
                     "Cross-attention: keys and values come from this sequence (same formats as "
                     "--input); maps are T x S. Its attention_mask masks keys")
@@ -68,10 +70,12 @@ void declare_options(CLI::App* cmd, RunOptions& o) {
                        {"Output directory (created; a previous run's files there are replaced); optional with "
                         "--json, which without it prints the summary and writes nothing",
                         false});
-    cmd->add_option(
-        "--dump-attention", o.report.dump_attention,
-        "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, NAME.seq_NN.npy)");
-    cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]");
+    cmd->add_option("--dump-attention", o.report.dump_attention,
+                    "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, "
+                    "NAME.seq_NN.npy)")
+        ->check(refuse_empty("names no file"));
+    cmd->add_option("--dump-output", o.report.dump_output, "Also write the layer output as float32 .npy [T, D]")
+        ->check(refuse_empty("names no file"));
     add_layer_options(cmd, o.layer, o.layer_values);
     add_report_options(cmd, o.report, o.report_values);
     add_scripting_options(cmd, o.json, o.stats_only);

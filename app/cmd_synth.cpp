@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"
 #include "synth_layer.hpp"
@@ -24,8 +25,10 @@ void declare_options(CLI::App* cmd, SynthOptions& o) {
         "and its input: ground truth for the analysis.");
     add_output_options(cmd, o.output, {"Output directory: weights.json (attn-viz/weights@1) and input.json"});
     cmd->add_option("--tokens", o.sentence,
-                    "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)");
-    cmd->add_option("--seed", o.seed, "Seed for the content vectors and value/output weights (default 1)");
+                    "Words of the input, separated by spaces (2 to 64; default: a 12-word sentence)")
+        ->check(refuse_empty("names no word"));
+    cmd->add_option("--seed", o.seed, "Seed for the content vectors and value/output weights (default 1)")
+        ->transform(whole_number_u64());
 }
 
 int synth(const SynthOptions& o) {

@@ -7,6 +7,7 @@
 #include "input_limits.hpp"
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
+#include "option_checks.hpp"
 #include "tokenized_texts.hpp"
 
 namespace attn_viz_cli {
@@ -35,7 +36,7 @@ void declare_options(CLI::App* cmd, TokenizeOptions& o) {
                         "encoder.json + vocab.bpe or vocab.txt), a llama2.c tokenizer.bin, or a GGUF file "
                         "(a vocabulary-only one too); overrides --model's")
             ->check(CLI::ExistingPath);
-    auto* text = cmd->add_option("--text", o.text, "Text to tokenize");
+    auto* text = cmd->add_option("--text", o.text, "Text to tokenize")->check(refuse_empty("is an empty text"));
     auto* inputs =
         cmd->add_option("--inputs", o.inputs,
                         "File of texts: one per line, or a .jsonl file of {\"text\": \"...\"} (or {\"tokens\": [ids]}, "

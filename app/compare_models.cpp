@@ -56,9 +56,12 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
     using namespace attn_viz;
     // Step 1: both models of one shape, the tokenizer and the token ids.
     ComparedModels models(a, b, input.tokenizer, *options.backend, limits);
-    const std::vector<int> ids = input.token_ids ? parse_token_ids(*input.token_ids, "--tokens")
-                                                 : encode_within_context(*models.tokenizer, input.text,
-                                                                         models.a->description().max_tokens, "--text");
+    const char* option = input.token_ids ? "--tokens" : "--text";
+    const ModelDescription& description = models.a->description();
+    const std::vector<int> ids =
+        input.token_ids ? parse_token_ids(*input.token_ids, option)
+                        : encode_within_context(*models.tokenizer, input.text, description.max_tokens, option);
+    check_model_tokens(ids, description.vocab_size, description.max_tokens, option);
     if (input.generate > 0) check_model_has_logits(*models.a, "--generate");
 
     // Step 2: both forward passes, every head and the outputs compared; then, if asked, both

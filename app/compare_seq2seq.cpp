@@ -82,9 +82,9 @@ Seq2SeqComparison compare_seq2seq_models(const std::string& a, const std::string
         read_model_tokenizer(files_a, input.tokenizer, ca.vocab_size, limits);
     const int64_t max_tokens = std::min(ca.max_tokens, cb.max_tokens);
     const std::vector<int> source =
-        seq2seq_ids(input.text, input.token_ids, *tokenizer, max_tokens, "--text", "--tokens");
-    const std::vector<int> target = seq2seq_ids(input.target_text, input.target_token_ids, *tokenizer, max_tokens,
-                                                "--target-text", "--target-tokens");
+        seq2seq_ids(input.text, input.token_ids, *tokenizer, ca.vocab_size, max_tokens, "--text", "--tokens");
+    const std::vector<int> target = seq2seq_ids(input.target_text, input.target_token_ids, *tokenizer, ca.vocab_size,
+                                                max_tokens, "--target-text", "--target-tokens");
 
     // Step 2: both forward passes; each stack's heads compared, then the decoders' outputs.
     Seq2SeqModel model_a(*options.backend, std::move(weights_a)), model_b(*options.backend, std::move(weights_b));

@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "model_analyses_summary.hpp"
 #include "model_corpus_run.hpp"
+#include "option_checks.hpp"
 #include "option_parsing.hpp"
 #include "provenance.hpp"
 #include "stats_report.hpp"
@@ -17,11 +18,13 @@ CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std:
     CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
     cmd->add_option("--save-partial", v.save_partial,
                     fmt::format("Corpus mode: also write the running sums ({}) for attn-viz merge", partial_format))
-        ->needs(inputs);
+        ->needs(inputs)
+        ->check(refuse_empty("names no file"));
     cmd->add_option("--shard", v.shard_text,
                     "Corpus mode: take only shard I of N, the sequences i with i mod N = I (0-based, in corpus order), "
                     "to merge with the other shards' partials")
-        ->needs(inputs);
+        ->needs(inputs)
+        ->check(refuse_empty("names no shard"));
     return inputs;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "option_checks.hpp"
 #include "option_parsing.hpp"
 
 namespace attn_viz_cli {
@@ -10,7 +11,8 @@ void add_memory_budget_option(CLI::App* cmd, InputLimitValues& values, const std
     cmd->add_option("--max-memory", values.max_memory,
                     fmt::format("Refuse {} needing more memory than this (e.g. 8G, 512M, 1000000 bytes; default 75% "
                                 "of physical memory)",
-                                what));
+                                what))
+        ->check(refuse_empty("names no size"));
 }
 
 void add_input_limit_options(CLI::App* cmd, InputLimitValues& values) {

@@ -1,6 +1,7 @@
 #include "layer_options.hpp"
 
 #include "layouts.hpp"
+#include "option_checks.hpp"
 
 namespace attn_viz_cli {
 
@@ -19,7 +20,7 @@ void add_layer_options(CLI::App* cmd, attn_viz::LayerSource& source, LayerOption
                     "Rotary position embedding: none, interleaved or half (default: the layout's)")
         ->check(CLI::IsMember({"none", "interleaved", "half", "half-split", "half_split"}));
     cmd->add_option("--rope-base", source.options.rope_base, "RoPE base (default: config rope_theta, else 10000)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number(NumberSign::positive));
     cmd->add_flag("--causal", values.causal, "Causal mask (query i sees keys j <= i), overriding the file or layout");
     cmd->add_flag("--no-causal", values.no_causal, "No causal mask, overriding the file or layout")
         ->excludes("--causal");

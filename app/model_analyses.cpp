@@ -10,6 +10,7 @@
 #include "head_ablation.hpp"
 #include "logit_attribution.hpp"
 #include "logit_attribution_report.hpp"
+#include "option_checks.hpp"
 #include "option_parsing.hpp"
 #include "patching_report.hpp"
 #include "progress.hpp"
@@ -25,10 +26,11 @@ bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o
 // against the model.
 std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
                                const attn_viz::ModelDescription& model) {
-    std::vector<int> ids =
-        o.patch_from ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, "--patch-from")
-                     : attn_viz::parse_token_ids(*o.patch_from_tokens, "--patch-from-tokens");
-    attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens);
+    const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
+    std::vector<int> ids = o.patch_from
+                               ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, option)
+                               : attn_viz::parse_token_ids(*o.patch_from_tokens, option);
+    attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens, option);
     return ids;
 }
 
@@ -78,12 +80,13 @@ void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnal
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option(
-        "--ablate", o.ablate,
-        "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-        "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, or "
-        "heads as "
-        "L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, encoder/L0H1,decoder/all,cross/1:0 "
-        "(each stack's files in its folder; the loss is the teacher-forced target's)");
+           "--ablate", o.ablate,
+           "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
+           "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, "
+           "or heads as L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, "
+           "encoder/L0H1,decoder/all,cross/1:0 (each stack's files in its folder; the loss is the teacher-forced "
+           "target's)")
+        ->check(refuse_empty("names no head"));
     cmd->add_option("--ablate-mode", o.ablate_mode,
                     "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
         ->capture_default_str()
@@ -102,11 +105,13 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "token (ids as attn-viz tokenize prints them)")
         ->check(CLI::NonNegativeNumber)
         ->needs("--logit-attribution");
-    auto* patch_from = cmd->add_option(
-        "--patch-from", o.patch_from,
-        "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
-        "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
-        "patching_*.png; decoders only; one text, not --inputs)");
+    auto* patch_from =
+        cmd->add_option(
+               "--patch-from", o.patch_from,
+               "Activation patching: run this corrupted text (as many tokens as the clean input) too and, for every "
+               "head, replace its clean output by its corrupted one and rerun from its layer on (patching.csv, "
+               "patching_*.png; decoders only; one text, not --inputs)")
+            ->check(refuse_empty("is an empty text"));
     auto* patch_tokens = cmd->add_option("--patch-from-tokens", o.patch_from_tokens,
                                          "The corrupted input of activation patching as token ids");
     patch_from->excludes(patch_tokens);

@@ -3,6 +3,7 @@
 #include "model_seq2seq.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 #include "hf_seq2seq_checkpoint.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
+#include "model_run.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
 #include "option_parsing.hpp"
@@ -31,6 +33,19 @@ namespace {
 
 using attn_viz::Error;
 using attn_viz::ErrorKind;
+
+// --generate starts the decoder from config.json's decoder_start_token_id: one outside the
+// vocabulary (the model's, and the tokenizer's that labels it) is Error(bad_input) naming the file
+// and the key, before anything runs.
+void check_decoder_start(const std::string& folder, const attn_viz::Seq2SeqConfig& config,
+                         const attn_viz::ModelTokenizer& tokenizer) {
+    const int64_t start = config.decoder_start_token_id,
+                  vocab = std::min<int64_t>(config.blocks.vocab_size, tokenizer.vocab_size());
+    if (start < 0 || start >= vocab)
+        attn_viz::fail_input(
+            (std::filesystem::path(folder) / "config.json").string(),
+            fmt::format("\"decoder_start_token_id\" is {}, outside the vocabulary (0..{})", start, vocab - 1));
+}
 
 // --generate: the decoder's greedy ids from its start token, printed as a continuation of it.
 std::vector<int> generated_target(const ModelOptions& o, attn_viz::Seq2SeqModel& model,
@@ -125,10 +140,13 @@ void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_la
 }
 
 std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids,
-                             const attn_viz::ModelTokenizer& tokenizer, int64_t max_tokens, const char* text_option,
-                             const char* ids_option) {
-    if (ids) return attn_viz::parse_token_ids(*ids, ids_option);
-    return attn_viz::encode_within_context(tokenizer, text, max_tokens, text_option);
+                             const attn_viz::ModelTokenizer& tokenizer, int64_t vocab_size, int64_t max_tokens,
+                             const char* text_option, const char* ids_option) {
+    const char* option = ids ? ids_option : text_option;
+    const std::vector<int> result = ids ? attn_viz::parse_token_ids(*ids, option)
+                                        : attn_viz::encode_within_context(tokenizer, text, max_tokens, option);
+    attn_viz::check_model_tokens(result, vocab_size, max_tokens, option);
+    return result;
 }
 
 void refuse_for_encoder_decoder(const std::string& model_type, const std::vector<RefusedOption>& options) {
@@ -168,10 +186,12 @@ int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, 
         model = std::make_unique<Seq2SeqModel>(backend, read_hf_seq2seq_folder(files.path, files.config, limits));
         const ModelConfig& c = model->weights().config.blocks;
         tokenizer = read_model_tokenizer(files, o.tokenizer, c.vocab_size, limits);
-        source = seq2seq_ids(o.text, o.token_ids, *tokenizer, c.max_tokens, "--text", "--tokens");
-        if (o.generate <= 0)
-            target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.max_tokens, "--target-text",
-                                 "--target-tokens");
+        source = seq2seq_ids(o.text, o.token_ids, *tokenizer, c.vocab_size, c.max_tokens, "--text", "--tokens");
+        if (o.generate > 0)
+            check_decoder_start(files.path, model->weights().config, *tokenizer);
+        else
+            target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.vocab_size, c.max_tokens,
+                                 "--target-text", "--target-tokens");
         if (!o.analyses.ablate.empty()) ablated_heads(o, model->weights());
     }
     const ModelConfig& c = model->weights().config.blocks;

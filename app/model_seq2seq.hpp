@@ -19,11 +19,12 @@
 
 namespace attn_viz_cli {
 
-// The ids of a text option (encoded by `tokenizer`, within max_tokens) or of its ids option
-// ("1,2,3"; given: it wins).
+// The ids of a text option (encoded by `tokenizer`) or of its ids option ("1,2,3"; given: it
+// wins), checked against the model's vocab_size and max_tokens: Error(bad_input) naming the
+// option that gave them ("--target-tokens: token 1 is id 260, outside the vocabulary (0..259)").
 std::vector<int> seq2seq_ids(const std::string& text, const std::optional<std::string>& ids,
-                             const attn_viz::ModelTokenizer& tokenizer, int64_t max_tokens, const char* text_option,
-                             const char* ids_option);
+                             const attn_viz::ModelTokenizer& tokenizer, int64_t vocab_size, int64_t max_tokens,
+                             const char* text_option, const char* ids_option);
 
 // An option an encoder-decoder run does not take: its name, whether it was given, and why not.
 struct RefusedOption {

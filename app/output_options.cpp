@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "option_checks.hpp"
 #include "option_parsing.hpp"
 
 namespace attn_viz_cli {
 
 void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputHelp& help) {
-    CLI::Option* out = cmd->add_option("--out", values.out, help.out);
+    CLI::Option* out = cmd->add_option("--out", values.out, help.out)->check(refuse_empty("names no folder"));
     if (help.out_required) out->required();
     cmd->add_flag("--force", values.force, "Write into a non-empty directory that holds files of something else");
     cmd->add_flag("-q,--quiet", values.quiet, help.quiet);

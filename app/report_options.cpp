@@ -7,6 +7,7 @@
 
 #include "colormap.hpp"
 #include "head_names.hpp"
+#include "option_checks.hpp"
 #include "option_parsing.hpp"
 #include "output_options.hpp"
 
@@ -48,8 +49,10 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
                     "smallest..largest weight (head)")
         ->capture_default_str()
         ->check(CLI::IsMember({"head", "global"}));
-    cmd->add_option("--vmin", v.vmin, "Fixed bottom of every map's color range (weights below take the bottom color)");
-    cmd->add_option("--vmax", v.vmax, "Fixed top of every map's color range (weights above take the top color)");
+    cmd->add_option("--vmin", v.vmin, "Fixed bottom of every map's color range (weights below take the bottom color)")
+        ->check(refuse_empty("is not a number"));
+    cmd->add_option("--vmax", v.vmax, "Fixed top of every map's color range (weights above take the top color)")
+        ->check(refuse_empty("is not a number"));
     cmd->add_option(
            "--map", v.map,
            "What the attention pictures show: the weights a_ij, or norm = a_ij ||v_j W_O^h|| (Kobayashi et al. 2020); "
@@ -62,11 +65,13 @@ void add_report_options(CLI::App* cmd, attn_viz::ReportOptions& o, ReportOptionV
     cmd->add_option("--pool", v.pool, "How pooled cells combine weights: max (sharp diagonals stay visible) or mean")
         ->capture_default_str()
         ->check(CLI::IsMember({"mean", "max"}));
-    cmd->add_option("--window", v.window, "Draw only queries [q0, q1) x keys [k0, k1) at full resolution: q0:q1,k0:k1");
+    cmd->add_option("--window", v.window, "Draw only queries [q0, q1) x keys [k0, k1) at full resolution: q0:q1,k0:k1")
+        ->check(refuse_empty("names no window"));
     cmd->add_flag("--no-labels", v.no_labels, "No token labels on the axes");
     cmd->add_option("--svg", v.svg,
                     "Also draw one head as SVG (vector, for papers): L1H3 or 1:3 (any case), or HEAD alone for the "
-                    "first layer drawn");
+                    "first layer drawn")
+        ->check(refuse_empty("names no head"));
     cmd->add_flag("--html", o.html,
                   "Also write report.html: self-contained, every head with hover, sortable statistics");
     cmd->add_flag("--sparse-error", o.sparse_error,

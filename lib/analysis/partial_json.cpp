@@ -17,6 +17,16 @@ constexpr size_t max_partial_corpora = 65536;
 // The thresholds of the first release of the partial format; those added since may be absent.
 constexpr int first_release_thresholds = 9;
 
+// `value` (named `what` in messages: "mean[3]") as a finite number, at least 0 with
+// `non_negative`; Error(bad_input) quoting the value otherwise.
+double finite_number(const nlohmann::json& value, bool non_negative, const std::string& where,
+                     const std::string& what) {
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || (non_negative && value.get<double>() < 0))
+        fail_input(where, fmt::format("{} is {}, expected a finite number{}", what, json_excerpt(value),
+                                      non_negative ? " >= 0" : ""));
+    return value.get<double>();
+}
+
 }  // namespace
 
 // Moments as three parallel arrays; doubles are written by nlohmann::json in their shortest form
@@ -34,10 +44,7 @@ const nlohmann::json& member(const nlohmann::json& object, const char* name, con
 
 int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high,
                      const std::string& where) {
-    const nlohmann::json& v = member(object, name, where);
-    if (!v.is_number_integer() || v.get<int64_t>() < low || v.get<int64_t>() > high)
-        fail_input(where, fmt::format("\"{}\" must be a whole number in [{}, {}]", name, low, high));
-    return v.get<int64_t>();
+    return json_integer_in(member(object, name, where), low, high, where, fmt::format("\"{}\"", name));
 }
 
 std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t expected, int64_t max_count,
@@ -49,15 +56,10 @@ std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t exp
         if (!array->is_array() || array->size() != expected)
             fail_input(where, fmt::format("expected arrays of {} numbers", expected));
     std::vector<RunningMoments> moments(expected);
-    for (size_t k = 0; k < expected; ++k) {
-        const nlohmann::json &c = count[k], &m = mean[k], &s = m2[k];
-        if (!c.is_number_integer() || c.get<int64_t>() < 0 || c.get<int64_t>() > max_count)
-            fail_input(where, fmt::format("count {} is not a whole number in [0, num_sequences]", k));
-        if (!m.is_number() || !s.is_number() || !std::isfinite(m.get<double>()) || !std::isfinite(s.get<double>()) ||
-            s.get<double>() < 0)
-            fail_input(where, fmt::format("mean/m2 {} is not a finite number (m2 >= 0)", k));
-        moments[k] = {c.get<int64_t>(), m.get<double>(), s.get<double>()};
-    }
+    for (size_t k = 0; k < expected; ++k)
+        moments[k] = {json_integer_in(count[k], 0, max_count, where, fmt::format("count[{}]", k)),
+                      finite_number(mean[k], false, where, fmt::format("mean[{}]", k)),
+                      finite_number(m2[k], true, where, fmt::format("m2[{}]", k))};
     return moments;
 }
 
@@ -86,11 +88,10 @@ LabelThresholds read_thresholds(const nlohmann::json& block, const std::string& 
             fail_input(where, fmt::format("\"thresholds\" lacks \"{}\"", name));
         }
         const nlohmann::json& v = block.at(name);
-        const double x = v.is_number() ? v.get<double>() : NAN;
-        const bool whole = std::string_view(name) != "top_pairs" || (x >= 0 && x == std::floor(x));
-        if (!std::isfinite(x) || !whole)
-            fail_input(where, std::string("threshold \"") + name +
-                                  "\" is not a finite number (top_pairs: a whole number >= 0)");
+        const std::string what = fmt::format("threshold \"{}\"", name);
+        const double x = finite_number(v, false, where, what);
+        if (std::string_view(name) == "top_pairs" && (x < 0 || x != std::floor(x)))
+            fail_input(where, fmt::format("{} is {}, expected a whole number >= 0", what, json_excerpt(v)));
         thresholds.*field = x;
     }
     return thresholds;
@@ -116,8 +117,9 @@ CorpusCoverage read_coverage(const nlohmann::json& corpora, int64_t num_sequence
             if (!shard.is_number_integer() || shard.get<int64_t>() < 0 || shard.get<int64_t>() >= c.num_shards ||
                 shard.get<int64_t>() >= c.num_sequences ||
                 (!c.shards.empty() && shard.get<int64_t>() <= c.shards.back()))
-                fail_input(where,
-                           "a corpus's \"shards\" must be ascending whole numbers below num_shards and num_sequences");
+                fail_input(where, fmt::format("a corpus's \"shards\" must be ascending whole numbers below num_shards "
+                                              "and num_sequences ({} and {}): {} is not",
+                                              c.num_shards, c.num_sequences, json_excerpt(shard)));
             c.shards.push_back(shard.get<int64_t>());
         }
         c.sources.assign(c.shards.size(), where);

@@ -2,6 +2,7 @@
 // for drawing and analysis, the final hidden states and, for decoders, the next-token logits.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "layer_result.hpp"
@@ -18,8 +19,11 @@ struct ModelRun {
     Tensor logits;                    // [T, V]: row t predicts token t + 1; empty for an encoder (BERT)
 };
 
-// Checks a run's input: 1 <= T <= max_tokens ids, each in [0, vocab_size); Error(bad_input) otherwise.
-void check_model_tokens(const std::vector<int>& tokens, int64_t vocab_size, int64_t max_tokens);
+// Checks a run's input: 1 <= T <= max_tokens ids, each in [0, vocab_size); Error(bad_input)
+// "<where>: token 1 is id 600, outside the vocabulary (0..511)" otherwise (`where` names the ids
+// as the caller was given them: "--tokens", "the target").
+void check_model_tokens(const std::vector<int>& tokens, int64_t vocab_size, int64_t max_tokens,
+                        const std::string& where = "tokens");
 
 // The rows of `embedding` ([V, D]) for `tokens` (checked ids): [T, D].
 Tensor embedding_rows(const Tensor& embedding, const std::vector<int>& tokens);

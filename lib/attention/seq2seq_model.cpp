@@ -3,11 +3,8 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "block_ops.hpp"
 #include "dense_ops.hpp"
-#include "error.hpp"
 #include "head_replacement.hpp"
 #include "model_run.hpp"
 #include "relative_position_bias.hpp"
@@ -40,14 +37,8 @@ Seq2SeqRun Seq2SeqModel::run_layers(const std::vector<int>& source, const std::v
 
 Seq2SeqRun Seq2SeqModel::run_pass(const std::vector<int>& source, const std::vector<int>& target, const Pass& pass) {
     const ModelConfig& c = weights_.config.blocks;
-    for (const auto& [ids, name] : {std::pair{&source, "source"}, std::pair{&target, "target"}}) {
-        try {
-            check_model_tokens(*ids, c.vocab_size, c.max_tokens);
-        } catch (const Error& e) {
-            if (e.kind() != ErrorKind::bad_input) throw;
-            fail_input(fmt::format("the {}", name), e.what());
-        }
-    }
+    check_model_tokens(source, c.vocab_size, c.max_tokens, "the source");
+    check_model_tokens(target, c.vocab_size, c.max_tokens, "the target");
     Seq2SeqRun run;
     run.source = source;
     run.target = target;

@@ -88,8 +88,9 @@ void write_file_bytes(const std::string& path, std::string_view bytes) {
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
     const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
+    const std::string shown = user_name(path);  // a staged file's final path
     try {
-        FileWriter file(temporary, path);
+        FileWriter file(temporary, shown);
         file.write(bytes);
         file.close();
     } catch (const Error&) {
@@ -100,7 +101,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     std::filesystem::rename(temporary, path, ec);
     if (ec) {
         std::remove(temporary.c_str());
-        throw Error(ErrorKind::io, fmt::format("{}: cannot rename into place: {}", path, ec.message()));
+        throw Error(ErrorKind::io, fmt::format("{}: cannot rename into place: {}", shown, ec.message()));
     }
 }
 

@@ -40,7 +40,7 @@ void write_file_bytes(const std::string& path, std::string_view bytes);
 
 // The same through a temporary name in the same directory renamed into place, so readers never
 // see half of the file. (Run directories get this from OutputDir's staging already.) Errors
-// name `path`.
+// name `path`, or the final path name_staged_file() gave it.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Checks, before any work, that a file can be created at `path`: refuses (Error usage) a path

@@ -161,10 +161,13 @@ StagingDir::StagingDir(const std::string& destination) {
     const std::filesystem::path target(destination);
     const std::string parent_path = target.parent_path().empty() ? "." : target.parent_path().string();
     const std::string base = target.filename().string();
+    // Errors name the destination and its folder, never the staging name the user did not give.
+    const auto cannot_write = [&](int error_number) {
+        return Error(ErrorKind::io,
+                     fmt::format("{}: cannot write in {}: {}", destination, parent_path, std::strerror(error_number)));
+    };
     const UniqueFd parent(open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!parent)
-        throw Error(ErrorKind::io,
-                    fmt::format("{}: cannot create a staging folder beside it: {}", destination, std::strerror(errno)));
+    if (!parent) throw cannot_write(errno);
     // Held until `parent` closes: no other run removes or makes a staging folder here meanwhile,
     // so none sees this one between its mkdir and its lock. (Where flock is not supported, dead
     // runs' folders cannot be told from live ones and are left alone.)
@@ -181,8 +184,7 @@ StagingDir::StagingDir(const std::string& destination) {
         if (mkdirat(parent.get(), name.c_str(), 0777) == 0) break;
         const int mkdir_errno = errno;
         pending.remove(path_);
-        if (mkdir_errno != EEXIST || attempt == 100)
-            throw Error(ErrorKind::io, fmt::format("{}: cannot create: {}", path_, std::strerror(mkdir_errno)));
+        if (mkdir_errno != EEXIST || attempt == 100) throw cannot_write(mkdir_errno);
     }
     fd_ = UniqueFd(openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd_) {

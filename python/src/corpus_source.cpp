@@ -4,6 +4,7 @@
 
 #include "corpus_coverage.hpp"
 #include "error.hpp"
+#include "errors.hpp"
 #include "json_text.hpp"
 #include "model_corpus_run.hpp"
 #include "stats_report.hpp"
@@ -18,13 +19,13 @@ constexpr const char* lines_name = "<lines>";
 
 }  // namespace
 
-PythonCorpus::PythonCorpus(const py::handle& source, const std::optional<std::string>& shard_text,
+PythonCorpus::PythonCorpus(const char* argument, const py::handle& source, const std::optional<std::string>& shard_text,
                            attn_viz::CorpusLines lines_kind, bool texts)
     : shard(shard_text ? attn_viz::parse_corpus_shard(*shard_text) : attn_viz::CorpusShard{}) {
     const py::module_ os = py::module_::import("os");
     if (py::isinstance<py::str>(source) || py::isinstance(source, os.attr("PathLike"))) {
         total = py::none();
-        name = py::str(os.attr("fspath")(source));
+        name = path_argument(argument, std::string(py::str(os.attr("fspath")(source))));
         documents = std::make_unique<attn_viz::CorpusDocuments>(name, attn_viz::LoadLimits{}, shard, lines_kind);
         return;
     }

@@ -13,13 +13,14 @@
 
 namespace attn_viz_python {
 
-// A corpus given from Python, or one shard of it: `source` is a path (str or os.PathLike) read as
+// A corpus given from Python, or one shard of it: `source`, the value of the argument `argument`,
+// is a path (str or os.PathLike; refused holding a NUL byte, errors.hpp) read as
 // the CLI's --inputs reads it (`lines`: how a file's lines are read), or a list whose items are
 // dicts, or with `texts` also strings ({"text": item}), each made one JSON line (so a list and the
 // JSONL file of the same lines are the same corpus). `shard`: "I/N" as --shard, or none.
 struct PythonCorpus {
-    PythonCorpus(const pybind11::handle& source, const std::optional<std::string>& shard, attn_viz::CorpusLines lines,
-                 bool texts);
+    PythonCorpus(const char* argument, const pybind11::handle& source, const std::optional<std::string>& shard,
+                 attn_viz::CorpusLines lines, bool texts);
 
     // The stats.json text (without provenance) of `corpus`, whose run read `documents` to the end:
     // its analysis and "corpora". Throws Error(bad_input) when the run took no sequence.

@@ -1,5 +1,7 @@
 #include "errors.hpp"
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 
 namespace py = pybind11;
@@ -26,6 +28,14 @@ const char* kind_name(attn_viz::ErrorKind kind) {
 py::exception<attn_viz::Error>* error_class = nullptr;
 
 }  // namespace
+
+const std::string& path_argument(const char* argument, const std::string& path) {
+    if (path.find('\0') == std::string::npos) return path;
+    std::string shown;
+    for (char c : path) shown += c == '\0' ? std::string("\\x00") : std::string(1, c);
+    throw attn_viz::Error(attn_viz::ErrorKind::usage,
+                          fmt::format("{}: '{}' holds a NUL byte, which no file name can", argument, shown));
+}
 
 void register_errors(py::module_& m) {
     error_class = new py::exception<attn_viz::Error>(m, "Error", PyExc_RuntimeError);

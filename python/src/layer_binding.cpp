@@ -6,6 +6,7 @@
 
 #include "attention.hpp"
 #include "bindings.hpp"
+#include "errors.hpp"
 #include "layer.hpp"
 #include "parallel_for.hpp"
 #include "run_result.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 std::shared_ptr<Layer> open_layer(const std::string& path, const std::string& layout, int layer, int threads) {
     auto l = std::make_shared<Layer>();
-    l->source.path = path, l->source.layout = layout, l->source.layer = layer;
+    l->source.path = path_argument("path", path), l->source.layout = layout, l->source.layer = layer;
     py::gil_scoped_release released;
     l->weights = attn_viz::load_layer_weights(l->source);
     attn_viz::use_threads(threads);
@@ -33,7 +34,8 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Layer>& l, const std::strin
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(l->mutex);
-        const attn_viz::SequenceInput sequence = attn_viz::load_sequence({input, tokens, ""}, l->weights.d_model);
+        const attn_viz::SequenceInput sequence = attn_viz::load_sequence(
+            {path_argument("input", input), path_argument("tokens", tokens), ""}, l->weights.d_model);
         attn_viz::AttentionRequest request;
         request.input = &sequence.embeddings;
         request.key_excluded = sequence.key_excluded;

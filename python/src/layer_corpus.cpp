@@ -19,7 +19,7 @@ namespace attn_viz_python {
 
 py::object run_corpus(const std::shared_ptr<Layer>& l, py::object corpus_source, py::object progress,
                       const std::optional<std::string>& shard) {
-    PythonCorpus source(corpus_source, shard, attn_viz::CorpusLines::json, false);
+    PythonCorpus source("corpus", corpus_source, shard, attn_viz::CorpusLines::json, false);
     PythonSteps steps(std::move(progress));
     attn_viz::LayerCorpusHooks hooks;
     hooks.on_sequence = steps.count_callback(source.total);

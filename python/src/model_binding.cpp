@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "error.hpp"
+#include "errors.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
 #include "interrupt.hpp"
 #include "model.hpp"
@@ -25,13 +26,25 @@ int64_t Model::max_tokens() const {
     return model ? model->description().max_tokens : seq2seq->weights().config.blocks.max_tokens;
 }
 
+namespace {
+
+// `text`, the value of the argument `argument`, refused (Error usage) when empty, as the CLI's --text '' is.
+const std::string& nonempty_text(const std::string& argument, const std::string& text) {
+    if (text.empty()) throw attn_viz::Error(attn_viz::ErrorKind::usage, argument + ": '' is an empty text");
+    return text;
+}
+
+}  // namespace
+
 std::vector<int> model_ids(const Model& m, const std::optional<std::string>& text,
                            const std::optional<std::vector<int>>& ids, const std::string& text_name,
                            const std::string& ids_name) {
     if (text.has_value() == ids.has_value())
         throw attn_viz::Error(attn_viz::ErrorKind::usage, "give one of " + text_name + " or " + ids_name);
-    if (text) return attn_viz::encode_within_context(*m.tokenizer, *text, m.max_tokens(), text_name);
-    attn_viz::check_model_tokens(*ids, m.vocab_size(), m.max_tokens());
+    if (text)
+        return attn_viz::encode_within_context(*m.tokenizer, nonempty_text(text_name, *text), m.max_tokens(),
+                                               text_name);
+    attn_viz::check_model_tokens(*ids, m.vocab_size(), m.max_tokens(), ids_name);
     return *ids;
 }
 
@@ -39,7 +52,8 @@ namespace {
 
 std::shared_ptr<Model> open_model(const std::string& path, const std::string& tokenizer, int threads) {
     auto m = std::make_shared<Model>();
-    m->path = path;
+    m->path = path_argument("path", path);
+    path_argument("tokenizer", tokenizer);
     py::gil_scoped_release released;
     const attn_viz::ModelFiles files = attn_viz::open_model_files(path);
     attn_viz::use_threads(threads);
@@ -60,9 +74,8 @@ attn_viz::EncodedText model_input(const Model& m, const std::optional<std::strin
                                   const std::optional<std::vector<int>>& ids) {
     if (!text_pair) return {model_ids(m, text, ids, "text", "ids"), {}};
     if (!text) throw attn_viz::Error(attn_viz::ErrorKind::usage, "text_pair is a pair's second text: give text too");
-    if (text_pair->empty())
-        throw attn_viz::Error(attn_viz::ErrorKind::usage, "text_pair: '' is no text: give the pair's second text");
-    return attn_viz::encode_pair_within_context(*m.tokenizer, *text, *text_pair, m.max_tokens(), "text_pair");
+    return attn_viz::encode_pair_within_context(*m.tokenizer, nonempty_text("text", *text),
+                                                nonempty_text("text_pair", *text_pair), m.max_tokens(), "text_pair");
 }
 
 std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
@@ -163,8 +176,9 @@ void bind_model(py::module_& m) {
         .def(
             "encode",
             [](const Model& m, const std::string& text, const std::optional<std::string>& text_pair) -> py::object {
-                if (!text_pair) return py::cast(m.tokenizer->encode(text));
-                const attn_viz::EncodedText pair = m.tokenizer->encode_pair(text, *text_pair);
+                if (!text_pair) return py::cast(m.tokenizer->encode(nonempty_text("text", text)));
+                const attn_viz::EncodedText pair =
+                    m.tokenizer->encode_pair(nonempty_text("text", text), nonempty_text("text_pair", *text_pair));
                 py::dict out;
                 out["ids"] = pair.ids, out["token_type_ids"] = pair.type_ids,
                 out["sentence_b_start"] = pair.second_start;

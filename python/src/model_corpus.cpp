@@ -23,7 +23,7 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
                               m->path +
                                   ": run_corpus does not apply to an encoder-decoder model: corpus "
                                   "statistics hold one stack of layers (run each source and target pair alone)");
-    PythonCorpus source(corpus_source, shard, attn_viz::CorpusLines::json_or_text, true);
+    PythonCorpus source("path_or_lines", corpus_source, shard, attn_viz::CorpusLines::json_or_text, true);
     PythonSteps steps(std::move(progress));
     attn_viz::ModelCorpusHooks hooks;
     hooks.on_layer = steps.interruption_check();

@@ -1,5 +1,7 @@
 #include "run_folder.hpp"
 
+#include "errors.hpp"
+
 namespace py = pybind11;
 
 namespace attn_viz_python {
@@ -7,6 +9,7 @@ namespace attn_viz_python {
 void write_run_folder(
     std::mutex& mutex, const std::string& out, bool force, bool html,
     const std::function<void(attn_viz::OutputDir&, const attn_viz::ReportOptions&, attn_viz::Timings&)>& stage) {
+    path_argument("out", out);
     py::gil_scoped_release released;
     std::lock_guard<std::mutex> lock(mutex);
     attn_viz::ReportOptions options;

@@ -113,6 +113,24 @@ def test_missing_input_raises_error_naming_it(tmp_path):
         layer.run(str(tmp_path / "nowhere.json"))
 
 
+def test_paths_holding_a_nul_byte_are_refused(tmp_path):
+    # A NUL byte ends a path for the system's calls: Layer(path + "\0junk") opened `path`.
+    def refused(call, argument, path):
+        with pytest.raises(attn_viz.Error) as caught:
+            call()
+        assert caught.value.kind == "usage"
+        assert str(caught.value) == f"{argument}: '{path}\\x00junk' holds a NUL byte, which no file name can"
+
+    refused(lambda: attn_viz.Layer(DEMO_WEIGHTS + "\0junk"), "path", DEMO_WEIGHTS)
+    layer = attn_viz.Layer(DEMO_WEIGHTS)
+    refused(lambda: layer.run(DEMO_INPUT + "\0junk"), "input", DEMO_INPUT)
+    refused(lambda: layer.run(DEMO_INPUT, tokens=DEMO_INPUT + "\0junk"), "tokens", DEMO_INPUT)
+    corpus = tmp_path / "c.jsonl"
+    with open(DEMO_INPUT) as f:
+        corpus.write_text(f.read().replace("\n", " ") + "\n")
+    refused(lambda: layer.run_corpus(str(corpus) + "\0junk"), "corpus", str(corpus))
+
+
 def test_head_out_of_range_raises_error(demo_result):
     heads = demo_result.attention.shape[1]
     with pytest.raises(attn_viz.Error, match=f"head L0H{heads} is out of range"):

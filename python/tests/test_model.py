@@ -2,6 +2,7 @@
 import _thread
 import gc
 import os
+import re
 
 import numpy as np
 import pytest
@@ -110,10 +111,37 @@ def test_bad_inputs_raise_error_naming_the_problem(tmp_path, hf_model):
     with pytest.raises(attn_viz.Error) as caught:
         attn_viz.Model(str(bad))
     assert str(bad) in str(caught.value)
-    with pytest.raises(attn_viz.Error, match="100000"):
+    with pytest.raises(attn_viz.Error, match=re.escape("ids: token 1 is id 100000, outside the vocabulary")):
         hf_model.run(ids=[1, 100000])
     with pytest.raises(attn_viz.Error, match="one of text or ids"):
         hf_model.run()
+
+
+def usage_error(call, message):
+    """call() raises an attn_viz.Error of kind usage whose message is `message`."""
+    with pytest.raises(attn_viz.Error) as caught:
+        call()
+    assert caught.value.kind == "usage" and str(caught.value) == message
+
+
+def test_an_empty_text_and_a_path_holding_a_nul_byte_are_refused(tmp_path, hf_model):
+    # As the CLI refuses --text '': an empty text is no text to run (it ran BOS alone).
+    usage_error(lambda: hf_model.run(text=""), "text: '' is an empty text")
+    usage_error(lambda: hf_model.encode(""), "text: '' is an empty text")
+    # A NUL byte ends a path for the system's calls: Model(path + "\0junk") opened `path`.
+    junk = "\0junk"
+    usage_error(lambda: attn_viz.Model(hf_model.path + junk),
+                f"path: '{hf_model.path}\\x00junk' holds a NUL byte, which no file name can")
+    usage_error(lambda: attn_viz.Model(hf_model.path, tokenizer=hf_model.path + junk),
+                f"tokenizer: '{hf_model.path}\\x00junk' holds a NUL byte, which no file name can")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "Once upon a time"}\n')
+    usage_error(lambda: hf_model.run_corpus(str(corpus) + junk),
+                f"path_or_lines: '{corpus}\\x00junk' holds a NUL byte, which no file name can")
+    result = hf_model.run(text=TEXT)
+    usage_error(lambda: result.write(str(tmp_path / "out") + junk),
+                f"out: '{tmp_path / 'out'}\\x00junk' holds a NUL byte, which no file name can")
+    assert sorted(os.listdir(tmp_path)) == ["c.jsonl"]
 
 
 def test_write_is_the_cli_folder(tmp_path, hf_model):

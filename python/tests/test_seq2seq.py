@@ -78,6 +78,12 @@ def test_encoder_decoder_mistakes_raise_errors(tmp_path):
         model.run(target_ids=target)
     with pytest.raises(attn_viz.Error, match="100000"):
         model.run(ids=source, target_ids=[100000])
+    with pytest.raises(attn_viz.Error, match=r"^target_ids: token 1 is id 300, outside the vocabulary \(0\.\.299\)$"):
+        model.run(ids=source, target_ids=[0, 300])
+    for kwargs, argument in (({"text": "", "target_ids": target}, "text"), ({"ids": source, "target_text": ""}, "target_text")):
+        with pytest.raises(attn_viz.Error, match=f"^{argument}: '' is an empty text$") as caught:
+            model.run(**kwargs)
+        assert caught.value.kind == "usage"
     with pytest.raises(attn_viz.Error, match="encoder-decoder"):
         model.run_corpus(["a b"])
     with pytest.raises(attn_viz.Error, match="progress"):

@@ -187,17 +187,18 @@ TEST_CASE("hostile partial files are refused with a message naming the file") {
     j = good, j.erase("num_heads");
     expect_bad(j, "num_heads");
     j = good, j["num_layers"] = 100000;
-    expect_bad(j, "num_layers");
+    expect_bad(j, "\"num_layers\" is 100000, expected an integer in 1..");
     j = good, j["num_layers"] = 3;  // arrays no longer match the layout
     expect_bad(j, "arrays");
+    // Each bad entry is quoted with its place: "count[0] is -1", never "count 0 is not a whole number".
     j = good, j["heads"]["count"][0] = -1;
-    expect_bad(j, "count");
+    expect_bad(j, "count[0] is -1, expected an integer in 0..1");
     j = good, j["heads"]["count"][0] = 99;
-    expect_bad(j, "count");
+    expect_bad(j, "count[0] is 99, expected an integer in 0..1");
     j = good, j["heads"]["mean"][2] = "x";
-    expect_bad(j, "finite");
+    expect_bad(j, "mean[2] is \"x\", expected a finite number");
     j = good, j["heads"]["m2"][2] = -1.0;
-    expect_bad(j, "m2");
+    expect_bad(j, "m2[2] is -1.0, expected a finite number >= 0");
     j = good, j["matrices"].erase("js_distance");
     expect_bad(j, "js_distance");
     j = good, j["statistics"][0] = "something_else";

@@ -147,4 +147,19 @@ TEST_CASE("--tokens '' is refused as --tokens ' , ' is, by model and by compare 
     CHECK(!fs::exists(dir / "out"));
 }
 
+TEST_CASE("token ids a model cannot take are blamed on the option that gave them (exit 3)") {
+    ScratchDir dir;
+    const std::string model = write_small_llama2c_model(dir) + " -q --out " + (dir / "out");  // 263 ids, 24 tokens
+    check_one_line(run_attn_viz(model + " --tokens 1,263"), 3,
+                   "--tokens: token 1 is id 263, outside the vocabulary (0..262)");
+    check_one_line(run_attn_viz(model + " --tokens 1,2 --patch-from-tokens 1,263"), 3,
+                   "--patch-from-tokens: token 1 is id 263, outside the vocabulary (0..262)");
+    check_one_line(run_attn_viz(model + " --induction 20"), 3,
+                   "--induction: 41 tokens exceed the model's sequence length 24");
+    check_one_line(run_attn_viz("compare " + (dir / "m.bin") + " " + (dir / "m.bin") + " --tokenizer " +
+                                (dir / "tok.bin") + " --tokens 1,263"),
+                   3, "--tokens: token 1 is id 263, outside the vocabulary (0..262)");
+    CHECK(!fs::exists(dir / "out"));
+}
+
 }  // TEST_SUITE("cli")

@@ -248,10 +248,11 @@ TEST_CASE(
     // Corrupted: each edit of a valid partial is refused naming the file.
     const nlohmann::json valid = read_json(dir / "p1.json");
     const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> corruptions = {
-        {[](nlohmann::json& j) { j["heads"]["mean"][3] = "x"; }, "not a finite number"},
-        {[](nlohmann::json& j) { j["heads"]["m2"][0] = -1.0; }, "not a finite number"},
+        {[](nlohmann::json& j) { j["heads"]["mean"][3] = "x"; }, "mean[3] is \"x\", expected a finite number"},
+        {[](nlohmann::json& j) { j["heads"]["m2"][0] = -1.0; }, "m2[0] is -1.0, expected a finite number >= 0"},
         {[](nlohmann::json& j) { j["heads"]["count"].erase(0); }, "expected arrays of"},
-        {[](nlohmann::json& j) { j["heads"]["count"][1] = 99; }, "count 1 is not a whole number"},
+        {[](nlohmann::json& j) { j["heads"]["count"][1] = 99; }, "count[1] is 99, expected an integer in 0.."},
+        {[](nlohmann::json& j) { j["heads"]["count"][0] = -1; }, "count[0] is -1, expected an integer in 0.."},
         {[](nlohmann::json& j) { j["num_heads"] = 3; }, "expected arrays of"},
         {[](nlohmann::json& j) { j["num_sequences"] = 5; }, "cover"},
         {[](nlohmann::json& j) { j["fingerprints"]["model_a"] = "zz"; }, "not a fingerprint"},

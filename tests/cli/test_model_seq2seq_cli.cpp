@@ -319,4 +319,43 @@ TEST_CASE(
         "model_type llama has no decoder input");
 }
 
+TEST_CASE(
+    "ids outside an encoder-decoder's vocabulary are blamed on the option that gave them, a start token on "
+    "config.json's key (exit 3)") {
+    ScratchDir dir;
+    // 300 embedding rows; the tokenizer has 265 tokens.
+    make_reference_folder(
+        dir, "reference_hf_seq2seq.py",
+        "--model-type t5 --d-model 8 --heads 2 --encoder-layers 1 --decoder-layers 1 --ffn 9 --vocab 300 "
+        "--source-tokens 2 --target-tokens 2 --tokenizer");
+    const std::string folder = dir.path().string(), out = " -q --out " + (dir / "o");
+    const auto check_refused = [&](const std::string& args, const std::string& message) {
+        const CommandResult r = run_attn_viz(args);
+        INFO(args);
+        CHECK(r.exit_code == 3);
+        CHECK(r.output == "attn-viz: error: " + message + "\n");
+        CHECK(!std::filesystem::exists(dir / "o"));
+    };
+    // Not "the target: tokens: ..." nor tokenizer.json's "token id 300 is not in the vocabulary".
+    check_refused("model --model " + folder + " --tokens 5,6 --target-tokens 0,300" + out,
+                  "--target-tokens: token 1 is id 300, outside the vocabulary (0..299)");
+    check_refused("model --model " + folder + " --tokens 5,300 --target-tokens 0,1" + out,
+                  "--tokens: token 1 is id 300, outside the vocabulary (0..299)");
+    check_refused("compare " + folder + " " + folder + " --tokens 5,6 --target-tokens 0,300" + out,
+                  "--target-tokens: token 1 is id 300, outside the vocabulary (0..299)");
+    // --generate starts from decoder_start_token_id: past the model's rows, or past the tokenizer's
+    // tokens (which label it), it is config.json's.
+    nlohmann::json config = nlohmann::json::parse(read_text(dir / "config.json"));
+    for (const int start : {300, 280}) {
+        config["decoder_start_token_id"] = start;
+        write_text(dir / "config.json", config.dump());
+        check_refused("model --model " + folder + " --tokens 5,6 --generate 2" + out,
+                      dir / "config.json" + ": \"decoder_start_token_id\" is " + std::to_string(start) +
+                          ", outside the vocabulary (0..264)");
+    }
+    // A run with its target given does not start from it.
+    const CommandResult r = run_attn_viz("model --model " + folder + " --tokens 5,6 --target-tokens 0,1" + out);
+    CHECK_MESSAGE(r.exit_code == 0, r.output);
+}
+
 }  // TEST_SUITE("model")

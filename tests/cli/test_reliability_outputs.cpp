@@ -3,11 +3,13 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <iostream>
 #include <random>
 #include <set>
 #include <thread>
 
 #include <doctest/doctest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "cli_fixtures.hpp"
@@ -16,6 +18,31 @@
 using namespace attn_viz;
 using namespace test_support;
 namespace fs = std::filesystem;
+
+namespace {
+
+// A full file system at `path`: a tmpfs of one 4 KB page, filled by one file, unmounted when this
+// goes. mounted() is false where mounting is not permitted (without CAP_SYS_ADMIN).
+class FullTmpfs {
+public:
+    explicit FullTmpfs(const std::string& path) : path_(path) {
+        fs::create_directories(path);
+        mounted_ = mount("tmpfs", path.c_str(), "tmpfs", 0, "size=4k") == 0;
+        if (mounted_) write_text(path + "/filler", std::string(4096, 'x'));
+    }
+    ~FullTmpfs() {
+        if (mounted_) umount2(path_.c_str(), MNT_DETACH);
+    }
+    FullTmpfs(const FullTmpfs&) = delete;
+    FullTmpfs& operator=(const FullTmpfs&) = delete;
+    bool mounted() const { return mounted_; }
+
+private:
+    std::string path_;
+    bool mounted_ = false;
+};
+
+}  // namespace
 
 TEST_SUITE("reliability") {
 
@@ -228,6 +255,51 @@ TEST_CASE("dump and --save-partial destinations are checked before any work, nam
     fs::create_directories(dir / "out");
     CHECK(run_attn_viz(one + " --dump-attention " + (dir / "out/attn.npy")).exit_code == 0);
     CHECK(fs::is_regular_file(dir / "out/attn.npy"));
+}
+
+TEST_CASE("a read-only or full --out, --save-partial or merge --out is named as given, never by its staging folder") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 8, 2, 3);
+    write_text(dir / "c.jsonl", read_text(dir / "x.json") + "\n");
+    const std::string corpus = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl");
+    const std::string merge = "merge -q " + (dir / "p.json");
+    REQUIRE(run_attn_viz(corpus + " --out " + (dir / "out") + " --save-partial " + (dir / "p.json")).exit_code == 0);
+    const auto refused = [&](const std::string& args, const std::string& message) {
+        const CommandResult r = run_attn_viz(args);
+        INFO(args, "\n", r.output);
+        CHECK(r.exit_code == 4);
+        CHECK(r.output.rfind("attn-viz: error: " + message, 0) == 0);
+        CHECK(r.output.find('\n') == r.output.size() - 1);
+        CHECK(r.output.find("attn-viz-partial") == std::string::npos);
+    };
+    // Read-only: the tests run as root, whom a folder's missing write bits do not stop; /proc takes
+    // no new entry from anyone (root's mkdir fails there with ENOENT, another user's with EACCES).
+    refused("run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out /proc/attn-viz-out",
+            "/proc/attn-viz-out: cannot write in /proc: ");
+    refused(corpus + " --out " + (dir / "o1") + " --save-partial /proc/attn-viz-p.json",
+            "/proc/attn-viz-p.json: cannot write in /proc: ");
+    refused(merge + " --out /proc/attn-viz-merged", "/proc/attn-viz-merged: cannot write in /proc: ");
+    refused(merge + " --out " + (dir / "m1") + " --save-partial /proc/attn-viz-p.json",
+            "/proc/attn-viz-p.json: cannot write in /proc: ");
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "c.jsonl", "out", "p.json"});
+    // Full: a filled tmpfs. The partial and compare.json are written through a temporary name
+    // inside the staging folder, which named them before.
+    const FullTmpfs full(dir / "full");
+    if (!full.mounted()) {
+        std::cerr << "skipped: cannot mount a tmpfs here; the full file system cases not run\n";
+        return;
+    }
+    const std::string no_space = ": write failed: No space left on device";
+    refused(corpus + " --out " + (dir / "o2") + " --save-partial " + (dir / "full/p.json"),
+            dir / "full/p.json" + no_space);
+    refused(merge + " --out " + (dir / "full/merged"), dir / "full/merged/stats.json" + no_space);
+    refused(merge + " --out " + (dir / "m2") + " --save-partial " + (dir / "full/p.json"),
+            dir / "full/p.json" + no_space);
+    refused("compare -q " + (dir / "w.json") + " " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out " +
+                (dir / "full/compared"),
+            dir / "full/compared/compare.json" + no_space);
+    CHECK(names_in(dir / "full") == std::set<std::string>{"filler"});
+    CHECK(names_in(dir.path()) == std::set<std::string>{"w.json", "x.json", "c.jsonl", "out", "p.json", "full"});
 }
 
 TEST_CASE("dump and --save-partial destinations get their missing folders, as --out does, only when the run succeeds") {

@@ -121,7 +121,7 @@ TEST_CASE("model --text-pair: a [SEP] typed into --text is warned about; impossi
 
     const CommandResult empty = run_attn_viz(model + " --text \"the cat\" --text-pair \"\" --json");
     CHECK(empty.exit_code == 2);
-    CHECK(empty.output.find("--text-pair: '' is no text") != std::string::npos);
+    CHECK(empty.output.find("--text-pair: '' is an empty text") != std::string::npos);
     const CommandResult alone = run_attn_viz(model + " --text-pair \"the cat\" --json");
     CHECK(alone.exit_code == 2);
     CHECK(alone.output.find("--text-pair requires --text") != std::string::npos);
