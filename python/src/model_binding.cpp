@@ -90,10 +90,14 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
         const attn_viz::EncodedText input = model_input(*m, text, text_pair, ids);
         const std::vector<int>& tokens = input.ids;
         // The results keep no logits.
-        attn_viz::ModelRun run = m->model->run(tokens, {.logits = false, .token_types = input.type_ids}, on_layer);
-        if (text_pair)  // as the CLI's stats.json says it (BertViz's sentence_b_start)
-            r->input_stats = {
-                {"text_pair", *text_pair}, {"sentence_b_start", input.second_start}, {"token_types", input.type_ids}};
+        // A model of one token type or none runs every token as type 0, as the CLI does.
+        const bool typed = m->model->description().token_types > 1;
+        attn_viz::ModelRun run = m->model->run(
+            tokens, {.logits = false, .token_types = typed ? input.type_ids : std::vector<int>{}}, on_layer);
+        if (text_pair) {  // as the CLI's stats.json says it (BertViz's sentence_b_start)
+            r->input_stats = {{"text_pair", *text_pair}, {"sentence_b_start", input.second_start}};
+            if (!run.token_types.empty()) r->input_stats["token_types"] = run.token_types;
+        }
         r->layers = std::move(run.layers);
         r->weights = m->model->attention_weights();
         r->tokens = m->tokenizer->labels(tokens);

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
 
 def randomize(model):
@@ -31,6 +31,9 @@ def save_folder(model, config, folder):
     vocab = {("[UNK]" if i == 0 else f"w{i}"): i for i in range(config.vocab_size)}
     tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    if config.model_type == "bert":  # BERT's template, w1 and w2 as its [CLS] and [SEP], for text pairs
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single="w1 $A w2", pair="w1 $A w2 $B:1 w2:1", special_tokens=[("w1", 1), ("w2", 2)])
     tokenizer.save(os.path.join(folder, "tokenizer.json"))
     return tokenizer
 

