@@ -218,7 +218,9 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files
     if (o.corpus.path.empty()) {
         attn_viz::EncodedText input = input_ids(o, *in.tokenizer, in.model->description());
         in.ids = std::move(input.ids);
-        in.token_types = std::move(input.type_ids);
+        // A model of one token type or none (RoPE, GPT-2) runs every token as type 0: as
+        // transformers, whose tokenizers give such a model no token_type_ids.
+        if (in.model->description().token_types > 1) in.token_types = std::move(input.type_ids);
         in.sentence_b_start = input.second_start;
     }
     return in;
@@ -262,7 +264,7 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
     if (o.text_pair) {  // BertViz's sentence_b_start: the index of the pair's second text's first token
         stats["text_pair"] = *o.text_pair;
         stats["sentence_b_start"] = in.sentence_b_start;
-        stats["token_types"] = in.token_types;
+        if (!in.token_types.empty()) stats["token_types"] = in.token_types;  // as the model ran them
     }
     if (o.induction > 0) {
         const InductionRange range = induction_range(model.description(), *in.tokenizer);
@@ -498,6 +500,7 @@ int run_model(ModelOptions& o) {
         check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens,
                            o.induction > 0 ? "--induction"
                            : o.token_ids   ? "--tokens"
+                           : o.text_pair   ? "--text-pair"
                                            : "--text");
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
                                          model_run_bytes(model, T), limits);

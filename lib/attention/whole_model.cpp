@@ -19,8 +19,10 @@ std::string model_description(const std::string& path, const ModelDescription& m
 
 WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(backend), weights_(std::move(weights)) {
     const ModelConfig& c = weights_.config;
-    description_ = {c.architecture, c.n_layers,   c.n_heads,  c.n_kv_heads,
-                    c.d_model,      c.vocab_size, c.head_dim, c.max_tokens};
+    description_ = {
+        c.architecture, c.n_layers,   c.n_heads,
+        c.n_kv_heads,   c.d_model,    c.vocab_size,
+        c.head_dim,     c.max_tokens, weights_.token_type_embedding.empty() ? 0 : weights_.token_type_embedding.dim(0)};
     if (weights_.load_block) {
         streamed_attention_.resize(static_cast<size_t>(c.n_layers));
         return;

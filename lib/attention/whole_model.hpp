@@ -57,6 +57,9 @@ struct ModelDescription {
     int64_t n_layers = 0, n_heads = 0, n_kv_heads = 0, dim = 0, vocab_size = 0;
     int64_t head_dim = 0;    // d_h, which a Hugging Face config.json may set apart from dim / n_heads
     int64_t max_tokens = 0;  // the longest sequence a run takes (seq_len, max_position_embeddings)
+    // The token types a run tells apart (BERT's type_vocab_size, 2): below 2, every token runs
+    // as type 0 whatever types a run is given (ForwardRequest::token_types).
+    int64_t token_types = 0;
 };
 
 // "path (llama, 5 layers x 8 heads)": the model at `path` as report.html names it.
