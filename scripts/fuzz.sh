@@ -7,6 +7,8 @@
 # timeout-*, oom-* files) land in build-fuzz/findings/<target>/ and become regression tests in
 # tests/fuzz/regressions/<target>/ (replayed by tests/models/test_reliability_fuzz.cpp).
 #   scripts/fuzz.sh SECONDS [TARGET...]     (default 60 seconds, every target)
+# ATTN_VIZ_FUZZ_MAX_LEN=N runs every target with -max_len=N instead of its own (below): N = 64
+# makes many more short inputs a second, where a bug in a small file shows sooner.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
@@ -63,7 +65,7 @@ for target in "${targets[@]}"; do
   # A 256 KB stack (ulimit -s) makes recursion over untrusted nesting crash at about 2,000 levels,
   # which the deep seeds (3,000) and grown inputs reach, rather than at the 8 MB default's ~40,000.
   (ulimit -s 256 && exec "$build/tests/fuzz/$target" -max_total_time="$seconds" \
-    -max_len="${max_len[$target]}" -dict="$(dictionary "$target")" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="${ATTN_VIZ_FUZZ_MAX_LEN:-${max_len[$target]}}" -dict="$(dictionary "$target")" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 ${extra_options[$target]:-} -artifact_prefix="$findings/" "$work" "$root/tests/fuzz/corpus/$target" \
     $(ls -d "$root/tests/fuzz/regressions/$target" 2>/dev/null)) >"$log" 2>&1 || true
   elapsed=$(($(date +%s) - start))

@@ -12,9 +12,7 @@
 #include "input_files.hpp"
 
 namespace attn_viz {
-namespace {
 
-// What a file that is not a regular file is, for "<path>: is <this>, not a file".
 const char* file_type_name(mode_t mode) {
     if (S_ISDIR(mode)) return "a folder";
     if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
@@ -23,8 +21,6 @@ const char* file_type_name(mode_t mode) {
     if (S_ISSOCK(mode)) return "a socket";
     return "a special file";
 }
-
-}  // namespace
 
 UniqueFd open_input_file(const std::string& path, const std::string& role) {
     // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; O_NOCTTY: a

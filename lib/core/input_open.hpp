@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <sys/types.h>
+
 #include "unique_fd.hpp"
 
 namespace attn_viz {
@@ -14,5 +16,9 @@ namespace attn_viz {
 // and Error(io) "<path>: is a named pipe (FIFO), not a regular file" (a folder, a character or block
 // device, a socket) when it is not a regular file.
 UniqueFd open_input_file(const std::string& path, const std::string& role);
+
+// What a file that is not a regular file is, for "<path>: is <this>, not a regular file": "a folder",
+// "a named pipe (FIFO)", "a character device", "a block device", "a socket" (`mode`: stat's st_mode).
+const char* file_type_name(mode_t mode);
 
 }  // namespace attn_viz

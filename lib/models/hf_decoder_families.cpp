@@ -1,6 +1,7 @@
 #include "hf_decoder_families.hpp"
 
-#include <ranges>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -62,12 +63,15 @@ const std::vector<DecoderFamily>& decoder_families() {
 }
 
 const DecoderFamily& decoder_family(const HfConfig& hf) {
-    const std::vector<DecoderFamily>& families = decoder_families();
-    for (const DecoderFamily& family : families)
+    // The names gathered by hand, not through std::views: clang 14, which builds the fuzz targets,
+    // cannot compile libstdc++ 12's ranges.
+    std::vector<std::string> names;
+    for (const DecoderFamily& family : decoder_families()) {
         if (family.model_type == hf.model_type) return family;
+        names.push_back(family.model_type);
+    }
     fail_input(hf.path, fmt::format("model_type {} is not supported (supported: {})",
-                                    json_excerpt(nlohmann::json(hf.model_type)),
-                                    fmt::join(families | std::views::transform(&DecoderFamily::model_type), ", ")));
+                                    json_excerpt(nlohmann::json(hf.model_type)), fmt::join(names, ", ")));
 }
 
 int64_t sliding_window_of(const HfConfig& hf, const DecoderFamily& family, int64_t layer, int64_t layers) {

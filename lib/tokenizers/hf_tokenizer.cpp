@@ -10,6 +10,7 @@
 #include "error.hpp"
 #include "json_input.hpp"
 #include "mapped_file.hpp"
+#include "memory_budget.hpp"
 #include "tokenizer_pipeline.hpp"
 #include "unicode_text.hpp"
 #include "unigram_model.hpp"
@@ -53,12 +54,13 @@ std::string quote_text(const std::string& text) {
 }  // namespace
 
 struct HfTokenizer::Impl {
+    // `memory_budget`: what the normalized text is held to (parse_normalizer).
     Impl(std::string path_, std::string kind_, TokenizerModel model_, const json& normalizer_spec,
-         const json& pre_tokenizer_spec, const json& decoder_spec)
+         const json& pre_tokenizer_spec, const json& decoder_spec, uint64_t memory_budget)
         : path(std::move(path_)),
           kind(std::move(kind_)),
           model(std::move(model_)),
-          normalizer(parse_normalizer(normalizer_spec, path)),
+          normalizer(parse_normalizer(normalizer_spec, path, memory_budget)),
           pre_tokenizer(parse_pre_tokenizer(pre_tokenizer_spec, path)),
           decoder(parse_decoder(decoder_spec, path)) {}
 
@@ -407,7 +409,8 @@ std::vector<std::string> read_lines(const std::string& path) {
 }
 
 // The pipeline of a tokenizer.json document (read from `path`), as HF's tokenizers library runs it.
-std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std::string& path) {
+std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std::string& path,
+                                                      uint64_t memory_budget) {
     if (!doc.is_object() || !doc.contains("model")) fail_input(path, "not a tokenizer.json (no \"model\")");
     auto step = [&](const char* key) { return doc.contains(key) ? doc[key] : json(); };
     TokenizerModel model = parse_model(doc["model"], path);
@@ -416,7 +419,7 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std
                              : has_step_type(step("pre_tokenizer"), "ByteLevel", "pretokenizers") ? "byte-level BPE"
                                                                                                   : "BPE";
     auto impl = std::make_unique<HfTokenizer::Impl>(path, kind, std::move(model), step("normalizer"),
-                                                    step("pre_tokenizer"), step("decoder"));
+                                                    step("pre_tokenizer"), step("decoder"), memory_budget);
     impl->added = parse_added_tokens(step("added_tokens"), path);
     add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids, impl->pair_template,
                        impl->pair_refused);
@@ -424,7 +427,7 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std
 }
 
 std::unique_ptr<HfTokenizer::Impl> from_tokenizer_json(const std::string& path, const LoadLimits& limits) {
-    return from_tokenizer_doc(read_json_file(path, "tokenizer", limits), path);
+    return from_tokenizer_doc(read_json_file(path, "tokenizer", limits), path, limits.memory_budget);
 }
 
 // GPT-2's own files: vocab.json (or encoder.json) and merges.txt (or vocab.bpe).
@@ -441,13 +444,13 @@ std::unique_ptr<HfTokenizer::Impl> from_gpt2_files(const std::string& vocab_path
         added.push_back({eot->first, eot->second, true, false, false});
     auto impl = std::make_unique<HfTokenizer::Impl>(
         vocab_path, "byte-level BPE", BpeModel(std::move(vocab), merges, {}, merges_path), json(),
-        json{{"type", "ByteLevel"}, {"add_prefix_space", false}}, json{{"type", "ByteLevel"}});
+        json{{"type", "ByteLevel"}, {"add_prefix_space", false}}, json{{"type", "ByteLevel"}}, limits.memory_budget);
     impl->added = std::move(added);
     return impl;
 }
 
 // BERT's vocab.txt (id = line number), with the BertTokenizer defaults.
-std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool lowercase) {
+std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool lowercase, uint64_t memory_budget) {
     std::unordered_map<std::string, int> vocab;
     const std::vector<std::string> lines = read_lines(path);
     for (size_t i = 0; i < lines.size(); ++i) vocab.emplace(lines[i], static_cast<int>(i));
@@ -455,10 +458,10 @@ std::unique_ptr<HfTokenizer::Impl> from_vocab_txt(const std::string& path, bool 
     for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
         if (const auto found = vocab.find(special); found != vocab.end())
             added.push_back({found->first, found->second, true, false, false});
-    auto impl =
-        std::make_unique<HfTokenizer::Impl>(path, "WordPiece", WordPieceModel(std::move(vocab), "[UNK]", {}, path),
-                                            json{{"type", "BertNormalizer"}, {"lowercase", lowercase}},
-                                            json{{"type", "BertPreTokenizer"}}, json{{"type", "WordPiece"}});
+    auto impl = std::make_unique<HfTokenizer::Impl>(
+        path, "WordPiece", WordPieceModel(std::move(vocab), "[UNK]", {}, path),
+        json{{"type", "BertNormalizer"}, {"lowercase", lowercase}}, json{{"type", "BertPreTokenizer"}},
+        json{{"type", "WordPiece"}}, memory_budget);
     impl->added = std::move(added);
     for (const auto& [ids, token] : {std::pair{&impl->prefix_ids, "[CLS]"}, std::pair{&impl->suffix_ids, "[SEP]"}})
         if (const auto id = impl->lookup(token)) ids->push_back(*id);
@@ -550,7 +553,8 @@ std::unique_ptr<HfTokenizer::Impl> from_files(const std::string& path, bool fold
         return from_gpt2_files(beside("vocab.json"), beside("merges.txt"), limits);
     if (!beside("encoder.json").empty() && !beside("vocab.bpe").empty())
         return from_gpt2_files(beside("encoder.json"), beside("vocab.bpe"), limits);
-    if (!beside("vocab.txt").empty()) return from_vocab_txt(beside("vocab.txt"), config.value("do_lower_case", true));
+    if (!beside("vocab.txt").empty())
+        return from_vocab_txt(beside("vocab.txt"), config.value("do_lower_case", true), limits.memory_budget);
     fail_input(
         path,
         "no tokenizer here: expected tokenizer.json, vocab.json + merges.txt, encoder.json + vocab.bpe or vocab.txt");
@@ -575,7 +579,8 @@ HfTokenizer HfTokenizer::load(const std::string& path, const LoadLimits& limits)
 
 HfTokenizer HfTokenizer::from_json(const nlohmann::json& tokenizer, const nlohmann::json& config,
                                    const std::string& where) {
-    return HfTokenizer(checked_pipeline(where, config, where, [&] { return from_tokenizer_doc(tokenizer, where); }));
+    return HfTokenizer(checked_pipeline(where, config, where,
+                                        [&] { return from_tokenizer_doc(tokenizer, where, default_memory_budget()); }));
 }
 
 const std::string& HfTokenizer::kind() const { return impl_->kind; }

@@ -29,10 +29,13 @@ class HfTokenizer {
 public:
     // `path`: a model folder, or a tokenizer.json file. Every file read is validated (ids in
     // range, merges of known tokens, known step types); throws Error(bad_input) naming the file.
+    // The files are read within `limits`, and encode() holds the normalized text to what its
+    // memory budget allows tokenizing (parse_normalizer).
     static HfTokenizer load(const std::string& path, const LoadLimits& limits = {});
     // The same from documents already in memory: `tokenizer` as tokenizer.json, `config` as
     // tokenizer_config.json (an object; bos_token, eos_token, add_bos_token, add_eos_token), as
-    // another format's metadata translates to them (gguf_tokenizer.hpp). Errors name `where`.
+    // another format's metadata translates to them (gguf_tokenizer.hpp), within the default memory
+    // budget. Errors name `where`.
     static HfTokenizer from_json(const nlohmann::json& tokenizer, const nlohmann::json& config,
                                  const std::string& where);
 

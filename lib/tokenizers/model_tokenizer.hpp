@@ -61,6 +61,13 @@ std::unique_ptr<ModelTokenizer> as_model_tokenizer(HfTokenizer tokenizer);
 // stories260K's tokenizer.json on 1 and 2 MB lines (docs/reliability.md, memory budget), with margin.
 constexpr uint64_t tokenize_bytes_per_text_byte = 80;
 
+// The same per byte of normalized text (what a tokenizer.json's pre-tokenizer and model work on,
+// which its normalizer makes of the text): 34 to 41 measured with stories260K's tokenizer.json
+// without its normalizer on those lines normalized beforehand (1.5 and 3 MB; its normalizer makes
+// 1.46 bytes of a byte of English), with margin. A normalizer may thus make 80 / 50 = 1.6 times
+// the longest text the budget allows before the normalized text is refused (parse_normalizer).
+constexpr uint64_t tokenize_bytes_per_normalized_byte = 50;
+
 // Throws Error(bad_input, "<where>: tokenizing N bytes of text needs M bytes, more than the
 // memory budget ...", Remedy::raise_memory_budget) when a text of `text_bytes` cannot be
 // tokenized within `budget`.

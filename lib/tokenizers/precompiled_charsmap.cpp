@@ -1,5 +1,6 @@
 #include "precompiled_charsmap.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -65,16 +66,17 @@ std::optional<std::string_view> PrecompiledCharsmap::replacement(std::string_vie
     return std::nullopt;
 }
 
-std::string PrecompiledCharsmap::normalize(const std::string& text) const {
+std::string PrecompiledCharsmap::normalize(const std::string& text, size_t max_bytes) const {
     std::string out;
-    out.reserve(text.size());
+    out.reserve(std::min(text.size(), max_bytes));
     for (const std::string& cluster : grapheme_clusters(text)) {
+        if (out.size() > max_bytes) break;
         if (cluster.size() < 6)
             if (const auto whole = replacement(cluster)) {
                 out += *whole;
                 continue;
             }
-        for (size_t at = 0; at < cluster.size();) {
+        for (size_t at = 0; at < cluster.size() && out.size() <= max_bytes;) {
             size_t length = 1;  // the code point's UTF-8 length (the text is valid UTF-8)
             while (at + length < cluster.size() && (static_cast<unsigned char>(cluster[at + length]) & 0xC0) == 0x80)
                 ++length;

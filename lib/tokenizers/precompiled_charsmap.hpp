@@ -21,7 +21,9 @@ public:
     // add up; a trie that leads outside its array or its replacements fails the same way when used.
     PrecompiledCharsmap(std::string blob, const std::string& where);
 
-    std::string normalize(const std::string& text) const;
+    // `text` normalized; it stops as soon as the result is longer than `max_bytes` (a replacement
+    // may be any length), returning that much, which the caller refuses.
+    std::string normalize(const std::string& text, size_t max_bytes) const;
 
 private:
     // The replacement of the shortest key that is a prefix of `chunk`, if any.

@@ -1,13 +1,17 @@
 #include "sequence_stream.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "error.hpp"
+#include "input_open.hpp"
 #include "json_input.hpp"
 #include "memory_budget.hpp"
 #include "model_tokenizer.hpp"
@@ -37,6 +41,29 @@ CorpusShard parse_corpus_shard(const std::string& text) {
 
 namespace {
 
+// The size of `file`, an entry of a corpus folder named *.json, which must be a regular file or a
+// symbolic link to one: anything else is refused (Error io) naming the entry and what it is, so
+// that no sequence of the corpus is left out without a word and a named pipe is never opened
+// (which would wait for a writer).
+int64_t corpus_file_size(const std::string& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            throw Error(ErrorKind::io, fmt::format("{}: is {}, not a regular file", file, file_type_name(st.st_mode)));
+        return static_cast<int64_t>(st.st_size);
+    }
+    const int error = errno;
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(file, ec))) {
+        if (error == ENOENT)
+            throw Error(ErrorKind::io, fmt::format("{}: is a symbolic link to {}, which does not exist", file,
+                                                   fs::read_symlink(file, ec).string()));
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: is a symbolic link that cannot be followed: {}", file, std::strerror(error)));
+    }
+    throw Error(ErrorKind::io, fmt::format("{}: cannot read its type: {}", file, std::strerror(error)));
+}
+
 // A text line of a corpus as the document {"text": line}, without a trailing "\r".
 nlohmann::json text_document(std::string line, const std::string& where) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -54,16 +81,16 @@ CorpusDocuments::CorpusDocuments(const std::string& path, const LoadLimits& limi
       text_lines_(lines == CorpusLines::json_or_text && !path.ends_with(".jsonl")) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-        for (const auto& entry : fs::directory_iterator(path, ec))
-            if (entry.is_regular_file() && entry.path().extension() == ".json") files_.push_back(entry.path().string());
+        // Only the names decide what is listed: an entry is never followed or opened here.
+        fs::directory_iterator entries(path, ec);
+        for (; !ec && entries != fs::directory_iterator(); entries.increment(ec))
+            if (entries->path().extension() == ".json") files_.push_back(entries->path().string());
         if (ec) throw Error(ErrorKind::io, fmt::format("{}: cannot list the folder: {}", path, ec.message()));
         std::sort(files_.begin(), files_.end());
         if (files_.empty()) fail_input(path, "folder holds no .json input files");
         for (const std::string& file : files_) {
             add_text(fs::path(file).filename().string());
-            const uintmax_t size = fs::file_size(file, ec);
-            if (ec) throw Error(ErrorKind::io, fmt::format("{}: cannot read its size: {}", file, ec.message()));
-            fingerprint_.add_int(static_cast<int64_t>(size));
+            fingerprint_.add_int(corpus_file_size(file));
         }
         base_dir_ = path;
         return;

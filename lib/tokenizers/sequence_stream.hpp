@@ -49,7 +49,10 @@ public:
     // Opens `path` (a file of lines as `lines` says, or a folder of .json files); every document is
     // read within `limits`: a line longer than the budget's share for parsing JSON
     // (json_bytes_per_text_byte per byte) is refused, naming the file and line, as soon as that much
-    // of it is read.
+    // of it is read. A folder's corpus is its entries named *.json, each of which must be a regular
+    // file or a symbolic link to one: a named pipe, a socket, a device, a folder, a dangling link or
+    // a link that loops throws Error(io) naming the entry and what it is. Other entries (a README,
+    // a folder of .npy files) are not looked at.
     explicit CorpusDocuments(const std::string& path, const LoadLimits& limits = {}, CorpusShard shard = {},
                              CorpusLines lines = CorpusLines::json);
     // The JSON documents `lines` held in memory (e.g. from Python), read as the lines of a JSONL

@@ -1,6 +1,8 @@
 #include "tokenizer_pipeline.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +11,7 @@
 #include "byte_level.hpp"
 #include "error.hpp"
 #include "json_input.hpp"
+#include "model_tokenizer.hpp"
 #include "precompiled_charsmap.hpp"
 #include "text_codecs.hpp"
 #include "unicode_text.hpp"
@@ -207,13 +210,44 @@ PreTokenizer character_splitter(bool (*is_delimiter)(char32_t), bool remove) {
 
 }  // namespace
 
-Normalizer parse_normalizer(const json& spec, const std::string& where) {
-    if (spec.is_null()) return [](std::string text) { return text; };
-    const std::string type = type_of(spec, where);
-    const std::string here = fmt::format("{}: normalizer {}", where, type);
+namespace {
+
+// The longest text a normalizer step of `where` ("tokenizer.json: normalizer Replace") may make:
+// what the memory budget allows the pre-tokenizer and the model to work on.
+class NormalizedLimit {
+public:
+    NormalizedLimit(uint64_t memory_budget, std::string where)
+        : budget_(memory_budget),
+          max_bytes_(memory_budget / tokenize_bytes_per_normalized_byte),
+          where_(std::move(where)) {}
+
+    uint64_t memory_budget() const { return budget_; }
+    const std::string& where() const { return where_; }
+    size_t max_bytes() const { return static_cast<size_t>(std::min<uint64_t>(max_bytes_, SIZE_MAX)); }
+    // Throws Error(bad_input, Remedy::raise_memory_budget) when a normalized text of `bytes` is too long.
+    void check(size_t bytes) const {
+        if (bytes > max_bytes_)
+            fail_input(where_,
+                       fmt::format("the normalized text would be longer than {} bytes, the longest the memory budget "
+                                   "of {} bytes allows tokenizing",
+                                   max_bytes_, budget_),
+                       Remedy::raise_memory_budget);
+    }
+
+private:
+    uint64_t budget_, max_bytes_;
+    std::string where_;
+};
+
+// One normalizer step of `type` of the tokenizer `where`; Replace and Precompiled keep their text
+// within `limit` (which names the step) as they write it.
+Normalizer normalizer_step(const json& spec, const std::string& type, const std::string& where,
+                           const NormalizedLimit& limit) {
+    const std::string& here = limit.where();
     if (type == "Sequence") {
         std::vector<Normalizer> steps;
-        for (const json& step : member(spec, "normalizers", here)) steps.push_back(parse_normalizer(step, where));
+        for (const json& step : member(spec, "normalizers", here))
+            steps.push_back(parse_normalizer(step, where, limit.memory_budget()));
         return [steps](std::string text) {
             for (const Normalizer& step : steps) text = step(std::move(text));
             return text;
@@ -226,9 +260,12 @@ Normalizer parse_normalizer(const json& spec, const std::string& where) {
     if (type == "Replace") {
         auto regex = std::make_shared<UnicodeRegex>(pattern_regex(spec, here));
         const std::string content = string_member(spec, "content", here);
-        return [regex, content](std::string text) {
+        return [regex, content, limit](std::string text) {
             std::string out;
-            for (const auto& [piece, matched] : regex->split(text)) out += matched ? content : piece;
+            for (const auto& [piece, matched] : regex->split(text)) {
+                out += matched ? content : piece;
+                limit.check(out.size());
+            }
             return out;
         };
     }
@@ -241,7 +278,7 @@ Normalizer parse_normalizer(const json& spec, const std::string& where) {
         std::optional<std::string> blob = base64_decode(charsmap.get<std::string>());
         if (!blob) fail_input(here, "\"precompiled_charsmap\" is not base64");
         auto rules = std::make_shared<const PrecompiledCharsmap>(std::move(*blob), here);
-        return [rules](std::string text) { return rules->normalize(text); };
+        return [rules, limit](std::string text) { return rules->normalize(text, limit.max_bytes()); };
     }
     if (type == "Lowercase") return [](std::string text) { return to_lower(text); };
     if (type == "NFD") return normalize_nfd;
@@ -264,6 +301,20 @@ Normalizer parse_normalizer(const json& spec, const std::string& where) {
     fail_input(where, fmt::format("unsupported normalizer type \"{}\" (supported: Sequence, Prepend, Replace, "
                                   "BertNormalizer, Lowercase, NFD, NFC, NFKC, NFKD, StripAccents, Strip)",
                                   escape_invalid_utf8(type)));
+}
+
+}  // namespace
+
+Normalizer parse_normalizer(const json& spec, const std::string& where, uint64_t memory_budget) {
+    if (spec.is_null()) return [](std::string text) { return text; };
+    const std::string type = type_of(spec, where);
+    const NormalizedLimit limit(memory_budget, fmt::format("{}: normalizer {}", where, type));
+    Normalizer step = normalizer_step(spec, type, where, limit);
+    return [step = std::move(step), limit](std::string text) {
+        std::string out = step(std::move(text));
+        limit.check(out.size());
+        return out;
+    };
 }
 
 PreTokenizer parse_pre_tokenizer(const json& spec, const std::string& where) {

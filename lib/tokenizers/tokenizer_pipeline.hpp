@@ -3,6 +3,7 @@
 // the types the supported model families use are known; any other type is refused by name.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,8 +15,13 @@ namespace attn_viz {
 // A normalizer: the text of one segment (the text between added tokens) in its normal form.
 // null JSON gives the identity. Types: Sequence, Prepend, Replace, BertNormalizer, Lowercase,
 // NFD, NFC, NFKC, NFKD, StripAccents, Strip, Precompiled (precompiled_charsmap.hpp).
+// The normalized text is budgeted as the text given to tokenize is (check_tokenizing_memory), at
+// tokenize_bytes_per_normalized_byte a byte: a step whose text would be longer than
+// memory_budget / that throws Error(bad_input, "<where>: normalizer <type>: ...",
+// Remedy::raise_memory_budget), as soon as it grows past it for Replace and Precompiled (which can
+// make any amount of text of a character), after the step for the others.
 using Normalizer = std::function<std::string(std::string)>;
-Normalizer parse_normalizer(const nlohmann::json& spec, const std::string& where);
+Normalizer parse_normalizer(const nlohmann::json& spec, const std::string& where, uint64_t memory_budget);
 
 // A pre-tokenizer: one segment's words (it gets the segment as one word and may split it
 // further and rewrite each word, as ByteLevel does). `first_segment` is true for the segment

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -27,13 +29,16 @@ UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pi
     vocab_.reserve(pieces.size());
     scores_.reserve(pieces.size());
     double lowest = std::numeric_limits<double>::infinity();
+    uint64_t piece_bytes = 0;  // bounds the trie's nodes, which it counts in 32 bits
     for (size_t id = 0; id < pieces.size(); ++id) {
         const auto& [text, score] = pieces[id];
         if (!std::isfinite(score)) fail_input(where, fmt::format("piece {} has a score that is not finite", id));
+        piece_bytes += text.size();
+        if (piece_bytes >= UINT32_MAX) fail_input(where, "the Unigram pieces hold 4 GB or more of text");
         vocab_[text] = static_cast<int>(id);
+        trie_.insert(text, static_cast<int>(id));
         scores_.push_back(score);
         lowest = std::min(lowest, score);
-        longest_piece_ = std::max(longest_piece_, text.size());
     }
     unk_score_ = lowest - unknown_penalty;
     if (options.unk_id && (*options.unk_id < 0 || static_cast<size_t>(*options.unk_id) >= pieces.size()))
@@ -53,18 +58,14 @@ std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::stri
         Node& node = best[end];
         if (node.start == std::string::npos || score > node.score) node = {score, start, id};
     };
-    std::string candidate;  // one buffer for every lookup: assign() reuses its capacity
     for (size_t start = 0; start < n; start += utf8_length(static_cast<unsigned char>(word[start]))) {
         const double here = best[start].score;
         const size_t code_point = std::min(utf8_length(static_cast<unsigned char>(word[start])), n - start);
         bool single_code_point_piece = false;
-        for (size_t length = 1; length <= std::min(longest_piece_, n - start); ++length) {
-            candidate.assign(word, start, length);
-            const auto found = vocab_.find(candidate);
-            if (found == vocab_.end()) continue;
-            offer(start, start + length, here + scores_[found->second], found->second);
+        trie_.for_each_prefix(std::string_view(word).substr(start), [&](size_t length, int id) {
+            offer(start, start + length, here + scores_[id], id);
             single_code_point_piece = single_code_point_piece || length == code_point;
-        }
+        });
         if (!single_code_point_piece) {
             if (!options_.unk_id)
                 fail_input(where_,

@@ -3,7 +3,9 @@
 // probabilities (the vocabulary's scores) is largest, found by Viterbi over the word's code
 // points. A code point no piece starts with costs the unknown token at (lowest score - 10), and
 // consecutive unknown code points become one unknown token (or their "<0xNN>" byte tokens with
-// byte_fallback). On equal totals the path whose last piece is longest wins, as there.
+// byte_fallback). On equal totals the path whose last piece is longest wins, as there. The pieces
+// that start at each position are found in a prefix tree (piece_trie.hpp), as there: a word costs
+// its length times the longest match at a position, not times the longest piece's length squared.
 #pragma once
 
 #include <optional>
@@ -11,6 +13,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "piece_trie.hpp"
 
 namespace attn_viz {
 
@@ -37,8 +41,8 @@ private:
     std::vector<std::pair<size_t, size_t>> best_pieces(const std::string& word) const;
 
     std::unordered_map<std::string, int> vocab_;  // a text given twice keeps its last id, as there
+    PieceTrie trie_;                              // the same pieces and ids, by their bytes
     std::vector<double> scores_;
-    size_t longest_piece_ = 0;  // bytes
     double unk_score_ = 0;
     Options options_;
     std::string where_;

@@ -1,9 +1,11 @@
 // --max-memory holds while a corpus or a texts file is read: a line longer than the budget allows
 // (a file of one endless line) is refused, naming the file and line, as soon as that much of it is
-// read; and a run over both the model's context and the budget names the context first.
+// read; a tokenizer's normalizers cannot make more text than the budget allows tokenizing; and a
+// run over both the model's context and the budget names the context first.
 #include <filesystem>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
 #include "model_tokenizer.hpp"
@@ -92,6 +94,44 @@ TEST_CASE("tokenize --inputs: an over-long line is refused within --max-memory, 
     const std::string within = "tokenize" + tokenizer + " --inputs " + (dir / "texts.txt") + " --max-memory 16M";
     REQUIRE(run_attn_viz(within).exit_code == 0);
     if (measured) CHECK(peak_rss_kb("'" + attn_viz_binary() + "' " + within) < 2 * budget / 1024 + 16 * 1024);
+}
+
+TEST_CASE("tokenize: chained Replace normalizers that expand the text are refused within --max-memory, at once") {
+    using json = nlohmann::json;
+    ScratchDir dir;
+    // Each step makes 64 "a"s of every "a": 4000 bytes would be 16 MB after two steps and 1 GB
+    // after three (this took 9 GB of memory before the normalized text was budgeted).
+    const json expand = {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", std::string(64, 'a')}};
+    const json doc = {{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}},
+                      {"normalizer", {{"type", "Sequence"}, {"normalizers", json::array({expand, expand, expand})}}}};
+    write_text(dir / "tokenizer.json", doc.dump());
+    const std::string args =
+        "tokenize --tokenizer " + (dir / "tokenizer.json") + " --text " + std::string(4000, 'a') + " --max-memory 256M";
+    const CommandResult r = run_attn_viz(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 3);
+    const uint64_t longest = (uint64_t{256} << 20) / attn_viz::tokenize_bytes_per_normalized_byte;
+    CHECK(r.output ==
+          "attn-viz: error: " + (dir / "tokenizer.json") +
+              ": normalizer Replace: the normalized text would be longer than " + std::to_string(longest) +
+              " bytes, the longest the memory budget of 268435456 bytes allows tokenizing (--max-memory)\n");
+    if (memory_measurable()) CHECK(peak_rss_kb("'" + attn_viz_binary() + "' " + args) < 64 * 1024);
+
+    // A normalizer that does not blow the text up tokenizes as before (Llama 2's Prepend + Replace).
+    const json llama = {
+        {"model",
+         {{"type", "BPE"}, {"vocab", {{"\u2581", 0}, {"a", 1}, {"b", 2}, {"\u2581a", 3}}}, {"merges", {"\u2581 a"}}}},
+        {"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           json::array({{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                        {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}})}}}};
+    write_text(dir / "llama.json", llama.dump());
+    const CommandResult ok =
+        run_attn_viz("tokenize --tokenizer " + (dir / "llama.json") + " --text 'a b' --json --max-memory 256M");
+    INFO(ok.output);
+    CHECK(ok.exit_code == 0);
+    CHECK(json::parse(ok.output)["ids"] == json::array({3, 0, 2}));
 }
 
 TEST_CASE(

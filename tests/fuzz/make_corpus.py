@@ -411,3 +411,14 @@ out("fuzz_gguf", "one_token_model.gguf", gguf_bytes(one_token_kvs, {"token_embd.
 catastrophic = json.loads(json.dumps(gpt2_tokenizer))
 catastrophic["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "(a+)+$"}, "behavior": "Isolated", "invert": False}
 out("fuzz_hf_tokenizer", "catastrophic_split.json", json.dumps(catastrophic))
+# Three chained Replace normalizers that each make 64 "a" of every "a": the fixed texts' 300 "a"
+# would become 78 MB, which the memory budget refuses as the second step writes it.
+expanding = json.loads(json.dumps(gpt2_tokenizer))
+expand = {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 64}
+expanding["normalizer"] = {"type": "Sequence", "normalizers": [expand, expand, expand]}
+out("fuzz_hf_tokenizer", "expanding_replace.json", json.dumps(expanding))
+# A Unigram vocabulary with one piece as long as the fixed texts' runs of "a" (and a longer one),
+# whose prefix tree the walk follows to its end at every position of the run.
+long_piece = json.loads(json.dumps(unigram))
+long_piece["model"]["vocab"] += [["a", -3.0], ["a" * 300, -1.0], ["a" * 2000, -1.0]]
+out("fuzz_hf_tokenizer", "unigram_long_piece.json", json.dumps(long_piece))

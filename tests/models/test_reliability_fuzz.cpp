@@ -96,7 +96,7 @@ void feed_loader(const std::string& target, const std::string& bytes, const Scra
         read_hf_config(scratch / "finding-config.json");
     } else if (target == "fuzz_hf_tokenizer") {
         write_text(scratch / "finding-tokenizer.json", bytes);
-        attn_viz_fuzz::use_hf_tokenizer(HfTokenizer::load(scratch / "finding-tokenizer.json"));
+        attn_viz_fuzz::use_hf_tokenizer(HfTokenizer::load(scratch / "finding-tokenizer.json", attn_viz_fuzz::limits()));
     } else if (target == "fuzz_hf_folder") {
         const HfFixtureFolders folders = write_hf_fixture_folders(scratch / "finding-folders");
         const fs::path folder = place_hf_fixture_input(folders, data, bytes.size());

@@ -22,7 +22,9 @@
 #include "llama2c_tokenizer.hpp"
 #include "llama_vocab_vectors.hpp"
 #include "model_tokenizer.hpp"
+#include "reliability_fixtures.hpp"
 #include "support.hpp"
+#include "text_codecs.hpp"
 #include "unicode_text.hpp"
 
 using namespace attn_viz;
@@ -286,6 +288,53 @@ TEST_CASE("a Split pattern that backtracks catastrophically is stopped with an e
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         CHECK_MESSAGE(seconds < 20.0, "stopping took " << seconds << " s");
     }
+}
+
+TEST_CASE("normalizers that expand the text are held to what the memory budget allows tokenizing, naming the step") {
+    ScratchDir dir;
+    // A budget of 50 KB allows a normalized text of 1024 bytes (tokenize_bytes_per_normalized_byte a byte).
+    const LoadLimits limits = limits_with_budget(1024 * tokenize_bytes_per_normalized_byte);
+    const auto tokenizer_of = [&](const json& step, const std::string& name) {
+        const json doc = {{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}},
+                          {"normalizer", {{"type", "Sequence"}, {"normalizers", json::array({step, step, step})}}}};
+        return write_tokenizer_json(dir, doc, name);
+    };
+    // Replace: every "a" becomes 4, three times: 16 bytes make exactly the 1024, 17 one step too many.
+    const std::string replace =
+        tokenizer_of({{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aaaa"}}, "replace.json");
+    const HfTokenizer replacing = HfTokenizer::load(replace, limits);
+    CHECK(replacing.encode(std::string(16, 'a'), false) == std::vector<int>(1024, 0));
+    expect_error(
+        ErrorKind::bad_input, [&] { replacing.encode(std::string(17, 'a'), false); },
+        {replace + ": normalizer Replace: the normalized text would be longer than 1024 bytes, the longest the "
+                   "memory budget of 51200 bytes allows tokenizing"},
+        Remedy::raise_memory_budget);
+    CHECK(HfTokenizer::load(replace).encode(std::string(17, 'a'), false).size() == 17 * 64);  // the default budget
+
+    // Precompiled: a charsmap of one rule, "a" -> 64 "a"s (a Darts double array of 256 units: the
+    // root's offset 1 leads "a" (97) to unit 96, a leaf whose value, at unit 97, is replacement 0).
+    std::vector<uint32_t> units(256, 0);
+    units[0] = 1u << 10;
+    units[96] = (1u << 10) | (1u << 8) | 97;
+    std::string blob(4, '\0');
+    const uint32_t trie_bytes = static_cast<uint32_t>(units.size() * 4);
+    for (int i = 0; i < 4; ++i) blob[i] = static_cast<char>(trie_bytes >> (8 * i));
+    for (const uint32_t unit : units)
+        for (int i = 0; i < 4; ++i) blob += static_cast<char>(unit >> (8 * i));
+    blob += std::string(64, 'a') + '\0';
+    const std::string precompiled = tokenizer_of(
+        {{"type", "Precompiled"},
+         {"precompiled_charsmap", base64_encode(reinterpret_cast<const uint8_t*>(blob.data()), blob.size())}},
+        "precompiled.json");
+    // (a larger budget: the file itself takes 74 KB of it as parsed JSON) 64 * 64 = 4096 bytes
+    // after two steps are within it, the third step is refused as it writes.
+    const HfTokenizer rewriting =
+        HfTokenizer::load(precompiled, limits_with_budget(4096 * tokenize_bytes_per_normalized_byte));
+    expect_error(
+        ErrorKind::bad_input, [&] { rewriting.encode("a", false); },
+        {precompiled + ": normalizer Precompiled: the normalized text would be longer than 4096 bytes"},
+        Remedy::raise_memory_budget);
+    CHECK(HfTokenizer::load(precompiled).encode("a", false) == std::vector<int>(64 * 64 * 64, 0));
 }
 
 TEST_CASE(

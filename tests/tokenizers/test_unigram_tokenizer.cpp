@@ -1,22 +1,28 @@
 // SentencePiece Unigram tokenizers in tokenizer.json: Viterbi segmentation against a brute-force
-// search over every segmentation on random vocabularies, the real T5 (Precompiled normalizer) and
-// ALBERT files against ids written by SentencePiece itself and by @huggingface/tokenizers, and
-// hostile Unigram vocabularies and charsmaps.
+// search over every segmentation on random vocabularies, and against the hash lookup of every
+// prefix it used before its trie; the trie's work on a long piece and a long word; the real T5
+// (Precompiled normalizer) and ALBERT files against ids written by SentencePiece itself and by
+// @huggingface/tokenizers, and hostile Unigram vocabularies and charsmaps.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "expect_error.hpp"
 #include "hf_tokenizer.hpp"
+#include "piece_trie.hpp"
 #include "support.hpp"
 #include "text_codecs.hpp"
+#include "unigram_model.hpp"
 #include "utf8.hpp"
 
 using namespace attn_viz;
@@ -86,7 +92,141 @@ std::set<std::vector<int>> reference_unigram(const std::vector<std::string>& cha
     return ids;
 }
 
+// UnigramModel::encode_word as it was before the trie: at each code point, every prefix up to the
+// longest piece looked up by hashing (the same lattice, offers in the same order, ties kept the
+// same way), unknown runs fused, then byte fallback. `unk_id` is always set.
+std::vector<int> hashed_prefix_unigram(const std::vector<std::pair<std::string, double>>& pieces, int unk_id,
+                                       bool byte_fallback, const std::string& word) {
+    std::unordered_map<std::string, int> vocab;
+    size_t longest = 0;
+    double lowest = std::numeric_limits<double>::infinity();
+    for (size_t id = 0; id < pieces.size(); ++id) {
+        vocab[pieces[id].first] = static_cast<int>(id);
+        longest = std::max(longest, pieces[id].first.size());
+        lowest = std::min(lowest, pieces[id].second);
+    }
+    struct Node {
+        double score = 0;
+        size_t start = std::string::npos;
+        int id = -1;
+    };
+    const size_t n = word.size();
+    std::vector<Node> best(n + 1);
+    const auto offer = [&](size_t start, size_t end, double score, int id) {
+        if (best[end].start == std::string::npos || score > best[end].score) best[end] = {score, start, id};
+    };
+    const auto code_point_length = [](unsigned char lead) -> size_t {
+        return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    };
+    for (size_t start = 0; start < n; start += code_point_length(word[start])) {
+        const size_t code_point = std::min(code_point_length(word[start]), n - start);
+        bool single = false;
+        for (size_t length = 1; length <= std::min(longest, n - start); ++length) {
+            const auto found = vocab.find(word.substr(start, length));
+            if (found == vocab.end()) continue;
+            offer(start, start + length, best[start].score + pieces[found->second].second, found->second);
+            single = single || length == code_point;
+        }
+        if (!single) offer(start, start + code_point, best[start].score + lowest - 10, unk_id);
+    }
+    std::vector<std::pair<size_t, size_t>> ranges;
+    bool after_unknown = false;
+    for (size_t end = n; end > 0; end = best[end].start) {
+        const bool unknown = best[end].id == unk_id;
+        if (unknown && after_unknown)
+            ranges.back().first = best[end].start;
+        else
+            ranges.emplace_back(best[end].start, end);
+        after_unknown = unknown;
+    }
+    std::reverse(ranges.begin(), ranges.end());
+    std::vector<int> ids;
+    for (const auto& [begin, end] : ranges) {
+        const std::string piece = word.substr(begin, end - begin);
+        if (const auto found = vocab.find(piece); found != vocab.end()) {
+            ids.push_back(found->second);
+            continue;
+        }
+        std::vector<int> bytes;
+        for (const char byte : piece)
+            if (const auto token = vocab.find(byte_token_name(static_cast<unsigned char>(byte))); token != vocab.end())
+                bytes.push_back(token->second);
+        if (byte_fallback && bytes.size() == piece.size())
+            ids.insert(ids.end(), bytes.begin(), bytes.end());
+        else
+            ids.push_back(unk_id);
+    }
+    return ids;
+}
+
 }  // namespace
+
+TEST_CASE("Unigram: the same ids as hashing every prefix (before the trie), on random vocabularies and words") {
+    const std::vector<std::string> alphabet = {"a", "b", "c", "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80"};
+    for (int vocabulary = 0; vocabulary < 40; ++vocabulary) {
+        // <unk>, sometimes the byte tokens of "é", then pieces of 1-8 characters, some twice (the
+        // last id and its score count), with scores from a small set so that equal totals happen.
+        std::vector<std::pair<std::string, double>> pieces = {{"<unk>", 0.0}};
+        const bool byte_fallback = vocabulary % 2 == 1;
+        if (vocabulary % 4 == 1) pieces.insert(pieces.end(), {{"<0xC3>", -9.0}, {"<0xA9>", -9.0}});
+        const std::string missing = alphabet[rng()() % alphabet.size()];
+        for (int p = 0; p < 60; ++p) {
+            std::string text;
+            for (int i = 0, length = static_cast<int>(rng()() % 8) + 1; i < length; ++i)
+                text += alphabet[rng()() % alphabet.size()];
+            if (text == missing) continue;
+            pieces.emplace_back(text, -static_cast<double>(rng()() % 6 + 1) / 2);
+            if (rng()() % 10 == 0) pieces.emplace_back(text, -static_cast<double>(rng()() % 6 + 1) / 2);
+        }
+        const UnigramModel model(pieces, {0, byte_fallback}, "random.json");
+        for (int trial = 0; trial < 40; ++trial) {
+            const std::vector<std::string> characters = random_letters(alphabet, 40);
+            const std::string word = std::accumulate(characters.begin(), characters.end(), std::string());
+            CAPTURE(vocabulary);
+            CAPTURE(word);
+            std::vector<int> ids;
+            model.encode_word(word, ids);
+            CHECK(ids == hashed_prefix_unigram(pieces, 0, byte_fallback, word));
+        }
+    }
+}
+
+TEST_CASE("Unigram: one 5000-character piece and a 20000-character word cost length x longest match, not cubic time") {
+    const std::string long_piece(5000, 'a');
+    // The trie's walk from every position of the word: at most the longest match each, so
+    // 20000 x 5000 steps where the long piece matches everywhere, and one step where it cannot.
+    PieceTrie trie;
+    for (const auto& [text, id] : {std::pair<std::string, int>{"a", 1}, {"b", 2}, {long_piece, 3}})
+        trie.insert(text, id);
+    const auto walked = [&](const std::string& word) {
+        size_t steps = 0, found = 0;
+        for (size_t start = 0; start < word.size(); ++start)
+            steps += trie.for_each_prefix(std::string_view(word).substr(start), [&](size_t, int) { ++found; });
+        return std::pair{steps, found};
+    };
+    const std::string as(20000, 'a');
+    std::string abs;
+    for (int i = 0; i < 10000; ++i) abs += "ab";
+    // Where the long piece fits, it is found as well as "a": min(5000, what is left) steps per position.
+    CHECK(walked(as) == std::pair<size_t, size_t>{15000 * 5000 + 5000 * 5001 / 2, 20000 + 15001});
+    CHECK(walked(abs) == std::pair<size_t, size_t>{20000, 20000});
+    CHECK(walked("") == std::pair<size_t, size_t>{0, 0});
+
+    // The model on the same vocabulary: the long piece four times, and "a" "b" alternating.
+    const UnigramModel model({{"<unk>", 0.0}, {"a", -2.0}, {"b", -2.0}, {long_piece, -1.0}}, {0, false}, "long.json");
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<int> ids;
+    model.encode_word(as, ids);
+    CHECK(ids == std::vector<int>(4, 3));
+    ids.clear();
+    model.encode_word(abs, ids);
+    CHECK(ids.size() == 20000);
+    // About 0.2 s here; looking every prefix up by hashing took 32 s on the 20000 "a"s with 40
+    // more pieces (a map this small is searched without hashing). The bound is generous for
+    // loaded machines and sanitizers.
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK_MESSAGE(seconds < 10.0, "encoding took " << seconds << " s");
+}
 
 TEST_CASE(
     "Unigram: a highest-scoring segmentation, as a search over every segmentation finds them, on random vocabularies") {
