@@ -34,7 +34,7 @@ struct BenchOptions {
     bool tokens_given = false;
 };
 
-void declare_options(CLI::App* cmd, BenchOptions& o) {
+void declare_bench_options(CLI::App* cmd, BenchOptions& o) {
     cmd->description(
         "Measure this machine's oneDNN f32 matmul rate and one attention layer's pass (cold and warm) side by "
         "side, on random data; or, with --model, a model's forward pass block by block against it.");
@@ -292,7 +292,7 @@ int bench(const BenchOptions& o) {
 }  // namespace
 
 void add_bench_command(CLI::App& app, CommandAction& action) {
-    add_command(app, action, "bench", declare_options, bench);
+    add_command(app, action, "bench", declare_bench_options, bench);
 }
 
 }  // namespace attn_viz_cli

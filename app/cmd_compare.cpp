@@ -54,7 +54,7 @@ struct CompareOptions {
     CorpusOptionValues corpus;      // whole models over a corpus (--inputs, --shard, --save-partial)
 };
 
-void declare_options(CLI::App* cmd, CompareOptions& o) {
+void declare_compare_options(CLI::App* cmd, CompareOptions& o) {
     cmd->description(
         "Compare two checkpoints of one layer (or two whole models) head by head on one input, or two whole "
         "models over a corpus (--inputs): labels, statistic changes, and how alike each head's maps are.");
@@ -305,7 +305,7 @@ int compare(CompareOptions& o) {
 }  // namespace
 
 void add_compare_command(CLI::App& app, CommandAction& action) {
-    add_command(app, action, "compare", declare_options, compare);
+    add_command(app, action, "compare", declare_compare_options, compare);
 }
 
 }  // namespace attn_viz_cli

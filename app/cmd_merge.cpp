@@ -32,7 +32,7 @@ struct MergeOptions {
     bool allow_partial = false;
 };
 
-void declare_options(CLI::App* cmd, MergeOptions& o) {
+void declare_merge_options(CLI::App* cmd, MergeOptions& o) {
     cmd->description(
         "Combine corpus partial results (attn-viz/partial@1) into stats.json (mean and std per statistic), "
         "heads.csv and pairs.csv; or an encoder-decoder's (attn-viz/seq2seq-partial@1) into stats.json and the "
@@ -183,7 +183,7 @@ int merge(const MergeOptions& o) {
 }  // namespace
 
 void add_merge_command(CLI::App& app, CommandAction& action) {
-    add_command(app, action, "merge", declare_options, merge);
+    add_command(app, action, "merge", declare_merge_options, merge);
 }
 
 }  // namespace attn_viz_cli

@@ -47,7 +47,7 @@
 namespace attn_viz_cli {
 namespace {
 
-void declare_options(CLI::App* cmd, ModelOptions& o) {
+void declare_model_options(CLI::App* cmd, ModelOptions& o) {
     cmd->description(
         "Run a whole model (Hugging Face folder of the Llama, GPT-2, GPT-NeoX/Pythia or BERT family, GGUF or llama2.c "
         "checkpoint) over a text and draw and analyse every layer's "
@@ -531,7 +531,7 @@ int run_model(ModelOptions& o) {
 }  // namespace
 
 void add_model_command(CLI::App& app, CommandAction& action) {
-    add_command(app, action, "model", declare_options, run_model);
+    add_command(app, action, "model", declare_model_options, run_model);
 }
 
 }  // namespace attn_viz_cli

@@ -40,7 +40,7 @@ struct RunOptions : ReportRunOptions {
     std::string tokens, input_tensor, context;
 };
 
-void declare_options(CLI::App* cmd, RunOptions& o) {
+void declare_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->description(
         "Run one multi-head attention layer on a sequence and write a heatmap per head, statistics (stats.json, "
         "CSV) and optional dumps.");
@@ -271,6 +271,6 @@ int run(RunOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, CommandAction& action) { add_command(app, action, "run", declare_options, run); }
+void add_run_command(CLI::App& app, CommandAction& action) { add_command(app, action, "run", declare_run_options, run); }
 
 }  // namespace attn_viz_cli

@@ -19,7 +19,7 @@ struct SynthOptions {
     OutputOptionValues output;
 };
 
-void declare_options(CLI::App* cmd, SynthOptions& o) {
+void declare_synth_options(CLI::App* cmd, SynthOptions& o) {
     cmd->description(
         "Write a layer with planted heads (previous-token, sink, uniform, self, two identical next-token heads) "
         "and its input: ground truth for the analysis.");
@@ -54,7 +54,7 @@ int synth(const SynthOptions& o) {
 }  // namespace
 
 void add_synth_command(CLI::App& app, CommandAction& action) {
-    add_command(app, action, "synth", declare_options, synth);
+    add_command(app, action, "synth", declare_synth_options, synth);
 }
 
 }  // namespace attn_viz_cli

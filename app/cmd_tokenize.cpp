@@ -20,7 +20,7 @@ struct TokenizeOptions {
     InputLimitValues limit_values;  // --max-memory only
 };
 
-void declare_options(CLI::App* cmd, TokenizeOptions& o) {
+void declare_tokenize_options(CLI::App* cmd, TokenizeOptions& o) {
     cmd->description(
         "Show how a model's tokenizer encodes texts: each token's id and its text, as the model takes them "
         "(with the BOS or [CLS] ... [SEP] its tokenizer adds). No weights are read.");
@@ -86,7 +86,7 @@ int tokenize(const TokenizeOptions& o) {
 }  // namespace
 
 void add_tokenize_command(CLI::App& app, CommandAction& action) {
-    add_command(app, action, "tokenize", declare_options, tokenize);
+    add_command(app, action, "tokenize", declare_tokenize_options, tokenize);
 }
 
 }  // namespace attn_viz_cli
