@@ -20,6 +20,7 @@ struct Layer {
     attn_viz::LayerSource source;
     attn_viz::LayerWeights weights;
     std::unique_ptr<attn_viz::AttentionLayer> layer;
+    int threads = 0;   // as opened (0 = all cores): the analyses' too (report_options)
     std::mutex mutex;  // one run at a time: runs release the GIL
 };
 

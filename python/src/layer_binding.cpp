@@ -23,6 +23,7 @@ std::shared_ptr<Layer> open_layer(const std::string& path, const std::string& la
     py::gil_scoped_release released;
     l->weights = attn_viz::load_layer_weights(l->source);
     attn_viz::use_threads(threads);
+    l->threads = threads;
     l->backend = std::make_unique<attn_viz::OnednnBackend>();
     l->layer = std::make_unique<attn_viz::AttentionLayer>(*l->backend, l->weights);
     return l;
@@ -45,6 +46,7 @@ std::shared_ptr<RunResult> run(const std::shared_ptr<Layer>& l, const std::strin
     }
     r->owner = l;
     r->backend = l->backend.get();
+    r->threads = l->threads;
     r->weights = {&l->weights};
     r->layer_numbers = {l->source.layer};
     r->description = fmt::format("{} (layer {}, {} heads)", l->source.path, l->source.layer, l->weights.num_heads);

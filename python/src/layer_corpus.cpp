@@ -31,7 +31,7 @@ py::object run_corpus(const std::shared_ptr<Layer>& l, py::object corpus_source,
         const attn_viz::WeightSimilarities weight_similarity =
             attn_viz::weight_similarities({&l->weights}, false, *l->backend);
         const attn_viz::AnalysisOptions options =
-            attn_viz::analysis_options(attn_viz::ReportOptions{}, *l->backend, &weight_similarity);
+            attn_viz::analysis_options(report_options(l->threads), *l->backend, &weight_similarity);
         attn_viz::Timings timings;
         attn_viz::add_layer_corpus(*source.documents, *l->layer, options, attn_viz::LoadLimits{}, corpus, hooks,
                                    timings);

@@ -24,6 +24,7 @@ struct Model {
     std::unique_ptr<attn_viz::Seq2SeqModel> seq2seq;   // an encoder-decoder
     std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
     std::string path;
+    int threads = 0;   // as opened (0 = all cores): the analyses' too (report_options)
     std::mutex mutex;  // one run at a time: runs release the GIL
 
     // The model's vocabulary size and longest sequence, whichever kind it is.

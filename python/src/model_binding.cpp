@@ -57,6 +57,7 @@ std::shared_ptr<Model> open_model(const std::string& path, const std::string& to
     py::gil_scoped_release released;
     const attn_viz::ModelFiles files = attn_viz::open_model_files(path);
     attn_viz::use_threads(threads);
+    m->threads = threads;
     m->backend = std::make_unique<attn_viz::OnednnBackend>();
     if (files.format == attn_viz::ModelFormat::hf_folder && attn_viz::is_seq2seq_model_type(files.config.model_type))
         m->seq2seq = std::make_unique<attn_viz::Seq2SeqModel>(
@@ -105,6 +106,7 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
     }
     r->owner = m;
     r->backend = m->backend.get();
+    r->threads = m->threads;
     r->whole_model = true;
     r->description = attn_viz::model_description(m->path, m->model->description());
     r->input_text = text.value_or("");

@@ -36,7 +36,7 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
         const attn_viz::CorpusWeights weights = attn_viz::corpus_weights(model, *m->backend);
         attn_viz::CorpusAccumulator corpus(weights.fingerprint, attn_viz::LabelThresholds{});
         const attn_viz::AnalysisOptions options =
-            attn_viz::analysis_options(attn_viz::ReportOptions{}, *m->backend, &weights.similarity);
+            attn_viz::analysis_options(report_options(m->threads), *m->backend, &weights.similarity);
         attn_viz::Timings timings;
         attn_viz::add_model_corpus(*source.documents, model, *m->tokenizer, options, attn_viz::LoadLimits{}, corpus,
                                    hooks, timings);

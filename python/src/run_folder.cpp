@@ -6,13 +6,19 @@ namespace py = pybind11;
 
 namespace attn_viz_python {
 
+attn_viz::ReportOptions report_options(int threads) {
+    attn_viz::ReportOptions options;
+    options.threads = threads;
+    return options;
+}
+
 void write_run_folder(
-    std::mutex& mutex, const std::string& out, bool force, bool html,
+    std::mutex& mutex, const std::string& out, bool force, bool html, int threads,
     const std::function<void(attn_viz::OutputDir&, const attn_viz::ReportOptions&, attn_viz::Timings&)>& stage) {
     path_argument("out", out);
     py::gil_scoped_release released;
     std::lock_guard<std::mutex> lock(mutex);
-    attn_viz::ReportOptions options;
+    attn_viz::ReportOptions options = report_options(threads);
     options.html = html;
     attn_viz::OutputDir dir(out, force);
     attn_viz::Timings timings;

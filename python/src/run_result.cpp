@@ -29,13 +29,12 @@ attn_viz::ReportInput RunResult::report_input() const {
 }
 
 const attn_viz::ModelAnalysis& RunResult::analysis() {
-    if (!analyzed) analyzed = attn_viz::analyze_report(report_input(), attn_viz::ReportOptions{});
+    if (!analyzed) analyzed = attn_viz::analyze_report(report_input(), report_options(threads));
     return *analyzed;
 }
 
 const std::optional<attn_viz::ValueRange>& RunResult::png_range() {
-    if (!png_range_made)
-        png_range_made = attn_viz::head_png_range(report_input(), attn_viz::ReportOptions{}, analysis());
+    if (!png_range_made) png_range_made = attn_viz::head_png_range(report_input(), report_options(threads), analysis());
     return *png_range_made;
 }
 
@@ -101,14 +100,14 @@ py::bytes head_png(RunResult& r, int64_t layer, int64_t head) {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(r.mutex);
         png =
-            attn_viz::head_png(r.report_input(), attn_viz::ReportOptions{}, r.analysis(), {layer, head}, r.png_range());
+            attn_viz::head_png(r.report_input(), report_options(r.threads), r.analysis(), {layer, head}, r.png_range());
     }
     return py::bytes(reinterpret_cast<const char*>(png.data()), png.size());
 }
 
 // Every picture and statistics file into `out`, as the CLI writes them with --out (and --html).
 void write(RunResult& r, const std::string& out, bool force, bool html) {
-    write_run_folder(r.mutex, out, force, html,
+    write_run_folder(r.mutex, out, force, html, r.threads,
                      [&](attn_viz::OutputDir& dir, const attn_viz::ReportOptions& options, attn_viz::Timings& timings) {
                          attn_viz::write_report(dir, r.report_input(), options, timings);
                      });

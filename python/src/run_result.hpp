@@ -28,6 +28,7 @@ struct RunResult {
     std::vector<int64_t> layer_numbers;                     // what pictures call the layers (empty: 0, 1, ...)
     std::string description, input_text;                    // report.html's "Model" and "Input"
     nlohmann::json input_stats = nlohmann::json::object();  // stats.json's keys about the input (a text pair's)
+    int threads = 0;  // the owner's (Model, Layer): the analysis's and pictures' threads
 
     attn_viz::ReportInput report_input() const;
     // The analysis of every head, made once (the caller holds `mutex`).

@@ -43,7 +43,7 @@ py::object stats(Seq2SeqResult& r) {
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(r.mutex);
-        if (!r.analyzed) r.analyzed = attn_viz::analyze_seq2seq(r.report, attn_viz::ReportOptions{});
+        if (!r.analyzed) r.analyzed = attn_viz::analyze_seq2seq(r.report, report_options(r.owner->threads));
         text = attn_viz::dump_json(attn_viz::seq2seq_stats(r.report, *r.analyzed));
     }
     return json_to_python(text);
@@ -51,7 +51,7 @@ py::object stats(Seq2SeqResult& r) {
 
 // The three stacks' folders and the top stats.json into `out`, as the CLI's --out writes them.
 void write(Seq2SeqResult& r, const std::string& out, bool force, bool html) {
-    write_run_folder(r.mutex, out, force, html,
+    write_run_folder(r.mutex, out, force, html, r.owner->threads,
                      [&](attn_viz::OutputDir& dir, const attn_viz::ReportOptions& options, attn_viz::Timings& timings) {
                          attn_viz::write_seq2seq_report(dir, r.report, options, timings);
                      });
