@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <variant>
 
 #include <fmt/format.h>
@@ -74,7 +75,9 @@ struct HfTokenizer::Impl {
     // The pair template (encode_pair); nullopt where the file has no post-processor that adds
     // ids: the texts one after the other, of types 0 and 1.
     std::optional<std::vector<PairPiece>> pair_template;
-    bool pair_refused = false;             // the post-processor adds ids but has no pair template
+    // Why a text pair cannot be encoded (a post-processor without a usable pair template), or "":
+    // a file whose pair template is missing or malformed still encodes single texts.
+    std::string pair_refusal;
     std::vector<std::string> token_of_id;  // "" where no token has the id
     std::vector<bool> special_id;
     std::optional<int> bos, eos;
@@ -316,10 +319,10 @@ std::optional<std::vector<PairPiece>> template_pair(const json& spec, const json
 }
 
 // The ids a post-processor puts before and after a single sequence, and its pair template (set
-// once: a second processor that adds ids beside the first is refused for pairs by leaving a
-// template that says so, none).
+// once), or why pairs cannot be encoded (`pair_refusal`: a second processor that adds ids beside
+// the first, no "pair", a malformed one).
 void add_post_processor(const json& spec, const std::string& where, std::vector<int>& prefix, std::vector<int>& suffix,
-                        std::optional<std::vector<PairPiece>>& pair, bool& pair_refused) {
+                        std::optional<std::vector<PairPiece>>& pair, std::string& pair_refusal) {
     if (spec.is_null()) return;
     const std::string here = fmt::format("{}: post_processor", where);
     const std::string type = spec.value("type", std::string());
@@ -331,29 +334,33 @@ void add_post_processor(const json& spec, const std::string& where, std::vector<
     };
     // A processor that adds ids sets the pair template; two of them in one Sequence have no
     // template attn-viz composes, so pairs are refused for such a file (none has been seen).
-    auto set_pair = [&](std::optional<std::vector<PairPiece>> template_of_step) {
-        if (pair || pair_refused) {
+    auto set_pair = [&](const std::function<std::optional<std::vector<PairPiece>>()>& template_of_step) {
+        if (pair || !pair_refusal.empty()) {
             pair.reset();
-            pair_refused = true;
+            pair_refusal = here + ": two steps add ids, and attn-viz does not compose their pair templates";
             return;
         }
-        pair = std::move(template_of_step);
-        pair_refused = !pair;
+        try {
+            pair = template_of_step();
+        } catch (const Error& e) {  // a malformed "pair": refused when a pair is asked for
+            pair_refusal = e.what();
+        }
+        if (!pair && pair_refusal.empty()) pair_refusal = here + ": no template for a text pair (no \"pair\")";
     };
     if (type == "Sequence") {
         for (const json& step : spec.value("processors", json::array()))
-            add_post_processor(step, where, prefix, suffix, pair, pair_refused);
+            add_post_processor(step, where, prefix, suffix, pair, pair_refusal);
     } else if (type == "BertProcessing" || type == "RobertaProcessing") {
         const int cls = pair_id("cls"), sep = pair_id("sep");
         prefix.push_back(cls);
         suffix.insert(suffix.begin(), sep);
         const bool roberta = type == "RobertaProcessing";
-        set_pair(bert_pair(cls, sep, roberta ? 0 : 1, roberta));
+        set_pair([&] { return std::optional(bert_pair(cls, sep, roberta ? 0 : 1, roberta)); });
     } else if (type == "TemplateProcessing") {
         const json& single = spec.contains("single") ? spec["single"] : json();
         const json& specials = spec.contains("special_tokens") ? spec["special_tokens"] : json::object();
         if (!single.is_array()) fail_input(here, "\"single\" is not a list");
-        set_pair(template_pair(spec, specials, here));
+        set_pair([&] { return template_pair(spec, specials, here); });
         bool after_sequence = false;
         for (const json& item : single) {
             if (item.contains("Sequence")) {
@@ -422,7 +429,7 @@ std::unique_ptr<HfTokenizer::Impl> from_tokenizer_doc(const json& doc, const std
                                                     step("pre_tokenizer"), step("decoder"), memory_budget);
     impl->added = parse_added_tokens(step("added_tokens"), path);
     add_post_processor(step("post_processor"), path, impl->prefix_ids, impl->suffix_ids, impl->pair_template,
-                       impl->pair_refused);
+                       impl->pair_refusal);
     return impl;
 }
 
@@ -505,7 +512,7 @@ void apply_tokenizer_config(HfTokenizer::Impl& impl, const json& config, const s
         if (*add_eos && impl.eos) impl.suffix_ids.push_back(*impl.eos);
     }
     if (add_bos || add_eos) {  // transformers' Llama template: each text between BOS and EOS, B's part of type 1
-        impl.pair_refused = false;
+        impl.pair_refusal.clear();
         impl.pair_template.emplace();
         for (int type : {0, 1}) {
             impl.pair_template->push_back({PairPiece::Kind::special, impl.prefix_ids, type});
@@ -608,8 +615,7 @@ std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_t
 }
 
 EncodedText HfTokenizer::encode_pair(const std::string& first, const std::string& second) const {
-    if (impl_->pair_refused)
-        fail_input(impl_->path, "its post-processor has no template for a text pair (no \"pair\")");
+    if (!impl_->pair_refusal.empty()) throw Error(ErrorKind::bad_input, impl_->pair_refusal);
     const std::vector<int> first_ids = encode(first, false), second_ids = encode(second, false);
     EncodedText out;
     auto add = [&](const std::vector<int>& ids, int type_id) {

@@ -421,3 +421,87 @@ TEST_CASE(
         CHECK(tokenizer.decode(tokenizer.encode(text, true)) == text);
     }
 }
+
+TEST_CASE(
+    "Text pairs: each post-processor's pair template with its token types; a file without a usable one still "
+    "encodes single texts and refuses pairs by name") {
+    ScratchDir dir;
+    const json vocab = {{"[UNK]", 0}, {"a", 1}, {"b", 2}, {"[CLS]", 3}, {"[SEP]", 4}, {"<s>", 5}, {"</s>", 6}};
+    const json specials = json::array({{{"id", 3}, {"content", "[CLS]"}, {"special", true}},
+                                       {{"id", 4}, {"content", "[SEP]"}, {"special", true}},
+                                       {{"id", 5}, {"content", "<s>"}, {"special", true}},
+                                       {{"id", 6}, {"content", "</s>"}, {"special", true}}});
+    auto tokenizer = [&](const json& post_processor) {
+        json doc = {{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+                    {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                    {"added_tokens", specials}};
+        if (!post_processor.is_null()) doc["post_processor"] = post_processor;
+        return HfTokenizer::load(write_tokenizer_json(dir, doc));
+    };
+    struct Case {
+        const char* name;
+        json post_processor;
+        std::vector<int> ids, types;
+        int64_t second_start;
+        std::string separator;
+    };
+    const json template_processing = {{"type", "TemplateProcessing"},
+                                      {"single", json::array({{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}},
+                                                              {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                                                              {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 0}}}}})},
+                                      {"pair", json::array({{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}},
+                                                            {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                                                            {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 0}}}},
+                                                            {{"Sequence", {{"id", "B"}, {"type_id", 1}}}},
+                                                            {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 1}}}}})},
+                                      {"special_tokens",
+                                       {{"[CLS]", {{"id", "[CLS]"}, {"ids", {3}}, {"tokens", {"[CLS]"}}}},
+                                        {"[SEP]", {{"id", "[SEP]"}, {"ids", {4}}, {"tokens", {"[SEP]"}}}}}}};
+    const Case cases[] = {
+        {"TemplateProcessing", template_processing, {3, 1, 1, 4, 2, 4}, {0, 0, 0, 0, 1, 1}, 4, "[SEP]"},
+        {"BertProcessing",
+         {{"type", "BertProcessing"}, {"cls", {"[CLS]", 3}}, {"sep", {"[SEP]", 4}}},
+         {3, 1, 1, 4, 2, 4},
+         {0, 0, 0, 0, 1, 1},
+         4,
+         "[SEP]"},
+        {"RobertaProcessing",  // <s> A </s></s> B </s>, every token of type 0
+         {{"type", "RobertaProcessing"}, {"cls", {"<s>", 5}}, {"sep", {"</s>", 6}}},
+         {5, 1, 1, 6, 6, 2, 6},
+         {0, 0, 0, 0, 0, 0, 0},
+         5,
+         "</s>"},
+        {"no post-processor", json(), {1, 1, 2}, {0, 0, 1}, 2, ""},
+        {"Sequence of ByteLevel and TemplateProcessing",
+         {{"type", "Sequence"}, {"processors", json::array({{{"type", "ByteLevel"}}, template_processing})}},
+         {3, 1, 1, 4, 2, 4},
+         {0, 0, 0, 0, 1, 1},
+         4,
+         "[SEP]"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.name);
+        const HfTokenizer t = tokenizer(c.post_processor);
+        const EncodedText pair = t.encode_pair("a a", "b");
+        CHECK(pair.ids == c.ids);
+        CHECK(pair.type_ids == c.types);
+        CHECK(pair.second_start == c.second_start);
+        CHECK(t.pair_separator() == c.separator);
+    }
+    // Without a usable pair template single texts still encode; a pair is refused naming why.
+    json no_pair = template_processing, empty_pair = template_processing;
+    no_pair.erase("pair");
+    empty_pair["pair"] = json::array();  // as a tokenizer.json converted from a GGUF file may have it
+    const std::pair<json, std::string> refused[] = {
+        {no_pair, "post_processor: no template for a text pair (no \"pair\")"},
+        {empty_pair, "\"pair\" must hold sequence A once and sequence B once"},
+        {{{"type", "Sequence"}, {"processors", json::array({template_processing, template_processing})}},
+         "two steps add ids, and attn-viz does not compose their pair templates"},
+    };
+    for (const auto& [post_processor, message] : refused) {
+        CAPTURE(message);
+        const HfTokenizer t = tokenizer(post_processor);
+        CHECK(t.encode("a", true).size() >= 1);
+        expect_error(ErrorKind::bad_input, [&] { t.encode_pair("a", "b"); }, {dir / "tokenizer.json", message});
+    }
+}
