@@ -20,19 +20,6 @@ std::vector<std::string> head_labels(int64_t n) {
     return labels;
 }
 
-// Every pixel of cell (r, c) (inside its 1-px border) is a mask gray, and both grays appear.
-void check_hatched(const DecodedPng& png, const HeatmapLayout& layout, int64_t r, int64_t c) {
-    bool plain = false, hatch = false, other = false;
-    for (int y = 1; y < layout.cell_h - 1; ++y)
-        for (int x = 1; x < layout.cell_w - 1; ++x) {
-            const Rgb p = png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + x,
-                                 layout.grid_y + static_cast<int>(r) * layout.cell_h + y);
-            plain |= p == mask_color, hatch |= p == mask_hatch_color;
-            other |= !(p == mask_color) && !(p == mask_hatch_color);
-        }
-    CHECK_MESSAGE((plain && hatch && !other), "cell " << r << "," << c);
-}
-
 }  // namespace
 
 TEST_SUITE("render") {

@@ -1,0 +1,97 @@
+// Colours that cannot mislead, as the tool writes them (issue 44 item 3): the pictures of signed
+// measures on the diverging map, heads without a value hatched (skipped with a message where
+// ../shared is absent).
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "colormap.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+
+namespace {
+
+using Colour = std::tuple<int, int, int>;
+
+// How many pixels of each colour the PNG at `path` has (none when it does not decode).
+std::map<Colour, int64_t> colours_of(const std::string& path) {
+    int width = 0, height = 0, channels = 0;
+    unsigned char* pixels = stbi_load(path.c_str(), &width, &height, &channels, 3);
+    std::map<Colour, int64_t> colours;
+    if (!pixels) return colours;
+    for (size_t i = 0; i < static_cast<size_t>(width) * height * 3; i += 3)
+        ++colours[{pixels[i], pixels[i + 1], pixels[i + 2]}];
+    stbi_image_free(pixels);
+    return colours;
+}
+
+// Pixels of the masked cells' plain gray (text antialiasing gives a few too).
+int64_t mask_pixels(const std::map<Colour, int64_t>& colours) {
+    const auto found = colours.find({mask_color.r, mask_color.g, mask_color.b});
+    return found == colours.end() ? 0 : found->second;
+}
+
+// Which of the diverging map's raster levels the picture uses, below and above its centre.
+struct DivergingUse {
+    bool below = false, above = false;
+};
+DivergingUse diverging_use(const std::map<Colour, int64_t>& colours) {
+    const Colormap map = Colormap::named(diverging_colormap);
+    DivergingUse use;
+    for (int level = 0; level < raster_levels; ++level) {
+        const Rgb c = map.raster_at(static_cast<double>(level) / (raster_levels - 1));
+        if (!colours.count({c.r, c.g, c.b}) || std::min({c.r, c.g, c.b}) >= 235) continue;  // near white: any text
+        (2 * level < raster_levels - 1 ? use.below : use.above) = true;
+    }
+    return use;
+}
+
+std::string story_model(const std::string& model) {
+    return "model -q --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
+           "/tok512.bin --text \"Once upon a time, there was a little girl named Lily. She loved to play outside in "
+           "the park. One day, she saw a big, red ball.\"";
+}
+
+}  // namespace
+
+TEST_SUITE("model") {
+
+TEST_CASE_FIXTURE(Stories260kFixture,
+                  "model --ablate: the change of loss on the diverging map, blue where removing a head lowers the "
+                  "loss; heads not ablated hatched") {
+    if (model.empty()) return;
+    const CommandResult all = run_attn_viz(story_model(model) + " --ablate all --out " + (dir / "all"));
+    REQUIRE_MESSAGE(all.exit_code == 0, all.output);
+    bool lowers = false, raises = false;
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "all/stats.json"));
+    for (const auto& head : stats["ablation"]["heads"]) {
+        const double delta_loss = head["delta_loss"].get<double>();
+        lowers |= delta_loss<0, raises |= delta_loss> 0;
+    }
+    REQUIRE(lowers);  // on this text removing L4H0 lowers the loss
+    REQUIRE(raises);
+    const DivergingUse delta = diverging_use(colours_of(dir / "all/ablation_delta_loss.png"));
+    CHECK(delta.below);
+    CHECK(delta.above);
+    // The KL cannot be negative: on the run's colormap, not the diverging one.
+    const DivergingUse kl = diverging_use(colours_of(dir / "all/ablation_kl.png"));
+    CHECK(!kl.below);
+
+    const CommandResult some = run_attn_viz(story_model(model) + " --ablate L0H1,L3H0-1 --out " + (dir / "some"));
+    REQUIRE_MESSAGE(some.exit_code == 0, some.output);
+    const std::map<Colour, int64_t> partial = colours_of(dir / "some/ablation_delta_loss.png");
+    // The 37 heads not ablated are hatched: at least a third of their cells' pixels in the plain gray.
+    const int64_t measured_all = mask_pixels(colours_of(dir / "all/ablation_delta_loss.png"));
+    CHECK(mask_pixels(partial) > measured_all + 37 * 20 * 20);
+    CHECK(diverging_use(partial).above);
+}
+
+}  // TEST_SUITE("model")
