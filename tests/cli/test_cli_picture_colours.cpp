@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_fixtures.hpp"
 #include "colormap.hpp"
 #include "support.hpp"
 
@@ -60,7 +61,39 @@ std::string story_model(const std::string& model) {
            "the park. One day, she saw a big, red ball.\"";
 }
 
+// The mean of a stats.json matrix over its pairs of different heads.
+double mean_off_diagonal(const nlohmann::json& matrix) {
+    double sum = 0;
+    int pairs = 0;
+    for (size_t a = 0; a < matrix.size(); ++a)
+        for (size_t b = 0; b < matrix.size(); ++b)
+            if (a != b) sum += matrix[a][b].get<double>(), ++pairs;
+    return sum / pairs;
+}
+
 }  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("correlation.png of a causal layer: the maps minus uniform attention, which unrelated heads do not share") {
+    ScratchDir dir;
+    write_layer_fixture(dir, 32, 8, 64, true);
+    const CommandResult r = run_attn_viz(layer_fixture_run(dir) + " -q");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+    // The plain correlation (kept under its key) is carried by the causal triangle's rows of
+    // 1/(i + 1); the picture's matrix, centred_correlation, is not.
+    const double plain = mean_off_diagonal(stats["correlation"]),
+                 centred = mean_off_diagonal(stats["centred_correlation"]);
+    CHECK(plain > 0.15);
+    CHECK(std::abs(centred) < plain / 3);
+    for (size_t a = 0; a < 8; ++a) CHECK(stats["centred_correlation"][a][a] == 1.0);
+    const std::string pairs = read_text(dir / "out/pairs.csv");
+    CHECK(pairs.substr(0, pairs.find('\n')).ends_with(",choice_mi,centred_correlation"));
+    CHECK(std::filesystem::is_regular_file(dir / "out/correlation.png"));
+}
+
+}  // TEST_SUITE("cli")
 
 TEST_SUITE("model") {
 
