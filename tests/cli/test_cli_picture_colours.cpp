@@ -1,6 +1,6 @@
 // Colours that cannot mislead, as the tool writes them (issue 44 item 3): the pictures of signed
-// measures on the diverging map, heads without a value hatched (skipped with a message where
-// ../shared is absent).
+// measures on the diverging map, heads without a value hatched, correlation.png without the causal
+// triangle, composition against its chance level (skipped with a message where ../shared is absent).
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
@@ -125,6 +125,24 @@ TEST_CASE_FIXTURE(Stories260kFixture,
     const int64_t measured_all = mask_pixels(colours_of(dir / "all/ablation_delta_loss.png"));
     CHECK(mask_pixels(partial) > measured_all + 37 * 20 * 20);
     CHECK(diverging_use(partial).above);
+}
+
+TEST_CASE_FIXTURE(Stories260kFixture,
+                  "model --composition: each kind's picture centred on its chance level, pairs below it blue and "
+                  "above it red") {
+    if (model.empty()) return;
+    const CommandResult r = run_attn_viz("model -q --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
+                                         "/tok512.bin --tokens 1,403,407 --composition --out " + (dir / "out"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const nlohmann::json c = nlohmann::json::parse(read_text(dir / "out/stats.json"))["composition"];
+    for (const char* kind : {"q", "k", "v"}) {
+        CAPTURE(kind);
+        // This model's scores spread on both sides of what random weights score (0.125 at D = 64).
+        REQUIRE(c[kind]["top"][0]["score"].get<double>() > c[kind]["chance"].get<double>());
+        const DivergingUse use = diverging_use(colours_of(dir / ("out/composition_" + std::string(kind) + ".png")));
+        CHECK(use.below);
+        CHECK(use.above);
+    }
 }
 
 }  // TEST_SUITE("model")
