@@ -229,16 +229,23 @@ bool too_short_to_label(const ModelAnalysis& a) {
     return tokens_per_sequence(a) < static_cast<double>(min_tokens_to_label);
 }
 
+std::string too_short_sentence(const ModelAnalysis& a, const std::string& guesses) {
+    return fmt::format(
+        "too short to tell: the input has {:.3g}{}, labelling heads needs at least {} (evenly spread attention alone "
+        "reaches the thresholds, and maps this small look alike); {} are guesses",
+        tokens_per_sequence(a), a.num_sequences > 1 ? " tokens per sequence" : " tokens", min_tokens_to_label, guesses);
+}
+
+std::string shown_label(const ModelAnalysis& a, int64_t n) {
+    return fmt::format("{}{}", a.labels[static_cast<size_t>(n)], too_short_to_label(a) ? "?" : "");
+}
+
 std::vector<Finding> find_findings(const ModelAnalysis& a) {
     std::vector<Finding> findings;
     const double tokens = tokens_per_sequence(a);
     if (too_short_to_label(a)) {
         Finding f{"too-short", false, {}, {}, "", tokens, static_cast<double>(min_tokens_to_label), true, ""};
-        f.sentence = fmt::format(
-            "too short to tell: the input has {:.3g}{}, labelling heads needs at least {} (evenly spread attention "
-            "alone reaches the thresholds, and maps this small look alike); the labels and redundant groups are "
-            "guesses",
-            tokens, a.num_sequences > 1 ? " tokens per sequence" : " tokens", min_tokens_to_label);
+        f.sentence = too_short_sentence(a, "the labels and redundant groups");
         findings.push_back(std::move(f));
     } else {
         for (const HeadKind& kind : head_kinds()) {

@@ -24,6 +24,13 @@ inline constexpr int64_t min_tokens_to_label = 8;
 // True when the analysed input has fewer than min_tokens_to_label tokens (per sequence, on average).
 bool too_short_to_label(const ModelAnalysis& analysis);
 
+// "too short to tell: the input has 3 tokens, labelling heads needs at least 8 (...); <guesses> are
+// guesses": the caveat of an input too_short_to_label, `guesses` naming what it makes guesses of.
+std::string too_short_sentence(const ModelAnalysis& analysis, const std::string& guesses);
+
+// Head n's label as the pictures and tables show it: with a "?" on an input too short to tell.
+std::string shown_label(const ModelAnalysis& analysis, int64_t n);
+
 struct Finding {
     // "previous-token", "next-token", "self", "sink", "induction", "duplicate-token", "diffuse":
     // heads of that kind (found) or none (not found: heads holds the best candidate, if any);

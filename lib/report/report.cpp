@@ -28,10 +28,6 @@
 
 namespace attn_viz {
 
-std::string shown_label(const ModelAnalysis& a, int64_t n) {
-    return fmt::format("{}{}", a.labels[static_cast<size_t>(n)], too_short_to_label(a) ? "?" : "");
-}
-
 Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis) {
     const Tensor& first = layers.front()->attention;
     std::vector<int64_t> shape = first.shape;

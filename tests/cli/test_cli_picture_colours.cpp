@@ -1,6 +1,7 @@
 // Colours that cannot mislead, as the tool writes them (issue 44 item 3): the pictures of signed
 // measures on the diverging map, heads without a value hatched, correlation.png without the causal
-// triangle, composition against its chance level (skipped with a message where ../shared is absent).
+// triangle, composition against its chance level, compare's pictures naming both models on scales
+// that say how small a change is (skipped with a message where ../shared is absent).
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
@@ -9,10 +10,12 @@
 #include <tuple>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.hpp"
 #include "colormap.hpp"
+#include "figure_head_grid.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -143,6 +146,66 @@ TEST_CASE_FIXTURE(Stories260kFixture,
         CHECK(use.below);
         CHECK(use.above);
     }
+}
+
+TEST_CASE_FIXTURE(Stories260kGgufFixture,
+                  "compare's pictures name both models, draw the JS distance on a log scale with its largest value, "
+                  "the correlation on the diverging map; a short input carries the too-short caveat") {
+    if (gguf.empty()) return;
+    const std::string models = "compare " + gguf + "/stories260K.gguf " + gguf + "/stories260K-Q8_0.gguf";
+    const CommandResult r = run_attn_viz(models + " --tokens 1,403,407 --diff-pictures 1 --out " + (dir / "short"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    // As model says it: 3 tokens are too short to tell, so labels carry a "?" and their changes are guesses.
+    CHECK(r.output.find("\n  too short to tell: the input has 3 tokens, labelling heads needs at least 8 (") !=
+          std::string::npos);
+    CHECK(r.output.find("; the labels and their changes are guesses\n") != std::string::npos);
+    CHECK(r.output.find("previous-token? previous-token?") != std::string::npos);
+    // The pictures are what write_head_grid_png draws of compare.json's numbers with these titles: A
+    // and B named, the JS distance from 1e-4 to 1 on a log scale (a Q8_0 copy's 0.004 sits low), the
+    // correlation over -1..1 on the diverging map, each with its extreme head.
+    const nlohmann::json c = nlohmann::json::parse(read_text(dir / "short/compare.json"));
+    std::vector<float> js, correlation, top1;
+    size_t largest = 0, lowest = 0, least_agreed = 0;
+    for (size_t n = 0; n < c["heads"].size(); ++n) {
+        const nlohmann::json& head = c["heads"][n];
+        js.push_back(head["map_js_distance"].get<float>()), correlation.push_back(head["map_correlation"].get<float>());
+        top1.push_back(head["top1_agreement"].get<float>());
+        largest = js[n] > js[largest] ? n : largest, lowest = correlation[n] < correlation[lowest] ? n : lowest;
+        least_agreed = top1[n] < top1[least_agreed] ? n : least_agreed;
+    }
+    REQUIRE(js.size() == 40);
+    const auto tag = [&](size_t n) {
+        return fmt::format("L{}H{}", c["heads"][n]["layer"].get<int>(), c["heads"][n]["head"].get<int>());
+    };
+    const auto expected = [&](const std::string& file, const std::vector<float>& values, HeadGridStyle style) {
+        CAPTURE(file);
+        style.max_px = 1200;
+        write_head_grid_png(dir / ("expected_" + file), values, 5, 8, style);
+        CHECK(read_text(dir / ("short/" + file)) == read_text(dir / ("expected_" + file)));
+    };
+    const std::string named = "A (stories260K.gguf) and B (stories260K-Q8_0.gguf), per head";
+    HeadGridStyle style;
+    style.title = fmt::format("JS distance between the maps of {}; largest {:.3g} ({})", named,
+                              c["heads"][largest]["map_js_distance"].get<double>(), tag(largest));
+    style.value_label = "JS distance", style.colormap = "magma", style.log_scale = true, style.low = 0, style.high = 1;
+    expected("js_distance.png", js, style);
+    style = HeadGridStyle{};
+    style.title = fmt::format("Correlation of the maps of {}; lowest {:.3g} ({})", named,
+                              c["heads"][lowest]["map_correlation"].get<double>(), tag(lowest));
+    style.value_label = "map correlation", style.signed_values = true, style.low = -1, style.high = 1;
+    expected("map_correlation.png", correlation, style);
+    style = HeadGridStyle{};
+    style.title = fmt::format("Queries whose strongest key agrees in {}; lowest {:.3g} ({})", named,
+                              c["heads"][least_agreed]["top1_agreement"].get<double>(), tag(least_agreed));
+    style.value_label = "top-1 agreement", style.low = 0, style.high = 1;
+    expected("top1_agreement.png", top1, style);
+
+    // A text of 8 tokens and more: no caveat, no "?".
+    const CommandResult story = run_attn_viz(
+        models + " --text \"Once upon a time, there was a little girl named Lily.\" --out " + (dir / "story"));
+    REQUIRE_MESSAGE(story.exit_code == 0, story.output);
+    CHECK(story.output.find("too short to tell") == std::string::npos);
+    CHECK(story.output.find("? ") == std::string::npos);
 }
 
 }  // TEST_SUITE("model")
