@@ -160,38 +160,39 @@ std::string head_names_text(const ModelAnalysis& a, const std::vector<int64_t>& 
 
 // What a group that attends alike shows, over all its pairs.
 struct GroupEvidence {
-    bool redundant = true;            // every pair pair_evidence(...).redundant
-    bool sinks = true;                // every member a sink head
+    std::vector<int64_t> sinks;       // its sink heads: any two of them are alike through the first token
     bool other_layers = false;        // some pair in different layers: no output compared
     bool uncompared = false;          // some pair in one layer without an output cosine
     double lowest_cosine = INFINITY;  // of the pairs compared
     double lowest_sink_mass = INFINITY;
+    bool redundant = false;  // no two sink heads, one layer, every output cosine at least the cut
 };
 
 GroupEvidence group_evidence(const ModelAnalysis& a, const std::vector<int64_t>& group) {
     GroupEvidence g;
     for (size_t x = 0; x < group.size(); ++x) {
         const double mass = a.heads[static_cast<size_t>(group[x])].first_token_mass;
-        g.sinks &= mass >= a.thresholds.sink;
-        g.lowest_sink_mass = std::min(g.lowest_sink_mass, mass);
+        if (mass >= a.thresholds.sink)
+            g.sinks.push_back(group[x]), g.lowest_sink_mass = std::min(g.lowest_sink_mass, mass);
         for (size_t y = x + 1; y < group.size(); ++y) {
             const PairEvidence e = pair_evidence(a, group[x], group[y]);
-            g.redundant &= e.redundant;
             g.other_layers |= !e.same_layer;
             g.uncompared |= e.same_layer && std::isnan(e.output_cosine);
             if (!std::isnan(e.output_cosine)) g.lowest_cosine = std::min(g.lowest_cosine, e.output_cosine);
         }
     }
+    g.redundant = g.sinks.size() < 2 && !g.other_layers && !g.uncompared &&
+                  g.lowest_cosine >= a.thresholds.redundancy_output_cosine;
     return g;
 }
 
-// One finding per group of heads that attend alike: "redundant" when every pair also writes alike
-// (output cosine within a layer), otherwise "attend-alike" saying why not (sink heads, different
-// layers, outputs not compared or not alike); then, unless a group is redundant, one "redundant"
-// finding saying there is none (with the closest pair when no group attends alike). The clustering
-// merges groups while their *average* distance is within the cut, so a group's farthest pair may
-// lie beyond it: the sentence then says so, naming that pair. On an input too short to tell,
-// groups are guesses, as the labels are.
+// One finding per group of heads that attend alike: "redundant" when its heads also write alike
+// (every output cosine, within a layer, at least the cut) and no two are sink heads, otherwise
+// "attend-alike" saying why not (sink heads, different layers, outputs not compared or not alike); then, unless a group
+// is redundant, one "redundant" finding saying there is none (with the closest pair when no group attends alike). The
+// clustering merges groups while their *average* distance is within the cut, so a group's farthest pair may lie beyond
+// it: the sentence then says so, naming that pair. On an input too short to tell, groups are guesses, as the labels
+// are.
 std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
     const HeadMatrix& js = a.matrix(PairMetric::js_distance);
     const double cut = a.thresholds.redundancy_js, cosine_cut = a.thresholds.redundancy_output_cosine;
@@ -226,11 +227,15 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
             f.sentence =
                 fmt::format("redundant: {} attend alike and write alike ({}; output cosine at least {}, cut {}){}",
                             names, distance, number(g.lowest_cosine), number(cosine_cut), guess);
-        else if (g.sinks)
+        else if (g.sinks.size() >= 2)
             f.sentence = fmt::format(
-                "attend alike: {} are sink heads (first_token_mass at least {}, threshold {}), alike through the first "
-                "token alone, not duplicates ({}){}",
-                names, number(g.lowest_sink_mass), number(a.thresholds.sink), distance, guess);
+                "attend alike: {} ({}); {} sink heads (first_token_mass at least {}, threshold {}), alike through the "
+                "first token alone, not duplicates{}",
+                names, distance,
+                g.sinks.size() < group.size() ? head_names_text(a, g.sinks) + " are"
+                : group.size() == 2           ? std::string("both are")
+                                              : std::string("all are"),
+                number(g.lowest_sink_mass), number(a.thresholds.sink), guess);
         else if (g.other_layers)
             f.sentence = fmt::format(
                 "attend alike: {} ({}); in different layers, whose outputs are not compared, so not shown redundant{}",
@@ -287,7 +292,7 @@ std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
 
 std::string group_claim(const ModelAnalysis& a, const std::vector<int64_t>& group) {
     const GroupEvidence g = group_evidence(a, group);
-    return g.redundant ? "redundant" : g.sinks ? "attend alike (sink heads)" : "attend alike";
+    return g.redundant ? "redundant" : g.sinks.size() >= 2 ? "attend alike (sink heads)" : "attend alike";
 }
 
 namespace {

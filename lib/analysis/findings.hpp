@@ -45,7 +45,8 @@ struct PairEvidence {
 PairEvidence pair_evidence(const ModelAnalysis& analysis, int64_t a, int64_t b);
 
 // What the findings call a group of analysis.redundant_groups (heads that attend alike):
-// "redundant" (every pair redundant), "attend alike (sink heads)" or "attend alike".
+// "redundant" (one layer, every output cosine at least the cut, not two sink heads), "attend
+// alike (sink heads)" (two or more of them sink heads) or "attend alike".
 std::string group_claim(const ModelAnalysis& analysis, const std::vector<int64_t>& group);
 
 struct Finding {

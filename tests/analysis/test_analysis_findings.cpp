@@ -201,6 +201,20 @@ TEST_CASE(
                                          std::string(close) + ", cut " + cut_text +
                                          "; output cosine at least 1.00, cut 0.90)");
     }
+    // The same chain writing alike is redundant as a group, though its farthest pair lies beyond
+    // the cut: the group is cut on its average distance, the outputs are what is shown.
+    HeadMatrix& cosine = a.matrices[static_cast<size_t>(PairMetric::output_cosine)];
+    for (const auto& [x, y] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}})
+        cosine.at(x, y) = cosine.at(y, x) = 0.95;
+    const std::vector<Finding> alike = find_findings(a);
+    const auto chain = std::find_if(alike.begin(), alike.end(), [](const Finding& f) {
+        return f.found && f.heads == std::vector<int64_t>{0, 1, 2};
+    });
+    REQUIRE(chain != alike.end());
+    CHECK(chain->kind == "redundant");
+    CHECK(chain->sentence.rfind("redundant: L0H0, L0H1 and L0H2 attend alike and write alike (mean JS distance ", 0) ==
+          0);
+    CHECK(chain->sentence.ends_with("; output cosine at least 0.95, cut 0.90)"));
 }
 
 TEST_CASE("heads that attend alike in different layers are not shown redundant; two sink heads are flagged as such") {
@@ -228,10 +242,10 @@ TEST_CASE("heads that attend alike in different layers are not shown redundant; 
         CHECK(f->kind == "attend-alike");  // every group spans both layers
         if (f->heads == std::vector<int64_t>{1, 7}) {
             sinks = true;
-            CHECK(f->sentence.rfind("attend alike: L0H1 and L1H1 are sink heads (first_token_mass at least 1.00, "
-                                    "threshold 0.50), alike through the first token alone, not duplicates (JS "
-                                    "distance at most ",
-                                    0) == 0);
+            CHECK(f->sentence.rfind("attend alike: L0H1 and L1H1 (JS distance at most ", 0) == 0);
+            CHECK(
+                f->sentence.ends_with(", cut 0.20); both are sink heads (first_token_mass at least 1.00, threshold "
+                                      "0.50), alike through the first token alone, not duplicates"));
         } else {
             across |= f->sentence.find(
                           "; in different layers, whose outputs are not compared, so not shown "
@@ -271,9 +285,10 @@ TEST_CASE("heads that attend alike in one layer without an output cosine are not
     sinks.heads[4].first_token_mass = sinks.heads[5].first_token_mass = 0.8;
     CHECK(pair_evidence(sinks, 4, 5).both_sinks);
     CHECK_FALSE(pair_evidence(sinks, 4, 5).redundant);
-    CHECK(
-        finding(find_findings(sinks), "attend-alike").sentence.rfind("attend alike: L0H4 and L0H5 are sink heads", 0) ==
-        0);
+    const std::string sentence = finding(find_findings(sinks), "attend-alike").sentence;
+    CHECK(sentence.rfind("attend alike: L0H4 and L0H5 (", 0) == 0);
+    CHECK(sentence.find("; both are sink heads (first_token_mass at least 0.80, threshold 0.50)") != std::string::npos);
+    CHECK(stats_table(sinks).find("\nattend alike (sink heads): L0H4 L0H5\n") != std::string::npos);
     // A lower cut on the output cosine is a threshold like the others.
     set_threshold(sinks.thresholds, "redundancy_output_cosine=0.5");
     CHECK(sinks.thresholds.redundancy_output_cosine == 0.5);
