@@ -169,7 +169,7 @@ int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& op
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs(inputs);
-        write_corpus_compare_outputs(out, report, run_provenance());
+        write_corpus_compare_outputs(out, report, run_provenance(), compared_names(o.weights_a, o.weights_b));
         if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
         out.commit();
     }
@@ -214,12 +214,13 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
         if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
         write_file_atomically(out.file("compare.json"), json_file_text(doc, 1));
-        write_comparison_pictures(out, m.heads, m.top1, "");
+        const ComparedNames names = compared_names(o.weights_a, o.weights_b);
+        write_comparison_pictures(out, m.heads, m.top1, names, "");
         if (o.diff_pictures > 0) {
             std::vector<const LayerResult*> first, second;
             for (size_t l = 0; l < m.run_a.layers.size(); ++l)
                 first.push_back(&m.run_a.layers[l]), second.push_back(&m.run_b.layers[l]);
-            write_diff_pictures(out, m.heads, first, second, m.token_labels, o.diff_pictures);
+            write_diff_pictures(out, m.heads, first, second, m.token_labels, names, o.diff_pictures);
         }
         out.commit();
     }
@@ -292,7 +293,9 @@ int compare(CompareOptions& o) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.input.path, o.input.tokens_path});
         write_file_atomically(out.file("compare.json"), json_file_text(compare_document(c, summary, metric, {}), 1));
-        if (o.diff_pictures > 0) write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens, o.diff_pictures);
+        if (o.diff_pictures > 0)
+            write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens,
+                                compared_names(o.weights_a, o.weights_b), o.diff_pictures);
         out.commit();
     }
     if (!o.output.quiet) {

@@ -11,6 +11,7 @@
 #include "corpus_attribution_report.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
+#include "fingerprint.hpp"
 #include "model_analyses_summary.hpp"
 #include "option_checks.hpp"
 #include "output_dir.hpp"
@@ -112,7 +113,10 @@ int merge_compare_partials(const MergeOptions& o) {
     const CorpusCompareReport report =
         corpus_compare_report(corpus, parse_thresholds(o.thresholds, corpus.thresholds()), "js_distance", -1);
     OutputDir out(o.output.out, o.output.force);
-    write_corpus_compare_outputs(out, report, run_provenance());
+    // The partials know the models by their fingerprints only.
+    write_corpus_compare_outputs(out, report, run_provenance(),
+                                 {fmt::format("model {}", fingerprint_text(corpus.model_a())),
+                                  fmt::format("model {}", fingerprint_text(corpus.model_b()))});
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
     if (!o.output.quiet) {

@@ -82,11 +82,12 @@ CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulat
 }
 
 void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& r,
-                                  const nlohmann::json& provenance) {
+                                  const nlohmann::json& provenance, const ComparedNames& names) {
     nlohmann::json doc = r.document;
     doc["provenance"] = provenance;
     attn_viz::write_file_atomically(out.file("compare.json"), fmt::format("{}\n", attn_viz::dump_json(doc, 1)));
-    write_comparison_pictures(out, r.comparison.mean, attn_viz::mean_top1(r.comparison), " (mean over the corpus)");
+    write_comparison_pictures(out, r.comparison.mean, attn_viz::mean_top1(r.comparison), names,
+                              " (mean over the corpus)");
 }
 
 }  // namespace attn_viz_cli

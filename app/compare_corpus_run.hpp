@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare_corpus.hpp"
+#include "compare_pictures.hpp"
 #include "compare_summary.hpp"
 #include "corpus_options.hpp"
 #include "load_limits.hpp"
@@ -37,8 +38,8 @@ CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulat
                                           double fail_above);
 
 // Stages compare.json (with `provenance`) and the layers x heads pictures of the mean JS distance,
-// map correlation and top-1 agreement in `out`.
+// map correlation and top-1 agreement in `out`, naming the models as `names`.
 void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& report,
-                                  const nlohmann::json& provenance);
+                                  const nlohmann::json& provenance, const ComparedNames& names);
 
 }  // namespace attn_viz_cli

@@ -1,13 +1,9 @@
 // Two whole models on one token sequence, head by head.
 #include "compare_models.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "error.hpp"
-#include "heatmap.hpp"
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
@@ -94,46 +90,6 @@ std::string output_comparison_text(const ModelComparison& m) {
         out += fmt::format("  greedy continuations part at step {} of {}\n    A: {}\n    B: {}\n", g.first_divergence,
                            g.steps, m.generation_a->text, m.generation_b->text);
     return out;
-}
-
-void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& c,
-                             const std::vector<double>& values, const HeadGridPicture& picture) {
-    using namespace attn_viz;
-    const int64_t L = c.first.num_layers, H = c.first.num_heads;
-    std::vector<float> grid(static_cast<size_t>(L * H));
-    float largest = 0;
-    for (size_t n = 0; n < grid.size(); ++n) {
-        grid[n] = std::isfinite(values[n]) ? static_cast<float>(values[n]) : picture.low;
-        largest = std::max(largest, grid[n]);
-    }
-    Visibility all;
-    all.queries = L, all.keys = H;
-    std::vector<std::string> layers, heads;
-    for (int64_t l = 0; l < L; ++l) layers.push_back(fmt::format("L{}", l));
-    for (int64_t h = 0; h < H; ++h) heads.push_back(fmt::format("H{}", h));
-    HeatmapStyle style;
-    style.colormap = picture.colormap;
-    style.vmin = picture.low;
-    style.vmax = picture.high > picture.low ? picture.high : (largest > 0 ? largest : 1.0f);
-    style.title = picture.title;
-    style.raw_labels = true;
-    style.colorbar_label = picture.measure;
-    style.row_axis_label = "layer";
-    style.column_axis_label = "head";
-    style.max_px = 800;
-    write_head_png(path, grid.data(), all, layers, heads, style);
-}
-
-void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c,
-                               const std::vector<double>& top1, const std::string& over, const std::string& folder) {
-    write_head_grid_picture(out.file(fmt::format("{}js_distance.png", folder)), c, c.maps.js_distance,
-                            {fmt::format("JS distance between the two models' maps, per head{}", over), "JS distance"});
-    write_head_grid_picture(
-        out.file(fmt::format("{}map_correlation.png", folder)), c, c.maps.correlation,
-        {fmt::format("Correlation of the two models' maps, per head{}", over), "map correlation", "viridis", -1, 1});
-    write_head_grid_picture(
-        out.file(fmt::format("{}top1_agreement.png", folder)), c, top1,
-        {fmt::format("Queries whose strongest key agrees, per head{}", over), "top-1 agreement", "viridis", 0, 1});
 }
 
 }  // namespace attn_viz_cli

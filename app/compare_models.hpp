@@ -1,7 +1,7 @@
 // attn-viz compare between two whole models (Hugging Face folders of any supported family, GGUF or
 // llama2.c, in any mix: whole_model.hpp): both run over the same tokens, every layer's heads
-// compared; plus the layers x heads picture of the JS distance. Kept apart from cmd_compare.cpp,
-// which compares single layers.
+// compared (their pictures: compare_pictures.hpp). Kept apart from cmd_compare.cpp, which compares
+// single layers.
 #pragma once
 
 #include <optional>
@@ -14,7 +14,6 @@
 #include "model_tokenizer.hpp"
 #include "onednn_backend.hpp"
 #include "output_comparison.hpp"
-#include "output_dir.hpp"
 #include "whole_model.hpp"
 
 namespace attn_viz_cli {
@@ -64,21 +63,5 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
 std::string output_comparison_text(const ModelComparison& comparison);
 // Its first line, about the next-token distributions alone.
 std::string output_comparison_line(const attn_viz::OutputComparison& output);
-
-// A layers (rows) x heads (columns) picture of one per-head measure (JS distance, map correlation,
-// top-1 agreement), colored over [low, high]; an undefined head is drawn at `low`.
-struct HeadGridPicture {
-    std::string title, measure, colormap = "magma";
-    float low = 0, high = 0;  // high <= low: from 0 to the largest value
-};
-void write_head_grid_picture(const std::string& path, const attn_viz::HeadComparison& comparison,
-                             const std::vector<double>& values, const HeadGridPicture& picture);
-
-// Stages js_distance.png, map_correlation.png and top1_agreement.png (top1: [N]) in `out` (in its
-// `folder`, e.g. "cross/", or at the top), each title ending in `over` (e.g. " (mean over the
-// corpus)", or "").
-void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& comparison,
-                               const std::vector<double>& top1, const std::string& over,
-                               const std::string& folder = "");
 
 }  // namespace attn_viz_cli

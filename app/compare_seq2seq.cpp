@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "compare_pictures.hpp"
 #include "compare_summary.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -109,6 +110,7 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
     using namespace attn_viz;
     std::vector<std::vector<double>> metrics;
     std::vector<CompareSummary> summaries;
+    const ComparedNames names = compared_names(request.inputs[0], request.inputs[1]);
     for (const StackComparison& s : m.stacks) {
         metrics.push_back(comparison_metric(s.heads, request.metric));
         summaries.push_back(summarize_comparison(s.heads, metrics.back(), request.metric, s.top1, request.fail_above));
@@ -131,7 +133,8 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
             stack.erase("format");
             stack["summary"] = compare_summary_json(summaries[k], s.heads, metrics[k], s.top1);
             doc["stacks"][s.stack] = std::move(stack);
-            write_comparison_pictures(out, s.heads, s.top1, fmt::format(" ({})", s.stack), fmt::format("{}/", s.stack));
+            write_comparison_pictures(out, s.heads, s.top1, names, fmt::format(" ({})", s.stack),
+                                      fmt::format("{}/", s.stack));
         }
         doc["output"] = output_comparison_json(m.output, nullptr);
         doc["provenance"] = run_provenance();

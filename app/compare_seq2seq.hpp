@@ -43,7 +43,7 @@ struct Seq2SeqCompareOutput {
     std::string metric = "js_distance";
     double fail_above = -1;
     OutputOptionValues output;
-    std::vector<std::string> inputs;  // files the run read (never overwritten)
+    std::vector<std::string> inputs;  // files the run read (never overwritten): model A, model B, then the others
 };
 int report_seq2seq_comparison(const Seq2SeqComparison& comparison, const Seq2SeqCompareOutput& request);
 

@@ -58,6 +58,8 @@ public:
     const CorpusCoverage& coverage() const { return coverage_; }
     int64_t num_sequences() const { return num_sequences_; }
     const LabelThresholds& thresholds() const { return thresholds_; }
+    uint64_t model_a() const { return model_a_; }  // the compared models' fingerprints
+    uint64_t model_b() const { return model_b_; }
 
     // Means and spreads; heads labelled from their mean statistics with `thresholds`.
     CorpusComparison finish(const LabelThresholds& thresholds) const;

@@ -91,11 +91,14 @@ std::string compare_summary_text(const CompareSummary& s, const HeadComparison& 
     out += "  labels changed: ";
     if (s.label_changes.empty()) out += "none";
     for (size_t i = 0; i < s.label_changes.size(); ++i) {
-        const size_t n = static_cast<size_t>(s.label_changes[i]);
-        out += fmt::format("{}{} {} -> {}", i ? ", " : "", tag(c, s.label_changes[i]), c.first.labels[n],
-                           c.second.labels[n]);
+        const int64_t n = s.label_changes[i];
+        out +=
+            fmt::format("{}{} {} -> {}", i ? ", " : "", tag(c, n), shown_label(c.first, n), shown_label(c.second, n));
     }
     out += "\n";
+    // As model says it: on an input too short to tell, a label (and so a change of label) is a guess.
+    if (too_short_to_label(c.first))
+        out += fmt::format("  {}\n", too_short_sentence(c.first, "the labels and their changes"));
     if (s.lowest_top1 >= 0)
         out += fmt::format("  lowest top-1 agreement: {}, {}\n", tag(c, s.lowest_top1),
                            number(top1[static_cast<size_t>(s.lowest_top1)]));

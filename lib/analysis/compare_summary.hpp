@@ -34,7 +34,8 @@ CompareSummary summarize_comparison(const HeadComparison& comparison, const std:
 nlohmann::json compare_summary_json(const CompareSummary& summary, const HeadComparison& comparison,
                                     const std::vector<double>& metric, const std::vector<double>& top1);
 
-// A few lines for stdout: "summary: ..." then the details, each head named LxHy.
+// A few lines for stdout: "summary: ..." then the details, each head named LxHy, and on an input too
+// short to tell the too-short caveat (labels with a "?").
 std::string compare_summary_text(const CompareSummary& summary, const HeadComparison& comparison,
                                  const std::vector<double>& metric, const std::vector<double>& top1);
 

@@ -101,9 +101,14 @@ const char* composition_kind_name(CompositionKind kind) {
     return kind == CompositionKind::q ? "q" : kind == CompositionKind::k ? "k" : "v";
 }
 
+double composition_chance(int64_t d_model, bool centred) {
+    return 1.0 / std::sqrt(static_cast<double>(d_model - (centred ? 1 : 0)));
+}
+
 NormFolding attention_norm_folding(const ModelWeights& model) {
     NormFolding folding;
-    if (model.config.residual == ResidualLayout::post_norm) return folding;
+    if (model.config.residual == ResidualLayout::post_norm)
+        throw Error(ErrorKind::internal, "attention_norm_folding: a post-norm model has no norm before its attention");
     folding.center = model.config.norm == NormKind::layer_norm;
     for (int64_t l = 0; l < model.config.n_layers; ++l)
         folding.weights.push_back(model.layers.empty() ? model.load_block(l).attention_norm.weight
@@ -116,11 +121,14 @@ std::string composition_obstacle(const ModelWeights& model, const std::vector<co
         if (!layer->q_norm.empty() || !layer->k_norm.empty()) return "per-head q/k norms make its W_QK nonlinear";
     if (model.config.residual == ResidualLayout::sandwich)
         return "a norm rescales each attention output before the residual add";
+    if (model.config.residual == ResidualLayout::post_norm)
+        return "a norm after each block rescales what its heads write, with the residual stream, before a later head "
+               "reads it";
     return "";
 }
 
 std::string norm_folding_description(const NormFolding& folding) {
-    if (folding.weights.empty()) return "none (norms after the attention)";
+    if (folding.weights.empty()) return "no norm weights folded";
     return folding.center ? "LayerNorm weights folded into W_Q, W_K, W_V; readers and W_O centred"
                           : "RMSNorm weights folded into W_Q, W_K, W_V";
 }
@@ -139,6 +147,7 @@ CompositionScores composition_scores(const std::vector<const LayerWeights*>& lay
         folded.push_back(fold(*layers[l], weight, folding.center, backend));
     }
     const int64_t L = result.layers, H = result.heads, N = L * H, d = layers.empty() ? 0 : layers[0]->d_head;
+    if (!layers.empty()) result.chance = composition_chance(layers[0]->d_model, folding.center);
     for (Tensor& s : result.scores) {
         s = Tensor({N, N});
         std::fill(s.data.begin(), s.data.end(), std::numeric_limits<float>::quiet_NaN());

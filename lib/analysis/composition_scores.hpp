@@ -28,11 +28,19 @@ const char* composition_kind_name(CompositionKind kind);  // "q", "k", "v"
 
 struct CompositionScores {
     int64_t layers = 0, heads = 0;
+    double chance = 0;  // composition_chance of the layers' D and the folding: what unrelated heads score
     // Per kind (indexed by CompositionKind), [N, N] with N = L H heads layer-major: row a the
     // earlier head, column b the later one; NaN unless b's layer is after a's.
     Tensor scores[3];
     const Tensor& of(CompositionKind kind) const { return scores[static_cast<int>(kind)]; }
 };
+
+// The chance level of a composition score, the same for Q, K and V: sqrt(E[score^2]) over
+// independent random weights whose distribution does not change under rotations of the residual
+// stream (Gaussian W_Q, W_K, W_V, W_O of any d_h): 1 / sqrt(D), or 1 / sqrt(D - 1) when `centred`
+// (LayerNorm: readers and writers then live in the D - 1 directions orthogonal to all ones). The
+// mean score of such weights is a little below it (0.97 of it at d_h = 4, 0.99 at 8). docs/metrics.md.
+double composition_chance(int64_t d_model, bool centred);
 
 // How the norms before each block's attention are folded in (above).
 struct NormFolding {
@@ -41,13 +49,14 @@ struct NormFolding {
 };
 
 // The folding of `model`'s attention norms: pre-norm and parallel blocks fold their norm before
-// attention (centred for LayerNorm); a post-norm model (BERT) folds nothing, its norms come after
-// the attention. A streamed model's blocks are loaded for their norms.
+// attention (centred for LayerNorm). A post-norm model (BERT) is refused by composition_obstacle
+// (Error(internal) here). A streamed model's blocks are loaded for their norms.
 NormFolding attention_norm_folding(const ModelWeights& model);
 
 // Why composition scores (bilinear in the weights) do not describe `model`'s heads, or "" when
-// they do: per-head q/k norms (Qwen3, Gemma 3) make W_QK nonlinear, and a norm on each attention
-// output (Gemma's sandwich blocks) rescales W_OV per token. `layers`: the model's attention weights.
+// they do: per-head q/k norms (Qwen3, Gemma 3) make W_QK nonlinear, a norm on each attention
+// output (Gemma's sandwich blocks) rescales W_OV per token, and so do the norms after each block of
+// a post-norm model (BERT), with the residual stream. `layers`: the model's attention weights.
 std::string composition_obstacle(const ModelWeights& model, const std::vector<const LayerWeights*>& layers);
 
 // How `folding` treats the norms, in words (stats.json's norm_folding).

@@ -14,6 +14,18 @@ namespace attn_viz {
 
 std::string head_tag(const HeadId& id) { return head_name(id.layer, id.head); }
 
+PairEvidence pair_evidence(const ModelAnalysis& a, int64_t x, int64_t y) {
+    const LabelThresholds& t = a.thresholds;
+    PairEvidence e;
+    e.attend_alike = a.matrix(PairMetric::js_distance).at(x, y) <= t.redundancy_js;
+    e.same_layer = a.head_ids[static_cast<size_t>(x)].layer == a.head_ids[static_cast<size_t>(y)].layer;
+    e.both_sinks = a.heads[static_cast<size_t>(x)].first_token_mass >= t.sink &&
+                   a.heads[static_cast<size_t>(y)].first_token_mass >= t.sink;
+    e.output_cosine = a.matrix(PairMetric::output_cosine).at(x, y);
+    e.redundant = e.attend_alike && e.same_layer && !e.both_sinks && e.output_cosine >= t.redundancy_output_cosine;
+    return e;
+}
+
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -146,15 +158,47 @@ std::string head_names_text(const ModelAnalysis& a, const std::vector<int64_t>& 
     return names;
 }
 
-// One finding per redundant group, or one saying there is none (with the closest pair). The
-// clustering merges groups while their *average* distance is within the cut, so a group's
-// farthest pair may lie beyond it: the sentence then says so, naming that pair. On an input too
-// short to tell, groups are guesses, as the labels are.
+// What a group that attends alike shows, over all its pairs.
+struct GroupEvidence {
+    std::vector<int64_t> sinks;       // its sink heads: any two of them are alike through the first token
+    bool other_layers = false;        // some pair in different layers: no output compared
+    bool uncompared = false;          // some pair in one layer without an output cosine
+    double lowest_cosine = INFINITY;  // of the pairs compared
+    double lowest_sink_mass = INFINITY;
+    bool redundant = false;  // no two sink heads, one layer, every output cosine at least the cut
+};
+
+GroupEvidence group_evidence(const ModelAnalysis& a, const std::vector<int64_t>& group) {
+    GroupEvidence g;
+    for (size_t x = 0; x < group.size(); ++x) {
+        const double mass = a.heads[static_cast<size_t>(group[x])].first_token_mass;
+        if (mass >= a.thresholds.sink)
+            g.sinks.push_back(group[x]), g.lowest_sink_mass = std::min(g.lowest_sink_mass, mass);
+        for (size_t y = x + 1; y < group.size(); ++y) {
+            const PairEvidence e = pair_evidence(a, group[x], group[y]);
+            g.other_layers |= !e.same_layer;
+            g.uncompared |= e.same_layer && std::isnan(e.output_cosine);
+            if (!std::isnan(e.output_cosine)) g.lowest_cosine = std::min(g.lowest_cosine, e.output_cosine);
+        }
+    }
+    g.redundant = g.sinks.size() < 2 && !g.other_layers && !g.uncompared &&
+                  g.lowest_cosine >= a.thresholds.redundancy_output_cosine;
+    return g;
+}
+
+// One finding per group of heads that attend alike: "redundant" when its heads also write alike
+// (every output cosine, within a layer, at least the cut) and no two are sink heads, otherwise
+// "attend-alike" saying why not (sink heads, different layers, outputs not compared or not alike); then, unless a group
+// is redundant, one "redundant" finding saying there is none (with the closest pair when no group attends alike). The
+// clustering merges groups while their *average* distance is within the cut, so a group's farthest pair may lie beyond
+// it: the sentence then says so, naming that pair. On an input too short to tell, groups are guesses, as the labels
+// are.
 std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
     const HeadMatrix& js = a.matrix(PairMetric::js_distance);
-    const double cut = a.thresholds.redundancy_js;
+    const double cut = a.thresholds.redundancy_js, cosine_cut = a.thresholds.redundancy_output_cosine;
     const std::string guess = too_short_to_label(a) ? " (a guess: the input is too short to tell)" : "";
     std::vector<Finding> found;
+    bool any_redundant = false;
     for (const auto& group : a.redundant_groups) {
         Finding f{"redundant", true, group, {}, "js_distance", 0, cut, false, ""};
         double sum = 0;
@@ -175,12 +219,41 @@ std::vector<Finding> redundancy_findings(const ModelAnalysis& a) {
                                    number(sum / static_cast<double>(pairs)), number(cut),
                                    head_names_text(a, {farthest.first, farthest.second}), number(f.score));
         }
-        f.sentence = fmt::format("redundant: {} attend alike ({}){}", head_names_text(a, group), distance, guess);
+        const std::string names = head_names_text(a, group);
+        const GroupEvidence g = group_evidence(a, group);
+        any_redundant |= g.redundant;
+        if (!g.redundant) f.kind = "attend-alike";
+        if (g.redundant)
+            f.sentence =
+                fmt::format("redundant: {} attend alike and write alike ({}; output cosine at least {}, cut {}){}",
+                            names, distance, number(g.lowest_cosine), number(cosine_cut), guess);
+        else if (g.sinks.size() >= 2)
+            f.sentence = fmt::format(
+                "attend alike: {} ({}); {} sink heads (first_token_mass at least {}, threshold {}), alike through the "
+                "first token alone, not duplicates{}",
+                names, distance,
+                g.sinks.size() < group.size() ? head_names_text(a, g.sinks) + " are"
+                : group.size() == 2           ? std::string("both are")
+                                              : std::string("all are"),
+                number(g.lowest_sink_mass), number(a.thresholds.sink), guess);
+        else if (g.other_layers)
+            f.sentence = fmt::format(
+                "attend alike: {} ({}); in different layers, whose outputs are not compared, so not shown redundant{}",
+                names, distance, guess);
+        else if (g.uncompared)
+            f.sentence = fmt::format("attend alike: {} ({}); their outputs were not compared, so not shown redundant{}",
+                                     names, distance, guess);
+        else
+            f.sentence = fmt::format("attend alike: {} ({}), but write differently (output cosine {}, cut {}){}", names,
+                                     distance, number(g.lowest_cosine), number(cosine_cut), guess);
         found.push_back(std::move(f));
     }
-    if (!found.empty() || a.heads.size() < 2) return found;
+    if (any_redundant || a.heads.size() < 2) return found;
     Finding none{"redundant", false, {}, {}, "js_distance", nan, cut, false, "no redundant heads"};
-    if (!a.redundant_pairs.empty() && std::isfinite(js.at(a.redundant_pairs[0].first, a.redundant_pairs[0].second))) {
+    if (!found.empty()) {
+        none.sentence += ": no heads that attend alike are shown to write alike";
+    } else if (!a.redundant_pairs.empty() &&
+               std::isfinite(js.at(a.redundant_pairs[0].first, a.redundant_pairs[0].second))) {
         const auto [x, y] = a.redundant_pairs[0];
         none.heads = {x, y};
         none.score = js.at(x, y);
@@ -217,6 +290,11 @@ std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
 
 }  // namespace
 
+std::string group_claim(const ModelAnalysis& a, const std::vector<int64_t>& group) {
+    const GroupEvidence g = group_evidence(a, group);
+    return g.redundant ? "redundant" : g.sinks.size() >= 2 ? "attend alike (sink heads)" : "attend alike";
+}
+
 namespace {
 
 double tokens_per_sequence(const ModelAnalysis& a) {
@@ -229,16 +307,23 @@ bool too_short_to_label(const ModelAnalysis& a) {
     return tokens_per_sequence(a) < static_cast<double>(min_tokens_to_label);
 }
 
+std::string too_short_sentence(const ModelAnalysis& a, const std::string& guesses) {
+    return fmt::format(
+        "too short to tell: the input has {:.3g}{}, labelling heads needs at least {} (evenly spread attention alone "
+        "reaches the thresholds, and maps this small look alike); {} are guesses",
+        tokens_per_sequence(a), a.num_sequences > 1 ? " tokens per sequence" : " tokens", min_tokens_to_label, guesses);
+}
+
+std::string shown_label(const ModelAnalysis& a, int64_t n) {
+    return fmt::format("{}{}", a.labels[static_cast<size_t>(n)], too_short_to_label(a) ? "?" : "");
+}
+
 std::vector<Finding> find_findings(const ModelAnalysis& a) {
     std::vector<Finding> findings;
     const double tokens = tokens_per_sequence(a);
     if (too_short_to_label(a)) {
         Finding f{"too-short", false, {}, {}, "", tokens, static_cast<double>(min_tokens_to_label), true, ""};
-        f.sentence = fmt::format(
-            "too short to tell: the input has {:.3g}{}, labelling heads needs at least {} (evenly spread attention "
-            "alone reaches the thresholds, and maps this small look alike); the labels and redundant groups are "
-            "guesses",
-            tokens, a.num_sequences > 1 ? " tokens per sequence" : " tokens", min_tokens_to_label);
+        f.sentence = too_short_sentence(a, "the labels and redundant groups");
         findings.push_back(std::move(f));
     } else {
         for (const HeadKind& kind : head_kinds()) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,37 @@ inline constexpr int64_t min_tokens_to_label = 8;
 // True when the analysed input has fewer than min_tokens_to_label tokens (per sequence, on average).
 bool too_short_to_label(const ModelAnalysis& analysis);
 
+// "too short to tell: the input has 3 tokens, labelling heads needs at least 8 (...); <guesses> are
+// guesses": the caveat of an input too_short_to_label, `guesses` naming what it makes guesses of.
+std::string too_short_sentence(const ModelAnalysis& analysis, const std::string& guesses);
+
+// Head n's label as the pictures and tables show it: with a "?" on an input too short to tell.
+std::string shown_label(const ModelAnalysis& analysis, int64_t n);
+
+// What a pair of heads shows about being alike (docs/analysis.md#findings): alike maps alone are
+// "attend alike"; "redundant" needs the outputs shown alike too, which output_cosine does within a
+// layer only; two sink heads' maps are alike through the first token ([CLS] in an encoder) alone.
+struct PairEvidence {
+    bool attend_alike = false;  // js_distance <= redundancy_js
+    bool same_layer = false;
+    bool both_sinks = false;  // both heads' first_token_mass >= the sink threshold
+    double output_cosine = std::numeric_limits<double>::quiet_NaN();  // NaN: not computed (other layers)
+    bool redundant = false;  // attend alike, not both sinks, output_cosine >= redundancy_output_cosine
+};
+PairEvidence pair_evidence(const ModelAnalysis& analysis, int64_t a, int64_t b);
+
+// What the findings call a group of analysis.redundant_groups (heads that attend alike):
+// "redundant" (one layer, every output cosine at least the cut, not two sink heads), "attend
+// alike (sink heads)" (two or more of them sink heads) or "attend alike".
+std::string group_claim(const ModelAnalysis& analysis, const std::vector<int64_t>& group);
+
 struct Finding {
     // "previous-token", "next-token", "self", "sink", "induction", "duplicate-token", "diffuse":
     // heads of that kind (found) or none (not found: heads holds the best candidate, if any);
-    // "redundant": one group of heads with near-identical maps (not found: heads holds the
-    // closest pair); "too-short": the input is too short to label heads (no head kinds follow);
+    // "redundant": one group of heads that attend alike and write alike (not found: heads holds
+    // the closest pair, or none when groups attend alike without that evidence); "attend-alike":
+    // one group of heads with alike maps not shown redundant (in different layers, outputs not
+    // alike or not computed, or sink heads); "too-short": the input is too short to label heads (no head kinds follow);
     // "mixed": the heads no rule labels (found; scores: each one's nearest pattern's statistic,
     // which the sentence names; absent when no head is mixed); "sparse-error" (with the
     // sparse-attention error): heads holds the head needing the most keys, threshold the tolerance.

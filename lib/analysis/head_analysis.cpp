@@ -14,9 +14,9 @@
 namespace attn_viz {
 
 const char* pair_metric_name(PairMetric metric) {
-    static const char* const names[pair_metric_count] = {"correlation",   "cosine",           "js_distance",
-                                                         "output_cosine", "weight_qk_cosine", "weight_ov_cosine",
-                                                         "output_mi",     "output_cka",       "choice_mi"};
+    static const char* const names[pair_metric_count] = {
+        "correlation",      "cosine",    "js_distance", "output_cosine", "weight_qk_cosine",
+        "weight_ov_cosine", "output_mi", "output_cka",  "choice_mi",     "centred_correlation"};
     return names[static_cast<int>(metric)];
 }
 
@@ -104,6 +104,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.matrices[static_cast<size_t>(PairMetric::correlation)] = std::move(maps.correlation);
     a.matrices[static_cast<size_t>(PairMetric::cosine)] = std::move(maps.cosine);
     a.matrices[static_cast<size_t>(PairMetric::js_distance)] = std::move(maps.js_distance);
+    a.matrices[static_cast<size_t>(PairMetric::centred_correlation)] = std::move(maps.centred_correlation);
     a.matrices[static_cast<size_t>(PairMetric::output_cosine)] = output_cosine(layers);
     OnednnBackend& backend = *options.backend;
     add_weight_matrices(a, weights, layers, options, backend);

@@ -29,9 +29,10 @@ enum class PairMetric {
     weight_ov_cosine,
     output_mi,
     output_cka,
-    choice_mi  // output_dependence.hpp, attention_choice_mi.hpp
+    choice_mi,            // output_dependence.hpp, attention_choice_mi.hpp
+    centred_correlation,  // head_similarity.hpp: the maps minus uniform attention (added last: columns stay)
 };
-inline constexpr int pair_metric_count = 9;
+inline constexpr int pair_metric_count = 10;
 const char* pair_metric_name(PairMetric metric);
 
 struct AnalysisOptions {

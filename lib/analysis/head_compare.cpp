@@ -89,12 +89,13 @@ nlohmann::json comparison_json(const HeadComparison& c) {
 
 std::string comparison_table(const HeadComparison& c) {
     std::string out;
-    out += fmt::format("{:>5} {:>4} {:<14} {:<14} {:>8} {:>8} {:>9} {:>9}\n", "layer", "head", "label A", "label B",
+    out += fmt::format("{:>5} {:>4} {:<15} {:<15} {:>8} {:>8} {:>9} {:>9}\n", "layer", "head", "label A", "label B",
                        "map corr", "map JS", "d entropy", "d confid");
     auto cell = [](double x) { return std::isfinite(x) ? fmt::format("{:.4f}", x) : std::string("-"); };
     for (size_t n = 0; n < c.first.heads.size(); ++n)
-        out += fmt::format("{:5} {:4} {:<14} {:<14} {:>8} {:>8} {:>9} {:>9}\n", c.first.head_ids[n].layer,
-                           c.first.head_ids[n].head, c.first.labels[n], c.second.labels[n], cell(c.maps.correlation[n]),
+        out += fmt::format("{:5} {:4} {:<15} {:<15} {:>8} {:>8} {:>9} {:>9}\n", c.first.head_ids[n].layer,
+                           c.first.head_ids[n].head, shown_label(c.first, static_cast<int64_t>(n)),
+                           shown_label(c.second, static_cast<int64_t>(n)), cell(c.maps.correlation[n]),
                            cell(c.maps.js_distance[n]), cell(c.change[n].entropy), cell(c.change[n].confidence));
     return out;
 }

@@ -20,7 +20,8 @@ std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields(
             {"local_distance", &LabelThresholds::local_distance},
             {"redundancy_js", &LabelThresholds::redundancy_js},
             {"top_pairs", &LabelThresholds::top_pairs},
-            {"sparse_tolerance", &LabelThresholds::sparse_tolerance}};
+            {"sparse_tolerance", &LabelThresholds::sparse_tolerance},
+            {"redundancy_output_cosine", &LabelThresholds::redundancy_output_cosine}};
 }
 
 void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {

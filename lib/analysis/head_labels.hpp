@@ -21,6 +21,9 @@ struct LabelThresholds {
     double redundancy_js = 0.2;      // clustering cut: groups merge while average JS distance <= this
     double top_pairs = 10;           // how many most-redundant pairs to list
     double sparse_tolerance = 0.05;  // relative output error allowed for keys_needed / window_needed
+    // Heads that attend alike are called redundant only when their outputs are shown alike too:
+    // output_cosine (computed within a layer) at or above this.
+    double redundancy_output_cosine = 0.9;
 };
 
 // The thresholds' names (as in --threshold name=value and stats.json "thresholds") and members.

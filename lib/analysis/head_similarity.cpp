@@ -17,9 +17,11 @@ constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
 struct MapSet {
     std::vector<const float*> heads;  // each [T, S]
     std::vector<int64_t> rows;        // rows with at least one visible key
+    std::vector<double> uniform;      // per entry of rows: 1 / V_i, uniform attention's weight on each visible key
     int64_t keys = 0;                 // S
     bool causal = false;              // keys past the diagonal are zero in every map
     double visible_entries = 0;       // sum over rows of visible keys
+    double uniform_square = 0;        // sum over rows of 1 / V_i: uniform attention's sum of squares
 };
 
 // Appends `layers`' heads to `maps` (rows and keys from the first call's visibility `vis`).
@@ -41,14 +43,19 @@ void collect_maps(MapSet& maps, const std::vector<const LayerResult*>& layers, V
     maps.causal = vis.causal;
     for (int64_t i = 0; i < T; ++i) {
         const int64_t seen = vis.visible_count(i);
-        if (seen > 0) maps.rows.push_back(i);
+        if (seen > 0) {
+            maps.rows.push_back(i);
+            maps.uniform.push_back(1.0 / static_cast<double>(seen));
+            maps.uniform_square += 1.0 / static_cast<double>(seen);
+        }
         maps.visible_entries += static_cast<double>(seen);
     }
 }
 
 struct PairSums {
-    HeadMatrix dot, distance;  // at (a, b) for every b in partners[a]
-    std::vector<double> mass;  // per head
+    HeadMatrix dot, distance;           // at (a, b) for every b in partners[a]
+    std::vector<double> mass;           // per head
+    std::vector<double> uniform_share;  // per head: sum over rows of the row's mass / V_i
 };
 
 // The pairs to sum, flattened: (a, b) with b in partners[a].
@@ -77,10 +84,10 @@ int64_t rows_per_block(int64_t heads, int64_t keys) {
 // 0.01 did not change the statistics' time measurably (12 heads, T = 1024).
 constexpr double small_divergence = 5e-2;
 
-// Per-chunk partial sums, indexed by pair (dot, distance) or head (square, mass).
+// Per-chunk partial sums, indexed by pair (dot, distance) or head (square, mass, uniform_share).
 struct ChunkSums {
-    std::vector<double> dot, distance;  // [P]
-    std::vector<double> square, mass;   // [N]
+    std::vector<double> dot, distance;                // [P]
+    std::vector<double> square, mass, uniform_share;  // [N]
 };
 
 // Adds the rows maps.rows[first, last) to `sums`: first every head's own sums and x ln x
@@ -100,6 +107,7 @@ void sum_block(const MapSet& maps, const PairList& pairs, size_t first, size_t l
             const RowSelf row = sum_self_row(maps.heads[static_cast<size_t>(h)] + i * S, row_end(i), logs_of(h, n));
             sums.square[static_cast<size_t>(h)] += row.square;
             sums.mass[static_cast<size_t>(h)] += row.mass;
+            sums.uniform_share[static_cast<size_t>(h)] += row.mass * maps.uniform[first + n];
         }
     for (size_t k = 0; k < pairs.first.size(); ++k) {
         const int64_t a = pairs.first[k], b = pairs.second[k];
@@ -139,6 +147,7 @@ PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& 
             ChunkSums& sums = partial[static_cast<size_t>(c)];
             sums.dot.assign(P, 0.0), sums.distance.assign(P, 0.0);
             sums.square.assign(static_cast<size_t>(N), 0.0), sums.mass.assign(static_cast<size_t>(N), 0.0);
+            sums.uniform_share.assign(static_cast<size_t>(N), 0.0);
             std::vector<float> p_ln_p;
             for (int64_t k = c * blocks / chunks; k < (c + 1) * blocks / chunks; ++k) {
                 const size_t first = static_cast<size_t>(k * block);
@@ -149,7 +158,8 @@ PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& 
         static_cast<int64_t>(maps.rows.size() * P) * maps.keys / std::max<int64_t>(chunks, 1));
 
     // Step 2: the chunks' partial sums in chunk order.
-    PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0)};
+    PairSums sums{HeadMatrix(N, 0.0), HeadMatrix(N, 0.0), std::vector<double>(static_cast<size_t>(N), 0.0),
+                  std::vector<double>(static_cast<size_t>(N), 0.0)};
     for (const ChunkSums& chunk : partial) {
         for (size_t k = 0; k < P; ++k) {
             sums.dot.at(pairs.first[k], pairs.second[k]) += chunk.dot[k];
@@ -158,14 +168,35 @@ PairSums sum_pairs(const MapSet& maps, const std::vector<std::vector<int64_t>>& 
         for (int64_t h = 0; h < N; ++h) {
             sums.dot.at(h, h) += chunk.square[static_cast<size_t>(h)];
             sums.mass[static_cast<size_t>(h)] += chunk.mass[static_cast<size_t>(h)];
+            sums.uniform_share[static_cast<size_t>(h)] += chunk.uniform_share[static_cast<size_t>(h)];
         }
     }
     return sums;
 }
 
 struct PairSimilarity {
-    double correlation, cosine, js_distance;
+    double correlation, cosine, js_distance, centred_correlation;
 };
+
+// Departures below this share of a map's sum of squares count as none: the centred sums come from
+// float-lane products (relative error about 1e-7), so a uniform map's residue stays below it.
+constexpr double no_departure = 1e-6;
+
+// The correlation of the departures d = a_ij - 1/V_i from uniform attention: sum d_a d_b over
+// the visible entries is dot - u_a - u_b + w (u: sum over rows of the row's mass / V_i, w: sum
+// over rows of 1 / V_i), the same expansion for each map's own sum of squares.
+double centred_correlation(const PairSums& sums, const MapSet& maps, int64_t a, int64_t b) {
+    const double w = maps.uniform_square;
+    const auto u = [&](int64_t h) { return sums.uniform_share[static_cast<size_t>(h)]; };
+    const auto departure = [&](int64_t h) {
+        const double square = sums.dot.at(h, h), d = square - 2 * u(h) + w;
+        return d > no_departure * square ? d : 0.0;
+    };
+    const double da = departure(a), db = departure(b);
+    if (a == b || (da == 0 && db == 0)) return 1.0;  // two uniform maps over one visibility are equal
+    if (da == 0 || db == 0) return 0.0;
+    return std::clamp((sums.dot.at(a, b) - u(a) - u(b) + w) / std::sqrt(da * db), -1.0, 1.0);
+}
 
 // a <= b, both summed with themselves and (a, b) with each other.
 PairSimilarity finish_pair(const PairSums& sums, const MapSet& maps, int64_t a, int64_t b) {
@@ -188,6 +219,7 @@ PairSimilarity finish_pair(const PairSums& sums, const MapSet& maps, int64_t a, 
         out.correlation = va > 0 && vb > 0 ? std::clamp(cov / std::sqrt(va * vb), -1.0, 1.0) : 0.0;
     out.cosine = norms > 0 ? std::min(1.0, sums.dot.at(a, b) / norms) : undefined;
     out.js_distance = maps.rows.empty() ? undefined : sums.distance.at(a, b) / static_cast<double>(maps.rows.size());
+    out.centred_correlation = centred_correlation(sums, maps, a, b);
     return out;
 }
 
@@ -201,13 +233,14 @@ MapSimilarities attention_map_similarities(const std::vector<const LayerResult*>
     for (int64_t a = 0; a < N; ++a)
         for (int64_t b = a; b < N; ++b) partners[static_cast<size_t>(a)].push_back(b);
     const PairSums sums = sum_pairs(maps, partners, threads);
-    MapSimilarities out{HeadMatrix(N), HeadMatrix(N), HeadMatrix(N)};
+    MapSimilarities out{HeadMatrix(N), HeadMatrix(N), HeadMatrix(N), HeadMatrix(N)};
     for (int64_t a = 0; a < N; ++a)
         for (int64_t b = a; b < N; ++b) {
             const PairSimilarity p = finish_pair(sums, maps, a, b);
             out.correlation.at(a, b) = out.correlation.at(b, a) = p.correlation;
             out.cosine.at(a, b) = out.cosine.at(b, a) = p.cosine;
             out.js_distance.at(a, b) = out.js_distance.at(b, a) = p.js_distance;
+            out.centred_correlation.at(a, b) = out.centred_correlation.at(b, a) = p.centred_correlation;
         }
     return out;
 }

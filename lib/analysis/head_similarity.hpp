@@ -1,5 +1,6 @@
 // How alike the heads' attention maps and outputs are: Pearson correlation and cosine over the
-// visible entries, Jensen-Shannon distance of the rows, cosine of the heads' contributions.
+// visible entries, the correlation of the maps' departures from uniform attention, Jensen-Shannon
+// distance of the rows, cosine of the heads' contributions.
 // Heads of all given layers are compared with each other (numbered layer-major); all layers of
 // one model share the visibility. Formulas: docs/metrics.md.
 #pragma once
@@ -15,6 +16,10 @@ struct MapSimilarities {
     HeadMatrix correlation;  // Pearson over visible entries; constant maps: 1 with each other, 0 with varying ones
     HeadMatrix cosine;       // cosine of the flattened maps (NaN if a map is all zero)
     HeadMatrix js_distance;  // mean over rows with visible keys of sqrt(JS divergence, base 2), in [0, 1]
+    // Correlation of a_ij - 1/V_i, each map minus uniform attention over its row's V_i visible keys:
+    // the causal triangle's rows of 1/(i + 1) alone correlate 0. Uniform maps: 1 with each other, 0
+    // with others.
+    HeadMatrix centred_correlation;
 };
 
 // layers[l]->attention: [H_l, T, S], all with equal T, S and visibility. Pairs of heads are spread

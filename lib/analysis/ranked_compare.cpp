@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "compare_summary.hpp"
+#include "findings.hpp"
 
 namespace attn_viz {
 namespace {
@@ -45,13 +46,13 @@ std::vector<double> top1_agreement(const std::vector<const LayerResult*>& first,
 std::string ranked_comparison_table(const HeadComparison& c, const std::vector<double>& top1) {
     const std::vector<double>& js = c.maps.js_distance;
     std::string out;
-    out += fmt::format("{:>5} {:>4} {:>10} {:>10} {:>7}  {:<14} {:<14}\n", "layer", "head", "JS dist", "map corr",
+    out += fmt::format("{:>5} {:>4} {:>10} {:>10} {:>7}  {:<15} {:<15}\n", "layer", "head", "JS dist", "map corr",
                        "top-1", "label A", "label B");
     for (const int64_t i : ranked_heads(js)) {
         const size_t n = static_cast<size_t>(i);
-        out += fmt::format("{:5} {:4} {:10.6f} {:10.6f} {:7.3f}  {:<14} {:<14}\n", c.first.head_ids[n].layer,
-                           c.first.head_ids[n].head, js[n], c.maps.correlation[n], top1[n], c.first.labels[n],
-                           c.second.labels[n]);
+        out += fmt::format("{:5} {:4} {:10.6f} {:10.6f} {:7.3f}  {:<15} {:<15}\n", c.first.head_ids[n].layer,
+                           c.first.head_ids[n].head, js[n], c.maps.correlation[n], top1[n], shown_label(c.first, i),
+                           shown_label(c.second, i));
     }
     return out;
 }

@@ -101,8 +101,13 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
         for (int m = 0; m < pair_metric_count; ++m)
             pair[pair_metric_name(static_cast<PairMetric>(m))] =
                 json_number(a.matrices[static_cast<size_t>(m)].at(x, y));
-        // The list is the closest pairs; this says whether the pair itself is close enough to count.
-        pair["redundant"] = a.matrix(PairMetric::js_distance).at(x, y) <= a.thresholds.redundancy_js;
+        // The list is the closest pairs; these say what the pair itself shows: alike maps, in one
+        // layer, through the first token alone, and whether that makes the pair redundant.
+        const PairEvidence e = pair_evidence(a, x, y);
+        pair["attend_alike"] = e.attend_alike;
+        pair["same_layer"] = e.same_layer;
+        pair["both_sinks"] = e.both_sinks;
+        pair["redundant"] = e.redundant;
         pairs.push_back(std::move(pair));
     }
     j["redundant_pairs"] = std::move(pairs);

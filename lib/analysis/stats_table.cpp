@@ -53,7 +53,7 @@ std::string stats_table(const ModelAnalysis& a) {
         if (corpus) out += table_row("", "", "  std", a.heads_std[n]);
     }
     for (const auto& group : a.redundant_groups) {
-        out += guessed ? "redundant (a guess):" : "redundant:";
+        out += fmt::format("{}{}:", group_claim(a, group), guessed ? " (a guess)" : "");
         for (int64_t index : group) (out += ' ') += head_tag(a.head_ids[static_cast<size_t>(index)]);
         out += "\n";
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -152,6 +153,19 @@ CellGrid build_cell_grid(const float* weights, const Visibility& visibility, con
         pool_blocks(grid, r, key_pooled.data(), key_counts.data(), visibility, area.k0, mean);
     }
     return grid;
+}
+
+void mask_nan_cells(CellGrid& cells, const float* values, int64_t columns) {
+    for (int64_t r = 0; r < cells.rows; ++r)
+        for (int64_t c = 0; c < cells.cols; ++c) {
+            bool any_value = false;
+            for (int64_t i = cells.row_edges[static_cast<size_t>(r)];
+                 i < cells.row_edges[static_cast<size_t>(r + 1)] && !any_value; ++i)
+                for (int64_t j = cells.col_edges[static_cast<size_t>(c)];
+                     j < cells.col_edges[static_cast<size_t>(c + 1)] && !any_value; ++j)
+                    any_value = !std::isnan(values[i * columns + j]);
+            if (!any_value) cells.masked[static_cast<size_t>(r * cells.cols + c)] = 1;
+        }
 }
 
 namespace {

@@ -46,6 +46,11 @@ struct CellGrid {
 CellGrid build_cell_grid(const float* weights, const Visibility& visibility, const std::optional<CellWindow>& window,
                          int64_t max_rows, int64_t max_cols, PoolMode pool);
 
+// values: [rows of the picture's data, columns] as the grid was built from. Marks masked every cell
+// of `cells` whose block holds only NaN entries (values not computed: a pair across layers, a head
+// not ablated), so that it is hatched instead of taking a color.
+void mask_nan_cells(CellGrid& cells, const float* values, int64_t columns);
+
 // --scale head: each head's map spans its own weight range; global: one range for all heads.
 enum class ScaleMode { head, global };
 ScaleMode parse_scale_mode(const std::string& text);  // throws Error(usage) for anything else

@@ -129,15 +129,26 @@ CellWindow checked_area(const Visibility& visibility, const std::vector<std::str
 struct ColorbarScale {
     ValueScale scale;
     std::vector<double> ticks;
+    std::vector<std::string> tick_texts;  // one per tick
     int tick_text_width = 0;
     int area_width = 0;
 };
 
 ColorbarScale colorbar_scale(const Font& font, const HeatmapStyle& style, const TextLines& lines) {
-    ColorbarScale bar{ValueScale{style.vmin, style.vmax, style.log_scale}, {}, 0, 0};
-    bar.ticks = axis_ticks(bar.scale);
-    for (double v : bar.ticks)
-        bar.tick_text_width = std::max(bar.tick_text_width, font.text_width(format_tick(v), tick_px));
+    ColorbarScale bar{ValueScale{style.vmin, style.vmax, style.log_scale}, {}, {}, 0, 0};
+    const std::optional<ReferenceTick>& reference = style.reference_tick;
+    const bool marked = reference && reference->value >= style.vmin && reference->value <= style.vmax;
+    const auto position = [&](double v) { return bar.scale.position(static_cast<float>(v)); };
+    for (double v : axis_ticks(bar.scale))
+        if (!marked || std::abs(position(v) - position(reference->value)) >= 1.0 / 12)
+            bar.ticks.push_back(v), bar.tick_texts.push_back(format_tick(v));
+    if (marked) {
+        const auto at = std::upper_bound(bar.ticks.begin(), bar.ticks.end(), reference->value);
+        bar.tick_texts.insert(bar.tick_texts.begin() + (at - bar.ticks.begin()), reference->label);
+        bar.ticks.insert(at, reference->value);
+    }
+    for (const std::string& text : bar.tick_texts)
+        bar.tick_text_width = std::max(bar.tick_text_width, font.text_width(text, tick_px));
     bar.area_width = colorbar_gap + colorbar_width + tick_length + 4 + bar.tick_text_width + 8 + lines.axis;
     return bar;
 }
@@ -235,12 +246,13 @@ TextPlacement place_colorbar(HeatmapLayout& layout, const ColorbarScale& bar, co
     layout.colorbar_h =
         std::max(layout.grid_height(), std::min(min_colorbar_height, style.max_px - layout.grid_y - margin));
     const int tick_text_x = layout.colorbar_x + colorbar_width + tick_length + 4;
-    for (double v : bar.ticks) {
+    for (size_t k = 0; k < bar.ticks.size(); ++k) {
+        const double v = bar.ticks[k];
         const int y =
             layout.colorbar_y +
             static_cast<int>(std::lround((1.0 - bar.scale.position(static_cast<float>(v))) * (layout.colorbar_h - 1)));
         layout.ticks.push_back({v, y});
-        const std::string text = format_tick(v);
+        const std::string& text = bar.tick_texts[k];
         layout.other_text.push_back(
             {text, tick_text_x, y - lines.tick / 2, font.text_width(text, tick_px), lines.tick, tick_px});
     }

@@ -13,6 +13,12 @@
 
 namespace attn_viz {
 
+// A labelled tick on the colorbar besides the scale's own (a chance level): "chance 0.125".
+struct ReferenceTick {
+    double value = 0.0;
+    std::string label;
+};
+
 struct HeatmapStyle {
     std::string colormap = "viridis";
     bool log_scale = false;
@@ -29,6 +35,9 @@ struct HeatmapStyle {
     std::string column_axis_label = "key";
     int64_t group_size =
         0;  // > 0: a white line between every group_size rows and columns (the layers of a head-by-head matrix)
+    // Drawn where its value's colour is (inside the range only); the scale's ticks within a twelfth
+    // of the range of it give way.
+    std::optional<ReferenceTick> reference_tick;
 };
 
 struct ColorbarTick {

@@ -70,7 +70,7 @@ nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& repo
                                  kl = layer_head_values(rows, 1, layers, heads);
         write_layer_head_png(out.file(fmt::format("{}ablation_delta_loss.png", folder)), delta_loss, layers, heads,
                              fmt::format("Change of next-token loss when a head is {}-ablated", mode),
-                             "delta loss (nats)", o);
+                             "delta loss (nats)", o, true);
         write_layer_head_png(out.file(fmt::format("{}ablation_kl.png", folder)), kl, layers, heads,
                              fmt::format("KL(clean || ablated) of next-token distributions, {} ablation", mode),
                              "mean KL (nats)", o);

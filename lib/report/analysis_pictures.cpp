@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "figure_head_grid.hpp"
 #include "figure_matrix.hpp"
-#include "heatmap.hpp"
 
 namespace attn_viz {
 
@@ -22,25 +22,16 @@ ValueRange off_diagonal_range(const HeadMatrix& m) {
     return {static_cast<float>(low), static_cast<float>(high)};
 }
 
-// keys_needed of every head as a [layers, heads] grid, log color scale from 1 to S keys.
+// keys_needed of every head as a [layers, heads] grid, log color scale from 1 to S keys; a head
+// that no size serves (undefined) is hatched.
 void write_keys_needed_png(const std::string& path, const ModelAnalysis& a, const ReportOptions& o) {
-    Tensor grid({a.num_layers, a.num_heads});
-    for (size_t n = 0; n < a.heads.size(); ++n) {
-        const double k = a.heads[n].keys_needed;
-        grid.data[n] = std::isfinite(k) ? static_cast<float>(k) : 1.0f;
-    }
-    std::vector<std::string> layers, heads;
-    for (int64_t l = 0; l < a.num_layers; ++l) layers.push_back(fmt::format("L{}", l));
-    for (int64_t h = 0; h < a.num_heads; ++h) heads.push_back(fmt::format("H{}", h));
-    HeatmapStyle style = o.style;
-    style.window.reset();
-    style.vmin = 1.0f, style.vmax = static_cast<float>(std::max<int64_t>(a.num_keys, 2));
-    style.log_scale = true, style.raw_labels = true, style.labels = true;
+    std::vector<float> grid;
+    for (const HeadStats& s : a.heads) grid.push_back(static_cast<float>(s.keys_needed));
+    HeadGridStyle style;
     style.title = fmt::format("keys needed for output error <= {:g}", a.thresholds.sparse_tolerance);
-    style.colorbar_label = "top-k keys", style.row_axis_label = "layer", style.column_axis_label = "head";
-    Visibility all;
-    all.queries = a.num_layers, all.keys = a.num_heads;
-    write_head_png(path, grid.ptr(), all, layers, heads, style);
+    style.value_label = "top-k keys", style.colormap = o.style.colormap, style.max_px = o.style.max_px;
+    style.log_scale = true, style.low = 1.0f, style.high = static_cast<float>(std::max<int64_t>(a.num_keys, 2));
+    write_head_grid_png(path, grid, a.num_layers, a.num_heads, style);
 }
 
 }  // namespace

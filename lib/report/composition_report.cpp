@@ -26,6 +26,23 @@ std::string pair_name(const CompositionScores& s, const ComposedPair& p) {
                        head_name(p.later / s.heads, p.later % s.heads));
 }
 
+// composition_<kind>.png: the scores on the diverging map centred on the chance level, so that
+// pairs random weights would match are white, stronger ones red and weaker ones blue; the chance
+// level is a labelled tick and in the title. pairs: the kind's pairs (not empty).
+void write_composition_png(OutputDir& out, const CompositionScores& s, CompositionKind kind,
+                           const std::vector<ComposedPair>& pairs, const std::vector<std::string>& names,
+                           const ReportOptions& o) {
+    double reach = 1e-12;  // the largest distance of a score from the chance level
+    for (const ComposedPair& p : pairs) reach = std::max(reach, std::abs(p.score - s.chance));
+    const std::string chance = short_number(s.chance, "{:.3f}");
+    write_matrix_png(out.file(fmt::format("composition_{}.png", composition_kind_name(kind))), s.of(kind), names,
+                     fmt::format("{}-composition (row: earlier head, column: later head); white: chance {}, what "
+                                 "random weights score",
+                                 kind_title(kind), chance),
+                     diverging_colormap, static_cast<float>(s.chance - reach), static_cast<float>(s.chance + reach),
+                     "composition score", o.style.max_px, s.heads, ReferenceTick{s.chance, "chance " + chance});
+}
+
 double mean_score(const std::vector<ComposedPair>& pairs) {
     double sum = 0;
     for (const ComposedPair& p : pairs) sum += p.score;
@@ -51,10 +68,10 @@ std::vector<std::string> composition_findings(const CompositionScores& s) {
     for (CompositionKind kind : kinds) {
         const std::vector<ComposedPair> pairs = ranked_compositions(s, kind);
         if (pairs.empty()) continue;
-        findings.push_back(fmt::format("{}-composition: strongest {} ({}, against a mean of {} over {} pairs)",
-                                       kind_title(kind), pair_name(s, pairs.front()),
-                                       short_number(pairs.front().score, "{:.3f}"),
-                                       short_number(mean_score(pairs), "{:.3f}"), pairs.size()));
+        findings.push_back(fmt::format(
+            "{}-composition: strongest {} ({}, against a mean of {} over {} pairs; random weights score {})",
+            kind_title(kind), pair_name(s, pairs.front()), short_number(pairs.front().score, "{:.3f}"),
+            short_number(mean_score(pairs), "{:.3f}"), pairs.size(), short_number(s.chance, "{:.3f}")));
     }
     return findings;
 }
@@ -80,12 +97,8 @@ nlohmann::json write_composition_outputs(OutputDir& out, const CompositionScores
                                {"later_head", p.later % s.heads},
                                {"score", json_number(p.score)}});
         }
-        stats[key] = {{"mean", json_number(mean_score(pairs))}, {"top", top}};
-        if (o.pictures && !pairs.empty())
-            write_matrix_png(out.file(fmt::format("composition_{}.png", key)), s.of(kind), names,
-                             fmt::format("{}-composition (row: earlier head, column: later head)", kind_title(kind)),
-                             o.style.colormap, 0.0f, static_cast<float>(std::max(pairs.front().score, 1e-12)),
-                             "composition score", o.style.max_px, s.heads);
+        stats[key] = {{"mean", json_number(mean_score(pairs))}, {"chance", json_number(s.chance)}, {"top", top}};
+        if (o.pictures && !pairs.empty()) write_composition_png(out, s, kind, pairs, names, o);
     }
     write_file_bytes(out.file("composition.csv"), csv);
     stats["findings"] = composition_findings(s);

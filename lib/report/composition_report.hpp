@@ -20,14 +20,14 @@ struct ComposedPair {
 // The computed pairs of one kind, strongest first (then by head numbers).
 std::vector<ComposedPair> ranked_compositions(const CompositionScores& scores, CompositionKind kind);
 
-// Per kind, the strongest pair against the mean over all pairs.
+// Per kind, the strongest pair against the mean over all pairs and the chance level.
 std::vector<std::string> composition_findings(const CompositionScores& scores);
 
 // Writes composition.csv (kind, earlier_layer, earlier_head, later_layer, later_head, score) and,
 // unless --stats-only, composition_q.png, composition_k.png and composition_v.png (row = earlier
-// head, column = later head; pairs not earlier -> later hatched) into `out`; returns
-// {"composition": {"norm_folding", "q"/"k"/"v": {"mean", "top" (the strongest top_pairs)},
-// "findings"}}. norm_folding: how the norms were folded, in words.
+// head, column = later head, centred on the chance level; pairs not earlier -> later hatched) into
+// `out`; returns {"composition": {"norm_folding", "q"/"k"/"v": {"mean", "chance", "top" (the
+// strongest top_pairs)}, "findings"}}. norm_folding: how the norms were folded, in words.
 nlohmann::json write_composition_outputs(OutputDir& out, const CompositionScores& scores,
                                          const std::string& norm_folding, const ReportOptions& options);
 

@@ -1,13 +1,12 @@
 #include "head_effect_outputs.hpp"
 
-#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
-#include "colormap.hpp"
+#include "figure_head_grid.hpp"
 #include "file_write.hpp"
-#include "heatmap.hpp"
 #include "stats_report.hpp"
 
 namespace attn_viz {
@@ -15,21 +14,10 @@ namespace attn_viz {
 void write_layer_head_png(const std::string& path, const std::vector<float>& values, int64_t layers, int64_t heads,
                           const std::string& title, const std::string& value_label, const ReportOptions& o,
                           bool signed_values) {
-    std::vector<std::string> layer_names, head_names;
-    for (int64_t l = 0; l < layers; ++l) layer_names.push_back(fmt::format("L{}", l));
-    for (int64_t h = 0; h < heads; ++h) head_names.push_back(fmt::format("H{}", h));
-    const Visibility all{layers, heads, false, {}};
-    HeatmapStyle style;
-    style.colormap = o.style.colormap, style.max_px = o.style.max_px;
-    const ValueRange range = visible_value_range(values.data(), all);
-    style.vmin = range.vmin, style.vmax = range.vmax;
-    if (signed_values) {
-        const float largest = std::max({std::abs(range.vmin), std::abs(range.vmax), 1e-12f});
-        style.colormap = diverging_colormap, style.vmin = -largest, style.vmax = largest;
-    }
-    style.title = title, style.colorbar_label = value_label;
-    style.raw_labels = true, style.row_axis_label = "layer", style.column_axis_label = "head";
-    write_head_png(path, values.data(), all, layer_names, head_names, style);
+    HeadGridStyle style;
+    style.title = title, style.value_label = value_label, style.colormap = o.style.colormap;
+    style.signed_values = signed_values, style.max_px = o.style.max_px;
+    write_head_grid_png(path, values, layers, heads, style);
 }
 
 nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names,
@@ -56,7 +44,7 @@ nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std
 
 std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers,
                                      int64_t heads) {
-    std::vector<float> values(static_cast<size_t>(layers * heads), 0.0f);
+    std::vector<float> values(static_cast<size_t>(layers * heads), std::numeric_limits<float>::quiet_NaN());
     for (const RankedHeadRow& row : rows)
         if (std::isfinite(row.values[value]))
             values[static_cast<size_t>(row.layer * heads + row.head)] = static_cast<float>(row.values[value]);

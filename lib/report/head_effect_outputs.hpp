@@ -15,9 +15,10 @@
 
 namespace attn_viz {
 
-// values: [L, H] one number per head -> a labelled layers x heads picture at `path`: with the
-// run's colormap over the values' own range, or (signed) with the diverging colormap over
-// [-m, m], m the largest |value|, so 0 is white.
+// values: [L, H] one number per head (NaN: not measured, hatched) -> a labelled layers x heads
+// picture at `path` (figure_head_grid.hpp): with the run's colormap from min(0, smallest) to the
+// largest value, or (signed) with the diverging colormap over [-m, m], m the largest |value|, so 0
+// is white and the two signs take opposite halves.
 void write_layer_head_png(const std::string& path, const std::vector<float>& values, int64_t layers, int64_t heads,
                           const std::string& title, const std::string& value_label, const ReportOptions& options,
                           bool signed_values = false);
@@ -34,8 +35,8 @@ struct RankedHeadRow {
 nlohmann::json write_ranked_heads(const std::string& path, const std::vector<std::string>& names,
                                   const std::vector<RankedHeadRow>& rows, int64_t heads);
 
-// Value number `value` of each row at its head's place in [L, H] (0 for heads not in `rows` and
-// undefined values): a layers x heads picture's data.
+// Value number `value` of each row at its head's place in [L, H] (NaN for heads not in `rows`
+// and undefined values, which the picture hatches): a layers x heads picture's data.
 std::vector<float> layer_head_values(const std::vector<RankedHeadRow>& rows, size_t value, int64_t layers,
                                      int64_t heads);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "findings.hpp"
 #include "head_names.hpp"
 #include "parallel_for.hpp"
 #include "png_writer.hpp"

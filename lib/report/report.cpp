@@ -28,10 +28,6 @@
 
 namespace attn_viz {
 
-std::string shown_label(const ModelAnalysis& a, int64_t n) {
-    return fmt::format("{}{}", a.labels[static_cast<size_t>(n)], too_short_to_label(a) ? "?" : "");
-}
-
 Tensor stacked_attention(const std::vector<const LayerResult*>& layers, bool with_layer_axis) {
     const Tensor& first = layers.front()->attention;
     std::vector<int64_t> shape = first.shape;
@@ -239,12 +235,15 @@ nlohmann::json write_analysis_outputs(OutputDir& out, const std::string& folder,
     for (int64_t n = 0; n < static_cast<int64_t>(a.head_ids.size()); ++n)
         names.push_back(matrix_head_label(a, n)), entropy.push_back(a.heads[static_cast<size_t>(n)].entropy);
     const int64_t layer_heads = a.num_layers > 1 ? a.num_heads : 0;  // lines between layers
-    // Correlation is signed: a diverging colormap centred on 0.
-    const HeadMatrix& correlation = a.matrix(PairMetric::correlation);
+    // Correlation is signed: a diverging colormap centred on 0. The picture shows the maps minus
+    // uniform attention: under a causal mask every map's rows hold about 1/(i + 1) per key, which
+    // alone correlates two unrelated maps (stats.json keeps the plain `correlation` too).
+    const HeadMatrix& correlation = a.matrix(PairMetric::centred_correlation);
     const HeadMatrix& js_distance = a.matrix(PairMetric::js_distance);
-    write_matrix_png(out.file(fmt::format("{}correlation.png", folder)), head_matrix_tensor(correlation), names,
-                     matrix_title("Pearson correlation of attention maps", correlation, a), diverging_colormap, -1.0f,
-                     1.0f, "correlation", o.style.max_px, layer_heads);
+    write_matrix_png(
+        out.file(fmt::format("{}correlation.png", folder)), head_matrix_tensor(correlation), names,
+        matrix_title("Correlation of attention maps minus uniform attention (a_ij - 1/visible keys)", correlation, a),
+        diverging_colormap, -1.0f, 1.0f, "correlation beyond uniform", o.style.max_px, layer_heads);
     write_matrix_png(out.file(fmt::format("{}js_distance.png", folder)), head_matrix_tensor(js_distance), names,
                      matrix_title("Jensen-Shannon distance of attention maps", js_distance, a), o.style.colormap, 0.0f,
                      1.0f, "JS distance", o.style.max_px, layer_heads);

@@ -95,9 +95,6 @@ std::optional<ValueRange> head_png_range(const ReportInput& in, const ReportOpti
 std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& options, const ModelAnalysis& analysis,
                               const HeadId& id, const std::optional<ValueRange>& range);
 
-// Head n's label as pictures show it: with a "?" on inputs too short to tell (findings.hpp).
-std::string shown_label(const ModelAnalysis& a, int64_t n);
-
 // The --timings stage that writes the statistics files and the pictures, named by what it does:
 // "pictures", or "statistics files" under --stats-only (options.pictures false).
 const char* output_files_stage(const ReportOptions& options);

@@ -31,18 +31,27 @@ std::map<std::string, std::vector<std::string>> report_column_order() {
                  "keys_for_90", "mean_distance", "logit_margin", "contribution", "ablation_importance"},
                 statistics);
     heads.push_back("index");
-    return {{"heads", heads}, {"redundant_pairs", ordered({"a", "b", "redundant", "js_distance"}, metrics)}};
+    return {{"heads", heads},
+            {"redundant_pairs", ordered({"a", "b", "redundant", "js_distance", "attend_alike", "same_layer",
+                                         "both_sinks", "output_cosine"},
+                                        metrics)}};
 }
 
 std::map<std::string, std::string> report_table_notes(const nlohmann::json& stats) {
-    const nlohmann::json cut = stats.value("/thresholds/redundancy_js"_json_pointer, nlohmann::json(nullptr));
+    const nlohmann::json cut = stats.value("/thresholds/redundancy_js"_json_pointer, nlohmann::json(nullptr)),
+                         output_cut =
+                             stats.value("/thresholds/redundancy_output_cosine"_json_pointer, nlohmann::json(nullptr));
+    const auto text = [](const nlohmann::json& x) { return x.is_number() ? x.dump() : std::string("unknown"); };
     return {{"heads",
              "One row per head. Masses are the mean share of a query's attention on that key; entropy in nats. "
              "Hover a number for its full value; click a column header to sort."},
             {"redundant_pairs",
              fmt::format("The closest pairs of heads by Jensen-Shannon distance of their maps, closest first, whether "
-                         "or not they are redundant: redundant = js_distance at most thresholds.redundancy_js ({}).",
-                         cut.is_number() ? cut.dump() : std::string("unknown"))}};
+                         "or not they are redundant: attend_alike = js_distance at most thresholds.redundancy_js ({}); "
+                         "redundant = they attend alike and write alike, output_cosine (computed within a layer) at "
+                         "least thresholds.redundancy_output_cosine ({}), and are not both sink heads (both_sinks: "
+                         "alike through the first token alone).",
+                         text(cut), text(output_cut))}};
 }
 
 }  // namespace attn_viz

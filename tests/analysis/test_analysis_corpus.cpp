@@ -344,8 +344,14 @@ TEST_CASE("stats.json, heads.csv, pairs.csv and the table carry every head and p
         }
         CHECK(j["thresholds"]["redundancy_js"] == LabelThresholds{}.redundancy_js);
         CHECK(j["redundant_pairs"].size() == 10);  // 15 pairs, top 10
-        for (const auto& pair : j["redundant_pairs"])
-            CHECK(pair["redundant"] == (pair["js_distance"].get<double>() <= a.thresholds.redundancy_js));
+        for (const auto& pair : j["redundant_pairs"]) {
+            const bool alike = pair["js_distance"].get<double>() <= a.thresholds.redundancy_js;
+            CHECK(pair["attend_alike"] == alike);
+            CHECK(pair["same_layer"] == (pair["a"]["layer"] == pair["b"]["layer"]));
+            // Redundant needs outputs shown alike, which only pairs within a layer have.
+            if (pair["redundant"] == true) CHECK((alike && pair["same_layer"] == true && pair["both_sinks"] == false));
+            if (pair["same_layer"] == false) CHECK(pair["redundant"] == false);
+        }
         CHECK(j.dump().find("NaN") == std::string::npos);
 
         CHECK(nlohmann::json::parse(j.dump(2)) == j);  // what write_analysis_outputs writes reads back the same

@@ -66,7 +66,8 @@ TEST_CASE("findings name the planted heads by kind and the identical pair as red
     CHECK((redundant.heads == std::vector<int64_t>{4, 5}));
     CHECK(redundant.score < 1e-3);
     CHECK(redundant.threshold == 0.2);
-    CHECK(redundant.sentence.find("L0H4 and L0H5") != std::string::npos);
+    CHECK(redundant.sentence.find("redundant: L0H4 and L0H5 attend alike and write alike (JS distance at most ") == 0);
+    CHECK(redundant.sentence.find("; output cosine at least 1.00, cut 0.90)") != std::string::npos);
     // No planted induction head: the best candidate and the threshold it misses are named. The
     // uniform head (2) puts 1/T on each induction target, more than any sharp head.
     const Finding& induction = finding(findings, "induction");
@@ -175,22 +176,122 @@ TEST_CASE(
         std::vector<const Finding*> groups;
         const std::vector<Finding> findings = find_findings(a);
         for (const Finding& f : findings)
-            if (f.kind == "redundant") groups.push_back(&f);
+            if (f.found && (f.kind == "redundant" || f.kind == "attend-alike")) groups.push_back(&f);
         REQUIRE(groups.size() == 2);
-        char mean[16], largest[16], close[16], cut_text[16];
+        // The chain's heads (previous-token, sink, diffuse) write differently: they only attend alike.
+        const HeadMatrix& cosine = a.matrix(PairMetric::output_cosine);
+        const double lowest = std::min({cosine.at(0, 1), cosine.at(0, 2), cosine.at(1, 2)});
+        REQUIRE(lowest < a.thresholds.redundancy_output_cosine);
+        char mean[16], largest[16], close[16], cut_text[16], lowest_text[16];
         std::snprintf(mean, sizeof mean, "%.2f", (2 * near + far) / 3);
         std::snprintf(largest, sizeof largest, "%.2f", far);
         std::snprintf(close, sizeof close, near / 2 >= 0.01 ? "%.2f" : "%.3g", near / 2);
         std::snprintf(cut_text, sizeof cut_text, "%.2f", cut);
+        std::snprintf(lowest_text, sizeof lowest_text, std::abs(lowest) >= 0.01 ? "%.2f" : "%.3g", lowest);
         INFO(groups[0]->sentence);
+        CHECK(groups[0]->kind == "attend-alike");
         CHECK(groups[0]->score == doctest::Approx(far));
-        CHECK(groups[0]->sentence == "redundant: L0H0, L0H1 and L0H2 attend alike (mean JS distance " +
-                                         std::string(mean) + " within the cut " + cut_text +
-                                         "; the farthest pair, L0H0 and L0H2, is " + largest + " apart)");
+        CHECK(groups[0]->sentence == "attend alike: L0H0, L0H1 and L0H2 (mean JS distance " + std::string(mean) +
+                                         " within the cut " + cut_text + "; the farthest pair, L0H0 and L0H2, is " +
+                                         largest + " apart), but write differently (output cosine " + lowest_text +
+                                         ", cut 0.90)");
         CHECK(groups[0]->sentence.find("at most") == std::string::npos);
-        CHECK(groups[1]->sentence == "redundant: L0H4 and L0H5 attend alike (JS distance at most " +
-                                         std::string(close) + ", cut " + cut_text + ")");
+        CHECK(groups[1]->kind == "redundant");
+        CHECK(groups[1]->sentence == "redundant: L0H4 and L0H5 attend alike and write alike (JS distance at most " +
+                                         std::string(close) + ", cut " + cut_text +
+                                         "; output cosine at least 1.00, cut 0.90)");
     }
+    // The same chain writing alike is redundant as a group, though its farthest pair lies beyond
+    // the cut: the group is cut on its average distance, the outputs are what is shown.
+    HeadMatrix& cosine = a.matrices[static_cast<size_t>(PairMetric::output_cosine)];
+    for (const auto& [x, y] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}})
+        cosine.at(x, y) = cosine.at(y, x) = 0.95;
+    const std::vector<Finding> alike = find_findings(a);
+    const auto chain = std::find_if(alike.begin(), alike.end(), [](const Finding& f) {
+        return f.found && f.heads == std::vector<int64_t>{0, 1, 2};
+    });
+    REQUIRE(chain != alike.end());
+    CHECK(chain->kind == "redundant");
+    CHECK(chain->sentence.rfind("redundant: L0H0, L0H1 and L0H2 attend alike and write alike (mean JS distance ", 0) ==
+          0);
+    CHECK(chain->sentence.ends_with("; output cosine at least 0.95, cut 0.90)"));
+}
+
+TEST_CASE("heads that attend alike in different layers are not shown redundant; two sink heads are flagged as such") {
+    // Two planted layers of the same patterns with other value and output weights: every head of
+    // layer 1 attends as its twin in layer 0 does. No output is compared across layers, so the
+    // groups attend alike; the group of the two sink heads says that it is alike through the
+    // first token alone. Within layer 0, the twins 4 and 5 still write alike.
+    static OnednnBackend backend;
+    const std::vector<std::string> tokens = planted_demo_tokens();
+    const PlantedLayer p0 = make_planted_layer(tokens, 11), p1 = make_planted_layer(tokens, 12);
+    AttentionLayer l0(backend, p0.weights), l1(backend, p1.weights);
+    AttentionRequest request;
+    request.input = &p0.embeddings;
+    const LayerResult r0 = l0.run(request), r1 = l1.run(request);
+    const ModelAnalysis a =
+        analyze_model({&r0, &r1}, {&p0.weights, &p1.weights}, {}, analysis_fixtures::default_options());
+    std::vector<const Finding*> groups;
+    const std::vector<Finding> findings = find_findings(a);
+    for (const Finding& f : findings)
+        if (f.found && (f.kind == "redundant" || f.kind == "attend-alike")) groups.push_back(&f);
+    REQUIRE(groups.size() == a.redundant_groups.size());
+    bool sinks = false, across = false;
+    for (const Finding* f : groups) {
+        INFO(f->sentence);
+        CHECK(f->kind == "attend-alike");  // every group spans both layers
+        if (f->heads == std::vector<int64_t>{1, 7}) {
+            sinks = true;
+            CHECK(f->sentence.rfind("attend alike: L0H1 and L1H1 (JS distance at most ", 0) == 0);
+            CHECK(
+                f->sentence.ends_with(", cut 0.20); both are sink heads (first_token_mass at least 1.00, threshold "
+                                      "0.50), alike through the first token alone, not duplicates"));
+        } else {
+            across |= f->sentence.find(
+                          "; in different layers, whose outputs are not compared, so not shown "
+                          "redundant") != std::string::npos;
+        }
+    }
+    CHECK(sinks);
+    CHECK(across);
+    const Finding& none = finding(findings, "redundant");
+    CHECK_FALSE(none.found);
+    CHECK(none.sentence == "no redundant heads: no heads that attend alike are shown to write alike");
+    const std::string table = stats_table(a);
+    CHECK(table.find("\nattend alike (sink heads): L0H1 L1H1\n") != std::string::npos);
+    CHECK(table.find("\nredundant: ") == std::string::npos);
+    // Pair by pair: the cross-layer twins attend alike, only the same-layer twins are redundant.
+    CHECK(pair_evidence(a, 1, 7).both_sinks);
+    CHECK_FALSE(pair_evidence(a, 1, 7).redundant);
+    CHECK(pair_evidence(a, 0, 6).attend_alike);
+    CHECK_FALSE(pair_evidence(a, 0, 6).same_layer);
+    CHECK(std::isnan(pair_evidence(a, 0, 6).output_cosine));
+    CHECK_FALSE(pair_evidence(a, 0, 6).redundant);
+    CHECK(pair_evidence(a, 4, 5).redundant);
+    for (const auto& pair : stats_json(a)["redundant_pairs"])
+        if (pair["a"]["layer"] != pair["b"]["layer"]) CHECK(pair["redundant"] == false);
+}
+
+TEST_CASE("heads that attend alike in one layer without an output cosine are not shown redundant") {
+    ModelAnalysis a = planted_analysis(planted_demo_tokens());
+    HeadMatrix& cosine = a.matrices[static_cast<size_t>(PairMetric::output_cosine)];
+    cosine.at(4, 5) = cosine.at(5, 4) = NAN;  // as for a layer run without its output weights
+    const std::vector<Finding> findings = find_findings(a);
+    const Finding& twins = finding(findings, "attend-alike");
+    CHECK(twins.heads == std::vector<int64_t>{4, 5});
+    CHECK(twins.sentence.find("; their outputs were not compared, so not shown redundant") != std::string::npos);
+    // Two sink heads in one layer, writing alike: still not offered as duplicates.
+    ModelAnalysis sinks = planted_analysis(planted_demo_tokens());
+    sinks.heads[4].first_token_mass = sinks.heads[5].first_token_mass = 0.8;
+    CHECK(pair_evidence(sinks, 4, 5).both_sinks);
+    CHECK_FALSE(pair_evidence(sinks, 4, 5).redundant);
+    const std::string sentence = finding(find_findings(sinks), "attend-alike").sentence;
+    CHECK(sentence.rfind("attend alike: L0H4 and L0H5 (", 0) == 0);
+    CHECK(sentence.find("; both are sink heads (first_token_mass at least 0.80, threshold 0.50)") != std::string::npos);
+    CHECK(stats_table(sinks).find("\nattend alike (sink heads): L0H4 L0H5\n") != std::string::npos);
+    // A lower cut on the output cosine is a threshold like the others.
+    set_threshold(sinks.thresholds, "redundancy_output_cosine=0.5");
+    CHECK(sinks.thresholds.redundancy_output_cosine == 0.5);
 }
 
 TEST_CASE("on an input too short to tell, redundant groups are stated as guesses, as the labels are") {

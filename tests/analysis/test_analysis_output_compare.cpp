@@ -108,6 +108,7 @@ TEST_CASE(
     c.first.head_ids = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
     c.first.labels = {"mixed", "local", "mixed", "sink"};
     c.second.labels = {"mixed", "previous-token", "mixed", "diffuse"};
+    c.first.total_queries = c.second.total_queries = 12;  // long enough to tell
     const std::vector<double> metric = {0.2, std::nan(""), 0.5, 0.1}, top1 = {1.0, 0.5, 0.25, 0.75};
     const CompareSummary s = summarize_comparison(c, metric, "js_distance", top1, 0.15);
     CHECK(s.ranked == std::vector<int64_t>{2, 0, 3, 1});
@@ -129,6 +130,13 @@ TEST_CASE(
     CHECK(text.find("L0H1 local -> previous-token, L1H1 sink -> diffuse") != std::string::npos);
     CHECK(text.find("lowest top-1 agreement: L1H0, 0.25") != std::string::npos);
     CHECK(text.find("limit 0.15 on js_distance: 2 of 4 heads above: L0H0 L1H0") != std::string::npos);
+    CHECK(text.find("too short") == std::string::npos);
+    // On 3 tokens the labels are guesses, as model says: marked "?", with the caveat under them.
+    c.first.total_queries = c.second.total_queries = 3;
+    const std::string guessed = compare_summary_text(s, c, metric, top1);
+    CHECK(guessed.find("L0H1 local? -> previous-token?, L1H1 sink? -> diffuse?\n  too short to tell: the input has 3 "
+                       "tokens, labelling heads needs at least 8 (") != std::string::npos);
+    CHECK(guessed.find("; the labels and their changes are guesses\n") != std::string::npos);
     // Without --fail-above or top-1 (two single layers), those lines are left out.
     const CompareSummary plain = summarize_comparison(c, metric, "js_distance", {}, -1);
     CHECK(plain.failing.empty());

@@ -21,9 +21,9 @@ using namespace analysis_fixtures;
 namespace {
 
 // Reference for one pair (heads numbered across `layers`): two-pass Pearson over visible entries,
-// cosine, and JS distance per row with base-2 logs.
+// cosine, JS distance per row with base-2 logs, and the correlation of a_ij - 1/V_i.
 struct PairReference {
-    double correlation, cosine, js_distance;
+    double correlation, cosine, js_distance, centred_correlation;
 };
 
 PairReference reference_pair(const std::vector<const LayerResult*>& layers, int64_t a, int64_t b) {
@@ -33,16 +33,19 @@ PairReference reference_pair(const std::vector<const LayerResult*>& layers, int6
         return double(layers[head / H]->attention.data[((head % H) * T + i) * S + j]);
     };
     std::vector<double> x, y;
-    double js_sum = 0;
+    double js_sum = 0, cxy = 0, cxx = 0, cyy = 0;
     int rows = 0;
     for (int64_t i = 0; i < T; ++i) {
         double js = 0;
         bool any = false;
+        const double uniform = 1.0 / static_cast<double>(std::max<int64_t>(v.visible_count(i), 1));
         for (int64_t j = 0; j < S; ++j) {
             if (!v.visible(i, j)) continue;
             any = true;
             const double p = at(a, i, j), q = at(b, i, j), m = (p + q) / 2;
             x.push_back(p), y.push_back(q);
+            cxy += (p - uniform) * (q - uniform), cxx += (p - uniform) * (p - uniform);
+            cyy += (q - uniform) * (q - uniform);
             if (p > 0) js += 0.5 * p * std::log2(p / m);
             if (q > 0) js += 0.5 * q * std::log2(q / m);
         }
@@ -56,7 +59,8 @@ PairReference reference_pair(const std::vector<const LayerResult*>& layers, int6
         sxy += (x[n] - mx) * (y[n] - my), sxx += (x[n] - mx) * (x[n] - mx), syy += (y[n] - my) * (y[n] - my);
         dot += x[n] * y[n], nx += x[n] * x[n], ny += y[n] * y[n];
     }
-    return {a == b ? 1.0 : sxy / std::sqrt(sxx * syy), dot / std::sqrt(nx * ny), rows ? js_sum / rows : NAN};
+    return {a == b ? 1.0 : sxy / std::sqrt(sxx * syy), dot / std::sqrt(nx * ny), rows ? js_sum / rows : NAN,
+            a == b ? 1.0 : cxy / std::sqrt(cxx * cyy)};
 }
 
 // W: [D, H d_h] etc. Dense D x D circuits in double.
@@ -94,7 +98,9 @@ LayerWeights random_weights(int64_t D, int64_t H, int64_t KV, int64_t d_head) {
 
 TEST_SUITE("analysis") {
 
-TEST_CASE("map correlation, cosine and JS distance match a double reference across layers") {
+TEST_CASE(
+    "map correlation, cosine, JS distance and the correlation beyond uniform attention match a double reference "
+    "across layers") {
     const std::vector<RandomLayerShape> shapes = {
         {1, 1, 1, 2, false, 0.0}, {3, 6, 6, 2, true, 0.0}, {2, 37, 37, 2, false, 0.25}, {4, 9, 21, 2, false, 0.0}};
     for (const RandomLayerShape& shape : shapes) {
@@ -124,6 +130,9 @@ TEST_CASE("map correlation, cosine and JS distance match a double reference acro
                     if (!std::isnan(want.correlation))
                         CHECK(m.correlation.at(a, b) == doctest::Approx(want.correlation).epsilon(1e-6));
                     CHECK(m.cosine.at(a, b) == doctest::Approx(want.cosine).epsilon(1e-6));
+                    if (!std::isnan(want.centred_correlation))
+                        CHECK(m.centred_correlation.at(a, b) ==
+                              doctest::Approx(want.centred_correlation).epsilon(1e-5).scale(1));
                     CHECK(m.js_distance.at(a, b) == doctest::Approx(want.js_distance).epsilon(1e-5).scale(1e-12));
                     CHECK(m.js_distance.at(a, b) >= 0);
                     CHECK(m.js_distance.at(a, b) <= 1);
@@ -143,6 +152,44 @@ TEST_CASE("identical maps have correlation 1 and JS distance 0; constant maps co
     CHECK(m.correlation.at(2, 3) == 1.0);
     CHECK(m.js_distance.at(2, 3) == 0.0);
     CHECK(m.correlation.at(2, 2) == 1.0);
+    // Uniform maps have no departure from uniform attention: 1 with each other, 0 with others.
+    CHECK(m.centred_correlation.at(0, 1) == doctest::Approx(1.0).epsilon(1e-9));
+    CHECK(m.centred_correlation.at(0, 2) == 0.0);
+    CHECK(m.centred_correlation.at(2, 3) == 1.0);
+}
+
+TEST_CASE(
+    "two independent random causal maps correlate through the causal triangle alone; minus uniform "
+    "attention they do not") {
+    // 16 heads of random causal maps, T = 64: each row a softmax of independent random scores. Every
+    // row i holds 1/(i + 1) per key on average, so the plain correlation of two unrelated heads is
+    // about 0.3 (issue 44: 0.32 for two random causal maps); their departures from uniform attention
+    // correlate about 0. Without a mask (every V_i = S) the two are the same number.
+    for (const bool causal : {true, false}) {
+        CAPTURE(causal);
+        const LayerResult r = random_layer({16, 64, 64, 3, causal, 0.0});
+        const MapSimilarities m = attention_map_similarities({&r});
+        double plain = 0, centred = 0;
+        int pairs = 0;
+        for (int64_t a = 0; a < 16; ++a)
+            for (int64_t b = a + 1; b < 16; ++b, ++pairs) {
+                plain += m.correlation.at(a, b), centred += m.centred_correlation.at(a, b);
+                if (!causal)
+                    CHECK(m.centred_correlation.at(a, b) ==
+                          doctest::Approx(m.correlation.at(a, b)).epsilon(1e-6).scale(1));
+            }
+        plain /= pairs, centred /= pairs;
+        if (causal) CHECK(plain > 0.15);
+        CHECK(std::abs(centred) < 0.05);
+    }
+    // A uniform causal map (1/(i + 1) per key): plainly correlated with a random causal one, not
+    // beyond uniform.
+    LayerResult r = random_layer({2, 40, 40, 3, true, 0.0});
+    for (int64_t i = 0; i < 40; ++i)
+        for (int64_t j = 0; j <= i; ++j) r.attention.data[static_cast<size_t>(40 * 40 + i * 40 + j)] = 1.0f / (i + 1);
+    const MapSimilarities m = attention_map_similarities({&r});
+    CHECK(m.correlation.at(0, 1) > 0.2);
+    CHECK(m.centred_correlation.at(0, 1) == 0.0);
 }
 
 TEST_CASE("JS distance of near-duplicate heads matches the double reference (small divergences)") {

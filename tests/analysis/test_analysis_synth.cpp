@@ -68,9 +68,14 @@ TEST_CASE("planted heads get their labels, and the identical pair correlates 1 a
         CHECK(grouped);
         REQUIRE(!a.redundant_pairs.empty());
         CHECK(a.redundant_pairs[0] == std::pair<int64_t, int64_t>{4, 5});
-        // The closest pairs are listed whether or not they are redundant; the flag tells them apart.
+        // The closest pairs are listed whether or not they are redundant; the flags tell them apart.
+        // The twins attend alike and write alike (output cosine 1) in one layer: redundant.
         const nlohmann::json pairs = stats_json(a)["redundant_pairs"];
+        CHECK(pairs.front()["attend_alike"] == true);
+        CHECK(pairs.front()["same_layer"] == true);
+        CHECK(pairs.front()["both_sinks"] == false);
         CHECK(pairs.front()["redundant"] == true);
+        CHECK(pairs.back()["attend_alike"] == false);
         CHECK(pairs.back()["redundant"] == false);
     }
 }

@@ -1,7 +1,9 @@
 // Composition scores against the formula in double on explicit D x D matrices (random layers with
 // grouped key/value heads, RMSNorm and LayerNorm folding), and a planted previous-token head
-// whose output only an induction head's keys read: K-composition, no Q- or V-composition.
+// whose output only an induction head's keys read: K-composition, no Q- or V-composition; the
+// chance level against a Monte-Carlo estimate over random Gaussian weights.
 #include <cmath>
+#include <random>
 
 #include <doctest/doctest.h>
 
@@ -149,5 +151,55 @@ TEST_CASE("a planted previous-token head feeding an induction head's keys shows 
         CHECK(scores.of(kind).data[1 * N + 2] == doctest::Approx(0.5));
         CHECK(scores.of(kind).data[1 * N + 3] == 0.0f);
         CHECK(scores.of(kind).data[0 * N + 2] == 0.0f);
+    }
+}
+
+TEST_CASE("the chance level 1/sqrt(D) (1/sqrt(D - 1) centred) is the root-mean-square score of random weights") {
+    // Independent Gaussian layers, one head each, 600 draws per shape: every kind's mean squared
+    // score is 1/D (1/(D - 1) with LayerNorm's centring) within four standard errors, and the mean
+    // score a little below its square root (by about 1/(4 d_h^2) when D is much larger than d_h).
+    OnednnBackend backend;
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const auto gaussian = [&](std::vector<int64_t> shape) {
+        Tensor t(std::move(shape));
+        for (float& x : t.data) x = normal(rng());
+        return t;
+    };
+    struct Shape {
+        int64_t D, d;
+        bool center;
+    };
+    for (const Shape& s : {Shape{16, 4, false}, Shape{24, 8, true}, Shape{64, 8, false}}) {
+        INFO("D " << s.D << " d " << s.d << " center " << s.center);
+        NormFolding folding;
+        folding.center = s.center;
+        if (s.center) {
+            Tensor ones({s.D});
+            std::fill(ones.data.begin(), ones.data.end(), 1.0f);
+            folding.weights.assign(2, ones);
+        }
+        const double chance = composition_chance(s.D, s.center);
+        CHECK(chance == doctest::Approx(1.0 / std::sqrt(s.center ? s.D - 1.0 : s.D)));
+        constexpr int draws = 600;
+        for (const CompositionKind kind : {CompositionKind::q, CompositionKind::k, CompositionKind::v}) {
+            double sum = 0, sum_square = 0, sum_fourth = 0;
+            for (int n = 0; n < draws; ++n) {
+                std::vector<LayerWeights> layers(2);
+                for (LayerWeights& w : layers) {
+                    w.d_model = s.D, w.num_heads = w.num_kv_heads = 1, w.d_head = s.d;
+                    w.w_q = gaussian({s.D, s.d}), w.w_k = gaussian({s.D, s.d}), w.w_v = gaussian({s.D, s.d});
+                    w.w_o = gaussian({s.d, s.D});
+                }
+                const CompositionScores scores = composition_scores({&layers[0], &layers[1]}, folding, backend);
+                CHECK(scores.chance == chance);
+                const double x = scores.of(kind).data[1];  // L0H0 -> L1H0
+                sum += x, sum_square += x * x, sum_fourth += x * x * x * x;
+            }
+            const double mean_square = sum_square / draws,
+                         standard_error = std::sqrt((sum_fourth / draws - mean_square * mean_square) / draws);
+            CHECK(std::abs(mean_square - chance * chance) < 4 * standard_error);
+            CHECK(sum / draws < chance);
+            CHECK(sum / draws > 0.95 * chance);  // measured 0.97 (d_h 4) to 0.99 (d_h 8) of it
+        }
     }
 }

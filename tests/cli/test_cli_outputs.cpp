@@ -54,8 +54,8 @@ TEST_CASE(
     for (const HeadStatField& f : head_stat_fields())
         CHECK_MESSAGE(std::count(heads.begin(), heads.end(), f.name) == 1, f.name);
     const std::vector<std::string>& pairs = order.at("redundant_pairs");
-    CHECK(std::vector<std::string>(pairs.begin(), pairs.begin() + 4) ==
-          std::vector<std::string>{"a", "b", "redundant", "js_distance"});
+    CHECK(std::vector<std::string>(pairs.begin(), pairs.begin() + 7) ==
+          std::vector<std::string>{"a", "b", "redundant", "js_distance", "attend_alike", "same_layer", "both_sinks"});
 
     ScratchDir dir;
     write_layer_fixture(dir, 12, 3, 6, true);
@@ -63,7 +63,9 @@ TEST_CASE(
     const std::string html = read_text(dir / "out/report.html");
     CHECK(html.find("\"column_order\":" + nlohmann::json(order).dump()) != std::string::npos);
     CHECK(html.find("\"redundant\":") != std::string::npos);
-    CHECK(html.find("redundant = js_distance at most thresholds.redundancy_js (0.2)") != std::string::npos);
+    CHECK(html.find("attend_alike = js_distance at most thresholds.redundancy_js (0.2); redundant = they attend "
+                    "alike and write alike, output_cosine (computed within a layer) at least "
+                    "thresholds.redundancy_output_cosine (0.9)") != std::string::npos);
 }
 
 TEST_CASE("several --input files are a batch: one folder and one dump per sequence") {

@@ -213,10 +213,14 @@ TEST_CASE_FIXTURE(
             if (n > 0) CHECK(top[n - 1]["score"] >= top[n]["score"]);
         }
         CHECK(c[kind]["mean"].get<double>() < top[0]["score"].get<double>());
+        // Read against what random weights score: 1/sqrt(D) for D = 64, near this model's mean.
+        CHECK(c[kind]["chance"] == 0.125);
+        CHECK(std::abs(c[kind]["mean"].get<double>() - 0.125) < 0.03);
         CHECK(fs::exists(dir / ("out/composition_" + std::string(kind) + ".png")));
     }
     CHECK(r.output.find("  " + c["findings"][1].get<std::string>() + "\n") != std::string::npos);
     CHECK(c["findings"][1].get<std::string>().rfind("K-composition: strongest L", 0) == 0);
+    CHECK(c["findings"][1].get<std::string>().ends_with(" pairs; random weights score 0.125)"));
 
     // Streamed layer by layer: the weights' scores are the same, to the byte.
     const CommandResult streamed = run_attn_viz("model -q --stream-layers" + model_files(model) +

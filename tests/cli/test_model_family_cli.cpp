@@ -95,22 +95,20 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "model --model on a BERT folder: [CLS] text [SEP], pictures without a causal mask, and no --generate or --ablate") {
+    "model --model on a BERT folder: [CLS] text [SEP], pictures without a causal mask, and no --generate, --ablate or "
+    "--composition") {
     ScratchDir dir;
     make_reference_folder(
         dir, "reference_hf_transformer.py",
         "--model-type bert --d-model 16 --heads 2 --layers 2 --ffn 20 --vocab 70 --tokens 3 --tokenizer");
     const std::string model = "model --model " + dir.path().string() + " --text \"The cat sat.\"";
-    const CommandResult r = run_attn_viz(model + " -q --rollout --composition --out " + (dir / "out") +
-                                         " --dump-attention " + (dir / "a.npy"));
+    const CommandResult r =
+        run_attn_viz(model + " -q --rollout --out " + (dir / "out") + " --dump-attention " + (dir / "a.npy"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
     CHECK(stats["tokens"] == nlohmann::json::array({"[CLS]", "the", "cat", "sat", ".", "[SEP]"}));
     CHECK(std::filesystem::exists(dir / "out/layer_01/head_01.png"));
     CHECK(std::filesystem::exists(dir / "out/rollout.npy"));
-    CHECK(stats["composition"]["norm_folding"] ==
-          "none (norms after the attention)");            // BERT's norms come after its attention
-    CHECK(stats["composition"]["k"]["top"].size() == 4);  // 2 x 2 heads of layer 0 against layer 1
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
@@ -124,6 +122,13 @@ TEST_CASE(
                                   "model") != std::string::npos);
         CHECK(!std::filesystem::exists(dir / "refused"));
     }
+    // Composition, as for Gemma's norm on each attention output: BERT's norm after each block scales
+    // what a head writes (and the residual stream) before any later head reads it.
+    const CommandResult composition = run_attn_viz(model + " --composition --out " + (dir / "refused"));
+    CHECK(composition.exit_code == 2);
+    CHECK(composition.output.find("--composition: composition scores do not describe this model's heads: a norm "
+                                  "after each block rescales what its heads write") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "refused"));
 }
 
 TEST_CASE(

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "colormap.hpp"
 #include "heatmap_layout.hpp"
 #include "raster_image.hpp"
@@ -122,6 +124,19 @@ inline attn_viz::Rgb expected_color(const attn_viz::HeatmapStyle& style, float v
 inline attn_viz::Rgb cell_pixel(const DecodedPng& png, const attn_viz::HeatmapLayout& layout, int64_t r, int64_t c) {
     return png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + layout.cell_w / 2,
                   layout.grid_y + static_cast<int>(r) * layout.cell_h + layout.cell_h / 2);
+}
+
+// Every pixel of cell (r, c) (inside its 1-px border) is a mask gray, and both grays appear.
+inline void check_hatched(const DecodedPng& png, const attn_viz::HeatmapLayout& layout, int64_t r, int64_t c) {
+    bool plain = false, hatch = false, other = false;
+    for (int y = 1; y < layout.cell_h - 1; ++y)
+        for (int x = 1; x < layout.cell_w - 1; ++x) {
+            const attn_viz::Rgb p = png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + x,
+                                           layout.grid_y + static_cast<int>(r) * layout.cell_h + y);
+            plain |= p == attn_viz::mask_color, hatch |= p == attn_viz::mask_hatch_color;
+            other |= !(p == attn_viz::mask_color) && !(p == attn_viz::mask_hatch_color);
+        }
+    CHECK_MESSAGE((plain && hatch && !other), "cell " << r << "," << c);
 }
 
 }  // namespace render_test

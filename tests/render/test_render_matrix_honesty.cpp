@@ -20,19 +20,6 @@ std::vector<std::string> head_labels(int64_t n) {
     return labels;
 }
 
-// Every pixel of cell (r, c) (inside its 1-px border) is a mask gray, and both grays appear.
-void check_hatched(const DecodedPng& png, const HeatmapLayout& layout, int64_t r, int64_t c) {
-    bool plain = false, hatch = false, other = false;
-    for (int y = 1; y < layout.cell_h - 1; ++y)
-        for (int x = 1; x < layout.cell_w - 1; ++x) {
-            const Rgb p = png.at(layout.grid_x + static_cast<int>(c) * layout.cell_w + x,
-                                 layout.grid_y + static_cast<int>(r) * layout.cell_h + y);
-            plain |= p == mask_color, hatch |= p == mask_hatch_color;
-            other |= !(p == mask_color) && !(p == mask_hatch_color);
-        }
-    CHECK_MESSAGE((plain && hatch && !other), "cell " << r << "," << c);
-}
-
 }  // namespace
 
 TEST_SUITE("render") {
@@ -148,6 +135,42 @@ TEST_CASE("matrix picture: every colorbar whose range holds 0 has a tick at 0, d
             labelled |= t.text == "0" && std::abs(t.y + t.height / 2 - zero->y) <= 1;
         CHECK(labelled);
     }
+}
+
+TEST_CASE("matrix picture centred on a chance level: the level's cells white, a labelled tick where its colour is") {
+    // Composition scores of 4 heads about the chance level 0.125 of D = 64, on [0.125 - m, 0.125 + m].
+    ScratchDir dir;
+    Tensor m({4, 4});
+    for (size_t k = 0; k < m.data.size(); ++k) m.data[k] = 0.125f + 0.02f * (static_cast<float>(k % 5) - 2.0f);
+    m.data[1] = 0.125f, m.data[2] = 0.245f, m.data[3] = 0.045f;
+    const float low = 0.125f - 0.12f, high = 0.125f + 0.12f;
+    const HeatmapLayout layout =
+        write_matrix_png(dir / "m.png", m, head_labels(4), "K-composition", diverging_colormap, low, high,
+                         "composition score", 1600, 0, ReferenceTick{0.125, "chance 0.125"});
+    const DecodedPng png = decode_png(dir / "m.png");
+    REQUIRE(png.width == layout.width);
+    const Colormap map = Colormap::named(diverging_colormap);
+    CHECK(cell_pixel(png, layout, 0, 1) == map.raster_at(ValueScale{low, high}.position(0.125f)));
+    CHECK(std::min({cell_pixel(png, layout, 0, 1).r, cell_pixel(png, layout, 0, 1).b}) >= 240);
+    CHECK(cell_pixel(png, layout, 0, 2).r > cell_pixel(png, layout, 0, 2).b + 60);  // above chance: red
+    CHECK(cell_pixel(png, layout, 0, 3).b > cell_pixel(png, layout, 0, 3).r + 60);  // below: blue
+    const auto chance =
+        std::find_if(layout.ticks.begin(), layout.ticks.end(), [](const ColorbarTick& t) { return t.value == 0.125; });
+    REQUIRE(chance != layout.ticks.end());
+    CHECK(chance->y == layout.colorbar_y + static_cast<int>(std::lround((1.0 - ValueScale{low, high}.position(0.125f)) *
+                                                                        (layout.colorbar_h - 1))));
+    bool labelled = false;
+    for (const TextPlacement& t : layout.other_text)
+        labelled |= t.text == "chance 0.125" && std::abs(t.y + t.height / 2 - chance->y) <= 1;
+    CHECK(labelled);
+    for (const ColorbarTick& t : layout.ticks)  // the scale's own ticks keep clear of it
+        if (t.value != 0.125) CHECK(std::abs(t.value - 0.125) >= (high - low) / 12 - 1e-6);
+    // Outside the range no such tick is drawn, and the scale keeps its ticks.
+    const HeatmapLayout outside = write_matrix_png(dir / "o.png", m, head_labels(4), "K", diverging_colormap, 0.2f,
+                                                   0.3f, "score", 1600, 0, ReferenceTick{0.125, "chance 0.125"});
+    std::vector<double> kept;
+    for (const ColorbarTick& t : outside.ticks) kept.push_back(t.value);
+    CHECK(kept == axis_ticks(ValueScale{0.2f, 0.3f}));
 }
 
 }  // TEST_SUITE("render")
