@@ -271,6 +271,8 @@ int run(RunOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, CommandAction& action) { add_command(app, action, "run", declare_run_options, run); }
+void add_run_command(CLI::App& app, CommandAction& action) {
+    add_command(app, action, "run", declare_run_options, run);
+}
 
 }  // namespace attn_viz_cli

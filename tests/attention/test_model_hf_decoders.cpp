@@ -207,8 +207,9 @@ TEST_CASE("HF Phi-3 folders: attention and logits equal a float64 forward writte
         });
 }
 
-TEST_CASE("HF Phi-3 folders: an odd rotary count is refused naming the key; layer_types changes nothing, as in "
-          "transformers") {
+TEST_CASE(
+    "HF Phi-3 folders: an odd rotary count is refused naming the key; layer_types changes nothing, as in "
+    "transformers") {
     ScratchDir dir;
     make_reference_folder(
         dir, "reference_hf_llama.py",

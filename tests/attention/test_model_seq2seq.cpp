@@ -214,7 +214,8 @@ TEST_CASE(
     for (const char* proj : {"", "gated-"})
         refused(t5, "\"feed_forward_proj\": \"relu\"", std::string("\"feed_forward_proj\": \"") + proj + "\"",
                 {t5_config, std::string("feed_forward_proj \"") + proj + "\" is not of the form ACT or gated-ACT"});
-    refused(t5, "\"feed_forward_proj\": \"relu\"", "\"feed_forward_proj\": \"relu\", \"scale_decoder_outputs\": \"yes\"",
+    refused(t5, "\"feed_forward_proj\": \"relu\"",
+            "\"feed_forward_proj\": \"relu\", \"scale_decoder_outputs\": \"yes\"",
             {t5_config, "\"scale_decoder_outputs\" is \"yes\", expected true or false"});
     refused(t5, "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": \"true\"",
             {t5_config, "\"tie_word_embeddings\" is \"true\", expected true or false"});
