@@ -268,6 +268,19 @@ std::vector<AddedToken> parse_added_tokens(const json& list, const std::string& 
     return out;
 }
 
+// The ids of the special token `name` in a TemplateProcessing's `specials` (errors name `here`).
+std::vector<int> special_token_ids(const json& specials, const std::string& name, const std::string& here) {
+    if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
+        fail_input(here, fmt::format("the template's special token {} has no ids", quote_text(name)));
+    std::vector<int> ids;
+    for (const json& id : specials[name]["ids"]) {
+        if (!id.is_number_integer())
+            fail_input(here, fmt::format("special token {} has an id that is not an integer", quote_text(name)));
+        ids.push_back(static_cast<int>(id.get<int64_t>()));
+    }
+    return ids;
+}
+
 // The pair template of a processor that puts `prefix` (type 0) before the first text and
 // `suffix` after each, the second text's part of type `second_type` (BERT 1, RoBERTa 0).
 std::vector<PairPiece> bert_pair(int cls, int sep, int second_type, bool doubled_separator) {
@@ -299,14 +312,7 @@ std::optional<std::vector<PairPiece>> template_pair(const json& spec, const json
                 fail_input(here, fmt::format("\"pair\" names the sequence {}, not A or B", quote_text(name)));
             piece.kind = name == "A" ? PairPiece::Kind::first : PairPiece::Kind::second;
         } else {
-            if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
-                fail_input(here, fmt::format("the template's special token {} has no ids", quote_text(name)));
-            for (const json& id : specials[name]["ids"]) {
-                if (!id.is_number_integer())
-                    fail_input(here,
-                               fmt::format("special token {} has an id that is not an integer", quote_text(name)));
-                piece.ids.push_back(static_cast<int>(id.get<int64_t>()));
-            }
+            piece.ids = special_token_ids(specials, name, here);
         }
         pair.push_back(std::move(piece));
     }
@@ -369,14 +375,9 @@ void add_post_processor(const json& spec, const std::string& where, std::vector<
             }
             const std::string name =
                 item.contains("SpecialToken") ? item["SpecialToken"].value("id", std::string()) : std::string();
-            if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
-                fail_input(here, fmt::format("the template's special token {} has no ids", quote_text(name)));
-            for (const json& id : specials[name]["ids"]) {
-                if (!id.is_number_integer())
-                    fail_input(here,
-                               fmt::format("special token {} has an id that is not an integer", quote_text(name)));
-                (after_sequence ? suffix : prefix).push_back(static_cast<int>(id.get<int64_t>()));
-            }
+            const std::vector<int> ids = special_token_ids(specials, name, here);
+            std::vector<int>& into = after_sequence ? suffix : prefix;
+            into.insert(into.end(), ids.begin(), ids.end());
         }
     } else if (type != "ByteLevel") {
         fail_input(here,
