@@ -268,7 +268,8 @@ TEST_CASE("heads that attend alike in different layers are not shown redundant; 
     CHECK(std::isnan(pair_evidence(a, 0, 6).output_cosine));
     CHECK_FALSE(pair_evidence(a, 0, 6).redundant);
     CHECK(pair_evidence(a, 4, 5).redundant);
-    for (const auto& pair : stats_json(a)["redundant_pairs"])
+    const nlohmann::json stats = stats_json(a);  // held: a range-for over a temporary's member dangles
+    for (const auto& pair : stats["redundant_pairs"])
         if (pair["a"]["layer"] != pair["b"]["layer"]) CHECK(pair["redundant"] == false);
 }
 
