@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "cli_fixtures.hpp"
 #include "reliability_fixtures.hpp"
@@ -87,6 +88,18 @@ TEST_CASE("a .npy or a whole llama2.c model given as layer weights is refused wi
     CHECK(!fs::exists(dir / "out"));
 }
 
+TEST_CASE("a path that does not exist is named by the option as the user typed it, not by its alias") {
+    ScratchDir dir;
+    const std::string missing = dir / "missing";
+    for (const char* command : {"model", "tokenize"})
+        for (const char* option : {"--model", "--checkpoint"}) {
+            CAPTURE(command);
+            check_one_line(run_attn_viz(std::string(command) + " " + option + " " + missing + " --text hi"), 2,
+                           fmt::format("{0}: {1}: Path does not exist: {2} (attn-viz {0} --help lists its options)",
+                                       command, option, missing));
+        }
+}
+
 TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer, is named as such") {
     ScratchDir dir;
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 8, 16));
@@ -95,6 +108,9 @@ TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer
     const std::string tail = " --tokens 1,3 -q --out " + (dir / "out");
     check_one_line(run_attn_viz("model --checkpoint " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail),
                    3, dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" + swap);
+    check_one_line(run_attn_viz("model --model " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
+                   dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" +
+                       " (--model takes the model, --tokenizer its tokenizer: are the two swapped?)");
     check_one_line(run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
                    dir / "m.bin" + ": is a llama2.c checkpoint (a whole model), not a llama2.c tokenizer" + swap);
     CHECK(!fs::exists(dir / "out"));
