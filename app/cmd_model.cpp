@@ -110,10 +110,11 @@ void declare_model_options(CLI::App* cmd, ModelOptions& o) {
                     "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
                     "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")
         ->check(CLI::Range(0, 4096));
-    add_output_options(cmd, o.output,
-                       {"Output directory (created; a previous run's files there are replaced); optional with "
-                        "--json, which without it prints the summary and writes nothing",
-                        false, "Print no progress and no tables (--generate's continuation is still printed)"});
+    add_output_options(
+        cmd, o.output,
+        {"Output directory (created; an earlier run's results there are kept unless --force); optional with "
+         "--json, which without it prints the summary and writes nothing",
+         false, "Print no progress and no tables (--generate's continuation is still printed)"});
     cmd->add_option("--dump-attention", o.report.dump_attention,
                     "Also write every layer's attention as float32 .npy [L, H, T, T]")
         ->check(refuse_empty("names no file"));

@@ -46,6 +46,8 @@ std::string remedy_hint(attn_viz::Remedy remedy, const std::string& model) {
             return " (--max-memory)";
         case Remedy::force_output_dir:
             return " (use --force to write into it anyway)";
+        case Remedy::replace_earlier_run:
+            return " (use --force to replace it)";
         case Remedy::give_num_heads:
             return " (pass --num-heads)";
         case Remedy::give_num_kv_heads:

@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh" --target attn-viz
 out=$root/out/demo
 "$root/build/attn-viz" run --weights "$root/data/demo/weights.json" --input "$root/data/demo/input.json" \
-  --out "$out" --html --dump-attention "$root/out/demo-attention.npy"
+  --out "$out" --force --html --dump-attention "$root/out/demo-attention.npy"
 echo
 echo "pictures: $out/head_*.png (one per head), $out/overview.png, $out/correlation.png"
 echo "report:   $out/report.html    statistics: $out/stats.json, $out/heads.csv"

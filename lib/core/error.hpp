@@ -22,6 +22,7 @@ enum class Remedy {
     allow_nonfinite,      // LoadLimits::allow_nonfinite: load NaN/Inf values anyway
     raise_memory_budget,  // a larger LoadLimits::memory_budget
     force_output_dir,     // OutputDir's `force`: write into a folder that holds other files
+    replace_earlier_run,  // OutputDir's `force`: replace the results of an earlier run in the folder
     give_num_heads,       // LayoutOptions::num_heads
     give_num_kv_heads,    // LayoutOptions::num_kv_heads
     give_layout,          // LayerSource::layout, for a safetensors checkpoint

@@ -56,6 +56,7 @@ TEST_CASE("a model whose first choice ends the text says it stopped at once, in 
     CHECK(shown.output.find("\rattn-viz: layer 1/1\033[K\r\033[K") != std::string::npos);
     std::vector<std::string> quiet = args;
     quiet.push_back("-q");
+    quiet.push_back("--force");  // into the same folder
     const CommandResult silent = run_on_terminal(quiet);
     CHECK(silent.exit_code == 0);
     CHECK(silent.output.empty());
