@@ -351,8 +351,7 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
             CorpusAttribution(d.n_layers, d.n_heads, attribution_target(o.analyses, *in.tokenizer)));
     std::optional<CorpusPatchingRun> patching;
     if (!o.analyses.patch_from_inputs.empty()) {
-        corpus.keep_patching(
-            CorpusPatching(d.n_layers, d.n_heads, parse_patch_metric(o.analyses.patch_metric, d.vocab_size)));
+        corpus.keep_patching(CorpusPatching(d.n_layers, d.n_heads, o.analyses.metric));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
     const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
@@ -493,6 +492,7 @@ int run_model(ModelOptions& o) {
     OnednnBackend backend;
     ModelInputs in = load_inputs(o, files, limits, backend, timings);
     WholeModel& model = *in.model;
+    resolve_token_options(o.analyses, *in.tokenizer, model.description().vocab_size);
     o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
     if (o.generate > 0) check_model_has_logits(model, "--generate");
     if (o.corpus.path.empty()) {

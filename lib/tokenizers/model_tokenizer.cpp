@@ -32,6 +32,9 @@ public:
     std::vector<int> encode(const std::string& text) const override {
         return tokenizer_.encode(text, adds_bos(), /*eos=*/false);
     }
+    std::vector<int> encode_without_special_tokens(const std::string& text) const override {
+        return tokenizer_.encode(text, /*bos=*/false, /*eos=*/false);
+    }
     EncodedText encode_pair(const std::string&, const std::string&) const override {
         throw Error(ErrorKind::usage,
                     "a llama2.c tokenizer has no template for a text pair: join the two texts into one");
@@ -58,6 +61,9 @@ public:
     explicit HfModelTokenizer(HfTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
     std::vector<int> encode(const std::string& text) const override {
         return tokenizer_.encode(text, /*add_special_tokens=*/true);
+    }
+    std::vector<int> encode_without_special_tokens(const std::string& text) const override {
+        return tokenizer_.encode(text, /*add_special_tokens=*/false);
     }
     EncodedText encode_pair(const std::string& first, const std::string& second) const override {
         return tokenizer_.encode_pair(first, second);

@@ -18,6 +18,8 @@ public:
     virtual ~ModelTokenizer() = default;
     // Ids of `text` as the model takes a text: with the BOS (or [CLS] ... [SEP]) its tokenizer adds.
     virtual std::vector<int> encode(const std::string& text) const = 0;
+    // Ids of `text` alone, without the special tokens encode() adds (add_special_tokens=False).
+    virtual std::vector<int> encode_without_special_tokens(const std::string& text) const = 0;
     // Ids and token types of the text pair (`first`, `second`) as the model's tokenizer encodes a
     // pair (HfTokenizer::encode_pair); Error(usage) for a tokenizer without pairs (llama2.c's).
     virtual EncodedText encode_pair(const std::string& first, const std::string& second) const = 0;
