@@ -33,9 +33,9 @@ void keep_freed_memory_for_reuse() {
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
-// The option that does what an error's Remedy says, as a hint to append to its message; `model`:
-// the model's option as the user typed it (--checkpoint or --model).
-std::string remedy_hint(attn_viz::Remedy remedy, const std::string& model) {
+// The option that does what an error's Remedy says, as a hint to append to its message, for the
+// command line `args` of `app` (an option as the user typed it, one the command takes).
+std::string remedy_hint(attn_viz::Remedy remedy, const CLI::App& app, const std::vector<std::string>& args) {
     using attn_viz::Remedy;
     switch (remedy) {
         case Remedy::none:
@@ -57,9 +57,14 @@ std::string remedy_hint(attn_viz::Remedy remedy, const std::string& model) {
         case Remedy::change_layout:
             return " (pick another --layout or a --prefix)";
         case Remedy::swap_model_files:
-            return fmt::format(" ({} takes the model, --tokenizer its tokenizer: are the two swapped?)", model);
+            return fmt::format(" ({} takes the model, --tokenizer its tokenizer: are the two swapped?)",
+                               attn_viz_cli::typed_option_name(app, args, "--checkpoint"));
         case Remedy::run_whole_model:
             return " (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)";
+        case Remedy::truncate_text:
+            return attn_viz_cli::command_takes_option(app, args, "--truncate")
+                       ? " (--truncate cuts it to the context, as transformers' truncation=True)"
+                       : "";
     }
     return "";
 }
@@ -107,8 +112,7 @@ int main(int argc, char** argv) {
         flush_standard_output();
         return status;
     } catch (const attn_viz::Error& e) {
-        const std::string model = attn_viz_cli::typed_option_name(app, args, "--checkpoint");
-        std::fprintf(stderr, "attn-viz: error: %s%s\n", e.what(), remedy_hint(e.remedy(), model).c_str());
+        std::fprintf(stderr, "attn-viz: error: %s%s\n", e.what(), remedy_hint(e.remedy(), app, args).c_str());
         return attn_viz::exit_code(e.kind());
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "attn-viz: error: out of memory\n");

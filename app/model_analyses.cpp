@@ -23,14 +23,14 @@ namespace {
 
 bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o.patch_from_tokens; }
 
-// The corrupted input of --patch-from (encoded as --text is) or --patch-from-tokens, checked
-// against the model.
+// The corrupted input of --patch-from (encoded as --text is, cut to the context with `truncate`) or
+// --patch-from-tokens, checked against the model.
 std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
-                               const attn_viz::ModelDescription& model) {
+                               const attn_viz::ModelDescription& model, bool truncate) {
     const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
-    std::vector<int> ids = o.patch_from
-                               ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, option)
-                               : attn_viz::parse_token_ids(*o.patch_from_tokens, option);
+    std::vector<int> ids =
+        o.patch_from ? attn_viz::encode_for_context(tokenizer, *o.patch_from, model.max_tokens, option, truncate).ids
+                     : attn_viz::parse_token_ids(*o.patch_from_tokens, option);
     attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens, option);
     return ids;
 }
@@ -54,14 +54,13 @@ nlohmann::json write_logit_attribution(const ModelAnalysisOptions& o, const Mode
 nlohmann::json write_patching(const ModelAnalysisOptions& o, const ModelAnalysisRun& r, const attn_viz::ModelRun& run) {
     using namespace attn_viz;
     const ModelDescription& c = r.model.description();
-    const std::vector<int> ids = corrupted_ids(o, r.tokenizer, c);
-    const ModelRun corrupted = r.model.run(ids, {.contributions = false});
+    const ModelRun corrupted = r.model.run(o.corrupted, {.contributions = false});
     Progress progress(r.show_progress, "patched head");
     const PatchingReport patching =
         patch_heads(r.model, r.backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads), o.metric,
                     [&](int64_t done, int64_t total) { progress.update(done, total); });
     progress.finish();
-    return write_patching_outputs(r.out, patching, c.n_layers, c.n_heads, r.tokenizer.labels(ids), r.report);
+    return write_patching_outputs(r.out, patching, c.n_layers, c.n_heads, r.tokenizer.labels(o.corrupted), r.report);
 }
 
 }  // namespace
@@ -146,13 +145,16 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
-void resolve_token_options(ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer, int64_t vocab_size) {
+void resolve_analysis_inputs(ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                             const attn_viz::ModelDescription& model, bool truncate) {
+    const int64_t vocab_size = model.vocab_size;
     if (!o.target_token.empty())
         o.target = parse_option("--target",
                                 [&] { return attn_viz::token_reference_id(o.target_token, &tokenizer, vocab_size); });
     if (asks_for_patching(o) || !o.patch_from_inputs.empty())
         o.metric = parse_option("--patch-metric",
                                 [&] { return attn_viz::parse_patch_metric(o.patch_metric, vocab_size, &tokenizer); });
+    if (asks_for_patching(o)) o.corrupted = corrupted_ids(o, tokenizer, model, truncate);
 }
 
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
@@ -173,7 +175,7 @@ void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
-                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids) {
+                                  const std::vector<int>& ids) {
     const int64_t tokens = static_cast<int64_t>(ids.size());
     const attn_viz::ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
@@ -196,7 +198,7 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
     if (asks_for_patching(o)) {
         const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
         check_model_has_logits(model, option);
-        const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
+        const size_t corrupted = o.corrupted.size();
         if (corrupted != ids.size())
             throw attn_viz::Error(attn_viz::ErrorKind::usage,
                                   fmt::format("{}: the corrupted input has {} tokens, the clean input {}; patching "

@@ -149,10 +149,23 @@ std::string usage_error_message(const CLI::App& app, const std::vector<std::stri
     return fmt::format("{}: {} (attn-viz {} --help lists its options)", name, message, name);
 }
 
-std::string typed_option_name(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
+namespace {
+
+// The option `name` of the command in `args`, or null.
+const CLI::Option* command_option(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
     const CLI::App* command = find_command(app, command_name(app, args));
-    const CLI::Option* option = command == nullptr ? nullptr : command->get_option_no_throw(name);
+    return command == nullptr ? nullptr : command->get_option_no_throw(name);
+}
+
+}  // namespace
+
+std::string typed_option_name(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
+    const CLI::Option* option = command_option(app, args, name);
     return option == nullptr ? name : typed_name(*option, args);
+}
+
+bool command_takes_option(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
+    return command_option(app, args, name) != nullptr;
 }
 
 }  // namespace attn_viz_cli

@@ -29,6 +29,7 @@ enum class Remedy {
     change_layout,        // another LayerSource::layout or LayoutOptions::prefix
     swap_model_files,     // a llama2.c checkpoint given as the tokenizer, or the other way round
     run_whole_model,      // a whole llama2.c model given where one layer's weights belong
+    truncate_text,        // LoadLimits::truncate_texts: cut a text longer than the model's context to it
 };
 
 class Error : public std::runtime_error {

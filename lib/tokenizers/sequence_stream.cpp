@@ -196,14 +196,14 @@ namespace {
 // The ids (and a pair's token types) of the sequence `keys` name in `doc`, as model_sequence_ids
 // reads them.
 EncodedText sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                         uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
+                         uint64_t memory_budget, const std::string& where, const SequenceKeys& keys, bool truncate) {
     ModelSequence sequence = parse_model_sequence(doc, where, keys);
     if (!sequence.text) return {std::move(sequence.token_ids), {}};
     check_tokenizing_memory(sequence.text->size() + (sequence.text_pair ? sequence.text_pair->size() : 0),
                             memory_budget, where);
     if (sequence.text_pair)
         return encode_pair_within_context(tokenizer, *sequence.text, *sequence.text_pair, max_tokens, where);
-    return {encode_within_context(tokenizer, *sequence.text, max_tokens, where), {}};
+    return encode_for_context(tokenizer, *sequence.text, max_tokens, where, truncate);
 }
 
 bool has_target(const nlohmann::json& doc) {
@@ -213,13 +213,13 @@ bool has_target(const nlohmann::json& doc) {
 }  // namespace
 
 EncodedText model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                               uint64_t memory_budget, const std::string& where) {
+                               const LoadLimits& limits, const std::string& where) {
     if (has_target(doc))
         fail_input(
             where,
             "\"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model (bart, t5); "
             "this model has no decoder input");
-    return sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
+    return sequence_ids(doc, tokenizer, max_tokens, limits.memory_budget, where, {}, limits.truncate_texts);
 }
 
 SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
@@ -234,8 +234,8 @@ SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelToken
                    "\"text_pair\" is a BERT-style encoder's second text; an encoder-decoder takes \"text\" "
                    "and its decoder input");
     SequencePair pair;
-    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {}).ids;
-    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys).ids;
+    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {}, false).ids;
+    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys, false).ids;
     return pair;
 }
 

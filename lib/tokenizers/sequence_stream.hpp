@@ -18,6 +18,7 @@
 #include "input_file.hpp"
 #include "input_lines.hpp"
 #include "load_limits.hpp"
+#include "model_tokenizer.hpp"
 
 namespace attn_viz {
 
@@ -133,15 +134,14 @@ inline constexpr SequenceKeys target_keys = {"target_text", "target_tokens"};
 // non-integer id list).
 ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where, const SequenceKeys& keys = {});
 
-class ModelTokenizer;
-
 // The ids a model without a decoder input runs for one corpus document: its text encoded by
-// `tokenizer` within `max_tokens` (the text's size checked against `memory_budget` first), its
-// text pair ("text" and "text_pair") encoded as a pair with the token types the tokenizer gives,
-// or its ids as given (checked by the caller against the model). Errors name `where`; a document
-// with an encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
+// `tokenizer` within `max_tokens` (the text's size checked against limits.memory_budget first; cut
+// to it with limits.truncate_texts, as encode_for_context cuts), its text pair ("text" and
+// "text_pair") encoded as a pair with the token types the tokenizer gives (never cut), or its ids
+// as given (checked by the caller against the model). Errors name `where`; a document with an
+// encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
 EncodedText model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                               uint64_t memory_budget, const std::string& where);
+                               const LoadLimits& limits, const std::string& where);
 
 // An encoder-decoder's corpus line: the source ("text" or "tokens") and the decoder input as given
 // ("target_text" or "target_tokens"), each read as model_sequence_ids reads a document. A line
