@@ -43,7 +43,7 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(
     CompareCorpusAccumulator accumulator(models.a->fingerprint(), models.b->fingerprint(), options.thresholds);
     nlohmann::json doc;
     std::string where;
-    Progress progress(progress_wanted(quiet), "sequence");
+    Progress progress = corpus_progress(quiet, documents);
     while (documents.next(doc, where)) {
         const EncodedText input = model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits, where);
         ModelComparison m;

@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "input_open.hpp"
 #include "json_input.hpp"
+#include "mapped_file.hpp"
 #include "memory_budget.hpp"
 #include "model_tokenizer.hpp"
 #include "unicode_text.hpp"
@@ -63,6 +64,9 @@ int64_t corpus_file_size(const std::string& file) {
     }
     throw Error(ErrorKind::io, fmt::format("{}: cannot read its type: {}", file, std::strerror(error)));
 }
+
+// A line that holds no sequence: only spaces, tabs and carriage returns, or nothing.
+bool is_blank_line(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // A text line of a corpus as the document {"text": line}, without a trailing "\r".
 nlohmann::json text_document(std::string line, const std::string& where) {
@@ -136,7 +140,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
     }
     int64_t number = 0;
     while (next_line(number)) {
-        if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
+        if (is_blank_line(line_)) continue;
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
         where = fmt::format("{}:{}", path_, number);
@@ -144,6 +148,27 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         return true;
     }
     return false;
+}
+
+int64_t CorpusDocuments::count_sequences() const {
+    int64_t passed = 0, held = 0;
+    const auto count_line = [&](std::string_view line) {
+        if (!is_blank_line(line) && shard_.holds(passed++)) ++held;
+    };
+    if (!files_.empty()) {
+        for (size_t n = 0; n < files_.size(); ++n) held += shard_.holds(static_cast<int64_t>(n)) ? 1 : 0;
+    } else if (!jsonl_) {
+        for (const std::string& line : held_lines_) count_line(line);
+    } else {
+        const MappedFile file(path_, "corpus");
+        const std::string_view text = file.text();
+        for (size_t begin = 0; begin < text.size();) {
+            const size_t end = std::min(text.find('\n', begin), text.size());
+            count_line(text.substr(begin, end - begin));
+            begin = end + 1;
+        }
+    }
+    return held;
 }
 
 SequenceStream::SequenceStream(CorpusDocuments& documents, int64_t d_model, const LoadLimits& limits)

@@ -66,6 +66,12 @@ public:
     // (or a text line that is not UTF-8) throws Error(bad_input) naming the file and line.
     bool next(nlohmann::json& doc, std::string& where);
 
+    // How many documents next() returns from the start, the shard's share, counted without reading
+    // one: a folder's .json entries, the held lines, or a file's non-blank lines found in one pass
+    // over the file mapped (a scan for newlines at memory speed once the file is in the page cache,
+    // where it leaves the file for the run to read).
+    int64_t count_sequences() const;
+
     // Where relative {"npy": ...} references of the documents are resolved.
     const std::string& base_dir() const { return base_dir_; }
     // The sequences of the whole corpus (every shard's) passed so far: the corpus's size once
