@@ -106,14 +106,20 @@ void declare_model_options(CLI::App* cmd, ModelOptions& o) {
     cmd->add_option("--seed", o.seed, "Seed of --induction's random tokens")
         ->capture_default_str()
         ->transform(whole_number_u64());
+    cmd->add_flag("--truncate", o.truncate,
+                  "Cut a text (--text, --patch-from, a corpus's text lines) longer than the model's context to it, "
+                  "as transformers' truncation=True does: the special tokens kept (BOS, [CLS] ... [SEP]), the text's "
+                  "last tokens dropped; stats.json's truncated_input records the length before (text pairs and "
+                  "token ids are never cut)");
     cmd->add_option("--generate", o.generate,
                     "Also print the model's greedy continuation of N tokens (decoders only: not BERT); for an "
                     "encoder-decoder, the decoder's greedy output from its start token, drawn instead of a target")
         ->check(CLI::Range(0, 4096));
-    add_output_options(cmd, o.output,
-                       {"Output directory (created; a previous run's files there are replaced); optional with "
-                        "--json, which without it prints the summary and writes nothing",
-                        false, "Print no progress and no tables (--generate's continuation is still printed)"});
+    add_output_options(
+        cmd, o.output,
+        {"Output directory (created; an earlier run's results there are kept unless --force); optional with "
+         "--json, which without it prints the summary and writes nothing",
+         false, "Print no progress and no tables (--generate's continuation is still printed)"});
     cmd->add_option("--dump-attention", o.report.dump_attention,
                     "Also write every layer's attention as float32 .npy [L, H, T, T]")
         ->check(refuse_empty("names no file"));
@@ -162,6 +168,7 @@ struct ModelInputs {
     std::vector<int> ids;
     std::vector<int> token_types;   // --text-pair's (one per id), or empty: every token of type 0
     int64_t sentence_b_start = -1;  // where --text-pair's text starts among the ids (BertViz's sentence_b_start)
+    int64_t original_tokens = 0;    // --truncate cut --text from this many ids; 0 when it was not cut
 };
 
 // The ids --induction's random tokens are drawn from, [first, end): past the byte tokens of a
@@ -206,7 +213,7 @@ attn_viz::EncodedText input_ids(const ModelOptions& o, const attn_viz::ModelToke
     warn_separator_in_text(o, tokenizer);
     if (o.text_pair)
         return encode_pair_within_context(tokenizer, o.text, *o.text_pair, model.max_tokens, "--text-pair");
-    return {encode_within_context(tokenizer, o.text, model.max_tokens, "--text"), {}};
+    return encode_for_context(tokenizer, o.text, model.max_tokens, "--text", o.truncate);
 }
 
 ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits,
@@ -222,6 +229,7 @@ ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files
         // transformers, whose tokenizers give such a model no token_type_ids.
         if (in.model->description().token_types > 1) in.token_types = std::move(input.type_ids);
         in.sentence_b_start = input.second_start;
+        in.original_tokens = input.original_tokens;
     }
     return in;
 }
@@ -256,8 +264,8 @@ ModelAnalysisRun analysis_run(const ModelRunContext& c) {
     return {c.model(), c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_wanted(c.o.output.quiet)};
 }
 
-// stats.json's keys about the run: how --induction made the input (so the run can be repeated)
-// and the provenance.
+// stats.json's keys about the run: how --induction made the input (so the run can be repeated),
+// how many tokens --truncate cut the text from, and the provenance.
 nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const attn_viz::WholeModel& model,
                            const nlohmann::json& provenance) {
     nlohmann::json stats = {{"provenance", provenance}};
@@ -266,6 +274,8 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
         stats["sentence_b_start"] = in.sentence_b_start;
         if (!in.token_types.empty()) stats["token_types"] = in.token_types;  // as the model ran them
     }
+    if (in.original_tokens > 0)
+        stats["truncated_input"] = {{"original_tokens", in.original_tokens}, {"tokens", in.ids.size()}};
     if (o.induction > 0) {
         const InductionRange range = induction_range(model.description(), *in.tokenizer);
         stats["induction_input"] = {{"length", o.induction},
@@ -277,8 +287,11 @@ nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const a
     return stats;
 }
 
-// report.html's "Input": the text, or a pair's two texts with where the second starts.
+// report.html's "Input": the text (and how --truncate cut it), or a pair's two texts with where the
+// second starts.
 std::string input_text(const ModelOptions& o, const ModelInputs& in) {
+    if (in.original_tokens > 0)
+        return fmt::format("{} | cut by --truncate from {} to {} tokens", o.text, in.original_tokens, in.ids.size());
     if (!o.text_pair) return o.text;
     return fmt::format("{} | text pair, from token {}: {}", o.text, in.sentence_b_start, *o.text_pair);
 }
@@ -333,7 +346,7 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     WholeModel& model = c.model();
     OnednnBackend& backend = c.backend;
     Timings& timings = c.timings;
-    check_model_analysis_options(o.analyses, model, *in.tokenizer, {});
+    check_model_analysis_options(o.analyses, model, {});
     // One pass over the blocks for the weights' fingerprint and similarities (a streamed model
     // decodes each block once for both).
     CorpusWeights weights;
@@ -350,8 +363,7 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
             CorpusAttribution(d.n_layers, d.n_heads, attribution_target(o.analyses, *in.tokenizer)));
     std::optional<CorpusPatchingRun> patching;
     if (!o.analyses.patch_from_inputs.empty()) {
-        corpus.keep_patching(
-            CorpusPatching(d.n_layers, d.n_heads, parse_patch_metric(o.analyses.patch_metric, d.vocab_size)));
+        corpus.keep_patching(CorpusPatching(d.n_layers, d.n_heads, o.analyses.metric));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
     const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
@@ -440,6 +452,8 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
     refuse_for_encoder_decoder(
         files.config.model_type,
         {{"--patch-from-inputs", !a.patch_from_inputs.empty(), corrupted_pair},
+         {"--truncate", o.truncate,
+          "the source and the decoder input would each need cutting; not built for encoder-decoders"},
          {"--text-pair", o.text_pair.has_value(),
           "a text pair is a BERT-style encoder's input; an encoder-decoder takes --text and its decoder's input"},
          {"--induction", o.induction > 0,
@@ -475,7 +489,8 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
 
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
-    const LoadLimits limits = prepare_run(o);
+    LoadLimits limits = prepare_run(o);
+    limits.truncate_texts = o.truncate;  // a corpus's texts are cut as --text is
     const ModelFiles files = open_model_files(o.checkpoint, limits);
     const bool encoder_decoder =
         files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
@@ -492,6 +507,7 @@ int run_model(ModelOptions& o) {
     OnednnBackend backend;
     ModelInputs in = load_inputs(o, files, limits, backend, timings);
     WholeModel& model = *in.model;
+    resolve_analysis_inputs(o.analyses, *in.tokenizer, model.description(), o.truncate);
     o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
     if (o.generate > 0) check_model_has_logits(model, "--generate");
     if (o.corpus.path.empty()) {
@@ -505,7 +521,7 @@ int run_model(ModelOptions& o) {
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
                                          model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);
-        check_model_analysis_options(o.analyses, model, *in.tokenizer, in.ids);
+        check_model_analysis_options(o.analyses, model, in.ids);
     }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or

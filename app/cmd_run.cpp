@@ -66,10 +66,11 @@ void declare_run_options(CLI::App* cmd, RunOptions& o) {
                     "Cross-attention: keys and values come from this sequence (same formats as "
                     "--input); maps are T x S. Its attention_mask masks keys")
         ->check(CLI::ExistingFile);
-    add_output_options(cmd, o.output,
-                       {"Output directory (created; a previous run's files there are replaced); optional with "
-                        "--json, which without it prints the summary and writes nothing",
-                        false});
+    add_output_options(
+        cmd, o.output,
+        {"Output directory (created; an earlier run's results there are kept unless --force); optional with "
+         "--json, which without it prints the summary and writes nothing",
+         false});
     cmd->add_option("--dump-attention", o.report.dump_attention,
                     "Also write the attention weights as float32 .npy [H, T, S] (a batch: one file per sequence, "
                     "NAME.seq_NN.npy)")

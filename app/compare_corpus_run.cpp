@@ -43,10 +43,9 @@ attn_viz::CompareCorpusAccumulator compare_models_over_corpus(
     CompareCorpusAccumulator accumulator(models.a->fingerprint(), models.b->fingerprint(), options.thresholds);
     nlohmann::json doc;
     std::string where;
-    Progress progress(progress_wanted(quiet), "sequence");
+    Progress progress = corpus_progress(quiet, documents);
     while (documents.next(doc, where)) {
-        const EncodedText input =
-            model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits.memory_budget, where);
+        const EncodedText input = model_sequence_ids(doc, *models.tokenizer, description.max_tokens, limits, where);
         ModelComparison m;
         try {
             check_model_tokens(input.ids, description.vocab_size, description.max_tokens);

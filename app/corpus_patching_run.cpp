@@ -24,7 +24,7 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
         fail_input(path_,
                    fmt::format("the corrupted corpus ends before the clean one: no partner for {}", clean_where));
     const ModelDescription& c = model.description();
-    const EncodedText input = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_.memory_budget, where);
+    const EncodedText input = model_sequence_ids(doc, tokenizer_, c.max_tokens, limits_, where);
     const std::vector<int>& ids = input.ids;
     if (ids.size() != clean.tokens.size())
         fail_input(where, fmt::format("{} tokens, its clean partner {} {}; patching needs the same number of tokens",

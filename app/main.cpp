@@ -33,8 +33,9 @@ void keep_freed_memory_for_reuse() {
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
-// The option that does what an error's Remedy says, as a hint to append to its message.
-std::string remedy_hint(attn_viz::Remedy remedy) {
+// The option that does what an error's Remedy says, as a hint to append to its message, for the
+// command line `args` of `app` (an option as the user typed it, one the command takes).
+std::string remedy_hint(attn_viz::Remedy remedy, const CLI::App& app, const std::vector<std::string>& args) {
     using attn_viz::Remedy;
     switch (remedy) {
         case Remedy::none:
@@ -45,6 +46,8 @@ std::string remedy_hint(attn_viz::Remedy remedy) {
             return " (--max-memory)";
         case Remedy::force_output_dir:
             return " (use --force to write into it anyway)";
+        case Remedy::replace_earlier_run:
+            return " (use --force to replace it)";
         case Remedy::give_num_heads:
             return " (pass --num-heads)";
         case Remedy::give_num_kv_heads:
@@ -54,9 +57,14 @@ std::string remedy_hint(attn_viz::Remedy remedy) {
         case Remedy::change_layout:
             return " (pick another --layout or a --prefix)";
         case Remedy::swap_model_files:
-            return " (--checkpoint takes the model, --tokenizer its tokenizer: are the two swapped?)";
+            return fmt::format(" ({} takes the model, --tokenizer its tokenizer: are the two swapped?)",
+                               attn_viz_cli::typed_option_name(app, args, "--checkpoint"));
         case Remedy::run_whole_model:
             return " (run a whole model with attn-viz model --checkpoint M.bin --tokenizer T.bin)";
+        case Remedy::truncate_text:
+            return attn_viz_cli::command_takes_option(app, args, "--truncate")
+                       ? " (--truncate cuts it to the context, as transformers' truncation=True)"
+                       : "";
     }
     return "";
 }
@@ -91,11 +99,11 @@ int main(int argc, char** argv) {
     attn_viz_cli::CommandAction action;
     attn_viz_cli::add_commands(app, action);
 
+    const std::vector<std::string> args(argv + 1, argv + argc);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-        const std::vector<std::string> args(argv + 1, argv + argc);
         std::fprintf(stderr, "attn-viz: error: %s\n", attn_viz_cli::usage_error_message(app, args, e).c_str());
         return attn_viz::exit_code(attn_viz::ErrorKind::usage);
     }
@@ -104,7 +112,7 @@ int main(int argc, char** argv) {
         flush_standard_output();
         return status;
     } catch (const attn_viz::Error& e) {
-        std::fprintf(stderr, "attn-viz: error: %s%s\n", e.what(), remedy_hint(e.remedy()).c_str());
+        std::fprintf(stderr, "attn-viz: error: %s%s\n", e.what(), remedy_hint(e.remedy(), app, args).c_str());
         return attn_viz::exit_code(e.kind());
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "attn-viz: error: out of memory\n");

@@ -16,20 +16,21 @@
 #include "progress.hpp"
 #include "rollout_report.hpp"
 #include "token_file.hpp"
+#include "token_reference.hpp"
 
 namespace attn_viz_cli {
 namespace {
 
 bool asks_for_patching(const ModelAnalysisOptions& o) { return o.patch_from || o.patch_from_tokens; }
 
-// The corrupted input of --patch-from (encoded as --text is) or --patch-from-tokens, checked
-// against the model.
+// The corrupted input of --patch-from (encoded as --text is, cut to the context with `truncate`) or
+// --patch-from-tokens, checked against the model.
 std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
-                               const attn_viz::ModelDescription& model) {
+                               const attn_viz::ModelDescription& model, bool truncate) {
     const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
-    std::vector<int> ids = o.patch_from
-                               ? attn_viz::encode_within_context(tokenizer, *o.patch_from, model.max_tokens, option)
-                               : attn_viz::parse_token_ids(*o.patch_from_tokens, option);
+    std::vector<int> ids =
+        o.patch_from ? attn_viz::encode_for_context(tokenizer, *o.patch_from, model.max_tokens, option, truncate).ids
+                     : attn_viz::parse_token_ids(*o.patch_from_tokens, option);
     attn_viz::check_model_tokens(ids, model.vocab_size, model.max_tokens, option);
     return ids;
 }
@@ -53,22 +54,20 @@ nlohmann::json write_logit_attribution(const ModelAnalysisOptions& o, const Mode
 nlohmann::json write_patching(const ModelAnalysisOptions& o, const ModelAnalysisRun& r, const attn_viz::ModelRun& run) {
     using namespace attn_viz;
     const ModelDescription& c = r.model.description();
-    const std::vector<int> ids = corrupted_ids(o, r.tokenizer, c);
-    const ModelRun corrupted = r.model.run(ids, {.contributions = false});
+    const ModelRun corrupted = r.model.run(o.corrupted, {.contributions = false});
     Progress progress(r.show_progress, "patched head");
     const PatchingReport patching =
-        patch_heads(r.model, r.backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
-                    parse_patch_metric(o.patch_metric, c.vocab_size),
+        patch_heads(r.model, r.backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads), o.metric,
                     [&](int64_t done, int64_t total) { progress.update(done, total); });
     progress.finish();
-    return write_patching_outputs(r.out, patching, c.n_layers, c.n_heads, r.tokenizer.labels(ids), r.report);
+    return write_patching_outputs(r.out, patching, c.n_layers, c.n_heads, r.tokenizer.labels(o.corrupted), r.report);
 }
 
 }  // namespace
 
 std::string attribution_target(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
     const int target_id = static_cast<int>(o.target);
-    return o.target >= 0 ? fmt::format("token {} '{}'", target_id, tokenizer.labels({target_id})[0]) : "next token";
+    return o.target >= 0 ? attn_viz::token_words(target_id, tokenizer.labels({target_id})[0]) : "next token";
 }
 
 void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o,
@@ -99,11 +98,11 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         "(logit_attribution.csv, "
         "logit_attribution_*.png; decoders only); over a corpus (--inputs) each component's mean and std over every "
         "attributed position, merged across --shard partials");
-    cmd->add_option("--target", o.target,
-                    "With --logit-attribution: attribute this token id's logit at every position instead of each "
-                    "position's next "
-                    "token (ids as attn-viz tokenize prints them)")
-        ->check(CLI::NonNegativeNumber)
+    cmd->add_option("--target", o.target_token,
+                    "With --logit-attribution: attribute this token's logit at every position instead of each "
+                    "position's next token: its id or its text in double quotes, as attn-viz tokenize prints them "
+                    "(--target 300 or --target '\" ball\"')")
+        ->check(refuse_empty("names no token"))
         ->needs("--logit-attribution");
     auto* patch_from =
         cmd->add_option(
@@ -127,8 +126,8 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->excludes(patch_tokens);
     cmd->add_option("--patch-metric", o.patch_metric,
                     "What patching measures: loss (the clean text's next-token loss) or logit-diff:A,B (logit of token "
-                    "id A minus "
-                    "that of B at the last position)")
+                    "A minus that of B at the last position; each an id or a text in double quotes, "
+                    "logit-diff:'\" ball\",\" dog\"')")
         ->capture_default_str();
     cmd->add_flag(
         "--composition", o.composition,
@@ -144,6 +143,18 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "Largest number of tokens --flow accepts (its cost grows about as T^4)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+}
+
+void resolve_analysis_inputs(ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                             const attn_viz::ModelDescription& model, bool truncate) {
+    const int64_t vocab_size = model.vocab_size;
+    if (!o.target_token.empty())
+        o.target = parse_option("--target",
+                                [&] { return attn_viz::token_reference_id(o.target_token, &tokenizer, vocab_size); });
+    if (asks_for_patching(o) || !o.patch_from_inputs.empty())
+        o.metric = parse_option("--patch-metric",
+                                [&] { return attn_viz::parse_patch_metric(o.patch_metric, vocab_size, &tokenizer); });
+    if (asks_for_patching(o)) o.corrupted = corrupted_ids(o, tokenizer, model, truncate);
 }
 
 bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
@@ -164,7 +175,7 @@ void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
 }
 
 void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
-                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids) {
+                                  const std::vector<int>& ids) {
     const int64_t tokens = static_cast<int64_t>(ids.size());
     const attn_viz::ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
@@ -184,14 +195,10 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
             throw attn_viz::Error(
                 attn_viz::ErrorKind::usage,
                 fmt::format("--composition: composition scores do not describe this model's heads: {}", obstacle));
-    if (o.target >= c.vocab_size)
-        throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                              fmt::format("--target {}: outside the vocabulary (0..{})", o.target, c.vocab_size - 1));
     if (asks_for_patching(o)) {
         const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
         check_model_has_logits(model, option);
-        parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
-        const size_t corrupted = corrupted_ids(o, tokenizer, c).size();
+        const size_t corrupted = o.corrupted.size();
         if (corrupted != ids.size())
             throw attn_viz::Error(attn_viz::ErrorKind::usage,
                                   fmt::format("{}: the corrupted input has {} tokens, the clean input {}; patching "
@@ -199,7 +206,6 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
                                               option, corrupted, ids.size()));
     } else if (!o.patch_from_inputs.empty()) {
         check_model_has_logits(model, "--patch-from-inputs");
-        parse_option("--patch-metric", [&] { return attn_viz::parse_patch_metric(o.patch_metric, c.vocab_size); });
     } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "--patch-metric needs --patch-from, --patch-from-tokens or --patch-from-inputs");

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "activation_patching.hpp"
 #include "corpus_attribution.hpp"
 #include "model_tokenizer.hpp"
 #include "output_dir.hpp"
@@ -24,10 +25,13 @@ struct ModelAnalysisOptions {
     std::string ablate;  // "", "all" or "L:H,..."
     std::string ablate_mode = "zero";
     bool logit_attribution = false;
-    int64_t target = -1;  // --target: the token id attributed at every position; -1: each position's next token
+    std::string target_token;  // --target as given: a token id or a quoted token text; "" for none
+    int64_t target = -1;       // its id (resolve_analysis_inputs); -1: each position's next token
     std::optional<std::string> patch_from, patch_from_tokens;  // the corrupted input, as text or ids
+    std::vector<int> corrupted;                                // its ids (resolve_analysis_inputs)
     std::string patch_from_inputs;                             // corpus mode: the corrupted corpus; "" for none
-    std::string patch_metric = "loss";
+    std::string patch_metric = "loss";                         // --patch-metric as given
+    attn_viz::PatchMetric metric;                              // as parsed (resolve_analysis_inputs)
     bool composition = false;
     bool rollout = false, flow = false;
     int64_t flow_max_tokens = 0;
@@ -44,17 +48,24 @@ bool asks_for_per_text_analyses(const ModelAnalysisOptions& options);
 // patching), which the forward pass then computes.
 bool reads_logits(const ModelAnalysisOptions& options);
 
+// Reads what the analyses' options name with the model's `tokenizer`: --target and --patch-metric
+// (when patching is asked for), whose tokens may be named by their text, into `target` and
+// `metric` (Error(usage) naming the option for a token outside the model's vocabulary or a text
+// that is not one token), and the corrupted input of --patch-from (cut to the context with
+// `truncate`, as --text is) or --patch-from-tokens into `corrupted`, checked against the model.
+void resolve_analysis_inputs(ModelAnalysisOptions& options, const attn_viz::ModelTokenizer& tokenizer,
+                             const attn_viz::ModelDescription& model, bool truncate);
+
 // Refuses (CLI::ValidationError, exit 2) --patch-from and --patch-from-tokens in corpus mode
 // (`corpus_mode`) and --patch-from-inputs outside it, saying what to use instead.
 void check_corpus_analyses(const ModelAnalysisOptions& options, bool corpus_mode);
 
 // Refuses (Error usage) a bad --ablate list or mode, --ablate, --logit-attribution or patching (of
-// one text or of a corpus) on
-// a model without logits (BERT), a --target outside the vocabulary, a bad --patch-metric, a
+// one text or of a corpus) on a model without logits (BERT), a --patch-metric without patching, a
 // corrupted input whose length differs from the clean input's `ids`, or --flow on more than
-// --flow-max-tokens tokens, before any work.
+// --flow-max-tokens tokens, before any work (after resolve_analysis_inputs).
 void check_model_analysis_options(const ModelAnalysisOptions& options, const attn_viz::WholeModel& model,
-                                  const attn_viz::ModelTokenizer& tokenizer, const std::vector<int>& ids);
+                                  const std::vector<int>& ids);
 
 // What --logit-attribution attributes, in words: "next token" or "token 300 'x'".
 std::string attribution_target(const ModelAnalysisOptions& options, const attn_viz::ModelTokenizer& tokenizer);

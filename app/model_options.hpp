@@ -23,6 +23,7 @@ struct ModelOptions : ReportRunOptions {
     int64_t induction = 0;
     uint64_t seed = 0;
     int generate = 0;
+    bool truncate = false;  // --truncate: a text over the model's context is cut to it, not refused
     ModelAnalysisOptions analyses;
     bool stream_layers = false;
 };

@@ -86,7 +86,7 @@ int run_seq2seq_corpus(const ModelOptions& o, const ModelFiles& files, const Loa
     std::array<std::optional<WeightSimilarities>, 3> similarity;
     nlohmann::json doc;
     std::string where;
-    Progress progress(progress_wanted(o.output.quiet), "sequence");
+    Progress progress = corpus_progress(o.output.quiet, documents);
     while (attn_viz::next_corpus_document(documents, doc, where, timings)) {
         const SequencePair pair = model_sequence_pair_ids(doc, *tokenizer, model->weights().config.blocks.max_tokens,
                                                           limits.memory_budget, where);

@@ -10,7 +10,9 @@ namespace attn_viz_cli {
 void add_output_options(CLI::App* cmd, OutputOptionValues& values, const OutputHelp& help) {
     CLI::Option* out = cmd->add_option("--out", values.out, help.out)->check(refuse_empty("names no folder"));
     if (help.out_required) out->required();
-    cmd->add_flag("--force", values.force, "Write into a non-empty directory that holds files of something else");
+    cmd->add_flag("--force", values.force,
+                  "Replace the results of an earlier run in --out (kept without it), or write into a non-empty "
+                  "directory that holds files of something else");
     cmd->add_flag("-q,--quiet", values.quiet, help.quiet);
 }
 

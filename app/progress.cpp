@@ -8,6 +8,11 @@ namespace attn_viz_cli {
 
 bool progress_wanted(bool quiet) { return !quiet && isatty(STDERR_FILENO) == 1; }
 
+Progress corpus_progress(bool quiet, const attn_viz::CorpusDocuments& documents) {
+    const bool shown = progress_wanted(quiet);
+    return Progress(shown, "sequence", shown ? documents.count_sequences() : 0);
+}
+
 Progress::Progress(bool enabled, std::string what, int64_t total)
     : enabled_(enabled), what_(std::move(what)), total_(total) {}
 
@@ -29,7 +34,7 @@ void Progress::draw() {
     drawn_ = done_;
     const long long done = done_;
     if (total_ > 0)
-        std::fprintf(stderr, "\rattn-viz: %s %lld/%lld\033[K", what_.c_str(), done, static_cast<long long>(total_));
+        std::fprintf(stderr, "\rattn-viz: %s %lld of %lld\033[K", what_.c_str(), done, static_cast<long long>(total_));
     else
         std::fprintf(stderr, "\rattn-viz: %s %lld\033[K", what_.c_str(), done);
     std::fflush(stderr);

@@ -1,4 +1,4 @@
-// Progress of a long run on stderr ("attn-viz: layer 3/12", "attn-viz: sequence 120/400"), for
+// Progress of a long run on stderr ("attn-viz: layer 3 of 12", "attn-viz: sequence 120 of 400"), for
 // a person waiting at a terminal: shown only when stderr is a terminal and not under -q/--quiet,
 // so scripts and logs never see it. One line, redrawn in place at most 10 times a second, with
 // its final count always shown, and erased when the work is done, so that what follows starts
@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+
+#include "sequence_stream.hpp"
 
 namespace attn_viz_cli {
 
@@ -35,5 +37,9 @@ private:
     int64_t total_, done_ = 0, drawn_ = 0;
     std::chrono::steady_clock::time_point last_;
 };
+
+// The progress of a corpus run over `documents` ("sequence 23 of 50"), shown as progress_wanted
+// says; the total is counted first (CorpusDocuments::count_sequences) only when it is shown.
+Progress corpus_progress(bool quiet, const attn_viz::CorpusDocuments& documents);
 
 }  // namespace attn_viz_cli

@@ -31,7 +31,7 @@ CorpusRun::CorpusRun(const ReportRunOptions& o, const attn_viz::LoadLimits& limi
     : documents(o.corpus.path, limits, o.corpus.shard, lines),
       corpus(fingerprint, o.report.thresholds),
       options_(o),
-      progress_(progress_wanted(o.output.quiet), "sequence") {}
+      progress_(corpus_progress(o.output.quiet, documents)) {}
 
 void CorpusRun::sequence_done(int64_t sequences) { progress_.update(sequences); }
 

@@ -79,6 +79,14 @@ std::string command_name(const CLI::App& app, const std::vector<std::string>& ar
     return "";
 }
 
+// The spelling of `option`'s name the user typed in `args` (the first of its names found, e.g.
+// --model for "--checkpoint,--model"); its first name when none is there.
+std::string typed_name(const CLI::Option& option, const std::vector<std::string>& args) {
+    for (const std::string& arg : args)
+        if (looks_like_option(arg) && option.check_name(option_of(arg))) return option_of(arg);
+    return option.get_name();
+}
+
 std::string one_line(std::string text) {
     while (!text.empty() && text.back() == '\n') text.pop_back();
     std::replace(text.begin(), text.end(), '\n', ' ');
@@ -124,14 +132,40 @@ std::string usage_error_message(const CLI::App& app, const std::vector<std::stri
     const std::string name = command_name(app, args);
     std::string message = one_line(error.what());
     if (name.empty()) return fmt::format("{} (attn-viz --help lists the commands)", message);
+    const CLI::App* command = find_command(app, name);
     // "--input is required": say what it holds.
     static const std::regex missing(R"(^(--?[A-Za-z0-9-]+) is required$)");
+    // "--checkpoint: Path does not exist: m": CLI11 names an option by its first name; say the one typed.
+    static const std::regex about_option(R"(^(--?[A-Za-z0-9-]+): )");
     std::smatch option;
-    if (const CLI::App* command = find_command(app, name); std::regex_match(message, option, missing))
+    if (std::regex_match(message, option, missing)) {
         if (const CLI::Option* o = command->get_option_no_throw(option[1].str());
             o != nullptr && !o->get_description().empty())
             message += fmt::format(": {}", o->get_description());
+    } else if (std::regex_search(message, option, about_option)) {
+        if (const CLI::Option* o = command->get_option_no_throw(option[1].str()))
+            message.replace(0, option[1].length(), typed_name(*o, args));
+    }
     return fmt::format("{}: {} (attn-viz {} --help lists its options)", name, message, name);
+}
+
+namespace {
+
+// The option `name` of the command in `args`, or null.
+const CLI::Option* command_option(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
+    const CLI::App* command = find_command(app, command_name(app, args));
+    return command == nullptr ? nullptr : command->get_option_no_throw(name);
+}
+
+}  // namespace
+
+std::string typed_option_name(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
+    const CLI::Option* option = command_option(app, args, name);
+    return option == nullptr ? name : typed_name(*option, args);
+}
+
+bool command_takes_option(const CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
+    return command_option(app, args, name) != nullptr;
 }
 
 }  // namespace attn_viz_cli

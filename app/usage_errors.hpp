@@ -16,6 +16,13 @@ namespace attn_viz_cli {
 std::string usage_error_message(const CLI::App& app, const std::vector<std::string>& args,
                                 const CLI::ParseError& error);
 
+// How the user typed the option `name` ("--checkpoint") of the command in `args`: the alias they
+// used ("--model"), or `name` when they typed none of its names or the command has no such option.
+std::string typed_option_name(const CLI::App& app, const std::vector<std::string>& args, const std::string& name);
+
+// Whether the command in `args` takes the option `name`.
+bool command_takes_option(const CLI::App& app, const std::vector<std::string>& args, const std::string& name);
+
 // Optimal string alignment distance: insertions, deletions, substitutions and transpositions of
 // adjacent characters each cost 1.
 size_t edit_distance(const std::string& a, const std::string& b);

@@ -75,13 +75,13 @@ for shape in "512 8 16" "768 12 512" "1024 16 2048"; do
   read -r D H T <<<"$shape"
   layer=$work/layer_$T
   /usr/bin/python3 "$root/scripts/make_layer.py" --out "$layer" --d-model "$D" --heads "$H" --tokens "$T"
-  ours=$(median_time "$bin" run -q --weights "$layer/weights.json" --input "$layer/input.json" --out "$work/ours_$T")
+  ours=$(median_time "$bin" run -q --force --weights "$layer/weights.json" --input "$layer/input.json" --out "$work/ours_$T")
   peer=$(median_time /usr/bin/python3 "$root/scripts/peer_baseline.py" --weights "$layer/weights.json" \
     --input "$layer/input.json" --out "$work/peer_$T")
   printf '%-22s %9.3fs %9.3fs %7.1fx\n' "D=$D H=$H T=$T" "$ours" "$peer" "$(awk -v a="$peer" -v b="$ours" 'BEGIN {print a / b}')"
 done
 echo "attn-viz stages at T=2048 (--timings):"
-"$bin" run -q --timings --weights "$work/layer_2048/weights.json" --input "$work/layer_2048/input.json" --out "$work/ours_2048" 2>&1 | sed 's/^/  /'
+"$bin" run -q --force --timings --weights "$work/layer_2048/weights.json" --input "$work/layer_2048/input.json" --out "$work/ours_2048" 2>&1 | sed 's/^/  /'
 
 if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
   echo

@@ -34,7 +34,7 @@ for type in "${types[@]}"; do
   [[ -f $file ]] || /usr/bin/python3 "$root/scripts/make_synthetic_gguf.py" --out "$file" --type "$type" --kv-heads "$kv" >/dev/null
   echo
   echo "== $type, $kv KV heads ($(du -h "$file" | cut -f1)): model --induction 1023 (T = $T) =="
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$bin" model -q --timings --model "$file" --induction 1023 \
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$bin" model -q --force --timings --model "$file" --induction 1023 \
     --out "$work/out" 2>"$work/timings"
   sed 's/^/  /' "$work/timings"
   read -r wall user sys rss_kb <"$work/time"

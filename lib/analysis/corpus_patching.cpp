@@ -56,6 +56,7 @@ void CorpusPatching::merge(const CorpusPatching& other, const std::string& where
                    fmt::format("was patched from another corrupted corpus (fingerprint {}, the corpus so far {})",
                                fingerprint_text(*other.corrupted_corpus_), fingerprint_text(*corrupted_corpus_)));
     if (!corrupted_corpus_) corrupted_corpus_ = other.corrupted_corpus_;
+    if (metric_.correct_label.empty()) metric_ = other.metric_;  // its tokens' texts, if it knows them
     for (size_t k = 0; k < moments_.size(); ++k) moments_[k].merge(other.moments_[k]);
     pairs_ += other.pairs_;
 }
@@ -67,6 +68,7 @@ nlohmann::json CorpusPatching::partial_json() const {
                         {"pairs", pairs_},
                         {"moments", moments_json(moments_)}};
     if (corrupted_corpus_) j["corrupted_corpus"] = fingerprint_text(*corrupted_corpus_);
+    if (!metric_.correct_label.empty()) j["metric_tokens"] = {metric_.correct_label, metric_.wrong_label};
     return j;
 }
 
@@ -84,6 +86,13 @@ CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_
         parsed = parse_patch_metric(metric.get<std::string>(), INT32_MAX);
     } catch (const Error& e) {
         fail_input(in, e.what());
+    }
+    if (j.contains("metric_tokens")) {
+        const nlohmann::json& labels = j["metric_tokens"];
+        if (parsed.kind != PatchMetric::Kind::logit_diff || !labels.is_array() || labels.size() != 2 ||
+            !labels[0].is_string() || !labels[1].is_string())
+            fail_input(in, "\"metric_tokens\" must be the two texts of a logit-diff metric's tokens");
+        parsed.correct_label = labels[0], parsed.wrong_label = labels[1];
     }
     CorpusPatching p(layers, heads, parsed);
     p.pairs_ = whole_number(j, "pairs", 0, max_partial_sequences, in);

@@ -41,8 +41,9 @@ public:
     const PatchMetric& metric() const { return metric_; }
     int64_t pairs() const { return pairs_; }
 
-    // {"metric" (patch_metric_name), "num_layers", "num_heads", "pairs", "corrupted_corpus",
-    // "moments"} and back, validated (Error bad_input naming `where`) against the partial's layout.
+    // {"metric" (patch_metric_name), "metric_tokens" (a logit difference's two token texts, when
+    // known), "num_layers", "num_heads", "pairs", "corrupted_corpus", "moments"} and back, validated
+    // (Error bad_input naming `where`) against the partial's layout.
     nlohmann::json partial_json() const;
     static CorpusPatching from_partial_json(const nlohmann::json& json, int64_t layers, int64_t heads,
                                             const std::string& where);

@@ -29,7 +29,7 @@ bool next_corpus_sequence(CorpusDocuments& documents, const WholeModel& model, c
     const ModelDescription& c = model.description();
     nlohmann::json doc;
     if (!next_corpus_document(documents, doc, s.where, timings)) return false;
-    EncodedText input = model_sequence_ids(doc, tokenizer, c.max_tokens, limits.memory_budget, s.where);
+    EncodedText input = model_sequence_ids(doc, tokenizer, c.max_tokens, limits, s.where);
     s.ids = std::move(input.ids);
     s.token_types = std::move(input.type_ids);
     s.position = documents.position();

@@ -19,6 +19,12 @@ std::string csv_number(double x) {
     return std::string(buffer, result.ptr);
 }
 
+std::string csv_text(const std::string& text) {
+    std::string field = "\"";
+    for (char c : text) field += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return field + '"';
+}
+
 namespace {
 
 nlohmann::json matrix_json(const HeadMatrix& m) {

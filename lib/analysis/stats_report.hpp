@@ -19,6 +19,9 @@ nlohmann::json stats_json(const ModelAnalysis& analysis);
 nlohmann::json json_number(double x);
 // Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
 std::string csv_number(double x);
+// `text` as one CSV field, always in double quotes (a quote inside doubled, RFC 4180): a token's
+// text may hold commas, quotes and line breaks.
+std::string csv_text(const std::string& text);
 
 // heads.csv (one row per head) and pairs.csv (one row per pair a < b) as text, for writers that
 // stage their files (OutputDir).

@@ -6,27 +6,31 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
-#include "token_file.hpp"
+#include "token_reference.hpp"
 
 namespace attn_viz {
 
-PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size) {
+PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size, const ModelTokenizer* tokenizer) {
     if (text == "loss") return {};
     const std::string prefix = "logit-diff:";
     const auto refuse = [&](const std::string& why) {
         throw Error(ErrorKind::usage, fmt::format("patch metric '{}': {}", text, why));
     };
-    if (text.rfind(prefix, 0) != 0) refuse("expected loss or logit-diff:A,B (two token ids)");
-    std::vector<int> ids;
+    if (text.rfind(prefix, 0) != 0) refuse("expected loss or logit-diff:A,B (two token ids or quoted texts)");
+    const std::vector<std::string> tokens = split_token_references(text.substr(prefix.size()));
+    if (tokens.size() != 2) refuse("expected two tokens after logit-diff:, ids or quoted texts");
+    PatchMetric metric{PatchMetric::Kind::logit_diff};
     try {
-        ids = parse_token_ids(text.substr(prefix.size()), "token ids");
-    } catch (const Error&) {
-        refuse("expected logit-diff:A,B with A and B token ids");
+        metric.correct = token_reference_id(tokens[0], tokenizer, vocab_size);
+        metric.wrong = token_reference_id(tokens[1], tokenizer, vocab_size);
+    } catch (const Error& e) {
+        refuse(e.what());
     }
-    if (ids.size() != 2) refuse("expected two token ids after logit-diff:");
-    for (int id : ids)
-        if (id >= vocab_size) refuse(fmt::format("token {} is outside the vocabulary (0..{})", id, vocab_size - 1));
-    return {PatchMetric::Kind::logit_diff, ids[0], ids[1]};
+    if (tokenizer) {
+        const std::vector<std::string> labels = tokenizer->labels({metric.correct, metric.wrong});
+        metric.correct_label = labels[0], metric.wrong_label = labels[1];
+    }
+    return metric;
 }
 
 std::string patch_metric_name(const PatchMetric& metric) {

@@ -12,18 +12,24 @@
 
 namespace attn_viz {
 
+class ModelTokenizer;
+
 struct PatchMetric {
     enum class Kind { loss, logit_diff };
     Kind kind = Kind::loss;
     int correct = -1, wrong = -1;  // logit_diff: logit(correct) - logit(wrong) at the last position
+    // logit_diff: the two tokens' texts as the tokenizer labels them (titles, stats.json); empty
+    // when not known (a partial written before they were kept). Not part of the metric's identity.
+    std::string correct_label, wrong_label;
 
-    bool operator==(const PatchMetric&) const = default;
+    bool operator==(const PatchMetric& o) const { return kind == o.kind && correct == o.correct && wrong == o.wrong; }
 };
 
-// "loss" or "logit-diff:A,B" (token ids below `vocab_size`); Error(usage, "patch metric '...': ...")
-// otherwise.
-PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size);
-// "loss" or "logit-diff:A,B", as parsed.
+// "loss" or "logit-diff:A,B", A and B tokens below `vocab_size` named by id or, given a
+// `tokenizer`, by their quoted text (token_reference_id: logit-diff:" ball"," dog"), whose labels
+// are then kept; Error(usage, "patch metric '...': ...") otherwise.
+PatchMetric parse_patch_metric(const std::string& text, int64_t vocab_size, const ModelTokenizer* tokenizer = nullptr);
+// "loss" or "logit-diff:A,B" with A and B the ids, whichever way they were named.
 std::string patch_metric_name(const PatchMetric& metric);
 
 // logits: [T, V] of a run of `tokens` (the clean ids) -> the metric: the mean next-token loss of

@@ -22,12 +22,14 @@ enum class Remedy {
     allow_nonfinite,      // LoadLimits::allow_nonfinite: load NaN/Inf values anyway
     raise_memory_budget,  // a larger LoadLimits::memory_budget
     force_output_dir,     // OutputDir's `force`: write into a folder that holds other files
+    replace_earlier_run,  // OutputDir's `force`: replace the results of an earlier run in the folder
     give_num_heads,       // LayoutOptions::num_heads
     give_num_kv_heads,    // LayoutOptions::num_kv_heads
     give_layout,          // LayerSource::layout, for a safetensors checkpoint
     change_layout,        // another LayerSource::layout or LayoutOptions::prefix
     swap_model_files,     // a llama2.c checkpoint given as the tokenizer, or the other way round
     run_whole_model,      // a whole llama2.c model given where one layer's weights belong
+    truncate_text,        // LoadLimits::truncate_texts: cut a text longer than the model's context to it
 };
 
 class Error : public std::runtime_error {

@@ -17,6 +17,9 @@ struct LoadLimits {
     // Load NaN/Inf weights and embeddings instead of refusing them (poisoned_heads() then tells
     // which heads they reach).
     bool allow_nonfinite = false;
+    // Cut a text whose ids are more than a model's context to it (encode_for_context) instead of
+    // refusing it (Error bad_input, Remedy::truncate_text).
+    bool truncate_texts = false;
 };
 
 }  // namespace attn_viz

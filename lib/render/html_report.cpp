@@ -262,7 +262,7 @@ std::string input_description(const HtmlReportInput& input) {
 }
 
 // "attn-viz 0.1.0", the command line and every input file with its SHA-256, from stats.json's
-// "provenance" (rows of the About table; none without it).
+// "provenance" (rows of the provenance table; none without it).
 std::string provenance_rows(const nlohmann::json& stats) {
     const auto found = stats.find("provenance");
     if (found == stats.end() || !found->is_object()) return "";
@@ -305,8 +305,8 @@ std::string provenance_rows(const nlohmann::json& stats) {
     return rows;
 }
 
-// The "About" table under the title: model, input and T, the map kind, the colour legend,
-// the shown layers and heads, provenance.
+// The "About" table under the title: model, input and T, the map kind, the colour legend, the
+// shown layers and heads.
 std::string about_table(const HtmlReportInput& input, const Colormap& colormap) {
     std::string maps, tokens;
     for (const HtmlMaps* set : map_sets(input)) {
@@ -331,9 +331,20 @@ std::string about_table(const HtmlReportInput& input, const Colormap& colormap) 
     row("Shown", "about-shown", maps);
     row("Colours", "about-colours", colour_legend(input, colormap));
     return fmt::format(
-        "<table class=\"about\" id=\"about\">\n{}{}</table>\n"
+        "<table class=\"about\" id=\"about\">\n{}</table>\n"
         "<p class=\"note\">Hover a cell for its tokens and {}; click it to see that query in the attention view.</p>\n",
-        rows, provenance_rows(input.stats), xml_escape(input.value_name));
+        rows, xml_escape(input.value_name));
+}
+
+// The provenance (version, command line, inputs with their SHA-256), folded: what a reader rarely
+// needs stays below the attention view, closed until asked for. "" without one.
+std::string provenance_section(const nlohmann::json& stats) {
+    const std::string rows = provenance_rows(stats);
+    if (rows.empty()) return "";
+    return fmt::format(
+        "<details id=\"provenance\"><summary>Provenance</summary>\n<table class=\"about\">\n{}</table>\n"
+        "</details>\n",
+        rows);
 }
 
 }  // namespace
@@ -357,10 +368,12 @@ std::string html_report(const HtmlReportInput& input) {
     html += "<section id=\"errors-section\" hidden><h2>Script errors</h2><ul id=\"report-errors\"></ul></section>\n";
     html += "<section id=\"findings-section\" hidden><h2>Findings</h2><ul id=\"findings\"></ul></section>\n";
     html += input.analysis_sections;
-    for (const HtmlMaps* set : map_sets(input)) {
+    const std::vector<const HtmlMaps*> sets = map_sets(input);
+    for (const HtmlMaps* set : sets) {
         const std::string id = set->name.empty() ? "" : fmt::format("-{}", xml_escape(set->name));
         const std::string of = set->heading.empty() ? "" : fmt::format(": {}", xml_escape(set->heading));
         html += fmt::format("<h2>Attention view{}</h2>\n<div id=\"view{}\"></div>\n", of, id);
+        if (set == sets.front()) html += provenance_section(input.stats);
         html += fmt::format(
             "<h2>Overview{}</h2>\n<img class=\"overview\" id=\"overview{}\" alt=\"all heads\" "
             "src=\"data:image/png;base64,{}\">\n",

@@ -42,7 +42,8 @@ struct HtmlReportInput : HtmlMaps {
     std::string value_name = "weight";  // what a cell holds, in the legend and tooltips ("norm" for norm-based maps)
     // stats.json: every top-level array of objects (e.g. "heads") becomes a sortable table whose
     // columns are the objects' scalar fields; other top-level scalars are a table above them;
-    // "provenance" (version, command line, input files and their SHA-256) goes into "About".
+    // "provenance" (version, command line, input files and their SHA-256) goes into a folded
+    // "Provenance" section below the (first) attention view.
     // Matrices and other nested values are left out of the page.
     nlohmann::json stats = nlohmann::json::object();
     // Per table (a stats key such as "heads"): the columns to show first, in this order; the

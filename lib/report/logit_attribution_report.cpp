@@ -9,6 +9,7 @@
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
 #include "stats_report.hpp"
+#include "token_reference.hpp"
 
 namespace attn_viz {
 namespace {
@@ -76,19 +77,21 @@ nlohmann::json write_logit_attribution_outputs(OutputDir& out, const LogitAttrib
                                                const std::vector<std::string>& target_labels, const std::string& target,
                                                const ReportOptions& o) {
     const int64_t T = a.tokens;
-    std::string csv = "position,target_id,component,layer,head,contribution\n";
+    // The target's text is the last column: it came after the others, which keep their places.
+    std::string csv = "position,target_id,component,layer,head,contribution,target\n";
     nlohmann::json positions = nlohmann::json::array();
     for (int64_t t = 0; t < T; ++t) {
         const std::string row = fmt::format("{},{},", t, a.targets[t]);
-        csv += fmt::format("{}embedding,,,{}\n", row, csv_number(a.embedding[t]));
+        const std::string target = fmt::format(",{}\n", csv_text(target_labels[t]));
+        csv += fmt::format("{}embedding,,,{}{}", row, csv_number(a.embedding[t]), target);
         for (int64_t l = 0; l < a.layers; ++l) {
             const std::string layer = fmt::format("{},", l);
             for (int64_t h = 0; h < a.heads; ++h)
-                csv += fmt::format("{}head,{}{},{}\n", row, layer, h, csv_number(a.head_at(l, h, t)));
-            csv += fmt::format("{}attention_bias,{},{}\n", row, layer, csv_number(a.attention_bias[l * T + t]));
-            csv += fmt::format("{}mlp,{},{}\n", row, layer, csv_number(a.mlp[l * T + t]));
+                csv += fmt::format("{}head,{}{},{}{}", row, layer, h, csv_number(a.head_at(l, h, t)), target);
+            csv += fmt::format("{}attention_bias,{},{}{}", row, layer, csv_number(a.attention_bias[l * T + t]), target);
+            csv += fmt::format("{}mlp,{},{}{}", row, layer, csv_number(a.mlp[l * T + t]), target);
         }
-        csv += fmt::format("{}norm_bias,,,{}\n", row, csv_number(a.norm_bias[t]));
+        csv += fmt::format("{}norm_bias,,,{}{}", row, csv_number(a.norm_bias[t]), target);
         positions.push_back({{"position", t},
                              {"target_id", a.targets[t]},
                              {"target", target_labels[t]},
@@ -124,7 +127,8 @@ nlohmann::json write_logit_attribution_outputs(OutputDir& out, const LogitAttrib
                              fmt::format("Direct logit attribution to the {}, mean over positions", target),
                              "logit contribution", o, true);
         write_layer_head_png(out.file("logit_attribution_last.png"), last, a.layers, a.heads,
-                             fmt::format("Direct logit attribution to '{}' at the last position", target_labels.back()),
+                             fmt::format("Direct logit attribution to {} at the last position",
+                                         token_words(a.targets.back(), target_labels.back())),
                              "logit contribution", o, true);
     }
     return {{"logit_attribution",

@@ -17,8 +17,8 @@ namespace attn_viz {
 std::vector<std::string> logit_attribution_findings(const LogitAttribution& a,
                                                     const std::vector<std::string>& target_labels);
 
-// Writes logit_attribution.csv (position, target_id, component, layer, head, contribution;
-// component: embedding, head, attention_bias, mlp, norm_bias) and, unless --stats-only,
+// Writes logit_attribution.csv (position, target_id, component, layer, head, contribution, target
+// (the target's text, quoted); component: embedding, head, attention_bias, mlp, norm_bias) and, unless --stats-only,
 // logit_attribution_heads.png (mean over positions) and logit_attribution_last.png (last
 // position) into `out`; returns {"logit_attribution": {"target", "positions", "layers", "heads"
 // (ranked by mean), "findings"}}. target: "next token" or the chosen token's description.

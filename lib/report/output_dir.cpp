@@ -127,7 +127,10 @@ OutputDir::OutputDir(std::string dir, bool force) : dir_(std::move(dir)) {
     if (fs::exists(dir_, ec)) {
         if (!fs::is_directory(dir_, ec))
             throw Error(ErrorKind::usage, fmt::format("{}: exists and is not a directory", dir_));
-        if (!force && !fs::exists(fs::path(dir_) / manifest_name) && !fs::is_empty(dir_, ec))
+        if (!force && fs::exists(fs::path(dir_) / manifest_name, ec))
+            throw Error(ErrorKind::usage, fmt::format("{}: holds an earlier attn-viz run, which is kept", dir_),
+                        Remedy::replace_earlier_run);
+        if (!force && !fs::is_empty(dir_, ec))
             throw Error(ErrorKind::usage,
                         fmt::format("{}: directory is not empty and holds no previous attn-viz run", dir_),
                         Remedy::force_output_dir);

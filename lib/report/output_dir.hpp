@@ -23,8 +23,9 @@ namespace attn_viz {
 
 class OutputDir {
 public:
-    // Refuses (Error usage) a non-empty `dir` that holds files other than a previous attn-viz
-    // run's, unless `force`. Nothing is created until the first file is requested.
+    // Refuses (Error usage), unless `force`, a `dir` that holds an earlier attn-viz run (its
+    // results are kept: Remedy::replace_earlier_run) or any other files. Nothing is created until
+    // the first file is requested.
     OutputDir(std::string dir, bool force);
     // A run that keeps no files (`--json` without `--out`): the files a report writes are staged
     // in the system's temporary folder and removed, never committed; there is no external file.

@@ -8,14 +8,26 @@
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
 #include "stats_report.hpp"
+#include "token_reference.hpp"
 
 namespace attn_viz {
 namespace {
 
-// The metric in words, for titles and findings.
+// The metric in words, for titles and findings: "logit(token 262 ' ball') - logit(token 300 ' dog') at the last
+// position".
 std::string metric_words(const PatchMetric& metric) {
     if (metric.kind == PatchMetric::Kind::loss) return "the clean next-token loss";
-    return fmt::format("logit({}) - logit({}) at the last position", metric.correct, metric.wrong);
+    return fmt::format("logit({}) - logit({}) at the last position", token_words(metric.correct, metric.correct_label),
+                       token_words(metric.wrong, metric.wrong_label));
+}
+
+// stats.json's "metric" (the ids, as --patch-metric takes them) and, for a logit difference whose
+// tokens' texts are known, "metric_tokens": the two texts.
+nlohmann::json metric_entries(const PatchMetric& metric) {
+    nlohmann::json entries = {{"metric", patch_metric_name(metric)}};
+    if (metric.kind == PatchMetric::Kind::logit_diff && !metric.correct_label.empty())
+        entries["metric_tokens"] = {metric.correct_label, metric.wrong_label};
+    return entries;
 }
 
 }  // namespace
@@ -89,13 +101,13 @@ nlohmann::json write_patching_outputs(OutputDir& out, const PatchingReport& repo
     const nlohmann::json ranking =
         write_ranked_heads(out.file("patching.csv"), {"delta", "fraction", "kl", "value"}, rows, heads);
     write_patching_pictures(out, rows, 2, report.metric, layers, heads, "", o);
-    return {{"activation_patching",
-             {{"metric", patch_metric_name(report.metric)},
-              {"clean", json_number(report.clean)},
-              {"corrupted", json_number(report.corrupted)},
-              {"corrupted_tokens", corrupted_tokens},
-              {"heads", ranking},
-              {"findings", patching_findings(report, ranked)}}}};
+    nlohmann::json patching = metric_entries(report.metric);
+    patching.update({{"clean", json_number(report.clean)},
+                     {"corrupted", json_number(report.corrupted)},
+                     {"corrupted_tokens", corrupted_tokens},
+                     {"heads", ranking},
+                     {"findings", patching_findings(report, ranked)}});
+    return {{"activation_patching", patching}};
 }
 
 PatchingReport mean_patching_report(const CorpusPatching& p) {
@@ -135,13 +147,13 @@ nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatchin
     write_patching_pictures(out, rows, 3, mean.metric, p.layers(), p.heads(), over, o);
     std::vector<std::string> findings = patching_findings(mean, ranked);
     for (std::string& finding : findings) finding = fmt::format("over {} pairs, {}", p.pairs(), finding);
-    return {{"activation_patching",
-             {{"metric", patch_metric_name(p.metric())},
-              {"pairs", p.pairs()},
-              {"clean", moments_entry(p.moments(PatchingPart::clean))},
-              {"corrupted", moments_entry(p.moments(PatchingPart::corrupted))},
-              {"heads", ranking},
-              {"findings", findings}}}};
+    nlohmann::json patching = metric_entries(p.metric());
+    patching.update({{"pairs", p.pairs()},
+                     {"clean", moments_entry(p.moments(PatchingPart::clean))},
+                     {"corrupted", moments_entry(p.moments(PatchingPart::corrupted))},
+                     {"heads", ranking},
+                     {"findings", findings}});
+    return {{"activation_patching", patching}};
 }
 
 }  // namespace attn_viz

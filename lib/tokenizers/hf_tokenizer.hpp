@@ -21,8 +21,9 @@ namespace attn_viz {
 // token_type_ids), or no types where every token is of type 0 (a single text).
 struct EncodedText {
     std::vector<int> ids;
-    std::vector<int> type_ids;  // empty, or one per id
-    int64_t second_start = -1;  // a pair's: where the second text's ids start (BertViz's sentence_b_start)
+    std::vector<int> type_ids;    // empty, or one per id
+    int64_t second_start = -1;    // a pair's: where the second text's ids start (BertViz's sentence_b_start)
+    int64_t original_tokens = 0;  // cut to a model's context (encode_for_context): the ids before; 0 if uncut
 };
 
 class HfTokenizer {

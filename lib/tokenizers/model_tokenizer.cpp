@@ -1,5 +1,7 @@
 #include "model_tokenizer.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "error.hpp"
@@ -32,6 +34,9 @@ public:
     std::vector<int> encode(const std::string& text) const override {
         return tokenizer_.encode(text, adds_bos(), /*eos=*/false);
     }
+    std::vector<int> encode_without_special_tokens(const std::string& text) const override {
+        return tokenizer_.encode(text, /*bos=*/false, /*eos=*/false);
+    }
     EncodedText encode_pair(const std::string&, const std::string&) const override {
         throw Error(ErrorKind::usage,
                     "a llama2.c tokenizer has no template for a text pair: join the two texts into one");
@@ -58,6 +63,9 @@ public:
     explicit HfModelTokenizer(HfTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
     std::vector<int> encode(const std::string& text) const override {
         return tokenizer_.encode(text, /*add_special_tokens=*/true);
+    }
+    std::vector<int> encode_without_special_tokens(const std::string& text) const override {
+        return tokenizer_.encode(text, /*add_special_tokens=*/false);
     }
     EncodedText encode_pair(const std::string& first, const std::string& second) const override {
         return tokenizer_.encode_pair(first, second);
@@ -89,16 +97,48 @@ std::unique_ptr<ModelTokenizer> as_model_tokenizer(HfTokenizer tokenizer) {
     return std::make_unique<HfModelTokenizer>(std::move(tokenizer));
 }
 
+namespace {
+
+// `ids` (tokenizer.encode(text), more than `max_tokens`) cut to `max_tokens`: the special tokens
+// the tokenizer put before and after the text's own ids kept, the text's last ids dropped.
+std::vector<int> truncated_ids(const ModelTokenizer& tokenizer, const std::string& text, const std::vector<int>& ids,
+                               int64_t max_tokens, const std::string& where) {
+    const std::vector<int> own = tokenizer.encode_without_special_tokens(text);
+    const auto found = std::search(ids.begin(), ids.end(), own.begin(), own.end());
+    if (found == ids.end() || own.empty())
+        fail_input(where, "cannot tell the tokenizer's special tokens from the text's, to cut the text");
+    const int64_t lead = found - ids.begin(), trail = static_cast<int64_t>(ids.size() - own.size()) - lead;
+    if (lead + trail >= max_tokens)
+        fail_input(where, fmt::format("the tokenizer's {} special tokens leave no room for the text in the model's "
+                                      "sequence length {}",
+                                      lead + trail, max_tokens));
+    std::vector<int> cut(ids.begin(), ids.begin() + (max_tokens - trail));
+    cut.insert(cut.end(), ids.end() - trail, ids.end());
+    return cut;
+}
+
+}  // namespace
+
+EncodedText encode_for_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
+                               const std::string& where, bool truncate) {
+    const bool refuse = !truncate;
+    const std::string limit = fmt::format("the model's sequence length {}", max_tokens);
+    if (const int64_t at_least = tokenizer.min_token_count(text); refuse && at_least > max_tokens)
+        fail_input(where,
+                   fmt::format("a text of {} bytes is at least {} tokens, more than {}", text.size(), at_least, limit),
+                   Remedy::truncate_text);
+    EncodedText encoded{tokenizer.encode(text)};
+    const int64_t tokens = static_cast<int64_t>(encoded.ids.size());
+    if (tokens <= max_tokens) return encoded;
+    if (refuse) fail_input(where, fmt::format("{} tokens exceed {}", tokens, limit), Remedy::truncate_text);
+    encoded.ids = truncated_ids(tokenizer, text, encoded.ids, max_tokens, where);
+    encoded.original_tokens = tokens;
+    return encoded;
+}
+
 std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
                                        const std::string& where) {
-    const std::string limit = fmt::format("the model's sequence length {}", max_tokens);
-    if (const int64_t at_least = tokenizer.min_token_count(text); at_least > max_tokens)
-        fail_input(where,
-                   fmt::format("a text of {} bytes is at least {} tokens, more than {}", text.size(), at_least, limit));
-    std::vector<int> ids = tokenizer.encode(text);
-    if (static_cast<int64_t>(ids.size()) > max_tokens)
-        fail_input(where, fmt::format("{} tokens exceed {}", ids.size(), limit));
-    return ids;
+    return encode_for_context(tokenizer, text, max_tokens, where, /*truncate=*/false).ids;
 }
 
 EncodedText encode_pair_within_context(const ModelTokenizer& tokenizer, const std::string& first,

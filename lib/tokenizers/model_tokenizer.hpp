@@ -18,6 +18,8 @@ public:
     virtual ~ModelTokenizer() = default;
     // Ids of `text` as the model takes a text: with the BOS (or [CLS] ... [SEP]) its tokenizer adds.
     virtual std::vector<int> encode(const std::string& text) const = 0;
+    // Ids of `text` alone, without the special tokens encode() adds (add_special_tokens=False).
+    virtual std::vector<int> encode_without_special_tokens(const std::string& text) const = 0;
     // Ids and token types of the text pair (`first`, `second`) as the model's tokenizer encodes a
     // pair (HfTokenizer::encode_pair); Error(usage) for a tokenizer without pairs (llama2.c's).
     virtual EncodedText encode_pair(const std::string& first, const std::string& second) const = 0;
@@ -40,9 +42,15 @@ public:
     virtual std::vector<int> end_ids() const = 0;
 };
 
-// tokenizer.encode(text) for a model that takes at most `max_tokens` tokens; Error(bad_input)
-// naming `where` and the sequence length when the ids would be more: before encoding when
-// min_token_count already is (a long text is refused at once), else after.
+// tokenizer.encode(text) for a model that takes at most `max_tokens` tokens. More ids are refused
+// (Error(bad_input) naming `where` and the sequence length, Remedy::truncate_text: before encoding
+// when min_token_count already is, so a long text is refused at once, else after), or with
+// `truncate` cut as transformers' truncation=True cuts them: the special tokens the tokenizer adds
+// kept (BOS; [CLS] and [SEP]; T5's </s>), the text's last tokens dropped, and `original_tokens`
+// set to how many there were.
+EncodedText encode_for_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
+                               const std::string& where, bool truncate);
+// encode_for_context's ids, refused rather than cut.
 std::vector<int> encode_within_context(const ModelTokenizer& tokenizer, const std::string& text, int64_t max_tokens,
                                        const std::string& where);
 

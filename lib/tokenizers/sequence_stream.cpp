@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "input_open.hpp"
 #include "json_input.hpp"
+#include "mapped_file.hpp"
 #include "memory_budget.hpp"
 #include "model_tokenizer.hpp"
 #include "unicode_text.hpp"
@@ -63,6 +64,9 @@ int64_t corpus_file_size(const std::string& file) {
     }
     throw Error(ErrorKind::io, fmt::format("{}: cannot read its type: {}", file, std::strerror(error)));
 }
+
+// A line that holds no sequence: only spaces, tabs and carriage returns, or nothing.
+bool is_blank_line(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // A text line of a corpus as the document {"text": line}, without a trailing "\r".
 nlohmann::json text_document(std::string line, const std::string& where) {
@@ -136,7 +140,7 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
     }
     int64_t number = 0;
     while (next_line(number)) {
-        if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
+        if (is_blank_line(line_)) continue;
         add_text(line_);
         if (!shard_.holds(sequences_passed_++)) continue;
         where = fmt::format("{}:{}", path_, number);
@@ -144,6 +148,27 @@ bool CorpusDocuments::next(nlohmann::json& doc, std::string& where) {
         return true;
     }
     return false;
+}
+
+int64_t CorpusDocuments::count_sequences() const {
+    int64_t passed = 0, held = 0;
+    const auto count_line = [&](std::string_view line) {
+        if (!is_blank_line(line) && shard_.holds(passed++)) ++held;
+    };
+    if (!files_.empty()) {
+        for (size_t n = 0; n < files_.size(); ++n) held += shard_.holds(static_cast<int64_t>(n)) ? 1 : 0;
+    } else if (!jsonl_) {
+        for (const std::string& line : held_lines_) count_line(line);
+    } else {
+        const MappedFile file(path_, "corpus");
+        const std::string_view text = file.text();
+        for (size_t begin = 0; begin < text.size();) {
+            const size_t end = std::min(text.find('\n', begin), text.size());
+            count_line(text.substr(begin, end - begin));
+            begin = end + 1;
+        }
+    }
+    return held;
 }
 
 SequenceStream::SequenceStream(CorpusDocuments& documents, int64_t d_model, const LoadLimits& limits)
@@ -196,14 +221,14 @@ namespace {
 // The ids (and a pair's token types) of the sequence `keys` name in `doc`, as model_sequence_ids
 // reads them.
 EncodedText sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                         uint64_t memory_budget, const std::string& where, const SequenceKeys& keys) {
+                         uint64_t memory_budget, const std::string& where, const SequenceKeys& keys, bool truncate) {
     ModelSequence sequence = parse_model_sequence(doc, where, keys);
     if (!sequence.text) return {std::move(sequence.token_ids), {}};
     check_tokenizing_memory(sequence.text->size() + (sequence.text_pair ? sequence.text_pair->size() : 0),
                             memory_budget, where);
     if (sequence.text_pair)
         return encode_pair_within_context(tokenizer, *sequence.text, *sequence.text_pair, max_tokens, where);
-    return {encode_within_context(tokenizer, *sequence.text, max_tokens, where), {}};
+    return encode_for_context(tokenizer, *sequence.text, max_tokens, where, truncate);
 }
 
 bool has_target(const nlohmann::json& doc) {
@@ -213,13 +238,13 @@ bool has_target(const nlohmann::json& doc) {
 }  // namespace
 
 EncodedText model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                               uint64_t memory_budget, const std::string& where) {
+                               const LoadLimits& limits, const std::string& where) {
     if (has_target(doc))
         fail_input(
             where,
             "\"target_text\" and \"target_tokens\" are the decoder input of an encoder-decoder model (bart, t5); "
             "this model has no decoder input");
-    return sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {});
+    return sequence_ids(doc, tokenizer, max_tokens, limits.memory_budget, where, {}, limits.truncate_texts);
 }
 
 SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
@@ -234,8 +259,8 @@ SequencePair model_sequence_pair_ids(const nlohmann::json& doc, const ModelToken
                    "\"text_pair\" is a BERT-style encoder's second text; an encoder-decoder takes \"text\" "
                    "and its decoder input");
     SequencePair pair;
-    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {}).ids;
-    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys).ids;
+    pair.source = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, {}, false).ids;
+    pair.target = sequence_ids(doc, tokenizer, max_tokens, memory_budget, where, target_keys, false).ids;
     return pair;
 }
 

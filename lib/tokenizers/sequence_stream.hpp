@@ -18,6 +18,7 @@
 #include "input_file.hpp"
 #include "input_lines.hpp"
 #include "load_limits.hpp"
+#include "model_tokenizer.hpp"
 
 namespace attn_viz {
 
@@ -64,6 +65,12 @@ public:
     // "dir/a.json"); false at the end. Blank lines are skipped and not counted; a malformed line
     // (or a text line that is not UTF-8) throws Error(bad_input) naming the file and line.
     bool next(nlohmann::json& doc, std::string& where);
+
+    // How many documents next() returns from the start, the shard's share, counted without reading
+    // one: a folder's .json entries, the held lines, or a file's non-blank lines found in one pass
+    // over the file mapped (a scan for newlines at memory speed once the file is in the page cache,
+    // where it leaves the file for the run to read).
+    int64_t count_sequences() const;
 
     // Where relative {"npy": ...} references of the documents are resolved.
     const std::string& base_dir() const { return base_dir_; }
@@ -133,15 +140,14 @@ inline constexpr SequenceKeys target_keys = {"target_text", "target_tokens"};
 // non-integer id list).
 ModelSequence parse_model_sequence(const nlohmann::json& doc, const std::string& where, const SequenceKeys& keys = {});
 
-class ModelTokenizer;
-
 // The ids a model without a decoder input runs for one corpus document: its text encoded by
-// `tokenizer` within `max_tokens` (the text's size checked against `memory_budget` first), its
-// text pair ("text" and "text_pair") encoded as a pair with the token types the tokenizer gives,
-// or its ids as given (checked by the caller against the model). Errors name `where`; a document
-// with an encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
+// `tokenizer` within `max_tokens` (the text's size checked against limits.memory_budget first; cut
+// to it with limits.truncate_texts, as encode_for_context cuts), its text pair ("text" and
+// "text_pair") encoded as a pair with the token types the tokenizer gives (never cut), or its ids
+// as given (checked by the caller against the model). Errors name `where`; a document with an
+// encoder-decoder's target ("target_text", "target_tokens") is refused, not run without it.
 EncodedText model_sequence_ids(const nlohmann::json& doc, const ModelTokenizer& tokenizer, int64_t max_tokens,
-                               uint64_t memory_budget, const std::string& where);
+                               const LoadLimits& limits, const std::string& where);
 
 // An encoder-decoder's corpus line: the source ("text" or "tokens") and the decoder input as given
 // ("target_text" or "target_tokens"), each read as model_sequence_ids reads a document. A line

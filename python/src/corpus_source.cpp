@@ -24,7 +24,6 @@ PythonCorpus::PythonCorpus(const char* argument, const py::handle& source, const
     : shard(shard_text ? attn_viz::parse_corpus_shard(*shard_text) : attn_viz::CorpusShard{}) {
     const py::module_ os = py::module_::import("os");
     if (py::isinstance<py::str>(source) || py::isinstance(source, os.attr("PathLike"))) {
-        total = py::none();
         name = path_argument(argument, std::string(py::str(os.attr("fspath")(source))));
         documents = std::make_unique<attn_viz::CorpusDocuments>(name, attn_viz::LoadLimits{}, shard, lines_kind);
         return;
@@ -35,7 +34,6 @@ PythonCorpus::PythonCorpus(const char* argument, const py::handle& source, const
                                                               std::string(py::str(source.get_type().attr("__name__"))));
     const py::object dumps = py::module_::import("json").attr("dumps");
     std::vector<std::string> lines;
-    int64_t held = 0;
     for (const py::handle item : source) {
         if (texts && py::isinstance<py::str>(item)) {
             py::dict doc;
@@ -49,9 +47,7 @@ PythonCorpus::PythonCorpus(const char* argument, const py::handle& source, const
                 fmt::format("{}:{}: expected a dict{}, not {}", lines_name, lines.size() + 1,
                             texts ? " or a string" : "", std::string(py::str(item.get_type().attr("__name__")))));
         }
-        if (shard.holds(static_cast<int64_t>(lines.size()) - 1)) ++held;
     }
-    total = py::int_(held);
     name = lines_name;
     documents = std::make_unique<attn_viz::CorpusDocuments>(lines_name, std::move(lines), shard);
 }

@@ -27,8 +27,7 @@ struct PythonCorpus {
     std::string finished_json(attn_viz::CorpusAccumulator& corpus, const attn_viz::LabelThresholds& thresholds) const;
 
     attn_viz::CorpusShard shard;
-    std::string name;        // the path, or "<lines>": in messages and stats.json's "corpora"
-    pybind11::object total;  // the number of sequences of the shard; None for a path
+    std::string name;  // the path, or "<lines>": in messages and stats.json's "corpora"
     std::unique_ptr<attn_viz::CorpusDocuments> documents;
 };
 

@@ -27,9 +27,9 @@ attn_viz::StepCallback PythonSteps::interruption_check() {
     };
 }
 
-std::function<void(int64_t done)> PythonSteps::count_callback(py::object total) {
-    // `total` is held by this object, so the callback copies no Python object without the GIL.
-    total_ = std::move(total);
+std::function<void(int64_t done)> PythonSteps::count_callback(const attn_viz::CorpusDocuments& documents) {
+    // The total is held by this object, so the callback copies no Python object without the GIL.
+    if (!progress_.is_none()) total_ = py::int_(documents.count_sequences());
     return [this](int64_t done) {
         py::gil_scoped_acquire gil;
         if (!progress_.is_none()) progress_(done, total_);

@@ -9,6 +9,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "sequence_stream.hpp"
 #include "whole_model.hpp"
 
 namespace attn_viz_python {
@@ -19,8 +20,9 @@ public:
     // Each valid while this object lives; each throws pybind11::error_already_set to stop the run.
     attn_viz::StepCallback callback();            // progress(done, total), then Ctrl-C
     attn_viz::StepCallback interruption_check();  // Ctrl-C only (a corpus's blocks)
-    // progress(done, total) after each of `total` steps (None: not known), then Ctrl-C.
-    std::function<void(int64_t done)> count_callback(pybind11::object total);
+    // progress(done, total) after each of the sequences of `documents`, counted first when there
+    // is a progress function (CorpusDocuments::count_sequences), then Ctrl-C.
+    std::function<void(int64_t done)> count_callback(const attn_viz::CorpusDocuments& documents);
 
 private:
     pybind11::object progress_;  // None or a callable (done, total)

@@ -22,7 +22,7 @@ py::object run_corpus(const std::shared_ptr<Layer>& l, py::object corpus_source,
     PythonCorpus source("corpus", corpus_source, shard, attn_viz::CorpusLines::json, false);
     PythonSteps steps(std::move(progress));
     attn_viz::LayerCorpusHooks hooks;
-    hooks.on_sequence = steps.count_callback(source.total);
+    hooks.on_sequence = steps.count_callback(*source.documents);
     std::string text;
     {
         py::gil_scoped_release released;

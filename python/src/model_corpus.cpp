@@ -27,7 +27,7 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
     PythonSteps steps(std::move(progress));
     attn_viz::ModelCorpusHooks hooks;
     hooks.on_layer = steps.interruption_check();
-    hooks.on_sequence = steps.count_callback(source.total);
+    hooks.on_sequence = steps.count_callback(*source.documents);
     std::string text;
     {
         py::gil_scoped_release released;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pip install .` of the repository into a fresh venv, as a user runs it: pip fetches the pinned
+# `pip install -v .` of the repository into a fresh venv, as a user runs it: pip fetches the pinned
 # scikit-build-core (pyproject.toml's build-system.requires) from the package index into an
 # isolated build environment, which builds the wheel with the project's CMake; then an import and a
 # run from outside the source tree.
@@ -43,8 +43,16 @@ CXX=$(sed -n 's/^CMAKE_CXX_COMPILER:FILEPATH=//p' "$build_dir/CMakeCache.txt")
 export CXX
 command -v ccache >/dev/null && export CMAKE_CXX_COMPILER_LAUNCHER=ccache
 start=$SECONDS
-"${pip[@]}" install -q --config-settings=build-dir="$wheel_dir" "$source_dir"
-echo "pip install . took $((SECONDS - start)) s (wheel tree $wheel_dir)"
+# -v as docs/python.md says, which shows the build's progress: scikit-build-core's steps
+# (pyproject.toml's logging.level) and the build tool's lines, into a log that is shown on failure.
+log=$build_dir/python-pip-install.log
+"${pip[@]}" install -v --config-settings=build-dir="$wheel_dir" "$source_dir" >"$log" 2>&1 ||
+  { tail -n 40 "$log"; echo "pip install -v . failed (the whole log: $log)"; exit 1; }
+echo "pip install -v . took $((SECONDS - start)) s (wheel tree $wheel_dir, log $log)"
+grep -q ' - scikit_build_core - INFO - ' "$log" ||
+  { echo "pip install -v . showed none of scikit-build-core's steps (pyproject.toml's logging.level)"; exit 1; }
+grep -Eq '^ *\[ *[0-9]+%\] |Built target attn_viz_core' "$log" ||
+  { echo "pip install -v . showed no progress of the build (no '[ NN%]' line)"; exit 1; }
 cd "$venv"
 "$venv/bin/python" - "$source_dir" <<'PY'
 import os, sys

@@ -53,7 +53,7 @@ def test_random_corpus_equals_the_cli(tmp_path, d_model, heads, causal):
     ours = attn_viz.Layer(weights).run_corpus(str(corpus), progress=lambda done, total: told.append((done, total)))
     assert_same_json(ours, corpus_cli(tmp_path, weights, corpus), f"seed {seed}")
     assert ours["num_sequences"] == 5 and ours["corpora"][0]["num_sequences"] == 5
-    assert told == [(n, None) for n in range(1, 6)]
+    assert told == [(n, 5) for n in range(1, 6)]  # a path's sequences counted first
 
 
 def test_a_list_a_folder_and_shards_equal_the_cli(tmp_path):

@@ -40,7 +40,7 @@ measure() {
 subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(r.ru_utime + r.ru_stime, r.ru_maxrss / 1024)' \
-    "$bin" run -q --threads 1 --weights "$work/layer/weights.json" --out "$work/out" "$@"
+    "$bin" run -q --force --threads 1 --weights "$work/layer/weights.json" --out "$work/out" "$@"
 }
 measure --inputs "$work/layer/corpus.jsonl" >/dev/null  # warm the page cache
 read -r fixed _ < <(measure --inputs "$work/layer/one.jsonl")  # loading, JIT, weight similarity, outputs: once per shard

@@ -12,6 +12,7 @@
 #include "expect_error.hpp"
 #include "random_llama.hpp"
 #include "reference_llama.hpp"
+#include "token_reference.hpp"
 #include "whole_model.hpp"
 
 using namespace attn_viz;
@@ -96,8 +97,12 @@ TEST_CASE("--patch-metric: loss or logit-diff:A,B within the vocabulary, one-lin
     const PatchMetric diff = parse_patch_metric("logit-diff:3,7", 10);
     CHECK((diff.kind == PatchMetric::Kind::logit_diff && diff.correct == 3 && diff.wrong == 7));
     CHECK(patch_metric_name(diff) == "logit-diff:3,7");
+    CHECK(parse_patch_metric("logit-diff:3, 7", 10) == diff);
+    // Quoted token texts (a comma or an escaped quote inside belongs to the text) need a tokenizer.
+    CHECK(split_token_references(R"(" a,b", 3,"\",",7)") ==
+          std::vector<std::string>{R"(" a,b")", "3", R"("\",")", "7"});
     for (const char* bad : {"", "kl", "logit-diff:", "logit-diff:3", "logit-diff:3,7,8", "logit-diff:3,10",
-                            "logit-diff:a,b", "logit-diff:-1,2"}) {
+                            "logit-diff:a,b", "logit-diff:-1,2", "logit-diff:\"a\",3", "logit-diff:\"a,b\""}) {
         INFO(bad);
         CHECK(expect_error(ErrorKind::usage, [&] { parse_patch_metric(bad, 10); }, {}).rfind("patch metric '", 0) == 0);
     }

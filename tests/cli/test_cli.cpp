@@ -134,12 +134,22 @@ TEST_CASE("truncated and unreadable .npy references are bad input too") {
     CHECK(!fs::exists(dir / "out"));
 }
 
-TEST_CASE("a second run replaces the first one's files; a foreign non-empty folder needs --force") {
+TEST_CASE("an earlier run in --out is kept unless --force replaces it; a foreign non-empty folder needs --force") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
     const std::string args = layer_fixture_run(dir) + " -q";
     REQUIRE(run_attn_viz(args).exit_code == 0);
-    REQUIRE(run_attn_viz(args).exit_code == 0);
+    const auto first = snapshot(dir / "out");
+    const CommandResult kept = run_attn_viz(args);
+    CHECK(kept.exit_code == 2);
+    CHECK(kept.output == "attn-viz: error: " + (dir / "out") +
+                             ": holds an earlier attn-viz run, which is kept (use --force to replace it)\n");
+    CHECK(snapshot(dir / "out") == first);
+    REQUIRE(run_attn_viz(args + " --force").exit_code == 0);
+    // --json without --out writes nothing, so it needs no --force however often it runs.
+    const std::string json = "run --json --weights " + (dir / "w.json") + " --input " + (dir / "x.json");
+    CHECK(run_attn_viz(json).exit_code == 0);
+    CHECK(run_attn_viz(json).exit_code == 0);
     fs::create_directories(dir / "foreign");
     write_text(dir / "foreign/notes.txt", "mine");
     const std::string foreign =

@@ -53,9 +53,10 @@ TEST_CASE("a model whose first choice ends the text says it stopped at once, in 
                                            "--tokens", "1,3,4",        "--stats-only", "--out",       dir / "tty"};
     const CommandResult shown = run_on_terminal(args);
     REQUIRE_MESSAGE(shown.exit_code == 0, shown.output);
-    CHECK(shown.output.find("\rattn-viz: layer 1/1\033[K\r\033[K") != std::string::npos);
+    CHECK(shown.output.find("\rattn-viz: layer 1 of 1\033[K\r\033[K") != std::string::npos);
     std::vector<std::string> quiet = args;
     quiet.push_back("-q");
+    quiet.push_back("--force");  // into the same folder
     const CommandResult silent = run_on_terminal(quiet);
     CHECK(silent.exit_code == 0);
     CHECK(silent.output.empty());

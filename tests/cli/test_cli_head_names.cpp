@@ -30,9 +30,10 @@ TEST_CASE("--svg takes L0H2, l0h2, 0:2 and 2 for the same head; a bad head is re
     write_layer_fixture(dir, 16, 4, 9);
     const std::string run = "run -q --weights " + (dir / "w.json") + " --input " + (dir / "x.json") + " --out ";
     std::set<std::string> pictures;
+    int runs = 0;
     for (const std::string head : {"L0H2", "l0h2", "L0h2", "0:2", "2"}) {
         INFO(head);
-        const std::string out = dir / ("out_" + std::to_string(pictures.size()));
+        const std::string out = dir / ("out_" + std::to_string(runs++));
         const CommandResult r = run_attn_viz(run + out + " --svg " + head);
         REQUIRE_MESSAGE(r.exit_code == 0, r.output);
         pictures.insert(read_text(out + "/head_02.svg"));

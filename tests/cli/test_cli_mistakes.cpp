@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "cli_fixtures.hpp"
 #include "reliability_fixtures.hpp"
@@ -87,6 +88,18 @@ TEST_CASE("a .npy or a whole llama2.c model given as layer weights is refused wi
     CHECK(!fs::exists(dir / "out"));
 }
 
+TEST_CASE("a path that does not exist is named by the option as the user typed it, not by its alias") {
+    ScratchDir dir;
+    const std::string missing = dir / "missing";
+    for (const char* command : {"model", "tokenize"})
+        for (const char* option : {"--model", "--checkpoint"}) {
+            CAPTURE(command);
+            check_one_line(run_attn_viz(std::string(command) + " " + option + " " + missing + " --text hi"), 2,
+                           fmt::format("{0}: {1}: Path does not exist: {2} (attn-viz {0} --help lists its options)",
+                                       command, option, missing));
+        }
+}
+
 TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer, is named as such") {
     ScratchDir dir;
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 8, 16));
@@ -95,6 +108,9 @@ TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer
     const std::string tail = " --tokens 1,3 -q --out " + (dir / "out");
     check_one_line(run_attn_viz("model --checkpoint " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail),
                    3, dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" + swap);
+    check_one_line(run_attn_viz("model --model " + (dir / "tok.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
+                   dir / "tok.bin" + ": is a llama2.c tokenizer, not a llama2.c checkpoint" +
+                       " (--model takes the model, --tokenizer its tokenizer: are the two swapped?)");
     check_one_line(run_attn_viz("model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "m.bin") + tail), 3,
                    dir / "m.bin" + ": is a llama2.c checkpoint (a whole model), not a llama2.c tokenizer" + swap);
     CHECK(!fs::exists(dir / "out"));
@@ -104,27 +120,47 @@ TEST_CASE("a tokenizer given as the checkpoint, or a checkpoint as the tokenizer
 }
 
 TEST_CASE(
-    "model: a text longer than the model's context is refused at once, naming the tokens and the sequence length") {
+    "model: a text longer than the model's context is refused at once, naming the tokens, the sequence length and "
+    "--truncate, which cuts it as transformers does and says so in stats.json") {
     ScratchDir dir;
     // Vocabulary 261: <unk>, BOS "\n<s>\n", EOS, the byte tokens, " ", "a"; the longest piece is 6 bytes.
     write_text(dir / "tok.bin", tokenizer_bytes(vocabulary_with_bytes({{" ", 0}, {"a", 0}}), 6));
     write_text(dir / "m.bin", llama2c_checkpoint_bytes(16, 32, 1, 2, 2, 261, 16));
     const std::string model =
         "model --checkpoint " + (dir / "m.bin") + " --tokenizer " + (dir / "tok.bin") + " -q --out " + (dir / "out");
+    const std::string hint = " (--truncate cuts it to the context, as transformers' truncation=True)";
     // 100,000 bytes are at least (5 + 1 + 100,000) / 6 tokens: refused before encoding.
-    check_one_line(run_attn_viz(model + " --text " + std::string(100000, 'a')), 3,
-                   "--text: a text of 100000 bytes is at least 16668 tokens, more than the model's sequence length 16");
+    check_one_line(
+        run_attn_viz(model + " --text " + std::string(100000, 'a')), 3,
+        "--text: a text of 100000 bytes is at least 16668 tokens, more than the model's sequence length 16" + hint);
     // 20 bytes may be 5 tokens, but encode to BOS, " " and 20 "a": refused after encoding.
     check_one_line(run_attn_viz(model + " --text " + std::string(20, 'a')), 3,
-                   "--text: 22 tokens exceed the model's sequence length 16");
+                   "--text: 22 tokens exceed the model's sequence length 16" + hint);
     // Corpus mode names the line.
     write_text(dir / "c.jsonl", "{\"text\": \"aaa\"}\n{\"text\": \"" + std::string(200, 'a') + "\"}\n");
-    check_one_line(
-        run_attn_viz(model + " --inputs " + (dir / "c.jsonl")), 3,
-        dir / "c.jsonl" + ":2: a text of 200 bytes is at least 35 tokens, more than the model's sequence length 16");
+    check_one_line(run_attn_viz(model + " --inputs " + (dir / "c.jsonl")), 3,
+                   dir / "c.jsonl" +
+                       ":2: a text of 200 bytes is at least 35 tokens, more than the model's sequence length 16" +
+                       hint);
     CHECK(!fs::exists(dir / "out"));
     const CommandResult fits = run_attn_viz(model + " --text " + std::string(14, 'a'));
     CHECK_MESSAGE(fits.exit_code == 0, fits.output);
+    CHECK(!nlohmann::json::parse(read_text(dir / "out/stats.json")).contains("truncated_input"));
+
+    // --truncate: the first 16 ids, BOS kept, and stats.json says what the text was cut from.
+    for (const size_t bytes : {size_t{20}, size_t{100000}}) {
+        CAPTURE(bytes);
+        const CommandResult cut = run_attn_viz(model + " --force --truncate --json --text " + std::string(bytes, 'a'));
+        REQUIRE_MESSAGE(cut.exit_code == 0, cut.output);
+        std::vector<std::string> tokens = {"<s>", " "};
+        tokens.resize(16, "a");
+        CHECK(nlohmann::json::parse(cut.output)["tokens"] == nlohmann::json(tokens));
+        CHECK(nlohmann::json::parse(read_text(dir / "out/stats.json"))["truncated_input"] ==
+              nlohmann::json{{"original_tokens", bytes + 2}, {"tokens", 16}});
+    }
+    const CommandResult corpus = run_attn_viz(model + " --force --truncate --inputs " + (dir / "c.jsonl"));
+    CHECK_MESSAGE(corpus.exit_code == 0, corpus.output);
+    CHECK(nlohmann::json::parse(read_text(dir / "out/stats.json"))["num_sequences"] == 2);
 }
 
 TEST_CASE("--tokens '' is refused as --tokens ' , ' is, by model and by compare of two models") {

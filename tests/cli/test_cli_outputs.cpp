@@ -116,7 +116,7 @@ TEST_CASE("corpus mode: a JSONL run equals the merge of its two halves' partial 
 
     // The same partial twice and another layer of the same shape are refused; corpora that share
     // sequences (a.jsonl is part of all.jsonl) are different corpora, each sequence counted at its own position.
-    REQUIRE(run_attn_viz("run -q" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all") +
+    REQUIRE(run_attn_viz("run -q --force" + w + " --inputs " + (dir / "all.jsonl") + " --out " + (dir / "all") +
                          " --save-partial " + (dir / "pall.json"))
                 .exit_code == 0);
     write_layer_fixture(dir, 12, 3, 4);  // new random weights, same shape

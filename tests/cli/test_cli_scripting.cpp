@@ -2,6 +2,7 @@
 // document on stdout, nothing else), provenance in stats.json, and progress on stderr only at a
 // terminal.
 #include <filesystem>
+#include <tuple>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -110,7 +111,7 @@ TEST_CASE("stats.json records the tool's version, the command line and every fil
 
 TEST_CASE(
     "corpus mode: --json carries the means and stds, provenance lists the corpus, and progress shows only at a "
-    "terminal") {
+    "terminal, with the count of the sequences") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 3);
     write_corpus(dir, 8, 5);
@@ -131,9 +132,24 @@ TEST_CASE(
     at_terminal.push_back(dir / "tty");
     const CommandResult shown = run_on_terminal(at_terminal);
     REQUIRE_MESSAGE(shown.exit_code == 0, shown.output);
-    CHECK(shown.output.find("attn-viz: sequence 5") != std::string::npos);
+    CHECK(shown.output.find("attn-viz: sequence 5 of 5\033[K") != std::string::npos);
     CHECK(shown.output.find("\r\033[K") != std::string::npos);  // erased when done
     CHECK(shown.output.find("5 sequences from") != std::string::npos);
+    // The count is the shard's, blank lines left out as the run leaves them; a folder's is its .json files.
+    write_text(dir / "blanks.jsonl", "\n \t\r\n" + read_text(dir / "c.jsonl") + "\n");
+    fs::create_directories(dir / "folder");
+    for (const char* name : {"a.json", "b.json", "c.json"})
+        fs::copy_file(dir / "x.json", dir / ("folder/" + std::string(name)));
+    write_text(dir / "folder/README", "not a sequence");
+    for (const auto& [corpus, shard, count] :
+         {std::tuple{dir / "blanks.jsonl", "1/2", "2 of 2"}, std::tuple{dir / "folder", "0/2", "2 of 2"},
+          std::tuple{dir / "folder", "0/1", "3 of 3"}}) {
+        CAPTURE(corpus);
+        const CommandResult counted = run_on_terminal({"run", "--weights", dir / "w.json", "--inputs", corpus,
+                                                       "--shard", shard, "--out", dir / "counted", "--force"});
+        REQUIRE_MESSAGE(counted.exit_code == 0, counted.output);
+        CHECK(counted.output.find("attn-viz: sequence " + std::string(count) + "\033[K") != std::string::npos);
+    }
     at_terminal.back() = dir / "quiet";
     at_terminal.push_back("-q");
     const CommandResult quiet = run_on_terminal(at_terminal);

@@ -74,7 +74,8 @@ TEST_CASE_FIXTURE(
     REQUIRE(a["layers"].size() == 5);
     // 1 embedding + 5 layers x (8 heads + bias + feed-forward) + the norm's bias, per position.
     const std::string csv = read_text(dir / "out/logit_attribution.csv");
-    CHECK(csv.rfind("position,target_id,component,layer,head,contribution\n", 0) == 0);
+    CHECK(csv.rfind("position,target_id,component,layer,head,contribution,target\n0,403,embedding,", 0) == 0);
+    CHECK(csv.find(",\" Once\"\n1,407,embedding,") != std::string::npos);  // each row ends with its target's text
     CHECK(std::count(csv.begin(), csv.end(), '\n') == static_cast<long>(1 + T * (2 + 5 * 10)));
     for (const auto& [position, sum] : logit_attribution_sums(csv))
         CHECK(sum == doctest::Approx(a["positions"][position]["logit"].get<double>()).epsilon(1e-4));
@@ -107,9 +108,25 @@ TEST_CASE_FIXTURE(
     for (const auto& position : target["positions"]) CHECK(position["target_id"] == 300);
     CHECK(!fs::exists(dir / "target/logit_attribution_heads.png"));
 
-    check_usage_errors(
-        {files + " --target 3", files + " --logit-attribution --target 512", files + " --logit-attribution --target x"},
-        dir);
+    // --target by its text, as tokenize and the CSV show the token (SentencePiece's "▁Once" is " Once"), or
+    // as text that encodes to it: the same attribution as by its id.
+    for (const std::string& named : {std::string("403"), std::string("'\" Once\"'"), std::string("'\"Once\"'")}) {
+        INFO(named);
+        const CommandResult by = run_attn_viz("model -q" + files + " --logit-attribution --target " + named +
+                                              " --stats-only --force --out " + (dir / "named"));
+        REQUIRE_MESSAGE(by.exit_code == 0, by.output);
+        const nlohmann::json a403 = nlohmann::json::parse(read_text(dir / "named/stats.json"))["logit_attribution"];
+        CHECK(a403["target"] == "token 403 ' Once'");
+        for (const auto& position : a403["positions"]) CHECK(position["target"] == " Once");
+    }
+    const CommandResult pieces =
+        run_attn_viz("model -q" + files + " --logit-attribution --target '\" ball\"' --out " + (dir / "bad"));
+    CHECK(pieces.output ==
+          "attn-viz: error: --target: \" ball\" is 3 tokens, not one: it encodes to 410 \" \", 268 "
+          "\" b\", 388 \"all\"\n");
+    check_usage_errors({files + " --target 3", files + " --logit-attribution --target 512",
+                        files + " --logit-attribution --target x", files + " --logit-attribution --target '\"x'"},
+                       dir);
 }
 
 TEST_CASE_FIXTURE(
@@ -159,6 +176,18 @@ TEST_CASE_FIXTURE(
     const nlohmann::json d = nlohmann::json::parse(read_text(dir / "diff/stats.json"))["activation_patching"];
     CHECK(d["metric"] == "logit-diff:290,300");
     CHECK(d["clean"] != d["corrupted"]);
+    // The tokens by their texts (a comma inside the quotes is the token's): the same metric, named by its ids,
+    // with the texts beside them and in the findings.
+    const std::string by_ids = "model -q" + files + " --stats-only --out ";
+    REQUIRE(run_attn_viz(by_ids + (dir / "ids") + " --patch-metric logit-diff:432,426").exit_code == 0);
+    const CommandResult texts = run_attn_viz(by_ids + (dir / "texts") + " --patch-metric 'logit-diff:\",\",\".\"'");
+    REQUIRE_MESSAGE(texts.exit_code == 0, texts.output);
+    nlohmann::json t = nlohmann::json::parse(read_text(dir / "texts/stats.json"))["activation_patching"];
+    CHECK(t["metric"] == "logit-diff:432,426");
+    CHECK(t["metric_tokens"] == nlohmann::json{",", "."});
+    CHECK(t["findings"][0].get<std::string>().find("moves logit(token 432 ',') - logit(token 426 '.') at the last "
+                                                   "position most") != std::string::npos);
+    CHECK(t == nlohmann::json::parse(read_text(dir / "ids/stats.json"))["activation_patching"]);
     const std::string text = model_files(model) + " --text \"Lily saw a ball.\"";
     const CommandResult same =
         run_attn_viz("model -q" + text + " --patch-from \"Lily saw a ball.\" --stats-only --out " + (dir / "same"));
@@ -170,8 +199,14 @@ TEST_CASE_FIXTURE(
         run_attn_viz("model -q" + text + " --patch-from \"Lily saw a big red ball.\" --out " + (dir / "bad"));
     CHECK(longer.exit_code == 2);
     CHECK(longer.output.find("--patch-from: the corrupted input has ") != std::string::npos);
+    const CommandResult pieces =
+        run_attn_viz("model -q" + files + " --patch-metric 'logit-diff:\" ball\",290' --out " + (dir / "bad"));
+    CHECK(pieces.output ==
+          "attn-viz: error: --patch-metric: patch metric 'logit-diff:\" ball\",290': \" ball\" is 3 tokens, not one: "
+          "it encodes to 410 \" \", 268 \" b\", 388 \"all\"\n");
     check_usage_errors({text + " --patch-metric logit-diff:1,2", text + " --patch-from x --patch-from-tokens 1,2",
                         files + " --patch-metric logit-diff:1", files + " --patch-metric logit-diff:1,512",
+                        files + " --patch-metric 'logit-diff:\"a,b\"'", files + " --patch-metric 'logit-diff:\"\",1'",
                         model_files(model) + clean + " --patch-from-tokens 1,2"},
                        dir);
 }

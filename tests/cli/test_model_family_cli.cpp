@@ -112,6 +112,21 @@ TEST_CASE(
     // An encoder: the first token attends to the last as well.
     const Tensor attention = read_npy(dir / "a.npy");  // [L, H, T, T]
     CHECK(attention.data[static_cast<size_t>(attention.dim(3) - 1)] > 0.0f);
+    // A text over the 64 positions, cut by --truncate as transformers' truncation=True: [CLS], the
+    // text's first 62 tokens, [SEP].
+    std::string long_text;
+    for (int n = 0; n < 20; ++n) long_text += "The cat sat. ";
+    const std::string long_model = "model --model " + dir.path().string() + " --text \"" + long_text + "\"";
+    CHECK(run_attn_viz(long_model + " -q --stats-only --out " + (dir / "long")).exit_code == 3);
+    const CommandResult cut = run_attn_viz(long_model + " --truncate -q --stats-only --out " + (dir / "long"));
+    REQUIRE_MESSAGE(cut.exit_code == 0, cut.output);
+    const nlohmann::json whole = nlohmann::json::parse(
+        run_attn_viz("tokenize --model " + dir.path().string() + " --json --text \"" + long_text + "\"").output);
+    std::vector<std::string> kept(whole["tokens"].begin(), whole["tokens"].begin() + 63);
+    kept.push_back("[SEP]");
+    const nlohmann::json long_stats = nlohmann::json::parse(read_text(dir / "long/stats.json"));
+    CHECK(long_stats["tokens"] == nlohmann::json(kept));
+    CHECK(long_stats["truncated_input"] == nlohmann::json{{"original_tokens", whole["ids"].size()}, {"tokens", 64}});
     for (const std::string option :
          {"--generate 3", "--ablate all", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
         CAPTURE(option);

@@ -93,12 +93,29 @@ TEST_CASE("a dead run's staging folder (its lock not held) is removed by the nex
     CHECK(read_text(dir / "victim/keep.png") == "the victim's");
 }
 
+TEST_CASE("an earlier run in the folder is kept unless `force`, which replaces it") {
+    ScratchDir dir;
+    commit_run(dir / "out", {{"stats.json", "first run"}});
+    const auto before = snapshot(dir.path());
+    try {
+        OutputDir out(dir / "out", false);
+        FAIL("an earlier run was not refused");
+    } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::usage);
+        CHECK(e.remedy() == Remedy::replace_earlier_run);
+        CHECK(std::string(e.what()) == dir / "out" + ": holds an earlier attn-viz run, which is kept");
+    }
+    CHECK(snapshot(dir.path()) == before);
+    commit_run(dir / "out", {{"stats.json", "second run"}}, true);
+    CHECK(read_text(dir / "out/stats.json") == "second run");
+}
+
 TEST_CASE("commit() checks again that no destination became an input after it was requested") {
     ScratchDir dir;
     commit_run(dir / "out", {{"stats.json", "first run"}, {"old.png", "first run"}});
     const auto before = snapshot(dir.path());
     {
-        OutputDir out(dir / "out", false);
+        OutputDir out(dir / "out", true);
         write_text(out.file("stats.json"), "second run");
         record_input_file(dir / "out/stats.json", "weights");  // read after the file was requested
         expect_error(ErrorKind::usage, [&] { out.commit(); },
@@ -114,13 +131,13 @@ TEST_CASE("commit() never removes an input a previous run's manifest lists, and 
     record_input_file(dir / "out/entropy.png", "");
     const auto before = snapshot(dir.path());
     {
-        OutputDir out(dir / "out", false);
+        OutputDir out(dir / "out", true);
         write_text(out.file("stats.json"), "second run");
         expect_error(ErrorKind::usage, [&] { out.commit(); }, {dir / "out/entropy.png", "refusing to remove an input"});
     }
     CHECK(snapshot(dir.path()) == before);
     fs::rename(dir / "out/entropy.png", dir / "entropy.png");  // no longer an input of the run directory
-    commit_run(dir / "out", {{"stats.json", "second run"}, {"heads.csv", "second run"}});
+    commit_run(dir / "out", {{"stats.json", "second run"}, {"heads.csv", "second run"}}, true);
     CHECK(read_text(dir / "out/.attn-viz-run") == "heads.csv\nstats.json\n");
     CHECK(!fs::exists(dir / "out/layer_00/head_00.png"));
     CHECK(read_text(dir / "out/stats.json") == "second run");

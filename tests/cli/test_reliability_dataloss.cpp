@@ -68,7 +68,7 @@ TEST_SUITE("reliability") {
 TEST_CASE("a dump that is a file the run reads through another file (an .npy tensor, a hard link of one) is refused") {
     ScratchDir dir;
     write_npy_layer_fixture(dir, 8, 2, 5);
-    const std::string run = layer_fixture_run(dir) + " -q";
+    const std::string run = layer_fixture_run(dir) + " -q --force";  // refused with --force too
     REQUIRE(run_attn_viz(run + " --dump-attention " + (dir / "a.npy")).exit_code == 0);
     fs::create_hard_link(dir / "wk.npy", dir / "same_as_wk.npy");
     check_refused_leaving_everything(dir, run + " --dump-attention " + (dir / "wq.npy"),
@@ -99,7 +99,7 @@ TEST_CASE("the config.json beside a safetensors checkpoint, and a --config file,
     write_text(dir / "config.json", R"({"num_attention_heads": 2, "hidden_size": 8})");
     write_text(dir / "other.json", R"({"num_attention_heads": 4, "hidden_size": 8})");
     write_layer_fixture(dir, D, 2, 4);
-    const std::string run = "run -q --weights " + (dir / "m.safetensors") + " --layout bert --input " +
+    const std::string run = "run -q --force --weights " + (dir / "m.safetensors") + " --layout bert --input " +
                             (dir / "x.json") + " --out " + (dir / "out");
     const CommandResult fine = run_attn_viz(run);
     REQUIRE_MESSAGE(fine.exit_code == 0, fine.output);
@@ -123,7 +123,7 @@ TEST_CASE("corpus mode: a file inside the --inputs folder or referred to by a JS
         const nlohmann::json sequence = {{"embeddings", {{"npy", std::string(name) + ".npy"}}}};
         write_text(dir / ("corpus/" + std::string(name)), sequence.dump());
     }
-    const std::string run = "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus");
+    const std::string run = "run -q --force --weights " + (dir / "w.json") + " --inputs " + (dir / "corpus");
     const CommandResult fine = run_attn_viz(run + " --out " + (dir / "out") + " --save-partial " + (dir / "p.json"));
     REQUIRE_MESSAGE(fine.exit_code == 0, fine.output);
     check_refused_leaving_everything(
@@ -134,12 +134,12 @@ TEST_CASE("corpus mode: a file inside the --inputs folder or referred to by a JS
                                      run + " --out " + (dir / "out") + " --save-partial " + (dir / "corpus/a.json.npy"),
                                      (dir / "corpus/a.json.npy") + ": refusing to overwrite an input");
     // The corpus folder as the run directory: its stats.json is one of the sequences.
-    check_refused_leaving_everything(dir, run + " --out " + (dir / "corpus") + " --force",
+    check_refused_leaving_everything(dir, run + " --out " + (dir / "corpus"),
                                      (dir / "corpus/stats.json") + ": refusing to overwrite an input");
     // A JSONL corpus whose line refers to an .npy beside it.
     write_text(dir / "c.jsonl", nlohmann::json{{"embeddings", {{"npy", "emb.npy"}}}}.dump() + "\n");
     check_refused_leaving_everything(dir,
-                                     "run -q --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") +
+                                     "run -q --force --weights " + (dir / "w.json") + " --inputs " + (dir / "c.jsonl") +
                                          " --out " + (dir / "out") + " --save-partial " + (dir / "emb.npy"),
                                      (dir / "emb.npy") + ": refusing to overwrite an input: " + (dir / "emb.npy") +
                                          ", read as tensor embeddings of " + (dir / "c.jsonl") + ":1");
@@ -166,7 +166,7 @@ TEST_CASE("compare and merge never replace their inputs, even with --force into 
     const std::pair<std::string, std::string> runs[] = {{dir / "c.jsonl", dir / "merged/stats.json"},
                                                         {dir / "c2.jsonl", dir / "p2.json"}};
     for (const auto& [corpus, partial] : runs)
-        REQUIRE(run_attn_viz("run -q --weights " + (dir / "w.json") + " --inputs " + corpus + " --out " +
+        REQUIRE(run_attn_viz("run -q --force --weights " + (dir / "w.json") + " --inputs " + corpus + " --out " +
                              (dir / "corpus_out") + " --save-partial " + partial)
                     .exit_code == 0);
     check_refused_leaving_everything(
@@ -194,7 +194,7 @@ TEST_CASE("a planted manifest entry never removes a file outside --out or one at
         manifest += entry + "\n";
     write_text(dir / "out/.attn-viz-run", manifest);
     const auto victim = snapshot(dir / "victim");
-    const CommandResult r = run_attn_viz(run);
+    const CommandResult r = run_attn_viz(run + " --force");
     CHECK_MESSAGE(r.exit_code == 0, r.output);
     CHECK(snapshot(dir / "victim") == victim);
     CHECK(read_text(dir / "out/notes.txt") == "the user's notes");
@@ -215,7 +215,8 @@ TEST_CASE("a folder of --out that is a symbolic link is never written through: e
     fs::remove_all(dir / "out/seq_00");
     fs::create_directory_symlink("../victim", dir / "out/seq_00");
     check_refused_leaving_everything(
-        dir, run, (dir / "out/seq_00") + ": is a symbolic link or not a folder: refusing to write through it");
+        dir, run + " --force",
+        (dir / "out/seq_00") + ": is a symbolic link or not a folder: refusing to write through it");
 }
 
 TEST_CASE(

@@ -50,8 +50,8 @@ TEST_CASE("SIGINT/SIGTERM while the staging directory exists: exit 130, staging 
     for (int signal_number : {SIGINT, SIGTERM}) {
         ScratchDir dir;
         write_layer_fixture(dir, 8, 2, 6);
-        const std::vector<std::string> base = {"run",     "-q",           "--weights", dir / "w.json",
-                                               "--input", dir / "x.json", "--out",     dir / "out"};
+        const std::vector<std::string> base = {"run",     "-q",           "--force", "--weights", dir / "w.json",
+                                               "--input", dir / "x.json", "--out",   dir / "out"};
         REQUIRE(run_attn_viz(layer_fixture_run(dir) + " -q --dump-attention " + (dir / "a.npy")).exit_code == 0);
         const auto before = snapshot(dir / "out");
         const std::string dump_before = read_text(dir / "a.npy");
@@ -87,8 +87,8 @@ TEST_CASE("SIGINT in the middle of a large layer (D=256, T=1500): exit 130, noth
                          (dir / "out"))
                 .exit_code == 0);
     const auto before = snapshot(dir / "out");
-    const pid_t pid = spawn_attn_viz({"run", "-q", "--weights", dir / "w.json", "--input", dir / "x.json", "--out",
-                                      dir / "out", "--dump-attention", dir / "a.npy"});
+    const pid_t pid = spawn_attn_viz({"run", "-q", "--force", "--weights", dir / "w.json", "--input", dir / "x.json",
+                                      "--out", dir / "out", "--dump-attention", dir / "a.npy"});
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     kill(pid, SIGINT);
     CHECK(wait_exit_code(pid) == 130);
@@ -96,7 +96,7 @@ TEST_CASE("SIGINT in the middle of a large layer (D=256, T=1500): exit 130, noth
     CHECK(snapshot(dir / "out") == before);
 }
 
-// Starts `model --model MODEL ... --rollout --out OUT --dump-attention FIFO` in the background
+// Starts `model --model MODEL ... --rollout --force --out OUT --dump-attention FIFO` in the background
 // through the shell, which records its pid, output and exit status in `work`. The FIFO (in `work`)
 // has no reader, so the run blocks in open() with OUT's staging folder present, however fast the
 // machine: the interrupt (SIGINT) always lands mid-run. Returns what the run printed; its exit
@@ -113,7 +113,7 @@ std::string interrupted_model_run(const std::string& model, const std::string& o
     fs::remove(fifo);
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
     REQUIRE(run_command("('" + attn_viz_binary() + "' model --model '" + model + "' --tokens " + tokens +
-                        " --rollout --out '" + out + "' --dump-attention '" + fifo + "' > '" + log +
+                        " --rollout --force --out '" + out + "' --dump-attention '" + fifo + "' > '" + log +
                         "' 2>&1 & echo $! > '" + pid_file + "'; wait $!; echo $? > '" + status +
                         "') > /dev/null 2>&1 &")
                 .exit_code == 0);
@@ -152,7 +152,7 @@ TEST_CASE(
     "a file size limit (disk full) mid-write: exit 4 with a message, staging removed, previous results unchanged") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 20);
-    const std::string args = layer_fixture_run(dir) + " -q --dump-attention " + (dir / "a.npy");
+    const std::string args = layer_fixture_run(dir) + " -q --force --dump-attention " + (dir / "a.npy");
     REQUIRE(run_attn_viz(args).exit_code == 0);
     const auto before = snapshot(dir / "out");
     const std::string dump_before = read_text(dir / "a.npy");
@@ -184,14 +184,15 @@ TEST_CASE("a dump to /dev/full fails with exit 4 and leaves no run directory") {
 TEST_CASE("standard output to /dev/full: tokenize, model --json and run exit 4 with one line naming it") {
     ScratchDir dir;
     write_layer_fixture(dir, 8, 2, 5);
-    std::vector<std::string> commands = {layer_fixture_run(dir)};
+    std::vector<std::string> commands = {layer_fixture_run(dir) + " --force"};  // each runs twice
     const std::string stories = stories260k_dir();
     if (!stories.empty()) {
         const std::string model =
             " --checkpoint " + stories + "/stories260K.bin --tokenizer " + stories + "/tok512.bin";
         commands.push_back("tokenize --model " + stories + "/stories260K.bin --tokenizer " + stories +
                            "/tok512.bin --text 'Once upon a time'");
-        commands.push_back("model --json --stats-only" + model + " --text 'Once upon a time' --out " + (dir / "model"));
+        commands.push_back("model --json --stats-only --force" + model + " --text 'Once upon a time' --out " +
+                           (dir / "model"));
     }
     for (const std::string& command : commands) {
         CAPTURE(command);

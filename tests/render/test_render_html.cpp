@@ -361,6 +361,15 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     CHECK(html.find("<code>attn-viz model --html --text &#39;it&#39;\\&#39;&#39;s a test&#39;</code>") !=
           std::string::npos);  // as a shell takes it
     CHECK(html.find("models/tiny.bin (model, 1234 bytes), SHA-256 <code>ab12cd</code>") != std::string::npos);
+    // The provenance folds, closed, right below the attention view; the About table holds none of it.
+    const size_t folded =
+        html.find("<div id=\"view\"></div>\n<details id=\"provenance\"><summary>Provenance</summary>");
+    CHECK(folded != std::string::npos);
+    CHECK(html.find("attn-viz 9.8.7") > folded);
+    CHECK(html.find("<h2>Overview</h2>") > html.find("</details>", folded));
+    CHECK(html.substr(0, html.find("</table>")).find("Version") == std::string::npos);
+    CHECK(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+                    "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">") != std::string::npos);
     const size_t legend = html.find("<td id=\"about-colours\">");
     REQUIRE(legend != std::string::npos);
     const std::string colours = html.substr(legend, html.find("</td>", legend) - legend);
@@ -383,9 +392,14 @@ TEST_CASE("HTML report says what it shows: model, input text and T, map kind, pr
     write_text(dir / "norm.html", norm_html);
     const nlohmann::json shown = drive_report(chromium, dir, html, R"(
 function text(id) { var e = document.getElementById(id); var box = e.getBoundingClientRect(); return {text: e.innerText, visible: box.width > 0 && box.height > 0}; }
-var summary = document.getElementById('summary-table');
+function command_shown() { return document.querySelector('#provenance code').checkVisibility(); }
+var summary = document.getElementById('summary-table'), provenance = document.getElementById('provenance');
+var view = document.getElementById('view').getBoundingClientRect();
+var folded = {open: provenance.open, command: command_shown(), below_view: provenance.getBoundingClientRect().top >= view.bottom};
+provenance.querySelector('summary').click();
+var unfolded = {open: provenance.open, command: command_shown(), text: provenance.innerText};
 return {model: text('about-model'), input: text('about-input'), map: text('about-map'), colours: text('about-colours'),
-        summary: summary ? summary.innerText : ''};
+        summary: summary ? summary.innerText : '', folded: folded, unfolded: unfolded};
 )");
     CAPTURE(shown.dump());
     CHECK(shown["model"]["text"] == "models/tiny.bin (llama, 1 layers x 2 heads)");
@@ -394,6 +408,11 @@ return {model: text('about-model'), input: text('about-input'), map: text('about
     for (const char* part : {"model", "input", "map", "colours"}) CHECK(shown[part]["visible"] == true);
     CHECK(shown["colours"]["text"].get<std::string>().find("0.5") != std::string::npos);
     CHECK(shown["summary"].get<std::string>().find("num heads\t2") != std::string::npos);  // a table, readable names
+    // Folded below the view until its summary is clicked.
+    CHECK(shown["folded"] == nlohmann::json{{"open", false}, {"command", false}, {"below_view", true}});
+    CHECK(shown["unfolded"]["open"] == true);
+    CHECK(shown["unfolded"]["command"] == true);
+    CHECK(shown["unfolded"]["text"].get<std::string>().find("attn-viz 9.8.7") != std::string::npos);
     // The norm page's tooltip names the value a norm.
     const nlohmann::json norm = drive_report(chromium, dir, norm_html, R"(
 var canvas = document.querySelector('canvas.map'), box = canvas.getBoundingClientRect();
