@@ -11,8 +11,6 @@ namespace attn_viz {
 
 namespace {
 
-constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
-
 // Every head's map over the rows that count, from layers sharing one visibility.
 struct MapSet {
     std::vector<const float*> heads;  // each [T, S]
@@ -217,8 +215,8 @@ PairSimilarity finish_pair(const PairSums& sums, const MapSet& maps, int64_t a, 
         out.correlation = 1.0;
     else
         out.correlation = va > 0 && vb > 0 ? std::clamp(cov / std::sqrt(va * vb), -1.0, 1.0) : 0.0;
-    out.cosine = norms > 0 ? std::min(1.0, sums.dot.at(a, b) / norms) : undefined;
-    out.js_distance = maps.rows.empty() ? undefined : sums.distance.at(a, b) / static_cast<double>(maps.rows.size());
+    out.cosine = norms > 0 ? std::min(1.0, sums.dot.at(a, b) / norms) : NAN;
+    out.js_distance = maps.rows.empty() ? NAN : sums.distance.at(a, b) / static_cast<double>(maps.rows.size());
     out.centred_correlation = centred_correlation(sums, maps, a, b);
     return out;
 }
@@ -282,7 +280,7 @@ HeadMatrix output_cosine(const std::vector<const LayerResult*>& layers) {
                 for (int64_t b = 0; b < H; ++b) {
                     const double norms = std::sqrt(static_cast<double>(gram.data[a * H + a]) * gram.data[b * H + b]);
                     cosine.at(offset + a, offset + b) =
-                        norms > 0 ? std::clamp(gram.data[a * H + b] / norms, -1.0, 1.0) : undefined;
+                        norms > 0 ? std::clamp(gram.data[a * H + b] / norms, -1.0, 1.0) : NAN;
                 }
         offset += H;
     }

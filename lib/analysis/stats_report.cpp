@@ -58,6 +58,10 @@ nlohmann::json head_ref(const ModelAnalysis& a, int64_t index) {
 
 nlohmann::json json_number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+nlohmann::json moments_json(const RunningMoments& m) {
+    return {{"mean", json_number(m.mean_or_nan())}, {"std", json_number(m.population_std())}};
+}
+
 nlohmann::json stats_json(const ModelAnalysis& a) {
     const bool corpus = !a.heads_std.empty();
     nlohmann::json j = {{"format", stats_format},           {"num_layers", a.num_layers},

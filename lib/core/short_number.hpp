@@ -11,4 +11,7 @@ namespace attn_viz {
 // terminal tables' and findings' mark of an undefined value (docs/metrics.md).
 std::string short_number(double x, fmt::format_string<double> format = "{:.4g}");
 
+// x with its sign and three significant digits ("+0.123", "-4.5e-05"), or "-" as short_number.
+inline std::string signed_short_number(double x) { return short_number(x, "{:+.3g}"); }
+
 }  // namespace attn_viz

@@ -1,6 +1,7 @@
 // UTF-8 encoding and decoding of token text.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,12 @@ std::string encode_utf8(char32_t code_point);
 // becomes the four characters "\xNN" (lower-case hex), so it stays visible and distinct.
 // Applied where text from files enters the program (token labels), so every output is valid.
 std::string escape_invalid_utf8(std::string_view bytes);
+
+// The byte length of the UTF-8 sequence that `lead` starts (1 for ASCII and for a stray
+// continuation byte, which tokenizers' inputs cannot hold: they check their text is UTF-8).
+inline size_t utf8_sequence_length(unsigned char lead) {
+    return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+}
 
 // The spelling of a byte-fallback token in SentencePiece vocabularies: "<0xNN>", upper-case hex.
 std::string byte_token_name(unsigned char byte);

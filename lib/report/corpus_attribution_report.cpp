@@ -32,18 +32,12 @@ std::vector<HeadMoments> ranked_heads(const CorpusAttribution& a) {
     return heads;
 }
 
-nlohmann::json moments_entry(const RunningMoments& m) {
-    return {{"mean", json_number(m.mean_or_nan())}, {"std", json_number(m.population_std())}};
-}
-
 // The sum over the layers of one layer part's means.
 double summed_means(const CorpusAttribution& a, AttributionPart part) {
     double sum = 0;
     for (int64_t l = 0; l < a.layers(); ++l) sum += a.moments(part, l).mean_or_nan();
     return sum;
 }
-
-std::string signed_text(double x) { return short_number(x, "{:+.3g}"); }
 
 }  // namespace
 
@@ -54,11 +48,12 @@ std::vector<std::string> corpus_attribution_findings(const CorpusAttribution& a)
     return {fmt::format(
         "direct logit attribution over {} positions: {} writes most toward the {} ({} on average, std {}), {} most "
         "against it ({}); of the mean logit {}, the heads give {}, the feed-forwards {}, the embeddings {}",
-        a.positions(), head_name(top.layer, top.head), a.target(), signed_text(top.mean),
-        short_number(top.std, "{:.3g}"), head_name(bottom.layer, bottom.head), signed_text(bottom.mean),
+        a.positions(), head_name(top.layer, top.head), a.target(), signed_short_number(top.mean),
+        short_number(top.std, "{:.3g}"), head_name(bottom.layer, bottom.head), signed_short_number(bottom.mean),
         short_number(a.moments(AttributionPart::logit).mean, "{:.3g}"),
-        signed_text(summed_means(a, AttributionPart::layer_heads)), signed_text(summed_means(a, AttributionPart::mlp)),
-        signed_text(a.moments(AttributionPart::embedding).mean))};
+        signed_short_number(summed_means(a, AttributionPart::layer_heads)),
+        signed_short_number(summed_means(a, AttributionPart::mlp)),
+        signed_short_number(a.moments(AttributionPart::embedding).mean))};
 }
 
 nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttribution& a, const ReportOptions& o) {
@@ -78,9 +73,9 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
         row("attention_bias", layer, "", a.moments(AttributionPart::attention_bias, l));
         row("mlp", layer, "", a.moments(AttributionPart::mlp, l));
         layers.push_back({{"layer", l},
-                          {"heads", moments_entry(a.moments(AttributionPart::layer_heads, l))},
-                          {"attention_bias", moments_entry(a.moments(AttributionPart::attention_bias, l))},
-                          {"mlp", moments_entry(a.moments(AttributionPart::mlp, l))}});
+                          {"heads", moments_json(a.moments(AttributionPart::layer_heads, l))},
+                          {"attention_bias", moments_json(a.moments(AttributionPart::attention_bias, l))},
+                          {"mlp", moments_json(a.moments(AttributionPart::mlp, l))}});
     }
     row("norm_bias", "", "", a.moments(AttributionPart::norm_bias));
     row("logit", "", "", a.moments(AttributionPart::logit));
@@ -107,9 +102,9 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
     return {{"logit_attribution",
              {{"target", a.target()},
               {"positions", a.positions()},
-              {"logit", moments_entry(a.moments(AttributionPart::logit))},
-              {"embedding", moments_entry(a.moments(AttributionPart::embedding))},
-              {"norm_bias", moments_entry(a.moments(AttributionPart::norm_bias))},
+              {"logit", moments_json(a.moments(AttributionPart::logit))},
+              {"embedding", moments_json(a.moments(AttributionPart::embedding))},
+              {"norm_bias", moments_json(a.moments(AttributionPart::norm_bias))},
               {"layers", layers},
               {"heads", ranking},
               {"findings", corpus_attribution_findings(a)}}}};

@@ -47,8 +47,6 @@ double mean_of(const std::vector<double>& values) {
     return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
-std::string signed_text(double x) { return short_number(x, "{:+.3g}"); }
-
 }  // namespace
 
 std::vector<std::string> logit_attribution_findings(const LogitAttribution& a,
@@ -62,14 +60,14 @@ std::vector<std::string> logit_attribution_findings(const LogitAttribution& a,
     std::vector<std::string> findings = {fmt::format(
         "direct logit attribution: {} writes most toward the target token ({} on average over {} positions), {} most "
         "against it ({}); of the mean logit {}, the heads give {}, the feed-forwards {}, the embeddings {}",
-        head_name(top.layer, top.head), signed_text(top.mean), a.tokens, head_name(bottom.layer, bottom.head),
-        signed_text(bottom.mean), short_number(mean_of(a.logits), "{:.3g}"), signed_text(heads), signed_text(mlp),
-        signed_text(mean_of(a.embedding)))};
+        head_name(top.layer, top.head), signed_short_number(top.mean), a.tokens, head_name(bottom.layer, bottom.head),
+        signed_short_number(bottom.mean), short_number(mean_of(a.logits), "{:.3g}"), signed_short_number(heads),
+        signed_short_number(mlp), signed_short_number(mean_of(a.embedding)))};
     const auto last_top =
         std::max_element(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.last < y.last; });
     findings.push_back(fmt::format("at the last position the head that writes most toward '{}' (logit {}) is {} ({})",
                                    target_labels.back(), short_number(a.logits.back(), "{:.3g}"),
-                                   head_name(last_top->layer, last_top->head), signed_text(last_top->last)));
+                                   head_name(last_top->layer, last_top->head), signed_short_number(last_top->last)));
     return findings;
 }
 

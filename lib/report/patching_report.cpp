@@ -86,10 +86,6 @@ void write_patching_pictures(OutputDir& out, const std::vector<RankedHeadRow>& r
                          fmt::format("KL(clean || patched) of next-token distributions{}", over), "mean KL (nats)", o);
 }
 
-nlohmann::json moments_entry(const RunningMoments& m) {
-    return {{"mean", json_number(m.mean_or_nan())}, {"std", json_number(m.population_std())}};
-}
-
 }  // namespace
 
 nlohmann::json write_patching_outputs(OutputDir& out, const PatchingReport& report, int64_t layers, int64_t heads,
@@ -149,8 +145,8 @@ nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatchin
     for (std::string& finding : findings) finding = fmt::format("over {} pairs, {}", p.pairs(), finding);
     nlohmann::json patching = metric_entries(p.metric());
     patching.update({{"pairs", p.pairs()},
-                     {"clean", moments_entry(p.moments(PatchingPart::clean))},
-                     {"corrupted", moments_entry(p.moments(PatchingPart::corrupted))},
+                     {"clean", moments_json(p.moments(PatchingPart::clean))},
+                     {"corrupted", moments_json(p.moments(PatchingPart::corrupted))},
                      {"heads", ranking},
                      {"findings", findings}});
     return {{"activation_patching", patching}};

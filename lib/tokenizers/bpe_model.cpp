@@ -10,19 +10,6 @@
 
 namespace attn_viz {
 
-namespace {
-
-// Length of the UTF-8 character starting at `lead` (1 for a stray continuation byte, which the
-// caller's text cannot hold: tokenizers check their input is UTF-8).
-size_t utf8_length(unsigned char lead) {
-    if (lead >= 0xF0) return 4;
-    if (lead >= 0xE0) return 3;
-    if (lead >= 0xC0) return 2;
-    return 1;
-}
-
-}  // namespace
-
 BpeModel::BpeModel(std::unordered_map<std::string, int> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, const Options& options,
                    const std::string& where)
@@ -48,7 +35,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, int> vocab,
 void BpeModel::initial_symbols(const std::string& word, std::vector<int>& symbols) const {
     bool previous_unknown = false;
     for (size_t i = 0; i < word.size();) {
-        const size_t length = std::min(utf8_length(static_cast<unsigned char>(word[i])), word.size() - i);
+        const size_t length = std::min(utf8_sequence_length(static_cast<unsigned char>(word[i])), word.size() - i);
         const std::string character = word.substr(i, length);
         i += length;
         if (const auto found = vocab_.find(character); found != vocab_.end()) {

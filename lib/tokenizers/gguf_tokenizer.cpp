@@ -91,7 +91,7 @@ json special_token(const GgufFile& file, const std::string& key, const std::vect
 }
 
 // `text` in quotes for a message: its first 60 bytes, those that are not UTF-8 as "\xNN".
-std::string quoted(const std::string& text) {
+std::string quoted_excerpt(const std::string& text) {
     std::string out = "\"";
     out += escape_invalid_utf8(text.substr(0, 60));
     return out += '"';
@@ -137,7 +137,7 @@ std::pair<json, json> vocabulary_json(const std::string& path, const std::vector
     for (size_t id = 0; id < tokens.size(); ++id) {
         const std::string& token = tokens[id];
         if (const auto twin = vocab.find(token); twin != vocab.end())
-            fail_input(path, fmt::format("tokenizer.ggml.tokens holds {} twice (ids {} and {})", quoted(token),
+            fail_input(path, fmt::format("tokenizer.ggml.tokens holds {} twice (ids {} and {})", quoted_excerpt(token),
                                          twin->get<int64_t>(), id));
         vocab[token] = id;
         if (types[id] == control_token || types[id] == user_defined_token)
@@ -164,12 +164,13 @@ HfTokenizer read_gguf_bpe_tokenizer(const GgufFile& file, int64_t vocab_size) {
     const std::string& path = file.path();
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "gpt2")
-        fail_input(path, fmt::format("tokenizer.ggml.model is {}, not the byte-level BPE \"gpt2\"", quoted(model)));
+        fail_input(path,
+                   fmt::format("tokenizer.ggml.model is {}, not the byte-level BPE \"gpt2\"", quoted_excerpt(model)));
     const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");
     const std::optional<PreTokenizerSpec> pre = pre_tokenizer_spec(pre_name);
     if (!pre)
         fail_input(path, fmt::format("tokenizer.ggml.pre {} is a pre-tokenizer attn-viz does not know (supported: {})",
-                                     quoted(pre_name), supported_gguf_pre_tokenizers()));
+                                     quoted_excerpt(pre_name), supported_gguf_pre_tokenizers()));
 
     const GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
     auto [vocab, added] = vocabulary_json(path, vocabulary.tokens, vocabulary.types);
@@ -194,7 +195,7 @@ HfTokenizer read_gguf_wordpiece_tokenizer(const GgufFile& file, int64_t vocab_si
     const std::string& path = file.path();
     const std::string model = file.get_string("tokenizer.ggml.model").value_or("");
     if (model != "bert")
-        fail_input(path, fmt::format("tokenizer.ggml.model is {}, not the WordPiece \"bert\"", quoted(model)));
+        fail_input(path, fmt::format("tokenizer.ggml.model is {}, not the WordPiece \"bert\"", quoted_excerpt(model)));
     GgufVocabulary vocabulary = read_vocabulary(file, vocab_size);
     for (size_t id = 0; id < vocabulary.tokens.size(); ++id)
         vocabulary.tokens[id] = wordpiece_spelling(vocabulary.tokens[id], vocabulary.types[id]);

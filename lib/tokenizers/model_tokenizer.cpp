@@ -127,7 +127,8 @@ EncodedText encode_for_context(const ModelTokenizer& tokenizer, const std::strin
         fail_input(where,
                    fmt::format("a text of {} bytes is at least {} tokens, more than {}", text.size(), at_least, limit),
                    Remedy::truncate_text);
-    EncodedText encoded{tokenizer.encode(text)};
+    EncodedText encoded;
+    encoded.ids = tokenizer.encode(text);
     const int64_t tokens = static_cast<int64_t>(encoded.ids.size());
     if (tokens <= max_tokens) return encoded;
     if (refuse) fail_input(where, fmt::format("{} tokens exceed {}", tokens, limit), Remedy::truncate_text);

@@ -13,7 +13,7 @@ namespace attn_viz {
 namespace {
 
 // A string as a JSON literal: quoted, control characters escaped (labels are valid UTF-8 already).
-std::string quoted(const std::string& text) {
+std::string json_literal(const std::string& text) {
     return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -71,16 +71,17 @@ void for_each_tokenized_input(const std::string& path, const ModelTokenizer& tok
 }
 
 std::string token_table(const TokenizedText& tokenized) {
-    std::string table = fmt::format("{}", quoted(escape_invalid_utf8(tokenized.text)));
+    std::string table = fmt::format("{}", json_literal(escape_invalid_utf8(tokenized.text)));
     if (tokenized.text_pair)
-        table += fmt::format(" + {} (from position {})", quoted(escape_invalid_utf8(*tokenized.text_pair)),
+        table += fmt::format(" + {} (from position {})", json_literal(escape_invalid_utf8(*tokenized.text_pair)),
                              tokenized.second_start);
     table += fmt::format(": {} tokens\n", tokenized.ids.size());
     const bool typed = !tokenized.type_ids.empty();
     table += fmt::format("{:>8} {:>10}{}  {}\n", "position", "id", typed ? "  type" : "", "token");
     for (size_t t = 0; t < tokenized.ids.size(); ++t)
-        table += fmt::format("{:8} {:10}{}  {}\n", t, tokenized.ids[t],
-                             typed ? fmt::format("{:6}", tokenized.type_ids[t]) : "", quoted(tokenized.labels[t]));
+        table +=
+            fmt::format("{:8} {:10}{}  {}\n", t, tokenized.ids[t],
+                        typed ? fmt::format("{:6}", tokenized.type_ids[t]) : "", json_literal(tokenized.labels[t]));
     return table;
 }
 

@@ -18,8 +18,6 @@ namespace {
 // The unknown token's cost below the lowest score (SentencePiece's kUnkPenalty).
 constexpr double unknown_penalty = 10.0;
 
-size_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
-
 }  // namespace
 
 UnigramModel::UnigramModel(const std::vector<std::pair<std::string, double>>& pieces, const Options& options,
@@ -58,9 +56,9 @@ std::vector<std::pair<size_t, size_t>> UnigramModel::best_pieces(const std::stri
         Node& node = best[end];
         if (node.start == std::string::npos || score > node.score) node = {score, start, id};
     };
-    for (size_t start = 0; start < n; start += utf8_length(static_cast<unsigned char>(word[start]))) {
+    for (size_t start = 0; start < n; start += utf8_sequence_length(static_cast<unsigned char>(word[start]))) {
         const double here = best[start].score;
-        const size_t code_point = std::min(utf8_length(static_cast<unsigned char>(word[start])), n - start);
+        const size_t code_point = std::min(utf8_sequence_length(static_cast<unsigned char>(word[start])), n - start);
         bool single_code_point_piece = false;
         trie_.for_each_prefix(std::string_view(word).substr(start), [&](size_t length, int id) {
             offer(start, start + length, here + scores_[id], id);

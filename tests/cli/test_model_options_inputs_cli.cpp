@@ -132,7 +132,7 @@ TEST_CASE(
     CHECK_MESSAGE(
         r.output.find("--out (or --json, to print the summary and write nothing) is required") != std::string::npos,
         r.output);
-    for (const std::string& option : {"--dump-attention a.npy", "--html", "--svg 0:0", "--dump-output o.npy"}) {
+    for (const char* option : {"--dump-attention a.npy", "--html", "--svg 0:0", "--dump-output o.npy"}) {
         r = run_in(dir, model + " --json --tokens 1,259 " + option);
         CHECK_MESSAGE(r.exit_code == 2, option);
         CHECK_MESSAGE(r.output.find("writes a file: give --out") != std::string::npos, r.output);
