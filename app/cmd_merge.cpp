@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "compare_corpus_run.hpp"
 #include "corpus_attribution_report.hpp"
+#include "corpus_maps_report.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "fingerprint.hpp"
@@ -173,7 +174,10 @@ int merge(const MergeOptions& o) {
     nlohmann::json extra = write_corpus_analysis_outputs(out, corpus, ReportOptions{});
     const std::string analyses_text = model_analyses_text(extra);
     extra["corpora"] = corpora_json(corpus.coverage());
-    write_analysis_outputs(out, "", report, extra, ReportOptions{});
+    const CorpusMeanMaps* maps = corpus.mean_maps();
+    if (maps) extra["mean_maps"] = mean_maps_json(*maps);
+    const nlohmann::json stats = write_analysis_outputs(out, "", report, extra, ReportOptions{});
+    if (maps) write_corpus_map_pictures(out, *maps, report, stats, ReportOptions{});
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
     if (!o.output.quiet) {
