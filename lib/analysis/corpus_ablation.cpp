@@ -76,9 +76,7 @@ nlohmann::json CorpusAblation::partial_json() const {
 CorpusAblation CorpusAblation::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
                                                  const std::string& where) {
     const std::string in = fmt::format("{} ablation", where);
-    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
-        whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
-        fail_input(in, "its layers x heads differ from the partial's");
+    check_block_layout(j, layers, heads, in);
     const nlohmann::json& mode = member(j, "mode", in);
     if (!mode.is_string() || (mode != "zero" && mode != "mean"))
         fail_input(in, "\"mode\" must be \"zero\" or \"mean\"");

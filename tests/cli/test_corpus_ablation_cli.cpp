@@ -74,7 +74,7 @@ TEST_CASE("model --inputs --ablate: each head's mean and std are the single runs
     }
     CHECK(ablation["clean_loss"]["mean"].get<double>() == doctest::Approx(moments(clean).first).epsilon(1e-6));
 
-    check_shards_merge_to_single_run(dir, model + " -q --inputs " + (dir / "c.jsonl") + ablate, 2, 4);
+    check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl") + ablate, 2, 4);
     // A partial without the ablation does not merge with one that has it.
     r = run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --shard 0/2 --out " + (dir / "plain") +
                      " --save-partial " + (dir / "plain.json"));

@@ -112,7 +112,7 @@ TEST_CASE("model --inputs of one length: shards merge to the single run's mean m
         corpus += "{\"tokens\": [" + ids + "]}\n";
     }
     write_text(dir / "c.jsonl", corpus);
-    check_shards_merge_to_single_run(dir, model + " -q --inputs " + (dir / "c.jsonl"), 2, 5);
+    check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 2, 5);
     CHECK(fs::exists(dir / "single/layer_01/head_01.png"));
     CHECK(read_stats(dir / "merged")["mean_maps"]["aligned_length"] == 6);
 }
