@@ -1,11 +1,14 @@
 // Corpus mode's pictures (docs/outputs.md, "Corpus mode"): the planted heads of `attn-viz synth`
 // over a corpus, their attention by offset in stats.json's mean_maps, offsets.png, the aligned
 // mean maps as a single input's pictures, and report.html with each statistic's spread.
+#include <stb_image.h>  // its implementation is in test_cli_picture_colours.cpp
+
 #include <filesystem>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "colormap.hpp"
 #include "corpus_merge_fixture.hpp"
 #include "html_page_driver.hpp"
 #include "reliability_fixtures.hpp"
@@ -29,6 +32,19 @@ std::string cut_input(const nlohmann::json& input, size_t T) {
     cut["embeddings"] =
         nlohmann::json(std::vector<nlohmann::json>(input["embeddings"].begin(), input["embeddings"].begin() + T));
     return cut.dump();
+}
+
+// How many pixels of the PNG at `path` have the colour viridis gives `position` in the pictures.
+int64_t pixels_at(const std::string& path, double position) {
+    const attn_viz::Rgb c = attn_viz::Colormap::named("viridis").raster_at(position);
+    int width = 0, height = 0, channels = 0;
+    unsigned char* pixels = stbi_load(path.c_str(), &width, &height, &channels, 3);
+    REQUIRE(pixels);
+    int64_t count = 0;
+    for (size_t i = 0; i < static_cast<size_t>(width) * height * 3; i += 3)
+        count += pixels[i] == c.r && pixels[i + 1] == c.g && pixels[i + 2] == c.b;
+    stbi_image_free(pixels);
+    return count;
 }
 
 }  // namespace
@@ -65,6 +81,15 @@ TEST_CASE("run --inputs: the planted heads' mean maps, by offset and (one length
     for (int64_t d = 0; d < 12; ++d) CHECK(offset_mass(maps, 1, d) == doctest::Approx(1.0 / 12).epsilon(1e-3));
     CHECK(offset_mass(maps, 2, 0) == doctest::Approx(1.0 / 12).epsilon(1e-3));
     CHECK(offset_mass(maps, 2, 11) == doctest::Approx(1.0 / 144).epsilon(1e-3));
+    // offsets.png on 0..1: one cell at the top (H3 at 0), three at 11/12 (H0 at +1, H4 and H5 at
+    // -1), as many pixels each (give or take the colorbar's row of each colour).
+    const int64_t top = pixels_at(dir / "a/offsets.png", 1.0), previous = pixels_at(dir / "a/offsets.png", 11.0 / 12);
+    CHECK(top > 400);
+    CHECK(static_cast<double>(previous) / static_cast<double>(top) == doctest::Approx(3.0).epsilon(0.1));
+    // The self head's mean map: 12 cells of weight 1 on the diagonal, 132 of 0.
+    const int64_t diagonal = pixels_at(dir / "a/head_03.png", 1.0), off = pixels_at(dir / "a/head_03.png", 0.0);
+    CHECK(diagonal > 400);
+    CHECK(static_cast<double>(off) / static_cast<double>(diagonal) == doctest::Approx(11.0).epsilon(0.1));
     // report.html: the mean maps by position, then the offsets, and each statistic's std beside its mean.
     const nlohmann::json data = report_data(read_text(dir / "a/report.html"));
     CHECK(data["name"] == "attention");
