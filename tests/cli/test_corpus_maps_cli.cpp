@@ -142,6 +142,15 @@ TEST_CASE("model --inputs of one length: shards merge to the single run's mean m
     CHECK(read_stats(dir / "merged")["mean_maps"]["aligned_length"] == 6);
 }
 
+TEST_CASE("run and model --help say what --inputs draws") {
+    for (const char* command : {"run --help", "model --help"}) {
+        const CommandResult help = run_attn_viz(command);
+        CHECK(help.exit_code == 0);
+        for (const char* words : {"offsets.png", "each head's mean map and overview.png", "--html adds report.html"})
+            CHECK_MESSAGE(help.output.find(words) != std::string::npos, command << ": " << words);
+    }
+}
+
 TEST_CASE("model --inputs refuses, saying why, what corpus mode does not do") {
     ScratchDir dir;
     const std::string model = write_small_llama2c_model(dir);
