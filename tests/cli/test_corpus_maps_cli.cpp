@@ -127,7 +127,8 @@ TEST_CASE("run --inputs: the planted heads' mean maps, by offset and (one length
     CHECK(!fs::exists(dir / "s/offsets.png"));
 }
 
-TEST_CASE("model --inputs of one length: shards merge to the single run's mean maps, pictures byte for byte") {
+TEST_CASE(
+    "model --inputs of one length: shards merge to the single run's mean maps, pictures byte for byte, and page") {
     ScratchDir dir;
     const std::string model = write_small_llama2c_model(dir);
     std::string corpus;
@@ -140,6 +141,25 @@ TEST_CASE("model --inputs of one length: shards merge to the single run's mean m
     check_shards_merge_to_single_run(dir, model + " --inputs " + (dir / "c.jsonl"), 2, 5);
     CHECK(fs::exists(dir / "single/layer_01/head_01.png"));
     CHECK(read_stats(dir / "merged")["mean_maps"]["aligned_length"] == 6);
+    // merge --html writes the single run's page (but for the provenance and the shards covered).
+    CommandResult r = run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --html --out " + (dir / "page"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    r = run_attn_viz("merge -q " + (dir / "p0.json") + " " + (dir / "p1.json") + " --html --out " +
+                     (dir / "merged_page"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    nlohmann::json single = report_data(read_text(dir / "page/report.html")),
+                   merged = report_data(read_text(dir / "merged_page/report.html"));
+    for (nlohmann::json* page : {&single, &merged})
+        (*page)["stats"].erase("provenance"), (*page)["stats"].erase("corpora");
+    check_same_statistics(single, merged);
+    // Partials that keep no maps give no page.
+    r = run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --stats-only --out " + (dir / "plain") +
+                     " --save-partial " + (dir / "plain.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    r = run_attn_viz("merge -q " + (dir / "plain.json") + " --html --out " + (dir / "no_page"));
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.output.find("--html: the partials keep no mean maps") != std::string::npos, r.output);
+    CHECK(!fs::exists(dir / "no_page"));
 }
 
 TEST_CASE("run and model --help say what --inputs draws") {
