@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "compare_corpus_run.hpp"
 #include "corpus_attribution_report.hpp"
+#include "corpus_maps_report.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "fingerprint.hpp"
@@ -31,6 +32,7 @@ struct MergeOptions {
     std::string save_partial;
     OutputOptionValues output;
     bool allow_partial = false;
+    bool html = false;
 };
 
 void declare_merge_options(CLI::App* cmd, MergeOptions& o) {
@@ -49,6 +51,9 @@ void declare_merge_options(CLI::App* cmd, MergeOptions& o) {
     add_threshold_option(cmd, o.thresholds);
     cmd->add_option("--save-partial", o.save_partial, "Also write the merged partial result here (to merge further)")
         ->check(refuse_empty("names no file"));
+    cmd->add_flag("--html", o.html,
+                  "Also write report.html, as the corpus run over the whole corpus does (corpus partials that keep "
+                  "their mean maps)");
     cmd->add_flag("--allow-partial", o.allow_partial,
                   "Merge even when shards of a corpus (run with --shard I/N) are missing; the report says which");
 }
@@ -149,6 +154,8 @@ int merge(const MergeOptions& o) {
     parse_thresholds(o.thresholds);  // a bad --threshold fails here, before any partial is read
     check_output_files({o.save_partial}, o.partials, o.output.out);
     const std::string kind = partial_kind(read_partial_file(o.partials.front()));
+    if (o.html && (kind == compare_partial_format || kind == seq2seq_partial_format))
+        throw Error(ErrorKind::usage, fmt::format("--html: {} partials keep no maps", kind));
     if (kind == compare_partial_format) return merge_compare_partials(o);
     if (kind == seq2seq_partial_format) return merge_seq2seq_partials(o);
     CorpusAccumulator corpus;
@@ -167,13 +174,22 @@ int merge(const MergeOptions& o) {
     // The runs' thresholds (all the same, or merge() refused), then --threshold on top.
     const LabelThresholds thresholds = parse_thresholds(o.thresholds, corpus.thresholds());
     const ModelAnalysis report = corpus.finish(thresholds);
+    const CorpusMeanMaps* maps = corpus.mean_maps();
+    if (o.html && !maps)
+        throw Error(ErrorKind::usage,
+                    "--html: the partials keep no mean maps (one of them is of a --stats-only run "
+                    "or of an earlier version)");
 
     // Step 2: stage the outputs, then move them into place together.
     OutputDir out(o.output.out, o.output.force);
     nlohmann::json extra = write_corpus_analysis_outputs(out, corpus, ReportOptions{});
     const std::string analyses_text = model_analyses_text(extra);
     extra["corpora"] = corpora_json(corpus.coverage());
-    write_analysis_outputs(out, "", report, extra, ReportOptions{});
+    if (maps) extra["mean_maps"] = mean_maps_json(*maps);
+    const nlohmann::json stats = write_analysis_outputs(out, "", report, extra, ReportOptions{});
+    ReportOptions pictures;
+    pictures.html = o.html;
+    if (maps) write_corpus_map_pictures(out, *maps, report, stats, pictures);
     if (!o.save_partial.empty()) corpus.save_partial(out.external_file(o.save_partial));
     out.commit();
     if (!o.output.quiet) {

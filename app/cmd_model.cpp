@@ -15,6 +15,7 @@
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "generation.hpp"
+#include "head_ablation.hpp"
 #include "head_analysis.hpp"
 #include "head_selection_options.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
@@ -154,8 +155,8 @@ void declare_model_options(CLI::App* cmd, ModelOptions& o) {
             throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         check_corpus_analyses(o.analyses, corpus->count() > 0);
         if (*corpus)
-            check_corpus_mode(o.report, o.report_values, o.generate > 0 || asks_for_per_text_analyses(o.analyses),
-                              "--generate, --ablate, --rollout, --flow");
+            check_corpus_mode(o.report, o.report_values, o.generate > 0 || o.analyses.rollout || o.analyses.flow,
+                              "--generate, --rollout, --flow");
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -354,7 +355,7 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
         Timings::Scope t(timings, "weight similarity");
         weights = corpus_weights(model, backend);
     }
-    CorpusRun corpus_run(o, limits, weights.fingerprint, CorpusLines::json_or_text);
+    CorpusRun corpus_run(o, limits, weights.fingerprint, CorpusLines::json_or_text, true);
     CorpusAccumulator& corpus = corpus_run.corpus;
     const nlohmann::json analyses = write_weight_analyses(o.analyses, analysis_run(c));
     const ModelDescription& d = model.description();
@@ -366,6 +367,9 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
         corpus.keep_patching(CorpusPatching(d.n_layers, d.n_heads, o.analyses.metric));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
+    if (!o.analyses.ablate.empty())
+        corpus.keep_ablation(CorpusAblation(d.n_layers, d.n_heads, parse_ablation_mode(o.analyses.ablate_mode),
+                                            parse_ablated_heads(o.analyses.ablate, d.n_layers, d.n_heads)));
     const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
     ModelCorpusHooks hooks;
     hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
@@ -374,8 +378,12 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     };
     // Analyses of whole runs (residual streams, logits) run each sequence alone; without them a
     // streamed model runs layer-major.
-    if (corpus.attribution() || patching)
+    if (corpus.attribution() || patching || corpus.ablation())
         hooks.on_run = [&](const std::string& where, const ModelRun& run) {
+            if (CorpusAblation* ablation = corpus.ablation()) {
+                Timings::Scope a(timings, "ablation");
+                ablation->add(ablate_heads(model, backend, run, ablation->ablated(), ablation->mode()));
+            }
             if (CorpusAttribution* attribution = corpus.attribution()) {
                 Timings::Scope a(timings, "logit attribution");
                 add_corpus_attribution(*attribution, o.analyses, model, backend, run);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "corpus_attribution_report.hpp"
+#include "corpus_maps_report.hpp"
 #include "error.hpp"
 #include "model_analyses_summary.hpp"
 #include "model_corpus_run.hpp"
@@ -15,7 +16,11 @@ namespace attn_viz_cli {
 
 CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& v, const std::string& inputs_help,
                                 const std::string& partial_format) {
-    CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help)->check(CLI::ExistingPath);
+    const std::string maps_help =
+        "; pictures of the mean maps (not of an encoder-decoder's): offsets.png, each head's mean attention by "
+        "offset d = query - key, and while every sequence has the same length T (and layers x heads x T x T is at "
+        "most 2^21) each head's mean map and overview.png; --html adds report.html with each statistic's std";
+    CLI::Option* inputs = cmd->add_option("--inputs", v.path, inputs_help + maps_help)->check(CLI::ExistingPath);
     cmd->add_option("--save-partial", v.save_partial,
                     fmt::format("Corpus mode: also write the running sums ({}) for attn-viz merge", partial_format))
         ->needs(inputs)
@@ -35,11 +40,17 @@ void resolve_corpus_options(CorpusOptionValues& v) {
 
 void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
                        const std::string& other) {
-    if (other_given || !report.dump_attention.empty() || !report.dump_output.empty() || report.html ||
-        !report_values.svg.empty() || report_values.map != "weights")
-        throw CLI::ValidationError("--inputs", fmt::format("corpus mode keeps no maps: {}, --dump-*, --html, --svg and "
-                                                           "--map are for one sequence",
-                                                           other));
+    if (other_given)
+        throw CLI::ValidationError("--inputs",
+                                   fmt::format("{}: not implemented over a corpus yet, only on one input", other));
+    if (!report.dump_attention.empty() || !report.dump_output.empty())
+        throw CLI::ValidationError("--inputs",
+                                   "--dump-attention and --dump-output write one input's arrays; over a "
+                                   "corpus the mean maps are in stats.json (mean_maps) and the pictures");
+    if (!report_values.svg.empty() || report_values.map != "weights")
+        throw CLI::ValidationError("--inputs",
+                                   "--svg and --map norm are not implemented for a corpus's mean maps "
+                                   "(PNG, of the attention weights)");
 }
 
 std::vector<std::pair<std::string, bool>> written_files(const attn_viz::ReportOptions& report,
@@ -70,7 +81,10 @@ nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAc
     nlohmann::json extra = analyses;
     extra.update(write_corpus_analysis_outputs(out, corpus, report));
     extra.update({{"corpora", corpora_json(corpus.coverage())}, {"provenance", provenance}});
-    write_analysis_outputs(out, "", analysis, extra, report);
+    const CorpusMeanMaps* maps = corpus.mean_maps();
+    if (maps) extra["mean_maps"] = mean_maps_json(*maps);
+    const nlohmann::json stats = write_analysis_outputs(out, "", analysis, extra, report);
+    if (maps) write_corpus_map_pictures(out, *maps, analysis, stats, report);
     if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
     printed.add_analysis(analysis, "");
     printed.add_text(model_analyses_text(extra));

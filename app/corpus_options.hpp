@@ -32,8 +32,8 @@ CLI::Option* add_corpus_options(CLI::App* cmd, CorpusOptionValues& values, const
 // Parses --shard into values.shard (Error usage, "--shard: ...", on a bad one).
 void resolve_corpus_options(CorpusOptionValues& values);
 
-// Corpus mode keeps no maps: refuses --dump-*, --html, --svg and --map norm, and `other` (e.g. "--context")
-// when `other_given` (CLI::ValidationError, exit 2).
+// Refuses what corpus mode does not do (CLI::ValidationError, exit 2, saying why): `other` (e.g.
+// "--context") when `other_given`, --dump-* (one input's arrays), --svg and --map norm.
 void check_corpus_mode(const attn_viz::ReportOptions& report, const ReportOptionValues& report_values, bool other_given,
                        const std::string& other);
 

@@ -84,7 +84,7 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
            "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, "
            "or heads as L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, "
            "encoder/L0H1,decoder/all,cross/1:0 (each stack's files in its folder; the loss is the teacher-forced "
-           "target's)")
+           "target's); over a corpus (--inputs), each measure's mean and std over the sequences")
         ->check(refuse_empty("names no head"));
     cmd->add_option("--ablate-mode", o.ablate_mode,
                     "How --ablate removes a head: zero its output, or replace it by its mean over the tokens")
@@ -156,8 +156,6 @@ void resolve_analysis_inputs(ModelAnalysisOptions& o, const attn_viz::ModelToken
                                 [&] { return attn_viz::parse_patch_metric(o.patch_metric, vocab_size, &tokenizer); });
     if (asks_for_patching(o)) o.corrupted = corrupted_ids(o, tokenizer, model, truncate);
 }
-
-bool asks_for_per_text_analyses(const ModelAnalysisOptions& o) { return !o.ablate.empty() || o.rollout || o.flow; }
 
 bool reads_logits(const ModelAnalysisOptions& o) {
     return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o);

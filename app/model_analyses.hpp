@@ -41,9 +41,6 @@ struct ModelAnalysisOptions {
 // --patch-from-inputs, --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
-// Whether --ablate, --rollout or --flow was asked for (corpus mode refuses them, as it refuses maps).
-bool asks_for_per_text_analyses(const ModelAnalysisOptions& options);
-
 // Whether an analysis asked for reads the run's next-token logits (--ablate, --logit-attribution,
 // patching), which the forward pass then computes.
 bool reads_logits(const ModelAnalysisOptions& options);

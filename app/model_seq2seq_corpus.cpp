@@ -64,6 +64,10 @@ void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2
 }  // namespace
 
 int run_seq2seq_corpus(const ModelOptions& o, const ModelFiles& files, const LoadLimits& limits) {
+    if (o.report.html || !o.analyses.ablate.empty())
+        throw Error(ErrorKind::usage, fmt::format("{}: not implemented over an encoder-decoder's corpus yet (its "
+                                                  "statistics are in stats.json)",
+                                                  o.report.html ? "--html" : "--ablate"));
     std::vector<std::string> outputs = seq2seq_dump_paths(o.report.dump_attention);
     outputs.push_back(o.corpus.save_partial);
     const std::unique_ptr<OutputDir> out_dir = open_run_output(o, {o.checkpoint, o.tokenizer, o.corpus.path}, outputs);

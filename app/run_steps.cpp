@@ -27,11 +27,13 @@ std::unique_ptr<attn_viz::OutputDir> open_run_output(const ReportRunOptions& o, 
 }
 
 CorpusRun::CorpusRun(const ReportRunOptions& o, const attn_viz::LoadLimits& limits, uint64_t fingerprint,
-                     attn_viz::CorpusLines lines)
+                     attn_viz::CorpusLines lines, bool layer_folders)
     : documents(o.corpus.path, limits, o.corpus.shard, lines),
       corpus(fingerprint, o.report.thresholds),
       options_(o),
-      progress_(corpus_progress(o.output.quiet, documents)) {}
+      progress_(corpus_progress(o.output.quiet, documents)) {
+    if (o.report.pictures) corpus.keep_mean_maps(attn_viz::CorpusMeanMaps(layer_folders));
+}
 
 void CorpusRun::sequence_done(int64_t sequences) { progress_.update(sequences); }
 

@@ -52,8 +52,9 @@ std::unique_ptr<attn_viz::OutputDir> open_run_output(const ReportRunOptions& o, 
 class CorpusRun {
 public:
     // `fingerprint`: of the weights every sequence runs through; `lines`: how a text file's lines read.
+    // With pictures, the mean maps are kept too, drawn in layer_NN/ folders when `layer_folders` (a model's).
     CorpusRun(const ReportRunOptions& o, const attn_viz::LoadLimits& limits, uint64_t fingerprint,
-              attn_viz::CorpusLines lines = attn_viz::CorpusLines::json);
+              attn_viz::CorpusLines lines = attn_viz::CorpusLines::json, bool layer_folders = false);
 
     attn_viz::CorpusDocuments documents;
     attn_viz::CorpusAccumulator corpus;

@@ -77,9 +77,7 @@ nlohmann::json CorpusAttribution::partial_json() const {
 CorpusAttribution CorpusAttribution::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
                                                        const std::string& where) {
     const std::string in = fmt::format("{} logit_attribution", where);
-    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
-        whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
-        fail_input(in, "its layers x heads differ from the partial's");
+    check_block_layout(j, layers, heads, in);
     const nlohmann::json& target = member(j, "target", in);
     if (!target.is_string()) fail_input(in, "\"target\" must be a string");
     CorpusAttribution a(layers, heads, target.get<std::string>());

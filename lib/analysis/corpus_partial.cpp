@@ -49,6 +49,8 @@ nlohmann::json CorpusAccumulator::partial_json() const {
     if (!coverage_.empty()) j["corpora"] = corpora_json(coverage_);
     if (attribution_) j["logit_attribution"] = attribution_->partial_json();
     if (patching_) j["activation_patching"] = patching_->partial_json();
+    if (ablation_) j["ablation"] = ablation_->partial_json();
+    if (mean_maps_) j["mean_maps"] = mean_maps_->partial_json();
     return j;
 }
 
@@ -112,6 +114,11 @@ CorpusAccumulator CorpusAccumulator::from_partial_json(const nlohmann::json& j, 
     if (j.contains("activation_patching"))
         acc.patching_ =
             CorpusPatching::from_partial_json(j["activation_patching"], acc.num_layers_, acc.num_heads_, where);
+    if (j.contains("ablation"))
+        acc.ablation_ = CorpusAblation::from_partial_json(j["ablation"], acc.num_layers_, acc.num_heads_, where);
+    if (j.contains("mean_maps"))
+        acc.mean_maps_ = CorpusMeanMaps::from_partial_json(j["mean_maps"], acc.num_layers_, acc.num_heads_, acc.causal_,
+                                                           acc.num_sequences_, where);
     return acc;
 }
 

@@ -75,9 +75,7 @@ nlohmann::json CorpusPatching::partial_json() const {
 CorpusPatching CorpusPatching::from_partial_json(const nlohmann::json& j, int64_t layers, int64_t heads,
                                                  const std::string& where) {
     const std::string in = fmt::format("{} activation_patching", where);
-    if (whole_number(j, "num_layers", 1, max_partial_heads, in) != layers ||
-        whole_number(j, "num_heads", 1, max_partial_heads, in) != heads)
-        fail_input(in, "its layers x heads differ from the partial's");
+    check_block_layout(j, layers, heads, in);
     const nlohmann::json& metric = member(j, "metric", in);
     if (!metric.is_string()) fail_input(in, "\"metric\" must be a string");
     PatchMetric parsed;

@@ -56,7 +56,8 @@ CorpusCoverage CorpusAccumulator::check_mergeable(const CorpusAccumulator& other
     // Each analysis a partial may carry: on both sides or on neither.
     for (const auto& [mine, theirs, what] :
          {std::tuple{attribution_.has_value(), other.attribution_.has_value(), "direct logit attribution"},
-          std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"}})
+          std::tuple{patching_.has_value(), other.patching_.has_value(), "activation patching"},
+          std::tuple{ablation_.has_value(), other.ablation_.has_value(), "head ablation"}})
         if (mine != theirs)
             fail_input(where, fmt::format("{}{}, {}{}: partials with and without {} cannot be merged",
                                           theirs ? "holds " : "lacks ", what, sources_.front(),
@@ -156,6 +157,11 @@ void CorpusAccumulator::merge(const CorpusAccumulator& other, const std::string&
     for (size_t k = 0; k < heads_.size(); ++k) heads_[k].merge(other.heads_[k]);
     if (attribution_) attribution_->merge(*other.attribution_, where);
     if (patching_) patching_->merge(*other.patching_, where);
+    if (ablation_) ablation_->merge(*other.ablation_, where);
+    if (mean_maps_ && other.mean_maps_)
+        mean_maps_->merge(*other.mean_maps_, where);
+    else
+        mean_maps_.reset();
     for (int m = 0; m < pair_metric_count; ++m)
         for (size_t k = 0; k < matrices_[m].size(); ++k) matrices_[m][k].merge(other.matrices_[m][k]);
     num_sequences_ += other.num_sequences_;

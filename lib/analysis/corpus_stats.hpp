@@ -14,8 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "corpus_ablation.hpp"
 #include "corpus_attribution.hpp"
 #include "corpus_coverage.hpp"
+#include "corpus_mean_maps.hpp"
 #include "corpus_patching.hpp"
 #include "head_analysis.hpp"
 
@@ -75,6 +77,18 @@ public:
     CorpusPatching* patching() { return patching_ ? &*patching_ : nullptr; }
     const CorpusPatching* patching() const { return patching_ ? &*patching_ : nullptr; }
 
+    // Keeps head ablation too (model --inputs --ablate), as attribution (merge() refuses other
+    // heads or another mode).
+    void keep_ablation(CorpusAblation ablation) { ablation_ = std::move(ablation); }
+    CorpusAblation* ablation() { return ablation_ ? &*ablation_ : nullptr; }
+    const CorpusAblation* ablation() const { return ablation_ ? &*ablation_ : nullptr; }
+    // Keeps the mean maps too (corpus mode's pictures): `maps`, empty; the caller adds each
+    // sequence's layers to mean_maps(). Saved, loaded and merged with the rest; a merge with a
+    // partial that lacks them (--stats-only, an earlier version) keeps none.
+    void keep_mean_maps(CorpusMeanMaps maps) { mean_maps_ = std::move(maps); }
+    CorpusMeanMaps* mean_maps() { return mean_maps_ ? &*mean_maps_ : nullptr; }
+    const CorpusMeanMaps* mean_maps() const { return mean_maps_ ? &*mean_maps_ : nullptr; }
+
     int64_t num_sequences() const { return num_sequences_; }
     // How many of them have a fingerprint: fewer than num_sequences() when partials of an
     // earlier version were merged in.
@@ -112,6 +126,8 @@ private:
     CorpusCoverage coverage_;
     std::optional<CorpusAttribution> attribution_;  // model --logit-attribution's moments, when kept
     std::optional<CorpusPatching> patching_;        // model --patch-from-inputs's moments, when kept
+    std::optional<CorpusAblation> ablation_;        // model --ablate's moments, when kept
+    std::optional<CorpusMeanMaps> mean_maps_;       // the pictures' sums, when kept
 
     // Throws Error(internal) while sequences of a corpus run wait for set_coverage().
     const std::vector<CountedSequence>& sorted_sequences() const;

@@ -42,6 +42,7 @@ void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const A
             corpus.add_corpus_sequence(analyze_layer(result, &weights, token_ids_from_labels(sequence.tokens), options),
                                        sequence_fingerprint(sequence.embeddings, sequence.key_excluded),
                                        documents.position());
+            if (CorpusMeanMaps* maps = corpus.mean_maps()) maps->add({&result});
         }
         layer.recycle(std::move(result));
         if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());

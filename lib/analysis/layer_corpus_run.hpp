@@ -30,7 +30,8 @@ void check_layer_run_memory(const LayerWeights& w, int64_t T, int64_t S, uint64_
 
 // Every input sequence `documents` has left ({"tokens", "embeddings", "attention_mask"}, relative
 // {"npy": ...} files under documents.base_dir()) through `layer`, each run's analysis (`options`:
-// thresholds, sparse error, threads, weight similarity) added to `corpus` at its corpus position.
+// thresholds, sparse error, threads, weight similarity) added to `corpus` at its corpus position,
+// and its map to corpus.mean_maps() when it keeps them.
 // A malformed sequence throws Error(bad_input) naming the document. Timed as "load", "attention"
 // and "statistics".
 void add_layer_corpus(CorpusDocuments& documents, AttentionLayer& layer, const AnalysisOptions& options,

@@ -53,6 +53,7 @@ void add_sequence_analysis(const CorpusSequence& s, const std::vector<LayerResul
     corpus.add_corpus_sequence(
         analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options),
         token_sequence_fingerprint(s.ids, s.token_types), s.position);
+    if (CorpusMeanMaps* maps = corpus.mean_maps()) maps->add(results);  // its layout checked by the line above
     if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());
 }
 

@@ -63,7 +63,8 @@ CorpusWeights corpus_weights(const WholeModel& model, OnednnBackend& backend);
 
 // Every document `documents` has left (model_sequence_ids: {"text"} encoded by `tokenizer`, or
 // {"tokens"}) through `model`, each run's analysis (`options`: thresholds, sparse error, threads,
-// weight similarity) added to `corpus` at its corpus position, in corpus order. A sequence the
+// weight similarity) added to `corpus` at its corpus position, in corpus order, and its layers to
+// corpus.mean_maps() when it keeps them. A sequence the
 // model cannot take (ids past the vocabulary, longer than the context, over limits.memory_budget)
 // throws Error(bad_input) naming the document. A model that streams its blocks (load_block)
 // runs layer-major unless hooks.on_run is set: batches of consecutive documents, each as many as

@@ -47,6 +47,12 @@ int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low
     return json_integer_in(member(object, name, where), low, high, where, fmt::format("\"{}\"", name));
 }
 
+void check_block_layout(const nlohmann::json& block, int64_t layers, int64_t heads, const std::string& where) {
+    if (whole_number(block, "num_layers", 1, max_partial_heads, where) != layers ||
+        whole_number(block, "num_heads", 1, max_partial_heads, where) != heads)
+        fail_input(where, "its layers x heads differ from the partial's");
+}
+
 std::vector<RunningMoments> read_moments(const nlohmann::json& block, size_t expected, int64_t max_count,
                                          const std::string& where) {
     const nlohmann::json& count = member(block, "count", where);

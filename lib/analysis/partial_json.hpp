@@ -32,6 +32,9 @@ const nlohmann::json& member(const nlohmann::json& object, const char* name, con
 // object[name] as a whole number in [low, high].
 int64_t whole_number(const nlohmann::json& object, const char* name, int64_t low, int64_t high,
                      const std::string& where);
+// Refuses (Error bad_input naming `where`) an analysis's block of a partial whose "num_layers" x
+// "num_heads" are not the partial's `layers` x `heads`.
+void check_block_layout(const nlohmann::json& block, int64_t layers, int64_t heads, const std::string& where);
 // A fingerprint written as 16 hex digits; `what` names it in the error.
 uint64_t fingerprint_value(const nlohmann::json& text, const std::string& what, const std::string& where);
 

@@ -32,6 +32,13 @@ AblationMode parse_ablation_mode(const std::string& text) {
     throw Error(ErrorKind::usage, fmt::format("ablation mode '{}': expected zero or mean", text));
 }
 
+const std::vector<AblationMeasure>& ablation_measures() {
+    static const std::vector<AblationMeasure> measures = {{"loss", &HeadAblationEffect::loss},
+                                                          {"delta_loss", &HeadAblationEffect::delta_loss},
+                                                          {"kl", &HeadAblationEffect::kl}};
+    return measures;
+}
+
 const char* ablation_mode_name(AblationMode mode) { return mode == AblationMode::zero ? "zero" : "mean"; }
 
 std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t layers, int64_t heads) {

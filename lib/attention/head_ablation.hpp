@@ -37,6 +37,14 @@ struct HeadAblationEffect {
     double kl = 0;          // mean_t KL(p_clean,t || p_ablated,t) over all T positions, nats
 };
 
+// The measures of HeadAblationEffect by name, in its order: what a corpus aggregates per head
+// (corpus_ablation.hpp) and its tables name.
+struct AblationMeasure {
+    const char* name;
+    double HeadAblationEffect::*member;
+};
+const std::vector<AblationMeasure>& ablation_measures();
+
 struct AblationReport {
     AblationMode mode = AblationMode::zero;
     double clean_loss = 0;                  // the clean run's next-token loss (NaN when T = 1)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "error.hpp"
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
 #include "stats_report.hpp"
@@ -57,6 +58,35 @@ std::vector<HeadAblationEffect> ranked_ablations(const AblationReport& report) {
     return ranked;
 }
 
+namespace {
+
+// ablation_delta_loss.png (signed: diverging, centred on 0) and ablation_kl.png of rows' values
+// `delta_loss` and `kl` (indices into each row's values); `over` ends the titles.
+void write_ablation_pictures(OutputDir& out, const std::string& folder, const std::vector<RankedHeadRow>& rows,
+                             size_t delta_loss, size_t kl, AblationMode mode, int64_t layers, int64_t heads,
+                             const std::string& over, const ReportOptions& o) {
+    if (!o.pictures) return;
+    const std::string name = ablation_mode_name(mode);
+    write_layer_head_png(out.file(fmt::format("{}ablation_delta_loss.png", folder)),
+                         layer_head_values(rows, delta_loss, layers, heads), layers, heads,
+                         fmt::format("Change of next-token loss when a head is {}-ablated{}", name, over),
+                         "delta loss (nats)", o, true);
+    write_layer_head_png(out.file(fmt::format("{}ablation_kl.png", folder)), layer_head_values(rows, kl, layers, heads),
+                         layers, heads,
+                         fmt::format("KL(clean || ablated) of next-token distributions, {} ablation{}", name, over),
+                         "mean KL (nats)", o);
+}
+
+// The index of the measure called `name` in ablation_measures().
+size_t measure_index(const char* name) {
+    const std::vector<AblationMeasure>& measures = ablation_measures();
+    for (size_t m = 0; m < measures.size(); ++m)
+        if (std::string(measures[m].name) == name) return m;
+    throw Error(ErrorKind::internal, fmt::format("no ablation measure {}", name));
+}
+
+}  // namespace
+
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& o, const std::string& folder) {
     const std::vector<HeadAblationEffect> ranked = ranked_ablations(report);
@@ -65,21 +95,57 @@ nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& repo
     const nlohmann::json ranking =
         write_ranked_heads(out.file(fmt::format("{}ablation.csv", folder)), {"delta_loss", "kl", "loss"}, rows, heads);
     const std::string mode = ablation_mode_name(report.mode);
-    if (o.pictures) {
-        const std::vector<float> delta_loss = layer_head_values(rows, 0, layers, heads),
-                                 kl = layer_head_values(rows, 1, layers, heads);
-        write_layer_head_png(out.file(fmt::format("{}ablation_delta_loss.png", folder)), delta_loss, layers, heads,
-                             fmt::format("Change of next-token loss when a head is {}-ablated", mode),
-                             "delta loss (nats)", o, true);
-        write_layer_head_png(out.file(fmt::format("{}ablation_kl.png", folder)), kl, layers, heads,
-                             fmt::format("KL(clean || ablated) of next-token distributions, {} ablation", mode),
-                             "mean KL (nats)", o);
-    }
+    write_ablation_pictures(out, folder, rows, 0, 1, report.mode, layers, heads, "", o);
     return {{"ablation",
              {{"mode", mode},
               {"clean_loss", json_number(report.clean_loss)},
               {"heads", ranking},
               {"findings", ablation_findings(report, ranked)}}}};
+}
+
+AblationReport mean_ablation_report(const CorpusAblation& a) {
+    AblationReport mean;
+    mean.mode = a.mode();
+    mean.clean_loss = a.clean_loss().mean_or_nan();
+    const std::vector<AblationMeasure>& measures = ablation_measures();
+    for (size_t k = 0; k < a.ablated().size(); ++k) {
+        HeadAblationEffect& e = mean.heads.emplace_back();
+        e.id = a.ablated()[k];
+        for (size_t m = 0; m < measures.size(); ++m) e.*measures[m].member = a.moments(k, m).mean_or_nan();
+    }
+    return mean;
+}
+
+nlohmann::json write_corpus_ablation_outputs(OutputDir& out, const CorpusAblation& a, const ReportOptions& o) {
+    const AblationReport mean = mean_ablation_report(a);
+    const std::vector<HeadAblationEffect> ranked = ranked_ablations(mean);
+    const std::vector<AblationMeasure>& measures = ablation_measures();
+    std::vector<std::string> names;
+    for (const AblationMeasure& m : measures)
+        names.push_back(fmt::format("{}_mean", m.name)), names.push_back(fmt::format("{}_std", m.name));
+    names.push_back("sequences");
+    std::vector<RankedHeadRow> rows;
+    for (const HeadAblationEffect& e : ranked) {
+        const size_t k =
+            static_cast<size_t>(std::find(a.ablated().begin(), a.ablated().end(), e.id) - a.ablated().begin());
+        RankedHeadRow& row = rows.emplace_back(RankedHeadRow{e.id.layer, e.id.head, {}});
+        for (size_t m = 0; m < measures.size(); ++m)
+            row.values.push_back(a.moments(k, m).mean_or_nan()), row.values.push_back(a.moments(k, m).population_std());
+        row.values.push_back(static_cast<double>(a.moments(k, measure_index("kl")).count));
+    }
+    const nlohmann::json ranking = write_ranked_heads(out.file("ablation.csv"), names, rows, a.heads());
+    write_ablation_pictures(out, "", rows, 2 * measure_index("delta_loss"), 2 * measure_index("kl"), a.mode(),
+                            a.layers(), a.heads(), fmt::format(" (mean over {} sequences)", a.sequences()), o);
+    std::vector<std::string> findings = ablation_findings(mean, ranked);
+    for (std::string& finding : findings) finding = fmt::format("over {} sequences, {}", a.sequences(), finding);
+    return {{"ablation",
+             {{"mode", ablation_mode_name(a.mode())},
+              {"sequences", a.sequences()},
+              {"clean_loss",
+               {{"mean", json_number(a.clean_loss().mean_or_nan())},
+                {"std", json_number(a.clean_loss().population_std())}}},
+              {"heads", ranking},
+              {"findings", findings}}}};
 }
 
 }  // namespace attn_viz

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "corpus_ablation.hpp"
 #include "head_ablation.hpp"
 #include "output_dir.hpp"
 #include "report.hpp"
@@ -26,5 +27,15 @@ std::vector<std::string> ablation_findings(const AblationReport& report, const s
 // (ranked), "findings"}} for stats.json.
 nlohmann::json write_ablation_outputs(OutputDir& out, const AblationReport& report, int64_t layers, int64_t heads,
                                       const ReportOptions& options, const std::string& folder = "");
+
+// The corpus's mean report: each head's measures and the clean loss averaged over the sequences.
+AblationReport mean_ablation_report(const CorpusAblation& ablation);
+
+// Over a corpus: ablation.csv ranked by the mean change of the loss, with each measure's mean and
+// population std ("<measure>_mean", "<measure>_std", for every ablation_measures()) and the
+// sequences counted, the two pictures of the means, and {"ablation": {"mode", "sequences",
+// "clean_loss" ({"mean", "std"}), "heads" (ranked), "findings"}} for stats.json.
+nlohmann::json write_corpus_ablation_outputs(OutputDir& out, const CorpusAblation& ablation,
+                                             const ReportOptions& options);
 
 }  // namespace attn_viz

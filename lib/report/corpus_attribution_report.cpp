@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ablation_report.hpp"
 #include "file_write.hpp"
 #include "head_effect_outputs.hpp"
 #include "head_names.hpp"
@@ -115,6 +116,7 @@ nlohmann::json write_corpus_analysis_outputs(OutputDir& out, const CorpusAccumul
     nlohmann::json stats = nlohmann::json::object();
     if (corpus.attribution()) stats.update(write_corpus_attribution_outputs(out, *corpus.attribution(), options));
     if (corpus.patching()) stats.update(write_corpus_patching_outputs(out, *corpus.patching(), options));
+    if (corpus.ablation()) stats.update(write_corpus_ablation_outputs(out, *corpus.ablation(), options));
     return stats;
 }
 

@@ -36,14 +36,22 @@ std::vector<std::string> findings_of(const nlohmann::json& entry) {
     return findings;
 }
 
-// The first ablation_heads_shown ranked heads of the "ablation" entry: {rank, head, delta_loss, kl}.
+// entry[name], or over a corpus its mean: entry[name + "_mean"], or entry[name]["mean"].
+const nlohmann::json& mean_value(const nlohmann::json& entry, const std::string& name) {
+    static const nlohmann::json none;
+    if (entry.contains(name)) return entry[name].is_object() ? mean_value(entry[name], "mean") : entry[name];
+    return entry.contains(name + "_mean") ? entry[name + "_mean"] : none;
+}
+
+// The first ablation_heads_shown ranked heads of the "ablation" entry: {rank, head, delta_loss, kl}
+// (their means over a corpus).
 std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablation) {
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : ablation["heads"]) {
         if (rows.size() == ablation_heads_shown) break;
-        rows.push_back({fmt::to_string(h["rank"].get<int64_t>()),
-                        head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
-                        number_text(h["delta_loss"], "{:+.4f}"), number_text(h["kl"], "{:.4f}")});
+        rows.push_back(
+            {fmt::to_string(h["rank"].get<int64_t>()), head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
+             number_text(mean_value(h, "delta_loss"), "{:+.4f}"), number_text(mean_value(h, "kl"), "{:.4f}")});
     }
     return rows;
 }
@@ -51,9 +59,11 @@ std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablati
 std::string ablation_heading(const nlohmann::json& ablation) {
     const size_t count = ablation["heads"].size();
     return fmt::format(
-        "ablation ({}, {}{}): clean next-token loss {} nats; the heads that change it most{}:",
+        "ablation ({}, {}{}): clean next-token loss {} nats{}; the heads that change it most{}:",
         ablation["mode"].get<std::string>(), count, count == 1 ? " head" : " heads",
-        number_text(ablation["clean_loss"], "{:.4f}"),
+        number_text(mean_value(ablation, "clean_loss"), "{:.4f}"),
+        ablation.contains("sequences") ? fmt::format(" (means over {} sequences)", ablation["sequences"].get<int64_t>())
+                                       : "",
         count > ablation_heads_shown ? fmt::format(" (first {}, all in ablation.csv)", ablation_heads_shown) : "");
 }
 

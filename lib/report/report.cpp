@@ -319,9 +319,66 @@ std::vector<uint8_t> head_png(const ReportInput& in, const ReportOptions& o, con
     return encode_png(render_heatmap(layout, style));
 }
 
+HtmlReportInput report_page(const nlohmann::json& stats, const ReportOptions& o, const HeatmapStyle& shared_style) {
+    HtmlReportInput html;
+    html.stats = stats;
+    html.column_order = report_column_order();
+    html.table_notes = report_table_notes(stats);
+    html.analysis_sections = model_analyses_html(stats);
+    html.style = shared_style;
+    html.scale = o.scale;
+    if (o.map == PictureMap::norm) html.map_kind = norm_map_kind, html.value_name = "norm";
+    return html;
+}
+
+void write_map_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& o, const ModelAnalysis& analysis,
+                        const nlohmann::json& stats, PictureNotes* notes, const std::vector<HtmlMaps>& more_maps) {
+    const int threads = resolve_threads(o.threads);
+    std::vector<LayerResult> norm_layers;
+    const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
+    const ReportOptions drawn_options = pictured_options(o);
+    const ValueRange all = global_value_range(drawn, analysis.num_heads);
+    if (o.pictures) {
+        const PictureNotes drawn_notes = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
+        if (notes) notes->maps += drawn_notes.maps, notes->dark_maps += drawn_notes.dark_maps;
+    }
+    // The overview and report.html show the layers with a selected head (every layer by default).
+    std::vector<const Tensor*> maps;
+    std::vector<int64_t> numbers;
+    std::vector<std::vector<int64_t>> heads;
+    std::vector<std::string> labels;
+    for (size_t l = 0; l < drawn.layers.size(); ++l) {
+        const int64_t number = layer_number(in, static_cast<int64_t>(l));
+        if (!o.drawn.has_layer(number)) continue;
+        maps.push_back(&drawn.layers[l]->attention);
+        numbers.push_back(number);
+        heads.push_back(o.drawn.heads_of(number, analysis.num_heads));
+        for (int64_t h = 0; h < analysis.num_heads; ++h)
+            labels.push_back(shown_label(analysis, static_cast<int64_t>(l) * analysis.num_heads + h));
+    }
+    // The overview and report.html take the shared range (--scale global) from the style.
+    HeatmapStyle shared_style = drawn_options.style;
+    const ValueRange shared = map_color_range(color_rule(o), all, all);
+    shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
+    if (o.pictures)
+        write_overview_png(out.file(fmt::format("{}overview.png", in.folder)), maps, numbers,
+                           in.layers.front()->visibility, shared_style, color_rule(o), threads, labels);
+    if (o.html && o.pictures) {
+        HtmlReportInput html = report_page(stats, o, shared_style);
+        html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
+        html.layers = maps, html.layer_numbers = numbers;
+        if (!o.drawn.all()) html.head_numbers = heads;
+        html.visibility = in.layers.front()->visibility;
+        html.model = in.model_description;
+        html.input_text = in.input_text;
+        html.more_maps = more_maps;
+        if (!more_maps.empty()) html.name = "attention";  // a page of several sets names each
+        write_html_report(out.file(fmt::format("{}report.html", in.folder)), html);
+    }
+}
+
 ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOptions& o, Timings& timings,
                            PictureNotes* notes) {
-    const int threads = resolve_threads(o.threads);
     // Step 1: every statistic, label and head-by-head matrix.
     ModelAnalysis analysis;
     {
@@ -334,52 +391,7 @@ ModelAnalysis write_report(OutputDir& out, const ReportInput& in, const ReportOp
     {
         Timings::Scope t(timings, output_files_stage(o));
         const nlohmann::json stats = write_analysis_outputs(out, in.folder, named, extra, o);
-        std::vector<LayerResult> norm_layers;
-        const ReportInput drawn = pictured_layers(in, o.map, norm_layers);
-        const ReportOptions drawn_options = pictured_options(o);
-        const ValueRange all = global_value_range(drawn, analysis.num_heads);
-        if (o.pictures) {
-            const PictureNotes drawn_notes = write_head_pictures(out, drawn, drawn_options, analysis, all, threads);
-            if (notes) notes->maps += drawn_notes.maps, notes->dark_maps += drawn_notes.dark_maps;
-        }
-        // The overview and report.html show the layers with a selected head (every layer by default).
-        std::vector<const Tensor*> maps;
-        std::vector<int64_t> numbers;
-        std::vector<std::vector<int64_t>> heads;
-        std::vector<std::string> labels;
-        for (size_t l = 0; l < drawn.layers.size(); ++l) {
-            const int64_t number = layer_number(in, static_cast<int64_t>(l));
-            if (!o.drawn.has_layer(number)) continue;
-            maps.push_back(&drawn.layers[l]->attention);
-            numbers.push_back(number);
-            heads.push_back(o.drawn.heads_of(number, analysis.num_heads));
-            for (int64_t h = 0; h < analysis.num_heads; ++h)
-                labels.push_back(shown_label(analysis, static_cast<int64_t>(l) * analysis.num_heads + h));
-        }
-        // The overview and report.html take the shared range (--scale global) from the style.
-        HeatmapStyle shared_style = drawn_options.style;
-        const ValueRange shared = map_color_range(color_rule(o), all, all);
-        shared_style.vmin = shared.vmin, shared_style.vmax = shared.vmax;
-        if (o.pictures)
-            write_overview_png(out.file(fmt::format("{}overview.png", in.folder)), maps, numbers,
-                               in.layers.front()->visibility, shared_style, color_rule(o), threads, labels);
-        if (o.html && o.pictures) {
-            HtmlReportInput html;
-            html.query_tokens = in.query_tokens, html.key_tokens = in.key_tokens;
-            html.layers = maps, html.layer_numbers = numbers;
-            if (!o.drawn.all()) html.head_numbers = heads;
-            html.visibility = in.layers.front()->visibility;
-            html.stats = stats;
-            html.column_order = report_column_order();
-            html.table_notes = report_table_notes(stats);
-            html.analysis_sections = model_analyses_html(stats);
-            html.style = shared_style;
-            html.scale = o.scale;
-            html.model = in.model_description;
-            html.input_text = in.input_text;
-            if (o.map == PictureMap::norm) html.map_kind = norm_map_kind, html.value_name = "norm";
-            write_html_report(out.file(fmt::format("{}report.html", in.folder)), html);
-        }
+        write_map_pictures(out, in, o, analysis, stats, notes);
     }
     // Step 3: raw arrays for scripts.
     {

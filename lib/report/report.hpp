@@ -14,6 +14,7 @@
 #include "head_selection.hpp"
 #include "heatmap_grid.hpp"
 #include "heatmap_layout.hpp"
+#include "html_report.hpp"
 #include "layer_result.hpp"
 #include "output_dir.hpp"
 #include "timings.hpp"
@@ -117,6 +118,17 @@ ColorRangeRule color_rule(const ReportOptions& options);
 PictureNotes write_layer_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options,
                                   const ModelAnalysis& a, int threads, ValueRange& range,
                                   const std::function<void(const Tensor&)>& on_drawn);
+
+// report.html's page for `stats` (tables, notes, the analyses' sections), its maps drawn with
+// `shared_style` under --scale and --map; the caller adds the maps.
+HtmlReportInput report_page(const nlohmann::json& stats, const ReportOptions& options,
+                            const HeatmapStyle& shared_style);
+
+// The pictures of in's maps as write_report draws them (every selected head's PNG, the SVG,
+// overview.png) and, with --html, report.html showing them with `stats` (analysis `a` of them:
+// titles, labels) and `more_maps` after them. `notes` (if given) gets what the pictures look like.
+void write_map_pictures(OutputDir& out, const ReportInput& in, const ReportOptions& options, const ModelAnalysis& a,
+                        const nlohmann::json& stats, PictureNotes* notes, const std::vector<HtmlMaps>& more_maps = {});
 
 // The outputs that need only the analysis, not the maps: stats.json (with `extra` keys merged in),
 // heads.csv, pairs.csv, correlation.png, js_distance.png and entropy.png, under `folder`.

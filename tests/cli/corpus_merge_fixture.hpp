@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -75,6 +76,14 @@ inline void check_shards_merge_to_single_run(const ScratchDir& dir, const std::s
     CHECK(merged["corpora"][0]["fingerprint"] == single["corpora"][0]["fingerprint"]);
     single.erase("corpora"), merged.erase("corpora");
     check_same_statistics(single, merged);
+    // The mean maps' pictures too: merge draws them as the single run does.
+    for (const char* picture :
+         {"offsets.png", "overview.png", "head_00.png", "layer_00/head_00.png", "layer_01/head_01.png"}) {
+        const std::string a = dir / (std::string("single/") + picture), b = dir / (std::string("merged/") + picture);
+        CHECK_MESSAGE(std::filesystem::exists(a) == std::filesystem::exists(b), picture);
+        if (std::filesystem::exists(a) && std::filesystem::exists(b))
+            CHECK_MESSAGE(read_text(a) == read_text(b), picture);
+    }
 }
 
 }  // namespace test_support

@@ -174,13 +174,14 @@ TEST_CASE("model --inputs: texts and token ids through every layer, aggregated; 
     CHECK_MESSAGE(r.exit_code == 0, r.output);
     CHECK(read_stats(dir / "two")["num_sequences"] == 3);
 
-    // A line the model cannot take names the line; corpus mode keeps no maps and takes no text.
+    // A line the model cannot take names the line; corpus mode takes no text, generates nothing and
+    // dumps no single input's maps.
     write_text(dir / "bad.jsonl", corpus + "{\"tokens\": [1, 263]}\n");
     r = run_attn_viz(model + " -q --inputs " + (dir / "bad.jsonl") + " --out " + (dir / "bad"));
     CHECK(r.exit_code == 3);
     CHECK_MESSAGE(r.output.find("bad.jsonl:7: ") != std::string::npos, r.output);
     CHECK(!fs::exists(dir / "bad"));
-    for (const char* extra : {" --text hello", " --generate 3", " --dump-attention a.npy", " --html"})
+    for (const char* extra : {" --text hello", " --generate 3", " --dump-attention a.npy"})
         CHECK_MESSAGE(
             run_attn_viz(model + " -q --inputs " + (dir / "c.jsonl") + " --out " + (dir / "bad") + extra).exit_code ==
                 2,

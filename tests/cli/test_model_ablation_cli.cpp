@@ -107,11 +107,11 @@ TEST_CASE_FIXTURE(Stories260kFixture,
     }
     CHECK(run_attn_viz("model -q" + files + " --ablate 5:0 --out " + (dir / "bad")).output.find("--ablate") !=
           std::string::npos);
-    // Corpus mode keeps no maps and runs no whole-model analysis.
+    // Corpus mode runs no whole-model analysis and draws no norm-based maps.
     write_text(dir / "c.jsonl", "{\"text\": \"Lily saw a ball.\"}\n");
     const std::string corpus = " --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
                                "/tok512.bin --inputs " + (dir / "c.jsonl");
-    for (const char* refused : {" --ablate all", " --rollout", " --flow", " --map norm"}) {
+    for (const char* refused : {" --rollout", " --flow", " --map norm"}) {
         INFO(refused);
         CHECK(run_attn_viz("model -q" + corpus + refused + " --out " + (dir / "bad")).exit_code == 2);
     }

@@ -225,6 +225,16 @@ TEST_CASE(
     const CommandResult targeted = run_attn_viz(model + (dir / "c.jsonl") + " --target-text abc");
     CHECK(targeted.exit_code == 2);
     CHECK_MESSAGE(targeted.output.find("--inputs excludes --target-text") != std::string::npos, targeted.output);
+    // What an encoder-decoder's corpus does not do yet is refused by name, not ignored.
+    for (const char* option : {"--html", "--ablate"}) {
+        const CommandResult refused =
+            run_attn_viz(model + (dir / "c.jsonl") + " " + option + (option[2] == 'a' ? " encoder/all" : ""));
+        CHECK(refused.exit_code == 2);
+        CHECK_MESSAGE(refused.output.find(std::string(option) + ": not implemented over an encoder-decoder's corpus") !=
+                          std::string::npos,
+                      refused.output);
+        CHECK(!fs::exists(dir / "o"));
+    }
 
     // A partial of a decoder model beside one of this encoder-decoder, and a damaged partial.
     CommandResult r = run_attn_viz(model + (dir / "c.jsonl") + " --save-partial " + (dir / "seq2seq.json"));
