@@ -58,7 +58,7 @@ nlohmann::json head_ref(const ModelAnalysis& a, int64_t index) {
 
 nlohmann::json json_number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
-nlohmann::json moments_json(const RunningMoments& m) {
+nlohmann::json mean_and_std_json(const RunningMoments& m) {
     return {{"mean", json_number(m.mean_or_nan())}, {"std", json_number(m.population_std())}};
 }
 

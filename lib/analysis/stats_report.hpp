@@ -19,7 +19,7 @@ nlohmann::json stats_json(const ModelAnalysis& analysis);
 // A finite number as itself, NaN or infinity as null.
 nlohmann::json json_number(double x);
 // {"mean", "std"} of a corpus statistic (the population std), each a json_number.
-nlohmann::json moments_json(const RunningMoments& m);
+nlohmann::json mean_and_std_json(const RunningMoments& m);
 // Shortest text that reads back to the same double; "" for NaN/inf (an empty CSV field).
 std::string csv_number(double x);
 // `text` as one CSV field, always in double quotes (a quote inside doubled, RFC 4180): a token's

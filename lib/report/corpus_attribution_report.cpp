@@ -74,9 +74,9 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
         row("attention_bias", layer, "", a.moments(AttributionPart::attention_bias, l));
         row("mlp", layer, "", a.moments(AttributionPart::mlp, l));
         layers.push_back({{"layer", l},
-                          {"heads", moments_json(a.moments(AttributionPart::layer_heads, l))},
-                          {"attention_bias", moments_json(a.moments(AttributionPart::attention_bias, l))},
-                          {"mlp", moments_json(a.moments(AttributionPart::mlp, l))}});
+                          {"heads", mean_and_std_json(a.moments(AttributionPart::layer_heads, l))},
+                          {"attention_bias", mean_and_std_json(a.moments(AttributionPart::attention_bias, l))},
+                          {"mlp", mean_and_std_json(a.moments(AttributionPart::mlp, l))}});
     }
     row("norm_bias", "", "", a.moments(AttributionPart::norm_bias));
     row("logit", "", "", a.moments(AttributionPart::logit));
@@ -103,9 +103,9 @@ nlohmann::json write_corpus_attribution_outputs(OutputDir& out, const CorpusAttr
     return {{"logit_attribution",
              {{"target", a.target()},
               {"positions", a.positions()},
-              {"logit", moments_json(a.moments(AttributionPart::logit))},
-              {"embedding", moments_json(a.moments(AttributionPart::embedding))},
-              {"norm_bias", moments_json(a.moments(AttributionPart::norm_bias))},
+              {"logit", mean_and_std_json(a.moments(AttributionPart::logit))},
+              {"embedding", mean_and_std_json(a.moments(AttributionPart::embedding))},
+              {"norm_bias", mean_and_std_json(a.moments(AttributionPart::norm_bias))},
               {"layers", layers},
               {"heads", ranking},
               {"findings", corpus_attribution_findings(a)}}}};

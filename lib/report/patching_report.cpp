@@ -145,8 +145,8 @@ nlohmann::json write_corpus_patching_outputs(OutputDir& out, const CorpusPatchin
     for (std::string& finding : findings) finding = fmt::format("over {} pairs, {}", p.pairs(), finding);
     nlohmann::json patching = metric_entries(p.metric());
     patching.update({{"pairs", p.pairs()},
-                     {"clean", moments_json(p.moments(PatchingPart::clean))},
-                     {"corrupted", moments_json(p.moments(PatchingPart::corrupted))},
+                     {"clean", mean_and_std_json(p.moments(PatchingPart::clean))},
+                     {"corrupted", mean_and_std_json(p.moments(PatchingPart::corrupted))},
                      {"heads", ranking},
                      {"findings", findings}});
     return {{"activation_patching", patching}};
