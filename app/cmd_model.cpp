@@ -312,6 +312,7 @@ attn_viz::ModelAnalysis write_model_report(const ModelRunContext& c, const attn_
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
+    report.token_roles = token_roles(*in.tokenizer, in.ids);
     report.extra_stats.update(input_stats(o, in, c.model(), provenance));
     report.model_description = attn_viz::model_description(o.checkpoint, c.model().description());
     report.input_text = input_text(o, in);
@@ -420,6 +421,7 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
             std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
         stream.extra_stats.update(analyses);
         stream.backend = &c.backend;
+        stream.token_roles = attn_viz::token_roles(*in.tokenizer, in.ids);
         const attn_viz::ModelAnalysis analysis =
             stream_model_report(c.out, model, {in.ids, in.token_types}, std::move(stream), o.report,
                                 progress_wanted(o.output.quiet), c.timings, notes);
