@@ -1,6 +1,7 @@
 // An encoder's findings (Clark et al. 2019, issue 44 item 2) through the CLI on random BERT folders
 // (scripts/reference_hf_transformer.py): the special-token masses as the dumped maps give them, in
-// stats.json and heads.csv; each of Clark's labels and thresholds; a layer run without a tokenizer
+// stats.json and heads.csv; each of Clark's labels and thresholds; --ablate's change of the final
+// hidden states against the float64 reference's, zero and mean; a layer run without a tokenizer
 // has no roles and keeps the decoder's labels.
 #include <algorithm>
 #include <cmath>
@@ -156,6 +157,77 @@ TEST_CASE("model on a BERT folder: [SEP], delimiter, [CLS], broad and local by t
                                                 "")) {
         CAPTURE(label);
         CHECK(label != "diffuse");
+    }
+}
+
+TEST_CASE(
+    "model --ablate on a BERT folder: the final hidden states' change and the masked-LM loss, as the float64 "
+    "reference's") {
+    struct Case {
+        const char* mode;
+        bool masked_lm;
+    };
+    for (const Case c : {Case{"zero", false}, Case{"zero", true}, Case{"mean", true}}) {
+        const std::string mode = c.mode;
+        CAPTURE(mode);
+        CAPTURE(c.masked_lm);
+        ScratchDir dir;
+        make_bert(dir,
+                  "--ablate 1:2" + std::string(mode == "mean" ? ":mean" : "") + (c.masked_lm ? " --mlm-head" : ""));
+        const std::vector<int> ids = read_ids(dir / "ids.txt");
+        std::string list;
+        for (int id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+        const CommandResult r =
+            run_attn_viz("model -q --model " + dir.path().string() + " --tokens " + list + " --ablate L1H2,L0H0" +
+                         " --ablate-mode " + mode + " --out " + (dir / "out"));
+        REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+        const Tensor clean = read_npy(dir / "expected_hidden.npy"),
+                     ablated = read_npy(dir / "expected_ablated_hidden.npy");
+        const int64_t T = clean.dim(0), D = clean.dim(1);
+        double cosine = 0, difference = 0, norm = 0;
+        for (int64_t t = 0; t < T; ++t) {
+            double dot = 0, hh = 0, gg = 0;
+            for (int64_t d = 0; d < D; ++d) {
+                const double h = clean.data[size_t(t * D + d)], g = ablated.data[size_t(t * D + d)];
+                dot += h * g, hh += h * h, gg += g * g, difference += (g - h) * (g - h);
+            }
+            norm += hh;
+            cosine += 1 - dot / std::sqrt(hh * gg);
+        }
+        const nlohmann::json stats = nlohmann::json::parse(read_text(dir / "out/stats.json"));
+        const nlohmann::json& ablation = stats["ablation"];
+        CHECK(ablation["mode"] == mode);
+        CHECK(ablation["measured_on"] == "final_hidden_states");
+        CHECK(!ablation.contains("clean_loss"));
+        REQUIRE(ablation["heads"].size() == 2);
+        const nlohmann::json* head = nullptr;
+        for (const auto& h : ablation["heads"])
+            if (h["layer"] == 1 && h["head"] == 2) head = &h;
+        REQUIRE(head);
+        CHECK((*head)["relative_l2"].get<double>() == doctest::Approx(std::sqrt(difference / norm)).epsilon(1e-4));
+        CHECK((*head)["cosine_distance"].get<double>() == doctest::Approx(cosine / double(T)).epsilon(1e-3));
+        CHECK((*head)["relative_l2"].get<double>() > 1e-3);
+        CHECK(ablation["heads"][0]["cosine_distance"] >= ablation["heads"][1]["cosine_distance"]);
+        CHECK(ablation["findings"][0].get<std::string>().find("changes the final hidden states most") !=
+              std::string::npos);
+        CHECK(fs::exists(dir / "out/ablation_cosine_distance.png"));
+        CHECK(fs::exists(dir / "out/ablation_relative_l2.png"));
+        const std::string csv = read_text(dir / "out/ablation.csv");
+        CHECK(fs::exists(dir / "out/ablation_delta_mlm_loss.png") == c.masked_lm);
+        if (!c.masked_lm) {
+            CHECK(csv.rfind("rank,index,layer,head,cosine_distance,relative_l2\n", 0) == 0);
+            CHECK(!ablation.contains("clean_mlm_loss"));
+            CHECK(ablation["findings"][1].get<std::string>().find("no masked-LM head") != std::string::npos);
+            continue;
+        }
+        CHECK(csv.rfind("rank,index,layer,head,cosine_distance,relative_l2,delta_mlm_loss,mlm_loss\n", 0) == 0);
+        const double clean_loss = read_npy(dir / "expected_mlm_loss.npy").data.at(0),
+                     ablated_loss = read_npy(dir / "expected_ablated_mlm_loss.npy").data.at(0);
+        CHECK(ablation["clean_mlm_loss"].get<double>() == doctest::Approx(clean_loss).epsilon(1e-5));
+        CHECK((*head)["mlm_loss"].get<double>() == doctest::Approx(ablated_loss).epsilon(1e-5));
+        CHECK((*head)["delta_mlm_loss"].get<double>() ==
+              doctest::Approx(ablated_loss - clean_loss).epsilon(1e-3).scale(clean_loss));
+        CHECK(ablation["findings"][2].get<std::string>().find("masked-LM loss") != std::string::npos);
     }
 }
 
