@@ -313,6 +313,7 @@ attn_viz::ModelAnalysis write_model_report(const ModelRunContext& c, const attn_
     report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
     report.layer_folders = true;
     report.token_ids.assign(in.ids.begin(), in.ids.end());
+    report.token_roles = token_roles(*in.tokenizer, in.ids);
     report.extra_stats.update(input_stats(o, in, c.model(), provenance));
     report.model_description = attn_viz::model_description(o.checkpoint, c.model().description());
     report.input_text = input_text(o, in);
@@ -367,9 +368,13 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
         corpus.keep_patching(CorpusPatching(d.n_layers, d.n_heads, o.analyses.metric));
         patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
     }
-    if (!o.analyses.ablate.empty())
+    if (!o.analyses.ablate.empty()) {
+        // An encoder's ablation (final hidden states, masked-LM loss) runs on one input; its corpus
+        // form, moments of those measures, is not written yet.
+        check_model_has_logits(model, "--ablate over a corpus (--inputs)");
         corpus.keep_ablation(CorpusAblation(d.n_layers, d.n_heads, parse_ablation_mode(o.analyses.ablate_mode),
                                             parse_ablated_heads(o.analyses.ablate, d.n_layers, d.n_heads)));
+    }
     const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
     ModelCorpusHooks hooks;
     hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
@@ -428,6 +433,7 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
             std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
         stream.extra_stats.update(analyses);
         stream.backend = &c.backend;
+        stream.token_roles = attn_viz::token_roles(*in.tokenizer, in.ids);
         const attn_viz::ModelAnalysis analysis =
             stream_model_report(c.out, model, {in.ids, in.token_types}, std::move(stream), o.report,
                                 progress_wanted(o.output.quiet), c.timings, notes);

@@ -81,7 +81,9 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option(
            "--ablate", o.ablate,
            "True ablation: rerun the model from each listed head's layer on with the head removed and report the "
-           "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png; models with logits): all, "
+           "change of next-token loss and the KL divergence (ablation.csv, ablation_*.png); an encoder (BERT), with "
+           "no next-token logits, reports the change of its final hidden states (cosine distance, relative L2) and, "
+           "with a masked-LM head, of its loss: all, "
            "or heads as L1H3,L2H0-7 (any case) or 1:3,2:0-7; an encoder-decoder's heads by stack, "
            "encoder/L0H1,decoder/all,cross/1:0 (each stack's files in its folder; the loss is the teacher-forced "
            "target's); over a corpus (--inputs), each measure's mean and std over the sequences")
@@ -177,7 +179,6 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
     const int64_t tokens = static_cast<int64_t>(ids.size());
     const attn_viz::ModelDescription& c = model.description();
     if (!o.ablate.empty()) {
-        check_model_has_logits(model, "--ablate");
         parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); });
     }
     if (o.logit_attribution) {
@@ -232,11 +233,17 @@ nlohmann::json write_model_analyses(const ModelAnalysisOptions& o, const ModelAn
     if (!o.ablate.empty()) {
         Timings::Scope t(r.timings, "ablation");
         Progress progress(r.show_progress, "ablated head");
-        const AblationReport ablation = ablate_heads(
-            r.model, r.backend, run, parse_ablated_heads(o.ablate, c.n_layers, c.n_heads),
-            parse_ablation_mode(o.ablate_mode), [&](int64_t done, int64_t total) { progress.update(done, total); });
+        const std::vector<AblatedHead> heads = parse_ablated_heads(o.ablate, c.n_layers, c.n_heads);
+        const AblationMode mode = parse_ablation_mode(o.ablate_mode);
+        const auto on_head = [&](int64_t done, int64_t total) { progress.update(done, total); };
+        if (r.model.has_logits())
+            stats.update(write_ablation_outputs(r.out, ablate_heads(r.model, r.backend, run, heads, mode, on_head),
+                                                c.n_layers, c.n_heads, r.report));
+        else  // an encoder: the change of its final hidden states
+            stats.update(write_encoder_ablation_outputs(
+                r.out, ablate_encoder_heads(r.model, r.backend, run, heads, mode, on_head), c.n_layers, c.n_heads,
+                r.report));
         progress.finish();
-        stats.update(write_ablation_outputs(r.out, ablation, c.n_layers, c.n_heads, r.report));
     }
     if (o.logit_attribution) {
         Timings::Scope t(r.timings, "logit attribution");

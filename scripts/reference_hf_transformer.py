@@ -26,6 +26,11 @@ Saves what a test compares:
   DIR/expected_ablated_logits.npy                    with --ablate L:H: the logits with head H of layer L
                                                      zeroed (its slice of the merged heads, before the
                                                      output projection)
+  DIR/expected_ablated_hidden.npy                    bert with --ablate L:H[:mean]: the final hidden states so
+                                                     (mean: the slice replaced by its mean over the tokens)
+  DIR/expected_mlm_loss.npy, expected_ablated_mlm_loss.npy   bert with --mlm-head: the masked-LM head's loss of
+                                                     each input token at its own position (mlm_loss, [1]), clean and
+                                                     with --ablate
   DIR/expected_generation.txt                        with --generate N: the greedy continuation's ids
                                                      (argmax; with --tokenizer over its tokens only,
                                                      stopping at <|endoftext|>)
@@ -89,12 +94,14 @@ def attend(q, k, v, causal):
 
 
 def zero_head(merged, H, ablate, layer):
-    """merged: [T, H d_h] -> the same with head ablate[1]'s slice zeroed when layer == ablate[0]."""
+    """merged: [T, H d_h] -> the same with head ablate[1]'s slice zeroed when layer == ablate[0]
+    (ablate[2] == "mean": replaced by its mean over the tokens instead)."""
     if ablate is None or ablate[0] != layer:
         return merged
     dh = merged.shape[1] // H
     merged = merged.clone()
-    merged[:, ablate[1] * dh:(ablate[1] + 1) * dh] = 0
+    part = merged[:, ablate[1] * dh:(ablate[1] + 1) * dh]
+    merged[:, ablate[1] * dh:(ablate[1] + 1) * dh] = part.mean(dim=0) if len(ablate) > 2 and ablate[2] == "mean" else 0
     return merged
 
 
@@ -153,8 +160,9 @@ def neox_forward(w, cfg, ids, p, ablate=None):
     return attentions, hidden, hidden @ (w[p + "embed_in.weight"] if cfg["tie_word_embeddings"] else w["embed_out.weight"]).T
 
 
-def bert_forward(w, cfg, ids, p, types=None):
-    """BertModel's forward; types: each token's type (token_type_ids), None for every token of type 0."""
+def bert_forward(w, cfg, ids, p, types=None, ablate=None):
+    """BertModel's forward; types: each token's type (token_type_ids), None for every token of type 0;
+    ablate: (layer, head[, "mean"]) as zero_head."""
     H, eps, T = cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
     e = p + "embeddings."
     types = [0] * T if types is None else types
@@ -166,10 +174,23 @@ def bert_forward(w, cfg, ids, p, types=None):
         q, k, v = (heads(linear(w, b + "attention.self." + n, x), H) for n in ("query", "key", "value"))
         attention, merged = attend(q, k, v, causal=cfg.get("is_decoder", False))
         attentions.append(attention)
-        x = layer_norm(linear(w, b + "attention.output.dense", merged) + x, w, b + "attention.output.LayerNorm", eps)
+        attended = linear(w, b + "attention.output.dense", zero_head(merged, H, ablate, layer))
+        x = layer_norm(attended + x, w, b + "attention.output.LayerNorm", eps)
         inner = gelu(linear(w, b + "intermediate.dense", x))
         x = layer_norm(linear(w, b + "output.dense", inner) + x, w, b + "output.LayerNorm", eps)
     return attentions, x, None
+
+
+def mlm_loss(w, cfg, hidden, ids):
+    """BertForMaskedLM's head (cls.predictions: transform dense, the config's activation, LayerNorm,
+    the decoder tied to the word embeddings, its own bias) on the final hidden states; the mean over
+    positions of -log softmax(logits_t)[ids_t], each token predicted at its own position unmasked."""
+    act = gelu_new if cfg["hidden_act"] == "gelu_new" else gelu
+    x = layer_norm(act(linear(w, "cls.predictions.transform.dense", hidden)), w, "cls.predictions.transform.LayerNorm",
+                   cfg["layer_norm_eps"])
+    logits = x @ w[cfg["word_embeddings"]].T + w["cls.predictions.bias"]
+    rows = torch.log_softmax(logits, dim=-1)
+    return -rows[torch.arange(len(ids)), torch.tensor(ids)].mean().reshape(1)
 
 
 def random_weights(a, p):
@@ -211,6 +232,9 @@ def random_weights(a, p):
                 w.update(dense(b + "attention.self." + n, D, D))
             w.update({**dense(b + "attention.output.dense", D, D), **norm(b + "attention.output.LayerNorm"),
                       **dense(b + "intermediate.dense", F, D), **dense(b + "output.dense", D, F), **norm(b + "output.LayerNorm")})
+        if a.mlm_head:
+            w.update({**dense("cls.predictions.transform.dense", D, D), **norm("cls.predictions.transform.LayerNorm"),
+                      "cls.predictions.bias": rand(V, scale=0.1)})
     return w
 
 
@@ -281,7 +305,7 @@ def config(a):
             "rope_parameters": {"rope_type": "default", "rope_theta": a.rotary_base, "partial_rotary_factor": a.rotary_pct}}
         return {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], **common, **rope,
                 "use_parallel_residual": not a.sequential_residual, "tie_word_embeddings": a.lm_head == "tied"}
-    return {"model_type": "bert", "architectures": ["BertModel"], **common, "type_vocab_size": 2,
+    return {"model_type": "bert", "architectures": ["BertForMaskedLM" if a.mlm_head else "BertModel"], **common, "type_vocab_size": 2,
             "position_embedding_type": "absolute", "is_decoder": a.is_decoder}
 
 
@@ -300,13 +324,15 @@ def main():
     p.add_argument("--sequential-residual", action="store_true", help="gpt_neox: use_parallel_residual false")
     p.add_argument("--lm-head", choices=["tied", "separate"], help="default: tied for gpt2, separate for gpt_neox")
     p.add_argument("--gamma-beta", action="store_true", help="LayerNorm tensors named .gamma/.beta (TensorFlow conversions)")
-    p.add_argument("--ablate", help="L:H: also the logits with that head zeroed (gpt2, gpt_neox)")
+    p.add_argument("--ablate", help="L:H: also the logits (gpt2, gpt_neox) or final hidden states (bert) with that head "
+                   "zeroed; L:H:mean replaces it by its mean over the tokens (bert)")
     p.add_argument("--generate", type=int, default=0, help="also the greedy continuation of N ids (gpt2, gpt_neox)")
     p.add_argument("--tokenizer", action="store_true", help="also a small tokenizer.json of the family's kind")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--is-decoder", action="store_true", help="bert: is_decoder (a causal mask)")
     p.add_argument("--rope-format", choices=["v4", "v5"], default="v4", help="gpt_neox: v5's rope_parameters")
     p.add_argument("--pair-at", type=int, default=None, help="bert: tokens from this position on are of type 1")
+    p.add_argument("--mlm-head", action="store_true", help="bert: a BertForMaskedLM's cls.predictions head, tied decoder")
     a = p.parse_args()
     if a.seed is not None:
         torch.manual_seed(a.seed)
@@ -339,9 +365,15 @@ def main():
     else:
         attentions, hidden, logits = forward(w, cfg, ids, prefix)
     results = {"hidden": hidden} if logits is None else {"hidden": hidden, "logits": logits}
+    head_cfg = {**cfg, "word_embeddings": prefix + "embeddings.word_embeddings.weight"}
+    if a.mlm_head:
+        results["mlm_loss"] = mlm_loss(w, head_cfg, hidden, ids)
     if a.ablate:
-        layer, head = (int(n) for n in a.ablate.split(":"))
-        results["ablated_logits"] = forward(w, cfg, ids, prefix, ablate=(layer, head))[2]
+        layer, head, *mode = a.ablate.split(":")
+        ablated = forward(w, cfg, ids, prefix, ablate=(int(layer), int(head), *mode))
+        results["ablated_hidden" if a.model_type == "bert" else "ablated_logits"] = ablated[1 if a.model_type == "bert" else 2]
+        if a.mlm_head:
+            results["ablated_mlm_loss"] = mlm_loss(w, head_cfg, ablated[1], ids)
     save_expected(a.out, attentions, results)
     if a.generate:
         generated = greedy_continuation(forward, w, cfg, ids, prefix, a.generate, end_id, a.positions, tokens)

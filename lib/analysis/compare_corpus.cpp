@@ -146,7 +146,8 @@ CorpusComparison CompareCorpusAccumulator::finish(const LabelThresholds& thresho
     for (ModelAnalysis* side : {&r.mean.first, &r.mean.second}) {
         side->num_queries = max_queries_, side->num_keys = max_keys_, side->num_sequences = num_sequences_;
         side->thresholds = thresholds;
-        for (const HeadStats& s : side->heads) side->labels.push_back(label_head(s, thresholds));
+        const LabelContext context = label_context(*side);
+        for (const HeadStats& s : side->heads) side->labels.push_back(label_head(s, thresholds, context));
     }
     r.spread.first.labels = r.mean.first.labels, r.spread.second.labels = r.mean.second.labels;
     for (int64_t n = 0; n < num_layers_ * num_heads_; ++n) {

@@ -31,26 +31,39 @@ namespace {
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t max_heads_named = 10;  // a sentence names at most this many heads, then "and N more"
 
-// A kind of head the findings look for: heads whose `member` reaches the threshold.
+// A kind of head the findings look for: heads whose `member` reaches the threshold; `note` ends
+// the sentence that names them.
 struct HeadKind {
     const char* kind;
     const char* statistic;
     double HeadStats::*member;
     double LabelThresholds::*threshold;
+    const char* note = "";
 };
 
 // Duplicate-token heads share the induction threshold (both scores are attention mass on target
-// positions); stats.json's thresholds stay the ones labels use.
-const std::vector<HeadKind>& head_kinds() {
-    static const std::vector<HeadKind> kinds = {
+// positions); stats.json's thresholds stay the ones labels use. An encoder's (label_context) are
+// Clark et al. 2019's: [SEP] heads, [CLS] heads where a decoder has sink heads, broad for diffuse.
+std::vector<HeadKind> head_kinds(const LabelContext& context) {
+    std::vector<HeadKind> kinds = {
         {"previous-token", "previous_token_mass", &HeadStats::previous_token_mass, &LabelThresholds::previous_token},
         {"next-token", "next_token_mass", &HeadStats::next_token_mass, &LabelThresholds::next_token},
         {"self", "self_mass", &HeadStats::self_mass, &LabelThresholds::self},
-        {"sink", "first_token_mass", &HeadStats::first_token_mass, &LabelThresholds::sink},
-        {"induction", "induction", &HeadStats::induction, &LabelThresholds::induction},
-        {"duplicate-token", "duplicate_token", &HeadStats::duplicate_token, &LabelThresholds::induction},
-        {"diffuse", "normalized_entropy", &HeadStats::normalized_entropy, &LabelThresholds::diffuse},
     };
+    if (context.encoder) {
+        kinds.push_back({"[SEP]", "sep_mass", &HeadStats::sep_mass, &LabelThresholds::sep});
+        kinds.push_back({"[CLS]", "cls_mass", &HeadStats::cls_mass, &LabelThresholds::sink,
+                         " (an encoder's sink heads: they park their weight on [CLS] as a decoder's sink heads do on "
+                         "its first token)"});
+    } else {
+        kinds.push_back({"sink", "first_token_mass", &HeadStats::first_token_mass, &LabelThresholds::sink});
+    }
+    kinds.push_back({"induction", "induction", &HeadStats::induction, &LabelThresholds::induction});
+    kinds.push_back({"duplicate-token", "duplicate_token", &HeadStats::duplicate_token, &LabelThresholds::induction});
+    kinds.push_back(
+        context.encoder
+            ? HeadKind{"broad", "normalized_entropy", &HeadStats::normalized_entropy, &LabelThresholds::broad}
+            : HeadKind{"diffuse", "normalized_entropy", &HeadStats::normalized_entropy, &LabelThresholds::diffuse});
     return kinds;
 }
 
@@ -95,8 +108,8 @@ Finding head_kind_finding(const ModelAnalysis& a, const HeadKind& k) {
     const std::string rule = fmt::format("{} >= {}", k.statistic, number(f.threshold));
     if (f.found) {
         f.score = f.scores.front();
-        f.sentence =
-            fmt::format("{} ({}): {}", f.heads.size() == 1 ? singular : plural, rule, head_list(a, f.heads, f.scores));
+        f.sentence = fmt::format("{} ({}): {}{}", f.heads.size() == 1 ? singular : plural, rule,
+                                 head_list(a, f.heads, f.scores), k.note);
     } else {
         f.heads = {order.front()}, f.scores = {score_of(order.front())};
         f.score = f.scores.front();
@@ -272,7 +285,7 @@ std::vector<Finding> mixed_findings(const ModelAnalysis& a) {
     std::string list;
     for (size_t n = 0; n < a.heads.size(); ++n) {
         if (a.labels[n] != "mixed") continue;
-        const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds);
+        const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds, label_context(a));
         f.heads.push_back(static_cast<int64_t>(n));
         f.scores.push_back(p.score);
         if (f.heads.size() > max_heads_named) continue;
@@ -326,7 +339,7 @@ std::vector<Finding> find_findings(const ModelAnalysis& a) {
         f.sentence = too_short_sentence(a, "the labels and redundant groups");
         findings.push_back(std::move(f));
     } else {
-        for (const HeadKind& kind : head_kinds()) {
+        for (const HeadKind& kind : head_kinds(label_context(a))) {
             Finding f = head_kind_finding(a, kind);
             // Under a causal mask no query sees its next token: saying so for every run is noise.
             if (!(a.causal && f.kind == "next-token" && f.heads.empty())) findings.push_back(std::move(f));

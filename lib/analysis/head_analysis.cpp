@@ -1,5 +1,7 @@
 #include "head_analysis.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include <fmt/format.h>
@@ -24,12 +26,12 @@ namespace {
 
 // Appends every head's statistics (with the sparse-attention error on request) to a, layer by layer.
 void add_head_stats(ModelAnalysis& a, const std::vector<const LayerResult*>& layers, const std::vector<int64_t>& tokens,
-                    const AnalysisOptions& options) {
+                    const std::vector<TokenRole>& roles, const AnalysisOptions& options) {
     for (int64_t l = 0; l < a.num_layers; ++l) {
         const LayerResult& layer = *layers[static_cast<size_t>(l)];
         if (layer.attention.rank() != 3 || layer.attention.dim(0) != a.num_heads)
             throw Error(ErrorKind::internal, fmt::format("analyze_model: layer {} has a different head count", l));
-        std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads);
+        std::vector<HeadStats> stats = compute_head_stats(layer, tokens, options.threads, roles);
         for (int64_t h = 0; h < a.num_heads; ++h) a.head_ids.push_back({l, h});
         if (!options.sparse_error) {
             a.heads.insert(a.heads.end(), stats.begin(), stats.end());
@@ -84,7 +86,7 @@ void add_weight_matrices(ModelAnalysis& a, const std::vector<const LayerWeights*
 
 ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
                             const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,
-                            const AnalysisOptions& options) {
+                            const AnalysisOptions& options, const std::vector<TokenRole>& roles) {
     if (layers.empty()) throw Error(ErrorKind::internal, "analyze_model: no layers");
     if (!options.backend) throw Error(ErrorKind::internal, "analyze_model: no backend");
     const Visibility& vis = layers[0]->visibility;
@@ -97,7 +99,7 @@ ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
     a.total_queries = vis.queries;
 
     // Step 1: per-head statistics, layer by layer.
-    add_head_stats(a, layers, tokens, options);
+    add_head_stats(a, layers, tokens, roles, options);
 
     // Step 2: pairwise matrices over all heads: of the maps, of the outputs, of the weights.
     MapSimilarities maps = attention_map_similarities(layers, options.threads);
@@ -126,10 +128,18 @@ ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weigh
     return analyze_model({&result}, layer_weights, tokens, options);
 }
 
+LabelContext label_context(const ModelAnalysis& a) {
+    const auto measured = [](const HeadStats& s) {
+        return std::isfinite(s.cls_mass) || std::isfinite(s.sep_mass) || std::isfinite(s.punctuation_mass);
+    };
+    return {!a.causal && std::any_of(a.heads.begin(), a.heads.end(), measured)};
+}
+
 void derive_labels_and_redundancy(ModelAnalysis& a, const LabelThresholds& thresholds) {
     a.thresholds = thresholds;
     a.labels.clear();
-    for (const HeadStats& s : a.heads) a.labels.push_back(label_head(s, thresholds));
+    const LabelContext context = label_context(a);
+    for (const HeadStats& s : a.heads) a.labels.push_back(label_head(s, thresholds, context));
     const HeadMatrix& js = a.matrix(PairMetric::js_distance);
     a.redundant_groups = cluster_heads(js, thresholds.redundancy_js);
     a.redundant_pairs = closest_pairs(js, static_cast<int64_t>(thresholds.top_pairs));

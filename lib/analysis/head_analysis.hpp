@@ -85,13 +85,19 @@ struct ModelAnalysis {
 // weights: one per layer (for the weight similarities), or empty: the weight matrices are
 // options.weight_similarity's, or NaN without it.
 // tokens: [T] token ids for the duplicate-token/induction scores, or empty.
+// roles: [T] the tokens' roles (token_roles) for the special-token masses, or empty.
 ModelAnalysis analyze_model(const std::vector<const LayerResult*>& layers,
                             const std::vector<const LayerWeights*>& weights, const std::vector<int64_t>& tokens,
-                            const AnalysisOptions& options);
+                            const AnalysisOptions& options, const std::vector<TokenRole>& roles = {});
 
 // One layer: analyze_model({&result}, weights ? {weights} : {}, tokens, options).
 ModelAnalysis analyze_layer(const LayerResult& result, const LayerWeights* weights, const std::vector<int64_t>& tokens,
                             const AnalysisOptions& options);
+
+// The rules the labels of `analysis` follow: an encoder's when its attention is not causal and its
+// heads' special-token masses are measured (the roles were known: bidirectional self-attention
+// of a text through its tokenizer), read from the statistics so a corpus and its partials agree.
+LabelContext label_context(const ModelAnalysis& analysis);
 
 // Recomputes labels, redundant groups (average linkage on js_distance cut at
 // thresholds.redundancy_js) and redundant pairs (top thresholds.top_pairs by js_distance) from

@@ -21,7 +21,10 @@ std::vector<std::pair<const char*, double LabelThresholds::*>> threshold_fields(
             {"redundancy_js", &LabelThresholds::redundancy_js},
             {"top_pairs", &LabelThresholds::top_pairs},
             {"sparse_tolerance", &LabelThresholds::sparse_tolerance},
-            {"redundancy_output_cosine", &LabelThresholds::redundancy_output_cosine}};
+            {"redundancy_output_cosine", &LabelThresholds::redundancy_output_cosine},
+            {"sep", &LabelThresholds::sep},
+            {"delimiter", &LabelThresholds::delimiter},
+            {"broad", &LabelThresholds::broad}};
 }
 
 void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
@@ -46,34 +49,54 @@ void set_threshold(LabelThresholds& thresholds, const std::string& assignment) {
                                               fmt::join(fields | std::views::keys, ", ")));
 }
 
-std::string label_head(const HeadStats& s, const LabelThresholds& t) {
-    // Comparisons with NaN are false, so an undefined statistic never selects its label.
-    if (s.induction >= t.induction) return "induction";
-    if (s.previous_token_mass >= t.previous_token) return "previous-token";
-    if (s.next_token_mass >= t.next_token) return "next-token";
-    if (s.self_mass >= t.self) return "self";
-    if (s.first_token_mass >= t.sink) return "sink";
-    if (s.normalized_entropy >= t.diffuse) return "diffuse";
-    if (s.mean_distance <= t.local_distance) return "local";
-    return "mixed";
+namespace {
+
+// The mass on delimiters, [SEP]s and punctuation together: a role no token has adds nothing; NaN
+// when neither is defined.
+double delimiter_mass(const HeadStats& s) {
+    if (std::isnan(s.sep_mass)) return s.punctuation_mass;
+    return std::isnan(s.punctuation_mass) ? s.sep_mass : s.sep_mass + s.punctuation_mass;
 }
 
-NearestPattern nearest_pattern(const HeadStats& s, const LabelThresholds& t) {
-    // How far each rule's statistic got towards its threshold (local: lower is nearer).
-    const NearestPattern rules[] = {
+// The rules of label_head in their order, each with the head's score; `local` is the one rule met
+// at or below its threshold. Comparisons with NaN are false, so an undefined statistic never
+// selects its label.
+std::vector<NearestPattern> label_rules(const HeadStats& s, const LabelThresholds& t, const LabelContext& c) {
+    std::vector<NearestPattern> rules = {
         {"induction", "induction", s.induction, t.induction},
         {"previous-token", "previous_token_mass", s.previous_token_mass, t.previous_token},
         {"next-token", "next_token_mass", s.next_token_mass, t.next_token},
         {"self", "self_mass", s.self_mass, t.self},
-        {"sink", "first_token_mass", s.first_token_mass, t.sink},
-        {"diffuse", "normalized_entropy", s.normalized_entropy, t.diffuse},
-        {"local", "mean_distance", s.mean_distance, t.local_distance},
     };
+    if (c.encoder) {
+        rules.push_back({"[SEP]", "sep_mass", s.sep_mass, t.sep});
+        rules.push_back({"delimiter", "sep_mass+punctuation_mass", delimiter_mass(s), t.delimiter});
+        rules.push_back({"[CLS]", "cls_mass", s.cls_mass, t.sink});
+    }
+    rules.push_back({"sink", "first_token_mass", s.first_token_mass, t.sink});
+    rules.push_back(c.encoder ? NearestPattern{"broad", "normalized_entropy", s.normalized_entropy, t.broad}
+                              : NearestPattern{"diffuse", "normalized_entropy", s.normalized_entropy, t.diffuse});
+    rules.push_back({"local", "mean_distance", s.mean_distance, t.local_distance});
+    return rules;
+}
+
+bool is_local_rule(const NearestPattern& rule) { return std::string(rule.label) == "local"; }
+
+}  // namespace
+
+std::string label_head(const HeadStats& s, const LabelThresholds& t, const LabelContext& c) {
+    for (const NearestPattern& rule : label_rules(s, t, c))
+        if (is_local_rule(rule) ? rule.score <= rule.threshold : rule.score >= rule.threshold) return rule.label;
+    return "mixed";
+}
+
+NearestPattern nearest_pattern(const HeadStats& s, const LabelThresholds& t, const LabelContext& c) {
+    // How far each rule's statistic got towards its threshold (local: lower is nearer).
     NearestPattern nearest;
     double best = -1;
-    for (const NearestPattern& rule : rules) {
+    for (const NearestPattern& rule : label_rules(s, t, c)) {
         if (!std::isfinite(rule.score) || !(rule.threshold > 0)) continue;
-        const bool local = std::string(rule.label) == "local";
+        const bool local = is_local_rule(rule);
         const double reached =
             local ? (rule.score > 0 ? rule.threshold / rule.score : 1.0) : rule.score / rule.threshold;
         if (reached > best) best = reached, nearest = rule;

@@ -92,8 +92,25 @@ struct Mean {
     double value() const { return count > 0 ? sum / static_cast<double>(count) : undefined; }
 };
 
+// The key positions of each role of the special-token masses.
+struct RoleKeys {
+    std::vector<int64_t> start, separator, last_separator, punctuation;
+};
+
+RoleKeys role_keys(const std::vector<TokenRole>& roles) {
+    RoleKeys keys;
+    for (size_t j = 0; j < roles.size(); ++j) {
+        const auto at = static_cast<int64_t>(j);
+        if (roles[j] == TokenRole::start) keys.start.push_back(at);
+        if (roles[j] == TokenRole::separator) keys.separator.push_back(at), keys.last_separator = {at};
+        if (roles[j] == TokenRole::punctuation) keys.punctuation.push_back(at);
+    }
+    return keys;
+}
+
 // Checks the shapes compute_head_stats was given; returns the number of heads H.
-int64_t checked_head_count(const LayerResult& r, const std::vector<int64_t>& tokens) {
+int64_t checked_head_count(const LayerResult& r, const std::vector<int64_t>& tokens,
+                           const std::vector<TokenRole>& roles) {
     const Visibility& vis = r.visibility;
     const int64_t H = r.attention.rank() == 3 ? r.attention.dim(0) : 0, T = vis.queries, S = vis.keys;
     if (H > 0 && (r.attention.dim(1) != T || r.attention.dim(2) != S))
@@ -102,6 +119,9 @@ int64_t checked_head_count(const LayerResult& r, const std::vector<int64_t>& tok
                                 shape_string(r.attention.shape)));
     if (!tokens.empty() && static_cast<int64_t>(tokens.size()) != T)
         fail_input("tokens", fmt::format("{} token ids for {} queries", tokens.size(), T));
+    if (!roles.empty() && static_cast<int64_t>(roles.size()) != T)
+        throw Error(ErrorKind::internal,
+                    fmt::format("compute_head_stats: {} token roles for {} queries", roles.size(), T));
     return H;
 }
 
@@ -112,11 +132,14 @@ struct SharedFacts {
     std::vector<int64_t> seen;  // [T] visible keys of each query
     bool token_scores = false;  // duplicate-token and induction scores: tokens given, self-attention
     EarlierCopies copies;       // when token_scores
+    bool role_masses = false;   // the special-token masses: roles given, self-attention
+    RoleKeys role_keys;         // when role_masses
     double output_norm = 0;     // ||output||_F
     bool with_margins = false, with_contributions = false;
 };
 
-SharedFacts shared_facts(const LayerResult& r, const std::vector<int64_t>& tokens, int64_t H) {
+SharedFacts shared_facts(const LayerResult& r, const std::vector<int64_t>& tokens, const std::vector<TokenRole>& roles,
+                         int64_t H) {
     const Visibility& vis = r.visibility;
     const int64_t T = vis.queries, S = vis.keys;
     SharedFacts facts;
@@ -125,6 +148,8 @@ SharedFacts shared_facts(const LayerResult& r, const std::vector<int64_t>& token
     for (int64_t i = 0; i < T; ++i) facts.seen[static_cast<size_t>(i)] = vis.visible_count(i);
     facts.token_scores = !tokens.empty() && static_cast<int64_t>(tokens.size()) == T && S == T;
     if (facts.token_scores) facts.copies = find_earlier_copies(tokens);
+    facts.role_masses = !roles.empty() && static_cast<int64_t>(roles.size()) == T && S == T;
+    if (facts.role_masses) facts.role_keys = role_keys(roles);
     for (float x : r.output.data) facts.output_norm += static_cast<double>(x) * x;
     facts.output_norm = std::sqrt(facts.output_norm);
     facts.with_margins = r.logit_margin.size() == H * T;
@@ -136,6 +161,7 @@ SharedFacts shared_facts(const LayerResult& r, const std::vector<int64_t>& token
 struct HeadMeans {
     Mean entropy, normalized, confidence, distance, previous, next, self, first, keys90, margin, contribution;
     Mean duplicate, induction;
+    Mean start, separator, last_separator, punctuation;
     KeysForMass keys_for_mass;
 
     // row: [S] the weights of query i, which sees `visible` keys. One pass for the sums, then
@@ -175,6 +201,21 @@ struct HeadMeans {
         if (duplicate_target) duplicate.add(duplicate_mass);
         if (induction_target) induction.add(induction_mass);
     }
+
+    // The mass of row i on each role's keys; a row that sees none of a role's keys is left out of its mean.
+    void add_roles(const float* row, int64_t i, const RoleKeys& keys, const Visibility& vis) {
+        const auto add_mass = [&](Mean& mean, const std::vector<int64_t>& positions) {
+            double mass = 0;
+            bool seen = false;
+            for (int64_t j : positions)
+                if (vis.visible(i, j)) mass += row[j], seen = true;
+            if (seen) mean.add(mass);
+        };
+        add_mass(start, keys.start);
+        add_mass(separator, keys.separator);
+        add_mass(last_separator, keys.last_separator);
+        add_mass(punctuation, keys.punctuation);
+    }
 };
 
 // ||C_h||_F / ||output||_F = sqrt(gram[h,h]) / ||output||_F, NaN without contributions or output.
@@ -198,6 +239,7 @@ HeadStats head_stats(const LayerResult& r, int64_t h, const SharedFacts& facts) 
         if (facts.with_margins) means.margin.add(r.logit_margin.data[static_cast<size_t>(h * T + i)]);
         if (facts.with_contributions) means.contribution.add(r.contribution_norms.data[static_cast<size_t>(h * T + i)]);
         if (facts.token_scores) means.add_copies(row, i, facts.copies, vis);
+        if (facts.role_masses) means.add_roles(row, i, facts.role_keys, vis);
     }
     HeadStats s;
     s.entropy = means.entropy.value();
@@ -214,6 +256,10 @@ HeadStats head_stats(const LayerResult& r, int64_t h, const SharedFacts& facts) 
     s.ablation_importance = ablation_importance(r, h, facts);
     s.duplicate_token = means.duplicate.value();
     s.induction = means.induction.value();
+    s.cls_mass = means.start.value();
+    s.sep_mass = means.separator.value();
+    s.last_sep_mass = means.last_separator.value();
+    s.punctuation_mass = means.punctuation.value();
     return s;
 }
 
@@ -242,16 +288,21 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields() {
         {"top1_mass_bound", &HeadStats::top1_mass_bound},
         {"top1_error_bound", &HeadStats::top1_error_bound},
         {"top1_bound_holds", &HeadStats::top1_bound_holds},
+        {"cls_mass", &HeadStats::cls_mass},
+        {"sep_mass", &HeadStats::sep_mass},
+        {"last_sep_mass", &HeadStats::last_sep_mass},
+        {"punctuation_mass", &HeadStats::punctuation_mass},
     }};
     return fields;
 }
 
-std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vector<int64_t>& tokens, int threads) {
+std::vector<HeadStats> compute_head_stats(const LayerResult& r, const std::vector<int64_t>& tokens, int threads,
+                                          const std::vector<TokenRole>& roles) {
     // Step 1: check the shapes.
-    const int64_t H = checked_head_count(r, tokens);
+    const int64_t H = checked_head_count(r, tokens, roles);
 
     // Step 2: per-row facts shared by every head.
-    const SharedFacts facts = shared_facts(r, tokens, H);
+    const SharedFacts facts = shared_facts(r, tokens, roles, H);
 
     // Step 3: each head's means over its rows, heads in parallel.
     std::vector<HeadStats> stats(static_cast<size_t>(H));

@@ -13,6 +13,7 @@
 
 #include "layer_result.hpp"
 #include "tensor.hpp"
+#include "token_role.hpp"
 
 namespace attn_viz {
 
@@ -39,6 +40,12 @@ struct HeadStats {
     double top1_mass_bound = NAN;    // the logit-margin bound on top1_mass_dropped (mean over rows)
     double top1_error_bound = NAN;   // the matching bound on top1_error
     double top1_bound_holds = NAN;   // fraction of rows within both bounds (1 unless something is wrong)
+    // Mass on the tokens of a role (token_role.hpp), mean over rows that see one: NaN without the
+    // roles, or when no token has the role. Clark et al. 2019's [CLS], [SEP] and punctuation.
+    double cls_mass = NAN;          // on the start tokens ([CLS], <s>)
+    double sep_mass = NAN;          // on every separator ([SEP], </s>)
+    double last_sep_mass = NAN;     // on the last separator alone
+    double punctuation_mass = NAN;  // on the punctuation tokens
 };
 
 // Name and member of every statistic, in the order of stats.json / heads.csv columns.
@@ -46,7 +53,7 @@ struct HeadStatField {
     const char* name;
     double HeadStats::*member;
 };
-inline constexpr int head_stat_count = 21;
+inline constexpr int head_stat_count = 25;
 const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 
 // Token ids of the sequence for the duplicate-token and induction scores: pass them only for
@@ -54,8 +61,10 @@ const std::array<HeadStatField, head_stat_count>& head_stat_fields();
 // S != T, or when no token repeats.
 // result.attention: [H, T, S]; result.logit_margin: [H, T]; result.contribution_norms: [H, T]
 // (empty: contribution and ablation_importance are NaN); result.output: [T, D].
-// tokens: [T] or empty. Heads are spread over `threads` threads (parallel_for; 1 = the calling thread).
+// tokens: [T] or empty. roles: [T], each token's role, for the special-token masses (self-attention
+// only, as tokens), or empty: those are NaN. Heads are spread over `threads` threads (parallel_for;
+// 1 = the calling thread).
 std::vector<HeadStats> compute_head_stats(const LayerResult& result, const std::vector<int64_t>& tokens = {},
-                                          int threads = 1);
+                                          int threads = 1, const std::vector<TokenRole>& roles = {});
 
 }  // namespace attn_viz

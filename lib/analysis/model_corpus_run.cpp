@@ -18,6 +18,7 @@ struct CorpusSequence {
     std::string where;
     std::vector<int> ids;
     std::vector<int> token_types;  // a text pair's (one per id), or empty
+    std::vector<TokenRole> roles;  // one per id (token_roles)
     int64_t position = 0;
 };
 
@@ -40,6 +41,7 @@ bool next_corpus_sequence(CorpusDocuments& documents, const WholeModel& model, c
         if (e.kind() != ErrorKind::bad_input) throw;
         fail_input(s.where, e.what());
     }
+    s.roles = token_roles(tokenizer, s.ids);
     return true;
 }
 
@@ -51,7 +53,7 @@ void add_sequence_analysis(const CorpusSequence& s, const std::vector<LayerResul
     std::vector<const LayerResult*> results;
     for (const LayerResult& r : layers) results.push_back(&r);
     corpus.add_corpus_sequence(
-        analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options),
+        analyze_model(results, weights, std::vector<int64_t>(s.ids.begin(), s.ids.end()), options, s.roles),
         token_sequence_fingerprint(s.ids, s.token_types), s.position);
     if (CorpusMeanMaps* maps = corpus.mean_maps()) maps->add(results);  // its layout checked by the line above
     if (hooks.on_sequence) hooks.on_sequence(corpus.num_sequences());

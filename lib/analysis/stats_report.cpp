@@ -79,8 +79,12 @@ nlohmann::json stats_json(const ModelAnalysis& a) {
             if (corpus) spread[f.name] = json_number(a.heads_std[n].*f.member);
         }
         head["output_share"] = head["ablation_importance"];  // the same number under the name that says what it is
+        head["special_token_mass"] = {{"cls", json_number(a.heads[n].cls_mass)},
+                                      {"sep", json_number(a.heads[n].sep_mass)},
+                                      {"last_sep", json_number(a.heads[n].last_sep_mass)},
+                                      {"punctuation", json_number(a.heads[n].punctuation_mass)}};
         if (a.labels[n] == "mixed") {
-            const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds);
+            const NearestPattern p = nearest_pattern(a.heads[n], a.thresholds, label_context(a));
             if (*p.label)
                 head["nearest_pattern"] = {{"label", p.label},
                                            {"statistic", p.statistic},

@@ -24,6 +24,34 @@ double log_sum_exp(const float* row, int64_t vocab) {
     return top + std::log(sum);
 }
 
+// logits: [T, V]. mean_{t < T - shift} -log softmax(logits_t)[tokens_{t + shift}], in double; NaN
+// when no position has a target.
+double mean_cross_entropy(const Tensor& logits, const std::vector<int>& tokens, int64_t shift) {
+    const int64_t T = logits.dim(0), vocab = logits.dim(1);
+    if (T <= shift) return std::numeric_limits<double>::quiet_NaN();
+    double total = 0;
+    for (int64_t t = 0; t + shift < T; ++t) {
+        const float* row = logits.ptr() + t * vocab;
+        total += log_sum_exp(row, vocab) - row[tokens[static_cast<size_t>(t + shift)]];
+    }
+    return total / static_cast<double>(T - shift);
+}
+
+// Head `id`'s output in `clean` as `mode` replaces it: [T, d_h] zeros, or its mean over the tokens.
+Tensor ablated_head_output(const WholeModel& model, const ModelRun& clean, const AblatedHead& id, AblationMode mode) {
+    const int64_t d_head = model.attention_weights()[static_cast<size_t>(id.layer)]->d_head;
+    const Tensor z = head_output(clean.layers.at(static_cast<size_t>(id.layer)).context, id.head, d_head);
+    return ablation_replacement(z, mode == AblationMode::mean);
+}
+
+// replacement: [T, d_h] -> head `id`'s layer output [T, D] with its z_h replaced (output_with_head_replaced).
+Tensor layer_output_with(WholeModel& model, OnednnBackend& backend, const ModelRun& clean, const AblatedHead& id,
+                         const Tensor& replacement) {
+    const LayerResult& layer = clean.layers.at(static_cast<size_t>(id.layer));
+    const LayerWeights& attention = *model.attention_weights()[static_cast<size_t>(id.layer)];
+    return output_with_head_replaced(backend, attention, layer, id.head, replacement);
+}
+
 }  // namespace
 
 AblationMode parse_ablation_mode(const std::string& text) {
@@ -63,14 +91,11 @@ std::vector<AblatedHead> parse_ablated_heads(const std::string& text, int64_t la
 }
 
 double next_token_loss(const Tensor& logits, const std::vector<int>& tokens) {
-    const int64_t T = logits.dim(0), vocab = logits.dim(1);
-    if (T < 2) return std::numeric_limits<double>::quiet_NaN();
-    double total = 0;
-    for (int64_t t = 0; t + 1 < T; ++t) {
-        const float* row = logits.ptr() + t * vocab;
-        total += log_sum_exp(row, vocab) - row[tokens[static_cast<size_t>(t + 1)]];
-    }
-    return total / static_cast<double>(T - 1);
+    return mean_cross_entropy(logits, tokens, 1);
+}
+
+double masked_lm_loss(const Tensor& logits, const std::vector<int>& tokens) {
+    return mean_cross_entropy(logits, tokens, 0);
 }
 
 std::vector<double> next_token_kl(const Tensor& p_logits, const Tensor& q_logits) {
@@ -103,10 +128,8 @@ HeadAblationEffect ablation_effect(const AblatedHead& id, const Tensor& clean, c
 
 Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
                                  const AblatedHead& id, const Tensor& replacement) {
-    const LayerResult& layer = clean.layers.at(static_cast<size_t>(id.layer));
-    const LayerWeights& attention = *model.attention_weights()[static_cast<size_t>(id.layer)];
-    const Tensor output = output_with_head_replaced(backend, attention, layer, id.head, replacement);
-    return model.logits_from(clean, static_cast<size_t>(id.layer), output);
+    return model.logits_from(clean, static_cast<size_t>(id.layer),
+                             layer_output_with(model, backend, clean, id, replacement));
 }
 
 AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
@@ -115,11 +138,52 @@ AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const Mod
     report.mode = mode;
     report.clean_loss = next_token_loss(clean.logits, clean.tokens);
     for (const AblatedHead& id : heads) {
-        const int64_t d_head = model.attention_weights()[static_cast<size_t>(id.layer)]->d_head;
-        const Tensor z = head_output(clean.layers.at(static_cast<size_t>(id.layer)).context, id.head, d_head);
-        const Tensor replacement = ablation_replacement(z, mode == AblationMode::mean);
-        const Tensor logits = logits_with_head_replaced(model, backend, clean, id, replacement);
+        const Tensor logits =
+            logits_with_head_replaced(model, backend, clean, id, ablated_head_output(model, clean, id, mode));
         report.heads.push_back(ablation_effect(id, clean.logits, logits, clean.tokens, report.clean_loss));
+        if (on_head) on_head(static_cast<int64_t>(report.heads.size()), static_cast<int64_t>(heads.size()));
+    }
+    return report;
+}
+
+HiddenStateEffect hidden_state_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated) {
+    if (clean.shape != ablated.shape || clean.rank() != 2)
+        throw Error(ErrorKind::internal, "hidden_state_effect: the hidden states differ in shape");
+    const int64_t T = clean.dim(0), D = clean.dim(1);
+    double cosine_distance = 0, difference = 0, norm = 0;
+    for (int64_t t = 0; t < T; ++t) {
+        const float* h = clean.ptr() + t * D;
+        const float* g = ablated.ptr() + t * D;
+        double dot = 0, hh = 0, gg = 0;
+        for (int64_t d = 0; d < D; ++d) {
+            dot += double(h[d]) * g[d], hh += double(h[d]) * h[d], gg += double(g[d]) * g[d];
+            difference += (double(g[d]) - h[d]) * (double(g[d]) - h[d]);
+        }
+        norm += hh;
+        cosine_distance += hh > 0 && gg > 0 ? 1 - dot / std::sqrt(hh * gg) : 1;
+    }
+    HiddenStateEffect effect{id};
+    effect.cosine_distance = cosine_distance / static_cast<double>(T);
+    effect.relative_l2 = norm > 0 ? std::sqrt(difference / norm) : std::numeric_limits<double>::quiet_NaN();
+    return effect;
+}
+
+EncoderAblationReport ablate_encoder_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
+                                           const std::vector<AblatedHead>& heads, AblationMode mode,
+                                           const StepCallback& on_head) {
+    EncoderAblationReport report;
+    report.mode = mode;
+    const bool masked_lm = model.has_masked_lm();
+    if (masked_lm) report.clean_mlm_loss = masked_lm_loss(model.masked_lm_logits(clean.hidden_states), clean.tokens);
+    for (const AblatedHead& id : heads) {
+        const Tensor output = layer_output_with(model, backend, clean, id, ablated_head_output(model, clean, id, mode));
+        const Tensor hidden = model.hidden_states_from(clean, static_cast<size_t>(id.layer), output);
+        HiddenStateEffect effect = hidden_state_effect(id, clean.hidden_states, hidden);
+        if (masked_lm) {
+            effect.mlm_loss = masked_lm_loss(model.masked_lm_logits(hidden), clean.tokens);
+            effect.delta_mlm_loss = effect.mlm_loss - report.clean_mlm_loss;
+        }
+        report.heads.push_back(effect);
         if (on_head) on_head(static_cast<int64_t>(report.heads.size()), static_cast<int64_t>(heads.size()));
     }
     return report;

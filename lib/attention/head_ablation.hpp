@@ -1,10 +1,12 @@
 // True ablation of attention heads in a whole model: a head's output is removed (zeroed, or
 // replaced by its mean over the tokens) and the model reruns from that layer on; the change of the
-// next-token loss and the KL divergence of the next-token distributions measure the head's effect.
+// next-token loss and the KL divergence of the next-token distributions measure the head's effect,
+// and in an encoder (no next-token logits) the change of the final hidden states.
 // The replacement of one head's output and the rerun (logits_with_head_replaced) serve activation
 // patching too (activation_patching.hpp).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -78,5 +80,35 @@ Tensor logits_with_head_replaced(WholeModel& model, OnednnBackend& backend, cons
 // logits_with_head_replaced: one partial forward per head. on_head (optional): told after each head.
 AblationReport ablate_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
                             const std::vector<AblatedHead>& heads, AblationMode mode, const StepCallback& on_head = {});
+
+// What removing a head does to an encoder's final hidden states H [T, D] (ablated: H'), and with
+// a masked-LM head to its loss of predicting each input token at its own position.
+struct HiddenStateEffect {
+    AblatedHead id;
+    double cosine_distance = 0;   // mean_t (1 - cos(H_t, H'_t)); a zero row on either side counts as 1
+    double relative_l2 = 0;       // ||H' - H||_F / ||H||_F (NaN when ||H||_F = 0)
+    double mlm_loss = NAN;        // masked_lm_loss of the ablated run; NaN without a masked-LM head
+    double delta_mlm_loss = NAN;  // mlm_loss - the clean run's
+};
+
+struct EncoderAblationReport {
+    AblationMode mode = AblationMode::zero;
+    double clean_mlm_loss = NAN;           // the clean run's masked_lm_loss; NaN without a masked-LM head
+    std::vector<HiddenStateEffect> heads;  // in the order asked
+};
+
+// logits: [T, V] a masked-LM head's; tokens: the T ids run. The mean cross-entropy of each input
+// token at its own position, unmasked, mean_t -log softmax(logits_t)[tokens_t], in double.
+double masked_lm_loss(const Tensor& logits, const std::vector<int>& tokens);
+
+// clean, ablated: [T, D] final hidden states -> the two measures above, in double.
+HiddenStateEffect hidden_state_effect(const AblatedHead& id, const Tensor& clean, const Tensor& ablated);
+
+// As ablate_heads for a model without logits (an encoder): each head's output replaced as there,
+// the model rerun from its layer to the final hidden states (WholeModel::hidden_states_from),
+// compared with clean.hidden_states; with a masked-LM head (has_masked_lm) also its loss.
+EncoderAblationReport ablate_encoder_heads(WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
+                                           const std::vector<AblatedHead>& heads, AblationMode mode,
+                                           const StepCallback& on_head = {});
 
 }  // namespace attn_viz

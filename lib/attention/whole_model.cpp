@@ -94,8 +94,13 @@ Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
     if (!has_logits())
         throw Error(ErrorKind::internal,
                     fmt::format("logits_from: a {} model has no next-token logits", weights_.config.architecture));
+    return logits_of(hidden_states_from(run, layer, attention_output));
+}
+
+Tensor WholeModel::hidden_states_from(const ModelRun& run, size_t layer, const Tensor& attention_output) {
     if (layer >= run.residual.size() || attention_output.shape != run.residual[layer].shape)
-        throw Error(ErrorKind::internal, fmt::format("logits_from: no block {} of that shape in the run", layer));
+        throw Error(ErrorKind::internal,
+                    fmt::format("hidden_states_from: no block {} of that shape in the run", layer));
     Tensor x = run.residual[layer];
     finish_block(layer, x, attention_output);
     for (size_t l = layer + 1; l < static_cast<size_t>(weights_.config.n_layers); ++l) {
@@ -108,7 +113,16 @@ Tensor WholeModel::logits_from(const ModelRun& run, size_t layer, const Tensor& 
         finish_block(l, x, result.output);
         attention.recycle(std::move(result));
     }
-    return logits_of(final_hidden_states(std::move(x)));
+    return final_hidden_states(std::move(x));
+}
+
+Tensor WholeModel::masked_lm_logits(const Tensor& hidden_states) {
+    const MaskedLmHead& m = weights_.masked_lm;
+    if (m.empty()) throw Error(ErrorKind::internal, "masked_lm_logits: the model has no masked-LM head");
+    Tensor x = linear_out_in(backend_, hidden_states, m.transform, m.transform_bias);
+    activate_in_place(x, weights_.config.activation);
+    return linear_out_in(backend_, normalized_by(x, m.norm), m.decoder.empty() ? weights_.token_embedding : m.decoder,
+                         m.bias);
 }
 
 Tensor WholeModel::logits_of(const Tensor& hidden_states) {

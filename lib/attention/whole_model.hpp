@@ -95,6 +95,10 @@ public:
     std::vector<const LayerWeights*> attention_weights() const;
     // False for an encoder (BERT): its runs have empty logits and logits_from is not available.
     bool has_logits() const { return !weights_.classifier_matrix().empty(); }
+    // True for an encoder folder with its masked-LM head (BertForMaskedLM's cls.predictions.*).
+    bool has_masked_lm() const { return !weights_.masked_lm.empty(); }
+    // hidden_states: [T, D] final hidden states -> the masked-LM head's logits [T, V] (has_masked_lm()).
+    Tensor masked_lm_logits(const Tensor& hidden_states);
     // The model's weights as a 64-bit fingerprint (weights_fingerprint.hpp), naming what a corpus
     // partial was computed from; on_block (if set) is shown every block on the way (a streamed
     // model's blocks are read for it and not kept).
@@ -133,6 +137,9 @@ public:
     // run.residual[layer], the later blocks rerun, the blocks before it are reused from `run`.
     // Error(internal) for an encoder.
     Tensor logits_from(const ModelRun& run, size_t layer, const Tensor& attention_output);
+    // The same rerun's final hidden states [T, D] (after the final norm, where the model has one):
+    // what an encoder's ablation compares.
+    Tensor hidden_states_from(const ModelRun& run, size_t layer, const Tensor& attention_output);
 
 private:
     // tokens: T ids, token_types: T types or none -> the residual stream entering block 0: [T, D]

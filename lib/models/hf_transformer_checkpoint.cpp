@@ -167,6 +167,22 @@ ModelWeights read_gpt_neox(const HfConfig& hf, const TensorSource& source) {
     return w;
 }
 
+// BertForMaskedLM's cls.predictions.* (transform dense + activation + LayerNorm; the decoder tied
+// to the word embeddings unless the folder has its own), or empty when the folder has none.
+MaskedLmHead read_masked_lm_head(const TensorSource& source, const ModelConfig& c) {
+    const std::string head = "cls.predictions.";
+    MaskedLmHead m;
+    if (!source.contains(head + "transform.dense.weight")) return m;
+    const int64_t d = c.d_model;
+    m.transform = load_of_shape(source, head + "transform.dense.weight", {d, d});
+    m.transform_bias = load_of_shape(source, head + "transform.dense.bias", {d});
+    m.norm = layer_norm(source, head + "transform.LayerNorm", d);
+    m.decoder = optional_of_shape(source, head + "decoder.weight", {c.vocab_size, d});
+    m.bias =
+        load_of_shape(source, source.contains(head + "bias") ? head + "bias" : head + "decoder.bias", {c.vocab_size});
+    return m;
+}
+
 ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
     if (!hf.position_embedding_type.empty() && hf.position_embedding_type != "absolute")
         fail_input(hf.path, fmt::format("position_embedding_type \"{}\" is not supported (only \"absolute\")",
@@ -191,6 +207,7 @@ ModelWeights read_bert(const HfConfig& hf, const TensorSource& source) {
     w.token_type_embedding = load_of_shape(source, fmt::format("{}token_type_embeddings.weight", embeddings),
                                            {hf.type_vocab_size.value_or(2), d});
     w.embedding_norm = layer_norm(source, fmt::format("{}LayerNorm", embeddings), d);
+    w.masked_lm = read_masked_lm_head(source, c);
     return w;
 }
 

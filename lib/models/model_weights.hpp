@@ -77,6 +77,17 @@ struct BlockWeights {
     Tensor b_in, b_up, b_out;  // [F], [F], [D], or empty
 };
 
+// A BertForMaskedLM's prediction head (cls.predictions.*): the logits of the token at each position,
+// LN(act(h W^T + b)) E^T + bias, E the token embedding (tied) or its own decoder matrix.
+struct MaskedLmHead {
+    Tensor transform;       // [D, D] (out, in)
+    Tensor transform_bias;  // [D]
+    NormWeights norm;       // LayerNorm of the model's epsilon
+    Tensor decoder;         // [V, D] when untied; empty: the token embedding
+    Tensor bias;            // [V]
+    bool empty() const { return transform.empty(); }
+};
+
 struct ModelWeights {
     ModelConfig config;
     std::vector<BlockWeights> layers;  // every block, or empty when load_block streams them
@@ -95,6 +106,7 @@ struct ModelWeights {
     NormWeights final_norm;       // before the classifier, or empty (BERT)
     Tensor classifier;            // [V, D], a row per token: logits = x classifier^T; empty for an encoder
                                   // and when config.shared_classifier (read classifier_matrix())
+    MaskedLmHead masked_lm;       // an encoder folder's masked-LM head, or empty
 
     // The classifier [V, D]: the token embedding itself when the two are shared (one copy in
     // memory: 2.4 GB for Gemma 2's 256k x 2304), else `classifier`; empty for an encoder.

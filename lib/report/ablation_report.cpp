@@ -141,11 +141,80 @@ nlohmann::json write_corpus_ablation_outputs(OutputDir& out, const CorpusAblatio
     return {{"ablation",
              {{"mode", ablation_mode_name(a.mode())},
               {"sequences", a.sequences()},
-              {"clean_loss",
-               {{"mean", json_number(a.clean_loss().mean_or_nan())},
-                {"std", json_number(a.clean_loss().population_std())}}},
+              {"clean_loss", mean_and_std_json(a.clean_loss())},
               {"heads", ranking},
               {"findings", findings}}}};
+}
+
+std::vector<HiddenStateEffect> ranked_encoder_ablations(const EncoderAblationReport& report) {
+    std::vector<HiddenStateEffect> ranked = report.heads;
+    const auto key = [](double x) { return std::isfinite(x) ? x : -INFINITY; };
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const HiddenStateEffect& a, const HiddenStateEffect& b) {
+        if (a.cosine_distance != b.cosine_distance) return a.cosine_distance > b.cosine_distance;
+        if (key(a.relative_l2) != key(b.relative_l2)) return key(a.relative_l2) > key(b.relative_l2);
+        return a.id.layer != b.id.layer ? a.id.layer < b.id.layer : a.id.head < b.id.head;
+    });
+    return ranked;
+}
+
+std::vector<std::string> encoder_ablation_findings(const EncoderAblationReport& report,
+                                                   const std::vector<HiddenStateEffect>& ranked) {
+    if (ranked.empty()) return {};
+    const HiddenStateEffect& top = ranked.front();
+    const auto moving =
+        std::count_if(ranked.begin(), ranked.end(), [](const HiddenStateEffect& e) { return e.relative_l2 > 0.01; });
+    std::vector<std::string> findings = {
+        fmt::format("ablation ({}): removing {} changes the final hidden states most (cosine distance {}, relative L2 "
+                    "change {})",
+                    ablation_mode_name(report.mode), head_name(top.id.layer, top.id.head),
+                    short_number(top.cosine_distance, "{:.3g}"), short_number(top.relative_l2, "{:.3g}")),
+        fmt::format("{} of {} ablated heads change the final hidden states by more than 1% (relative L2)", moving,
+                    ranked.size())};
+    if (!std::isfinite(report.clean_mlm_loss)) {
+        findings.back() += "; the model has no masked-LM head, so no loss is measured";
+        return findings;
+    }
+    const HiddenStateEffect& most = *std::max_element(
+        ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.delta_mlm_loss < b.delta_mlm_loss; });
+    findings.push_back(
+        fmt::format("the masked-LM loss of the input's own tokens (clean {} nats) rises most without {}, "
+                    "by {} nats",
+                    short_number(report.clean_mlm_loss), head_name(most.id.layer, most.id.head),
+                    short_number(most.delta_mlm_loss)));
+    return findings;
+}
+
+nlohmann::json write_encoder_ablation_outputs(OutputDir& out, const EncoderAblationReport& report, int64_t layers,
+                                              int64_t heads, const ReportOptions& o) {
+    const std::vector<HiddenStateEffect> ranked = ranked_encoder_ablations(report);
+    const bool masked_lm = std::isfinite(report.clean_mlm_loss);
+    std::vector<std::string> names = {"cosine_distance", "relative_l2"};
+    if (masked_lm) names.insert(names.end(), {"delta_mlm_loss", "mlm_loss"});
+    std::vector<RankedHeadRow> rows;
+    for (const HiddenStateEffect& e : ranked) {
+        rows.push_back({e.id.layer, e.id.head, {e.cosine_distance, e.relative_l2}});
+        if (masked_lm) rows.back().values.insert(rows.back().values.end(), {e.delta_mlm_loss, e.mlm_loss});
+    }
+    const nlohmann::json ranking = write_ranked_heads(out.file("ablation.csv"), names, rows, heads);
+    const std::string mode = ablation_mode_name(report.mode);
+    if (o.pictures) {
+        write_layer_head_png(
+            out.file("ablation_cosine_distance.png"), layer_head_values(rows, 0, layers, heads), layers, heads,
+            fmt::format("Cosine distance of the final hidden states, {} ablation", mode), "mean 1 - cos", o);
+        write_layer_head_png(out.file("ablation_relative_l2.png"), layer_head_values(rows, 1, layers, heads), layers,
+                             heads, fmt::format("Relative change of the final hidden states, {} ablation", mode),
+                             "||H' - H|| / ||H||", o);
+        if (masked_lm)
+            write_layer_head_png(out.file("ablation_delta_mlm_loss.png"), layer_head_values(rows, 2, layers, heads),
+                                 layers, heads, fmt::format("Change of masked-LM loss when a head is {}-ablated", mode),
+                                 "delta loss (nats)", o, true);
+    }
+    nlohmann::json ablation = {{"mode", mode},
+                               {"measured_on", "final_hidden_states"},
+                               {"heads", ranking},
+                               {"findings", encoder_ablation_findings(report, ranked)}};
+    if (masked_lm) ablation["clean_mlm_loss"] = report.clean_mlm_loss;
+    return {{"ablation", std::move(ablation)}};
 }
 
 }  // namespace attn_viz

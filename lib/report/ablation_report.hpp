@@ -1,6 +1,6 @@
 // The outputs of true head ablation (head_ablation.hpp): ablation.csv ranked by the change of the
 // next-token loss, layers x heads pictures of that change and of the KL divergence, and the
-// stats.json entry.
+// stats.json entry; an encoder's the same files with the change of its final hidden states.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -37,5 +37,22 @@ AblationReport mean_ablation_report(const CorpusAblation& ablation);
 // "clean_loss" ({"mean", "std"}), "heads" (ranked), "findings"}} for stats.json.
 nlohmann::json write_corpus_ablation_outputs(OutputDir& out, const CorpusAblation& ablation,
                                              const ReportOptions& options);
+
+// An encoder's heads, most disruptive first: by cosine_distance descending, then relative_l2, then
+// layer and head.
+std::vector<HiddenStateEffect> ranked_encoder_ablations(const EncoderAblationReport& report);
+
+// The head whose removal moves the final hidden states most, how many move them by more than 1%
+// (relative_l2 > 0.01), and the largest rise of the masked-LM loss (or that there is no masked-LM
+// head). ranked: ranked_encoder_ablations(report).
+std::vector<std::string> encoder_ablation_findings(const EncoderAblationReport& report,
+                                                   const std::vector<HiddenStateEffect>& ranked);
+
+// Writes ablation.csv (cosine_distance, relative_l2, and with a masked-LM head delta_mlm_loss,
+// mlm_loss) and unless --stats-only ablation_cosine_distance.png, ablation_relative_l2.png (and
+// ablation_delta_mlm_loss.png, signed) into `out`, and returns {"ablation": {"mode", "measured_on":
+// "final_hidden_states", "heads" (ranked), "findings"[, "clean_mlm_loss"]}} for stats.json.
+nlohmann::json write_encoder_ablation_outputs(OutputDir& out, const EncoderAblationReport& report, int64_t layers,
+                                              int64_t heads, const ReportOptions& options);
 
 }  // namespace attn_viz

@@ -79,7 +79,7 @@ void LayerStream::add_layer(int64_t layer, const LayerResult& result, const Laye
         Timings::Scope t(timings_, "statistics");
         AnalysisOptions analysis = analysis_options(options_, *input_.backend);
         analysis.on_sparse_layer = nullptr;  // one layer per analysis: the caller shows the layers done
-        layers_.push_back(analyze_model({&result}, {&weights}, input_.token_ids, analysis));
+        layers_.push_back(analyze_model({&result}, {&weights}, input_.token_ids, analysis, input_.token_roles));
     }
     // Step 2: its pictures, named and titled by the layer's number, and its overview tiles.
     if (options_.pictures) {

@@ -26,6 +26,7 @@ struct LayerStreamInput {
     std::vector<std::string> key_tokens = {};  // K labels of the keys when they differ (cross attention), or empty
     std::string folder = {};                   // "" or "encoder/": where in the run directory
     OnednnBackend* backend = nullptr;          // the caller's, for the analysis's products (required)
+    std::vector<TokenRole> token_roles = {};   // T roles for the special-token masses, or empty
 };
 
 class LayerStream {

@@ -286,7 +286,8 @@ AnalysisOptions analysis_options(const ReportOptions& o, OnednnBackend& backend,
 
 ModelAnalysis analyze_report(const ReportInput& in, const ReportOptions& o) {
     if (!in.backend) throw Error(ErrorKind::internal, "analyze_report: no backend");
-    return analyze_model(in.layers, in.weights, in.token_ids, analysis_options(o, *in.backend, in.weight_similarity));
+    return analyze_model(in.layers, in.weights, in.token_ids, analysis_options(o, *in.backend, in.weight_similarity),
+                         in.token_roles);
 }
 
 nlohmann::json report_stats(const ReportInput& in, const ModelAnalysis& analysis) {

@@ -52,6 +52,7 @@ struct ReportInput {
     bool layer_folders = false;                             // layer_00/head_00.png instead of head_00.png
     std::string folder;                                     // "" or "seq_01/": where in the run directory
     std::vector<int64_t> token_ids = {};                    // for duplicate-token / induction scores, or empty
+    std::vector<TokenRole> token_roles = {};                // T roles for the special-token masses, or empty
     const WeightSimilarities* weight_similarity = nullptr;  // of `weights`, computed once per run
     nlohmann::json extra_stats = nlohmann::json::object();  // more stats.json keys (ablation, rollout, provenance)
     std::vector<int64_t> layer_numbers =

@@ -649,6 +649,17 @@ std::string HfTokenizer::pair_separator() const {
     return {};
 }
 
+std::vector<int> HfTokenizer::start_ids() const { return impl_->prefix_ids; }
+
+std::vector<int> HfTokenizer::separator_ids() const {
+    std::vector<int> ids = impl_->suffix_ids;
+    if (impl_->pair_template)
+        for (size_t i = 1; i < impl_->pair_template->size(); ++i)
+            if ((*impl_->pair_template)[i].kind == PairPiece::Kind::special)
+                ids.insert(ids.end(), (*impl_->pair_template)[i].ids.begin(), (*impl_->pair_template)[i].ids.end());
+    return ids;
+}
+
 std::string HfTokenizer::decode(const std::vector<int>& ids) const {
     std::vector<std::string> tokens;
     for (int id : ids) {

@@ -65,6 +65,10 @@ public:
     // The special token the pair template puts right after the first text ("[SEP]", "</s>"), as
     // written; empty when it puts none.
     std::string pair_separator() const;
+    // The special tokens the post-processor puts before a text ([CLS], <s>) and after one or
+    // between a pair's two ([SEP], </s>); empty where it puts none.
+    std::vector<int> start_ids() const;
+    std::vector<int> separator_ids() const;
     // The text of `ids`, special tokens skipped (HF's decode with skip_special_tokens), bytes that
     // are not UTF-8 escaped as "\xNN". Throws Error(bad_input) for an id out of range.
     std::string decode(const std::vector<int>& ids) const;

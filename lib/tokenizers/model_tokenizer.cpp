@@ -8,6 +8,8 @@
 #include "hf_tokenizer.hpp"
 #include "llama2c_tokenizer.hpp"
 #include "memory_budget.hpp"
+#include "unicode_text.hpp"
+#include "utf8.hpp"
 
 namespace attn_viz {
 
@@ -52,6 +54,8 @@ public:
     int vocab_size() const override { return tokenizer_.vocab_size(); }
     int begin_id() const override { return tokenizer_.specials().bos; }
     std::vector<int> end_ids() const override { return {tokenizer_.specials().bos}; }  // as llama2.c's run.c stops
+    std::vector<int> start_ids() const override { return {tokenizer_.specials().bos}; }
+    std::vector<int> separator_ids() const override { return {}; }
 
 private:
     bool adds_bos() const { return tokenizer_.specials().add_bos; }
@@ -82,12 +86,41 @@ public:
         if (const auto eos = tokenizer_.eos_id()) return {*eos};
         return {};
     }
+    std::vector<int> start_ids() const override { return tokenizer_.start_ids(); }
+    std::vector<int> separator_ids() const override { return tokenizer_.separator_ids(); }
 
 private:
     HfTokenizer tokenizer_;
 };
 
 }  // namespace
+
+bool is_punctuation_label(const std::string& label) {
+    if (!is_valid_utf8(label)) return false;
+    std::u32string text = decode_utf8(label);
+    while (!text.empty() && is_unicode_whitespace(text.back())) text.pop_back();
+    size_t begin = 0;
+    while (begin < text.size() && is_unicode_whitespace(text[begin])) ++begin;
+    if (text.compare(begin, 2, U"##") == 0 && text.size() > begin + 2) begin += 2;
+    if (begin == text.size()) return false;
+    return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(begin), text.end(),
+                       [](char32_t c) { return is_punctuation(c); });
+}
+
+std::vector<TokenRole> token_roles(const ModelTokenizer& tokenizer, const std::vector<int>& ids) {
+    const std::vector<int> starts = tokenizer.start_ids(), separators = tokenizer.separator_ids();
+    const auto holds = [](const std::vector<int>& list, int id) {
+        return std::find(list.begin(), list.end(), id) != list.end();
+    };
+    const std::vector<std::string> labels = tokenizer.labels(ids);
+    std::vector<TokenRole> roles;
+    for (size_t n = 0; n < ids.size(); ++n)
+        roles.push_back(holds(separators, ids[n])         ? TokenRole::separator
+                        : holds(starts, ids[n])           ? TokenRole::start
+                        : is_punctuation_label(labels[n]) ? TokenRole::punctuation
+                                                          : TokenRole::other);
+    return roles;
+}
 
 std::unique_ptr<ModelTokenizer> as_model_tokenizer(Llama2cTokenizer tokenizer) {
     return std::make_unique<Llama2cModelTokenizer>(std::move(tokenizer));

@@ -10,6 +10,7 @@
 
 #include "hf_tokenizer.hpp"
 #include "llama2c_tokenizer.hpp"
+#include "token_role.hpp"
 
 namespace attn_viz {
 
@@ -40,7 +41,19 @@ public:
     virtual int begin_id() const = 0;
     // The tokens that end a text when a model chooses them (llama2.c: BOS; Hugging Face: EOS).
     virtual std::vector<int> end_ids() const = 0;
+    // The special tokens encode() and encode_pair() put before a text ([CLS], <s>, llama2.c's BOS)
+    // and after one ([SEP], </s>); empty where there are none.
+    virtual std::vector<int> start_ids() const = 0;
+    virtual std::vector<int> separator_ids() const = 0;
 };
+
+// One role per id: TokenRole::start and ::separator for the tokenizer's start_ids() and
+// separator_ids(), ::punctuation for a token whose label (less a WordPiece "##" and surrounding
+// white space) is one or more characters all of a Unicode P* category, ::other otherwise.
+std::vector<TokenRole> token_roles(const ModelTokenizer& tokenizer, const std::vector<int>& ids);
+
+// Whether `label` is punctuation as token_roles says (",", " ...", "##!", "\u3002"; not "", " ", "a.").
+bool is_punctuation_label(const std::string& label);
 
 // tokenizer.encode(text) for a model that takes at most `max_tokens` tokens. More ids are refused
 // (Error(bad_input) naming `where` and the sequence length, Remedy::truncate_text: before encoding

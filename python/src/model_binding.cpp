@@ -103,6 +103,7 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
         r->weights = m->model->attention_weights();
         r->tokens = m->tokenizer->labels(tokens);
         r->ids.assign(tokens.begin(), tokens.end());
+        r->roles = attn_viz::token_roles(*m->tokenizer, tokens);
     }
     r->owner = m;
     r->backend = m->backend.get();

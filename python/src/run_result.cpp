@@ -21,6 +21,7 @@ attn_viz::ReportInput RunResult::report_input() const {
     in.query_tokens = in.key_tokens = tokens;
     in.layer_folders = whole_model;
     in.token_ids = ids;
+    in.token_roles = roles;
     in.layer_numbers = layer_numbers;
     in.model_description = description;
     in.input_text = input_text;

@@ -24,6 +24,7 @@ struct RunResult {
     std::vector<const attn_viz::LayerWeights*> weights;     // the same layers' weights
     std::vector<std::string> tokens;                        // T labels
     std::vector<int64_t> ids;                               // T ids (a layer file's: equal labels, equal ids)
+    std::vector<attn_viz::TokenRole> roles;                 // T roles (a model's tokenizer's), or none (a layer file)
     bool whole_model = false;                               // layer_NN/ folders, like `attn-viz model`
     std::vector<int64_t> layer_numbers;                     // what pictures call the layers (empty: 0, 1, ...)
     std::string description, input_text;                    // report.html's "Model" and "Input"

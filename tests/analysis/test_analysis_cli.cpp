@@ -66,7 +66,7 @@ TEST_CASE("attn-viz merge combines partial files into stats.json and CSV tables"
     CHECK(stats["correlation_std"].size() == 4);
     CHECK(stats["thresholds"]["redundancy_js"] == 0.5);
     const std::string heads = read_text(dir / "out/heads.csv"), pairs = read_text(dir / "out/pairs.csv");
-    CHECK(heads.substr(0, heads.find('\n')).find(",top1_bound_holds,entropy_std,") != std::string::npos);
+    CHECK(heads.substr(0, heads.find('\n')).find(",punctuation_mass,entropy_std,") != std::string::npos);
     CHECK(std::count(heads.begin(), heads.end(), '\n') == 5);  // header + 4 heads
     CHECK(pairs.substr(0, pairs.find('\n')).find("choice_mi,centred_correlation,correlation_std") != std::string::npos);
     CHECK(std::count(pairs.begin(), pairs.end(), '\n') == 7);  // header + 6 pairs

@@ -95,8 +95,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "model --model on a BERT folder: [CLS] text [SEP], pictures without a causal mask, and no --generate, --ablate or "
-    "--composition") {
+    "model --model on a BERT folder: [CLS] text [SEP], pictures without a causal mask, and no --generate, logit "
+    "attribution, patching or --composition") {
     ScratchDir dir;
     make_reference_folder(
         dir, "reference_hf_transformer.py",
@@ -127,8 +127,7 @@ TEST_CASE(
     const nlohmann::json long_stats = nlohmann::json::parse(read_text(dir / "long/stats.json"));
     CHECK(long_stats["tokens"] == nlohmann::json(kept));
     CHECK(long_stats["truncated_input"] == nlohmann::json{{"original_tokens", whole["ids"].size()}, {"tokens", 64}});
-    for (const std::string option :
-         {"--generate 3", "--ablate all", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
+    for (const std::string option : {"--generate 3", "--logit-attribution", "--patch-from-tokens 5,6,7,8,9,10"}) {
         CAPTURE(option);
         const CommandResult refused = run_attn_viz(model + " " + option + " --out " + (dir / "refused"));
         CHECK(refused.exit_code == 2);

@@ -11,7 +11,9 @@ within 1e-5 of the largest logit, and encoder-decoders' teacher-forced loss alon
 Lengths: T = 1, a few short ones, 33, and one past the sliding window where a layer has one. BERT's
 ids also run as a text pair (`--text --text-pair`, the folder's tokenizer with BERT's template)
 against transformers' tokenizer(a, b) and BertModel given its token_type_ids, and so does the real
-all-MiniLM-L6-v2 that scripts/get_models.sh fetches (build/models).
+all-MiniLM-L6-v2 that scripts/get_models.sh fetches (build/models). BERT's `--ablate` (the final hidden
+states' change, and every other config as a BertForMaskedLM its masked-LM loss) runs against the
+model with that head's output zeroed by a forward hook.
 
   transformers_oracle.py ATTN_VIZ_BINARY ORACLE_DIR   (ctest: transformers-oracle)
 The pinned packages are installed once into ORACLE_DIR by scripts/setup_oracles.sh. Exits 77 (skipped)
@@ -105,11 +107,63 @@ def check_encoder(model, folder, out, ids, errors, tokenizer):
     theirs = model(torch.tensor([ids]), output_attentions=True)
     run_cli(folder, out, ["--tokens", ids_text(ids), "--dump-attention", out + ".npy"])
     errors["attention"] = max(errors["attention"], compare_maps("attention", np.load(out + ".npy"), theirs.attentions))
+    if model.config.model_type == "bert" and len(ids) > 1:
+        check_encoder_ablation(model, folder, out + "-ablate", ids, errors)
     if model.config.model_type == "bert" and len(ids) > 1:  # the ids as a text pair, split at random
         cut = random.Random(len(ids)).randrange(1, len(ids))
         words = [f"w{max(i, 3)}" for i in ids]  # w1, w2 are the template's [CLS] and [SEP]; 0 is [UNK]
         check_pair(model, folder, out + "-pair", " ".join(words[:cut]), " ".join(words[cut:]),
                    transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer), errors)
+
+
+def own_token_loss(logits, ids):
+    """logits: [T, V] of a masked-LM head; the mean over positions of -log p(ids[t]) at t, in float64."""
+    rows = torch.log_softmax(logits.double(), dim=-1)
+    return float(-rows[torch.arange(len(ids)), torch.tensor(ids)].mean())
+
+
+def check_encoder_ablation(model, folder, out, ids, errors):
+    """`--ablate LlHh` on BERT against transformers' own model with that head's output zeroed (a
+    forward hook on its self-attention, what head_mask did before transformers 5): the final hidden
+    states' cosine distance and relative L2 change within TOL, and for a BertForMaskedLM the loss of
+    each token at its own position, clean and ablated, within TOL relative."""
+    bert = getattr(model, "bert", model)
+    pick = random.Random(len(ids))
+    layer, head = pick.randrange(model.config.num_hidden_layers), pick.randrange(model.config.num_attention_heads)
+    d_head = model.config.hidden_size // model.config.num_attention_heads
+
+    def zero_head(module, args, output):
+        attended = output[0].clone()
+        attended[..., head * d_head:(head + 1) * d_head] = 0
+        return (attended, *output[1:])
+
+    inputs = torch.tensor([ids])
+    clean, clean_out = bert(inputs).last_hidden_state[0], model(inputs)
+    hook = bert.encoder.layer[layer].attention.self.register_forward_hook(zero_head)
+    try:
+        ablated, ablated_out = bert(inputs).last_hidden_state[0], model(inputs)
+    finally:
+        hook.remove()
+    cosine = float((1 - torch.nn.functional.cosine_similarity(clean, ablated, dim=-1)).mean())
+    relative = float(torch.linalg.norm(ablated - clean) / torch.linalg.norm(clean))
+    if not relative > 0:
+        raise AssertionError(f"zeroing L{layer}H{head} changed nothing in transformers' run: the hook missed")
+    stats = run_cli(folder, out, ["--tokens", ids_text(ids), "--ablate", f"L{layer}H{head}"])["ablation"]
+    ours = stats["heads"][0]
+    for name, theirs in (("cosine_distance", cosine), ("relative_l2", relative)):
+        errors["ablation"] = max(errors["ablation"], abs(ours[name] - theirs))
+        if abs(ours[name] - theirs) > TOL:
+            raise AssertionError(f"--ablate L{layer}H{head} {name} {ours[name]:.8f} against transformers' {theirs:.8f}")
+    if not hasattr(model, "bert"):
+        if "clean_mlm_loss" in stats:
+            raise AssertionError("a BertModel without a masked-LM head reports a masked-LM loss")
+        return
+    for what, value, logits in (("clean_mlm_loss", stats["clean_mlm_loss"], clean_out.logits[0]),
+                                ("mlm_loss", ours["mlm_loss"], ablated_out.logits[0])):
+        theirs = own_token_loss(logits, ids)
+        errors["loss"] = max(errors["loss"], abs(value - theirs) / abs(theirs))
+        if abs(value - theirs) > TOL * abs(theirs):
+            raise AssertionError(f"--ablate L{layer}H{head} {what} {value:.8f} against transformers' {theirs:.8f}")
 
 
 def check_pair(model, folder, out, first, second, tokenizer, errors):
@@ -199,13 +253,15 @@ AUTO = {"causal": transformers.AutoModelForCausalLM, "encoder": transformers.Aut
 failures = 0
 with tempfile.TemporaryDirectory() as scratch:
     for family in families:
-        errors = {"attention": 0.0, "logits": 0.0, "loss": 0.0}
+        errors = {"attention": 0.0, "logits": 0.0, "loss": 0.0, "ablation": 0.0}
         rng = random.Random(f"{seed}/{family}")
         done = 0
         for k in range(CONFIGS_PER_FAMILY):
             kind, config, window = FAMILIES[family](rng)
             torch.manual_seed(rng.randrange(2**31))
-            model = AUTO[kind].from_config(config, attn_implementation="eager", dtype=torch.float64).eval()
+            # Every other BERT config with its masked-LM head (BertForMaskedLM: bert.* and cls.predictions.*).
+            auto = transformers.AutoModelForMaskedLM if family == "bert" and k % 2 else AUTO[kind]
+            model = auto.from_config(config, attn_implementation="eager", dtype=torch.float64).eval()
             randomize(model)
             folder = os.path.join(scratch, f"{family}_{k}")
             tokenizer = save_folder(model, config, folder)
@@ -227,7 +283,8 @@ with tempfile.TemporaryDirectory() as scratch:
                         print(f"FAIL {family} config {k} (seed {seed}), T = {T}: {e}\n  config.json: {json.dumps(json.load(f), sort_keys=True)}")
                     break  # the next lengths of this config would say the same
         print(f"{family:12s} {done} runs, max error: attention {errors['attention']:.1e}, "
-              f"logits {errors['logits']:.1e} (of the largest), loss {errors['loss']:.1e} (relative)")
+              f"logits {errors['logits']:.1e} (of the largest), loss {errors['loss']:.1e} (relative), "
+              f"ablation {errors['ablation']:.1e}")
     if "bert" in families:
         try:
             check_real_minilm(scratch)

@@ -39,6 +39,17 @@ std::string write_tokenizer_json(const ScratchDir& dir, const json& doc, const s
     return path;
 }
 
+// A WordPiece tokenizer.json of `vocab` with BERT's pre-tokenizer, the added tokens `specials` and
+// `post_processor` (none when null), loaded from `dir`.
+HfTokenizer wordpiece_tokenizer(const ScratchDir& dir, const json& vocab, const json& specials,
+                                const json& post_processor) {
+    json doc = {{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+                {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                {"added_tokens", specials}};
+    if (!post_processor.is_null()) doc["post_processor"] = post_processor;
+    return HfTokenizer::load(write_tokenizer_json(dir, doc));
+}
+
 // A plain BPE reference: merge the leftmost lowest-ranked pair until none is left.
 std::vector<std::string> reference_bpe(const std::vector<std::string>& characters,
                                        const std::map<std::pair<std::string, std::string>, int>& ranks) {
@@ -432,11 +443,7 @@ TEST_CASE(
                                        {{"id", 5}, {"content", "<s>"}, {"special", true}},
                                        {{"id", 6}, {"content", "</s>"}, {"special", true}}});
     auto tokenizer = [&](const json& post_processor) {
-        json doc = {{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
-                    {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
-                    {"added_tokens", specials}};
-        if (!post_processor.is_null()) doc["post_processor"] = post_processor;
-        return HfTokenizer::load(write_tokenizer_json(dir, doc));
+        return wordpiece_tokenizer(dir, vocab, specials, post_processor);
     };
     struct Case {
         const char* name;
@@ -503,5 +510,42 @@ TEST_CASE(
         const HfTokenizer t = tokenizer(post_processor);
         CHECK(t.encode("a", true).size() >= 1);
         expect_error(ErrorKind::bad_input, [&] { t.encode_pair("a", "b"); }, {dir / "tokenizer.json", message});
+    }
+}
+
+TEST_CASE("token roles: the post-processor's start and separator tokens, punctuation by Unicode category") {
+    ScratchDir dir;
+    const json vocab = {{"[UNK]", 0}, {"a", 1}, {",", 2}, {"[CLS]", 3}, {"[SEP]", 4},  {"<s>", 5},
+                        {"</s>", 6},  {".", 7}, {"$", 8}, {"##.", 9},   {"[MASK]", 10}};
+    const json specials = json::array({{{"id", 3}, {"content", "[CLS]"}, {"special", true}},
+                                       {{"id", 4}, {"content", "[SEP]"}, {"special", true}},
+                                       {{"id", 5}, {"content", "<s>"}, {"special", true}},
+                                       {{"id", 6}, {"content", "</s>"}, {"special", true}},
+                                       {{"id", 10}, {"content", "[MASK]"}, {"special", true}}});
+    auto tokenizer = [&](const json& post_processor) {
+        return as_model_tokenizer(wordpiece_tokenizer(dir, vocab, specials, post_processor));
+    };
+    using enum TokenRole;
+    const auto bert = tokenizer({{"type", "BertProcessing"}, {"cls", {"[CLS]", 3}}, {"sep", {"[SEP]", 4}}});
+    const EncodedText pair = bert->encode_pair("a , a .", "a $");
+    CHECK(pair.ids == std::vector<int>{3, 1, 2, 1, 7, 4, 1, 8, 4});
+    // "$" is a symbol (Sc), not punctuation; [MASK] is special but neither start nor separator.
+    CHECK(token_roles(*bert, pair.ids) ==
+          std::vector<TokenRole>{start, other, punctuation, other, punctuation, separator, other, other, separator});
+    CHECK(token_roles(*bert, {10, 9, 0}) == std::vector<TokenRole>{other, punctuation, other});
+    const auto roberta = tokenizer({{"type", "RobertaProcessing"}, {"cls", {"<s>", 5}}, {"sep", {"</s>", 6}}});
+    const EncodedText doubled = roberta->encode_pair("a", "a");  // <s> a </s></s> a </s>
+    CHECK(token_roles(*roberta, doubled.ids) ==
+          std::vector<TokenRole>{start, other, separator, separator, other, separator});
+    CHECK(token_roles(*roberta, {3, 4}) == std::vector<TokenRole>{other, other});  // another template's specials
+    const auto plain = tokenizer(json());  // no post-processor: no start or separator
+    CHECK(token_roles(*plain, {3, 1, 7, 4}) == std::vector<TokenRole>{other, other, punctuation, other});
+    for (const char* label : {",", " ...", "##!", "\u3002", "\u00bf", " \"", "--"}) {
+        CAPTURE(label);
+        CHECK(is_punctuation_label(label));
+    }
+    for (const char* label : {"", " ", "a.", "$", "+", "\xff", "1."}) {
+        CAPTURE(label);
+        CHECK(!is_punctuation_label(label));
     }
 }
