@@ -14,6 +14,7 @@
 #include "input_open.hpp"
 #include "mapped_file.hpp"
 #include "memory_budget.hpp"
+#include "utf8.hpp"
 
 namespace attn_viz {
 namespace {
@@ -250,6 +251,7 @@ void GgufFile::parse() {
             fail_input(path_, fmt::format("{} is larger than the file ({} bytes)", where, file_->size()));
         t.bytes = bytes;
         tensor_index_.emplace(t.name, tensors_.size());
+        shapes_.push_back(t.shape());
         tensors_.push_back(std::move(t));
     }
 
@@ -364,9 +366,30 @@ const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
-Tensor GgufFile::load(const std::string& name) const {
+const GgufTensorInfo& GgufFile::info(const std::string& name) const {
     const GgufTensorInfo* t = find_tensor(name);
-    if (!t) fail_input(path_, fmt::format("has no tensor \"{}\"", name));
+    if (!t) fail_input(path_, fmt::format("has no tensor \"{}\"", escape_invalid_utf8(name)));
+    return *t;
+}
+
+std::vector<std::string> GgufFile::names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, index] : tensor_index_) names.push_back(name);
+    return names;
+}
+
+const std::vector<int64_t>& GgufFile::shape(const std::string& name) const {
+    return shapes_[static_cast<size_t>(&info(name) - tensors_.data())];
+}
+
+int64_t GgufFile::required_count(const std::string& key) const {
+    const std::optional<uint64_t> count = get_uint(key);
+    if (!count) fail_input(path_, fmt::format("has no metadata \"{}\"", key));
+    return *count > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*count);
+}
+
+Tensor GgufFile::load(const std::string& name) const {
+    const GgufTensorInfo* t = &info(name);
     check_decodable(*t);
     const std::string what = fmt::format("{}: tensor \"{}\"", path_, name);
     const std::vector<int64_t> shape = t->shape();
@@ -380,8 +403,7 @@ Tensor GgufFile::load(const std::string& name) const {
 }
 
 void GgufFile::load_rows(const std::string& name, int64_t begin, int64_t count, RowLayout layout, Tensor& out) const {
-    const GgufTensorInfo* t = find_tensor(name);
-    if (!t) fail_input(path_, fmt::format("has no tensor \"{}\"", name));
+    const GgufTensorInfo* t = &info(name);
     check_decodable(*t);
     const std::string what = fmt::format("{}: tensor \"{}\"", path_, name);
     const std::vector<int64_t> shape = t->shape();
@@ -417,29 +439,6 @@ void GgufFile::check_decodable(const GgufTensorInfo& tensor) const {
                    fmt::format("is of type {}, which attn-viz cannot decode (F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
                                "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K and Q8_K are supported)",
                                info->name));
-}
-
-int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture) {
-    const std::optional<uint64_t> value = file.get_uint(key);
-    if (!value)
-        fail_input(file.path(), fmt::format("has no metadata \"{}\" (needed for a {} model)", key, architecture));
-    return *value > (uint64_t{1} << 40) ? int64_t{1} << 40 : static_cast<int64_t>(*value);
-}
-
-void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
-                       const std::string& architecture) {
-    const GgufTensorInfo* info = file.find_tensor(name);
-    if (!info) fail_input(file.path(), fmt::format("has no tensor \"{}\" (needed for a {} model)", name, architecture));
-    if (info->shape() != shape)
-        fail_input(file.path(), fmt::format("tensor \"{}\" has shape {}, expected {} from the metadata", name,
-                                            shape_string(info->shape()), shape_string(shape)));
-    file.check_decodable(*info);
-}
-
-Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
-                        const std::string& architecture) {
-    gguf_check_tensor(file, name, shape, architecture);
-    return file.load(name);
 }
 
 bool is_gguf_file(const std::string& path) {

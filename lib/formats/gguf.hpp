@@ -14,6 +14,7 @@
 #include "ggml_quants.hpp"
 #include "load_limits.hpp"
 #include "tensor.hpp"
+#include "tensor_source.hpp"
 
 namespace attn_viz {
 
@@ -39,7 +40,8 @@ struct GgufTensorInfo {
     std::vector<int64_t> shape() const { return {dims.rbegin(), dims.rend()}; }
 };
 
-class GgufFile {
+// A TensorSource: the model readers load its tensors, by name, as they load a safetensors file's.
+class GgufFile : public TensorSource {
 public:
     // Maps the file and validates everything before allocating for it: magic, version (2 or 3;
     // v1 and big-endian files are refused by name), counts against the file size, every string
@@ -52,7 +54,7 @@ public:
     GgufFile(GgufFile&&) noexcept;
     GgufFile& operator=(GgufFile&&) noexcept;
 
-    const std::string& path() const { return path_; }
+    const std::string& path() const override { return path_; }
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
     const LoadLimits& limits() const { return limits_; }
@@ -65,6 +67,9 @@ public:
     std::optional<double> get_float(const std::string& key) const;  // f32, f64 or an integer
     std::optional<std::string> get_string(const std::string& key) const;
     std::optional<bool> get_bool(const std::string& key) const;  // any non-zero byte is true
+    // A required non-negative integer (capped at 2^40; each reader bounds it further):
+    // Error(bad_input) naming the file and key when absent.
+    int64_t required_count(const std::string& key) const;
     // Arrays: Error(bad_input) when absent, of another element type, or over the memory budget.
     std::vector<std::string> get_string_array(const std::string& key) const;
     std::vector<float> get_float_array(const std::string& key) const;
@@ -73,11 +78,15 @@ public:
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
     // nullptr when absent.
     const GgufTensorInfo* find_tensor(const std::string& name) const;
-    // The tensor as float32 in its row-major shape (GgufTensorInfo::shape), from any decodable
-    // type (ggml_quants.hpp); Error(bad_input) naming the file and tensor when absent, of a type
-    // attn-viz cannot decode, over the memory budget or (unless allowed) not finite. The tensor's
-    // pages of the mapped file are released from resident memory afterwards (MappedFile::release).
-    Tensor load(const std::string& name) const;
+    std::vector<std::string> names() const override;  // sorted
+    bool contains(const std::string& name) const override { return tensor_index_.count(name) != 0; }
+    // The row-major shape (GgufTensorInfo::shape); Error(bad_input) naming the file when absent.
+    const std::vector<int64_t>& shape(const std::string& name) const override;
+    // The tensor as float32 in its row-major shape, from any decodable type (ggml_quants.hpp);
+    // Error(bad_input) naming the file and tensor when absent, of a type attn-viz cannot decode,
+    // over the memory budget or (unless allowed) not finite. The tensor's pages of the mapped file
+    // are released from resident memory afterwards (MappedFile::release).
+    Tensor load(const std::string& name) const override;
     // Rows [begin, begin + count) of matrix `name` ([rows, cols] in its row-major shape) decoded
     // into `out`: [count, cols] as stored, or straight into their transpose [cols, count] (x W for
     // a weight stored [out, in]); the values load() gives, with its checks and messages (a
@@ -88,9 +97,11 @@ public:
     void load_rows(const std::string& name, int64_t begin, int64_t count, RowLayout layout, Tensor& out) const;
     // Error(bad_input) naming the file and tensor when its type is not decodable.
     void check_decodable(const GgufTensorInfo& tensor) const;
+    void check_element_type(const std::string& name) const override { check_decodable(info(name)); }
 
 private:
     const GgufValue& value(const std::string& key, const char* wanted) const;
+    const GgufTensorInfo& info(const std::string& name) const;  // Error(bad_input) when absent
     void parse();
 
     std::string path_;
@@ -101,21 +112,11 @@ private:
     std::map<std::string, GgufValue> metadata_;
     std::vector<GgufTensorInfo> tensors_;
     std::map<std::string, size_t> tensor_index_;
+    std::vector<std::vector<int64_t>> shapes_;  // tensors_[i].shape(), kept for shape()
 };
 
 // Whether the file at `path` starts with the GGUF magic (false when it is missing or a folder);
 // throws Error(io) naming it when it is a FIFO, a device or a socket, or cannot be opened.
 bool is_gguf_file(const std::string& path);
-
-// What the model readers (gguf_llama.hpp, gguf_transformer.hpp) share; `architecture` names the
-// model in messages ("needed for a gpt2 model").
-// A required non-negative integer metadata value (capped at 2^40; bounded later by each reader).
-int64_t gguf_required_count(const GgufFile& file, const std::string& key, const std::string& architecture);
-// Tensor `name` must exist with row-major `shape` and a decodable type (each problem named).
-void gguf_check_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
-                       const std::string& architecture);
-// Tensor `name` as float32 of row-major `shape`, checked first.
-Tensor gguf_load_shaped(const GgufFile& file, const std::string& name, const std::vector<int64_t>& shape,
-                        const std::string& architecture);
 
 }  // namespace attn_viz

@@ -182,13 +182,19 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
     return it->second;
 }
 
+void SafetensorsFile::check_element_type(const std::string& name) const {
+    const SafetensorsEntry& e = entry(name);
+    if (!is_float_dtype(e.dtype))
+        fail_input(
+            fmt::format("{}: tensor '{}'", path_, name),
+            fmt::format("has dtype {}; only F64, F32, F16 and BF16 can be loaded", safetensors_dtype_name(e.dtype)));
+}
+
 Tensor SafetensorsFile::load(const std::string& name) const {
+    check_element_type(name);
     const SafetensorsEntry& e = entry(name);
     const unsigned char* src = file_->data() + data_start_ + e.begin;
     const std::string what = fmt::format("{}: tensor '{}'", path_, name);
-    if (!is_float_dtype(e.dtype))
-        fail_input(what, fmt::format("has dtype {}; only F64, F32, F16 and BF16 can be loaded",
-                                     safetensors_dtype_name(e.dtype)));
     check_memory_elements(static_cast<uint64_t>(element_count(e.shape, what)), sizeof(float), limits_.memory_budget,
                           fmt::format("{} of shape {}", what, shape_string(e.shape)));
     // Sizes were checked against the file when it was opened; every element is written below.

@@ -53,6 +53,8 @@ public:
     // The tensor converted to float32 (from F64, F32, F16 or BF16); other dtypes, a tensor over
     // the memory budget and (unless allowed) non-finite values are refused.
     Tensor load(const std::string& name) const override;
+    // Error(bad_input) naming the file and tensor unless its dtype is F64, F32, F16 or BF16.
+    void check_element_type(const std::string& name) const override;
 
 private:
     std::string path_;

@@ -60,7 +60,7 @@ std::vector<std::string> SafetensorsShards::names() const {
 
 const SafetensorsFile& SafetensorsShards::shard(const std::string& name) const {
     const auto found = shard_of_.find(name);
-    if (found == shard_of_.end()) fail_input(path_, fmt::format("missing tensor '{}'", escape_invalid_utf8(name)));
+    if (found == shard_of_.end()) fail_input(path_, fmt::format("has no tensor \"{}\"", escape_invalid_utf8(name)));
     return *shards_[found->second];
 }
 

@@ -26,6 +26,7 @@ public:
     bool contains(const std::string& name) const override { return shard_of_.count(name) != 0; }
     const std::vector<int64_t>& shape(const std::string& name) const override { return shard(name).shape(name); }
     Tensor load(const std::string& name) const override { return shard(name).load(name); }
+    void check_element_type(const std::string& name) const override { shard(name).check_element_type(name); }
 
 private:
     const SafetensorsFile& shard(const std::string& name) const;

@@ -1,6 +1,7 @@
-// Named tensors a loader can ask for, converted to float32 on demand: one safetensors file, or a
-// Hugging Face checkpoint sharded over several (safetensors_shards.hpp). The layout presets and
-// the model loaders read through it, so they do not care how a checkpoint is split.
+// Named tensors a loader can ask for, converted to float32 on demand: one safetensors file, a
+// Hugging Face checkpoint sharded over several (safetensors_shards.hpp), or a GGUF file (gguf.hpp).
+// The layout presets and the model loaders read through it, so they do not care which container
+// holds a checkpoint or how it is split.
 #pragma once
 
 #include <cstdint>
@@ -24,15 +25,25 @@ public:
     // Throw Error(bad_input) naming the file when `name` is absent.
     virtual const std::vector<int64_t>& shape(const std::string& name) const = 0;
     virtual Tensor load(const std::string& name) const = 0;
+    // Throws Error(bad_input) naming the file and tensor when load(name) would refuse the tensor's
+    // element type (a GGUF quantization attn-viz cannot decode), without decoding it; nothing for
+    // containers whose types were all checked when opened.
+    virtual void check_element_type(const std::string& name) const {}
 };
 
-// The tensor `name` of `source`, which must have `shape`; throws Error(bad_input) naming the file
-// when it is missing or has another shape, before converting it.
-inline Tensor load_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
-    if (!source.contains(name)) fail_input(source.path(), fmt::format("missing tensor '{}'", name));
+// Throws Error(bad_input) naming the file unless `source` holds `name` with `shape` and an
+// element type it can load; converts nothing (a streamed model checks its blocks so up front).
+inline void check_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
+    if (!source.contains(name)) fail_input(source.path(), fmt::format("has no tensor \"{}\"", name));
     if (source.shape(name) != shape)
-        fail_input(source.path(), fmt::format("tensor '{}' has shape {}, expected {}", name,
+        fail_input(source.path(), fmt::format("tensor \"{}\" has shape {}, expected {}", name,
                                               shape_string(source.shape(name)), shape_string(shape)));
+    source.check_element_type(name);
+}
+
+// The tensor `name` of `source`, checked by check_of_shape before it is converted.
+inline Tensor load_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape) {
+    check_of_shape(source, name, shape);
     return source.load(name);
 }
 

@@ -21,6 +21,9 @@ std::string find_prefix(const TensorSource& source, std::initializer_list<const 
 // Error(bad_input) naming the file and the tensor).
 Tensor optional_of_shape(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape);
 
+// A weight stored [out, in] (torch's nn.Linear and ggml's layout) as x W's [in, out], checked.
+Tensor linear_weight(const TensorSource& source, const std::string& name, int64_t in, int64_t out);
+
 // `name`.weight and `name`.bias ([D] each); checkpoints converted from TensorFlow name them
 // `name`.gamma and `name`.beta, which transformers renames when loading.
 NormWeights layer_norm(const TensorSource& source, const std::string& name, int64_t d);

@@ -104,7 +104,7 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
     if (!(a.rope_base > 1 && a.rope_base < 1e12))
         fail_input(file.path(), fmt::format("{}.rope.freq_base {:f} is outside (1, 1e12)", p, a.rope_base));
     if (file.has(fmt::format("{}.rope.dimension_count", p))) {
-        const int64_t dims = gguf_required_count(file, fmt::format("{}.rope.dimension_count", p), p);
+        const int64_t dims = file.required_count(fmt::format("{}.rope.dimension_count", p));
         if (dims != a.d_head && (family.architecture != "phi3" || dims % 2 != 0 || dims < 2 || dims > a.d_head))
             fail_input(file.path(), fmt::format("{}.rope.dimension_count is not the head size {}{}", p, a.d_head,
                                                 family.architecture == "phi3" ? " or an even count below it"
@@ -141,7 +141,7 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     decoder.family = &family_of(file);
     const GgufDecoderFamily& family = *decoder.family;
     const std::string& p = family.architecture;
-    auto count = [&](const std::string& key) { return gguf_required_count(file, fmt::format("{}.{}", p, key), p); };
+    auto count = [&](const std::string& key) { return file.required_count(fmt::format("{}.{}", p, key)); };
     ModelConfig& c = decoder.config;  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
     c.architecture = "llama";
     c.n_layers = count("block_count");

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "checkpoint_tensors.hpp"
 #include "error.hpp"
 #include "gguf_decoder_families.hpp"
 #include "tensor.hpp"
@@ -40,8 +41,7 @@ std::string block_prefix(int64_t layer) { return fmt::format("blk.{}.", layer); 
 
 void check_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer) {
     for (const BlockTensor& t : block_tensors(decoder))
-        gguf_check_tensor(file, fmt::format("{}{}.weight", block_prefix(layer), t.name), t.shape,
-                          decoder.family->architecture);
+        check_of_shape(file, fmt::format("{}{}.weight", block_prefix(layer), t.name), t.shape);
 }
 
 // Gemma's norm weights are stored as 1 + w (convert_hf_to_gguf.py adds 1); ModelWeights keeps w.
@@ -66,7 +66,7 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
     auto load = [&](const std::string& name) {
         const auto t =
             std::find_if(tensors.begin(), tensors.end(), [&](const BlockTensor& b) { return b.name == name; });
-        return gguf_load_shaped(file, fmt::format("{}{}.weight", p, name), t->shape, family.architecture);
+        return load_of_shape(file, fmt::format("{}{}.weight", p, name), t->shape);
     };
     // Rows [begin, begin + count) of matrix `name` (checked above) into `out`: the attention's
     // transposed (x W), the feed-forward's as stored (a row per output).
@@ -77,9 +77,7 @@ void read_block(const GgufFile& file, const GgufDecoder& decoder, int64_t layer,
         file.load_rows(fmt::format("{}{}.weight", p, name), begin, count, RowLayout::as_stored, out);
     };
     auto bias = [&](const std::string& name, int64_t size) {
-        return file.find_tensor(fmt::format("{}{}.bias", p, name))
-                   ? gguf_load_shaped(file, fmt::format("{}{}.bias", p, name), {size}, family.architecture)
-                   : Tensor{};
+        return optional_of_shape(file, fmt::format("{}{}.bias", p, name), {size});
     };
     const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, f = c.ffn_dim;
     LayerWeights& a = b.attention;
@@ -126,12 +124,9 @@ ModelWeights read_outside_blocks(const GgufFile& file, const GgufDecoder& decode
     ModelWeights w;
     w.config = decoder.config;
     const ModelConfig& c = w.config;
-    const std::string& architecture = decoder.family->architecture;
-    w.token_embedding = gguf_load_shaped(file, "token_embd.weight", {c.vocab_size, c.d_model}, architecture);
-    w.final_norm.weight =
-        stored_norm(gguf_load_shaped(file, "output_norm.weight", {c.d_model}, architecture), decoder.family->gemma);
-    if (!c.shared_classifier)
-        w.classifier = gguf_load_shaped(file, "output.weight", {c.vocab_size, c.d_model}, architecture);
+    w.token_embedding = load_of_shape(file, "token_embd.weight", {c.vocab_size, c.d_model});
+    w.final_norm.weight = stored_norm(load_of_shape(file, "output_norm.weight", {c.d_model}), decoder.family->gemma);
+    if (!c.shared_classifier) w.classifier = load_of_shape(file, "output.weight", {c.vocab_size, c.d_model});
     return w;
 }
 

@@ -13,6 +13,7 @@
 #include "gguf_builder.hpp"
 #include "layer_weights.hpp"
 #include "random_ggml_blocks.hpp"
+#include "safetensors.hpp"
 #include "support.hpp"
 
 using namespace attn_viz;
@@ -63,6 +64,33 @@ TEST_CASE("GGUF: metadata, arrays and tensors in their row-major shape") {
         CHECK(f.load("m.weight").shape == matrix.shape);
         CHECK(f.load("v.weight").data == vector.data);
     }
+}
+
+TEST_CASE("GGUF: a TensorSource, read as a safetensors file of the same tensors is") {
+    ScratchDir dir;
+    const Tensor matrix = random_tensor({3, 5}), vector = random_tensor({4});
+    write_text(dir / "m.gguf", small_file(matrix, vector).bytes());
+    write_safetensors(dir / "m.safetensors", {{"v.weight", vector}, {"m.weight", matrix}});
+    const GgufFile gguf(dir / "m.gguf");
+    const SafetensorsFile safetensors(dir / "m.safetensors");
+    for (const TensorSource* source :
+         {static_cast<const TensorSource*>(&gguf), static_cast<const TensorSource*>(&safetensors)}) {
+        CAPTURE(source->path());
+        CHECK(source->names() == std::vector<std::string>{"m.weight", "v.weight"});
+        CHECK(source->contains("m.weight"));
+        CHECK(!source->contains("m.bias"));
+        CHECK(source->shape("m.weight") == std::vector<int64_t>{3, 5});
+        CHECK(load_of_shape(*source, "m.weight", {3, 5}).data == matrix.data);
+        CHECK(load_of_shape(*source, "v.weight", {4}).data == vector.data);
+        expect_error(ErrorKind::bad_input, [&] { load_of_shape(*source, "m.bias", {5}); },
+                     {source->path(), "has no tensor \"m.bias\""});
+        expect_error(ErrorKind::bad_input,
+                     [&] {
+                         check_of_shape(*source, "m.weight", {5, 3});
+                     },
+                     {source->path(), "tensor \"m.weight\" has shape [3, 5], expected [5, 3]"});
+    }
+    expect_error(ErrorKind::bad_input, [&] { gguf.shape("absent"); }, {"m.gguf", "has no tensor \"absent\""});
 }
 
 TEST_CASE("GGUF: general.alignment places the data") {
@@ -178,6 +206,9 @@ TEST_CASE("GGUF: tensors of a type attn-viz cannot decode, and non-finite values
     write_text(dir / "m.gguf", b.bytes());
     const GgufFile f(dir / "m.gguf");
     expect_error(ErrorKind::bad_input, [&] { f.load("q2"); }, {"m.gguf", "\"q2\"", "Q2_K", "cannot decode"});
+    // The same refusal before any decoding, as a streamed model checks its blocks up front.
+    expect_error(ErrorKind::bad_input, [&] { check_of_shape(f, "q2", {256}); }, {"m.gguf", "\"q2\"", "Q2_K"});
+    CHECK_NOTHROW(check_of_shape(f, "nan", {2}));
     expect_error(
         ErrorKind::bad_input, [&] { f.load("nan"); }, {"m.gguf", "nan"}, Remedy::allow_nonfinite);
     LoadLimits small;

@@ -116,6 +116,7 @@ TEST_CASE("safetensors reads metadata and refuses to convert integer tensors") {
     CHECK(file.metadata().at("format") == "pt");
     CHECK(file.names() == std::vector<std::string>{"ids"});
     expect_error(ErrorKind::bad_input, [&] { file.load("ids"); }, {"'ids'", "I32"});
+    expect_error(ErrorKind::bad_input, [&] { check_of_shape(file, "ids", {2}); }, {"'ids'", "I32"});
 }
 
 TEST_CASE("safetensors rejects hostile headers before allocating") {
