@@ -43,28 +43,66 @@ const nlohmann::json& mean_value(const nlohmann::json& entry, const std::string&
     return entry.contains(name + "_mean") ? entry[name + "_mean"] : none;
 }
 
-// The first ablation_heads_shown ranked heads of the "ablation" entry: {rank, head, delta_loss, kl}
-// (their means over a corpus).
+// A column of the "ablation" entry's table: its stats.json field, heading and format.
+struct AblationColumn {
+    const char* field;
+    const char* heading;
+    fmt::format_string<double> format;
+    int width;  // of the terminal table's column
+};
+
+// A decoder's ablation is measured on the next-token loss; an encoder's ("measured_on":
+// "final_hidden_states") on the final hidden states, and on a masked-LM head's loss when it has one.
+bool on_hidden_states(const nlohmann::json& ablation) {
+    return ablation.value("measured_on", "") == "final_hidden_states";
+}
+
+std::vector<AblationColumn> ablation_columns(const nlohmann::json& ablation) {
+    if (!on_hidden_states(ablation))
+        return {{"delta_loss", "delta loss", "{:+.4f}", 12}, {"kl", "KL (nats)", "{:.4f}", 10}};
+    std::vector<AblationColumn> columns = {{"cosine_distance", "cosine distance", "{:.4g}", 15},
+                                           {"relative_l2", "relative L2", "{:.4g}", 11}};
+    if (ablation.contains("clean_mlm_loss")) columns.push_back({"delta_mlm_loss", "delta MLM loss", "{:+.4f}", 14});
+    return columns;
+}
+
+// The first ablation_heads_shown ranked heads of the "ablation" entry: rank, head, then each of
+// ablation_columns (their means over a corpus).
 std::vector<std::vector<std::string>> ablation_rows(const nlohmann::json& ablation) {
     std::vector<std::vector<std::string>> rows;
     for (const nlohmann::json& h : ablation["heads"]) {
         if (rows.size() == ablation_heads_shown) break;
-        rows.push_back(
-            {fmt::to_string(h["rank"].get<int64_t>()), head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>()),
-             number_text(mean_value(h, "delta_loss"), "{:+.4f}"), number_text(mean_value(h, "kl"), "{:.4f}")});
+        std::vector<std::string> row = {fmt::to_string(h["rank"].get<int64_t>()),
+                                        head_name(h["layer"].get<int64_t>(), h["head"].get<int64_t>())};
+        for (const AblationColumn& column : ablation_columns(ablation))
+            row.push_back(number_text(mean_value(h, column.field), column.format));
+        rows.push_back(std::move(row));
     }
     return rows;
 }
 
 std::string ablation_heading(const nlohmann::json& ablation) {
     const size_t count = ablation["heads"].size();
+    const std::string measure =
+        !on_hidden_states(ablation) ? fmt::format("clean next-token loss {} nats; the heads that change it most",
+                                                  number_text(mean_value(ablation, "clean_loss"), "{:.4f}"))
+        : ablation.contains("clean_mlm_loss")
+            ? fmt::format("on the final hidden states, clean masked-LM loss {} nats; the heads that change them most",
+                          number_text(ablation["clean_mlm_loss"], "{:.4f}"))
+            : std::string("on the final hidden states; the heads that change them most");
     return fmt::format(
-        "ablation ({}, {}{}): clean next-token loss {} nats{}; the heads that change it most{}:",
-        ablation["mode"].get<std::string>(), count, count == 1 ? " head" : " heads",
-        number_text(mean_value(ablation, "clean_loss"), "{:.4f}"),
+        "ablation ({}, {}{}): {}{}{}:", ablation["mode"].get<std::string>(), count, count == 1 ? " head" : " heads",
+        measure,
         ablation.contains("sequences") ? fmt::format(" (means over {} sequences)", ablation["sequences"].get<int64_t>())
                                        : "",
         count > ablation_heads_shown ? fmt::format(" (first {}, all in ablation.csv)", ablation_heads_shown) : "");
+}
+
+// rank, head, and the headings of ablation_columns.
+std::vector<std::string> ablation_headings(const nlohmann::json& ablation) {
+    std::vector<std::string> headings = {"rank", "head"};
+    for (const AblationColumn& column : ablation_columns(ablation)) headings.push_back(column.heading);
+    return headings;
 }
 
 // A ranked table of an analysis for report.html: its caption, column names and rows.
@@ -107,8 +145,7 @@ std::vector<std::vector<std::string>> composition_rows(const nlohmann::json& com
 
 // The table report.html shows of the analysis stored under `key` (no columns: none).
 AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry) {
-    if (key == "ablation")
-        return {ablation_heading(entry), {"rank", "head", "delta loss (nats)", "KL (nats)"}, ablation_rows(entry)};
+    if (key == "ablation") return {ablation_heading(entry), ablation_headings(entry), ablation_rows(entry)};
     if (key == "logit_attribution")
         return {fmt::format(
                     "the heads that write most toward the {} (mean over {} positions; all in logit_attribution.csv):",
@@ -138,9 +175,15 @@ std::string model_analyses_text(const nlohmann::json& stats) {
         const nlohmann::json& entry = stats[analysis.key];
         if (std::string(analysis.key) == "ablation") {
             text += fmt::format("{}\n", ablation_heading(entry));
-            text += fmt::format("  {:>4}  {:<8} {:>12} {:>10}\n", "rank", "head", "delta loss", "KL (nats)");
-            for (const std::vector<std::string>& row : ablation_rows(entry))
-                text += fmt::format("  {:>4}  {:<8} {:>12} {:>10}\n", row[0], row[1], row[2], row[3]);
+            const std::vector<AblationColumn> columns = ablation_columns(entry);
+            const auto line = [&](const std::vector<std::string>& cells) {
+                std::string out = fmt::format("  {:>4}  {:<8}", cells[0], cells[1]);
+                for (size_t c = 0; c < columns.size(); ++c)
+                    out += fmt::format(" {:>{}}", cells[c + 2], columns[c].width);
+                return out + "\n";
+            };
+            text += line(ablation_headings(entry));
+            for (const std::vector<std::string>& row : ablation_rows(entry)) text += line(row);
         }
         for (const std::string& finding : findings_of(entry)) text += fmt::format("  {}\n", finding);
     }

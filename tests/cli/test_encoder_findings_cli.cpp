@@ -231,6 +231,30 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("model --ablate on a BERT folder prints the hidden states' columns; over a corpus it is refused by name") {
+    ScratchDir dir;
+    make_bert(dir);
+    const CommandResult printed =
+        run_attn_viz("model --model " + dir.path().string() +
+                     " --text \"the cat sat, on the mat.\" --ablate L0H0,L1H1 --html --out " + (dir / "one"));
+    REQUIRE_MESSAGE(printed.exit_code == 0, printed.output);
+    CHECK_MESSAGE(printed.output.find("ablation (zero, 2 heads): on the final hidden states; the heads that change "
+                                      "them most:") != std::string::npos,
+                  printed.output);
+    CHECK(printed.output.find("cosine distance") != std::string::npos);
+    CHECK(printed.output.find("relative L2") != std::string::npos);
+    CHECK(printed.output.find("next-token loss") == std::string::npos);
+    CHECK(read_text(dir / "one/report.html").find("<th>relative L2</th>") != std::string::npos);
+    write_text(dir / "corpus.txt", "the cat.\na dog, a cat.\n");
+    const CommandResult r = run_attn_viz("model -q --model " + dir.path().string() + " --inputs " +
+                                         (dir / "corpus.txt") + " --ablate all --out " + (dir / "out"));
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(
+        r.output.find("--ablate over a corpus (--inputs) needs a model that predicts next tokens") != std::string::npos,
+        r.output);
+    CHECK(!fs::exists(dir / "out/stats.json"));
+}
+
 TEST_CASE("a layer run without a tokenizer has no token roles: the masses are null and the labels a decoder's") {
     ScratchDir dir;
     const CommandResult r = run_attn_viz("run -q --weights " + source_dir() + "/data/demo/weights.json --input " +
