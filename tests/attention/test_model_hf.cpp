@@ -262,10 +262,10 @@ TEST_CASE("hostile model folders: lying configs and indexes get one-line errors 
     expect_error(ErrorKind::bad_input, read_folder, {config, "tensors have width 16 but", "says 32"});
     with_config("\"vocab_size\": 30", "\"vocab_size\": 31");
     expect_error(ErrorKind::bad_input, read_folder,
-                 {index, "'model.embed_tokens.weight' has shape [30, 16], expected [31, 16]"});
+                 {index, "\"model.embed_tokens.weight\" has shape [30, 16], expected [31, 16]"});
     with_config("\"intermediate_size\": 20", "\"intermediate_size\": 2000000");
     expect_error(ErrorKind::bad_input, read_folder,
-                 {index, "'model.layers.0.mlp.gate_proj.weight' has shape [20, 16], expected [2000000, 16]"});
+                 {index, "\"model.layers.0.mlp.gate_proj.weight\" has shape [20, 16], expected [2000000, 16]"});
     with_config("\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2");
     expect_error(ErrorKind::bad_input, read_folder, {index, "k_proj.weight' has 8 outputs, expected 2 key/value heads"},
                  Remedy::give_num_kv_heads);

@@ -234,9 +234,9 @@ TEST_CASE("HF Phi-3 folders: longrope and misshapen fused projections are refuse
     expect_refused(dir, anchor,
                    anchor + ", \"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1], \"long_factor\": [1]}",
                    {config, "rope_scaling \"longrope\" is not supported (supported: linear, llama3)"});
-    expect_refused(
-        dir, "\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2",
-        {dir / "model.safetensors", "'model.layers.0.self_attn.qkv_proj.weight' has shape [16, 8], expected [24, 8]"});
+    expect_refused(dir, "\"num_key_value_heads\": 1", "\"num_key_value_heads\": 2",
+                   {dir / "model.safetensors",
+                    "\"model.layers.0.self_attn.qkv_proj.weight\" has shape [16, 8], expected [24, 8]"});
 }
 
 }  // TEST_SUITE("model")

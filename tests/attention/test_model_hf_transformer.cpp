@@ -193,9 +193,9 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
     expect_config_error(gpt2, "\"n_embd\": 16", "\"n_embd\": 32",
                         {gpt2_weights, "tensors have width 16 but", "says 32"});
     expect_config_error(gpt2, "\"n_inner\": 20", "\"n_inner\": 24",
-                        {gpt2_weights, "mlp.c_fc.weight' has shape [16, 20], expected [16, 24]"});
+                        {gpt2_weights, "mlp.c_fc.weight\" has shape [16, 20], expected [16, 24]"});
     expect_config_error(gpt2, "\"n_positions\": 64", "\"n_positions\": 1024",
-                        {gpt2_weights, "wpe.weight' has shape [64, 16], expected [1024, 16]"});
+                        {gpt2_weights, "wpe.weight\" has shape [64, 16], expected [1024, 16]"});
     expect_config_error(gpt2, "\"n_layer\": 2", "\"n_layer\": 3", {"layer 2 is out of range"});
     expect_config_error(gpt2, "\"scale_attn_weights\": true",
                         "\"scale_attn_weights\": true, \"scale_attn_by_inverse_layer_idx\": true",
@@ -211,9 +211,9 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
                          "\"mbart\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, "
                          "phi3, gpt2, gpt_neox, bert, bart, t5)"});
     expect_config_error(neox, "\"intermediate_size\": 20", "\"intermediate_size\": 21",
-                        {neox_index, "dense_h_to_4h.weight' has shape [20, 16], expected [21, 16]"});
+                        {neox_index, "dense_h_to_4h.weight\" has shape [20, 16], expected [21, 16]"});
     expect_config_error(neox, "\"hidden_size\": 16", "\"hidden_size\": 20",
-                        {neox_index, "query_key_value.weight' has shape [48, 16], expected [60, 20]"});
+                        {neox_index, "query_key_value.weight\" has shape [48, 16], expected [60, 20]"});
     expect_config_error(neox, "\"num_attention_heads\": 2", "\"num_attention_heads\": 3",
                         {neox / "config.json", "not divisible by 3 heads"});
     expect_config_error(neox, "\"rotary_pct\": 0.25", "\"rotary_pct\": 0.4",
@@ -221,13 +221,13 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
     expect_config_error(neox, "\"rotary_pct\": 0.25", "\"rotary_pct\": 2.5",
                         {neox / "config.json", "expected at most 1"});
     expect_config_error(neox, "\"vocab_size\": 30", "\"vocab_size\": 31",
-                        {neox_index, "embed_in.weight' has shape [30, 16], expected [31, 16]"});
+                        {neox_index, "embed_in.weight\" has shape [30, 16], expected [31, 16]"});
     expect_config_error(neox, "\"rotary_emb_base\": 10000.0",
                         "\"rotary_emb_base\": 10000.0, \"rope_scaling\": {\"type\": \"dynamic\"}",
                         {neox / "config.json", "rope_scaling \"dynamic\""});
     expect_config_error(
         bert, "\"max_position_embeddings\": 64", "\"max_position_embeddings\": 512",
-        {bert / "model.safetensors", "position_embeddings.weight' has shape [64, 16], expected [512, 16]"});
+        {bert / "model.safetensors", "position_embeddings.weight\" has shape [64, 16], expected [512, 16]"});
     expect_config_error(bert, "\"type_vocab_size\": 2", "\"type_vocab_size\": 1",
                         {bert / "model.safetensors", "token_type_embeddings.weight"});
     expect_config_error(bert, "\"position_embedding_type\": \"absolute\"",
