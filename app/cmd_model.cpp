@@ -11,11 +11,9 @@
 
 #include "commands.hpp"
 #include "corpus_options.hpp"
-#include "corpus_patching_run.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "generation.hpp"
-#include "head_ablation.hpp"
 #include "head_analysis.hpp"
 #include "head_selection_options.hpp"
 #include "hf_seq2seq_checkpoint.hpp"
@@ -154,9 +152,13 @@ void declare_model_options(CLI::App* cmd, ModelOptions& o) {
         if (!*text && !*tokens && !*induction && !*corpus)
             throw CLI::RequiredError("one of --text, --tokens, --induction or --inputs");
         check_corpus_analyses(o.analyses, corpus->count() > 0);
-        if (*corpus)
-            check_corpus_mode(o.report, o.report_values, o.generate > 0 || o.analyses.rollout || o.analyses.flow,
-                              "--generate, --rollout, --flow");
+        if (*corpus) {
+            bool single_input_only = o.generate > 0;
+            for (attn_viz::AnalysisKind kind : asked_analyses(o.analyses))
+                single_input_only = single_input_only || !attn_viz::analysis_traits(kind).over_corpus;
+            check_corpus_mode(o.report, o.report_values, single_input_only,
+                              "--generate, " + single_input_analysis_flags());
+        }
         check_out_or_json(o.output, o.json, written_files(o.report, o.report_values, o.corpus));
     });
 }
@@ -252,6 +254,7 @@ attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& 
 struct ModelRunContext {
     const ModelOptions& o;
     const ModelInputs& in;
+    const attn_viz::AnalysisSet& analyses;
     attn_viz::OnednnBackend& backend;
     attn_viz::OutputDir& out;
     RunOutput& printed;
@@ -260,9 +263,9 @@ struct ModelRunContext {
     attn_viz::WholeModel& model() const { return *in.model; }
 };
 
-// The whole-model analyses' view of the run (model_analyses.hpp).
-ModelAnalysisRun analysis_run(const ModelRunContext& c) {
-    return {c.model(), c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_wanted(c.o.output.quiet)};
+// The whole-model analyses' view of the run (analysis_catalog.hpp), their progress on stderr.
+attn_viz::AnalysisContext analysis_context(const ModelRunContext& c) {
+    return {c.model(), c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_lines(c.o.output.quiet)};
 }
 
 // stats.json's keys about the run: how --induction made the input (so the run can be repeated),
@@ -348,7 +351,6 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     WholeModel& model = c.model();
     OnednnBackend& backend = c.backend;
     Timings& timings = c.timings;
-    check_model_analysis_options(o.analyses, model, {});
     // One pass over the blocks for the weights' fingerprint and similarities (a streamed model
     // decodes each block once for both).
     CorpusWeights weights;
@@ -358,23 +360,11 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     }
     CorpusRun corpus_run(o, limits, weights.fingerprint, CorpusLines::json_or_text, true);
     CorpusAccumulator& corpus = corpus_run.corpus;
-    const nlohmann::json analyses = write_weight_analyses(o.analyses, analysis_run(c));
-    const ModelDescription& d = model.description();
-    if (o.analyses.logit_attribution)
-        corpus.keep_attribution(
-            CorpusAttribution(d.n_layers, d.n_heads, attribution_target(o.analyses, *in.tokenizer)));
-    std::optional<CorpusPatchingRun> patching;
-    if (!o.analyses.patch_from_inputs.empty()) {
-        corpus.keep_patching(CorpusPatching(d.n_layers, d.n_heads, o.analyses.metric));
-        patching.emplace(o.analyses.patch_from_inputs, o.corpus.shard, limits, *in.tokenizer);
-    }
-    if (!o.analyses.ablate.empty()) {
-        // An encoder's ablation (final hidden states, masked-LM loss) runs on one input; its corpus
-        // form, moments of those measures, is not written yet.
-        check_model_has_logits(model, "--ablate over a corpus (--inputs)");
-        corpus.keep_ablation(CorpusAblation(d.n_layers, d.n_heads, parse_ablation_mode(o.analyses.ablate_mode),
-                                            parse_ablated_heads(o.analyses.ablate, d.n_layers, d.n_heads)));
-    }
+    AnalysisContext analysis = analysis_context(c);
+    const nlohmann::json analyses = c.analyses.run_weight_analyses(analysis);
+    std::vector<std::unique_ptr<CorpusPart>> parts;
+    for (const auto& a : c.analyses.all())
+        if (a->traits().input == AnalysisInput::whole_run) parts.push_back(a->corpus_part(analysis, corpus));
     const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
     ModelCorpusHooks hooks;
     hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
@@ -383,23 +373,15 @@ nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLi
     };
     // Analyses of whole runs (residual streams, logits) run each sequence alone; without them a
     // streamed model runs layer-major.
-    if (corpus.attribution() || patching || corpus.ablation())
+    if (!parts.empty())
         hooks.on_run = [&](const std::string& where, const ModelRun& run) {
-            if (CorpusAblation* ablation = corpus.ablation()) {
-                Timings::Scope a(timings, "ablation");
-                ablation->add(ablate_heads(model, backend, run, ablation->ablated(), ablation->mode()));
-            }
-            if (CorpusAttribution* attribution = corpus.attribution()) {
-                Timings::Scope a(timings, "logit attribution");
-                add_corpus_attribution(*attribution, o.analyses, model, backend, run);
-            }
-            if (patching) patching->add(*corpus.patching(), model, backend, run, where, timings);
+            for (const auto& part : parts) part->add(where, run);
         };
     hooks.on_sequence = [&](int64_t sequences) { corpus_run.sequence_done(sequences); };
     const ModelCorpusPasses passes =
         add_model_corpus(corpus_run.documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
     timing_notes += corpus_passes_line(passes, limits.memory_budget);
-    if (patching) patching->finish(*corpus.patching(), corpus_run.documents.corpus_sequences());
+    for (const auto& part : parts) part->finish(corpus_run.documents.corpus_sequences());
     return corpus_run.finish(c.out, c.printed, analyses);
 }
 
@@ -408,11 +390,12 @@ void add_continuation(const ModelRunContext& c) {
     if (c.o.generate <= 0) return;
     attn_viz::Timings::Scope t(c.timings, "generate");
     Progress progress(progress_wanted(c.o.output.quiet), "token");
-    const Generation g = generate(c.model(), *c.in.tokenizer, c.in.ids, c.o.generate,
-                                  [&](int64_t done, int64_t total) { progress.update(done, total); });
+    const attn_viz::Generation g =
+        attn_viz::generate(c.model(), *c.in.tokenizer, c.in.ids, c.o.generate,
+                           [&](int64_t done, int64_t total) { progress.update(done, total); });
     const std::string prompt = c.in.tokenizer->decode(c.in.ids);
-    c.printed.add_result(generation_lines(g, prompt));
-    c.printed.json()["generation"] = generation_json(g, prompt);
+    c.printed.add_result(attn_viz::generation_lines(g, prompt));
+    c.printed.json()["generation"] = attn_viz::generation_json(g, prompt);
 }
 
 // One text (--text, --tokens or --induction) through the model: every layer's pictures and
@@ -427,7 +410,8 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
     attn_viz::PictureNotes notes;
     if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
         // The weights' analyses first: they need every block's attention weights, not its maps.
-        const nlohmann::json analyses = write_weight_analyses(o.analyses, analysis_run(c));
+        attn_viz::AnalysisContext context = analysis_context(c);
+        const nlohmann::json analyses = c.analyses.run_weight_analyses(context);
         attn_viz::LayerStreamInput stream{
             model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
             std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
@@ -442,10 +426,11 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
         printed.add_text(attn_viz::model_analyses_text(analyses));
     } else {
         const attn_viz::ForwardRequest request{.value_norms = o.report.map == attn_viz::PictureMap::norm,
-                                               .logits = reads_logits(o.analyses),
+                                               .logits = c.analyses.reads_logits(),
                                                .token_types = in.token_types};
         const attn_viz::ModelRun run = forward(model, in.ids, request, progress_wanted(o.output.quiet), c.timings);
-        const nlohmann::json analyses = write_model_analyses(o.analyses, analysis_run(c), run);
+        attn_viz::AnalysisContext analysis = analysis_context(c);
+        const nlohmann::json analyses = c.analyses.run_all(analysis, run);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(write_model_report(c, run, provenance, analyses, notes), "");
         printed.add_text(attn_viz::model_analyses_text(analyses));
@@ -460,44 +445,30 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
 // (model_seq2seq.hpp) or its corpus run (model_seq2seq_corpus.hpp).
 int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
     const ModelAnalysisOptions& a = o.analyses;
-    const std::string corrupted_pair =
-        "the corrupted run would need its own source and target pair of the same lengths; not built for "
-        "encoder-decoders";
-    refuse_for_encoder_decoder(
-        files.config.model_type,
-        {{"--patch-from-inputs", !a.patch_from_inputs.empty(), corrupted_pair},
-         {"--truncate", o.truncate,
-          "the source and the decoder input would each need cutting; not built for encoder-decoders"},
-         {"--text-pair", o.text_pair.has_value(),
-          "a text pair is a BERT-style encoder's input; an encoder-decoder takes --text and its decoder's input"},
-         {"--induction", o.induction > 0,
-          "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
-         {"--layers", !o.layers.empty(),
-          "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
-         {"--heads", !o.heads.empty(), "LxHy names would be ambiguous across the three stacks; every head is drawn"},
-         {"--dump-output", !o.report.dump_output.empty(),
-          "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
-         {"--svg", !o.report_values.svg.empty(),
-          "LxHy names would be ambiguous across the three stacks; use the PNGs in encoder/, decoder/, cross/"},
-         {"--map norm", o.report.map == attn_viz::PictureMap::norm,
-          "the norm-based maps need each stack's value norms, which the encoder-decoder run does not keep"},
-         {"--logit-attribution", a.logit_attribution,
-          "encoder heads reach the logits only through cross attention, and BART's post-norm blocks rescale the "
-          "residual stream after "
-          "every sublayer; not built for encoder-decoders"},
-         {"--patch-from", a.patch_from || a.patch_from_tokens, corrupted_pair},
-         {"--composition", a.composition,
-          "it composes heads within one residual stream, while a cross head's keys and values read the encoder's; not "
-          "built for "
-          "encoder-decoders"},
-         {"--rollout", a.rollout,
-          "rollout composes one stack's maps through its residual stream; a decoder's also flows through cross "
-          "attention"},
-         {"--flow", a.flow,
-          "flow composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
-         {"--generate with --target-text or --target-tokens",
-          o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
-          "--generate makes the target; give one or the other"}});
+    std::vector<RefusedOption> refused{
+        {"--truncate", o.truncate,
+         "the source and the decoder input would each need cutting; not built for encoder-decoders"},
+        {"--text-pair", o.text_pair.has_value(),
+         "a text pair is a BERT-style encoder's input; an encoder-decoder takes --text and its decoder's input"},
+        {"--induction", o.induction > 0,
+         "the test feeds a repeated random sequence to a decoder-only model; an encoder-decoder's target is given"},
+        {"--layers", !o.layers.empty(),
+         "layer numbers would be ambiguous across the three stacks; every layer is drawn"},
+        {"--heads", !o.heads.empty(), "LxHy names would be ambiguous across the three stacks; every head is drawn"},
+        {"--dump-output", !o.report.dump_output.empty(),
+         "there are two last outputs (encoder and decoder); --dump-attention writes the three stacks' maps"},
+        {"--svg", !o.report_values.svg.empty(),
+         "LxHy names would be ambiguous across the three stacks; use the PNGs in encoder/, decoder/, cross/"},
+        {"--map norm", o.report.map == attn_viz::PictureMap::norm,
+         "the norm-based maps need each stack's value norms, which the encoder-decoder run does not keep"},
+        {"--generate with --target-text or --target-tokens",
+         o.generate > 0 && (!o.target_text.empty() || o.target_token_ids),
+         "--generate makes the target; give one or the other"}};
+    for (attn_viz::AnalysisKind kind : asked_analyses(a))
+        if (const attn_viz::AnalysisTraits& row = attn_viz::analysis_traits(kind); !row.not_on_encoder_decoder.empty())
+            refused.push_back(
+                {analysis_flag(kind, a, !o.corpus.path.empty()), true, std::string(row.not_on_encoder_decoder)});
+    refuse_for_encoder_decoder(files.config.model_type, refused);
     return o.corpus.path.empty() ? run_seq2seq_model(o, files, limits) : run_seq2seq_corpus(o, files, limits);
 }
 
@@ -521,9 +492,9 @@ int run_model(ModelOptions& o) {
     OnednnBackend backend;
     ModelInputs in = load_inputs(o, files, limits, backend, timings);
     WholeModel& model = *in.model;
-    resolve_analysis_inputs(o.analyses, *in.tokenizer, model.description(), o.truncate);
+    const AnalysisSet analyses = resolve_analyses(o.analyses, *in.tokenizer, model, o.truncate, o.corpus.shard, limits);
     o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
-    if (o.generate > 0) check_model_has_logits(model, "--generate");
+    check_generate(model, o.generate);
     if (o.corpus.path.empty()) {
         const int64_t T = static_cast<int64_t>(in.ids.size());
         // The context first: a larger memory budget cannot help a text the model cannot take.
@@ -535,7 +506,9 @@ int run_model(ModelOptions& o) {
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
                                          model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);
-        check_model_analysis_options(o.analyses, model, in.ids);
+        check_model_analyses(o.analyses, analyses, model, in.ids, false);
+    } else {
+        check_model_analyses(o.analyses, analyses, model, {}, true);
     }
 
     // Step 2: the forward pass on oneDNN, then every layer's report and the continuation; or
@@ -549,7 +522,7 @@ int run_model(ModelOptions& o) {
             sparse_progress.update(done, total);
             if (done == total) sparse_progress.finish();
         };
-    const ModelRunContext context{o, in, backend, *out_dir, printed, timings};
+    const ModelRunContext context{o, in, analyses, backend, *out_dir, printed, timings};
     const nlohmann::json provenance =
         o.corpus.path.empty() ? run_model_once(context) : run_model_corpus(context, limits, timing_notes);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "model_analyses.hpp"
 #include "model_tokenizer.hpp"
 #include "model_tokenizer_file.hpp"
 #include "onednn_backend.hpp"
@@ -58,14 +59,14 @@ ModelComparison compare_whole_models(const std::string& a, const std::string& b,
         input.token_ids ? parse_token_ids(*input.token_ids, option)
                         : encode_within_context(*models.tokenizer, input.text, description.max_tokens, option);
     check_model_tokens(ids, description.vocab_size, description.max_tokens, option);
-    if (input.generate > 0) check_model_has_logits(*models.a, "--generate");
+    check_generate(*models.a, input.generate);
 
     // Step 2: both forward passes, every head and the outputs compared; then, if asked, both
     // greedy continuations.
     ModelComparison result = compare_on_tokens(models, {ids, {}}, options);
     if (input.generate > 0 && result.output) {
-        result.generation_a = generate(*models.a, *models.tokenizer, ids, input.generate, {});
-        result.generation_b = generate(*models.b, *models.tokenizer, ids, input.generate, {});
+        result.generation_a = attn_viz::generate(*models.a, *models.tokenizer, ids, input.generate, {});
+        result.generation_b = attn_viz::generate(*models.b, *models.tokenizer, ids, input.generate, {});
         result.generation = compare_generations(input.generate, result.generation_a->ids, result.generation_b->ids);
     }
     return result;

@@ -33,7 +33,7 @@ struct ModelComparison {
     attn_viz::ModelRun run_a, run_b;                   // both forward passes (maps for --diff-pictures)
     std::vector<std::string> token_labels;             // [T] the tokens' texts
     std::optional<attn_viz::OutputComparison> output;  // next-token distributions (models with logits)
-    std::optional<Generation> generation_a, generation_b;
+    std::optional<attn_viz::Generation> generation_a, generation_b;
     std::optional<attn_viz::GenerationComparison> generation;  // with generate > 0
 };
 

@@ -2,19 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "ablation_report.hpp"
-#include "composition_report.hpp"
-#include "composition_scores.hpp"
 #include "error.hpp"
-#include "generation.hpp"
-#include "head_ablation.hpp"
-#include "logit_attribution.hpp"
-#include "logit_attribution_report.hpp"
 #include "option_checks.hpp"
 #include "option_parsing.hpp"
-#include "patching_report.hpp"
-#include "progress.hpp"
-#include "rollout_report.hpp"
 #include "token_file.hpp"
 #include "token_reference.hpp"
 
@@ -35,47 +25,7 @@ std::vector<int> corrupted_ids(const ModelAnalysisOptions& o, const attn_viz::Mo
     return ids;
 }
 
-// The token attributed at each position of `run`: --target, or each position's next token.
-std::vector<int> attribution_targets(const ModelAnalysisOptions& o, const attn_viz::ModelRun& run) {
-    return o.target >= 0 ? std::vector<int>(run.tokens.size(), static_cast<int>(o.target))
-                         : attn_viz::next_token_targets(run);
-}
-
-// --logit-attribution: each position's next token (or --target) attributed, and its outputs.
-nlohmann::json write_logit_attribution(const ModelAnalysisOptions& o, const ModelAnalysisRun& r,
-                                       const attn_viz::ModelRun& run) {
-    const std::vector<int> targets = attribution_targets(o, run);
-    return attn_viz::write_logit_attribution_outputs(
-        r.out, attn_viz::attribute_logits(r.model, r.backend, run, targets), r.tokenizer.labels(targets),
-        attribution_target(o, r.tokenizer), r.report);
-}
-
-// --patch-from / --patch-from-tokens: the corrupted run, every head patched from it, and the outputs.
-nlohmann::json write_patching(const ModelAnalysisOptions& o, const ModelAnalysisRun& r, const attn_viz::ModelRun& run) {
-    using namespace attn_viz;
-    const ModelDescription& c = r.model.description();
-    const ModelRun corrupted = r.model.run(o.corrupted, {.contributions = false});
-    Progress progress(r.show_progress, "patched head");
-    const PatchingReport patching =
-        patch_heads(r.model, r.backend, run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads), o.metric,
-                    [&](int64_t done, int64_t total) { progress.update(done, total); });
-    progress.finish();
-    return write_patching_outputs(r.out, patching, c.n_layers, c.n_heads, r.tokenizer.labels(o.corrupted), r.report);
-}
-
 }  // namespace
-
-std::string attribution_target(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer) {
-    const int target_id = static_cast<int>(o.target);
-    return o.target >= 0 ? attn_viz::token_words(target_id, tokenizer.labels({target_id})[0]) : "next token";
-}
-
-void add_corpus_attribution(attn_viz::CorpusAttribution& corpus, const ModelAnalysisOptions& o,
-                            attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-                            const attn_viz::ModelRun& run) {
-    const int64_t T = static_cast<int64_t>(run.tokens.size());
-    corpus.add(attn_viz::attribute_logits(model, backend, run, attribution_targets(o, run)), o.target >= 0 ? T : T - 1);
-}
 
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
     cmd->add_option(
@@ -147,20 +97,86 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 }
 
-void resolve_analysis_inputs(ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
-                             const attn_viz::ModelDescription& model, bool truncate) {
-    const int64_t vocab_size = model.vocab_size;
-    if (!o.target_token.empty())
-        o.target = parse_option("--target",
-                                [&] { return attn_viz::token_reference_id(o.target_token, &tokenizer, vocab_size); });
-    if (asks_for_patching(o) || !o.patch_from_inputs.empty())
-        o.metric = parse_option("--patch-metric",
-                                [&] { return attn_viz::parse_patch_metric(o.patch_metric, vocab_size, &tokenizer); });
-    if (asks_for_patching(o)) o.corrupted = corrupted_ids(o, tokenizer, model, truncate);
+std::vector<attn_viz::AnalysisKind> asked_analyses(const ModelAnalysisOptions& o) {
+    using enum attn_viz::AnalysisKind;
+    std::vector<attn_viz::AnalysisKind> kinds;
+    for (const attn_viz::AnalysisTraits& row : attn_viz::analysis_catalog()) {
+        const bool asked = row.kind == ablation            ? !o.ablate.empty()
+                           : row.kind == logit_attribution ? o.logit_attribution
+                           : row.kind == patching          ? asks_for_patching(o) || !o.patch_from_inputs.empty()
+                           : row.kind == composition       ? o.composition
+                           : row.kind == rollout           ? o.rollout
+                           : row.kind == flow              ? o.flow
+                                                           : false;
+        if (asked) kinds.push_back(row.kind);
+    }
+    return kinds;
 }
 
-bool reads_logits(const ModelAnalysisOptions& o) {
-    return !o.ablate.empty() || o.logit_attribution || asks_for_patching(o);
+std::string analysis_flag(attn_viz::AnalysisKind kind, const ModelAnalysisOptions& o, bool corpus_mode) {
+    using enum attn_viz::AnalysisKind;
+    switch (kind) {
+        case ablation:
+            return corpus_mode ? "--ablate over a corpus (--inputs)" : "--ablate";
+        case logit_attribution:
+            return "--logit-attribution";
+        case patching:
+            return corpus_mode ? "--patch-from-inputs" : o.patch_from_tokens ? "--patch-from-tokens" : "--patch-from";
+        case composition:
+            return "--composition";
+        case rollout:
+            return "--rollout";
+        case flow:
+            return "--flow";
+        case qk_attribution:
+            return "--qk-attribution";
+    }
+    return "";
+}
+
+std::string analysis_flags(const std::vector<attn_viz::AnalysisKind>& kinds, const ModelAnalysisOptions& o) {
+    std::string flags;
+    for (attn_viz::AnalysisKind kind : kinds)
+        flags += fmt::format("{}{}", flags.empty() ? "" : ", ", analysis_flag(kind, o, false));
+    return flags;
+}
+
+std::string single_input_analysis_flags() {
+    std::vector<attn_viz::AnalysisKind> kinds;
+    for (const attn_viz::AnalysisTraits& row : attn_viz::analysis_catalog())
+        if (!row.over_corpus) kinds.push_back(row.kind);
+    return analysis_flags(kinds, {});
+}
+
+attn_viz::AnalysisSet resolve_analyses(const ModelAnalysisOptions& o, const attn_viz::ModelTokenizer& tokenizer,
+                                       const attn_viz::WholeModel& model, bool truncate, attn_viz::CorpusShard shard,
+                                       const attn_viz::LoadLimits& limits) {
+    using namespace attn_viz;
+    const ModelDescription& c = model.description();
+    AnalysisSet analyses;
+    if (!o.ablate.empty())
+        analyses.add(make_analysis(AblationOptions{
+            .heads = parse_option("--ablate", [&] { return parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); }),
+            .mode = parse_ablation_mode(o.ablate_mode)}));
+    if (o.logit_attribution) {
+        LogitAttributionOptions attribution;
+        if (!o.target_token.empty())
+            attribution.target =
+                parse_option("--target", [&] { return token_reference_id(o.target_token, &tokenizer, c.vocab_size); });
+        attribution.target_description = attribution_target_description(attribution.target, tokenizer);
+        analyses.add(make_analysis(attribution));
+    }
+    if (asks_for_patching(o) || !o.patch_from_inputs.empty()) {
+        PatchingOptions patching{.corrupted_corpus = o.patch_from_inputs, .shard = shard, .limits = limits};
+        patching.metric = parse_option("--patch-metric",
+                                       [&] { return parse_patch_metric(o.patch_metric, c.vocab_size, &tokenizer); });
+        if (asks_for_patching(o)) patching.corrupted = corrupted_ids(o, tokenizer, c, truncate);
+        analyses.add(make_analysis(std::move(patching)));
+    }
+    if (o.composition) analyses.add(make_analysis(CompositionOptions{}));
+    if (o.rollout) analyses.add(make_analysis(RolloutOptions{}));
+    if (o.flow) analyses.add(make_analysis(FlowOptions{}));
+    return analyses;
 }
 
 void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
@@ -174,41 +190,19 @@ void check_corpus_analyses(const ModelAnalysisOptions& o, bool corpus_mode) {
                                    "pairs a corrupted corpus with --inputs; for one text use --patch-from");
 }
 
-void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz::WholeModel& model,
-                                  const std::vector<int>& ids) {
-    const int64_t tokens = static_cast<int64_t>(ids.size());
-    const attn_viz::ModelDescription& c = model.description();
-    if (!o.ablate.empty()) {
-        parse_option("--ablate", [&] { return attn_viz::parse_ablated_heads(o.ablate, c.n_layers, c.n_heads); });
-    }
-    if (o.logit_attribution) {
-        check_model_has_logits(model, "--logit-attribution");
-        if (const std::string obstacle = attn_viz::logit_attribution_obstacle(model.weights()); !obstacle.empty())
-            throw attn_viz::Error(
-                attn_viz::ErrorKind::usage,
-                fmt::format("--logit-attribution: this model's logits do not split into per-head terms: {}", obstacle));
-    }
-    if (o.composition)
-        if (const std::string obstacle = attn_viz::composition_obstacle(model.weights(), model.attention_weights());
-            !obstacle.empty())
-            throw attn_viz::Error(
-                attn_viz::ErrorKind::usage,
-                fmt::format("--composition: composition scores do not describe this model's heads: {}", obstacle));
-    if (asks_for_patching(o)) {
-        const char* option = o.patch_from ? "--patch-from" : "--patch-from-tokens";
-        check_model_has_logits(model, option);
-        const size_t corrupted = o.corrupted.size();
-        if (corrupted != ids.size())
+void check_model_analyses(const ModelAnalysisOptions& o, const attn_viz::AnalysisSet& analyses,
+                          const attn_viz::WholeModel& model, const std::vector<int>& ids, bool corpus_mode) {
+    for (const auto& analysis : analyses.all()) {
+        const attn_viz::AnalysisKind kind = analysis->traits().kind;
+        const std::string obstacle = corpus_mode ? analysis->corpus_obstacle(model) : analysis->obstacle(model, ids);
+        if (!obstacle.empty())
             throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                                  fmt::format("{}: the corrupted input has {} tokens, the clean input {}; patching "
-                                              "needs the same number of tokens",
-                                              option, corrupted, ids.size()));
-    } else if (!o.patch_from_inputs.empty()) {
-        check_model_has_logits(model, "--patch-from-inputs");
-    } else if (o.patch_metric != "loss") {  // a metric with nothing to measure
+                                  fmt::format("{}{}", analysis_flag(kind, o, corpus_mode), obstacle));
+    }
+    if (!analyses.asks(attn_viz::AnalysisKind::patching) && o.patch_metric != "loss")  // nothing to measure
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               "--patch-metric needs --patch-from, --patch-from-tokens or --patch-from-inputs");
-    }
+    const int64_t tokens = static_cast<int64_t>(ids.size());
     if (o.flow && tokens > o.flow_max_tokens)
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               fmt::format("--flow: {} tokens exceed --flow-max-tokens {} (flow solves T^2 max-flow "
@@ -216,58 +210,9 @@ void check_model_analysis_options(const ModelAnalysisOptions& o, const attn_viz:
                                           tokens, o.flow_max_tokens));
 }
 
-nlohmann::json write_weight_analyses(const ModelAnalysisOptions& o, const ModelAnalysisRun& r) {
-    using namespace attn_viz;
-    if (!o.composition) return nlohmann::json::object();
-    Timings::Scope t(r.timings, "composition");
-    const NormFolding folding = attention_norm_folding(r.model.weights());
-    return write_composition_outputs(r.out, composition_scores(r.model.attention_weights(), folding, r.backend),
-                                     norm_folding_description(folding), r.report);
-}
-
-nlohmann::json write_model_analyses(const ModelAnalysisOptions& o, const ModelAnalysisRun& r,
-                                    const attn_viz::ModelRun& run) {
-    using namespace attn_viz;
-    nlohmann::json stats = nlohmann::json::object();
-    const ModelDescription& c = r.model.description();
-    if (!o.ablate.empty()) {
-        Timings::Scope t(r.timings, "ablation");
-        Progress progress(r.show_progress, "ablated head");
-        const std::vector<AblatedHead> heads = parse_ablated_heads(o.ablate, c.n_layers, c.n_heads);
-        const AblationMode mode = parse_ablation_mode(o.ablate_mode);
-        const auto on_head = [&](int64_t done, int64_t total) { progress.update(done, total); };
-        if (r.model.has_logits())
-            stats.update(write_ablation_outputs(r.out, ablate_heads(r.model, r.backend, run, heads, mode, on_head),
-                                                c.n_layers, c.n_heads, r.report));
-        else  // an encoder: the change of its final hidden states
-            stats.update(write_encoder_ablation_outputs(
-                r.out, ablate_encoder_heads(r.model, r.backend, run, heads, mode, on_head), c.n_layers, c.n_heads,
-                r.report));
-        progress.finish();
-    }
-    if (o.logit_attribution) {
-        Timings::Scope t(r.timings, "logit attribution");
-        stats.update(write_logit_attribution(o, r, run));
-    }
-    if (asks_for_patching(o)) {
-        Timings::Scope t(r.timings, "patching");
-        stats.update(write_patching(o, r, run));
-    }
-    stats.update(write_weight_analyses(o, r));
-    const std::vector<std::string> tokens = r.tokenizer.labels(run.tokens);
-    std::vector<const LayerResult*> layers;
-    for (const LayerResult& layer : run.layers) layers.push_back(&layer);
-    if (o.rollout) {
-        Timings::Scope t(r.timings, "rollout");
-        stats.update(write_rollout_outputs(r.out, layers, tokens, r.report));
-    }
-    if (o.flow) {
-        Timings::Scope t(r.timings, "flow");
-        Progress progress(r.show_progress, "flow row");
-        stats.update(write_flow_outputs(r.out, layers, tokens, r.report,
-                                        [&](int64_t done, int64_t total) { progress.update(done, total); }));
-    }
-    return stats;
+void check_generate(const attn_viz::WholeModel& model, int generate) {
+    if (const std::string no_logits = attn_viz::logits_obstacle(model); generate > 0 && !no_logits.empty())
+        throw attn_viz::Error(attn_viz::ErrorKind::usage, "--generate" + no_logits);
 }
 
 }  // namespace attn_viz_cli

@@ -53,7 +53,7 @@ std::vector<int> generated_target(const ModelOptions& o, attn_viz::Seq2SeqModel&
                                   RunOutput& printed) {
     const int start = model.weights().config.decoder_start_token_id;
     const std::vector<int> target = model.generate(source, o.generate, tokenizer.end_ids(), tokenizer.vocab_size());
-    Generation g;
+    attn_viz::Generation g;
     g.ids.assign(target.begin() + 1, target.end());
     g.text = tokenizer.decode(g.ids);
     g.requested = o.generate;
@@ -63,8 +63,8 @@ std::vector<int> generated_target(const ModelOptions& o, attn_viz::Seq2SeqModel&
     g.stop = ended ? "end_of_text" : static_cast<int64_t>(g.ids.size()) < o.generate ? "context_full" : "length";
     if (ended) g.end_token = tokenizer.labels({g.ids.back()}).front();
     const std::string prompt = fmt::format("{} -> {}", tokenizer.decode(source), tokenizer.labels({start}).front());
-    printed.add_result(generation_lines(g, prompt));
-    printed.json()["generation"] = generation_json(g, prompt);
+    printed.add_result(attn_viz::generation_lines(g, prompt));
+    printed.json()["generation"] = attn_viz::generation_json(g, prompt);
     return target;
 }
 

@@ -19,11 +19,11 @@ std::string whole_run_options(const attn_viz::ReportOptions& report, int generat
     };
     add(report.html, "--html");
     add(generate > 0, "--generate");
-    add(!analyses.ablate.empty(), "--ablate");
-    add(analyses.logit_attribution, "--logit-attribution");
-    add(analyses.patch_from || analyses.patch_from_tokens, "--patch-from");
-    add(analyses.rollout, "--rollout");
-    add(analyses.flow, "--flow");
+    const std::vector<attn_viz::AnalysisKind> kinds = asked_analyses(analyses);
+    std::vector<attn_viz::AnalysisKind> whole_run;
+    for (attn_viz::AnalysisKind kind : kinds)
+        if (!attn_viz::analysis_traits(kind).with_layer_stream) whole_run.push_back(kind);
+    add(!whole_run.empty(), analysis_flags(whole_run, analyses).c_str());
     return names;
 }
 

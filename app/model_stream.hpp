@@ -15,9 +15,9 @@
 
 namespace attn_viz_cli {
 
-// The options given that need every layer at once (--html, --generate, --ablate, --logit-attribution, --patch-from,
-// --rollout,
-// --flow), comma-separated, or "".
+// The options given that need every layer at once (--html, --generate, and the analyses that
+// cannot run beside a layer stream: --ablate, --logit-attribution, --patch-from, --rollout, --flow),
+// comma-separated, or "".
 std::string whole_run_options(const attn_viz::ReportOptions& report, int generate,
                               const ModelAnalysisOptions& analyses);
 

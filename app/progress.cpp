@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 
 namespace attn_viz_cli {
 
@@ -46,6 +47,15 @@ void Progress::finish() {
     std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
     shown_ = false;
+}
+
+attn_viz::ProgressFactory progress_lines(bool quiet) {
+    const bool shown = progress_wanted(quiet);
+    return [shown](const std::string& what) -> attn_viz::StepCallback {
+        if (!shown) return {};
+        auto progress = std::make_shared<Progress>(true, what);
+        return [progress](int64_t done, int64_t total) { progress->update(done, total); };
+    };
 }
 
 }  // namespace attn_viz_cli

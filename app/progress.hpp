@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "analysis_catalog.hpp"
 #include "sequence_stream.hpp"
 
 namespace attn_viz_cli {
@@ -37,6 +38,10 @@ private:
     int64_t total_, done_ = 0, drawn_ = 0;
     std::chrono::steady_clock::time_point last_;
 };
+
+// The session's progress (analysis_catalog.hpp's ProgressFactory) as Progress lines, shown as
+// progress_wanted says: each long step ("ablated head") its own line, erased when it is done.
+attn_viz::ProgressFactory progress_lines(bool quiet);
 
 // The progress of a corpus run over `documents` ("sequence 23 of 50"), shown as progress_wanted
 // says; the total is counted first (CorpusDocuments::count_sequences) only when it is shown.

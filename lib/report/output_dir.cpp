@@ -177,6 +177,13 @@ std::string OutputDir::file(const std::string& relative) {
     return target.string();
 }
 
+std::vector<std::pair<std::string, std::string>> OutputDir::staged_files() const {
+    std::vector<std::pair<std::string, std::string>> staged;
+    for (const std::string& relative : files_)
+        staged.emplace_back(relative, (fs::path(staging_->path()) / relative).string());
+    return staged;
+}
+
 std::string OutputDir::external_file(const std::string& final_path) {
     if (keep_nothing_)
         throw Error(ErrorKind::internal,

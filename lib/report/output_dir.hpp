@@ -59,6 +59,10 @@ public:
 
     const std::string& dir() const { return dir_; }  // "" when it keeps nothing
 
+    // The files of the run directory requested so far: (relative path, where it is staged until
+    // commit()), in the order they were requested. Python reads a run's arrays from here.
+    std::vector<std::pair<std::string, std::string>> staged_files() const;
+
 private:
     struct External {
         std::string final_path, staged_name;  // staged_name: inside the staging folder of its folder

@@ -13,14 +13,19 @@
     model.run_corpus("corpus.jsonl")  # the stats.json of `attn-viz model --inputs corpus.jsonl`
     attn_viz.Layer("weights.json").run_corpus("inputs.jsonl")  # ... of `attn-viz run --inputs`
     attn_viz.Model("bart-folder").run(text="...", target_text="...")  # .encoder, .decoder, .cross
+    model.ablate(text="...", heads="all")  # the analyses of `attn-viz model` (analyses.py):
+    model.patch(clean="...", corrupted="..."), model.logit_attribution(text="..."),
+    model.composition(), model.rollout(text="..."), model.flow(text="..."), model.analyze([...], text="...")
 
 Errors of the library raise attn_viz.Error (a RuntimeError) with the CLI's one-line message.
 """
 from ._core import Error, Layer, Model, Result, Seq2SeqResult
+from . import analyses
 from .bertviz import to_bertviz
 from .transformer_lens import to_transformer_lens
 
 Result.to_bertviz = to_bertviz
 Result.to_transformer_lens = to_transformer_lens
+analyses.install(Model)
 
 __all__ = ["Error", "Layer", "Model", "Result", "Seq2SeqResult", "to_bertviz", "to_transformer_lens"]

@@ -53,4 +53,7 @@ pybind11::object run_seq2seq(const std::shared_ptr<Model>& m, const std::optiona
 
 void bind_seq2seq_result(pybind11::module_& m);  // attn_viz.Seq2SeqResult (seq2seq_result.cpp)
 
+// Model._analyze, the whole-model analyses of the catalog (model_analyses.cpp).
+void bind_model_analyses(pybind11::class_<Model, std::shared_ptr<Model>>& model);
+
 }  // namespace attn_viz_python

@@ -155,8 +155,9 @@ py::dict description(const Model& m) {
 }  // namespace
 
 void bind_model(py::module_& m) {
-    py::class_<Model, std::shared_ptr<Model>>(m, "Model",
-                                              "A whole model: Hugging Face folder, GGUF file or llama2.c checkpoint")
+    py::class_<Model, std::shared_ptr<Model>> model(
+        m, "Model", "A whole model: Hugging Face folder, GGUF file or llama2.c checkpoint");
+    model
         .def(
             py::init(&open_model), py::arg("path"), py::arg("tokenizer") = "", py::arg("threads") = 0,
             "Opens the model at `path`; `tokenizer`: a llama2.c tokenizer.bin (or a tokenizer.json or folder) when the "
@@ -196,6 +197,7 @@ void bind_model(py::module_& m) {
             "sentence_b_start, as transformers' tokenizer(text, text_pair)")
         .def_property_readonly("description", &description, "The model's shape: architecture, n_layers, n_heads, ...")
         .def_property_readonly("path", [](const Model& m) { return m.path; });
+    bind_model_analyses(model);
 }
 
 }  // namespace attn_viz_python

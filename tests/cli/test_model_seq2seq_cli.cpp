@@ -266,7 +266,8 @@ TEST_CASE(
               "--logit-attribution does not apply to an encoder-decoder model (t5): encoder heads reach the logits "
               "only through cross attention"},
              {run + target + "--patch-from-tokens 1,2,4",
-              "--patch-from does not apply to an encoder-decoder model (t5): the corrupted run would need its own "
+              "--patch-from-tokens does not apply to an encoder-decoder model (t5): the corrupted run would need its "
+              "own "
               "source and target"},
              {run + target + "--composition",
               "--composition does not apply to an encoder-decoder model (t5): it composes heads within one residual "

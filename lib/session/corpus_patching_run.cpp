@@ -5,19 +5,14 @@
 #include "error.hpp"
 #include "head_ablation.hpp"
 
-namespace attn_viz_cli {
+namespace attn_viz {
 
-CorpusPatchingRun::CorpusPatchingRun(const std::string& path, attn_viz::CorpusShard shard,
-                                     const attn_viz::LoadLimits& limits, const attn_viz::ModelTokenizer& tokenizer)
-    : path_(path),
-      limits_(limits),
-      documents_(path, limits, shard, attn_viz::CorpusLines::json_or_text),
-      tokenizer_(tokenizer) {}
+CorpusPatchingRun::CorpusPatchingRun(const std::string& path, CorpusShard shard, const LoadLimits& limits,
+                                     const ModelTokenizer& tokenizer)
+    : path_(path), limits_(limits), documents_(path, limits, shard, CorpusLines::json_or_text), tokenizer_(tokenizer) {}
 
-void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeModel& model,
-                            attn_viz::OnednnBackend& backend, const attn_viz::ModelRun& clean,
-                            const std::string& clean_where, attn_viz::Timings& timings) {
-    using namespace attn_viz;
+void CorpusPatchingRun::add(CorpusPatching& patching, WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
+                            const std::string& clean_where, Timings& timings) {
     nlohmann::json doc;
     std::string where;
     if (!documents_.next(doc, where))
@@ -43,16 +38,15 @@ void CorpusPatchingRun::add(attn_viz::CorpusPatching& patching, attn_viz::WholeM
                              patching.metric()));
 }
 
-void CorpusPatchingRun::finish(attn_viz::CorpusPatching& patching, int64_t clean_sequences) {
+void CorpusPatchingRun::finish(CorpusPatching& patching, int64_t clean_sequences) {
     nlohmann::json doc;
     std::string where;
-    if (documents_.next(doc, where))
-        attn_viz::fail_input(where, "the corrupted corpus has more sequences than the clean one");
+    if (documents_.next(doc, where)) fail_input(where, "the corrupted corpus has more sequences than the clean one");
     if (documents_.corpus_sequences() != clean_sequences)
-        attn_viz::fail_input(
-            path_, fmt::format("the corrupted corpus holds {} sequences, the clean one {}; each needs its partner",
+        fail_input(path_,
+                   fmt::format("the corrupted corpus holds {} sequences, the clean one {}; each needs its partner",
                                documents_.corpus_sequences(), clean_sequences));
     patching.set_corrupted_corpus(documents_.corpus_fingerprint());
 }
 
-}  // namespace attn_viz_cli
+}  // namespace attn_viz

@@ -4,21 +4,12 @@
 
 #include "error.hpp"
 
-namespace attn_viz_cli {
+namespace attn_viz {
 
-void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option) {
-    if (!model.has_logits())
-        throw attn_viz::Error(attn_viz::ErrorKind::usage,
-                              fmt::format("{} needs a model that predicts next tokens, but this is a {} model: an "
-                                          "encoder, with no next-token logits",
-                                          option, model.description().architecture));
-}
-
-Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer,
-                    const std::vector<int>& prompt, int steps, const attn_viz::StepCallback& on_token) {
+Generation generate(WholeModel& model, const ModelTokenizer& tokenizer, const std::vector<int>& prompt, int steps,
+                    const StepCallback& on_token) {
     const std::vector<int> end_ids = tokenizer.end_ids();
-    const std::vector<int> all =
-        attn_viz::greedy_generate(model, prompt, steps, on_token, end_ids, tokenizer.vocab_size());
+    const std::vector<int> all = greedy_generate(model, prompt, steps, on_token, end_ids, tokenizer.vocab_size());
     Generation g;
     g.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(prompt.size()), all.end());
     // Decoded after the prompt's last token, so that a leading space is the one the text has.
@@ -62,4 +53,4 @@ nlohmann::json generation_json(const Generation& g, const std::string& prompt_te
             {"stop", g.stop}};
 }
 
-}  // namespace attn_viz_cli
+}  // namespace attn_viz

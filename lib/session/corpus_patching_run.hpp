@@ -13,29 +13,29 @@
 #include "timings.hpp"
 #include "whole_model.hpp"
 
-namespace attn_viz_cli {
+namespace attn_viz {
 
 class CorpusPatchingRun {
 public:
     // Opens `path` (a corpus as --inputs takes) with the clean corpus's `shard`.
-    CorpusPatchingRun(const std::string& path, attn_viz::CorpusShard shard, const attn_viz::LoadLimits& limits,
-                      const attn_viz::ModelTokenizer& tokenizer);
+    CorpusPatchingRun(const std::string& path, CorpusShard shard, const LoadLimits& limits,
+                      const ModelTokenizer& tokenizer);
 
     // The partner of the clean run `clean` (read at `clean_where`): read, run and every head of
     // `model` patched from it into `patching`. Error(bad_input) naming the corrupted file's line
     // when it is missing, malformed or of another token count than the clean sequence.
-    void add(attn_viz::CorpusPatching& patching, attn_viz::WholeModel& model, attn_viz::OnednnBackend& backend,
-             const attn_viz::ModelRun& clean, const std::string& clean_where, attn_viz::Timings& timings);
+    void add(CorpusPatching& patching, WholeModel& model, OnednnBackend& backend, const ModelRun& clean,
+             const std::string& clean_where, Timings& timings);
 
     // After the clean corpus's last sequence (`clean_sequences` in the whole clean corpus):
     // refuses a corrupted corpus of another size and records its fingerprint in `patching`.
-    void finish(attn_viz::CorpusPatching& patching, int64_t clean_sequences);
+    void finish(CorpusPatching& patching, int64_t clean_sequences);
 
 private:
     std::string path_;
-    attn_viz::LoadLimits limits_;
-    attn_viz::CorpusDocuments documents_;
-    const attn_viz::ModelTokenizer& tokenizer_;
+    LoadLimits limits_;
+    CorpusDocuments documents_;
+    const ModelTokenizer& tokenizer_;
 };
 
-}  // namespace attn_viz_cli
+}  // namespace attn_viz

@@ -11,7 +11,7 @@
 #include "model_tokenizer.hpp"
 #include "whole_model.hpp"
 
-namespace attn_viz_cli {
+namespace attn_viz {
 
 struct Generation {
     std::vector<int> ids;   // the generated ids only (the prompt's not included)
@@ -22,14 +22,10 @@ struct Generation {
     std::string end_token;  // with "end_of_text": the label of the token that ended the text ("<s>", "</s>")
 };
 
-// Refuses (Error usage) `option` (--generate, --ablate) on a model without next-token logits (an
-// encoder such as BERT), naming its type.
-void check_model_has_logits(const attn_viz::WholeModel& model, const std::string& option);
-
 // Up to `steps` greedy tokens after `prompt`, chosen among the tokenizer's tokens; on_token as for
-// greedy_generate. The model must have logits (check_model_has_logits).
-Generation generate(attn_viz::WholeModel& model, const attn_viz::ModelTokenizer& tokenizer,
-                    const std::vector<int>& prompt, int steps, const attn_viz::StepCallback& on_token);
+// greedy_generate. The model must have logits (logits_obstacle).
+Generation generate(WholeModel& model, const ModelTokenizer& tokenizer, const std::vector<int>& prompt, int steps,
+                    const StepCallback& on_token);
 
 // "prompt:       ...\ngreedy continuation (8 tokens): ...\n", saying so when the model ended
 // the text before its first token or stopped early.
@@ -38,4 +34,4 @@ std::string generation_lines(const Generation& generation, const std::string& pr
 // {"prompt", "continuation", "tokens": [ids], "requested", "stop"}.
 nlohmann::json generation_json(const Generation& generation, const std::string& prompt_text);
 
-}  // namespace attn_viz_cli
+}  // namespace attn_viz
