@@ -509,12 +509,11 @@ std::pair<std::string, double> largest_other_key_total(const QkAttribution& a,
 
 TEST_SUITE("model") {
 // docs/circuits.md's induction prompt, where patching shows L4H4 copying the token after the earlier
-// ' red': the head of layers 2-4 that attends most from the last ' red' to the earlier ' b' is
-// found, then its key side at ' b'. The previous-token heads at ' b' together give the largest key-side
-// total, above every other component (feed-forwards and embedding included). On a repeated random
-// sequence stories260K has no induction head (docs/analysis.md: "no induction head"): every head
-// puts little of its attention on the token after the earlier copy, so there the attribution is only
-// checked to be exact.
+// ' red': the head of layers 2-4 that attends most from the last token ('ed', the end of the second
+// ' red') to ' b' after the earlier one is found, then its key side at ' b'. The previous-token heads at ' b' together
+// give the largest key-side total, above every other component (feed-forwards and embedding included). On a repeated
+// random sequence stories260K has no induction head (docs/analysis.md: "no induction head"): every head puts little of
+// its attention on the token after the earlier copy, so there the attribution is only checked to be exact.
 TEST_CASE("stories260K: the induction head's key side at the token after the earlier copy") {
     const std::string dir = stories260k_dir();
     if (dir.empty()) return;
