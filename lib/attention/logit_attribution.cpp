@@ -3,21 +3,14 @@
 #include "logit_attribution.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "residual_components.hpp"
 
 namespace attn_viz {
 namespace {
-
-// a, b: [D] rows -> a . b in double.
-double dot(const float* a, const float* b, int64_t D) {
-    double sum = 0;
-    for (int64_t i = 0; i < D; ++i) sum += double(a[i]) * b[i];
-    return sum;
-}
 
 // The directions of the targets' logits: row t is s_t center(w * U[target_t]), with U[v] the
 // classifier's row of token v and s_t the final norm's scale of final_residual's row t (1 and
@@ -26,28 +19,19 @@ Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residua
                         std::vector<double>& norm_bias) {
     const int64_t T = final_residual.dim(0), D = final_residual.dim(1);
     const NormWeights& norm = weights.final_norm;
-    const bool has_norm = !norm.weight.empty(), centered = has_norm && weights.config.norm == NormKind::layer_norm;
     Tensor directions({T, D});
     norm_bias.assign(static_cast<size_t>(T), 0.0);
     for (int64_t t = 0; t < T; ++t) {
-        const float* x = final_residual.ptr() + t * D;
         const float* u = weights.classifier_matrix().ptr() + targets[static_cast<size_t>(t)] * D;  // U[target_t]
-        double mean = 0, square = 0;
-        if (centered) {
-            for (int64_t i = 0; i < D; ++i) mean += x[i];
-            mean /= static_cast<double>(D);
-        }
-        for (int64_t i = 0; i < D; ++i) square += (x[i] - mean) * (x[i] - mean);
-        const double scale =
-            has_norm ? 1.0 / std::sqrt(square / static_cast<double>(D) + weights.config.norm_epsilon) : 1.0;
+        const FrozenNorm frozen = frozen_norm(final_residual.ptr() + t * D, D, norm, weights.config);
         std::vector<double> v(static_cast<size_t>(D));
         double v_mean = 0;
         for (int64_t i = 0; i < D; ++i) {
-            v[i] = (has_norm ? double(norm.weight.data[i]) : 1.0) * u[i];
+            v[i] = frozen_norm_weight(norm, weights.config.norm, i) * u[i];
             v_mean += v[i] / static_cast<double>(D);
         }
         for (int64_t i = 0; i < D; ++i)
-            directions.data[t * D + i] = static_cast<float>(scale * (v[i] - (centered ? v_mean : 0.0)));
+            directions.data[t * D + i] = static_cast<float>(frozen.scale * (v[i] - (frozen.centered ? v_mean : 0.0)));
         if (!norm.bias.empty())
             for (int64_t i = 0; i < D; ++i) norm_bias[t] += double(norm.bias.data[i]) * u[i];
     }
@@ -99,7 +83,8 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
     a.targets = targets;
     for (int64_t t = 0; t < T; ++t) a.logits.push_back(run.logits.data[t * V + targets[static_cast<size_t>(t)]]);
     const Tensor u = logit_directions(weights, run.final_residual, targets, a.norm_bias);  // [T, D]
-    for (int64_t t = 0; t < T; ++t) a.embedding.push_back(dot(run.residual[0].ptr() + t * D, u.ptr() + t * D, D));
+    for (int64_t t = 0; t < T; ++t)
+        a.embedding.push_back(dot_double(run.residual[0].ptr() + t * D, u.ptr() + t * D, D));
     const std::vector<const LayerWeights*> attention = model.attention_weights();
     for (int64_t l = 0; l < a.layers; ++l) {
         const LayerResult& layer = run.layers[static_cast<size_t>(l)];
@@ -114,16 +99,13 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
         for (int64_t h = 0; h < a.heads; ++h)
             for (int64_t t = 0; t < T; ++t)
                 a.head.push_back(
-                    dot(layer.context.ptr() + t * width + h * d_head, g.ptr() + t * width + h * d_head, d_head));
+                    dot_double(layer.context.ptr() + t * width + h * d_head, g.ptr() + t * width + h * d_head, d_head));
         // Block l's feed-forward: what the block added besides its attention output.
-        const Tensor& entering = run.residual[static_cast<size_t>(l)];
-        const Tensor& leaving = l + 1 < a.layers ? run.residual[static_cast<size_t>(l + 1)] : run.final_residual;
         std::vector<float> added(static_cast<size_t>(D));
         for (int64_t t = 0; t < T; ++t) {
-            a.attention_bias.push_back(w.b_o.empty() ? 0.0 : dot(w.b_o.ptr(), u.ptr() + t * D, D));
-            for (int64_t i = 0; i < D; ++i)
-                added[i] = leaving.data[t * D + i] - entering.data[t * D + i] - layer.output.data[t * D + i];
-            a.mlp.push_back(dot(added.data(), u.ptr() + t * D, D));
+            a.attention_bias.push_back(w.b_o.empty() ? 0.0 : dot_double(w.b_o.ptr(), u.ptr() + t * D, D));
+            feed_forward_row(run, static_cast<size_t>(l), t, layer.output.ptr() + t * D, added.data());
+            a.mlp.push_back(dot_double(added.data(), u.ptr() + t * D, D));
         }
     }
     return a;

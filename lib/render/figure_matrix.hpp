@@ -1,4 +1,5 @@
-// Head-by-head matrices (correlation, Jensen-Shannon divergence) as labelled heatmaps.
+// Head-by-head matrices (correlation, Jensen-Shannon divergence) and other labelled matrices (a
+// score's query-side x key-side terms) as heatmaps.
 #pragma once
 
 #include <optional>
@@ -20,5 +21,19 @@ HeatmapLayout write_matrix_png(const std::string& path, const Tensor& matrix, co
                                const std::string& title, const std::string& colormap, float vmin, float vmax,
                                const std::string& value_label, int max_px = 1600, int64_t group_size = 0,
                                const std::optional<ReferenceTick>& reference = std::nullopt);
+
+// The names on a rectangular matrix's axes: a label per row and per column, and what each axis is.
+struct MatrixAxes {
+    std::vector<std::string> row_labels, column_labels;
+    std::string row_axis = "head", column_axis = "head";
+};
+
+// matrix: [R, C] with R row labels and C column labels, otherwise as write_matrix_png (no group
+// lines); pool: how cells are pooled when the matrix is larger than the picture (a signed matrix
+// whose cells add up, as terms of a sum do, is better mean-pooled than max-pooled).
+HeatmapLayout write_rectangular_matrix_png(const std::string& path, const Tensor& matrix, const MatrixAxes& axes,
+                                           const std::string& title, const std::string& colormap, float vmin,
+                                           float vmax, const std::string& value_label, int max_px = 1600,
+                                           PoolMode pool = PoolMode::max);
 
 }  // namespace attn_viz
