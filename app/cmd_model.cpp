@@ -423,7 +423,7 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
                                 progress_wanted(o.output.quiet), c.timings, notes);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(analysis, "");
-        printed.add_text(attn_viz::model_analyses_text(analyses));
+        printed.add_analyses(analyses);
     } else {
         const attn_viz::ForwardRequest request{.value_norms = o.report.map == attn_viz::PictureMap::norm,
                                                .logits = c.analyses.reads_logits(),
@@ -433,7 +433,7 @@ nlohmann::json run_model_once(const ModelRunContext& c) {
         const nlohmann::json analyses = c.analyses.run_all(analysis, run);
         printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
         printed.add_analysis(write_model_report(c, run, provenance, analyses, notes), "");
-        printed.add_text(attn_viz::model_analyses_text(analyses));
+        printed.add_analyses(analyses);
     }
     printed.add_text(picture_hint(notes, o.report));
     printed.json()["tokens"] = in.tokenizer->labels(in.ids);

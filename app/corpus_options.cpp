@@ -87,7 +87,7 @@ nlohmann::json finish_corpus_run(const CorpusOptionValues& v, attn_viz::CorpusAc
     if (maps) write_corpus_map_pictures(out, *maps, analysis, stats, report);
     if (!v.save_partial.empty()) corpus.save_partial(out.external_file(v.save_partial));
     printed.add_analysis(analysis, "");
-    printed.add_text(model_analyses_text(extra));
+    printed.add_analyses(extra);
     printed.add_text(corpus_run_note(v, documents, corpus.num_sequences()));
     return provenance;
 }

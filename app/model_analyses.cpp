@@ -95,6 +95,24 @@ void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& o) {
                     "Largest number of tokens --flow accepts (its cost grows about as T^4)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+    auto* qk =
+        cmd->add_option("--qk-attribution", o.qk_attribution,
+                        "QK attribution, why a head attends where it does: each listed head's pre-softmax score from "
+                        "the query position to the key position split into the residual stream's components on the "
+                        "query side times those on the key side (embeddings, each earlier head, feed-forward and bias, "
+                        "the norms' scales frozen, RoPE per component; the terms sum to the score): "
+                        "qk_attribution.csv (every pair ranked), qk_attribution_LxHy.png (query side x key side), "
+                        "stats.json qk_attribution; heads as L5H1,L4H0-3 (decoders with pre-norm blocks; one text)")
+            ->check(refuse_empty("names no head"));
+    cmd->add_option("--query-position", o.query_position,
+                    "With --qk-attribution: the query token's position (0-based; default the last token)")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(qk);
+    cmd->add_option("--key-position", o.key_position,
+                    "With --qk-attribution: the key token's position (0-based, at most the query's for a causal "
+                    "model; default the key the head attends to most from the query)")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(qk);
 }
 
 std::vector<attn_viz::AnalysisKind> asked_analyses(const ModelAnalysisOptions& o) {
@@ -107,6 +125,7 @@ std::vector<attn_viz::AnalysisKind> asked_analyses(const ModelAnalysisOptions& o
                            : row.kind == composition       ? o.composition
                            : row.kind == rollout           ? o.rollout
                            : row.kind == flow              ? o.flow
+                           : row.kind == qk_attribution    ? !o.qk_attribution.empty()
                                                            : false;
         if (asked) kinds.push_back(row.kind);
     }
@@ -176,6 +195,12 @@ attn_viz::AnalysisSet resolve_analyses(const ModelAnalysisOptions& o, const attn
     if (o.composition) analyses.add(make_analysis(CompositionOptions{}));
     if (o.rollout) analyses.add(make_analysis(RolloutOptions{}));
     if (o.flow) analyses.add(make_analysis(FlowOptions{}));
+    if (!o.qk_attribution.empty())
+        analyses.add(make_analysis(QkAttributionOptions{
+            .heads = parse_option("--qk-attribution",
+                                  [&] { return parse_ablated_heads(o.qk_attribution, c.n_layers, c.n_heads); }),
+            .query_position = o.query_position,
+            .key_position = o.key_position}));
     return analyses;
 }
 

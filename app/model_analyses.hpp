@@ -2,7 +2,8 @@
 // analysis_catalog.hpp) beyond the per-layer report: true head ablation
 // (--ablate, --ablate-mode), direct logit attribution (--logit-attribution, --target),
 // activation patching (--patch-from, --patch-from-tokens, --patch-from-inputs, --patch-metric), composition scores
-// (--composition) and attention rollout and flow across layers (--rollout, --flow).
+// (--composition), attention rollout and flow across layers (--rollout, --flow) and QK attribution
+// (--qk-attribution, --query-position, --key-position).
 #pragma once
 
 #include <optional>
@@ -27,10 +28,13 @@ struct ModelAnalysisOptions {
     bool composition = false;
     bool rollout = false, flow = false;
     int64_t flow_max_tokens = 0;
+    std::string qk_attribution;                           // --qk-attribution: the heads, "" for none
+    std::optional<int64_t> query_position, key_position;  // --query-position, --key-position
 };
 
 // Adds --ablate, --ablate-mode, --logit-attribution, --target, --patch-from, --patch-from-tokens,
-// --patch-from-inputs, --patch-metric, --composition, --rollout, --flow and --flow-max-tokens.
+// --patch-from-inputs, --patch-metric, --composition, --rollout, --flow, --flow-max-tokens,
+// --qk-attribution, --query-position and --key-position.
 void add_model_analysis_options(CLI::App* cmd, ModelAnalysisOptions& options);
 
 // The flag that asks for `kind` as the user gave it (--patch-from or --patch-from-tokens; over a

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "json_text.hpp"
+#include "model_analyses_summary.hpp"
 #include "run_summary.hpp"
 #include "stats_report.hpp"
 
@@ -23,6 +24,11 @@ void add_scripting_options(CLI::App* cmd, bool& json, bool& stats_only) {
 
 RunOutput::RunOutput(const std::string& command, bool json, bool quiet)
     : json_(json), quiet_(quiet), document_({{"format", attn_viz::summary_format}, {"command", command}}) {}
+
+void RunOutput::add_analyses(const nlohmann::json& stats) {
+    add_text(attn_viz::model_analyses_text(stats));
+    document_.update(attn_viz::model_analyses_entries(stats));
+}
 
 void RunOutput::add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder,
                              const std::string& heading) {

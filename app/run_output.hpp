@@ -25,6 +25,9 @@ public:
     // "sequence N (folder)" line, or its summary (a batch's go in a "sequences" list).
     void add_analysis(const attn_viz::ModelAnalysis& analysis, const std::string& folder,
                       const std::string& heading = "");
+    // The whole-model analyses' entries of a run's stats.json (`stats`: their findings and tables
+    // in the text form, the entries themselves in the JSON form).
+    void add_analyses(const nlohmann::json& stats);
     // A line of the text form only.
     void add_text(const std::string& line) { text_ += line; }
     // A line of the text form that is a result the user asked for (--generate's continuation):

@@ -283,6 +283,13 @@ QkAttribution attribute_qk(const WholeModel& model, const ModelRun& run, int64_t
     a.score = a.scale * dot_head(whole_q.data(), whole_k.data(), d_h);
     const Tensor& map = run.layers[static_cast<size_t>(layer)].attention;  // [H, T, S]
     a.attention = map.data[static_cast<size_t>((head * map.dim(1) + i) * map.dim(2) + j)];
+    for (int64_t l = 0; l < layer && j > 0; ++l) {
+        const Tensor& earlier = run.layers[static_cast<size_t>(l)].attention;  // [H, T, S]
+        for (int64_t h = 0; h < earlier.dim(0); ++h)
+            if (earlier.data[static_cast<size_t>((h * earlier.dim(1) + j) * earlier.dim(2) + j - 1)] >=
+                QkAttribution::previous_token_threshold)
+                a.previous_token_heads.push_back(head_name(l, h));
+    }
     return a;
 }
 

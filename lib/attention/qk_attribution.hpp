@@ -44,6 +44,11 @@ struct QkAttribution {
     double score = 0;      // the model's score scale * R_i q_i . R_j k_j, from the whole stream rows (double)
     double term_sum = 0;   // the sum of every term (equal to score up to double rounding)
     double attention = 0;  // the model's attention weight from i to j (the run's map)
+    // The earlier layers' heads that attend from the key position j to the token before it with at
+    // least previous_token_threshold of their weight (the previous-token heads a K-composing
+    // induction head reads through its keys), in layer and head order; none at j = 0.
+    std::vector<std::string> previous_token_heads;
+    static constexpr double previous_token_threshold = 0.5;
 
     int64_t query_count() const { return static_cast<int64_t>(query_components.size()); }
     int64_t key_count() const { return static_cast<int64_t>(key_components.size()); }

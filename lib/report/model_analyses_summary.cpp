@@ -1,5 +1,6 @@
 #include "model_analyses_summary.hpp"
 
+#include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,16 +22,22 @@ constexpr Shown shown_analyses[] = {{"ablation", "Ablation"},
                                     {"activation_patching", "Activation patching"},
                                     {"composition", "Composition scores"},
                                     {"attention_rollout", "Attention rollout"},
-                                    {"attention_flow", "Attention flow"}};
+                                    {"attention_flow", "Attention flow"},
+                                    {"qk_attribution", "QK attribution"}};
 
 // A number of a stats entry with `format` ("-" when null).
 std::string number_text(const nlohmann::json& value, fmt::format_string<double> format) {
     return value.is_number() ? short_number(value.get<double>(), format) : "-";
 }
 
+// An entry's "findings", or for a list of entries (QK attribution's, one per head) each one's "finding".
 std::vector<std::string> findings_of(const nlohmann::json& entry) {
     std::vector<std::string> findings;
-    if (entry.contains("findings") && entry["findings"].is_array())
+    if (entry.is_array())
+        for (const nlohmann::json& e : entry)
+            if (e.is_object() && e.contains("finding") && e["finding"].is_string())
+                findings.push_back(e["finding"].get<std::string>());
+    if (entry.is_object() && entry.contains("findings") && entry["findings"].is_array())
         for (const nlohmann::json& f : entry["findings"])
             if (f.is_string()) findings.push_back(f.get<std::string>());
     return findings;
@@ -143,6 +150,27 @@ std::vector<std::vector<std::string>> composition_rows(const nlohmann::json& com
     return rows;
 }
 
+// QK attribution's rows, one per head: the head, its query and key, its weight and score, and each
+// side's largest component.
+std::vector<std::vector<std::string>> qk_rows(const nlohmann::json& entries) {
+    const auto largest = [](const nlohmann::json& totals) {
+        const nlohmann::json* best = nullptr;
+        for (const nlohmann::json& t : totals)
+            if (!best || std::abs(t["total"].get<double>()) > std::abs((*best)["total"].get<double>())) best = &t;
+        return best ? fmt::format("{} ({})", (*best)["component"].get<std::string>(),
+                                  number_text((*best)["total"], "{:+.3f}"))
+                    : std::string("-");
+    };
+    std::vector<std::vector<std::string>> rows;
+    for (const nlohmann::json& e : entries)
+        rows.push_back({e["name"].get<std::string>(),
+                        fmt::format("{} {}", e["query_position"].get<int64_t>(), e["query_token"].get<std::string>()),
+                        fmt::format("{} {}", e["key_position"].get<int64_t>(), e["key_token"].get<std::string>()),
+                        number_text(e["attention"], "{:.3f}"), number_text(e["score"], "{:+.3f}"),
+                        largest(e["key_totals"]), largest(e["query_totals"])});
+    return rows;
+}
+
 // The table report.html shows of the analysis stored under `key` (no columns: none).
 AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry) {
     if (key == "ablation") return {ablation_heading(entry), ablation_headings(entry), ablation_rows(entry)};
@@ -163,6 +191,10 @@ AnalysisTable analysis_table(const std::string& key, const nlohmann::json& entry
         return {"the strongest compositions of each kind (all in composition.csv):",
                 {"kind", "earlier head", "later head", "score"},
                 composition_rows(entry)};
+    if (key == "qk_attribution")
+        return {"each head's score from the query to the key in component terms (every pair in qk_attribution.csv):",
+                {"head", "query", "key", "attention", "score", "largest key-side part", "largest query-side part"},
+                qk_rows(entry)};
     return {};
 }
 
@@ -188,6 +220,13 @@ std::string model_analyses_text(const nlohmann::json& stats) {
         for (const std::string& finding : findings_of(entry)) text += fmt::format("  {}\n", finding);
     }
     return text;
+}
+
+nlohmann::json model_analyses_entries(const nlohmann::json& stats) {
+    nlohmann::json entries = nlohmann::json::object();
+    for (const Shown& analysis : shown_analyses)
+        if (stats.contains(analysis.key)) entries[analysis.key] = stats[analysis.key];
+    return entries;
 }
 
 std::string model_analyses_html(const nlohmann::json& stats) {

@@ -20,6 +20,10 @@ inline constexpr size_t composition_pairs_shown = 5;
 // one per line; "" when `stats` holds none of the three.
 std::string model_analyses_text(const nlohmann::json& stats);
 
+// The whole-model analyses' entries of `stats` ("ablation", "qk_attribution", ...), the ones the
+// summary shows, for the --json document beside the heads' summary.
+nlohmann::json model_analyses_entries(const nlohmann::json& stats);
+
 // The same as <section>s of HTML (escaped), with a table of each ranked analysis (the first
 // ablation_heads_shown heads of ablation, logit attribution and patching, the first
 // composition_pairs_shown pairs of each composition kind); "" when `stats` holds none.

@@ -63,6 +63,53 @@ void write_qk_png(OutputDir& out, const QkAttribution& a, const std::vector<std:
                                  "term of the score", o.style.max_px, PoolMode::mean);
 }
 
+// The key-side total of the previous-token heads at the key together (0 for none), and whether it
+// exceeds every other key-side component's in absolute value.
+struct PreviousTokenPart {
+    double total = 0;
+    bool dominant = false;
+};
+PreviousTokenPart previous_token_part(const QkAttribution& a) {
+    const std::vector<double> key = a.key_totals();
+    PreviousTokenPart part;
+    double largest_other = 0;
+    for (int64_t c = 0; c < a.key_count(); ++c) {
+        const bool previous = std::find(a.previous_token_heads.begin(), a.previous_token_heads.end(),
+                                        a.key_components[c]) != a.previous_token_heads.end();
+        if (previous)
+            part.total += key[c];
+        else
+            largest_other = std::max(largest_other, std::abs(key[c]));
+    }
+    part.dominant = !a.previous_token_heads.empty() && std::abs(part.total) > largest_other;
+    return part;
+}
+
+// "; on the key side the previous-token heads at ' b' (L3H5 +0.80, L3H6 +0.73) give +1.53 together
+// (25% of the score), more than any other component: an induction circuit, K-composition with them",
+// or "" when no earlier head is a previous-token head at the key.
+std::string previous_token_clause(const QkAttribution& a, const std::vector<std::string>& token_labels) {
+    if (a.previous_token_heads.empty()) return "";
+    const std::vector<double> key = a.key_totals();
+    std::string heads;
+    for (const std::string& name : a.previous_token_heads) {
+        const auto at = std::find(a.key_components.begin(), a.key_components.end(), name);
+        if (at != a.key_components.end())
+            heads += fmt::format("{}{} {}", heads.empty() ? "" : ", ", name,
+                                 signed_short_number(key[static_cast<size_t>(at - a.key_components.begin())]));
+    }
+    const PreviousTokenPart part = previous_token_part(a);
+    const bool one = a.previous_token_heads.size() == 1;
+    return fmt::format("; on the key side the previous-token head{} at {} ({}) give{} {}{} ({} of the score){}",
+                       one ? "" : "s", quoted_token(token_labels, a.key_position), heads, one ? "s" : "",
+                       signed_short_number(part.total), one ? "" : " together", percent_of_score(a, part.total),
+                       part.dominant && part.total > 0 ? ", more than any other component: an induction circuit, "
+                                                         "K-composition with the previous-token head" +
+                                                             std::string(one ? "" : "s")
+                       : part.dominant ? ", more than any other component, against the score"
+                                       : "");
+}
+
 }  // namespace
 
 std::vector<QkPair> ranked_qk_pairs(const QkAttribution& a) {
@@ -86,13 +133,16 @@ std::string qk_attribution_finding(const QkAttribution& a, const std::vector<std
     const int64_t q = dominant_component(query), k = dominant_component(key);
     const QkPair top = ranked_qk_pairs(a).front();
     return fmt::format(
-        "{} attends from {} (position {}) to {} (position {}), weight {} (score {}), mostly through {} on the key "
-        "side ({}, {} of the score) and {} on the query side ({}, {}); the largest pair is {} x {} ({})",
-        qk_head_name(a), quoted_token(token_labels, a.query_position), a.query_position,
-        quoted_token(token_labels, a.key_position), a.key_position, short_number(a.attention, "{:.3g}"),
-        short_number(a.score, "{:.3g}"), a.key_components[k], signed_short_number(key[k]), percent_of_score(a, key[k]),
-        a.query_components[q], signed_short_number(query[q]), percent_of_score(a, query[q]),
-        a.query_components[top.query], a.key_components[top.key], signed_short_number(top.term));
+               "{} attends from {} (position {}) to {} (position {}), weight {} (score {}), mostly through {} on the "
+               "key "
+               "side ({}, {} of the score) and {} on the query side ({}, {}); the largest pair is {} x {} ({})",
+               qk_head_name(a), quoted_token(token_labels, a.query_position), a.query_position,
+               quoted_token(token_labels, a.key_position), a.key_position, short_number(a.attention, "{:.3g}"),
+               short_number(a.score, "{:.3g}"), a.key_components[k], signed_short_number(key[k]),
+               percent_of_score(a, key[k]), a.query_components[q], signed_short_number(query[q]),
+               percent_of_score(a, query[q]), a.query_components[top.query], a.key_components[top.key],
+               signed_short_number(top.term)) +
+           previous_token_clause(a, token_labels);
 }
 
 std::vector<std::string> qk_attribution_findings(const std::vector<QkAttribution>& entries,
@@ -128,6 +178,8 @@ nlohmann::json qk_attribution_json(const QkAttribution& a, const std::vector<std
             {"top_pairs", top},
             {"query_totals", side_totals(a, a.query_components, a.query_totals())},
             {"key_totals", side_totals(a, a.key_components, a.key_totals())},
+            {"previous_token_heads", a.previous_token_heads},
+            {"previous_token_total", json_number(previous_token_part(a).total)},
             {"finding", qk_attribution_finding(a, token_labels)}};
 }
 

@@ -33,7 +33,10 @@ int64_t dominant_component(const std::vector<double>& totals);
 
 // One sentence per entry: "L5H1 attends from ' ball' (position 7) to ' red' (position 3), weight
 // 0.83 (score 6.24), mostly through L4H4 on the key side (+1.2, 19% of the score) and L3 mlp on the
-// query side (+2.2, 36%); the largest pair is L3 mlp x L4H4 (+0.41)".
+// query side (+2.2, 36%); the largest pair is L3 mlp x L4H4 (+0.41)", then, where earlier heads
+// attend from the key to the token before it (previous_token_heads), their key-side part together
+// and, when it exceeds every other key-side component, that this is an induction circuit
+// (K-composition with them).
 std::string qk_attribution_finding(const QkAttribution& a, const std::vector<std::string>& token_labels);
 std::vector<std::string> qk_attribution_findings(const std::vector<QkAttribution>& entries,
                                                  const std::vector<std::string>& token_labels);
@@ -50,7 +53,7 @@ nlohmann::json write_qk_attribution_outputs(OutputDir& out, const std::vector<Qk
 // "query_token", "key_position", "key_token", "score", "term_sum", "attention", "scale", "top_pairs":
 // the 10 largest pairs by |term| [{"query_component", "key_component", "term", "share"}],
 // "query_totals" and "key_totals": each side's components in order [{"component", "total",
-// "share"}], "finding"}.
+// "share"}], "previous_token_heads" (names), "previous_token_total" (their key-side part), "finding"}.
 nlohmann::json qk_attribution_json(const QkAttribution& a, const std::vector<std::string>& token_labels);
 
 }  // namespace attn_viz

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ struct PatchingOptions {
     PatchMetric metric;
 };
 
+// QK attribution of each of `heads`: its score from the query position (default the last token)
+// to the key position (default the key it attends to most from there) in component terms.
+struct QkAttributionOptions {
+    std::vector<AblatedHead> heads;  // parse_ablated_heads
+    std::optional<int64_t> query_position, key_position;
+};
+
 struct CompositionOptions {};
 struct RolloutOptions {};
 struct FlowOptions {};
@@ -47,6 +55,7 @@ std::unique_ptr<WholeModelAnalysis> make_analysis(PatchingOptions options);
 std::unique_ptr<WholeModelAnalysis> make_analysis(CompositionOptions options);
 std::unique_ptr<WholeModelAnalysis> make_analysis(RolloutOptions options);
 std::unique_ptr<WholeModelAnalysis> make_analysis(FlowOptions options);
+std::unique_ptr<WholeModelAnalysis> make_analysis(QkAttributionOptions options);
 
 // What logit attribution attributes, in words: "next token" or "token 300 ' x'".
 std::string attribution_target_description(int64_t target, const ModelTokenizer& tokenizer);

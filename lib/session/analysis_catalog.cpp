@@ -27,6 +27,9 @@ const std::vector<AnalysisTraits>& analysis_catalog() {
          "attention"},
         {flow, "flow", "flow", each_layer, false, false, false,
          "flow composes one stack's maps through its residual stream; a decoder's also flows through cross attention"},
+        {qk_attribution, "qk attribution", "qk_attribution", whole_run, false, false, false,
+         "a cross head's keys read the encoder's stream and a decoder head's queries the decoder's; not built for "
+         "encoder-decoders"},
     };
     return rows;
 }
@@ -48,9 +51,10 @@ const AnalysisTraits& analysis_traits_named(const std::string& text) {
 
 std::string logits_obstacle(const WholeModel& model) {
     if (model.has_logits()) return "";
-    return fmt::format(" needs a model that predicts next tokens, but this is a {} model: an encoder, with no "
-                       "next-token logits",
-                       model.description().architecture);
+    return fmt::format(
+        " needs a model that predicts next tokens, but this is a {} model: an encoder, with no "
+        "next-token logits",
+        model.description().architecture);
 }
 
 StepCallback progress_callback(const ProgressFactory& progress, const std::string& what) {

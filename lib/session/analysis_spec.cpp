@@ -1,6 +1,7 @@
 #include "analysis_spec.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -43,6 +44,14 @@ public:
             ids.push_back(id.get<int>());
         }
         return ids;
+    }
+
+    // A token position (a whole number from 0), or none when not given.
+    std::optional<int64_t> position(const std::string& key) const {
+        if (!has(key) || options_[key].is_null()) return std::nullopt;
+        if (!options_[key].is_number_integer() || options_[key].get<int64_t>() < 0)
+            fail(fmt::format("{} is not a token position (a whole number from 0)", key));
+        return options_[key].get<int64_t>();
     }
 
     // Runs `parse`, its Error(usage) named after the analysis and `key`.
@@ -91,16 +100,21 @@ LogitAttributionOptions attribution_options(const SpecOptions& o, const nlohmann
 PatchingOptions patching_options(const SpecOptions& o, const ModelDescription& c, const ModelTokenizer& tokenizer) {
     if (o.has("corrupted_text") == o.has("corrupted_ids")) o.fail("give one of corrupted_text or corrupted_ids");
     PatchingOptions patching;
-    patching.corrupted =
-        o.has("corrupted_ids")
-            ? o.ids("corrupted_ids")
-            : o.parsed("corrupted_text", [&] {
-                  return encode_within_context(tokenizer, o.text("corrupted_text", ""), c.max_tokens, "corrupted_text");
-              });
+    patching.corrupted = o.has("corrupted_ids") ? o.ids("corrupted_ids") : o.parsed("corrupted_text", [&] {
+        return encode_within_context(tokenizer, o.text("corrupted_text", ""), c.max_tokens, "corrupted_text");
+    });
     o.parsed("corrupted_ids", [&] { check_model_tokens(patching.corrupted, c.vocab_size, c.max_tokens, "the ids"); });
     const std::string metric = o.text("metric", "loss");
     patching.metric = o.parsed("metric", [&] { return parse_patch_metric(metric, c.vocab_size, &tokenizer); });
     return patching;
+}
+
+QkAttributionOptions qk_options(const SpecOptions& o, const ModelDescription& c) {
+    if (!o.has("heads")) o.fail("give the heads to attribute (heads: \"L5H1\" or \"L5H1,L4H0-3\")");
+    const std::string heads = o.text("heads", "");
+    return {.heads = o.parsed("heads", [&] { return parse_ablated_heads(heads, c.n_layers, c.n_heads); }),
+            .query_position = o.position("query_position"),
+            .key_position = o.position("key_position")};
 }
 
 }  // namespace
@@ -129,7 +143,8 @@ std::unique_ptr<WholeModelAnalysis> analysis_from_spec(const std::string& name, 
             SpecOptions(analysis, options, {});
             return make_analysis(FlowOptions{});
         case AnalysisKind::qk_attribution:
-            break;
+            return make_analysis(
+                qk_options(SpecOptions(analysis, options, {"heads", "query_position", "key_position"}), c));
     }
     throw Error(ErrorKind::internal, fmt::format("{} has no options reader", analysis));
 }

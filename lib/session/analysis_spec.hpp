@@ -5,6 +5,8 @@
 //   logit_attribution  target (a token id, or a token's text; default each position's next token)
 //   patching           corrupted_text or corrupted_ids (as many tokens as the clean input), metric
 //                      ("loss" or "logit-diff:A,B", default loss)
+//   qk_attribution     heads (the head notation), query_position (default the last token),
+//                      key_position (default the key the head attends to most from the query)
 //   composition, rollout, flow: none
 #pragma once
 

@@ -7,6 +7,7 @@ catalog (lib/session): the same computation, the same stats.json entries, the sa
     model.logit_attribution(text="...")
     model.composition()
     model.rollout(text="..."), model.flow(text="...")
+    model.qk_attribution("L4H4", text="...", query_position=13, key_position=6)
 
 Each returns a dict: "stats", the stats.json entries the CLI writes for the analyses
 ({"ablation": {...}}); "arrays", the files' contents ("rollout.npy" as a NumPy array,
@@ -99,6 +100,14 @@ def flow(self, text=None, ids=None, out=None, force=False, progress=None):
     return _one(self, "flow", {}, text, ids, out, force, progress)
 
 
+def qk_attribution(self, heads, text=None, ids=None, query_position=None, key_position=None, out=None, force=False):
+    """QK attribution (`--qk-attribution HEADS [--query-position I --key-position J]`): each head's
+    score from the query (default the last token) to the key (default the one it attends to most)
+    as query-side x key-side component terms; stats["qk_attribution"] has one entry per head."""
+    options = {"heads": heads, "query_position": query_position, "key_position": key_position}
+    return _one(self, "qk_attribution", options, text, ids, out, force, None)
+
+
 def install(model_class):
-    for function in (analyze, ablate, patch, logit_attribution, composition, rollout, flow):
+    for function in (analyze, ablate, patch, logit_attribution, composition, rollout, flow, qk_attribution):
         setattr(model_class, function.__name__, function)

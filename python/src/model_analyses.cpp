@@ -126,8 +126,7 @@ py::object generate_tokens(const std::shared_ptr<Model>& m, const std::optional<
 
 void bind_model_analyses(py::class_<Model, std::shared_ptr<Model>>& model) {
     model.def("_analyze", &analyze, py::arg("specs_json"), py::arg("text") = py::none(), py::arg("ids") = py::none(),
-              py::arg("out") = py::none(), py::arg("force") = false, py::arg("progress") = py::none(),
-              py::arg("read"),
+              py::arg("out") = py::none(), py::arg("force") = false, py::arg("progress") = py::none(), py::arg("read"),
               "The whole-model analyses [[key, {options}], ...] on `text` or `ids` (attn_viz.Model.analyze)");
     model.def("generate", &generate_tokens, py::arg("text") = py::none(), py::arg("ids") = py::none(),
               py::arg("tokens") = 16, py::arg("progress") = py::none(),

@@ -33,6 +33,9 @@ def cli_run(tmp_path, *options):
      lambda m: m.patch(clean=TEXT, corrupted="Lily had a red ball. Lily had a red", metric="logit-diff:300,301")),
     (["--text", TEXT, "--composition"], lambda m: m.composition()),
     (["--text", TEXT, "--rollout", "--flow"], lambda m: m.analyze(["rollout", "flow"], text=TEXT)),
+    (["--text", TEXT, "--qk-attribution", "L4H4,L3H5", "--query-position", "13", "--key-position", "6"],
+     lambda m: m.qk_attribution("L4H4,L3H5", text=TEXT, query_position=13, key_position=6)),
+    (["--text", TEXT, "--qk-attribution", "L4H4"], lambda m: m.qk_attribution("L4H4", text=TEXT)),
 ])
 def test_each_analysis_equals_the_cli(stories, tmp_path, options, call):
     out, stats = cli_run(tmp_path, *options)
@@ -102,6 +105,9 @@ def test_generate_equals_the_cli(stories):
     (lambda m: m.logit_attribution(text=TEXT, target=1.5), "logit attribution: target is neither"),
     (lambda m: m.rollout(), "give one of text or ids"),
     (lambda m: m.analyze(["flow", "flow"], text=TEXT), "flow: asked for twice"),
+    (lambda m: m.analyze(["qk_attribution"], text=TEXT), "qk attribution: give the heads to attribute"),
+    (lambda m: m.qk_attribution("L4H4", text=TEXT, query_position=99), "qk attribution: query position 99 is outside"),
+    (lambda m: m.qk_attribution("L4H4", text=TEXT, key_position=-1), "qk attribution: key_position is not a token"),
 ])
 def test_errors_name_the_analysis_and_option(stories, call, message):
     with pytest.raises(attn_viz.Error, match=None) as error:

@@ -177,7 +177,7 @@ TEST_CASE("model --inputs refuses, saying why, what corpus mode does not do") {
     write_text(dir / "c.jsonl", "{\"tokens\": [1, 262, 259]}\n");
     const std::string run = model + " -q --inputs " + (dir / "c.jsonl") + " --out " + (dir / "bad");
     for (const auto& [extra, why] :
-         {std::pair{" --rollout", "--generate, --rollout, --flow: not implemented over a corpus"},
+         {std::pair{" --rollout", "--generate, --rollout, --flow, --qk-attribution: not implemented over a corpus"},
           {" --dump-attention a.npy", "write one input's arrays"},
           {" --map norm", "--map norm are not implemented for a corpus's mean maps"}}) {
         CommandResult r = run_attn_viz(run + extra);

@@ -23,8 +23,8 @@ public:
         const StepCallback on_head = progress_callback(ctx.progress, "ablated head");
         if (ctx.model.has_logits())
             return write_ablation_outputs(
-                ctx.out, ablate_heads(ctx.model, ctx.backend, *run, options_.heads, options_.mode, on_head),
-                c.n_layers, c.n_heads, ctx.report);
+                ctx.out, ablate_heads(ctx.model, ctx.backend, *run, options_.heads, options_.mode, on_head), c.n_layers,
+                c.n_heads, ctx.report);
         // An encoder: the change of its final hidden states.
         return write_encoder_ablation_outputs(
             ctx.out, ablate_encoder_heads(ctx.model, ctx.backend, *run, options_.heads, options_.mode, on_head),

@@ -1,11 +1,12 @@
 // The logit attribution row: each component's direct contribution to the logit of each
 // position's next token (or of one target) through the final norm with its scale frozen
 // (logit_attribution.hpp); over a corpus, each component's moments (corpus_attribution.hpp).
+#include "logit_attribution.hpp"
+
 #include <fmt/format.h>
 
 #include "analyses.hpp"
 #include "corpus_attribution.hpp"
-#include "logit_attribution.hpp"
 #include "logit_attribution_report.hpp"
 #include "token_reference.hpp"
 
@@ -30,8 +31,7 @@ public:
     nlohmann::json run(AnalysisContext& ctx, const ModelRun* run) const override {
         const std::vector<int> targets = targets_of(*run);
         return write_logit_attribution_outputs(ctx.out, attribute_logits(ctx.model, ctx.backend, *run, targets),
-                                               ctx.tokenizer.labels(targets), options_.target_description,
-                                               ctx.report);
+                                               ctx.tokenizer.labels(targets), options_.target_description, ctx.report);
     }
 
     // Each sequence attributed at every position with a target, else at the positions whose next
@@ -39,13 +39,13 @@ public:
     std::unique_ptr<CorpusPart> corpus_part(AnalysisContext& ctx, CorpusAccumulator& corpus) const override {
         const ModelDescription& c = ctx.model.description();
         corpus.keep_attribution(CorpusAttribution(c.n_layers, c.n_heads, options_.target_description));
-        return corpus_part_of([this, &ctx, &attribution = *corpus.attribution()](const std::string&,
-                                                                                 const ModelRun& run) {
-            Timings::Scope t(ctx.timings, "logit attribution");
-            const int64_t T = static_cast<int64_t>(run.tokens.size());
-            attribution.add(attribute_logits(ctx.model, ctx.backend, run, targets_of(run)),
-                            options_.target >= 0 ? T : T - 1);
-        });
+        return corpus_part_of(
+            [this, &ctx, &attribution = *corpus.attribution()](const std::string&, const ModelRun& run) {
+                Timings::Scope t(ctx.timings, "logit attribution");
+                const int64_t T = static_cast<int64_t>(run.tokens.size());
+                attribution.add(attribute_logits(ctx.model, ctx.backend, run, targets_of(run)),
+                                options_.target >= 0 ? T : T - 1);
+            });
     }
 
 private:

@@ -21,9 +21,10 @@ public:
     std::string obstacle(const WholeModel& model, const std::vector<int>& ids) const override {
         if (std::string no_logits = logits_obstacle(model); !no_logits.empty()) return no_logits;
         if (options_.corrupted.size() == ids.size()) return "";
-        return fmt::format(": the corrupted input has {} tokens, the clean input {}; patching needs the same number "
-                           "of tokens",
-                           options_.corrupted.size(), ids.size());
+        return fmt::format(
+            ": the corrupted input has {} tokens, the clean input {}; patching needs the same number "
+            "of tokens",
+            options_.corrupted.size(), ids.size());
     }
 
     std::string corpus_obstacle(const WholeModel& model) const override { return logits_obstacle(model); }
@@ -34,15 +35,15 @@ public:
         const PatchingReport patching =
             patch_heads(ctx.model, ctx.backend, *run, corrupted, parse_ablated_heads("all", c.n_layers, c.n_heads),
                         options_.metric, progress_callback(ctx.progress, "patched head"));
-        return write_patching_outputs(ctx.out, patching, c.n_layers, c.n_heads, ctx.tokenizer.labels(options_.corrupted),
-                                      ctx.report);
+        return write_patching_outputs(ctx.out, patching, c.n_layers, c.n_heads,
+                                      ctx.tokenizer.labels(options_.corrupted), ctx.report);
     }
 
     std::unique_ptr<CorpusPart> corpus_part(AnalysisContext& ctx, CorpusAccumulator& corpus) const override {
         const ModelDescription& c = ctx.model.description();
         corpus.keep_patching(CorpusPatching(c.n_layers, c.n_heads, options_.metric));
-        auto corrupted = std::make_shared<CorpusPatchingRun>(options_.corrupted_corpus, options_.shard,
-                                                             options_.limits, ctx.tokenizer);
+        auto corrupted = std::make_shared<CorpusPatchingRun>(options_.corrupted_corpus, options_.shard, options_.limits,
+                                                             ctx.tokenizer);
         CorpusPatching& patching = *corpus.patching();
         return corpus_part_of(
             [&ctx, &patching, corrupted](const std::string& where, const ModelRun& run) {
