@@ -44,9 +44,12 @@ struct NormWeights {
 };
 
 struct ModelConfig {
-    std::string architecture;  // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert"
-    int64_t d_model = 0;       // D
-    int64_t ffn_dim = 0;       // F, the feed-forward width
+    // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert": the block shape, hashed by
+    // the weight fingerprints (weights_fingerprint.hpp), so it stays "llama" for every decoder row.
+    std::string architecture;
+    std::string family;   // the family table's name ("llama", "mistral", "gemma2", ...; family_table.hpp)
+    int64_t d_model = 0;  // D
+    int64_t ffn_dim = 0;  // F, the feed-forward width
     int64_t n_layers = 0;
     int64_t n_heads = 0;
     int64_t n_kv_heads = 0;
