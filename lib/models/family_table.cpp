@@ -110,6 +110,9 @@ std::vector<FamilySpec> make_families() {
                                            .attention_biases = BiasRule::by_config,
                                            .default_head_dim = 128,
                                            .reads_layer_types = true});
+    // Gemma 1: Gemma 2 without soft-caps, post-norms and query_pre_attn_scalar (modeling_gemma).
+    FamilySpec gemma = gemma_row("gemma", "gemma", "gemma");
+    gemma.gelu_means_tanh = true;
     const std::vector<std::string> gemma_keys = {"attn_logit_softcapping", "final_logit_softcapping",
                                                  "query_pre_attn_scalar"};
     FamilySpec gemma2 = with_sandwich_norms(gemma_row("gemma2", "gemma2", "gemma2"));
@@ -141,7 +144,7 @@ std::vector<FamilySpec> make_families() {
     phi3.hf_names.qkv = "model.layers.{}.self_attn.qkv_proj",
     phi3.hf_names.gate_up = "model.layers.{}.mlp.gate_up_proj";
     phi3.gguf_names.qkv = "blk.{}.attn_qkv", phi3.gguf_names.gate_up = "blk.{}.ffn_up";
-    return {llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3};
+    return {llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3};
 }
 
 }  // namespace

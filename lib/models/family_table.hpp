@@ -66,6 +66,9 @@ struct FamilySpec {
     // transformers names it; Gemma 2/3's MLPs read hidden_activation, the others (Gemma 1 too) hidden_act.
     std::string default_activation = "silu";
     bool reads_hidden_activation = false;
+    // Gemma 1: hidden_act "gelu", as the official releases write it, means GELU's tanh approximation
+    // (transformers' GemmaConfig turns it into gelu_pytorch_tanh).
+    bool gelu_means_tanh = false;
     ScoreScale score_scale = ScoreScale::head_size;
     bool partial_rotary = false;  // Phi-3: partial_rotary_factor (GGUF: rope.dimension_count) below the head size
 

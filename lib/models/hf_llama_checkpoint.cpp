@@ -49,9 +49,10 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     c.shared_classifier = hf.tie_word_embeddings.value_or(family.default_tied);
     c.norm_epsilon = hf.norm_epsilon.value_or(family.default_epsilon);
     c.rope_base = hf.rope_base.value_or(family.default_rope_base);
-    c.activation = family.reads_hidden_activation
-                       ? activation_named(hf.hidden_activation, hf, family.default_activation)
-                       : parse_activation(hf, family.default_activation);
+    c.activation =
+        family.reads_hidden_activation ? activation_named(hf.hidden_activation, hf, family.default_activation)
+        : family.gelu_means_tanh && hf.activation == "gelu" ? Activation::gelu_tanh
+                                                            : parse_activation(hf, family.default_activation);
     if (!hf.head_dim && family.default_head_dim == 0 && c.d_model % c.n_heads != 0)
         fail_input(
             hf.path,

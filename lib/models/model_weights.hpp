@@ -3,7 +3,7 @@
 // residual arrangement), so one forward pass (whole_model.hpp) runs every family. A reader of a
 // new family fills a ModelWeights; only a block the enums below cannot describe needs a new value.
 //   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2/qwen3/phi3): rms, gated, pre_norm.
-//   Gemma 2/3 (Hugging Face gemma2, gemma3_text): rms_offset_one, gated (GeGLU), sandwich, scaled embeddings.
+//   Gemma (Hugging Face gemma, gemma2, gemma3_text): rms_offset_one, gated (GeGLU), scaled embeddings; 2/3 sandwich.
 //   GPT-2: layer_norm, plain, pre_norm, learned positions.  GPT-NeoX: layer_norm, plain, parallel.
 //   BERT: layer_norm, plain, post_norm, learned positions, token type row, embedding norm, no classifier.
 #pragma once
