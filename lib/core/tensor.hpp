@@ -31,6 +31,9 @@ struct Tensor {
     const float* ptr() const { return data.data(); }
 };
 
+// How a matrix's rows are laid out when read: as stored ([rows, cols]) or transposed ([cols, rows]).
+enum class RowLayout { as_stored, transposed };
+
 // double to float32, values beyond float32's range becoming +-inf (a plain cast of those is
 // undefined behaviour); NaN stays NaN.
 inline float narrow_to_float(double value) {

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "tensor.hpp"
+
 namespace attn_viz {
 
 // The ggml type ids attn-viz names (ggml.h's enum ggml_type). A GGUF file may hold others.
@@ -39,9 +41,6 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type);
 // of its block_elements) -> dst: n floats. The block layouts and formulas are ggml's
 // (ggml-common.h, dequantize_row_* in ggml-quants.c); docs/formats.md lists them.
 void dequantize_row(uint32_t type, const unsigned char* src, float* dst, int64_t n);
-
-// How decoded rows are laid out: as stored ([rows, cols]) or transposed ([cols, rows]).
-enum class RowLayout { as_stored, transposed };
 
 // src: `rows` rows of `cols` values of `type` each (decodable, cols a multiple of its
 // block_elements) -> dst: the values dequantize_row gives, [rows, cols] as stored, or their

@@ -402,6 +402,10 @@ Tensor GgufFile::load(const std::string& name) const {
     return result;
 }
 
+void GgufFile::load_row_ranges(const std::string& name, const std::vector<RowRange>& ranges, RowLayout layout) const {
+    for (const RowRange& range : ranges) load_rows(name, range.begin, range.count, layout, *range.out);
+}
+
 void GgufFile::load_rows(const std::string& name, int64_t begin, int64_t count, RowLayout layout, Tensor& out) const {
     const GgufTensorInfo* t = &info(name);
     check_decodable(*t);

@@ -95,6 +95,8 @@ public:
     // streamed model's blocks after the first allocate (and page-fault) nothing. The rows' file
     // pages are released afterwards.
     void load_rows(const std::string& name, int64_t begin, int64_t count, RowLayout layout, Tensor& out) const;
+    // Each range by load_rows.
+    void load_row_ranges(const std::string& name, const std::vector<RowRange>& ranges, RowLayout layout) const override;
     // Error(bad_input) naming the file and tensor when its type is not decodable.
     void check_decodable(const GgufTensorInfo& tensor) const;
     void check_element_type(const std::string& name) const override { check_decodable(info(name)); }

@@ -15,6 +15,12 @@
 
 namespace attn_viz {
 
+// Rows [begin, begin + count) of a matrix, read into *out (TensorSource::load_row_ranges).
+struct RowRange {
+    int64_t begin = 0, count = 0;
+    Tensor* out = nullptr;
+};
+
 class TensorSource {
 public:
     virtual ~TensorSource() = default;
@@ -29,6 +35,12 @@ public:
     // element type (a GGUF quantization attn-viz cannot decode), without decoding it; nothing for
     // containers whose types were all checked when opened.
     virtual void check_element_type(const std::string& name) const {}
+    // Each range of rows of the matrix `name` ([rows, cols], its shape checked by the caller) into
+    // its `out`: [count, cols] as stored, or transposed [cols, count] (x W of a weight stored
+    // [out, in]); the values load() gives. By default the tensor is loaded once and cut; a GGUF
+    // file decodes each range alone into the memory `out` holds (GgufFile::load_rows), so that a
+    // streamed model's blocks after the first allocate nothing.
+    virtual void load_row_ranges(const std::string& name, const std::vector<RowRange>& ranges, RowLayout layout) const;
 };
 
 // Throws Error(bad_input) naming the file unless `source` holds `name` with `shape` and an

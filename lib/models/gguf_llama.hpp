@@ -1,5 +1,5 @@
 // Llama-like decoders from GGUF files as llama.cpp's convert_hf_to_gguf.py writes them
-// ("general.architecture" llama, qwen3, gemma2, gemma3, phi3; gguf_decoder_families.hpp says what
+// ("general.architecture" llama, qwen3, gemma, gemma2, gemma3, phi3; family_table.hpp says what
 // each adds to Llama): hyper-parameters from the metadata, weights (any decodable ggml type)
 // converted to the x W convention of ModelWeights, the same ModelWeights the family's Hugging Face
 // folder gives. The tokenizer comes from tokenizer.ggml.* (model_tokenizer_file.hpp).
@@ -20,7 +20,7 @@
 
 namespace attn_viz {
 
-// The model's configuration (gguf_decoder_config in gguf_decoder_families.hpp, which lists the
+// The model's configuration (gguf_decoder_config in gguf_decoder_config.hpp, which lists the
 // keys read and refused).
 ModelConfig gguf_llama_config(const GgufFile& file);
 

@@ -18,6 +18,7 @@ ModelConfig read_config(const GgufFile& file, const std::string& arch, double de
     auto count = [&](const char* key) { return file.required_count(fmt::format("{}.{}", arch, key)); };
     ModelConfig c;
     c.architecture = arch == "gptneox" ? "gpt_neox" : arch;  // Hugging Face's name for the family
+    c.family = c.architecture;
     c.norm = NormKind::layer_norm;
     c.feed_forward = FeedForwardKind::plain;
     c.n_layers = count("block_count");

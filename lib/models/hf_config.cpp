@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "family_table.hpp"
 #include "json_input.hpp"
 #include "mapped_file.hpp"
 #include "utf8.hpp"
@@ -267,10 +268,14 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     read_gemma_fields(config, where, result);
     read_seq2seq_fields(config, where, result);
     // Only Gemma 3 gives its sliding layers a RoPE of their own; any other family would ignore it.
-    if (result.rope_per_layer_type && result.model_type != "gemma3_text")
-        fail_input(where, "rope_parameters per layer type are not supported for model_type " +
-                              json_excerpt(nlohmann::json(result.model_type)) +
-                              " (only gemma3_text has a RoPE base of its own on sliding layers)");
+    std::vector<std::string> local_bases;
+    for (const FamilySpec& family : decoder_families())
+        if (family.local_rope_base > 0) local_bases.push_back(family.hf_model_type);
+    if (result.rope_per_layer_type &&
+        std::find(local_bases.begin(), local_bases.end(), result.model_type) == local_bases.end())
+        fail_input(where, fmt::format("rope_parameters per layer type are not supported for model_type {} (only {} "
+                                      "has a RoPE base of its own on sliding layers)",
+                                      json_excerpt(nlohmann::json(result.model_type)), fmt::join(local_bases, ", ")));
 }
 
 }  // namespace

@@ -72,6 +72,7 @@ Seq2SeqConfig common_sizes(const HfConfig& hf, const char* architecture, const s
     Seq2SeqConfig s;
     ModelConfig& c = s.blocks;
     c.architecture = architecture;
+    c.family = c.architecture;
     c.d_model = required_value(hf.d_model, hf, "d_model");
     c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
     c.n_layers = required_value(encoder_layers, hf, layers_key);

@@ -25,6 +25,7 @@ ModelConfig common_config(const HfConfig& hf, int64_t default_ffn_dim, double de
     refuse_unimplemented(hf);
     ModelConfig c;
     c.architecture = hf.model_type;
+    c.family = c.architecture;
     c.norm = NormKind::layer_norm;
     c.feed_forward = FeedForwardKind::plain;
     c.d_model = required_value(hf.d_model, hf, "hidden_size");

@@ -25,6 +25,7 @@ ModelConfig parse_header(const unsigned char* bytes, size_t size, const std::str
         fail_input(path, "is a llama2.c version 1/2 export; only the legacy version-0 format is supported");
     ModelConfig c;  // RMSNorm (eps 1e-5), gated SiLU, pre-norm: ModelConfig's defaults
     c.architecture = "llama";
+    c.family = c.architecture;
     c.d_model = fields[0], c.ffn_dim = fields[1], c.n_layers = fields[2], c.n_heads = fields[3];
     c.n_kv_heads = fields[4], c.vocab_size = fields[5], c.max_tokens = fields[6];
     c.shared_classifier = c.vocab_size > 0;

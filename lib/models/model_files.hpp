@@ -38,7 +38,7 @@ ModelFiles open_model_files(const std::string& path, const LoadLimits& limits = 
 bool is_model_path(const std::string& path);
 
 // The model's weights as float32, by its format and family: a folder's model_type (llama, mistral,
-// qwen2, qwen3, gemma2, gemma3_text, phi3: hf_decoder_families.hpp; gpt2, gpt_neox, bert:
+// qwen2, qwen3, gemma, gemma2, gemma3_text, phi3: family_table.hpp; gpt2, gpt_neox, bert:
 // hf_transformer_checkpoint.hpp; another type is Error(bad_input) naming config.json and the supported ones), a GGUF
 // file's general.architecture (llama: blocks streamed from the mapped file; gpt2, gptneox, bert: read whole), a
 // llama2.c checkpoint.

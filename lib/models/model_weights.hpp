@@ -3,7 +3,7 @@
 // residual arrangement), so one forward pass (whole_model.hpp) runs every family. A reader of a
 // new family fills a ModelWeights; only a block the enums below cannot describe needs a new value.
 //   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2/qwen3/phi3): rms, gated, pre_norm.
-//   Gemma 2/3 (Hugging Face gemma2, gemma3_text): rms_offset_one, gated (GeGLU), sandwich, scaled embeddings.
+//   Gemma (Hugging Face gemma, gemma2, gemma3_text): rms_offset_one, gated (GeGLU), scaled embeddings; 2/3 sandwich.
 //   GPT-2: layer_norm, plain, pre_norm, learned positions.  GPT-NeoX: layer_norm, plain, parallel.
 //   BERT: layer_norm, plain, post_norm, learned positions, token type row, embedding norm, no classifier.
 #pragma once
@@ -44,9 +44,12 @@ struct NormWeights {
 };
 
 struct ModelConfig {
-    std::string architecture;  // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert"
-    int64_t d_model = 0;       // D
-    int64_t ffn_dim = 0;       // F, the feed-forward width
+    // "llama" (every Llama-family format), "gpt2", "gpt_neox", "bert": the block shape, hashed by
+    // the weight fingerprints (weights_fingerprint.hpp), so it stays "llama" for every decoder row.
+    std::string architecture;
+    std::string family;   // the family table's name ("llama", "mistral", "gemma2", ...; family_table.hpp)
+    int64_t d_model = 0;  // D
+    int64_t ffn_dim = 0;  // F, the feed-forward width
     int64_t n_layers = 0;
     int64_t n_heads = 0;
     int64_t n_kv_heads = 0;

@@ -1,4 +1,4 @@
-// The decoder families added to the Llama-family reader (hf_decoder_families.hpp): Qwen3, Gemma 2,
+// The decoder families added to the Llama-family reader (family_table.hpp): Qwen3, Gemma 2,
 // Gemma 3 text and Phi-3 random folders (one layer, one head, GQA, head sizes other than
 // hidden / heads, T = 1, 7, 33 and past each sliding window) against the float64 forwards of
 // scripts/reference_hf_llama.py (qwen3, phi3) and scripts/reference_hf_gemma.py, written from

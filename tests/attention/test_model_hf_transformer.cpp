@@ -206,10 +206,11 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
     expect_config_error(gpt2, "\"scale_attn_weights\": true",
                         "\"scale_attn_weights\": true, \"attn_logit_softcapping\": 20",
                         {gpt2 / "config.json", "attn_logit_softcapping = 20 is not supported"});
-    expect_config_error(gpt2, "\"model_type\": \"gpt2\"", "\"model_type\": \"mbart\"",
-                        {gpt2 / "config.json",
-                         "\"mbart\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, "
-                         "phi3, gpt2, gpt_neox, bert, bart, t5)"});
+    expect_config_error(
+        gpt2, "\"model_type\": \"gpt2\"", "\"model_type\": \"mbart\"",
+        {gpt2 / "config.json",
+         "\"mbart\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, "
+         "phi3, gpt2, gpt_neox, bert, bart, t5)"});
     expect_config_error(neox, "\"intermediate_size\": 20", "\"intermediate_size\": 21",
                         {neox_index, "dense_h_to_4h.weight\" has shape [20, 16], expected [21, 16]"});
     expect_config_error(neox, "\"hidden_size\": 16", "\"hidden_size\": 20",

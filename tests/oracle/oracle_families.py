@@ -93,6 +93,20 @@ def _gemma(rng):
                 final_logit_softcapping=rng.choice([None, 30.0, 3.0]), attention_bias=rng.random() < 0.3, **_ids(v)), w
 
 
+def gemma(rng):
+    """Gemma 1: Gemma 2 without soft-caps, post-norms, query_pre_attn_scalar and windows; its MLP reads
+    hidden_act (GemmaConfig turns "gelu" into gelu_pytorch_tanh; transformers_oracle.py writes "gelu" back
+    into some config.json files, as Gemma's releases have it)."""
+    heads, kv, dh = _shape(rng)
+    v = rng.randint(20, 60)
+    cfg = tf.GemmaConfig(hidden_size=heads * rng.choice([dh, 3, 5]), num_attention_heads=heads, num_key_value_heads=kv,
+                         head_dim=dh, num_hidden_layers=rng.randint(1, 4), intermediate_size=rng.randint(8, 40),
+                         vocab_size=v, attention_bias=rng.random() < 0.3, rope_parameters=_rope(rng),
+                         hidden_act="gelu_pytorch_tanh",
+                         tie_word_embeddings=rng.random() < 0.8, **_ids(v))
+    return "causal", cfg, None
+
+
 def gemma2(rng):
     c, w = _gemma(rng)
     c.update(attn_logit_softcapping=rng.choice([None, 50.0, 2.0]), rope_parameters=_rope(rng, ("default",)))
@@ -167,4 +181,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

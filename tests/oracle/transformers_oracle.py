@@ -39,11 +39,13 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from oracle_families import FAMILIES  # noqa: E402
+import oracle_gguf  # noqa: E402
 import oracle_models  # noqa: E402
 from oracle_models import randomize, save_folder  # noqa: E402
 
 CONFIGS_PER_FAMILY = 4
 TOL = 1e-5
+SANDWICHED = ("gemma2", "gemma3_text")
 
 seed = int(os.environ.get("ATTN_VIZ_ORACLE_SEED", time.time_ns() % 2147483647))
 print(f"seed {seed} (replay: ATTN_VIZ_ORACLE_SEED={seed}); transformers {transformers.__version__}, torch {torch.__version__}")
@@ -77,7 +79,7 @@ def check_decoder(family, model, folder, out, ids, errors):
     extra = []
     if T > 1:
         extra += ["--ablate", "L0H0"]
-        if family.startswith("gemma"):  # soft-capped, sandwich-normed: no attribution; the patching metric instead
+        if family in SANDWICHED:  # soft-capped, sandwich-normed: no attribution; the patching metric instead
             extra += ["--patch-from-tokens", ids_text(reversed(ids)), "--patch-metric", "logit-diff:1,2"]
         else:
             target = random.Random(T).randrange(model.config.vocab_size)
@@ -92,7 +94,7 @@ def check_decoder(family, model, folder, out, ids, errors):
     errors["loss"] = max(errors["loss"], abs(loss - float(theirs.loss)) / abs(float(theirs.loss)))
     if errors["loss"] > TOL:
         raise AssertionError(f"next-token loss {loss:.8f} against transformers' {float(theirs.loss):.8f}")
-    if family.startswith("gemma"):
+    if family in SANDWICHED:
         ours, reference = [stats["activation_patching"]["clean"]], [float(logits[-1, 1] - logits[-1, 2])]
     else:
         ours = [p["logit"] for p in stats["logit_attribution"]["positions"]]
@@ -241,6 +243,21 @@ def check_seq2seq(model, folder, out, source, target, errors):
             raise AssertionError(f"greedy continuation {ours} against transformers' {continuation}")
 
 
+def gguf_form(config):
+    """Whether the config's GGUF form (oracle_gguf.py) is checked too: a family llama.cpp converts, with
+    what its GGUF form can say: the family's own activation (llama.cpp runs SiLU for llama, GELU's tanh
+    form for gemma, whatever hidden_act said) and unscaled RoPE; llama: the head size D / H (refused by
+    name otherwise), no MLP biases (which llama.cpp reads and attn-viz's GGUF reader does not)."""
+    arch = oracle_gguf.architecture(config)
+    rope = getattr(config, "rope_parameters", None) or {}
+    if arch is None or rope.get("rope_type", "default") != "default":
+        return False
+    if arch == "llama":
+        return (config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
+                and not getattr(config, "mlp_bias", False))
+    return config.hidden_act == "gelu_pytorch_tanh"
+
+
 def lengths(rng, config, window):
     limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 64
     ts = [1, rng.randint(2, 9), min(33, limit)]
@@ -254,8 +271,9 @@ failures = 0
 with tempfile.TemporaryDirectory() as scratch:
     for family in families:
         errors = {"attention": 0.0, "logits": 0.0, "loss": 0.0, "ablation": 0.0}
+        gguf_errors = dict(errors)
         rng = random.Random(f"{seed}/{family}")
-        done = 0
+        done = gguf_done = 0
         for k in range(CONFIGS_PER_FAMILY):
             kind, config, window = FAMILIES[family](rng)
             torch.manual_seed(rng.randrange(2**31))
@@ -265,12 +283,25 @@ with tempfile.TemporaryDirectory() as scratch:
             randomize(model)
             folder = os.path.join(scratch, f"{family}_{k}")
             tokenizer = save_folder(model, config, folder)
+            if family == "gemma" and rng.random() < 0.5:  # hidden_act as Gemma's releases write it (GemmaConfig: tanh)
+                with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+                    written = json.load(f)
+                written["hidden_act"] = "gelu"
+                with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
+                    json.dump(written, f)
+            gguf = os.path.join(scratch, f"{family}_{k}.gguf") if kind == "causal" and gguf_form(config) else None
+            if gguf:
+                oracle_gguf.convert(model, config, gguf)
             for T in lengths(rng, config, window):
                 ids = [rng.randrange(config.vocab_size) for _ in range(T)]
                 out = os.path.join(scratch, f"{family}_{k}_T{T}")
                 try:
                     if kind == "causal":
                         check_decoder(family, model, folder, out, ids, errors)
+                        # llama.cpp applies no window to llama: the GGUF form agrees up to it
+                        if gguf and (window is None or T <= window):
+                            check_decoder(family, model, gguf, out + "-gguf", ids, gguf_errors)
+                            gguf_done += 1
                     elif kind == "encoder":
                         check_encoder(model, folder, out, ids, errors, tokenizer)
                     else:
@@ -285,6 +316,9 @@ with tempfile.TemporaryDirectory() as scratch:
         print(f"{family:12s} {done} runs, max error: attention {errors['attention']:.1e}, "
               f"logits {errors['logits']:.1e} (of the largest), loss {errors['loss']:.1e} (relative), "
               f"ablation {errors['ablation']:.1e}")
+        if gguf_done:
+            print(f"{family + ' GGUF':12s} {gguf_done} runs, max error: attention {gguf_errors['attention']:.1e}, "
+                  f"logits {gguf_errors['logits']:.1e} (of the largest), loss {gguf_errors['loss']:.1e} (relative)")
     if "bert" in families:
         try:
             check_real_minilm(scratch)

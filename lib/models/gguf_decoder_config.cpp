@@ -1,5 +1,5 @@
-// The GGUF decoder family table and each file's configuration from its metadata.
-#include "gguf_decoder_families.hpp"
+// A GGUF decoder's configuration from its metadata, by the family table.
+#include "gguf_decoder_config.hpp"
 
 #include <cmath>
 #include <optional>
@@ -11,47 +11,22 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "family_table.hpp"
+#include "gguf_transformer.hpp"
 #include "json_input.hpp"
 #include "llama2c_checkpoint.hpp"
 #include "utf8.hpp"
 
 namespace attn_viz {
 
-const std::vector<GgufDecoderFamily>& gguf_decoder_families() {
-    static const std::vector<GgufDecoderFamily> families = {
-        {.architecture = "llama", .rope = RopeStyle::interleaved},
-        {.architecture = "qwen3", .qk_norm = true},
-        {.architecture = "gemma2",
-         .gemma = true,
-         .window_pattern = 2,
-         .default_window = 4096,
-         .default_attn_softcap = 50.0,
-         .default_final_softcap = 30.0,
-         .wide_scale_layers = 46},
-        {.architecture = "gemma3",
-         .qk_norm = true,
-         .gemma = true,
-         .window_pattern = 6,
-         .wide_scale_layers = 62,
-         .local_rope_base = 10000.0},
-        {.architecture = "phi3", .fused = true, .window_pattern = 1},
-    };
-    return families;
-}
-
 namespace {
 
-const GgufDecoderFamily& family_of(const GgufFile& file) {
+const FamilySpec& family_of(const GgufFile& file) {
     const std::string architecture = file.get_string("general.architecture").value_or("");
-    // The names gathered by hand, not through std::views: clang 14, which builds the fuzz targets,
-    // cannot compile libstdc++ 12's ranges.
-    std::vector<std::string> names;
-    for (const GgufDecoderFamily& family : gguf_decoder_families()) {
-        if (family.architecture == architecture) return family;
-        names.push_back(family.architecture);
-    }
-    fail_input(file.path(), fmt::format("general.architecture is \"{}\"; attn-viz runs GGUF models of architecture {}, "
-                                        "gpt2, gptneox, bert",
+    if (const FamilySpec* family = family_of_architecture(architecture)) return *family;
+    std::vector<std::string> names = gguf_decoder_architectures();
+    names.insert(names.end(), gguf_transformer_architectures().begin(), gguf_transformer_architectures().end());
+    fail_input(file.path(), fmt::format("general.architecture is \"{}\"; attn-viz runs GGUF models of architecture {}",
                                         escape_invalid_utf8(architecture), fmt::join(names, ", ")));
 }
 
@@ -66,13 +41,13 @@ std::string number_text(const std::optional<double>& value) {
 // applies none to llama, so a file that names one was meant for another architecture) and key /
 // value head sizes other than the head size. (qwen3's sliding_window, if a converter writes one, is
 // ignored as llama.cpp ignores it.) Error(bad_input) naming the key and its value.
-void refuse_unimplemented_keys(const GgufFile& file, const GgufDecoderFamily& family, int64_t head) {
-    const std::string& a = family.architecture;
+void refuse_unimplemented_keys(const GgufFile& file, const FamilySpec& family, int64_t head) {
+    const std::string& a = family.gguf_architecture;
     std::vector<std::string> keys = {fmt::format("{}.expert_count", a)};
-    if (!family.gemma)
+    if (!family.softcaps)
         keys.insert(keys.end(),
                     {fmt::format("{}.attn_logit_softcapping", a), fmt::format("{}.final_logit_softcapping", a)});
-    if (family.architecture == "llama")
+    if (family.gguf_llama_rules)
         keys.insert(keys.end(),
                     {fmt::format("{}.attention.sliding_window", a), fmt::format("{}.attention.key_length", a),
                      fmt::format("{}.attention.value_length", a)});
@@ -97,18 +72,18 @@ int64_t bounded(const GgufFile& file, const std::string& key, int64_t value, int
 // rope.dimension_count (phi3 only below the head size: partial rotary) and rope.scaling.type none
 // or linear. Phi-3's LongRoPE (rope_factors_long / rope_factors_short, written for its 128k
 // models) and llama.cpp's rope_freqs are refused.
-void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeights& a) {
-    const std::string& p = family.architecture;
-    a.rope = family.rope;
+void read_rope(const GgufFile& file, const FamilySpec& family, LayerWeights& a) {
+    const std::string& p = family.gguf_architecture;
+    a.rope = family.gguf_rope;
     a.rope_base = file.get_float(fmt::format("{}.rope.freq_base", p)).value_or(10000.0);
     if (!(a.rope_base > 1 && a.rope_base < 1e12))
         fail_input(file.path(), fmt::format("{}.rope.freq_base {:f} is outside (1, 1e12)", p, a.rope_base));
     if (file.has(fmt::format("{}.rope.dimension_count", p))) {
         const int64_t dims = file.required_count(fmt::format("{}.rope.dimension_count", p));
-        if (dims != a.d_head && (family.architecture != "phi3" || dims % 2 != 0 || dims < 2 || dims > a.d_head))
+        if (dims != a.d_head && (!family.partial_rotary || dims % 2 != 0 || dims < 2 || dims > a.d_head))
             fail_input(file.path(), fmt::format("{}.rope.dimension_count is not the head size {}{}", p, a.d_head,
-                                                family.architecture == "phi3" ? " or an even count below it"
-                                                                              : " (partial RoPE is not supported)"));
+                                                family.partial_rotary ? " or an even count below it"
+                                                                      : " (partial RoPE is not supported)"));
         a.rope_dims = dims == a.d_head ? 0 : dims;
     }
     for (const char* tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
@@ -116,7 +91,7 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
             fail_input(file.path(),
                        fmt::format("has tensor \"{}\": Phi-3's LongRoPE scaling is not supported", tensor));
     const std::string scaling = file.get_string(fmt::format("{}.rope.scaling.type", p)).value_or("none");
-    if (family.architecture == "llama") {
+    if (family.gguf_llama_rules) {
         if (file.find_tensor("rope_freqs.weight") || scaling != "none")
             fail_input(file.path(),
                        "uses scaled RoPE (rope_freqs or llama.rope.scaling), which attn-viz does not support");
@@ -136,14 +111,16 @@ void read_rope(const GgufFile& file, const GgufDecoderFamily& family, LayerWeigh
 
 }  // namespace
 
-GgufDecoder gguf_decoder_config(const GgufFile& file) {
-    GgufDecoder decoder;
+DecoderLayout gguf_decoder_config(const GgufFile& file) {
+    DecoderLayout decoder;
     decoder.family = &family_of(file);
-    const GgufDecoderFamily& family = *decoder.family;
-    const std::string& p = family.architecture;
+    decoder.container = Container::gguf;
+    const FamilySpec& family = *decoder.family;
+    const std::string& p = family.gguf_architecture;
     auto count = [&](const std::string& key) { return file.required_count(fmt::format("{}.{}", p, key)); };
     ModelConfig& c = decoder.config;  // RMSNorm, gated SiLU, pre-norm: ModelConfig's defaults
     c.architecture = "llama";
+    c.family = family.name;
     c.n_layers = count("block_count");
     c.d_model = count("embedding_length");
     c.ffn_dim = count("feed_forward_length");
@@ -159,7 +136,7 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
         fail_input(file.path(),
                    fmt::format("{}.attention.layer_norm_rms_epsilon {:f} is outside (0, 1)", p, c.norm_epsilon));
-    if (p == "llama") {
+    if (family.gguf_llama_rules) {
         validate_llama_config(c, file.path(), "GGUF llama metadata", "");
         c.head_dim = c.d_model / c.n_heads;
     } else {
@@ -193,27 +170,29 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
     }
     refuse_unimplemented_keys(file, family, c.head_dim);
 
-    LayerWeights& a = decoder.attention;
+    LayerWeights a;  // a full-attention layer's settings
     a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.head_dim,
     a.causal = true;
     read_rope(file, family, a);
     c.rope_base = a.rope_base;
     if (family.qk_norm) {
         a.qk_norm_epsilon = c.norm_epsilon;
-        a.qk_norm_offset = family.gemma ? 1.0f : 0.0f;
+        a.qk_norm_offset = family.norm == NormKind::rms_offset_one ? 1.0f : 0.0f;
     }
-    if (family.window_pattern > 0) {
+    // Sliding windows: Qwen's from_layer needs use_sliding_window, which GGUF does not have (llama.cpp
+    // ignores qwen3's window).
+    int64_t window = 0;
+    if (family.windows != WindowRule::none && family.windows != WindowRule::from_layer) {
         const std::string key = fmt::format("{}.attention.sliding_window", p);
-        decoder.sliding_window = family.default_window == 0 && family.window_pattern > 1
-                                     ? count("attention.sliding_window")
-                                 : file.has(key) ? count("attention.sliding_window")
-                                                 : family.default_window;
+        window = family.gguf_window_required ? count("attention.sliding_window")
+                 : file.has(key)             ? count("attention.sliding_window")
+                                             : family.default_window;
     }
-    if (family.gemma) {
-        c.norm = NormKind::rms_offset_one;
-        c.residual = ResidualLayout::sandwich;
-        c.activation = Activation::gelu_tanh;
-        c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
+    c.norm = family.norm;
+    c.residual = family.residual;
+    c.activation = activation_named(family.default_activation, HfConfig{}, "");
+    if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
+    if (family.softcaps) {
         c.final_logit_softcap =
             file.get_float(fmt::format("{}.final_logit_softcapping", p)).value_or(family.default_final_softcap);
         a.logit_softcap =
@@ -224,24 +203,24 @@ GgufDecoder gguf_decoder_config(const GgufFile& file) {
             if (!(cap >= 0) || !std::isfinite(cap))
                 fail_input(file.path(), fmt::format("{}.{} is {}, expected a finite number, not negative", p, key,
                                                     static_cast<double>(cap)));
+    }
+    if (family.score_scale == ScoreScale::query_pre_attn_scalar) {
         // GGUF has no query_pre_attn_scalar: llama.cpp scales by the key length, or by D / H for the 27B models.
-        const double scalar = c.n_layers == family.wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads)
-                                                                     : static_cast<double>(c.head_dim);
+        const double scalar = c.n_layers == family.gguf_wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads)
+                                                                          : static_cast<double>(c.head_dim);
         a.score_scale = 1.0 / std::sqrt(scalar);
     }
-    return decoder;
-}
-
-LayerWeights gguf_layer_settings(const GgufDecoder& decoder, int64_t layer) {
-    LayerWeights a = decoder.attention;
-    const int64_t n = decoder.family->window_pattern;
-    if (decoder.sliding_window <= 0 || n == 0 || (n > 1 && layer % n == n - 1)) return a;
-    a.sliding_window = decoder.sliding_window;
-    if (decoder.family->local_rope_base > 0) {
-        a.rope_base = decoder.family->local_rope_base;
-        a.rope_scaling = {};
+    // Each layer: the window and (gemma3) local RoPE base on the family's sliding layers.
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+        LayerWeights& layer = decoder.settings.emplace_back(a);
+        if (window <= 0 || !layer_slides(family.windows, l, 0, family.gguf_window_pattern)) continue;
+        layer.sliding_window = window;
+        if (family.local_rope_base > 0) {
+            layer.rope_base = family.local_rope_base;
+            layer.rope_scaling = {};
+        }
     }
-    return a;
+    return decoder;
 }
 
 }  // namespace attn_viz

@@ -1,0 +1,213 @@
+// The decoder block reader over any TensorSource.
+#include "decoder_blocks.hpp"
+
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "checkpoint_tensors.hpp"
+#include "error.hpp"
+#include "layouts.hpp"
+
+namespace attn_viz {
+namespace {
+
+struct DecoderBlockTensor {
+    const std::string* pattern;
+    std::vector<int64_t> shape;  // row-major; matrices [out, in]
+};
+
+// The tensors every block of the layout holds (biases aside), with their shapes.
+std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layout) {
+    const ModelConfig& c = layout.config;
+    const FamilySpec& family = *layout.family;
+    const DecoderTensorNames& n = family.names(layout.container);
+    const int64_t d = c.d_model, f = c.ffn_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
+    std::vector<DecoderBlockTensor> t = {
+        {&n.attention_norm, {d}}, {&n.o, {d, q}}, {&n.feed_forward_norm, {d}}, {&n.down, {d, f}}};
+    if (family.fused)
+        t.insert(t.end(), {{&n.qkv, {q + 2 * kv, d}}, {&n.gate_up, {2 * f, d}}});
+    else
+        t.insert(t.end(), {{&n.q, {q, d}}, {&n.k, {kv, d}}, {&n.v, {kv, d}}, {&n.gate, {f, d}}, {&n.up, {f, d}}});
+    if (family.qk_norm) t.insert(t.end(), {{&n.q_norm, {c.head_dim}}, {&n.k_norm, {c.head_dim}}});
+    if (family.residual == ResidualLayout::sandwich)
+        t.insert(t.end(), {{&n.attention_output_norm, {d}}, {&n.feed_forward_output_norm, {d}}});
+    return t;
+}
+
+// A norm's weight: GGUF stores Gemma's (1 + w) norms as 1 + w (convert_hf_to_gguf.py adds 1);
+// ModelWeights keeps w.
+Tensor decoder_norm_weight(const TensorSource& source, const DecoderLayout& layout, const std::string& pattern,
+                           int64_t layer, int64_t size) {
+    Tensor weight = load_of_shape(source, block_tensor(pattern, layer), {size});
+    if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
+        for (float& v : weight.data) v -= 1.0f;
+    return weight;
+}
+
+// The matrix `name` of `shape`, checked, its row ranges into their tensors.
+void load_checked_rows(const TensorSource& source, const std::string& name, const std::vector<int64_t>& shape,
+                       const std::vector<RowRange>& ranges, RowLayout layout) {
+    check_of_shape(source, name, shape);
+    source.load_row_ranges(name, ranges, layout);
+}
+
+// Throws Error(bad_input) naming the checkpoint unless the bias tensor `name` is `present`
+// exactly when `expected` (`reason` says why it is or is not).
+void expect_hf_bias(bool present, bool expected, const std::string& name, const std::string& reason,
+                    const TensorSource& source) {
+    if (present == expected) return;
+    fail_input(source.path(), fmt::format("tensor '{}' is {}, but {}", name, expected ? "missing" : "there", reason));
+}
+
+// A folder's attention biases as the family's rule and config.json say (Phi-3: none on qkv_proj).
+void check_hf_attention_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l,
+                               const LayerWeights& a) {
+    const FamilySpec& family = *layout.family;
+    const DecoderTensorNames& n = family.hf_names;
+    const HfConfig& hf = *layout.hf;
+    if (family.fused) {
+        expect_hf_bias(source.contains(block_tensor(n.qkv, l, ".bias")), false, block_tensor(n.qkv, l, ".bias"),
+                       fmt::format("{} has no attention biases", hf.model_type), source);
+        return;
+    }
+    const bool by_config = family.attention_biases == BiasRule::by_config && hf.attention_bias.value_or(false);
+    const bool qkv = by_config || family.attention_biases == BiasRule::qkv;
+    const std::string why =
+        family.attention_biases == BiasRule::by_config
+            ? fmt::format("config.json's attention_bias is {}", by_config ? "true" : "false or absent")
+        : family.attention_biases == BiasRule::qkv
+            ? fmt::format("{} has q/k/v biases and none on o_proj", hf.model_type)
+            : fmt::format("{} has no attention biases", hf.model_type);
+    expect_hf_bias(!a.b_q.empty(), qkv, block_tensor(n.q, l, ".bias"), why, source);
+    expect_hf_bias(!a.b_k.empty(), qkv, block_tensor(n.k, l, ".bias"), why, source);
+    expect_hf_bias(!a.b_v.empty(), qkv, block_tensor(n.v, l, ".bias"), why, source);
+    expect_hf_bias(!a.b_o.empty(), by_config, block_tensor(n.o, l, ".bias"), why, source);
+}
+
+// Block l's attention matrices (and a folder's biases, through the llama layout preset, which
+// checks them against config.json), then the block's settings over them.
+void read_decoder_attention(const TensorSource& source, const DecoderLayout& layout, int64_t l, LayerWeights& a) {
+    const ModelConfig& c = layout.config;
+    const FamilySpec& family = *layout.family;
+    const DecoderTensorNames& n = family.names(layout.container);
+    const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
+    if (layout.container == Container::hf && !family.fused) {
+        LayoutOptions options;
+        options.num_heads = c.n_heads;
+        options.num_kv_heads = c.n_kv_heads;
+        options.rope_base = c.rope_base;
+        a = load_layer(source, "llama", static_cast<int>(l), options, *layout.hf);
+        if (a.d_head != c.head_dim)
+            fail_input(source.path(), fmt::format("tensor '{}' has {} outputs, expected {} heads x head size {}",
+                                                  block_tensor(n.q, l), a.num_heads * a.d_head, c.n_heads, c.head_dim));
+    } else if (family.fused) {  // q, k and v are rows [0, H d_h), [H d_h, (H + KV) d_h) and the rest
+        load_checked_rows(source, block_tensor(n.qkv, l), {q + 2 * kv, d},
+                          {{0, q, &a.w_q}, {q, kv, &a.w_k}, {q + kv, kv, &a.w_v}}, RowLayout::transposed);
+    } else {
+        load_checked_rows(source, block_tensor(n.q, l), {q, d}, {{0, q, &a.w_q}}, RowLayout::transposed);
+        load_checked_rows(source, block_tensor(n.k, l), {kv, d}, {{0, kv, &a.w_k}}, RowLayout::transposed);
+        load_checked_rows(source, block_tensor(n.v, l), {kv, d}, {{0, kv, &a.w_v}}, RowLayout::transposed);
+    }
+    if (layout.container == Container::gguf || family.fused)
+        load_checked_rows(source, block_tensor(n.o, l), {d, q}, {{0, d, &a.w_o}}, RowLayout::transposed);
+    {  // the block's settings, keeping the tensors just read
+        LayerWeights settings = layout.settings[static_cast<size_t>(l)];
+        settings.w_q = std::move(a.w_q), settings.w_k = std::move(a.w_k), settings.w_v = std::move(a.w_v),
+        settings.w_o = std::move(a.w_o);
+        settings.b_q = std::move(a.b_q), settings.b_k = std::move(a.b_k), settings.b_v = std::move(a.b_v),
+        settings.b_o = std::move(a.b_o);
+        a = std::move(settings);
+    }
+    if (layout.container == Container::hf) {
+        check_hf_attention_biases(source, layout, l, a);
+    } else if (!family.fused) {  // llama.cpp reads whichever biases the file holds
+        a.b_q = optional_of_shape(source, block_tensor(n.q, l, ".bias"), {q});
+        a.b_k = optional_of_shape(source, block_tensor(n.k, l, ".bias"), {kv});
+        a.b_v = optional_of_shape(source, block_tensor(n.v, l, ".bias"), {kv});
+        a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
+    }
+    if (family.qk_norm) {
+        a.q_norm = decoder_norm_weight(source, layout, n.q_norm, l, c.head_dim);
+        a.k_norm = decoder_norm_weight(source, layout, n.k_norm, l, c.head_dim);
+    }
+    if (layout.container == Container::gguf) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
+}
+
+// A folder's feed-forward biases as mlp_bias says (transformers: Llama's follow it; the other
+// families have none).
+void read_hf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
+    const FamilySpec& family = *layout.family;
+    const HfConfig& hf = *layout.hf;
+    const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
+    const bool mlp_bias = family.mlp_bias_key && hf.mlp_bias.value_or(false);
+    const std::string why = family.mlp_bias_key
+                                ? fmt::format("config.json's mlp_bias is {}", mlp_bias ? "true" : "false or absent")
+                                : fmt::format("{} has no MLP biases", hf.model_type);
+    const DecoderTensorNames& n = family.hf_names;
+    const std::pair<Tensor*, std::pair<const std::string*, int64_t>> biases[] = {
+        {&b.b_in, {&n.gate, f}}, {&b.b_out, {&n.down, d}}, {&b.b_up, {&n.up, f}}};
+    for (const auto& [bias, pattern_and_size] : biases) {
+        const std::string name = block_tensor(*pattern_and_size.first, l, ".bias");
+        expect_hf_bias(source.contains(name), mlp_bias, name, why, source);
+        if (mlp_bias) *bias = load_of_shape(source, name, {pattern_and_size.second});
+    }
+}
+
+}  // namespace
+
+void check_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer) {
+    for (const DecoderBlockTensor& t : decoder_block_tensors(layout))
+        check_of_shape(source, block_tensor(*t.pattern, layer), t.shape);
+}
+
+void read_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
+    if (layout.container == Container::gguf) check_decoder_block(source, layout, l);
+    const FamilySpec& family = *layout.family;
+    const DecoderTensorNames& n = family.names(layout.container);
+    const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
+    read_decoder_attention(source, layout, l, b.attention);
+    b.attention_norm.weight = decoder_norm_weight(source, layout, n.attention_norm, l, d);
+    if (family.residual == ResidualLayout::sandwich)
+        b.attention_output_norm.weight = decoder_norm_weight(source, layout, n.attention_output_norm, l, d);
+    b.feed_forward_norm.weight = decoder_norm_weight(source, layout, n.feed_forward_norm, l, d);
+    if (family.residual == ResidualLayout::sandwich)
+        b.feed_forward_output_norm.weight = decoder_norm_weight(source, layout, n.feed_forward_output_norm, l, d);
+    if (family.fused) {
+        load_checked_rows(source, block_tensor(n.gate_up, l), {2 * f, d}, {{0, f, &b.w_in}, {f, f, &b.w_up}},
+                          RowLayout::as_stored);
+    } else {
+        load_checked_rows(source, block_tensor(n.gate, l), {f, d}, {{0, f, &b.w_in}}, RowLayout::as_stored);
+        load_checked_rows(source, block_tensor(n.up, l), {f, d}, {{0, f, &b.w_up}}, RowLayout::as_stored);
+    }
+    load_checked_rows(source, block_tensor(n.down, l), {d, f}, {{0, d, &b.w_out}}, RowLayout::as_stored);
+    if (layout.container == Container::hf) read_hf_mlp_biases(source, layout, l, b);
+}
+
+void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout& layout, ModelWeights& w) {
+    const ModelConfig& c = layout.config;
+    const DecoderTensorNames& n = layout.family->names(layout.container);
+    const auto name = [](const std::string& pattern) { return fmt::format("{}.weight", pattern); };
+    w.token_embedding = load_of_shape(source, name(n.embedding), {c.vocab_size, c.d_model});
+    w.final_norm.weight = load_of_shape(source, name(n.final_norm), {c.d_model});
+    if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
+        for (float& v : w.final_norm.weight.data) v -= 1.0f;
+    if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
+}
+
+void stream_decoder_blocks(std::shared_ptr<const TensorSource> source, const DecoderLayout& layout, ModelWeights& w) {
+    // Every block's tensors are checked now (names, shapes, decodable types), so a bad file fails
+    // before the forward pass rather than at its last layer.
+    for (int64_t l = 0; l < layout.config.n_layers; ++l) check_decoder_block(*source, layout, l);
+    w.load_block = [source, layout](int64_t layer) {
+        BlockWeights b;
+        read_decoder_block(*source, layout, layer, b);
+        return b;
+    };
+    w.load_block_into = [source, layout](int64_t layer, BlockWeights& block) {
+        read_decoder_block(*source, layout, layer, block);
+    };
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,48 @@
+// One reader of the Llama-like decoders' weights (family_table.hpp) from any TensorSource: a
+// Hugging Face folder's safetensors and a GGUF file alike, by the family's tensor names in that
+// container, into the one ModelWeights (the attention's matrices as x W, the feed-forward's a row
+// per output, Phi-3's fused matrices split, Gemma's GGUF norms stored as 1 + w taken back to w).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "family_table.hpp"
+#include "hf_config.hpp"
+#include "model_weights.hpp"
+#include "tensor_source.hpp"
+
+namespace attn_viz {
+
+// What a config.json or a GGUF file's metadata says about its model, before any tensor: the
+// family's row, the container, the configuration and each block's attention settings.
+struct DecoderLayout {
+    const FamilySpec* family = nullptr;
+    Container container = Container::hf;
+    ModelConfig config;
+    std::vector<LayerWeights> settings;  // block l's attention settings, no tensors
+    // A Hugging Face folder's config.json: its attention goes through the llama layout preset
+    // (layouts.hpp) and its biases must be as the family's rules and attention_bias / mlp_bias say.
+    std::optional<HfConfig> hf;
+};
+
+// Throws Error(bad_input) naming the file unless every tensor of block `layer` (biases aside)
+// is there with its shape and a decodable type; converts nothing.
+void check_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer);
+
+// Block `layer` into `b`, in the memory b's matrices have where the source can (GGUF), so that
+// refilling one BlockWeights block after block allocates them once. A GGUF block is checked
+// whole first (check_decoder_block), as the streaming reader checks it; a folder's tensors are
+// checked as they are read. Error(bad_input) naming the file and the tensor.
+void read_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer, BlockWeights& b);
+
+// Embedding, final norm and classifier (unless shared with the embedding).
+void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout& layout, ModelWeights& w);
+
+// The blocks stay in the (shared, mapped) source: every block is checked now, `layers` stays
+// empty and load_block / load_block_into read one when called.
+void stream_decoder_blocks(std::shared_ptr<const TensorSource> source, const DecoderLayout& layout, ModelWeights& w);
+
+}  // namespace attn_viz

@@ -1,0 +1,205 @@
+// The decoder family table.
+#include "family_table.hpp"
+
+#include <fmt/format.h>
+
+namespace attn_viz {
+
+namespace {
+
+// Llama's tensors in each container: Hugging Face's (LlamaForCausalLM's state dict) beside
+// GGUF's (gguf-py's tensor map).
+struct NameRow {
+    std::string DecoderTensorNames::*role;
+    const char* hf;
+    const char* gguf;
+};
+const NameRow llama_name_rows[] = {
+    // attention
+    {&DecoderTensorNames::q, "model.layers.{}.self_attn.q_proj", "blk.{}.attn_q"},
+    {&DecoderTensorNames::k, "model.layers.{}.self_attn.k_proj", "blk.{}.attn_k"},
+    {&DecoderTensorNames::v, "model.layers.{}.self_attn.v_proj", "blk.{}.attn_v"},
+    {&DecoderTensorNames::o, "model.layers.{}.self_attn.o_proj", "blk.{}.attn_output"},
+    // norms
+    {&DecoderTensorNames::attention_norm, "model.layers.{}.input_layernorm", "blk.{}.attn_norm"},
+    {&DecoderTensorNames::feed_forward_norm, "model.layers.{}.post_attention_layernorm", "blk.{}.ffn_norm"},
+    // feed-forward
+    {&DecoderTensorNames::gate, "model.layers.{}.mlp.gate_proj", "blk.{}.ffn_gate"},
+    {&DecoderTensorNames::up, "model.layers.{}.mlp.up_proj", "blk.{}.ffn_up"},
+    {&DecoderTensorNames::down, "model.layers.{}.mlp.down_proj", "blk.{}.ffn_down"},
+};
+
+DecoderTensorNames llama_names(Container container) {
+    DecoderTensorNames names;
+    for (const NameRow& row : llama_name_rows) names.*row.role = container == Container::hf ? row.hf : row.gguf;
+    const bool hf = container == Container::hf;  // outside the blocks
+    names.embedding = hf ? "model.embed_tokens" : "token_embd";
+    names.final_norm = hf ? "model.norm" : "output_norm";
+    names.classifier = hf ? "lm_head" : "output";
+    return names;
+}
+DecoderTensorNames hf_llama_names() { return llama_names(Container::hf); }
+DecoderTensorNames gguf_llama_names() { return llama_names(Container::gguf); }
+
+// Qwen3's and Gemma 3's per-head q/k norms.
+FamilySpec with_qk_norm(FamilySpec f) {
+    f.qk_norm = true;
+    f.hf_names.q_norm = "model.layers.{}.self_attn.q_norm", f.hf_names.k_norm = "model.layers.{}.self_attn.k_norm";
+    f.gguf_names.q_norm = "blk.{}.attn_q_norm", f.gguf_names.k_norm = "blk.{}.attn_k_norm";
+    return f;
+}
+
+// Gemma 2/3's sandwich norms: transformers' post_attention_layernorm is on the attention output.
+FamilySpec with_sandwich_norms(FamilySpec f) {
+    f.residual = ResidualLayout::sandwich;
+    DecoderTensorNames& hf = f.hf_names;
+    hf.attention_output_norm = "model.layers.{}.post_attention_layernorm";
+    hf.feed_forward_norm = "model.layers.{}.pre_feedforward_layernorm";
+    hf.feed_forward_output_norm = "model.layers.{}.post_feedforward_layernorm";
+    f.gguf_names.attention_output_norm = "blk.{}.post_attention_norm";
+    f.gguf_names.feed_forward_output_norm = "blk.{}.post_ffw_norm";
+    return f;
+}
+
+// Every Gemma: (1 + w) norms, sqrt(D) embeddings, GeGLU, head size 256, tied classifier.
+FamilySpec gemma_row(const char* name, const char* model_type, const char* architecture) {
+    return {.name = name,
+            .hf_model_type = model_type,
+            .gguf_architecture = architecture,
+            .hf_names = hf_llama_names(),
+            .gguf_names = gguf_llama_names(),
+            .norm = NormKind::rms_offset_one,
+            .scaled_embeddings = true,
+            .default_activation = "gelu_pytorch_tanh",
+            .attention_biases = BiasRule::by_config,
+            .default_head_dim = 256,
+            .default_tied = true};
+}
+
+std::vector<FamilySpec> make_families() {
+    const FamilySpec llama{.name = "llama",
+                           .hf_model_type = "llama",
+                           .gguf_architecture = "llama",
+                           .hf_names = hf_llama_names(),
+                           .gguf_names = gguf_llama_names(),
+                           .gguf_rope = RopeStyle::interleaved,
+                           .attention_biases = BiasRule::by_config,
+                           .mlp_bias_key = true,
+                           .gguf_llama_rules = true};
+    // GGUF: convert_hf_to_gguf.py writes MistralForCausalLM as architecture llama (LlamaModel),
+    // without its window, which llama.cpp's llama does not apply: the llama row reads it.
+    const FamilySpec mistral{.name = "mistral",
+                             .hf_model_type = "mistral",
+                             .hf_names = hf_llama_names(),
+                             .windows = WindowRule::every_layer,
+                             .default_window = 4096};
+    const FamilySpec qwen2{.name = "qwen2",
+                           .hf_model_type = "qwen2",
+                           .hf_names = hf_llama_names(),
+                           .windows = WindowRule::from_layer,
+                           .default_window = 4096,
+                           .attention_biases = BiasRule::qkv,
+                           .reads_layer_types = true};
+    const FamilySpec qwen3 = with_qk_norm({.name = "qwen3",
+                                           .hf_model_type = "qwen3",
+                                           .gguf_architecture = "qwen3",
+                                           .hf_names = hf_llama_names(),
+                                           .gguf_names = gguf_llama_names(),
+                                           .windows = WindowRule::from_layer,
+                                           .default_window = 4096,
+                                           .attention_biases = BiasRule::by_config,
+                                           .default_head_dim = 128,
+                                           .reads_layer_types = true});
+    // Gemma 1: Gemma 2 without soft-caps, post-norms and query_pre_attn_scalar (modeling_gemma).
+    FamilySpec gemma = gemma_row("gemma", "gemma", "gemma");
+    gemma.gelu_means_tanh = true;
+    const std::vector<std::string> gemma_keys = {"attn_logit_softcapping", "final_logit_softcapping",
+                                                 "query_pre_attn_scalar"};
+    FamilySpec gemma2 = with_sandwich_norms(gemma_row("gemma2", "gemma2", "gemma2"));
+    gemma2.reads_hidden_activation = true;
+    gemma2.score_scale = ScoreScale::query_pre_attn_scalar;
+    gemma2.windows = WindowRule::alternating, gemma2.default_window = 4096;
+    gemma2.softcaps = true, gemma2.default_attn_softcap = 50.0, gemma2.default_final_softcap = 30.0;
+    gemma2.gguf_wide_scale_layers = 46;
+    gemma2.reads_layer_types = true, gemma2.implemented_keys = gemma_keys;
+    FamilySpec gemma3 = with_qk_norm(with_sandwich_norms(gemma_row("gemma3", "gemma3_text", "gemma3")));
+    gemma3.reads_hidden_activation = true;
+    gemma3.score_scale = ScoreScale::query_pre_attn_scalar;
+    gemma3.windows = WindowRule::pattern, gemma3.default_window = 4096;
+    gemma3.gguf_window_required = true, gemma3.gguf_window_pattern = 6;
+    gemma3.local_rope_base = 10000.0;
+    gemma3.default_rope_base = 1000000.0;
+    gemma3.softcaps = true, gemma3.hf_attn_softcap = false;
+    gemma3.gguf_wide_scale_layers = 62;
+    gemma3.reads_layer_types = true, gemma3.implemented_keys = gemma_keys;
+    FamilySpec phi3{.name = "phi3",
+                    .hf_model_type = "phi3",
+                    .gguf_architecture = "phi3",
+                    .hf_names = hf_llama_names(),
+                    .gguf_names = gguf_llama_names(),
+                    .fused = true,
+                    .partial_rotary = true,
+                    .windows = WindowRule::every_layer,
+                    .default_epsilon = 1e-5};
+    phi3.hf_names.qkv = "model.layers.{}.self_attn.qkv_proj",
+    phi3.hf_names.gate_up = "model.layers.{}.mlp.gate_up_proj";
+    phi3.gguf_names.qkv = "blk.{}.attn_qkv", phi3.gguf_names.gate_up = "blk.{}.ffn_up";
+    return {llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3};
+}
+
+}  // namespace
+
+const std::vector<FamilySpec>& decoder_families() {
+    static const std::vector<FamilySpec> families = make_families();
+    return families;
+}
+
+// The names gathered by hand, not through std::views: clang 14, which builds the fuzz targets,
+// cannot compile libstdc++ 12's ranges.
+std::vector<std::string> hf_decoder_model_types() {
+    std::vector<std::string> names;
+    for (const FamilySpec& family : decoder_families())
+        if (!family.hf_model_type.empty()) names.push_back(family.hf_model_type);
+    return names;
+}
+
+std::vector<std::string> gguf_decoder_architectures() {
+    std::vector<std::string> names;
+    for (const FamilySpec& family : decoder_families())
+        if (!family.gguf_architecture.empty()) names.push_back(family.gguf_architecture);
+    return names;
+}
+
+const FamilySpec* family_of_model_type(const std::string& model_type) {
+    for (const FamilySpec& family : decoder_families())
+        if (!family.hf_model_type.empty() && family.hf_model_type == model_type) return &family;
+    return nullptr;
+}
+
+const FamilySpec* family_of_architecture(const std::string& architecture) {
+    for (const FamilySpec& family : decoder_families())
+        if (!family.gguf_architecture.empty() && family.gguf_architecture == architecture) return &family;
+    return nullptr;
+}
+
+bool layer_slides(WindowRule rule, int64_t layer, int64_t first_sliding, int64_t pattern) {
+    switch (rule) {
+        case WindowRule::none:
+            return false;
+        case WindowRule::every_layer:
+            return true;
+        case WindowRule::from_layer:
+            return layer >= first_sliding;
+        case WindowRule::alternating:
+            return layer % 2 == 0;
+        case WindowRule::pattern:
+            return (layer + 1) % pattern != 0;
+    }
+    return false;
+}
+
+std::string block_tensor(const std::string& pattern, int64_t layer, const char* suffix) {
+    return fmt::format("{}{}", fmt::format(fmt::runtime(pattern), layer), suffix);
+}
+
+}  // namespace attn_viz

@@ -1,0 +1,128 @@
+// The decoder families, one row each whatever container holds them: a Hugging Face folder's
+// model_type (what transformers' modeling_<model_type>.py and its config class do beyond Llama)
+// and a GGUF file's general.architecture (what llama.cpp's convert_hf_to_gguf.py writes and its
+// loader runs), the tensor names in each, the block's kinds and the keys read and refused. The
+// Hugging Face reader (hf_llama_checkpoint.hpp) and the GGUF reader (gguf_llama.hpp) fill a
+// DecoderLayout from it, and one block reader (decoder_blocks.hpp) reads either. A Llama-like
+// family is a row here; docs/formats.md lists the keys.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layer_weights.hpp"
+#include "model_weights.hpp"
+
+namespace attn_viz {
+
+enum class Container { hf, gguf };
+
+// Which layers have a sliding window (the window itself is sliding_window's).
+enum class WindowRule {
+    none,         // Llama, Gemma
+    every_layer,  // Mistral, Phi-3
+    from_layer,   // Qwen2/3: with use_sliding_window, layers from max_window_layers on (GGUF: none)
+    alternating,  // Gemma 2: even layers (0, 2, ...)
+    pattern,      // Gemma 3: all but every sliding_window_pattern-th layer (5, 11, ... for 6)
+};
+
+// Which attention biases a Hugging Face folder of the family has (GGUF: whichever it holds).
+enum class BiasRule {
+    none,       // Mistral, Phi-3
+    qkv,        // Qwen2: q/k/v, none on o_proj
+    by_config,  // Llama, Qwen3, Gemma: q/k/v/o as attention_bias says (default false)
+};
+
+// How scores are scaled.
+enum class ScoreScale {
+    head_size,              // 1 / sqrt(d_h)
+    query_pre_attn_scalar,  // Gemma 2/3: query_pre_attn_scalar^-1/2 (GGUF, which lacks it: llama.cpp's choice)
+};
+
+// A family's tensors in one container: patterns with "{}" for the block index, without ".weight"
+// or ".bias"; "" where the family has no such tensor.
+struct DecoderTensorNames {
+    // (Each with a default, so that a designated initializer may leave it out.)
+    std::string q = {}, k = {}, v = {}, qkv = {}, o = {}, q_norm = {}, k_norm = {};
+    std::string attention_norm = {}, attention_output_norm = {}, feed_forward_norm = {}, feed_forward_output_norm = {};
+    std::string gate = {}, up = {}, gate_up = {}, down = {};  // gate_up: [gate; up] stacked (Phi-3)
+    std::string embedding = {}, final_norm = {}, classifier = {};
+};
+
+struct FamilySpec {
+    std::string name = {};               // ModelConfig::family
+    std::string hf_model_type = {};      // config.json's model_type ("": no Hugging Face form)
+    std::string gguf_architecture = {};  // general.architecture and its keys' prefix ("": no GGUF form of its own)
+    DecoderTensorNames hf_names = {}, gguf_names = {};
+
+    // The block.
+    NormKind norm = NormKind::rms;                       // rms_offset_one: Gemma's (1 + w), stored in GGUF as 1 + w
+    ResidualLayout residual = ResidualLayout::pre_norm;  // sandwich: Gemma 2/3's post-norms
+    bool qk_norm = false;                                // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
+    bool fused = false;              // Phi-3: [q; k; v] and [gate; up] in one matrix each, split at read time
+    bool scaled_embeddings = false;  // Gemma: token embeddings times sqrt(D), rounded to float
+    // The feed-forward's activation where config.json names none (a GGUF file never does), as
+    // transformers names it; Gemma 2/3's MLPs read hidden_activation, the others (Gemma 1 too) hidden_act.
+    std::string default_activation = "silu";
+    bool reads_hidden_activation = false;
+    // Gemma 1: hidden_act "gelu", as the official releases write it, means GELU's tanh approximation
+    // (transformers' GemmaConfig turns it into gelu_pytorch_tanh).
+    bool gelu_means_tanh = false;
+    ScoreScale score_scale = ScoreScale::head_size;
+    bool partial_rotary = false;  // Phi-3: partial_rotary_factor (GGUF: rope.dimension_count) below the head size
+
+    // Sliding windows and RoPE.
+    WindowRule windows = WindowRule::none;
+    int64_t default_window = 0;         // sliding_window when config.json or the metadata has none (0: none)
+    bool gguf_window_required = false;  // gemma3: .attention.sliding_window must be there
+    int64_t gguf_window_pattern = 0;    // gemma3: llama.cpp's fixed pattern (GGUF has no sliding_window_pattern)
+    double local_rope_base = 0.0;  // Gemma 3: the sliding layers' unscaled RoPE base by default (0: as every layer)
+    RopeStyle gguf_rope = RopeStyle::half_split;  // llama: interleaved (the converter permutes q/k rows)
+
+    // Soft-caps: Gemma 2/3 read attn_logit_softcapping and final_logit_softcapping, which the others refuse.
+    bool softcaps = false;
+    bool hf_attn_softcap = true;  // transformers' Gemma 3 keeps the key but never applies it
+    double default_attn_softcap = 0.0, default_final_softcap = 0.0;  // Gemma 2: 50 and 30
+    int64_t gguf_wide_scale_layers = 0;  // Gemma 2/3: the 27B block count, scaled by (D / H)^-1/2
+
+    // What else a Hugging Face config.json says.
+    BiasRule attention_biases = BiasRule::none;
+    bool mlp_bias_key = false;     // Llama: gate/up/down biases as mlp_bias says
+    int64_t default_head_dim = 0;  // head_dim when config.json has none (0: hidden_size / heads)
+    double default_rope_base = 10000.0;
+    double default_epsilon = 1e-6;
+    bool default_tied = false;  // tie_word_embeddings when absent
+    // Reads layer_types (Qwen2/3, Gemma 2/3); transformers' Mistral and Phi-3 ignore the key
+    // (every layer slides), so there it changes nothing.
+    bool reads_layer_types = false;
+    std::vector<std::string> implemented_keys = {};  // of HfConfig::unimplemented's keys
+
+    // What else GGUF metadata says: llama's rules (llama2.c's limits, whole unscaled RoPE, the
+    // head size D / H, no sliding window, refused by name).
+    bool gguf_llama_rules = false;
+
+    const DecoderTensorNames& names(Container container) const {
+        return container == Container::hf ? hf_names : gguf_names;
+    }
+};
+
+// Every decoder family, in the order docs list them.
+const std::vector<FamilySpec>& decoder_families();
+
+// The families of each container, as their names list them in messages.
+std::vector<std::string> hf_decoder_model_types();
+std::vector<std::string> gguf_decoder_architectures();
+
+// The row of a model_type or general.architecture, or null.
+const FamilySpec* family_of_model_type(const std::string& model_type);
+const FamilySpec* family_of_architecture(const std::string& architecture);
+
+// Whether block `layer` slides under `rule` (from_layer: from layer `first_sliding` on; pattern:
+// all but every `pattern`-th).
+bool layer_slides(WindowRule rule, int64_t layer, int64_t first_sliding, int64_t pattern);
+
+// A name pattern of DecoderTensorNames for block `layer`, with `suffix` (".weight", ".bias").
+std::string block_tensor(const std::string& pattern, int64_t layer, const char* suffix = ".weight");
+
+}  // namespace attn_viz
