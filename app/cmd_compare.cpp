@@ -12,7 +12,7 @@
 #include "commands.hpp"
 #include "compare_corpus_run.hpp"
 #include "compare_models.hpp"
-#include "compare_pictures.hpp"
+#include "compare_report.hpp"
 #include "compare_seq2seq.hpp"
 #include "compare_summary.hpp"
 #include "error.hpp"
@@ -169,7 +169,7 @@ int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& op
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs(inputs);
-        write_corpus_compare_outputs(out, report, run_provenance(), compared_names(o.weights_a, o.weights_b));
+        write_corpus_compare_outputs(out, report, run_provenance(), attn_viz::compared_names(o.weights_a, o.weights_b));
         if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
         out.commit();
     }
@@ -214,7 +214,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
         for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
         if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
         write_file_atomically(out.file("compare.json"), json_file_text(doc, 1));
-        const ComparedNames names = compared_names(o.weights_a, o.weights_b);
+        const attn_viz::ComparedNames names = attn_viz::compared_names(o.weights_a, o.weights_b);
         write_comparison_pictures(out, m.heads, m.top1, names, "");
         if (o.diff_pictures > 0) {
             std::vector<const LayerResult*> first, second;
@@ -295,7 +295,7 @@ int compare(CompareOptions& o) {
         write_file_atomically(out.file("compare.json"), json_file_text(compare_document(c, summary, metric, {}), 1));
         if (o.diff_pictures > 0)
             write_diff_pictures(out, c, {&result_a}, {&result_b}, input.tokens,
-                                compared_names(o.weights_a, o.weights_b), o.diff_pictures);
+                                attn_viz::compared_names(o.weights_a, o.weights_b), o.diff_pictures);
         out.commit();
     }
     if (!o.output.quiet) {

@@ -39,6 +39,7 @@
 #include "run_steps.hpp"
 #include "seq2seq_report.hpp"
 #include "sequence_stream.hpp"
+#include "supported_models.hpp"
 #include "token_file.hpp"
 #include "token_ids.hpp"
 #include "whole_model.hpp"
@@ -53,12 +54,12 @@ void declare_model_options(CLI::App* cmd, ModelOptions& o) {
         "heads (layer_NN/head_NN.png, stats.json over all heads); or over a corpus (--inputs), every "
         "statistic aggregated.");
     cmd->add_option("--checkpoint,--model", o.checkpoint,
-                    "Hugging Face model folder (config.json model_type llama, mistral, qwen2, qwen3, gemma2, "
-                    "gemma3_text, phi3, gpt2, gpt_neox or bert; "
-                    "model.safetensors or its shards; tokenizer.json or the legacy vocabulary files), GGUF model of "
-                    "architecture llama, gpt2, gptneox or bert (F32, F16, BF16, Q4_0, "
-                    "Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K tensors), or llama2.c checkpoint (e.g. "
-                    "../shared/models/stories260K/stories260K.bin)")
+                    fmt::format("Hugging Face model folder (config.json model_type {}; model.safetensors or its "
+                                "shards; tokenizer.json or the legacy vocabulary files), GGUF model of architecture "
+                                "{} (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or Q8_K "
+                                "tensors), or llama2.c checkpoint (e.g. ../shared/models/stories260K/stories260K.bin)",
+                                attn_viz::listed_with_or(attn_viz::supported_model_types()),
+                                attn_viz::listed_with_or(attn_viz::supported_gguf_architectures())))
         ->required()
         ->check(CLI::ExistingPath);
     cmd->add_option(

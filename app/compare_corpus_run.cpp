@@ -81,7 +81,7 @@ CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulat
 }
 
 void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& r,
-                                  const nlohmann::json& provenance, const ComparedNames& names) {
+                                  const nlohmann::json& provenance, const attn_viz::ComparedNames& names) {
     nlohmann::json doc = r.document;
     doc["provenance"] = provenance;
     attn_viz::write_file_atomically(out.file("compare.json"), fmt::format("{}\n", attn_viz::dump_json(doc, 1)));

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare_corpus.hpp"
-#include "compare_pictures.hpp"
+#include "compare_report.hpp"
 #include "compare_summary.hpp"
 #include "corpus_options.hpp"
 #include "load_limits.hpp"
@@ -40,6 +40,6 @@ CorpusCompareReport corpus_compare_report(const attn_viz::CompareCorpusAccumulat
 // Stages compare.json (with `provenance`) and the layers x heads pictures of the mean JS distance,
 // map correlation and top-1 agreement in `out`, naming the models as `names`.
 void write_corpus_compare_outputs(attn_viz::OutputDir& out, const CorpusCompareReport& report,
-                                  const nlohmann::json& provenance, const ComparedNames& names);
+                                  const nlohmann::json& provenance, const attn_viz::ComparedNames& names);
 
 }  // namespace attn_viz_cli

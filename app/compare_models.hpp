@@ -1,6 +1,6 @@
 // attn-viz compare between two whole models (Hugging Face folders of any supported family, GGUF or
 // llama2.c, in any mix: whole_model.hpp): both run over the same tokens, every layer's heads
-// compared (their pictures: compare_pictures.hpp). Kept apart from cmd_compare.cpp, which compares
+// compared (their pictures: lib/report/compare_report.hpp). Kept apart from cmd_compare.cpp, which compares
 // single layers.
 #pragma once
 

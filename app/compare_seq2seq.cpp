@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "compare_pictures.hpp"
+#include "compare_report.hpp"
 #include "compare_summary.hpp"
 #include "error.hpp"
 #include "file_write.hpp"
@@ -110,7 +110,7 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
     using namespace attn_viz;
     std::vector<std::vector<double>> metrics;
     std::vector<CompareSummary> summaries;
-    const ComparedNames names = compared_names(request.inputs[0], request.inputs[1]);
+    const attn_viz::ComparedNames names = attn_viz::compared_names(request.inputs[0], request.inputs[1]);
     for (const StackComparison& s : m.stacks) {
         metrics.push_back(comparison_metric(s.heads, request.metric));
         summaries.push_back(summarize_comparison(s.heads, metrics.back(), request.metric, s.top1, request.fail_above));

@@ -55,8 +55,7 @@ void check_entries(const fs::path& out, const std::vector<std::string>& heads, i
         CHECK(std::abs(e["term_sum"].get<double>() - score) <= 1e-9 * std::max(1.0, std::abs(score)));
         // The CSV's terms are printed to 17 digits: their sum is the score to rounding.
         CHECK(std::abs(sums.at(heads[n]).first - score) <= 1e-6 * std::max(1.0, std::abs(score)));
-        CHECK(sums.at(heads[n]).second ==
-              static_cast<int>(e["query_totals"].size() * e["key_totals"].size()));
+        CHECK(sums.at(heads[n]).second == static_cast<int>(e["query_totals"].size() * e["key_totals"].size()));
         CHECK(fs::is_regular_file(out / ("qk_attribution_" + heads[n] + ".png")));
         CHECK(e["finding"].get<std::string>().find(heads[n] + " attends from") == 0);
     }
@@ -118,7 +117,8 @@ TEST_CASE_FIXTURE(Stories260kFixture,
         CHECK(!fs::exists(dir / "bad"));
     }
     r = run_attn_viz("model -q --checkpoint " + model + "/stories260K.bin --tokenizer " + model +
-                     "/tok512.bin --inputs " + (dir / "a/stats.json") + " --qk-attribution L1H1 --out " + (dir / "bad"));
+                     "/tok512.bin --inputs " + (dir / "a/stats.json") + " --qk-attribution L1H1 --out " +
+                     (dir / "bad"));
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("--qk-attribution: not implemented over a corpus yet") != std::string::npos);
 }

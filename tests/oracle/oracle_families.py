@@ -39,6 +39,10 @@ def _llama_like(rng):
 
 def llama(rng):
     c = _llama_like(rng)
+    # LlamaConfig (transformers 5.24) refuses a hidden size that is not a multiple of the heads,
+    # even with head_dim given; the other families take any (their odd sizes stay).
+    if c["hidden_size"] % c["num_attention_heads"]:
+        c["hidden_size"] = c["num_attention_heads"] * c["head_dim"]
     c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.5,
              hidden_act=rng.choice(["silu", "gelu", "gelu_pytorch_tanh"]))
     return "causal", tf.LlamaConfig(**c), None

@@ -1,10 +1,11 @@
 // The QK attribution row: each chosen head's pre-softmax score from a query to a key split into
 // the residual stream's components on the query side times those on the key side
 // (qk_attribution.hpp), with its CSV, pictures, stats.json section and findings.
+#include "qk_attribution.hpp"
+
 #include <fmt/format.h>
 
 #include "analyses.hpp"
-#include "qk_attribution.hpp"
 #include "qk_attribution_report.hpp"
 
 namespace attn_viz {

@@ -1,4 +1,4 @@
-#include "compare_pictures.hpp"
+#include "compare_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,20 +12,20 @@
 #include "findings.hpp"
 #include "report.hpp"
 
-namespace attn_viz_cli {
+namespace attn_viz {
 namespace {
 
 // The layers x heads pictures' side: wide enough for titles that name both models.
 constexpr int grid_max_px = 1200;
 
-std::string picture_name(const attn_viz::HeadId& id, bool layers) {
+std::string picture_name(const HeadId& id, bool layers) {
     if (layers) return fmt::format("diff_layer_{:02}_head_{:02}.png", id.layer, id.head);
     return fmt::format("diff_head_{:02}.png", id.head);
 }
 
 // "; largest 0.0042 (L3H6)": the most extreme defined value (the largest, or the smallest when
 // `lowest`) and its head; "" when none is defined.
-std::string extreme_note(const attn_viz::HeadComparison& c, const std::vector<double>& values, bool lowest) {
+std::string extreme_note(const HeadComparison& c, const std::vector<double>& values, bool lowest) {
     int64_t best = -1;
     for (size_t n = 0; n < values.size(); ++n)
         if (std::isfinite(values[n]) && (best < 0 || (lowest ? values[n] < values[static_cast<size_t>(best)]
@@ -33,7 +33,7 @@ std::string extreme_note(const attn_viz::HeadComparison& c, const std::vector<do
             best = static_cast<int64_t>(n);
     if (best < 0) return "";
     return fmt::format("; {} {:.3g} ({})", lowest ? "lowest" : "largest", values[static_cast<size_t>(best)],
-                       attn_viz::head_tag(c.first.head_ids[static_cast<size_t>(best)]));
+                       head_tag(c.first.head_ids[static_cast<size_t>(best)]));
 }
 
 std::vector<float> grid_values(const std::vector<double>& values) {
@@ -55,22 +55,21 @@ ComparedNames compared_names(const std::string& path_a, const std::string& path_
     return names;
 }
 
-std::vector<int64_t> most_changed_heads(const attn_viz::HeadComparison& c, int64_t count) {
-    std::vector<int64_t> order = attn_viz::ranked_heads(c.maps.js_distance);
+std::vector<int64_t> most_changed_heads(const HeadComparison& c, int64_t count) {
+    std::vector<int64_t> order = ranked_heads(c.maps.js_distance);
     order.resize(static_cast<size_t>(std::min<int64_t>(count, static_cast<int64_t>(order.size()))));
     return order;
 }
 
-void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c,
-                         const std::vector<const attn_viz::LayerResult*>& first,
-                         const std::vector<const attn_viz::LayerResult*>& second,
-                         const std::vector<std::string>& tokens, const ComparedNames& names, int64_t count) {
-    const attn_viz::Visibility& vis = first.front()->visibility;
+void write_diff_pictures(OutputDir& out, const HeadComparison& c, const std::vector<const LayerResult*>& first,
+                         const std::vector<const LayerResult*>& second, const std::vector<std::string>& tokens,
+                         const ComparedNames& names, int64_t count) {
+    const Visibility& vis = first.front()->visibility;
     const int64_t map_size = vis.queries * vis.keys;
-    attn_viz::HeatmapStyle style;
+    HeatmapStyle style;
     style.max_px = 800;
     for (const int64_t n : most_changed_heads(c, count)) {
-        const attn_viz::HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
+        const HeadId& id = c.first.head_ids[static_cast<size_t>(n)];
         const size_t layer = static_cast<size_t>(id.layer);
         const float* a = first[layer]->attention.ptr() + id.head * map_size;
         const float* b = second[layer]->attention.ptr() + id.head * map_size;
@@ -82,39 +81,35 @@ void write_diff_pictures(attn_viz::OutputDir& out, const attn_viz::HeadCompariso
         const std::string change = fmt::format(
             "A - B: at most {:.2g} ({:.2g}% of the largest weight), JS distance {:.3g}", largest,
             largest_weight > 0 ? 100 * largest / largest_weight : 0.0, c.maps.js_distance[static_cast<size_t>(n)]);
-        attn_viz::write_map_comparison_png(
-            out.file(picture_name(id, first.size() > 1)), a, b, vis, tokens, tokens, style,
-            {fmt::format("A ({}): {} - {}", names.a, head, attn_viz::shown_label(c.first, n)),
-             fmt::format("B ({}): {} - {}", names.b, head, attn_viz::shown_label(c.second, n)), change});
+        write_map_comparison_png(out.file(picture_name(id, first.size() > 1)), a, b, vis, tokens, tokens, style,
+                                 {fmt::format("A ({}): {} - {}", names.a, head, shown_label(c.first, n)),
+                                  fmt::format("B ({}): {} - {}", names.b, head, shown_label(c.second, n)), change});
     }
 }
 
-void write_comparison_pictures(attn_viz::OutputDir& out, const attn_viz::HeadComparison& c,
-                               const std::vector<double>& top1, const ComparedNames& names, const std::string& over,
-                               const std::string& folder) {
+void write_comparison_pictures(OutputDir& out, const HeadComparison& c, const std::vector<double>& top1,
+                               const ComparedNames& names, const std::string& over, const std::string& folder) {
     const int64_t L = c.first.num_layers, H = c.first.num_heads;
     const std::string models = fmt::format("A ({}) and B ({})", names.a, names.b);
-    attn_viz::HeadGridStyle js;
+    HeadGridStyle js;
     js.title = fmt::format("JS distance between the maps of {}, per head{}{}", models, over,
                            extreme_note(c, c.maps.js_distance, false));
     js.value_label = "JS distance", js.colormap = "magma", js.log_scale = true, js.low = 0.0f, js.high = 1.0f;
     js.max_px = grid_max_px;
-    attn_viz::write_head_grid_png(out.file(fmt::format("{}js_distance.png", folder)), grid_values(c.maps.js_distance),
-                                  L, H, js);
-    attn_viz::HeadGridStyle correlation;
+    write_head_grid_png(out.file(fmt::format("{}js_distance.png", folder)), grid_values(c.maps.js_distance), L, H, js);
+    HeadGridStyle correlation;
     correlation.title = fmt::format("Correlation of the maps of {}, per head{}{}", models, over,
                                     extreme_note(c, c.maps.correlation, true));
     correlation.value_label = "map correlation", correlation.signed_values = true;
     correlation.low = -1.0f, correlation.high = 1.0f, correlation.max_px = grid_max_px;
-    attn_viz::write_head_grid_png(out.file(fmt::format("{}map_correlation.png", folder)),
-                                  grid_values(c.maps.correlation), L, H, correlation);
-    attn_viz::HeadGridStyle agreement;
+    write_head_grid_png(out.file(fmt::format("{}map_correlation.png", folder)), grid_values(c.maps.correlation), L, H,
+                        correlation);
+    HeadGridStyle agreement;
     agreement.title = fmt::format("Queries whose strongest key agrees in {}, per head{}{}", models, over,
                                   extreme_note(c, top1, true));
     agreement.value_label = "top-1 agreement", agreement.low = 0.0f, agreement.high = 1.0f,
     agreement.max_px = grid_max_px;
-    attn_viz::write_head_grid_png(out.file(fmt::format("{}top1_agreement.png", folder)), grid_values(top1), L, H,
-                                  agreement);
+    write_head_grid_png(out.file(fmt::format("{}top1_agreement.png", folder)), grid_values(top1), L, H, agreement);
 }
 
-}  // namespace attn_viz_cli
+}  // namespace attn_viz
