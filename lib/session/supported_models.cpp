@@ -23,8 +23,7 @@ std::vector<std::string> supported_gguf_architectures() {
 
 std::string listed_with_or(const std::vector<std::string>& names) {
     std::string text;
-    for (size_t i = 0; i < names.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
     return text;
 }
 
