@@ -11,38 +11,27 @@
 
 #include "commands.hpp"
 #include "corpus_options.hpp"
-#include "corpus_stats.hpp"
 #include "error.hpp"
 #include "generation.hpp"
-#include "head_analysis.hpp"
 #include "head_selection_options.hpp"
-#include "hf_seq2seq_checkpoint.hpp"
 #include "input_limits.hpp"
 #include "model_analyses.hpp"
 #include "model_analyses_summary.hpp"
-#include "model_corpus_run.hpp"
 #include "model_options.hpp"
-#include "model_run.hpp"
+#include "model_request.hpp"
 #include "model_seq2seq.hpp"
 #include "model_seq2seq_corpus.hpp"
+#include "model_session.hpp"
 #include "model_stream.hpp"
-#include "model_tokenizer.hpp"
-#include "model_tokenizer_file.hpp"
-#include "onednn_backend.hpp"
 #include "option_checks.hpp"
-#include "output_dir.hpp"
 #include "output_options.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
 #include "report_options.hpp"
 #include "run_output.hpp"
 #include "run_steps.hpp"
-#include "seq2seq_report.hpp"
-#include "sequence_stream.hpp"
 #include "supported_models.hpp"
 #include "token_file.hpp"
-#include "token_ids.hpp"
-#include "whole_model.hpp"
 
 namespace attn_viz_cli {
 namespace {
@@ -164,25 +153,18 @@ void declare_model_options(CLI::App* cmd, ModelOptions& o) {
     });
 }
 
-// The model, its tokenizer and the token ids to run (none in corpus mode, which reads its
-// sequences one at a time), validated before anything is written.
-struct ModelInputs {
-    std::unique_ptr<attn_viz::WholeModel> model;
-    std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
-    std::vector<int> ids;
-    std::vector<int> token_types;   // --text-pair's (one per id), or empty: every token of type 0
-    int64_t sentence_b_start = -1;  // where --text-pair's text starts among the ids (BertViz's sentence_b_start)
-    int64_t original_tokens = 0;    // --truncate cut --text from this many ids; 0 when it was not cut
-};
-
-// The ids --induction's random tokens are drawn from, [first, end): past the byte tokens of a
-// Llama-family vocabulary (llama2.c's, SentencePiece's), from the start of another family's; below
-// both the model's and the tokenizer's vocabulary size (Pythia's embedding has spare rows).
-struct InductionRange {
-    int64_t first = 0, end = 0;
-};
-InductionRange induction_range(const attn_viz::ModelDescription& model, const attn_viz::ModelTokenizer& tokenizer) {
-    return {model.architecture == "llama" ? 259 : 0, std::min<int64_t>(model.vocab_size, tokenizer.vocab_size())};
+// The model's input as the session takes it (none in corpus mode, which reads its sequences one
+// at a time): --induction, --tokens, --text or --text with --text-pair.
+attn_viz::ModelInput model_input(const ModelOptions& o) {
+    attn_viz::ModelInput input;
+    if (o.induction > 0) {
+        input.induction = o.induction, input.seed = o.seed;
+    } else if (o.token_ids) {
+        input.ids = attn_viz::parse_token_ids(*o.token_ids, "--tokens");
+    } else if (o.corpus.path.empty()) {
+        input.text = o.text, input.text_pair = o.text_pair, input.truncate = o.truncate;
+    }
+    return input;
 }
 
 // Warns on stderr when --text holds the separator a text pair's template puts between its texts
@@ -199,135 +181,19 @@ void warn_separator_in_text(const ModelOptions& o, const attn_viz::ModelTokenize
                  consequence.c_str());
 }
 
-// The token ids of --induction (BOS if the tokenizer has one, then random tokens past the byte
-// tokens, repeated twice), --tokens, --text (as the model's tokenizer encodes it) or --text with
-// --text-pair (as it encodes a pair, with token types).
-attn_viz::EncodedText input_ids(const ModelOptions& o, const attn_viz::ModelTokenizer& tokenizer,
-                                const attn_viz::ModelDescription& model) {
-    using namespace attn_viz;
-    if (o.induction > 0) {
-        const InductionRange range = induction_range(model, tokenizer);
-        const std::vector<int64_t> repeated = repeated_random_tokens(o.induction, range.first, range.end, o.seed);
-        std::vector<int> ids;
-        if (tokenizer.begin_id() >= 0) ids.push_back(tokenizer.begin_id());
-        ids.insert(ids.end(), repeated.begin(), repeated.end());
-        return {ids, {}};
-    }
-    if (o.token_ids) return {parse_token_ids(*o.token_ids, "--tokens"), {}};
-    warn_separator_in_text(o, tokenizer);
-    if (o.text_pair)
-        return encode_pair_within_context(tokenizer, o.text, *o.text_pair, model.max_tokens, "--text-pair");
-    return encode_for_context(tokenizer, o.text, model.max_tokens, "--text", o.truncate);
-}
-
-ModelInputs load_inputs(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits,
-                        attn_viz::OnednnBackend& backend, attn_viz::Timings& timings) {
-    attn_viz::Timings::Scope t(timings, "load");
-    ModelInputs in;
-    in.model = attn_viz::open_whole_model(backend, files, limits);
-    in.tokenizer = attn_viz::read_model_tokenizer(files, o.tokenizer, in.model->description().vocab_size, limits);
-    if (o.corpus.path.empty()) {
-        attn_viz::EncodedText input = input_ids(o, *in.tokenizer, in.model->description());
-        in.ids = std::move(input.ids);
-        // A model of one token type or none (RoPE, GPT-2) runs every token as type 0: as
-        // transformers, whose tokenizers give such a model no token_type_ids.
-        if (in.model->description().token_types > 1) in.token_types = std::move(input.type_ids);
-        in.sentence_b_start = input.second_start;
-        in.original_tokens = input.original_tokens;
-    }
-    return in;
-}
-
-// The forward pass over `ids` with what `request` asks beside the maps; names the heads of each
-// layer NaN/Inf values reach; show_layers: the layers done as progress on stderr.
-attn_viz::ModelRun forward(attn_viz::WholeModel& model, const std::vector<int>& ids,
-                           const attn_viz::ForwardRequest& request, bool show_layers, attn_viz::Timings& timings) {
-    attn_viz::Timings::Scope t(timings, "forward");
-    Progress progress(show_layers, "layer");
-    attn_viz::ModelRun run =
-        model.run(ids, request, [&](int64_t done, int64_t total) { progress.update(done, total); });
-    for (size_t l = 0; l < run.layers.size(); ++l) warn_poisoned_heads(run.layers[l], l, "");
-    return run;
-}
-
-// What every step of one decoder run works with: its options and inputs, the backend every
-// product runs on, the staged outputs, what is printed and the stage times.
-struct ModelRunContext {
-    const ModelOptions& o;
-    const ModelInputs& in;
-    const attn_viz::AnalysisSet& analyses;
-    attn_viz::OnednnBackend& backend;
-    attn_viz::OutputDir& out;
-    RunOutput& printed;
-    attn_viz::Timings& timings;
-
-    attn_viz::WholeModel& model() const { return *in.model; }
-};
-
-// The whole-model analyses' view of the run (analysis_catalog.hpp), their progress on stderr.
-attn_viz::AnalysisContext analysis_context(const ModelRunContext& c) {
-    return {c.model(), c.backend, *c.in.tokenizer, c.o.report, c.out, c.timings, progress_lines(c.o.output.quiet)};
-}
-
-// stats.json's keys about the run: how --induction made the input (so the run can be repeated),
-// how many tokens --truncate cut the text from, and the provenance.
-nlohmann::json input_stats(const ModelOptions& o, const ModelInputs& in, const attn_viz::WholeModel& model,
-                           const nlohmann::json& provenance) {
-    nlohmann::json stats = {{"provenance", provenance}};
-    if (o.text_pair) {  // BertViz's sentence_b_start: the index of the pair's second text's first token
-        stats["text_pair"] = *o.text_pair;
-        stats["sentence_b_start"] = in.sentence_b_start;
-        if (!in.token_types.empty()) stats["token_types"] = in.token_types;  // as the model ran them
-    }
-    if (in.original_tokens > 0)
-        stats["truncated_input"] = {{"original_tokens", in.original_tokens}, {"tokens", in.ids.size()}};
-    if (o.induction > 0) {
-        const InductionRange range = induction_range(model.description(), *in.tokenizer);
-        stats["induction_input"] = {{"length", o.induction},
-                                    {"seed", o.seed},
-                                    {"first_token_id", in.tokenizer->begin_id()},
-                                    {"token_ids_from", range.first},
-                                    {"token_ids_to", range.end}};
-    }
-    return stats;
+// The hooks of a run on a terminal: progress lines unless -q, warnings on stderr.
+attn_viz::SessionHooks terminal_hooks(bool quiet) {
+    return {progress_lines(quiet),
+            [](const std::string& line) { std::fprintf(stderr, "attn-viz: warning: %s\n", line.c_str()); }};
 }
 
 // report.html's "Input": the text (and how --truncate cut it), or a pair's two texts with where the
 // second starts.
-std::string input_text(const ModelOptions& o, const ModelInputs& in) {
+std::string input_text(const ModelOptions& o, const attn_viz::ModelInputIds& in) {
     if (in.original_tokens > 0)
         return fmt::format("{} | cut by --truncate from {} to {} tokens", o.text, in.original_tokens, in.ids.size());
     if (!o.text_pair) return o.text;
     return fmt::format("{} | text pair, from token {}: {}", o.text, in.sentence_b_start, *o.text_pair);
-}
-
-// Every layer's pictures and statistics staged in `out`, with the stats.json entries of the
-// whole-model analyses (`analyses`: write_model_analyses).
-attn_viz::ModelAnalysis write_model_report(const ModelRunContext& c, const attn_viz::ModelRun& run,
-                                           const nlohmann::json& provenance, const nlohmann::json& analyses,
-                                           attn_viz::PictureNotes& notes) {
-    using namespace attn_viz;
-    const ModelOptions& o = c.o;
-    const ModelInputs& in = c.in;
-    ReportInput report;
-    report.backend = &c.backend;
-    report.extra_stats = analyses;
-    for (const LayerResult& r : run.layers) report.layers.push_back(&r);
-    report.weights = c.model().attention_weights();
-    report.query_tokens = report.key_tokens = in.tokenizer->labels(in.ids);
-    report.layer_folders = true;
-    report.token_ids.assign(in.ids.begin(), in.ids.end());
-    report.token_roles = token_roles(*in.tokenizer, in.ids);
-    report.extra_stats.update(input_stats(o, in, c.model(), provenance));
-    report.model_description = attn_viz::model_description(o.checkpoint, c.model().description());
-    report.input_text = input_text(o, in);
-    WeightSimilarities weight_similarity;
-    {
-        Timings::Scope t(c.timings, "weight similarity");
-        weight_similarity = weight_similarities(report.weights, false, c.backend, output_grams_of(report.layers));
-    }
-    report.weight_similarity = &weight_similarity;
-    return write_report(c.out, report, o.report, c.timings, &notes);
 }
 
 // --timings' line on a corpus run's passes: "  layer-major       2 batches of at most 16 sequences,
@@ -340,111 +206,9 @@ std::string corpus_passes_line(const attn_viz::ModelCorpusPasses& passes, uint64
                        static_cast<double>(memory_budget) / (1 << 20));
 }
 
-// Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time
-// or (a streamed model) a batch at a time layer by layer, each sequence's analysis into running
-// moments; memory does not depend on the number of sequences. Adds the result to what is printed,
-// how the sequences went through the model to `timing_notes`, and returns the run's provenance.
-nlohmann::json run_model_corpus(const ModelRunContext& c, const attn_viz::LoadLimits& limits,
-                                std::string& timing_notes) {
-    using namespace attn_viz;
-    const ModelOptions& o = c.o;
-    const ModelInputs& in = c.in;
-    WholeModel& model = c.model();
-    OnednnBackend& backend = c.backend;
-    Timings& timings = c.timings;
-    // One pass over the blocks for the weights' fingerprint and similarities (a streamed model
-    // decodes each block once for both).
-    CorpusWeights weights;
-    {
-        Timings::Scope t(timings, "weight similarity");
-        weights = corpus_weights(model, backend);
-    }
-    CorpusRun corpus_run(o, limits, weights.fingerprint, CorpusLines::json_or_text, true);
-    CorpusAccumulator& corpus = corpus_run.corpus;
-    AnalysisContext analysis = analysis_context(c);
-    const nlohmann::json analyses = c.analyses.run_weight_analyses(analysis);
-    std::vector<std::unique_ptr<CorpusPart>> parts;
-    for (const auto& a : c.analyses.all())
-        if (a->traits().input == AnalysisInput::whole_run) parts.push_back(a->corpus_part(analysis, corpus));
-    const AnalysisOptions options = analysis_options(o.report, backend, &weights.similarity);
-    ModelCorpusHooks hooks;
-    hooks.on_layers = [](const std::string& where, const std::vector<LayerResult>& layers) {
-        const std::string prefix = fmt::format("{}: ", where);
-        for (size_t l = 0; l < layers.size(); ++l) warn_poisoned_heads(layers[l], l, prefix);
-    };
-    // Analyses of whole runs (residual streams, logits) run each sequence alone; without them a
-    // streamed model runs layer-major.
-    if (!parts.empty())
-        hooks.on_run = [&](const std::string& where, const ModelRun& run) {
-            for (const auto& part : parts) part->add(where, run);
-        };
-    hooks.on_sequence = [&](int64_t sequences) { corpus_run.sequence_done(sequences); };
-    const ModelCorpusPasses passes =
-        add_model_corpus(corpus_run.documents, model, *in.tokenizer, options, limits, corpus, hooks, timings);
-    timing_notes += corpus_passes_line(passes, limits.memory_budget);
-    for (const auto& part : parts) part->finish(corpus_run.documents.corpus_sequences());
-    return corpus_run.finish(c.out, c.printed, analyses);
-}
-
-// --generate: the model's greedy continuation of the ids, on stdout after the table.
-void add_continuation(const ModelRunContext& c) {
-    if (c.o.generate <= 0) return;
-    attn_viz::Timings::Scope t(c.timings, "generate");
-    Progress progress(progress_wanted(c.o.output.quiet), "token");
-    const attn_viz::Generation g =
-        attn_viz::generate(c.model(), *c.in.tokenizer, c.in.ids, c.o.generate,
-                           [&](int64_t done, int64_t total) { progress.update(done, total); });
-    const std::string prompt = c.in.tokenizer->decode(c.in.ids);
-    c.printed.add_result(attn_viz::generation_lines(g, prompt));
-    c.printed.json()["generation"] = attn_viz::generation_json(g, prompt);
-}
-
-// One text (--text, --tokens or --induction) through the model: every layer's pictures and
-// statistics (staged), and the continuation, added to what is printed. Returns the run's
-// provenance.
-nlohmann::json run_model_once(const ModelRunContext& c) {
-    const ModelOptions& o = c.o;
-    const ModelInputs& in = c.in;
-    attn_viz::WholeModel& model = c.model();
-    RunOutput& printed = c.printed;
-    const nlohmann::json provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
-    attn_viz::PictureNotes notes;
-    if (o.stream_layers) {  // each layer's report as soon as it is done (model_stream.hpp)
-        // The weights' analyses first: they need every block's attention weights, not its maps.
-        attn_viz::AnalysisContext context = analysis_context(c);
-        const nlohmann::json analyses = c.analyses.run_weight_analyses(context);
-        attn_viz::LayerStreamInput stream{
-            model.description().n_layers, model.description().n_heads, in.tokenizer->labels(in.ids),
-            std::vector<int64_t>(in.ids.begin(), in.ids.end()), input_stats(o, in, model, provenance)};
-        stream.extra_stats.update(analyses);
-        stream.backend = &c.backend;
-        stream.token_roles = attn_viz::token_roles(*in.tokenizer, in.ids);
-        const attn_viz::ModelAnalysis analysis =
-            stream_model_report(c.out, model, {in.ids, in.token_types}, std::move(stream), o.report,
-                                progress_wanted(o.output.quiet), c.timings, notes);
-        printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
-        printed.add_analysis(analysis, "");
-        printed.add_analyses(analyses);
-    } else {
-        const attn_viz::ForwardRequest request{.value_norms = o.report.map == attn_viz::PictureMap::norm,
-                                               .logits = c.analyses.reads_logits(),
-                                               .token_types = in.token_types};
-        const attn_viz::ModelRun run = forward(model, in.ids, request, progress_wanted(o.output.quiet), c.timings);
-        attn_viz::AnalysisContext analysis = analysis_context(c);
-        const nlohmann::json analyses = c.analyses.run_all(analysis, run);
-        printed.add_text(fmt::format("{} tokens: {}\n", in.ids.size(), in.tokenizer->decode(in.ids)));
-        printed.add_analysis(write_model_report(c, run, provenance, analyses, notes), "");
-        printed.add_analyses(analyses);
-    }
-    printed.add_text(picture_hint(notes, o.report));
-    printed.json()["tokens"] = in.tokenizer->labels(in.ids);
-    add_continuation(c);
-    return provenance;
-}
-
 // An encoder-decoder folder (bart, t5): the options it does not take refused, then its run
 // (model_seq2seq.hpp) or its corpus run (model_seq2seq_corpus.hpp).
-int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
+int run_encoder_decoder(const ModelOptions& o, attn_viz::ModelSession& session, const attn_viz::LoadLimits& limits) {
     const ModelAnalysisOptions& a = o.analyses;
     std::vector<RefusedOption> refused{
         {"--truncate", o.truncate,
@@ -469,19 +233,58 @@ int run_encoder_decoder(const ModelOptions& o, const attn_viz::ModelFiles& files
         if (const attn_viz::AnalysisTraits& row = attn_viz::analysis_traits(kind); !row.not_on_encoder_decoder.empty())
             refused.push_back(
                 {analysis_flag(kind, a, !o.corpus.path.empty()), true, std::string(row.not_on_encoder_decoder)});
-    refuse_for_encoder_decoder(files.config.model_type, refused);
-    return o.corpus.path.empty() ? run_seq2seq_model(o, files, limits) : run_seq2seq_corpus(o, files, limits);
+    refuse_for_encoder_decoder(session.model_type(), refused);
+    return o.corpus.path.empty() ? run_seq2seq_model(o, session, limits) : run_seq2seq_corpus(o, session, limits);
+}
+
+// The forward pass over one input (--text, --tokens or --induction) with every layer's pictures
+// and statistics (staged), and the continuation, added to what is printed.
+void run_model_once(attn_viz::ModelSession& session, const attn_viz::ModelRequest& request, attn_viz::OutputDir& out,
+                    RunOutput& printed, attn_viz::Timings& timings) {
+    const attn_viz::ModelOutcome outcome = attn_viz::run_model_request(session, request, out, timings);
+    const attn_viz::ModelTokenizer& tokenizer = session.tokenizer();
+    const std::vector<int>& ids = request.ids.ids;
+    printed.add_text(fmt::format("{} tokens: {}\n", ids.size(), tokenizer.decode(ids)));
+    printed.add_analysis(outcome.analysis, "");
+    printed.add_analyses(outcome.analyses);
+    printed.add_text(picture_hint(outcome.notes, request.report));
+    printed.json()["tokens"] = tokenizer.labels(ids);
+    if (outcome.generation) {  // --generate: the continuation, on stdout after the table
+        const std::string prompt = tokenizer.decode(ids);
+        printed.add_result(attn_viz::generation_lines(*outcome.generation, prompt));
+        printed.json()["generation"] = attn_viz::generation_json(*outcome.generation, prompt);
+    }
+}
+
+// Corpus mode: every sequence of the corpus (or of its shard) through the model, one at a time
+// or (a streamed model) a batch at a time layer by layer, each sequence's analysis into running
+// moments; memory does not depend on the number of sequences. Adds the result to what is printed,
+// how the sequences went through the model to `timing_notes`, and returns the run's provenance.
+nlohmann::json run_model_corpus(const ModelOptions& o, attn_viz::ModelSession& session,
+                                const attn_viz::AnalysisSet& analyses, const attn_viz::LoadLimits& limits,
+                                attn_viz::OutputDir& out, RunOutput& printed, attn_viz::Timings& timings,
+                                std::string& timing_notes) {
+    attn_viz::ModelCorpusRequest request(session, timings);
+    CorpusRun corpus_run(o, limits, request.fingerprint(), attn_viz::CorpusLines::json_or_text, true);
+    const nlohmann::json entries = request.run(
+        analyses, o.report, limits, corpus_run.documents, corpus_run.corpus, terminal_hooks(o.output.quiet),
+        [&](int64_t sequences) { corpus_run.sequence_done(sequences); }, out);
+    timing_notes += corpus_passes_line(request.passes(), limits.memory_budget);
+    return corpus_run.finish(out, printed, entries);
+}
+
+// The name of the option that gave the input, for messages about its ids.
+const char* input_option(const ModelOptions& o) {
+    return o.induction > 0 ? "--induction" : o.token_ids ? "--tokens" : o.text_pair ? "--text-pair" : "--text";
 }
 
 int run_model(ModelOptions& o) {
     using namespace attn_viz;
     LoadLimits limits = prepare_run(o);
     limits.truncate_texts = o.truncate;  // a corpus's texts are cut as --text is
-    const ModelFiles files = open_model_files(o.checkpoint, limits);
-    const bool encoder_decoder =
-        files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
-    if (encoder_decoder) return run_encoder_decoder(o, files, limits);
-    refuse_target_for_decoder(files.config.model_type, !o.target_text.empty() || o.target_token_ids);
+    ModelSession session(o.checkpoint, limits);
+    if (session.encoder_decoder()) return run_encoder_decoder(o, session, limits);
+    refuse_target_for_decoder(session.model_type(), !o.target_text.empty() || o.target_token_ids);
     const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);
     const std::unique_ptr<OutputDir> out_dir =
         open_run_output(o, {o.checkpoint, o.tokenizer, o.corpus.path},
@@ -490,24 +293,29 @@ int run_model(ModelOptions& o) {
     // Step 1: the model, the tokenizer and the token ids, and the run's size, all validated
     // before anything is written (a corpus's sequences as they are read).
     Timings timings;
-    OnednnBackend backend;
-    ModelInputs in = load_inputs(o, files, limits, backend, timings);
-    WholeModel& model = *in.model;
-    const AnalysisSet analyses = resolve_analyses(o.analyses, *in.tokenizer, model, o.truncate, o.corpus.shard, limits);
+    ModelRequest request;
+    request.input = model_input(o);
+    {
+        Timings::Scope t(timings, "load");
+        session.load(o.tokenizer);
+        if (o.corpus.path.empty()) {
+            if (request.input.text) warn_separator_in_text(o, session.tokenizer());
+            request.ids = session.encode(request.input, {"--text", "--text-pair", "--tokens", "--induction"});
+        }
+    }
+    const WholeModel& model = session.model();
+    const AnalysisSet analyses =
+        resolve_analyses(o.analyses, session.tokenizer(), session.model(), o.truncate, o.corpus.shard, limits);
     o.report.drawn = select_heads(drawn_heads, model.description().n_layers, model.description().n_heads);
     check_generate(model, o.generate);
     if (o.corpus.path.empty()) {
-        const int64_t T = static_cast<int64_t>(in.ids.size());
+        const int64_t T = static_cast<int64_t>(request.ids.ids.size());
         // The context first: a larger memory budget cannot help a text the model cannot take.
-        check_model_tokens(in.ids, model.description().vocab_size, model.description().max_tokens,
-                           o.induction > 0 ? "--induction"
-                           : o.token_ids   ? "--tokens"
-                           : o.text_pair   ? "--text-pair"
-                                           : "--text");
+        session.check_tokens(request.ids.ids, input_option(o));
         o.stream_layers = streams_layers(o.stream_layers, whole_run_options(o.report, o.generate, o.analyses),
                                          model_run_bytes(model, T), limits);
         if (!o.stream_layers) check_model_run_memory(model.description(), T, limits.memory_budget);
-        check_model_analyses(o.analyses, analyses, model, in.ids, false);
+        check_model_analyses(o.analyses, analyses, model, request.ids.ids, false);
     } else {
         check_model_analyses(o.analyses, analyses, model, {}, true);
     }
@@ -523,9 +331,20 @@ int run_model(ModelOptions& o) {
             sparse_progress.update(done, total);
             if (done == total) sparse_progress.finish();
         };
-    const ModelRunContext context{o, in, analyses, backend, *out_dir, printed, timings};
-    const nlohmann::json provenance =
-        o.corpus.path.empty() ? run_model_once(context) : run_model_corpus(context, limits, timing_notes);
+    nlohmann::json provenance;
+    if (o.corpus.path.empty()) {
+        provenance = run_provenance(o.induction > 0 ? std::optional<uint64_t>(o.seed) : std::nullopt);
+        request.analyses = &analyses;
+        request.report = o.report;
+        request.stream_layers = o.stream_layers;
+        request.generate = o.generate;
+        request.input_text = input_text(o, request.ids);
+        request.provenance = provenance;
+        request.hooks = terminal_hooks(o.output.quiet);
+        run_model_once(session, request, *out_dir, printed, timings);
+    } else {
+        provenance = run_model_corpus(o, session, analyses, limits, *out_dir, printed, timings, timing_notes);
+    }
 
     // Step 3: everything moves into place together; then what the user asked to see.
     finish_run(o, *out_dir, timings, printed, provenance, timing_notes + peak_memory_line());

@@ -10,12 +10,8 @@
 #include "ablation_report.hpp"
 #include "error.hpp"
 #include "generation.hpp"
-#include "hf_seq2seq_checkpoint.hpp"
 #include "layer_cost.hpp"
 #include "memory_budget.hpp"
-#include "model_run.hpp"
-#include "model_tokenizer_file.hpp"
-#include "onednn_backend.hpp"
 #include "option_parsing.hpp"
 #include "output_dir.hpp"
 #include "progress.hpp"
@@ -110,7 +106,8 @@ attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_v
     using namespace attn_viz;
     Seq2SeqStream stream(out, report, options, timings);
     const Seq2SeqConfig& c = model.weights().config;
-    StreamedForward forward(timings, show_layers, "attention layer", c.blocks.n_layers + 2 * c.n_decoder_layers);
+    StreamedForward forward(timings, show_layers ? progress_lines(false)("attention layer") : StepCallback(),
+                            c.blocks.n_layers + 2 * c.n_decoder_layers);
     model.run_layers(report.run->source, report.run->target, true,
                      [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights) {
                          forward.report([&] { stream.add_layer(stack, layer, result, weights); });
@@ -121,7 +118,7 @@ attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_v
 
 }  // namespace
 
-RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T) {
+attn_viz::RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T) {
     using attn_viz::saturating_product;
     auto layer = [&](int64_t queries, int64_t keys) {
         return attn_viz::estimate_layer_run_bytes(c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, queries, keys);
@@ -164,36 +161,36 @@ void refuse_target_for_decoder(const std::string& model_type, bool target_given)
                                 model_type.empty() ? "this model" : "model_type ", model_type));
 }
 
-int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits) {
+int run_seq2seq_model(const ModelOptions& o, attn_viz::ModelSession& session, const attn_viz::LoadLimits& limits) {
     using namespace attn_viz;
     if (o.generate <= 0 && o.target_text.empty() && !o.target_token_ids)
         throw Error(ErrorKind::usage,
                     fmt::format("an encoder-decoder model ({}) needs the decoder's input: --target-text, "
                                 "--target-tokens or --generate N",
-                                files.config.model_type));
+                                session.model_type()));
     const std::unique_ptr<OutputDir> out_dir =
         open_run_output(o, {o.checkpoint, o.tokenizer}, seq2seq_dump_paths(o.report.dump_attention));
     OutputDir& out = *out_dir;
     Timings timings;
-    OnednnBackend backend;
 
     // Step 1: the model, its tokenizer, the source and target ids, validated before anything is written.
-    std::unique_ptr<Seq2SeqModel> model;
-    std::unique_ptr<ModelTokenizer> tokenizer;
     std::vector<int> source, target;
+    Seq2SeqModel* model = nullptr;
+    const ModelTokenizer* tokenizer = nullptr;
     {
         Timings::Scope t(timings, "load");
-        model = std::make_unique<Seq2SeqModel>(backend, read_hf_seq2seq_folder(files.path, files.config, limits));
+        session.load(o.tokenizer);
+        model = &session.seq2seq(), tokenizer = &session.tokenizer();
         const ModelConfig& c = model->weights().config.blocks;
-        tokenizer = read_model_tokenizer(files, o.tokenizer, c.vocab_size, limits);
         source = seq2seq_ids(o.text, o.token_ids, *tokenizer, c.vocab_size, c.max_tokens, "--text", "--tokens");
         if (o.generate > 0)
-            check_decoder_start(files.path, model->weights().config, *tokenizer);
+            check_decoder_start(session.path(), model->weights().config, *tokenizer);
         else
             target = seq2seq_ids(o.target_text, o.target_token_ids, *tokenizer, c.vocab_size, c.max_tokens,
                                  "--target-text", "--target-tokens");
         if (!o.analyses.ablate.empty()) ablated_heads(o, model->weights());
     }
+    OnednnBackend& backend = session.backend();
     const ModelConfig& c = model->weights().config.blocks;
     const int64_t S = static_cast<int64_t>(source.size()),
                   T = o.generate > 0 ? c.max_tokens : static_cast<int64_t>(target.size());

@@ -10,10 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "model_files.hpp"
 #include "model_options.hpp"
+#include "model_session.hpp"
 #include "model_stream.hpp"
-#include "model_tokenizer.hpp"
 #include "output_options.hpp"
 #include "report.hpp"
 
@@ -43,15 +42,15 @@ void refuse_target_for_decoder(const std::string& model_type, bool target_given)
 
 // The maps' memory of a run over S source and T target tokens (`c`: the blocks' configuration,
 // n_layers the encoder's): the three stacks' at once, and the largest attention layer's.
-RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T);
+attn_viz::RunBytes seq2seq_run_bytes(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T);
 
 // Refuses (Error bad_input) a run over S source and T target tokens whose three stacks' maps
 // exceed the memory budget.
 void check_seq2seq_run_memory(const attn_viz::ModelConfig& c, int64_t decoder_layers, int64_t S, int64_t T,
                               const attn_viz::LoadLimits& limits);
 
-// The run over the folder `files` (an encoder-decoder model_type), with `o` resolved
+// The run of `session` (an encoder-decoder model_type, not loaded yet), with `o` resolved
 // (prepare_run); returns the exit code.
-int run_seq2seq_model(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
+int run_seq2seq_model(const ModelOptions& o, attn_viz::ModelSession& session, const attn_viz::LoadLimits& limits);
 
 }  // namespace attn_viz_cli

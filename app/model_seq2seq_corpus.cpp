@@ -8,11 +8,8 @@
 
 #include "corpus_fingerprint.hpp"
 #include "error.hpp"
-#include "hf_seq2seq_checkpoint.hpp"
 #include "model_corpus_run.hpp"
 #include "model_seq2seq.hpp"
-#include "model_tokenizer_file.hpp"
-#include "onednn_backend.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
 #include "run_output.hpp"
@@ -63,7 +60,7 @@ void add_run(Seq2SeqCorpusAccumulator& corpus, const Seq2SeqRun& run, const Seq2
 
 }  // namespace
 
-int run_seq2seq_corpus(const ModelOptions& o, const ModelFiles& files, const LoadLimits& limits) {
+int run_seq2seq_corpus(const ModelOptions& o, ModelSession& session, const LoadLimits& limits) {
     if (o.report.html || !o.analyses.ablate.empty())
         throw Error(ErrorKind::usage, fmt::format("{}: not implemented over an encoder-decoder's corpus yet (its "
                                                   "statistics are in stats.json)",
@@ -73,16 +70,15 @@ int run_seq2seq_corpus(const ModelOptions& o, const ModelFiles& files, const Loa
     const std::unique_ptr<OutputDir> out_dir = open_run_output(o, {o.checkpoint, o.tokenizer, o.corpus.path}, outputs);
     OutputDir& out = *out_dir;
     Timings timings;
-    OnednnBackend backend;
 
     // Step 1: the model and its tokenizer; each line is validated as it is read.
-    std::unique_ptr<Seq2SeqModel> model;
-    std::unique_ptr<ModelTokenizer> tokenizer;
     {
         Timings::Scope t(timings, "load");
-        model = std::make_unique<Seq2SeqModel>(backend, read_hf_seq2seq_folder(files.path, files.config, limits));
-        tokenizer = read_model_tokenizer(files, o.tokenizer, model->weights().config.blocks.vocab_size, limits);
+        session.load(o.tokenizer);
     }
+    Seq2SeqModel* model = &session.seq2seq();
+    const ModelTokenizer* tokenizer = &session.tokenizer();
+    OnednnBackend& backend = session.backend();
 
     // Step 2: each pair of the corpus (or of its shard) through the model, into running moments.
     CorpusDocuments documents(o.corpus.path, limits, o.corpus.shard, CorpusLines::json_or_text);

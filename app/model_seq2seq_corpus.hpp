@@ -7,13 +7,13 @@
 
 #include <string>
 
-#include "model_files.hpp"
 #include "model_options.hpp"
+#include "model_session.hpp"
 
 namespace attn_viz_cli {
 
-// The corpus run over the folder `files` (an encoder-decoder model_type), with `o` resolved
+// The corpus run of `session` (an encoder-decoder model_type, not loaded yet), with `o` resolved
 // (prepare_run); returns the exit code.
-int run_seq2seq_corpus(const ModelOptions& o, const attn_viz::ModelFiles& files, const attn_viz::LoadLimits& limits);
+int run_seq2seq_corpus(const ModelOptions& o, attn_viz::ModelSession& session, const attn_viz::LoadLimits& limits);
 
 }  // namespace attn_viz_cli

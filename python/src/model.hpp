@@ -1,6 +1,6 @@
-// attn_viz.Model's native object: a whole model opened as `attn-viz model` opens it
-// (app/cmd_model.cpp): a decoder or encoder (WholeModel), or an encoder-decoder folder (bart, t5:
-// Seq2SeqModel), with its tokenizer.
+// attn_viz.Model's native object: a whole model opened as `attn-viz model` opens it, by the
+// session (model_session.hpp): a decoder or encoder (WholeModel), or an encoder-decoder folder
+// (bart, t5: Seq2SeqModel), with its tokenizer.
 #pragma once
 
 #include <memory>
@@ -11,25 +11,15 @@
 
 #include <pybind11/pybind11.h>
 
-#include "model_tokenizer.hpp"
-#include "onednn_backend.hpp"
-#include "seq2seq_model.hpp"
-#include "whole_model.hpp"
+#include "model_session.hpp"
 
 namespace attn_viz_python {
 
 struct Model {
-    std::unique_ptr<attn_viz::OnednnBackend> backend;  // outlives the models
-    std::unique_ptr<attn_viz::WholeModel> model;       // a decoder or an encoder; or
-    std::unique_ptr<attn_viz::Seq2SeqModel> seq2seq;   // an encoder-decoder
-    std::unique_ptr<attn_viz::ModelTokenizer> tokenizer;
+    std::unique_ptr<attn_viz::ModelSession> session;  // loaded
     std::string path;
     int threads = 0;   // as opened (0 = all cores): the analyses' too (report_options)
     std::mutex mutex;  // one run at a time: runs release the GIL
-
-    // The model's vocabulary size and longest sequence, whichever kind it is.
-    int64_t vocab_size() const;
-    int64_t max_tokens() const;
 };
 
 // The ids of `text` as the CLI's --text encodes them (`what` names it in errors), or `ids` as

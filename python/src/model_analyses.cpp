@@ -24,12 +24,12 @@ attn_viz::AnalysisSet analyses_of(const Model& m, const std::string& specs_json,
     const nlohmann::json specs = nlohmann::json::parse(specs_json);
     attn_viz::AnalysisSet set;
     for (const nlohmann::json& spec : specs) {
-        std::unique_ptr<attn_viz::WholeModelAnalysis> analysis =
-            attn_viz::analysis_from_spec(spec.at(0).get<std::string>(), spec.at(1), *m.model, *m.tokenizer);
+        std::unique_ptr<attn_viz::WholeModelAnalysis> analysis = attn_viz::analysis_from_spec(
+            spec.at(0).get<std::string>(), spec.at(1), m.session->model(), m.session->tokenizer());
         const std::string name(analysis->traits().name);
         if (set.asks(analysis->traits().kind))
             throw attn_viz::Error(attn_viz::ErrorKind::usage, name + ": asked for twice");
-        if (const std::string obstacle = analysis->obstacle(*m.model, ids); !obstacle.empty())
+        if (const std::string obstacle = analysis->obstacle(m.session->model(), ids); !obstacle.empty())
             throw attn_viz::Error(attn_viz::ErrorKind::usage, name + obstacle);
         set.add(std::move(analysis));
     }
@@ -60,7 +60,7 @@ py::dict analysis_output(const nlohmann::json& stats, const attn_viz::OutputDir&
 py::object analyze(const std::shared_ptr<Model>& m, const std::string& specs_json,
                    const std::optional<std::string>& text, const std::optional<std::vector<int>>& ids,
                    const std::optional<std::string>& out, bool force, py::object progress, py::object read) {
-    if (m->seq2seq)
+    if (m->session->encoder_decoder())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               m->path + ": the analyses of an encoder-decoder (bart, t5) run from the CLI only");
     if (out) path_argument("out", *out);
@@ -81,9 +81,11 @@ py::object analyze(const std::shared_ptr<Model>& m, const std::string& specs_jso
                   : std::make_unique<attn_viz::OutputDir>(attn_viz::OutputDir::KeepNothing{});
         const attn_viz::ReportOptions report = report_options(m->threads);
         attn_viz::Timings timings;
-        attn_viz::AnalysisContext ctx{*m->model, *m->backend, *m->tokenizer, report, *dir, timings, progress_factory};
+        attn_viz::AnalysisContext ctx{
+            m->session->model(), m->session->backend(), m->session->tokenizer(), report, *dir, timings,
+            progress_factory};
         if (needs_run) {
-            const attn_viz::ModelRun run = m->model->run(input, {.logits = set.reads_logits()});
+            const attn_viz::ModelRun run = m->session->model().run(input, {.logits = set.reads_logits()});
             stats = set.run_all(ctx, run);
         } else {
             stats = set.run_weight_analyses(ctx);
@@ -102,7 +104,7 @@ py::object analyze(const std::shared_ptr<Model>& m, const std::string& specs_jso
 // prints it (its --json "generation" object).
 py::object generate_tokens(const std::shared_ptr<Model>& m, const std::optional<std::string>& text,
                            const std::optional<std::vector<int>>& ids, int tokens, py::object progress) {
-    if (m->seq2seq)
+    if (m->session->encoder_decoder())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               m->path + ": an encoder-decoder's greedy output is generated from the CLI only");
     if (tokens < 0 || tokens > 4096)
@@ -113,11 +115,12 @@ py::object generate_tokens(const std::shared_ptr<Model>& m, const std::optional<
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(m->mutex);
-        if (const std::string no_logits = attn_viz::logits_obstacle(*m->model); !no_logits.empty())
+        if (const std::string no_logits = attn_viz::logits_obstacle(m->session->model()); !no_logits.empty())
             throw attn_viz::Error(attn_viz::ErrorKind::usage, "generate" + no_logits);
         const std::vector<int> prompt = model_ids(*m, text, ids, "text", "ids");
-        const attn_viz::Generation g = attn_viz::generate(*m->model, *m->tokenizer, prompt, tokens, on_token);
-        generation = attn_viz::generation_json(g, m->tokenizer->decode(prompt));
+        const attn_viz::Generation g =
+            attn_viz::generate(m->session->model(), m->session->tokenizer(), prompt, tokens, on_token);
+        generation = attn_viz::generation_json(g, m->session->tokenizer().decode(prompt));
     }
     return json_to_python(generation.dump());
 }

@@ -18,7 +18,7 @@ namespace attn_viz_python {
 
 py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source, py::object progress,
                       const std::optional<std::string>& shard) {
-    if (!m->model)
+    if (m->session->encoder_decoder())
         throw attn_viz::Error(attn_viz::ErrorKind::usage,
                               m->path +
                                   ": run_corpus does not apply to an encoder-decoder model: corpus "
@@ -32,14 +32,14 @@ py::object run_corpus(const std::shared_ptr<Model>& m, py::object corpus_source,
     {
         py::gil_scoped_release released;
         std::lock_guard<std::mutex> lock(m->mutex);
-        attn_viz::WholeModel& model = *m->model;
-        const attn_viz::CorpusWeights weights = attn_viz::corpus_weights(model, *m->backend);
+        attn_viz::WholeModel& model = m->session->model();
+        const attn_viz::CorpusWeights weights = attn_viz::corpus_weights(model, m->session->backend());
         attn_viz::CorpusAccumulator corpus(weights.fingerprint, attn_viz::LabelThresholds{});
         const attn_viz::AnalysisOptions options =
-            attn_viz::analysis_options(report_options(m->threads), *m->backend, &weights.similarity);
+            attn_viz::analysis_options(report_options(m->threads), m->session->backend(), &weights.similarity);
         attn_viz::Timings timings;
-        attn_viz::add_model_corpus(*source.documents, model, *m->tokenizer, options, attn_viz::LoadLimits{}, corpus,
-                                   hooks, timings);
+        attn_viz::add_model_corpus(*source.documents, model, m->session->tokenizer(), options, attn_viz::LoadLimits{},
+                                   corpus, hooks, timings);
         text = source.finished_json(corpus, options.thresholds);
     }
     return json_to_python(text);

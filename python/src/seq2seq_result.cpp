@@ -71,17 +71,18 @@ py::object run_seq2seq(const std::shared_ptr<Model>& m, const std::optional<std:
         std::lock_guard<std::mutex> lock(m->mutex);
         const std::vector<int> source = model_ids(*m, text, ids, "text", "ids");
         const std::vector<int> target = model_ids(*m, target_text, target_ids, "target_text", "target_ids");
-        r->run = m->seq2seq->run(source, target);
+        r->run = m->session->seq2seq().run(source, target);
         attn_viz::Seq2SeqReportInput& report = r->report;
         report.run = &r->run;
-        report.weights = &m->seq2seq->weights();
-        report.backend = m->backend.get();
-        report.source_tokens = m->tokenizer->labels(source);
-        report.target_tokens = m->tokenizer->labels(target);
-        report.extra_stats = {{"model_type", m->seq2seq->weights().config.blocks.architecture}};
-        report.model_description = attn_viz::seq2seq_model_description(m->path, m->seq2seq->weights().config);
-        report.source_text = text ? *text : m->tokenizer->decode(source);  // ids: decoded, as the CLI's --tokens
-        report.target_text = target_text ? *target_text : m->tokenizer->decode(target);
+        report.weights = &m->session->seq2seq().weights();
+        report.backend = &m->session->backend();
+        report.source_tokens = m->session->tokenizer().labels(source);
+        report.target_tokens = m->session->tokenizer().labels(target);
+        report.extra_stats = {{"model_type", m->session->seq2seq().weights().config.blocks.architecture}};
+        report.model_description = attn_viz::seq2seq_model_description(m->path, m->session->seq2seq().weights().config);
+        report.source_text =
+            text ? *text : m->session->tokenizer().decode(source);  // ids: decoded, as the CLI's --tokens
+        report.target_text = target_text ? *target_text : m->session->tokenizer().decode(target);
     }
     r->owner = m;
     return py::cast(r);
