@@ -10,7 +10,6 @@
 
 #include "attention.hpp"
 #include "commands.hpp"
-#include "compare_corpus_run.hpp"
 #include "compare_models.hpp"
 #include "compare_report.hpp"
 #include "compare_seq2seq.hpp"
@@ -165,11 +164,13 @@ int compare_models_corpus(CompareOptions& o, const attn_viz::AnalysisOptions& op
     std::string note;
     const CompareCorpusAccumulator corpus = compare_models_over_corpus(
         o.weights_a, o.weights_b, o.model_input.tokenizer, o.corpus, options, limits, o.output.quiet, note);
-    const CorpusCompareReport report = corpus_compare_report(corpus, options.thresholds, o.fail_metric, o.fail_above);
+    const CorpusCompareReport report =
+        attn_viz::corpus_compare_report(corpus, options.thresholds, o.fail_metric, o.fail_above);
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs(inputs);
-        write_corpus_compare_outputs(out, report, run_provenance(), attn_viz::compared_names(o.weights_a, o.weights_b));
+        attn_viz::write_corpus_compare_outputs(out, report, run_provenance(),
+                                               attn_viz::compared_names(o.weights_a, o.weights_b));
         if (!o.corpus.save_partial.empty()) corpus.save_partial(out.external_file(o.corpus.save_partial));
         out.commit();
     }
@@ -204,15 +205,14 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
     const bool seq2seq_a = is_seq2seq_folder(o.weights_a, limits), seq2seq_b = is_seq2seq_folder(o.weights_b, limits);
     if (seq2seq_a || seq2seq_b) return compare_encoder_decoders(o, seq2seq_a, seq2seq_b, options, limits);
     refuse_target_for_decoder("", !o.model_input.target_text.empty() || o.model_input.target_token_ids);
-    const ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, limits);
+    const attn_viz::ModelComparison m = compare_whole_models(o.weights_a, o.weights_b, o.model_input, options, limits);
     const std::vector<double> metric = comparison_metric(m.heads, o.fail_metric);
     const CompareSummary summary = summarize_comparison(m.heads, metric, o.fail_metric, m.top1, o.fail_above);
     if (!o.output.out.empty()) {
         OutputDir out(o.output.out, o.output.force);
         out.protect_inputs({o.weights_a, o.weights_b, o.model_input.tokenizer});
-        nlohmann::json doc = compare_document(m.heads, summary, metric, m.top1);
-        for (size_t n = 0; n < m.top1.size(); ++n) doc["heads"][n]["top1_agreement"] = json_number(m.top1[n]);
-        if (m.output) doc["output"] = output_comparison_json(*m.output, m.generation ? &*m.generation : nullptr);
+        nlohmann::json doc = model_comparison_json(m, metric, summary);
+        doc["provenance"] = run_provenance();
         write_file_atomically(out.file("compare.json"), json_file_text(doc, 1));
         const attn_viz::ComparedNames names = attn_viz::compared_names(o.weights_a, o.weights_b);
         write_comparison_pictures(out, m.heads, m.top1, names, "");
@@ -226,7 +226,7 @@ int compare_models(CompareOptions& o, const attn_viz::AnalysisOptions& options, 
     }
     if (!o.output.quiet) {
         std::fputs(compare_summary_text(summary, m.heads, metric, m.top1).c_str(), stdout);
-        std::fputs(output_comparison_text(m).c_str(), stdout);
+        std::fputs(attn_viz::output_comparison_text(m).c_str(), stdout);
         std::fputs(ranked_comparison_table(m.heads, m.top1).c_str(), stdout);
     }
     return exit_status(o, m.heads, metric, summary);

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "compare_corpus_run.hpp"
 #include "corpus_attribution_report.hpp"
 #include "corpus_maps_report.hpp"
 #include "corpus_stats.hpp"
 #include "error.hpp"
 #include "fingerprint.hpp"
 #include "model_analyses_summary.hpp"
+#include "model_compare_corpus.hpp"
 #include "option_checks.hpp"
 #include "output_dir.hpp"
 #include "output_options.hpp"

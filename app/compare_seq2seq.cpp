@@ -150,7 +150,7 @@ int report_seq2seq_comparison(const Seq2SeqComparison& m, const Seq2SeqCompareOu
                     .c_str(),
                 stdout);
         }
-        std::fputs(output_comparison_line(m.output).c_str(), stdout);
+        std::fputs(attn_viz::output_comparison_line(m.output).c_str(), stdout);
     }
     int status = 0;
     for (size_t k = 0; k < m.stacks.size(); ++k)

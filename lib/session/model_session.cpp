@@ -18,12 +18,20 @@ ModelSession::ModelSession(const std::string& path, const LoadLimits& limits)
 }
 
 void ModelSession::load(const std::string& tokenizer_path) {
+    load_weights();
+    load_tokenizer(tokenizer_path);
+}
+
+void ModelSession::load_weights() {
     backend_ = std::make_unique<OnednnBackend>();
     if (encoder_decoder_)
         seq2seq_ =
             std::make_unique<Seq2SeqModel>(*backend_, read_hf_seq2seq_folder(files_.path, files_.config, limits_));
     else
         model_ = open_whole_model(*backend_, files_, limits_);
+}
+
+void ModelSession::load_tokenizer(const std::string& tokenizer_path) {
     tokenizer_ = read_model_tokenizer(files_, tokenizer_path, vocab_size(), limits_);
 }
 

@@ -71,14 +71,18 @@ public:
     bool encoder_decoder() const { return encoder_decoder_; }
 
     // Step 2: the weights (the whole model, or an encoder-decoder's three stacks) and the
-    // tokenizer at `tokenizer_path`, or the model's own when it is "" (read_model_tokenizer).
+    // tokenizer at `tokenizer_path`, or the model's own when it is "" (read_model_tokenizer):
+    // load_weights then load_tokenizer (a model compared with another reads only its weights).
     void load(const std::string& tokenizer_path);
+    void load_weights();
+    void load_tokenizer(const std::string& tokenizer_path);
 
     OnednnBackend& backend() { return *backend_; }
     // The decoder or encoder (load first; Error(usage) for an encoder-decoder).
     WholeModel& model() const;
     // The encoder-decoder (load first; Error(usage) for any other model).
     Seq2SeqModel& seq2seq() const;
+    // The tokenizer (load_tokenizer first).
     const ModelTokenizer& tokenizer() const { return *tokenizer_; }
     int64_t vocab_size() const;
     int64_t max_tokens() const;
