@@ -477,7 +477,9 @@ int run_model(ModelOptions& o) {
     using namespace attn_viz;
     LoadLimits limits = prepare_run(o);
     limits.truncate_texts = o.truncate;  // a corpus's texts are cut as --text is
-    const ModelFiles files = open_model_files(o.checkpoint, limits);
+    ModelFiles files = open_model_files(o.checkpoint, limits);
+    // --stream-layers holds one block at a time whatever the container (a GGUF decoder always does).
+    if (o.stream_layers) files.blocks = BlockLoading::streamed;
     const bool encoder_decoder =
         files.format == ModelFormat::hf_folder && is_seq2seq_model_type(files.config.model_type);
     if (encoder_decoder) return run_encoder_decoder(o, files, limits);

@@ -196,18 +196,26 @@ void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout
     if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
 }
 
-void stream_decoder_blocks(std::shared_ptr<const TensorSource> source, const DecoderLayout& layout, ModelWeights& w) {
-    // Every block's tensors are checked now (names, shapes, decodable types), so a bad file fails
-    // before the forward pass rather than at its last layer.
-    for (int64_t l = 0; l < layout.config.n_layers; ++l) check_decoder_block(*source, layout, l);
-    w.load_block = [source, layout](int64_t layer) {
-        BlockWeights b;
-        read_decoder_block(*source, layout, layer, b);
-        return b;
-    };
-    w.load_block_into = [source, layout](int64_t layer, BlockWeights& block) {
-        read_decoder_block(*source, layout, layer, block);
-    };
+std::shared_ptr<const BlockSource> read_decoder_blocks(const TensorSource& source, const DecoderLayout& layout) {
+    std::vector<BlockWeights> blocks(static_cast<size_t>(layout.config.n_layers));
+    for (int64_t l = 0; l < layout.config.n_layers; ++l)
+        read_decoder_block(source, layout, l, blocks[static_cast<size_t>(l)]);
+    return std::make_shared<HeldBlocks>(std::move(blocks));
+}
+
+StreamedDecoderBlocks::StreamedDecoderBlocks(std::shared_ptr<const TensorSource> source, DecoderLayout layout)
+    : source_(std::move(source)), layout_(std::move(layout)) {
+    for (int64_t l = 0; l < layout_.config.n_layers; ++l) check_decoder_block(*source_, layout_, l);
+}
+
+BlockWeights StreamedDecoderBlocks::load(int64_t layer) const {
+    BlockWeights b;
+    read_decoder_block(*source_, layout_, layer, b);
+    return b;
+}
+
+void StreamedDecoderBlocks::load_into(int64_t layer, BlockWeights& block) const {
+    read_decoder_block(*source_, layout_, layer, block);
 }
 
 }  // namespace attn_viz

@@ -29,8 +29,7 @@ ModelConfig gguf_llama_config(const GgufFile& file);
 ModelWeights read_gguf_llama(const GgufFile& file);
 
 // As read_gguf_llama, but the blocks stay in the (shared, mapped) file: every block's tensors are
-// checked now, `layers` is empty and `load_block` dequantizes one block when called
-// (`load_block_into` into the memory of the block it refills).
+// checked now and `blocks` (StreamedDecoderBlocks) dequantizes one block when asked.
 ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
 
 }  // namespace attn_viz

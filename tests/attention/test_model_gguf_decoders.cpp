@@ -127,8 +127,9 @@ TEST_CASE("GGUF gemma2: the score scale is llama.cpp's key length, not the folde
         "--query-pre-attn-scalar 9 --attn-softcap 5 --final-softcap 6");
     convert_decoder_folder(dir.path().string(), dir / "model.gguf");
     const ModelWeights weights = read_gguf_llama(GgufFile(dir / "model.gguf"));
-    CHECK(weights.layers[0].attention.score_scale == doctest::Approx(0.5));
-    CHECK(read_hf_llama_folder(dir.path().string()).layers[0].attention.score_scale == doctest::Approx(1.0 / 3.0));
+    CHECK(weights.blocks->held(0)->attention.score_scale == doctest::Approx(0.5));
+    CHECK(read_hf_llama_folder(dir.path().string()).blocks->held(0)->attention.score_scale ==
+          doctest::Approx(1.0 / 3.0));
 }
 
 TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming the file and the key or tensor") {
