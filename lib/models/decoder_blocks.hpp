@@ -29,7 +29,8 @@ struct DecoderLayout {
 };
 
 // Throws Error(bad_input) naming the file unless every tensor of block `layer` (biases aside)
-// is there with its shape and a decodable type; converts nothing.
+// is there with its shape and a decodable type, or for a feed-forward bias of a fused GGUF block
+// (Phi-3's, which is read without); converts nothing.
 void check_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer);
 
 // Block `layer` into `b`, in the memory b's matrices have where the source can (GGUF), so that

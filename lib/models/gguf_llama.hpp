@@ -7,7 +7,8 @@
 //                 token_embd when absent); blk.N.attn_norm, ffn_norm [D], attn_output [D, H d_h],
 //                 ffn_down [D, F]; attn_q [H d_h, D], attn_k, attn_v [KV d_h, D] with optional
 //                 .bias, ffn_gate, ffn_up [F, D] (phi3 instead: attn_qkv [(H + 2 KV) d_h, D] and
-//                 ffn_up [2 F, D], gate rows first).
+//                 ffn_up [2 F, D], gate rows first); optional ffn_gate, ffn_up, ffn_down .bias
+//                 (none for phi3's fused ffn_up: refused).
 //   qwen3, gemma3 blk.N.attn_q_norm, attn_k_norm [d_h].
 //   gemma2/3      blk.N.post_attention_norm, post_ffw_norm [D]; every norm stored as 1 + w.
 #pragma once

@@ -183,6 +183,12 @@ TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming 
     longrope.extra = {"rope_factors_long.weight"};
     expect_refused(phi3, longrope,
                    "has tensor \"rope_factors_long.weight\": Phi-3's LongRoPE scaling is not supported");
+    // Its fused ffn_up is read without biases: a feed-forward bias is refused by name, not ignored.
+    for (const char* bias : {"blk.1.ffn_up.bias", "blk.0.ffn_down.bias"}) {
+        Spoil biased;
+        biased.extra = {bias};
+        expect_refused(phi3, biased, std::string(bias) + ": feed-forward biases are not read for phi3 GGUF files");
+    }
 }
 
 }  // TEST_SUITE("model")

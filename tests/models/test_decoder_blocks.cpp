@@ -1,7 +1,7 @@
 // decoder_blocks.hpp's block sources over a Hugging Face folder: the blocks streamed from the
 // mapped safetensors (StreamedDecoderBlocks) equal the blocks read whole (HeldBlocks), on a small
 // random decoder (one file and two shards) and on stories260K's folder; a streamed source holds
-// no block; a truncated shard is refused naming it.
+// no block; a truncated shard is refused naming it. GGUF decoders' feed-forward biases are read.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -98,6 +98,62 @@ TEST_CASE("a truncated shard of a streamed folder is refused naming the file, be
         expect_error(ErrorKind::bad_input, [&] { read_folder(folders.sharded.string(), loading); },
                      {shard.string(), "past the data buffer", "file truncated?"});
     }
+}
+
+TEST_CASE("GGUF llama: feed-forward biases are read where the file holds them, streamed or whole") {
+    ScratchDir dir;
+    constexpr int64_t D = 8, F = 12, V = 20;
+    GgufBuilder b;
+    b.add_string("general.architecture", "llama");
+    for (const auto& [key, value] : {std::pair<const char*, uint32_t>{"llama.block_count", 2},
+                                     {"llama.embedding_length", D},
+                                     {"llama.feed_forward_length", F},
+                                     {"llama.attention.head_count", 2},
+                                     {"llama.attention.head_count_kv", 2},
+                                     {"llama.context_length", 16},
+                                     {"llama.rope.dimension_count", 4}})
+        b.add_u32(key, value);
+    b.add_f32("llama.rope.freq_base", 10000.0f);
+    b.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    std::map<std::string, Tensor> written;
+    const auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+        const Tensor t = random_tensor(shape);
+        b.add_f32_tensor(name, {shape.rbegin(), shape.rend()}, t.data);
+        written.emplace(name, t);
+    };
+    tensor("token_embd.weight", {V, D});
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        for (const char* name : {"attn_q", "attn_k", "attn_v", "attn_output"}) tensor(p + name + ".weight", {D, D});
+        tensor(p + "attn_norm.weight", {D}), tensor(p + "ffn_norm.weight", {D});
+        tensor(p + "ffn_gate.weight", {F, D}), tensor(p + "ffn_up.weight", {F, D});
+        tensor(p + "ffn_down.weight", {D, F});
+    }
+    // Block 0 has all three biases, block 1 only the down projection's.
+    tensor("blk.0.ffn_gate.bias", {F}), tensor("blk.0.ffn_up.bias", {F}), tensor("blk.0.ffn_down.bias", {D});
+    tensor("blk.1.ffn_down.bias", {D});
+    tensor("output_norm.weight", {D}), tensor("output.weight", {V, D});
+    write_text(dir / "m.gguf", b.bytes());
+
+    const ModelWeights whole = read_gguf_llama(GgufFile(dir / "m.gguf"));
+    const BlockWeights& b0 = *whole.blocks->held(0);
+    const BlockWeights& b1 = *whole.blocks->held(1);
+    CHECK(b0.b_in.data == written.at("blk.0.ffn_gate.bias").data);
+    CHECK(b0.b_up.data == written.at("blk.0.ffn_up.bias").data);
+    CHECK(b0.b_out.data == written.at("blk.0.ffn_down.bias").data);
+    CHECK(b1.b_in.empty());
+    CHECK(b1.b_up.empty());
+    CHECK(b1.b_out.data == written.at("blk.1.ffn_down.bias").data);
+    // Refilling block 0's memory with block 1 leaves no bias of block 0 behind.
+    const ModelWeights streamed = read_gguf_llama_streaming(std::make_shared<const GgufFile>(dir / "m.gguf"));
+    BlockWeights refilled;
+    streamed.blocks->load_into(0, refilled);
+    CHECK(refilled.b_up.data == b0.b_up.data);
+    streamed.blocks->load_into(1, refilled);
+    CHECK(refilled.b_in.empty());
+    CHECK(refilled.b_up.empty());
+    CHECK(refilled.b_out.data == b1.b_out.data);
+    CHECK(model_fingerprint(streamed) == model_fingerprint(whole));
 }
 
 }  // TEST_SUITE("models")
