@@ -282,7 +282,8 @@ int run_model(ModelOptions& o) {
     using namespace attn_viz;
     LoadLimits limits = prepare_run(o);
     limits.truncate_texts = o.truncate;  // a corpus's texts are cut as --text is
-    ModelSession session(o.checkpoint, limits);
+    // --stream-layers holds one block at a time whatever the container (a GGUF decoder always does).
+    ModelSession session(o.checkpoint, limits, o.stream_layers ? BlockLoading::streamed : BlockLoading::held);
     if (session.encoder_decoder()) return run_encoder_decoder(o, session, limits);
     refuse_target_for_decoder(session.model_type(), !o.target_text.empty() || o.target_token_ids);
     const std::vector<HeadRange> drawn_heads = parse_head_selection(o.layers, o.heads);

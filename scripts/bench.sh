@@ -14,8 +14,10 @@
 #      head's PNG (installs the oracles from PyPI once: scripts/setup_oracles.sh);
 #   8. per added 7B-wide Q4_K layer at T=2047, `attn-viz model --stats-only` against llama.cpp's
 #      one-batch prompt processing of the same GGUF (scripts/bench_llama_cpp.sh: fetches llama.cpp's
-#      prebuilt CPU libraries from npm once, scripts/setup_llama_cpp.sh).
-# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3, 5 and 8)
+#      prebuilt CPU libraries from npm once, scripts/setup_llama_cpp.sh);
+#   9. peak RSS of `attn-viz model --stream-layers` on one 7B-shaped Llama as a BF16 Hugging Face
+#      folder and as an F16 GGUF (scripts/bench_stream_memory.sh: generates both, 27 GB, first).
+# Usage: scripts/bench.sh [RUNS]   (RUNS defaults to 3; BENCH_SKIP_7B=1 skips parts 3, 5, 8 and 9)
 # ONEDNN_MAX_CPU_ISA in the environment caps oneDNN's kernels, e.g. ONEDNN_MAX_CPU_ISA=AVX2 runs
 # them as on a CPU without AVX-512 (attn-viz keeps any cap below AMX; without one it uses the
 # highest ISA below AMX). It does not reach attn-viz's own vectorized loops, which GCC picks by
@@ -147,4 +149,10 @@ if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
   echo
   echo "== 8. per added 7B-wide Q4_K layer: attn-viz model --stats-only against llama.cpp's prompt processing =="
   ATTN_VIZ=$bin "$root/scripts/bench_llama_cpp.sh"
+fi
+
+if [[ "${BENCH_SKIP_7B:-}" != 1 ]]; then
+  echo
+  echo "== 9. peak RSS of a 7B-shaped Llama streamed with --stream-layers: BF16 safetensors folder and F16 GGUF =="
+  ATTN_VIZ=$bin "$root/scripts/bench_stream_memory.sh"
 fi

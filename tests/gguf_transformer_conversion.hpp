@@ -228,9 +228,9 @@ inline void check_same_model(const ModelWeights& gguf, const ModelWeights& hf, d
     CHECK(a.norm_epsilon == doctest::Approx(b.norm_epsilon));  // float32 in GGUF
     CHECK(a.rope_base == doctest::Approx(b.rope_base));
     CHECK(a.final_logit_softcap == doctest::Approx(b.final_logit_softcap));
-    REQUIRE(gguf.layers.size() == hf.layers.size());
-    for (size_t l = 0; l < gguf.layers.size(); ++l) {
-        const BlockWeights &x = gguf.layers[l], &y = hf.layers[l];
+    REQUIRE(gguf.blocks->n_layers() == hf.blocks->n_layers());
+    for (int64_t l = 0; l < gguf.blocks->n_layers(); ++l) {
+        const BlockWeights x = gguf.blocks->load(l), y = hf.blocks->load(l);
         const std::string where = "layer " + std::to_string(l);
         check_same_layer(x.attention, y.attention, where, norm_tolerance);
         for (const auto& [p, q] :

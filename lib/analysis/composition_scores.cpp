@@ -110,9 +110,9 @@ NormFolding attention_norm_folding(const ModelWeights& model) {
     if (model.config.residual == ResidualLayout::post_norm)
         throw Error(ErrorKind::internal, "attention_norm_folding: a post-norm model has no norm before its attention");
     folding.center = model.config.norm == NormKind::layer_norm;
+    std::optional<BlockWeights> streamed;
     for (int64_t l = 0; l < model.config.n_layers; ++l)
-        folding.weights.push_back(model.layers.empty() ? model.load_block(l).attention_norm.weight
-                                                       : model.layers[static_cast<size_t>(l)].attention_norm.weight);
+        folding.weights.push_back(model.block(l, streamed).attention_norm.weight);
     return folding;
 }
 

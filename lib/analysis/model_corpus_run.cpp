@@ -215,7 +215,7 @@ CorpusWeights corpus_weights(const WholeModel& model, OnednnBackend& backend) {
 ModelCorpusPasses add_model_corpus(CorpusDocuments& documents, WholeModel& model, const ModelTokenizer& tokenizer,
                                    const AnalysisOptions& options, const LoadLimits& limits, CorpusAccumulator& corpus,
                                    const ModelCorpusHooks& hooks, Timings& timings) {
-    if (model.weights().load_block && !hooks.on_run)
+    if (model.weights().blocks->streams() && !hooks.on_run)
         return add_sequences_layer_major(documents, model, tokenizer, options, limits, corpus, hooks, timings);
     add_sequences_one_by_one(documents, model, tokenizer, options, limits, corpus, hooks, timings);
     return {};

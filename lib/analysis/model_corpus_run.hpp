@@ -66,7 +66,7 @@ CorpusWeights corpus_weights(const WholeModel& model, OnednnBackend& backend);
 // weight similarity) added to `corpus` at its corpus position, in corpus order, and its layers to
 // corpus.mean_maps() when it keeps them. A sequence the
 // model cannot take (ids past the vocabulary, longer than the context, over limits.memory_budget)
-// throws Error(bad_input) naming the document. A model that streams its blocks (load_block)
+// throws Error(bad_input) naming the document. A model that streams its blocks (BlockSource::streams)
 // runs layer-major unless hooks.on_run is set: batches of consecutive documents, each as many as
 // fit limits.memory_budget by model_corpus_batch_bytes (at least one), with the same results as
 // sequence by sequence; given options.weight_similarity, it keeps no block's attention weights

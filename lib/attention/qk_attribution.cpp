@@ -3,6 +3,7 @@
 // projection and RoPE, and every query-side x key-side dot product; all in double.
 #include "qk_attribution.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -23,10 +24,8 @@ struct QkSide {
 
 // Block l's first norm N1: the model's own, or (a streamed model) read now.
 NormWeights qk_attention_norm(const ModelWeights& weights, int64_t l) {
-    if (!weights.layers.empty()) return weights.layers[static_cast<size_t>(l)].attention_norm;
-    std::optional<BlockWeights> block;
-    weights.read_block(l, block);
-    return block->attention_norm;
+    std::optional<BlockWeights> streamed;
+    return weights.block(l, streamed).attention_norm;
 }
 
 // Why one block's scores are not bilinear in its input stream, or "".
@@ -203,11 +202,12 @@ std::string qk_attribution_obstacle(const ModelWeights& weights) {
         case ResidualLayout::parallel:
             break;
     }
-    for (size_t l = 0; l < weights.layers.size(); ++l)
-        if (std::string why = qk_layer_obstacle(weights.layers[l].attention, static_cast<int64_t>(l)); !why.empty())
-            return why;
-    if (weights.layers.empty() && weights.load_block && weights.config.n_layers > 0)
-        return qk_layer_obstacle(weights.load_block(0).attention, 0);
+    // A streamed model's first block stands for all: reading every block for this would convert the whole model.
+    const int64_t checked =
+        weights.blocks->streams() ? std::min<int64_t>(1, weights.config.n_layers) : weights.config.n_layers;
+    std::optional<BlockWeights> streamed;
+    for (int64_t l = 0; l < checked; ++l)
+        if (std::string why = qk_layer_obstacle(weights.block(l, streamed).attention, l); !why.empty()) return why;
     return "";
 }
 

@@ -23,20 +23,27 @@ WholeModel::WholeModel(OnednnBackend& backend, ModelWeights weights) : backend_(
         c.architecture, c.n_layers,   c.n_heads,
         c.n_kv_heads,   c.d_model,    c.vocab_size,
         c.head_dim,     c.max_tokens, weights_.token_type_embedding.empty() ? 0 : weights_.token_type_embedding.dim(0)};
-    if (weights_.load_block) {
+    if (!weights_.blocks || weights_.blocks->n_layers() != c.n_layers)
+        throw Error(ErrorKind::internal, fmt::format("WholeModel: the weights hold {} blocks, the configuration {}",
+                                                     weights_.blocks ? weights_.blocks->n_layers() : 0, c.n_layers));
+    if (weights_.blocks->streams()) {
         streamed_attention_.resize(static_cast<size_t>(c.n_layers));
         return;
     }
-    for (const BlockWeights& block : weights_.layers)
-        attention_.push_back(std::make_unique<AttentionLayer>(backend_, block.attention));
+    for (int64_t l = 0; l < c.n_layers; ++l)
+        attention_.push_back(std::make_unique<AttentionLayer>(backend_, weights_.blocks->held(l)->attention));
 }
 
 std::vector<const LayerWeights*> WholeModel::attention_weights() const {
     std::vector<const LayerWeights*> result;
-    for (const BlockWeights& block : weights_.layers) result.push_back(&block.attention);
-    for (size_t l = 0; l < streamed_attention_.size(); ++l) {
-        if (!streamed_attention_[l]) streamed_attention_[l] = weights_.load_block(static_cast<int64_t>(l)).attention;
-        result.push_back(&*streamed_attention_[l]);
+    for (int64_t l = 0; l < description_.n_layers; ++l) {
+        if (const BlockWeights* held = weights_.blocks->held(l)) {
+            result.push_back(&held->attention);
+            continue;
+        }
+        std::optional<LayerWeights>& kept = streamed_attention_[static_cast<size_t>(l)];
+        if (!kept) kept = weights_.blocks->load(l).attention;
+        result.push_back(&*kept);
     }
     return result;
 }
@@ -50,7 +57,7 @@ ModelRun WholeModel::run(const std::vector<int>& tokens, const ForwardRequest& r
         run_blocks(tokens, request, [&](size_t l, LayerResult& result, Tensor& entering, const LayerWeights&) {
             // A streamed model's results kept for every layer would keep every
             // block's W_O Gram too ([H d_h]^2 each), which its layer drops.
-            if (weights_.load_block) result.output_gram.reset();
+            if (weights_.blocks->streams()) result.output_gram.reset();
             layers.push_back(std::move(result));
             residual.push_back(std::move(entering));
             if (on_layer) on_layer(static_cast<int64_t>(l) + 1, description().n_layers);
@@ -200,10 +207,10 @@ Tensor WholeModel::normalized_by(const Tensor& x, const NormWeights& norm) const
 }
 
 const BlockWeights& WholeModel::block(size_t l) {
-    if (!weights_.load_block) return weights_.layers[l];
+    if (const BlockWeights* held = weights_.blocks->held(static_cast<int64_t>(l))) return *held;
     if (streamed_index_ != l || !streamed_block_) {
         streamed_layer_.reset();  // it refers to the block it replaces
-        weights_.read_block(static_cast<int64_t>(l), streamed_block_);
+        weights_.block(static_cast<int64_t>(l), streamed_block_);
         streamed_layer_ = std::make_unique<AttentionLayer>(backend_, streamed_block_->attention);
         streamed_index_ = l;
         if (keep_attention_ && !streamed_attention_[l]) streamed_attention_[l] = streamed_block_->attention;
@@ -212,7 +219,7 @@ const BlockWeights& WholeModel::block(size_t l) {
 }
 
 AttentionLayer& WholeModel::attention_layer(size_t l) {
-    if (!weights_.load_block) return *attention_[l];
+    if (!weights_.blocks->streams()) return *attention_[l];
     block(l);
     return *streamed_layer_;
 }

@@ -10,7 +10,7 @@
 //      with ffn gated (Llama's SwiGLU) or plain (GELU MLP) by config.feed_forward
 //   [-> final norm] [-> logits x classifier [-> soft-capped]]   (an encoder has no classifier and no logits)
 // Every layer's attention is kept for drawing (run), or handed to a visitor block by block and
-// not kept (run_blocks); a model whose weights stream (load_block) holds one block at a time.
+// not kept (run_blocks); a model whose blocks stream (BlockSource::streams) holds one block at a time.
 // Model mode, its analyses, generation and compare take any model; open_whole_model opens any
 // supported path.
 #pragma once
@@ -84,7 +84,7 @@ public:
     // Builds one AttentionLayer per block (weights repacked once), or, when `weights` streams its
     // blocks, loads nothing yet: a pass loads each block when it reaches it, replacing the
     // previous one (one block's weights at a time; in the previous one's memory where the
-    // weights can be loaded into it, ModelWeights::load_block_into). `backend` must outlive the model.
+    // weights can be loaded into it, BlockSource::load_into). `backend` must outlive the model.
     WholeModel(OnednnBackend& backend, ModelWeights weights);
 
     const ModelWeights& weights() const { return weights_; }

@@ -228,6 +228,8 @@ Tensor SafetensorsFile::load(const std::string& name) const {
         default:
             break;  // refused above
     }
+    // A streamed model's resident memory holds no block's file pages (as GgufFile::load).
+    file_->release(data_start_ + e.begin, e.end - e.begin);
     require_finite(t, name, path_, limits_);
     return t;
 }

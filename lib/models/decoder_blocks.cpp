@@ -155,11 +155,35 @@ void read_hf_mlp_biases(const TensorSource& source, const DecoderLayout& layout,
     }
 }
 
+// Throws Error(bad_input) naming the file and the tensor for a feed-forward bias of a GGUF block
+// whose gate and up projections are fused (Phi-3): it is read without biases.
+void refuse_fused_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l) {
+    const FamilySpec& family = *layout.family;
+    if (layout.container != Container::gguf || !family.fused) return;
+    for (const std::string* pattern : {&family.gguf_names.gate_up, &family.gguf_names.down})
+        if (const std::string name = block_tensor(*pattern, l, ".bias"); source.contains(name))
+            fail_input(source.path(),
+                       fmt::format("{}: feed-forward biases are not read for {} GGUF files", name, family.name));
+}
+
+// A GGUF block's feed-forward biases [F], [F], [D], whichever the file holds (llama.cpp reads them
+// where they are; a fused block has none: refuse_fused_gguf_mlp_biases).
+void read_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
+    const FamilySpec& family = *layout.family;
+    if (family.fused) return;
+    const DecoderTensorNames& n = family.gguf_names;
+    const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
+    b.b_in = optional_of_shape(source, block_tensor(n.gate, l, ".bias"), {f});
+    b.b_up = optional_of_shape(source, block_tensor(n.up, l, ".bias"), {f});
+    b.b_out = optional_of_shape(source, block_tensor(n.down, l, ".bias"), {d});
+}
+
 }  // namespace
 
 void check_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer) {
     for (const DecoderBlockTensor& t : decoder_block_tensors(layout))
         check_of_shape(source, block_tensor(*t.pattern, layer), t.shape);
+    refuse_fused_gguf_mlp_biases(source, layout, layer);
 }
 
 void read_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
@@ -182,7 +206,10 @@ void read_decoder_block(const TensorSource& source, const DecoderLayout& layout,
         load_checked_rows(source, block_tensor(n.up, l), {f, d}, {{0, f, &b.w_up}}, RowLayout::as_stored);
     }
     load_checked_rows(source, block_tensor(n.down, l), {d, f}, {{0, d, &b.w_out}}, RowLayout::as_stored);
-    if (layout.container == Container::hf) read_hf_mlp_biases(source, layout, l, b);
+    if (layout.container == Container::hf)
+        read_hf_mlp_biases(source, layout, l, b);
+    else
+        read_gguf_mlp_biases(source, layout, l, b);
 }
 
 void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout& layout, ModelWeights& w) {
@@ -196,18 +223,26 @@ void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout
     if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
 }
 
-void stream_decoder_blocks(std::shared_ptr<const TensorSource> source, const DecoderLayout& layout, ModelWeights& w) {
-    // Every block's tensors are checked now (names, shapes, decodable types), so a bad file fails
-    // before the forward pass rather than at its last layer.
-    for (int64_t l = 0; l < layout.config.n_layers; ++l) check_decoder_block(*source, layout, l);
-    w.load_block = [source, layout](int64_t layer) {
-        BlockWeights b;
-        read_decoder_block(*source, layout, layer, b);
-        return b;
-    };
-    w.load_block_into = [source, layout](int64_t layer, BlockWeights& block) {
-        read_decoder_block(*source, layout, layer, block);
-    };
+std::shared_ptr<const BlockSource> read_decoder_blocks(const TensorSource& source, const DecoderLayout& layout) {
+    std::vector<BlockWeights> blocks(static_cast<size_t>(layout.config.n_layers));
+    for (int64_t l = 0; l < layout.config.n_layers; ++l)
+        read_decoder_block(source, layout, l, blocks[static_cast<size_t>(l)]);
+    return std::make_shared<HeldBlocks>(std::move(blocks));
+}
+
+StreamedDecoderBlocks::StreamedDecoderBlocks(std::shared_ptr<const TensorSource> source, DecoderLayout layout)
+    : source_(std::move(source)), layout_(std::move(layout)) {
+    for (int64_t l = 0; l < layout_.config.n_layers; ++l) check_decoder_block(*source_, layout_, l);
+}
+
+BlockWeights StreamedDecoderBlocks::load(int64_t layer) const {
+    BlockWeights b;
+    read_decoder_block(*source_, layout_, layer, b);
+    return b;
+}
+
+void StreamedDecoderBlocks::load_into(int64_t layer, BlockWeights& block) const {
+    read_decoder_block(*source_, layout_, layer, block);
 }
 
 }  // namespace attn_viz

@@ -29,7 +29,8 @@ struct DecoderLayout {
 };
 
 // Throws Error(bad_input) naming the file unless every tensor of block `layer` (biases aside)
-// is there with its shape and a decodable type; converts nothing.
+// is there with its shape and a decodable type, or for a feed-forward bias of a fused GGUF block
+// (Phi-3's, which is read without); converts nothing.
 void check_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer);
 
 // Block `layer` into `b`, in the memory b's matrices have where the source can (GGUF), so that
@@ -41,8 +42,24 @@ void read_decoder_block(const TensorSource& source, const DecoderLayout& layout,
 // Embedding, final norm and classifier (unless shared with the embedding).
 void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout& layout, ModelWeights& w);
 
-// The blocks stay in the (shared, mapped) source: every block is checked now, `layers` stays
-// empty and load_block / load_block_into read one when called.
-void stream_decoder_blocks(std::shared_ptr<const TensorSource> source, const DecoderLayout& layout, ModelWeights& w);
+// Every block, read now.
+std::shared_ptr<const BlockSource> read_decoder_blocks(const TensorSource& source, const DecoderLayout& layout);
+
+// The blocks left in the (shared, mapped) source, any container's: every block's tensors are
+// checked when made (names, shapes, decodable types), so a bad file fails before the forward pass
+// rather than at its last layer; load reads and converts one block when called.
+class StreamedDecoderBlocks final : public BlockSource {
+public:
+    StreamedDecoderBlocks(std::shared_ptr<const TensorSource> source, DecoderLayout layout);
+    int64_t n_layers() const override { return layout_.config.n_layers; }
+    bool streams() const override { return true; }
+    const BlockWeights* held(int64_t) const override { return nullptr; }
+    BlockWeights load(int64_t layer) const override;
+    void load_into(int64_t layer, BlockWeights& block) const override;
+
+private:
+    std::shared_ptr<const TensorSource> source_;
+    DecoderLayout layout_;
+};
 
 }  // namespace attn_viz

@@ -16,9 +16,7 @@ ModelWeights read_gguf_llama(const GgufFile& file) {
     ModelWeights w;
     w.config = layout.config;
     read_decoder_outside_blocks(file, layout, w);
-    w.layers.resize(static_cast<size_t>(w.config.n_layers));
-    for (int64_t l = 0; l < w.config.n_layers; ++l)
-        read_decoder_block(file, layout, l, w.layers[static_cast<size_t>(l)]);
+    w.blocks = read_decoder_blocks(file, layout);
     return w;
 }
 
@@ -27,7 +25,7 @@ ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file) {
     ModelWeights w;
     w.config = layout.config;
     read_decoder_outside_blocks(*file, layout, w);
-    stream_decoder_blocks(std::move(file), layout, w);
+    w.blocks = std::make_shared<StreamedDecoderBlocks>(std::move(file), layout);
     return w;
 }
 

@@ -7,7 +7,8 @@
 //                 token_embd when absent); blk.N.attn_norm, ffn_norm [D], attn_output [D, H d_h],
 //                 ffn_down [D, F]; attn_q [H d_h, D], attn_k, attn_v [KV d_h, D] with optional
 //                 .bias, ffn_gate, ffn_up [F, D] (phi3 instead: attn_qkv [(H + 2 KV) d_h, D] and
-//                 ffn_up [2 F, D], gate rows first).
+//                 ffn_up [2 F, D], gate rows first); optional ffn_gate, ffn_up, ffn_down .bias
+//                 (none for phi3's fused ffn_up: refused).
 //   qwen3, gemma3 blk.N.attn_q_norm, attn_k_norm [d_h].
 //   gemma2/3      blk.N.post_attention_norm, post_ffw_norm [D]; every norm stored as 1 + w.
 #pragma once
@@ -29,8 +30,7 @@ ModelConfig gguf_llama_config(const GgufFile& file);
 ModelWeights read_gguf_llama(const GgufFile& file);
 
 // As read_gguf_llama, but the blocks stay in the (shared, mapped) file: every block's tensors are
-// checked now, `layers` is empty and `load_block` dequantizes one block when called
-// (`load_block_into` into the memory of the block it refills).
+// checked now and `blocks` (StreamedDecoderBlocks) dequantizes one block when asked.
 ModelWeights read_gguf_llama_streaming(std::shared_ptr<const GgufFile> file);
 
 }  // namespace attn_viz

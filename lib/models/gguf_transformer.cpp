@@ -74,6 +74,7 @@ template <typename AttentionOf>
 void read_blocks(const GgufFile& file, ModelWeights& w, const std::pair<const char*, const char*>& norms,
                  const AttentionOf& attention_of) {
     const int64_t d = w.config.d_model, f = w.config.ffn_dim;
+    std::vector<BlockWeights> blocks;
     for (int64_t l = 0; l < w.config.n_layers; ++l) {
         const std::string block = fmt::format("blk.{}.", l);
         BlockWeights b;
@@ -85,8 +86,9 @@ void read_blocks(const GgufFile& file, ModelWeights& w, const std::pair<const ch
         b.b_in = optional_of_shape(file, fmt::format("{}ffn_up.bias", block), {f});
         b.w_out = load_of_shape(file, fmt::format("{}ffn_down.weight", block), {d, f});
         b.b_out = optional_of_shape(file, fmt::format("{}ffn_down.bias", block), {d});
-        w.layers.push_back(std::move(b));
+        blocks.push_back(std::move(b));
     }
+    w.blocks = std::make_shared<HeldBlocks>(std::move(blocks));
 }
 
 // BERT's attention: separate attn_q, attn_k, attn_v [D, D] (biases optional) and attn_output; no

@@ -140,7 +140,8 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& l
                                 limits);
 }
 
-ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
+ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits,
+                                  BlockLoading loading) {
     DecoderLayout layout;
     layout.family = &decoder_family(hf);
     layout.container = Container::hf;
@@ -150,12 +151,14 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf,
     layout.hf = hf;
     ModelWeights w;
     w.config = layout.config;
-    const SafetensorsShards source(folder, limits);
-    // Step 2: every block; step 3: embeddings, final norm and the classifier (the embeddings when tied).
-    w.layers.resize(static_cast<size_t>(w.config.n_layers));
-    for (int64_t l = 0; l < w.config.n_layers; ++l)
-        read_decoder_block(source, layout, l, w.layers[static_cast<size_t>(l)]);
-    read_decoder_outside_blocks(source, layout, w);
+    const auto source = std::make_shared<const SafetensorsShards>(folder, limits);
+    // Step 2: every block (or their source); step 3: embeddings, final norm and the classifier
+    // (the embeddings when tied).
+    if (loading == BlockLoading::streamed)
+        w.blocks = std::make_shared<StreamedDecoderBlocks>(source, layout);
+    else
+        w.blocks = read_decoder_blocks(*source, layout);
+    read_decoder_outside_blocks(*source, layout, w);
     return w;
 }
 

@@ -26,7 +26,10 @@ const std::vector<std::string>& hf_llama_model_types();
 // or misshapen tensor; Error(io) when a file cannot be read.
 ModelWeights read_hf_llama_folder(const std::string& folder, const LoadLimits& limits = {});
 
-// As above, with the folder's config.json already parsed (model_files.hpp parses it once).
-ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& config, const LoadLimits& limits = {});
+// As above, with the folder's config.json already parsed (model_files.hpp parses it once); with
+// BlockLoading::streamed the blocks stay in the mapped safetensors (StreamedDecoderBlocks: every
+// block's tensors checked now, one read when asked).
+ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& config, const LoadLimits& limits = {},
+                                  BlockLoading loading = BlockLoading::held);
 
 }  // namespace attn_viz

@@ -69,6 +69,7 @@ void read_blocks(ModelWeights& w, const TensorSource& source, const std::string&
         return names.conv1d ? transposed(load_of_shape(source, name, {in, out}))
                             : load_of_shape(source, name, {out, in});
     };
+    std::vector<BlockWeights> blocks;
     for (int64_t l = 0; l < c.n_layers; ++l) {
         const std::string block = fmt::format("{}{}{}.", prefix, names.layers, l);
         BlockWeights b;
@@ -79,8 +80,9 @@ void read_blocks(ModelWeights& w, const TensorSource& source, const std::string&
         b.b_in = optional_of_shape(source, fmt::format("{}{}.bias", block, names.mlp_in), {f});
         b.w_out = matrix(fmt::format("{}{}.weight", block, names.mlp_out), f, d);
         b.b_out = optional_of_shape(source, fmt::format("{}{}.bias", block, names.mlp_out), {d});
-        w.layers.push_back(std::move(b));
+        blocks.push_back(std::move(b));
     }
+    w.blocks = std::make_shared<HeldBlocks>(std::move(blocks));
 }
 
 // One attention layer through its layout preset (layouts.hpp), heads from config.json; `causal`

@@ -149,6 +149,7 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
     if (!c.shared_classifier) w.classifier = reader.next({c.vocab_size, d}, "wcls");
 
     // Step 3: one block per layer, attention in LayerWeights' convention.
+    std::vector<BlockWeights> blocks;
     for (int64_t l = 0; l < layers; ++l) {
         const size_t i = static_cast<size_t>(l);
         BlockWeights block;
@@ -156,8 +157,9 @@ ModelWeights read_llama2c_checkpoint(const std::string& path, const LoadLimits& 
                                                   std::move(wo[i]), fmt::format("{}: layer {}", path, l));
         block.attention_norm.weight = std::move(rms_att[i]), block.feed_forward_norm.weight = std::move(rms_ffn[i]);
         block.w_in = std::move(w1[i]), block.w_out = std::move(w2[i]), block.w_up = std::move(w3[i]);
-        w.layers.push_back(std::move(block));
+        blocks.push_back(std::move(block));
     }
+    w.blocks = std::make_shared<HeldBlocks>(std::move(blocks));
     return w;
 }
 

@@ -83,7 +83,7 @@ ModelWeights read_model_weights(const ModelFiles& files, const LoadLimits& limit
             // Every type not of the Llama family goes to read_hf_transformer_folder, whose error
             // lists all supported ones.
             if (contains(hf_llama_model_types(), files.config.model_type))
-                return read_hf_llama_folder(files.path, files.config, limits);
+                return read_hf_llama_folder(files.path, files.config, limits, files.blocks);
             return read_hf_transformer_folder(files.path, files.config, limits);
         case ModelFormat::gguf:
             if (contains(gguf_transformer_architectures(), files.gguf->get_string("general.architecture").value_or("")))

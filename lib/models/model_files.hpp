@@ -24,6 +24,9 @@ struct ModelFiles {
     ModelFormat format = ModelFormat::llama2c;
     HfConfig config;                       // hf_folder: its config.json; empty otherwise
     std::shared_ptr<const GgufFile> gguf;  // gguf: the parsed file, mapped; null otherwise
+    // A folder's Llama-like decoder: its blocks read whole, or streamed from the mapped
+    // safetensors (one block in memory at a time). A GGUF decoder's blocks always stream.
+    BlockLoading blocks = BlockLoading::held;
 };
 
 // `path` as a model: a folder (its config.json parsed now: Error(io) when it has none,
@@ -38,7 +41,7 @@ ModelFiles open_model_files(const std::string& path, const LoadLimits& limits = 
 bool is_model_path(const std::string& path);
 
 // The model's weights as float32, by its format and family: a folder's model_type (llama, mistral,
-// qwen2, qwen3, gemma, gemma2, gemma3_text, phi3: family_table.hpp; gpt2, gpt_neox, bert:
+// qwen2, qwen3, gemma, gemma2, gemma3_text, phi3: family_table.hpp, blocks as files.blocks says; gpt2, gpt_neox, bert:
 // hf_transformer_checkpoint.hpp; another type is Error(bad_input) naming config.json and the supported ones), a GGUF
 // file's general.architecture (llama: blocks streamed from the mapped file; gpt2, gptneox, bert: read whole), a
 // llama2.c checkpoint.

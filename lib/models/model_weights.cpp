@@ -2,18 +2,16 @@
 
 namespace attn_viz {
 
-void ModelWeights::read_block(int64_t layer, std::optional<BlockWeights>& block) const {
-    if (!block || !load_block_into) {
-        block.reset();  // the old block's memory goes before the new one is read
-        block = load_block(layer);
-        return;
-    }
+const BlockWeights& ModelWeights::block(int64_t layer, std::optional<BlockWeights>& scratch) const {
+    if (const BlockWeights* held = blocks->held(layer)) return *held;
+    if (!scratch) scratch.emplace();
     try {
-        load_block_into(layer, *block);
+        blocks->load_into(layer, *scratch);
     } catch (...) {
-        block.reset();
+        scratch.reset();
         throw;
     }
+    return *scratch;
 }
 
 }  // namespace attn_viz

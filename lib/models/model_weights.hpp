@@ -9,7 +9,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +80,45 @@ struct BlockWeights {
     Tensor b_in, b_up, b_out;  // [F], [F], [D], or empty
 };
 
+// Where a model's blocks come from: held in memory (HeldBlocks), or read from a mapped file and
+// converted to float32 when asked (StreamedDecoderBlocks, decoder_blocks.hpp), so that a model
+// holds one block's weights at a time. A source is never changed once made: models share it.
+class BlockSource {
+public:
+    virtual ~BlockSource() = default;
+    virtual int64_t n_layers() const = 0;
+    // Whether load reads each block when called (nothing held) rather than copying a held one.
+    virtual bool streams() const = 0;
+    // Block `layer` (0 <= layer < n_layers()) held in memory, or nullptr when the source streams.
+    virtual const BlockWeights* held(int64_t layer) const = 0;
+    // Block `layer`, a copy or freshly read. Error(bad_input) naming the file for a bad one.
+    virtual BlockWeights load(int64_t layer) const = 0;
+    // Block `layer` into `block`, a BlockWeights that is empty or was filled by this source
+    // before, in the memory its tensors have where that is enough, so that refilling one
+    // BlockWeights block after block allocates (and page-faults) its weights once.
+    virtual void load_into(int64_t layer, BlockWeights& block) const = 0;
+};
+
+// How a reader whose container is mapped (safetensors, GGUF) gives a decoder's blocks: every
+// block read now, or streamed from the file (StreamedDecoderBlocks).
+enum class BlockLoading { held, streamed };
+
+// Every block in memory, as a reader made them.
+class HeldBlocks final : public BlockSource {
+public:
+    explicit HeldBlocks(std::vector<BlockWeights> blocks) : blocks_(std::move(blocks)) {}
+    int64_t n_layers() const override { return static_cast<int64_t>(blocks_.size()); }
+    bool streams() const override { return false; }
+    const BlockWeights* held(int64_t layer) const override { return &blocks_.at(static_cast<size_t>(layer)); }
+    BlockWeights load(int64_t layer) const override { return *held(layer); }
+    void load_into(int64_t layer, BlockWeights& block) const override { block = *held(layer); }
+    // The blocks, for a source not yet shared (a test that edits a model's weights makes its own).
+    std::vector<BlockWeights>& blocks() { return blocks_; }
+
+private:
+    std::vector<BlockWeights> blocks_;
+};
+
 // A BertForMaskedLM's prediction head (cls.predictions.*): the logits of the token at each position,
 // LN(act(h W^T + b)) E^T + bias, E the token embedding (tied) or its own decoder matrix.
 struct MaskedLmHead {
@@ -93,17 +132,9 @@ struct MaskedLmHead {
 
 struct ModelWeights {
     ModelConfig config;
-    std::vector<BlockWeights> layers;  // every block, or empty when load_block streams them
-    // When set: block l (0 <= l < n_layers) read and converted to float32 on demand, so a model
-    // holds one block's feed-forward weights at a time (a GGUF file stays mapped meanwhile).
-    std::function<BlockWeights(int64_t layer)> load_block;
-    // When set (beside load_block): block l read into `block`, a BlockWeights that is empty or
-    // was filled by this function before, in the memory its tensors have where that is enough,
-    // so that refilling one BlockWeights block after block allocates (and page-faults) its
-    // weights once (WholeModel does, when streaming).
-    std::function<void(int64_t layer, BlockWeights& block)> load_block_into;
-    Tensor token_embedding;       // [V, D], row t is token t's embedding
-    Tensor position_embedding;    // [max_tokens, D] learned positions, or empty (RoPE, in the attention)
+    std::shared_ptr<const BlockSource> blocks;  // config.n_layers blocks, held or streamed
+    Tensor token_embedding;                     // [V, D], row t is token t's embedding
+    Tensor position_embedding;                  // [max_tokens, D] learned positions, or empty (RoPE, in the attention)
     Tensor token_type_embedding;  // [types, D] BERT's token type rows (a token's type row added to it); or empty
     NormWeights embedding_norm;   // on the summed embeddings (BERT), or empty
     NormWeights final_norm;       // before the classifier, or empty (BERT)
@@ -115,10 +146,10 @@ struct ModelWeights {
     // memory: 2.4 GB for Gemma 2's 256k x 2304), else `classifier`; empty for an encoder.
     const Tensor& classifier_matrix() const { return config.shared_classifier ? token_embedding : classifier; }
 
-    // Streaming: block l read into `block`, refilling the block it holds where load_block_into is
-    // set (its weights allocated once), else read fresh by load_block. A block left half-read by
-    // an error is not kept (`block` is then empty).
-    void read_block(int64_t layer, std::optional<BlockWeights>& block) const;
+    // Block `layer`: the one held, or (streaming) read into `scratch`, refilling the block it holds
+    // (its weights allocated once). A block left half-read by an error is not kept (`scratch` is
+    // then empty).
+    const BlockWeights& block(int64_t layer, std::optional<BlockWeights>& scratch) const;
 };
 
 }  // namespace attn_viz

@@ -33,14 +33,6 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
 
 namespace {
 
-// Block l of `w`: its own, or (streaming) read into `streamed` for this, in the previous block's
-// memory where the model can (a fresh 7B-wide block page-faults 800 MB).
-const BlockWeights& block_of(const ModelWeights& w, int64_t l, std::optional<BlockWeights>& streamed) {
-    if (!w.layers.empty() || !w.load_block) return w.layers[static_cast<size_t>(l)];
-    w.read_block(l, streamed);
-    return *streamed;
-}
-
 // The Llama family's byte order (RMSNorm models).
 uint64_t rms_model_fingerprint(const ModelWeights& w, const BlockObserver& on_block) {
     Fingerprint f;
@@ -50,7 +42,7 @@ uint64_t rms_model_fingerprint(const ModelWeights& w, const BlockObserver& on_bl
         f.add_int(v);
     std::optional<BlockWeights> streamed;
     for (int64_t l = 0; l < c.n_layers; ++l) {
-        const BlockWeights& b = block_of(w, l, streamed);
+        const BlockWeights& b = w.block(l, streamed);
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
         for (const Tensor* t : {&b.attention_norm.weight, &b.feed_forward_norm.weight}) f.add_tensor(*t);
         for (const Tensor* t : {&b.w_in, &b.w_out, &b.w_up}) f.add_transposed(*t);
@@ -82,7 +74,7 @@ uint64_t layer_norm_model_fingerprint(const ModelWeights& w, const BlockObserver
     f.add_bytes(&c.norm_epsilon, sizeof c.norm_epsilon);
     std::optional<BlockWeights> streamed;
     for (int64_t l = 0; l < c.n_layers; ++l) {
-        const BlockWeights& b = block_of(w, l, streamed);
+        const BlockWeights& b = w.block(l, streamed);
         f.add_int(static_cast<int64_t>(layer_fingerprint(b.attention)));
         for (const Tensor* t :
              {&b.attention_norm.weight, &b.attention_norm.bias, &b.feed_forward_norm.weight, &b.feed_forward_norm.bias})

@@ -12,8 +12,9 @@
 
 namespace attn_viz {
 
-ModelSession::ModelSession(const std::string& path, const LoadLimits& limits)
+ModelSession::ModelSession(const std::string& path, const LoadLimits& limits, BlockLoading blocks)
     : limits_(limits), files_(open_model_files(path, limits)) {
+    files_.blocks = blocks;
     encoder_decoder_ = files_.format == ModelFormat::hf_folder && is_seq2seq_model_type(files_.config.model_type);
 }
 

@@ -62,8 +62,9 @@ struct ModelInputIds {
 class ModelSession {
 public:
     // Step 1: the files at `path` (open_model_files) and the model's kind; `limits` bound every
-    // read of this session.
-    ModelSession(const std::string& path, const LoadLimits& limits = {});
+    // read of this session; `blocks`: whether a decoder's blocks are read one at a time when a
+    // pass needs them (streamed) or all at once (held; a GGUF decoder always streams).
+    ModelSession(const std::string& path, const LoadLimits& limits = {}, BlockLoading blocks = BlockLoading::held);
 
     const std::string& path() const { return files_.path; }
     // A Hugging Face folder's model_type, else "" (for messages that name it).

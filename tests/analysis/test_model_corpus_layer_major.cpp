@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "analysis_fixtures.hpp"
+#include "block_sources.hpp"
 #include "cli/synthetic_gguf.hpp"
 #include "corpus_stats.hpp"
 #include "layer_cost.hpp"
@@ -24,7 +25,7 @@ using namespace test_support;
 
 namespace {
 
-// A GGUF model, its blocks loaded through wrappers that count the loads of each block (a fresh
+// A GGUF model, its blocks loaded through CountedBlocks, which counts the loads of each block (a fresh
 // block, or one refilled in the previous block's memory).
 struct CountedModel {
     std::unique_ptr<ModelTokenizer> tokenizer;
@@ -33,19 +34,8 @@ struct CountedModel {
 
     CountedModel(OnednnBackend& backend, const std::string& path) {
         const std::unique_ptr<WholeModel> opened = open_whole_model(backend, path);
-        ModelWeights weights = opened->weights();
-        REQUIRE(weights.load_block);
-        REQUIRE(weights.load_block_into);
-        loads.assign(static_cast<size_t>(weights.config.n_layers), 0);
-        weights.load_block = [load = weights.load_block, this](int64_t l) {
-            ++loads[static_cast<size_t>(l)];
-            return load(l);
-        };
-        weights.load_block_into = [load = weights.load_block_into, this](int64_t l, BlockWeights& block) {
-            ++loads[static_cast<size_t>(l)];
-            load(l, block);
-        };
-        model = std::make_unique<WholeModel>(backend, std::move(weights));
+        REQUIRE(opened->weights().blocks->streams());
+        model = std::make_unique<WholeModel>(backend, counted_copy(opened->weights(), loads));
         tokenizer = read_model_tokenizer(open_model_files(path), "", model->description().vocab_size);
     }
 };
@@ -153,9 +143,7 @@ TEST_CASE("corpus_weights: the fingerprint and the weight similarities in one pa
     const std::string path = (dir / "m.gguf");
     make_synthetic_gguf(path, "Q8_0", {64, 2, 4, 2, 96, 300}, static_cast<int>(rng()() % 1000));
     CountedModel streamed(backend, path);
-    ModelWeights held = streamed.model->weights();  // every block loaded up front
-    for (int64_t l = 0; l < held.config.n_layers; ++l) held.layers.push_back(held.load_block(l));
-    held.load_block = {}, held.load_block_into = {};
+    const ModelWeights held = held_copy(streamed.model->weights());  // every block loaded up front
     WholeModel held_model(backend, held);
     for (WholeModel* model : {streamed.model.get(), &held_model}) {
         const CorpusWeights weights = corpus_weights(*model, backend);

@@ -31,7 +31,8 @@ inline void check_decoder_folders(const std::string& script, const std::vector<s
                 std::max(attention_error,
                          max_abs_diff(run.layers[l].attention,
                                       attn_viz::read_npy(dir / ("expected_attention_" + std::to_string(l) + ".npy"))));
-            CHECK(run.layers[l].visibility.window == weights.layers[l].attention.sliding_window);
+            CHECK(run.layers[l].visibility.window ==
+                  weights.blocks->held(static_cast<int64_t>(l))->attention.sliding_window);
         }
         const attn_viz::Tensor expected_logits = attn_viz::read_npy(dir / "expected_logits.npy");
         const double logit_scale = magnitude(expected_logits);

@@ -28,6 +28,7 @@ inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t 
     w.token_embedding = random_tensor({vocab, dim});
     w.final_norm.weight = random_tensor({dim});
     w.classifier = random_tensor({vocab, dim});
+    std::vector<BlockWeights> blocks;
     for (int64_t l = 0; l < layers; ++l) {
         BlockWeights b;
         LayerWeights& a = b.attention;
@@ -39,8 +40,9 @@ inline attn_viz::ModelWeights random_model(int64_t dim, int64_t hidden, int64_t 
         b.w_in = random_tensor({hidden, dim}, projection_scale),
         b.w_up = random_tensor({hidden, dim}, projection_scale);
         b.w_out = random_tensor({dim, hidden}, 1.0f / std::sqrt(static_cast<float>(hidden)));
-        w.layers.push_back(std::move(b));
+        blocks.push_back(std::move(b));
     }
+    w.blocks = std::make_shared<HeldBlocks>(std::move(blocks));
     return w;
 }
 

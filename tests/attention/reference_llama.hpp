@@ -80,7 +80,7 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
         std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D,
                               w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
         for (int64_t l = 0; l < c.n_layers; ++l) {
-            const BlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const BlockWeights& b = *w.blocks->held(l);
             const std::vector<double> xb = reference_rms_norm(x, b.attention_norm.weight);
             std::vector<double> q = reference_times(xb, b.attention.w_q), k = reference_times(xb, b.attention.w_k);
             for (int64_t i = 0; i < D; i += 2) {

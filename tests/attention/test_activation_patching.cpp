@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "activation_patching.hpp"
+#include "block_sources.hpp"
 #include "error.hpp"
 #include "expect_error.hpp"
 #include "random_llama.hpp"
@@ -70,10 +71,11 @@ TEST_CASE(
     "layer") {
     OnednnBackend backend;
     ModelWeights weights = random_model(16, 24, 1, 4, 4, 30, 16);
-    Tensor& w_o = weights.layers[0].attention.w_o;  // [H*d_h, D]: heads 1..3 write nothing
+    BlockWeights& block = edited_blocks(weights)[0];
+    Tensor& w_o = block.attention.w_o;  // [H*d_h, D]: heads 1..3 write nothing
     std::fill(w_o.data.begin() + 4 * 16, w_o.data.end(), 0.0f);
     // No feed-forward, so the one layer's head 0 is all that reads the context.
-    std::fill(weights.layers[0].w_out.data.begin(), weights.layers[0].w_out.data.end(), 0.0f);
+    std::fill(block.w_out.data.begin(), block.w_out.data.end(), 0.0f);
     WholeModel model(backend, std::move(weights));
     std::vector<int> clean_ids = random_ids(8, 30), corrupted_ids = clean_ids;
     corrupted_ids[0] = (clean_ids[0] + 1) % 30;  // only the first token differs

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "block_sources.hpp"
 #include "error.hpp"
 #include "expect_error.hpp"
 #include "head_ablation.hpp"
@@ -95,7 +96,7 @@ TEST_CASE("ablating a head whose output projection is zero changes nothing") {
     OnednnBackend backend;
     ModelWeights weights = random_model(16, 24, 3, 4, 2, 30, 16);
     const int64_t d_head = 4, D = 16;
-    Tensor& w_o = weights.layers[1].attention.w_o;  // [H*d_h, D]: head 2's rows are zeroed
+    Tensor& w_o = edited_blocks(weights)[1].attention.w_o;  // [H*d_h, D]: head 2's rows are zeroed
     std::fill(w_o.data.begin() + 2 * d_head * D, w_o.data.begin() + 3 * d_head * D, 0.0f);
     WholeModel model(backend, std::move(weights));
     std::vector<int> tokens(9);

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "block_sources.hpp"
 #include "error.hpp"
 #include "logit_attribution.hpp"
 #include "random_llama.hpp"
@@ -24,7 +25,7 @@ double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run
     double square = 0;
     for (int64_t i = 0; i < D; ++i) square += run.final_residual[t * D + i] * run.final_residual[t * D + i];
     const double scale = 1.0 / std::sqrt(square / static_cast<double>(D) + w.config.norm_epsilon);
-    const Tensor& w_o = w.layers[static_cast<size_t>(l)].attention.w_o;
+    const Tensor& w_o = w.blocks->held(l)->attention.w_o;
     double sum = 0;
     for (int64_t i = 0; i < D; ++i) {
         double written = 0;  // (z_h W_O^h)_i
@@ -40,7 +41,7 @@ ModelWeights layer_norm_parallel_model() {
     ModelWeights w = random_model(16, 24, 2, 4, 4, 30, 16);
     w.config.norm = NormKind::layer_norm, w.config.residual = ResidualLayout::parallel;
     w.final_norm.bias = random_tensor({16});
-    for (BlockWeights& b : w.layers) {
+    for (BlockWeights& b : edited_blocks(w)) {
         b.attention.b_o = random_tensor({16}), b.b_out = random_tensor({16});
         b.attention_norm.bias = random_tensor({16}), b.feed_forward_norm.bias = random_tensor({16});
     }
@@ -95,7 +96,7 @@ TEST_CASE("direct logit attribution sums to the logit through a final LayerNorm 
 TEST_CASE("a head whose output projection is zero attributes nothing") {
     OnednnBackend backend;
     ModelWeights weights = random_model(16, 24, 2, 4, 2, 30, 16);
-    Tensor& w_o = weights.layers[1].attention.w_o;  // [H*d_h, D]: head 3's rows are zeroed
+    Tensor& w_o = edited_blocks(weights)[1].attention.w_o;  // [H*d_h, D]: head 3's rows are zeroed
     std::fill(w_o.data.begin() + 3 * 4 * 16, w_o.data.end(), 0.0f);
     WholeModel model(backend, std::move(weights));
     const ModelRun run = model.run(random_ids(6, 30));

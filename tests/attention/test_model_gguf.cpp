@@ -111,7 +111,7 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
     CHECK(from_gguf.final_norm.weight.data == from_bin.final_norm.weight.data);
     for (size_t l = 0; l < 5; ++l) {
         CAPTURE(l);
-        const BlockWeights &g = from_gguf.layers[l], &b = from_bin.layers[l];
+        const BlockWeights &g = *from_gguf.blocks->held(l), &b = *from_bin.blocks->held(l);
         CHECK(g.attention.w_q.data == b.attention.w_q.data);
         CHECK(g.attention.w_k.data == b.attention.w_k.data);
         CHECK(g.attention.w_v.data == b.attention.w_v.data);
@@ -137,10 +137,10 @@ TEST_CASE("stories260K.gguf: the same weights, tokenizer, attention and story as
 
     // Streamed by layer: the same run, and the attention weights kept for the report.
     WholeModel streamed(backend, read_model_weights(open_model_files(dir + "/stories260K.gguf")));
-    CHECK(streamed.weights().layers.empty());
+    CHECK(streamed.weights().blocks->streams());
     REQUIRE(streamed.attention_weights().size() == 5);
     CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);
-    CHECK(streamed.attention_weights()[3]->w_k.data == from_bin.layers[3].attention.w_k.data);
+    CHECK(streamed.attention_weights()[3]->w_k.data == from_bin.blocks->held(3)->attention.w_k.data);
     CHECK(max_attention_difference(streamed.run(ids), bin_run) < 1e-5);  // a second run loads the blocks again
     CHECK(streamed.attention_weights().size() == 5);
     const std::string text = tokenizer.decode(greedy_generate(gguf_model, {Llama2cTokenizer::bos_id}, 40));

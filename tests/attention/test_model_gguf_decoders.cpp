@@ -127,8 +127,9 @@ TEST_CASE("GGUF gemma2: the score scale is llama.cpp's key length, not the folde
         "--query-pre-attn-scalar 9 --attn-softcap 5 --final-softcap 6");
     convert_decoder_folder(dir.path().string(), dir / "model.gguf");
     const ModelWeights weights = read_gguf_llama(GgufFile(dir / "model.gguf"));
-    CHECK(weights.layers[0].attention.score_scale == doctest::Approx(0.5));
-    CHECK(read_hf_llama_folder(dir.path().string()).layers[0].attention.score_scale == doctest::Approx(1.0 / 3.0));
+    CHECK(weights.blocks->held(0)->attention.score_scale == doctest::Approx(0.5));
+    CHECK(read_hf_llama_folder(dir.path().string()).blocks->held(0)->attention.score_scale ==
+          doctest::Approx(1.0 / 3.0));
 }
 
 TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming the file and the key or tensor") {
@@ -182,6 +183,12 @@ TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming 
     longrope.extra = {"rope_factors_long.weight"};
     expect_refused(phi3, longrope,
                    "has tensor \"rope_factors_long.weight\": Phi-3's LongRoPE scaling is not supported");
+    // Its fused ffn_up is read without biases: a feed-forward bias is refused by name, not ignored.
+    for (const char* bias : {"blk.1.ffn_up.bias", "blk.0.ffn_down.bias"}) {
+        Spoil biased;
+        biased.extra = {bias};
+        expect_refused(phi3, biased, std::string(bias) + ": feed-forward biases are not read for phi3 GGUF files");
+    }
 }
 
 }  // TEST_SUITE("model")

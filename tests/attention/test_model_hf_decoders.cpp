@@ -127,8 +127,9 @@ TEST_CASE("HF Gemma folders: each layer's window and RoPE base as transformers p
         ScratchDir dir;
         make_reference_folder(dir, "reference_hf_gemma.py", arguments);
         std::vector<std::pair<int64_t, double>> layers;
-        for (const BlockWeights& b : read_hf_llama_folder(dir.path().string()).layers)
-            layers.emplace_back(b.attention.sliding_window, b.attention.rope_base);
+        const ModelWeights w = read_hf_llama_folder(dir.path().string());
+        for (int64_t l = 0; l < w.blocks->n_layers(); ++l)
+            layers.emplace_back(w.blocks->held(l)->attention.sliding_window, w.blocks->held(l)->attention.rope_base);
         return layers;
     };
     using Layers = std::vector<std::pair<int64_t, double>>;
@@ -151,8 +152,8 @@ TEST_CASE("HF Gemma 2 folders without soft-cap keys get transformers' defaults 5
     edit_config(dir, "\"attn_logit_softcapping\": null", "\"absent_a\": null");
     edit_config(dir, "\"final_logit_softcapping\": null", "\"absent_b\": null");
     const ModelWeights weights = read_hf_llama_folder(dir.path().string());
-    CHECK(weights.layers[0].attention.logit_softcap == 50.0);
-    CHECK(weights.layers[0].attention.score_scale == doctest::Approx(1.0 / 3.0));
+    CHECK(weights.blocks->held(0)->attention.logit_softcap == 50.0);
+    CHECK(weights.blocks->held(0)->attention.score_scale == doctest::Approx(1.0 / 3.0));
     CHECK(weights.config.final_logit_softcap == 30.0);
     CHECK(weights.config.embedding_scale == static_cast<float>(std::sqrt(8.0)));
 }
@@ -221,8 +222,8 @@ TEST_CASE(
                    {config, "partial_rotary_factor 0.375 gives 3 rotary features per head of 8; an even count"});
     // transformers' Phi-3 never reads layer_types: every layer keeps its window.
     edit_config(dir, anchor, anchor + ", \"layer_types\": [\"full_attention\", \"full_attention\"]");
-    for (const BlockWeights& block : read_hf_llama_folder(dir.path().string()).layers)
-        CHECK(block.attention.sliding_window == 5);
+    const ModelWeights phi3 = read_hf_llama_folder(dir.path().string());
+    for (int64_t l = 0; l < phi3.blocks->n_layers(); ++l) CHECK(phi3.blocks->held(l)->attention.sliding_window == 5);
 }
 
 TEST_CASE("HF Phi-3 folders: longrope and misshapen fused projections are refused naming file and tensor") {

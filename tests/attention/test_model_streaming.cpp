@@ -1,13 +1,18 @@
 // A model run block by block (WholeModel::run_blocks, what `model --stream-layers` uses) on small
 // random Llama models: each block's result equals run()'s, nothing is kept in the run, and a
 // streamed model loads each block once per pass and none up front; a streamed GGUF model of
-// quantized blocks, refilling one block's memory, runs as the model read whole.
+// quantized blocks, refilling one block's memory, runs as the model read whole; a Hugging Face
+// folder streamed from its mapped safetensors runs as the folder read whole, one block at a time.
+#include <algorithm>
 #include <memory>
 
 #include <doctest/doctest.h>
 
+#include "block_sources.hpp"
 #include "gguf.hpp"
 #include "gguf_llama.hpp"
+#include "hf_folder_fixture.hpp"
+#include "model_files.hpp"
 #include "quantized_llama_gguf.hpp"
 #include "random_llama.hpp"
 #include "support.hpp"
@@ -15,22 +20,6 @@
 
 using namespace attn_viz;
 using namespace test_support;
-
-namespace {
-
-// `whole`'s blocks behind load_block, counting the loads of each block in `loads`.
-ModelWeights streamed_weights(const ModelWeights& whole, std::vector<int>& loads) {
-    ModelWeights w = whole;
-    w.layers.clear();
-    loads.assign(whole.layers.size(), 0);
-    w.load_block = [blocks = whole.layers, &loads](int64_t l) {
-        ++loads[static_cast<size_t>(l)];
-        return blocks[static_cast<size_t>(l)];
-    };
-    return w;
-}
-
-}  // namespace
 
 TEST_SUITE("model") {
 
@@ -41,18 +30,18 @@ TEST_CASE("run_blocks hands each block's result to the visitor, equal to run's, 
             const std::vector<int> tokens = random_ids(T, s.vocab);
             const ModelRun whole = model.run(tokens, {.value_norms = true});
             size_t visits = 0;
-            const ModelRun streamed =
-                model.run_blocks(tokens, {.value_norms = true},
-                                 [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
-                                     CHECK(l == visits++);
-                                     const LayerResult& expected = whole.layers[l];
-                                     CHECK(result.attention.data == expected.attention.data);
-                                     CHECK(result.output.data == expected.output.data);
-                                     CHECK(result.contribution_norms.data == expected.contribution_norms.data);
-                                     CHECK(result.value_norms.data == expected.value_norms.data);
-                                     CHECK(residual.data == whole.residual[l].data);
-                                     CHECK(w.w_q.data == weights.layers[l].attention.w_q.data);
-                                 });
+            const ModelRun streamed = model.run_blocks(
+                tokens, {.value_norms = true},
+                [&](size_t l, LayerResult& result, Tensor& residual, const LayerWeights& w) {
+                    CHECK(l == visits++);
+                    const LayerResult& expected = whole.layers[l];
+                    CHECK(result.attention.data == expected.attention.data);
+                    CHECK(result.output.data == expected.output.data);
+                    CHECK(result.contribution_norms.data == expected.contribution_norms.data);
+                    CHECK(result.value_norms.data == expected.value_norms.data);
+                    CHECK(residual.data == whole.residual[l].data);
+                    CHECK(w.w_q.data == weights.blocks->held(static_cast<int64_t>(l))->attention.w_q.data);
+                });
             CHECK(visits == static_cast<size_t>(s.layers));
             CHECK(streamed.layers.empty());
             CHECK(streamed.residual.empty());
@@ -77,7 +66,7 @@ TEST_CASE("a streamed model loads no block up front and each block once per pass
     std::vector<int> loads;
     {
         // Keeping attention weights (the default): the pass's loads serve attention_weights() too.
-        WholeModel model(backend, streamed_weights(whole, loads));
+        WholeModel model(backend, counted_copy(whole, loads));
         CHECK(loads == std::vector<int>(3, 0));
         const ModelRun run = model.run(tokens);
         CHECK(loads == std::vector<int>(3, 1));
@@ -85,12 +74,13 @@ TEST_CASE("a streamed model loads no block up front and each block once per pass
         const std::vector<const LayerWeights*> attention = model.attention_weights();
         CHECK(loads == std::vector<int>(3, 1));
         REQUIRE(attention.size() == 3);
-        for (size_t l = 0; l < 3; ++l) CHECK(attention[l]->w_v.data == whole.layers[l].attention.w_v.data);
+        for (size_t l = 0; l < 3; ++l)
+            CHECK(attention[l]->w_v.data == whole.blocks->held(static_cast<int64_t>(l))->attention.w_v.data);
     }
     {
         // attention_weights() before any pass loads each block once; a block-by-block pass
         // without keeping them loads each block again, once.
-        WholeModel model(backend, streamed_weights(whole, loads));
+        WholeModel model(backend, counted_copy(whole, loads));
         CHECK(model.attention_weights().size() == 3);
         CHECK(loads == std::vector<int>(3, 1));
         model.keep_attention_weights(false);
@@ -127,6 +117,44 @@ TEST_CASE("a streamed GGUF model of quantized blocks, refilling one block's memo
     const std::vector<const LayerWeights*> kept = streamed.attention_weights(), read = whole.attention_weights();
     REQUIRE(kept.size() == read.size());
     for (size_t l = 0; l < kept.size(); ++l) CHECK(kept[l]->w_o.data == read[l]->w_o.data);
+}
+
+TEST_CASE("a Hugging Face folder streamed from its mapped safetensors runs as read whole, one block at a time") {
+    ScratchDir dir;
+    const HfFixtureFolders folders = write_hf_fixture_model(dir.path());
+    const std::string stories = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors"});
+    std::vector<std::string> paths = {folders.single.string(), folders.sharded.string()};
+    if (!stories.empty()) paths.push_back(stories);
+    OnednnBackend backend;
+    for (const std::string& path : paths) {
+        CAPTURE(path);
+        ModelFiles files = open_model_files(path);
+        WholeModel whole(backend, read_model_weights(files));
+        files.blocks = BlockLoading::streamed;
+        const ModelWeights streamed_weights = read_model_weights(files);
+        REQUIRE(streamed_weights.blocks->streams());
+        std::vector<int> loads;
+        std::vector<const BlockWeights*> refilled;
+        WholeModel streamed(backend, counted_copy(streamed_weights, loads, &refilled));
+        CHECK(streamed.fingerprint() == whole.fingerprint());
+        std::fill(loads.begin(), loads.end(), 0), refilled.clear();
+        const int64_t L = whole.description().n_layers;
+        const std::vector<int> tokens = random_ids(9, static_cast<int>(whole.description().vocab_size));
+        const ModelRun expected = whole.run(tokens);
+        for (int pass = 0; pass < 2; ++pass) {
+            const ModelRun run = streamed.run(tokens);
+            CHECK(run.logits.data == expected.logits.data);
+            REQUIRE(run.layers.size() == expected.layers.size());
+            for (size_t l = 0; l < run.layers.size(); ++l) {
+                CHECK(run.layers[l].attention.data == expected.layers[l].attention.data);
+                CHECK(run.residual[l].data == expected.residual[l].data);
+            }
+        }
+        // One block in memory: every block read into the same BlockWeights, once per pass.
+        CHECK(loads == std::vector<int>(static_cast<size_t>(L), 2));
+        REQUIRE(refilled.size() == static_cast<size_t>(2 * L));
+        CHECK(std::count(refilled.begin(), refilled.end(), refilled.front()) == 2 * L);
+    }
 }
 
 }  // TEST_SUITE("model")

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "block_sources.hpp"
 #include "error.hpp"
 #include "expect_error.hpp"
 #include "head_names.hpp"
@@ -125,7 +126,7 @@ QkReference qk_reference_forward(const ModelWeights& m, const std::vector<int>& 
         return x;
     };
     for (int64_t l = 0; l < c.n_layers; ++l) {
-        const BlockWeights& b = m.layers[l];
+        const BlockWeights& b = *m.blocks->held(l);
         const LayerWeights& w = b.attention;
         const int64_t H = w.num_heads, d_h = w.d_head, G = H / w.num_kv_heads;
         r.names.push_back(names);
@@ -209,7 +210,7 @@ struct QkRefSide {
 QkRefSide qk_ref_side(const ModelWeights& m, const QkReference& r, int64_t l, int64_t p, const Tensor& w_proj,
                       const Tensor& bias, int64_t c0, const std::string& bias_name) {
     const ModelConfig& c = m.config;
-    const BlockWeights& b = m.layers[l];
+    const BlockWeights& b = *m.blocks->held(l);
     const LayerWeights& w = b.attention;
     const int64_t D = c.d_model, d_h = w.d_head;
     const RefNormStats s = qk_ref_stats(r.stream[l][p], c);
@@ -255,7 +256,7 @@ void check_against_reference(const ModelWeights& weights, int T) {
     const QkReference ref = qk_reference_forward(weights, tokens);
     double worst_sum = 0, worst_term = 0, worst_score = 0;
     for (int64_t l = 0; l < weights.config.n_layers; ++l) {
-        const LayerWeights& w = weights.layers[l].attention;
+        const LayerWeights& w = weights.blocks->held(l)->attention;
         const double scale = w.score_scale > 0 ? w.score_scale : 1.0 / std::sqrt(static_cast<double>(w.d_head));
         for (int64_t h = 0; h < w.num_heads; ++h)
             for (int64_t i = 0; i < T; ++i) {
@@ -314,7 +315,7 @@ void check_against_reference(const ModelWeights& weights, int T) {
 // biases and a score scale of its own (Qwen2's biases, Gemma's query_pre_attn_scalar).
 ModelWeights llama_with_biases() {
     ModelWeights w = random_model(16, 24, 3, 4, 2, 30, 16);
-    for (BlockWeights& b : w.layers) {
+    for (BlockWeights& b : edited_blocks(w)) {
         b.attention.rope = RopeStyle::half_split, b.attention.score_scale = 0.3;
         b.attention.b_q = random_tensor({16}), b.attention.b_k = random_tensor({8});
     }
@@ -328,7 +329,7 @@ ModelWeights gpt2_like(int64_t dim = 15, int64_t heads = 3, int64_t layers = 3) 
     w.config.architecture = "gpt2", w.config.norm = NormKind::layer_norm;
     w.config.feed_forward = FeedForwardKind::plain, w.config.activation = Activation::gelu_tanh;
     w.position_embedding = random_tensor({16, dim}), w.final_norm.bias = random_tensor({dim});
-    for (BlockWeights& b : w.layers) {
+    for (BlockWeights& b : edited_blocks(w)) {
         LayerWeights& a = b.attention;
         a.rope = RopeStyle::none;
         a.b_q = random_tensor({dim}), a.b_k = random_tensor({dim}), a.b_v = random_tensor({dim});
@@ -345,7 +346,7 @@ ModelWeights neox_like() {
     w.config.architecture = "gpt_neox", w.config.norm = NormKind::layer_norm;
     w.config.residual = ResidualLayout::parallel, w.config.feed_forward = FeedForwardKind::plain;
     w.config.activation = Activation::gelu_tanh, w.final_norm.bias = random_tensor({16});
-    for (BlockWeights& b : w.layers) {
+    for (BlockWeights& b : edited_blocks(w)) {
         LayerWeights& a = b.attention;
         a.rope = RopeStyle::half_split, a.rope_dims = 4;
         a.b_q = random_tensor({16}), a.b_k = random_tensor({16}), a.b_v = random_tensor({16});
@@ -407,7 +408,7 @@ TEST_CASE("QK attribution's positions: defaults, and the keys a query does not s
     expect_error(ErrorKind::usage, [&] { qk_positions(run, 1, 4); }, {"L1H4", "4 heads per layer"});
 
     ModelWeights windowed = random_model(16, 24, 2, 4, 2, 30, 16);
-    windowed.layers[1].attention.sliding_window = 3;
+    edited_blocks(windowed)[1].attention.sliding_window = 3;
     WholeModel sliding(backend, std::move(windowed));
     const ModelRun sliding_run = sliding.run(random_ids(7, 30));
     expect_error(ErrorKind::usage, [&] { qk_positions(sliding_run, 1, 0, 6, 2); },
@@ -429,11 +430,11 @@ TEST_CASE("QK attribution refuses the models whose scores do not decompose") {
         {"post-norm", [](ModelWeights& w) { w.config.residual = ResidualLayout::post_norm; }},
         {"pre- and post-norms", [](ModelWeights& w) { w.config.residual = ResidualLayout::sandwich; }},
         {"block 1 normalises each head's queries and keys (QK-norm)",
-         [](ModelWeights& w) { w.layers[1].attention.q_norm = random_tensor({4}); }},
+         [](ModelWeights& w) { edited_blocks(w)[1].attention.q_norm = random_tensor({4}); }},
         {"block 0 normalises each head's queries and keys (QK-norm)",
-         [](ModelWeights& w) { w.layers[0].attention.k_norm = random_tensor({4}); }},
+         [](ModelWeights& w) { edited_blocks(w)[0].attention.k_norm = random_tensor({4}); }},
         {"block 1's attention scores are soft-capped",
-         [](ModelWeights& w) { w.layers[1].attention.logit_softcap = 50.0; }},
+         [](ModelWeights& w) { edited_blocks(w)[1].attention.logit_softcap = 50.0; }},
     };
     OnednnBackend backend;
     for (const Case& c : cases) {
@@ -448,22 +449,17 @@ TEST_CASE("QK attribution refuses the models whose scores do not decompose") {
         expect_error(ErrorKind::internal, [&] { attribute_qk(model, run, 1, 0); }, {"do not decompose", c.what});
     }
     // A streamed model's first block is read for the per-layer checks.
-    ModelWeights streamed = random_model(16, 24, 2, 4, 2, 30, 16);
-    streamed.layers[0].attention.q_norm = random_tensor({4});
-    const std::vector<BlockWeights> blocks = std::move(streamed.layers);
-    streamed.layers.clear();
-    streamed.load_block = [blocks](int64_t l) { return blocks[static_cast<size_t>(l)]; };
-    CHECK(qk_attribution_obstacle(streamed).find("QK-norm") != std::string::npos);
+    ModelWeights held = random_model(16, 24, 2, 4, 2, 30, 16);
+    edited_blocks(held)[0].attention.q_norm = random_tensor({4});
+    std::vector<int> loads;
+    CHECK(qk_attribution_obstacle(counted_copy(held, loads)).find("QK-norm") != std::string::npos);
 }
 
 TEST_CASE("QK attribution of a streamed model equals the same model held whole") {
     OnednnBackend backend;
     const ModelWeights weights = gpt2_like();
-    ModelWeights streamed = weights;
-    const std::vector<BlockWeights> blocks = std::move(streamed.layers);
-    streamed.layers.clear();
-    streamed.load_block = [blocks](int64_t l) { return blocks[static_cast<size_t>(l)]; };
-    WholeModel whole(backend, weights), streaming(backend, std::move(streamed));
+    std::vector<int> loads;
+    WholeModel whole(backend, weights), streaming(backend, counted_copy(weights, loads));
     const std::vector<int> tokens = random_ids(5, 23);
     const QkAttribution a = attribute_qk(whole, whole.run(tokens), 2, 1, 4, 2);
     const QkAttribution b = attribute_qk(streaming, streaming.run(tokens), 2, 1, 4, 2);

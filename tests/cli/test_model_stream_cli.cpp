@@ -2,12 +2,14 @@
 // ../shared/models/stories260K-gguf is absent), on random folders of the other families and on
 // encoder-decoders (BART, T5): the whole run's head statistics, pictures (--scale head) and dumps,
 // pairs within layers; streaming by itself when the layers do not fit the budget together; the
-// options that need every layer at once refused.
+// options that need every layer at once refused; a folder's truncated shard refused in one line.
+#include <algorithm>
 #include <filesystem>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "hf_folder_fixture.hpp"
 #include "hf_reference_folder.hpp"
 #include "npy.hpp"
 #include "support.hpp"
@@ -33,6 +35,20 @@ void run_whole_and_streamed(const std::string& run, const ScratchDir& dir) {
 }  // namespace
 
 TEST_SUITE("model") {
+
+TEST_CASE("model --stream-layers on a folder with a truncated shard: one line naming the file, exit 3") {
+    ScratchDir dir;
+    const HfFixtureFolders folders = write_hf_fixture_model(dir.path());
+    const std::filesystem::path shard = folders.sharded / "model-00002-of-00002.safetensors";
+    std::filesystem::resize_file(shard, std::filesystem::file_size(shard) - 7);
+    const CommandResult r = run_attn_viz("model -q --model " + folders.sharded.string() +
+                                         " --tokens 1,2,3 --stream-layers --out " + (dir / "out"));
+    CHECK(r.exit_code == 3);  // bad input
+    CHECK(r.output.find(shard.string()) != std::string::npos);
+    CHECK(r.output.find("file truncated?") != std::string::npos);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(dir / "out"));
+}
 
 TEST_CASE_FIXTURE(Stories260kGgufFixture,
                   "model --stream-layers: the whole run's heads, pictures and dump, pairs within layers") {

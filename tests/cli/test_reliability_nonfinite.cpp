@@ -114,8 +114,8 @@ TEST_CASE("a llama2.c checkpoint with NaN names the array, the layer and the ind
         {"m.bin", "layer 1 wq[" + std::to_string(at / 4) + ", " + std::to_string(at % 4) + "] is not finite"},
         Remedy::allow_nonfinite);
     CHECK(std::isnan(read_llama2c_checkpoint(dir / "m.bin", limits_allowing_nonfinite())
-                         .layers[1]
-                         .attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
+                         .blocks->held(1)
+                         ->attention.w_q.data[size_t((at % 4) * 4 + at / 4)]));
 }
 
 TEST_CASE("NaN weights of one head poison exactly that head, without crashing the attention path") {

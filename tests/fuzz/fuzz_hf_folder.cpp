@@ -48,8 +48,8 @@ void read_folder(const fs::path& folder) {
     const auto& llama_types = attn_viz::hf_llama_model_types();
     if (std::find(llama_types.begin(), llama_types.end(), config.model_type) == llama_types.end()) {
         const attn_viz::ModelWeights w = attn_viz::read_hf_transformer_folder(folder.string(), attn_viz_fuzz::limits());
-        if (static_cast<int64_t>(w.layers.size()) != config.num_layers.value_or(-1)) __builtin_trap();
-        for (const attn_viz::BlockWeights& b : w.layers) expect_valid(b.attention);
+        if (w.blocks->n_layers() != config.num_layers.value_or(-1)) __builtin_trap();
+        for (int64_t l = 0; l < w.blocks->n_layers(); ++l) expect_valid(w.blocks->held(l)->attention);
         return;
     }
     const attn_viz::ModelWeights w = attn_viz::read_hf_llama_folder(folder.string(), attn_viz_fuzz::limits());
@@ -57,12 +57,8 @@ void read_folder(const fs::path& folder) {
     if (w.token_embedding.shape != std::vector<int64_t>{c.vocab_size, c.d_model} ||
         w.classifier_matrix().shape != std::vector<int64_t>{c.vocab_size, c.d_model})
         __builtin_trap();
-    if (w.layers.empty() && w.load_block) {
-        for (int64_t l = 0; l < c.n_layers; ++l) expect_valid(w.load_block(l).attention);
-    } else {
-        if (static_cast<int64_t>(w.layers.size()) != c.n_layers) __builtin_trap();
-        for (const attn_viz::BlockWeights& b : w.layers) expect_valid(b.attention);
-    }
+    if (w.blocks->n_layers() != c.n_layers) __builtin_trap();
+    for (int64_t l = 0; l < c.n_layers; ++l) expect_valid(w.blocks->held(l)->attention);
 }
 
 }  // namespace

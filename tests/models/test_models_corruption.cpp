@@ -73,7 +73,7 @@ TEST_CASE("corrupted llama2.c checkpoints and tokenizers load or fail cleanly") 
     const Tensor values = random_tensor({floats});
     checkpoint.append(reinterpret_cast<const char*>(values.ptr()), values.data.size() * 4);
     write_text(dir / "ok.bin", checkpoint);
-    REQUIRE(read_llama2c_checkpoint(dir / "ok.bin").layers.size() == 2);
+    REQUIRE(read_llama2c_checkpoint(dir / "ok.bin").blocks->n_layers() == 2);
     CHECK(corrupt_and_load(checkpoint, sizeof header, dir / "c.bin", 300,
                            [&] { read_llama2c_checkpoint(dir / "c.bin"); }) > 50);
 

@@ -108,10 +108,11 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         write_text(dir / "m.gguf", m.builder.bytes());
         const ModelWeights w = read_gguf_llama(GgufFile(dir / "m.gguf"));
         const ModelWeights streamed = read_model_weights(open_model_files(dir / "m.gguf"));  // blocks loaded on demand
-        CHECK(streamed.layers.empty());
+        CHECK(streamed.blocks->streams());
+        CHECK(streamed.blocks->held(0) == nullptr);
         CHECK(streamed.classifier_matrix().data == w.classifier_matrix().data);
-        CHECK(streamed.load_block(1).w_out.data == w.layers[1].w_out.data);
-        CHECK(streamed.load_block(0).attention.w_q.data == w.layers[0].attention.w_q.data);
+        CHECK(streamed.blocks->load(1).w_out.data == w.blocks->held(1)->w_out.data);
+        CHECK(streamed.blocks->load(0).attention.w_q.data == w.blocks->held(0)->attention.w_q.data);
         const ModelConfig& c = w.config;
         CHECK(c.d_model == D);
         CHECK(c.ffn_dim == F);
@@ -129,7 +130,7 @@ TEST_CASE("GGUF llama: configuration, x W matrices, classifier and tokenizer") {
         CHECK(w.final_norm.weight.data == m.tensors.at("output_norm.weight").data);
         for (int64_t l = 0; l < L; ++l) {
             const std::string p = "blk." + std::to_string(l) + ".";
-            const BlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const BlockWeights& b = *w.blocks->held(l);
             CHECK(b.attention.rope == RopeStyle::interleaved);
             CHECK(b.attention.rope_base == 500000.0);
             CHECK(b.attention.causal);
@@ -160,11 +161,11 @@ TEST_CASE(
     const GgufFile file(dir / "q.gguf");
     const ModelWeights whole = read_gguf_llama(file);
     const ModelWeights streamed = read_gguf_llama_streaming(std::make_shared<const GgufFile>(dir / "q.gguf"));
-    REQUIRE(streamed.load_block_into);
+    REQUIRE(streamed.blocks->streams());
     // Every matrix as the whole tensor decoded by load() and transposed.
     for (int64_t l = 0; l < QuantizedLlama::layers; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
-        const BlockWeights& b = whole.layers[static_cast<size_t>(l)];
+        const BlockWeights& b = *whole.blocks->held(l);
         CHECK(b.attention.w_q.data == transposed(file.load(p + "attn_q.weight")).data);
         CHECK(b.attention.w_k.data == transposed(file.load(p + "attn_k.weight")).data);
         CHECK(b.attention.w_v.data == transposed(file.load(p + "attn_v.weight")).data);
@@ -179,10 +180,10 @@ TEST_CASE(
     const float* memory = nullptr;
     for (int64_t l : {1, 0, 0, 1}) {
         CAPTURE(l);
-        streamed.load_block_into(l, reused);
+        streamed.blocks->load_into(l, reused);
         if (!memory) memory = reused.w_out.ptr();
         CHECK(reused.w_out.ptr() == memory);
-        const BlockWeights& b = whole.layers[static_cast<size_t>(l)];
+        const BlockWeights& b = *whole.blocks->held(l);
         const LayerWeights &got = reused.attention, &want = b.attention;
         for (const auto& [x, y] : {std::pair{&got.w_q, &want.w_q},
                                    {&got.w_k, &want.w_k},

@@ -116,9 +116,9 @@ TEST_CASE("llama2.c checkpoints load with x W matrices and shared or separate cl
         CHECK(w.final_norm.weight.data == arrays[10].data);
         CHECK(w.classifier_matrix().data == (h.vocab > 0 ? arrays[0] : arrays[12]).data);
         CHECK(w.classifier.empty() == (h.vocab > 0));  // shared: the embedding itself, not a copy
-        REQUIRE(static_cast<int>(w.layers.size()) == h.layers);
+        REQUIRE(w.blocks->n_layers() == h.layers);
         for (int64_t l = 0; l < h.layers; ++l) {
-            const BlockWeights& b = w.layers[static_cast<size_t>(l)];
+            const BlockWeights& b = *w.blocks->held(l);
             CHECK(b.attention.num_heads == h.heads);
             CHECK(b.attention.num_kv_heads == h.kv_heads);
             CHECK(b.attention.d_head == h.dim / h.heads);

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "block_sources.hpp"
 #include "hf_reference_folder.hpp"
 #include "hf_transformer_checkpoint.hpp"
 #include "model_files.hpp"
@@ -41,10 +42,11 @@ TEST_CASE(
                  v.config.residual = v.config.residual == ResidualLayout::parallel ? ResidualLayout::pre_norm
                                                                                    : ResidualLayout::parallel;
              }},
-            {"attention w_q", [](ModelWeights& v) { v.layers[1].attention.w_q.data[5] += 1e-3f; }},
-            {"feed_forward_norm bias", [](ModelWeights& v) { v.layers[0].feed_forward_norm.bias.data[1] += 1e-3f; }},
-            {"w_in", [](ModelWeights& v) { v.layers[1].w_in.data[7] += 1e-3f; }},
-            {"b_out", [](ModelWeights& v) { v.layers[0].b_out.data[0] += 1e-3f; }},
+            {"attention w_q", [](ModelWeights& v) { edited_blocks(v)[1].attention.w_q.data[5] += 1e-3f; }},
+            {"feed_forward_norm bias",
+             [](ModelWeights& v) { edited_blocks(v)[0].feed_forward_norm.bias.data[1] += 1e-3f; }},
+            {"w_in", [](ModelWeights& v) { edited_blocks(v)[1].w_in.data[7] += 1e-3f; }},
+            {"b_out", [](ModelWeights& v) { edited_blocks(v)[0].b_out.data[0] += 1e-3f; }},
             {"token_embedding", [](ModelWeights& v) { v.token_embedding.data[3] += 1e-3f; }},
         };
         for (const auto& [what, change] : changes) {

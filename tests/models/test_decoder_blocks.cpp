@@ -1,0 +1,159 @@
+// decoder_blocks.hpp's block sources over a Hugging Face folder: the blocks streamed from the
+// mapped safetensors (StreamedDecoderBlocks) equal the blocks read whole (HeldBlocks), on a small
+// random decoder (one file and two shards) and on stories260K's folder; a streamed source holds
+// no block; a truncated shard is refused naming it. GGUF decoders' feed-forward biases are read.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "expect_error.hpp"
+#include "gguf_builder.hpp"
+#include "gguf_llama.hpp"
+#include "hf_folder_fixture.hpp"
+#include "model_files.hpp"
+#include "support.hpp"
+#include "weights_fingerprint.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+ModelWeights read_folder(const std::string& folder, BlockLoading loading) {
+    ModelFiles files = open_model_files(folder);
+    files.blocks = loading;
+    return read_model_weights(files);
+}
+
+// Every tensor of two blocks, bit for bit.
+void check_same_block(const BlockWeights& a, const BlockWeights& b) {
+    for (const auto& [x, y] : {std::pair{&a.attention.w_q, &b.attention.w_q},
+                               {&a.attention.w_k, &b.attention.w_k},
+                               {&a.attention.w_v, &b.attention.w_v},
+                               {&a.attention.w_o, &b.attention.w_o},
+                               {&a.attention_norm.weight, &b.attention_norm.weight},
+                               {&a.feed_forward_norm.weight, &b.feed_forward_norm.weight},
+                               {&a.w_in, &b.w_in},
+                               {&a.w_up, &b.w_up},
+                               {&a.w_out, &b.w_out}}) {
+        CHECK(x->shape == y->shape);
+        CHECK(x->data == y->data);
+    }
+    CHECK(a.attention.rope == b.attention.rope);
+    CHECK(a.attention.num_kv_heads == b.attention.num_kv_heads);
+}
+
+// `folder` read whole and streamed: the same blocks and outside tensors, the same fingerprint;
+// the streamed source holds no block, the held one every block.
+void check_streamed_as_held(const std::string& folder) {
+    const ModelWeights held = read_folder(folder, BlockLoading::held);
+    const ModelWeights streamed = read_folder(folder, BlockLoading::streamed);
+    CHECK_FALSE(held.blocks->streams());
+    CHECK(streamed.blocks->streams());
+    REQUIRE(streamed.blocks->n_layers() == held.config.n_layers);
+    REQUIRE(held.blocks->n_layers() == held.config.n_layers);
+    CHECK(streamed.token_embedding.data == held.token_embedding.data);
+    CHECK(streamed.classifier_matrix().data == held.classifier_matrix().data);
+    BlockWeights refilled;
+    for (int64_t l = held.config.n_layers - 1; l >= 0; --l) {  // out of order, into one BlockWeights
+        CAPTURE(l);
+        CHECK(streamed.blocks->held(l) == nullptr);
+        REQUIRE(held.blocks->held(l) != nullptr);
+        check_same_block(streamed.blocks->load(l), *held.blocks->held(l));
+        streamed.blocks->load_into(l, refilled);
+        check_same_block(refilled, *held.blocks->held(l));
+    }
+    CHECK(model_fingerprint(streamed) == model_fingerprint(held));
+}
+
+}  // namespace
+
+TEST_SUITE("models") {
+
+TEST_CASE("a folder's decoder blocks streamed from its mapped safetensors are the blocks read whole") {
+    ScratchDir dir;
+    const HfFixtureFolders folders = write_hf_fixture_model(dir.path());
+    for (const fs::path& folder : {folders.single, folders.sharded}) {
+        CAPTURE(folder);
+        check_streamed_as_held(folder.string());
+    }
+    const std::string hf = shared_model_dir("stories260K-hf", {"config.json", "model.safetensors"});
+    if (hf.empty()) return;
+    check_streamed_as_held(hf);
+}
+
+TEST_CASE("a truncated shard of a streamed folder is refused naming the file, before any block is read") {
+    ScratchDir dir;
+    const HfFixtureFolders folders = write_hf_fixture_model(dir.path());
+    const fs::path shard = folders.sharded / "model-00002-of-00002.safetensors";
+    fs::resize_file(shard, fs::file_size(shard) - 7);
+    for (BlockLoading loading : {BlockLoading::streamed, BlockLoading::held}) {
+        CAPTURE(static_cast<int>(loading));
+        expect_error(ErrorKind::bad_input, [&] { read_folder(folders.sharded.string(), loading); },
+                     {shard.string(), "past the data buffer", "file truncated?"});
+    }
+}
+
+TEST_CASE("GGUF llama: feed-forward biases are read where the file holds them, streamed or whole") {
+    ScratchDir dir;
+    constexpr int64_t D = 8, F = 12, V = 20;
+    GgufBuilder b;
+    b.add_string("general.architecture", "llama");
+    for (const auto& [key, value] : {std::pair<const char*, uint32_t>{"llama.block_count", 2},
+                                     {"llama.embedding_length", D},
+                                     {"llama.feed_forward_length", F},
+                                     {"llama.attention.head_count", 2},
+                                     {"llama.attention.head_count_kv", 2},
+                                     {"llama.context_length", 16},
+                                     {"llama.rope.dimension_count", 4}})
+        b.add_u32(key, value);
+    b.add_f32("llama.rope.freq_base", 10000.0f);
+    b.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    std::map<std::string, Tensor> written;
+    const auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+        const Tensor t = random_tensor(shape);
+        b.add_f32_tensor(name, {shape.rbegin(), shape.rend()}, t.data);
+        written.emplace(name, t);
+    };
+    tensor("token_embd.weight", {V, D});
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        for (const char* name : {"attn_q", "attn_k", "attn_v", "attn_output"}) tensor(p + name + ".weight", {D, D});
+        tensor(p + "attn_norm.weight", {D}), tensor(p + "ffn_norm.weight", {D});
+        tensor(p + "ffn_gate.weight", {F, D}), tensor(p + "ffn_up.weight", {F, D});
+        tensor(p + "ffn_down.weight", {D, F});
+    }
+    // Block 0 has all three biases, block 1 only the down projection's.
+    tensor("blk.0.ffn_gate.bias", {F}), tensor("blk.0.ffn_up.bias", {F}), tensor("blk.0.ffn_down.bias", {D});
+    tensor("blk.1.ffn_down.bias", {D});
+    tensor("output_norm.weight", {D}), tensor("output.weight", {V, D});
+    write_text(dir / "m.gguf", b.bytes());
+
+    const ModelWeights whole = read_gguf_llama(GgufFile(dir / "m.gguf"));
+    const BlockWeights& b0 = *whole.blocks->held(0);
+    const BlockWeights& b1 = *whole.blocks->held(1);
+    CHECK(b0.b_in.data == written.at("blk.0.ffn_gate.bias").data);
+    CHECK(b0.b_up.data == written.at("blk.0.ffn_up.bias").data);
+    CHECK(b0.b_out.data == written.at("blk.0.ffn_down.bias").data);
+    CHECK(b1.b_in.empty());
+    CHECK(b1.b_up.empty());
+    CHECK(b1.b_out.data == written.at("blk.1.ffn_down.bias").data);
+    // Refilling block 0's memory with block 1 leaves no bias of block 0 behind.
+    const ModelWeights streamed = read_gguf_llama_streaming(std::make_shared<const GgufFile>(dir / "m.gguf"));
+    BlockWeights refilled;
+    streamed.blocks->load_into(0, refilled);
+    CHECK(refilled.b_up.data == b0.b_up.data);
+    streamed.blocks->load_into(1, refilled);
+    CHECK(refilled.b_in.empty());
+    CHECK(refilled.b_up.empty());
+    CHECK(refilled.b_out.data == b1.b_out.data);
+    CHECK(model_fingerprint(streamed) == model_fingerprint(whole));
+}
+
+}  // TEST_SUITE("models")
