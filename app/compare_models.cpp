@@ -26,18 +26,15 @@ attn_viz::ModelComparison compare_whole_models(const std::string& a, const std::
     return attn_viz::compare_on_tokens(models, {ids, {}}, options, input.generate);
 }
 
-attn_viz::CompareCorpusAccumulator compare_models_over_corpus(const std::string& a, const std::string& b,
-                                                              const std::string& tokenizer,
-                                                              const CorpusOptionValues& corpus,
-                                                              const attn_viz::AnalysisOptions& options,
-                                                              const attn_viz::LoadLimits& limits, bool quiet,
-                                                              std::string& note) {
+attn_viz::CompareCorpusAccumulator compare_models_over_corpus(
+    const std::string& a, const std::string& b, const std::string& tokenizer, const CorpusOptionValues& corpus,
+    const attn_viz::AnalysisOptions& options, const attn_viz::LoadLimits& limits, bool quiet, std::string& note) {
     attn_viz::ComparedModels models(a, b, tokenizer, limits);
     attn_viz::CorpusDocuments documents(corpus.path, limits, corpus.shard, attn_viz::CorpusLines::json_or_text);
     Progress progress = corpus_progress(quiet, documents);
-    attn_viz::CompareCorpusAccumulator accumulator = attn_viz::compare_models_over_corpus(
-        models, documents, corpus.path, corpus.shard, options, limits,
-        [&progress](int64_t sequences) { progress.update(sequences); });
+    attn_viz::CompareCorpusAccumulator accumulator =
+        attn_viz::compare_models_over_corpus(models, documents, corpus.path, corpus.shard, options, limits,
+                                             [&progress](int64_t sequences) { progress.update(sequences); });
     progress.finish();
     note = corpus_run_note(corpus, documents, accumulator.num_sequences());
     return accumulator;

@@ -261,6 +261,13 @@ bool is_seq2seq_model_type(const std::string& model_type) {
     return std::find(types.begin(), types.end(), model_type) != types.end();
 }
 
+void refuse_encoder_decoder(const std::string& path, const std::string& model_type) {
+    throw Error(ErrorKind::usage,
+                fmt::format("{}: model_type \"{}\" is an encoder-decoder model, which `model` runs and `compare` "
+                            "compares over one source and target; this command takes decoder or encoder models",
+                            path, model_type));
+}
+
 Seq2SeqWeights read_hf_seq2seq_folder(const std::string& folder, const HfConfig& hf, const LoadLimits& limits) {
     if (!is_seq2seq_model_type(hf.model_type))
         fail_input(hf.path, fmt::format("model_type \"{}\" is not an encoder-decoder attn-viz reads (supported: {})",

@@ -23,6 +23,10 @@ const std::vector<std::string>& hf_seq2seq_model_types();
 // Whether config.json's model_type is one of them.
 bool is_seq2seq_model_type(const std::string& model_type);
 
+// Error(usage) for the encoder-decoder folder `path` (of `model_type`) where a decoder or an
+// encoder is wanted.
+[[noreturn]] void refuse_encoder_decoder(const std::string& path, const std::string& model_type);
+
 // Error(bad_input) naming config.json for another model type, a missing or bad hyper-parameter or
 // an option attn-viz does not implement; naming the checkpoint and the tensor for a missing or
 // misshapen tensor; Error(io) when a file cannot be read.

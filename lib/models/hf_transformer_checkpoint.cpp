@@ -240,12 +240,7 @@ ModelWeights read_hf_transformer_folder(const std::string& folder, const HfConfi
         if (std::find(llama_types.begin(), llama_types.end(), hf.model_type) != llama_types.end())
             throw Error(ErrorKind::internal,
                         fmt::format("{}: model_type \"{}\" is read by read_hf_llama_folder", hf.path, hf.model_type));
-        if (is_seq2seq_model_type(hf.model_type))
-            throw Error(
-                ErrorKind::usage,
-                fmt::format("{}: model_type \"{}\" is an encoder-decoder model, which `model` runs and `compare` "
-                            "compares over one source and target; this command takes decoder or encoder models",
-                            hf.path, hf.model_type));
+        if (is_seq2seq_model_type(hf.model_type)) refuse_encoder_decoder(hf.path, hf.model_type);
         fail_input(hf.path, fmt::format("model_type \"{}\" is not supported (supported: {})",
                                         escape_invalid_utf8(hf.model_type), fmt::join(hf_model_types(), ", ")));
     }

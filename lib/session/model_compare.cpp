@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "hf_seq2seq_checkpoint.hpp"
 #include "ranked_compare.hpp"
 #include "stats_report.hpp"
 #include "whole_model.hpp"
@@ -12,14 +13,21 @@ namespace attn_viz {
 ComparedModels::ComparedModels(const std::string& path_a, const std::string& path_b, const std::string& tokenizer,
                                const LoadLimits& limits)
     : a(path_a, limits), b(path_b, limits) {
+    for (const ModelSession* model : {&a, &b})
+        if (model->encoder_decoder()) refuse_encoder_decoder(model->path(), model->model_type());
     a.load_weights();
     b.load_weights();
+    check_same_shape(a, b);
+    a.load_tokenizer(tokenizer);
+}
+
+void check_same_shape(const ModelSession& a, const ModelSession& b) {
     const ModelDescription &ca = a.model().description(), &cb = b.model().description();
     if (ca.dim != cb.dim || ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads || ca.n_kv_heads != cb.n_kv_heads ||
         ca.vocab_size != cb.vocab_size)
-        fail_input(path_b, fmt::format("a different architecture from {} (dim, layers, heads, KV heads or vocabulary)",
-                                       path_a));
-    a.load_tokenizer(tokenizer);
+        fail_input(
+            b.path(),
+            fmt::format("a different architecture from {} (dim, layers, heads, KV heads or vocabulary)", a.path()));
 }
 
 ModelComparison compare_on_tokens(const ModelSession& session_a, const ModelSession& session_b,

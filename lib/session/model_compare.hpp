@@ -18,6 +18,10 @@
 
 namespace attn_viz {
 
+// Error(bad_input) naming `b` unless both models (their weights loaded) have one shape: the same
+// dim, layers, heads, KV heads and vocabulary.
+void check_same_shape(const ModelSession& a, const ModelSession& b);
+
 // Both models, opened once and of one shape (same dim, layers, heads, KV heads and vocabulary,
 // else Error(bad_input) naming `b`), with the first one's tokenizer (`tokenizer`, or its own).
 struct ComparedModels {

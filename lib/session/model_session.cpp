@@ -37,9 +37,7 @@ void ModelSession::load_tokenizer(const std::string& tokenizer_path) {
 }
 
 WholeModel& ModelSession::model() const {
-    if (!model_)
-        throw Error(ErrorKind::usage, fmt::format("{}: an encoder-decoder model ({}) runs its three stacks together",
-                                                  files_.path, files_.config.model_type));
+    if (!model_) refuse_encoder_decoder(files_.path, files_.config.model_type);
     return *model_;
 }
 

@@ -79,7 +79,7 @@ public:
     void load_tokenizer(const std::string& tokenizer_path);
 
     OnednnBackend& backend() { return *backend_; }
-    // The decoder or encoder (load first; Error(usage) for an encoder-decoder).
+    // The decoder or encoder (load first; Error(usage) for an encoder-decoder: refuse_encoder_decoder).
     WholeModel& model() const;
     // The encoder-decoder (load first; Error(usage) for any other model).
     Seq2SeqModel& seq2seq() const;

@@ -46,4 +46,7 @@ void bind_seq2seq_result(pybind11::module_& m);  // attn_viz.Seq2SeqResult (seq2
 // Model._analyze, the whole-model analyses of the catalog (model_analyses.cpp).
 void bind_model_analyses(pybind11::class_<Model, std::shared_ptr<Model>>& model);
 
+// Model.compare, two models head by head (model_compare.cpp).
+void bind_model_compare(pybind11::class_<Model, std::shared_ptr<Model>>& model);
+
 }  // namespace attn_viz_python

@@ -149,6 +149,7 @@ void bind_model(py::module_& m) {
             "The model's shape: architecture, n_layers, n_heads, ...")
         .def_property_readonly("path", [](const Model& m) { return m.path; });
     bind_model_analyses(model);
+    bind_model_compare(model);
 }
 
 }  // namespace attn_viz_python
