@@ -301,7 +301,7 @@ int run_model(ModelOptions& o) {
         session.load(o.tokenizer);
         if (o.corpus.path.empty()) {
             if (request.input.text) warn_separator_in_text(o, session.tokenizer());
-            request.ids = session.encode(request.input, {"--text", "--text-pair", "--tokens", "--induction"});
+            request.ids = session.encode(request.input, {"--text", "--text-pair", "--tokens"});
         }
     }
     const WholeModel& model = session.model();

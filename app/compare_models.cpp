@@ -17,7 +17,7 @@ attn_viz::ModelComparison compare_whole_models(const std::string& a, const std::
         model_input.ids = attn_viz::parse_token_ids(*input.token_ids, option);
     else
         model_input.text = input.text;
-    const std::vector<int> ids = models.a.encode(model_input, {"--text", "", "--tokens", ""}).ids;
+    const std::vector<int> ids = models.a.encode(model_input, {"--text", "", "--tokens"}).ids;
     models.a.check_tokens(ids, option);
     check_generate(models.a.model(), input.generate);
 

@@ -98,16 +98,15 @@ nlohmann::json seq2seq_ablation(const ModelOptions& o, attn_viz::Seq2SeqModel& m
 }
 
 // The run of `report.run`'s ids with every attention layer's report written as soon as the layer
-// is done (Seq2SeqStream into `out`); show_layers: the layers done as progress on stderr.
+// is done (Seq2SeqStream into `out`); `progress`: told the layers done.
 attn_viz::Seq2SeqAnalysis stream_seq2seq_report(attn_viz::OutputDir& out, attn_viz::Seq2SeqModel& model,
                                                 const attn_viz::Seq2SeqReportInput& report,
-                                                const attn_viz::ReportOptions& options, bool show_layers,
+                                                const attn_viz::ReportOptions& options, attn_viz::StepCallback progress,
                                                 attn_viz::Timings& timings, attn_viz::PictureNotes& notes) {
     using namespace attn_viz;
     Seq2SeqStream stream(out, report, options, timings);
     const Seq2SeqConfig& c = model.weights().config;
-    StreamedForward forward(timings, show_layers ? progress_lines(false)("attention layer") : StepCallback(),
-                            c.blocks.n_layers + 2 * c.n_decoder_layers);
+    StreamedForward forward(timings, std::move(progress), c.blocks.n_layers + 2 * c.n_decoder_layers);
     model.run_layers(report.run->source, report.run->target, true,
                      [&](Seq2SeqStack stack, int64_t layer, LayerResult& result, const LayerWeights& weights) {
                          forward.report([&] { stream.add_layer(stack, layer, result, weights); });
@@ -223,8 +222,9 @@ int run_seq2seq_model(const ModelOptions& o, attn_viz::ModelSession& session, co
     PictureNotes notes;
     Seq2SeqAnalysis analysis;
     if (streamed) {
-        analysis =
-            stream_seq2seq_report(out, *model, report, o.report, progress_wanted(o.output.quiet), timings, notes);
+        analysis = stream_seq2seq_report(out, *model, report, o.report,
+                                         attn_viz::progress_callback(progress_lines(o.output.quiet), "attention layer"),
+                                         timings, notes);
     } else {
         {
             Timings::Scope t(timings, "forward");

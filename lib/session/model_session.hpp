@@ -39,7 +39,7 @@ struct ModelInput {
 
 // What the front end calls each input in messages ("--text" or "text").
 struct ModelInputNames {
-    std::string text, text_pair, ids, induction;
+    std::string text, text_pair, ids;
 };
 
 // The ids the induction test's random tokens are drawn from, [first, end): past the byte tokens

@@ -16,14 +16,24 @@ namespace py = pybind11;
 
 namespace attn_viz_python {
 
+namespace {
+
+// `input` encoded by the session; ids given as ids are checked against the model, as the CLI's --tokens.
+attn_viz::ModelInputIds checked_input(const Model& m, const attn_viz::ModelInput& input,
+                                      const attn_viz::ModelInputNames& names) {
+    attn_viz::ModelInputIds encoded = m.session->encode(input, names);
+    if (input.ids) m.session->check_tokens(encoded.ids, names.ids);
+    return encoded;
+}
+
+}  // namespace
+
 std::vector<int> model_ids(const Model& m, const std::optional<std::string>& text,
                            const std::optional<std::vector<int>>& ids, const std::string& text_name,
                            const std::string& ids_name) {
     attn_viz::ModelInput input;
     input.text = text, input.ids = ids;
-    std::vector<int> encoded = m.session->encode(input, {text_name, "", ids_name, ""}).ids;
-    if (ids) m.session->check_tokens(encoded, ids_name);
-    return encoded;
+    return checked_input(m, input, {text_name, "", ids_name}).ids;
 }
 
 namespace {
@@ -59,8 +69,7 @@ std::shared_ptr<RunResult> run_decoder(const std::shared_ptr<Model>& m, const st
         const attn_viz::ModelSession& session = *m->session;
         attn_viz::ModelInput request;
         request.text = text, request.text_pair = text_pair, request.ids = ids;
-        const attn_viz::ModelInputIds input = session.encode(request, {"text", "text_pair", "ids", ""});
-        if (ids) session.check_tokens(input.ids, "ids");
+        const attn_viz::ModelInputIds input = checked_input(*m, request, {"text", "text_pair", "ids"});
         const std::vector<int>& tokens = input.ids;
         // The results keep no logits.
         attn_viz::ModelRun run =
