@@ -80,8 +80,7 @@ nlohmann::json ModelSession::shape() const {
 }
 
 InductionRange ModelSession::induction_range() const {
-    const int64_t first = model().description().architecture == "llama" ? 259 : 0;
-    return {first, std::min<int64_t>(vocab_size(), tokenizer_->vocab_size())};
+    return {tokenizer_->first_ordinary_id(), std::min<int64_t>(vocab_size(), tokenizer_->vocab_size())};
 }
 
 namespace {

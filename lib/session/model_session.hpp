@@ -42,9 +42,10 @@ struct ModelInputNames {
     std::string text, text_pair, ids;
 };
 
-// The ids the induction test's random tokens are drawn from, [first, end): past the byte tokens
-// of a Llama-family vocabulary (llama2.c's, SentencePiece's), from the start of another family's;
-// below both the model's and the tokenizer's vocabulary size (Pythia's embedding has spare rows).
+// The ids the induction test's random tokens are drawn from, [first, end): from the tokenizer's
+// first ordinary token (past the leading special and byte tokens: 259 in a Llama 2
+// vocabulary, 0 in GPT-2's), below both the model's and the tokenizer's vocabulary size (Pythia's
+// embedding has spare rows).
 struct InductionRange {
     int64_t first = 0, end = 0;
 };

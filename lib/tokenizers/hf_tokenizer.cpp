@@ -1,6 +1,7 @@
 #include "hf_tokenizer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <variant>
@@ -595,6 +596,18 @@ const std::string& HfTokenizer::kind() const { return impl_->kind; }
 int HfTokenizer::vocab_size() const { return static_cast<int>(impl_->token_of_id.size()); }
 std::optional<int> HfTokenizer::bos_id() const { return impl_->bos; }
 std::optional<int> HfTokenizer::eos_id() const { return impl_->eos; }
+int HfTokenizer::first_ordinary_id() const {
+    auto byte_token = [](const std::string& token) {
+        return token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
+               std::isxdigit(static_cast<unsigned char>(token[3])) &&
+               std::isxdigit(static_cast<unsigned char>(token[4]));
+    };
+    int id = 0;
+    while (id < vocab_size() &&
+           (impl_->special_id[static_cast<size_t>(id)] || byte_token(impl_->token_of_id[static_cast<size_t>(id)])))
+        ++id;
+    return id;
+}
 std::optional<int> HfTokenizer::token_id(const std::string& token) const { return impl_->lookup(token); }
 
 std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_tokens) const {

@@ -50,6 +50,10 @@ public:
     int vocab_size() const;
     std::optional<int> bos_id() const;
     std::optional<int> eos_id() const;
+    // The first id past the vocabulary's leading special tokens and byte-fallback tokens
+    // ("<0x00>".."<0xFF>"): 0 in GPT-2's, 1 in BERT's ([PAD] first), 259 in a Llama
+    // tokenizer.json's; vocab_size() when every id is one.
+    int first_ordinary_id() const;
     // The id of a token by its text in the vocabulary (or an added token's content).
     std::optional<int> token_id(const std::string& token) const;
 

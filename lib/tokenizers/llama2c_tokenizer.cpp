@@ -109,6 +109,17 @@ void Llama2cTokenizer::index_pieces() {
     }
 }
 
+int Llama2cTokenizer::first_ordinary_id() const {
+    auto in_brackets = [](const std::string& piece) {
+        return piece.size() >= 3 && piece.front() == '<' && piece.back() == '>';
+    };
+    int id = 0;
+    while (id < vocab_size() &&
+           (id == specials_.bos || id == specials_.eos || in_brackets(pieces_[static_cast<size_t>(id)])))
+        ++id;
+    return id;
+}
+
 const std::string& Llama2cTokenizer::piece(int id) const {
     if (id < 0 || id >= vocab_size())
         fail_input(path_, fmt::format("token id {} is outside the vocabulary (0..{})", id, vocab_size() - 1));

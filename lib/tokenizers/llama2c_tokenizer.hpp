@@ -38,6 +38,11 @@ public:
     // The raw piece of a token ("<0x0A>" for byte tokens); throws Error(bad_input) when out of range.
     const std::string& piece(int id) const;
     float score(int id) const { return scores_.at(static_cast<size_t>(id)); }
+    // The first id past the vocabulary's leading BOS, EOS and pieces in angle brackets, which is how
+    // SentencePiece writes its unknown, control and byte pieces (<unk> <s> </s> <0x00>..<0xFF>: 259
+    // in llama2.c's, whose BOS and EOS are "\n<s>\n" and "\n</s>\n", and Llama 2's); vocab_size() when
+    // every piece is one.
+    int first_ordinary_id() const;
 
     // Token ids of `text`, optionally with BOS first and EOS last; the dummy prefix " " first
     // when specials().add_space_prefix. Throws Error(bad_input) when the vocabulary lacks the " "

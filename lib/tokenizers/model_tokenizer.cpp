@@ -52,6 +52,7 @@ public:
         return labels_within(tokenizer_, ids);
     }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
+    int first_ordinary_id() const override { return tokenizer_.first_ordinary_id(); }
     int begin_id() const override { return tokenizer_.specials().bos; }
     std::vector<int> end_ids() const override { return {tokenizer_.specials().bos}; }  // as llama2.c's run.c stops
     std::vector<int> start_ids() const override { return {tokenizer_.specials().bos}; }
@@ -81,6 +82,7 @@ public:
         return labels_within(tokenizer_, ids);
     }
     int vocab_size() const override { return tokenizer_.vocab_size(); }
+    int first_ordinary_id() const override { return tokenizer_.first_ordinary_id(); }
     int begin_id() const override { return tokenizer_.bos_id().value_or(-1); }
     std::vector<int> end_ids() const override {
         if (const auto eos = tokenizer_.eos_id()) return {*eos};

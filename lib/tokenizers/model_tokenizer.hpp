@@ -37,6 +37,10 @@ public:
     virtual std::vector<std::string> labels(const std::vector<int>& ids) const = 0;
     // One more than the largest id it knows (a model's vocabulary may be larger: Pythia's is padded).
     virtual int vocab_size() const = 0;
+    // The first id past the vocabulary's leading special and byte tokens: where random
+    // ordinary tokens (the induction test's) start. Llama2cTokenizer's and HfTokenizer's
+    // first_ordinary_id say what each skips.
+    virtual int first_ordinary_id() const = 0;
     // The token a prompt starts with (BOS); -1 when the tokenizer has none.
     virtual int begin_id() const = 0;
     // The tokens that end a text when a model chooses them (llama2.c: BOS; Hugging Face: EOS).

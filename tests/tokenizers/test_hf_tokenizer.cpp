@@ -10,9 +10,11 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <random>
 #include <sstream>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "expect_error.hpp"
@@ -548,4 +550,56 @@ TEST_CASE("token roles: the post-processor's start and separator tokens, punctua
         CAPTURE(label);
         CHECK(!is_punctuation_label(label));
     }
+}
+
+TEST_CASE("The first ordinary token is past the leading special, unused and byte-fallback tokens, whatever the files") {
+    // Real vocabularies: GPT-2's starts with "!"; BERT's with [PAD] (special) and then [unused0];
+    // llama2.c's, Llama 2's and Phi-3's with <unk> <s> </s> and the 256 byte tokens.
+    if (const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"}); !gpt2.empty())
+        CHECK(HfTokenizer::load(gpt2).first_ordinary_id() == 0);
+    if (const std::string bert = shared_model_dir("tokenizers/bert-base-uncased", {"tokenizer.json"}); !bert.empty())
+        CHECK(HfTokenizer::load(bert).first_ordinary_id() == 1);
+    if (const std::string hf = shared_model_dir("stories260K-hf", {"tokenizer.json"}); !hf.empty())
+        CHECK(HfTokenizer::load(hf).first_ordinary_id() == 259);
+    if (const std::string llama2c = stories260k_dir(); !llama2c.empty())
+        CHECK(Llama2cTokenizer(llama2c + "/tok512.bin").first_ordinary_id() == 259);
+    if (const std::string vectors = shared_model_dir("tokenizers/llama.cpp-vocab", {"ggml-vocab-phi-3.gguf"});
+        !vectors.empty()) {
+        const GgufFile file(vectors + "/ggml-vocab-phi-3.gguf");
+        CHECK(as_model_tokenizer(read_gguf_llama_tokenizer(file, 0))->first_ordinary_id() == 259);
+    }
+
+    // Made-up vocabularies, of random sizes: k specials, then b byte tokens, then ordinary ones; and
+    // one where every id is special.
+    std::mt19937 random(20261202);
+    for (int trial = 0; trial < 20; ++trial) {
+        const int specials = static_cast<int>(random() % 4), bytes = static_cast<int>(random() % 5),
+                  ordinary = 1 + static_cast<int>(random() % 4);
+        json vocab = json::object(), added = json::array();
+        int id = 0;
+        for (int k = 0; k < specials; ++k, ++id) {
+            vocab[fmt::format("<special{}>", k)] = id;
+            added.push_back({{"id", id}, {"content", fmt::format("<special{}>", k)}, {"special", true}});
+        }
+        for (int b = 0; b < bytes; ++b, ++id) vocab[fmt::format("<0x{:02X}>", b + 0x41)] = id;
+        for (int o = 0; o < ordinary; ++o, ++id) vocab[std::string(1, static_cast<char>('a' + o))] = id;
+        CAPTURE(vocab.dump());
+        ScratchDir dir;
+        const HfTokenizer tokenizer = HfTokenizer::load(write_tokenizer_json(
+            dir, {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}, {"byte_fallback", true}}},
+                  {"added_tokens", added}}));
+        CHECK(tokenizer.first_ordinary_id() == specials + bytes);
+        CHECK(as_model_tokenizer(HfTokenizer::load(dir.path().string()))->first_ordinary_id() == specials + bytes);
+    }
+    ScratchDir dir;
+    const HfTokenizer all_special = HfTokenizer::load(
+        write_tokenizer_json(dir, {{"model", {{"type", "BPE"}, {"vocab", {{"<s>", 0}}}, {"merges", json::array()}}},
+                                   {"added_tokens", {{{"id", 0}, {"content", "<s>"}, {"special", true}}}}}));
+    CHECK(all_special.first_ordinary_id() == all_special.vocab_size());
+
+    // SentencePiece pieces in angle brackets (BOS and EOS whatever their pieces), then a piece that
+    // is not one.
+    const Llama2cTokenizer pieces("made-up", {"<unk>", "\n<s>\n", "\n</s>\n", "<pad>", "<0x00>", " a", "<later>"},
+                                  std::vector<float>(7, 0.0f));
+    CHECK(pieces.first_ordinary_id() == 5);
 }
