@@ -1,5 +1,5 @@
-// Random Hugging Face folders of the decoder families (scripts/reference_hf_llama.py for qwen3 and
-// phi3, reference_hf_gemma.py for gemma2 and gemma3_text) converted to GGUF as llama.cpp's
+// Random Hugging Face folders of the decoder families (scripts/reference_hf_llama.py for qwen2, qwen3
+// and phi3, reference_hf_gemma.py for gemma2 and gemma3_text) converted to GGUF as llama.cpp's
 // convert_hf_to_gguf.py does (Qwen3Model, Gemma2Model, Gemma3Model, Phi3MiniModel): TextModel's
 // keys plus each class's own, tensors renamed by gguf-py's tensor map and left as they are (no q/k
 // permutation: llama.cpp runs these with NEOX RoPE), except Gemma's "*norm.weight" plus 1. The

@@ -93,9 +93,16 @@ std::vector<FamilySpec> make_families() {
                              .hf_names = hf_llama_names(),
                              .windows = WindowRule::every_layer,
                              .default_window = 4096};
+    // Ministral (8B-2410): Mistral's block, its sliding layers chosen by layer_types (every layer by
+    // default); llama.cpp has no architecture of its own for it.
+    FamilySpec ministral = mistral;
+    ministral.name = "ministral", ministral.hf_model_type = "ministral", ministral.reads_layer_types = true;
+    // GGUF: llama.cpp's qwen2 turns heads by halves (the converter keeps q/k rows) and applies no window.
     const FamilySpec qwen2{.name = "qwen2",
                            .hf_model_type = "qwen2",
+                           .gguf_architecture = "qwen2",
                            .hf_names = hf_llama_names(),
+                           .gguf_names = gguf_llama_names(),
                            .windows = WindowRule::from_layer,
                            .default_window = 4096,
                            .attention_biases = BiasRule::qkv,
@@ -144,7 +151,7 @@ std::vector<FamilySpec> make_families() {
     phi3.hf_names.qkv = "model.layers.{}.self_attn.qkv_proj",
     phi3.hf_names.gate_up = "model.layers.{}.mlp.gate_up_proj";
     phi3.gguf_names.qkv = "blk.{}.attn_qkv", phi3.gguf_names.gate_up = "blk.{}.ffn_up";
-    return {llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3};
+    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3};
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Hugging Face model folders of the Llama-like decoder families (family_table.hpp: llama,
-// mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3: Llama 2/3, TinyLlama, SmolLM, Mistral, Qwen2/3,
+// mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3: Llama 2/3, TinyLlama, SmolLM, Mistral, Qwen2/3,
 // Gemma 1/2/3 text, Phi-3/Phi-4-mini): config.json and model.safetensors (or its shards) read into
 // ModelWeights in the x W convention, with HF's half-split RoPE (rope_scaling linear or llama3, v4
 // keys or v5 rope_parameters), GQA, head_dim, hidden_act, each family's biases, sliding windows

@@ -1,4 +1,4 @@
-// Qwen3, Gemma 2, Gemma 3 text and Phi-3 from GGUF (read_gguf_llama and the streaming reader
+// Qwen2, Qwen3, Gemma 2, Gemma 3 text and Phi-3 from GGUF (read_gguf_llama and the streaming reader
 // model_files.hpp picks): random Hugging Face folders of scripts/reference_hf_llama.py and
 // reference_hf_gemma.py converted as llama.cpp's convert_hf_to_gguf.py does
 // (gguf_decoder_conversion.hpp) read to the folder's weights, and run to the float64 reference's
@@ -56,6 +56,22 @@ void check_converted(const std::string& script, const std::vector<std::string>& 
 }  // namespace
 
 TEST_SUITE("model") {
+
+TEST_CASE(
+    "GGUF qwen2 files converted from HF folders: q/k/v biases, rows kept in Hugging Face's order, reference "
+    "forward") {
+    check_converted("reference_hf_llama.py",
+                    {
+                        "--model-type qwen2 --d-model 24 --heads 4 --kv-heads 2 --layers 2 --ffn 37 --vocab 53 "
+                        "--tokens 7",
+                        "--model-type qwen2 --d-model 6 --heads 1 --kv-heads 1 --layers 1 --ffn 5 --vocab 11 "
+                        "--tokens 1 --tied",
+                        "--model-type qwen2 --d-model 20 --heads 5 --kv-heads 1 --layers 3 --ffn 16 --vocab 40 "
+                        "--tokens 33 --rope-theta 1000000 --eps 1e-6",
+                        "--model-type qwen2 --d-model 16 --heads 2 --kv-heads 2 --head-dim 6 --layers 2 --ffn 9 "
+                        "--vocab 29 --tokens 9",
+                    });
+}
 
 TEST_CASE(
     "GGUF qwen3 files converted from HF folders: the folders' weights (q/k norms, head_dim, biases) and reference "
@@ -154,9 +170,10 @@ TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming 
         expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(path)); }, {"bad.gguf", fragment});
         expect_error(ErrorKind::bad_input, [&] { read_model_weights(open_model_files(path)); }, {"bad.gguf", fragment});
     };
-    expect_refused(qwen3, {{}, {}, "qwen9"},
-                   "general.architecture is \"qwen9\"; attn-viz runs GGUF models of architecture llama, qwen3, gemma, "
-                   "gemma2, gemma3, phi3");
+    expect_refused(
+        qwen3, {{}, {}, "qwen9"},
+        "general.architecture is \"qwen9\"; attn-viz runs GGUF models of architecture llama, qwen2, qwen3, gemma, "
+        "gemma2, gemma3, phi3");
     expect_refused(qwen3, {{"blk.1.attn_k_norm.weight"}, {}, ""}, "has no tensor \"blk.1.attn_k_norm.weight\"");
     expect_refused(qwen3, {{}, {{"qwen3.attention.key_length", 6}, {"qwen3.attention.value_length", 6}}, ""},
                    "tensor \"blk.0.attn_output.weight\" has shape [16, 16], expected [16, 24]");

@@ -163,10 +163,11 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
         {weights, "'model.layers.0.self_attn.q_proj.bias' is missing, but config.json's attention_bias is true"});
     expect_refused("\"mlp_bias\": false", "\"mlp_bias\": true",
                    {weights, "'model.layers.0.mlp.gate_proj.bias' is missing, but config.json's mlp_bias is true"});
-    expect_refused("\"model_type\": \"llama\"", "\"model_type\": \"falcon\"",
-                   {config,
-                    "model_type \"falcon\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma2, "
-                    "gemma3_text, phi3)"});
+    expect_refused(
+        "\"model_type\": \"llama\"", "\"model_type\": \"falcon\"",
+        {config,
+         "model_type \"falcon\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, "
+         "gemma3_text, phi3)"});
     with_key("\"head_dim\": 4",
              {weights, "'model.layers.0.self_attn.q_proj.weight' has 16 outputs, expected 2 heads x head size 4"});
     with_key("\"partial_rotary_factor\": 0.5", {config, "partial_rotary_factor 0.5 is not supported for llama"});
@@ -274,10 +275,11 @@ TEST_CASE("hostile model folders: lying configs and indexes get one-line errors 
     with_config("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3");
     expect_error(ErrorKind::bad_input, read_folder, {"layer 2 is out of range"});
     with_config("\"model_type\": \"llama\"", "\"model_type\": \"gpt_bigcode\"");
-    expect_error(ErrorKind::bad_input, read_folder,
-                 {config,
-                  "\"gpt_bigcode\" is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma2, "
-                  "gemma3_text, phi3)"});
+    expect_error(
+        ErrorKind::bad_input, read_folder,
+        {config,
+         "\"gpt_bigcode\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, "
+         "gemma3_text, phi3)"});
     // An untrusted name is quoted cut short, not whole.
     with_config("\"rope_theta\": 10000.0",
                 "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"" + std::string(100000, 'y') + "\"}");

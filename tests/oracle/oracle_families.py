@@ -55,6 +55,19 @@ def mistral(rng):
     return "causal", tf.MistralConfig(**c), w
 
 
+def ministral(rng):
+    """Mistral's block with layer_types choosing the sliding layers (all of them by default). Always a
+    window (64: longer than any text here): transformers' Ministral builds a sliding mask either way
+    and fails without one."""
+    c = _llama_like(rng)
+    w = rng.choice([3, 5, 64])
+    c.update(rope_parameters=_rope(rng, ("default",)), sliding_window=w)
+    if rng.random() < 0.6:
+        c["layer_types"] = [rng.choice(["full_attention", "sliding_attention"]) for _ in range(c["num_hidden_layers"])]
+    cfg = tf.MinistralConfig(**c)
+    return "causal", cfg, w if w and "sliding_attention" in cfg.layer_types else None
+
+
 def qwen2(rng):
     c = _llama_like(rng)
     w = rng.choice([3, 4])
@@ -185,4 +198,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

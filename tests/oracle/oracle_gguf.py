@@ -34,7 +34,8 @@ def write_gguf(path, metadata, tensors):
 
 def architecture(config):
     """The general.architecture convert_hf_to_gguf.py writes for the model, or None (no GGUF form here)."""
-    return {"llama": "llama", "mistral": "llama", "gemma": "gemma"}.get(config.model_type)
+    return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3"}.get(
+        config.model_type)
 
 
 def _permute(w, heads):
@@ -45,6 +46,9 @@ def _permute(w, heads):
 def convert(model, config, path):
     arch = architecture(config)
     gemma = arch == "gemma"
+    # LlamaModel permutes q/k rows for llama.cpp's interleaved RoPE; Qwen2Model, Qwen3Model and
+    # GemmaModel keep them (llama.cpp turns their heads by halves, as transformers does).
+    permuted = arch == "llama"
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     p = arch + "."
@@ -58,10 +62,10 @@ def convert(model, config, path):
                 (p + "attention.head_count_kv", U32, kv),
                 (p + "attention.layer_norm_rms_epsilon", F32, config.rms_norm_eps),
                 (p + "rope.freq_base", F32, rope.get("rope_theta", 10000.0))]
-    if gemma:
-        metadata += [(p + "attention.key_length", U32, head_dim), (p + "attention.value_length", U32, head_dim)]
-    else:
+    if permuted:
         metadata += [(p + "rope.dimension_count", U32, head_dim)]
+    else:
+        metadata += [(p + "attention.key_length", U32, head_dim), (p + "attention.value_length", U32, head_dim)]
     v = config.vocab_size
     tokens = ["<unk>", "<s>", "</s>"] + [f"\u2581w{i}" for i in range(3, v)]
     metadata += [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens),
@@ -72,7 +76,8 @@ def convert(model, config, path):
     state = {k: t.detach().double().numpy() for k, t in model.state_dict().items()}
     names = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
-             "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
+             "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
     tensors = [("token_embd.weight", state["model.embed_tokens.weight"])]
     for layer in range(config.num_hidden_layers):
         for hf, gg in names.items():
@@ -81,7 +86,7 @@ def convert(model, config, path):
                 if key not in state:
                     continue
                 w = state[key]
-                if not gemma and hf in ("self_attn.q_proj", "self_attn.k_proj"):
+                if permuted and hf in ("self_attn.q_proj", "self_attn.k_proj"):
                     w = _permute(w, heads if hf == "self_attn.q_proj" else kv)
                 if gemma and hf.endswith("layernorm"):
                     w = w + 1
