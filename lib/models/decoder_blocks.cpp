@@ -3,6 +3,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,7 +30,8 @@ std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layou
     if (family.fused)
         t.insert(t.end(), {{&n.qkv, {q + 2 * kv, d}}, {&n.gate_up, {2 * f, d}}});
     else
-        t.insert(t.end(), {{&n.q, {q, d}}, {&n.k, {kv, d}}, {&n.v, {kv, d}}, {&n.gate, {f, d}}, {&n.up, {f, d}}});
+        t.insert(t.end(), {{&n.q, {q, d}}, {&n.k, {kv, d}}, {&n.v, {kv, d}}, {&n.up, {f, d}}});
+    if (!family.fused && family.feed_forward == FeedForwardKind::gated) t.push_back({&n.gate, {f, d}});
     if (family.qk_norm) t.insert(t.end(), {{&n.q_norm, {c.head_dim}}, {&n.k_norm, {c.head_dim}}});
     if (family.residual == ResidualLayout::sandwich)
         t.insert(t.end(), {{&n.attention_output_norm, {d}}, {&n.feed_forward_output_norm, {d}}});
@@ -44,6 +46,15 @@ Tensor decoder_norm_weight(const TensorSource& source, const DecoderLayout& layo
     if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
         for (float& v : weight.data) v -= 1.0f;
     return weight;
+}
+
+// A block norm: its weight as decoder_norm_weight reads it, and a LayerNorm's bias.
+NormWeights decoder_norm(const TensorSource& source, const DecoderLayout& layout, const std::string& pattern,
+                         int64_t layer, int64_t size) {
+    NormWeights norm{decoder_norm_weight(source, layout, pattern, layer, size), {}};
+    if (layout.family->norm == NormKind::layer_norm)
+        norm.bias = load_of_shape(source, block_tensor(pattern, layer, ".bias"), {size});
+    return norm;
 }
 
 // The matrix `name` of `shape`, checked, its row ranges into their tensors.
@@ -72,11 +83,14 @@ void check_hf_attention_biases(const TensorSource& source, const DecoderLayout& 
                        fmt::format("{} has no attention biases", hf.model_type), source);
         return;
     }
-    const bool by_config = family.attention_biases == BiasRule::by_config && hf.attention_bias.value_or(false);
+    const bool by_config = (family.attention_biases == BiasRule::by_config && hf.attention_bias.value_or(false)) ||
+                           (family.attention_biases == BiasRule::use_bias && hf.use_bias.value_or(true));
     const bool qkv = by_config || family.attention_biases == BiasRule::qkv;
     const std::string why =
         family.attention_biases == BiasRule::by_config
             ? fmt::format("config.json's attention_bias is {}", by_config ? "true" : "false or absent")
+        : family.attention_biases == BiasRule::use_bias
+            ? fmt::format("config.json's use_bias is {}", by_config ? "true or absent" : "false")
         : family.attention_biases == BiasRule::qkv
             ? fmt::format("{} has q/k/v biases and none on o_proj", hf.model_type)
             : fmt::format("{} has no attention biases", hf.model_type);
@@ -135,23 +149,35 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
     if (layout.container == Container::gguf) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
 }
 
-// A folder's feed-forward biases as mlp_bias says (transformers: Llama's follow it; the other
-// families have none).
+// The feed-forward's bias tensors, by the tensor they add to: gated [gate, up, down] into b_in,
+// b_up, b_out; plain [up, down] into b_in, b_out.
+struct MlpBias {
+    Tensor* bias;
+    const std::string* pattern;
+    int64_t size;
+};
+std::vector<MlpBias> mlp_biases(const DecoderLayout& layout, BlockWeights& b) {
+    const DecoderTensorNames& n = layout.family->names(layout.container);
+    const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
+    if (layout.family->feed_forward == FeedForwardKind::plain) return {{&b.b_in, &n.up, f}, {&b.b_out, &n.down, d}};
+    return {{&b.b_in, &n.gate, f}, {&b.b_up, &n.up, f}, {&b.b_out, &n.down, d}};
+}
+
+// A folder's feed-forward biases as mlp_bias (Llama) or use_bias (Starcoder2) says (transformers:
+// the other families have none).
 void read_hf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
     const FamilySpec& family = *layout.family;
     const HfConfig& hf = *layout.hf;
-    const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
-    const bool mlp_bias = family.mlp_bias_key && hf.mlp_bias.value_or(false);
-    const std::string why = family.mlp_bias_key
-                                ? fmt::format("config.json's mlp_bias is {}", mlp_bias ? "true" : "false or absent")
-                                : fmt::format("{} has no MLP biases", hf.model_type);
-    const DecoderTensorNames& n = family.hf_names;
-    const std::pair<Tensor*, std::pair<const std::string*, int64_t>> biases[] = {
-        {&b.b_in, {&n.gate, f}}, {&b.b_out, {&n.down, d}}, {&b.b_up, {&n.up, f}}};
-    for (const auto& [bias, pattern_and_size] : biases) {
-        const std::string name = block_tensor(*pattern_and_size.first, l, ".bias");
+    const bool use_bias = family.attention_biases == BiasRule::use_bias;
+    const bool mlp_bias = use_bias ? hf.use_bias.value_or(true) : family.mlp_bias_key && hf.mlp_bias.value_or(false);
+    const std::string why =
+        use_bias              ? fmt::format("config.json's use_bias is {}", mlp_bias ? "true or absent" : "false")
+        : family.mlp_bias_key ? fmt::format("config.json's mlp_bias is {}", mlp_bias ? "true" : "false or absent")
+                              : fmt::format("{} has no MLP biases", hf.model_type);
+    for (const MlpBias& m : mlp_biases(layout, b)) {
+        const std::string name = block_tensor(*m.pattern, l, ".bias");
         expect_hf_bias(source.contains(name), mlp_bias, name, why, source);
-        if (mlp_bias) *bias = load_of_shape(source, name, {pattern_and_size.second});
+        if (mlp_bias) *m.bias = load_of_shape(source, name, {m.size});
     }
 }
 
@@ -166,16 +192,12 @@ void refuse_fused_gguf_mlp_biases(const TensorSource& source, const DecoderLayou
                        fmt::format("{}: feed-forward biases are not read for {} GGUF files", name, family.name));
 }
 
-// A GGUF block's feed-forward biases [F], [F], [D], whichever the file holds (llama.cpp reads them
-// where they are; a fused block has none: refuse_fused_gguf_mlp_biases).
+// A GGUF block's feed-forward biases, whichever the file holds (llama.cpp reads them where they
+// are; a fused block has none: refuse_fused_gguf_mlp_biases).
 void read_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
-    const FamilySpec& family = *layout.family;
-    if (family.fused) return;
-    const DecoderTensorNames& n = family.gguf_names;
-    const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
-    b.b_in = optional_of_shape(source, block_tensor(n.gate, l, ".bias"), {f});
-    b.b_up = optional_of_shape(source, block_tensor(n.up, l, ".bias"), {f});
-    b.b_out = optional_of_shape(source, block_tensor(n.down, l, ".bias"), {d});
+    if (layout.family->fused) return;
+    for (const MlpBias& m : mlp_biases(layout, b))
+        *m.bias = optional_of_shape(source, block_tensor(*m.pattern, l, ".bias"), {m.size});
 }
 
 }  // namespace
@@ -192,15 +214,17 @@ void read_decoder_block(const TensorSource& source, const DecoderLayout& layout,
     const DecoderTensorNames& n = family.names(layout.container);
     const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
     read_decoder_attention(source, layout, l, b.attention);
-    b.attention_norm.weight = decoder_norm_weight(source, layout, n.attention_norm, l, d);
+    b.attention_norm = decoder_norm(source, layout, n.attention_norm, l, d);
     if (family.residual == ResidualLayout::sandwich)
-        b.attention_output_norm.weight = decoder_norm_weight(source, layout, n.attention_output_norm, l, d);
-    b.feed_forward_norm.weight = decoder_norm_weight(source, layout, n.feed_forward_norm, l, d);
+        b.attention_output_norm = decoder_norm(source, layout, n.attention_output_norm, l, d);
+    b.feed_forward_norm = decoder_norm(source, layout, n.feed_forward_norm, l, d);
     if (family.residual == ResidualLayout::sandwich)
-        b.feed_forward_output_norm.weight = decoder_norm_weight(source, layout, n.feed_forward_output_norm, l, d);
+        b.feed_forward_output_norm = decoder_norm(source, layout, n.feed_forward_output_norm, l, d);
     if (family.fused) {
         load_checked_rows(source, block_tensor(n.gate_up, l), {2 * f, d}, {{0, f, &b.w_in}, {f, f, &b.w_up}},
                           RowLayout::as_stored);
+    } else if (family.feed_forward == FeedForwardKind::plain) {
+        load_checked_rows(source, block_tensor(n.up, l), {f, d}, {{0, f, &b.w_in}}, RowLayout::as_stored);
     } else {
         load_checked_rows(source, block_tensor(n.gate, l), {f, d}, {{0, f, &b.w_in}}, RowLayout::as_stored);
         load_checked_rows(source, block_tensor(n.up, l), {f, d}, {{0, f, &b.w_up}}, RowLayout::as_stored);
@@ -220,6 +244,8 @@ void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout
     w.final_norm.weight = load_of_shape(source, name(n.final_norm), {c.d_model});
     if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
         for (float& v : w.final_norm.weight.data) v -= 1.0f;
+    if (layout.family->norm == NormKind::layer_norm)
+        w.final_norm.bias = load_of_shape(source, fmt::format("{}.bias", n.final_norm), {c.d_model});
     if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
 }
 

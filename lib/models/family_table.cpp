@@ -151,7 +151,25 @@ std::vector<FamilySpec> make_families() {
     phi3.hf_names.qkv = "model.layers.{}.self_attn.qkv_proj",
     phi3.hf_names.gate_up = "model.layers.{}.mlp.gate_up_proj";
     phi3.gguf_names.qkv = "blk.{}.attn_qkv", phi3.gguf_names.gate_up = "blk.{}.ffn_up";
-    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3};
+    // StarCoder 2: LayerNorms with biases, a plain GELU (tanh) MLP c_fc / c_proj, every projection
+    // biased as use_bias says, a window on every layer when sliding_window is set (GGUF: none, as
+    // llama.cpp runs starcoder2).
+    FamilySpec starcoder2{.name = "starcoder2",
+                          .hf_model_type = "starcoder2",
+                          .gguf_architecture = "starcoder2",
+                          .hf_names = hf_llama_names(),
+                          .gguf_names = gguf_llama_names(),
+                          .norm = NormKind::layer_norm,
+                          .feed_forward = FeedForwardKind::plain,
+                          .default_activation = "gelu_pytorch_tanh",
+                          .windows = WindowRule::every_layer,
+                          .gguf_windowless = true,
+                          .attention_biases = BiasRule::use_bias,
+                          .default_epsilon = 1e-5,
+                          .default_tied = true};
+    starcoder2.hf_names.gate = starcoder2.gguf_names.gate = "";
+    starcoder2.hf_names.up = "model.layers.{}.mlp.c_fc", starcoder2.hf_names.down = "model.layers.{}.mlp.c_proj";
+    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, starcoder2};
 }
 
 }  // namespace

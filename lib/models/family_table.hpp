@@ -32,6 +32,7 @@ enum class BiasRule {
     none,       // Mistral, Phi-3
     qkv,        // Qwen2: q/k/v, none on o_proj
     by_config,  // Llama, Qwen3, Gemma: q/k/v/o as attention_bias says (default false)
+    use_bias,   // Starcoder2: q/k/v/o and the feed-forward's as use_bias says (default true)
 };
 
 // How scores are scaled.
@@ -46,7 +47,7 @@ struct DecoderTensorNames {
     // (Each with a default, so that a designated initializer may leave it out.)
     std::string q = {}, k = {}, v = {}, qkv = {}, o = {}, q_norm = {}, k_norm = {};
     std::string attention_norm = {}, attention_output_norm = {}, feed_forward_norm = {}, feed_forward_output_norm = {};
-    std::string gate = {}, up = {}, gate_up = {}, down = {};  // gate_up: [gate; up] stacked (Phi-3)
+    std::string gate = {}, up = {}, gate_up = {}, down = {};  // gate_up: [gate; up] stacked (Phi-3); plain: no gate
     std::string embedding = {}, final_norm = {}, classifier = {};
 };
 
@@ -57,9 +58,10 @@ struct FamilySpec {
     DecoderTensorNames hf_names = {}, gguf_names = {};
 
     // The block.
-    NormKind norm = NormKind::rms;                       // rms_offset_one: Gemma's (1 + w), stored in GGUF as 1 + w
-    ResidualLayout residual = ResidualLayout::pre_norm;  // sandwich: Gemma 2/3's post-norms
-    bool qk_norm = false;                                // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
+    NormKind norm = NormKind::rms;  // rms_offset_one: Gemma's (1 + w), stored in GGUF as 1 + w; layer_norm: with biases
+    FeedForwardKind feed_forward = FeedForwardKind::gated;  // plain: up (w_in) and down only (Starcoder2)
+    ResidualLayout residual = ResidualLayout::pre_norm;     // sandwich: Gemma 2/3's post-norms
+    bool qk_norm = false;                                   // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
     bool fused = false;              // Phi-3: [q; k; v] and [gate; up] in one matrix each, split at read time
     bool scaled_embeddings = false;  // Gemma: token embeddings times sqrt(D), rounded to float
     // The feed-forward's activation where config.json names none (a GGUF file never does), as
@@ -76,6 +78,7 @@ struct FamilySpec {
     WindowRule windows = WindowRule::none;
     int64_t default_window = 0;         // sliding_window when config.json or the metadata has none (0: none)
     bool gguf_window_required = false;  // gemma3: .attention.sliding_window must be there
+    bool gguf_windowless = false;       // starcoder2: llama.cpp applies none (the key is refused)
     int64_t gguf_window_pattern = 0;    // gemma3: llama.cpp's fixed pattern (GGUF has no sliding_window_pattern)
     double local_rope_base = 0.0;  // Gemma 3: the sliding layers' unscaled RoPE base by default (0: as every layer)
     RopeStyle gguf_rope = RopeStyle::half_split;  // llama: interleaved (the converter permutes q/k rows)

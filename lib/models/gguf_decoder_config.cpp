@@ -39,8 +39,9 @@ std::string number_text(const std::optional<double>& value) {
 // Metadata that changes llama.cpp's forward pass and that the family does not have in attn-viz:
 // mixture-of-experts blocks; soft-capping outside Gemma; for llama, a sliding window (llama.cpp
 // applies none to llama, so a file that names one was meant for another architecture) and key /
-// value head sizes other than the head size. (qwen3's sliding_window, if a converter writes one, is
-// ignored as llama.cpp ignores it.) Error(bad_input) naming the key and its value.
+// value head sizes other than the head size; for starcoder2 a sliding window too (llama.cpp applies
+// none). (qwen3's sliding_window, if a converter writes one, is ignored as llama.cpp ignores it.)
+// Error(bad_input) naming the key and its value.
 void refuse_unimplemented_keys(const GgufFile& file, const FamilySpec& family, int64_t head) {
     const std::string& a = family.gguf_architecture;
     std::vector<std::string> keys = {fmt::format("{}.expert_count", a)};
@@ -51,6 +52,7 @@ void refuse_unimplemented_keys(const GgufFile& file, const FamilySpec& family, i
         keys.insert(keys.end(),
                     {fmt::format("{}.attention.sliding_window", a), fmt::format("{}.attention.key_length", a),
                      fmt::format("{}.attention.value_length", a)});
+    if (family.gguf_windowless) keys.push_back(fmt::format("{}.attention.sliding_window", a));
     for (const std::string& key : keys) {
         if (!file.has(key)) continue;
         const std::optional<double> value = file.get_float(key);
@@ -132,10 +134,12 @@ DecoderLayout gguf_decoder_config(const GgufFile& file) {
     if (!embedding || embedding->dims.size() != 2) fail_input(file.path(), "has no 2-D tensor \"token_embd.weight\"");
     c.vocab_size = embedding->dims[1];
     c.shared_classifier = file.find_tensor("output.weight") == nullptr;
-    c.norm_epsilon = file.get_float(fmt::format("{}.attention.layer_norm_rms_epsilon", p)).value_or(1e-5);
+    // llama.cpp's key for the family's norm: RMSNorm's, or LayerNorm's (Starcoder2).
+    const std::string epsilon_key = fmt::format(
+        "{}.attention.{}", p, family.norm == NormKind::layer_norm ? "layer_norm_epsilon" : "layer_norm_rms_epsilon");
+    c.norm_epsilon = file.get_float(epsilon_key).value_or(1e-5);
     if (!(c.norm_epsilon > 0 && c.norm_epsilon < 1))
-        fail_input(file.path(),
-                   fmt::format("{}.attention.layer_norm_rms_epsilon {:f} is outside (0, 1)", p, c.norm_epsilon));
+        fail_input(file.path(), fmt::format("{} {:f} is outside (0, 1)", epsilon_key, c.norm_epsilon));
     if (family.gguf_llama_rules) {
         validate_llama_config(c, file.path(), "GGUF llama metadata", "");
         c.head_dim = c.d_model / c.n_heads;
@@ -182,13 +186,14 @@ DecoderLayout gguf_decoder_config(const GgufFile& file) {
     // Sliding windows: Qwen's from_layer needs use_sliding_window, which GGUF does not have (llama.cpp
     // ignores qwen3's window).
     int64_t window = 0;
-    if (family.windows != WindowRule::none && family.windows != WindowRule::from_layer) {
+    if (family.windows != WindowRule::none && family.windows != WindowRule::from_layer && !family.gguf_windowless) {
         const std::string key = fmt::format("{}.attention.sliding_window", p);
         window = family.gguf_window_required ? count("attention.sliding_window")
                  : file.has(key)             ? count("attention.sliding_window")
                                              : family.default_window;
     }
     c.norm = family.norm;
+    c.feed_forward = family.feed_forward;
     c.residual = family.residual;
     c.activation = activation_named(family.default_activation, HfConfig{}, "");
     if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));

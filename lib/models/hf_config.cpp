@@ -199,6 +199,7 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     }
     result.attention_bias = bool_field(config, "attention_bias", where);
     result.mlp_bias = bool_field(config, "mlp_bias", where);
+    result.use_bias = bool_field(config, "use_bias", where);
     result.is_decoder = bool_field(config, "is_decoder", where);
     // Keys that change the forward pass: refused unless the reading family implements them
     // (refuse_unimplemented; Gemma 2/3 implement the first three).
@@ -259,7 +260,8 @@ void read_model_fields(const nlohmann::json& config, const std::string& where, H
     result.vocab_size = positive_int(config, {"vocab_size"}, where);
     result.max_positions = positive_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, where);
     result.head_dim = positive_int(config, {"head_dim"}, where);
-    result.norm_epsilon = positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, where);
+    result.norm_epsilon =
+        positive_number(config, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}, where);
     // A string ("true") or a number here would not be the boolean transformers reads: refused.
     result.tie_word_embeddings = bool_field(config, "tie_word_embeddings", where);
     result.scale_decoder_outputs = bool_field(config, "scale_decoder_outputs", where);

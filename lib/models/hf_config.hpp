@@ -48,6 +48,7 @@ struct HfConfig {
     std::vector<std::string> layer_types;      // "full_attention" | "sliding_attention" per layer; empty when absent
     std::optional<bool> attention_bias;        // Llama, Mistral: q/k/v/o biases
     std::optional<bool> mlp_bias;              // Llama: gate/up/down biases
+    std::optional<bool> use_bias;              // Starcoder2: every projection's bias (default true)
     std::optional<bool> is_decoder;            // BERT: a causal mask
     // Gemma 2/3 (0 where config.json sets the key to null: none):
     std::string hidden_activation;                  // the feed-forward's activation ("" when absent)

@@ -60,6 +60,7 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
                         c.d_model, c.n_heads));
     c.head_dim = hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim : c.d_model / c.n_heads);
     c.norm = family.norm;
+    c.feed_forward = family.feed_forward;
     c.residual = family.residual;
     // transformers casts sqrt(D) to the model's dtype
     if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));

@@ -173,7 +173,7 @@ TEST_CASE("hostile GGUF qwen3, gemma2, gemma3 and phi3 files are refused naming 
     expect_refused(
         qwen3, {{}, {}, "qwen9"},
         "general.architecture is \"qwen9\"; attn-viz runs GGUF models of architecture llama, qwen2, qwen3, gemma, "
-        "gemma2, gemma3, phi3");
+        "gemma2, gemma3, phi3, starcoder2");
     expect_refused(qwen3, {{"blk.1.attn_k_norm.weight"}, {}, ""}, "has no tensor \"blk.1.attn_k_norm.weight\"");
     expect_refused(qwen3, {{}, {{"qwen3.attention.key_length", 6}, {"qwen3.attention.value_length", 6}}, ""},
                    "tensor \"blk.0.attn_output.weight\" has shape [16, 16], expected [16, 24]");

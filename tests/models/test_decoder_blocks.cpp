@@ -2,6 +2,7 @@
 // mapped safetensors (StreamedDecoderBlocks) equal the blocks read whole (HeldBlocks), on a small
 // random decoder (one file and two shards) and on stories260K's folder; a streamed source holds
 // no block; a truncated shard is refused naming it. GGUF decoders' feed-forward biases are read.
+// StarCoder 2's row (LayerNorms with biases, a plain MLP, use_bias) in a folder and in GGUF.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -37,11 +38,17 @@ void check_same_block(const BlockWeights& a, const BlockWeights& b) {
                                {&a.attention.w_k, &b.attention.w_k},
                                {&a.attention.w_v, &b.attention.w_v},
                                {&a.attention.w_o, &b.attention.w_o},
+                               {&a.attention.b_q, &b.attention.b_q},
+                               {&a.attention.b_o, &b.attention.b_o},
                                {&a.attention_norm.weight, &b.attention_norm.weight},
+                               {&a.attention_norm.bias, &b.attention_norm.bias},
                                {&a.feed_forward_norm.weight, &b.feed_forward_norm.weight},
+                               {&a.feed_forward_norm.bias, &b.feed_forward_norm.bias},
                                {&a.w_in, &b.w_in},
                                {&a.w_up, &b.w_up},
-                               {&a.w_out, &b.w_out}}) {
+                               {&a.w_out, &b.w_out},
+                               {&a.b_in, &b.b_in},
+                               {&a.b_out, &b.b_out}}) {
         CHECK(x->shape == y->shape);
         CHECK(x->data == y->data);
     }
@@ -154,6 +161,109 @@ TEST_CASE("GGUF llama: feed-forward biases are read where the file holds them, s
     CHECK(refilled.b_up.empty());
     CHECK(refilled.b_out.data == b1.b_out.data);
     CHECK(model_fingerprint(streamed) == model_fingerprint(whole));
+}
+
+TEST_CASE(
+    "starcoder2: LayerNorm biases, the plain MLP and use_bias read from a folder, streamed as held, and refused "
+    "where the folder or GGUF file disagrees") {
+    constexpr int64_t D = 8, KV = 4, F = 12, V = 20;
+    // A two-block folder; `omit` leaves a tensor out, `use_bias` is written unless empty.
+    const auto write_folder = [&](const fs::path& folder, const std::string& use_bias, const std::string& omit) {
+        std::vector<std::pair<std::string, Tensor>> tensors = {{"model.embed_tokens.weight", random_tensor({V, D})},
+                                                               {"model.norm.weight", random_tensor({D})},
+                                                               {"model.norm.bias", random_tensor({D})}};
+        const std::vector<std::pair<std::string, std::vector<int64_t>>> block = {
+            {"self_attn.q_proj", {D, D}}, {"self_attn.k_proj", {KV, D}}, {"self_attn.v_proj", {KV, D}},
+            {"self_attn.o_proj", {D, D}}, {"mlp.c_fc", {F, D}},          {"mlp.c_proj", {D, F}}};
+        for (int l = 0; l < 2; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            for (const auto& [name, shape] : block) {
+                tensors.emplace_back(p + name + ".weight", random_tensor(shape));
+                tensors.emplace_back(p + name + ".bias", random_tensor({shape[0]}));
+            }
+            for (const char* norm : {"input_layernorm", "post_attention_layernorm"})
+                for (const char* part : {".weight", ".bias"}) tensors.emplace_back(p + norm + part, random_tensor({D}));
+        }
+        std::erase_if(tensors, [&](const auto& t) { return t.first == omit; });
+        fs::create_directories(folder);
+        write_safetensors((folder / "model.safetensors").string(), tensors);
+        write_text(folder / "config.json",
+                   R"({"model_type": "starcoder2", "hidden_size": 8, "num_attention_heads": 2,
+                       "num_key_value_heads": 1, "num_hidden_layers": 2, "intermediate_size": 12,
+                       "vocab_size": 20, "max_position_embeddings": 16, "norm_epsilon": 1e-5)" +
+                       (use_bias.empty() ? std::string() : ", \"use_bias\": " + use_bias) + "}");
+    };
+    ScratchDir dir;
+    write_folder(dir / "ok", "", "");
+    const ModelWeights w = read_folder(dir / "ok", BlockLoading::held);
+    CHECK(w.config.family == "starcoder2");
+    CHECK(w.config.norm == NormKind::layer_norm);
+    CHECK(w.config.feed_forward == FeedForwardKind::plain);
+    CHECK(w.config.shared_classifier);  // tie_word_embeddings defaults to true
+    CHECK(w.final_norm.bias.shape == std::vector<int64_t>{D});
+    const BlockWeights& b = *w.blocks->held(1);
+    CHECK(b.attention_norm.bias.shape == std::vector<int64_t>{D});
+    CHECK(b.feed_forward_norm.bias.shape == std::vector<int64_t>{D});
+    CHECK(b.w_in.shape == std::vector<int64_t>{F, D});
+    CHECK(b.w_up.empty());
+    CHECK(b.b_in.shape == std::vector<int64_t>{F});
+    CHECK(b.b_out.shape == std::vector<int64_t>{D});
+    CHECK(b.attention.b_k.shape == std::vector<int64_t>{KV});
+    CHECK(b.attention.b_o.shape == std::vector<int64_t>{D});
+    check_streamed_as_held(dir / "ok");
+
+    write_folder(dir / "no_bias", "false", "");
+    expect_error(ErrorKind::bad_input, [&] { read_folder(dir / "no_bias", BlockLoading::held); },
+                 {"'model.layers.0.self_attn.q_proj.bias' is there, but config.json's use_bias is false"});
+    write_folder(dir / "missing", "true", "model.layers.1.mlp.c_fc.bias");
+    for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed})
+        expect_error(ErrorKind::bad_input,
+                     [&] {
+                         const ModelWeights m = read_folder(dir / "missing", loading);
+                         m.blocks->load(1);
+                     },
+                     {"'model.layers.1.mlp.c_fc.bias' is missing, but config.json's use_bias is true or absent"});
+
+    // GGUF: the LayerNorm epsilon key, the biases it holds; a window is refused (llama.cpp applies none).
+    const auto write_gguf = [&](const fs::path& path, bool window) {
+        GgufBuilder g;
+        g.add_string("general.architecture", "starcoder2");
+        for (const auto& [key, value] : {std::pair<const char*, uint32_t>{"starcoder2.block_count", 1},
+                                         {"starcoder2.embedding_length", D},
+                                         {"starcoder2.feed_forward_length", F},
+                                         {"starcoder2.attention.head_count", 2},
+                                         {"starcoder2.attention.head_count_kv", 1},
+                                         {"starcoder2.context_length", 16}})
+            g.add_u32(key, value);
+        g.add_f32("starcoder2.attention.layer_norm_epsilon", 1e-6f);
+        if (window) g.add_u32("starcoder2.attention.sliding_window", 4);
+        const auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+            g.add_f32_tensor(name, {shape.rbegin(), shape.rend()}, random_tensor(shape).data);
+        };
+        tensor("token_embd.weight", {V, D});
+        tensor("output_norm.weight", {D}), tensor("output_norm.bias", {D});
+        for (const char* norm : {"attn_norm", "ffn_norm"})
+            tensor(std::string("blk.0.") + norm + ".weight", {D}), tensor(std::string("blk.0.") + norm + ".bias", {D});
+        tensor("blk.0.attn_q.weight", {D, D}), tensor("blk.0.attn_k.weight", {KV, D});
+        tensor("blk.0.attn_v.weight", {KV, D}), tensor("blk.0.attn_output.weight", {D, D});
+        tensor("blk.0.attn_q.bias", {D});
+        tensor("blk.0.ffn_up.weight", {F, D}), tensor("blk.0.ffn_up.bias", {F});
+        tensor("blk.0.ffn_down.weight", {D, F});
+        write_text(path, g.bytes());
+    };
+    write_gguf(dir / "m.gguf", false);
+    const ModelWeights g = read_gguf_llama(GgufFile(dir / "m.gguf"));
+    CHECK(g.config.norm == NormKind::layer_norm);
+    CHECK(g.config.feed_forward == FeedForwardKind::plain);
+    CHECK(g.config.norm_epsilon == doctest::Approx(1e-6));
+    CHECK(g.blocks->held(0)->attention.sliding_window == 0);
+    CHECK(g.blocks->held(0)->attention.b_q.shape == std::vector<int64_t>{D});
+    CHECK(g.blocks->held(0)->attention.b_k.empty());
+    CHECK(g.blocks->held(0)->b_in.shape == std::vector<int64_t>{F});
+    CHECK(g.blocks->held(0)->b_out.empty());
+    write_gguf(dir / "window.gguf", true);
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "window.gguf")); },
+                 {"window.gguf", "starcoder2.attention.sliding_window = 4 is not supported"});
 }
 
 }  // TEST_SUITE("models")

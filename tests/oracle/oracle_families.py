@@ -68,6 +68,16 @@ def ministral(rng):
     return "causal", cfg, w if w and "sliding_attention" in cfg.layer_types else None
 
 
+def starcoder2(rng):
+    """LayerNorms with biases, a plain MLP, every projection biased as use_bias says, GQA, a window or none."""
+    c = _llama_like(rng)
+    del c["rms_norm_eps"]
+    w = rng.choice([None, 3, 5])
+    c.update(rope_parameters=_rope(rng, ("default", "linear")), sliding_window=w, use_bias=rng.random() < 0.7,
+             norm_epsilon=rng.choice([1e-5, 1e-6]), hidden_act=rng.choice(["gelu_pytorch_tanh", "gelu"]))
+    return "causal", tf.Starcoder2Config(**c), w
+
+
 def qwen2(rng):
     c = _llama_like(rng)
     w = rng.choice([3, 4])
@@ -198,4 +208,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

@@ -34,8 +34,8 @@ def write_gguf(path, metadata, tensors):
 
 def architecture(config):
     """The general.architecture convert_hf_to_gguf.py writes for the model, or None (no GGUF form here)."""
-    return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3"}.get(
-        config.model_type)
+    return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3",
+            "starcoder2": "starcoder2"}.get(config.model_type)
 
 
 def _permute(w, heads):
@@ -60,6 +60,8 @@ def convert(model, config, path):
                 (p + "feed_forward_length", U32, config.intermediate_size),
                 (p + "attention.head_count", U32, heads),
                 (p + "attention.head_count_kv", U32, kv),
+                # Starcoder2's LayerNorms: add_layer_norm_eps; the others' RMSNorms: add_layer_norm_rms_eps
+                (p + "attention.layer_norm_epsilon", F32, config.norm_epsilon) if arch == "starcoder2" else
                 (p + "attention.layer_norm_rms_epsilon", F32, config.rms_norm_eps),
                 (p + "rope.freq_base", F32, rope.get("rope_theta", 10000.0))]
     if permuted:
@@ -77,7 +79,8 @@ def convert(model, config, path):
     names = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
              "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
-             "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
+             "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
+             "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
     tensors = [("token_embd.weight", state["model.embed_tokens.weight"])]
     for layer in range(config.num_hidden_layers):
         for hf, gg in names.items():
@@ -92,6 +95,8 @@ def convert(model, config, path):
                     w = w + 1
                 tensors.append((f"blk.{layer}.{gg}.{kind}", w))
     tensors.append(("output_norm.weight", state["model.norm.weight"] + (1 if gemma else 0)))
+    if "model.norm.bias" in state:
+        tensors.append(("output_norm.bias", state["model.norm.bias"]))
     if not config.tie_word_embeddings:
         tensors.append(("output.weight", state["lm_head.weight"]))
     write_gguf(path, metadata, tensors)

@@ -258,6 +258,8 @@ def gguf_form(config):
                 and not getattr(config, "mlp_bias", False))
     if arch in ("qwen2", "qwen3"):
         return config.hidden_act == "silu"
+    if arch == "starcoder2":  # llama.cpp: GELU's tanh form
+        return config.hidden_act == "gelu_pytorch_tanh"
     return config.hidden_act == "gelu_pytorch_tanh"
 
 
