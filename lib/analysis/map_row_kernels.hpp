@@ -24,14 +24,16 @@ struct RowPair {
 // One logarithm per entry: JSD = sum_j (p ln p + q ln q - 2 m ln m) / (2 ln 2), m = (p + q) / 2,
 // from the rows' precomputed x ln x; entries with p_j == q_j add exactly 0. Cancellation leaves an
 // absolute error of about 1e-7 in the divergence, which the square root of a JS distance
-// amplifies near 0: callers recompute small divergences with divergence_by_ratio.
+// amplifies near 0: callers recompute small divergences with compare_rows_by_ratio.
 // p, q, p_ln_p, q_ln_q: [S]
 RowPair compare_rows(const float* p, const float* q, const float* p_ln_p, const float* q_ln_q, int64_t keys);
 
-// The JS divergence (base 2) in the ratio form (p+q)/2 [ln 2 + r ln r + (1-r) ln(1-r)] / ln 2 with
-// r = p / (p + q), the bracket taken from a series in u = 2r - 1 where the logarithms would cancel:
-// each entry is accurate relative to itself (about 1e-6), so small divergences stay accurate.
-// Two logarithms, a ten-term polynomial and three divisions per entry. p, q: [S]
-double divergence_by_ratio(const float* p, const float* q, int64_t keys);
+// The same sums with the JS divergence (base 2) in the ratio form (p+q)/2 [ln 2 + r ln r + (1-r)
+// ln(1-r)] / ln 2 with r = p / (p + q), the bracket taken from a series in u = 2r - 1 where the
+// logarithms would cancel (|u| <= 1/2): each entry is accurate relative to itself (about 1e-6), so
+// small divergences stay accurate. A division and a ten-term polynomial per entry, and two
+// logarithms for each sixteen entries of which one has |u| > 1/2 (none in near-uniform rows).
+// p, q: [S]
+RowPair compare_rows_by_ratio(const float* p, const float* q, int64_t keys);
 
 }  // namespace attn_viz

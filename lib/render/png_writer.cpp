@@ -1,8 +1,10 @@
-// PNGs through stb_image_write with libdeflate behind its compression hooks (see png_writer.hpp).
+// PNGs (see png_writer.hpp): indexed files written chunk by chunk around a libdeflate zlib
+// stream; gray and RGB files through stb_image_write with libdeflate behind its compression hooks.
 #include "png_writer.hpp"
 
 #include <libdeflate.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "error.hpp"
 #include "file_write.hpp"
+#include "zlib_compress.hpp"
 
 namespace {
 
@@ -73,15 +76,13 @@ void configure_stb_once() {
 }
 
 // The image's pixels as stb_image_write takes them, [height, width, channels] bytes: one gray byte
-// per pixel when every palette color is a gray, else r, g, b.
+// per pixel (gray) or r, g, b.
 struct PixelBytes {
     std::unique_ptr<uint8_t[]> bytes;  // not zero-filled: every byte is written
     int channels = 0;
 };
 
-PixelBytes expand_palette(const RasterImage& image) {
-    bool gray = true;
-    for (const Rgb& color : image.palette) gray = gray && color.r == color.g && color.g == color.b;
+PixelBytes expand_palette(const RasterImage& image, bool gray) {
     PixelBytes pixels;
     pixels.channels = gray ? 1 : 3;
     const size_t count = static_cast<size_t>(image.width) * static_cast<size_t>(image.height);
@@ -107,42 +108,89 @@ PixelBytes expand_palette(const RasterImage& image) {
 
 std::string size_text(const RasterImage& image) { return fmt::format("{}x{}", image.width, image.height); }
 
-// The PNG in stb's buffer (from malloc) and its length.
-struct StbPng {
-    std::unique_ptr<unsigned char, decltype(&std::free)> bytes{nullptr, &std::free};
-    int length = 0;
-    std::string_view view() const { return {reinterpret_cast<const char*>(bytes.get()), static_cast<size_t>(length)}; }
-};
-
-StbPng encode_with_stb(const RasterImage& image) {
-    if (image.width <= 0 || image.height <= 0)
-        throw Error(ErrorKind::internal, fmt::format("png_writer: empty image {}", size_text(image)));
+// The gray or RGB file's bytes from stb_image_write.
+std::vector<uint8_t> encode_with_stb(const RasterImage& image, bool gray) {
     // stb sizes its buffers in int: the filtered rows, height x (1 + width x 3) bytes, and the
     // compressed stream (a little larger at worst) must fit.
     if ((3 * static_cast<int64_t>(image.width) + 1) * image.height > INT_MAX / 2)
         throw Error(ErrorKind::internal,
                     fmt::format("png_writer: image {} is too large for stb_image_write", size_text(image)));
     configure_stb_once();
-    const PixelBytes pixels = expand_palette(image);
-    StbPng png;
-    png.bytes.reset(
-        stbi_write_png_to_mem(pixels.bytes.get(), 0, image.width, image.height, pixels.channels, &png.length));
-    if (!png.bytes)
+    const PixelBytes pixels = expand_palette(image, gray);
+    int length = 0;
+    const std::unique_ptr<unsigned char, decltype(&std::free)> png(
+        stbi_write_png_to_mem(pixels.bytes.get(), 0, image.width, image.height, pixels.channels, &length), &std::free);
+    if (!png)
         throw Error(
             ErrorKind::internal,
             fmt::format("png_writer: stb_image_write could not encode a {} image (out of memory?)", size_text(image)));
+    return std::vector<uint8_t>(png.get(), png.get() + length);
+}
+
+void put_u32(std::vector<uint8_t>& out, uint32_t value) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(value >> shift));
+}
+
+// Appends one chunk: its length, type, data, and the CRC-32 of type and data.
+void put_chunk(std::vector<uint8_t>& out, const char (&type)[5], const uint8_t* data, size_t size) {
+    put_u32(out, static_cast<uint32_t>(size));
+    const size_t type_at = out.size();
+    out.insert(out.end(), type, type + 4);
+    out.insert(out.end(), data, data + size);
+    put_u32(out, libdeflate_crc32(0, out.data() + type_at, size + 4));
+}
+
+// The indexed file (color type 3, bit depth 8): IHDR, PLTE (r, g, b per palette entry), one IDAT
+// holding the zlib stream of the rows (each its filter byte, png_indexed_row_filter, then one index
+// byte per pixel) and IEND. Needs at most 256 colors.
+std::vector<uint8_t> encode_indexed(const RasterImage& image) {
+    const size_t width = static_cast<size_t>(image.width), row_bytes = 1 + width;
+    auto rows = std::make_unique_for_overwrite<uint8_t[]>(row_bytes * static_cast<size_t>(image.height));
+    for (size_t y = 0; y < static_cast<size_t>(image.height); ++y) {
+        const uint16_t* in = image.indices.data() + y * width;
+        uint8_t* out = rows.get() + y * row_bytes;
+        out[0] = static_cast<uint8_t>(png_indexed_row_filter);
+        for (size_t x = 0; x < width; ++x) out[1 + x] = static_cast<uint8_t>(in[x]);
+    }
+    const std::vector<uint8_t> stream =
+        zlib_compress(rows.get(), row_bytes * static_cast<size_t>(image.height), compression_level);
+    if (stream.size() > INT32_MAX)  // a chunk's length is at most 2^31 - 1
+        throw Error(ErrorKind::internal,
+                    fmt::format("png_writer: image {} is too large for one IDAT chunk", size_text(image)));
+
+    std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    png.reserve(png.size() + 3 * 12 + 13 + 3 * image.palette.size() + 12 + stream.size());
+    std::vector<uint8_t> header;
+    put_u32(header, static_cast<uint32_t>(image.width));
+    put_u32(header, static_cast<uint32_t>(image.height));
+    header.insert(header.end(), {8, 3, 0, 0, 0});  // bit depth, color type, deflate, filters, no interlace
+    put_chunk(png, "IHDR", header.data(), header.size());
+    std::vector<uint8_t> palette;
+    for (const Rgb& color : image.palette) palette.insert(palette.end(), {color.r, color.g, color.b});
+    put_chunk(png, "PLTE", palette.data(), palette.size());
+    put_chunk(png, "IDAT", stream.data(), stream.size());
+    put_chunk(png, "IEND", nullptr, 0);
     return png;
 }
 
 }  // namespace
 
+int png_color_type(const RasterImage& image) {
+    const bool gray = std::all_of(image.palette.begin(), image.palette.end(),
+                                  [](Rgb color) { return color.r == color.g && color.g == color.b; });
+    return gray ? 0 : image.palette.size() <= 256 ? 3 : 2;
+}
+
 std::vector<uint8_t> encode_png(const RasterImage& image) {
-    const StbPng png = encode_with_stb(image);
-    return std::vector<uint8_t>(png.bytes.get(), png.bytes.get() + png.length);
+    if (image.width <= 0 || image.height <= 0)
+        throw Error(ErrorKind::internal, fmt::format("png_writer: empty image {}", size_text(image)));
+    const int color_type = png_color_type(image);
+    return color_type == 3 ? encode_indexed(image) : encode_with_stb(image, color_type == 0);
 }
 
 void write_png(const std::string& path, const RasterImage& image) {
-    write_file_bytes(path, encode_with_stb(image).view());
+    const std::vector<uint8_t> png = encode_png(image);
+    write_file_bytes(path, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
 }
 
 }  // namespace attn_viz

@@ -1,7 +1,7 @@
 // A palette-indexed raster canvas and the few drawing primitives the pictures need. Pixels hold
 // indices into a palette of the distinct colors drawn so far: a heatmap resolves each color once
-// and fills cells with 2-byte indices, and the PNG writer learns from the palette alone whether
-// a picture is all gray before expanding it to gray or RGB bytes.
+// and fills cells with 2-byte indices, and the PNG writer learns from the palette alone which form
+// to write: gray when every color is a gray, else indexed up to 256 colors, else RGB.
 #pragma once
 
 #include <array>

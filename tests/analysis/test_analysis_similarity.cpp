@@ -228,6 +228,42 @@ TEST_CASE("JS distance of near-duplicate heads matches the double reference (sma
         }
 }
 
+TEST_CASE("JS distance matches the double reference when a pair's blocks switch between the one-log and ratio forms") {
+    // 32 heads of 700 x 700: blocks of 5 rows, so each of the 64 chunks sums two or three blocks
+    // and a pair's later blocks take the form its earlier ones chose. Heads 0-7 are near-uniform
+    // (every row below small_divergence against each other: the ratio form throughout), head 8 is
+    // head 0 slightly perturbed, head 9 is near-uniform in its first 350 rows and random after
+    // (pairs with it switch forms mid-map), the rest are random_layer's peaked and flat heads.
+    auto& rng = test_support::rng();
+    std::normal_distribution<double> noise(0.0, 1.0);
+    const int64_t H = 32, T = 700;
+    LayerResult r = random_layer({H, T, T, 3, false, 0.0});
+    auto near_uniform_row = [&](float* row, double spread) {
+        double total = 0;
+        for (int64_t j = 0; j < T; ++j) total += row[j] = static_cast<float>(std::exp(spread * noise(rng)));
+        for (int64_t j = 0; j < T; ++j) row[j] = static_cast<float>(row[j] / total);
+    };
+    float* maps = r.attention.data.data();
+    for (int64_t h = 0; h < 8; ++h)
+        for (int64_t i = 0; i < T; ++i) near_uniform_row(maps + (h * T + i) * T, 0.02);
+    for (int64_t i = 0; i < T; ++i) {
+        float* row = maps + (8 * T + i) * T;
+        double total = 0;
+        for (int64_t j = 0; j < T; ++j)
+            total += row[j] = static_cast<float>(maps[i * T + j] * (1.0 + 1e-3 * noise(rng)));
+        for (int64_t j = 0; j < T; ++j) row[j] = static_cast<float>(row[j] / total);
+        if (i < T / 2) near_uniform_row(maps + (9 * T + i) * T, 0.02);
+    }
+    const MapSimilarities one = attention_map_similarities({&r}, 1), two = attention_map_similarities({&r}, 2);
+    for (const auto& [a, b] : std::vector<std::pair<int64_t, int64_t>>{
+             {0, 1}, {0, 8}, {0, 9}, {3, 9}, {0, 12}, {9, 12}, {12, 13}, {20, 31}}) {
+        const PairReference want = reference_pair({&r}, a, b);
+        INFO("pair " << a << "," << b << ": got " << one.js_distance.at(a, b) << ", want " << want.js_distance);
+        CHECK(one.js_distance.at(a, b) == doctest::Approx(want.js_distance).epsilon(1e-5));
+        CHECK(two.js_distance.at(a, b) == one.js_distance.at(a, b));  // the same forms whatever the threads
+    }
+}
+
 TEST_CASE("output cosine comes from each layer's gram and is undefined across layers") {
     const LayerResult a = random_layer({3, 5, 5, 4, false, 0.0}), b = random_layer({3, 5, 5, 4, false, 0.0});
     const HeadMatrix c = output_cosine({&a, &b});

@@ -1,4 +1,4 @@
-// The attention-map similarities' row kernels (sum_self_row, compare_rows, divergence_by_ratio)
+// The attention-map similarities' row kernels (sum_self_row, compare_rows, compare_rows_by_ratio)
 // against double references, on random rows of every length around the sixteen-lane blocks.
 #include <cmath>
 #include <random>
@@ -85,26 +85,33 @@ TEST_CASE("row kernels match double references at every length around the lane b
             const RowPair pair = compare_rows(p.data(), q.data(), p_ln_p.data(), q_ln_q.data(), keys);
             CHECK(pair.dot == doctest::Approx(dot).epsilon(1e-6));
             CHECK(std::abs(pair.divergence - divergence) < 1e-6);  // one-log form: absolute error
-            CHECK(divergence_by_ratio(p.data(), q.data(), keys) ==
-                  doctest::Approx(divergence).epsilon(1e-5).scale(1e-12));
+            const RowPair by_ratio = compare_rows_by_ratio(p.data(), q.data(), keys);
+            CHECK(by_ratio.dot == doctest::Approx(dot).epsilon(1e-6));
+            CHECK(by_ratio.divergence == doctest::Approx(divergence).epsilon(1e-5).scale(1e-12));
         }
     }
 }
 
-TEST_CASE("divergence_by_ratio is accurate relative to itself for rows that nearly agree") {
+TEST_CASE("compare_rows_by_ratio is accurate relative to itself for rows that nearly agree") {
     // The ratio form's bracket ln 2 + r ln r + s ln s is about 2 (r - 1/2)^2 here: from logarithms
-    // it would cancel to float noise (relative errors of 1e-1 at a spread of 1e-4).
+    // it would cancel to float noise (relative errors of 1e-1 at a spread of 1e-4). Small spreads
+    // keep every entry's split within 1/4 : 3/4 (the series alone); at 0.5, and with one entry of
+    // q made 5 times larger, some sixteen-entry groups take the logarithms too.
     for (int64_t keys : {1, 2, 17, 33, 100, 513})
-        for (double spread : {0.5, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5}) {
-            CAPTURE(keys);
-            CAPTURE(spread);
-            const std::vector<float> p = random_row(keys, keys > 2 ? 0.2 : 0.0), q = nearby_row(p, spread);
-            const double expected = reference_small_divergence(p, q);
-            CHECK(divergence_by_ratio(p.data(), q.data(), keys) ==
-                  doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
-            CHECK(divergence_by_ratio(q.data(), p.data(), keys) ==
-                  doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
-        }
+        for (double spread : {0.5, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5})
+            for (const bool one_wide : {false, true}) {
+                CAPTURE(keys);
+                CAPTURE(spread);
+                CAPTURE(one_wide);
+                const std::vector<float> p = random_row(keys, keys > 2 ? 0.2 : 0.0);
+                std::vector<float> q = nearby_row(p, spread);
+                if (one_wide) q[q.size() / 2] = 5.0f * q[q.size() / 2] + 1e-3f;
+                const double expected = reference_small_divergence(p, q);
+                CHECK(compare_rows_by_ratio(p.data(), q.data(), keys).divergence ==
+                      doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
+                CHECK(compare_rows_by_ratio(q.data(), p.data(), keys).divergence ==
+                      doctest::Approx(expected).epsilon(1e-5).scale(1e-30));
+            }
 }
 
 TEST_CASE("row kernels: equal rows diverge by exactly 0, disjoint rows by exactly one bit") {
@@ -114,6 +121,7 @@ TEST_CASE("row kernels: equal rows diverge by exactly 0, disjoint rows by exactl
         std::vector<float> p_ln_p(p.size());
         sum_self_row(p.data(), keys, p_ln_p.data());
         CHECK(compare_rows(p.data(), p.data(), p_ln_p.data(), p_ln_p.data(), keys).divergence == 0.0);
+        CHECK(compare_rows_by_ratio(p.data(), p.data(), keys).divergence == 0.0);
         // Disjoint supports: uniform on the first half against uniform on the rest.
         if (keys < 2) continue;
         std::vector<float> a(p.size(), 0.0f), b(p.size(), 0.0f);
@@ -125,7 +133,7 @@ TEST_CASE("row kernels: equal rows diverge by exactly 0, disjoint rows by exactl
         sum_self_row(b.data(), keys, b_ln_b.data());
         CHECK(compare_rows(a.data(), b.data(), a_ln_a.data(), b_ln_b.data(), keys).divergence ==
               doctest::Approx(1.0).epsilon(1e-6));
-        CHECK(divergence_by_ratio(a.data(), b.data(), keys) == doctest::Approx(1.0).epsilon(1e-6));
+        CHECK(compare_rows_by_ratio(a.data(), b.data(), keys).divergence == doctest::Approx(1.0).epsilon(1e-6));
     }
 }
 

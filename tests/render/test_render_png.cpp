@@ -1,5 +1,11 @@
-// Render suite, part 4: the PNG writer (RGB and gray files decode to exactly the canvas, every
-// row with the chosen filter) and the colormap's quantization to raster_levels entries.
+// Render suite, part 4: the PNG writer (gray, indexed and RGB files decode to exactly the canvas,
+// every chunk's CRC holds, every row with the chosen filter) and the colormap's quantization to
+// raster_levels entries.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include "error.hpp"
@@ -32,26 +38,54 @@ uint32_t read_u32(const std::vector<uint8_t>& bytes, size_t at) {
            bytes[at + 3];
 }
 
-// What the chunks say: IHDR's bit depth and color type (0 gray, 2 RGB, 3 indexed), and the IDAT
-// stream inflated by stb_image's zlib decoder: per row, its filter byte then its bytes.
+// CRC-32 as the PNG specification defines it (reflected polynomial 0xEDB88320), bit by bit: an
+// implementation independent of the writer's libdeflate.
+uint32_t reference_crc32(const uint8_t* data, size_t size) {
+    uint32_t crc = 0xFFFFFFFFu;
+    for (size_t i = 0; i < size; ++i) {
+        crc ^= data[i];
+        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return crc ^ 0xFFFFFFFFu;
+}
+
+// What the chunks say: their types in order, IHDR's size, bit depth and color type (0 gray, 2 RGB,
+// 3 indexed), PLTE's entries, how many chunks' CRCs are wrong, and the IDAT stream inflated by
+// stb_image's zlib decoder: per row, its filter byte then its bytes.
 struct PngChunks {
-    int bit_depth = -1, color_type = -1;
+    std::vector<std::string> types;
+    int width = -1, height = -1, bit_depth = -1, color_type = -1;
+    std::vector<Rgb> palette;
+    int bad_crcs = 0;
     std::vector<uint8_t> filtered_rows;
 };
 
 PngChunks read_chunks(const std::vector<uint8_t>& png) {
+    const std::vector<uint8_t> signature = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    REQUIRE(png.size() >= 8);
+    CHECK(std::equal(signature.begin(), signature.end(), png.begin()));
     PngChunks out;
     std::vector<uint8_t> idat;
-    for (size_t at = 8; at + 12 <= png.size();) {
+    size_t at = 8;
+    for (; at + 12 <= png.size();) {
         const size_t length = read_u32(png, at);
+        REQUIRE(at + 12 + length <= png.size());
         const std::string type(png.begin() + static_cast<std::ptrdiff_t>(at + 4),
                                png.begin() + static_cast<std::ptrdiff_t>(at + 8));
-        REQUIRE(at + 12 + length <= png.size());
+        out.types.push_back(type);
+        out.bad_crcs += reference_crc32(png.data() + at + 4, length + 4) != read_u32(png, at + 8 + length);
         const auto data = png.begin() + static_cast<std::ptrdiff_t>(at + 8);
-        if (type == "IHDR") out.bit_depth = data[8], out.color_type = data[9];
+        if (type == "IHDR") {
+            REQUIRE(length == 13);
+            out.width = static_cast<int>(read_u32(png, at + 8)), out.height = static_cast<int>(read_u32(png, at + 12));
+            out.bit_depth = data[8], out.color_type = data[9];
+        }
+        if (type == "PLTE")
+            for (size_t k = 0; k + 3 <= length; k += 3) out.palette.push_back({data[k], data[k + 1], data[k + 2]});
         if (type == "IDAT") idat.insert(idat.end(), data, data + static_cast<std::ptrdiff_t>(length));
         at += 12 + length;
     }
+    CHECK(at == png.size());  // nothing after the last chunk
     int length = 0;
     char* rows =
         stbi_zlib_decode_malloc(reinterpret_cast<const char*>(idat.data()), static_cast<int>(idat.size()), &length);
@@ -77,21 +111,58 @@ RasterImage random_canvas(int width, int height, int colors, bool gray = false) 
     return image;
 }
 
-// The written file decodes to exactly the canvas; it is 8-bit gray when every color of the
-// canvas's palette is a gray, else 8-bit RGB, and every row uses png_row_filter.
-void check_round_trip(const RasterImage& image) {
+// A canvas holding exactly `colors` distinct colors (none of them a gray), each on at least one
+// pixel, the other pixels in random ones of them, in runs like heatmap cells. Needs width x
+// height >= colors.
+RasterImage exact_palette_canvas(int width, int height, int colors) {
+    auto color = [](int k) {  // distinct for k < 65536; b != r, so never a gray
+        const auto r = static_cast<uint8_t>(k & 255);
+        return Rgb{r, static_cast<uint8_t>(k >> 8), static_cast<uint8_t>(r ^ 0x55)};
+    };
+    std::uniform_int_distribution<int> pick(0, colors - 1), run(1, 9);
+    RasterImage image(width, height, color(0));
+    int current = 0, left = 0;
+    for (int p = 0; p < width * height; ++p) {
+        if (left-- == 0) current = pick(rng()), left = run(rng());
+        image.set_pixel(p % width, p / width, color(p < colors ? p : current));
+    }
+    REQUIRE(static_cast<int>(image.palette.size()) == colors);
+    return image;
+}
+
+// The color type the writer must choose: gray when every palette color is a gray, indexed up to
+// 256 colors, RGB beyond.
+int expected_color_type(const RasterImage& image) {
     const bool gray =
         std::all_of(image.palette.begin(), image.palette.end(), [](Rgb c) { return c.r == c.g && c.g == c.b; });
+    return gray ? 0 : image.palette.size() <= 256 ? 3 : 2;
+}
+
+// The written file decodes (stb_image, which expands palettes) to exactly the canvas; its chunks
+// are IHDR, PLTE (indexed files: the canvas's palette), IDAT, IEND with valid CRCs; the color type
+// is expected_color_type and every row uses the filter of that type.
+void check_round_trip(const RasterImage& image) {
+    const int color_type = expected_color_type(image);
+    CHECK(png_color_type(image) == color_type);
     const std::vector<uint8_t> png = encode_png(image);
     CHECK(differing_pixels(decode_bytes(png), image) == 0);
     const PngChunks chunks = read_chunks(png);
+    CHECK(chunks.bad_crcs == 0);
+    CHECK(chunks.width == image.width);
+    CHECK(chunks.height == image.height);
     CHECK(chunks.bit_depth == 8);
-    CHECK(chunks.color_type == (gray ? 0 : 2));
-    const size_t row_bytes = 1 + static_cast<size_t>(image.width) * (gray ? 1 : 3);
+    CHECK(chunks.color_type == color_type);
+    REQUIRE(!chunks.types.empty());
+    CHECK(chunks.types.front() == "IHDR");
+    CHECK(chunks.types.back() == "IEND");
+    CHECK(std::count(chunks.types.begin(), chunks.types.end(), "PLTE") == (color_type == 3 ? 1 : 0));
+    if (color_type == 3) CHECK(chunks.palette == image.palette);
+    const size_t row_bytes = 1 + static_cast<size_t>(image.width) * (color_type == 2 ? 3 : 1);
     REQUIRE(chunks.filtered_rows.size() == row_bytes * static_cast<size_t>(image.height));
+    const int filter = color_type == 3 ? png_indexed_row_filter : png_row_filter;
     int other_filters = 0;
     for (int y = 0; y < image.height; ++y)
-        other_filters += chunks.filtered_rows[row_bytes * static_cast<size_t>(y)] != png_row_filter;
+        other_filters += chunks.filtered_rows[row_bytes * static_cast<size_t>(y)] != filter;
     CHECK(other_filters == 0);
 }
 
@@ -99,7 +170,7 @@ void check_round_trip(const RasterImage& image) {
 
 TEST_SUITE("render") {
 
-TEST_CASE("PNG writer: RGB and gray files decode to exactly the canvas, odd sizes and 1x1 included") {
+TEST_CASE("PNG writer: gray, indexed and RGB files decode to exactly the canvas, odd sizes and 1x1 included") {
     for (const auto& [width, height] :
          std::vector<std::pair<int, int>>{{1, 1}, {1, 9}, {7, 1}, {13, 11}, {64, 33}, {301, 97}}) {
         CAPTURE(width);
@@ -110,12 +181,34 @@ TEST_CASE("PNG writer: RGB and gray files decode to exactly the canvas, odd size
         check_round_trip(random_canvas(width, height, 40, true));
         check_round_trip(random_canvas(width, height, 400));
     }
-    // One colored pixel among grays makes the whole picture RGB.
+    // One colored pixel among grays makes the whole picture indexed; past 256 colors it is RGB.
     RasterImage almost_gray = random_canvas(50, 40, 30, true);
     almost_gray.set_pixel(49, 39, Rgb{10, 11, 10});
     check_round_trip(almost_gray);
-    CHECK(read_chunks(encode_png(almost_gray)).color_type == 2);
+    CHECK(read_chunks(encode_png(almost_gray)).color_type == 3);
     CHECK_THROWS_AS(encode_png(RasterImage(0, 5)), Error);
+}
+
+TEST_CASE("PNG writer: indexed up to 256 colors, RGB from 257, at the exact counts and odd sizes") {
+    for (const auto& [width, height] :
+         std::vector<std::pair<int, int>>{{1, 1}, {1, 300}, {1, 5003}, {3, 2}, {17, 19}, {97, 61}, {255, 33}}) {
+        for (int colors : {1, 2, 255, 256, 257, 4000}) {
+            if (colors > width * height) continue;
+            CAPTURE(width);
+            CAPTURE(height);
+            CAPTURE(colors);
+            const RasterImage image = exact_palette_canvas(width, height, colors);
+            CHECK(png_color_type(image) == (colors <= 256 ? 3 : 2));
+            check_round_trip(image);
+        }
+    }
+    // 256 grays stay gray.
+    RasterImage grays(16, 16);
+    for (int k = 0; k < 256; ++k)
+        grays.set_pixel(k % 16, k / 16, Rgb{static_cast<uint8_t>(k), static_cast<uint8_t>(k), static_cast<uint8_t>(k)});
+    REQUIRE(grays.palette.size() == 256);
+    CHECK(png_color_type(grays) == 0);
+    check_round_trip(grays);
 }
 
 TEST_CASE("fill_cell_row draws what one fill_rect per cell draws, clipped at every edge") {
@@ -178,7 +271,7 @@ TEST_CASE("colormap quantization for PNGs: monotone, evenly spaced, ends are the
     }
 }
 
-TEST_CASE("labelled, masked per-head pictures decode to exactly their canvas: RGB for viridis, gray for gray") {
+TEST_CASE("labelled, masked per-head pictures decode to exactly their canvas: indexed for viridis, gray for gray") {
     for (const std::string colormap : {"viridis", "gray"}) {
         for (int64_t t : {1, 9, 40}) {
             CAPTURE(colormap);
@@ -193,7 +286,8 @@ TEST_CASE("labelled, masked per-head pictures decode to exactly their canvas: RG
             const HeatmapLayout layout = layout_heatmap(w.data(), v, {}, {}, style);
             const RasterImage image = render_heatmap(layout, style);
             const std::vector<uint8_t> png = encode_png(image);
-            CHECK(read_chunks(png).color_type == (colormap == "gray" ? 0 : 2));
+            CHECK(image.palette.size() <= 256);
+            CHECK(read_chunks(png).color_type == (colormap == "gray" ? 0 : 3));
             const DecodedPng decoded = decode_bytes(png);
             CHECK(differing_pixels(decoded, image) == 0);
             CHECK(cell_pixel(decoded, layout, t - 1, 0) == expected_color(style, w[static_cast<size_t>((t - 1) * t)]));
