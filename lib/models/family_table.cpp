@@ -169,7 +169,17 @@ std::vector<FamilySpec> make_families() {
                           .default_tied = true};
     starcoder2.hf_names.gate = starcoder2.gguf_names.gate = "";
     starcoder2.hf_names.up = "model.layers.{}.mlp.c_fc", starcoder2.hf_names.down = "model.layers.{}.mlp.c_proj";
-    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, starcoder2};
+    // SmolLM3: Llama's block, no RoPE on every fourth layer (no_rope_layers), windows as layer_types say.
+    FamilySpec smollm3{.name = "smollm3",
+                       .hf_model_type = "smollm3",
+                       .hf_names = hf_llama_names(),
+                       .windows = WindowRule::no_rope,
+                       .attention_biases = BiasRule::by_config,
+                       .mlp_bias_key = true,
+                       .default_tied = true,
+                       .reads_layer_types = true,
+                       .reads_no_rope_layers = true};
+    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, starcoder2, smollm3};
 }
 
 }  // namespace
@@ -219,6 +229,8 @@ bool layer_slides(WindowRule rule, int64_t layer, int64_t first_sliding, int64_t
             return layer % 2 == 0;
         case WindowRule::pattern:
             return (layer + 1) % pattern != 0;
+        case WindowRule::no_rope:  // which layers have no RoPE is config.json's (hf_llama_checkpoint.cpp)
+            return false;
     }
     return false;
 }

@@ -25,6 +25,7 @@ enum class WindowRule {
     from_layer,   // Qwen2/3: with use_sliding_window, layers from max_window_layers on (GGUF: none)
     alternating,  // Gemma 2: even layers (0, 2, ...)
     pattern,      // Gemma 3: all but every sliding_window_pattern-th layer (5, 11, ... for 6)
+    no_rope,      // SmolLM3: with use_sliding_window, the layers without RoPE (GGUF: none)
 };
 
 // Which attention biases a Hugging Face folder of the family has (GGUF: whichever it holds).
@@ -99,6 +100,8 @@ struct FamilySpec {
     // Reads layer_types (Qwen2/3, Gemma 2/3); transformers' Mistral and Phi-3 ignore the key
     // (every layer slides), so there it changes nothing.
     bool reads_layer_types = false;
+    // SmolLM3: no RoPE on the layers no_rope_layers marks 0 (by default every no_rope_layer_interval-th, 4).
+    bool reads_no_rope_layers = false;
     std::vector<std::string> implemented_keys = {};  // of HfConfig::unimplemented's keys
 
     // What else GGUF metadata says: llama's rules (llama2.c's limits, whole unscaled RoPE, the

@@ -197,6 +197,17 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
             result.layer_types.push_back(type.get<std::string>());
         }
     }
+    if (const auto flags = config.find("no_rope_layers"); flags != config.end() && !flags->is_null()) {
+        if (!flags->is_array())
+            fail_input(where, fmt::format("\"no_rope_layers\" is {}, expected a list", json_excerpt(*flags)));
+        for (const nlohmann::json& flag : *flags) {
+            if (flag != 0 && flag != 1)
+                fail_input(where, fmt::format("no_rope_layers holds {} (1: the layer uses RoPE, 0: it does not)",
+                                              json_excerpt(flag)));
+            result.no_rope_layers.push_back(flag.get<int>());
+        }
+    }
+    result.no_rope_layer_interval = positive_int(config, {"no_rope_layer_interval"}, where);
     result.attention_bias = bool_field(config, "attention_bias", where);
     result.mlp_bias = bool_field(config, "mlp_bias", where);
     result.use_bias = bool_field(config, "use_bias", where);

@@ -46,10 +46,12 @@ struct HfConfig {
     std::optional<bool> use_sliding_window;    // Qwen2: whether sliding_window applies at all
     std::optional<int64_t> max_window_layers;  // Qwen2: layers [0, this) see every key (>= 0)
     std::vector<std::string> layer_types;      // "full_attention" | "sliding_attention" per layer; empty when absent
-    std::optional<bool> attention_bias;        // Llama, Mistral: q/k/v/o biases
-    std::optional<bool> mlp_bias;              // Llama: gate/up/down biases
-    std::optional<bool> use_bias;              // Starcoder2: every projection's bias (default true)
-    std::optional<bool> is_decoder;            // BERT: a causal mask
+    std::vector<int> no_rope_layers;           // SmolLM3: 1 where a layer turns q/k, 0 where not; empty when absent
+    std::optional<int64_t> no_rope_layer_interval;  // SmolLM3: without no_rope_layers, every this-th layer has no RoPE
+    std::optional<bool> attention_bias;             // Llama, Mistral: q/k/v/o biases
+    std::optional<bool> mlp_bias;                   // Llama: gate/up/down biases
+    std::optional<bool> use_bias;                   // Starcoder2: every projection's bias (default true)
+    std::optional<bool> is_decoder;                 // BERT: a causal mask
     // Gemma 2/3 (0 where config.json sets the key to null: none):
     std::string hidden_activation;                  // the feed-forward's activation ("" when absent)
     std::optional<double> attn_logit_softcapping;   // scores -> cap * tanh(scores / cap)

@@ -68,30 +68,45 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     return c;
 }
 
+// Whether block `layer` (of `layers`) turns queries and keys: SmolLM3's no_rope_layers (1: yes), or
+// without them all but every no_rope_layer_interval-th layer (3, 7, ... for 4); every layer of the
+// other families.
+bool layer_turns(const HfConfig& hf, const FamilySpec& family, int64_t layer, int64_t layers) {
+    if (!family.reads_no_rope_layers) return true;
+    if (hf.no_rope_layers.empty()) return (layer + 1) % hf.no_rope_layer_interval.value_or(4) != 0;
+    if (static_cast<int64_t>(hf.no_rope_layers.size()) != layers)
+        fail_input(hf.path, fmt::format("no_rope_layers lists {} layers, num_hidden_layers is {}",
+                                        hf.no_rope_layers.size(), layers));
+    return hf.no_rope_layers[static_cast<size_t>(layer)] == 1;
+}
+
 // The keys each query of block `layer` (of `layers`) sees (0: every earlier key): the family's
 // rule, or layer_types where config.json gives them and the family reads them; sliding_window
 // (null: none; absent: the family's default).
 int64_t sliding_window_of(const HfConfig& hf, const FamilySpec& family, int64_t layer, int64_t layers) {
     if (family.windows == WindowRule::none) return 0;
-    if (family.windows == WindowRule::from_layer && !hf.use_sliding_window.value_or(false)) return 0;
+    const bool gated = family.windows == WindowRule::from_layer || family.windows == WindowRule::no_rope;
+    if (gated && !hf.use_sliding_window.value_or(false)) return 0;
     const bool by_layer_types = family.reads_layer_types && !hf.layer_types.empty();
     if (by_layer_types && static_cast<int64_t>(hf.layer_types.size()) != layers)
         fail_input(hf.path,
                    fmt::format("layer_types lists {} layers, num_hidden_layers is {}", hf.layer_types.size(), layers));
     const bool sliding = by_layer_types ? hf.layer_types[static_cast<size_t>(layer)] == "sliding_attention"
-                                        : layer_slides(family.windows, layer, hf.max_window_layers.value_or(28),
-                                                       hf.sliding_window_pattern.value_or(6));
+                         : family.windows == WindowRule::no_rope
+                             ? !layer_turns(hf, family, layer, layers)
+                             : layer_slides(family.windows, layer, hf.max_window_layers.value_or(28),
+                                            hf.sliding_window_pattern.value_or(6));
     return sliding ? hf.sliding_window.value_or(family.default_window) : 0;
 }
 
 // Block l's attention settings: half-split RoPE with config.json's base and scaling, and what the
 // family changes: sliding window, q/k norms, Gemma's score scale, soft-cap and local RoPE base,
-// partial rotary.
+// partial rotary, SmolLM3's layers without RoPE.
 LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, const ModelConfig& c, int64_t l) {
     LayerWeights a;
     a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.head_dim;
     a.causal = true;
-    a.rope = RopeStyle::half_split;
+    a.rope = layer_turns(hf, family, l, c.n_layers) ? RopeStyle::half_split : RopeStyle::none;
     a.rope_base = c.rope_base;
     a.rope_scaling = hf.rope_scaling_parameters;
     a.sliding_window = sliding_window_of(hf, family, l, c.n_layers);

@@ -2,7 +2,8 @@
 // mapped safetensors (StreamedDecoderBlocks) equal the blocks read whole (HeldBlocks), on a small
 // random decoder (one file and two shards) and on stories260K's folder; a streamed source holds
 // no block; a truncated shard is refused naming it. GGUF decoders' feed-forward biases are read.
-// StarCoder 2's row (LayerNorms with biases, a plain MLP, use_bias) in a folder and in GGUF.
+// StarCoder 2's row (LayerNorms with biases, a plain MLP, use_bias) in a folder and in GGUF;
+// SmolLM3's layers without RoPE.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -264,6 +265,46 @@ TEST_CASE(
     write_gguf(dir / "window.gguf", true);
     expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "window.gguf")); },
                  {"window.gguf", "starcoder2.attention.sliding_window = 4 is not supported"});
+}
+
+TEST_CASE(
+    "smollm3: the layers no_rope_layers marks 0 (or every no_rope_layer_interval-th) turn nothing, and slide "
+    "with use_sliding_window; bad lists are refused naming config.json") {
+    ScratchDir dir;
+    const HfFixtureFolders folders = write_hf_fixture_model(dir.path());  // two layers
+    const fs::path config = folders.single / "config.json";
+    const auto read_with = [&](const std::string& keys) {
+        write_text(config.string(),
+                   R"({"model_type": "smollm3", "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 2,
+                       "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 16,
+                       "max_position_embeddings": 32, "tie_word_embeddings": false)" +
+                       keys + "}");
+        return read_folder(folders.single.string(), BlockLoading::held);
+    };
+    const auto ropes = [](const ModelWeights& w) {
+        return std::vector<RopeStyle>{w.blocks->held(0)->attention.rope, w.blocks->held(1)->attention.rope};
+    };
+    const auto windows = [](const ModelWeights& w) {
+        return std::vector<int64_t>{w.blocks->held(0)->attention.sliding_window,
+                                    w.blocks->held(1)->attention.sliding_window};
+    };
+    using R = RopeStyle;
+    CHECK(ropes(read_with("")) == std::vector<R>{R::half_split, R::half_split});  // every 4th layer: none of two
+    CHECK(ropes(read_with(R"(, "no_rope_layer_interval": 2)")) == std::vector<R>{R::half_split, R::none});
+    const ModelWeights listed =
+        read_with(R"(, "no_rope_layers": [0, 1], "use_sliding_window": true, "sliding_window": 5)");
+    CHECK(ropes(listed) == std::vector<R>{R::none, R::half_split});
+    CHECK(windows(listed) == std::vector<int64_t>{5, 0});  // the layer without RoPE slides
+    CHECK(windows(read_with(R"(, "no_rope_layers": [0, 1], "sliding_window": 5)")) == std::vector<int64_t>{0, 0});
+    CHECK(windows(read_with(R"(, "use_sliding_window": true, "sliding_window": 5,
+                                 "layer_types": ["full_attention", "sliding_attention"])")) ==
+          std::vector<int64_t>{0, 5});
+    expect_error(ErrorKind::bad_input, [&] { read_with(R"(, "no_rope_layers": [1, 1, 0])"); },
+                 {"config.json", "no_rope_layers lists 3 layers, num_hidden_layers is 2"});
+    expect_error(ErrorKind::bad_input, [&] { read_with(R"(, "no_rope_layers": [1, 2])"); },
+                 {"config.json", "no_rope_layers holds 2 (1: the layer uses RoPE, 0: it does not)"});
+    expect_error(ErrorKind::bad_input, [&] { read_with(R"(, "no_rope_layers": "all")"); },
+                 {"config.json", "\"no_rope_layers\" is \"all\", expected a list"});
 }
 
 }  // TEST_SUITE("models")

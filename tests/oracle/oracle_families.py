@@ -78,6 +78,23 @@ def starcoder2(rng):
     return "causal", tf.Starcoder2Config(**c), w
 
 
+def smollm3(rng):
+    """Llama's block without RoPE on some layers (no_rope_layers, or every no_rope_layer_interval-th),
+    with use_sliding_window a window on those layers (the layer_types SmolLM3Config makes)."""
+    c = _llama_like(rng)
+    layers = c["num_hidden_layers"] = rng.randint(2, 4)  # (more layers only add float32 RoPE rounding)
+    use_window = rng.random() < 0.5
+    w = rng.choice([3, 4]) if use_window else None
+    c.update(rope_parameters=_rope(rng), use_sliding_window=use_window, sliding_window=w,
+             attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.3)
+    if rng.random() < 0.5:
+        c["no_rope_layers"] = [rng.choice([0, 1]) for _ in range(layers)]
+    else:
+        c["no_rope_layer_interval"] = rng.choice([2, 3, 4])
+    cfg = tf.SmolLM3Config(**c)
+    return "causal", cfg, w if "sliding_attention" in cfg.layer_types else None
+
+
 def qwen2(rng):
     c = _llama_like(rng)
     w = rng.choice([3, 4])
@@ -208,4 +225,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
