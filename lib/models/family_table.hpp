@@ -3,8 +3,9 @@
 // and a GGUF file's general.architecture (what llama.cpp's convert_hf_to_gguf.py writes and its
 // loader runs), the tensor names in each, the block's kinds and the keys read and refused. The
 // Hugging Face reader (hf_llama_checkpoint.hpp) and the GGUF reader (gguf_llama.hpp) fill a
-// DecoderLayout from it, and one block reader (decoder_blocks.hpp) reads either. A Llama-like
-// family is a row here; docs/formats.md lists the keys.
+// DecoderLayout from it, and one block reader (decoder_blocks.hpp) reads either. A decoder family
+// with separate q/k/v projections (RMSNorm or LayerNorm, gated or plain feed-forward: Llama,
+// StarCoder 2) is a row here; docs/formats.md lists the keys.
 #pragma once
 
 #include <cstdint>
