@@ -72,7 +72,21 @@ void expect_hf_bias(bool present, bool expected, const std::string& name, const 
     fail_input(source.path(), fmt::format("tensor '{}' is {}, but {}", name, expected ? "missing" : "there", reason));
 }
 
-// A folder's attention biases as the family's rule and config.json say (Phi-3: none on qkv_proj).
+// Whether a folder whose config.json is `hf` has `rule`'s biases.
+bool has_biases(const BiasRule& rule, const HfConfig& hf) {
+    return rule.key ? (hf.*rule.key).value_or(rule.by_default) : rule.by_default;
+}
+
+// Why `rule` says a folder has its biases on `what` ("q/k/v", "MLP", ...) or has none.
+std::string bias_reason(const BiasRule& rule, const HfConfig& hf, const char* what) {
+    const bool present = has_biases(rule, hf);
+    if (!rule.key) return fmt::format("{} has {}{} biases", hf.model_type, present ? "" : "no ", what);
+    return fmt::format(
+        "config.json's {} is {}", rule.key_name,
+        present ? (rule.by_default ? "true or absent" : "true") : (rule.by_default ? "false" : "false or absent"));
+}
+
+// A folder's attention biases as the family's rules and config.json say (Phi-3: none on qkv_proj).
 void check_hf_attention_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l,
                                const LayerWeights& a) {
     const FamilySpec& family = *layout.family;
@@ -83,21 +97,12 @@ void check_hf_attention_biases(const TensorSource& source, const DecoderLayout& 
                        fmt::format("{} has no attention biases", hf.model_type), source);
         return;
     }
-    const bool by_config = (family.attention_biases == BiasRule::by_config && hf.attention_bias.value_or(false)) ||
-                           (family.attention_biases == BiasRule::use_bias && hf.use_bias.value_or(true));
-    const bool qkv = by_config || family.attention_biases == BiasRule::qkv;
-    const std::string why =
-        family.attention_biases == BiasRule::by_config
-            ? fmt::format("config.json's attention_bias is {}", by_config ? "true" : "false or absent")
-        : family.attention_biases == BiasRule::use_bias
-            ? fmt::format("config.json's use_bias is {}", by_config ? "true or absent" : "false")
-        : family.attention_biases == BiasRule::qkv
-            ? fmt::format("{} has q/k/v biases and none on o_proj", hf.model_type)
-            : fmt::format("{} has no attention biases", hf.model_type);
-    expect_hf_bias(!a.b_q.empty(), qkv, block_tensor(n.q, l, ".bias"), why, source);
-    expect_hf_bias(!a.b_k.empty(), qkv, block_tensor(n.k, l, ".bias"), why, source);
-    expect_hf_bias(!a.b_v.empty(), qkv, block_tensor(n.v, l, ".bias"), why, source);
-    expect_hf_bias(!a.b_o.empty(), by_config, block_tensor(n.o, l, ".bias"), why, source);
+    const bool qkv = has_biases(family.qkv_biases, hf), o = has_biases(family.o_bias, hf);
+    const std::string qkv_why = bias_reason(family.qkv_biases, hf, "q/k/v");
+    expect_hf_bias(!a.b_q.empty(), qkv, block_tensor(n.q, l, ".bias"), qkv_why, source);
+    expect_hf_bias(!a.b_k.empty(), qkv, block_tensor(n.k, l, ".bias"), qkv_why, source);
+    expect_hf_bias(!a.b_v.empty(), qkv, block_tensor(n.v, l, ".bias"), qkv_why, source);
+    expect_hf_bias(!a.b_o.empty(), o, block_tensor(n.o, l, ".bias"), bias_reason(family.o_bias, hf, "o_proj"), source);
 }
 
 // Block l's attention matrices (and a folder's biases, through the llama layout preset, which
@@ -163,21 +168,15 @@ std::vector<MlpBias> mlp_biases(const DecoderLayout& layout, BlockWeights& b) {
     return {{&b.b_in, &n.gate, f}, {&b.b_up, &n.up, f}, {&b.b_out, &n.down, d}};
 }
 
-// A folder's feed-forward biases as mlp_bias (Llama) or use_bias (Starcoder2) says (transformers:
-// the other families have none).
+// A folder's feed-forward biases as the family's rule and config.json say.
 void read_hf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
-    const FamilySpec& family = *layout.family;
-    const HfConfig& hf = *layout.hf;
-    const bool use_bias = family.attention_biases == BiasRule::use_bias;
-    const bool mlp_bias = use_bias ? hf.use_bias.value_or(true) : family.mlp_bias_key && hf.mlp_bias.value_or(false);
-    const std::string why =
-        use_bias              ? fmt::format("config.json's use_bias is {}", mlp_bias ? "true or absent" : "false")
-        : family.mlp_bias_key ? fmt::format("config.json's mlp_bias is {}", mlp_bias ? "true" : "false or absent")
-                              : fmt::format("{} has no MLP biases", hf.model_type);
+    const BiasRule& rule = layout.family->mlp_biases;
+    const bool present = has_biases(rule, *layout.hf);
+    const std::string why = bias_reason(rule, *layout.hf, "MLP");
     for (const MlpBias& m : mlp_biases(layout, b)) {
         const std::string name = block_tensor(*m.pattern, l, ".bias");
-        expect_hf_bias(source.contains(name), mlp_bias, name, why, source);
-        if (mlp_bias) *m.bias = load_of_shape(source, name, {m.size});
+        expect_hf_bias(source.contains(name), present, name, why, source);
+        if (present) *m.bias = load_of_shape(source, name, {m.size});
     }
 }
 

@@ -24,7 +24,7 @@ struct DecoderLayout {
     ModelConfig config;
     std::vector<LayerWeights> settings;  // block l's attention settings, no tensors
     // A Hugging Face folder's config.json: its attention goes through the llama layout preset
-    // (layouts.hpp) and its biases must be as the family's rules and attention_bias / mlp_bias say.
+    // (layouts.hpp) and its biases must be as the family's bias rules and config.json say.
     std::optional<HfConfig> hf;
 };
 

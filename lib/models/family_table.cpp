@@ -41,6 +41,13 @@ DecoderTensorNames llama_names(Container container) {
 DecoderTensorNames hf_llama_names() { return llama_names(Container::hf); }
 DecoderTensorNames gguf_llama_names() { return llama_names(Container::gguf); }
 
+// The bias rules of the table: Llama's attention_bias (q/k/v/o) and mlp_bias, Starcoder2's use_bias
+// (every projection, true by default), Qwen2's q/k/v biases without a key.
+const BiasRule attention_bias_key{&HfConfig::attention_bias, "attention_bias"};
+const BiasRule mlp_bias_key{&HfConfig::mlp_bias, "mlp_bias"};
+const BiasRule use_bias_key{&HfConfig::use_bias, "use_bias", true};
+const BiasRule always_biased{.by_default = true};
+
 // Qwen3's and Gemma 3's per-head q/k norms.
 FamilySpec with_qk_norm(FamilySpec f) {
     f.qk_norm = true;
@@ -71,7 +78,8 @@ FamilySpec gemma_row(const char* name, const char* model_type, const char* archi
             .norm = NormKind::rms_offset_one,
             .scaled_embeddings = true,
             .default_activation = "gelu_pytorch_tanh",
-            .attention_biases = BiasRule::by_config,
+            .qkv_biases = attention_bias_key,
+            .o_bias = attention_bias_key,
             .default_head_dim = 256,
             .default_tied = true};
 }
@@ -83,8 +91,9 @@ std::vector<FamilySpec> make_families() {
                            .hf_names = hf_llama_names(),
                            .gguf_names = gguf_llama_names(),
                            .gguf_rope = RopeStyle::interleaved,
-                           .attention_biases = BiasRule::by_config,
-                           .mlp_bias_key = true,
+                           .qkv_biases = attention_bias_key,
+                           .o_bias = attention_bias_key,
+                           .mlp_biases = mlp_bias_key,
                            .gguf_llama_rules = true};
     // GGUF: convert_hf_to_gguf.py writes MistralForCausalLM as architecture llama (LlamaModel),
     // without its window, which llama.cpp's llama does not apply: the llama row reads it.
@@ -105,7 +114,7 @@ std::vector<FamilySpec> make_families() {
                            .gguf_names = gguf_llama_names(),
                            .windows = WindowRule::from_layer,
                            .default_window = 4096,
-                           .attention_biases = BiasRule::qkv,
+                           .qkv_biases = always_biased,
                            .reads_layer_types = true};
     const FamilySpec qwen3 = with_qk_norm({.name = "qwen3",
                                            .hf_model_type = "qwen3",
@@ -114,7 +123,8 @@ std::vector<FamilySpec> make_families() {
                                            .gguf_names = gguf_llama_names(),
                                            .windows = WindowRule::from_layer,
                                            .default_window = 4096,
-                                           .attention_biases = BiasRule::by_config,
+                                           .qkv_biases = attention_bias_key,
+                                           .o_bias = attention_bias_key,
                                            .default_head_dim = 128,
                                            .reads_layer_types = true});
     // Gemma 1: Gemma 2 without soft-caps, post-norms and query_pre_attn_scalar (modeling_gemma).
@@ -164,7 +174,9 @@ std::vector<FamilySpec> make_families() {
                           .default_activation = "gelu_pytorch_tanh",
                           .windows = WindowRule::every_layer,
                           .gguf_windowless = true,
-                          .attention_biases = BiasRule::use_bias,
+                          .qkv_biases = use_bias_key,
+                          .o_bias = use_bias_key,
+                          .mlp_biases = use_bias_key,
                           .default_epsilon = 1e-5,
                           .default_tied = true};
     starcoder2.hf_names.gate = starcoder2.gguf_names.gate = "";
@@ -174,8 +186,9 @@ std::vector<FamilySpec> make_families() {
                        .hf_model_type = "smollm3",
                        .hf_names = hf_llama_names(),
                        .windows = WindowRule::no_rope,
-                       .attention_biases = BiasRule::by_config,
-                       .mlp_bias_key = true,
+                       .qkv_biases = attention_bias_key,
+                       .o_bias = attention_bias_key,
+                       .mlp_biases = mlp_bias_key,
                        .default_tied = true,
                        .reads_layer_types = true,
                        .reads_no_rope_layers = true};

@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "hf_config.hpp"
 #include "layer_weights.hpp"
 #include "model_weights.hpp"
 
@@ -29,12 +31,13 @@ enum class WindowRule {
     no_rope,      // SmolLM3: with use_sliding_window, the layers without RoPE (GGUF: none)
 };
 
-// Which attention biases a Hugging Face folder of the family has (GGUF: whichever it holds).
-enum class BiasRule {
-    none,       // Mistral, Phi-3
-    qkv,        // Qwen2: q/k/v, none on o_proj
-    by_config,  // Llama, Qwen3, Gemma: q/k/v/o as attention_bias says (default false)
-    use_bias,   // Starcoder2: q/k/v/o and the feed-forward's as use_bias says (default true)
+// Which biases a Hugging Face folder of the family has on one group of projections (GGUF: whichever
+// the file holds): as config.json's boolean `key` says (`by_default` where it is absent), or,
+// without a key, always (`by_default` true) or never.
+struct BiasRule {
+    std::optional<bool> HfConfig::*key = nullptr;
+    const char* key_name = "";
+    bool by_default = false;
 };
 
 // How scores are scaled.
@@ -92,8 +95,8 @@ struct FamilySpec {
     int64_t gguf_wide_scale_layers = 0;  // Gemma 2/3: the 27B block count, scaled by (D / H)^-1/2
 
     // What else a Hugging Face config.json says.
-    BiasRule attention_biases = BiasRule::none;
-    bool mlp_bias_key = false;     // Llama: gate/up/down biases as mlp_bias says
+    // Biases: on q/k/v, on o, on the feed-forward's projections (Llama: attention_bias, mlp_bias).
+    BiasRule qkv_biases = {}, o_bias = {}, mlp_biases = {};
     int64_t default_head_dim = 0;  // head_dim when config.json has none (0: hidden_size / heads)
     double default_rope_base = 10000.0;
     double default_epsilon = 1e-6;

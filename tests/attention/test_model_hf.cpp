@@ -214,7 +214,7 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
     write_text(qwen / "config.json", qwen_config);
     expect_error(ErrorKind::bad_input, [&] { read_hf_llama_folder(qwen.path().string()); },
                  {qwen / "model.safetensors",
-                  "'model.layers.0.self_attn.q_proj.bias' is there, but mistral has no attention biases"});
+                  "'model.layers.0.self_attn.q_proj.bias' is there, but mistral has no q/k/v biases"});
 }
 
 TEST_CASE("stories260K as a Hugging Face folder runs as the llama2.c checkpoint it was converted from") {
