@@ -1,6 +1,7 @@
 // The decoder block reader over any TensorSource.
 #include "decoder_blocks.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,14 +20,22 @@ struct DecoderBlockTensor {
     std::vector<int64_t> shape;  // row-major; matrices [out, in]
 };
 
+// Whether the feed-forward reads the attention's input norm (StableLM's parallel blocks).
+bool shares_attention_norm(const DecoderLayout& layout) {
+    return layout.family->reads_parallel_residual && layout.config.residual == ResidualLayout::parallel;
+}
+
 // The tensors every block of the layout holds (biases aside), with their shapes.
 std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layout) {
     const ModelConfig& c = layout.config;
     const FamilySpec& family = *layout.family;
     const DecoderTensorNames& n = family.names(layout.container);
     const int64_t d = c.d_model, f = c.ffn_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
-    std::vector<DecoderBlockTensor> t = {
-        {&n.attention_norm, {d}}, {&n.o, {d, q}}, {&n.feed_forward_norm, {d}}, {&n.down, {d, f}}};
+    std::vector<DecoderBlockTensor> t;  // in the order a file lists them (the first missing is named)
+    if (!family.parameterless_norms) t.push_back({&n.attention_norm, {d}});
+    t.push_back({&n.o, {d, q}});
+    if (!family.parameterless_norms && !shares_attention_norm(layout)) t.push_back({&n.feed_forward_norm, {d}});
+    t.push_back({&n.down, {d, f}});
     if (family.fused)
         t.insert(t.end(), {{&n.qkv, {q + 2 * kv, d}}, {&n.gate_up, {2 * f, d}}});
     else
@@ -48,9 +57,17 @@ Tensor decoder_norm_weight(const TensorSource& source, const DecoderLayout& layo
     return weight;
 }
 
+// A norm without tensors (OLMo's): weight 1, bias 0.
+NormWeights parameterless_norm(int64_t size) {
+    NormWeights norm{Tensor({size}), Tensor({size})};
+    std::fill(norm.weight.data.begin(), norm.weight.data.end(), 1.0f);
+    return norm;
+}
+
 // A block norm: its weight as decoder_norm_weight reads it, and a LayerNorm's bias.
 NormWeights decoder_norm(const TensorSource& source, const DecoderLayout& layout, const std::string& pattern,
                          int64_t layer, int64_t size) {
+    if (layout.family->parameterless_norms) return parameterless_norm(size);
     NormWeights norm{decoder_norm_weight(source, layout, pattern, layer, size), {}};
     if (layout.family->norm == NormKind::layer_norm)
         norm.bias = load_of_shape(source, block_tensor(pattern, layer, ".bias"), {size});
@@ -199,12 +216,31 @@ void read_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layou
         *m.bias = optional_of_shape(source, block_tensor(*m.pattern, l, ".bias"), {m.size});
 }
 
+// Throws Error(bad_input) naming the file and the tensor for a GGUF block norm that llama.cpp
+// would apply and the family's row does not read: q/k norms outside Qwen3 and Gemma 3 (StableLM 2
+// 12B's per-head LayerNorms), an ffn_norm in a parallel block (which block 0 says by having none).
+void refuse_unread_gguf_norms(const TensorSource& source, const DecoderLayout& layout, int64_t l) {
+    if (layout.container != Container::gguf) return;
+    const FamilySpec& family = *layout.family;
+    std::vector<std::pair<std::string, std::string>> unread;  // pattern, why
+    if (!family.qk_norm)
+        for (const char* pattern : {"blk.{}.attn_q_norm", "blk.{}.attn_k_norm"})
+            unread.emplace_back(pattern, fmt::format("q/k norms are not read for {} GGUF files", family.name));
+    if (shares_attention_norm(layout))
+        unread.emplace_back(family.gguf_names.feed_forward_norm,
+                            "block 0 has no ffn_norm (parallel blocks), so none is read here");
+    for (const auto& [pattern, why] : unread)
+        if (const std::string name = block_tensor(pattern, l); source.contains(name))
+            fail_input(source.path(), fmt::format("{}: {}", name, why));
+}
+
 }  // namespace
 
 void check_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t layer) {
     for (const DecoderBlockTensor& t : decoder_block_tensors(layout))
         check_of_shape(source, block_tensor(*t.pattern, layer), t.shape);
     refuse_fused_gguf_mlp_biases(source, layout, layer);
+    refuse_unread_gguf_norms(source, layout, layer);
 }
 
 void read_decoder_block(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
@@ -216,7 +252,8 @@ void read_decoder_block(const TensorSource& source, const DecoderLayout& layout,
     b.attention_norm = decoder_norm(source, layout, n.attention_norm, l, d);
     if (family.residual == ResidualLayout::sandwich)
         b.attention_output_norm = decoder_norm(source, layout, n.attention_output_norm, l, d);
-    b.feed_forward_norm = decoder_norm(source, layout, n.feed_forward_norm, l, d);
+    b.feed_forward_norm =
+        shares_attention_norm(layout) ? b.attention_norm : decoder_norm(source, layout, n.feed_forward_norm, l, d);
     if (family.residual == ResidualLayout::sandwich)
         b.feed_forward_output_norm = decoder_norm(source, layout, n.feed_forward_output_norm, l, d);
     if (family.fused) {
@@ -240,11 +277,15 @@ void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout
     const DecoderTensorNames& n = layout.family->names(layout.container);
     const auto name = [](const std::string& pattern) { return fmt::format("{}.weight", pattern); };
     w.token_embedding = load_of_shape(source, name(n.embedding), {c.vocab_size, c.d_model});
-    w.final_norm.weight = load_of_shape(source, name(n.final_norm), {c.d_model});
-    if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
-        for (float& v : w.final_norm.weight.data) v -= 1.0f;
-    if (layout.family->norm == NormKind::layer_norm)
-        w.final_norm.bias = load_of_shape(source, fmt::format("{}.bias", n.final_norm), {c.d_model});
+    if (layout.family->parameterless_norms) {
+        w.final_norm = parameterless_norm(c.d_model);
+    } else {
+        w.final_norm.weight = load_of_shape(source, name(n.final_norm), {c.d_model});
+        if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
+            for (float& v : w.final_norm.weight.data) v -= 1.0f;
+        if (layout.family->norm == NormKind::layer_norm)
+            w.final_norm.bias = load_of_shape(source, fmt::format("{}.bias", n.final_norm), {c.d_model});
+    }
     if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
 }
 

@@ -192,7 +192,37 @@ std::vector<FamilySpec> make_families() {
                        .default_tied = true,
                        .reads_layer_types = true,
                        .reads_no_rope_layers = true};
-    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, starcoder2, smollm3};
+    // StableLM (2): LayerNorms with biases, Llama's gated MLP, RoPE on a quarter of each head by
+    // default, q/k/v biases as use_qkv_bias says, parallel blocks as use_parallel_residual says (GGUF:
+    // blocks without ffn_norm); the per-head q/k LayerNorms of StableLM 2 12B (qk_layernorm) are refused.
+    const FamilySpec stablelm{.name = "stablelm",
+                              .hf_model_type = "stablelm",
+                              .gguf_architecture = "stablelm",
+                              .hf_names = hf_llama_names(),
+                              .gguf_names = gguf_llama_names(),
+                              .norm = NormKind::layer_norm,
+                              .partial_rotary = true,
+                              .default_rotary_fraction = 0.25,
+                              .head_size_of_width = true,
+                              .reads_parallel_residual = true,
+                              .qkv_biases = {&HfConfig::use_qkv_bias, "use_qkv_bias"},
+                              .default_epsilon = 1e-5};
+    // OLMo (1): Llama's block with LayerNorms that have no weights or biases, epsilon 1e-5 whatever
+    // config.json says (OlmoLayerNorm); clip_qkv is refused. GGUF: the converter permutes q/k rows,
+    // as for llama, and writes the epsilon.
+    const FamilySpec olmo{.name = "olmo",
+                          .hf_model_type = "olmo",
+                          .gguf_architecture = "olmo",
+                          .hf_names = hf_llama_names(),
+                          .gguf_names = gguf_llama_names(),
+                          .norm = NormKind::layer_norm,
+                          .parameterless_norms = true,
+                          .gguf_rope = RopeStyle::interleaved,
+                          .qkv_biases = attention_bias_key,
+                          .o_bias = attention_bias_key,
+                          .default_epsilon = 1e-5,
+                          .fixed_epsilon = true};
+    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, starcoder2, smollm3, stablelm, olmo};
 }
 
 }  // namespace

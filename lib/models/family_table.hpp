@@ -64,6 +64,7 @@ struct FamilySpec {
 
     // The block.
     NormKind norm = NormKind::rms;  // rms_offset_one: Gemma's (1 + w), stored in GGUF as 1 + w; layer_norm: with biases
+    bool parameterless_norms = false;  // OLMo: LayerNorms without weight or bias tensors (read as 1 and 0)
     FeedForwardKind feed_forward = FeedForwardKind::gated;  // plain: up (w_in) and down only (Starcoder2)
     ResidualLayout residual = ResidualLayout::pre_norm;     // sandwich: Gemma 2/3's post-norms
     bool qk_norm = false;                                   // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
@@ -78,6 +79,14 @@ struct FamilySpec {
     bool gelu_means_tanh = false;
     ScoreScale score_scale = ScoreScale::head_size;
     bool partial_rotary = false;  // Phi-3: partial_rotary_factor (GGUF: rope.dimension_count) below the head size
+    double default_rotary_fraction = 1.0;  // partial_rotary_factor where config.json has none (StableLM: 0.25)
+    // StableLM: the head size is hidden_size / heads (a head_dim key, which transformers' rotary
+    // embedding would read, must agree).
+    bool head_size_of_width = false;
+    // StableLM: use_parallel_residual (default false) runs attention and feed-forward side by side
+    // from the one input_layernorm (ResidualLayout::parallel, no post_attention_layernorm); in GGUF,
+    // blocks without ffn_norm, as llama.cpp decides.
+    bool reads_parallel_residual = false;
 
     // Sliding windows and RoPE.
     WindowRule windows = WindowRule::none;
@@ -100,7 +109,8 @@ struct FamilySpec {
     int64_t default_head_dim = 0;  // head_dim when config.json has none (0: hidden_size / heads)
     double default_rope_base = 10000.0;
     double default_epsilon = 1e-6;
-    bool default_tied = false;  // tie_word_embeddings when absent
+    bool fixed_epsilon = false;  // OLMo: default_epsilon whatever config.json says (OlmoLayerNorm's 1e-5)
+    bool default_tied = false;   // tie_word_embeddings when absent
     // Reads layer_types (Qwen2/3, Gemma 2/3); transformers' Mistral and Phi-3 ignore the key
     // (every layer slides), so there it changes nothing.
     bool reads_layer_types = false;

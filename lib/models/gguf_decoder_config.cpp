@@ -37,14 +37,14 @@ std::string number_text(const std::optional<double>& value) {
 }
 
 // Metadata that changes llama.cpp's forward pass and that the family does not have in attn-viz:
-// mixture-of-experts blocks; soft-capping outside Gemma; for llama, a sliding window (llama.cpp
-// applies none to llama, so a file that names one was meant for another architecture) and key /
-// value head sizes other than the head size; for starcoder2 a sliding window too (llama.cpp applies
-// none). (qwen3's sliding_window, if a converter writes one, is ignored as llama.cpp ignores it.)
-// Error(bad_input) naming the key and its value.
+// mixture-of-experts blocks; q/k/v clamping (OLMo's clip_qkv); soft-capping outside Gemma; for llama, a sliding window
+// (llama.cpp applies none to llama, so a file that names one was meant for another architecture) and key / value head
+// sizes other than the head size; for starcoder2 a sliding window too (llama.cpp applies none). (qwen3's
+// sliding_window, if a converter writes one, is ignored as llama.cpp ignores it.) Error(bad_input) naming the key and
+// its value.
 void refuse_unimplemented_keys(const GgufFile& file, const FamilySpec& family, int64_t head) {
     const std::string& a = family.gguf_architecture;
-    std::vector<std::string> keys = {fmt::format("{}.expert_count", a)};
+    std::vector<std::string> keys = {fmt::format("{}.expert_count", a), fmt::format("{}.attention.clamp_kqv", a)};
     if (!family.softcaps)
         keys.insert(keys.end(),
                     {fmt::format("{}.attn_logit_softcapping", a), fmt::format("{}.final_logit_softcapping", a)});
@@ -195,6 +195,10 @@ DecoderLayout gguf_decoder_config(const GgufFile& file) {
     c.norm = family.norm;
     c.feed_forward = family.feed_forward;
     c.residual = family.residual;
+    // StableLM: blocks without ffn_norm are parallel, as llama.cpp runs them (whatever
+    // use_parallel_residual the converter wrote, which llama.cpp does not read).
+    if (family.reads_parallel_residual && !file.find_tensor(block_tensor(family.gguf_names.feed_forward_norm, 0)))
+        c.residual = ResidualLayout::parallel;
     c.activation = activation_named(family.default_activation, HfConfig{}, "");
     if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
     if (family.softcaps) {

@@ -211,6 +211,7 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     result.attention_bias = bool_field(config, "attention_bias", where);
     result.mlp_bias = bool_field(config, "mlp_bias", where);
     result.use_bias = bool_field(config, "use_bias", where);
+    result.use_qkv_bias = bool_field(config, "use_qkv_bias", where);
     result.is_decoder = bool_field(config, "is_decoder", where);
     // Keys that change the forward pass: refused unless the reading family implements them
     // (refuse_unimplemented; Gemma 2/3 implement the first three).

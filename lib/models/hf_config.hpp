@@ -36,7 +36,7 @@ struct HfConfig {
     // The other families' choices (hf_transformer_checkpoint.hpp):
     std::string activation;                 // hidden_act | activation_function ("" when absent)
     std::optional<double> rotary_fraction;  // rotary_pct | partial_rotary_factor | rope_parameters', in (0, 1]
-    std::optional<bool> parallel_residual;  // use_parallel_residual
+    std::optional<bool> parallel_residual;  // use_parallel_residual (GPT-NeoX, StableLM)
     std::optional<int64_t> type_vocab_size;
     std::string position_embedding_type;                  // BERT's "absolute", "relative_key", ... ("" when absent)
     std::optional<bool> scale_attn_by_inverse_layer_idx;  // GPT-2's per-layer score scaling
@@ -51,6 +51,7 @@ struct HfConfig {
     std::optional<bool> attention_bias;             // Llama, Mistral: q/k/v/o biases
     std::optional<bool> mlp_bias;                   // Llama: gate/up/down biases
     std::optional<bool> use_bias;                   // Starcoder2: every projection's bias (default true)
+    std::optional<bool> use_qkv_bias;               // StableLM: q/k/v biases (default false)
     std::optional<bool> is_decoder;                 // BERT: a causal mask
     // Gemma 2/3 (0 where config.json sets the key to null: none):
     std::string hidden_activation;                  // the feed-forward's activation ("" when absent)

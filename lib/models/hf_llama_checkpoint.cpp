@@ -47,21 +47,27 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
     c.max_tokens = required_value(hf.max_positions, hf, "max_position_embeddings");
     c.shared_classifier = hf.tie_word_embeddings.value_or(family.default_tied);
-    c.norm_epsilon = hf.norm_epsilon.value_or(family.default_epsilon);
+    c.norm_epsilon = family.fixed_epsilon ? family.default_epsilon : hf.norm_epsilon.value_or(family.default_epsilon);
     c.rope_base = hf.rope_base.value_or(family.default_rope_base);
     c.activation =
         family.reads_hidden_activation ? activation_named(hf.hidden_activation, hf, family.default_activation)
         : family.gelu_means_tanh && hf.activation == "gelu" ? Activation::gelu_tanh
                                                             : parse_activation(hf, family.default_activation);
-    if (!hf.head_dim && family.default_head_dim == 0 && c.d_model % c.n_heads != 0)
-        fail_input(
-            hf.path,
-            fmt::format("no head_dim, and the head size hidden_size / num_attention_heads = {} / {} is not whole",
-                        c.d_model, c.n_heads));
-    c.head_dim = hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim : c.d_model / c.n_heads);
+    const bool sized_by_width = family.head_size_of_width || (!hf.head_dim && family.default_head_dim == 0);
+    if (sized_by_width && c.d_model % c.n_heads != 0)
+        fail_input(hf.path, fmt::format("{}the head size hidden_size / num_attention_heads = {} / {} is not whole",
+                                        family.head_size_of_width ? "" : "no head_dim, and ", c.d_model, c.n_heads));
+    if (family.head_size_of_width && hf.head_dim && *hf.head_dim != c.d_model / c.n_heads)
+        fail_input(hf.path, fmt::format("head_dim {} is not hidden_size / num_attention_heads = {} ({} sizes its "
+                                        "heads by the width and its rotary embedding by head_dim)",
+                                        *hf.head_dim, c.d_model / c.n_heads, hf.model_type));
+    c.head_dim = family.head_size_of_width ? c.d_model / c.n_heads
+                                           : hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim
+                                                                                              : c.d_model / c.n_heads);
     c.norm = family.norm;
     c.feed_forward = family.feed_forward;
-    c.residual = family.residual;
+    c.residual = family.reads_parallel_residual && hf.parallel_residual.value_or(false) ? ResidualLayout::parallel
+                                                                                        : family.residual;
     // transformers casts sqrt(D) to the model's dtype
     if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
     if (family.softcaps) c.final_logit_softcap = hf.final_logit_softcapping.value_or(family.default_final_softcap);
@@ -101,7 +107,7 @@ int64_t sliding_window_of(const HfConfig& hf, const FamilySpec& family, int64_t 
 
 // Block l's attention settings: half-split RoPE with config.json's base and scaling, and what the
 // family changes: sliding window, q/k norms, Gemma's score scale, soft-cap and local RoPE base,
-// partial rotary, SmolLM3's layers without RoPE.
+// partial rotary (StableLM's by default), SmolLM3's layers without RoPE.
 LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, const ModelConfig& c, int64_t l) {
     LayerWeights a;
     a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.head_dim;
@@ -123,15 +129,15 @@ LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, co
         a.rope_base = hf.rope_local_base_freq.value_or(family.local_rope_base);
         a.rope_scaling = {};
     }
-    if (hf.rotary_fraction && *hf.rotary_fraction != 1.0) {  // transformers: int(head_dim * partial_rotary_factor)
-        a.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * *hf.rotary_fraction);
+    // transformers: int(head_dim * partial_rotary_factor)
+    if (const double fraction = hf.rotary_fraction.value_or(family.default_rotary_fraction); fraction != 1.0) {
+        a.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * fraction);
         // No rotary features: transformers' inverse frequencies are empty and nothing turns.
         if (a.rope_dims == 0) a.rope = RopeStyle::none;
         if (a.rope_dims % 2 != 0)
-            fail_input(hf.path,
-                       fmt::format("partial_rotary_factor {} gives {} rotary features per head of {}; an "
-                                   "even count is needed",
-                                   json_excerpt(nlohmann::json(*hf.rotary_fraction)), a.rope_dims, c.head_dim));
+            fail_input(hf.path, fmt::format("partial_rotary_factor {} gives {} rotary features per head of {}; an "
+                                            "even count is needed",
+                                            json_excerpt(nlohmann::json(fraction)), a.rope_dims, c.head_dim));
     }
     return a;
 }

@@ -95,6 +95,32 @@ def smollm3(rng):
     return "causal", cfg, w if "sliding_attention" in cfg.layer_types else None
 
 
+def stablelm(rng):
+    """LayerNorms with biases, Llama's gated MLP, partial rotary (0.25 unless given), q/k/v biases as
+    use_qkv_bias says, parallel blocks from one norm as use_parallel_residual says. Heads of
+    hidden_size / heads, sized so that every factor gives an even rotary width."""
+    heads, kv, _ = _shape(rng)
+    dh = rng.choice([8, 16])
+    v = rng.randint(20, 60)
+    rope = _rope(rng, ("default", "linear"))
+    if rng.random() < 0.5:
+        rope["partial_rotary_factor"] = rng.choice([0.25, 0.5, 1.0])
+    cfg = tf.StableLmConfig(hidden_size=heads * dh, num_attention_heads=heads, num_key_value_heads=kv,
+                            num_hidden_layers=rng.randint(1, 3), intermediate_size=rng.randint(8, 40), vocab_size=v,
+                            layer_norm_eps=rng.choice([1e-5, 1e-6]), rope_parameters=rope,
+                            use_qkv_bias=rng.random() < 0.5, use_parallel_residual=rng.random() < 0.5,
+                            hidden_act=rng.choice(["silu", "gelu"]), tie_word_embeddings=rng.random() < 0.3, **_ids(v))
+    return "causal", cfg, None
+
+
+def olmo(rng):
+    """Llama's block with LayerNorms without weights or biases (epsilon 1e-5 whatever config.json says:
+    rms_norm_eps is written to show it is not read), q/k/v/o biases as attention_bias says."""
+    c = _llama_like(rng)
+    c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, hidden_act=rng.choice(["silu", "gelu"]))
+    return "causal", tf.OlmoConfig(**c), None
+
+
 def qwen2(rng):
     c = _llama_like(rng)
     w = rng.choice([3, 4])
@@ -225,4 +251,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

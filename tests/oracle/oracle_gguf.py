@@ -2,7 +2,10 @@
 that transformers_oracle.py checks a family's GGUF form against transformers too:
   llama, mistral  LlamaModel (MistralForCausalLM is registered there): architecture llama, q/k rows
                   permuted for llama.cpp's interleaved RoPE, no sliding window written;
-  gemma           GemmaModel: architecture gemma, every norm weight stored as 1 + w, rows as they are.
+  olmo            OlmoModel: q/k rows permuted as llama's, no norm tensors (OLMo's have none);
+  gemma           GemmaModel: architecture gemma, every norm weight stored as 1 + w, rows as they are;
+  qwen2, qwen3, starcoder2, stablelm: rows as they are (stablelm: rope.dimension_count, and no
+                  ffn_norm in parallel blocks, as StableLMModel writes them).
 The tokenizer is a stand-in SentencePiece vocabulary of one piece per embedding row (the CLI opens a
 tokenizer even for --tokens)."""
 import os
@@ -35,7 +38,7 @@ def write_gguf(path, metadata, tensors):
 def architecture(config):
     """The general.architecture convert_hf_to_gguf.py writes for the model, or None (no GGUF form here)."""
     return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3",
-            "starcoder2": "starcoder2"}.get(config.model_type)
+            "starcoder2": "starcoder2", "stablelm": "stablelm", "olmo": "olmo"}.get(config.model_type)
 
 
 def _permute(w, heads):
@@ -48,7 +51,7 @@ def convert(model, config, path):
     gemma = arch == "gemma"
     # LlamaModel permutes q/k rows for llama.cpp's interleaved RoPE; Qwen2Model, Qwen3Model and
     # GemmaModel keep them (llama.cpp turns their heads by halves, as transformers does).
-    permuted = arch == "llama"
+    permuted = arch in ("llama", "olmo")
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     p = arch + "."
@@ -60,12 +63,17 @@ def convert(model, config, path):
                 (p + "feed_forward_length", U32, config.intermediate_size),
                 (p + "attention.head_count", U32, heads),
                 (p + "attention.head_count_kv", U32, kv),
-                # Starcoder2's LayerNorms: add_layer_norm_eps; the others' RMSNorms: add_layer_norm_rms_eps
+                # Starcoder2's and StableLM's LayerNorms: add_layer_norm_eps; the others' RMSNorms:
+                # add_layer_norm_rms_eps
                 (p + "attention.layer_norm_epsilon", F32, config.norm_epsilon) if arch == "starcoder2" else
+                (p + "attention.layer_norm_epsilon", F32, config.layer_norm_eps) if arch == "stablelm" else
+                (p + "attention.layer_norm_epsilon", F32, 1e-5) if arch == "olmo" else  # OlmoModel: OlmoLayerNorm's
                 (p + "attention.layer_norm_rms_epsilon", F32, config.rms_norm_eps),
                 (p + "rope.freq_base", F32, rope.get("rope_theta", 10000.0))]
     if permuted:
         metadata += [(p + "rope.dimension_count", U32, head_dim)]
+    elif arch == "stablelm":  # StableLMModel: the rotary features of a head of hidden_size / heads
+        metadata += [(p + "rope.dimension_count", U32, int(head_dim * rope.get("partial_rotary_factor", 1.0)))]
     else:
         metadata += [(p + "attention.key_length", U32, head_dim), (p + "attention.value_length", U32, head_dim)]
     v = config.vocab_size
@@ -94,7 +102,8 @@ def convert(model, config, path):
                 if gemma and hf.endswith("layernorm"):
                     w = w + 1
                 tensors.append((f"blk.{layer}.{gg}.{kind}", w))
-    tensors.append(("output_norm.weight", state["model.norm.weight"] + (1 if gemma else 0)))
+    if "model.norm.weight" in state:  # (OLMo's LayerNorms have no tensors)
+        tensors.append(("output_norm.weight", state["model.norm.weight"] + (1 if gemma else 0)))
     if "model.norm.bias" in state:
         tensors.append(("output_norm.bias", state["model.norm.bias"]))
     if not config.tie_word_embeddings:

@@ -246,7 +246,7 @@ def check_seq2seq(model, folder, out, source, target, errors):
 def gguf_form(config):
     """Whether the config's GGUF form (oracle_gguf.py) is checked too: a family llama.cpp converts, with
     what its GGUF form can say: the family's own activation (llama.cpp runs SiLU for llama, GELU's tanh
-    form for gemma, whatever hidden_act said; SiLU for qwen2 and qwen3) and unscaled RoPE; llama: the head
+    form for gemma, whatever hidden_act said; SiLU for qwen2, qwen3 and stablelm) and unscaled RoPE; llama: the head
     size D / H (refused by name otherwise), no MLP biases (which llama.cpp reads and attn-viz's GGUF reader
     does not)."""
     arch = oracle_gguf.architecture(config)
@@ -256,7 +256,9 @@ def gguf_form(config):
     if arch == "llama":
         return (config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
                 and not getattr(config, "mlp_bias", False))
-    if arch in ("qwen2", "qwen3"):
+    if arch == "olmo":  # permuted rows: heads of D / H
+        return config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
+    if arch in ("qwen2", "qwen3", "stablelm"):
         return config.hidden_act == "silu"
     if arch == "starcoder2":  # llama.cpp: GELU's tanh form
         return config.hidden_act == "gelu_pytorch_tanh"

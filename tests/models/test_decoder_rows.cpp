@@ -1,0 +1,220 @@
+// Rows of the family table (family_table.hpp) in a folder and in GGUF. StableLM: RoPE on a quarter
+// of each head when config.json names no partial_rotary_factor, q/k/v biases as use_qkv_bias says
+// (none on o_proj), parallel blocks from the one input_layernorm as use_parallel_residual says (GGUF:
+// blocks without ffn_norm), the head size by the width; per-head q/k LayerNorms refused. OLMo:
+// LayerNorms without tensors, a fixed epsilon, clip_qkv refused. The numbers themselves are
+// transformers' (tests/oracle: random folders of each family and their GGUF forms).
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "expect_error.hpp"
+#include "gguf_builder.hpp"
+#include "gguf_llama.hpp"
+#include "model_files.hpp"
+#include "safetensors.hpp"
+#include "support.hpp"
+
+using namespace attn_viz;
+using namespace test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t D = 16, KV = 8, F = 12, V = 20;  // two heads of 8, one KV head
+
+ModelWeights read_row_folder(const fs::path& folder, BlockLoading loading = BlockLoading::held) {
+    ModelFiles files = open_model_files(folder.string());
+    files.blocks = loading;
+    return read_model_weights(files);
+}
+
+// A two-block folder of a Llama-like row: its LayerNorms (`norms` in each block, with biases; a
+// final one unless `norms` is empty), q/k/v biases with `qkv_biases`, `extra` [D] tensors besides,
+// config.json's `keys` after the shape's.
+struct RowFolder {
+    std::string model_type = "stablelm";
+    std::vector<std::string> norms = {"input_layernorm", "post_attention_layernorm"};
+    bool qkv_biases = false;
+    std::string keys = {};
+    std::vector<std::string> extra = {};
+};
+void write_row_folder(const fs::path& folder, const RowFolder& row) {
+    std::vector<std::pair<std::string, Tensor>> tensors = {{"model.embed_tokens.weight", random_tensor({V, D})},
+                                                           {"lm_head.weight", random_tensor({V, D})}};
+    if (!row.norms.empty())
+        tensors.insert(tensors.end(), {{"model.norm.weight", random_tensor({D})}, {"model.norm.bias", random_tensor({D})}});
+    const std::vector<std::pair<std::string, std::vector<int64_t>>> block = {
+        {"self_attn.q_proj", {D, D}}, {"self_attn.k_proj", {KV, D}}, {"self_attn.v_proj", {KV, D}},
+        {"self_attn.o_proj", {D, D}}, {"mlp.gate_proj", {F, D}},     {"mlp.up_proj", {F, D}},
+        {"mlp.down_proj", {D, F}}};
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        for (const auto& [name, shape] : block) {
+            tensors.emplace_back(p + name + ".weight", random_tensor(shape));
+            if (row.qkv_biases && name != "self_attn.o_proj" && name.starts_with("self_attn."))
+                tensors.emplace_back(p + name + ".bias", random_tensor({shape[0]}));
+        }
+        for (const std::string& norm : row.norms)
+            for (const char* part : {".weight", ".bias"}) tensors.emplace_back(p + norm + part, random_tensor({D}));
+    }
+    for (const std::string& name : row.extra) tensors.emplace_back(name, random_tensor({D}));
+    fs::create_directories(folder);
+    write_safetensors((folder / "model.safetensors").string(), tensors);
+    write_text(folder / "config.json", R"({"model_type": ")" + row.model_type + R"(", "hidden_size": 16,
+                       "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 2,
+                       "intermediate_size": 12, "vocab_size": 20, "max_position_embeddings": 16)" +
+                                           row.keys + "}");
+}
+
+// A StableLM block's norms when it is parallel: the one input_layernorm.
+const std::vector<std::string> parallel_norms = {"input_layernorm"};
+
+// A one-block GGUF file of `architecture` (its LayerNorms `norms`, with biases; a final one unless
+// `norms` is empty), `keys` besides the shape's, `extra` [D] tensors besides.
+void write_row_gguf(const fs::path& path, const std::string& architecture, const std::vector<std::string>& norms,
+                    const std::vector<std::pair<std::string, uint32_t>>& keys = {},
+                    const std::vector<std::string>& extra = {}) {
+    GgufBuilder g;
+    g.add_string("general.architecture", architecture);
+    std::vector<std::pair<std::string, uint32_t>> counts = {
+        {"block_count", 1},           {"embedding_length", D},       {"feed_forward_length", F},
+        {"attention.head_count", 2}, {"attention.head_count_kv", 1}, {"context_length", 16}};
+    counts.insert(counts.end(), keys.begin(), keys.end());
+    for (const auto& [key, value] : counts) g.add_u32(architecture + "." + key, value);
+    g.add_f32(architecture + ".attention.layer_norm_epsilon", 1e-6f);
+    const auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+        g.add_f32_tensor(name, {shape.rbegin(), shape.rend()}, random_tensor(shape).data);
+    };
+    tensor("token_embd.weight", {V, D}), tensor("output.weight", {V, D});
+    if (!norms.empty()) tensor("output_norm.weight", {D}), tensor("output_norm.bias", {D});
+    for (const std::string& norm : norms) tensor("blk.0." + norm + ".weight", {D}), tensor("blk.0." + norm + ".bias", {D});
+    tensor("blk.0.attn_q.weight", {D, D}), tensor("blk.0.attn_k.weight", {KV, D});
+    tensor("blk.0.attn_v.weight", {KV, D}), tensor("blk.0.attn_output.weight", {D, D});
+    tensor("blk.0.attn_q.bias", {D});
+    tensor("blk.0.ffn_gate.weight", {F, D}), tensor("blk.0.ffn_up.weight", {F, D});
+    tensor("blk.0.ffn_down.weight", {D, F});
+    for (const std::string& name : extra) tensor(name, {D});
+    write_text(path, g.bytes());
+}
+
+const std::vector<std::pair<std::string, uint32_t>> stablelm_rope = {{"rope.dimension_count", 2}};
+
+}  // namespace
+
+TEST_SUITE("models") {
+
+TEST_CASE("stablelm folders: a quarter of each head turns by default, use_qkv_bias, parallel blocks from one norm") {
+    ScratchDir dir;
+    write_row_folder(dir / "plain", {});
+    const ModelWeights plain = read_row_folder(dir / "plain");
+    CHECK(plain.config.family == "stablelm");
+    CHECK(plain.config.norm == NormKind::layer_norm);
+    CHECK(plain.config.feed_forward == FeedForwardKind::gated);
+    CHECK(plain.config.residual == ResidualLayout::pre_norm);
+    CHECK(plain.config.head_dim == 8);
+    CHECK_FALSE(plain.config.shared_classifier);  // tie_word_embeddings defaults to false
+    const BlockWeights& b = *plain.blocks->held(1);
+    CHECK(b.attention.rope == RopeStyle::half_split);
+    CHECK(b.attention.rope_dims == 2);  // int(8 * 0.25)
+    CHECK(b.attention.b_q.empty());
+    CHECK(b.feed_forward_norm.bias.shape == std::vector<int64_t>{D});
+    CHECK(b.feed_forward_norm.weight.data != b.attention_norm.weight.data);
+
+    write_row_folder(dir / "half", {.keys = R"(, "rope_parameters": {"rope_type": "default",
+        "rope_theta": 10000.0, "partial_rotary_factor": 0.5})"});
+    CHECK(read_row_folder(dir / "half").blocks->held(0)->attention.rope_dims == 4);
+    write_row_folder(dir / "whole", {.keys = R"(, "partial_rotary_factor": 1.0)"});
+    CHECK(read_row_folder(dir / "whole").blocks->held(0)->attention.rope_dims == 0);  // every feature
+
+    write_row_folder(dir / "parallel", {.norms = parallel_norms,
+                                         .qkv_biases = true,
+                                         .keys = R"(, "use_parallel_residual": true, "use_qkv_bias": true)"});
+    for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed}) {
+        const ModelWeights parallel = read_row_folder(dir / "parallel", loading);
+        CHECK(parallel.config.residual == ResidualLayout::parallel);
+        const BlockWeights p = parallel.blocks->load(1);
+        CHECK(p.feed_forward_norm.weight.data == p.attention_norm.weight.data);
+        CHECK(p.feed_forward_norm.bias.data == p.attention_norm.bias.data);
+        CHECK(p.attention.b_q.shape == std::vector<int64_t>{D});
+        CHECK(p.attention.b_v.shape == std::vector<int64_t>{KV});
+        CHECK(p.attention.b_o.empty());
+    }
+}
+
+TEST_CASE("stablelm folders that transformers would run otherwise are refused naming config.json or the tensor") {
+    ScratchDir dir;
+    write_row_folder(dir / "qk", {.keys = R"(, "qk_layernorm": true)"});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "qk"); },
+                 {"config.json", "qk_layernorm = true is not supported"});
+    write_row_folder(dir / "head_dim", {.keys = R"(, "head_dim": 4)"});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "head_dim"); },
+                 {"config.json", "head_dim 4 is not hidden_size / num_attention_heads = 8"});
+    write_row_folder(dir / "biases", {.qkv_biases = true});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "biases"); },
+                 {"'model.layers.0.self_attn.q_proj.bias' is there, but config.json's use_qkv_bias is false or "
+                  "absent"});
+    write_row_folder(dir / "o_bias", {.qkv_biases = true,
+                                       .keys = R"(, "use_qkv_bias": true)",
+                                       .extra = {"model.layers.0.self_attn.o_proj.bias"}});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "o_bias"); },
+                 {"'model.layers.0.self_attn.o_proj.bias' is there, but stablelm has no o_proj biases"});
+    write_row_folder(dir / "no_ffn_norm", {.norms = parallel_norms});  // not parallel, yet no post_attention_layernorm
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "no_ffn_norm"); },
+                 {"model.layers.0.post_attention_layernorm.weight"});
+}
+
+TEST_CASE("stablelm GGUF: rope.dimension_count, blocks without ffn_norm parallel, q/k norms refused") {
+    ScratchDir dir;
+    write_row_gguf(dir / "m.gguf", "stablelm", {"attn_norm", "ffn_norm"}, stablelm_rope);
+    const ModelWeights m = read_gguf_llama(GgufFile(dir / "m.gguf"));
+    CHECK(m.config.family == "stablelm");
+    CHECK(m.config.residual == ResidualLayout::pre_norm);
+    CHECK(m.config.norm_epsilon == doctest::Approx(1e-6));
+    CHECK(m.blocks->held(0)->attention.rope_dims == 2);
+    CHECK(m.blocks->held(0)->attention.b_q.shape == std::vector<int64_t>{D});
+    write_row_gguf(dir / "parallel.gguf", "stablelm", {"attn_norm"}, stablelm_rope);
+    const ModelWeights parallel = read_gguf_llama(GgufFile(dir / "parallel.gguf"));
+    CHECK(parallel.config.residual == ResidualLayout::parallel);
+    CHECK(parallel.blocks->held(0)->feed_forward_norm.weight.data ==
+          parallel.blocks->held(0)->attention_norm.weight.data);
+    write_row_gguf(dir / "qk.gguf", "stablelm", {"attn_norm", "ffn_norm"}, stablelm_rope, {"blk.0.attn_q_norm.weight"});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "qk.gguf")); },
+                 {"qk.gguf", "blk.0.attn_q_norm.weight: q/k norms are not read for stablelm GGUF files"});
+}
+
+TEST_CASE("olmo: LayerNorms without tensors read as weight 1 and bias 0, epsilon 1e-5 whatever config.json says") {
+    ScratchDir dir;
+    write_row_folder(dir / "olmo",
+                     {.model_type = "olmo", .norms = {}, .keys = R"(, "rms_norm_eps": 1e-2, "layer_norm_eps": 1e-2)"});
+    for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed}) {
+        const ModelWeights w = read_row_folder(dir / "olmo", loading);
+        CHECK(w.config.family == "olmo");
+        CHECK(w.config.norm == NormKind::layer_norm);
+        CHECK(w.config.norm_epsilon == 1e-5);
+        CHECK(w.final_norm.weight.data == std::vector<float, TensorAllocator<float>>(D, 1.0f));
+        CHECK(w.final_norm.bias.data == std::vector<float, TensorAllocator<float>>(D, 0.0f));
+        const BlockWeights b = w.blocks->load(1);
+        CHECK(b.attention_norm.weight.data == w.final_norm.weight.data);
+        CHECK(b.feed_forward_norm.bias.data == w.final_norm.bias.data);
+        CHECK(b.attention.rope == RopeStyle::half_split);
+        CHECK(b.attention.rope_dims == 0);
+    }
+    write_row_folder(dir / "clip", {.model_type = "olmo", .norms = {}, .keys = R"(, "clip_qkv": 8.0)"});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "clip"); },
+                 {"config.json", "clip_qkv = 8.0 is not supported"});
+
+    write_row_gguf(dir / "olmo.gguf", "olmo", {});
+    const ModelWeights g = read_gguf_llama(GgufFile(dir / "olmo.gguf"));
+    CHECK(g.config.norm_epsilon == doctest::Approx(1e-6));  // GGUF: the file's, as llama.cpp reads it
+    CHECK(g.blocks->held(0)->attention.rope == RopeStyle::interleaved);  // the converter permutes q/k rows
+    CHECK(g.blocks->held(0)->feed_forward_norm.weight.data == g.final_norm.weight.data);
+    write_row_gguf(dir / "clamp.gguf", "olmo", {}, {{"attention.clamp_kqv", 8}});
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "clamp.gguf")); },
+                 {"clamp.gguf", "olmo.attention.clamp_kqv = 8 is not supported"});
+}
+
+}  // TEST_SUITE("models")
