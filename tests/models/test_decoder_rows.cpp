@@ -46,7 +46,8 @@ void write_row_folder(const fs::path& folder, const RowFolder& row) {
     std::vector<std::pair<std::string, Tensor>> tensors = {{"model.embed_tokens.weight", random_tensor({V, D})},
                                                            {"lm_head.weight", random_tensor({V, D})}};
     if (!row.norms.empty())
-        tensors.insert(tensors.end(), {{"model.norm.weight", random_tensor({D})}, {"model.norm.bias", random_tensor({D})}});
+        tensors.insert(tensors.end(),
+                       {{"model.norm.weight", random_tensor({D})}, {"model.norm.bias", random_tensor({D})}});
     const std::vector<std::pair<std::string, std::vector<int64_t>>> block = {
         {"self_attn.q_proj", {D, D}}, {"self_attn.k_proj", {KV, D}}, {"self_attn.v_proj", {KV, D}},
         {"self_attn.o_proj", {D, D}}, {"mlp.gate_proj", {F, D}},     {"mlp.up_proj", {F, D}},
@@ -81,7 +82,7 @@ void write_row_gguf(const fs::path& path, const std::string& architecture, const
     GgufBuilder g;
     g.add_string("general.architecture", architecture);
     std::vector<std::pair<std::string, uint32_t>> counts = {
-        {"block_count", 1},           {"embedding_length", D},       {"feed_forward_length", F},
+        {"block_count", 1},          {"embedding_length", D},        {"feed_forward_length", F},
         {"attention.head_count", 2}, {"attention.head_count_kv", 1}, {"context_length", 16}};
     counts.insert(counts.end(), keys.begin(), keys.end());
     for (const auto& [key, value] : counts) g.add_u32(architecture + "." + key, value);
@@ -91,7 +92,8 @@ void write_row_gguf(const fs::path& path, const std::string& architecture, const
     };
     tensor("token_embd.weight", {V, D}), tensor("output.weight", {V, D});
     if (!norms.empty()) tensor("output_norm.weight", {D}), tensor("output_norm.bias", {D});
-    for (const std::string& norm : norms) tensor("blk.0." + norm + ".weight", {D}), tensor("blk.0." + norm + ".bias", {D});
+    for (const std::string& norm : norms)
+        tensor("blk.0." + norm + ".weight", {D}), tensor("blk.0." + norm + ".bias", {D});
     tensor("blk.0.attn_q.weight", {D, D}), tensor("blk.0.attn_k.weight", {KV, D});
     tensor("blk.0.attn_v.weight", {KV, D}), tensor("blk.0.attn_output.weight", {D, D});
     tensor("blk.0.attn_q.bias", {D});
@@ -131,8 +133,8 @@ TEST_CASE("stablelm folders: a quarter of each head turns by default, use_qkv_bi
     CHECK(read_row_folder(dir / "whole").blocks->held(0)->attention.rope_dims == 0);  // every feature
 
     write_row_folder(dir / "parallel", {.norms = parallel_norms,
-                                         .qkv_biases = true,
-                                         .keys = R"(, "use_parallel_residual": true, "use_qkv_bias": true)"});
+                                        .qkv_biases = true,
+                                        .keys = R"(, "use_parallel_residual": true, "use_qkv_bias": true)"});
     for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed}) {
         const ModelWeights parallel = read_row_folder(dir / "parallel", loading);
         CHECK(parallel.config.residual == ResidualLayout::parallel);
@@ -157,9 +159,9 @@ TEST_CASE("stablelm folders that transformers would run otherwise are refused na
     expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "biases"); },
                  {"'model.layers.0.self_attn.q_proj.bias' is there, but config.json's use_qkv_bias is false or "
                   "absent"});
-    write_row_folder(dir / "o_bias", {.qkv_biases = true,
-                                       .keys = R"(, "use_qkv_bias": true)",
-                                       .extra = {"model.layers.0.self_attn.o_proj.bias"}});
+    write_row_folder(
+        dir / "o_bias",
+        {.qkv_biases = true, .keys = R"(, "use_qkv_bias": true)", .extra = {"model.layers.0.self_attn.o_proj.bias"}});
     expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "o_bias"); },
                  {"'model.layers.0.self_attn.o_proj.bias' is there, but stablelm has no o_proj biases"});
     write_row_folder(dir / "no_ffn_norm", {.norms = parallel_norms});  // not parallel, yet no post_attention_layernorm
@@ -209,7 +211,7 @@ TEST_CASE("olmo: LayerNorms without tensors read as weight 1 and bias 0, epsilon
 
     write_row_gguf(dir / "olmo.gguf", "olmo", {});
     const ModelWeights g = read_gguf_llama(GgufFile(dir / "olmo.gguf"));
-    CHECK(g.config.norm_epsilon == doctest::Approx(1e-6));  // GGUF: the file's, as llama.cpp reads it
+    CHECK(g.config.norm_epsilon == doctest::Approx(1e-6));               // GGUF: the file's, as llama.cpp reads it
     CHECK(g.blocks->held(0)->attention.rope == RopeStyle::interleaved);  // the converter permutes q/k rows
     CHECK(g.blocks->held(0)->feed_forward_norm.weight.data == g.final_norm.weight.data);
     write_row_gguf(dir / "clamp.gguf", "olmo", {}, {{"attention.clamp_kqv", 8}});
