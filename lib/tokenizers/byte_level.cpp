@@ -52,4 +52,17 @@ std::string byte_level_decode(std::string_view text) {
     return out;
 }
 
+std::optional<unsigned char> byte_fallback_byte(std::string_view token) {
+    if (token.size() != 6 || !token.starts_with("<0x") || token[5] != '>') return std::nullopt;
+    const auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    const int high = token[3] == '+' ? 0 : hex(token[3]), low = hex(token[4]);
+    if (high < 0 || low < 0) return std::nullopt;
+    return static_cast<unsigned char>(high * 16 + low);
+}
+
 }  // namespace attn_viz

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bpe_model.hpp"
+#include "byte_level.hpp"
 #include "error.hpp"
 #include "json_input.hpp"
 #include "mapped_file.hpp"
@@ -597,14 +598,9 @@ int HfTokenizer::vocab_size() const { return static_cast<int>(impl_->token_of_id
 std::optional<int> HfTokenizer::bos_id() const { return impl_->bos; }
 std::optional<int> HfTokenizer::eos_id() const { return impl_->eos; }
 int HfTokenizer::first_ordinary_id() const {
-    auto byte_token = [](const std::string& token) {
-        return token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
-               std::isxdigit(static_cast<unsigned char>(token[3])) &&
-               std::isxdigit(static_cast<unsigned char>(token[4]));
-    };
     int id = 0;
-    while (id < vocab_size() &&
-           (impl_->special_id[static_cast<size_t>(id)] || byte_token(impl_->token_of_id[static_cast<size_t>(id)])))
+    while (id < vocab_size() && (impl_->special_id[static_cast<size_t>(id)] ||
+                                 byte_fallback_byte(impl_->token_of_id[static_cast<size_t>(id)])))
         ++id;
     return id;
 }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -374,11 +374,8 @@ void add_decoder(TokenDecoder& decoder, const json& spec, const std::string& whe
         decoder.per_token.push_back([from, to](std::string token) { return replace_all(token, from, to); });
     } else if (type == "ByteFallback") {
         decoder.per_token.push_back([](std::string token) {
-            unsigned value = 0;
-            if (token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
-                std::sscanf(token.c_str() + 3, "%2X", &value) == 1)
-                return std::string(1, static_cast<char>(value));
-            return token;
+            const std::optional<unsigned char> byte = byte_fallback_byte(token);
+            return byte ? std::string(1, static_cast<char>(*byte)) : token;
         });
     } else if (type == "Fuse") {
         // Joining is what decode() does anyway.

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "byte_level.hpp"
 #include "expect_error.hpp"
 #include "gguf.hpp"
 #include "gguf_tokenizer.hpp"
@@ -70,6 +71,17 @@ std::vector<std::string> reference_bpe(const std::vector<std::string>& character
 }
 
 }  // namespace
+
+TEST_CASE("byte_fallback_byte reads \"<0xNN>\" tokens as the tokenizers library's ByteFallback does") {
+    CHECK(byte_fallback_byte("<0x41>") == 'A');
+    CHECK(byte_fallback_byte("<0xff>") == 255);
+    CHECK(byte_fallback_byte("<0x0A>") == '\n');
+    CHECK(byte_fallback_byte("<0x+4>") == 4);  // Rust's u8::from_str_radix takes a leading '+'
+    for (const char* other : {"<0x 4>", "<0x4>", "<0x4G>", "<0X41>", "<0x041>", "0x41", "<0x-4>", "<0x41]"}) {
+        CAPTURE(other);
+        CHECK_FALSE(byte_fallback_byte(other).has_value());
+    }
+}
 
 TEST_CASE("GPT-2's encoder.json + vocab.bpe give exactly the ids of llama.cpp's test vectors") {
     const std::string gpt2 = shared_model_dir("tokenizers/gpt2", {"encoder.json", "vocab.bpe"});
