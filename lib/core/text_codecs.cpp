@@ -69,4 +69,11 @@ std::optional<std::string> base64_decode(std::string_view text) {
     return out;
 }
 
+int hex_digit_value(char32_t c) {
+    if (c >= '0' && c <= '9') return static_cast<int>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
+    return -1;
+}
+
 }  // namespace attn_viz

@@ -1,4 +1,5 @@
-// Escaping text for XML/HTML and base64, for the SVG and HTML outputs and the binary blobs JSON files carry.
+// Escaping text for XML/HTML and base64, for the SVG and HTML outputs and the binary blobs JSON files
+// carry; hexadecimal digits, for the "<0xNN>" byte tokens of vocabularies.
 #pragma once
 
 #include <cstddef>
@@ -17,5 +18,8 @@ std::string base64_encode(const uint8_t* data, size_t size);
 
 // The bytes of standard base64 text (padding optional); nullopt when `text` is not base64.
 std::optional<std::string> base64_decode(std::string_view text);
+
+// The value of the hexadecimal digit `c` (0-9, a-f, A-F), or -1.
+int hex_digit_value(char32_t c);
 
 }  // namespace attn_viz

@@ -20,10 +20,9 @@ struct DecoderBlockTensor {
     std::vector<int64_t> shape;  // row-major; matrices [out, in]
 };
 
-// Whether the feed-forward reads the attention's input norm (StableLM's parallel blocks).
-bool shares_attention_norm(const DecoderLayout& layout) {
-    return layout.family->reads_parallel_residual && layout.config.residual == ResidualLayout::parallel;
-}
+// Whether the feed-forward reads the attention's input norm: a table row's parallel blocks
+// (StableLM's) have the one norm.
+bool shares_attention_norm(const DecoderLayout& layout) { return layout.config.residual == ResidualLayout::parallel; }
 
 // The tensors every block of the layout holds (biases aside), with their shapes.
 std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layout) {

@@ -57,13 +57,13 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     if (sized_by_width && c.d_model % c.n_heads != 0)
         fail_input(hf.path, fmt::format("{}the head size hidden_size / num_attention_heads = {} / {} is not whole",
                                         family.head_size_of_width ? "" : "no head_dim, and ", c.d_model, c.n_heads));
-    if (family.head_size_of_width && hf.head_dim && *hf.head_dim != c.d_model / c.n_heads)
+    const int64_t width_head = c.d_model / c.n_heads;
+    if (family.head_size_of_width && hf.head_dim && *hf.head_dim != width_head)
         fail_input(hf.path, fmt::format("head_dim {} is not hidden_size / num_attention_heads = {} ({} sizes its "
                                         "heads by the width and its rotary embedding by head_dim)",
-                                        *hf.head_dim, c.d_model / c.n_heads, hf.model_type));
-    c.head_dim = family.head_size_of_width ? c.d_model / c.n_heads
-                                           : hf.head_dim.value_or(family.default_head_dim > 0 ? family.default_head_dim
-                                                                                              : c.d_model / c.n_heads);
+                                        *hf.head_dim, width_head, hf.model_type));
+    const int64_t default_head = family.default_head_dim > 0 ? family.default_head_dim : width_head;
+    c.head_dim = family.head_size_of_width ? width_head : hf.head_dim.value_or(default_head);
     c.norm = family.norm;
     c.feed_forward = family.feed_forward;
     c.residual = family.reads_parallel_residual && hf.parallel_residual.value_or(false) ? ResidualLayout::parallel

@@ -2,6 +2,7 @@
 #include "token_display.hpp"
 
 #include "font.hpp"
+#include "text_codecs.hpp"
 #include "utf8.hpp"
 
 namespace attn_viz {
@@ -12,19 +13,12 @@ const char* const visible_space = "\u2423";
 const char* const newline_mark = "\u21B5";
 const char* const tab_mark = "\u21E5";
 
-int hex_value(char32_t c) {
-    if (c >= '0' && c <= '9') return static_cast<int>(c - '0');
-    if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
-    if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
-    return -1;
-}
-
 // "<0xNN>" at position i of points -> the byte, or -1.
 int byte_token_at(const std::u32string& points, size_t i) {
     if (i + 6 > points.size() || points[i] != '<' || points[i + 1] != '0' || points[i + 2] != 'x' ||
         points[i + 5] != '>')
         return -1;
-    const int high = hex_value(points[i + 3]), low = hex_value(points[i + 4]);
+    const int high = hex_digit_value(points[i + 3]), low = hex_digit_value(points[i + 4]);
     return high < 0 || low < 0 ? -1 : high * 16 + low;
 }
 

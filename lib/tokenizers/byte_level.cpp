@@ -3,6 +3,7 @@
 #include <array>
 #include <unordered_map>
 
+#include "text_codecs.hpp"
 #include "utf8.hpp"
 
 namespace attn_viz {
@@ -54,13 +55,7 @@ std::string byte_level_decode(std::string_view text) {
 
 std::optional<unsigned char> byte_fallback_byte(std::string_view token) {
     if (token.size() != 6 || !token.starts_with("<0x") || token[5] != '>') return std::nullopt;
-    const auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    const int high = token[3] == '+' ? 0 : hex(token[3]), low = hex(token[4]);
+    const int high = token[3] == '+' ? 0 : hex_digit_value(token[3]), low = hex_digit_value(token[4]);
     if (high < 0 || low < 0) return std::nullopt;
     return static_cast<unsigned char>(high * 16 + low);
 }

@@ -10,6 +10,7 @@
 #include "error.hpp"
 #include "file_kind.hpp"
 #include "mapped_file.hpp"
+#include "text_codecs.hpp"
 #include "utf8.hpp"
 
 namespace attn_viz {
@@ -18,19 +19,12 @@ namespace {
 constexpr int max_piece_bytes = 1 << 16;
 constexpr int64_t max_vocab = 1 << 22;
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 // The byte of a "<0xNN>" piece (as run.c's sscanf("<0x%02hhX>") reads it: one or two hex digits), or -1.
 int byte_of_piece(const std::string& piece) {
     if (piece.size() < 4 || piece.compare(0, 3, "<0x") != 0) return -1;
-    int value = hex_digit(piece[3]);
+    int value = hex_digit_value(piece[3]);
     if (value < 0) return -1;
-    if (piece.size() > 4 && hex_digit(piece[4]) >= 0) value = value * 16 + hex_digit(piece[4]);
+    if (piece.size() > 4 && hex_digit_value(piece[4]) >= 0) value = value * 16 + hex_digit_value(piece[4]);
     return value;
 }
 
