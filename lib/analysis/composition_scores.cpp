@@ -118,8 +118,10 @@ NormFolding attention_norm_folding(const ModelWeights& model) {
 
 std::string composition_obstacle(const ModelWeights& model, const std::vector<const LayerWeights*>& layers) {
     for (const LayerWeights* layer : layers)
-        if (!layer->q_norm.empty() || !layer->k_norm.empty()) return "per-head q/k norms make its W_QK nonlinear";
-    if (model.config.residual == ResidualLayout::sandwich)
+        if (!layer->q_norm.empty() || !layer->k_norm.empty())
+            return layer->qk_norm_across_heads ? "q/k norms across heads make its W_QK nonlinear"
+                                               : "per-head q/k norms make its W_QK nonlinear";
+    if (model.config.residual == ResidualLayout::sandwich || model.config.residual == ResidualLayout::post_sublayer)
         return "a norm rescales each attention output before the residual add";
     if (model.config.residual == ResidualLayout::post_norm)
         return "a norm after each block rescales what its heads write, with the residual stream, before a later head "

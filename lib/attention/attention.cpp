@@ -183,8 +183,11 @@ LayerResult AttentionLayer::run(const AttentionRequest& request) {
     Tensor q = project_heads(backend_, x, w.w_q, w.b_q, d_h);  // [H, T, d_h] = [KV, G*T, d_h]
     Tensor k = project_heads(backend_, c, w.w_k, w.b_k, d_h);  // [KV, S, d_h]
     Tensor v = project_heads(backend_, c, w.w_v, w.b_v, d_h);  // [KV, S, d_h]
-    if (!w.q_norm.empty()) q = rms_normalized(q, w.q_norm, w.qk_norm_epsilon, w.qk_norm_offset);
-    if (!w.k_norm.empty()) k = rms_normalized(k, w.k_norm, w.qk_norm_epsilon, w.qk_norm_offset);
+    for (auto [heads, norm] : {std::pair{&q, &w.q_norm}, std::pair{&k, &w.k_norm}}) {
+        if (norm->empty()) continue;
+        *heads = w.qk_norm_across_heads ? rms_normalized_across_heads(*heads, *norm, w.qk_norm_epsilon)
+                                        : rms_normalized(*heads, *norm, w.qk_norm_epsilon, w.qk_norm_offset);
+    }
     apply_rope(q, w.rope, rope_frequencies_);
     apply_rope(k, w.rope, rope_frequencies_);
 

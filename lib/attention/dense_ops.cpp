@@ -169,6 +169,23 @@ Tensor rms_normalized(const Tensor& x, const Tensor& weight, double epsilon, flo
     return y;
 }
 
+Tensor rms_normalized_across_heads(const Tensor& x, const Tensor& weight, double epsilon) {
+    const int64_t H = x.dim(0), T = x.dim(1), d_h = x.dim(2);
+    Tensor y = Tensor::uninitialized(x.shape);
+    over_rows(T, H * d_h, [&](int64_t t) {
+        double squares = 0;
+        for (int64_t h = 0; h < H; ++h) {
+            const float* row = x.ptr() + (h * T + t) * d_h;
+            squares += dot_in_double(row, row, d_h);
+        }
+        const double scale = 1.0 / std::sqrt(squares / static_cast<double>(H * d_h) + epsilon);
+        for (int64_t h = 0; h < H; ++h)
+            scale_row(x.ptr() + (h * T + t) * d_h, scale, weight.ptr() + h * d_h, 0.0f, y.ptr() + (h * T + t) * d_h,
+                      d_h);
+    });
+    return y;
+}
+
 Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon) {
     const int64_t T = x.dim(0), D = x.dim(1);
     Tensor y = Tensor::uninitialized({T, D});

@@ -30,6 +30,11 @@ void activate_and_gate(Tensor& x, const Tensor& gate, Activation activation);
 // Rows in parallel.
 Tensor rms_normalized(const Tensor& x, const Tensor& weight, double epsilon, float offset = 0.0f);
 
+// x: [H, T, d_h] head-major; weight: [H*d_h] -> each token's H*d_h values across heads as one
+// vector v / sqrt(mean(v^2) + epsilon) * weight (OLMo 2's q/k norms over the whole projection,
+// before its heads are split), accumulated in double, as float; tokens in parallel.
+Tensor rms_normalized_across_heads(const Tensor& x, const Tensor& weight, double epsilon);
+
 // x: [T, D]; weight, bias: [D] -> each row (x_t - mean) / sqrt(var + eps) * weight + bias (biased
 // variance, as torch), accumulated in double, as float; rows in parallel.
 Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon);

@@ -46,6 +46,8 @@ std::string logit_attribution_obstacle(const ModelWeights& weights) {
             return "its norms come after each block's attention (post-norm)";
         case ResidualLayout::sandwich:
             return "a norm rescales each attention output before the residual add (pre- and post-norms)";
+        case ResidualLayout::post_sublayer:
+            return "a norm rescales each attention output before the residual add (post-sublayer norms)";
         case ResidualLayout::pre_norm:
         case ResidualLayout::parallel:
             break;

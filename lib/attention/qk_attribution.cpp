@@ -31,7 +31,8 @@ NormWeights qk_attention_norm(const ModelWeights& weights, int64_t l) {
 // Why one block's scores are not bilinear in its input stream, or "".
 std::string qk_layer_obstacle(const LayerWeights& a, int64_t l) {
     if (!a.q_norm.empty() || !a.k_norm.empty())
-        return fmt::format("block {} normalises each head's queries and keys (QK-norm)", l);
+        return fmt::format("block {} normalises {} queries and keys (QK-norm)", l,
+                           a.qk_norm_across_heads ? "its (across heads)" : "each head's");
     if (a.logit_softcap > 0)
         return fmt::format("block {}'s attention scores are soft-capped (attn_logit_softcapping)", l);
     return "";
@@ -198,6 +199,8 @@ std::string qk_attribution_obstacle(const ModelWeights& weights) {
                    "the earlier blocks' outputs";
         case ResidualLayout::sandwich:
             return "a norm rescales each attention output before the residual add (pre- and post-norms)";
+        case ResidualLayout::post_sublayer:
+            return "a norm rescales each attention output before the residual add (post-sublayer norms)";
         case ResidualLayout::pre_norm:
         case ResidualLayout::parallel:
             break;

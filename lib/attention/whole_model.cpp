@@ -167,7 +167,9 @@ Tensor WholeModel::embedded(const std::vector<int>& tokens, const std::vector<in
 }
 
 Tensor WholeModel::attention_input(size_t l, const Tensor& x) {
-    return weights_.config.residual == ResidualLayout::post_norm ? x : normalized_by(x, block(l).attention_norm);
+    const ResidualLayout residual = weights_.config.residual;
+    const bool unnormalized = residual == ResidualLayout::post_norm || residual == ResidualLayout::post_sublayer;
+    return unnormalized ? x : normalized_by(x, block(l).attention_norm);
 }
 
 void WholeModel::finish_block(size_t l, Tensor& x, const Tensor& attended) {
@@ -188,6 +190,10 @@ void WholeModel::finish_block(size_t l, Tensor& x, const Tensor& attended) {
             add_in_place(x, normalized_by(attended, b.attention_output_norm));
             add_in_place(x, normalized_by(feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c),
                                           b.feed_forward_output_norm));
+            break;
+        case ResidualLayout::post_sublayer:
+            add_in_place(x, normalized_by(attended, b.attention_output_norm));
+            add_in_place(x, normalized_by(feed_forward(backend_, x, b, c), b.feed_forward_output_norm));
             break;
         case ResidualLayout::post_norm:
             add_in_place(x, attended);

@@ -7,6 +7,7 @@
 //        parallel     x = x + attention(N1(x)) + ffn(N2(x))             (GPT-NeoX)
 //        post_norm    x = N1(x + attention(x)); x = N2(x + ffn(x))      (BERT)
 //        sandwich     x = x + N1'(attention(N1(x))); x = x + N2'(ffn(N2(x)))  (Gemma 2/3)
+//        post_sublayer x = x + N1'(attention(x)); x = x + N2'(ffn(x))    (OLMo 2)
 //      with ffn gated (Llama's SwiGLU) or plain (GELU MLP) by config.feed_forward
 //   [-> final norm] [-> logits x classifier [-> soft-capped]]   (an encoder has no classifier and no logits)
 // Every layer's attention is kept for drawing (run), or handed to a visitor block by block and

@@ -50,8 +50,8 @@ void validate_layer(const LayerWeights& l, const std::string& where) {
     expect_shape(l.b_k, {kv}, "b_K", where, true);
     expect_shape(l.b_v, {kv}, "b_V", where, true);
     expect_shape(l.b_o, {l.d_model}, "b_O", where, true);
-    expect_shape(l.q_norm, {l.d_head}, "the query norm", where, true);
-    expect_shape(l.k_norm, {l.d_head}, "the key norm", where, true);
+    expect_shape(l.q_norm, {l.qk_norm_across_heads ? q : l.d_head}, "the query norm", where, true);
+    expect_shape(l.k_norm, {l.qk_norm_across_heads ? kv : l.d_head}, "the key norm", where, true);
     if (l.score_scale < 0 || l.logit_softcap < 0 || !(l.qk_norm_epsilon > 0))
         fail_input(where, "the score scale and soft-cap must be non-negative and the q/k norm epsilon positive");
 }

@@ -47,14 +47,16 @@ struct LayerWeights {
     // Partial rotary (GPT-NeoX's rotary_pct): RoPE turns only the first rope_dims features of each
     // head, with frequencies of a rope_dims-wide head; the rest pass through. 0 = the whole head.
     int64_t rope_dims = 0;
-    // Per-head RMSNorm of queries and keys after the projection, before RoPE (Qwen3, Gemma 3):
-    // each head vector v / sqrt(mean(v^2) + qk_norm_epsilon) * (qk_norm_offset + weight).
-    Tensor q_norm;  // [d_h], or empty: no norm
-    Tensor k_norm;  // [d_h], or empty: no norm
+    // RMSNorm of queries and keys after the projection, before RoPE: per head (Qwen3, Gemma 3),
+    // each head vector v / sqrt(mean(v^2) + qk_norm_epsilon) * (qk_norm_offset + weight); or across
+    // heads (OLMo 2), each token's whole projection [H*d_h] (keys: [KV*d_h]) as one vector.
+    Tensor q_norm;  // [d_h] ([H*d_h] across heads), or empty: no norm
+    Tensor k_norm;  // [d_h] ([KV*d_h] across heads), or empty: no norm
     double qk_norm_epsilon = 1e-6;
     float qk_norm_offset = 0.0f;  // 1 for Gemma's (1 + weight)
-    double score_scale = 0.0;     // scores Q K^T * score_scale (Gemma: query_pre_attn_scalar^-1/2); 0 = 1/sqrt(d_h)
-    double logit_softcap = 0.0;   // scores -> cap * tanh(scores / cap) before masking (Gemma 2); 0 = none
+    bool qk_norm_across_heads = false;
+    double score_scale = 0.0;    // scores Q K^T * score_scale (Gemma: query_pre_attn_scalar^-1/2); 0 = 1/sqrt(d_h)
+    double logit_softcap = 0.0;  // scores -> cap * tanh(scores / cap) before masking (Gemma 2); 0 = none
 
     Tensor w_q;  // [D, H*d_h]
     Tensor w_k;  // [D, KV*d_h]

@@ -24,6 +24,20 @@ struct DecoderBlockTensor {
 // (StableLM's) have the one norm.
 bool shares_attention_norm(const DecoderLayout& layout) { return layout.config.residual == ResidualLayout::parallel; }
 
+// Whether the blocks have norms before attention and feed-forward (all but OLMo 2's), and after
+// them (Gemma 2/3's, OLMo 2's).
+bool normalizes_inputs(const FamilySpec& family) { return family.residual != ResidualLayout::post_sublayer; }
+bool normalizes_outputs(const FamilySpec& family) {
+    return family.residual == ResidualLayout::sandwich || family.residual == ResidualLayout::post_sublayer;
+}
+
+// The sizes of the q and k norms' weights (per head: the head size; across heads: the projection).
+std::pair<int64_t, int64_t> qk_norm_sizes(const DecoderLayout& layout) {
+    const ModelConfig& c = layout.config;
+    if (layout.family->qk_norm == QkNorm::across_heads) return {c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim};
+    return {c.head_dim, c.head_dim};
+}
+
 // The tensors every block of the layout holds (biases aside), with their shapes.
 std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layout) {
     const ModelConfig& c = layout.config;
@@ -31,17 +45,21 @@ std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layou
     const DecoderTensorNames& n = family.names(layout.container);
     const int64_t d = c.d_model, f = c.ffn_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
     std::vector<DecoderBlockTensor> t;  // in the order a file lists them (the first missing is named)
-    if (!family.parameterless_norms) t.push_back({&n.attention_norm, {d}});
+    const bool input_norm_tensors = normalizes_inputs(family) && !family.parameterless_norms;
+    if (input_norm_tensors) t.push_back({&n.attention_norm, {d}});
     t.push_back({&n.o, {d, q}});
-    if (!family.parameterless_norms && !shares_attention_norm(layout)) t.push_back({&n.feed_forward_norm, {d}});
+    if (input_norm_tensors && !shares_attention_norm(layout)) t.push_back({&n.feed_forward_norm, {d}});
     t.push_back({&n.down, {d, f}});
     if (family.fused)
         t.insert(t.end(), {{&n.qkv, {q + 2 * kv, d}}, {&n.gate_up, {2 * f, d}}});
     else
         t.insert(t.end(), {{&n.q, {q, d}}, {&n.k, {kv, d}}, {&n.v, {kv, d}}, {&n.up, {f, d}}});
     if (!family.fused && family.feed_forward == FeedForwardKind::gated) t.push_back({&n.gate, {f, d}});
-    if (family.qk_norm) t.insert(t.end(), {{&n.q_norm, {c.head_dim}}, {&n.k_norm, {c.head_dim}}});
-    if (family.residual == ResidualLayout::sandwich)
+    if (family.qk_norm != QkNorm::none) {
+        const auto [q_size, k_size] = qk_norm_sizes(layout);
+        t.insert(t.end(), {{&n.q_norm, {q_size}}, {&n.k_norm, {k_size}}});
+    }
+    if (normalizes_outputs(family))
         t.insert(t.end(), {{&n.attention_output_norm, {d}}, {&n.feed_forward_output_norm, {d}}});
     return t;
 }
@@ -163,9 +181,10 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         a.b_v = optional_of_shape(source, block_tensor(n.v, l, ".bias"), {kv});
         a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
     }
-    if (family.qk_norm) {
-        a.q_norm = decoder_norm_weight(source, layout, n.q_norm, l, c.head_dim);
-        a.k_norm = decoder_norm_weight(source, layout, n.k_norm, l, c.head_dim);
+    if (family.qk_norm != QkNorm::none) {
+        const auto [q_size, k_size] = qk_norm_sizes(layout);
+        a.q_norm = decoder_norm_weight(source, layout, n.q_norm, l, q_size);
+        a.k_norm = decoder_norm_weight(source, layout, n.k_norm, l, k_size);
     }
     if (layout.container == Container::gguf) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
 }
@@ -216,18 +235,23 @@ void read_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layou
 }
 
 // Throws Error(bad_input) naming the file and the tensor for a GGUF block norm that llama.cpp
-// would apply and the family's row does not read: q/k norms outside Qwen3 and Gemma 3 (StableLM 2
-// 12B's per-head LayerNorms), an ffn_norm in a parallel block (which block 0 says by having none).
+// would apply and the family's row does not read: q/k norms outside Qwen3, Gemma 3 and OLMo 2
+// (StableLM 2 12B's per-head LayerNorms), an ffn_norm in a parallel block (which block 0 says by
+// having none), norms before the sublayers of OLMo 2's blocks.
 void refuse_unread_gguf_norms(const TensorSource& source, const DecoderLayout& layout, int64_t l) {
     if (layout.container != Container::gguf) return;
     const FamilySpec& family = *layout.family;
     std::vector<std::pair<std::string, std::string>> unread;  // pattern, why
-    if (!family.qk_norm)
+    if (family.qk_norm == QkNorm::none)
         for (const char* pattern : {"blk.{}.attn_q_norm", "blk.{}.attn_k_norm"})
             unread.emplace_back(pattern, fmt::format("q/k norms are not read for {} GGUF files", family.name));
     if (shares_attention_norm(layout))
         unread.emplace_back(family.gguf_names.feed_forward_norm,
                             "block 0 has no ffn_norm (parallel blocks), so none is read here");
+    if (!normalizes_inputs(family))
+        for (const char* pattern : {"blk.{}.attn_norm", "blk.{}.ffn_norm"})
+            unread.emplace_back(pattern,
+                                fmt::format("{} blocks have no norms before attention and feed-forward", family.name));
     for (const auto& [pattern, why] : unread)
         if (const std::string name = block_tensor(pattern, l); source.contains(name))
             fail_input(source.path(), fmt::format("{}: {}", name, why));
@@ -248,13 +272,15 @@ void read_decoder_block(const TensorSource& source, const DecoderLayout& layout,
     const DecoderTensorNames& n = family.names(layout.container);
     const int64_t d = layout.config.d_model, f = layout.config.ffn_dim;
     read_decoder_attention(source, layout, l, b.attention);
-    b.attention_norm = decoder_norm(source, layout, n.attention_norm, l, d);
-    if (family.residual == ResidualLayout::sandwich)
+    if (normalizes_inputs(family)) {
+        b.attention_norm = decoder_norm(source, layout, n.attention_norm, l, d);
+        b.feed_forward_norm =
+            shares_attention_norm(layout) ? b.attention_norm : decoder_norm(source, layout, n.feed_forward_norm, l, d);
+    }
+    if (normalizes_outputs(family)) {
         b.attention_output_norm = decoder_norm(source, layout, n.attention_output_norm, l, d);
-    b.feed_forward_norm =
-        shares_attention_norm(layout) ? b.attention_norm : decoder_norm(source, layout, n.feed_forward_norm, l, d);
-    if (family.residual == ResidualLayout::sandwich)
         b.feed_forward_output_norm = decoder_norm(source, layout, n.feed_forward_output_norm, l, d);
+    }
     if (family.fused) {
         load_checked_rows(source, block_tensor(n.gate_up, l), {2 * f, d}, {{0, f, &b.w_in}, {f, f, &b.w_up}},
                           RowLayout::as_stored);

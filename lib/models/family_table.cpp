@@ -48,9 +48,9 @@ const BiasRule mlp_bias_key{&HfConfig::mlp_bias, "mlp_bias"};
 const BiasRule use_bias_key{&HfConfig::use_bias, "use_bias", true};
 const BiasRule always_biased{.by_default = true};
 
-// Qwen3's and Gemma 3's per-head q/k norms.
-FamilySpec with_qk_norm(FamilySpec f) {
-    f.qk_norm = true;
+// Qwen3's and Gemma 3's per-head q/k norms, OLMo 2's across heads.
+FamilySpec with_qk_norm(FamilySpec f, QkNorm kind = QkNorm::per_head) {
+    f.qk_norm = kind;
     f.hf_names.q_norm = "model.layers.{}.self_attn.q_norm", f.hf_names.k_norm = "model.layers.{}.self_attn.k_norm";
     f.gguf_names.q_norm = "blk.{}.attn_q_norm", f.gguf_names.k_norm = "blk.{}.attn_k_norm";
     return f;
@@ -222,7 +222,29 @@ std::vector<FamilySpec> make_families() {
                           .o_bias = attention_bias_key,
                           .default_epsilon = 1e-5,
                           .fixed_epsilon = true};
-    return {llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, starcoder2, smollm3, stablelm, olmo};
+    // OLMo 2: RMSNorms after attention and feed-forward only (post_attention_layernorm and
+    // post_feedforward_layernorm, none before them), q/k norms over each token's whole projection,
+    // epsilon 1e-5 by default. GGUF: rows as they are (half-split RoPE), and OLMo 3's sliding window
+    // (written as olmo2) refused.
+    FamilySpec olmo2 = with_qk_norm({.name = "olmo2",
+                                     .hf_model_type = "olmo2",
+                                     .gguf_architecture = "olmo2",
+                                     .hf_names = hf_llama_names(),
+                                     .gguf_names = gguf_llama_names(),
+                                     .residual = ResidualLayout::post_sublayer,
+                                     .gguf_windowless = true,
+                                     .qkv_biases = attention_bias_key,
+                                     .o_bias = attention_bias_key,
+                                     .default_epsilon = 1e-5},
+                                    QkNorm::across_heads);
+    olmo2.hf_names.attention_norm = olmo2.hf_names.feed_forward_norm = "";
+    olmo2.hf_names.attention_output_norm = "model.layers.{}.post_attention_layernorm";
+    olmo2.hf_names.feed_forward_output_norm = "model.layers.{}.post_feedforward_layernorm";
+    olmo2.gguf_names.attention_norm = olmo2.gguf_names.feed_forward_norm = "";
+    olmo2.gguf_names.attention_output_norm = "blk.{}.post_attention_norm";
+    olmo2.gguf_names.feed_forward_output_norm = "blk.{}.post_ffw_norm";
+    return {llama,  mistral, ministral,  qwen2,   qwen3,    gemma, gemma2,
+            gemma3, phi3,    starcoder2, smollm3, stablelm, olmo,  olmo2};
 }
 
 }  // namespace
@@ -258,6 +280,13 @@ const FamilySpec* family_of_architecture(const std::string& architecture) {
     for (const FamilySpec& family : decoder_families())
         if (!family.gguf_architecture.empty() && family.gguf_architecture == architecture) return &family;
     return nullptr;
+}
+
+void set_qk_norm(const FamilySpec& family, double epsilon, LayerWeights& layer) {
+    if (family.qk_norm == QkNorm::none) return;
+    layer.qk_norm_epsilon = epsilon;
+    layer.qk_norm_offset = family.norm == NormKind::rms_offset_one ? 1.0f : 0.0f;
+    layer.qk_norm_across_heads = family.qk_norm == QkNorm::across_heads;
 }
 
 bool layer_slides(WindowRule rule, int64_t layer, int64_t first_sliding, int64_t pattern) {

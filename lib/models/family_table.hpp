@@ -40,6 +40,13 @@ struct BiasRule {
     bool by_default = false;
 };
 
+// Which q/k norms the blocks have (RMSNorm, before RoPE; the model's epsilon and norm kind).
+enum class QkNorm {
+    none,
+    per_head,      // Qwen3, Gemma 3: q_norm / k_norm [head_dim] on each head
+    across_heads,  // OLMo 2: q_norm [H*d_h], k_norm [KV*d_h] on each token's whole projection
+};
+
 // How scores are scaled.
 enum class ScoreScale {
     head_size,              // 1 / sqrt(d_h)
@@ -66,8 +73,8 @@ struct FamilySpec {
     NormKind norm = NormKind::rms;  // rms_offset_one: Gemma's (1 + w), stored in GGUF as 1 + w; layer_norm: with biases
     bool parameterless_norms = false;  // OLMo: LayerNorms without weight or bias tensors (read as 1 and 0)
     FeedForwardKind feed_forward = FeedForwardKind::gated;  // plain: up (w_in) and down only (Starcoder2)
-    ResidualLayout residual = ResidualLayout::pre_norm;     // sandwich: Gemma 2/3's post-norms
-    bool qk_norm = false;                                   // Qwen3, Gemma 3: q_norm / k_norm [head_dim] before RoPE
+    ResidualLayout residual = ResidualLayout::pre_norm;     // sandwich: Gemma 2/3's post-norms; OLMo 2's post_sublayer
+    QkNorm qk_norm = QkNorm::none;
     bool fused = false;              // Phi-3: [q; k; v] and [gate; up] in one matrix each, split at read time
     bool scaled_embeddings = false;  // Gemma: token embeddings times sqrt(D), rounded to float
     // The feed-forward's activation where config.json names none (a GGUF file never does), as
@@ -92,9 +99,10 @@ struct FamilySpec {
     WindowRule windows = WindowRule::none;
     int64_t default_window = 0;         // sliding_window when config.json or the metadata has none (0: none)
     bool gguf_window_required = false;  // gemma3: .attention.sliding_window must be there
-    bool gguf_windowless = false;       // starcoder2: llama.cpp applies none (the key is refused)
-    int64_t gguf_window_pattern = 0;    // gemma3: llama.cpp's fixed pattern (GGUF has no sliding_window_pattern)
-    double local_rope_base = 0.0;  // Gemma 3: the sliding layers' unscaled RoPE base by default (0: as every layer)
+    // The key is refused: starcoder2 (llama.cpp applies none), olmo2 (OLMo 3's windows, not read).
+    bool gguf_windowless = false;
+    int64_t gguf_window_pattern = 0;  // gemma3: llama.cpp's fixed pattern (GGUF has no sliding_window_pattern)
+    double local_rope_base = 0.0;     // Gemma 3: the sliding layers' unscaled RoPE base by default (0: as every layer)
     RopeStyle gguf_rope = RopeStyle::half_split;  // llama: interleaved (the converter permutes q/k rows)
 
     // Soft-caps: Gemma 2/3 read attn_logit_softcapping and final_logit_softcapping, which the others refuse.
@@ -137,6 +145,9 @@ std::vector<std::string> gguf_decoder_architectures();
 // The row of a model_type or general.architecture, or null.
 const FamilySpec* family_of_model_type(const std::string& model_type);
 const FamilySpec* family_of_architecture(const std::string& architecture);
+
+// Block settings of the family's q/k norms (none: nothing) with the model's norm epsilon.
+void set_qk_norm(const FamilySpec& family, double epsilon, LayerWeights& layer);
 
 // Whether block `layer` slides under `rule` (from_layer: from layer `first_sliding` on; pattern:
 // all but every `pattern`-th).

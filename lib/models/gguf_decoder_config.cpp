@@ -179,10 +179,7 @@ DecoderLayout gguf_decoder_config(const GgufFile& file) {
     a.causal = true;
     read_rope(file, family, a);
     c.rope_base = a.rope_base;
-    if (family.qk_norm) {
-        a.qk_norm_epsilon = c.norm_epsilon;
-        a.qk_norm_offset = family.norm == NormKind::rms_offset_one ? 1.0f : 0.0f;
-    }
+    set_qk_norm(family, c.norm_epsilon, a);
     // Sliding windows: Qwen's from_layer needs use_sliding_window, which GGUF does not have (llama.cpp
     // ignores qwen3's window).
     int64_t window = 0;

@@ -116,10 +116,7 @@ LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, co
     a.rope_base = c.rope_base;
     a.rope_scaling = hf.rope_scaling_parameters;
     a.sliding_window = sliding_window_of(hf, family, l, c.n_layers);
-    if (family.qk_norm) {
-        a.qk_norm_epsilon = c.norm_epsilon;
-        a.qk_norm_offset = family.norm == NormKind::rms_offset_one ? 1.0f : 0.0f;
-    }
+    set_qk_norm(family, c.norm_epsilon, a);
     if (family.score_scale == ScoreScale::query_pre_attn_scalar)
         a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
     if (family.softcaps)

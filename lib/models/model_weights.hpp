@@ -4,6 +4,7 @@
 // new family fills a ModelWeights; only a block the enums below cannot describe needs a new value.
 //   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2/qwen3/phi3): rms, gated, pre_norm.
 //   Gemma (Hugging Face gemma, gemma2, gemma3_text): rms_offset_one, gated (GeGLU), scaled embeddings; 2/3 sandwich.
+//   OLMo 2: rms, gated, post_sublayer, q/k norms across heads.
 //   GPT-2: layer_norm, plain, pre_norm, learned positions.  GPT-NeoX: layer_norm, plain, parallel.
 //   BERT: layer_norm, plain, post_norm, learned positions, token type row, embedding norm, no classifier.
 #pragma once
@@ -32,10 +33,11 @@ enum class FeedForwardKind {
 };
 
 enum class ResidualLayout {
-    pre_norm,   // x = x + attention(N1(x)); x = x + ffn(N2(x))
-    parallel,   // x = x + attention(N1(x)) + ffn(N2(x))
-    post_norm,  // x = N1(x + attention(x)); x = N2(x + ffn(x))
-    sandwich,   // x = x + N1'(attention(N1(x))); x = x + N2'(ffn(N2(x)))  (Gemma 2/3: pre- and post-norms)
+    pre_norm,       // x = x + attention(N1(x)); x = x + ffn(N2(x))
+    parallel,       // x = x + attention(N1(x)) + ffn(N2(x))
+    post_norm,      // x = N1(x + attention(x)); x = N2(x + ffn(x))
+    sandwich,       // x = x + N1'(attention(N1(x))); x = x + N2'(ffn(N2(x)))  (Gemma 2/3: pre- and post-norms)
+    post_sublayer,  // x = x + N1'(attention(x)); x = x + N2'(ffn(x))  (OLMo 2: norms on each sublayer's output only)
 };
 
 struct NormWeights {
@@ -69,10 +71,10 @@ struct ModelConfig {
 
 struct BlockWeights {
     LayerWeights attention;
-    NormWeights attention_norm;            // pre_norm/parallel: before attention; post_norm: after attention + residual
-    NormWeights feed_forward_norm;         // likewise around the feed-forward
-    NormWeights attention_output_norm;     // sandwich only: N1', on the attention output before the residual add
-    NormWeights feed_forward_output_norm;  // sandwich only: N2', on the feed-forward output
+    NormWeights attention_norm;  // pre_norm/parallel/sandwich: before attention; post_norm: after attention + residual
+    NormWeights feed_forward_norm;         // likewise around the feed-forward (post_sublayer: neither)
+    NormWeights attention_output_norm;     // sandwich, post_sublayer: N1', on the attention output before the add
+    NormWeights feed_forward_output_norm;  // sandwich, post_sublayer: N2', on the feed-forward output
     // The feed-forward's matrices a row per output, as nn.Linear and GGUF keep them (linear_out_in).
     Tensor w_in;               // [F, D] (gated: the gate)
     Tensor w_up;               // [F, D] gated only: the projection the gate multiplies; empty for plain

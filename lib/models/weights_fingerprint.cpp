@@ -25,6 +25,7 @@ uint64_t layer_fingerprint(const LayerWeights& w) {
         f.add_tensor(w.q_norm);
         f.add_tensor(w.k_norm);
         for (double v : {w.qk_norm_epsilon, double{w.qk_norm_offset}}) f.add_bytes(&v, sizeof v);
+        if (w.qk_norm_across_heads) f.add_int(-1);  // likewise
     }
     for (double v : {w.score_scale, w.logit_softcap})  // likewise
         if (v != 0.0) f.add_bytes(&v, sizeof v);

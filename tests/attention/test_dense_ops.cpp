@@ -82,6 +82,34 @@ TEST_CASE("rms_normalized matches the double definition, with offsets 0 and 1, o
     CHECK(y.data == flat.data);
 }
 
+TEST_CASE("rms_normalized_across_heads normalises each token's values of every head as one vector") {
+    // [H, T, d_h]: one head (where it is the per-head norm), one token, odd sizes, many tokens.
+    for (const auto& [H, T, d_h] :
+         std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 1}, {1, 4, 6}, {3, 1, 5}, {4, 7, 6}, {2, 3001, 8}}) {
+        CAPTURE(H);
+        CAPTURE(T);
+        CAPTURE(d_h);
+        const Tensor x = random_tensor({H, T, d_h}, 3.0f), weight = random_tensor({H * d_h});
+        const double epsilon = 1e-5;
+        const Tensor y = rms_normalized_across_heads(x, weight, epsilon);
+        REQUIRE(y.shape == x.shape);
+        double worst = 0;
+        for (int64_t t = 0; t < T; ++t) {
+            double squares = 0;
+            for (int64_t h = 0; h < H; ++h)
+                for (int64_t i = 0; i < d_h; ++i) squares += std::pow(double(x.data[(h * T + t) * d_h + i]), 2);
+            const double scale = 1.0 / std::sqrt(squares / static_cast<double>(H * d_h) + epsilon);
+            for (int64_t h = 0; h < H; ++h)
+                for (int64_t i = 0; i < d_h; ++i) {
+                    const int64_t at = (h * T + t) * d_h + i;
+                    worst = std::max(worst, relative_error(y.data[at], x.data[at] * scale * weight.data[h * d_h + i]));
+                }
+        }
+        CHECK(worst < 1e-6);
+        if (H == 1) CHECK(y.data == rms_normalized(x, weight, epsilon).data);
+    }
+}
+
 TEST_CASE("normalized (layer norm) matches the double definition, biased variance as torch") {
     for (const auto& [shape_rows, shape_width] : shapes) {
         const int64_t rows = shape_rows, width = shape_width;

@@ -3,13 +3,15 @@
 // (none on o_proj), parallel blocks from the one input_layernorm as use_parallel_residual says (GGUF:
 // blocks without ffn_norm), the head size by the width; per-head q/k LayerNorms refused. OLMo:
 // LayerNorms without tensors, a fixed epsilon, clip_qkv refused. The numbers themselves are
-// transformers' (tests/oracle: random folders of each family and their GGUF forms).
+// transformers' (tests/oracle: random folders of each family and their GGUF forms). OLMo 2: RMSNorms
+// after the sublayers only, q/k norms across heads, OLMo 3's GGUF window refused.
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "expect_error.hpp"
 #include "gguf_builder.hpp"
@@ -26,6 +28,12 @@ namespace {
 
 constexpr int64_t D = 16, KV = 8, F = 12, V = 20;  // two heads of 8, one KV head
 
+// A vector tensor a test adds to a row's own.
+struct ExtraTensor {
+    std::string name;
+    int64_t size = D;
+};
+
 ModelWeights read_row_folder(const fs::path& folder, BlockLoading loading = BlockLoading::held) {
     ModelFiles files = open_model_files(folder.string());
     files.blocks = loading;
@@ -33,14 +41,14 @@ ModelWeights read_row_folder(const fs::path& folder, BlockLoading loading = Bloc
 }
 
 // A two-block folder of a Llama-like row: its LayerNorms (`norms` in each block, with biases; a
-// final one unless `norms` is empty), q/k/v biases with `qkv_biases`, `extra` [D] tensors besides,
+// final one unless `norms` is empty), q/k/v biases with `qkv_biases`, `extra` tensors besides,
 // config.json's `keys` after the shape's.
 struct RowFolder {
     std::string model_type = "stablelm";
     std::vector<std::string> norms = {"input_layernorm", "post_attention_layernorm"};
     bool qkv_biases = false;
     std::string keys = {};
-    std::vector<std::string> extra = {};
+    std::vector<ExtraTensor> extra = {};
 };
 void write_row_folder(const fs::path& folder, const RowFolder& row) {
     std::vector<std::pair<std::string, Tensor>> tensors = {{"model.embed_tokens.weight", random_tensor({V, D})},
@@ -62,7 +70,7 @@ void write_row_folder(const fs::path& folder, const RowFolder& row) {
         for (const std::string& norm : row.norms)
             for (const char* part : {".weight", ".bias"}) tensors.emplace_back(p + norm + part, random_tensor({D}));
     }
-    for (const std::string& name : row.extra) tensors.emplace_back(name, random_tensor({D}));
+    for (const ExtraTensor& t : row.extra) tensors.emplace_back(t.name, random_tensor({t.size}));
     fs::create_directories(folder);
     write_safetensors((folder / "model.safetensors").string(), tensors);
     write_text(folder / "config.json", R"({"model_type": ")" + row.model_type + R"(", "hidden_size": 16,
@@ -75,10 +83,10 @@ void write_row_folder(const fs::path& folder, const RowFolder& row) {
 const std::vector<std::string> parallel_norms = {"input_layernorm"};
 
 // A one-block GGUF file of `architecture` (its LayerNorms `norms`, with biases; a final one unless
-// `norms` is empty), `keys` besides the shape's, `extra` [D] tensors besides.
+// `norms` is empty), `keys` besides the shape's, `extra` tensors besides.
 void write_row_gguf(const fs::path& path, const std::string& architecture, const std::vector<std::string>& norms,
                     const std::vector<std::pair<std::string, uint32_t>>& keys = {},
-                    const std::vector<std::string>& extra = {}) {
+                    const std::vector<ExtraTensor>& extra = {}) {
     GgufBuilder g;
     g.add_string("general.architecture", architecture);
     std::vector<std::pair<std::string, uint32_t>> counts = {
@@ -99,7 +107,7 @@ void write_row_gguf(const fs::path& path, const std::string& architecture, const
     tensor("blk.0.attn_q.bias", {D});
     tensor("blk.0.ffn_gate.weight", {F, D}), tensor("blk.0.ffn_up.weight", {F, D});
     tensor("blk.0.ffn_down.weight", {D, F});
-    for (const std::string& name : extra) tensor(name, {D});
+    for (const ExtraTensor& t : extra) tensor(t.name, {t.size});
     write_text(path, g.bytes());
 }
 
@@ -161,7 +169,7 @@ TEST_CASE("stablelm folders that transformers would run otherwise are refused na
                   "absent"});
     write_row_folder(
         dir / "o_bias",
-        {.qkv_biases = true, .keys = R"(, "use_qkv_bias": true)", .extra = {"model.layers.0.self_attn.o_proj.bias"}});
+        {.qkv_biases = true, .keys = R"(, "use_qkv_bias": true)", .extra = {{"model.layers.0.self_attn.o_proj.bias"}}});
     expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "o_bias"); },
                  {"'model.layers.0.self_attn.o_proj.bias' is there, but stablelm has no o_proj biases"});
     write_row_folder(dir / "no_ffn_norm", {.norms = parallel_norms});  // not parallel, yet no post_attention_layernorm
@@ -183,7 +191,8 @@ TEST_CASE("stablelm GGUF: rope.dimension_count, blocks without ffn_norm parallel
     CHECK(parallel.config.residual == ResidualLayout::parallel);
     CHECK(parallel.blocks->held(0)->feed_forward_norm.weight.data ==
           parallel.blocks->held(0)->attention_norm.weight.data);
-    write_row_gguf(dir / "qk.gguf", "stablelm", {"attn_norm", "ffn_norm"}, stablelm_rope, {"blk.0.attn_q_norm.weight"});
+    write_row_gguf(dir / "qk.gguf", "stablelm", {"attn_norm", "ffn_norm"}, stablelm_rope,
+                   {{"blk.0.attn_q_norm.weight"}});
     expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "qk.gguf")); },
                  {"qk.gguf", "blk.0.attn_q_norm.weight: q/k norms are not read for stablelm GGUF files"});
 }
@@ -217,6 +226,64 @@ TEST_CASE("olmo: LayerNorms without tensors read as weight 1 and bias 0, epsilon
     write_row_gguf(dir / "clamp.gguf", "olmo", {}, {{"attention.clamp_kqv", 8}});
     expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "clamp.gguf")); },
                  {"clamp.gguf", "olmo.attention.clamp_kqv = 8 is not supported"});
+}
+
+TEST_CASE("olmo2: RMSNorms after attention and feed-forward only, q/k norms over the whole projection") {
+    ScratchDir dir;
+    // Weights only (RMSNorms): the final norm, and each block's post-sublayer norms and q/k norms
+    // (q: two heads of 8; k: the one KV head).
+    std::vector<ExtraTensor> olmo2_tensors = {{"model.norm.weight"}};
+    for (const char* l : {"0", "1"})
+        for (const auto& [name, size] : std::vector<std::pair<std::string, int64_t>>{{"post_attention_layernorm", D},
+                                                                                     {"post_feedforward_layernorm", D},
+                                                                                     {"self_attn.q_norm", D},
+                                                                                     {"self_attn.k_norm", KV}})
+            olmo2_tensors.push_back({fmt::format("model.layers.{}.{}.weight", l, name), size});
+    write_row_folder(dir / "olmo2",
+                     {.model_type = "olmo2", .norms = {}, .keys = R"(, "rms_norm_eps": 1e-4)", .extra = olmo2_tensors});
+    for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed}) {
+        const ModelWeights w = read_row_folder(dir / "olmo2", loading);
+        CHECK(w.config.family == "olmo2");
+        CHECK(w.config.norm == NormKind::rms);
+        CHECK(w.config.residual == ResidualLayout::post_sublayer);
+        CHECK(w.config.norm_epsilon == 1e-4);
+        const BlockWeights b = w.blocks->load(1);
+        CHECK(b.attention_norm.weight.empty());
+        CHECK(b.feed_forward_norm.weight.empty());
+        CHECK(b.attention_output_norm.weight.shape == std::vector<int64_t>{D});
+        CHECK(b.feed_forward_output_norm.weight.shape == std::vector<int64_t>{D});
+        CHECK(b.attention.qk_norm_across_heads);
+        CHECK(b.attention.q_norm.shape == std::vector<int64_t>{D});
+        CHECK(b.attention.k_norm.shape == std::vector<int64_t>{KV});
+        CHECK(b.attention.qk_norm_epsilon == 1e-4);
+    }
+    // A per-head q norm ([head_dim], Qwen3's) is not OLMo 2's.
+    std::vector<ExtraTensor> per_head = olmo2_tensors;
+    for (ExtraTensor& t : per_head)
+        if (t.name.ends_with("q_norm.weight")) t.size = 8;
+    write_row_folder(dir / "per_head", {.model_type = "olmo2", .norms = {}, .extra = per_head});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "per_head"); },
+                 {"model.layers.0.self_attn.q_norm.weight", "[8]", "[16]"});
+
+    const std::vector<ExtraTensor> gguf_tensors = {{"output_norm.weight"},
+                                                   {"blk.0.post_attention_norm.weight"},
+                                                   {"blk.0.post_ffw_norm.weight"},
+                                                   {"blk.0.attn_q_norm.weight"},
+                                                   {"blk.0.attn_k_norm.weight", KV}};
+    write_row_gguf(dir / "olmo2.gguf", "olmo2", {}, {}, gguf_tensors);
+    const ModelWeights g = read_gguf_llama(GgufFile(dir / "olmo2.gguf"));
+    CHECK(g.config.residual == ResidualLayout::post_sublayer);
+    CHECK(g.blocks->held(0)->attention.rope == RopeStyle::half_split);  // the converter keeps q/k rows
+    CHECK(g.blocks->held(0)->attention.k_norm.shape == std::vector<int64_t>{KV});
+    // Norms before the sublayers, which llama.cpp's olmo2 does not have, and OLMo 3's window.
+    std::vector<ExtraTensor> with_pre_norm = gguf_tensors;
+    with_pre_norm.push_back({"blk.0.attn_norm.weight"});
+    write_row_gguf(dir / "pre.gguf", "olmo2", {}, {}, with_pre_norm);
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "pre.gguf")); },
+                 {"pre.gguf", "blk.0.attn_norm.weight: olmo2 blocks have no norms before attention and feed-forward"});
+    write_row_gguf(dir / "olmo3.gguf", "olmo2", {}, {{"attention.sliding_window", 4}}, gguf_tensors);
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "olmo3.gguf")); },
+                 {"olmo3.gguf", "olmo2.attention.sliding_window = 4 is not supported"});
 }
 
 }  // TEST_SUITE("models")

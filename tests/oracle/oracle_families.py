@@ -121,6 +121,14 @@ def olmo(rng):
     return "causal", tf.OlmoConfig(**c), None
 
 
+def olmo2(rng):
+    """RMSNorms after attention and feed-forward only, q/k norms over the whole projection (GQA: the
+    keys' is narrower), q/k/v/o biases as attention_bias says."""
+    c = _llama_like(rng)
+    c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, hidden_act=rng.choice(["silu", "gelu"]))
+    return "causal", tf.Olmo2Config(**c), None
+
+
 def qwen2(rng):
     c = _llama_like(rng)
     w = rng.choice([3, 4])
@@ -251,4 +259,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

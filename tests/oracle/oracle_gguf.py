@@ -4,8 +4,9 @@ that transformers_oracle.py checks a family's GGUF form against transformers too
                   permuted for llama.cpp's interleaved RoPE, no sliding window written;
   olmo            OlmoModel: q/k rows permuted as llama's, no norm tensors (OLMo's have none);
   gemma           GemmaModel: architecture gemma, every norm weight stored as 1 + w, rows as they are;
-  qwen2, qwen3, starcoder2, stablelm: rows as they are (stablelm: rope.dimension_count, and no
-                  ffn_norm in parallel blocks, as StableLMModel writes them).
+  qwen2, qwen3, starcoder2, stablelm, olmo2: rows as they are (stablelm: rope.dimension_count, and
+                  no ffn_norm in parallel blocks, as StableLMModel writes them; olmo2: its norms after
+                  attention and feed-forward as post_attention_norm and post_ffw_norm, Olmo2Model's).
 The tokenizer is a stand-in SentencePiece vocabulary of one piece per embedding row (the CLI opens a
 tokenizer even for --tokens)."""
 import os
@@ -38,7 +39,7 @@ def write_gguf(path, metadata, tensors):
 def architecture(config):
     """The general.architecture convert_hf_to_gguf.py writes for the model, or None (no GGUF form here)."""
     return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3",
-            "starcoder2": "starcoder2", "stablelm": "stablelm", "olmo": "olmo"}.get(config.model_type)
+            "starcoder2": "starcoder2", "stablelm": "stablelm", "olmo": "olmo", "olmo2": "olmo2"}.get(config.model_type)
 
 
 def _permute(w, heads):
@@ -89,6 +90,8 @@ def convert(model, config, path):
              "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
              "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
              "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+    if arch == "olmo2":
+        names.update({"post_attention_layernorm": "post_attention_norm", "post_feedforward_layernorm": "post_ffw_norm"})
     tensors = [("token_embd.weight", state["model.embed_tokens.weight"])]
     for layer in range(config.num_hidden_layers):
         for hf, gg in names.items():

@@ -45,7 +45,8 @@ from oracle_models import randomize, save_folder  # noqa: E402
 
 CONFIGS_PER_FAMILY = 4
 TOL = 1e-5
-SANDWICHED = ("gemma2", "gemma3_text")
+# Norms on the attention outputs (Gemma 2/3: pre- and post-norms; OLMo 2: post-sublayer norms)
+SANDWICHED = ("gemma2", "gemma3_text", "olmo2")
 
 seed = int(os.environ.get("ATTN_VIZ_ORACLE_SEED", time.time_ns() % 2147483647))
 print(f"seed {seed} (replay: ATTN_VIZ_ORACLE_SEED={seed}); transformers {transformers.__version__}, torch {torch.__version__}")
@@ -79,7 +80,7 @@ def check_decoder(family, model, folder, out, ids, errors):
     extra = []
     if T > 1:
         extra += ["--ablate", "L0H0"]
-        if family in SANDWICHED:  # soft-capped, sandwich-normed: no attribution; the patching metric instead
+        if family in SANDWICHED:  # attention outputs normed (and soft-capped): no attribution; the patching metric instead
             extra += ["--patch-from-tokens", ids_text(reversed(ids)), "--patch-metric", "logit-diff:1,2"]
         else:
             target = random.Random(T).randrange(model.config.vocab_size)
@@ -258,7 +259,7 @@ def gguf_form(config):
                 and not getattr(config, "mlp_bias", False))
     if arch == "olmo":  # permuted rows: heads of D / H
         return config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
-    if arch in ("qwen2", "qwen3", "stablelm"):
+    if arch in ("qwen2", "qwen3", "stablelm", "olmo2"):
         return config.hidden_act == "silu"
     if arch == "starcoder2":  # llama.cpp: GELU's tanh form
         return config.hidden_act == "gelu_pytorch_tanh"
