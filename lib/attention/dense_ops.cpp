@@ -128,6 +128,13 @@ void activate(float* x, const float* gate, int64_t n, Activation activation) {
     for (int64_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
+// a, b: [n] -> a += scale * b.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void add_scaled_run(float* __restrict a,
+                                                                                   const float* __restrict b,
+                                                                                   float scale, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) a[i] += scale * b[i];
+}
+
 }  // namespace
 
 Tensor linear(OnednnBackend& backend, const Tensor& x, const Tensor& w, const Tensor& bias) {
@@ -198,14 +205,18 @@ Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bia
     return y;
 }
 
-void add_in_place(Tensor& x, const Tensor& delta) {
+void add_in_place(Tensor& x, const Tensor& delta, float scale) {
     if (delta.shape != x.shape)
         throw Error(ErrorKind::internal,
                     fmt::format("add_in_place: {} added to {}", shape_string(delta.shape), shape_string(x.shape)));
     float* a = x.ptr();
     const float* b = delta.ptr();
-    over_runs(static_cast<int64_t>(x.data.size()),
-              [&](int64_t begin, int64_t end) { add_run(a + begin, b + begin, end - begin); });
+    over_runs(static_cast<int64_t>(x.data.size()), [&](int64_t begin, int64_t end) {
+        if (scale == 1.0f)
+            add_run(a + begin, b + begin, end - begin);
+        else
+            add_scaled_run(a + begin, b + begin, scale, end - begin);
+    });
 }
 
 }  // namespace attn_viz

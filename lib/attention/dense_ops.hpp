@@ -39,7 +39,7 @@ Tensor rms_normalized_across_heads(const Tensor& x, const Tensor& weight, double
 // variance, as torch), accumulated in double, as float; rows in parallel.
 Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon);
 
-// x += delta, element by element (same shapes, else Error internal).
-void add_in_place(Tensor& x, const Tensor& delta);
+// x += scale * delta, element by element (same shapes, else Error internal).
+void add_in_place(Tensor& x, const Tensor& delta, float scale = 1.0f);
 
 }  // namespace attn_viz

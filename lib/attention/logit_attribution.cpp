@@ -12,13 +12,15 @@
 namespace attn_viz {
 namespace {
 
-// The directions of the targets' logits: row t is s_t center(w * U[target_t]), with U[v] the
-// classifier's row of token v and s_t the final norm's scale of final_residual's row t (1 and
-// w = 1 without a final norm): [T, D]. norm_bias gets b . U[target_t] per position.
+// The directions of the targets' logits: row t is s_t center(w * U[target_t]) / c, with U[v] the
+// classifier's row of token v, s_t the final norm's scale of final_residual's row t (1 and w = 1
+// without a final norm) and c the logits' divisor (Granite's logits_scaling, else 1): [T, D].
+// norm_bias gets b . U[target_t] / c per position.
 Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residual, const std::vector<int>& targets,
                         std::vector<double>& norm_bias) {
     const int64_t T = final_residual.dim(0), D = final_residual.dim(1);
     const NormWeights& norm = weights.final_norm;
+    const double divisor = weights.config.logits_scaling;
     Tensor directions({T, D});
     norm_bias.assign(static_cast<size_t>(T), 0.0);
     for (int64_t t = 0; t < T; ++t) {
@@ -31,9 +33,10 @@ Tensor logit_directions(const ModelWeights& weights, const Tensor& final_residua
             v_mean += v[i] / static_cast<double>(D);
         }
         for (int64_t i = 0; i < D; ++i)
-            directions.data[t * D + i] = static_cast<float>(frozen.scale * (v[i] - (frozen.centered ? v_mean : 0.0)));
+            directions.data[t * D + i] =
+                static_cast<float>(frozen.scale * (v[i] - (frozen.centered ? v_mean : 0.0)) / divisor);
         if (!norm.bias.empty())
-            for (int64_t i = 0; i < D; ++i) norm_bias[t] += double(norm.bias.data[i]) * u[i];
+            for (int64_t i = 0; i < D; ++i) norm_bias[t] += double(norm.bias.data[i]) * u[i] / divisor;
     }
     return directions;
 }
@@ -88,6 +91,7 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
     for (int64_t t = 0; t < T; ++t)
         a.embedding.push_back(dot_double(run.residual[0].ptr() + t * D, u.ptr() + t * D, D));
     const std::vector<const LayerWeights*> attention = model.attention_weights();
+    const double residual_scale = weights.config.residual_scale;  // on what each block adds (Granite)
     for (int64_t l = 0; l < a.layers; ++l) {
         const LayerResult& layer = run.layers[static_cast<size_t>(l)];
         const LayerWeights& w = *attention[static_cast<size_t>(l)];
@@ -100,13 +104,16 @@ LogitAttribution attribute_logits(WholeModel& model, OnednnBackend& backend, con
         backend.matmul(shape, u.ptr(), w.w_o.ptr(), nullptr, g.ptr());
         for (int64_t h = 0; h < a.heads; ++h)
             for (int64_t t = 0; t < T; ++t)
-                a.head.push_back(
-                    dot_double(layer.context.ptr() + t * width + h * d_head, g.ptr() + t * width + h * d_head, d_head));
+                a.head.push_back(residual_scale * dot_double(layer.context.ptr() + t * width + h * d_head,
+                                                             g.ptr() + t * width + h * d_head, d_head));
         // Block l's feed-forward: what the block added besides its attention output.
-        std::vector<float> added(static_cast<size_t>(D));
+        std::vector<float> attended(static_cast<size_t>(D)), added(static_cast<size_t>(D));
         for (int64_t t = 0; t < T; ++t) {
-            a.attention_bias.push_back(w.b_o.empty() ? 0.0 : dot_double(w.b_o.ptr(), u.ptr() + t * D, D));
-            feed_forward_row(run, static_cast<size_t>(l), t, layer.output.ptr() + t * D, added.data());
+            a.attention_bias.push_back(w.b_o.empty() ? 0.0
+                                                     : residual_scale * dot_double(w.b_o.ptr(), u.ptr() + t * D, D));
+            for (int64_t i = 0; i < D; ++i)  // as finish_block adds it
+                attended[i] = static_cast<float>(residual_scale) * layer.output.data[t * D + i];
+            feed_forward_row(run, static_cast<size_t>(l), t, attended.data(), added.data());
             a.mlp.push_back(dot_double(added.data(), u.ptr() + t * D, D));
         }
     }

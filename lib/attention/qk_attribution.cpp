@@ -77,23 +77,25 @@ std::vector<double> stream_components(const WholeModel& model, const ModelRun& r
         double* pos = add("pos_embed");
         for (int64_t i = 0; i < D; ++i) pos[i] = position[i];
     }
+    const double residual_scale = weights.config.residual_scale;  // on what each block adds (Granite)
     for (int64_t m = 0; m < l; ++m) {
         const LayerWeights& w = *attention[static_cast<size_t>(m)];
         const LayerResult& layer = run.layers[static_cast<size_t>(m)];
         const int64_t width = layer.context.dim(1), d_h = w.d_head;
         std::vector<double> attended(static_cast<size_t>(D), 0.0);
         for (int64_t h = 0; h < w.num_heads; ++h) {
-            double* out = add(head_name(m, h));  // z_h W_O^h, W_O^h rows [h d_h, (h+1) d_h) of [H*d_h, D]
+            double* out = add(head_name(m, h));  // r z_h W_O^h, W_O^h rows [h d_h, (h+1) d_h) of [H*d_h, D]
             const float* z = layer.context.ptr() + p * width + h * d_h;
             for (int64_t e = 0; e < d_h; ++e) {
                 const float* row = w.w_o.ptr() + (h * d_h + e) * D;
-                for (int64_t i = 0; i < D; ++i) out[i] += double(z[e]) * row[i];
+                const double scaled = residual_scale * z[e];
+                for (int64_t i = 0; i < D; ++i) out[i] += scaled * row[i];
             }
             for (int64_t i = 0; i < D; ++i) attended[i] += out[i];
         }
         if (!w.b_o.empty()) {
             double* bias = add(fmt::format("L{} attn bias", m));
-            for (int64_t i = 0; i < D; ++i) attended[i] += (bias[i] = w.b_o.data[i]);
+            for (int64_t i = 0; i < D; ++i) attended[i] += (bias[i] = residual_scale * w.b_o.data[i]);
         }
         feed_forward_row(run, static_cast<size_t>(m), p, attended.data(), add(fmt::format("L{} mlp", m)));
     }

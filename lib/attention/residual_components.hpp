@@ -2,9 +2,10 @@
 // row, shared by the attributions that decompose the stream (logit_attribution.hpp: the final
 // residual through the final norm; qk_attribution.hpp: the stream entering a block through its
 // first norm). The stream entering block l is
-//   x = embedding + sum_{m<l} (sum_h z_mh W_O^mh + b_O^m + ffn_m)
-// with ffn_m what block m added besides its attention output (its feed-forward, in a pre-norm or
-// a parallel block), recovered as the difference of the streams around it.
+//   x = embedding + sum_{m<l} r (sum_h z_mh W_O^mh + b_O^m + ffn_m)
+// with r the model's residual_scale (Granite's residual_multiplier; 1 elsewhere) and r ffn_m what
+// block m added besides its scaled attention output (its feed-forward, in a pre-norm or a parallel
+// block), recovered as the difference of the streams around it.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,8 @@ double frozen_norm_weight(const NormWeights& norm, NormKind kind, int64_t i);
 const Tensor& stream_leaving(const ModelRun& run, size_t l);
 
 // Block l's feed-forward output at position t: what the block added to the stream besides its
-// attention output `attended` ([D], that output at t): leaving - entering - attended, in the
+// attention output `attended` ([D], that output at t as added, residual_scale included):
+// leaving - entering - attended, in the
 // arithmetic of T (float: as the stream's floats subtract; double: exactly of the floats).
 template <typename T>
 void feed_forward_row(const ModelRun& run, size_t l, int64_t t, const T* attended, T* out) {

@@ -134,6 +134,8 @@ Tensor WholeModel::masked_lm_logits(const Tensor& hidden_states) {
 
 Tensor WholeModel::logits_of(const Tensor& hidden_states) {
     Tensor logits = linear_out_in(backend_, hidden_states, weights_.classifier_matrix());
+    if (const auto divisor = static_cast<float>(weights_.config.logits_scaling); divisor != 1.0f)
+        for (float& v : logits.data) v /= divisor;
     const double cap = weights_.config.final_logit_softcap;
     if (cap > 0)
         for (float& v : logits.data) v = static_cast<float>(cap * std::tanh(v / cap));
@@ -175,30 +177,33 @@ Tensor WholeModel::attention_input(size_t l, const Tensor& x) {
 void WholeModel::finish_block(size_t l, Tensor& x, const Tensor& attended) {
     const ModelConfig& c = weights_.config;
     const BlockWeights& b = block(l);
+    const auto scale = static_cast<float>(c.residual_scale);  // each sublayer's output, before its add (Granite)
     switch (c.residual) {
         case ResidualLayout::pre_norm:
-            add_in_place(x, attended);
-            add_in_place(x, feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c));
+            add_in_place(x, attended, scale);
+            add_in_place(x, feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c), scale);
             break;
         case ResidualLayout::parallel: {
             const Tensor ffn_output = feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c);
-            add_in_place(x, attended);
-            add_in_place(x, ffn_output);
+            add_in_place(x, attended, scale);
+            add_in_place(x, ffn_output, scale);
             break;
         }
         case ResidualLayout::sandwich:
-            add_in_place(x, normalized_by(attended, b.attention_output_norm));
-            add_in_place(x, normalized_by(feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c),
-                                          b.feed_forward_output_norm));
+            add_in_place(x, normalized_by(attended, b.attention_output_norm), scale);
+            add_in_place(x,
+                         normalized_by(feed_forward(backend_, normalized_by(x, b.feed_forward_norm), b, c),
+                                       b.feed_forward_output_norm),
+                         scale);
             break;
         case ResidualLayout::post_sublayer:
-            add_in_place(x, normalized_by(attended, b.attention_output_norm));
-            add_in_place(x, normalized_by(feed_forward(backend_, x, b, c), b.feed_forward_output_norm));
+            add_in_place(x, normalized_by(attended, b.attention_output_norm), scale);
+            add_in_place(x, normalized_by(feed_forward(backend_, x, b, c), b.feed_forward_output_norm), scale);
             break;
         case ResidualLayout::post_norm:
-            add_in_place(x, attended);
+            add_in_place(x, attended, scale);
             x = normalized_by(x, b.attention_norm);
-            add_in_place(x, feed_forward(backend_, x, b, c));
+            add_in_place(x, feed_forward(backend_, x, b, c), scale);
             x = normalized_by(x, b.feed_forward_norm);
             break;
     }

@@ -243,8 +243,19 @@ std::vector<FamilySpec> make_families() {
     olmo2.gguf_names.attention_norm = olmo2.gguf_names.feed_forward_norm = "";
     olmo2.gguf_names.attention_output_norm = "blk.{}.post_attention_norm";
     olmo2.gguf_names.feed_forward_output_norm = "blk.{}.post_ffw_norm";
-    return {llama,  mistral, ministral,  qwen2,   qwen3,    gemma, gemma2,
-            gemma3, phi3,    starcoder2, smollm3, stablelm, olmo,  olmo2};
+    // Granite (3.x): Llama's block with four multipliers: embeddings (embedding_multiplier), scores
+    // (attention_multiplier, 1 by default, in place of 1 / sqrt(d_h)), each sublayer's output before
+    // its residual add (residual_multiplier), logits (divided by logits_scaling). GGUF: the converter
+    // permutes q/k rows, as for llama, and writes them as embedding_scale, attention.scale,
+    // residual_scale and logit_scale (llama.cpp: 1 / sqrt(d_h) without attention.scale).
+    FamilySpec granite = llama;
+    granite.name = granite.hf_model_type = granite.gguf_architecture = "granite";
+    granite.gguf_llama_rules = false;
+    granite.reads_multipliers = true, granite.score_scale = ScoreScale::attention_multiplier;
+    granite.implemented_keys = {"embedding_multiplier", "attention_multiplier", "residual_multiplier",
+                                "logits_scaling"};
+    return {llama, mistral,    ministral, qwen2,    qwen3, gemma, gemma2, gemma3,
+            phi3,  starcoder2, smollm3,   stablelm, olmo,  olmo2, granite};
 }
 
 }  // namespace

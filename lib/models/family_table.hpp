@@ -51,6 +51,7 @@ enum class QkNorm {
 enum class ScoreScale {
     head_size,              // 1 / sqrt(d_h)
     query_pre_attn_scalar,  // Gemma 2/3: query_pre_attn_scalar^-1/2 (GGUF, which lacks it: llama.cpp's choice)
+    attention_multiplier,   // Granite: attention_multiplier (default 1); GGUF attention.scale, else 1 / sqrt(d_h)
 };
 
 // A family's tensors in one container: patterns with "{}" for the block index, without ".weight"
@@ -77,6 +78,9 @@ struct FamilySpec {
     QkNorm qk_norm = QkNorm::none;
     bool fused = false;              // Phi-3: [q; k; v] and [gate; up] in one matrix each, split at read time
     bool scaled_embeddings = false;  // Gemma: token embeddings times sqrt(D), rounded to float
+    // Granite: embedding_multiplier, residual_multiplier and logits_scaling (ModelConfig's
+    // embedding_scale, residual_scale, logits_scaling; GGUF embedding_scale, residual_scale, logit_scale).
+    bool reads_multipliers = false;
     // The feed-forward's activation where config.json names none (a GGUF file never does), as
     // transformers names it; Gemma 2/3's MLPs read hidden_activation, the others (Gemma 1 too) hidden_act.
     std::string default_activation = "silu";

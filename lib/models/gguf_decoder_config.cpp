@@ -64,6 +64,17 @@ void refuse_unimplemented_keys(const GgufFile& file, const FamilySpec& family, i
     }
 }
 
+// Granite's multiplier `key` (of architecture `p`): 1 where absent, else a positive finite number
+// (llama.cpp reads 0 as absent; no converter writes it); Error(bad_input) naming the key otherwise.
+std::optional<double> multiplier(const GgufFile& file, const std::string& p, const char* key) {
+    const std::string name = fmt::format("{}.{}", p, key);
+    if (!file.has(name)) return std::nullopt;
+    const std::optional<double> value = file.get_float(name);
+    if (!value || !(*value > 0) || !std::isfinite(*value))
+        fail_input(file.path(), fmt::format("{} = {} is not supported (a positive number)", name, number_text(value)));
+    return value;
+}
+
 // A positive count of at most `limit`; Error(bad_input) naming the key otherwise.
 int64_t bounded(const GgufFile& file, const std::string& key, int64_t value, int64_t limit) {
     if (value < 1 || value > limit) fail_input(file.path(), fmt::format("{} = {} is outside 1..{}", key, value, limit));
@@ -210,6 +221,19 @@ DecoderLayout gguf_decoder_config(const GgufFile& file) {
                 fail_input(file.path(), fmt::format("{}.{} is {}, expected a finite number, not negative", p, key,
                                                     static_cast<double>(cap)));
     }
+    if (family.reads_multipliers) {
+        c.embedding_scale = static_cast<float>(multiplier(file, p, "embedding_scale").value_or(1.0));
+        c.residual_scale = multiplier(file, p, "residual_scale").value_or(1.0);
+        const std::optional<double> logit_scale = multiplier(file, p, "logit_scale");
+        if (!logit_scale) fail_input(file.path(), fmt::format("has no {}.logit_scale (llama.cpp requires it)", p));
+        c.logits_scaling = *logit_scale;
+        // llama.cpp's Granite turns no query or key where rope.scaling.finetuned is false.
+        const std::string rope_switch = fmt::format("{}.rope.scaling.finetuned", p);
+        if (file.has(rope_switch) && !file.get_bool(rope_switch).value_or(true))
+            fail_input(file.path(), fmt::format("{} = false (no RoPE) is not supported", rope_switch));
+    }
+    if (family.score_scale == ScoreScale::attention_multiplier)
+        if (const std::optional<double> scale = multiplier(file, p, "attention.scale")) a.score_scale = *scale;
     if (family.score_scale == ScoreScale::query_pre_attn_scalar) {
         // GGUF has no query_pre_attn_scalar: llama.cpp scales by the key length, or by D / H for the 27B models.
         const double scalar = c.n_layers == family.gguf_wide_scale_layers ? static_cast<double>(c.d_model / c.n_heads)

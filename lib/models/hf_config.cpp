@@ -213,8 +213,12 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     result.use_bias = bool_field(config, "use_bias", where);
     result.use_qkv_bias = bool_field(config, "use_qkv_bias", where);
     result.is_decoder = bool_field(config, "is_decoder", where);
+    result.embedding_multiplier = positive_number(config, {"embedding_multiplier"}, where);
+    result.attention_multiplier = positive_number(config, {"attention_multiplier"}, where);
+    result.residual_multiplier = positive_number(config, {"residual_multiplier"}, where);
+    result.logits_scaling = positive_number(config, {"logits_scaling"}, where);
     // Keys that change the forward pass: refused unless the reading family implements them
-    // (refuse_unimplemented; Gemma 2/3 implement the first three).
+    // (refuse_unimplemented; Gemma 2/3 implement the first three, Granite its four multipliers).
     for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "use_qk_norm",
                             "qk_layernorm", "clip_qkv", "logits_scaling", "attention_multiplier",
                             "embedding_multiplier", "residual_multiplier", "use_bidirectional_attention"}) {

@@ -61,6 +61,10 @@ struct HfConfig {
     std::optional<double> rope_local_base_freq;     // Gemma 3: the RoPE base of sliding-window layers
     bool rope_per_layer_type = false;               // v5's rope_parameters per layer type (sliding base above)
     std::optional<int64_t> sliding_window_pattern;  // Gemma 3: every this-th layer is full attention
+    // Granite's multipliers (absent: 1): token embeddings times embedding_multiplier, scores times
+    // attention_multiplier (in place of 1 / sqrt(d_h)), each sublayer's output times
+    // residual_multiplier before its residual add, logits divided by logits_scaling.
+    std::optional<double> embedding_multiplier, attention_multiplier, residual_multiplier, logits_scaling;
     // Encoder-decoder models (BART, T5: hf_seq2seq_checkpoint.hpp):
     std::optional<int64_t> decoder_layers;         // decoder_layers | num_decoder_layers
     std::optional<int64_t> encoder_layers;         // encoder_layers (BART; T5's is num_layers)

@@ -71,6 +71,11 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     // transformers casts sqrt(D) to the model's dtype
     if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
     if (family.softcaps) c.final_logit_softcap = hf.final_logit_softcapping.value_or(family.default_final_softcap);
+    if (family.reads_multipliers) {
+        c.embedding_scale = static_cast<float>(hf.embedding_multiplier.value_or(1.0));
+        c.residual_scale = hf.residual_multiplier.value_or(1.0);
+        c.logits_scaling = hf.logits_scaling.value_or(1.0);
+    }
     return c;
 }
 
@@ -106,7 +111,7 @@ int64_t sliding_window_of(const HfConfig& hf, const FamilySpec& family, int64_t 
 }
 
 // Block l's attention settings: half-split RoPE with config.json's base and scaling, and what the
-// family changes: sliding window, q/k norms, Gemma's score scale, soft-cap and local RoPE base,
+// family changes: sliding window, q/k norms, Gemma's and Granite's score scale, soft-cap and local RoPE base,
 // partial rotary (StableLM's by default), SmolLM3's layers without RoPE.
 LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, const ModelConfig& c, int64_t l) {
     LayerWeights a;
@@ -119,6 +124,7 @@ LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, co
     set_qk_norm(family, c.norm_epsilon, a);
     if (family.score_scale == ScoreScale::query_pre_attn_scalar)
         a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
+    if (family.score_scale == ScoreScale::attention_multiplier) a.score_scale = hf.attention_multiplier.value_or(1.0);
     if (family.softcaps)
         a.logit_softcap =
             family.hf_attn_softcap ? hf.attn_logit_softcapping.value_or(family.default_attn_softcap) : 0.0;

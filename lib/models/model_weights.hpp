@@ -4,7 +4,7 @@
 // new family fills a ModelWeights; only a block the enums below cannot describe needs a new value.
 //   Llama family (llama2.c, GGUF llama, Hugging Face llama/mistral/qwen2/qwen3/phi3): rms, gated, pre_norm.
 //   Gemma (Hugging Face gemma, gemma2, gemma3_text): rms_offset_one, gated (GeGLU), scaled embeddings; 2/3 sandwich.
-//   OLMo 2: rms, gated, post_sublayer, q/k norms across heads.
+//   OLMo 2: rms, gated, post_sublayer, q/k norms across heads.  Granite: Llama's with four multipliers.
 //   GPT-2: layer_norm, plain, pre_norm, learned positions.  GPT-NeoX: layer_norm, plain, parallel.
 //   BERT: layer_norm, plain, post_norm, learned positions, token type row, embedding norm, no classifier.
 #pragma once
@@ -67,6 +67,8 @@ struct ModelConfig {
     double rope_base = 10000.0;    // the Llama-family readers' RoPE base for every block (LayerWeights holds what runs)
     float embedding_scale = 1.0f;  // token embeddings times this (Gemma: sqrt(D) rounded to float, as transformers)
     double final_logit_softcap = 0.0;  // logits -> cap * tanh(logits / cap) (Gemma 2); 0 = none
+    double residual_scale = 1.0;       // each sublayer's output times this before its residual add (Granite)
+    double logits_scaling = 1.0;       // logits divided by this, before any soft-cap (Granite)
 };
 
 struct BlockWeights {

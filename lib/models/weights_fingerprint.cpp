@@ -58,7 +58,8 @@ uint64_t rms_model_fingerprint(const ModelWeights& w, const BlockObserver& on_bl
     if (c.feed_forward != FeedForwardKind::gated) f.add_int(static_cast<int64_t>(c.feed_forward) + 2000);  // likewise
     if (c.residual != ResidualLayout::pre_norm) f.add_int(static_cast<int64_t>(c.residual) + 3000);        // likewise
     if (c.norm != NormKind::rms) f.add_int(static_cast<int64_t>(c.norm) + 4000);                           // likewise
-    for (double v : {double{c.embedding_scale} - 1.0, c.final_logit_softcap})                              // likewise
+    for (double v : {double{c.embedding_scale} - 1.0, c.final_logit_softcap, c.residual_scale - 1.0,
+                     c.logits_scaling - 1.0})  // likewise
         if (v != 0.0) f.add_bytes(&v, sizeof v);
     return f.value();
 }

@@ -63,7 +63,8 @@ inline std::vector<double> reference_times(const std::vector<double>& x, const T
 }
 
 // llama2.c's forward() in double: one position at a time with a key/value cache, RoPE from
-// per-dimension frequencies, query head h reading KV head h / (H / KV). With `ablation`, that
+// per-dimension frequencies, query head h reading KV head h / (H / KV); with the config's
+// embedding_scale, residual_scale and logits_scaling and each layer's score_scale (Granite's). With `ablation`, that
 // head's output is replaced before W_O (head_outputs keep the unreplaced values).
 inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<int>& tokens,
                                       const ReferenceAblation& ablation = {}) {
@@ -79,6 +80,7 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
     for (int64_t pos = 0; pos < T; ++pos) {
         std::vector<double> x(w.token_embedding.data.begin() + tokens[pos] * D,
                               w.token_embedding.data.begin() + (tokens[pos] + 1) * D);
+        for (double& v : x) v *= c.embedding_scale;
         for (int64_t l = 0; l < c.n_layers; ++l) {
             const BlockWeights& b = *w.blocks->held(l);
             const std::vector<double> xb = reference_rms_norm(x, b.attention_norm.weight);
@@ -103,7 +105,9 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
                 for (int64_t t = 0; t <= pos; ++t) {
                     double score = 0;
                     for (int64_t i = 0; i < hs; ++i) score += q[h * hs + i] * key_cache[l][t][kv_offset + i];
-                    att[t] = score / std::sqrt(static_cast<double>(hs));
+                    const double scale = b.attention.score_scale > 0 ? b.attention.score_scale
+                                                                     : 1.0 / std::sqrt(static_cast<double>(hs));
+                    att[t] = score * scale;
                     max_score = std::max(max_score, att[t]);
                 }
                 for (double& a : att) total += (a = std::exp(a - max_score));
@@ -121,17 +125,18 @@ inline ReferenceRun reference_forward(const ModelWeights& w, const std::vector<i
                     heads[ablation.head * hs + i] = ablation.replacement.empty() ? 0.0 : ablation.replacement[row + i];
                 }
             const std::vector<double> attended = reference_times(heads, b.attention.w_o);
-            for (int64_t i = 0; i < D; ++i) x[i] += attended[i];
+            for (int64_t i = 0; i < D; ++i) x[i] += c.residual_scale * attended[i];
             const std::vector<double> xf = reference_rms_norm(x, b.feed_forward_norm.weight);
             std::vector<double> gate = reference_times(xf, transposed(b.w_in));
             const std::vector<double> up = reference_times(xf, transposed(b.w_up));
             for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
             const std::vector<double> down = reference_times(gate, transposed(b.w_out));
-            for (int64_t i = 0; i < D; ++i) x[i] += down[i];
+            for (int64_t i = 0; i < D; ++i) x[i] += c.residual_scale * down[i];
         }
         std::copy(x.begin(), x.end(), run.final_residual.begin() + pos * D);
-        const std::vector<double> logits =
+        std::vector<double> logits =
             reference_times(reference_rms_norm(x, w.final_norm.weight), transposed(w.classifier_matrix()));
+        for (double& v : logits) v /= c.logits_scaling;
         std::copy(logits.begin(), logits.end(), run.logits.begin() + pos * c.vocab_size);
     }
     return run;

@@ -17,8 +17,8 @@ using namespace test_support;
 
 namespace {
 
-// The double reference of head h of layer l at position t: (z_lh,t W_O^h) . s_t (w * U[v]), U[v] the
-// classifier's row of the target v.
+// The double reference of head h of layer l at position t: r (z_lh,t W_O^h) . s_t (w * U[v]) / c, U[v]
+// the classifier's row of the target v, r the residual scale and c the logits' divisor.
 double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run, int64_t l, int64_t h, int64_t t,
                                   int target) {
     const int64_t D = w.config.d_model, hs = D / w.config.n_heads;
@@ -33,7 +33,7 @@ double reference_head_attribution(const ModelWeights& w, const ReferenceRun& run
             written += run.head_outputs[l][t * D + h * hs + j] * w_o.data[(h * hs + j) * D + i];
         sum += written * scale * w.final_norm.weight.data[i] * w.classifier_matrix().data[target * D + i];
     }
-    return sum;
+    return sum * w.config.residual_scale / w.config.logits_scaling;
 }
 
 // The random Llama made a LayerNorm model with parallel blocks and biases (GPT-NeoX's layout).
@@ -77,6 +77,33 @@ TEST_CASE("direct logit attribution of each head matches the double reference, a
             }
         }
     });
+}
+
+TEST_CASE("direct logit attribution with Granite's multipliers: scaled embeddings, residual adds and logits") {
+    OnednnBackend backend;
+    ModelWeights weights = random_model(16, 24, 3, 4, 2, 30, 16);
+    weights.config.embedding_scale = 3.5f, weights.config.residual_scale = 0.3, weights.config.logits_scaling = 2.5;
+    for (BlockWeights& b : edited_blocks(weights)) b.attention.score_scale = 0.6;
+    WholeModel model(backend, weights);
+    for (int T : {1, 6}) {
+        CAPTURE(T);
+        const std::vector<int> tokens = random_ids(T, 30);
+        const ModelRun run = model.run(tokens);
+        const ReferenceRun reference = reference_forward(model.weights(), tokens);
+        for (int64_t i = 0; i < T * 30; ++i)
+            CHECK(run.logits.data[i] == doctest::Approx(reference.logits[i]).epsilon(1e-4).scale(1e-3));
+        const std::vector<int> targets = next_token_targets(run);
+        const LogitAttribution a = attribute_logits(model, backend, run, targets);
+        for (int t = 0; t < T; ++t) {
+            CHECK(a.component_sum(t) == doctest::Approx(a.logits[t]).epsilon(1e-4).scale(1e-3));
+            for (int64_t l = 0; l < 3; ++l)
+                for (int64_t h = 0; h < 4; ++h)
+                    CHECK(a.head_at(l, h, t) ==
+                          doctest::Approx(reference_head_attribution(model.weights(), reference, l, h, t, targets[t]))
+                              .epsilon(1e-3)
+                              .scale(1e-3));
+        }
+    }
 }
 
 TEST_CASE("direct logit attribution sums to the logit through a final LayerNorm with biases, and for a chosen target") {

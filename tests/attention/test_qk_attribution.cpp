@@ -176,13 +176,16 @@ QkReference qk_reference_forward(const ModelWeights& m, const std::vector<int>& 
             for (int64_t h = 0; h < H; ++h) {
                 Vec out(static_cast<size_t>(D), 0.0);
                 for (int64_t e = 0; e < d_h; ++e)
-                    for (int64_t i = 0; i < D; ++i) out[i] += z[t][h][e] * w.w_o.data[(h * d_h + e) * D + i];
+                    for (int64_t i = 0; i < D; ++i)
+                        out[i] += c.residual_scale * z[t][h][e] * w.w_o.data[(h * d_h + e) * D + i];
                 for (int64_t i = 0; i < D; ++i) attended[i] += out[i];
                 comps[t].push_back(out);
             }
             if (!w.b_o.empty()) {
-                comps[t].push_back(Vec(w.b_o.data.begin(), w.b_o.data.end()));
-                for (int64_t i = 0; i < D; ++i) attended[i] += w.b_o.data[i];
+                Vec bias(w.b_o.data.begin(), w.b_o.data.end());
+                for (double& v : bias) v *= c.residual_scale;
+                comps[t].push_back(bias);
+                for (int64_t i = 0; i < D; ++i) attended[i] += bias[i];
             }
             Vec ffn_in = x[t];
             if (c.residual == ResidualLayout::pre_norm)
@@ -193,7 +196,9 @@ QkReference qk_reference_forward(const ModelWeights& m, const std::vector<int>& 
                 c.feed_forward == FeedForwardKind::gated ? qk_ref_linear_out_in(normed, b.w_up, b.b_up) : Vec{};
             for (size_t i = 0; i < hidden.size(); ++i)
                 hidden[i] = qk_ref_activation(hidden[i], c.activation) * (up.empty() ? 1.0 : up[i]);
-            comps[t].push_back(qk_ref_linear_out_in(hidden, b.w_out, b.b_out));
+            Vec ffn = qk_ref_linear_out_in(hidden, b.w_out, b.b_out);
+            for (double& v : ffn) v *= c.residual_scale;
+            comps[t].push_back(ffn);
         }
     }
     return r;
@@ -367,6 +372,10 @@ TEST_CASE("QK attribution on llama-like models (RMSNorm, RoPE, GQA and MQA) matc
             check_against_reference(random_model(s, 16), T);
         }
     check_against_reference(llama_with_biases(), 6);
+    // Granite's multipliers: embeddings, what each block adds and the logits scaled.
+    ModelWeights granite = llama_with_biases();
+    granite.config.embedding_scale = 2.5f, granite.config.residual_scale = 0.37, granite.config.logits_scaling = 3.0;
+    check_against_reference(granite, 5);
 }
 
 TEST_CASE("QK attribution on a GPT-2-like model (LayerNorm, learned positions, biases, odd sizes)") {

@@ -4,8 +4,11 @@
 // blocks without ffn_norm), the head size by the width; per-head q/k LayerNorms refused. OLMo:
 // LayerNorms without tensors, a fixed epsilon, clip_qkv refused. The numbers themselves are
 // transformers' (tests/oracle: random folders of each family and their GGUF forms). OLMo 2: RMSNorms
-// after the sublayers only, q/k norms across heads, OLMo 3's GGUF window refused.
+// after the sublayers only, q/k norms across heads, OLMo 3's GGUF window refused. Granite: its four
+// multipliers from config.json and from GGUF metadata, refused by name where they are not numbers
+// above 0 or where another family's config.json sets them.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,10 +86,11 @@ void write_row_folder(const fs::path& folder, const RowFolder& row) {
 const std::vector<std::string> parallel_norms = {"input_layernorm"};
 
 // A one-block GGUF file of `architecture` (its LayerNorms `norms`, with biases; a final one unless
-// `norms` is empty), `keys` besides the shape's, `extra` tensors besides.
+// `norms` is empty), `keys` besides the shape's, `extra` tensors besides, and what `more_keys` adds.
 void write_row_gguf(const fs::path& path, const std::string& architecture, const std::vector<std::string>& norms,
                     const std::vector<std::pair<std::string, uint32_t>>& keys = {},
-                    const std::vector<ExtraTensor>& extra = {}) {
+                    const std::vector<ExtraTensor>& extra = {},
+                    const std::function<void(GgufBuilder&)>& more_keys = {}) {
     GgufBuilder g;
     g.add_string("general.architecture", architecture);
     std::vector<std::pair<std::string, uint32_t>> counts = {
@@ -95,6 +99,7 @@ void write_row_gguf(const fs::path& path, const std::string& architecture, const
     counts.insert(counts.end(), keys.begin(), keys.end());
     for (const auto& [key, value] : counts) g.add_u32(architecture + "." + key, value);
     g.add_f32(architecture + ".attention.layer_norm_epsilon", 1e-6f);
+    if (more_keys) more_keys(g);
     const auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
         g.add_f32_tensor(name, {shape.rbegin(), shape.rend()}, random_tensor(shape).data);
     };
@@ -284,6 +289,80 @@ TEST_CASE("olmo2: RMSNorms after attention and feed-forward only, q/k norms over
     write_row_gguf(dir / "olmo3.gguf", "olmo2", {}, {{"attention.sliding_window", 4}}, gguf_tensors);
     expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "olmo3.gguf")); },
                  {"olmo3.gguf", "olmo2.attention.sliding_window = 4 is not supported"});
+}
+
+TEST_CASE("granite: embedding, attention and residual multipliers and logits_scaling, in folders and GGUF") {
+    ScratchDir dir;
+    std::vector<ExtraTensor> norms = {{"model.norm.weight"}};  // RMSNorms: weights only
+    for (const char* l : {"0", "1"})
+        for (const char* name : {"input_layernorm", "post_attention_layernorm"})
+            norms.push_back({fmt::format("model.layers.{}.{}.weight", l, name)});
+    const std::string granite_keys = R"(, "embedding_multiplier": 12.0, "attention_multiplier": 0.015625,
+                                     "residual_multiplier": 0.22, "logits_scaling": 8.0)";
+    write_row_folder(dir / "granite", {.model_type = "granite", .norms = {}, .keys = granite_keys, .extra = norms});
+    for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed}) {
+        const ModelWeights w = read_row_folder(dir / "granite", loading);
+        CHECK(w.config.family == "granite");
+        CHECK(w.config.embedding_scale == 12.0f);
+        CHECK(w.config.residual_scale == 0.22);
+        CHECK(w.config.logits_scaling == 8.0);
+        const BlockWeights b = w.blocks->load(1);
+        CHECK(b.attention.score_scale == 0.015625);
+        CHECK(b.attention.rope == RopeStyle::half_split);
+    }
+    // Absent, each is 1: the scores' too, which are then not divided by sqrt(d_h).
+    write_row_folder(dir / "defaults", {.model_type = "granite", .norms = {}, .extra = norms});
+    const ModelWeights defaults = read_row_folder(dir / "defaults");
+    CHECK(defaults.config.embedding_scale == 1.0f);
+    CHECK(defaults.config.residual_scale == 1.0);
+    CHECK(defaults.config.logits_scaling == 1.0);
+    CHECK(defaults.blocks->held(0)->attention.score_scale == 1.0);
+    write_row_folder(
+        dir / "negative",
+        {.model_type = "granite", .norms = {}, .keys = R"(, "residual_multiplier": -0.5)", .extra = norms});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "negative"); },
+                 {"config.json", "\"residual_multiplier\" is -0.5, expected a positive number"});
+    write_row_folder(dir / "llama",
+                     {.model_type = "llama", .norms = {}, .keys = R"(, "logits_scaling": 8.0)", .extra = norms});
+    expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "llama"); },
+                 {"config.json", "logits_scaling = 8.0 is not supported", "for llama"});
+
+    std::vector<ExtraTensor> gguf_norms = {
+        {"output_norm.weight"}, {"blk.0.attn_norm.weight"}, {"blk.0.ffn_norm.weight"}};
+    const auto multipliers = [](std::vector<std::pair<std::string, float>> values, bool rope = true) {
+        return [values, rope](GgufBuilder& g) {
+            for (const auto& [key, value] : values) g.add_f32("granite." + key, value);
+            if (!rope) g.add_bool("granite.rope.scaling.finetuned", false);
+        };
+    };
+    write_row_gguf(dir / "granite.gguf", "granite", {}, {}, gguf_norms,
+                   multipliers({{"embedding_scale", 12.0f},
+                                {"attention.scale", 0.015625f},
+                                {"residual_scale", 0.25f},
+                                {"logit_scale", 8.0f}}));
+    const ModelWeights g = read_gguf_llama(GgufFile(dir / "granite.gguf"));
+    CHECK(g.config.family == "granite");
+    CHECK(g.config.embedding_scale == 12.0f);
+    CHECK(g.config.residual_scale == 0.25);
+    CHECK(g.config.logits_scaling == 8.0);
+    CHECK(g.blocks->held(0)->attention.score_scale == 0.015625);
+    CHECK(g.blocks->held(0)->attention.rope == RopeStyle::interleaved);  // the converter permutes q/k rows
+    // llama.cpp: 1 / sqrt(d_h) without attention.scale, 1 without the embedding and residual scales.
+    write_row_gguf(dir / "plain.gguf", "granite", {}, {}, gguf_norms, multipliers({{"logit_scale", 8.0f}}));
+    const ModelWeights plain = read_gguf_llama(GgufFile(dir / "plain.gguf"));
+    CHECK(plain.blocks->held(0)->attention.score_scale == 0.0);
+    CHECK(plain.config.residual_scale == 1.0);
+    CHECK(plain.config.embedding_scale == 1.0f);
+    write_row_gguf(dir / "no_logit_scale.gguf", "granite", {}, {}, gguf_norms, multipliers({}));
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "no_logit_scale.gguf")); },
+                 {"no_logit_scale.gguf", "has no granite.logit_scale"});
+    write_row_gguf(dir / "zero.gguf", "granite", {}, {}, gguf_norms,
+                   multipliers({{"logit_scale", 8.0f}, {"residual_scale", 0.0f}}));
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "zero.gguf")); },
+                 {"zero.gguf", "granite.residual_scale = 0 is not supported"});
+    write_row_gguf(dir / "nope.gguf", "granite", {}, {}, gguf_norms, multipliers({{"logit_scale", 8.0f}}, false));
+    expect_error(ErrorKind::bad_input, [&] { read_gguf_llama(GgufFile(dir / "nope.gguf")); },
+                 {"nope.gguf", "granite.rope.scaling.finetuned = false (no RoPE) is not supported"});
 }
 
 }  // TEST_SUITE("models")

@@ -129,6 +129,22 @@ def olmo2(rng):
     return "causal", tf.Olmo2Config(**c), None
 
 
+def granite(rng):
+    """Llama's block with Granite's four multipliers, each drawn (Granite 3's own values among them) or
+    left to its default of 1 (attention_multiplier 1 is not 1 / sqrt(d_h)): embeddings, scores,
+    residual adds, logits; q/k/v/o and MLP biases as attention_bias and mlp_bias say."""
+    c = _llama_like(rng)
+    if rng.random() < 0.5:  # as the published models, and so that the GGUF form is checked more often
+        c["hidden_size"] = c["num_attention_heads"] * c["head_dim"]
+    c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.5,
+             hidden_act=rng.choice(["silu", "silu", "gelu"]))
+    for key, values in (("embedding_multiplier", [12.0, 0.5]), ("attention_multiplier", [0.015625, 0.125, 0.3]),
+                        ("residual_multiplier", [0.22, 0.6]), ("logits_scaling", [8.0, 0.6])):
+        if rng.random() < 0.75:
+            c[key] = rng.choice(values)
+    return "causal", tf.GraniteConfig(**c), None
+
+
 def qwen2(rng):
     c = _llama_like(rng)
     w = rng.choice([3, 4])
@@ -259,4 +275,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, granite, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}

@@ -3,6 +3,8 @@ that transformers_oracle.py checks a family's GGUF form against transformers too
   llama, mistral  LlamaModel (MistralForCausalLM is registered there): architecture llama, q/k rows
                   permuted for llama.cpp's interleaved RoPE, no sliding window written;
   olmo            OlmoModel: q/k rows permuted as llama's, no norm tensors (OLMo's have none);
+  granite         GraniteModel: q/k rows permuted as llama's, the multipliers as embedding_scale,
+                  attention.scale, residual_scale and logit_scale;
   gemma           GemmaModel: architecture gemma, every norm weight stored as 1 + w, rows as they are;
   qwen2, qwen3, starcoder2, stablelm, olmo2: rows as they are (stablelm: rope.dimension_count, and
                   no ffn_norm in parallel blocks, as StableLMModel writes them; olmo2: its norms after
@@ -39,7 +41,8 @@ def write_gguf(path, metadata, tensors):
 def architecture(config):
     """The general.architecture convert_hf_to_gguf.py writes for the model, or None (no GGUF form here)."""
     return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3",
-            "starcoder2": "starcoder2", "stablelm": "stablelm", "olmo": "olmo", "olmo2": "olmo2"}.get(config.model_type)
+            "starcoder2": "starcoder2", "stablelm": "stablelm", "olmo": "olmo", "olmo2": "olmo2",
+            "granite": "granite"}.get(config.model_type)
 
 
 def _permute(w, heads):
@@ -52,7 +55,7 @@ def convert(model, config, path):
     gemma = arch == "gemma"
     # LlamaModel permutes q/k rows for llama.cpp's interleaved RoPE; Qwen2Model, Qwen3Model and
     # GemmaModel keep them (llama.cpp turns their heads by halves, as transformers does).
-    permuted = arch in ("llama", "olmo")
+    permuted = arch in ("llama", "olmo", "granite")
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     p = arch + "."
@@ -77,6 +80,11 @@ def convert(model, config, path):
         metadata += [(p + "rope.dimension_count", U32, int(head_dim * rope.get("partial_rotary_factor", 1.0)))]
     else:
         metadata += [(p + "attention.key_length", U32, head_dim), (p + "attention.value_length", U32, head_dim)]
+    if arch == "granite":
+        metadata += [(p + "embedding_scale", F32, config.embedding_multiplier),
+                     (p + "attention.scale", F32, config.attention_multiplier),
+                     (p + "residual_scale", F32, config.residual_multiplier),
+                     (p + "logit_scale", F32, config.logits_scaling)]
     v = config.vocab_size
     tokens = ["<unk>", "<s>", "</s>"] + [f"\u2581w{i}" for i in range(3, v)]
     metadata += [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens),

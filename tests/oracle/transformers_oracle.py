@@ -257,7 +257,7 @@ def gguf_form(config):
     if arch == "llama":
         return (config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
                 and not getattr(config, "mlp_bias", False))
-    if arch == "olmo":  # permuted rows: heads of D / H
+    if arch in ("olmo", "granite"):  # permuted rows: heads of D / H
         return config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
     if arch in ("qwen2", "qwen3", "stablelm", "olmo2"):
         return config.hidden_act == "silu"
