@@ -62,12 +62,17 @@ template <int power>
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(row[i] * scale * (offset + weight[i]));
 }
 
-// row, weight, bias: [n] -> out = (row - mean) * scale * weight + bias, in double, as float.
+// row, weight, bias: [n] -> out = (row - mean) * scale * weight + bias, in double, as float (bias
+// null: none, Cohere's LayerNorms).
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void center_scale_row(const float* __restrict row,
                                                                                      double mean, double scale,
                                                                                      const float* __restrict weight,
                                                                                      const float* __restrict bias,
                                                                                      float* __restrict out, int64_t n) {
+    if (!bias) {
+        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((row[i] - mean) * scale * weight[i]);
+        return;
+    }
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((row[i] - mean) * scale * weight[i] + bias[i]);
 }
 
@@ -200,7 +205,7 @@ Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bia
         const float* row = x.ptr() + t * D;
         const double mean = deviation_sum<1>(row, 0.0, D) / static_cast<double>(D);
         const double scale = 1.0 / std::sqrt(deviation_sum<2>(row, mean, D) / static_cast<double>(D) + epsilon);
-        center_scale_row(row, mean, scale, weight.ptr(), bias.ptr(), y.ptr() + t * D, D);
+        center_scale_row(row, mean, scale, weight.ptr(), bias.empty() ? nullptr : bias.ptr(), y.ptr() + t * D, D);
     });
     return y;
 }

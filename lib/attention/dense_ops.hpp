@@ -35,7 +35,7 @@ Tensor rms_normalized(const Tensor& x, const Tensor& weight, double epsilon, flo
 // before its heads are split), accumulated in double, as float; tokens in parallel.
 Tensor rms_normalized_across_heads(const Tensor& x, const Tensor& weight, double epsilon);
 
-// x: [T, D]; weight, bias: [D] -> each row (x_t - mean) / sqrt(var + eps) * weight + bias (biased
+// x: [T, D]; weight, bias: [D] (bias empty: none) -> each row (x_t - mean) / sqrt(var + eps) * weight + bias (biased
 // variance, as torch), accumulated in double, as float; rows in parallel.
 Tensor layer_normalized(const Tensor& x, const Tensor& weight, const Tensor& bias, double epsilon);
 

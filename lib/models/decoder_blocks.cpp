@@ -86,7 +86,7 @@ NormWeights decoder_norm(const TensorSource& source, const DecoderLayout& layout
                          int64_t layer, int64_t size) {
     if (layout.family->parameterless_norms) return parameterless_norm(size);
     NormWeights norm{decoder_norm_weight(source, layout, pattern, layer, size), {}};
-    if (layout.family->norm == NormKind::layer_norm)
+    if (layout.family->norm == NormKind::layer_norm && layout.family->layer_norm_biases)
         norm.bias = load_of_shape(source, block_tensor(pattern, layer, ".bias"), {size});
     return norm;
 }
@@ -139,14 +139,21 @@ void check_hf_attention_biases(const TensorSource& source, const DecoderLayout& 
     expect_hf_bias(!a.b_o.empty(), o, block_tensor(n.o, l, ".bias"), bias_reason(family.o_bias, hf, "o_proj"), source);
 }
 
-// Block l's attention matrices (and a folder's biases, through the llama layout preset, which
-// checks them against config.json), then the block's settings over them.
+// Whether block attention is read through the llama layout preset (layouts.hpp), as one layer of
+// a folder is, with its messages: a folder's separate q/k/v projections named as Llama's.
+bool reads_through_llama_preset(const DecoderLayout& layout) {
+    return layout.container == Container::hf && !layout.family->fused &&
+           layout.family->hf_names.q == "model.layers.{}.self_attn.q_proj";
+}
+
+// Block l's attention matrices and biases (a folder's checked against config.json), then the
+// block's settings over them.
 void read_decoder_attention(const TensorSource& source, const DecoderLayout& layout, int64_t l, LayerWeights& a) {
     const ModelConfig& c = layout.config;
     const FamilySpec& family = *layout.family;
     const DecoderTensorNames& n = family.names(layout.container);
     const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
-    if (layout.container == Container::hf && !family.fused) {
+    if (reads_through_llama_preset(layout)) {
         LayoutOptions options;
         options.num_heads = c.n_heads;
         options.num_kv_heads = c.n_kv_heads;
@@ -163,7 +170,7 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         load_checked_rows(source, block_tensor(n.k, l), {kv, d}, {{0, kv, &a.w_k}}, RowLayout::transposed);
         load_checked_rows(source, block_tensor(n.v, l), {kv, d}, {{0, kv, &a.w_v}}, RowLayout::transposed);
     }
-    if (layout.container == Container::gguf || family.fused)
+    if (!reads_through_llama_preset(layout))
         load_checked_rows(source, block_tensor(n.o, l), {d, q}, {{0, d, &a.w_o}}, RowLayout::transposed);
     {  // the block's settings, keeping the tensors just read
         LayerWeights settings = layout.settings[static_cast<size_t>(l)];
@@ -173,20 +180,21 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         settings.b_o = std::move(a.b_o);
         a = std::move(settings);
     }
-    if (layout.container == Container::hf) {
-        check_hf_attention_biases(source, layout, l, a);
-    } else if (!family.fused) {  // llama.cpp reads whichever biases the file holds
+    if (!family.fused && !reads_through_llama_preset(layout)) {  // the biases the file holds
         a.b_q = optional_of_shape(source, block_tensor(n.q, l, ".bias"), {q});
         a.b_k = optional_of_shape(source, block_tensor(n.k, l, ".bias"), {kv});
         a.b_v = optional_of_shape(source, block_tensor(n.v, l, ".bias"), {kv});
         a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
     }
+    // A folder's must be as the family's rules and config.json say; llama.cpp reads whichever a
+    // GGUF file holds.
+    if (layout.container == Container::hf) check_hf_attention_biases(source, layout, l, a);
     if (family.qk_norm != QkNorm::none) {
         const auto [q_size, k_size] = qk_norm_sizes(layout);
         a.q_norm = decoder_norm_weight(source, layout, n.q_norm, l, q_size);
         a.k_norm = decoder_norm_weight(source, layout, n.k_norm, l, k_size);
     }
-    if (layout.container == Container::gguf) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
+    if (!reads_through_llama_preset(layout)) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
 }
 
 // The feed-forward's bias tensors, by the tensor they add to: gated [gate, up, down] into b_in,
@@ -237,24 +245,28 @@ void read_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layou
 // Throws Error(bad_input) naming the file and the tensor for a GGUF block norm that llama.cpp
 // would apply and the family's row does not read: q/k norms outside Qwen3, Gemma 3 and OLMo 2
 // (StableLM 2 12B's per-head LayerNorms), an ffn_norm in a parallel block (which block 0 says by
-// having none), norms before the sublayers of OLMo 2's blocks.
+// having none), norms before the sublayers of OLMo 2's blocks, biases of Cohere's LayerNorms.
 void refuse_unread_gguf_norms(const TensorSource& source, const DecoderLayout& layout, int64_t l) {
     if (layout.container != Container::gguf) return;
     const FamilySpec& family = *layout.family;
-    std::vector<std::pair<std::string, std::string>> unread;  // pattern, why
+    std::vector<std::pair<std::string, std::string>> unread;  // tensor, why
     if (family.qk_norm == QkNorm::none)
         for (const char* pattern : {"blk.{}.attn_q_norm", "blk.{}.attn_k_norm"})
-            unread.emplace_back(pattern, fmt::format("q/k norms are not read for {} GGUF files", family.name));
+            unread.emplace_back(block_tensor(pattern, l),
+                                fmt::format("q/k norms are not read for {} GGUF files", family.name));
     if (shares_attention_norm(layout))
-        unread.emplace_back(family.gguf_names.feed_forward_norm,
+        unread.emplace_back(block_tensor(family.gguf_names.feed_forward_norm, l),
                             "block 0 has no ffn_norm (parallel blocks), so none is read here");
     if (!normalizes_inputs(family))
         for (const char* pattern : {"blk.{}.attn_norm", "blk.{}.ffn_norm"})
-            unread.emplace_back(pattern,
-                                fmt::format("{} blocks have no norms before attention and feed-forward", family.name));
-    for (const auto& [pattern, why] : unread)
-        if (const std::string name = block_tensor(pattern, l); source.contains(name))
-            fail_input(source.path(), fmt::format("{}: {}", name, why));
+            unread.emplace_back(block_tensor(pattern, l), fmt::format("{} blocks have no norms before attention and "
+                                                                      "feed-forward",
+                                                                      family.name));
+    if (family.norm == NormKind::layer_norm && !family.layer_norm_biases)
+        unread.emplace_back(block_tensor(family.gguf_names.attention_norm, l, ".bias"),
+                            fmt::format("{} LayerNorms have no bias, so none is read", family.name));
+    for (const auto& [name, why] : unread)
+        if (source.contains(name)) fail_input(source.path(), fmt::format("{}: {}", name, why));
 }
 
 }  // namespace
@@ -308,10 +320,12 @@ void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout
         w.final_norm.weight = load_of_shape(source, name(n.final_norm), {c.d_model});
         if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
             for (float& v : w.final_norm.weight.data) v -= 1.0f;
-        if (layout.family->norm == NormKind::layer_norm)
+        if (layout.family->norm == NormKind::layer_norm && layout.family->layer_norm_biases)
             w.final_norm.bias = load_of_shape(source, fmt::format("{}.bias", n.final_norm), {c.d_model});
     }
     if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
+    if (!n.position_embedding.empty())
+        w.position_embedding = load_of_shape(source, name(n.position_embedding), {c.max_tokens, c.d_model});
 }
 
 std::shared_ptr<const BlockSource> read_decoder_blocks(const TensorSource& source, const DecoderLayout& layout) {

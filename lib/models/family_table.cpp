@@ -254,8 +254,58 @@ std::vector<FamilySpec> make_families() {
     granite.reads_multipliers = true, granite.score_scale = ScoreScale::attention_multiplier;
     granite.implemented_keys = {"embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                 "logits_scaling"};
-    return {llama, mistral,    ministral, qwen2,    qwen3, gemma, gemma2, gemma3,
-            phi3,  starcoder2, smollm3,   stablelm, olmo,  olmo2, granite};
+    // Cohere (Command R, Aya 23): parallel blocks from the one input_layernorm, LayerNorms with a
+    // weight and no bias, RoPE on interleaved pairs (its rotate_half and repeat_interleave), logits
+    // times logit_scale (0.0625 by default), a tied classifier; q/k/v/o biases as attention_bias
+    // says; the per-head q/k LayerNorms of Command R+ (use_qk_norm) are refused. GGUF: command-r,
+    // rows as they are (llama.cpp's rope type is NORM, interleaved), logit_scale required.
+    const FamilySpec cohere{.name = "cohere",
+                            .hf_model_type = "cohere",
+                            .gguf_architecture = "command-r",
+                            .hf_names = hf_llama_names(),
+                            .gguf_names = gguf_llama_names(),
+                            .norm = NormKind::layer_norm,
+                            .layer_norm_biases = false,
+                            .residual = ResidualLayout::parallel,
+                            .reads_logit_scale = true,
+                            .default_logit_scale = 0.0625,
+                            .hf_rope = RopeStyle::interleaved,
+                            .gguf_rope = RopeStyle::interleaved,
+                            .qkv_biases = attention_bias_key,
+                            .o_bias = attention_bias_key,
+                            .default_epsilon = 1e-5,
+                            .default_tied = true};
+    // GPT-Neo (TinyStories, GPT-Neo 125M-2.7B): GPT-2's block (LayerNorms with biases, a plain
+    // MLP c_fc / c_proj, learned positions, a tied classifier) with separate q/k/v projections
+    // without biases, unscaled scores and a window of window_size keys on the layers
+    // attention_types calls local; intermediate_size 4 D when null. llama.cpp has no GPT-Neo.
+    FamilySpec gpt_neo{.name = "gpt_neo",
+                       .hf_model_type = "gpt_neo",
+                       .norm = NormKind::layer_norm,
+                       .feed_forward = FeedForwardKind::plain,
+                       .default_activation = "gelu_new",
+                       .score_scale = ScoreScale::none,
+                       .windows = WindowRule::local_layers,
+                       .default_window = 256,
+                       .o_bias = always_biased,
+                       .mlp_biases = always_biased,
+                       .default_ffn_factor = 4,
+                       .default_epsilon = 1e-5,
+                       .default_tied = true};
+    gpt_neo.hf_names = {.q = "transformer.h.{}.attn.attention.q_proj",
+                        .k = "transformer.h.{}.attn.attention.k_proj",
+                        .v = "transformer.h.{}.attn.attention.v_proj",
+                        .o = "transformer.h.{}.attn.attention.out_proj",
+                        .attention_norm = "transformer.h.{}.ln_1",
+                        .feed_forward_norm = "transformer.h.{}.ln_2",
+                        .up = "transformer.h.{}.mlp.c_fc",
+                        .down = "transformer.h.{}.mlp.c_proj",
+                        .embedding = "transformer.wte",
+                        .final_norm = "transformer.ln_f",
+                        .classifier = "lm_head",
+                        .position_embedding = "transformer.wpe"};
+    return {llama,      mistral, ministral, qwen2, qwen3, gemma,   gemma2, gemma3, phi3,
+            starcoder2, smollm3, stablelm,  olmo,  olmo2, granite, cohere, gpt_neo};
 }
 
 }  // namespace
@@ -312,7 +362,8 @@ bool layer_slides(WindowRule rule, int64_t layer, int64_t first_sliding, int64_t
             return layer % 2 == 0;
         case WindowRule::pattern:
             return (layer + 1) % pattern != 0;
-        case WindowRule::no_rope:  // which layers have no RoPE is config.json's (hf_llama_checkpoint.cpp)
+        case WindowRule::no_rope:       // which layers have no RoPE is config.json's (hf_llama_checkpoint.cpp)
+        case WindowRule::local_layers:  // which layers are local is config.json's attention_types
             return false;
     }
     return false;

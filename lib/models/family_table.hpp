@@ -23,12 +23,13 @@ enum class Container { hf, gguf };
 
 // Which layers have a sliding window (the window itself is sliding_window's).
 enum class WindowRule {
-    none,         // Llama, Gemma
-    every_layer,  // Mistral, Phi-3
-    from_layer,   // Qwen2/3: with use_sliding_window, layers from max_window_layers on (GGUF: none)
-    alternating,  // Gemma 2: even layers (0, 2, ...)
-    pattern,      // Gemma 3: all but every sliding_window_pattern-th layer (5, 11, ... for 6)
-    no_rope,      // SmolLM3: with use_sliding_window, the layers without RoPE (GGUF: none)
+    none,          // Llama, Gemma
+    every_layer,   // Mistral, Phi-3
+    from_layer,    // Qwen2/3: with use_sliding_window, layers from max_window_layers on (GGUF: none)
+    alternating,   // Gemma 2: even layers (0, 2, ...)
+    pattern,       // Gemma 3: all but every sliding_window_pattern-th layer (5, 11, ... for 6)
+    no_rope,       // SmolLM3: with use_sliding_window, the layers without RoPE (GGUF: none)
+    local_layers,  // GPT-Neo: the layers attention_types calls "local" (window_size keys, 256 by default)
 };
 
 // Which biases a Hugging Face folder of the family has on one group of projections (GGUF: whichever
@@ -50,6 +51,7 @@ enum class QkNorm {
 // How scores are scaled.
 enum class ScoreScale {
     head_size,              // 1 / sqrt(d_h)
+    none,                   // GPT-Neo: scores not scaled
     query_pre_attn_scalar,  // Gemma 2/3: query_pre_attn_scalar^-1/2 (GGUF, which lacks it: llama.cpp's choice)
     attention_multiplier,   // Granite: attention_multiplier (default 1); GGUF attention.scale, else 1 / sqrt(d_h)
 };
@@ -62,6 +64,7 @@ struct DecoderTensorNames {
     std::string attention_norm = {}, attention_output_norm = {}, feed_forward_norm = {}, feed_forward_output_norm = {};
     std::string gate = {}, up = {}, gate_up = {}, down = {};  // gate_up: [gate; up] stacked (Phi-3); plain: no gate
     std::string embedding = {}, final_norm = {}, classifier = {};
+    std::string position_embedding = {};  // learned positions [max_positions, D] (GPT-Neo), then no RoPE
 };
 
 struct FamilySpec {
@@ -73,6 +76,7 @@ struct FamilySpec {
     // The block.
     NormKind norm = NormKind::rms;  // rms_offset_one: Gemma's (1 + w), stored in GGUF as 1 + w; layer_norm: with biases
     bool parameterless_norms = false;  // OLMo: LayerNorms without weight or bias tensors (read as 1 and 0)
+    bool layer_norm_biases = true;     // Cohere: LayerNorms with a weight and no bias
     FeedForwardKind feed_forward = FeedForwardKind::gated;  // plain: up (w_in) and down only (Starcoder2)
     ResidualLayout residual = ResidualLayout::pre_norm;     // sandwich: Gemma 2/3's post-norms; OLMo 2's post_sublayer
     QkNorm qk_norm = QkNorm::none;
@@ -81,6 +85,9 @@ struct FamilySpec {
     // Granite: embedding_multiplier, residual_multiplier and logits_scaling (ModelConfig's
     // embedding_scale, residual_scale, logits_scaling; GGUF embedding_scale, residual_scale, logit_scale).
     bool reads_multipliers = false;
+    // Cohere: logits times logit_scale (default_logit_scale when absent; GGUF logit_scale, required).
+    bool reads_logit_scale = false;
+    double default_logit_scale = 1.0;
     // The feed-forward's activation where config.json names none (a GGUF file never does), as
     // transformers names it; Gemma 2/3's MLPs read hidden_activation, the others (Gemma 1 too) hidden_act.
     std::string default_activation = "silu";
@@ -107,6 +114,7 @@ struct FamilySpec {
     bool gguf_windowless = false;
     int64_t gguf_window_pattern = 0;  // gemma3: llama.cpp's fixed pattern (GGUF has no sliding_window_pattern)
     double local_rope_base = 0.0;     // Gemma 3: the sliding layers' unscaled RoPE base by default (0: as every layer)
+    RopeStyle hf_rope = RopeStyle::half_split;    // Cohere: interleaved pairs (its rotate_half), as in its GGUF form
     RopeStyle gguf_rope = RopeStyle::half_split;  // llama: interleaved (the converter permutes q/k rows)
 
     // Soft-caps: Gemma 2/3 read attn_logit_softcapping and final_logit_softcapping, which the others refuse.
@@ -119,6 +127,8 @@ struct FamilySpec {
     // Biases: on q/k/v, on o, on the feed-forward's projections (Llama: attention_bias, mlp_bias).
     BiasRule qkv_biases = {}, o_bias = {}, mlp_biases = {};
     int64_t default_head_dim = 0;  // head_dim when config.json has none (0: hidden_size / heads)
+    int64_t default_ffn_factor =
+        0;  // intermediate_size when config.json has none: this times hidden_size (0: required)
     double default_rope_base = 10000.0;
     double default_epsilon = 1e-6;
     bool fixed_epsilon = false;  // OLMo: default_epsilon whatever config.json says (OlmoLayerNorm's 1e-5)

@@ -232,6 +232,11 @@ DecoderLayout gguf_decoder_config(const GgufFile& file) {
         if (file.has(rope_switch) && !file.get_bool(rope_switch).value_or(true))
             fail_input(file.path(), fmt::format("{} = false (no RoPE) is not supported", rope_switch));
     }
+    if (family.reads_logit_scale) {  // llama.cpp's command-r: logits times logit_scale, which it requires
+        const std::optional<double> logit_scale = multiplier(file, p, "logit_scale");
+        if (!logit_scale) fail_input(file.path(), fmt::format("has no {}.logit_scale (llama.cpp requires it)", p));
+        c.logits_scaling = 1.0 / *logit_scale;
+    }
     if (family.score_scale == ScoreScale::attention_multiplier)
         if (const std::optional<double> scale = multiplier(file, p, "attention.scale")) a.score_scale = *scale;
     if (family.score_scale == ScoreScale::query_pre_attn_scalar) {

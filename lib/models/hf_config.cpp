@@ -179,6 +179,45 @@ void read_rope(const nlohmann::json& config, const std::string& where, HfConfig&
     if (fraction) result.rotary_fraction = fraction;
 }
 
+// Whether `kind` is a GPT-Neo layer kind.
+bool is_attention_kind(const nlohmann::json& kind) { return kind == "global" || kind == "local"; }
+
+// GPT-Neo's layer kinds: attention_layers, which transformers' GPTNeoConfig keeps over what it
+// expands from attention_types ([kinds, repeats] pairs: the kinds, repeats times over).
+std::vector<std::string> read_attention_layers(const nlohmann::json& config, const std::string& where) {
+    std::vector<std::string> layers;
+    if (const auto given = config.find("attention_layers"); given != config.end() && !given->is_null()) {
+        if (!given->is_array() || !std::all_of(given->begin(), given->end(), is_attention_kind))
+            fail_input(where, fmt::format("\"attention_layers\" is {}, expected a list of \"global\" and \"local\"",
+                                          json_excerpt(*given)));
+        for (const nlohmann::json& kind : *given) layers.push_back(kind.get<std::string>());
+        return layers;
+    }
+    static const nlohmann::json gpt_neo_default = nlohmann::json::parse(R"([[["global", "local"], 12]])");
+    const auto types = config.find("attention_types");
+    const nlohmann::json& pairs = types == config.end() || types->is_null() ? gpt_neo_default : *types;
+    const auto bad = [&] {
+        fail_input(where, fmt::format("\"attention_types\" is {}, expected [[kinds, repeats], ...] with kinds "
+                                      "\"global\" or \"local\" and repeats a positive integer",
+                                      json_excerpt(pairs)));
+    };
+    if (!pairs.is_array()) bad();
+    int64_t count = 0;  // checked before anything is allocated
+    for (const nlohmann::json& pair : pairs) {
+        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_array() || !pair[1].is_number_integer()) bad();
+        const int64_t repeats = pair[1].get<int64_t>();
+        if (repeats < 1 || repeats > (int64_t{1} << 24) || pair[0].empty() ||
+            !std::all_of(pair[0].begin(), pair[0].end(), is_attention_kind))
+            bad();
+        count += repeats * static_cast<int64_t>(pair[0].size());
+        if (count > (int64_t{1} << 24)) bad();
+    }
+    for (const nlohmann::json& pair : pairs)
+        for (int64_t r = 0; r < pair[1].get<int64_t>(); ++r)
+            for (const nlohmann::json& kind : pair[0]) layers.push_back(kind.get<std::string>());
+    return layers;
+}
+
 // Sliding windows, biases and masks, each read by the families that have it.
 void read_option_fields(const nlohmann::json& config, const std::string& where, HfConfig& result) {
     result.sliding_window = positive_int(config, {"sliding_window"}, where);
@@ -208,6 +247,8 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
         }
     }
     result.no_rope_layer_interval = positive_int(config, {"no_rope_layer_interval"}, where);
+    if (result.model_type == "gpt_neo") result.attention_layers = read_attention_layers(config, where);
+    result.window_size = positive_int(config, {"window_size"}, where);
     result.attention_bias = bool_field(config, "attention_bias", where);
     result.mlp_bias = bool_field(config, "mlp_bias", where);
     result.use_bias = bool_field(config, "use_bias", where);
@@ -240,6 +281,7 @@ void read_gemma_fields(const nlohmann::json& config, const std::string& where, H
     result.attn_logit_softcapping = number_or_null(config, "attn_logit_softcapping", where);
     result.final_logit_softcapping = number_or_null(config, "final_logit_softcapping", where);
     result.query_pre_attn_scalar = positive_number(config, {"query_pre_attn_scalar"}, where);
+    result.logit_scale = number_or_null(config, "logit_scale", where);
     const std::optional<double> local_base = positive_number(config, {"rope_local_base_freq"}, where, 1.0);
     if (local_base && result.rope_local_base_freq && *local_base != *result.rope_local_base_freq)
         fail_input(where, fmt::format("rope_local_base_freq {} disagrees with rope_parameters' sliding_attention "

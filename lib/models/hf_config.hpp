@@ -48,11 +48,15 @@ struct HfConfig {
     std::vector<std::string> layer_types;      // "full_attention" | "sliding_attention" per layer; empty when absent
     std::vector<int> no_rope_layers;           // SmolLM3: 1 where a layer turns q/k, 0 where not; empty when absent
     std::optional<int64_t> no_rope_layer_interval;  // SmolLM3: without no_rope_layers, every this-th layer has no RoPE
-    std::optional<bool> attention_bias;             // Llama, Mistral: q/k/v/o biases
-    std::optional<bool> mlp_bias;                   // Llama: gate/up/down biases
-    std::optional<bool> use_bias;                   // Starcoder2: every projection's bias (default true)
-    std::optional<bool> use_qkv_bias;               // StableLM: q/k/v biases (default false)
-    std::optional<bool> is_decoder;                 // BERT: a causal mask
+    // GPT-Neo: "global" | "local" per layer, as transformers' GPTNeoConfig takes them: attention_layers
+    // where config.json has it, else attention_types expanded ([[["global", "local"], 12]] when absent).
+    std::vector<std::string> attention_layers;
+    std::optional<int64_t> window_size;  // GPT-Neo: the keys each query of a local layer sees
+    std::optional<bool> attention_bias;  // Llama, Mistral: q/k/v/o biases
+    std::optional<bool> mlp_bias;        // Llama: gate/up/down biases
+    std::optional<bool> use_bias;        // Starcoder2: every projection's bias (default true)
+    std::optional<bool> use_qkv_bias;    // StableLM: q/k/v biases (default false)
+    std::optional<bool> is_decoder;      // BERT: a causal mask
     // Gemma 2/3 (0 where config.json sets the key to null: none):
     std::string hidden_activation;                  // the feed-forward's activation ("" when absent)
     std::optional<double> attn_logit_softcapping;   // scores -> cap * tanh(scores / cap)
@@ -65,6 +69,7 @@ struct HfConfig {
     // attention_multiplier (in place of 1 / sqrt(d_h)), each sublayer's output times
     // residual_multiplier before its residual add, logits divided by logits_scaling.
     std::optional<double> embedding_multiplier, attention_multiplier, residual_multiplier, logits_scaling;
+    std::optional<double> logit_scale;  // Cohere: logits times this (0 where config.json sets it to null)
     // Encoder-decoder models (BART, T5: hf_seq2seq_checkpoint.hpp):
     std::optional<int64_t> decoder_layers;         // decoder_layers | num_decoder_layers
     std::optional<int64_t> encoder_layers;         // encoder_layers (BART; T5's is num_layers)

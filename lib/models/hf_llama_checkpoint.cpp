@@ -40,7 +40,9 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     c.architecture = "llama";
     c.family = family.name;
     c.d_model = required_value(hf.d_model, hf, "hidden_size");
-    c.ffn_dim = required_value(hf.intermediate_size, hf, "intermediate_size");
+    c.ffn_dim = family.default_ffn_factor > 0 && !hf.intermediate_size
+                    ? family.default_ffn_factor * c.d_model
+                    : required_value(hf.intermediate_size, hf, "intermediate_size");
     c.n_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
     c.n_heads = required_value(hf.num_heads, hf, "num_attention_heads");
     c.n_kv_heads = hf.num_kv_heads.value_or(c.n_heads);
@@ -76,6 +78,11 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
         c.residual_scale = hf.residual_multiplier.value_or(1.0);
         c.logits_scaling = hf.logits_scaling.value_or(1.0);
     }
+    if (family.reads_logit_scale) {  // CohereForCausalLM: logits * logit_scale (null: it cannot run)
+        const double logit_scale = hf.logit_scale.value_or(family.default_logit_scale);
+        if (logit_scale == 0) fail_input(hf.path, "logit_scale is null (transformers multiplies the logits by it)");
+        c.logits_scaling = 1.0 / logit_scale;
+    }
     return c;
 }
 
@@ -91,11 +98,22 @@ bool layer_turns(const HfConfig& hf, const FamilySpec& family, int64_t layer, in
     return hf.no_rope_layers[static_cast<size_t>(layer)] == 1;
 }
 
+// GPT-Neo: window_size keys (the family's default when absent) on the layers attention_types
+// calls local, every earlier key on the global ones.
+int64_t local_window_of(const HfConfig& hf, const FamilySpec& family, int64_t layer, int64_t layers) {
+    if (static_cast<int64_t>(hf.attention_layers.size()) != layers)
+        fail_input(hf.path, fmt::format("attention_types gives {} layers, num_layers is {}", hf.attention_layers.size(),
+                                        layers));
+    if (hf.attention_layers[static_cast<size_t>(layer)] != "local") return 0;
+    return hf.window_size.value_or(family.default_window);
+}
+
 // The keys each query of block `layer` (of `layers`) sees (0: every earlier key): the family's
 // rule, or layer_types where config.json gives them and the family reads them; sliding_window
 // (null: none; absent: the family's default).
 int64_t sliding_window_of(const HfConfig& hf, const FamilySpec& family, int64_t layer, int64_t layers) {
     if (family.windows == WindowRule::none) return 0;
+    if (family.windows == WindowRule::local_layers) return local_window_of(hf, family, layer, layers);
     const bool gated = family.windows == WindowRule::from_layer || family.windows == WindowRule::no_rope;
     if (gated && !hf.use_sliding_window.value_or(false)) return 0;
     const bool by_layer_types = family.reads_layer_types && !hf.layer_types.empty();
@@ -117,7 +135,8 @@ LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, co
     LayerWeights a;
     a.d_model = c.d_model, a.num_heads = c.n_heads, a.num_kv_heads = c.n_kv_heads, a.d_head = c.head_dim;
     a.causal = true;
-    a.rope = layer_turns(hf, family, l, c.n_layers) ? RopeStyle::half_split : RopeStyle::none;
+    const bool learned_positions = !family.hf_names.position_embedding.empty();
+    a.rope = !learned_positions && layer_turns(hf, family, l, c.n_layers) ? family.hf_rope : RopeStyle::none;
     a.rope_base = c.rope_base;
     a.rope_scaling = hf.rope_scaling_parameters;
     a.sliding_window = sliding_window_of(hf, family, l, c.n_layers);
@@ -125,6 +144,7 @@ LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, co
     if (family.score_scale == ScoreScale::query_pre_attn_scalar)
         a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
     if (family.score_scale == ScoreScale::attention_multiplier) a.score_scale = hf.attention_multiplier.value_or(1.0);
+    if (family.score_scale == ScoreScale::none) a.score_scale = 1.0;
     if (family.softcaps)
         a.logit_softcap =
             family.hf_attn_softcap ? hf.attn_logit_softcapping.value_or(family.default_attn_softcap) : 0.0;

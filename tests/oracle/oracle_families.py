@@ -201,6 +201,18 @@ def gemma(rng):
     return "causal", cfg, None
 
 
+def cohere(rng):
+    """Parallel blocks from the one input_layernorm, LayerNorms without biases, RoPE on interleaved
+    pairs, logits times logit_scale (drawn, or its default 0.0625), q/k/v/o biases as attention_bias says."""
+    c = _llama_like(rng)
+    del c["rms_norm_eps"]
+    c.update(rope_parameters=_rope(rng), attention_bias=rng.random() < 0.5, layer_norm_eps=rng.choice([1e-5, 1e-6]),
+             hidden_act=rng.choice(["silu", "silu", "gelu"]), tie_word_embeddings=rng.random() < 0.7)
+    if rng.random() < 0.7:
+        c["logit_scale"] = rng.choice([0.5, 2.0, 0.125])
+    return "causal", tf.CohereConfig(**c), None
+
+
 def gemma2(rng):
     c, w = _gemma(rng)
     c.update(attn_logit_softcapping=rng.choice([None, 50.0, 2.0]), rope_parameters=_rope(rng, ("default",)))
@@ -227,6 +239,27 @@ def gpt2(rng):
                         layer_norm_epsilon=rng.choice([1e-5, 1e-6]), tie_word_embeddings=rng.random() < 0.7,
                         bos_token_id=1, eos_token_id=2)
     return "causal", cfg, None
+
+
+def gpt_neo(rng):
+    """GPT-2's block with separate q/k/v projections (no biases), unscaled scores, learned positions and
+    a window of window_size keys on the layers attention_types calls local (or attention_layers, which
+    GPTNeoConfig keeps over attention_types); intermediate_size 4 D when None."""
+    heads = rng.choice([1, 2, 4])
+    layers = rng.randint(1, 4)
+    v = rng.randint(20, 60)
+    if layers % 2 == 0 and rng.random() < 0.5:  # as the published models: global and local alternating
+        types = [[["global", "local"], layers // 2]]
+    else:
+        types = [[[rng.choice(["global", "local"])], 1] for _ in range(layers)]
+    w = rng.choice([2, 3, 5, 256])
+    cfg = tf.GPTNeoConfig(hidden_size=heads * rng.choice([3, 4, 8]), num_heads=heads, num_layers=layers,
+                          attention_types=types, window_size=w, intermediate_size=rng.choice([None, 13]),
+                          max_position_embeddings=64, vocab_size=v,
+                          activation_function=rng.choice(["gelu_new", "gelu", "relu"]),
+                          layer_norm_epsilon=rng.choice([1e-5, 1e-6]), tie_word_embeddings=rng.random() < 0.7,
+                          bos_token_id=1, eos_token_id=2)
+    return "causal", cfg, w if "local" in cfg.attention_layers and w < 64 else None
 
 
 def gpt_neox(rng):
@@ -275,4 +308,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, granite, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neo, gpt_neox, bert, bart, t5)}

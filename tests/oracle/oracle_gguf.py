@@ -42,7 +42,7 @@ def architecture(config):
     """The general.architecture convert_hf_to_gguf.py writes for the model, or None (no GGUF form here)."""
     return {"llama": "llama", "mistral": "llama", "gemma": "gemma", "qwen2": "qwen2", "qwen3": "qwen3",
             "starcoder2": "starcoder2", "stablelm": "stablelm", "olmo": "olmo", "olmo2": "olmo2",
-            "granite": "granite"}.get(config.model_type)
+            "granite": "granite", "cohere": "command-r"}.get(config.model_type)
 
 
 def _permute(w, heads):
@@ -70,7 +70,7 @@ def convert(model, config, path):
                 # Starcoder2's and StableLM's LayerNorms: add_layer_norm_eps; the others' RMSNorms:
                 # add_layer_norm_rms_eps
                 (p + "attention.layer_norm_epsilon", F32, config.norm_epsilon) if arch == "starcoder2" else
-                (p + "attention.layer_norm_epsilon", F32, config.layer_norm_eps) if arch == "stablelm" else
+                (p + "attention.layer_norm_epsilon", F32, config.layer_norm_eps) if arch in ("stablelm", "command-r") else
                 (p + "attention.layer_norm_epsilon", F32, 1e-5) if arch == "olmo" else  # OlmoModel: OlmoLayerNorm's
                 (p + "attention.layer_norm_rms_epsilon", F32, config.rms_norm_eps),
                 (p + "rope.freq_base", F32, rope.get("rope_theta", 10000.0))]
@@ -85,6 +85,8 @@ def convert(model, config, path):
                      (p + "attention.scale", F32, config.attention_multiplier),
                      (p + "residual_scale", F32, config.residual_multiplier),
                      (p + "logit_scale", F32, config.logits_scaling)]
+    if arch == "command-r":
+        metadata += [(p + "logit_scale", F32, config.logit_scale)]
     v = config.vocab_size
     tokens = ["<unk>", "<s>", "</s>"] + [f"\u2581w{i}" for i in range(3, v)]
     metadata += [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens),

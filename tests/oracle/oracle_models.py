@@ -14,10 +14,17 @@ def randomize(model):
     so that heads are peaked and a wrong mask, position or scale shows: matrices N(0, 0.3²),
     embeddings N(0, 1), biases N(0, 0.1²), norm weights about 1 (Gemma's (1 + w) about 0). Larger
     scores would meet the oracle's own rounding: transformers computes RoPE angles in float32 even
-    for a float64 model (inv_freq and positions as torch.float), about 2e-6 rad at position 32."""
+    for a float64 model (inv_freq and positions as torch.float), about 2e-6 rad at position 32.
+    GPT-Neo neither scales its scores by 1 / sqrt(head_dim) nor computes them in float64 (its _attn
+    casts q and k to float32): its q and k are drawn head_dim^-1/4 as large, so that its scores are as
+    peaked as the scaled families' and not beyond float32's reach."""
+    unscaled = getattr(model.config, "model_type", "") == "gpt_neo"
+    head_dim = model.config.hidden_size // model.config.num_attention_heads if unscaled else 1
     for name, p in model.named_parameters():
         if p.dim() >= 2:
             p.copy_(torch.randn_like(p) * (1.0 if "embed" in name or name.endswith(("wte.weight", "wpe.weight", "shared.weight")) else 0.3))
+            if unscaled and name.endswith(("q_proj.weight", "k_proj.weight")):
+                p.mul_(head_dim ** -0.25)
         elif "norm" in name.lower() or ".ln" in name or name.startswith("ln_"):
             p.copy_(torch.randn_like(p) * 0.2 + (0.0 if bool((p == 0).all()) else 1.0))
         else:

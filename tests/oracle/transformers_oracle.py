@@ -261,6 +261,8 @@ def gguf_form(config):
         return config.hidden_act == "silu" and config.head_dim * config.num_attention_heads == config.hidden_size
     if arch in ("qwen2", "qwen3", "stablelm", "olmo2"):
         return config.hidden_act == "silu"
+    if arch == "command-r":  # llama.cpp: SiLU, the classifier always the embeddings
+        return config.hidden_act == "silu" and config.tie_word_embeddings
     if arch == "starcoder2":  # llama.cpp: GELU's tanh form
         return config.hidden_act == "gelu_pytorch_tanh"
     return config.hidden_act == "gelu_pytorch_tanh"
