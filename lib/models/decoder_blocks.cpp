@@ -20,6 +20,10 @@ struct DecoderBlockTensor {
     std::vector<int64_t> shape;  // row-major; matrices [out, in]
 };
 
+// Whether q, k and v are one stacked matrix (Phi-3, GPTBigCode), and gate and up (Phi-3).
+bool fused_qkv(const DecoderTensorNames& n) { return !n.qkv.empty(); }
+bool fused_gate_up(const DecoderTensorNames& n) { return !n.gate_up.empty(); }
+
 // Whether the feed-forward reads the attention's input norm: a table row's parallel blocks
 // (StableLM's) have the one norm.
 bool shares_attention_norm(const DecoderLayout& layout) { return layout.config.residual == ResidualLayout::parallel; }
@@ -50,11 +54,15 @@ std::vector<DecoderBlockTensor> decoder_block_tensors(const DecoderLayout& layou
     t.push_back({&n.o, {d, q}});
     if (input_norm_tensors && !shares_attention_norm(layout)) t.push_back({&n.feed_forward_norm, {d}});
     t.push_back({&n.down, {d, f}});
-    if (family.fused)
-        t.insert(t.end(), {{&n.qkv, {q + 2 * kv, d}}, {&n.gate_up, {2 * f, d}}});
+    if (fused_qkv(n))
+        t.push_back({&n.qkv, {q + 2 * kv, d}});
     else
-        t.insert(t.end(), {{&n.q, {q, d}}, {&n.k, {kv, d}}, {&n.v, {kv, d}}, {&n.up, {f, d}}});
-    if (!family.fused && family.feed_forward == FeedForwardKind::gated) t.push_back({&n.gate, {f, d}});
+        t.insert(t.end(), {{&n.q, {q, d}}, {&n.k, {kv, d}}, {&n.v, {kv, d}}});
+    if (fused_gate_up(n))
+        t.push_back({&n.gate_up, {2 * f, d}});
+    else
+        t.push_back({&n.up, {f, d}});
+    if (!fused_gate_up(n) && family.feed_forward == FeedForwardKind::gated) t.push_back({&n.gate, {f, d}});
     if (family.qk_norm != QkNorm::none) {
         const auto [q_size, k_size] = qk_norm_sizes(layout);
         t.insert(t.end(), {{&n.q_norm, {q_size}}, {&n.k_norm, {k_size}}});
@@ -126,23 +134,20 @@ void check_hf_attention_biases(const TensorSource& source, const DecoderLayout& 
     const FamilySpec& family = *layout.family;
     const DecoderTensorNames& n = family.hf_names;
     const HfConfig& hf = *layout.hf;
-    if (family.fused) {
-        expect_hf_bias(source.contains(block_tensor(n.qkv, l, ".bias")), false, block_tensor(n.qkv, l, ".bias"),
-                       fmt::format("{} has no attention biases", hf.model_type), source);
-        return;
-    }
     const bool qkv = has_biases(family.qkv_biases, hf), o = has_biases(family.o_bias, hf);
     const std::string qkv_why = bias_reason(family.qkv_biases, hf, "q/k/v");
-    expect_hf_bias(!a.b_q.empty(), qkv, block_tensor(n.q, l, ".bias"), qkv_why, source);
-    expect_hf_bias(!a.b_k.empty(), qkv, block_tensor(n.k, l, ".bias"), qkv_why, source);
-    expect_hf_bias(!a.b_v.empty(), qkv, block_tensor(n.v, l, ".bias"), qkv_why, source);
+    const std::vector<const std::string*> projections =
+        fused_qkv(n) ? std::vector<const std::string*>{&n.qkv} : std::vector<const std::string*>{&n.q, &n.k, &n.v};
+    const bool biased[] = {!a.b_q.empty(), !a.b_k.empty(), !a.b_v.empty()};  // (fused: all or none)
+    for (size_t i = 0; i < projections.size(); ++i)
+        expect_hf_bias(biased[i], qkv, block_tensor(*projections[i], l, ".bias"), qkv_why, source);
     expect_hf_bias(!a.b_o.empty(), o, block_tensor(n.o, l, ".bias"), bias_reason(family.o_bias, hf, "o_proj"), source);
 }
 
 // Whether block attention is read through the llama layout preset (layouts.hpp), as one layer of
 // a folder is, with its messages: a folder's separate q/k/v projections named as Llama's.
 bool reads_through_llama_preset(const DecoderLayout& layout) {
-    return layout.container == Container::hf && !layout.family->fused &&
+    return layout.container == Container::hf && !fused_qkv(layout.family->hf_names) &&
            layout.family->hf_names.q == "model.layers.{}.self_attn.q_proj";
 }
 
@@ -162,7 +167,7 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         if (a.d_head != c.head_dim)
             fail_input(source.path(), fmt::format("tensor '{}' has {} outputs, expected {} heads x head size {}",
                                                   block_tensor(n.q, l), a.num_heads * a.d_head, c.n_heads, c.head_dim));
-    } else if (family.fused) {  // q, k and v are rows [0, H d_h), [H d_h, (H + KV) d_h) and the rest
+    } else if (fused_qkv(n)) {  // q, k and v are rows [0, H d_h), [H d_h, (H + KV) d_h) and the rest
         load_checked_rows(source, block_tensor(n.qkv, l), {q + 2 * kv, d},
                           {{0, q, &a.w_q}, {q, kv, &a.w_k}, {q + kv, kv, &a.w_v}}, RowLayout::transposed);
     } else {
@@ -180,12 +185,15 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         settings.b_o = std::move(a.b_o);
         a = std::move(settings);
     }
-    if (!family.fused && !reads_through_llama_preset(layout)) {  // the biases the file holds
+    if (fused_qkv(n)) {  // the biases the file holds, a stacked one cut as its matrix
+        if (const Tensor qkv = optional_of_shape(source, block_tensor(n.qkv, l, ".bias"), {q + 2 * kv}); !qkv.empty())
+            a.b_q = rows_of(qkv, 0, q), a.b_k = rows_of(qkv, q, kv), a.b_v = rows_of(qkv, q + kv, kv);
+    } else if (!reads_through_llama_preset(layout)) {
         a.b_q = optional_of_shape(source, block_tensor(n.q, l, ".bias"), {q});
         a.b_k = optional_of_shape(source, block_tensor(n.k, l, ".bias"), {kv});
         a.b_v = optional_of_shape(source, block_tensor(n.v, l, ".bias"), {kv});
-        a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
     }
+    if (!reads_through_llama_preset(layout)) a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
     // A folder's must be as the family's rules and config.json say; llama.cpp reads whichever a
     // GGUF file holds.
     if (layout.container == Container::hf) check_hf_attention_biases(source, layout, l, a);
@@ -227,7 +235,7 @@ void read_hf_mlp_biases(const TensorSource& source, const DecoderLayout& layout,
 // whose gate and up projections are fused (Phi-3): it is read without biases.
 void refuse_fused_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l) {
     const FamilySpec& family = *layout.family;
-    if (layout.container != Container::gguf || !family.fused) return;
+    if (layout.container != Container::gguf || !fused_gate_up(family.gguf_names)) return;
     for (const std::string* pattern : {&family.gguf_names.gate_up, &family.gguf_names.down})
         if (const std::string name = block_tensor(*pattern, l, ".bias"); source.contains(name))
             fail_input(source.path(),
@@ -237,7 +245,7 @@ void refuse_fused_gguf_mlp_biases(const TensorSource& source, const DecoderLayou
 // A GGUF block's feed-forward biases, whichever the file holds (llama.cpp reads them where they
 // are; a fused block has none: refuse_fused_gguf_mlp_biases).
 void read_gguf_mlp_biases(const TensorSource& source, const DecoderLayout& layout, int64_t l, BlockWeights& b) {
-    if (layout.family->fused) return;
+    if (fused_gate_up(layout.family->gguf_names)) return;
     for (const MlpBias& m : mlp_biases(layout, b))
         *m.bias = optional_of_shape(source, block_tensor(*m.pattern, l, ".bias"), {m.size});
 }
@@ -293,7 +301,7 @@ void read_decoder_block(const TensorSource& source, const DecoderLayout& layout,
         b.attention_output_norm = decoder_norm(source, layout, n.attention_output_norm, l, d);
         b.feed_forward_output_norm = decoder_norm(source, layout, n.feed_forward_output_norm, l, d);
     }
-    if (family.fused) {
+    if (fused_gate_up(n)) {
         load_checked_rows(source, block_tensor(n.gate_up, l), {2 * f, d}, {{0, f, &b.w_in}, {f, f, &b.w_up}},
                           RowLayout::as_stored);
     } else if (family.feed_forward == FeedForwardKind::plain) {
@@ -314,18 +322,15 @@ void read_decoder_outside_blocks(const TensorSource& source, const DecoderLayout
     const DecoderTensorNames& n = layout.family->names(layout.container);
     const auto name = [](const std::string& pattern) { return fmt::format("{}.weight", pattern); };
     w.token_embedding = load_of_shape(source, name(n.embedding), {c.vocab_size, c.d_model});
-    if (layout.family->parameterless_norms) {
-        w.final_norm = parameterless_norm(c.d_model);
-    } else {
-        w.final_norm.weight = load_of_shape(source, name(n.final_norm), {c.d_model});
-        if (layout.container == Container::gguf && layout.family->norm == NormKind::rms_offset_one)
-            for (float& v : w.final_norm.weight.data) v -= 1.0f;
-        if (layout.family->norm == NormKind::layer_norm && layout.family->layer_norm_biases)
-            w.final_norm.bias = load_of_shape(source, fmt::format("{}.bias", n.final_norm), {c.d_model});
-    }
+    // (A block pattern without "{}" names the one tensor; OPT's post-norm blocks have no final norm.)
+    if (layout.final_norm) w.final_norm = decoder_norm(source, layout, n.final_norm, 0, c.d_model);
     if (!c.shared_classifier) w.classifier = load_of_shape(source, name(n.classifier), {c.vocab_size, c.d_model});
-    if (!n.position_embedding.empty())
-        w.position_embedding = load_of_shape(source, name(n.position_embedding), {c.max_tokens, c.d_model});
+    if (!n.position_embedding.empty()) {  // rows [offset, offset + max_tokens) for positions 0, 1, ... (OPT: 2)
+        const int64_t offset = layout.family->position_offset;
+        check_of_shape(source, name(n.position_embedding), {c.max_tokens + offset, c.d_model});
+        source.load_row_ranges(name(n.position_embedding), {{offset, c.max_tokens, &w.position_embedding}},
+                               RowLayout::as_stored);
+    }
 }
 
 std::shared_ptr<const BlockSource> read_decoder_blocks(const TensorSource& source, const DecoderLayout& layout) {

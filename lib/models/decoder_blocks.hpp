@@ -26,6 +26,7 @@ struct DecoderLayout {
     // A Hugging Face folder's config.json: its attention goes through the llama layout preset
     // (layouts.hpp) and its biases must be as the family's bias rules and config.json say.
     std::optional<HfConfig> hf;
+    bool final_norm = true;  // false: none before the classifier (OPT's post-norm blocks or _remove_final_layer_norm)
 };
 
 // Throws Error(bad_input) naming the file unless every tensor of block `layer` (biases aside)

@@ -46,7 +46,21 @@ DecoderTensorNames gguf_llama_names() { return llama_names(Container::gguf); }
 const BiasRule attention_bias_key{&HfConfig::attention_bias, "attention_bias"};
 const BiasRule mlp_bias_key{&HfConfig::mlp_bias, "mlp_bias"};
 const BiasRule use_bias_key{&HfConfig::use_bias, "use_bias", true};
+const BiasRule enable_bias_key{&HfConfig::enable_bias, "enable_bias", true};
 const BiasRule always_biased{.by_default = true};
+
+// GPT-2's names outside attention (GPT-Neo's, GPTBigCode's): LayerNorms ln_1, ln_2 and ln_f, the MLP
+// c_fc / c_proj, token and position embeddings wte and wpe, lm_head.
+DecoderTensorNames gpt2_names() {
+    return {.attention_norm = "transformer.h.{}.ln_1",
+            .feed_forward_norm = "transformer.h.{}.ln_2",
+            .up = "transformer.h.{}.mlp.c_fc",
+            .down = "transformer.h.{}.mlp.c_proj",
+            .embedding = "transformer.wte",
+            .final_norm = "transformer.ln_f",
+            .classifier = "lm_head",
+            .position_embedding = "transformer.wpe"};
+}
 
 // Qwen3's and Gemma 3's per-head q/k norms, OLMo 2's across heads.
 FamilySpec with_qk_norm(FamilySpec f, QkNorm kind = QkNorm::per_head) {
@@ -154,10 +168,11 @@ std::vector<FamilySpec> make_families() {
                     .gguf_architecture = "phi3",
                     .hf_names = hf_llama_names(),
                     .gguf_names = gguf_llama_names(),
-                    .fused = true,
                     .partial_rotary = true,
                     .windows = WindowRule::every_layer,
                     .default_epsilon = 1e-5};
+    for (DecoderTensorNames* names : {&phi3.hf_names, &phi3.gguf_names})  // fused: no q, k, v, gate, up of their own
+        names->q = names->k = names->v = names->gate = names->up = "";
     phi3.hf_names.qkv = "model.layers.{}.self_attn.qkv_proj",
     phi3.hf_names.gate_up = "model.layers.{}.mlp.gate_up_proj";
     phi3.gguf_names.qkv = "blk.{}.attn_qkv", phi3.gguf_names.gate_up = "blk.{}.ffn_up";
@@ -292,20 +307,60 @@ std::vector<FamilySpec> make_families() {
                        .default_ffn_factor = 4,
                        .default_epsilon = 1e-5,
                        .default_tied = true};
-    gpt_neo.hf_names = {.q = "transformer.h.{}.attn.attention.q_proj",
-                        .k = "transformer.h.{}.attn.attention.k_proj",
-                        .v = "transformer.h.{}.attn.attention.v_proj",
-                        .o = "transformer.h.{}.attn.attention.out_proj",
-                        .attention_norm = "transformer.h.{}.ln_1",
-                        .feed_forward_norm = "transformer.h.{}.ln_2",
-                        .up = "transformer.h.{}.mlp.c_fc",
-                        .down = "transformer.h.{}.mlp.c_proj",
-                        .embedding = "transformer.wte",
-                        .final_norm = "transformer.ln_f",
-                        .classifier = "lm_head",
-                        .position_embedding = "transformer.wpe"};
-    return {llama,      mistral, ministral, qwen2, qwen3, gemma,   gemma2, gemma3, phi3,
-            starcoder2, smollm3, stablelm,  olmo,  olmo2, granite, cohere, gpt_neo};
+    gpt_neo.hf_names = gpt2_names();
+    gpt_neo.hf_names.q = "transformer.h.{}.attn.attention.q_proj",
+    gpt_neo.hf_names.k = "transformer.h.{}.attn.attention.k_proj";
+    gpt_neo.hf_names.v = "transformer.h.{}.attn.attention.v_proj",
+    gpt_neo.hf_names.o = "transformer.h.{}.attn.attention.out_proj";
+    // OPT (125m-66b): q/k/v/out_proj and fc1/fc2 with biases as enable_bias says, LayerNorms with
+    // biases (epsilon 1e-5: nn.LayerNorm's, config.json has no key), a plain ReLU MLP, learned positions
+    // offset by 2, before-norms or (do_layer_norm_before false: OPT-350m) norms after each residual add
+    // and no final norm, a tied classifier. llama.cpp has no OPT.
+    FamilySpec opt{.name = "opt",
+                   .hf_model_type = "opt",
+                   .norm = NormKind::layer_norm,
+                   .feed_forward = FeedForwardKind::plain,
+                   .default_activation = "relu",
+                   .qkv_biases = enable_bias_key,
+                   .o_bias = enable_bias_key,
+                   .mlp_biases = enable_bias_key,
+                   .position_offset = 2,
+                   .reads_layer_norm_before = true,
+                   .default_epsilon = 1e-5,
+                   .fixed_epsilon = true,
+                   .default_tied = true};
+    opt.hf_names = {.q = "model.decoder.layers.{}.self_attn.q_proj",
+                    .k = "model.decoder.layers.{}.self_attn.k_proj",
+                    .v = "model.decoder.layers.{}.self_attn.v_proj",
+                    .o = "model.decoder.layers.{}.self_attn.out_proj",
+                    .attention_norm = "model.decoder.layers.{}.self_attn_layer_norm",
+                    .feed_forward_norm = "model.decoder.layers.{}.final_layer_norm",
+                    .up = "model.decoder.layers.{}.fc1",
+                    .down = "model.decoder.layers.{}.fc2",
+                    .embedding = "model.decoder.embed_tokens",
+                    .final_norm = "model.decoder.final_layer_norm",
+                    .classifier = "lm_head",
+                    .position_embedding = "model.decoder.embed_positions"};
+    // GPTBigCode (SantaCoder, StarCoder 1, TinyStarCoder): GPT-2's block with nn.Linear layers, one
+    // key/value head (multi_query), [q; k; v] in c_attn, every projection biased, learned positions,
+    // scale_attn_weights, n_inner 4 D when null, a tied classifier. (GGUF starcoder: not read yet.)
+    FamilySpec gpt_bigcode{.name = "gpt_bigcode",
+                           .hf_model_type = "gpt_bigcode",
+                           .norm = NormKind::layer_norm,
+                           .feed_forward = FeedForwardKind::plain,
+                           .multi_query = true,
+                           .reads_scale_attn_weights = true,
+                           .default_activation = "gelu_pytorch_tanh",
+                           .qkv_biases = always_biased,
+                           .o_bias = always_biased,
+                           .mlp_biases = always_biased,
+                           .default_ffn_factor = 4,
+                           .default_epsilon = 1e-5,
+                           .default_tied = true};
+    gpt_bigcode.hf_names = gpt2_names();
+    gpt_bigcode.hf_names.qkv = "transformer.h.{}.attn.c_attn", gpt_bigcode.hf_names.o = "transformer.h.{}.attn.c_proj";
+    return {llama,   mistral,  ministral, qwen2, qwen3,   gemma,  gemma2,  gemma3, phi3,       starcoder2,
+            smollm3, stablelm, olmo,      olmo2, granite, cohere, gpt_neo, opt,    gpt_bigcode};
 }
 
 }  // namespace

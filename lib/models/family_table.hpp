@@ -60,6 +60,7 @@ enum class ScoreScale {
 // or ".bias"; "" where the family has no such tensor.
 struct DecoderTensorNames {
     // (Each with a default, so that a designated initializer may leave it out.)
+    // qkv: [q; k; v] stacked (Phi-3, GPTBigCode), split at read time, in place of q, k and v.
     std::string q = {}, k = {}, v = {}, qkv = {}, o = {}, q_norm = {}, k_norm = {};
     std::string attention_norm = {}, attention_output_norm = {}, feed_forward_norm = {}, feed_forward_output_norm = {};
     std::string gate = {}, up = {}, gate_up = {}, down = {};  // gate_up: [gate; up] stacked (Phi-3); plain: no gate
@@ -80,8 +81,11 @@ struct FamilySpec {
     FeedForwardKind feed_forward = FeedForwardKind::gated;  // plain: up (w_in) and down only (Starcoder2)
     ResidualLayout residual = ResidualLayout::pre_norm;     // sandwich: Gemma 2/3's post-norms; OLMo 2's post_sublayer
     QkNorm qk_norm = QkNorm::none;
-    bool fused = false;              // Phi-3: [q; k; v] and [gate; up] in one matrix each, split at read time
     bool scaled_embeddings = false;  // Gemma: token embeddings times sqrt(D), rounded to float
+    // GPTBigCode: multi_query (true by default) gives one key/value head; false, whose c_attn holds
+    // each head's q, k and v together, is refused.
+    bool multi_query = false;
+    bool reads_scale_attn_weights = false;  // GPTBigCode: scale_attn_weights false leaves the scores unscaled
     // Granite: embedding_multiplier, residual_multiplier and logits_scaling (ModelConfig's
     // embedding_scale, residual_scale, logits_scaling; GGUF embedding_scale, residual_scale, logit_scale).
     bool reads_multipliers = false;
@@ -127,8 +131,14 @@ struct FamilySpec {
     // Biases: on q/k/v, on o, on the feed-forward's projections (Llama: attention_bias, mlp_bias).
     BiasRule qkv_biases = {}, o_bias = {}, mlp_biases = {};
     int64_t default_head_dim = 0;  // head_dim when config.json has none (0: hidden_size / heads)
-    int64_t default_ffn_factor =
-        0;  // intermediate_size when config.json has none: this times hidden_size (0: required)
+    // OPT: the learned positions' first rows are unused (position p reads row p + position_offset).
+    int64_t position_offset = 0;
+    // OPT: do_layer_norm_before (default true; false: ResidualLayout::post_norm and no final norm),
+    // _remove_final_layer_norm; word_embed_proj_dim other than hidden_size, and
+    // layer_norm_elementwise_affine false, refused.
+    bool reads_layer_norm_before = false;
+    // intermediate_size when config.json has none: this times hidden_size (0: required; GPT-Neo 4).
+    int64_t default_ffn_factor = 0;
     double default_rope_base = 10000.0;
     double default_epsilon = 1e-6;
     bool fixed_epsilon = false;  // OLMo: default_epsilon whatever config.json says (OlmoLayerNorm's 1e-5)

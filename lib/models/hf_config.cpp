@@ -253,6 +253,11 @@ void read_option_fields(const nlohmann::json& config, const std::string& where, 
     result.mlp_bias = bool_field(config, "mlp_bias", where);
     result.use_bias = bool_field(config, "use_bias", where);
     result.use_qkv_bias = bool_field(config, "use_qkv_bias", where);
+    result.enable_bias = bool_field(config, "enable_bias", where);
+    result.do_layer_norm_before = bool_field(config, "do_layer_norm_before", where);
+    result.remove_final_layer_norm = bool_field(config, "_remove_final_layer_norm", where);
+    result.word_embed_proj_dim = positive_int(config, {"word_embed_proj_dim"}, where);
+    result.layer_norm_elementwise_affine = bool_field(config, "layer_norm_elementwise_affine", where);
     result.is_decoder = bool_field(config, "is_decoder", where);
     result.embedding_multiplier = positive_number(config, {"embedding_multiplier"}, where);
     result.attention_multiplier = positive_number(config, {"attention_multiplier"}, where);
@@ -366,9 +371,8 @@ HfConfig read_hf_config(const std::string& config_path, const std::vector<std::s
     result.num_heads =
         positive_int(config, {"num_attention_heads", "n_head", "num_heads", "encoder_attention_heads"}, config_path);
     result.num_kv_heads = positive_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, config_path);
-    auto multi_query = config.find("multi_query");
-    if (!result.num_kv_heads && multi_query != config.end() && multi_query->is_boolean() && multi_query->get<bool>())
-        result.num_kv_heads = 1;
+    result.multi_query = bool_field(config, "multi_query", config_path);
+    if (!result.num_kv_heads && result.multi_query.value_or(false)) result.num_kv_heads = 1;
     result.d_model = positive_int(config, {"hidden_size", "n_embd", "d_model"}, config_path);
     result.num_layers = positive_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, config_path);
     read_model_fields(config, config_path, result);

@@ -16,6 +16,7 @@ struct HfConfig {
     std::string path;                     // the config.json read ("" when none was found)
     std::optional<int64_t> num_heads;     // num_attention_heads | n_head | num_heads | encoder_attention_heads
     std::optional<int64_t> num_kv_heads;  // num_key_value_heads | num_kv_heads | n_head_kv (multi_query: 1)
+    std::optional<bool> multi_query;      // GPTBigCode, Falcon: one key/value head
     std::optional<int64_t> d_model;       // hidden_size | n_embd | d_model
     std::optional<int64_t> num_layers;    // num_hidden_layers | n_layer | num_layers
     std::optional<double> rope_base;      // rope_theta | rotary_emb_base | rope_parameters.rope_theta
@@ -56,7 +57,13 @@ struct HfConfig {
     std::optional<bool> mlp_bias;        // Llama: gate/up/down biases
     std::optional<bool> use_bias;        // Starcoder2: every projection's bias (default true)
     std::optional<bool> use_qkv_bias;    // StableLM: q/k/v biases (default false)
-    std::optional<bool> is_decoder;      // BERT: a causal mask
+    // OPT: every projection's bias (default true); norms before the sublayers (true) or after the
+    // residual adds (false); no final norm (_remove_final_layer_norm); the embeddings' width, which
+    // project_in / project_out map to hidden_size where it differs; norms without weights and biases.
+    std::optional<bool> enable_bias, do_layer_norm_before, remove_final_layer_norm;
+    std::optional<int64_t> word_embed_proj_dim;
+    std::optional<bool> layer_norm_elementwise_affine;
+    std::optional<bool> is_decoder;  // BERT: a causal mask
     // Gemma 2/3 (0 where config.json sets the key to null: none):
     std::string hidden_activation;                  // the feed-forward's activation ("" when absent)
     std::optional<double> attn_logit_softcapping;   // scores -> cap * tanh(scores / cap)

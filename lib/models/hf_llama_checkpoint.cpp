@@ -27,6 +27,18 @@ void require_supported(const HfConfig& hf, const char* key, const std::string& v
                                     fmt::join(supported, ", ")));
 }
 
+// OPT: do_layer_norm_before false puts each norm after its residual add (OPT-350m).
+bool post_norm_blocks(const HfConfig& hf, const FamilySpec& family) {
+    return family.reads_layer_norm_before && !hf.do_layer_norm_before.value_or(true);
+}
+
+// Whether the blocks' output is normalized before the classifier: not after OPT's post-norm
+// blocks, nor where its _remove_final_layer_norm says so (OPTDecoder).
+bool has_final_norm(const HfConfig& hf, const FamilySpec& family) {
+    return !post_norm_blocks(hf, family) &&
+           !(family.reads_layer_norm_before && hf.remove_final_layer_norm.value_or(false));
+}
+
 // Step 1 of reading a folder: the hyper-parameters, refusing what the forward pass cannot do.
 ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     if (!hf.rope_scaling.empty()) require_supported(hf, "rope_scaling", hf.rope_scaling, rope_scaling_types());
@@ -46,6 +58,16 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     c.n_layers = required_value(hf.num_layers, hf, "num_hidden_layers");
     c.n_heads = required_value(hf.num_heads, hf, "num_attention_heads");
     c.n_kv_heads = hf.num_kv_heads.value_or(c.n_heads);
+    if (family.multi_query) {  // GPTBigCodeConfig: multi_query true by default
+        if (!hf.multi_query.value_or(true))
+            fail_input(hf.path,
+                       "multi_query = false is not supported (c_attn then holds each head's q, k and v "
+                       "together)");
+        if (hf.num_kv_heads && *hf.num_kv_heads != 1)
+            fail_input(hf.path,
+                       fmt::format("{} has one key/value head; the config says {}", hf.model_type, *hf.num_kv_heads));
+        c.n_kv_heads = 1;
+    }
     c.vocab_size = required_value(hf.vocab_size, hf, "vocab_size");
     c.max_tokens = required_value(hf.max_positions, hf, "max_position_embeddings");
     c.shared_classifier = hf.tie_word_embeddings.value_or(family.default_tied);
@@ -69,7 +91,14 @@ ModelConfig llama_config(const HfConfig& hf, const FamilySpec& family) {
     c.norm = family.norm;
     c.feed_forward = family.feed_forward;
     c.residual = family.reads_parallel_residual && hf.parallel_residual.value_or(false) ? ResidualLayout::parallel
+                 : post_norm_blocks(hf, family)                                         ? ResidualLayout::post_norm
                                                                                         : family.residual;
+    if (hf.word_embed_proj_dim && *hf.word_embed_proj_dim != c.d_model)
+        fail_input(hf.path, fmt::format("word_embed_proj_dim {} differs from hidden_size {} (project_in and "
+                                        "project_out are not supported)",
+                                        *hf.word_embed_proj_dim, c.d_model));
+    if (!hf.layer_norm_elementwise_affine.value_or(true))
+        fail_input(hf.path, "layer_norm_elementwise_affine = false (norms without weights) is not supported");
     // transformers casts sqrt(D) to the model's dtype
     if (family.scaled_embeddings) c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
     if (family.softcaps) c.final_logit_softcap = hf.final_logit_softcapping.value_or(family.default_final_softcap);
@@ -145,6 +174,7 @@ LayerWeights attention_settings(const HfConfig& hf, const FamilySpec& family, co
         a.score_scale = 1.0 / std::sqrt(hf.query_pre_attn_scalar.value_or(256.0));
     if (family.score_scale == ScoreScale::attention_multiplier) a.score_scale = hf.attention_multiplier.value_or(1.0);
     if (family.score_scale == ScoreScale::none) a.score_scale = 1.0;
+    if (family.reads_scale_attn_weights && !hf.scale_attn_weights.value_or(true)) a.score_scale = 1.0;
     if (family.softcaps)
         a.logit_softcap =
             family.hf_attn_softcap ? hf.attn_logit_softcapping.value_or(family.default_attn_softcap) : 0.0;
@@ -194,6 +224,7 @@ ModelWeights read_hf_llama_folder(const std::string& folder, const HfConfig& hf,
     for (int64_t l = 0; l < layout.config.n_layers; ++l)
         layout.settings.push_back(attention_settings(hf, *layout.family, layout.config, l));
     layout.hf = hf;
+    layout.final_norm = has_final_norm(hf, *layout.family);
     ModelWeights w;
     w.config = layout.config;
     const auto source = std::make_shared<const SafetensorsShards>(folder, limits);

@@ -167,7 +167,7 @@ TEST_CASE("HF Llama-family folders: every config key that is not implemented is 
         "\"model_type\": \"llama\"", "\"model_type\": \"falcon\"",
         {config,
          "model_type \"falcon\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, "
-         "gemma3_text, phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo)"});
+         "gemma3_text, phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo, opt, gpt_bigcode)"});
     with_key("\"head_dim\": 4",
              {weights, "'model.layers.0.self_attn.q_proj.weight' has 16 outputs, expected 2 heads x head size 4"});
     with_key("\"partial_rotary_factor\": 0.5", {config, "partial_rotary_factor 0.5 is not supported for llama"});
@@ -274,12 +274,12 @@ TEST_CASE("hostile model folders: lying configs and indexes get one-line errors 
     expect_error(ErrorKind::bad_input, read_folder, {config, "head size"});
     with_config("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3");
     expect_error(ErrorKind::bad_input, read_folder, {"layer 2 is out of range"});
-    with_config("\"model_type\": \"llama\"", "\"model_type\": \"gpt_bigcode\"");
+    with_config("\"model_type\": \"llama\"", "\"model_type\": \"bloom\"");
     expect_error(
         ErrorKind::bad_input, read_folder,
         {config,
-         "\"gpt_bigcode\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, "
-         "gemma3_text, phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo)"});
+         "\"bloom\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, "
+         "gemma3_text, phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo, opt, gpt_bigcode)"});
     // An untrusted name is quoted cut short, not whole.
     with_config("\"rope_theta\": 10000.0",
                 "\"rope_theta\": 10000.0, \"rope_scaling\": {\"rope_type\": \"" + std::string(100000, 'y') + "\"}");

@@ -210,7 +210,8 @@ TEST_CASE("hostile GPT-2, GPT-NeoX and BERT folders: lying configs get one-line 
         gpt2, "\"model_type\": \"gpt2\"", "\"model_type\": \"mbart\"",
         {gpt2 / "config.json",
          "\"mbart\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, gemma2, gemma3_text, "
-         "phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo, gpt2, gpt_neox, bert, bart, "
+         "phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo, opt, gpt_bigcode, gpt2, "
+         "gpt_neox, bert, bart, "
          "t5)"});
     expect_config_error(neox, "\"intermediate_size\": 20", "\"intermediate_size\": 21",
                         {neox_index, "dense_h_to_4h.weight\" has shape [20, 16], expected [21, 16]"});

@@ -48,7 +48,8 @@ TEST_CASE("model --model on a folder of a family model mode does not run names t
     CHECK(r.output.find("config.json") != std::string::npos);
     CHECK(r.output.find("\"mbart\" is not supported (supported: llama, mistral, ministral, qwen2, qwen3, gemma, "
                         "gemma2, gemma3_text, "
-                        "phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo, gpt2, gpt_neox, "
+                        "phi3, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, gpt_neo, opt, gpt_bigcode, "
+                        "gpt2, gpt_neox, "
                         "bert, bart, t5)") != std::string::npos);
 }
 

@@ -75,9 +75,9 @@ inline void write_row_folder(const fs::path& folder, const RowFolder& row) {
 // A one-block GGUF file of `architecture` (its LayerNorms `norms`, with biases; a final one unless
 // `norms` is empty), `keys` besides the shape's, `extra` tensors besides, and what `more_keys` adds.
 inline void write_row_gguf(const fs::path& path, const std::string& architecture, const std::vector<std::string>& norms,
-                    const std::vector<std::pair<std::string, uint32_t>>& keys = {},
-                    const std::vector<ExtraTensor>& extra = {},
-                    const std::function<void(GgufBuilder&)>& more_keys = {}) {
+                           const std::vector<std::pair<std::string, uint32_t>>& keys = {},
+                           const std::vector<ExtraTensor>& extra = {},
+                           const std::function<void(GgufBuilder&)>& more_keys = {}) {
     GgufBuilder g;
     g.add_string("general.architecture", architecture);
     std::vector<std::pair<std::string, uint32_t>> counts = {

@@ -60,7 +60,8 @@ TEST_CASE("cohere folders: parallel blocks, LayerNorms without biases, interleav
     refused("negative", R"(, "logit_scale": -1)", "\"logit_scale\" is -1, expected a positive number");
     refused("qk", R"(, "use_qk_norm": true)", "use_qk_norm = true is not supported");
     // q/k/v biases need attention_bias, as transformers builds them.
-    write_row_folder(dir / "biased", {.model_type = "cohere", .norms = {}, .qkv_biases = true, .extra = cohere_norms()});
+    write_row_folder(dir / "biased",
+                     {.model_type = "cohere", .norms = {}, .qkv_biases = true, .extra = cohere_norms()});
     expect_error(ErrorKind::bad_input, [&] { read_row_folder(dir / "biased"); },
                  {"'model.layers.0.self_attn.q_proj.bias' is there, but config.json's attention_bias is false"});
 }
@@ -95,4 +96,4 @@ TEST_CASE("cohere GGUF (command-r): logit_scale required, LayerNorm biases and f
                  {"ffn.gguf", "blk.0.ffn_norm.weight: block 0 has no ffn_norm (parallel blocks)"});
 }
 
-}  // TEST_SUITE
+}  // TEST_SUITE("models")

@@ -1,8 +1,9 @@
-// GPT-Neo, a row of the family table (family_table.hpp) with GPT-2's names: learned positions in
-// place of RoPE, unscaled scores, a window of window_size keys on the layers attention_types (or
-// attention_layers, which transformers keeps over it) calls local, intermediate_size 4 D when null,
-// q/k/v without biases and out_proj with one. The numbers themselves are transformers' (tests/oracle:
-// random GPT-Neo folders).
+// GPT-Neo and GPTBigCode, rows of the family table (family_table.hpp) with GPT-2's names and
+// learned positions in place of RoPE. GPT-Neo: unscaled scores, a window of window_size keys on the
+// layers attention_types (or attention_layers, which transformers keeps over it) calls local,
+// intermediate_size 4 D when null, q/k/v without biases and out_proj with one. GPTBigCode: one
+// key/value head, [q; k; v] with its bias in c_attn, scale_attn_weights. The numbers themselves are
+// transformers' (tests/oracle: random folders of both).
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -103,7 +104,8 @@ TEST_CASE("gpt_neo folders that transformers would run otherwise, or not at all,
     const auto refused = [&](const std::string& name, int layers, const std::string& keys,
                              const std::vector<std::string>& message, bool q_bias = false) {
         write_gpt_neo(dir / name, layers, 7, R"(, "intermediate_size": 7)" + keys, q_bias);
-        expect_error(ErrorKind::bad_input, [&] { read_folder(dir / name); }, message);
+        expect_error(
+            ErrorKind::bad_input, [&] { read_folder(dir / name); }, message);
     };
     // Without attention_types, transformers' default is 24 layers, global and local alternating.
     refused("default", 2, "", {"config.json", "attention_types gives 24 layers, num_layers is 2"});
@@ -121,4 +123,55 @@ TEST_CASE("gpt_neo folders that transformers would run otherwise, or not at all,
             {"config.json", "\"window_size\" is 0, expected a positive integer"});
 }
 
-}  // TEST_SUITE
+TEST_CASE("gpt_bigcode folders: one key/value head in c_attn with its bias, learned positions, scale_attn_weights") {
+    ScratchDir dir;
+    const int64_t d_h = D / 3, F = 4 * D;
+    const auto write_bigcode = [&](const std::string& name, const std::string& keys) {
+        std::vector<std::pair<std::string, Tensor>> tensors = {{"transformer.wte.weight", random_tensor({V, D})},
+                                                               {"transformer.wpe.weight", random_tensor({P, D})},
+                                                               {"transformer.ln_f.weight", random_tensor({D})},
+                                                               {"transformer.ln_f.bias", random_tensor({D})}};
+        const std::vector<std::pair<std::string, std::vector<int64_t>>> matrices = {
+            {"attn.c_attn", {D + 2 * d_h, D}}, {"attn.c_proj", {D, D}}, {"mlp.c_fc", {F, D}}, {"mlp.c_proj", {D, F}}};
+        for (const auto& [matrix, shape] : matrices) {
+            tensors.emplace_back("transformer.h.0." + matrix + ".weight", random_tensor(shape));
+            tensors.emplace_back("transformer.h.0." + matrix + ".bias", random_tensor({shape[0]}));
+        }
+        for (const char* norm : {"ln_1", "ln_2"})
+            for (const char* part : {".weight", ".bias"})
+                tensors.emplace_back(std::string("transformer.h.0.") + norm + part, random_tensor({D}));
+        const fs::path folder = dir / name;
+        fs::create_directories(folder);
+        write_safetensors((folder / "model.safetensors").string(), tensors);
+        write_text(folder / "config.json",
+                   fmt::format(R"({{"model_type": "gpt_bigcode", "n_embd": {}, "n_head": 3, "n_layer": 1,
+                       "n_inner": null, "vocab_size": {}, "n_positions": {}{}}})",
+                               D, V, P, keys));
+        return tensors[4].second;  // c_attn's weight
+    };
+    const Tensor c_attn = write_bigcode("bigcode", R"(, "multi_query": true)");
+    for (BlockLoading loading : {BlockLoading::held, BlockLoading::streamed}) {
+        const ModelWeights w = read_folder(dir / "bigcode", loading);
+        CHECK(w.config.family == "gpt_bigcode");
+        CHECK(w.config.n_kv_heads == 1);
+        CHECK(w.config.ffn_dim == F);
+        CHECK(w.config.activation == Activation::gelu_tanh);
+        CHECK(w.position_embedding.shape == std::vector<int64_t>{P, D});
+        const BlockWeights b = w.blocks->load(0);
+        CHECK(b.attention.rope == RopeStyle::none);
+        CHECK(b.attention.score_scale == 0.0);  // 1 / sqrt(d_h)
+        CHECK(b.attention.b_q.shape == std::vector<int64_t>{D});
+        CHECK(b.attention.b_k.shape == std::vector<int64_t>{d_h});
+        CHECK(b.attention.b_v.shape == std::vector<int64_t>{d_h});
+        // x W: w_k's column j is c_attn's row D + j (the key head after the queries).
+        REQUIRE(b.attention.w_k.shape == std::vector<int64_t>{D, d_h});
+        CHECK(b.attention.w_k.data[1 * d_h + 2] == c_attn.data[(D + 2) * D + 1]);
+    }
+    write_bigcode("unscaled", R"(, "scale_attn_weights": false)");  // multi_query: true when absent
+    CHECK(read_folder(dir / "unscaled").blocks->load(0).attention.score_scale == 1.0);
+    write_bigcode("heads", R"(, "multi_query": false)");
+    expect_error(ErrorKind::bad_input, [&] { read_folder(dir / "heads"); },
+                 {"config.json", "multi_query = false is not supported"});
+}
+
+}  // TEST_SUITE("models")

@@ -262,6 +262,34 @@ def gpt_neo(rng):
     return "causal", cfg, w if "local" in cfg.attention_layers and w < 64 else None
 
 
+def opt(rng):
+    """q/k/v/out_proj and fc1/fc2 biased as enable_bias says, learned positions offset by 2, norms before
+    the sublayers (with or without the final one) or after each residual add (OPT-350m), ReLU or GELU."""
+    heads = rng.choice([1, 2, 4])
+    v = rng.randint(20, 60)
+    before = rng.random() < 0.6
+    cfg = tf.OPTConfig(hidden_size=heads * rng.choice([3, 4, 8]), num_attention_heads=heads,
+                       num_hidden_layers=rng.randint(1, 3), ffn_dim=rng.randint(8, 40), vocab_size=v,
+                       max_position_embeddings=64, do_layer_norm_before=before,
+                       _remove_final_layer_norm=before and rng.random() < 0.3, enable_bias=rng.random() < 0.7,
+                       activation_function=rng.choice(["relu", "relu", "gelu"]), tie_word_embeddings=rng.random() < 0.7,
+                       pad_token_id=1, bos_token_id=2, eos_token_id=2)
+    return "causal", cfg, None
+
+
+def gpt_bigcode(rng):
+    """GPT-2's block with nn.Linear layers and one key/value head ([q; k; v] in c_attn), every projection
+    biased, learned positions, scale_attn_weights either way, n_inner 4 D when None."""
+    heads = rng.choice([1, 2, 4])
+    v = rng.randint(20, 60)
+    cfg = tf.GPTBigCodeConfig(n_embd=heads * rng.choice([3, 4, 8]), n_head=heads, n_layer=rng.randint(1, 3),
+                              n_inner=rng.choice([None, 13]), n_positions=64, vocab_size=v, multi_query=True,
+                              activation_function=rng.choice(["gelu_pytorch_tanh", "gelu"]),
+                              layer_norm_epsilon=rng.choice([1e-5, 1e-6]), scale_attn_weights=rng.random() < 0.7,
+                              tie_word_embeddings=rng.random() < 0.7, bos_token_id=1, eos_token_id=2)
+    return "causal", cfg, None
+
+
 def gpt_neox(rng):
     heads = rng.choice([1, 2, 4])
     dh = rng.choice([8, 16])  # an even rotary width at every factor: attn-viz refuses an odd one
@@ -308,4 +336,4 @@ def t5(rng):
     return "seq2seq", cfg, None
 
 
-FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neo, gpt_neox, bert, bart, t5)}
+FAMILIES = {f.__name__: f for f in (llama, mistral, ministral, starcoder2, smollm3, stablelm, olmo, olmo2, granite, cohere, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, gpt2, gpt_neo, opt, gpt_bigcode, gpt_neox, bert, bart, t5)}

@@ -16,15 +16,19 @@ def randomize(model):
     scores would meet the oracle's own rounding: transformers computes RoPE angles in float32 even
     for a float64 model (inv_freq and positions as torch.float), about 2e-6 rad at position 32.
     GPT-Neo neither scales its scores by 1 / sqrt(head_dim) nor computes them in float64 (its _attn
-    casts q and k to float32): its q and k are drawn head_dim^-1/4 as large, so that its scores are as
-    peaked as the scaled families' and not beyond float32's reach."""
-    unscaled = getattr(model.config, "model_type", "") == "gpt_neo"
-    head_dim = model.config.hidden_size // model.config.num_attention_heads if unscaled else 1
+    casts q and k to float32), nor does GPTBigCode with scale_attn_weights false (its softmax runs in
+    float32): their q and k are drawn head_dim^-1/4 as large, so that their scores are as peaked as
+    the scaled families' and not beyond float32's reach."""
+    config = model.config
+    unscaled = config.model_type == "gpt_neo" or (config.model_type == "gpt_bigcode" and not config.scale_attn_weights)
+    head_dim = config.hidden_size // config.num_attention_heads if unscaled else 1
     for name, p in model.named_parameters():
         if p.dim() >= 2:
             p.copy_(torch.randn_like(p) * (1.0 if "embed" in name or name.endswith(("wte.weight", "wpe.weight", "shared.weight")) else 0.3))
             if unscaled and name.endswith(("q_proj.weight", "k_proj.weight")):
                 p.mul_(head_dim ** -0.25)
+            if unscaled and name.endswith("attn.c_attn.weight"):  # [q; k; v] rows: q's D and the one k head's
+                p[: config.hidden_size + head_dim].mul_(head_dim ** -0.25)
         elif "norm" in name.lower() or ".ln" in name or name.startswith("ln_"):
             p.copy_(torch.randn_like(p) * 0.2 + (0.0 if bool((p == 0).all()) else 1.0))
         else:

@@ -76,11 +76,13 @@ def compare_maps(what, ours, theirs):
 
 def check_decoder(family, model, folder, out, ids, errors):
     T = len(ids)
+    # Norms on the attention outputs, or after each residual add (OPT-350m's): no attribution
+    normed = family in SANDWICHED or not getattr(model.config, "do_layer_norm_before", True)
     theirs = model(torch.tensor([ids]), output_attentions=True, labels=torch.tensor([ids]) if T > 1 else None)
     extra = []
     if T > 1:
         extra += ["--ablate", "L0H0"]
-        if family in SANDWICHED:  # attention outputs normed (and soft-capped): no attribution; the patching metric instead
+        if normed:  # attention outputs normed (and soft-capped): no attribution; the patching metric instead
             extra += ["--patch-from-tokens", ids_text(reversed(ids)), "--patch-metric", "logit-diff:1,2"]
         else:
             target = random.Random(T).randrange(model.config.vocab_size)
@@ -95,7 +97,7 @@ def check_decoder(family, model, folder, out, ids, errors):
     errors["loss"] = max(errors["loss"], abs(loss - float(theirs.loss)) / abs(float(theirs.loss)))
     if errors["loss"] > TOL:
         raise AssertionError(f"next-token loss {loss:.8f} against transformers' {float(theirs.loss):.8f}")
-    if family in SANDWICHED:
+    if normed:
         ours, reference = [stats["activation_patching"]["clean"]], [float(logits[-1, 1] - logits[-1, 2])]
     else:
         ours = [p["logit"] for p in stats["logit_attribution"]["positions"]]
