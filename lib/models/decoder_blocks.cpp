@@ -158,7 +158,8 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
     const FamilySpec& family = *layout.family;
     const DecoderTensorNames& n = family.names(layout.container);
     const int64_t d = c.d_model, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
-    if (reads_through_llama_preset(layout)) {
+    const bool preset = reads_through_llama_preset(layout);
+    if (preset) {
         LayoutOptions options;
         options.num_heads = c.n_heads;
         options.num_kv_heads = c.n_kv_heads;
@@ -175,8 +176,7 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         load_checked_rows(source, block_tensor(n.k, l), {kv, d}, {{0, kv, &a.w_k}}, RowLayout::transposed);
         load_checked_rows(source, block_tensor(n.v, l), {kv, d}, {{0, kv, &a.w_v}}, RowLayout::transposed);
     }
-    if (!reads_through_llama_preset(layout))
-        load_checked_rows(source, block_tensor(n.o, l), {d, q}, {{0, d, &a.w_o}}, RowLayout::transposed);
+    if (!preset) load_checked_rows(source, block_tensor(n.o, l), {d, q}, {{0, d, &a.w_o}}, RowLayout::transposed);
     {  // the block's settings, keeping the tensors just read
         LayerWeights settings = layout.settings[static_cast<size_t>(l)];
         settings.w_q = std::move(a.w_q), settings.w_k = std::move(a.w_k), settings.w_v = std::move(a.w_v),
@@ -188,12 +188,12 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
     if (fused_qkv(n)) {  // the biases the file holds, a stacked one cut as its matrix
         if (const Tensor qkv = optional_of_shape(source, block_tensor(n.qkv, l, ".bias"), {q + 2 * kv}); !qkv.empty())
             a.b_q = rows_of(qkv, 0, q), a.b_k = rows_of(qkv, q, kv), a.b_v = rows_of(qkv, q + kv, kv);
-    } else if (!reads_through_llama_preset(layout)) {
+    } else if (!preset) {
         a.b_q = optional_of_shape(source, block_tensor(n.q, l, ".bias"), {q});
         a.b_k = optional_of_shape(source, block_tensor(n.k, l, ".bias"), {kv});
         a.b_v = optional_of_shape(source, block_tensor(n.v, l, ".bias"), {kv});
     }
-    if (!reads_through_llama_preset(layout)) a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
+    if (!preset) a.b_o = optional_of_shape(source, block_tensor(n.o, l, ".bias"), {d});
     // A folder's must be as the family's rules and config.json say; llama.cpp reads whichever a
     // GGUF file holds.
     if (layout.container == Container::hf) check_hf_attention_biases(source, layout, l, a);
@@ -202,7 +202,7 @@ void read_decoder_attention(const TensorSource& source, const DecoderLayout& lay
         a.q_norm = decoder_norm_weight(source, layout, n.q_norm, l, q_size);
         a.k_norm = decoder_norm_weight(source, layout, n.k_norm, l, k_size);
     }
-    if (!reads_through_llama_preset(layout)) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
+    if (!preset) validate_layer(a, fmt::format("{}: layer {}", source.path(), l));
 }
 
 // The feed-forward's bias tensors, by the tensor they add to: gated [gate, up, down] into b_in,
